@@ -1,0 +1,111 @@
+/* jptool — common definitions: export macro, status codes, memory and logging
+ * hooks shared by every other header.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * ABI promises (see README.md, "Stability"):
+ *  - Status codes are negative, explicit and append-only; a number is never
+ *    reused or renumbered.
+ *  - Structs that callers fill in start with `size_t size`, which the caller
+ *    sets to sizeof the struct it was compiled against, so the struct can grow.
+ *  - Strings cross the API as NUL-terminated UTF-8; JSON crosses it as text.
+ *
+ * Threading: the library keeps no global mutable state except the allocator
+ * and log hooks below, which are set once before anything else is used. */
+#ifndef JPTOOL_COMMON_H
+#define JPTOOL_COMMON_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(JPT_BUILDING_LIBRARY) && defined(__GNUC__)
+#define JPT_EXPORT __attribute__((visibility("default")))
+#else
+#define JPT_EXPORT
+#endif
+
+/* ---- Status codes -------------------------------------------------------
+ * Every function that can fail returns an int: JPT_OK (0) or one of these.
+ * Functions that return a count or a flag document it separately. */
+#define JPT_OK 0
+#define JPT_ERR_INVALID -1      /* bad argument or malformed input */
+#define JPT_ERR_NOMEM -2        /* an allocation failed */
+#define JPT_ERR_NOT_FOUND -3    /* unknown tool, handle or path */
+#define JPT_ERR_EXISTS -4       /* handle id collision, file exists */
+#define JPT_ERR_STATE -5        /* not valid in the current state */
+#define JPT_ERR_UNSUPPORTED -6  /* action the tool does not declare */
+#define JPT_ERR_DENIED -7       /* access policy */
+#define JPT_ERR_TIMEOUT -8      /* a deadline passed */
+#define JPT_ERR_CANCELLED -9    /* cancelled by the host or the peer */
+#define JPT_ERR_IO -10          /* OS error, errno text in the message */
+#define JPT_ERR_PROTOCOL -11    /* peer broke the protocol */
+#define JPT_ERR_AGAIN -12       /* nothing ready (event queue empty, not done) */
+#define JPT_ERR_SANDBOX -13     /* sandbox required but not enforceable here */
+#define JPT_ERR_LIMIT -14       /* size or count limit */
+
+/* The library version as "MAJOR.MINOR.PATCH", e.g. "0.1.0". Static storage. */
+JPT_EXPORT const char *jpt_version(void);
+
+/* A short English description of a status code ("invalid argument or
+ * malformed input" for JPT_ERR_INVALID). Never NULL: an unknown code gives
+ * "unknown status". Static storage. */
+JPT_EXPORT const char *jpt_strerror(int status);
+
+/* The symbolic name of a status code ("JPT_ERR_INVALID"), or NULL for a code
+ * this version does not know. Static storage. */
+JPT_EXPORT const char *jpt_status_name(int status);
+
+/* Frees memory the library handed to the caller (strings returned through a
+ * `char **out` parameter). NULL is accepted and ignored. */
+JPT_EXPORT void jpt_free(void *p);
+
+/* ---- Allocator hook -----------------------------------------------------
+ * Every allocation the library makes goes through these functions, and so do
+ * the allocations of the jansson JSON library (json_set_alloc_funcs). Note
+ * that jansson's hook is process-wide: if the application uses jansson
+ * itself, its JSON values are then allocated here too. libcurl's and pcre2's
+ * internal allocations are not routed.
+ *
+ * All three functions are required. `malloc` and `realloc` return NULL on
+ * failure (a failed realloc leaves the block as it was); `free` accepts NULL.
+ * A request for 0 bytes is never made. */
+typedef struct jpt_allocator {
+    size_t size; /* sizeof(jpt_allocator) */
+    void *(*malloc)(size_t n, void *ud);
+    void *(*realloc)(void *p, size_t n, void *ud);
+    void (*free)(void *p, void *ud);
+    void *ud;
+} jpt_allocator;
+
+/* Installs an allocator (copied), or restores the C library's with NULL.
+ * Call it before any other jptool call: once the library has allocated
+ * anything it returns JPT_ERR_STATE, because memory from one allocator must
+ * never be freed by another. JPT_ERR_INVALID if `a->size` is too small or
+ * a function is missing. Not thread-safe. */
+JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a);
+
+/* ---- Logging ------------------------------------------------------------
+ * The library never writes to stdout or stderr. Diagnostics (warnings about
+ * malformed tool output, process events, …) go to the function installed
+ * here, if any. */
+#define JPT_LOG_ERROR 1
+#define JPT_LOG_WARNING 2
+#define JPT_LOG_INFO 3
+#define JPT_LOG_DEBUG 4
+
+/* `msg` is one line without a trailing newline, valid during the call. */
+typedef void (*jpt_log_fn)(int level, const char *msg, void *ud);
+
+/* Installs `fn` for messages of `min_level` or more important (a lower
+ * number): min_level JPT_LOG_WARNING delivers errors and warnings. NULL
+ * removes the function. Set it before other calls; it is not thread-safe. */
+JPT_EXPORT void jpt_set_log(jpt_log_fn fn, void *ud, int min_level);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JPTOOL_COMMON_H */

@@ -1,0 +1,14 @@
+/* jptool — an embeddable runtime for LLM tool calls. The umbrella header:
+ * include this one, or the headers of the parts you use.
+ *
+ *   common.h  status codes, jpt_free, allocator and log hooks
+ *   state.h   jpt_state: tool output as typed content blocks (RFD 058/009)
+ *
+ * SPDX-License-Identifier: MIT */
+#ifndef JPTOOL_JPTOOL_H
+#define JPTOOL_JPTOOL_H
+
+#include "common.h"
+#include "state.h"
+
+#endif /* JPTOOL_JPTOOL_H */

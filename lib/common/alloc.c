@@ -1,0 +1,105 @@
+/* The allocator hook: every allocation of the library goes through here, so a
+ * host can account for memory and the tests can fail the Nth allocation. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static void *libc_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    return malloc(n);
+}
+
+static void *libc_realloc(void *p, size_t n, void *ud)
+{
+    (void)ud;
+    return realloc(p, n);
+}
+
+static void libc_free(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+}
+
+static jpt_allocator allocator = {
+    sizeof(jpt_allocator), libc_malloc, libc_realloc, libc_free, NULL,
+};
+
+/* Set by the first allocation: from then on memory exists that the current
+ * allocator must free, so the allocator can no longer change. */
+static bool allocator_in_use;
+
+JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a)
+{
+    if (allocator_in_use)
+        return JPT_ERR_STATE;
+    if (a == NULL) {
+        allocator.malloc = libc_malloc;
+        allocator.realloc = libc_realloc;
+        allocator.free = libc_free;
+        allocator.ud = NULL;
+        return JPT_OK;
+    }
+    if (a->size < sizeof(jpt_allocator) || a->malloc == NULL ||
+        a->realloc == NULL || a->free == NULL)
+        return JPT_ERR_INVALID;
+    allocator = *a;
+    allocator.size = sizeof(jpt_allocator);
+    jpt__json_use_library_allocator();
+    return JPT_OK;
+}
+
+void *jpt__malloc(size_t n)
+{
+    allocator_in_use = true;
+    return allocator.malloc(n ? n : 1, allocator.ud);
+}
+
+void *jpt__calloc(size_t count, size_t size)
+{
+    if (size != 0 && count > SIZE_MAX / size)
+        return NULL;
+    void *p = jpt__malloc(count * size);
+    if (p != NULL)
+        memset(p, 0, count * size);
+    return p;
+}
+
+void *jpt__realloc(void *p, size_t n)
+{
+    if (p == NULL)
+        return jpt__malloc(n);
+    return allocator.realloc(p, n ? n : 1, allocator.ud);
+}
+
+void jpt__free(void *p)
+{
+    if (p != NULL)
+        allocator.free(p, allocator.ud);
+}
+
+JPT_EXPORT void jpt_free(void *p)
+{
+    jpt__free(p);
+}
+
+char *jpt__memdup0(const void *p, size_t n)
+{
+    if (n == SIZE_MAX)
+        return NULL;
+    char *copy = jpt__malloc(n + 1);
+    if (copy == NULL)
+        return NULL;
+    if (n > 0)
+        memcpy(copy, p, n);
+    copy[n] = '\0';
+    return copy;
+}
+
+char *jpt__strdup(const char *s)
+{
+    return jpt__memdup0(s, strlen(s));
+}

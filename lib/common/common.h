@@ -1,0 +1,93 @@
+/* The common room's internal interface: allocation through the host's hook,
+ * per-object error text, logging, growable byte buffers, UTF-8 helpers and
+ * the jansson glue. Never installed. */
+#ifndef JPT_LIB_COMMON_H
+#define JPT_LIB_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "jptool/common.h"
+
+#define JPT__PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+
+/* ---- Allocation (alloc.c) ------------------------------------------------
+ * Every allocation of the library. jpt__malloc(0) returns a valid pointer. */
+void *jpt__malloc(size_t n);
+void *jpt__calloc(size_t count, size_t size);
+void *jpt__realloc(void *p, size_t n);
+void jpt__free(void *p);
+char *jpt__strdup(const char *s);
+/* A NUL-terminated copy of `n` bytes (which may contain NULs). */
+char *jpt__memdup0(const void *p, size_t n);
+
+/* ---- Per-object error text (error.c) -------------------------------------
+ * Each object embeds one; setting it never allocates, so the out-of-memory
+ * path can report itself. Messages longer than the buffer are cut. */
+#define JPT__ERRMSG_MAX 512
+
+typedef struct jpt__errbuf {
+    char text[JPT__ERRMSG_MAX];
+} jpt__errbuf;
+
+/* Formats the message into `e`, logs it at debug level and returns `status`,
+ * so that error paths read `return jpt__err(&s->err, JPT_ERR_INVALID, …);`. */
+int jpt__err(jpt__errbuf *e, int status, const char *fmt, ...) JPT__PRINTF(3, 4);
+void jpt__err_clear(jpt__errbuf *e);
+
+/* ---- Logging (log.c) ------------------------------------------------------ */
+bool jpt__log_enabled(int level);
+void jpt__log(int level, const char *fmt, ...) JPT__PRINTF(2, 3);
+
+/* ---- Byte buffers (buf.c) --------------------------------------------------
+ * A growable byte string, always NUL-terminated once anything was appended.
+ * Appends return JPT_OK or JPT_ERR_NOMEM and leave the buffer valid. */
+typedef struct jpt__buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} jpt__buf;
+
+#define JPT__BUF_INIT {NULL, 0, 0}
+
+int jpt__buf_reserve(jpt__buf *b, size_t extra);
+int jpt__buf_append(jpt__buf *b, const void *p, size_t n);
+int jpt__buf_puts(jpt__buf *b, const char *s);
+int jpt__buf_putc(jpt__buf *b, char c);
+int jpt__buf_printf(jpt__buf *b, const char *fmt, ...) JPT__PRINTF(2, 3);
+/* Appends `n` bytes with invalid UTF-8 sequences replaced by U+FFFD, one
+ * replacement per maximal invalid subpart (Unicode §3.9); NUL bytes are
+ * replaced too unless `keep_nul`. */
+int jpt__buf_append_utf8(jpt__buf *b, const char *p, size_t n, bool keep_nul);
+/* Hands the NUL-terminated contents to the caller (an empty string when
+ * nothing was appended) and resets the buffer; NULL on allocation failure. */
+char *jpt__buf_take(jpt__buf *b);
+void jpt__buf_free(jpt__buf *b);
+
+/* ---- UTF-8 (utf8.c) -------------------------------------------------------- */
+/* Length of the longest valid UTF-8 prefix of p[0..n) (NUL counts as valid). */
+size_t jpt__utf8_valid_prefix(const char *p, size_t n);
+bool jpt__utf8_valid(const char *p, size_t n);
+/* Number of code points in valid UTF-8. */
+size_t jpt__utf8_length(const char *p, size_t n);
+
+/* ---- jansson glue (json.c) -------------------------------------------------- */
+/* Routes jansson's allocations through the library allocator. */
+void jpt__json_use_library_allocator(void);
+/* Serialises `v` into a new string from the library allocator. `flags` are
+ * jansson's json_dumps flags. */
+int jpt__json_dump(const json_t *v, size_t flags, char **out);
+/* Appends the serialisation of `v` to `b`. */
+int jpt__json_dump_buf(const json_t *v, size_t flags, jpt__buf *b);
+/* json_loadb() that tells running out of memory (JPT_ERR_NOMEM) from
+ * malformed text (JPT_ERR_INVALID, `err` says where). */
+int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
+                   json_error_t *err);
+/* The JSON type name a schema uses: "object", "array", "string", "integer",
+ * "number", "boolean" or "null". */
+const char *jpt__json_type_name(const json_t *v);
+
+#endif /* JPT_LIB_COMMON_H */

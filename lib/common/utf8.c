@@ -1,0 +1,104 @@
+/* UTF-8 validation, counting and repair, following Unicode §3.9 (table 3-7):
+ * no overlong forms, no surrogates, nothing above U+10FFFF. */
+#include "common.h"
+
+/* The length of the well-formed sequence at p[0..n), or 0 if there is none;
+ * then *bad is the length of the maximal subpart to replace (at least 1). */
+static size_t sequence_length(const unsigned char *p, size_t n, size_t *bad)
+{
+    unsigned char c = p[0];
+    unsigned char lo = 0x80, hi = 0xBF;
+    size_t need;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        need = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        need = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        need = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else {
+        *bad = 1;
+        return 0;
+    }
+    for (size_t i = 1; i < need; i++) {
+        if (i >= n || p[i] < lo || p[i] > hi) {
+            *bad = i;
+            return 0;
+        }
+        lo = 0x80;
+        hi = 0xBF;
+    }
+    return need;
+}
+
+size_t jpt__utf8_valid_prefix(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, bad;
+
+    while (i < n) {
+        if (p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len = sequence_length(p + i, n - i, &bad);
+        if (len == 0)
+            break;
+        i += len;
+    }
+    return i;
+}
+
+bool jpt__utf8_valid(const char *p, size_t n)
+{
+    return jpt__utf8_valid_prefix(p, n) == n;
+}
+
+size_t jpt__utf8_length(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t count = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            count++;
+    return count;
+}
+
+int jpt__buf_append_utf8(jpt__buf *b, const char *s, size_t n, bool keep_nul)
+{
+    static const char replacement[] = "\xEF\xBF\xBD";
+    const unsigned char *p = (const unsigned char *)s;
+    size_t start = 0, i = 0, bad = 0;
+    int rc;
+
+    while (i < n) {
+        if (p[i] >= 0x20 && p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len = p[i] == 0 ? keep_nul : sequence_length(p + i, n - i, &bad);
+        if (len > 0) {
+            i += len;
+            continue;
+        }
+        if (p[i] == 0)
+            bad = 1;
+        if ((rc = jpt__buf_append(b, p + start, i - start)) < 0 ||
+            (rc = jpt__buf_append(b, replacement, 3)) < 0)
+            return rc;
+        i += bad;
+        start = i;
+    }
+    return jpt__buf_append(b, p + start, n - start);
+}

@@ -1,0 +1,86 @@
+/* The state room's internal interface: the layout of jpt_state and its
+ * blocks, and the pieces its files share (block <-> JSON, questions, error
+ * bookkeeping). Never installed. */
+#ifndef JPT_LIB_STATE_H
+#define JPT_LIB_STATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "common/common.h"
+#include "jptool/state.h"
+
+/* Block fields are indexed by their public JPT_FIELD_* number. */
+#define JPT__FIELD_MAX JPT_FIELD_BLOB_SIZE
+
+typedef struct jpt__field {
+    char *ptr; /* NUL-terminated; NULL when the block has no such field */
+    size_t len;
+} jpt__field;
+
+typedef struct jpt__block {
+    int type;
+    jpt__field f[JPT__FIELD_MAX + 1];
+} jpt__block;
+
+typedef struct jpt__strv {
+    char **v;
+    size_t n;
+    size_t cap;
+} jpt__strv;
+
+struct jpt_state {
+    atomic_uint refs;
+    int kind;
+    bool is_error;
+    bool transient;
+    char *error_message; /* NULL when not an error */
+    jpt__strv trace;
+    jpt__block *blocks;
+    size_t nblocks;
+    size_t cap_blocks;
+    jpt__strv warnings;
+    char *structured; /* compact JSON text, or NULL */
+    jpt__errbuf err;
+};
+
+/* Lifecycle (state.c). */
+jpt_state *jpt__state_alloc(int kind);
+void jpt__block_clear(jpt__block *b);
+/* Appends `b`, taking its fields; on failure `b` is cleared. */
+int jpt__state_push_block(jpt_state *s, jpt__block *b);
+int jpt__state_warn(jpt_state *s, const char *fmt, ...) JPT__PRINTF(2, 3);
+int jpt__strv_push(jpt__strv *sv, const char *p, size_t n);
+/* Makes `s` a stopped error whose message is the text of its text blocks. */
+int jpt__state_set_error_from_blocks(jpt_state *s, bool transient);
+size_t jpt__state_question_count(const jpt_state *s);
+
+/* Fields (state.c). */
+int jpt__field_set(jpt__field *f, const char *p, size_t n);
+/* Sets the field to the compact JSON text of `v`. */
+int jpt__field_set_json(jpt__field *f, const json_t *v);
+
+/* Blocks as JSON (block.c). Parsing fills `why` with the reason a block is
+ * malformed and returns JPT_ERR_INVALID; the blocks are then empty. A
+ * question in JP's form may carry a pre_amble, returned as the text block
+ * `pre` to place before it (pre->type is 0 when there is none). */
+int jpt__block_from_json(const json_t *j, jpt__block *out, jpt__block *pre,
+                         char *why, size_t why_len);
+/* A question from RFD 058's {id, text, schema, default} or JP's {id, text,
+ * answer_type, pre_amble, default}; `pre_amble` receives JP's pre_amble (not
+ * owned by the caller, NULL when absent). */
+int jpt__question_from_json(const json_t *q, jpt__block *out,
+                            const char **pre_amble, char *why, size_t why_len);
+json_t *jpt__block_to_json(const jpt__block *b);
+/* A question block as the `question` member of RFD 009 ToolState and legacy
+ * Outcome JSON: JP's Question, with `answer_type` when the schema maps onto
+ * Boolean, Text or Select, else with the schema itself. `pre_amble` may be
+ * NULL. */
+json_t *jpt__question_to_json(const jpt__block *b, const jpt__field *pre_amble);
+/* A JSON string of the field's bytes, with invalid UTF-8 replaced. */
+json_t *jpt__json_from_field(const jpt__field *f);
+
+#endif /* JPT_LIB_STATE_H */
