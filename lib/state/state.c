@@ -300,11 +300,12 @@ static int add_block_from_json_value(jpt_state *s, json_t *j)
         return jpt__err(&s->err, rc, "out of memory adding a block");
     if (rc < 0)
         return jpt__err(&s->err, rc, "%s", why);
-    if (pre.type != 0 && (rc = push_or_report(s, &pre)) < 0) {
+    bool has_pre = pre.type != 0;
+    if (has_pre && (rc = push_or_report(s, &pre)) < 0) {
         jpt__block_clear(&b);
         return rc;
     }
-    if ((rc = push_or_report(s, &b)) < 0 && pre.type != 0)
+    if ((rc = push_or_report(s, &b)) < 0 && has_pre)
         jpt__block_clear(&s->blocks[--s->nblocks]); /* leave the state as it was */
     return rc;
 }

@@ -1,0 +1,218 @@
+/* Shared test helpers; see test-util.h. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <jansson.h>
+
+#include "test-util.h"
+
+/* ---- Hygiene ---------------------------------------------------------------- */
+
+#define MAX_FDS 4096
+
+static int fds_before[MAX_FDS];
+static size_t nfds_before;
+
+static int compare_ints(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* The process's open fds, sorted (valgrind and the like hold their own, which
+ * is why the check compares before and after rather than expecting 0-2). */
+static size_t list_fds(int *fds)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    size_t n = 0;
+
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL && n < MAX_FDS) {
+        if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
+            continue;
+        fds[n++] = atoi(e->d_name);
+    }
+    closedir(d);
+    qsort(fds, n, sizeof(*fds), compare_ints);
+    return n;
+}
+
+void tu_hygiene_begin(void)
+{
+    nfds_before = list_fds(fds_before);
+}
+
+int tu_hygiene_end(int failed)
+{
+    static int fds_after[MAX_FDS];
+    size_t nfds_after = list_fds(fds_after);
+    int status;
+
+    if (nfds_after != nfds_before ||
+        memcmp(fds_before, fds_after, nfds_after * sizeof(int)) != 0) {
+        fprintf(stderr, "hygiene: the open fds changed:");
+        for (size_t i = 0; i < nfds_after; i++)
+            fprintf(stderr, " %d", fds_after[i]);
+        fprintf(stderr, " (there were %zu)\n", nfds_before);
+        failed++;
+    }
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid >= 0 || errno != ECHILD) {
+        fprintf(stderr, "hygiene: a child process was left behind (pid %d)\n",
+                (int)pid);
+        failed++;
+    }
+    return failed != 0;
+}
+
+/* ---- Counting allocator --------------------------------------------------- */
+
+static long fail_at, allocations, live;
+
+static bool should_fail(void)
+{
+    allocations++;
+    return fail_at > 0 && allocations >= fail_at;
+}
+
+static void *counting_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    if (should_fail())
+        return NULL;
+    void *p = malloc(n);
+    live += p != NULL;
+    return p;
+}
+
+static void *counting_realloc(void *p, size_t n, void *ud)
+{
+    (void)ud;
+    if (should_fail())
+        return NULL;
+    return realloc(p, n);
+}
+
+static void counting_free(void *p, void *ud)
+{
+    (void)ud;
+    live -= p != NULL;
+    free(p);
+}
+
+void tu_install_counting_allocator(void)
+{
+    jpt_allocator a = {sizeof(a), counting_malloc, counting_realloc, counting_free, NULL};
+    assert_int_equal(jpt_set_allocator(&a), JPT_OK);
+}
+
+void tu_fail_at(long n)
+{
+    fail_at = n;
+    allocations = 0;
+}
+
+long tu_allocations(void)
+{
+    return allocations;
+}
+
+long tu_live_blocks(void)
+{
+    return live;
+}
+
+/* ---- States ----------------------------------------------------------------- */
+
+jpt_state *tu_parse(const char *text)
+{
+    jpt_state *s = NULL;
+    assert_int_equal(jpt_state_parse(text, strlen(text), 0, &s), JPT_OK);
+    assert_non_null(s);
+    return s;
+}
+
+char *tu_render(const jpt_state *s, const char *root)
+{
+    jpt_render_options opts = {sizeof(opts), root};
+    char *out = NULL;
+    assert_int_equal(jpt_state_render(s, &opts, &out), JPT_OK);
+    assert_non_null(out);
+    return out;
+}
+
+char *tu_to_json(const jpt_state *s, int form)
+{
+    char *out = NULL;
+    assert_int_equal(jpt_state_to_json(s, form, 0, &out), JPT_OK);
+    assert_non_null(out);
+    return out;
+}
+
+static bool json_texts_equal(const char *a, const char *b)
+{
+    json_t *ja = json_loads(a, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    json_t *jb = json_loads(b, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    bool equal = ja != NULL && jb != NULL && json_equal(ja, jb);
+    json_decref(ja);
+    json_decref(jb);
+    return equal;
+}
+
+void tu_assert_json_equal(const char *actual, const char *expected)
+{
+    if (!json_texts_equal(actual, expected))
+        fail_msg("JSON differs:\n  actual:   %s\n  expected: %s", actual, expected);
+}
+
+static const int json_fields[] = {JPT_FIELD_SCHEMA, JPT_FIELD_DEFAULT,
+                                  JPT_FIELD_ANNOTATIONS};
+
+static bool is_json_field(int field)
+{
+    for (size_t i = 0; i < sizeof(json_fields) / sizeof(json_fields[0]); i++)
+        if (json_fields[i] == field)
+            return true;
+    return false;
+}
+
+void tu_assert_states_equal(const jpt_state *a, const jpt_state *b)
+{
+    assert_int_equal(jpt_state_kind(a), jpt_state_kind(b));
+    assert_int_equal(jpt_state_is_error(a), jpt_state_is_error(b));
+    assert_string_equal(jpt_state_error_message(a), jpt_state_error_message(b));
+    assert_int_equal(jpt_state_error_transient(a), jpt_state_error_transient(b));
+    assert_int_equal(jpt_state_error_trace_count(a), jpt_state_error_trace_count(b));
+    for (size_t i = 0; i < jpt_state_error_trace_count(a); i++)
+        assert_string_equal(jpt_state_error_trace(a, i), jpt_state_error_trace(b, i));
+    const char *sa = jpt_state_structured_content(a);
+    const char *sb = jpt_state_structured_content(b);
+    assert_true((sa == NULL) == (sb == NULL));
+    if (sa != NULL)
+        tu_assert_json_equal(sa, sb);
+
+    assert_int_equal(jpt_state_block_count(a), jpt_state_block_count(b));
+    for (size_t i = 0; i < jpt_state_block_count(a); i++) {
+        assert_int_equal(jpt_state_block_type(a, i), jpt_state_block_type(b, i));
+        for (int f = JPT_FIELD_TEXT; f <= JPT_FIELD_BLOB_SIZE; f++) {
+            size_t la, lb;
+            const char *fa = jpt_state_block_field(a, i, f, &la);
+            const char *fb = jpt_state_block_field(b, i, f, &lb);
+            if ((fa == NULL) != (fb == NULL))
+                fail_msg("block %zu field %d: %s vs %s", i, f, fa ? fa : "(none)",
+                         fb ? fb : "(none)");
+            if (fa == NULL)
+                continue;
+            if (is_json_field(f))
+                tu_assert_json_equal(fa, fb);
+            else if (la != lb || memcmp(fa, fb, la) != 0)
+                fail_msg("block %zu field %d differs: '%s' vs '%s'", i, f, fa, fb);
+        }
+    }
+}

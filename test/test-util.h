@@ -1,0 +1,49 @@
+/* Helpers every test suite shares: the end-of-suite hygiene check (no fd
+ * and no child left behind), a counting allocator that can fail the Nth
+ * allocation, and state comparison through the public API. */
+#ifndef JPT_TEST_UTIL_H
+#define JPT_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <jptool/jptool.h>
+
+/* Runs a cmocka group and then checks that the suite left no open fd and no
+ * unreaped child behind; the exit status is non-zero on any failure. */
+#define TU_RUN(tests)                                                          \
+    (tu_hygiene_begin(), tu_hygiene_end(cmocka_run_group_tests(tests, NULL, NULL)))
+
+void tu_hygiene_begin(void);
+int tu_hygiene_end(int failed);
+
+/* Installs the counting allocator; must run before any other jptool call.
+ * tu_fail_at(n) makes the nth allocation from now (1-based) fail, and every
+ * one after it, until tu_fail_at(0). */
+void tu_install_counting_allocator(void);
+void tu_fail_at(long n);
+/* Allocations made since the last tu_fail_at(). */
+long tu_allocations(void);
+/* Blocks allocated and not yet freed. */
+long tu_live_blocks(void);
+
+/* Parses `text` (asserting success). */
+jpt_state *tu_parse(const char *text);
+/* Renders with `root` (asserting success); free with jpt_free(). */
+char *tu_render(const jpt_state *s, const char *root);
+/* Serialises in `form` (asserting success); free with jpt_free(). */
+char *tu_to_json(const jpt_state *s, int form);
+
+/* Asserts two states say the same: kind, error, trace, structured content,
+ * and every field of every block (JSON fields compared as JSON). Warnings
+ * are not compared. */
+void tu_assert_states_equal(const jpt_state *a, const jpt_state *b);
+
+/* Asserts that JSON texts are equal as JSON (object member order ignored). */
+void tu_assert_json_equal(const char *actual, const char *expected);
+
+#endif
