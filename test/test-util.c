@@ -1,7 +1,7 @@
 /* Shared test helpers; see test-util.h. */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -32,6 +32,16 @@ static jpt_allocator allocator = {
  * allocator must free, so the allocator can no longer change. */
 static bool allocator_in_use;
 
+/* Failed allocations on this thread. jansson reports some of its own
+ * allocation failures as syntax errors; comparing this count before and
+ * after a call tells the two apart. */
+static _Thread_local unsigned long failed_allocations;
+
+unsigned long jpt__alloc_failures(void)
+{
+    return failed_allocations;
+}
+
 JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a)
 {
     if (allocator_in_use)
@@ -55,7 +65,9 @@ JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a)
 void *jpt__malloc(size_t n)
 {
     allocator_in_use = true;
-    return allocator.malloc(n ? n : 1, allocator.ud);
+    void *p = allocator.malloc(n ? n : 1, allocator.ud);
+    failed_allocations += p == NULL;
+    return p;
 }
 
 void *jpt__calloc(size_t count, size_t size)
@@ -72,7 +84,9 @@ void *jpt__realloc(void *p, size_t n)
 {
     if (p == NULL)
         return jpt__malloc(n);
-    return allocator.realloc(p, n ? n : 1, allocator.ud);
+    void *q = allocator.realloc(p, n ? n : 1, allocator.ud);
+    failed_allocations += q == NULL;
+    return q;
 }
 
 void jpt__free(void *p)

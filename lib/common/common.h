@@ -23,6 +23,8 @@ void jpt__free(void *p);
 char *jpt__strdup(const char *s);
 /* A NUL-terminated copy of `n` bytes (which may contain NULs). */
 char *jpt__memdup0(const void *p, size_t n);
+/* How many allocations have failed on this thread so far. */
+unsigned long jpt__alloc_failures(void);
 
 /* ---- Per-object error text (error.c) -------------------------------------
  * Each object embeds one; setting it never allocates, so the out-of-memory
@@ -83,7 +85,10 @@ int jpt__json_dump(const json_t *v, size_t flags, char **out);
 /* Appends the serialisation of `v` to `b`. */
 int jpt__json_dump_buf(const json_t *v, size_t flags, jpt__buf *b);
 /* json_loadb() that tells running out of memory (JPT_ERR_NOMEM) from
- * malformed text (JPT_ERR_INVALID, `err` says where). */
+ * malformed text (JPT_ERR_INVALID, `err` says where). jansson's own
+ * allocations are only seen when they go through the library allocator
+ * (jpt_set_allocator); with the C library's malloc, an allocation failure
+ * inside jansson may look like malformed text. */
 int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
                    json_error_t *err);
 /* The JSON type name a schema uses: "object", "array", "string", "integer",

@@ -63,9 +63,13 @@ const char *jpt__json_type_name(const json_t *v)
 int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
                    json_error_t *err)
 {
+    unsigned long failures = jpt__alloc_failures();
+
     *out = json_loadb(data, len, flags, err);
     if (*out != NULL)
         return JPT_OK;
-    return json_error_code(err) == json_error_out_of_memory ? JPT_ERR_NOMEM
-                                                            : JPT_ERR_INVALID;
+    if (json_error_code(err) == json_error_out_of_memory ||
+        jpt__alloc_failures() != failures)
+        return JPT_ERR_NOMEM;
+    return JPT_ERR_INVALID;
 }
