@@ -1,5 +1,7 @@
 /* Glue between jansson and the library: its allocations through our hook,
  * serialisation into our buffers. */
+#include <string.h>
+
 #include "common.h"
 
 static void *json_alloc(size_t n)
@@ -65,6 +67,9 @@ int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
 {
     unsigned long failures = jpt__alloc_failures();
 
+    /* Some of jansson's failure paths leave `err` unset; json_error_code()
+     * must not read garbage then. */
+    memset(err, 0, sizeof(*err));
     *out = json_loadb(data, len, flags, err);
     if (*out != NULL)
         return JPT_OK;

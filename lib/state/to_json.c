@@ -76,8 +76,10 @@ static json_t *trace_array(const jpt_state *s)
     return arr;
 }
 
-/* {message, trace, transient}: RFD 009's ToolError and the legacy error. */
-static void set_tool_error(writer *w, json_t *obj, const jpt_state *s)
+/* {message, trace, transient}: RFD 009's ToolError and the legacy error,
+ * set on `obj`; `content` goes on `content_obj` (the state's top level). */
+static void set_tool_error(writer *w, json_t *obj, json_t *content_obj,
+                           const jpt_state *s)
 {
     jpt__field msg = {s->error_message, strlen(s->error_message)};
 
@@ -87,7 +89,7 @@ static void set_tool_error(writer *w, json_t *obj, const jpt_state *s)
     /* The message is derived from the text blocks; the content is needed
      * only when it says more than that one text. */
     if (s->nblocks > 0 && !is_single_text(s, 0, s->nblocks))
-        set(w, obj, "content", blocks_array(s, 0, s->nblocks));
+        set(w, content_obj, "content", blocks_array(s, 0, s->nblocks));
 }
 
 static void set_structured(writer *w, json_t *obj, const jpt_state *s)
@@ -185,7 +187,7 @@ static json_t *to_tool_state(writer *w, const jpt_state *s)
         set_waiting(w, root, s, false);
     else if (s->is_error) {
         json_t *err = json_object();
-        set_tool_error(w, err, s);
+        set_tool_error(w, err, root, s);
         set(w, root, "result", json_pack("{s:o}", "Err", err));
     } else
         set(w, root, "result",
@@ -203,7 +205,7 @@ static json_t *to_outcome(writer *w, const jpt_state *s)
         set_waiting(w, root, s, true);
     } else if (s->is_error) {
         set(w, root, "type", json_string("error"));
-        set_tool_error(w, root, s);
+        set_tool_error(w, root, root, s);
     } else {
         set(w, root, "type", json_string("success"));
         set_content(w, root, s, 0, s->nblocks, true);

@@ -1,0 +1,49 @@
+# Shared by scripts/run-tests and scripts/run-demo: say what is done, and
+# install from Debian's packages whatever a fresh Debian 12 machine lacks.
+
+step() {
+    printf '\n==> %s\n' "$*"
+}
+
+run() {
+    printf '+ %s\n' "$*"
+    "$@"
+}
+
+# Debian packages the build, the tests and the demo need.
+JPT_PACKAGES="meson ninja-build pkg-config gcc g++ libc6-dev \
+libjansson-dev libpcre2-dev libcurl4-openssl-dev libcmocka-dev libseccomp-dev \
+valgrind python3"
+
+install_dependencies() {
+    missing=""
+    for pkg in $JPT_PACKAGES; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+            missing="$missing $pkg"
+        fi
+    done
+    if [ -z "$missing" ]; then
+        step "Dependencies: all installed"
+        return 0
+    fi
+    step "Installing missing Debian packages:$missing"
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        sudo="sudo"
+    fi
+    run $sudo apt-get update
+    # shellcheck disable=SC2086 # the list is meant to split into words
+    run env DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends $missing
+}
+
+# Configures build directory $1 with the remaining arguments, or
+# reconfigures it if it exists (so the scripts can run again).
+configure() {
+    dir=$1
+    shift
+    if [ -f "$dir/build.ninja" ]; then
+        run meson setup --reconfigure "$dir" "$@"
+    else
+        run meson setup "$dir" "$@"
+    fi
+}
