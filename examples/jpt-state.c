@@ -7,7 +7,9 @@
  * RFD 009 ToolState (--tool-state) or JP's legacy Outcome (--outcome).
  * Warnings about malformed output go to standard error. Exit status: 0, or 1
  * when the output had warnings, 2 on a usage or I/O error. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +61,8 @@ int main(int argc, char **argv)
 {
     int form = 0;
     unsigned flags = 0;
-    const char *path = NULL, *root = ".";
+    const char *path = NULL, *root = NULL;
+    char cwd[PATH_MAX];
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
@@ -84,6 +87,16 @@ int main(int argc, char **argv)
             fputs(usage, stderr);
             return 2;
         }
+    }
+
+    /* jptool wants an absolute workspace root; resolve a relative one. */
+    if (root == NULL || (root[0] != '/' && strncmp(root, "file:", 5) != 0)) {
+        if (realpath(root != NULL ? root : ".", cwd) == NULL) {
+            fprintf(stderr, "jpt-state: %s: %s\n", root != NULL ? root : ".",
+                    strerror(errno));
+            return 2;
+        }
+        root = cwd;
     }
 
     FILE *in = stdin;

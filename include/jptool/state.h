@@ -85,7 +85,8 @@ JPT_EXPORT int jpt_state_parse(const char *data, size_t len, unsigned flags,
 
 /* ---- Reference counting -------------------------------------------------- */
 
-/* Adds a reference and returns `s`. The state becomes immutable. NULL-safe.
+/* Adds a reference and returns `s`. From then on the state is immutable,
+ * even after the extra reference is dropped. NULL-safe.
  * The count is atomic, so a shared state may be read from several threads. */
 JPT_EXPORT jpt_state *jpt_state_ref(jpt_state *s);
 
@@ -198,9 +199,10 @@ typedef struct jpt_resource {
 JPT_EXPORT int jpt_state_add_resource(jpt_state *s, const jpt_resource *r);
 
 /* Appends a question block. `id` is non-empty; `schema_json` is a JSON
- * Schema object or NULL for "any answer"; `default_json` is any JSON value or
- * NULL for none. JPT_ERR_INVALID for a missing id or text, or JSON that does
- * not parse (or a schema that is not an object). */
+ * Schema (an object, or the boolean schemas true / false) or NULL for "any
+ * answer"; `default_json` is any JSON value or NULL for none.
+ * JPT_ERR_INVALID for a missing or empty id, a missing text, JSON that does
+ * not parse, or a schema that is neither an object nor a boolean. */
 JPT_EXPORT int jpt_state_add_question(jpt_state *s, const char *id,
                                       const char *text,
                                       const char *schema_json,
@@ -253,8 +255,9 @@ JPT_EXPORT int jpt_state_to_json(const jpt_state *s, int form, unsigned flags,
 /* Options for jpt_state_render(). Zero-initialise, then set `size`. */
 typedef struct jpt_render_options {
     size_t size; /* sizeof(jpt_render_options) */
-    /* The workspace root (a path or a file:// URI). File resources beneath it
-     * are named by their path relative to it. NULL: absolute URIs. */
+    /* The workspace root: an absolute path or a file:// URI. File resources
+     * beneath it are named by their path relative to it. NULL: absolute
+     * URIs. */
     const char *root;
 } jpt_render_options;
 
@@ -268,8 +271,8 @@ typedef struct jpt_render_options {
  * "Error: " ("Error (transient): ") and ends with its trace. Invalid UTF-8
  * and NUL bytes become U+FFFD. `opts` may be NULL.
  *
- * Errors: JPT_ERR_INVALID (NULL state or out, `opts->size` too small),
- * JPT_ERR_NOMEM. */
+ * Errors: JPT_ERR_INVALID (NULL state or out, `opts->size` too small, a
+ * root that is not absolute), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_state_render(const jpt_state *s,
                                 const jpt_render_options *opts, char **out);
 
@@ -288,8 +291,9 @@ JPT_EXPORT int jpt_state_render(const jpt_state *s,
  * characters decoded, hex digits uppercase). Opaque URIs (urn:…, mailto:…):
  * lowercase scheme. Parsing uses libcurl's URL API.
  *
- * Errors: JPT_ERR_INVALID (NULL argument, a URI libcurl rejects, a file URI
- * naming a remote host, an encoded NUL byte), JPT_ERR_NOMEM. */
+ * Errors: JPT_ERR_INVALID (NULL or empty URI, NULL out, a URI libcurl
+ * rejects, a file URI naming a remote host, an encoded NUL byte, a root that
+ * is not an absolute path or file URI), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_uri_canonicalize(const char *uri, const char *root,
                                     char **out);
 

@@ -263,8 +263,11 @@ JPT_EXPORT int jpt_state_render(const jpt_state *s,
         return JPT_ERR_INVALID;
     if (opts != NULL)
         r.root = opts->root;
+    int rc = r.root != NULL ? jpt__uri_check_root(r.root) : JPT_OK;
+    if (rc < 0)
+        return rc;
 
-    int rc = render(&r, s);
+    rc = render(&r, s);
     if (rc == JPT_OK && (*out = jpt__buf_take(&r.out)) == NULL)
         rc = JPT_ERR_NOMEM;
     jpt__buf_free(&r.out);

@@ -12,6 +12,7 @@ jpt_state *jpt__state_alloc(int kind)
     if (s == NULL)
         return NULL;
     atomic_init(&s->refs, 1);
+    atomic_init(&s->shared, false);
     s->kind = kind;
     return s;
 }
@@ -142,8 +143,10 @@ size_t jpt__state_question_count(const jpt_state *s)
 
 JPT_EXPORT jpt_state *jpt_state_ref(jpt_state *s)
 {
-    if (s != NULL)
+    if (s != NULL) {
+        atomic_store_explicit(&s->shared, true, memory_order_relaxed);
         atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    }
     return s;
 }
 
@@ -254,7 +257,7 @@ JPT_EXPORT int jpt_state_new(int kind, jpt_state **out)
 static int check_mutable(jpt_state *s, bool adds_content)
 {
     jpt__err_clear(&s->err);
-    if (atomic_load_explicit(&s->refs, memory_order_relaxed) > 1)
+    if (atomic_load_explicit(&s->shared, memory_order_relaxed))
         return jpt__err(&s->err, JPT_ERR_STATE,
                         "the state is shared and can no longer change");
     if (adds_content && s->is_error)

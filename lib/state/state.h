@@ -34,6 +34,7 @@ typedef struct jpt__strv {
 
 struct jpt_state {
     atomic_uint refs;
+    atomic_bool shared; /* set by the first jpt_state_ref(); never cleared */
     int kind;
     bool is_error;
     bool transient;
@@ -57,6 +58,9 @@ int jpt__strv_push(jpt__strv *sv, const char *p, size_t n);
 /* Makes `s` a stopped error whose message is the text of its text blocks. */
 int jpt__state_set_error_from_blocks(jpt_state *s, bool transient);
 size_t jpt__state_question_count(const jpt_state *s);
+
+/* 0 when `root` can serve as the workspace root (uri.c). */
+int jpt__uri_check_root(const char *root);
 
 /* Fields (state.c). */
 int jpt__field_set(jpt__field *f, const char *p, size_t n);

@@ -201,6 +201,15 @@ static int root_path(const char *root, jpt__buf *out)
     return rc;
 }
 
+int jpt__uri_check_root(const char *root)
+{
+    jpt__buf b = JPT__BUF_INIT;
+    int rc = root_path(root, &b);
+
+    jpt__buf_free(&b);
+    return rc;
+}
+
 /* `path` is normalised; `root` normalised and absolute, or NULL. */
 static int express_path(const char *path, const char *root, jpt__buf *out)
 {
@@ -250,27 +259,25 @@ static int canonicalize_file(const char *uri, const char *root, jpt__buf *out)
     return rc;
 }
 
-/* Replaces a part of the URL with its percent-normalised form. */
-static CURLUcode normalize_part(CURLU *h, CURLUPart part, bool lowercase)
+static CURLUcode lowercase_host(CURLU *h)
 {
-    char *value = NULL;
-    jpt__buf norm = JPT__BUF_INIT;
-    CURLUcode code = curl_url_get(h, part, &value, 0);
+    char *host = NULL;
+    CURLUcode code = curl_url_get(h, CURLUPART_HOST, &host, 0);
 
+    if (code == CURLUE_NO_HOST)
+        return CURLUE_OK;
     if (code != CURLUE_OK)
-        return code == CURLUE_OUT_OF_MEMORY ? code : CURLUE_OK; /* part absent */
-    if (lowercase)
-        for (char *p = value; *p != '\0'; p++)
-            *p = (char)tolower((unsigned char)*p);
-    if (normalize_percent(value, &norm) < 0 || norm.data == NULL)
-        code = CURLUE_OUT_OF_MEMORY;
-    else
-        code = curl_url_set(h, part, norm.data, 0);
-    curl_free(value);
-    jpt__buf_free(&norm);
+        return code;
+    for (char *p = host; *p != '\0'; p++)
+        *p = (char)tolower((unsigned char)*p);
+    code = curl_url_set(h, CURLUPART_HOST, host, 0);
+    curl_free(host);
     return code;
 }
 
+/* libcurl parses, resolves dot segments and drops the default port; the
+ * percent-encoding is normalised afterwards on the whole URL, because
+ * libcurl rewrites escapes in parts set back into it. */
 static int canonicalize_hierarchical(const char *uri, jpt__buf *out)
 {
     CURLU *h = curl_url();
@@ -280,16 +287,10 @@ static int canonicalize_hierarchical(const char *uri, jpt__buf *out)
         return JPT_ERR_NOMEM;
     CURLUcode code = curl_url_set(h, CURLUPART_URL, uri, CURLU_NON_SUPPORT_SCHEME);
     if (code == CURLUE_OK)
-        code = normalize_part(h, CURLUPART_HOST, true);
-    if (code == CURLUE_OK)
-        code = normalize_part(h, CURLUPART_PATH, false);
-    if (code == CURLUE_OK)
-        code = normalize_part(h, CURLUPART_QUERY, false);
-    if (code == CURLUE_OK)
-        code = normalize_part(h, CURLUPART_FRAGMENT, false);
+        code = lowercase_host(h);
     if (code == CURLUE_OK)
         code = curl_url_get(h, CURLUPART_URL, &url, CURLU_NO_DEFAULT_PORT);
-    int rc = code == CURLUE_OK ? jpt__buf_puts(out, url) : curl_status(code);
+    int rc = code == CURLUE_OK ? normalize_percent(url, out) : curl_status(code);
     curl_free(url);
     curl_url_cleanup(h);
     return rc;

@@ -1,0 +1,828 @@
+"""jptool from Python: a ctypes binding of libjptool's state API.
+
+This module binds the C API of ``include/jptool/common.h`` and
+``include/jptool/state.h`` with nothing but the standard library
+(Python 3.9 or later). It follows the library's own rules: JSON crosses the
+boundary as text (this module serialises Python objects with ``json.dumps``
+and parses what comes back with ``json.loads``), objects are opaque (a
+:class:`State` wraps a ``jpt_state *``), and every failure is a status code
+(raised here as :class:`JptError`).
+
+Loading: the library is the file named by the environment variable
+``JPTOOL_LIBRARY`` when it is set, else whatever
+``ctypes.util.find_library("jptool")`` finds, else ``libjptool.so.0`` from the
+dynamic loader's search path.
+
+Strings: Python ``str`` arguments are encoded as UTF-8 (with
+``surrogateescape``, so text decoded by this module round-trips to the same
+bytes); ``bytes`` are passed as they are. A string holding a NUL character
+cannot cross a C string argument and raises ``ValueError``. Text that the
+library returns is decoded from UTF-8 with ``errors="surrogateescape"``: a tool
+output holding invalid UTF-8 keeps its exact bytes, which
+``s.encode("utf-8", "surrogateescape")`` gives back.
+
+Memory: strings the library hands over through a ``char **out`` parameter are
+read with ``ctypes.string_at`` and freed with ``jpt_free`` at once; strings a
+state owns are copied before the state can go away. A :class:`State` drops its
+reference on :meth:`State.close`, at the end of a ``with`` block, or when it
+is garbage collected.
+
+Not bound: ``jpt_set_allocator``. Its prototype is declared (so every function
+of the two headers has its argument and result types), but no wrapper is
+offered: an allocator written in Python would be called, with the GIL, for
+every allocation the library and jansson make, and it could only forward to
+the C library's malloc anyway. Python hosts use the default allocator.
+
+Constants (the C names and values): the status codes ``JPT_OK`` and
+``JPT_ERR_*``; the log levels ``JPT_LOG_*``; the state kinds
+``JPT_STATE_RUNNING``, ``JPT_STATE_WAITING``, ``JPT_STATE_STOPPED``; the block
+types ``JPT_BLOCK_*``; the block field ids ``JPT_FIELD_*``; the JSON forms
+``JPT_JSON_ENVELOPE``, ``JPT_JSON_TOOL_STATE``, ``JPT_JSON_OUTCOME``; the
+flags ``JPT_PARSE_RAW`` and ``JPT_JSON_PRETTY``.
+
+Threading: as in C, a state is used from one thread at a time until it is
+shared (:meth:`State.ref`); :func:`set_log` is meant to be called once, before
+anything else.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import os
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+__all__ = [
+    "JptError",
+    "State",
+    "version",
+    "strerror",
+    "status_name",
+    "uri_canonicalize",
+    "mime_fence_lang",
+    "schema_check",
+    "set_log",
+    "library_path",
+    # constants
+    "JPT_OK",
+    "JPT_ERR_INVALID",
+    "JPT_ERR_NOMEM",
+    "JPT_ERR_NOT_FOUND",
+    "JPT_ERR_EXISTS",
+    "JPT_ERR_STATE",
+    "JPT_ERR_UNSUPPORTED",
+    "JPT_ERR_DENIED",
+    "JPT_ERR_TIMEOUT",
+    "JPT_ERR_CANCELLED",
+    "JPT_ERR_IO",
+    "JPT_ERR_PROTOCOL",
+    "JPT_ERR_AGAIN",
+    "JPT_ERR_SANDBOX",
+    "JPT_ERR_LIMIT",
+    "JPT_LOG_ERROR",
+    "JPT_LOG_WARNING",
+    "JPT_LOG_INFO",
+    "JPT_LOG_DEBUG",
+    "JPT_STATE_RUNNING",
+    "JPT_STATE_WAITING",
+    "JPT_STATE_STOPPED",
+    "JPT_BLOCK_TEXT",
+    "JPT_BLOCK_RESOURCE",
+    "JPT_BLOCK_QUESTION",
+    "JPT_BLOCK_IMAGE",
+    "JPT_BLOCK_AUDIO",
+    "JPT_BLOCK_RESOURCE_LINK",
+    "JPT_FIELD_TEXT",
+    "JPT_FIELD_URI",
+    "JPT_FIELD_MIME_TYPE",
+    "JPT_FIELD_BLOB",
+    "JPT_FIELD_FORMATTED",
+    "JPT_FIELD_NAME",
+    "JPT_FIELD_TITLE",
+    "JPT_FIELD_DESCRIPTION",
+    "JPT_FIELD_ANNOTATIONS",
+    "JPT_FIELD_ID",
+    "JPT_FIELD_SCHEMA",
+    "JPT_FIELD_DEFAULT",
+    "JPT_FIELD_BLOB_SIZE",
+    "JPT_PARSE_RAW",
+    "JPT_JSON_ENVELOPE",
+    "JPT_JSON_TOOL_STATE",
+    "JPT_JSON_OUTCOME",
+    "JPT_JSON_PRETTY",
+]
+
+# ---- Constants (common.h, state.h) ------------------------------------------
+
+JPT_OK = 0
+JPT_ERR_INVALID = -1
+JPT_ERR_NOMEM = -2
+JPT_ERR_NOT_FOUND = -3
+JPT_ERR_EXISTS = -4
+JPT_ERR_STATE = -5
+JPT_ERR_UNSUPPORTED = -6
+JPT_ERR_DENIED = -7
+JPT_ERR_TIMEOUT = -8
+JPT_ERR_CANCELLED = -9
+JPT_ERR_IO = -10
+JPT_ERR_PROTOCOL = -11
+JPT_ERR_AGAIN = -12
+JPT_ERR_SANDBOX = -13
+JPT_ERR_LIMIT = -14
+
+JPT_LOG_ERROR = 1
+JPT_LOG_WARNING = 2
+JPT_LOG_INFO = 3
+JPT_LOG_DEBUG = 4
+
+JPT_STATE_RUNNING = 1
+JPT_STATE_WAITING = 2
+JPT_STATE_STOPPED = 3
+
+JPT_BLOCK_TEXT = 1
+JPT_BLOCK_RESOURCE = 2
+JPT_BLOCK_QUESTION = 3
+JPT_BLOCK_IMAGE = 4
+JPT_BLOCK_AUDIO = 5
+JPT_BLOCK_RESOURCE_LINK = 6
+
+JPT_FIELD_TEXT = 1
+JPT_FIELD_URI = 2
+JPT_FIELD_MIME_TYPE = 3
+JPT_FIELD_BLOB = 4
+JPT_FIELD_FORMATTED = 5
+JPT_FIELD_NAME = 6
+JPT_FIELD_TITLE = 7
+JPT_FIELD_DESCRIPTION = 8
+JPT_FIELD_ANNOTATIONS = 9
+JPT_FIELD_ID = 10
+JPT_FIELD_SCHEMA = 11
+JPT_FIELD_DEFAULT = 12
+JPT_FIELD_BLOB_SIZE = 13
+
+JPT_PARSE_RAW = 0x1
+
+JPT_JSON_ENVELOPE = 1
+JPT_JSON_TOOL_STATE = 2
+JPT_JSON_OUTCOME = 3
+
+JPT_JSON_PRETTY = 0x1
+
+_KIND_NAMES = {
+    "running": JPT_STATE_RUNNING,
+    "waiting": JPT_STATE_WAITING,
+    "stopped": JPT_STATE_STOPPED,
+}
+
+_BLOCK_TYPE_NAMES = {
+    JPT_BLOCK_TEXT: "text",
+    JPT_BLOCK_RESOURCE: "resource",
+    JPT_BLOCK_QUESTION: "question",
+    JPT_BLOCK_IMAGE: "image",
+    JPT_BLOCK_AUDIO: "audio",
+    JPT_BLOCK_RESOURCE_LINK: "resource_link",
+}
+
+_FORMS = {
+    "envelope": JPT_JSON_ENVELOPE,
+    "tool_state": JPT_JSON_TOOL_STATE,
+    "outcome": JPT_JSON_OUTCOME,
+}
+
+# Block fields as the dict keys State.blocks uses, and how each is decoded.
+_TEXT, _JSON, _INT = "text", "json", "int"
+_FIELDS = (
+    ("id", JPT_FIELD_ID, _TEXT),
+    ("uri", JPT_FIELD_URI, _TEXT),
+    ("mime_type", JPT_FIELD_MIME_TYPE, _TEXT),
+    ("name", JPT_FIELD_NAME, _TEXT),
+    ("title", JPT_FIELD_TITLE, _TEXT),
+    ("description", JPT_FIELD_DESCRIPTION, _TEXT),
+    ("text", JPT_FIELD_TEXT, _TEXT),
+    ("blob", JPT_FIELD_BLOB, _TEXT),
+    ("blob_size", JPT_FIELD_BLOB_SIZE, _INT),
+    ("formatted", JPT_FIELD_FORMATTED, _TEXT),
+    ("annotations", JPT_FIELD_ANNOTATIONS, _JSON),
+    ("schema", JPT_FIELD_SCHEMA, _JSON),
+    ("default", JPT_FIELD_DEFAULT, _JSON),
+)
+
+# ---- Loading and prototypes -------------------------------------------------
+
+
+def _find_library() -> str:
+    path = os.environ.get("JPTOOL_LIBRARY")
+    if path:
+        return path
+    return ctypes.util.find_library("jptool") or "libjptool.so.0"
+
+
+library_path = _find_library()
+"""The file name the library was loaded from (as given to ``ctypes.CDLL``)."""
+
+_lib = ctypes.CDLL(library_path)
+
+
+class _jpt_state(ctypes.Structure):
+    """The opaque ``struct jpt_state``; only pointers to it are used."""
+
+
+_StatePtr = ctypes.POINTER(_jpt_state)
+
+
+class _Allocator(ctypes.Structure):
+    """``jpt_allocator``, declared for the prototype only (see the module
+    docstring: jpt_set_allocator is deliberately not wrapped)."""
+
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("malloc", ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)),
+        (
+            "realloc",
+            ctypes.CFUNCTYPE(
+                ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p
+            ),
+        ),
+        ("free", ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)),
+        ("ud", ctypes.c_void_p),
+    ]
+
+
+class _Resource(ctypes.Structure):
+    """``jpt_resource``: the fields of a resource block for the builder."""
+
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("uri", ctypes.c_char_p),
+        ("mime_type", ctypes.c_char_p),
+        ("text", ctypes.c_char_p),
+        ("blob", ctypes.c_char_p),
+        ("formatted", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+        ("title", ctypes.c_char_p),
+        ("description", ctypes.c_char_p),
+        ("annotations_json", ctypes.c_char_p),
+    ]
+
+
+class _RenderOptions(ctypes.Structure):
+    """``jpt_render_options``."""
+
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("root", ctypes.c_char_p),
+    ]
+
+
+_LogFn = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+
+_c_int, _c_uint, _c_size = ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
+_c_str, _c_void = ctypes.c_char_p, ctypes.c_void_p
+_out_str = ctypes.POINTER(ctypes.c_void_p)  # char **out, freed with jpt_free
+
+# name: (restype, argtypes). Static strings and strings a state owns come back
+# as c_char_p (ctypes copies them into bytes); strings the caller must free
+# come through `char **out` parameters declared as void ** so that the
+# pointer itself can be handed back to jpt_free. jpt_state_block_field returns
+# void * because its text may hold NUL bytes: it is read with its length.
+_PROTOTYPES = {
+    # common.h
+    "jpt_version": (_c_str, []),
+    "jpt_strerror": (_c_str, [_c_int]),
+    "jpt_status_name": (_c_str, [_c_int]),
+    "jpt_free": (None, [_c_void]),
+    "jpt_set_allocator": (_c_int, [ctypes.POINTER(_Allocator)]),
+    "jpt_set_log": (None, [_LogFn, _c_void, _c_int]),
+    # state.h: parsing, references
+    "jpt_state_parse": (_c_int, [_c_str, _c_size, _c_uint, ctypes.POINTER(_StatePtr)]),
+    "jpt_state_ref": (_StatePtr, [_StatePtr]),
+    "jpt_state_unref": (None, [_StatePtr]),
+    # reading
+    "jpt_state_kind": (_c_int, [_StatePtr]),
+    "jpt_state_is_error": (_c_int, [_StatePtr]),
+    "jpt_state_error_message": (_c_str, [_StatePtr]),
+    "jpt_state_error_transient": (_c_int, [_StatePtr]),
+    "jpt_state_error_trace_count": (_c_size, [_StatePtr]),
+    "jpt_state_error_trace": (_c_str, [_StatePtr, _c_size]),
+    "jpt_state_structured_content": (_c_str, [_StatePtr]),
+    "jpt_state_block_count": (_c_size, [_StatePtr]),
+    "jpt_state_block_type": (_c_int, [_StatePtr, _c_size]),
+    "jpt_state_block_field": (
+        _c_void,
+        [_StatePtr, _c_size, _c_int, ctypes.POINTER(ctypes.c_size_t)],
+    ),
+    "jpt_state_warning_count": (_c_size, [_StatePtr]),
+    "jpt_state_warning": (_c_str, [_StatePtr, _c_size]),
+    "jpt_state_errmsg": (_c_str, [_StatePtr]),
+    # building
+    "jpt_state_new": (_c_int, [_c_int, ctypes.POINTER(_StatePtr)]),
+    "jpt_state_add_text": (_c_int, [_StatePtr, _c_str]),
+    "jpt_state_add_resource": (_c_int, [_StatePtr, ctypes.POINTER(_Resource)]),
+    "jpt_state_add_question": (_c_int, [_StatePtr, _c_str, _c_str, _c_str, _c_str]),
+    "jpt_state_add_block_json": (_c_int, [_StatePtr, _c_str]),
+    "jpt_state_set_structured_content": (_c_int, [_StatePtr, _c_str]),
+    "jpt_state_set_error": (_c_int, [_StatePtr, _c_str, _c_int]),
+    "jpt_state_add_error_trace": (_c_int, [_StatePtr, _c_str]),
+    # serialising
+    "jpt_state_to_json": (_c_int, [_StatePtr, _c_int, _c_uint, _out_str]),
+    "jpt_state_render": (
+        _c_int,
+        [_StatePtr, ctypes.POINTER(_RenderOptions), _out_str],
+    ),
+    # helpers
+    "jpt_uri_canonicalize": (_c_int, [_c_str, _c_str, _out_str]),
+    "jpt_mime_fence_lang": (_c_str, [_c_str]),
+    "jpt_schema_check": (_c_int, [_c_str, _c_str, _out_str]),
+}
+
+for _name, (_restype, _argtypes) in _PROTOTYPES.items():
+    _fn = getattr(_lib, _name)
+    _fn.restype = _restype
+    _fn.argtypes = _argtypes
+del _name, _restype, _argtypes, _fn
+
+# ---- Conversions ------------------------------------------------------------
+
+_Text = Union[str, bytes]
+
+
+def _to_c(value: Optional[Union[_Text, os.PathLike]], what: str) -> Optional[bytes]:
+    """A str/bytes/path argument as NUL-free bytes for a C string; None stays."""
+    if value is None:
+        return None
+    if isinstance(value, os.PathLike):
+        value = os.fsencode(value)
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogateescape")
+    elif isinstance(value, (bytearray, memoryview)):
+        value = bytes(value)
+    elif not isinstance(value, bytes):
+        raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
+    if b"\0" in value:
+        raise ValueError(f"{what}: embedded null byte")
+    return value
+
+
+def _from_c(data: Optional[bytes]) -> Optional[str]:
+    """Library text as str, keeping invalid UTF-8 as surrogate escapes."""
+    if data is None:
+        return None
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _json_arg(value: Any, raw: bool, what: str) -> bytes:
+    """A Python value as JSON text, or JSON text given as it is (raw=True)."""
+    if raw:
+        return _to_c(value, what)
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{what}: cannot be written as JSON: {e}") from None
+    return text.encode("ascii")
+
+
+def _take_string(p: ctypes.c_void_p) -> Optional[str]:
+    """Reads a `char *` the caller owns, frees it, returns it as str."""
+    if not p.value:
+        return None
+    try:
+        return _from_c(ctypes.string_at(p.value))
+    finally:
+        _lib.jpt_free(p)
+
+
+# ---- Errors -----------------------------------------------------------------
+
+
+class JptError(Exception):
+    """A jptool status code as an exception.
+
+    ``status`` is the negative JPT_ERR_* code, ``name`` its symbolic name
+    (``"JPT_ERR_INVALID"``; None for a code this library version does not
+    know) and ``message`` what went wrong: the object's error text
+    (``jpt_state_errmsg``) when the call was made on a state, else the status
+    code's description (``jpt_strerror``). ``str(error)`` is the message
+    followed by the name.
+    """
+
+    def __init__(self, status: int, message: Optional[str] = None):
+        self.status = status
+        self.name = status_name(status)
+        self.message = message if message else strerror(status)
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.name or self.status})"
+
+    def __repr__(self) -> str:
+        return f"JptError({self.status!r}, {self.message!r})"
+
+
+def _check(rc: int, message: Optional[str] = None) -> int:
+    if rc < 0:
+        raise JptError(rc, message)
+    return rc
+
+
+# ---- Common -----------------------------------------------------------------
+
+
+def version() -> str:
+    """The library version as "MAJOR.MINOR.PATCH" (``jpt_version``)."""
+    return _lib.jpt_version().decode("ascii")
+
+
+def strerror(status: int) -> str:
+    """A short English description of a status code (``jpt_strerror``);
+    "unknown status" for a code the library does not know."""
+    return _lib.jpt_strerror(status).decode("utf-8")
+
+
+def status_name(status: int) -> Optional[str]:
+    """The symbolic name of a status code ("JPT_ERR_INVALID"), or None for a
+    code this library version does not know (``jpt_status_name``)."""
+    name = _lib.jpt_status_name(status)
+    return None if name is None else name.decode("ascii")
+
+
+_log_callback = None  # the ctypes function object the library calls
+
+
+def set_log(fn: Optional[Callable[[int, str], None]],
+            min_level: int = JPT_LOG_WARNING) -> None:
+    """Installs ``fn(level, message)`` as the library's log function
+    (``jpt_set_log``), for messages of ``min_level`` or more important (a
+    lower number: JPT_LOG_WARNING delivers errors and warnings). ``None``
+    removes it. The message is one line, decoded from UTF-8.
+
+    The module keeps the ctypes callback alive until it is replaced. An
+    exception raised by ``fn`` cannot cross the C library; ctypes reports it
+    through ``sys.unraisablehook`` and the library carries on. Like the C
+    function, call it before other calls; it is not thread-safe.
+    """
+    global _log_callback
+    if fn is None:
+        _lib.jpt_set_log(_LogFn(), None, min_level)
+        _log_callback = None
+        return
+    if not callable(fn):
+        raise TypeError("set_log: fn must be callable or None")
+
+    def trampoline(level, msg, _ud):
+        fn(level, _from_c(msg) if msg is not None else "")
+
+    callback = _LogFn(trampoline)
+    _lib.jpt_set_log(callback, None, min_level)
+    _log_callback = callback  # the previous one is no longer referenced by C
+
+
+# ---- Helpers ------------------------------------------------------------------
+
+
+def uri_canonicalize(uri: _Text, root: Optional[Union[_Text, os.PathLike]] = None) -> str:
+    """The canonical form of a URI or path for identity
+    (``jpt_uri_canonicalize``): a file beneath ``root`` (a path or file://
+    URI) relative to it ("src/main.rs", "." for the root), other files as
+    file:///… URIs, other URIs with lowercase scheme and host, no default
+    port, dot segments resolved and percent-encoding normalised.
+
+    Raises JptError (JPT_ERR_INVALID) for a URI the library rejects.
+    """
+    out = ctypes.c_void_p()
+    _check(_lib.jpt_uri_canonicalize(_to_c(uri, "uri"), _to_c(root, "root"),
+                                     ctypes.byref(out)))
+    return _take_string(out)
+
+
+def mime_fence_lang(mime_type: Optional[_Text]) -> Optional[str]:
+    """The code fence language for a mime type ("text/rust" -> "rs"), or
+    None for an unknown type (``jpt_mime_fence_lang``). Parameters and case
+    are ignored; "+json" / "+xml" suffixes give json / xml."""
+    lang = _lib.jpt_mime_fence_lang(_to_c(mime_type, "mime_type"))
+    return None if lang is None else lang.decode("utf-8")
+
+
+def schema_check(schema: Any, value: Any, *, raw_schema: bool = False,
+                 raw_value: bool = False) -> Tuple[bool, Optional[str]]:
+    """Checks ``value`` against the JSON Schema ``schema`` in the subset
+    questions use (``jpt_schema_check``).
+
+    Both are Python values, written with ``json.dumps``; with
+    ``raw_schema=True`` / ``raw_value=True`` the argument is JSON text (str or
+    bytes) passed as it is. Returns ``(True, None)`` when the value matches,
+    else ``(False, why)``, where ``why`` says what did not match and where
+    ("at /files/2: expected string, got integer") or that a text is not JSON.
+    Raises JptError for other failures (JPT_ERR_NOMEM).
+    """
+    why = ctypes.c_void_p()
+    rc = _lib.jpt_schema_check(_json_arg(schema, raw_schema, "schema"),
+                               _json_arg(value, raw_value, "value"),
+                               ctypes.byref(why))
+    reason = _take_string(why)
+    if rc == JPT_OK:
+        return True, None
+    if rc == JPT_ERR_INVALID:
+        return False, reason
+    raise JptError(rc, reason)
+
+
+# ---- States -------------------------------------------------------------------
+
+_ABSENT = object()  # add_question(default=...) not given: no default
+
+
+class State:
+    """A tool's state: lifecycle kind, optional error and content blocks
+    (``jpt_state *``).
+
+    Make one with :meth:`State.parse` (from a tool's output) or
+    :meth:`State.new` (to build one). Each State object holds one reference;
+    :meth:`ref` returns another State sharing the same C state, after which
+    both are immutable and the builders raise JptError(JPT_ERR_STATE).
+    Release the reference with :meth:`close` or a ``with`` block; garbage
+    collection releases it too.
+    """
+
+    __slots__ = ("_ptr", "__weakref__")
+
+    def __init__(self, _ptr: _StatePtr):
+        """Wraps a reference the caller owns; use parse() or new() instead."""
+        if not isinstance(_ptr, _StatePtr) or not _ptr:
+            raise TypeError("State() takes a jpt_state pointer; use "
+                            "State.parse() or State.new()")
+        self._ptr = _ptr
+
+    # -- construction and lifetime --
+
+    @classmethod
+    def parse(cls, data: Union[bytes, str], raw: bool = False) -> "State":
+        """Parses a tool's output (``jpt_state_parse``): an RFD 058 envelope
+        or MCP CallToolResult, RFD 009 ToolState JSON, JP's legacy Outcome,
+        or anything else as one text block holding the bytes exactly.
+        ``raw=True`` (JPT_PARSE_RAW) reads JSON as plain text too. A str is
+        encoded as UTF-8 (surrogateescape); bytes may hold anything,
+        NUL bytes included. Malformed blocks are skipped with a warning
+        (:attr:`warnings`), never an error."""
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        elif isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        elif not isinstance(data, bytes):
+            raise TypeError(f"data must be bytes or str, not {type(data).__name__}")
+        ptr = _StatePtr()
+        _check(_lib.jpt_state_parse(data, len(data), JPT_PARSE_RAW if raw else 0,
+                                    ctypes.byref(ptr)))
+        return cls(ptr)
+
+    @classmethod
+    def new(cls, kind: Union[int, str] = JPT_STATE_STOPPED) -> "State":
+        """A new empty state of ``kind`` (``jpt_state_new``): JPT_STATE_* or
+        "running" / "waiting" / "stopped". Raises JptError
+        (JPT_ERR_INVALID) for another kind."""
+        if isinstance(kind, str):
+            if kind not in _KIND_NAMES:
+                raise JptError(JPT_ERR_INVALID, f"unknown state kind {kind!r}")
+            kind = _KIND_NAMES[kind]
+        ptr = _StatePtr()
+        _check(_lib.jpt_state_new(kind, ctypes.byref(ptr)))
+        return cls(ptr)
+
+    def ref(self) -> "State":
+        """A new State holding another reference to the same C state
+        (``jpt_state_ref``). The state is shared from then on, so it is
+        immutable: builders on either object raise JptError(JPT_ERR_STATE).
+        Close each State separately."""
+        return State(_lib.jpt_state_ref(self._p()))
+
+    def close(self) -> None:
+        """Drops this object's reference (``jpt_state_unref``); the last
+        one frees the state. Closing twice is harmless; any other use after
+        closing raises ValueError."""
+        ptr, self._ptr = getattr(self, "_ptr", None), None
+        if ptr:
+            _lib.jpt_state_unref(ptr)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return not self._ptr
+
+    def __enter__(self) -> "State":
+        """Returns the state itself; the ``with`` block closes it."""
+        self._p()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Closes the state."""
+        self.close()
+
+    def __del__(self, _unref=_lib.jpt_state_unref):
+        ptr = getattr(self, "_ptr", None)
+        if ptr:
+            self._ptr = None
+            _unref(ptr)
+
+    def __repr__(self) -> str:
+        if not self._ptr:
+            return "<jptool.State closed>"
+        names = {v: k for k, v in _KIND_NAMES.items()}
+        return (f"<jptool.State {names.get(self.kind, self.kind)}"
+                f"{' error' if self.is_error else ''}, "
+                f"{_lib.jpt_state_block_count(self._ptr)} block(s)>")
+
+    def _p(self) -> _StatePtr:
+        if not self._ptr:
+            raise ValueError("operation on a closed State")
+        return self._ptr
+
+    def _build(self, rc: int) -> None:
+        """Raises JptError for a failed builder call, with the state's
+        error text."""
+        if rc < 0:
+            raise JptError(rc, _from_c(_lib.jpt_state_errmsg(self._ptr)))
+
+    # -- reading --
+
+    @property
+    def kind(self) -> int:
+        """JPT_STATE_RUNNING, JPT_STATE_WAITING or JPT_STATE_STOPPED."""
+        return _lib.jpt_state_kind(self._p())
+
+    @property
+    def is_error(self) -> bool:
+        """True if the tool stopped with an error (an error state is
+        stopped)."""
+        return bool(_lib.jpt_state_is_error(self._p()))
+
+    @property
+    def error_message(self) -> str:
+        """The error message: the text blocks of an error state joined by
+        newlines, or the legacy message; "" when the state is not an error."""
+        return _from_c(_lib.jpt_state_error_message(self._p()))
+
+    @property
+    def error_transient(self) -> bool:
+        """True if the error is transient (retrying may succeed)."""
+        return bool(_lib.jpt_state_error_transient(self._p()))
+
+    @property
+    def error_trace(self) -> List[str]:
+        """The error's source chain, outermost first."""
+        p = self._p()
+        return [_from_c(_lib.jpt_state_error_trace(p, i))
+                for i in range(_lib.jpt_state_error_trace_count(p))]
+
+    @property
+    def structured_content(self) -> Any:
+        """MCP ``structuredContent`` as a Python value, or None when absent
+        (a JSON null is also None; :meth:`to_json` tells them apart)."""
+        text = _lib.jpt_state_structured_content(self._p())
+        return None if text is None else json.loads(text)
+
+    @property
+    def warnings(self) -> List[str]:
+        """Problems found while parsing, one sentence each, in order."""
+        p = self._p()
+        return [_from_c(_lib.jpt_state_warning(p, i))
+                for i in range(_lib.jpt_state_warning_count(p))]
+
+    @property
+    def errmsg(self) -> str:
+        """The message of the last failed builder call, or "" if none
+        (``jpt_state_errmsg``)."""
+        return _from_c(_lib.jpt_state_errmsg(self._p()))
+
+    def _field(self, i: int, field: int) -> Optional[bytes]:
+        n = ctypes.c_size_t()
+        ptr = _lib.jpt_state_block_field(self._ptr, i, field, ctypes.byref(n))
+        return None if ptr is None else ctypes.string_at(ptr, n.value)
+
+    def block(self, i: int) -> Dict[str, Any]:
+        """Block ``i`` as a dict: "type" ("text", "resource", "question",
+        "image", "audio" or "resource_link") and each field the block has,
+        under the keys of :attr:`blocks`. IndexError when out of range."""
+        p = self._p()
+        if not 0 <= i < _lib.jpt_state_block_count(p):
+            raise IndexError("block index out of range")
+        btype = _lib.jpt_state_block_type(p, i)
+        block: Dict[str, Any] = {"type": _BLOCK_TYPE_NAMES.get(btype, btype)}
+        for key, field, how in _FIELDS:
+            data = self._field(i, field)
+            if data is None:
+                continue
+            if how == _JSON:
+                block[key] = json.loads(data)
+            elif how == _INT:
+                block[key] = int(data)
+            else:
+                block[key] = data.decode("utf-8", "surrogateescape")
+        return block
+
+    @property
+    def blocks(self) -> List[Dict[str, Any]]:
+        """The content blocks in the tool's order, each a dict with "type"
+        and every field the block has: "text", "uri", "mime_type", "blob"
+        (base64 text), "blob_size" (int, decoded bytes), "formatted", "name",
+        "title", "description", "annotations" (parsed JSON), "id", "schema"
+        (parsed JSON), "default" (parsed JSON). Text fields are str decoded
+        with errors="surrogateescape", whole even when they hold NUL bytes."""
+        return [self.block(i) for i in range(_lib.jpt_state_block_count(self._p()))]
+
+    # -- building --
+
+    def add_text(self, text: _Text) -> None:
+        """Appends a text block (``jpt_state_add_text``)."""
+        self._build(_lib.jpt_state_add_text(self._p(), _to_c(text, "text")))
+
+    def add_resource(self, uri: _Text, mime_type: Optional[_Text] = None,
+                     text: Optional[_Text] = None, blob: Optional[_Text] = None,
+                     formatted: Optional[_Text] = None, name: Optional[_Text] = None,
+                     title: Optional[_Text] = None,
+                     description: Optional[_Text] = None,
+                     annotations: Optional[Dict[str, Any]] = None) -> None:
+        """Appends a resource block (``jpt_state_add_resource``). ``uri`` is
+        required and exactly one of ``text`` or ``blob`` (base64 text);
+        ``annotations`` is a dict (MCP annotations: audience, priority,
+        lastModified). Raises JptError(JPT_ERR_INVALID) with the reason
+        otherwise."""
+        r = _Resource(
+            ctypes.sizeof(_Resource),
+            _to_c(uri, "uri"),
+            _to_c(mime_type, "mime_type"),
+            _to_c(text, "text"),
+            _to_c(blob, "blob"),
+            _to_c(formatted, "formatted"),
+            _to_c(name, "name"),
+            _to_c(title, "title"),
+            _to_c(description, "description"),
+            None if annotations is None else _json_arg(annotations, False, "annotations"),
+        )
+        self._build(_lib.jpt_state_add_resource(self._p(), ctypes.byref(r)))
+
+    def add_question(self, id: _Text, text: _Text, schema: Any = None,
+                     default: Any = _ABSENT) -> None:
+        """Appends a question block (``jpt_state_add_question``). ``schema``
+        is a JSON Schema (a dict) or None for "any answer"; ``default`` is
+        any JSON value (None is JSON null), left out when not given."""
+        schema_json = None if schema is None else _json_arg(schema, False, "schema")
+        default_json = None if default is _ABSENT else _json_arg(default, False, "default")
+        self._build(_lib.jpt_state_add_question(
+            self._p(), _to_c(id, "id"), _to_c(text, "text"), schema_json,
+            default_json))
+
+    def add_block(self, block: Union[Dict[str, Any], _Text]) -> None:
+        """Appends one content block in RFD 058 / MCP form
+        (``jpt_state_add_block_json``): a dict, or its JSON text as str or
+        bytes. Any block type works (image, audio and resource_link too).
+        A malformed block raises JptError(JPT_ERR_INVALID) with the reason."""
+        raw = isinstance(block, (str, bytes, bytearray))
+        self._build(_lib.jpt_state_add_block_json(
+            self._p(), _json_arg(block, raw, "block")))
+
+    def set_structured_content(self, value: Any, raw: bool = False) -> None:
+        """Sets MCP ``structuredContent`` (``jpt_state_set_structured_content``),
+        replacing an earlier one: a Python value, or JSON text with
+        ``raw=True``."""
+        self._build(_lib.jpt_state_set_structured_content(
+            self._p(), _json_arg(value, raw, "structured content")))
+
+    def set_error(self, message: _Text, transient: bool = False) -> None:
+        """Marks the state as a stopped error (``jpt_state_set_error``). A
+        non-empty message is appended as a text block; content can no longer
+        be added afterwards (JPT_ERR_STATE), trace lines can."""
+        self._build(_lib.jpt_state_set_error(
+            self._p(), _to_c(message, "message"), 1 if transient else 0))
+
+    def add_error_trace(self, line: _Text) -> None:
+        """Appends a line to the error's trace (``jpt_state_add_error_trace``);
+        JptError(JPT_ERR_STATE) when no error is set."""
+        self._build(_lib.jpt_state_add_error_trace(self._p(), _to_c(line, "line")))
+
+    # -- serialising --
+
+    def to_json(self, form: Union[str, int] = "envelope", pretty: bool = False) -> str:
+        """The state as JSON text (``jpt_state_to_json``): ``form`` is
+        "envelope" (RFD 058 / MCP CallToolResult), "tool_state" (RFD 009) or
+        "outcome" (JP's legacy Outcome), or a JPT_JSON_* number; ``pretty``
+        indents with two spaces. A running state has no "outcome" form:
+        JptError(JPT_ERR_INVALID)."""
+        if isinstance(form, str):
+            if form not in _FORMS:
+                raise JptError(JPT_ERR_INVALID, f"unknown JSON form {form!r}")
+            form = _FORMS[form]
+        out = ctypes.c_void_p()
+        _check(_lib.jpt_state_to_json(self._p(), form,
+                                      JPT_JSON_PRETTY if pretty else 0,
+                                      ctypes.byref(out)))
+        return _take_string(out)
+
+    def render(self, root: Optional[Union[_Text, os.PathLike]] = None) -> str:
+        """The text the model reads for this state (``jpt_state_render``).
+        File resources beneath ``root`` (a path or file:// URI) are named
+        relative to it; without one, by their absolute URI."""
+        opts = _RenderOptions(ctypes.sizeof(_RenderOptions), _to_c(root, "root"))
+        out = ctypes.c_void_p()
+        _check(_lib.jpt_state_render(self._p(), ctypes.byref(opts),
+                                     ctypes.byref(out)))
+        return _take_string(out)

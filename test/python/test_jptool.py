@@ -1,0 +1,840 @@
+"""Tests of the ctypes binding examples/python/jptool.py, and through it of
+libjptool's state API as include/jptool/common.h and state.h document it.
+
+Run by `meson test` (suite "python"), which sets JPTOOL_LIBRARY to the built
+library and PYTHONPATH to examples/python. Standard library only; exits
+non-zero on any failure (unittest.main).
+"""
+
+import ctypes
+import gc
+import json
+import unittest
+
+import jptool
+from jptool import JptError, State
+
+# RFD 058's question example with a text block in front: text, two resources,
+# a question.
+ENVELOPE = {
+    "content": [
+        {"type": "text", "text": "Two files so far."},
+        {
+            "type": "resource",
+            "resource": {
+                "uri": "file:///project/src/main.rs",
+                "mimeType": "text/rust",
+                "text": "fn main() {}",
+            },
+        },
+        {
+            "type": "resource",
+            "resource": {
+                "uri": "file:///project/src/./lib.rs",
+                "mimeType": "text/rust",
+                "text": "pub mod config;",
+                "name": "lib.rs",
+                "title": "The library",
+                "description": "crate root",
+            },
+            "annotations": {"audience": ["user"], "priority": 0.5},
+            "formatted": "lib.rs (formatted by the tool)",
+        },
+        {
+            "type": "question",
+            "question": {
+                "id": "confirm",
+                "text": "Apply these changes to a third file?",
+                "schema": {"type": "boolean"},
+                "default": True,
+            },
+        },
+    ]
+}
+
+# JP's legacy Outcome asking with a Select answer type and a pre_amble.
+LEGACY_NEEDS_INPUT = {
+    "type": "needs_input",
+    "question": {
+        "id": "target_branch",
+        "text": "Which branch should I merge into?",
+        "pre_amble": "3 commits are ready.",
+        "answer_type": {"Select": {"options": ["main", "develop", "staging"]}},
+        "default": "main",
+    },
+}
+
+UNKNOWN_BLOCK_WARNING = "content[0]: unknown block type 'bogus'; block skipped"
+
+
+def parse_json(obj, **kw):
+    return State.parse(json.dumps(obj), **kw)
+
+
+class CommonTest(unittest.TestCase):
+    def test_version(self):
+        self.assertEqual(jptool.version(), "0.1.0")
+
+    def test_strerror(self):
+        self.assertEqual(jptool.strerror(jptool.JPT_ERR_INVALID),
+                         "invalid argument or malformed input")
+        self.assertEqual(jptool.strerror(jptool.JPT_ERR_STATE),
+                         "not valid in the current state")
+        self.assertEqual(jptool.strerror(-1000), "unknown status")
+        for code in range(jptool.JPT_ERR_LIMIT, 1):
+            self.assertTrue(jptool.strerror(code))
+            self.assertNotEqual(jptool.strerror(code), "unknown status")
+
+    def test_status_name(self):
+        self.assertEqual(jptool.status_name(jptool.JPT_OK), "JPT_OK")
+        self.assertEqual(jptool.status_name(jptool.JPT_ERR_INVALID), "JPT_ERR_INVALID")
+        self.assertEqual(jptool.status_name(jptool.JPT_ERR_LIMIT), "JPT_ERR_LIMIT")
+        self.assertIsNone(jptool.status_name(-1000))
+        # Every constant is the name the library gives its value.
+        for name in dir(jptool):
+            if name.startswith("JPT_ERR_"):
+                self.assertEqual(jptool.status_name(getattr(jptool, name)), name)
+
+    def test_constants_match_the_header(self):
+        expected = {
+            "JPT_OK": 0, "JPT_ERR_INVALID": -1, "JPT_ERR_NOMEM": -2,
+            "JPT_ERR_NOT_FOUND": -3, "JPT_ERR_EXISTS": -4, "JPT_ERR_STATE": -5,
+            "JPT_ERR_UNSUPPORTED": -6, "JPT_ERR_DENIED": -7, "JPT_ERR_TIMEOUT": -8,
+            "JPT_ERR_CANCELLED": -9, "JPT_ERR_IO": -10, "JPT_ERR_PROTOCOL": -11,
+            "JPT_ERR_AGAIN": -12, "JPT_ERR_SANDBOX": -13, "JPT_ERR_LIMIT": -14,
+            "JPT_LOG_ERROR": 1, "JPT_LOG_WARNING": 2, "JPT_LOG_INFO": 3,
+            "JPT_LOG_DEBUG": 4,
+            "JPT_STATE_RUNNING": 1, "JPT_STATE_WAITING": 2, "JPT_STATE_STOPPED": 3,
+            "JPT_BLOCK_TEXT": 1, "JPT_BLOCK_RESOURCE": 2, "JPT_BLOCK_QUESTION": 3,
+            "JPT_BLOCK_IMAGE": 4, "JPT_BLOCK_AUDIO": 5, "JPT_BLOCK_RESOURCE_LINK": 6,
+            "JPT_FIELD_TEXT": 1, "JPT_FIELD_URI": 2, "JPT_FIELD_MIME_TYPE": 3,
+            "JPT_FIELD_BLOB": 4, "JPT_FIELD_FORMATTED": 5, "JPT_FIELD_NAME": 6,
+            "JPT_FIELD_TITLE": 7, "JPT_FIELD_DESCRIPTION": 8,
+            "JPT_FIELD_ANNOTATIONS": 9, "JPT_FIELD_ID": 10, "JPT_FIELD_SCHEMA": 11,
+            "JPT_FIELD_DEFAULT": 12, "JPT_FIELD_BLOB_SIZE": 13,
+            "JPT_PARSE_RAW": 1, "JPT_JSON_ENVELOPE": 1, "JPT_JSON_TOOL_STATE": 2,
+            "JPT_JSON_OUTCOME": 3, "JPT_JSON_PRETTY": 1,
+        }
+        for name, value in expected.items():
+            self.assertEqual(getattr(jptool, name), value, name)
+
+    def test_jpt_error(self):
+        e = JptError(jptool.JPT_ERR_STATE, "why")
+        self.assertIsInstance(e, Exception)
+        self.assertEqual((e.status, e.name, e.message), (-5, "JPT_ERR_STATE", "why"))
+        self.assertEqual(str(e), "why (JPT_ERR_STATE)")
+        e = JptError(jptool.JPT_ERR_NOMEM)
+        self.assertEqual(e.message, "out of memory")
+        self.assertIsNone(JptError(-1000).name)
+
+    def test_set_allocator_is_refused_once_memory_exists(self):
+        # Not wrapped (see the module docstring), but declared: the library
+        # has allocated by now, so it refuses any allocator change.
+        State.new().close()
+        self.assertEqual(jptool._lib.jpt_set_allocator(None), jptool.JPT_ERR_STATE)
+
+
+class ParseTest(unittest.TestCase):
+    def test_envelope_with_text_resource_and_question(self):
+        with parse_json(ENVELOPE) as s:
+            self.assertEqual(s.kind, jptool.JPT_STATE_WAITING)
+            self.assertFalse(s.is_error)
+            self.assertEqual(s.error_message, "")
+            self.assertFalse(s.error_transient)
+            self.assertEqual(s.error_trace, [])
+            self.assertIsNone(s.structured_content)
+            self.assertEqual(s.warnings, [])
+            self.assertEqual(s.blocks, [
+                {"type": "text", "text": "Two files so far."},
+                {"type": "resource", "uri": "file:///project/src/main.rs",
+                 "mime_type": "text/rust", "text": "fn main() {}"},
+                {"type": "resource", "uri": "file:///project/src/./lib.rs",
+                 "mime_type": "text/rust", "text": "pub mod config;",
+                 "name": "lib.rs", "title": "The library",
+                 "description": "crate root",
+                 "annotations": {"audience": ["user"], "priority": 0.5},
+                 "formatted": "lib.rs (formatted by the tool)"},
+                {"type": "question", "id": "confirm",
+                 "text": "Apply these changes to a third file?",
+                 "schema": {"type": "boolean"}, "default": True},
+            ])
+            self.assertEqual(s.block(3)["id"], "confirm")
+            with self.assertRaises(IndexError):
+                s.block(4)
+            self.assertEqual(
+                s.render("/project"),
+                "Two files so far.\n\n"
+                "src/main.rs:\n```rs\nfn main() {}\n```\n\n"
+                "lib.rs (formatted by the tool)\n\n"
+                "Question [confirm]: Apply these changes to a third file?\n"
+                "Expected answer: true or false\n"
+                "Default: true")
+
+    def test_envelope_error_with_meta(self):
+        env = {
+            "content": [{"type": "text", "text": "connection refused"}],
+            "isError": True,
+            "structuredContent": {"code": 111},
+            "_meta": {"computer.jp/error": {"transient": True,
+                                            "trace": ["fetch failed", "connect()"]}},
+        }
+        with parse_json(env) as s:
+            self.assertEqual(s.kind, jptool.JPT_STATE_STOPPED)
+            self.assertTrue(s.is_error)
+            self.assertTrue(s.error_transient)
+            self.assertEqual(s.error_message, "connection refused")
+            self.assertEqual(s.error_trace, ["fetch failed", "connect()"])
+            self.assertEqual(s.structured_content, {"code": 111})
+            self.assertEqual(s.render(),
+                             "Error (transient): connection refused\n"
+                             "Trace:\n  - fetch failed\n  - connect()")
+
+    def test_envelope_status_and_string_content(self):
+        with parse_json({"content": "50% done",
+                         "_meta": {"computer.jp/status": "running"}}) as s:
+            self.assertEqual(s.kind, jptool.JPT_STATE_RUNNING)
+            self.assertEqual(s.blocks, [{"type": "text", "text": "50% done"}])
+
+    def test_tool_state_spawned_is_running(self):
+        with parse_json({"type": "spawned", "content": "started"}) as s:
+            self.assertEqual(s.kind, jptool.JPT_STATE_RUNNING)
+            self.assertEqual(s.blocks, [{"type": "text", "text": "started"}])
+
+    def test_legacy_needs_input_with_select(self):
+        with parse_json(LEGACY_NEEDS_INPUT) as s:
+            self.assertEqual(s.kind, jptool.JPT_STATE_WAITING)
+            self.assertEqual(s.warnings, [])
+            self.assertEqual(s.blocks, [
+                {"type": "text", "text": "3 commits are ready."},
+                {"type": "question", "id": "target_branch",
+                 "text": "Which branch should I merge into?",
+                 "schema": {"type": "string",
+                            "enum": ["main", "develop", "staging"]},
+                 "default": "main"},
+            ])
+            self.assertEqual(
+                s.render(),
+                "3 commits are ready.\n\n"
+                "Question [target_branch]: Which branch should I merge into?\n"
+                'Expected answer: one of "main", "develop", "staging"\n'
+                'Default: "main"')
+
+    def test_legacy_error(self):
+        with parse_json({"type": "error", "message": "disk full",
+                         "trace": ["write"], "transient": False}) as s:
+            self.assertTrue(s.is_error)
+            self.assertFalse(s.error_transient)
+            self.assertEqual(s.error_message, "disk full")
+            self.assertEqual(s.error_trace, ["write"])
+            self.assertEqual(s.blocks, [{"type": "text", "text": "disk full"}])
+            self.assertEqual(s.render(), "Error: disk full\nTrace:\n  - write")
+
+    def test_raw_invalid_utf8_survives_byte_exact(self):
+        with State.parse(b"\xff\xfe") as s:
+            self.assertEqual(s.kind, jptool.JPT_STATE_STOPPED)
+            self.assertEqual(s.warnings, [])
+            text = s.blocks[0]["text"]
+            self.assertEqual(text.encode("utf-8", errors="surrogateescape"),
+                             b"\xff\xfe")
+            # Replaced only when rendered or serialised.
+            self.assertEqual(s.render(), "\ufffd\ufffd")
+            self.assertEqual(json.loads(s.to_json()),
+                             {"content": [{"type": "text", "text": "\ufffd\ufffd"}]})
+
+    def test_nul_bytes_are_kept_by_length(self):
+        with State.parse(b"a\0b\xc3") as s:
+            text = s.blocks[0]["text"]
+            self.assertEqual(text.encode("utf-8", "surrogateescape"), b"a\0b\xc3")
+            self.assertEqual(s.render(), "a\ufffdb\ufffd")
+
+    def test_str_input_and_empty_input(self):
+        with State.parse("plain text, é") as s:
+            self.assertEqual(s.blocks, [{"type": "text", "text": "plain text, é"}])
+        with State.parse(b"") as s:
+            self.assertEqual(s.kind, jptool.JPT_STATE_STOPPED)
+            self.assertEqual(s.blocks, [{"type": "text", "text": ""}])
+
+    def test_raw_flag_keeps_json_as_text(self):
+        data = json.dumps({"content": [{"type": "text", "text": "x"}]})
+        with State.parse(data, raw=True) as s:
+            self.assertEqual(s.blocks, [{"type": "text", "text": data}])
+        with State.parse(data) as s:
+            self.assertEqual(s.blocks, [{"type": "text", "text": "x"}])
+
+    def test_json_that_is_not_a_format_is_raw_text(self):
+        for data in ('{"content": 5', '[1, 2]', '{"result": 1}'):
+            with State.parse(data) as s:
+                self.assertEqual(s.blocks, [{"type": "text", "text": data}], data)
+                self.assertFalse(s.is_error)
+
+    def test_warnings(self):
+        env = {"content": [{"type": "bogus"}, {"type": "text", "text": "kept"},
+                           {"type": "resource", "resource": {"text": "x"}}]}
+        with parse_json(env) as s:
+            self.assertEqual(s.warnings, [
+                UNKNOWN_BLOCK_WARNING,
+                "content[2]: resource block has no uri; block skipped",
+            ])
+            self.assertEqual(s.blocks, [{"type": "text", "text": "kept"}])
+        with parse_json({"type": "waiting", "content": "hm"}) as s:
+            self.assertEqual(s.kind, jptool.JPT_STATE_WAITING)
+            self.assertEqual(s.warnings, ["the state is waiting but the content "
+                                          "has no question block"])
+
+    def test_media_and_resource_link_blocks(self):
+        env = {"content": [
+            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png",
+             "annotations": {"priority": 1}},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+            {"type": "resource_link", "uri": "https://example.com/a",
+             "name": "a", "title": "A", "description": "the a",
+             "mimeType": "text/html"},
+            {"type": "resource", "resource": {"uri": "file:///p/b.bin",
+                                              "mimeType": "application/octet-stream",
+                                              "blob": "AAECAw=="}},
+        ]}
+        with parse_json(env) as s:
+            self.assertEqual(s.warnings, [])
+            self.assertEqual(s.blocks, [
+                {"type": "image", "blob": "iVBORw0KGgo=", "blob_size": 8,
+                 "mime_type": "image/png", "annotations": {"priority": 1}},
+                {"type": "audio", "blob": "AAAA", "blob_size": 3,
+                 "mime_type": "audio/wav"},
+                {"type": "resource_link", "uri": "https://example.com/a",
+                 "name": "a", "title": "A", "description": "the a",
+                 "mime_type": "text/html"},
+                {"type": "resource", "uri": "file:///p/b.bin",
+                 "mime_type": "application/octet-stream", "blob": "AAECAw==",
+                 "blob_size": 4},
+            ])
+            self.assertEqual(
+                s.render("/p"),
+                "[image: image/png, 8 bytes of image data, not shown]\n\n"
+                "[audio: audio/wav, 3 bytes of audio data, not shown]\n\n"
+                '[resource link: https://example.com/a "a", text/html]\n\n'
+                "b.bin: application/octet-stream, 4 bytes of binary data, not shown")
+
+
+class RenderTest(unittest.TestCase):
+    RESOURCE = {"content": [{"type": "resource", "resource": {
+        "uri": "file:///p/src/a.rs", "mimeType": "text/rust", "text": "fn a() {}\n"}}]}
+
+    def test_render_with_root(self):
+        with parse_json(self.RESOURCE) as s:
+            self.assertEqual(s.render("/p"), "src/a.rs:\n```rs\nfn a() {}\n```")
+            self.assertEqual(s.render("file:///p"), "src/a.rs:\n```rs\nfn a() {}\n```")
+
+    def test_render_without_root(self):
+        with parse_json(self.RESOURCE) as s:
+            self.assertEqual(s.render(),
+                             "file:///p/src/a.rs:\n```rs\nfn a() {}\n```")
+
+    def test_fence_longer_than_backticks_inside(self):
+        with State.new() as s:
+            s.add_resource("file:///p/README.md", mime_type="text/markdown",
+                           text="```sh\nls\n```")
+            self.assertEqual(s.render("/p"),
+                             "README.md:\n````markdown\n```sh\nls\n```\n````")
+
+    def test_empty_state(self):
+        with State.new("running") as s:
+            self.assertEqual(s.render(), "")
+
+
+class JsonFormsTest(unittest.TestCase):
+    def assert_round_trip(self, s, form):
+        text = s.to_json(form)
+        obj = json.loads(text)
+        self.assertEqual(json.loads(s.to_json(form, pretty=True)), obj)
+        with State.parse(text) as back:
+            self.assertEqual(back.kind, s.kind, form)
+            self.assertEqual(back.is_error, s.is_error, form)
+            self.assertEqual(back.error_message, s.error_message, form)
+            self.assertEqual(back.error_transient, s.error_transient, form)
+            self.assertEqual(back.error_trace, s.error_trace, form)
+            self.assertEqual(back.structured_content, s.structured_content, form)
+            self.assertEqual(back.blocks, s.blocks, form)
+        return obj
+
+    def test_three_forms_of_a_question(self):
+        with parse_json(ENVELOPE) as s:
+            env = self.assert_round_trip(s, "envelope")
+            self.assertEqual(env, {"content": [
+                {"type": "text", "text": "Two files so far."},
+                ENVELOPE["content"][1], ENVELOPE["content"][2],
+                ENVELOPE["content"][3]]})
+            ts = self.assert_round_trip(s, "tool_state")
+            self.assertEqual(ts["type"], "waiting")
+            self.assertEqual(ts["question"]["id"], "confirm")
+            out = self.assert_round_trip(s, "outcome")
+            self.assertEqual(out["type"], "needs_input")
+            self.assertEqual(out["question"]["answer_type"], "Boolean")
+
+    def test_three_forms_of_a_legacy_select(self):
+        with parse_json(LEGACY_NEEDS_INPUT) as s:
+            self.assertEqual(self.assert_round_trip(s, "outcome"), LEGACY_NEEDS_INPUT)
+            self.assert_round_trip(s, "tool_state")
+            self.assert_round_trip(s, "envelope")
+
+    def test_three_forms_of_success(self):
+        with State.new() as s:
+            s.add_text("done")
+            s.set_structured_content({"files": 2})
+            self.assertEqual(self.assert_round_trip(s, "envelope"),
+                             {"content": [{"type": "text", "text": "done"}],
+                              "structuredContent": {"files": 2}})
+            self.assertEqual(self.assert_round_trip(s, "tool_state"),
+                             {"type": "stopped", "result": {"Ok": "done"},
+                              "structuredContent": {"files": 2}})
+            self.assertEqual(self.assert_round_trip(s, "outcome"),
+                             {"type": "success", "content": "done",
+                              "structuredContent": {"files": 2}})
+
+    def test_three_forms_of_an_error(self):
+        with State.new() as s:
+            s.add_text("failed")
+            s.set_error("", transient=True)
+            s.add_error_trace("outer")
+            self.assertEqual(self.assert_round_trip(s, "envelope"), {
+                "content": [{"type": "text", "text": "failed"}], "isError": True,
+                "_meta": {"computer.jp/error": {"transient": True,
+                                                "trace": ["outer"]}}})
+            self.assertEqual(self.assert_round_trip(s, "tool_state"), {
+                "type": "stopped", "result": {"Err": {
+                    "message": "failed", "trace": ["outer"], "transient": True}}})
+            self.assertEqual(self.assert_round_trip(s, "outcome"), {
+                "type": "error", "message": "failed", "trace": ["outer"],
+                "transient": True})
+
+    def test_three_forms_of_an_error_with_several_blocks(self):
+        # state.h: "Every form parses back to an equal state"; content that
+        # is not one text block is written as a block array.
+        with State.new() as s:
+            s.add_text("compiling")
+            s.add_resource("file:///p/log.txt", mime_type="text/plain", text="E1\n")
+            s.set_error("build failed")
+            s.add_error_trace("cc exited 1")
+            for form in ("envelope", "tool_state", "outcome"):
+                with self.subTest(form=form):
+                    self.assert_round_trip(s, form)
+
+    def test_running_state(self):
+        with State.new(jptool.JPT_STATE_RUNNING) as s:
+            s.add_text("50%")
+            self.assertEqual(self.assert_round_trip(s, "envelope"), {
+                "content": [{"type": "text", "text": "50%"}],
+                "_meta": {"computer.jp/status": "running"}})
+            self.assertEqual(self.assert_round_trip(s, "tool_state"),
+                             {"type": "running", "content": "50%"})
+            with self.assertRaises(JptError) as cm:
+                s.to_json("outcome")
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+            self.assertEqual(cm.exception.name, "JPT_ERR_INVALID")
+            self.assertTrue(cm.exception.message)
+
+    def test_form_numbers_and_pretty(self):
+        with State.new() as s:
+            s.add_text("x")
+            self.assertEqual(s.to_json(jptool.JPT_JSON_ENVELOPE),
+                             '{"content":[{"type":"text","text":"x"}]}')
+            self.assertEqual(s.to_json(jptool.JPT_JSON_OUTCOME, pretty=True),
+                             '{\n  "type": "success",\n  "content": "x"\n}')
+            for bad in (0, 4, "xml"):
+                with self.assertRaises(JptError) as cm:
+                    s.to_json(bad)
+                self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+
+
+class BuilderTest(unittest.TestCase):
+    def assert_fails(self, status, fn, *args, message=None, **kw):
+        with self.assertRaises(JptError) as cm:
+            fn(*args, **kw)
+        self.assertEqual(cm.exception.status, status)
+        self.assertEqual(cm.exception.name, jptool.status_name(status))
+        self.assertTrue(cm.exception.message)
+        if message is not None:
+            self.assertEqual(cm.exception.message, message)
+        return cm.exception
+
+    def test_new(self):
+        for kind in (jptool.JPT_STATE_RUNNING, jptool.JPT_STATE_WAITING,
+                     jptool.JPT_STATE_STOPPED):
+            with State.new(kind) as s:
+                self.assertEqual(s.kind, kind)
+                self.assertEqual(s.blocks, [])
+        with State.new("waiting") as s:
+            self.assertEqual(s.kind, jptool.JPT_STATE_WAITING)
+        self.assert_fails(jptool.JPT_ERR_INVALID, State.new, 0)
+        self.assert_fails(jptool.JPT_ERR_INVALID, State.new, 4)
+
+    def test_every_builder(self):
+        with State.new() as s:
+            s.add_text("intro")
+            s.add_resource("file:///p/src/a.rs", mime_type="text/rust",
+                           text="fn a() {}\n", name="a.rs", title="A",
+                           description="a file", annotations={"priority": 1})
+            s.add_resource("file:///p/a.png", mime_type="image/png",
+                           blob="iVBORw0KGgo=", formatted="[a picture]")
+            s.add_question("go", "Go on?", schema={"type": "boolean"},
+                           default=False)
+            s.add_question("any", "Anything?")
+            s.add_question("nul", "Null default?", default=None)
+            s.add_block({"type": "resource_link", "uri": "https://e.com/x"})
+            s.add_block('{"type": "text", "text": "as JSON text"}')
+            s.set_structured_content([1, "two"])
+            s.set_structured_content('{"n": 3}', raw=True)
+            self.assertEqual(s.errmsg, "")
+            self.assertEqual(s.structured_content, {"n": 3})
+            self.assertEqual(s.blocks, [
+                {"type": "text", "text": "intro"},
+                {"type": "resource", "uri": "file:///p/src/a.rs",
+                 "mime_type": "text/rust", "text": "fn a() {}\n", "name": "a.rs",
+                 "title": "A", "description": "a file",
+                 "annotations": {"priority": 1}},
+                {"type": "resource", "uri": "file:///p/a.png",
+                 "mime_type": "image/png", "blob": "iVBORw0KGgo=",
+                 "blob_size": 8, "formatted": "[a picture]"},
+                {"type": "question", "id": "go", "text": "Go on?",
+                 "schema": {"type": "boolean"}, "default": False},
+                {"type": "question", "id": "any", "text": "Anything?"},
+                {"type": "question", "id": "nul", "text": "Null default?",
+                 "default": None},
+                {"type": "resource_link", "uri": "https://e.com/x"},
+                {"type": "text", "text": "as JSON text"},
+            ])
+            s.set_error("it broke", transient=True)
+            s.add_error_trace("outer")
+            s.add_error_trace("inner")
+            self.assertTrue(s.is_error)
+            self.assertEqual(s.kind, jptool.JPT_STATE_STOPPED)
+            self.assertTrue(s.error_transient)
+            self.assertEqual(s.error_message, "intro\nas JSON text\nit broke")
+            self.assertEqual(s.error_trace, ["outer", "inner"])
+            self.assertEqual(s.blocks[-1], {"type": "text", "text": "it broke"})
+
+    def test_resource_errors(self):
+        with State.new() as s:
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_resource, "file:///x",
+                              message="resource 'file:///x' has neither text nor blob")
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_resource, "file:///x",
+                              text="a", blob="AA==",
+                              message="resource 'file:///x' has both text and blob")
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_resource, "file:///x",
+                              blob="not base64!",
+                              message="resource 'file:///x': blob is not valid base64")
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_resource, "file:///x",
+                              text="a", annotations=[1])
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_resource, "", text="a")
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_resource,
+                              b"file:///\xff", text="a")
+            self.assertTrue(s.errmsg)
+            # On failure the state is unchanged.
+            self.assertEqual(s.blocks, [])
+
+    def test_question_errors(self):
+        with State.new() as s:
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_question, "", "text",
+                              message="question has an empty id")
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_question, "q", "t",
+                              schema="string")
+            self.assertEqual(s.blocks, [])
+
+    def test_question_schema_must_be_an_object_or_boolean(self):
+        # state.h: JPT_ERR_INVALID for "a schema that is neither an object
+        # nor a boolean"; true / false are JSON Schema's boolean schemas.
+        with State.new() as s:
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_question, "q", "t",
+                              schema=3)
+            self.assertEqual(s.blocks, [])
+            s.add_question("q", "t", schema=True)
+            self.assertEqual(s.blocks[0]["schema"], True)
+
+    def test_block_and_structured_content_errors(self):
+        with State.new() as s:
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_block, {"type": "bogus"},
+                              message="unknown block type 'bogus'")
+            self.assert_fails(jptool.JPT_ERR_INVALID, s.add_block, "[1]",
+                              message="block is array, not an object")
+            e = self.assert_fails(jptool.JPT_ERR_INVALID, s.add_block, "{nope")
+            self.assertTrue(e.message.startswith("block is not a JSON object: "))
+            e = self.assert_fails(jptool.JPT_ERR_INVALID, s.set_structured_content,
+                                  "{nope", raw=True)
+            self.assertTrue(e.message.startswith("structuredContent is not JSON: "))
+            self.assertIsNone(s.structured_content)
+            self.assertEqual(s.blocks, [])
+
+    def test_error_ends_content(self):
+        with State.new() as s:
+            self.assert_fails(jptool.JPT_ERR_STATE, s.add_error_trace, "x",
+                              message="no error is set to add a trace to")
+            s.set_error("boom")
+            msg = "the error is set; content can no longer be added"
+            self.assert_fails(jptool.JPT_ERR_STATE, s.add_text, "x", message=msg)
+            self.assert_fails(jptool.JPT_ERR_STATE, s.add_resource, "file:///x",
+                              text="x", message=msg)
+            self.assert_fails(jptool.JPT_ERR_STATE, s.add_question, "q", "t",
+                              message=msg)
+            self.assert_fails(jptool.JPT_ERR_STATE, s.add_block,
+                              {"type": "text", "text": "x"}, message=msg)
+            s.add_error_trace("still allowed")
+            s.set_structured_content({"still": "allowed"})
+            self.assertEqual(s.blocks, [{"type": "text", "text": "boom"}])
+            self.assertEqual(s.error_message, "boom")
+
+    def test_shared_state_refuses_builders(self):
+        s = State.new()
+        s.add_text("mine")
+        s.set_error("err")
+        other = s.ref()
+        msg = "the state is shared and can no longer change"
+        for state in (s, other):
+            self.assert_fails(jptool.JPT_ERR_STATE, state.add_text, "x", message=msg)
+            self.assert_fails(jptool.JPT_ERR_STATE, state.add_resource,
+                              "file:///x", text="x", message=msg)
+            self.assert_fails(jptool.JPT_ERR_STATE, state.add_question, "q", "t",
+                              message=msg)
+            self.assert_fails(jptool.JPT_ERR_STATE, state.add_block,
+                              {"type": "text", "text": "x"}, message=msg)
+            self.assert_fails(jptool.JPT_ERR_STATE, state.set_structured_content,
+                              1, message=msg)
+            self.assert_fails(jptool.JPT_ERR_STATE, state.set_error, "x", message=msg)
+            self.assert_fails(jptool.JPT_ERR_STATE, state.add_error_trace, "x",
+                              message=msg)
+        # Both objects read the same state; closing one keeps the other.
+        self.assertEqual(other.blocks, s.blocks)
+        s.close()
+        self.assertTrue(s.closed)
+        self.assertEqual(other.blocks, [{"type": "text", "text": "mine"},
+                                        {"type": "text", "text": "err"}])
+        other.close()
+
+    def test_state_stays_immutable_after_ref(self):
+        # state.h, jpt_state_ref: "The state becomes immutable." Dropping
+        # the extra reference does not make it mutable again.
+        with State.new() as s:
+            s.ref().close()
+            self.assert_fails(jptool.JPT_ERR_STATE, s.add_text, "x",
+                              message="the state is shared and can no longer change")
+            self.assertEqual(s.blocks, [])
+
+    def test_closed_state(self):
+        s = State.new()
+        s.close()
+        s.close()
+        with self.assertRaises(ValueError):
+            s.blocks
+        with self.assertRaises(ValueError):
+            s.add_text("x")
+        # Dropped without close(): __del__ releases the reference.
+        State.parse(b"x")
+        gc.collect()
+
+    def test_argument_checks(self):
+        with State.new() as s:
+            with self.assertRaises(ValueError):
+                s.add_text("a\0b")
+            with self.assertRaises(TypeError):
+                s.add_text(5)
+            with self.assertRaises(ValueError):
+                s.set_structured_content(float("nan"))
+            with self.assertRaises(TypeError):
+                State.parse(5)
+
+
+class HelperTest(unittest.TestCase):
+    def test_uri_canonicalize(self):
+        cases = [
+            (("file:///project/./src/../src/main.rs",), "file:///project/src/main.rs"),
+            (("file:///project/./src/../src/main.rs", "/project"), "src/main.rs"),
+            (("file:///project/src//main.rs/", "file:///project"), "src/main.rs"),
+            (("file:///project", "/project"), "."),
+            (("file:///project-evil/x", "/project"), "file:///project-evil/x"),
+            (("src/../lib.rs", "/project"), "lib.rs"),
+            (("/etc/passwd", "/project"), "file:///etc/passwd"),
+            (("file:///a%20b/c%7e",), "file:///a%20b/c~"),
+            (("HTTPS://Example.COM:443/a/./b/../c",), "https://example.com/a/c"),
+            (("http://h:8080/x",), "http://h:8080/x"),
+            (("URN:isbn:0451450523",), "urn:isbn:0451450523"),
+        ]
+        for args, expected in cases:
+            self.assertEqual(jptool.uri_canonicalize(*args), expected, args)
+
+    def test_uri_percent_encoding_is_normalised(self):
+        # state.h: "percent-encoding normalised (unreserved characters
+        # decoded, hex digits uppercase)".
+        self.assertEqual(jptool.uri_canonicalize("https://h/a%7eb%2fc?q=%3d"),
+                         "https://h/a~b%2Fc?q=%3D")
+
+    def test_uri_errors(self):
+        for uri in ("", "file://remote.host/x", "file:///a%00b",
+                    "https://exa mple.com/"):
+            with self.assertRaises(JptError) as cm:
+                jptool.uri_canonicalize(uri)
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID, uri)
+            self.assertEqual(cm.exception.message,
+                             "invalid argument or malformed input")
+
+    def test_mime_fence_lang(self):
+        cases = {
+            "text/rust": "rs",
+            "text/x-python": "python",
+            "application/json": "json",
+            "TEXT/Rust; charset=utf-8": "rs",
+            "application/vnd.api+json": "json",
+            "image/svg+xml": "xml",
+            "application/octet-stream": None,
+            "": None,
+            None: None,
+        }
+        for mime, lang in cases.items():
+            self.assertEqual(jptool.mime_fence_lang(mime), lang, mime)
+
+    def test_schema_check_success(self):
+        schema = {"type": "object", "required": ["files"],
+                  "properties": {"files": {"type": "array",
+                                           "items": {"type": "string"}}}}
+        self.assertEqual(jptool.schema_check(schema, {"files": ["a", "b"]}),
+                         (True, None))
+        self.assertEqual(jptool.schema_check('{"type": "integer"}', "3",
+                                             raw_schema=True, raw_value=True),
+                         (True, None))
+        self.assertEqual(jptool.schema_check(True, None), (True, None))
+
+    def test_schema_check_failure(self):
+        schema = {"type": "object",
+                  "properties": {"files": {"type": "array",
+                                           "items": {"type": "string"}}}}
+        self.assertEqual(jptool.schema_check(schema, {"files": ["a", "b", 3]}),
+                         (False, "at /files/2: expected string, got integer"))
+        self.assertEqual(jptool.schema_check({"enum": ["a", "b"]}, "c"),
+                         (False, 'at the top level: "c" is not one of ["a","b"]'))
+        self.assertEqual(jptool.schema_check({"required": ["a"]}, {}),
+                         (False, 'at the top level: missing required property "a"'))
+        self.assertEqual(jptool.schema_check(False, 1),
+                         (False, "at the top level: no value is allowed here"))
+        ok, why = jptool.schema_check({"type": "object"}, "1,", raw_value=True)
+        self.assertFalse(ok)
+        self.assertTrue(why.startswith("the value is not JSON: "), why)
+        ok, why = jptool.schema_check(b"{", "1", raw_schema=True, raw_value=True)
+        self.assertFalse(ok)
+        self.assertTrue(why.startswith("the schema is not JSON: "), why)
+
+
+class LogTest(unittest.TestCase):
+    def tearDown(self):
+        jptool.set_log(None)
+
+    def test_warning_of_a_malformed_block_is_logged(self):
+        got = []
+        jptool.set_log(lambda level, msg: got.append((level, msg)),
+                       jptool.JPT_LOG_WARNING)
+        with State.parse('{"content": [{"type": "bogus"}]}') as s:
+            self.assertEqual(s.warnings, [UNKNOWN_BLOCK_WARNING])
+        self.assertEqual(len(got), 1, got)
+        level, msg = got[0]
+        self.assertEqual(level, 2)
+        self.assertEqual(level, jptool.JPT_LOG_WARNING)
+        self.assertIsInstance(msg, str)
+        self.assertTrue(msg.endswith(UNKNOWN_BLOCK_WARNING), msg)
+        self.assertNotIn("\n", msg)
+
+    def test_min_level_filters(self):
+        got = []
+        jptool.set_log(lambda level, msg: got.append(level), jptool.JPT_LOG_ERROR)
+        State.parse('{"content": [{"type": "bogus"}]}').close()
+        self.assertEqual(got, [])
+
+    def test_removed_function_is_not_called(self):
+        got = []
+        jptool.set_log(lambda level, msg: got.append(level), jptool.JPT_LOG_DEBUG)
+        jptool.set_log(None)
+        State.parse('{"content": [{"type": "bogus"}]}').close()
+        self.assertEqual(got, [])
+
+    def test_rejects_non_callable(self):
+        with self.assertRaises(TypeError):
+            jptool.set_log(42)
+
+
+class CApiContractTest(unittest.TestCase):
+    """Points of the C contract the Python surface does not reach, checked
+    through the declared prototypes."""
+
+    lib = jptool._lib
+
+    def test_null_safety_and_ranges(self):
+        self.assertFalse(self.lib.jpt_state_ref(None))
+        self.lib.jpt_state_unref(None)
+        self.lib.jpt_free(None)
+        with parse_json({"content": [{"type": "bogus"}, {"type": "text", "text": "t"}],
+                         "isError": True,
+                         "_meta": {"computer.jp/error": {"trace": ["a"]}}}) as s:
+            p = s._ptr
+            self.assertEqual(self.lib.jpt_state_block_count(p), 1)
+            self.assertEqual(self.lib.jpt_state_block_type(p, 0), jptool.JPT_BLOCK_TEXT)
+            self.assertEqual(self.lib.jpt_state_block_type(p, 1), 0)
+            n = ctypes.c_size_t(99)
+            ptr = self.lib.jpt_state_block_field(p, 0, jptool.JPT_FIELD_TEXT,
+                                                 ctypes.byref(n))
+            self.assertEqual(ctypes.string_at(ptr, n.value), b"t")
+            self.assertIsNotNone(self.lib.jpt_state_block_field(
+                p, 0, jptool.JPT_FIELD_TEXT, None))
+            for i, field in ((1, jptool.JPT_FIELD_TEXT), (0, 0), (0, 14),
+                             (0, jptool.JPT_FIELD_URI)):
+                self.assertIsNone(self.lib.jpt_state_block_field(p, i, field, None))
+            self.assertEqual(self.lib.jpt_state_error_trace_count(p), 1)
+            self.assertEqual(self.lib.jpt_state_error_trace(p, 0), b"a")
+            self.assertIsNone(self.lib.jpt_state_error_trace(p, 1))
+            self.assertEqual(self.lib.jpt_state_warning_count(p), 1)
+            self.assertIsNone(self.lib.jpt_state_warning(p, 1))
+            self.assertIsNone(self.lib.jpt_state_structured_content(p))
+            out = ctypes.c_void_p()
+            self.assertEqual(self.lib.jpt_state_to_json(p, jptool.JPT_JSON_ENVELOPE,
+                                                        2, ctypes.byref(out)),
+                             jptool.JPT_ERR_INVALID)
+            self.assertIsNone(out.value)
+            self.assertEqual(self.lib.jpt_state_render(p, None, ctypes.byref(out)),
+                             jptool.JPT_OK)
+            self.assertEqual(jptool._take_string(out), "Error: t\nTrace:\n  - a")
+            small = jptool._RenderOptions(ctypes.sizeof(jptool._RenderOptions) - 1)
+            self.assertEqual(self.lib.jpt_state_render(p, ctypes.byref(small),
+                                                       ctypes.byref(out)),
+                             jptool.JPT_ERR_INVALID)
+
+    def test_parse_arguments(self):
+        out = jptool._StatePtr()
+        self.assertEqual(self.lib.jpt_state_parse(b"x", 1, 2, ctypes.byref(out)),
+                         jptool.JPT_ERR_INVALID)
+        self.assertEqual(self.lib.jpt_state_parse(None, 1, 0, ctypes.byref(out)),
+                         jptool.JPT_ERR_INVALID)
+        self.assertEqual(self.lib.jpt_state_parse(None, 0, 0, ctypes.byref(out)),
+                         jptool.JPT_OK)
+        State(out).close()
+
+    def test_builder_null_arguments(self):
+        with State.new() as s:
+            p = s._ptr
+            self.assertEqual(self.lib.jpt_state_add_text(p, None),
+                             jptool.JPT_ERR_INVALID)
+            self.assertEqual(s.errmsg, "text block: text is NULL")
+            self.assertEqual(self.lib.jpt_state_add_question(p, b"q", None, None, None),
+                             jptool.JPT_ERR_INVALID)
+            self.assertEqual(self.lib.jpt_state_add_block_json(p, None),
+                             jptool.JPT_ERR_INVALID)
+            self.assertEqual(self.lib.jpt_state_set_structured_content(p, None),
+                             jptool.JPT_ERR_INVALID)
+            self.assertEqual(self.lib.jpt_state_set_error(p, None, 0),
+                             jptool.JPT_ERR_INVALID)
+            small = jptool._Resource(ctypes.sizeof(jptool._Resource) - 1, b"file:///x",
+                                     None, b"t")
+            self.assertEqual(self.lib.jpt_state_add_resource(p, ctypes.byref(small)),
+                             jptool.JPT_ERR_INVALID)
+            self.assertEqual(s.blocks, [])
+            self.assertEqual(self.lib.jpt_schema_check(None, b"1", None),
+                             jptool.JPT_ERR_INVALID)
+            self.assertEqual(self.lib.jpt_schema_check(b"true", b"1", None),
+                             jptool.JPT_OK)
+
+
+if __name__ == "__main__":
+    unittest.main()
