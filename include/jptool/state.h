@@ -53,6 +53,9 @@ typedef struct jpt_state jpt_state;
 /* Parses a tool's output into a new state (one reference, owned by the
  * caller). The formats are detected in this order:
  *
+ * A top-level `type` naming a ToolState or Outcome variant decides first
+ * (RFD 009's detection rule; envelopes have no top-level `type`):
+ *
  *  1. RFD 058 envelope / MCP CallToolResult: a JSON object with a `content`
  *     array (or a `content` string, D11's form, which is one text block), and
  *     optionally `isError`, `structuredContent`, `_meta."computer.jp/error"`
@@ -60,8 +63,8 @@ typedef struct jpt_state jpt_state;
  *     ("running" | "waiting" | "stopped"; absent means stopped, or waiting
  *     when the content holds a question block — a one-shot tool asking).
  *  2. RFD 009 ToolState: an object whose `type` is "running", "waiting",
- *     "stopped" or "spawned" (read as running), with `content` (string or
- *     block array), `question`, and `result` as {"Ok": …} or {"Err":
+ *     "stopped" or "spawned" (read as running), with `content` (a string, ""
+ *     meaning none, or a block array), `question`, and `result` as {"Ok": …} or {"Err":
  *     {"message", "trace", "transient"}}.
  *  3. JP's legacy Outcome: `type` "success", "error" or "needs_input", mapped
  *     as RFD 009's table says. JP's Question ({id, text, pre_amble?,
@@ -109,7 +112,8 @@ JPT_EXPORT const char *jpt_state_error_message(const jpt_state *s);
 /* 1 if the error is transient (retrying may succeed), else 0. */
 JPT_EXPORT int jpt_state_error_transient(const jpt_state *s);
 
-/* The error's source chain, outermost first. Index out of range: NULL. */
+/* The error's source chain, outermost first. Index out of range: NULL.
+ * Trace lines are C strings: a line holding a NUL byte is cut there. */
 JPT_EXPORT size_t jpt_state_error_trace_count(const jpt_state *s);
 JPT_EXPORT const char *jpt_state_error_trace(const jpt_state *s, size_t i);
 

@@ -27,10 +27,58 @@ int jpt__json_dump_buf(const json_t *v, size_t flags, jpt__buf *b)
                                                             : JPT_OK;
 }
 
+static bool contains_real(const json_t *v)
+{
+    const char *key;
+    size_t i;
+    json_t *member;
+
+    switch (json_typeof(v)) {
+    case JSON_REAL:
+        return true;
+    case JSON_OBJECT:
+        json_object_foreach((json_t *)v, key, member) if (contains_real(member)) return true;
+        return false;
+    case JSON_ARRAY:
+        json_array_foreach(v, i, member) if (contains_real(member)) return true;
+        return false;
+    default:
+        return false;
+    }
+}
+
+/* jansson writes reals with 17 significant digits, which turns a tool's 0.2
+ * into 0.20000000000000001. Fifteen digits give the short form whenever it
+ * reads back as the same numbers; otherwise the 17 digits stay. */
+static size_t real_precision(const json_t *v, size_t flags, int *rc)
+{
+    jpt__buf b = JPT__BUF_INIT;
+    json_t *back = NULL;
+    json_error_t err;
+    size_t shorter = flags | JSON_REAL_PRECISION(15);
+
+    *rc = JPT_OK;
+    if (!contains_real(v))
+        return flags;
+    if ((*rc = jpt__json_dump_buf(v, shorter, &b)) == JPT_OK)
+        *rc = jpt__json_load(b.data, b.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &back,
+                             &err);
+    bool same = *rc == JPT_OK && json_equal(v, back);
+    json_decref(back);
+    jpt__buf_free(&b);
+    if (*rc == JPT_ERR_INVALID)
+        *rc = JPT_OK;
+    return same ? shorter : flags;
+}
+
 int jpt__json_dump(const json_t *v, size_t flags, char **out)
 {
     jpt__buf b = JPT__BUF_INIT;
-    int rc = jpt__json_dump_buf(v, flags, &b);
+    int rc;
+
+    flags = real_precision(v, flags, &rc);
+    if (rc == JPT_OK)
+        rc = jpt__json_dump_buf(v, flags, &b);
 
     if (rc < 0) {
         jpt__buf_free(&b);

@@ -162,9 +162,11 @@ static int take_tool_error(jpt_state *s, const json_t *err, const char *where)
         rc = jpt__state_warn(s, "%s.message is %s, not a string; ignored", where,
                              jpt__json_type_name(message));
     else if (json_string_length(message) > 0) {
+        size_t len = json_string_length(message);
         rc = jpt__state_set_error_from_blocks(s, false);
-        if (rc == JPT_OK && strcmp(s->error_message, json_string_value(message)) != 0)
-            rc = add_text(s, json_string_value(message), json_string_length(message));
+        if (rc == JPT_OK && (s->error_message_len != len ||
+                             memcmp(s->error_message, json_string_value(message), len) != 0))
+            rc = add_text(s, json_string_value(message), len);
     }
     if (rc < 0)
         return rc;

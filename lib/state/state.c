@@ -119,11 +119,13 @@ int jpt__state_set_error_from_blocks(jpt_state *s, bool transient)
             return JPT_ERR_NOMEM;
         }
     }
+    size_t len = msg.len;
     char *text = jpt__buf_take(&msg);
     if (text == NULL)
         return JPT_ERR_NOMEM;
     jpt__free(s->error_message);
     s->error_message = text;
+    s->error_message_len = len;
     s->is_error = true;
     s->transient = transient;
     s->kind = JPT_STATE_STOPPED;

@@ -39,6 +39,7 @@ struct jpt_state {
     bool is_error;
     bool transient;
     char *error_message; /* NULL when not an error */
+    size_t error_message_len; /* it may hold NUL bytes from the text blocks */
     jpt__strv trace;
     jpt__block *blocks;
     size_t nblocks;

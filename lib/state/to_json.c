@@ -81,7 +81,7 @@ static json_t *trace_array(const jpt_state *s)
 static void set_tool_error(writer *w, json_t *obj, json_t *content_obj,
                            const jpt_state *s)
 {
-    jpt__field msg = {s->error_message, strlen(s->error_message)};
+    jpt__field msg = {s->error_message, s->error_message_len};
 
     set(w, obj, "message", jpt__json_from_field(&msg));
     set(w, obj, "trace", trace_array(s));
