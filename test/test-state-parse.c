@@ -1005,7 +1005,7 @@ static void block_that_is_not_an_object_is_skipped_with_warning(void **state)
     (void)state;
     jpt_state *s = parse_with_warning(
         "{\"content\":[{\"type\":\"text\",\"text\":\"a\"},\"b\"]}", 1,
-        "content[1]: block is string, not an object; block skipped");
+        "content[1]: block is a string, not an object; block skipped");
 
     assert_text_block(s, 0, "a");
     jpt_state_unref(s);
@@ -1025,7 +1025,7 @@ static void annotations_that_are_not_an_object_skip_the_block_with_warning(void 
     jpt_state *s = parse_with_warning(
         "{\"content\":[{\"type\":\"resource\",\"resource\":{\"uri\":\"file:///a.txt\","
         "\"text\":\"a\"},\"annotations\":[\"user\"]}]}",
-        0, "content[0]: resource 'file:///a.txt': annotations are array, not an object; "
+        0, "content[0]: resource 'file:///a.txt': annotations are an array, not an object; "
            "block skipped");
     jpt_state_unref(s);
 }
@@ -1035,7 +1035,7 @@ static void is_error_that_is_not_boolean_reads_as_false_with_warning(void **stat
     (void)state;
     jpt_state *s = parse_with_warning(
         "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"isError\":\"yes\"}", 1,
-        "isError is string, not a boolean; read as false");
+        "isError is a string, not a boolean; read as false");
 
     assert_int_equal(jpt_state_kind(s), JPT_STATE_STOPPED);
     assert_no_error(s);
@@ -1047,7 +1047,7 @@ static void meta_that_is_not_an_object_is_ignored_with_warning(void **state)
     (void)state;
     jpt_state *s = parse_with_warning(
         "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"_meta\":[\"running\"]}", 1,
-        "_meta is array, not an object; ignored");
+        "_meta is an array, not an object; ignored");
 
     assert_int_equal(jpt_state_kind(s), JPT_STATE_STOPPED);
     jpt_state_unref(s);
@@ -1127,7 +1127,7 @@ static void content_number_is_raw_text_with_warning(void **state)
     jpt_state *s = tu_parse(data);
 
     assert_raw(s, data, sizeof(data) - 1);
-    assert_warnings(s, STRINGS("content is integer, not an array or string; the "
+    assert_warnings(s, STRINGS("content is an integer, not an array or string; the "
                                 "output is read as raw text"));
     jpt_state_unref(s);
 }

@@ -89,8 +89,9 @@ JPT_EXPORT int jpt_state_parse(const char *data, size_t len, unsigned flags,
 /* ---- Reference counting -------------------------------------------------- */
 
 /* Adds a reference and returns `s`. From then on the state is immutable,
- * even after the extra reference is dropped. NULL-safe.
- * The count is atomic, so a shared state may be read from several threads. */
+ * even after the extra reference is dropped. NULL-safe. The count is
+ * atomic, so a shared state may be read from several threads (its
+ * jpt_state_errmsg() text excepted, which a refused builder call sets). */
 JPT_EXPORT jpt_state *jpt_state_ref(jpt_state *s);
 
 /* Drops a reference; the last one frees the state. NULL-safe. */
@@ -287,7 +288,8 @@ JPT_EXPORT int jpt_state_render(const jpt_state *s,
  *
  * File URIs (and bare paths, which are read as file paths, relative ones
  * against `root`): percent-decoding, `.` and `..` resolved, `//` collapsed,
- * trailing slash dropped. A path beneath `root` (a path or file:// URI; may
+ * trailing slash dropped, query and fragment dropped (they name no other
+ * file). A path beneath `root` (a path or file:// URI; may
  * be NULL) is returned relative to it ("src/main.rs", or "." for the root
  * itself); any other path as a file:///… URI with canonical percent-encoding.
  * Other URIs with an authority (https://…): lowercase scheme and host, default
@@ -296,7 +298,8 @@ JPT_EXPORT int jpt_state_render(const jpt_state *s,
  * lowercase scheme. Parsing uses libcurl's URL API.
  *
  * Errors: JPT_ERR_INVALID (NULL or empty URI, NULL out, a URI libcurl
- * rejects, a file URI naming a remote host, an encoded NUL byte, a root that
+ * rejects, a file URI naming a remote host or holding an encoded NUL byte
+ * (no file name can), a root that
  * is not an absolute path or file URI), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_uri_canonicalize(const char *uri, const char *root,
                                     char **out);

@@ -94,5 +94,7 @@ int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
 /* The JSON type name a schema uses: "object", "array", "string", "integer",
  * "number", "boolean" or "null". */
 const char *jpt__json_type_name(const json_t *v);
+/* The type as a message says it: "an integer", "a string", "null". */
+const char *jpt__json_type_phrase(const json_t *v);
 
 #endif /* JPT_LIB_COMMON_H */

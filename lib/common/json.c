@@ -126,3 +126,25 @@ int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
         return JPT_ERR_NOMEM;
     return JPT_ERR_INVALID;
 }
+
+const char *jpt__json_type_phrase(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        return "null";
+    }
+    return "unknown";
+}

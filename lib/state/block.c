@@ -20,9 +20,8 @@ static int take_string(const json_t *obj, const char *key, bool required,
     if (v == NULL)
         return required ? WHY("%s has no %s", what, key) : JPT_OK;
     if (!json_is_string(v))
-        return WHY("%s: %s is %s %s, not a string", what, key,
-                   json_is_array(v) || json_is_object(v) ? "an" : "a",
-                   jpt__json_type_name(v));
+        return WHY("%s: %s is %s, not a string", what, key,
+                   jpt__json_type_phrase(v));
     return jpt__field_set(f, json_string_value(v), json_string_length(v));
 }
 
@@ -86,7 +85,7 @@ static int take_annotations(const json_t *block, const json_t *inner,
         return JPT_OK;
     if (!json_is_object(a))
         return WHY("%s: annotations are %s, not an object", what,
-                   jpt__json_type_name(a));
+                   jpt__json_type_phrase(a));
     return jpt__field_set_json(&b->f[JPT_FIELD_ANNOTATIONS], a);
 }
 
@@ -133,7 +132,7 @@ int jpt__question_from_json(const json_t *q, jpt__block *out,
     out->type = JPT_BLOCK_QUESTION;
     *pre_amble = NULL;
     if (!json_is_object(q))
-        return WHY("question is %s, not an object", jpt__json_type_name(q));
+        return WHY("question is %s, not an object", jpt__json_type_phrase(q));
     if ((rc = take_string(q, "id", true, &out->f[JPT_FIELD_ID], "question",
                           why, why_len)) < 0)
         goto fail;
@@ -150,8 +149,8 @@ int jpt__question_from_json(const json_t *q, jpt__block *out,
     const json_t *answer_type = json_object_get(q, "answer_type");
     if (schema != NULL) {
         if (!json_is_object(schema) && !json_is_boolean(schema)) {
-            rc = WHY("%s: schema is %s, not an object", what,
-                     jpt__json_type_name(schema));
+            rc = WHY("%s: schema is %s, not an object or a boolean", what,
+                     jpt__json_type_phrase(schema));
             goto fail;
         }
         rc = jpt__field_set_json(&out->f[JPT_FIELD_SCHEMA], schema);
@@ -170,7 +169,7 @@ int jpt__question_from_json(const json_t *q, jpt__block *out,
     if (pre != NULL && !json_is_null(pre)) {
         if (!json_is_string(pre)) {
             rc = WHY("%s: pre_amble is %s, not a string", what,
-                     jpt__json_type_name(pre));
+                     jpt__json_type_phrase(pre));
             goto fail;
         }
         *pre_amble = json_string_value(pre);
@@ -266,12 +265,12 @@ int jpt__block_from_json(const json_t *j, jpt__block *out, jpt__block *pre,
     memset(out, 0, sizeof(*out));
     memset(pre, 0, sizeof(*pre));
     if (!json_is_object(j))
-        return WHY("block is %s, not an object", jpt__json_type_name(j));
+        return WHY("block is %s, not an object", jpt__json_type_phrase(j));
     const json_t *type = json_object_get(j, "type");
     if (type == NULL)
         return WHY("block has no type");
     if (!json_is_string(type))
-        return WHY("block type is %s, not a string", jpt__json_type_name(type));
+        return WHY("block type is %s, not a string", jpt__json_type_phrase(type));
 
     const char *t = json_string_value(type);
     if (strcmp(t, "text") == 0) {

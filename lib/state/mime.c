@@ -73,6 +73,7 @@ static const struct {
     {"text/x-ruby", "ruby"},
     {"text/x-rust", "rs"},
     {"text/x-scala", "scala"},
+    {"text/x-script.python", "python"},
     {"text/x-sh", "bash"},
     {"text/x-shellscript", "bash"},
     {"text/x-sql", "sql"},

@@ -65,7 +65,7 @@ static int add_content_value(jpt_state *s, const json_t *content,
     if (json_is_array(content))
         return add_content_array(s, content, where);
     return jpt__state_warn(s, "%s is %s, not a string or block array; ignored",
-                           where, jpt__json_type_name(content));
+                           where, jpt__json_type_phrase(content));
 }
 
 static bool has_question_id(const jpt_state *s, const jpt__field *id)
@@ -118,11 +118,11 @@ static int take_trace(jpt_state *s, const json_t *trace, const char *where)
         return JPT_OK;
     if (!json_is_array(trace))
         return jpt__state_warn(s, "%s.trace is %s, not an array; ignored", where,
-                               jpt__json_type_name(trace));
+                               jpt__json_type_phrase(trace));
     json_array_foreach(trace, i, line) {
         if (!json_is_string(line))
             rc = jpt__state_warn(s, "%s.trace[%zu] is %s, not a string; ignored",
-                                 where, i, jpt__json_type_name(line));
+                                 where, i, jpt__json_type_phrase(line));
         else
             rc = jpt__strv_push(&s->trace, json_string_value(line),
                                 json_string_length(line));
@@ -140,7 +140,7 @@ static int take_bool(jpt_state *s, const json_t *v, const char *where,
         return JPT_OK;
     if (!json_is_boolean(v))
         return jpt__state_warn(s, "%s is %s, not a boolean; read as false",
-                               where, jpt__json_type_name(v));
+                               where, jpt__json_type_phrase(v));
     *out = json_is_true(v);
     return JPT_OK;
 }
@@ -160,7 +160,7 @@ static int take_tool_error(jpt_state *s, const json_t *err, const char *where)
         rc = jpt__state_warn(s, "%s has no message", where);
     else if (!json_is_string(message))
         rc = jpt__state_warn(s, "%s.message is %s, not a string; ignored", where,
-                             jpt__json_type_name(message));
+                             jpt__json_type_phrase(message));
     else if (json_string_length(message) > 0) {
         size_t len = json_string_length(message);
         rc = jpt__state_set_error_from_blocks(s, false);
@@ -245,7 +245,7 @@ static int parse_envelope(jpt_state *s, const json_t *root)
 
     if (meta != NULL && !json_is_object(meta)) {
         if ((rc = jpt__state_warn(s, "_meta is %s, not an object; ignored",
-                                  jpt__json_type_name(meta))) < 0)
+                                  jpt__json_type_phrase(meta))) < 0)
             return rc;
     } else if (meta != NULL) {
         status = json_object_get(meta, "computer.jp/status");
@@ -274,7 +274,7 @@ static int parse_envelope(jpt_state *s, const json_t *root)
                                 "not true; ignored");
     else if (err_meta != NULL && !json_is_object(err_meta))
         rc = jpt__state_warn(s, "_meta.computer.jp/error is %s, not an object; "
-                                "ignored", jpt__json_type_name(err_meta));
+                                "ignored", jpt__json_type_phrase(err_meta));
     else if (err_meta != NULL &&
              (rc = take_bool(s, json_object_get(err_meta, "transient"),
                              "_meta.computer.jp/error.transient", &transient)) == 0)
@@ -317,7 +317,7 @@ static int parse_tool_state(jpt_state *s, const json_t *root, int kind)
                 rc = json_is_object(err)
                          ? take_tool_error(s, err, "error")
                          : jpt__state_warn(s, "error is %s, not an object; ignored",
-                                           jpt__json_type_name(err));
+                                           jpt__json_type_phrase(err));
         } else if (ok != NULL && json_object_size(result) == 1)
             rc = add_content_value(s, ok, "result.Ok");
         else if (json_is_object(err) && json_object_size(result) == 1)
@@ -394,7 +394,7 @@ static int parse_object(jpt_state *s, const json_t *root, bool *recognised)
     if (content != NULL)
         return jpt__state_warn(s, "content is %s, not an array or string; the "
                                   "output is read as raw text",
-                               jpt__json_type_name(content));
+                               jpt__json_type_phrase(content));
     return JPT_OK;
 }
 

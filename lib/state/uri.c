@@ -275,22 +275,30 @@ static CURLUcode lowercase_host(CURLU *h)
     return code;
 }
 
-/* libcurl parses, resolves dot segments and drops the default port; the
- * percent-encoding is normalised afterwards on the whole URL, because
- * libcurl rewrites escapes in parts set back into it. */
+/* RFC 3986 §6.2.2: escapes are normalised first (so "%2E%2E" is a dot
+ * segment), then libcurl parses, resolves dot segments and drops the
+ * default port. The result is normalised once more because libcurl rewrites
+ * the escapes of a part set back into it (the host). */
 static int canonicalize_hierarchical(const char *uri, jpt__buf *out)
 {
-    CURLU *h = curl_url();
+    jpt__buf pre = JPT__BUF_INIT;
+    CURLU *h = NULL;
     char *url = NULL;
+    int rc = normalize_percent(uri, &pre);
 
-    if (h == NULL)
-        return JPT_ERR_NOMEM;
-    CURLUcode code = curl_url_set(h, CURLUPART_URL, uri, CURLU_NON_SUPPORT_SCHEME);
+    if (rc == JPT_OK && pre.data != NULL && (h = curl_url()) == NULL)
+        rc = JPT_ERR_NOMEM;
+    if (rc < 0 || pre.data == NULL) {
+        jpt__buf_free(&pre);
+        return rc < 0 ? rc : JPT_ERR_NOMEM;
+    }
+    CURLUcode code = curl_url_set(h, CURLUPART_URL, pre.data, CURLU_NON_SUPPORT_SCHEME);
+    jpt__buf_free(&pre);
     if (code == CURLUE_OK)
         code = lowercase_host(h);
     if (code == CURLUE_OK)
         code = curl_url_get(h, CURLUPART_URL, &url, CURLU_NO_DEFAULT_PORT);
-    int rc = code == CURLUE_OK ? normalize_percent(url, out) : curl_status(code);
+    rc = code == CURLUE_OK ? normalize_percent(url, out) : curl_status(code);
     curl_free(url);
     curl_url_cleanup(h);
     return rc;
@@ -317,6 +325,10 @@ JPT_EXPORT int jpt_uri_canonicalize(const char *uri, const char *root,
     if (uri == NULL || uri[0] == '\0')
         return JPT_ERR_INVALID;
 
+    /* The root is checked even when this URI does not need it, so that a
+     * bad root fails the same way for every URI. */
+    if (root != NULL && (rc = jpt__uri_check_root(root)) < 0)
+        return rc;
     size_t scheme_len = scheme_length(uri);
     if (scheme_len == 0 || is_file_scheme(uri, scheme_len))
         rc = canonicalize_file(uri, root, &b);

@@ -554,7 +554,7 @@ class BuilderTest(unittest.TestCase):
             self.assert_fails(jptool.JPT_ERR_INVALID, s.add_block, {"type": "bogus"},
                               message="unknown block type 'bogus'")
             self.assert_fails(jptool.JPT_ERR_INVALID, s.add_block, "[1]",
-                              message="block is array, not an object")
+                              message="block is an array, not an object")
             e = self.assert_fails(jptool.JPT_ERR_INVALID, s.add_block, "{nope")
             self.assertTrue(e.message.startswith("block is not a JSON object: "))
             e = self.assert_fails(jptool.JPT_ERR_INVALID, s.set_structured_content,
