@@ -3,12 +3,14 @@
  *
  *   common.h  status codes, jpt_free, allocator and log hooks
  *   state.h   jpt_state: tool output as typed content blocks (RFD 058/009)
+ *   registry.h  tools, handles and calls, driven from the host's loop (RFD 009)
  *
  * SPDX-License-Identifier: MIT */
 #ifndef JPTOOL_JPTOOL_H
 #define JPTOOL_JPTOOL_H
 
 #include "common.h"
+#include "registry.h"
 #include "state.h"
 
 #endif /* JPTOOL_JPTOOL_H */

@@ -359,6 +359,7 @@ static int parse_outcome(jpt_state *s, const json_t *root, const char *type)
 static int parse_raw(jpt_state *s, const char *data, size_t len)
 {
     s->kind = JPT_STATE_STOPPED;
+    s->raw = true;
     return add_text(s, data, len);
 }
 

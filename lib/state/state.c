@@ -49,6 +49,21 @@ int jpt__strv_push(jpt__strv *sv, const char *p, size_t n)
     return JPT_OK;
 }
 
+int jpt__block_copy(const jpt__block *src, jpt__block *dst)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->type = src->type;
+    for (int i = 0; i <= JPT__FIELD_MAX; i++) {
+        if (src->f[i].ptr == NULL)
+            continue;
+        if (jpt__field_set(&dst->f[i], src->f[i].ptr, src->f[i].len) < 0) {
+            jpt__block_clear(dst);
+            return JPT_ERR_NOMEM;
+        }
+    }
+    return JPT_OK;
+}
+
 int jpt__state_push_block(jpt_state *s, jpt__block *b)
 {
     if (s->nblocks == s->cap_blocks) {

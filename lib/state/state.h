@@ -38,6 +38,7 @@ struct jpt_state {
     int kind;
     bool is_error;
     bool transient;
+    bool raw; /* the raw text fallback: the output was no structured format */
     char *error_message; /* NULL when not an error */
     size_t error_message_len; /* it may hold NUL bytes from the text blocks */
     jpt__strv trace;
@@ -52,6 +53,8 @@ struct jpt_state {
 /* Lifecycle (state.c). */
 jpt_state *jpt__state_alloc(int kind);
 void jpt__block_clear(jpt__block *b);
+/* A deep copy of `src` into `dst`. */
+int jpt__block_copy(const jpt__block *src, jpt__block *dst);
 /* Appends `b`, taking its fields; on failure `b` is cleared. */
 int jpt__state_push_block(jpt_state *s, jpt__block *b);
 int jpt__state_warn(jpt_state *s, const char *fmt, ...) JPT__PRINTF(2, 3);

@@ -1,0 +1,404 @@
+/* One epoll fd with watches, a timer heap behind one timerfd, deferred
+ * calls and a wakeup eventfd. See loop.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/common.h"
+#include "loop/loop.h"
+
+/* Events handled per dispatch: bounded work, so one busy fd cannot starve
+ * the host's own loop. */
+#define EVENT_BATCH 64
+#define TIMER_BATCH 64
+
+struct jpt__loop {
+    int epfd;
+    int timerfd;
+    int eventfd;
+    jpt__watch timer_watch;
+    jpt__watch event_watch;
+    uint64_t armed; /* deadline the timerfd is armed for, 0 = disarmed */
+
+    jpt__timer **heap;
+    size_t nheap, cap_heap;
+
+    jpt__defer *defer_head, *defer_tail;
+
+    /* The batch being dispatched, so a stopped watch can be struck out. */
+    struct epoll_event events[EVENT_BATCH];
+    int nevents, current;
+};
+
+uint64_t jpt__now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t jpt__deadline_ms(int64_t ms)
+{
+    return jpt__now() + (uint64_t)(ms > 0 ? ms : 0) * 1000000u;
+}
+
+void jpt__timer_init(jpt__timer *t, jpt__timer_fn fn, void *ud)
+{
+    t->deadline = 0;
+    t->fn = fn;
+    t->ud = ud;
+    t->heap_index = JPT__TIMER_IDLE;
+}
+
+void jpt__defer_init(jpt__defer *d, jpt__defer_fn fn, void *ud)
+{
+    d->fn = fn;
+    d->ud = ud;
+    d->next = NULL;
+    d->queued = false;
+}
+
+bool jpt__timer_active(const jpt__timer *t)
+{
+    return t->heap_index != JPT__TIMER_IDLE;
+}
+
+/* ---- Timer heap ------------------------------------------------------------ */
+
+static void heap_swap(jpt__loop *l, size_t a, size_t b)
+{
+    jpt__timer *t = l->heap[a];
+
+    l->heap[a] = l->heap[b];
+    l->heap[b] = t;
+    l->heap[a]->heap_index = a;
+    l->heap[b]->heap_index = b;
+}
+
+static void heap_up(jpt__loop *l, size_t i)
+{
+    while (i > 0 && l->heap[(i - 1) / 2]->deadline > l->heap[i]->deadline) {
+        heap_swap(l, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_down(jpt__loop *l, size_t i)
+{
+    for (;;) {
+        size_t least = i, left = 2 * i + 1, right = left + 1;
+        if (left < l->nheap && l->heap[left]->deadline < l->heap[least]->deadline)
+            least = left;
+        if (right < l->nheap && l->heap[right]->deadline < l->heap[least]->deadline)
+            least = right;
+        if (least == i)
+            return;
+        heap_swap(l, i, least);
+        i = least;
+    }
+}
+
+/* Arms the timerfd for the earliest deadline (or disarms it). */
+static void rearm(jpt__loop *l)
+{
+    uint64_t next = l->nheap > 0 ? l->heap[0]->deadline : 0;
+    struct itimerspec its;
+
+    if (next == l->armed)
+        return;
+    memset(&its, 0, sizeof(its));
+    /* A zero it_value disarms; deadlines are never 0 (jpt__timer_start), and
+     * one already past makes the timerfd readable at once. */
+    its.it_value.tv_sec = (time_t)(next / 1000000000u);
+    its.it_value.tv_nsec = (long)(next % 1000000000u);
+    timerfd_settime(l->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+    l->armed = next;
+}
+
+int jpt__timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline)
+{
+    if (deadline == 0)
+        deadline = 1;
+    if (jpt__timer_active(t)) {
+        uint64_t old = t->deadline;
+        t->deadline = deadline;
+        if (deadline < old)
+            heap_up(l, t->heap_index);
+        else
+            heap_down(l, t->heap_index);
+    } else {
+        if (l->nheap == l->cap_heap) {
+            size_t cap = l->cap_heap ? l->cap_heap * 2 : 16;
+            jpt__timer **heap = jpt__realloc(l->heap, cap * sizeof(*heap));
+            if (heap == NULL)
+                return JPT_ERR_NOMEM;
+            l->heap = heap;
+            l->cap_heap = cap;
+        }
+        t->deadline = deadline;
+        t->heap_index = l->nheap;
+        l->heap[l->nheap++] = t;
+        heap_up(l, t->heap_index);
+    }
+    rearm(l);
+    return JPT_OK;
+}
+
+void jpt__timer_stop(jpt__loop *l, jpt__timer *t)
+{
+    size_t i = t->heap_index;
+
+    if (i == JPT__TIMER_IDLE)
+        return;
+    t->heap_index = JPT__TIMER_IDLE;
+    l->nheap--;
+    if (i != l->nheap) {
+        l->heap[i] = l->heap[l->nheap];
+        l->heap[i]->heap_index = i;
+        heap_up(l, i);
+        heap_down(l, l->heap[i]->heap_index);
+    }
+    rearm(l);
+}
+
+/* ---- Watches ---------------------------------------------------------------- */
+
+int jpt__watch_start(jpt__loop *l, jpt__watch *w, int fd, uint32_t events,
+                     jpt__watch_fn fn, void *ud)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = w};
+
+    w->fd = fd;
+    w->events = events;
+    w->fn = fn;
+    w->ud = ud;
+    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+        return errno == ENOMEM ? JPT_ERR_NOMEM : JPT_ERR_IO;
+    w->active = true;
+    return JPT_OK;
+}
+
+int jpt__watch_update(jpt__loop *l, jpt__watch *w, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = w};
+
+    if (!w->active)
+        return JPT_ERR_STATE;
+    if (events == w->events)
+        return JPT_OK;
+    if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, w->fd, &ev) < 0)
+        return JPT_ERR_IO;
+    w->events = events;
+    return JPT_OK;
+}
+
+void jpt__watch_stop(jpt__loop *l, jpt__watch *w)
+{
+    if (!w->active)
+        return;
+    epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+    w->active = false;
+    /* Events for it may already sit in the batch being dispatched; its
+     * owner may be freed right after this call. */
+    for (int i = l->current + 1; i < l->nevents; i++)
+        if (l->events[i].data.ptr == w)
+            l->events[i].data.ptr = NULL;
+}
+
+/* ---- Deferred calls --------------------------------------------------------- */
+
+static void signal_eventfd(jpt__loop *l)
+{
+    uint64_t one = 1;
+
+    /* EAGAIN means the counter is already non-zero: readable anyway. */
+    (void)!write(l->eventfd, &one, sizeof(one));
+}
+
+void jpt__defer_queue(jpt__loop *l, jpt__defer *d)
+{
+    if (d->queued)
+        return;
+    d->queued = true;
+    d->next = NULL;
+    if (l->defer_tail != NULL)
+        l->defer_tail->next = d;
+    else
+        l->defer_head = d;
+    l->defer_tail = d;
+    signal_eventfd(l);
+}
+
+void jpt__defer_cancel(jpt__loop *l, jpt__defer *d)
+{
+    jpt__defer **p = &l->defer_head, *prev = NULL;
+
+    if (!d->queued)
+        return;
+    while (*p != NULL && *p != d) {
+        prev = *p;
+        p = &(*p)->next;
+    }
+    if (*p == d) {
+        *p = d->next;
+        if (l->defer_tail == d)
+            l->defer_tail = prev;
+    }
+    d->queued = false;
+    d->next = NULL;
+}
+
+/* Runs the calls queued before this dispatch began; calls they queue wait
+ * for the next one, which keeps each dispatch bounded. */
+static bool run_deferred(jpt__loop *l)
+{
+    jpt__defer *last = l->defer_tail;
+
+    while (last != NULL && l->defer_head != NULL) {
+        jpt__defer *d = l->defer_head;
+        l->defer_head = d->next;
+        if (l->defer_head == NULL)
+            l->defer_tail = NULL;
+        d->queued = false;
+        d->next = NULL;
+        d->fn(d);
+        if (d == last)
+            break;
+    }
+    return l->defer_head != NULL;
+}
+
+/* ---- The loop --------------------------------------------------------------- */
+
+static void on_timerfd(jpt__watch *w, uint32_t events)
+{
+    jpt__loop *l = w->ud;
+    uint64_t expirations;
+
+    (void)events;
+    (void)!read(l->timerfd, &expirations, sizeof(expirations));
+    l->armed = 0; /* re-armed after the expired timers ran */
+}
+
+static void on_eventfd(jpt__watch *w, uint32_t events)
+{
+    jpt__loop *l = w->ud;
+    uint64_t count;
+
+    (void)events;
+    (void)!read(l->eventfd, &count, sizeof(count));
+}
+
+int jpt__loop_new(jpt__loop **out)
+{
+    jpt__loop *l = jpt__calloc(1, sizeof(*l));
+    int rc = JPT_ERR_IO;
+
+    *out = NULL;
+    if (l == NULL)
+        return JPT_ERR_NOMEM;
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    l->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    l->eventfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (l->epfd < 0 || l->timerfd < 0 || l->eventfd < 0 ||
+        (rc = jpt__watch_start(l, &l->timer_watch, l->timerfd, EPOLLIN, on_timerfd, l)) < 0 ||
+        (rc = jpt__watch_start(l, &l->event_watch, l->eventfd, EPOLLIN, on_eventfd, l)) < 0) {
+        jpt__loop_free(l);
+        return rc;
+    }
+    l->current = -1;
+    *out = l;
+    return JPT_OK;
+}
+
+void jpt__loop_free(jpt__loop *l)
+{
+    if (l == NULL)
+        return;
+    for (size_t i = 0; i < l->nheap; i++)
+        l->heap[i]->heap_index = JPT__TIMER_IDLE;
+    jpt__free(l->heap);
+    if (l->epfd >= 0)
+        close(l->epfd);
+    if (l->timerfd >= 0)
+        close(l->timerfd);
+    if (l->eventfd >= 0)
+        close(l->eventfd);
+    jpt__free(l);
+}
+
+int jpt__loop_fd(const jpt__loop *l)
+{
+    return l->epfd;
+}
+
+int jpt__loop_timeout(const jpt__loop *l)
+{
+    if (l->defer_head != NULL)
+        return 0;
+    if (l->nheap == 0)
+        return -1;
+    uint64_t now = jpt__now(), next = l->heap[0]->deadline;
+    if (next <= now)
+        return 0;
+    uint64_t ms = (next - now + 999999u) / 1000000u;
+    return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+static bool run_timers(jpt__loop *l)
+{
+    uint64_t now = jpt__now();
+
+    for (int n = 0; n < TIMER_BATCH; n++) {
+        if (l->nheap == 0 || l->heap[0]->deadline > now)
+            break;
+        jpt__timer *t = l->heap[0];
+        jpt__timer_stop(l, t);
+        t->fn(t);
+    }
+    rearm(l);
+    return l->nheap > 0 && l->heap[0]->deadline <= now;
+}
+
+int jpt__loop_dispatch(jpt__loop *l)
+{
+    bool more = run_deferred(l);
+
+    int n = epoll_wait(l->epfd, l->events, EVENT_BATCH, 0);
+    if (n < 0 && errno != EINTR)
+        return JPT_ERR_IO;
+    l->nevents = n > 0 ? n : 0;
+    for (l->current = 0; l->current < l->nevents; l->current++) {
+        jpt__watch *w = l->events[l->current].data.ptr;
+        if (w != NULL)
+            w->fn(w, l->events[l->current].events);
+    }
+    l->current = -1;
+    l->nevents = 0;
+    more |= n == EVENT_BATCH;
+    more |= run_timers(l);
+    more |= l->defer_head != NULL;
+    return more ? 1 : 0;
+}
+
+int jpt__loop_poll(jpt__loop *l, int timeout_ms)
+{
+    struct pollfd pfd = {.fd = l->epfd, .events = POLLIN};
+
+    if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR)
+        return JPT_ERR_IO;
+    return JPT_OK;
+}
+
+int jpt__loop_wakeup(jpt__loop *l)
+{
+    signal_eventfd(l);
+    return JPT_OK;
+}

@@ -1,0 +1,99 @@
+/* The loop room's internal interface: one epoll fd that aggregates every
+ * file descriptor, timer and deferred callback of a registry, so the host
+ * polls a single fd (ARCHITECTURE.md §1, principle 1).
+ *
+ * - Watches: any fd (pipes, pidfds, and later libcurl's sockets) with an
+ *   epoll event mask and a callback.
+ * - Timers: absolute CLOCK_MONOTONIC deadlines in a min-heap; one timerfd in
+ *   the epoll set is armed for the earliest.
+ * - Deferred calls: work to run at the next dispatch (for example completing
+ *   a call from inside a caller's function); an eventfd makes the epoll fd
+ *   readable while any is pending. The same eventfd is the thread-safe
+ *   wakeup.
+ *
+ * Dispatch never blocks and does bounded work. Callbacks may start and stop
+ * any watch or timer, including their own. Never installed. */
+#ifndef JPT_LIB_LOOP_H
+#define JPT_LIB_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct jpt__loop jpt__loop;
+typedef struct jpt__watch jpt__watch;
+typedef struct jpt__timer jpt__timer;
+typedef struct jpt__defer jpt__defer;
+
+typedef void (*jpt__watch_fn)(jpt__watch *w, uint32_t events);
+typedef void (*jpt__timer_fn)(jpt__timer *t);
+typedef void (*jpt__defer_fn)(jpt__defer *d);
+
+/* Embedded in their owners; the loop keeps pointers to them while active. */
+struct jpt__watch {
+    int fd;
+    uint32_t events;
+    jpt__watch_fn fn;
+    void *ud;
+    bool active;
+};
+
+struct jpt__timer {
+    uint64_t deadline; /* ns, CLOCK_MONOTONIC */
+    jpt__timer_fn fn;
+    void *ud;
+    size_t heap_index; /* JPT__TIMER_IDLE when not started */
+};
+
+#define JPT__TIMER_IDLE SIZE_MAX
+
+struct jpt__defer {
+    jpt__defer_fn fn;
+    void *ud;
+    jpt__defer *next;
+    bool queued;
+};
+
+/* Initialises a timer or deferred call as idle. */
+void jpt__timer_init(jpt__timer *t, jpt__timer_fn fn, void *ud);
+void jpt__defer_init(jpt__defer *d, jpt__defer_fn fn, void *ud);
+
+int jpt__loop_new(jpt__loop **out);
+void jpt__loop_free(jpt__loop *l);
+int jpt__loop_fd(const jpt__loop *l);
+
+/* Now on CLOCK_MONOTONIC, in nanoseconds; and a deadline `ms` from now. */
+uint64_t jpt__now(void);
+uint64_t jpt__deadline_ms(int64_t ms);
+
+/* Adds `fd` to the epoll set for `events` (EPOLLIN, EPOLLOUT, …). */
+int jpt__watch_start(jpt__loop *l, jpt__watch *w, int fd, uint32_t events,
+                     jpt__watch_fn fn, void *ud);
+int jpt__watch_update(jpt__loop *l, jpt__watch *w, uint32_t events);
+/* Removes the watch; it receives no further events, even ones already
+ * fetched in the current dispatch. Idempotent. Does not close the fd. */
+void jpt__watch_stop(jpt__loop *l, jpt__watch *w);
+
+/* (Re)starts the timer for an absolute deadline; stopping is idempotent. */
+int jpt__timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline);
+void jpt__timer_stop(jpt__loop *l, jpt__timer *t);
+bool jpt__timer_active(const jpt__timer *t);
+
+/* Queues `d` to run at the next dispatch (once, however often queued). */
+void jpt__defer_queue(jpt__loop *l, jpt__defer *d);
+void jpt__defer_cancel(jpt__loop *l, jpt__defer *d);
+
+/* Milliseconds until dispatch is due: 0 when work is pending, -1 when
+ * nothing is scheduled. Rounded up, so waiting that long never wakes early. */
+int jpt__loop_timeout(const jpt__loop *l);
+/* Runs what is ready without blocking: deferred calls, up to a batch of fd
+ * events, expired timers. Returns >0 if more work is ready at once, 0 if
+ * not, or a negative status when the epoll fd itself failed. */
+int jpt__loop_dispatch(jpt__loop *l);
+/* Blocks until the loop fd is readable or `timeout_ms` passes (-1: no
+ * limit). Returns 0, or JPT_ERR_IO. */
+int jpt__loop_poll(jpt__loop *l, int timeout_ms);
+/* Thread-safe: makes the loop fd readable. */
+int jpt__loop_wakeup(jpt__loop *l);
+
+#endif /* JPT_LIB_LOOP_H */

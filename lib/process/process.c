@@ -1,0 +1,686 @@
+/* Spawning a child with clone(CLONE_VM | CLONE_VFORK | CLONE_PIDFD), and
+ * following it in the loop: its output pipes, its pidfd, the drain window
+ * after it exits, and the SIGTERM/SIGKILL escalation. See process.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "process/process.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* Reads per readable event; with 64 KiB reads this is 1 MiB, enough to keep
+ * up with a flooding child while leaving room for other events. */
+#define READS_PER_EVENT 16
+#define READ_CHUNK 65536
+#define CHILD_STACK_SIZE (256 * 1024)
+
+typedef struct stream {
+    jpt__watch watch;
+    int fd; /* -1 once closed */
+} stream;
+
+struct jpt__child {
+    jpt__loop *loop;
+    const jpt__child_ops *ops;
+    void *ud;
+    pid_t pid;
+    int pidfd;
+    jpt__watch pid_watch;
+    stream out, err;
+    int in_fd;        /* -1 when none; equals out.fd on a PTY */
+    jpt__watch in_watch; /* pipes only; a PTY writes through out.watch */
+    jpt__buf input;   /* queued, not yet written */
+    size_t input_off;
+    bool input_closing;
+    bool pty;
+    bool exited;      /* the process ended (pidfd readable) */
+    bool reaped;
+    int drain_ms;
+    jpt__timer drain_timer;
+    jpt__timer kill_timer;
+    jpt__exit status;
+};
+
+/* ---- The child side ------------------------------------------------------------
+ * Runs on its own stack in the parent's memory until execve: only
+ * async-signal-safe calls, no allocation, and the outcome written to the
+ * context the parent reads after clone returns. */
+
+typedef struct spawn_ctx {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    int in, out, err; /* the child's ends, all >= 3 */
+    int slave;        /* PTY slave, or -1 */
+    pid_t parent;
+    sigset_t mask;    /* the parent's mask, to restore */
+    int failed_errno;
+    const char *failed_step;
+} spawn_ctx;
+
+static int child_main(void *arg)
+{
+    spawn_ctx *ctx = arg;
+    struct sigaction dfl;
+    sigset_t empty;
+
+    /* Handlers belong to the parent's code, which this process is about to
+     * leave; ignored signals stay ignored only if the tool says so itself. */
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            sigaction(sig, &dfl, NULL);
+
+    if (setsid() < 0) {
+        ctx->failed_step = "setsid";
+        goto fail;
+    }
+    /* Die with the parent; it may already be gone (the signal is only sent
+     * for a death after this call). */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != ctx->parent) {
+        ctx->failed_step = "prctl(PR_SET_PDEATHSIG)";
+        goto fail;
+    }
+    if (ctx->slave >= 0 && ioctl(ctx->slave, TIOCSCTTY, 0) < 0) {
+        ctx->failed_step = "ioctl(TIOCSCTTY)";
+        goto fail;
+    }
+    if (dup2(ctx->in, 0) < 0 || dup2(ctx->out, 1) < 0 || dup2(ctx->err, 2) < 0) {
+        ctx->failed_step = "dup2";
+        goto fail;
+    }
+    if (syscall(SYS_close_range, 3u, ~0u, 0) < 0) {
+        /* Before Linux 5.9: close them one by one. */
+        long max = sysconf(_SC_OPEN_MAX);
+        for (int fd = 3; fd < (max > 0 ? max : 1024); fd++)
+            close(fd);
+    }
+    if (ctx->cwd != NULL && chdir(ctx->cwd) < 0) {
+        ctx->failed_step = "chdir";
+        goto fail;
+    }
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, NULL);
+    execve(ctx->path, ctx->argv, ctx->envp);
+    ctx->failed_step = "execve";
+fail:
+    ctx->failed_errno = errno;
+    _exit(127);
+}
+
+/* ---- Spawning ------------------------------------------------------------------ */
+
+/* argv[0] resolved against the host's PATH, as execvp would, so that a
+ * missing command is reported before anything is spawned. */
+static int resolve_command(const char *cmd, char *path, size_t size, jpt__errbuf *err)
+{
+    if (strchr(cmd, '/') != NULL) {
+        if (access(cmd, X_OK) < 0)
+            return jpt__err(err, errno == ENOENT ? JPT_ERR_NOT_FOUND : JPT_ERR_IO,
+                            "command '%s': %s", cmd, strerror(errno));
+        snprintf(path, size, "%s", cmd);
+        return JPT_OK;
+    }
+    const char *dirs = getenv("PATH");
+    if (dirs == NULL)
+        dirs = "/usr/local/bin:/usr/bin:/bin";
+    while (*dirs != '\0') {
+        size_t n = strcspn(dirs, ":");
+        struct stat st;
+        if (snprintf(path, size, "%.*s/%s", (int)n, n ? dirs : ".", cmd) < (int)size &&
+            access(path, X_OK) == 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            return JPT_OK;
+        dirs += n;
+        if (*dirs == ':')
+            dirs++;
+    }
+    return jpt__err(err, JPT_ERR_NOT_FOUND, "command '%s' not found in PATH", cmd);
+}
+
+/* A copy of `fd` at 3 or above, so the child's dup2 onto 0-2 never
+ * clobbers another of its ends (the host may have closed its own 0-2). */
+static int high_fd(int fd)
+{
+    if (fd >= 3)
+        return fd;
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return copy;
+}
+
+static int open_pty(int *master, int *slave, unsigned short rows,
+                    unsigned short cols, jpt__errbuf *err)
+{
+    char name[128];
+    struct winsize ws = {.ws_row = rows ? rows : 24, .ws_col = cols ? cols : 80};
+
+    *slave = -1;
+    *master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (*master < 0 || grantpt(*master) < 0 || unlockpt(*master) < 0 ||
+        ptsname_r(*master, name, sizeof(name)) != 0 ||
+        (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
+        ioctl(*master, TIOCSWINSZ, &ws) < 0) {
+        int e = errno;
+        if (*master >= 0)
+            close(*master);
+        return jpt__err(err, JPT_ERR_IO, "opening a pseudo-terminal: %s", strerror(e));
+    }
+    return JPT_OK;
+}
+
+static void set_nonblocking(int fd)
+{
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static void on_pidfd(jpt__watch *w, uint32_t events);
+static void on_output(jpt__watch *w, uint32_t events);
+static void on_input(jpt__watch *w, uint32_t events);
+static void on_drain_timeout(jpt__timer *t);
+static void on_kill_timeout(jpt__timer *t);
+
+/* The parent's ends of the child's stdio, and the child's. */
+typedef struct stdio_fds {
+    int parent_in, parent_out, parent_err;
+    int child_in, child_out, child_err, slave;
+} stdio_fds;
+
+static void close_stdio(stdio_fds *f)
+{
+    int *fds[] = {&f->parent_in, &f->parent_out, &f->parent_err,
+                  &f->child_in,  &f->child_out,  &f->child_err};
+
+    /* On a PTY several of these are one fd: close each number once. */
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        for (size_t j = i + 1; j < sizeof(fds) / sizeof(fds[0]); j++)
+            if (*fds[j] == *fds[i])
+                *fds[j] = -1;
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        close_fd(fds[i]);
+    f->slave = -1;
+}
+
+static int make_stdio(const jpt__spawn *s, stdio_fds *f, jpt__errbuf *err)
+{
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+    int rc;
+
+    memset(f, -1, sizeof(*f));
+    if (s->pty) {
+        int master, slave;
+        if ((rc = open_pty(&master, &slave, s->rows, s->cols, err)) < 0)
+            return rc;
+        f->parent_in = f->parent_out = master;
+        f->child_in = f->child_out = f->child_err = f->slave = high_fd(slave);
+        f->parent_err = -1;
+        set_nonblocking(master);
+        return f->slave >= 0 ? JPT_OK
+                             : jpt__err(err, JPT_ERR_IO, "dup: %s", strerror(errno));
+    }
+    if ((s->stdin_pipe ? pipe2(in, O_CLOEXEC)
+                       : ((in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ? -1 : 0)) < 0 ||
+        pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        int e = errno;
+        int *all[] = {&in[0], &in[1], &out[0], &out[1], &errp[0], &errp[1]};
+        for (size_t i = 0; i < 6; i++)
+            close_fd(all[i]);
+        return jpt__err(err, e == EMFILE || e == ENFILE ? JPT_ERR_LIMIT : JPT_ERR_IO,
+                        "creating pipes: %s", strerror(e));
+    }
+    f->child_in = high_fd(in[0]);
+    f->child_out = high_fd(out[1]);
+    f->child_err = high_fd(errp[1]);
+    f->parent_in = in[1];
+    f->parent_out = out[0];
+    f->parent_err = errp[0];
+    if (f->child_in < 0 || f->child_out < 0 || f->child_err < 0) {
+        close_stdio(f);
+        return jpt__err(err, JPT_ERR_IO, "dup: %s", strerror(errno));
+    }
+    if (f->parent_in >= 0)
+        set_nonblocking(f->parent_in);
+    set_nonblocking(f->parent_out);
+    set_nonblocking(f->parent_err);
+    return JPT_OK;
+}
+
+/* clone() in vfork style: the parent waits until the child has called
+ * execve or exited, so the context and the stack can be released at once,
+ * and a failed exec is known before spawn returns. */
+static int clone_child(spawn_ctx *ctx, int *pidfd, jpt__errbuf *err)
+{
+    sigset_t all;
+    char *stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+
+    if (stack == MAP_FAILED)
+        return jpt__err(err, JPT_ERR_NOMEM, "mmap of the child's stack: %s",
+                        strerror(errno));
+    /* No signal handler of the host may run in the child while it shares
+     * the host's memory. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &ctx->mask);
+    ctx->parent = getpid();
+    pid_t pid = clone(child_main, stack + CHILD_STACK_SIZE,
+                      CLONE_VM | CLONE_VFORK | CLONE_PIDFD, ctx, pidfd);
+    int clone_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &ctx->mask, NULL);
+    munmap(stack, CHILD_STACK_SIZE);
+
+    if (pid < 0)
+        return jpt__err(err, clone_errno == EAGAIN ? JPT_ERR_LIMIT : JPT_ERR_IO,
+                        "clone: %s", strerror(clone_errno));
+    if (ctx->failed_step != NULL) {
+        siginfo_t info;
+        waitid((idtype_t)P_PIDFD, (id_t)*pidfd, &info, WEXITED | __WALL);
+        close_fd(pidfd);
+        return jpt__err(err, ctx->failed_errno == ENOENT ? JPT_ERR_NOT_FOUND : JPT_ERR_IO,
+                        "%s%s%s: %s", ctx->failed_step,
+                        strcmp(ctx->failed_step, "chdir") == 0 ? " " : "",
+                        strcmp(ctx->failed_step, "chdir") == 0 ? ctx->cwd : "",
+                        strerror(ctx->failed_errno));
+    }
+    return pid;
+}
+
+extern char **environ;
+
+int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *ops,
+                     void *ud, jpt__child **out, jpt__errbuf *err)
+{
+    char path[4096];
+    stdio_fds f;
+    int pidfd = -1, rc;
+
+    *out = NULL;
+    if ((rc = resolve_command(s->argv[0], path, sizeof(path), err)) < 0)
+        return rc;
+    jpt__child *c = jpt__calloc(1, sizeof(*c));
+    if (c == NULL)
+        return jpt__err(err, JPT_ERR_NOMEM, "out of memory spawning '%s'", s->argv[0]);
+    if ((rc = make_stdio(s, &f, err)) < 0) {
+        jpt__free(c);
+        return rc;
+    }
+
+    spawn_ctx ctx = {
+        .path = path,
+        .argv = (char *const *)s->argv,
+        .envp = s->envp != NULL ? (char *const *)s->envp : environ,
+        .cwd = s->cwd,
+        .in = f.child_in,
+        .out = f.child_out,
+        .err = f.child_err,
+        .slave = f.slave,
+    };
+    rc = clone_child(&ctx, &pidfd, err);
+    /* The child's ends belong to the child now (or to nobody). */
+    close_fd(&f.child_in);
+    if (f.child_out != f.child_in)
+        close_fd(&f.child_out);
+    if (f.child_err != f.child_in)
+        close_fd(&f.child_err);
+    f.child_out = f.child_err = f.slave = -1;
+    if (rc < 0) {
+        close_stdio(&f);
+        jpt__free(c);
+        return rc;
+    }
+
+    c->loop = l;
+    c->ops = ops;
+    c->ud = ud;
+    c->pid = rc;
+    c->pidfd = pidfd;
+    c->pty = s->pty;
+    c->drain_ms = s->drain_ms;
+    c->out.fd = f.parent_out;
+    c->err.fd = f.parent_err;
+    c->in_fd = (s->stdin_pipe || s->pty) ? f.parent_in : -1;
+    if (c->in_fd < 0)
+        close_fd(&f.parent_in);
+    jpt__timer_init(&c->drain_timer, on_drain_timeout, c);
+    jpt__timer_init(&c->kill_timer, on_kill_timeout, c);
+    if ((rc = jpt__watch_start(l, &c->pid_watch, pidfd, EPOLLIN, on_pidfd, c)) < 0 ||
+        (rc = jpt__watch_start(l, &c->out.watch, c->out.fd, EPOLLIN, on_output, c)) < 0 ||
+        (c->err.fd >= 0 &&
+         (rc = jpt__watch_start(l, &c->err.watch, c->err.fd, EPOLLIN, on_output, c)) < 0)) {
+        jpt__child_free(c);
+        return jpt__err(err, rc, "adding the child's fds to the loop failed");
+    }
+    *out = c;
+    return JPT_OK;
+}
+
+pid_t jpt__child_pid(const jpt__child *c)
+{
+    return c->pid;
+}
+
+bool jpt__child_exited(const jpt__child *c)
+{
+    return c->exited;
+}
+
+/* ---- Following the child ------------------------------------------------------- */
+
+static void close_stream(jpt__child *c, stream *st)
+{
+    if (st->fd < 0)
+        return;
+    jpt__watch_stop(c->loop, &st->watch);
+    if (c->pty && st == &c->out)
+        c->in_fd = -1; /* the master was both */
+    close_fd(&st->fd);
+}
+
+static void close_input(jpt__child *c)
+{
+    if (c->in_fd < 0)
+        return;
+    if (!c->pty) {
+        jpt__watch_stop(c->loop, &c->in_watch);
+        close_fd(&c->in_fd);
+    }
+    c->in_fd = -1;
+    jpt__buf_free(&c->input);
+    c->input_off = 0;
+}
+
+/* Reaps the child and reports it: the output is complete (or the drain
+ * window is over). Stragglers in the process group are killed first, while
+ * the unreaped leader still holds the group's id. */
+static void finish(jpt__child *c)
+{
+    siginfo_t info;
+
+    jpt__timer_stop(c->loop, &c->drain_timer);
+    jpt__timer_stop(c->loop, &c->kill_timer);
+    close_stream(c, &c->out);
+    close_stream(c, &c->err);
+    close_input(c);
+    kill(-c->pid, SIGKILL);
+    memset(&info, 0, sizeof(info));
+    if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED | __WALL) == 0) {
+        c->status.code = info.si_code == CLD_EXITED ? info.si_status : -1;
+        c->status.signal = info.si_code == CLD_EXITED ? 0 : info.si_status;
+    } else {
+        c->status.code = -1;
+        c->status.signal = 0;
+    }
+    c->reaped = true;
+    jpt__watch_stop(c->loop, &c->pid_watch);
+    close_fd(&c->pidfd);
+    c->ops->exited(c, &c->status, c->ud);
+}
+
+static bool output_done(const jpt__child *c)
+{
+    return c->out.fd < 0 && c->err.fd < 0;
+}
+
+static void on_pidfd(jpt__watch *w, uint32_t events)
+{
+    jpt__child *c = w->ud;
+
+    (void)events;
+    jpt__watch_stop(c->loop, &c->pid_watch);
+    c->exited = true;
+    if (output_done(c))
+        finish(c);
+    else if (jpt__timer_start(c->loop, &c->drain_timer, jpt__deadline_ms(c->drain_ms)) < 0)
+        finish(c);
+}
+
+static void on_drain_timeout(jpt__timer *t)
+{
+    finish(t->ud);
+}
+
+static void on_kill_timeout(jpt__timer *t)
+{
+    jpt__child *c = t->ud;
+
+    kill(-c->pid, SIGKILL);
+}
+
+static void flush_input(jpt__child *c);
+
+static void on_output(jpt__watch *w, uint32_t events)
+{
+    jpt__child *c = w->ud;
+    stream *st = w == &c->out.watch ? &c->out : &c->err;
+    int which = st == &c->out ? JPT__STDOUT : JPT__STDERR;
+    char buf[READ_CHUNK];
+
+    if ((events & EPOLLOUT) && c->pty)
+        flush_input(c);
+    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        return;
+    for (int i = 0; i < READS_PER_EVENT && st->fd >= 0; i++) {
+        ssize_t n = read(st->fd, buf, sizeof(buf));
+        if (n > 0) {
+            c->ops->output(c, which, buf, (size_t)n, c->ud);
+            if ((size_t)n < sizeof(buf))
+                break;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            break;
+        /* End of file; on a PTY, EIO once the last slave fd is closed. */
+        close_stream(c, st);
+        if (c->exited && output_done(c))
+            finish(c);
+        return;
+    }
+}
+
+/* ---- Input ------------------------------------------------------------------------ */
+
+static void want_output_space(jpt__child *c, bool want)
+{
+    if (c->pty)
+        jpt__watch_update(c->loop, &c->out.watch, EPOLLIN | (want ? EPOLLOUT : 0));
+    else if (want && !c->in_watch.active)
+        jpt__watch_start(c->loop, &c->in_watch, c->in_fd, EPOLLOUT, on_input, c);
+    else if (!want)
+        jpt__watch_stop(c->loop, &c->in_watch);
+}
+
+static void flush_input(jpt__child *c)
+{
+    while (c->in_fd >= 0 && c->input_off < c->input.len) {
+        ssize_t n = write(c->in_fd, c->input.data + c->input_off,
+                          c->input.len - c->input_off);
+        if (n > 0) {
+            c->input_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            want_output_space(c, true);
+            return;
+        }
+        /* EPIPE: the child closed its stdin; what it did not read is lost,
+         * as it would be for any reader that stops reading. */
+        jpt__buf_free(&c->input);
+        c->input_off = 0;
+        break;
+    }
+    if (c->in_fd >= 0) {
+        want_output_space(c, false);
+        jpt__buf_free(&c->input);
+        c->input_off = 0;
+        if (c->input_closing)
+            close_input(c);
+    }
+}
+
+static void on_input(jpt__watch *w, uint32_t events)
+{
+    (void)events;
+    flush_input(w->ud);
+}
+
+int jpt__child_write(jpt__child *c, const char *p, size_t n)
+{
+    if (c->in_fd < 0 || c->input_closing)
+        return JPT_ERR_STATE;
+    int rc = jpt__buf_append(&c->input, p, n);
+    if (rc < 0)
+        return rc;
+    flush_input(c);
+    return JPT_OK;
+}
+
+void jpt__child_close_input(jpt__child *c)
+{
+    if (c->in_fd < 0)
+        return;
+    c->input_closing = true;
+    if (c->input_off >= c->input.len)
+        close_input(c);
+}
+
+size_t jpt__child_pending_input(const jpt__child *c)
+{
+    return c->input.len - c->input_off;
+}
+
+/* ---- Ending ----------------------------------------------------------------------- */
+
+void jpt__child_terminate(jpt__child *c, int grace_ms)
+{
+    if (c->reaped)
+        return;
+    if (c->exited) {
+        /* Only a grandchild holding the output is left: end the drain window
+         * now. Through the timer, so that the exit is reported from the
+         * loop, never from inside the caller. */
+        jpt__timer_start(c->loop, &c->drain_timer, jpt__now());
+        return;
+    }
+    kill(-c->pid, SIGTERM);
+    if (jpt__timer_start(c->loop, &c->kill_timer, jpt__deadline_ms(grace_ms)) < 0)
+        kill(-c->pid, SIGKILL);
+}
+
+static void release(jpt__child *c)
+{
+    jpt__timer_stop(c->loop, &c->drain_timer);
+    jpt__timer_stop(c->loop, &c->kill_timer);
+    close_stream(c, &c->out);
+    close_stream(c, &c->err);
+    close_input(c);
+    jpt__watch_stop(c->loop, &c->pid_watch);
+    if (!c->reaped && c->pidfd >= 0) {
+        siginfo_t info;
+        kill(-c->pid, SIGKILL);
+        syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+        waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED | __WALL);
+        c->reaped = true;
+    }
+    close_fd(&c->pidfd);
+    jpt__buf_free(&c->input);
+    jpt__free(c);
+}
+
+void jpt__child_free(jpt__child *c)
+{
+    if (c != NULL)
+        release(c);
+}
+
+void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms)
+{
+    uint64_t deadline = jpt__deadline_ms(grace_ms);
+    struct pollfd *fds = jpt__calloc(n ? n : 1, sizeof(*fds));
+
+    for (size_t i = 0; i < n; i++)
+        if (!children[i]->reaped && !children[i]->exited)
+            kill(-children[i]->pid, SIGTERM);
+    /* Wait on every pidfd at once until all have exited or the grace period
+     * ends; without memory for the poll set, go straight to SIGKILL. */
+    while (fds != NULL) {
+        size_t waiting = 0;
+        for (size_t i = 0; i < n; i++) {
+            jpt__child *c = children[i];
+            if (!c->reaped && !c->exited && c->pidfd >= 0)
+                fds[waiting++] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
+        }
+        uint64_t now = jpt__now();
+        if (waiting == 0 || now >= deadline)
+            break;
+        int ready = poll(fds, waiting, (int)((deadline - now + 999999u) / 1000000u));
+        if (ready < 0 && errno != EINTR)
+            break;
+        for (size_t i = 0, k = 0; i < n && ready > 0; i++) {
+            jpt__child *c = children[i];
+            if (c->reaped || c->exited || c->pidfd < 0)
+                continue;
+            if (fds[k++].revents != 0)
+                c->exited = true;
+        }
+    }
+    jpt__free(fds);
+    for (size_t i = 0; i < n; i++)
+        release(children[i]);
+}
+
+uint64_t jpt__process_start_time(pid_t pid)
+{
+    char path[64], buf[1024];
+    unsigned long long start = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* The command name (field 2) may hold spaces and parentheses; the
+     * fields after it start at the last ')'. Field 22 is the 20th after. */
+    char *p = strrchr(buf, ')');
+    if (p == NULL)
+        return 0;
+    p++;
+    for (int field = 3; field < 22 && p != NULL; field++)
+        p = strchr(p + 1, ' ');
+    if (p == NULL || sscanf(p, " %llu", &start) != 1)
+        return 0;
+    return start;
+}

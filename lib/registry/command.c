@@ -1,0 +1,275 @@
+/* One run of a stdio tool: its argv from the command template (JP's
+ * convention: {{tool}}, {{context}}, {{arguments.NAME}}; scalars as they
+ * are, composites as JSON), and its environment from the tool's policy. */
+#include <stdio.h>
+#include <string.h>
+
+#include "registry/registry.h"
+
+extern char **environ;
+
+/* Names always passed to a tool with a clean environment: without them
+ * most programs cannot run at all. */
+static const char *const base_env[] = {"PATH", "HOME", "LANG"};
+
+/* Finds the next placeholder in `s`: sets start and end around "{{…}}",
+ * and name and name_len to its trimmed inside. Returns false when there is
+ * none; end is NULL for an unterminated "{{". */
+static bool next_placeholder(const char *s, const char **start, const char **end,
+                             const char **name, size_t *name_len)
+{
+    *start = strstr(s, "{{");
+    if (*start == NULL)
+        return false;
+    *end = strstr(*start + 2, "}}");
+    if (*end == NULL)
+        return true;
+    const char *a = *start + 2, *b = *end;
+    while (a < b && *a == ' ')
+        a++;
+    while (b > a && b[-1] == ' ')
+        b--;
+    *name = a;
+    *name_len = (size_t)(b - a);
+    *end += 2;
+    return true;
+}
+
+static bool name_is(const char *name, size_t n, const char *what)
+{
+    return n == strlen(what) && memcmp(name, what, n) == 0;
+}
+
+static bool is_argument(const char *name, size_t n)
+{
+    return n > 10 && memcmp(name, "arguments.", 10) == 0;
+}
+
+int jpt__command_check_template(const char *tmpl, char *why, size_t n)
+{
+    const char *start, *end, *name;
+    size_t len;
+
+    for (const char *p = tmpl; next_placeholder(p, &start, &end, &name, &len); p = end) {
+        if (end == NULL) {
+            snprintf(why, n, "unterminated '{{' in \"%s\"", tmpl);
+            return JPT_ERR_INVALID;
+        }
+        if (!name_is(name, len, "tool") && !name_is(name, len, "context") &&
+            !is_argument(name, len)) {
+            snprintf(why, n, "unknown placeholder '{{%.*s}}' (expected {{tool}}, "
+                             "{{context}} or {{arguments.NAME}})",
+                     (int)len, name);
+            return JPT_ERR_INVALID;
+        }
+    }
+    return JPT_OK;
+}
+
+/* arguments.a.b → arguments["a"]["b"], or NULL. */
+static const json_t *lookup_argument(const json_t *arguments, const char *path, size_t n)
+{
+    const json_t *v = arguments;
+    char key[256];
+
+    while (n > 0 && v != NULL) {
+        size_t k = 0;
+        while (k < n && path[k] != '.')
+            k++;
+        if (k >= sizeof(key))
+            return NULL;
+        memcpy(key, path, k);
+        key[k] = '\0';
+        v = json_object_get(v, key);
+        path += k;
+        n -= k;
+        if (n > 0) {
+            path++;
+            n--;
+        }
+    }
+    return v;
+}
+
+static int append_value(jpt__buf *b, const json_t *v)
+{
+    if (json_is_string(v))
+        return jpt__buf_append(b, json_string_value(v), json_string_length(v));
+    return jpt__json_dump_buf(v, JSON_COMPACT | JSON_ENCODE_ANY, b);
+}
+
+static json_t *tool_json(const jpt__tool *t, const json_t *arguments, const json_t *answers)
+{
+    return json_pack("{s:s, s:O, s:O, s:O}", "name", t->name, "arguments", arguments,
+                     "answers", answers, "options", t->options);
+}
+
+/* Expands one template into `out`. A missing argument fills `why`. */
+static int expand(const char *tmpl, const json_t *tool, const json_t *context,
+                  const json_t *arguments, jpt__buf *out, jpt__buf *why)
+{
+    const char *start, *end, *name, *p = tmpl;
+    size_t len;
+    int rc = JPT_OK;
+
+    while (rc == JPT_OK && next_placeholder(p, &start, &end, &name, &len)) {
+        rc = jpt__buf_append(out, p, (size_t)(start - p));
+        if (rc < 0)
+            break;
+        if (name_is(name, len, "tool"))
+            rc = jpt__json_dump_buf(tool, JSON_COMPACT, out);
+        else if (name_is(name, len, "context"))
+            rc = jpt__json_dump_buf(context, JSON_COMPACT, out);
+        else {
+            const json_t *v = lookup_argument(arguments, name + 10, len - 10);
+            if (v == NULL) {
+                if (jpt__buf_printf(why, "the argument `%.*s` is required by the "
+                                         "tool's command but was not given",
+                                    (int)(len - 10), name + 10) < 0)
+                    return JPT_ERR_NOMEM;
+                return JPT_ERR_INVALID;
+            }
+            rc = append_value(out, v);
+        }
+        p = end;
+    }
+    if (rc == JPT_OK)
+        rc = jpt__buf_puts(out, p);
+    return rc;
+}
+
+/* ---- Environment --------------------------------------------------------------- */
+
+typedef struct envv {
+    char **v;
+    size_t n, cap;
+} envv;
+
+static size_t name_length(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+/* Sets NAME=value, replacing an entry of the same name. */
+static int env_put(envv *e, const char *name, size_t name_len, const char *value)
+{
+    jpt__buf entry = JPT__BUF_INIT;
+
+    if (jpt__buf_append(&entry, name, name_len) < 0 || jpt__buf_putc(&entry, '=') < 0 ||
+        jpt__buf_puts(&entry, value) < 0) {
+        jpt__buf_free(&entry);
+        return JPT_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < e->n; i++)
+        if (name_length(e->v[i]) == name_len && memcmp(e->v[i], name, name_len) == 0) {
+            jpt__free(e->v[i]);
+            e->v[i] = entry.data;
+            return JPT_OK;
+        }
+    if (e->n + 1 >= e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 32;
+        char **v = jpt__realloc(e->v, cap * sizeof(*v));
+        if (v == NULL) {
+            jpt__buf_free(&entry);
+            return JPT_ERR_NOMEM;
+        }
+        e->v = v;
+        e->cap = cap;
+    }
+    e->v[e->n++] = entry.data;
+    e->v[e->n] = NULL;
+    return JPT_OK;
+}
+
+static int env_pass(envv *e, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (char **p = environ; p != NULL && *p != NULL; p++)
+        if (name_length(*p) == n && memcmp(*p, name, n) == 0)
+            return env_put(e, name, n, *p + n + 1);
+    return JPT_OK;
+}
+
+static void strv_free(char **v)
+{
+    for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+        jpt__free(v[i]);
+    jpt__free(v);
+}
+
+static int build_env(const jpt__tool *t, char ***out)
+{
+    envv e = {NULL, 0, 0};
+    int rc = JPT_OK;
+    const char *name;
+    const json_t *v;
+    size_t i;
+
+    if (t->env_inherit) {
+        for (char **p = environ; rc == JPT_OK && p != NULL && *p != NULL; p++)
+            if (strchr(*p, '=') != NULL)
+                rc = env_put(&e, *p, name_length(*p), *p + name_length(*p) + 1);
+    } else {
+        for (i = 0; rc == JPT_OK && i < sizeof(base_env) / sizeof(base_env[0]); i++)
+            rc = env_pass(&e, base_env[i]);
+        json_array_foreach(t->env_allow, i, v) if (rc == JPT_OK) rc =
+            env_pass(&e, json_string_value(v));
+    }
+    json_object_foreach(t->env_set, name, v) if (rc == JPT_OK) rc =
+        env_put(&e, name, strlen(name), json_string_value(v));
+    /* A terminal the model reads should not draw colours and cursor moves. */
+    if (rc == JPT_OK && t->pty)
+        rc = env_put(&e, "TERM", 4, "dumb");
+    if (rc == JPT_OK && e.v == NULL)
+        rc = env_put(&e, "PATH", 4, "/usr/local/bin:/usr/bin:/bin");
+    if (rc < 0) {
+        strv_free(e.v);
+        return rc;
+    }
+    *out = e.v;
+    return JPT_OK;
+}
+
+int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
+                       const json_t *arguments, const json_t *answers,
+                       jpt__command *out, jpt__buf *why)
+{
+    size_t argc = json_array_size(t->command);
+    json_t *tool = tool_json(t, arguments, answers);
+    json_t *context = json_pack("{s:s, s:s}", "action",
+                                action == JPT__ACTION_SPAWN ? "spawn" : "run", "root",
+                                r->root);
+    int rc = tool != NULL && context != NULL ? JPT_OK : JPT_ERR_NOMEM;
+
+    memset(out, 0, sizeof(*out));
+    if (rc == JPT_OK && (out->argv = jpt__calloc(argc + 1, sizeof(char *))) == NULL)
+        rc = JPT_ERR_NOMEM;
+    for (size_t i = 0; rc == JPT_OK && i < argc; i++) {
+        jpt__buf arg = JPT__BUF_INIT;
+        rc = expand(json_string_value(json_array_get(t->command, i)), tool, context,
+                    arguments, &arg, why);
+        if (rc == JPT_OK && (out->argv[i] = jpt__buf_take(&arg)) == NULL)
+            rc = JPT_ERR_NOMEM;
+        jpt__buf_free(&arg);
+    }
+    if (rc == JPT_OK && t->stdin_json &&
+        jpt__json_dump(tool, JSON_COMPACT, &out->stdin_json) < 0)
+        rc = JPT_ERR_NOMEM;
+    if (rc == JPT_OK)
+        rc = build_env(t, &out->envp);
+    json_decref(tool);
+    json_decref(context);
+    if (rc < 0)
+        jpt__command_free(out);
+    return rc;
+}
+
+void jpt__command_free(jpt__command *c)
+{
+    strv_free(c->argv);
+    strv_free(c->envp);
+    jpt__free(c->stdin_json);
+    memset(c, 0, sizeof(*c));
+}

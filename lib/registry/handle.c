@@ -1,0 +1,708 @@
+/* Handles: one run of a tool, as a process (stdio runtime) or as host
+ * callbacks (builtin runtime). A handle gathers its output, follows its
+ * state (RFD 009: running, waiting, stopped), and tells the call waiting on
+ * it when the output has settled or the tool has stopped. */
+#define _GNU_SOURCE /* strsignal */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "registry/registry.h"
+
+static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, void *ud);
+static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud);
+static const jpt__child_ops child_ops = {on_child_output, on_child_exited};
+
+static void on_settled(jpt__timer *t);
+static void on_timeout(jpt__timer *t);
+
+/* The model's view of a stateful handle is built from the output since it
+ * last looked: structured JSON lines (RFD 058 envelopes, RFD 009 states)
+ * become their blocks, everything else text. */
+typedef struct jpt__pending {
+    jpt_state *blocks;  /* blocks since the last take, in order */
+    jpt__capture text;  /* the text run not yet turned into a block */
+    jpt__buf line;      /* an incomplete last line */
+} jpt__pending;
+
+typedef struct handle_ext {
+    jpt__pending pending;
+    jpt__block question;  /* the pending question of a waiting handle */
+    bool has_question;
+    bool stop_error;      /* the stopped state the tool reported */
+    bool stop_transient;
+    jpt__strv stop_trace;
+    bool output_event;    /* an OUTPUT event is queued and not yet popped */
+} handle_ext;
+
+/* The extension lives right after the public part, in one allocation. */
+typedef struct handle_alloc {
+    struct jpt_handle h;
+    handle_ext x;
+} handle_alloc;
+
+static handle_ext *ext(const jpt_handle *h)
+{
+    return &((handle_alloc *)h)->x;
+}
+
+int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *arguments,
+                    jpt_handle **out)
+{
+    handle_alloc *a = jpt__calloc(1, sizeof(*a));
+    jpt_handle *h = &a->h;
+
+    *out = NULL;
+    if (a == NULL)
+        return JPT_ERR_NOMEM;
+    h->r = r;
+    h->kind = JPT_STATE_RUNNING;
+    h->id = jpt__strdup(id);
+    h->answers = json_object();
+    a->x.pending.blocks = jpt__state_alloc(JPT_STATE_RUNNING);
+    if (h->id == NULL || h->answers == NULL || a->x.pending.blocks == NULL) {
+        jpt__free(h->id);
+        json_decref(h->answers);
+        jpt_state_unref(a->x.pending.blocks);
+        jpt__free(a);
+        return JPT_ERR_NOMEM;
+    }
+    h->tool = jpt__tool_ref(t);
+    h->arguments = json_incref(arguments);
+    jpt__capture_init(&h->out, r->capture_bytes);
+    jpt__capture_init(&h->err, r->capture_bytes);
+    jpt__capture_init(&a->x.pending.text, r->capture_bytes);
+    jpt__timer_init(&h->settle_timer, on_settled, h);
+    jpt__timer_init(&h->yield_timer, on_settled, h);
+    jpt__timer_init(&h->timeout_timer, on_timeout, h);
+    h->next = r->handles;
+    if (r->handles != NULL)
+        r->handles->prev = h;
+    r->handles = h;
+    *out = h;
+    return JPT_OK;
+}
+
+static void clear_pending_blocks(jpt_handle *h)
+{
+    jpt_state *s = ext(h)->pending.blocks;
+
+    for (size_t i = 0; i < s->nblocks; i++)
+        jpt__block_clear(&s->blocks[i]);
+    s->nblocks = 0;
+}
+
+void jpt__handle_free(jpt_handle *h)
+{
+    jpt_registry *r;
+    handle_ext *x;
+
+    if (h == NULL)
+        return;
+    r = h->r;
+    x = ext(h);
+    jpt__timer_stop(r->loop, &h->settle_timer);
+    jpt__timer_stop(r->loop, &h->yield_timer);
+    jpt__timer_stop(r->loop, &h->timeout_timer);
+    jpt__registry_drop_output_event(r, h);
+    if (h->child != NULL) {
+        jpt__child_free(h->child);
+        h->child = NULL;
+        jpt__stale_record(r);
+    }
+    if (h->prev != NULL)
+        h->prev->next = h->next;
+    else if (r->handles == h)
+        r->handles = h->next;
+    if (h->next != NULL)
+        h->next->prev = h->prev;
+    jpt__capture_free(&h->out);
+    jpt__capture_free(&h->err);
+    jpt__capture_free(&x->pending.text);
+    jpt__buf_free(&x->pending.line);
+    jpt_state_unref(x->pending.blocks);
+    jpt__block_clear(&x->question);
+    for (size_t i = 0; i < x->stop_trace.n; i++)
+        jpt__free(x->stop_trace.v[i]);
+    jpt__free(x->stop_trace.v);
+    jpt_state_unref(h->state);
+    json_decref(h->arguments);
+    json_decref(h->answers);
+    jpt__tool_unref(h->tool);
+    jpt__free(h->failure);
+    jpt__free(h->id);
+    jpt__free(h);
+}
+
+jpt_handle *jpt__handle_find(jpt_registry *r, const char *id)
+{
+    for (jpt_handle *h = r->handles; h != NULL; h = h->next)
+        if (h->registered && strcmp(h->id, id) == 0)
+            return h;
+    return NULL;
+}
+
+size_t jpt__handles_children(jpt_registry *r, jpt__child ***out)
+{
+    size_t n = 0;
+
+    *out = NULL;
+    for (jpt_handle *h = r->handles; h != NULL; h = h->next)
+        n += h->child != NULL;
+    if (n == 0 || (*out = jpt__calloc(n, sizeof(**out))) == NULL)
+        return 0;
+    n = 0;
+    for (jpt_handle *h = r->handles; h != NULL; h = h->next)
+        if (h->child != NULL) {
+            (*out)[n++] = h->child;
+            h->child = NULL;
+        }
+    return n;
+}
+
+/* ---- Starting ------------------------------------------------------------------ */
+
+static int start_stdio(jpt_handle *h, int action, jpt__buf *why)
+{
+    jpt_registry *r = h->r;
+    jpt__tool *t = h->tool;
+    jpt__command cmd;
+    jpt__errbuf err;
+    int rc = jpt__command_build(r, t, action, h->arguments, h->answers, &cmd, why);
+
+    if (rc < 0)
+        return rc;
+    if (r->spool_dir != NULL && h->out.spool_fd < 0 &&
+        (rc = jpt__capture_spool(&h->out, r->spool_dir, &err)) < 0) {
+        jpt__command_free(&cmd);
+        return jpt__buf_printf(why, "%s", err.text) < 0 ? JPT_ERR_NOMEM : rc;
+    }
+    jpt__spawn spawn = {
+        .argv = (const char *const *)cmd.argv,
+        .envp = (const char *const *)cmd.envp,
+        .cwd = r->root,
+        .stdin_pipe = t->stateful || t->stdin_json,
+        .pty = t->pty,
+        .rows = 24,
+        .cols = 80,
+        .drain_ms = r->drain_ms,
+    };
+    rc = jpt__child_spawn(r->loop, &spawn, &child_ops, h, &h->child, &err);
+    if (rc < 0) {
+        jpt__command_free(&cmd);
+        return jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0
+                   ? JPT_ERR_NOMEM
+                   : rc;
+    }
+    if (cmd.stdin_json != NULL) {
+        rc = jpt__child_write(h->child, cmd.stdin_json, strlen(cmd.stdin_json));
+        if (rc == JPT_OK)
+            rc = jpt__child_write(h->child, "\n", 1);
+        if (!t->stateful)
+            jpt__child_close_input(h->child);
+    }
+    jpt__command_free(&cmd);
+    if (rc == JPT_OK && action == JPT__ACTION_NONE && t->timeout_ms > 0)
+        rc = jpt__timer_start(r->loop, &h->timeout_timer, jpt__deadline_ms(t->timeout_ms));
+    jpt__stale_record(r);
+    return rc;
+}
+
+int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why)
+{
+    jpt__tool *t = h->tool;
+    int rc;
+
+    h->kind = JPT_STATE_RUNNING;
+    h->exited = false;
+    h->aborting = false;
+    jpt__free(h->failure);
+    h->failure = NULL;
+    jpt__capture_reset(&h->out);
+    jpt__capture_reset(&h->err);
+    if (t->runtime == JPT__RUNTIME_STDIO)
+        return start_stdio(h, action, why);
+
+    char *args = NULL;
+    if ((rc = jpt__json_dump(h->arguments, JSON_COMPACT, &args)) < 0)
+        return rc;
+    rc = t->ops.start(h, args, t->ud);
+    jpt__free(args);
+    if (rc < 0 && jpt__buf_printf(why, "the tool failed to start: %s",
+                                  jpt_strerror(rc)) < 0)
+        return JPT_ERR_NOMEM;
+    return rc;
+}
+
+/* ---- Output ---------------------------------------------------------------------- */
+
+static int flush_text_run(jpt_handle *h)
+{
+    handle_ext *x = ext(h);
+    jpt__buf text = JPT__BUF_INIT;
+    jpt__block b = {.type = JPT_BLOCK_TEXT};
+
+    if (x->pending.text.total == 0)
+        return JPT_OK;
+    int rc = jpt__capture_text(&x->pending.text, &text);
+    if (rc == JPT_OK) {
+        b.f[JPT_FIELD_TEXT].len = text.len;
+        b.f[JPT_FIELD_TEXT].ptr = jpt__buf_take(&text);
+        rc = b.f[JPT_FIELD_TEXT].ptr != NULL
+                 ? jpt__state_push_block(x->pending.blocks, &b)
+                 : JPT_ERR_NOMEM;
+    }
+    jpt__buf_free(&text);
+    jpt__capture_reset(&x->pending.text);
+    return rc;
+}
+
+/* Takes in a state the tool reported: its blocks join the pending ones,
+ * and it decides the handle's kind. */
+static int absorb_state(jpt_handle *h, const jpt_state *s)
+{
+    handle_ext *x = ext(h);
+    int rc = flush_text_run(h);
+
+    for (size_t i = 0; rc == JPT_OK && i < s->nblocks; i++) {
+        jpt__block copy;
+        if ((rc = jpt__block_copy(&s->blocks[i], &copy)) == JPT_OK)
+            rc = jpt__state_push_block(x->pending.blocks, &copy);
+        if (rc == JPT_OK && s->blocks[i].type == JPT_BLOCK_QUESTION &&
+            s->kind == JPT_STATE_WAITING && !x->has_question) {
+            rc = jpt__block_copy(&s->blocks[i], &x->question);
+            x->has_question = rc == JPT_OK;
+        }
+    }
+    if (rc < 0)
+        return rc;
+    h->kind = s->kind;
+    if (s->kind == JPT_STATE_STOPPED) {
+        x->stop_error = s->is_error;
+        x->stop_transient = s->transient;
+        for (size_t i = 0; rc == JPT_OK && i < s->trace.n; i++)
+            rc = jpt__strv_push(&x->stop_trace, s->trace.v[i], strlen(s->trace.v[i]));
+    }
+    return rc;
+}
+
+/* A complete line of a stateful tool: a structured state, or text. */
+static int take_line(jpt_handle *h, const char *line, size_t n)
+{
+    size_t lead = 0;
+
+    while (lead < n && (line[lead] == ' ' || line[lead] == '\t'))
+        lead++;
+    if (lead < n && line[lead] == '{') {
+        jpt_state *s = NULL;
+        size_t len = n > 0 && line[n - 1] == '\n' ? n - 1 : n;
+        int rc = jpt_state_parse(line, len, 0, &s);
+        if (rc < 0)
+            return rc;
+        if (!s->raw) {
+            h->structured = true;
+            rc = absorb_state(h, s);
+            jpt_state_unref(s);
+            return rc;
+        }
+        jpt_state_unref(s);
+    }
+    return jpt__capture_append(&ext(h)->pending.text, line, n);
+}
+
+static int take_output(jpt_handle *h, const char *p, size_t n)
+{
+    handle_ext *x = ext(h);
+    jpt__buf *line = &x->pending.line;
+    int rc = JPT_OK;
+
+    while (rc == JPT_OK && n > 0) {
+        const char *nl = memchr(p, '\n', n);
+        size_t k = nl != NULL ? (size_t)(nl - p) + 1 : n;
+        /* A line longer than the capture is text, whatever it starts with. */
+        if (nl == NULL && line->len + k > h->r->capture_bytes) {
+            if ((rc = jpt__capture_append(&x->pending.text, line->data, line->len)) == JPT_OK)
+                rc = jpt__capture_append(&x->pending.text, p, k);
+            line->len = 0;
+        } else if (line->len == 0 && nl != NULL)
+            rc = take_line(h, p, k);
+        else if ((rc = jpt__buf_append(line, p, k)) == JPT_OK && nl != NULL) {
+            rc = take_line(h, line->data, line->len);
+            line->len = 0;
+        }
+        p += k;
+        n -= k;
+    }
+    return rc;
+}
+
+static void queue_output_event(jpt_handle *h)
+{
+    if (h->registered && !ext(h)->output_event &&
+        jpt__registry_event(h->r, JPT_EVENT_OUTPUT, NULL, h) == JPT_OK)
+        ext(h)->output_event = true;
+}
+
+void jpt__handle_output_event_popped(jpt_handle *h)
+{
+    ext(h)->output_event = false;
+}
+
+/* The tool said something: an action waiting for quiet waits longer. A
+ * reported state other than running answers it at once. */
+static void note_activity(jpt_handle *h, int kind_before)
+{
+    jpt__call *call = h->waiter;
+
+    if (call == NULL || !jpt__timer_active(&h->settle_timer))
+        return;
+    if (h->kind != kind_before || h->kind != JPT_STATE_RUNNING) {
+        jpt__call_handle_ready(call);
+        return;
+    }
+    jpt__timer_start(h->r->loop, &h->settle_timer,
+                     jpt__deadline_ms(jpt__tool_settle_ms(h->r, h->tool)));
+}
+
+static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, void *ud)
+{
+    jpt_handle *h = ud;
+    int before = h->kind;
+    int rc;
+
+    (void)c;
+    rc = jpt__capture_append(stream == JPT__STDOUT ? &h->out : &h->err, p, n);
+    if (h->tool->stateful && rc == JPT_OK)
+        rc = take_output(h, p, n);
+    if (rc < 0 && h->failure == NULL)
+        h->failure = jpt__strdup("out of memory keeping the tool's output");
+    if (h->tool->stateful) {
+        queue_output_event(h);
+        if (h->kind != before && h->kind != JPT_STATE_RUNNING && h->registered)
+            jpt__registry_event(h->r, JPT_EVENT_STATE, NULL, h);
+        note_activity(h, before);
+    }
+}
+
+static void stopped(jpt_handle *h)
+{
+    jpt_registry *r = h->r;
+
+    h->kind = JPT_STATE_STOPPED;
+    h->exited = true;
+    jpt__timer_stop(r->loop, &h->settle_timer);
+    jpt__timer_stop(r->loop, &h->yield_timer);
+    jpt__timer_stop(r->loop, &h->timeout_timer);
+    if (h->registered)
+        jpt__registry_event(r, JPT_EVENT_STATE, NULL, h);
+    if (h->waiter != NULL)
+        jpt__call_handle_ready(h->waiter);
+}
+
+static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
+{
+    jpt_handle *h = ud;
+
+    h->exit = *e;
+    jpt__child_free(c);
+    h->child = NULL;
+    jpt__stale_record(h->r);
+    stopped(h);
+}
+
+static void on_settled(jpt__timer *t)
+{
+    jpt_handle *h = t->ud;
+
+    if (h->waiter != NULL)
+        jpt__call_handle_ready(h->waiter);
+}
+
+static void on_timeout(jpt__timer *t)
+{
+    jpt_handle *h = t->ud;
+
+    if (h->failure == NULL) {
+        jpt__buf msg = JPT__BUF_INIT;
+        if (jpt__buf_printf(&msg, "the tool timed out after %" PRId64 " ms and was "
+                                  "stopped",
+                            h->tool->timeout_ms) == JPT_OK)
+            h->failure = jpt__buf_take(&msg);
+        jpt__buf_free(&msg);
+    }
+    if (h->child != NULL)
+        jpt__child_terminate(h->child, h->r->kill_grace_ms);
+}
+
+/* ---- Waiting, input, abort ------------------------------------------------------ */
+
+void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle)
+{
+    jpt_registry *r = h->r;
+
+    h->waiter = call;
+    /* Already there: stopped, or a builtin that reported its question. */
+    if (h->kind == JPT_STATE_STOPPED ||
+        (h->kind == JPT_STATE_WAITING && h->tool->runtime == JPT__RUNTIME_BUILTIN)) {
+        jpt__call_handle_ready(call);
+        return;
+    }
+    if (!settle)
+        return;
+    if (jpt__timer_start(r->loop, &h->settle_timer,
+                         jpt__deadline_ms(jpt__tool_settle_ms(r, h->tool))) < 0 ||
+        jpt__timer_start(r->loop, &h->yield_timer,
+                         jpt__deadline_ms(jpt__tool_yield_ms(r, h->tool))) < 0)
+        jpt__call_handle_ready(call);
+}
+
+int jpt__handle_write(jpt_handle *h, const char *p, size_t n)
+{
+    if (h->child == NULL)
+        return JPT_ERR_STATE;
+    return jpt__child_write(h->child, p, n);
+}
+
+void jpt__handle_abort(jpt_handle *h)
+{
+    if (h->kind == JPT_STATE_STOPPED)
+        return;
+    h->aborting = true;
+    if (h->child != NULL) {
+        jpt__child_terminate(h->child, h->r->kill_grace_ms);
+        return;
+    }
+    if (h->tool->runtime == JPT__RUNTIME_BUILTIN) {
+        if (h->tool->ops.abort != NULL)
+            h->tool->ops.abort(h, h->tool->ud);
+        if (h->kind != JPT_STATE_STOPPED)
+            stopped(h);
+    }
+}
+
+void jpt__handle_resume(jpt_handle *h)
+{
+    handle_ext *x = ext(h);
+
+    jpt__block_clear(&x->question);
+    x->has_question = false;
+    h->kind = JPT_STATE_RUNNING;
+}
+
+const jpt__block *jpt__handle_question(const jpt_handle *h)
+{
+    return h->kind == JPT_STATE_WAITING && ext(h)->has_question ? &ext(h)->question : NULL;
+}
+
+/* ---- States for the model -------------------------------------------------------- */
+
+static int add_text(jpt_state *s, const char *text, size_t n)
+{
+    jpt__block b = {.type = JPT_BLOCK_TEXT};
+    int rc = jpt__field_set(&b.f[JPT_FIELD_TEXT], text, n);
+
+    return rc < 0 ? rc : jpt__state_push_block(s, &b);
+}
+
+static int add_textf(jpt_state *s, const char *fmt, ...) JPT__PRINTF(2, 3);
+
+static int add_textf(jpt_state *s, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    return add_text(s, text, n < 0 ? 0 : (size_t)n);
+}
+
+/* How a process ended, in words. */
+static void describe_exit(const jpt_handle *h, char *out, size_t n)
+{
+    if (h->aborting)
+        snprintf(out, n, "aborted");
+    else if (h->exit.signal != 0)
+        snprintf(out, n, "killed by signal %d (%s)", h->exit.signal,
+                 strsignal(h->exit.signal));
+    else
+        snprintf(out, n, "exit status %d", h->exit.code);
+}
+
+static bool exit_failed(const jpt_handle *h)
+{
+    return !h->aborting && (h->exit.signal != 0 || h->exit.code != 0);
+}
+
+int jpt__handle_take_state(jpt_handle *h, bool peek, jpt_state **out)
+{
+    handle_ext *x = ext(h);
+    jpt_state *s = jpt__state_alloc(h->kind);
+    int rc = s != NULL ? JPT_OK : JPT_ERR_NOMEM;
+
+    *out = NULL;
+    /* The incomplete last line is shown too (a prompt has no newline), and
+     * so becomes part of the text run. */
+    if (rc == JPT_OK && !peek && x->pending.line.len > 0) {
+        rc = jpt__capture_append(&x->pending.text, x->pending.line.data,
+                                 x->pending.line.len);
+        x->pending.line.len = 0;
+    }
+    if (rc == JPT_OK && !peek)
+        rc = flush_text_run(h);
+    for (size_t i = 0; rc == JPT_OK && i < x->pending.blocks->nblocks; i++) {
+        jpt__block copy;
+        if ((rc = jpt__block_copy(&x->pending.blocks->blocks[i], &copy)) == JPT_OK)
+            rc = jpt__state_push_block(s, &copy);
+    }
+    if (rc == JPT_OK && h->kind == JPT_STATE_STOPPED) {
+        char how[128];
+        if (h->failure != NULL)
+            rc = add_text(s, h->failure, strlen(h->failure));
+        else if (h->tool->runtime == JPT__RUNTIME_STDIO && !h->structured) {
+            describe_exit(h, how, sizeof(how));
+            rc = add_textf(s, "[process ended: %s]", how);
+        } else if (h->aborting)
+            rc = add_text(s, "[aborted]", 9);
+        bool failed = h->failure != NULL ||
+                      (h->structured || h->tool->runtime == JPT__RUNTIME_BUILTIN
+                           ? x->stop_error
+                           : exit_failed(h));
+        if (rc == JPT_OK && failed && !h->aborting) {
+            rc = jpt__state_set_error_from_blocks(s, x->stop_transient);
+            for (size_t i = 0; rc == JPT_OK && i < x->stop_trace.n; i++)
+                rc = jpt__strv_push(&s->trace, x->stop_trace.v[i],
+                                    strlen(x->stop_trace.v[i]));
+        }
+    }
+    if (rc < 0) {
+        jpt_state_unref(s);
+        return rc;
+    }
+    if (!peek)
+        clear_pending_blocks(h);
+    *out = s;
+    return JPT_OK;
+}
+
+/* JP's into_tool_result: a failed run with unstructured output is an error
+ * carrying what the tool said last on each stream. */
+static int failure_state(jpt_handle *h, jpt_state *s)
+{
+    size_t limit = jpt__tool_output_limit(h->r, h->tool);
+    jpt__buf text = JPT__BUF_INIT;
+    char how[128];
+    int rc;
+
+    describe_exit(h, how, sizeof(how));
+    rc = jpt__buf_printf(&text, "The tool failed (%s).", how);
+    if (rc == JPT_OK && h->err.total > 0 &&
+        (rc = jpt__buf_puts(&text, "\n\nstderr:\n")) == JPT_OK)
+        rc = jpt__capture_text_limited(&h->err, limit / 2, &text);
+    if (rc == JPT_OK && h->out.total > 0 &&
+        (rc = jpt__buf_puts(&text, "\n\nstdout:\n")) == JPT_OK)
+        rc = jpt__capture_text_limited(&h->out, limit / 2, &text);
+    if (rc == JPT_OK)
+        rc = add_text(s, text.data, text.len);
+    jpt__buf_free(&text);
+    if (rc == JPT_OK)
+        rc = jpt__state_set_error_from_blocks(s, false);
+    return rc;
+}
+
+int jpt__handle_result_state(jpt_handle *h, jpt_state **out)
+{
+    jpt_state *s = NULL;
+    int rc;
+
+    *out = NULL;
+    if (h->tool->runtime == JPT__RUNTIME_BUILTIN)
+        return jpt__handle_take_state(h, false, out);
+    if (h->failure != NULL) {
+        if ((s = jpt__state_alloc(JPT_STATE_STOPPED)) == NULL)
+            return JPT_ERR_NOMEM;
+        rc = add_text(s, h->failure, strlen(h->failure));
+        if (rc == JPT_OK)
+            rc = jpt__state_set_error_from_blocks(s, false);
+    } else if (jpt__capture_omitted(&h->out) > 0) {
+        /* Output past the capture cannot be structured: it is text, cut
+         * here to what the model reads, with the exact count omitted. */
+        jpt__buf text = JPT__BUF_INIT;
+        rc = jpt__capture_text_limited(&h->out, jpt__tool_output_limit(h->r, h->tool),
+                                       &text);
+        if (rc == JPT_OK)
+            rc = jpt_state_parse(text.data, text.len, JPT_PARSE_RAW, &s);
+        jpt__buf_free(&text);
+        if (rc == JPT_OK && exit_failed(h)) {
+            jpt_state_unref(s);
+            s = jpt__state_alloc(JPT_STATE_STOPPED);
+            rc = s != NULL ? failure_state(h, s) : JPT_ERR_NOMEM;
+        }
+    } else {
+        jpt__buf text = JPT__BUF_INIT;
+        rc = jpt__capture_text(&h->out, &text);
+        if (rc == JPT_OK)
+            rc = jpt_state_parse(text.data, text.len, 0, &s);
+        jpt__buf_free(&text);
+        if (rc == JPT_OK && s->raw && exit_failed(h)) {
+            jpt_state_unref(s);
+            s = jpt__state_alloc(JPT_STATE_STOPPED);
+            rc = s != NULL ? failure_state(h, s) : JPT_ERR_NOMEM;
+        }
+    }
+    if (rc < 0) {
+        jpt_state_unref(s);
+        return rc;
+    }
+    *out = s;
+    return JPT_OK;
+}
+
+/* ---- The public handle functions (builtin tools) ------------------------------- */
+
+JPT_EXPORT int jpt_handle_update(jpt_handle *h, jpt_state *state)
+{
+    if (h == NULL || state == NULL)
+        return JPT_ERR_INVALID;
+    if (h->tool->runtime != JPT__RUNTIME_BUILTIN)
+        return JPT_ERR_INVALID;
+    if (h->exited)
+        return JPT_ERR_STATE;
+    int before = h->kind;
+    int rc = absorb_state(h, state);
+    if (rc < 0)
+        return rc;
+    queue_output_event(h);
+    if (h->kind == JPT_STATE_STOPPED) {
+        stopped(h);
+        return JPT_OK;
+    }
+    if (h->kind != before && h->registered)
+        jpt__registry_event(h->r, JPT_EVENT_STATE, NULL, h);
+    if (h->waiter != NULL && h->kind == JPT_STATE_WAITING)
+        jpt__call_handle_ready(h->waiter);
+    else
+        note_activity(h, before);
+    return JPT_OK;
+}
+
+JPT_EXPORT const char *jpt_handle_id(const jpt_handle *h)
+{
+    return h->id;
+}
+
+JPT_EXPORT const char *jpt_handle_tool(const jpt_handle *h)
+{
+    return h->tool->name;
+}
+
+JPT_EXPORT void jpt_handle_set_userdata(jpt_handle *h, void *data)
+{
+    h->userdata = data;
+}
+
+JPT_EXPORT void *jpt_handle_get_userdata(const jpt_handle *h)
+{
+    return h->userdata;
+}

@@ -1,0 +1,308 @@
+/* The registry object: options, the loop it is driven through, the event
+ * queue, the blocking conveniences, and shutdown. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "registry/registry.h"
+
+#define DEFAULT_KILL_GRACE_MS 5000
+#define DEFAULT_CAPTURE_BYTES (1024 * 1024)
+#define DEFAULT_OUTPUT_LIMIT 30000
+#define DEFAULT_SETTLE_MS 150
+#define DEFAULT_YIELD_MS 10000
+#define DEFAULT_DRAIN_MS 100
+#define DEFAULT_INQUIRY_ROUNDS 16
+
+static int opt_ms(int value, int fallback)
+{
+    return value > 0 ? value : fallback;
+}
+
+static int set_root(jpt_registry *r, const char *root)
+{
+    char resolved[PATH_MAX];
+    struct stat st;
+
+    if (realpath(root != NULL ? root : ".", resolved) == NULL || stat(resolved, &st) < 0 ||
+        !S_ISDIR(st.st_mode))
+        return JPT_ERR_INVALID;
+    r->root = jpt__strdup(resolved);
+    return r->root != NULL ? JPT_OK : JPT_ERR_NOMEM;
+}
+
+JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry **out)
+{
+    jpt_registry_options o;
+    int rc;
+
+    if (out == NULL)
+        return JPT_ERR_INVALID;
+    *out = NULL;
+    memset(&o, 0, sizeof(o));
+    if (opts != NULL) {
+        if (opts->size < sizeof(o))
+            return JPT_ERR_INVALID;
+        o = *opts;
+    }
+    if (o.kill_grace_ms < 0 || o.settle_ms < 0 || o.yield_ms < 0 || o.drain_ms < 0 ||
+        o.max_inquiry_rounds < 0)
+        return JPT_ERR_INVALID;
+
+    jpt_registry *r = jpt__calloc(1, sizeof(*r));
+    if (r == NULL)
+        return JPT_ERR_NOMEM;
+    r->kill_grace_ms = opt_ms(o.kill_grace_ms, DEFAULT_KILL_GRACE_MS);
+    r->capture_bytes = o.capture_bytes > 0 ? o.capture_bytes : DEFAULT_CAPTURE_BYTES;
+    r->output_limit = o.output_limit > 0 ? o.output_limit : DEFAULT_OUTPUT_LIMIT;
+    r->settle_ms = opt_ms(o.settle_ms, DEFAULT_SETTLE_MS);
+    r->yield_ms = opt_ms(o.yield_ms, DEFAULT_YIELD_MS);
+    r->drain_ms = opt_ms(o.drain_ms, DEFAULT_DRAIN_MS);
+    r->max_inquiry_rounds = opt_ms(o.max_inquiry_rounds, DEFAULT_INQUIRY_ROUNDS);
+    if ((rc = set_root(r, o.root)) < 0 ||
+        (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
+        (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
+        (rc = jpt__loop_new(&r->loop)) < 0) {
+        jpt_registry_free(r);
+        return rc < 0 ? rc : JPT_ERR_NOMEM;
+    }
+    jpt__stale_record(r);
+    *out = r;
+    return JPT_OK;
+}
+
+static void free_event(jpt_event *e)
+{
+    jpt__free(e->call_id);
+    jpt__free(e->handle_id);
+    jpt__free(e->tool);
+    jpt__free(e);
+}
+
+JPT_EXPORT void jpt_registry_free(jpt_registry *r)
+{
+    jpt__child **children = NULL;
+
+    if (r == NULL)
+        return;
+    /* Every process ends and is reaped before anything else goes. */
+    size_t n = jpt__handles_children(r, &children);
+    if (n > 0)
+        jpt__children_shutdown(children, n, r->kill_grace_ms);
+    jpt__free(children);
+
+    while (r->batches != NULL)
+        jpt_batch_free(r->batches);
+    while (r->calls != NULL) /* in flight, of batches the host freed */
+        jpt__call_free(r->calls);
+    while (r->handles != NULL)
+        jpt__handle_free(r->handles);
+    jpt__inquiries_free(r);
+    while (r->events_head != NULL) {
+        jpt_event *e = r->events_head;
+        r->events_head = e->next;
+        free_event(e);
+    }
+    for (size_t i = 0; i < r->ntools; i++)
+        jpt__tool_unref(r->tools[i]);
+    jpt__free(r->tools);
+    if (r->state_file != NULL && r->loop != NULL)
+        unlink(r->state_file);
+    jpt__loop_free(r->loop);
+    jpt__free(r->root);
+    jpt__free(r->spool_dir);
+    jpt__free(r->state_file);
+    jpt__free(r);
+}
+
+JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r)
+{
+    return r->err.text;
+}
+
+/* ---- Events ----------------------------------------------------------------------- */
+
+int jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *h)
+{
+    jpt_event *e = jpt__calloc(1, sizeof(*e));
+
+    if (e == NULL)
+        return JPT_ERR_NOMEM;
+    e->type = type;
+    if (type == JPT_EVENT_BATCH_DONE) {
+        e->batch = call->batch;
+    } else if (call != NULL) {
+        e->batch = call->batch;
+        e->call_id = jpt__strdup(call->id);
+        e->tool = jpt__strdup(call->name);
+        if (call->handle_id != NULL)
+            e->handle_id = jpt__strdup(call->handle_id);
+        if (e->call_id == NULL || e->tool == NULL ||
+            (call->handle_id != NULL && e->handle_id == NULL)) {
+            free_event(e);
+            return JPT_ERR_NOMEM;
+        }
+    } else {
+        e->handle_id = jpt__strdup(h->id);
+        e->tool = jpt__strdup(h->tool->name);
+        e->state = h->kind;
+        if (type == JPT_EVENT_OUTPUT)
+            e->output_of = h;
+        if (e->handle_id == NULL || e->tool == NULL) {
+            free_event(e);
+            return JPT_ERR_NOMEM;
+        }
+    }
+    if (r->events_tail != NULL)
+        r->events_tail->next = e;
+    else
+        r->events_head = e;
+    r->events_tail = e;
+    return JPT_OK;
+}
+
+void jpt__registry_drop_output_event(jpt_registry *r, jpt_handle *h)
+{
+    /* The event stays (its strings are copies); it only stops pointing at a
+     * handle that is going away. */
+    for (jpt_event *e = r->events_head; e != NULL; e = e->next)
+        if (e->output_of == h)
+            e->output_of = NULL;
+}
+
+JPT_EXPORT int jpt_registry_next_event(jpt_registry *r, jpt_event **out)
+{
+    if (r == NULL || out == NULL)
+        return JPT_ERR_INVALID;
+    *out = r->events_head;
+    if (*out == NULL)
+        return JPT_ERR_AGAIN;
+    r->events_head = (*out)->next;
+    if (r->events_head == NULL)
+        r->events_tail = NULL;
+    (*out)->next = NULL;
+    if ((*out)->output_of != NULL) {
+        jpt__handle_output_event_popped((*out)->output_of);
+        (*out)->output_of = NULL;
+    }
+    return JPT_OK;
+}
+
+JPT_EXPORT int jpt_event_type(const jpt_event *e)
+{
+    return e->type;
+}
+
+JPT_EXPORT const char *jpt_event_call_id(const jpt_event *e)
+{
+    return e->call_id;
+}
+
+JPT_EXPORT const char *jpt_event_handle_id(const jpt_event *e)
+{
+    return e->handle_id;
+}
+
+JPT_EXPORT const char *jpt_event_tool(const jpt_event *e)
+{
+    return e->tool;
+}
+
+JPT_EXPORT int jpt_event_state(const jpt_event *e)
+{
+    return e->type == JPT_EVENT_STATE ? e->state : 0;
+}
+
+JPT_EXPORT const jpt_batch *jpt_event_batch(const jpt_event *e)
+{
+    return e->batch;
+}
+
+JPT_EXPORT void jpt_event_free(jpt_event *e)
+{
+    if (e != NULL)
+        free_event(e);
+}
+
+/* ---- Driving ----------------------------------------------------------------------- */
+
+JPT_EXPORT int jpt_registry_get_fd(const jpt_registry *r)
+{
+    return jpt__loop_fd(r->loop);
+}
+
+JPT_EXPORT int jpt_registry_get_timeout(const jpt_registry *r)
+{
+    return jpt__loop_timeout(r->loop);
+}
+
+JPT_EXPORT int jpt_registry_dispatch(jpt_registry *r)
+{
+    if (r == NULL)
+        return JPT_ERR_INVALID;
+    return jpt__loop_dispatch(r->loop);
+}
+
+JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r)
+{
+    if (r == NULL)
+        return JPT_ERR_INVALID;
+    return jpt__loop_wakeup(r->loop);
+}
+
+/* Polls and dispatches until done(r, arg) or the deadline. */
+static int drive(jpt_registry *r, int timeout_ms, bool (*done)(jpt_registry *, void *),
+                 void *arg)
+{
+    uint64_t deadline = timeout_ms >= 0 ? jpt__deadline_ms(timeout_ms) : 0;
+
+    for (;;) {
+        int more;
+        do {
+            if ((more = jpt__loop_dispatch(r->loop)) < 0)
+                return more;
+        } while (more > 0 && !done(r, arg));
+        if (done(r, arg))
+            return JPT_OK;
+        int wait = jpt__loop_timeout(r->loop);
+        if (timeout_ms >= 0) {
+            uint64_t now = jpt__now();
+            if (now >= deadline)
+                return JPT_ERR_TIMEOUT;
+            int left = (int)((deadline - now + 999999u) / 1000000u);
+            if (wait < 0 || wait > left)
+                wait = left;
+        }
+        if (jpt__loop_poll(r->loop, wait) < 0)
+            return JPT_ERR_IO;
+    }
+}
+
+static bool no_calls_in_flight(jpt_registry *r, void *arg)
+{
+    (void)arg;
+    return r->calls_in_flight == 0;
+}
+
+static bool batch_done(jpt_registry *r, void *arg)
+{
+    (void)r;
+    return ((jpt_batch *)arg)->pending == 0;
+}
+
+JPT_EXPORT int jpt_registry_run(jpt_registry *r, int timeout_ms)
+{
+    if (r == NULL)
+        return JPT_ERR_INVALID;
+    return drive(r, timeout_ms, no_calls_in_flight, NULL);
+}
+
+JPT_EXPORT int jpt_registry_wait(jpt_registry *r, jpt_batch *b, int timeout_ms)
+{
+    if (r == NULL || b == NULL || b->r != r)
+        return JPT_ERR_INVALID;
+    return drive(r, timeout_ms, batch_done, b);
+}

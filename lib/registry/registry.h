@@ -1,0 +1,237 @@
+/* The registry room's internal interface: tools, handles, calls and
+ * batches, and how its files share them. Never installed.
+ *
+ *   registry.c  the object, its loop, events, run/wait, free
+ *   tools.c     tool definitions: loading and checking
+ *   command.c   argv templating and the child's environment
+ *   handle.c    handles: processes or builtins, output, states, settling
+ *   call.c      submit, batches, actions, results
+ *   inquiry.c   questions of one-shot tools
+ *   schemas.c   the tool lists for model providers
+ *   stale.c     the state file of live children, and reaping orphans */
+#ifndef JPT_LIB_REGISTRY_H
+#define JPT_LIB_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "common/common.h"
+#include "jptool/registry.h"
+#include "loop/loop.h"
+#include "process/process.h"
+#include "state/state.h"
+
+#define JPT__RUNTIME_STDIO 1
+#define JPT__RUNTIME_BUILTIN 2
+
+/* Actions, also as bits of a tool's action set. */
+#define JPT__ACTION_NONE 0 /* a one-shot call */
+#define JPT__ACTION_SPAWN 1
+#define JPT__ACTION_FETCH 2
+#define JPT__ACTION_APPLY 4
+#define JPT__ACTION_ABORT 8
+
+typedef struct jpt__tool {
+    unsigned refs; /* the registry's list and every handle of the tool */
+    char *name;
+    char *description;
+    json_t *parameters; /* JSON Schema object */
+    json_t *options;    /* {{tool}}'s "options" */
+    int runtime;
+    json_t *command;    /* array of template strings (stdio) */
+    bool stdin_json;    /* pipe {{tool}} to stdin */
+    bool stateful;
+    unsigned actions;   /* JPT__ACTION_* bits, spawn always set if stateful */
+    bool pty;
+    int question_target;
+    int settle_ms, yield_ms; /* -1: the registry's */
+    size_t output_limit;     /* 0: the registry's */
+    int64_t timeout_ms;      /* 0: none */
+    bool env_inherit;
+    json_t *env_allow;  /* array of names, or NULL */
+    json_t *env_set;    /* object, or NULL */
+    json_t *spawn;      /* kept for the await issue (notifications, lifecycle) */
+    json_t *sandbox;    /* kept for the VFS issue */
+    jpt_builtin_ops ops;
+    void *ud;
+} jpt__tool;
+
+typedef struct jpt__call jpt__call;
+
+struct jpt_handle {
+    jpt_registry *r;
+    char *id;
+    jpt__tool *tool;
+    bool registered;     /* in the registry's id table (stateful handles) */
+    int kind;            /* JPT_STATE_* */
+    json_t *arguments;   /* without action and id */
+    json_t *answers;     /* accumulated answers (one-shot re-runs) */
+    jpt__child *child;   /* stdio runtime, while the process lives */
+    jpt__capture out;    /* everything, head+tail */
+    jpt__capture err;
+    jpt__capture fresh;  /* stdout since the model last read it (stateful) */
+    bool structured;     /* its output speaks RFD 058/009 JSON lines */
+    jpt_state *state;    /* the latest state a builtin or a JSON line gave */
+    jpt__exit exit;
+    bool exited;         /* the process was reaped / builtin stopped */
+    bool delivered;      /* the model has seen the stopped state */
+    bool aborting;
+    char *failure;       /* why the handle stopped without a tool result */
+    jpt__call *waiter;   /* the action waiting for this handle to settle */
+    jpt__timer settle_timer, yield_timer, timeout_timer;
+    void *userdata;
+    jpt_handle *next, *prev; /* the registry's list of live handles */
+};
+
+struct jpt__call {
+    jpt_registry *r;
+    jpt__call *next, *prev; /* the registry's calls in flight */
+    jpt_batch *batch;    /* NULL once the batch was freed */
+    char *id;
+    char *name;
+    jpt__tool *tool;
+    int action;
+    char *handle_id;
+    jpt_handle *handle;
+    json_t *input;       /* apply */
+    char *content;       /* the result, once done */
+    bool is_error;
+    bool done;
+    int rounds;          /* questions answered (one-shot) */
+    jpt_inquiry *inquiry;
+};
+
+struct jpt_batch {
+    jpt_registry *r;
+    jpt__call **calls;
+    size_t n;
+    size_t pending;
+    jpt_batch *next, *prev;
+};
+
+struct jpt_inquiry {
+    jpt_registry *r;
+    jpt__call *call;     /* NULL once the call ended */
+    char *tool;
+    char *call_id;
+    char *question_json;
+    char *question_id;
+    json_t *schema;
+    int target;
+    jpt_state *context;
+    jpt__errbuf err;
+    jpt_inquiry *next, *prev;
+};
+
+struct jpt_event {
+    int type;
+    char *call_id;
+    char *handle_id;
+    char *tool;
+    int state;
+    const jpt_batch *batch;
+    jpt_handle *output_of; /* OUTPUT: the handle whose event this is */
+    jpt_event *next;
+};
+
+struct jpt_registry {
+    jpt__loop *loop;
+    char *root;
+    int kill_grace_ms;
+    size_t capture_bytes;
+    size_t output_limit;
+    int settle_ms, yield_ms, drain_ms;
+    int max_inquiry_rounds;
+    char *spool_dir;
+    char *state_file;
+
+    jpt__tool **tools;
+    size_t ntools, cap_tools;
+    jpt_handle *handles; /* every live handle, registered or not */
+    jpt_batch *batches;
+    jpt__call *calls;    /* in flight */
+    jpt_inquiry *inquiries;
+    jpt_event *events_head, *events_tail;
+    size_t calls_in_flight;
+    jpt_inquiry_fn inquiry_fn;
+    void *inquiry_ud;
+    jpt__errbuf err;
+};
+
+/* registry.c */
+int jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *h);
+void jpt__registry_drop_output_event(jpt_registry *r, jpt_handle *h);
+
+/* tools.c */
+jpt__tool *jpt__tool_find(jpt_registry *r, const char *name);
+jpt__tool *jpt__tool_ref(jpt__tool *t);
+void jpt__tool_unref(jpt__tool *t);
+const char *jpt__action_name(int action);
+/* "spawn, fetch, abort" */
+void jpt__actions_list(unsigned actions, char *out, size_t n);
+int jpt__tool_settle_ms(const jpt_registry *r, const jpt__tool *t);
+int jpt__tool_yield_ms(const jpt_registry *r, const jpt__tool *t);
+size_t jpt__tool_output_limit(const jpt_registry *r, const jpt__tool *t);
+
+/* command.c: the argv and environment for one run of a tool. `why`
+ * receives a model-facing reason when an argument is missing. */
+typedef struct jpt__command {
+    char **argv;
+    char **envp;
+    char *stdin_json; /* the {{tool}} JSON when the tool takes it on stdin */
+} jpt__command;
+int jpt__command_check_template(const char *tmpl, char *why, size_t n);
+int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
+                       const json_t *arguments, const json_t *answers,
+                       jpt__command *out, jpt__buf *why);
+void jpt__command_free(jpt__command *c);
+
+/* handle.c */
+int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id,
+                    json_t *arguments, jpt_handle **out);
+/* Starts the tool (spawns its process or calls the builtin's start). On
+ * failure `why` holds the model-facing reason. */
+int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why);
+void jpt__handle_free(jpt_handle *h);
+jpt_handle *jpt__handle_find(jpt_registry *r, const char *id);
+/* Makes `call` wait for the handle: until it stops (one-shot, abort), or
+ * until its output settles (spawn, apply). */
+void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle);
+/* The handle's state as the model should see it now: its output since the
+ * last fetch (consumed unless `peek`), kind and error. New reference. */
+int jpt__handle_take_state(jpt_handle *h, bool peek, jpt_state **out);
+/* The whole output of a finished one-shot run, as a state. */
+int jpt__handle_result_state(jpt_handle *h, jpt_state **out);
+int jpt__handle_write(jpt_handle *h, const char *p, size_t n);
+void jpt__handle_abort(jpt_handle *h);
+/* The pending question of a waiting handle (a question block), or NULL. */
+const jpt__block *jpt__handle_question(const jpt_handle *h);
+/* Its question was answered: the handle runs again. */
+void jpt__handle_resume(jpt_handle *h);
+/* The handle's OUTPUT event was popped; the next output queues another. */
+void jpt__handle_output_event_popped(jpt_handle *h);
+/* Children of all live handles, for shutdown. */
+size_t jpt__handles_children(jpt_registry *r, jpt__child ***out);
+
+/* call.c */
+void jpt__call_complete(jpt__call *call, const char *content, bool is_error);
+void jpt__call_completef(jpt__call *call, bool is_error, const char *fmt, ...)
+    JPT__PRINTF(3, 4);
+/* The handle the call waited on has settled or stopped: answer the call. */
+void jpt__call_handle_ready(jpt__call *call);
+void jpt__call_free(jpt__call *call);
+
+/* inquiry.c */
+/* A one-shot run ended waiting: ask, or fail the call. */
+void jpt__inquiry_start(jpt__call *call, jpt_state *state);
+/* The call ended; an inquiry still out becomes orphaned. */
+void jpt__inquiry_detach(jpt__call *call);
+void jpt__inquiries_free(jpt_registry *r);
+
+/* stale.c */
+void jpt__stale_record(jpt_registry *r);
+
+#endif /* JPT_LIB_REGISTRY_H */
