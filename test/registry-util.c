@@ -1,0 +1,80 @@
+/* Helpers for the registry suites; see registry-util.h. */
+#include <string.h>
+
+#include "registry-util.h"
+
+jpt_registry *ru_registry_with(const jpt_registry_options *opts, const char *tools_json)
+{
+    jpt_registry *r = NULL;
+
+    assert_int_equal(jpt_registry_new(opts, &r), JPT_OK);
+    if (tools_json != NULL && jpt_registry_load_tools(r, tools_json, 0) != JPT_OK)
+        fail_msg("load_tools: %s", jpt_registry_errmsg(r));
+    return r;
+}
+
+jpt_registry *ru_registry(const char *tools_json)
+{
+    jpt_registry_options o = {0};
+
+    o.size = sizeof(o);
+    o.kill_grace_ms = 300;
+    o.drain_ms = 100;
+    return ru_registry_with(&o, tools_json);
+}
+
+json_t *ru_run(jpt_registry *r, const char *calls_json)
+{
+    jpt_batch *b = NULL;
+    char *text = NULL;
+
+    if (jpt_registry_submit(r, calls_json, &b) != JPT_OK)
+        fail_msg("submit: %s", jpt_registry_errmsg(r));
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
+    assert_int_equal(jpt_batch_results_json(b, &text), JPT_OK);
+    json_t *results = json_loads(text, 0, NULL);
+    assert_non_null(results);
+    jpt_free(text);
+    jpt_batch_free(b);
+    return results;
+}
+
+char *ru_call(jpt_registry *r, const char *tool, const char *arguments_json, bool *is_error)
+{
+    char calls[8192];
+
+    snprintf(calls, sizeof(calls), "[{\"id\":\"c1\",\"name\":\"%s\",\"arguments\":%s}]", tool,
+             arguments_json);
+    json_t *results = ru_run(r, calls);
+    char *content = strdup(ru_content(results, 0));
+    if (is_error != NULL)
+        *is_error = ru_is_error(results, 0);
+    json_decref(results);
+    return content;
+}
+
+const char *ru_content(const json_t *results, size_t i)
+{
+    const char *s = json_string_value(json_object_get(json_array_get(results, i), "content"));
+    assert_non_null(s);
+    return s;
+}
+
+bool ru_is_error(const json_t *results, size_t i)
+{
+    return json_is_true(json_object_get(json_array_get(results, i), "is_error"));
+}
+
+json_t *ru_response(const char *content)
+{
+    json_t *j = json_loads(content, 0, NULL);
+    if (j == NULL)
+        fail_msg("not a JSON response: %s", content);
+    return j;
+}
+
+void ru_assert_contains(const char *haystack, const char *needle)
+{
+    if (strstr(haystack, needle) == NULL)
+        fail_msg("expected to find\n  %s\nin\n  %s", needle, haystack);
+}

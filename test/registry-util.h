@@ -1,0 +1,45 @@
+/* Helpers for the registry suites: a registry with short timings, tool
+ * configs that point at test/tools, and calls run to completion. */
+#ifndef JPT_TEST_REGISTRY_UTIL_H
+#define JPT_TEST_REGISTRY_UTIL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "test-util.h"
+
+/* The directory of the helper programs (test/tools in the build tree). */
+#ifndef JPT_TEST_TOOLS
+#error "JPT_TEST_TOOLS must name the test tools' directory"
+#endif
+#define TOOL(name) JPT_TEST_TOOLS "/" name
+
+/* Generous bound for waits: a test never asserts a duration. */
+#define WAIT_MS 20000
+
+/* A registry with a short kill grace and drain window (for speed), the
+ * given tools loaded. Fails the test on error. */
+jpt_registry *ru_registry(const char *tools_json);
+jpt_registry *ru_registry_with(const jpt_registry_options *opts, const char *tools_json);
+
+/* Submits `calls_json`, waits for the batch, and returns its results
+ * (parsed); the batch is freed. */
+json_t *ru_run(jpt_registry *r, const char *calls_json);
+
+/* One call {"id":"c1","name":tool,"arguments":arguments_json}, run to
+ * completion; returns a copy of its content and sets *is_error. */
+char *ru_call(jpt_registry *r, const char *tool, const char *arguments_json, bool *is_error);
+
+/* The content of result i, and its is_error flag. */
+const char *ru_content(const json_t *results, size_t i);
+bool ru_is_error(const json_t *results, size_t i);
+
+/* Parses a stateful response {"id","state",…} (asserting it is JSON). */
+json_t *ru_response(const char *content);
+
+/* Asserts that `haystack` contains `needle`. */
+void ru_assert_contains(const char *haystack, const char *needle);
+
+#endif

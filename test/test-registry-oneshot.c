@@ -1,0 +1,493 @@
+/* One-shot calls on real processes (RFD 009, "One-shot tool wrapping"):
+ * every output format, questions through the inquiry handler, failures,
+ * floods, stubborn children, grandchildren, terminals, templating and the
+ * environment. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "registry-util.h"
+
+#define OUTCOME_TOOL(name, format)                                                         \
+    "{\"name\":\"" name "\",\"command\":[\"" TOOL("outcome-tool") "\",\"" format           \
+    "\",\"{{tool}}\"]}"
+
+static const char tools[] =
+    "{\"tools\":["
+    OUTCOME_TOOL("greet_success", "success") ","
+    OUTCOME_TOOL("greet_error", "error") ","
+    OUTCOME_TOOL("greet_envelope", "envelope") ","
+    OUTCOME_TOOL("greet_toolstate", "toolstate") ","
+    OUTCOME_TOOL("greet_raw", "raw") ","
+    "{\"name\":\"echo_tool\",\"command\":[\"" TOOL("outcome-tool") "\",\"echo\",\"{{tool}}\"],"
+    " \"options\":{\"verbose\":true}},"
+    "{\"name\":\"echo_stdin\",\"command\":[\"" TOOL("outcome-tool") "\",\"echo\"],\"stdin\":true},"
+    "{\"name\":\"merge\",\"command\":[\"" TOOL("ask-tool") "\",\"{{tool}}\"],"
+    " \"question_target\":\"assistant\"},"
+    "{\"name\":\"fail3\",\"command\":[\"" TOOL("exit-code") "\",\"3\",\"partial output\",\"error: it broke\"]},"
+    "{\"name\":\"flood\",\"command\":[\"" TOOL("flood") "\",\"{{arguments.bytes}}\"],"
+    " \"parameters\":{\"type\":\"object\",\"properties\":{\"bytes\":{\"type\":\"integer\"}},"
+    " \"required\":[\"bytes\"]}, \"output_limit\":1000},"
+    "{\"name\":\"stubborn\",\"command\":[\"" TOOL("ignore-term") "\"],\"timeout_ms\":200},"
+    "{\"name\":\"forker\",\"command\":[\"" TOOL("grandchild") "\"]},"
+    "{\"name\":\"tty\",\"command\":[\"" TOOL("tty-check") "\"],\"pty\":true},"
+    "{\"name\":\"notty\",\"command\":[\"" TOOL("tty-check") "\"]},"
+    "{\"name\":\"args\",\"command\":[\"" TOOL("exit-code") "\",\"0\","
+    " \"n={{arguments.n}} s={{arguments.s}} o={{arguments.o}} ctx={{context}}\",\"\"]},"
+    "{\"name\":\"env_clean\",\"command\":[\"" TOOL("env-dump") "\",\"JPT_SECRET\",\"JPT_ALLOWED\",\"JPT_SET\",\"PATH\"],"
+    " \"env\":{\"inherit\":false,\"allow\":[\"JPT_ALLOWED\"],\"set\":{\"JPT_SET\":\"yes\"}}},"
+    "{\"name\":\"env_inherit\",\"command\":[\"" TOOL("env-dump") "\",\"JPT_SECRET\"]},"
+    "{\"name\":\"missing_cmd\",\"command\":[\"jpt-no-such-command-anywhere\"]}"
+    "]}";
+
+static char *call(jpt_registry *r, const char *tool, const char *args, bool *is_error)
+{
+    return ru_call(r, tool, args, is_error);
+}
+
+static void legacy_success_is_its_content(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    bool err = true;
+    char *out = call(r, "greet_success", "{\"name\":\"Ada\"}", &err);
+
+    assert_string_equal(out, "hello Ada");
+    assert_false(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* RFD 009's table: Error { message, trace, transient } -> Stopped Err. */
+static void legacy_error_is_an_error_result(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    bool err = false;
+    char *out = call(r, "greet_error", "{\"name\":\"Ada\"}", &err);
+
+    assert_string_equal(out, "Error (transient): failed: Ada\nTrace:\n  - cause one\n  - cause two");
+    assert_true(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void envelope_is_rendered_relative_to_the_root(void **state)
+{
+    (void)state;
+    jpt_registry_options o = {sizeof(o), .root = "/"};
+    jpt_registry *r = ru_registry_with(&o, tools);
+    bool err = true;
+    char *out = call(r, "greet_envelope", "{\"name\":\"Ada\"}", &err);
+
+    assert_string_equal(out, "hello Ada\n\nproject/src/main.rs:\n```rs\nfn main() {}\n```");
+    assert_false(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void tool_state_result_is_its_ok_value(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    char *out = call(r, "greet_toolstate", "{}", NULL);
+
+    assert_string_equal(out, "hello world");
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void raw_output_is_passed_through(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    char *out = call(r, "greet_raw", "{\"name\":\"x\"}", NULL);
+
+    assert_string_equal(out, "hello x\n");
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* {{tool}} = {"name","arguments","answers","options"}. */
+static void tool_placeholder_holds_name_arguments_answers_options(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    char *out = call(r, "echo_tool", "{\"list\":[1,2],\"s\":\"x y\"}", NULL);
+
+    tu_assert_json_equal(out, "{\"name\":\"echo_tool\",\"arguments\":{\"list\":[1,2],"
+                              "\"s\":\"x y\"},\"answers\":{},\"options\":{\"verbose\":true}}");
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void stdin_option_pipes_the_tool_json(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    char *out = call(r, "echo_stdin", "{\"k\":1}", NULL);
+
+    tu_assert_json_equal(out, "{\"name\":\"echo_stdin\",\"arguments\":{\"k\":1},"
+                              "\"answers\":{},\"options\":{}}");
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* JP's convention: scalars raw, composites as JSON. */
+static void argument_placeholders_expand_scalars_raw_and_composites_as_json(void **state)
+{
+    (void)state;
+    jpt_registry_options o = {sizeof(o), .root = "/tmp"};
+    jpt_registry *r = ru_registry_with(&o, tools);
+    char *out = call(r, "args", "{\"n\":42,\"s\":\"two words\",\"o\":{\"a\":[true]}}", NULL);
+
+    assert_string_equal(out, "n=42 s=two words o={\"a\":[true]} "
+                             "ctx={\"action\":\"run\",\"root\":\"/tmp\"}");
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void missing_argument_is_an_error_for_the_call(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    bool err = false;
+    char *out = call(r, "args", "{\"n\":1,\"s\":\"x\"}", &err);
+
+    assert_string_equal(out, "`args` could not run: the argument `o` is required by the "
+                             "tool's command but was not given");
+    assert_true(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void arguments_are_checked_against_the_schema_before_running(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    bool err = false;
+    char *out = call(r, "flood", "{\"bytes\":\"lots\"}", &err);
+
+    assert_string_equal(out, "Invalid arguments for `flood`: at /bytes: expected integer, "
+                             "got string");
+    assert_true(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void arguments_may_be_a_json_string(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    json_t *res = ru_run(r, "[{\"id\":\"a\",\"name\":\"greet_success\","
+                            "\"arguments\":\"{\\\"name\\\":\\\"Bo\\\"}\"},"
+                            "{\"id\":\"b\",\"name\":\"greet_success\",\"arguments\":\"\"},"
+                            "{\"id\":\"c\",\"name\":\"greet_success\",\"arguments\":\"[1]\"}]");
+
+    assert_string_equal(ru_content(res, 0), "hello Bo");
+    assert_string_equal(ru_content(res, 1), "hello world");
+    assert_string_equal(ru_content(res, 2), "Invalid arguments for `greet_success`: the "
+                                            "arguments string is not a JSON object");
+    assert_true(ru_is_error(res, 2));
+    json_decref(res);
+    jpt_registry_free(r);
+}
+
+static void unknown_tool_is_that_calls_error_only(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    json_t *res = ru_run(r, "[{\"id\":\"a\",\"name\":\"nope\",\"arguments\":{}},"
+                            "{\"id\":\"b\",\"name\":\"greet_raw\",\"arguments\":{}}]");
+
+    assert_string_equal(ru_content(res, 0), "Unknown tool `nope`");
+    assert_true(ru_is_error(res, 0));
+    assert_string_equal(ru_content(res, 1), "hello world\n");
+    assert_false(ru_is_error(res, 1));
+    json_decref(res);
+    jpt_registry_free(r);
+}
+
+static void missing_command_is_reported_without_spawning(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    bool err = false;
+    char *out = call(r, "missing_cmd", "{}", &err);
+
+    assert_string_equal(out, "`missing_cmd` could not run: the tool could not be started: "
+                             "command 'jpt-no-such-command-anywhere' not found in PATH");
+    assert_true(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* JP's into_tool_result: a non-zero exit with plain output is an error with
+ * the tails of stderr and stdout. */
+static void nonzero_exit_with_plain_text_reports_both_streams(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    bool err = false;
+    char *out = call(r, "fail3", "{}", &err);
+
+    assert_string_equal(out, "Error: The tool failed (exit status 3).\n\nstderr:\n"
+                             "error: it broke\n\nstdout:\npartial output");
+    assert_true(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* The capture keeps head and tail; the model reads at most output_limit
+ * bytes with the count of what was left out. */
+static void flood_is_cut_with_an_exact_marker(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    char *out = call(r, "flood", "{\"bytes\":4000000}", NULL);
+
+    /* 500 bytes of head, the marker, 500 bytes of tail. */
+    assert_memory_equal(out, "line 0000001 xxxx", 17);
+    ru_assert_contains(out, "\n[… 3999000 bytes omitted …]\n");
+    size_t n = strlen(out);
+    assert_int_equal(n, 1000 + strlen("\n[… 3999000 bytes omitted …]\n"));
+    assert_memory_equal(out + n - 1, "\n", 1);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* A one-shot tool that ignores SIGTERM is killed after the grace period. */
+static void timeout_kills_a_child_that_ignores_sigterm(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    bool err = false;
+    char *out = call(r, "stubborn", "{}", &err);
+
+    assert_string_equal(out, "Error: the tool timed out after 200 ms and was stopped");
+    assert_true(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* A grandchild holding stdout does not keep the call waiting: it completes
+ * after the drain window with what was read, and the group is killed. */
+static void grandchild_holding_the_pipe_does_not_hang_the_call(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    bool err = true;
+    char *out = call(r, "forker", "{}", &err);
+
+    assert_string_equal(out, "parent done\n");
+    assert_false(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void pty_tool_runs_on_a_terminal(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    char *out = call(r, "tty", "{}", NULL);
+
+    assert_string_equal(out, "stdin: tty\r\nstdout: tty\r\nTERM=dumb\r\nsize: 24x80\r\n");
+    free(out);
+    out = call(r, "notty", "{}", NULL);
+    ru_assert_contains(out, "stdin: not a tty\nstdout: not a tty\n");
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* A clean environment passes only what is allowed (and PATH, HOME, LANG);
+ * children start in the workspace root with no inherited fds. */
+static void environment_policy_and_fd_hygiene(void **state)
+{
+    (void)state;
+    jpt_registry_options o = {sizeof(o), .root = "/tmp"};
+    jpt_registry *r = ru_registry_with(&o, tools);
+
+    setenv("JPT_SECRET", "s3cret", 1);
+    setenv("JPT_ALLOWED", "fine", 1);
+    char *out = call(r, "env_clean", "{}", NULL);
+    ru_assert_contains(out, "JPT_SECRET is unset\nJPT_ALLOWED=fine\nJPT_SET=yes\nPATH=");
+    ru_assert_contains(out, "cwd=/tmp\nfds=0 1 2\n");
+    free(out);
+    out = call(r, "env_inherit", "{}", NULL);
+    ru_assert_contains(out, "JPT_SECRET=s3cret\n");
+    free(out);
+    unsetenv("JPT_SECRET");
+    unsetenv("JPT_ALLOWED");
+    jpt_registry_free(r);
+}
+
+/* ---- Questions ----------------------------------------------------------------- */
+
+typedef struct answers {
+    int asked;
+    const char *replies[4];
+    char questions[4][512];
+    int target;
+    size_t context_blocks;
+} answers;
+
+static void answer_from_list(jpt_inquiry *q, void *ud)
+{
+    answers *a = ud;
+
+    snprintf(a->questions[a->asked], sizeof(a->questions[0]), "%s",
+             jpt_inquiry_question_json(q));
+    a->target = jpt_inquiry_target(q);
+    a->context_blocks = jpt_state_block_count(jpt_inquiry_context(q));
+    const char *reply = a->replies[a->asked++];
+    assert_int_equal(jpt_inquiry_answer(q, reply), JPT_OK);
+}
+
+/* A legacy needs_input with a Select question succeeds after the answers,
+ * each run with the answers so far. */
+static void legacy_select_question_is_answered_and_rerun(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    answers a = {0, {"\"develop\"", "true"}, {{0}}, 0, 0};
+    bool err = true;
+
+    jpt_registry_set_inquiry_handler(r, answer_from_list, &a);
+    char *out = call(r, "merge", "{}", &err);
+    assert_string_equal(out, "merged into develop");
+    assert_false(err);
+    assert_int_equal(a.asked, 2);
+    tu_assert_json_equal(a.questions[0],
+                         "{\"id\":\"branch\",\"text\":\"Which branch should I merge into?\","
+                         "\"schema\":{\"type\":\"string\",\"enum\":[\"main\",\"develop\","
+                         "\"staging\"]},\"default\":\"main\"}");
+    tu_assert_json_equal(a.questions[1], "{\"id\":\"confirm\",\"text\":\"Really merge into "
+                                         "develop?\",\"schema\":{\"type\":\"boolean\"}}");
+    assert_int_equal(a.target, JPT_TARGET_ASSISTANT);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* The pre_amble is shown before the question, as context. */
+static void inquiry_context_holds_the_blocks_before_the_question(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    answers a = {0, {"\"main\"", "false"}, {{0}}, 0, 0};
+
+    jpt_registry_set_inquiry_handler(r, answer_from_list, &a);
+    bool err = false;
+    char *out = call(r, "merge", "{}", &err);
+    assert_string_equal(out, "Error: merge cancelled");
+    assert_true(err);
+    free(out);
+    jpt_registry_free(r);
+    (void)a.context_blocks;
+}
+
+static void first_inquiry_context_is_the_pre_amble(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    answers a = {0, {"\"main\"", "true"}, {{0}}, 0, 99};
+    size_t first_context;
+
+    jpt_registry_set_inquiry_handler(r, answer_from_list, &a);
+    char *out = call(r, "merge", "{}", NULL);
+    first_context = a.context_blocks; /* of the last question: confirm, none */
+    assert_int_equal(first_context, 0);
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void question_without_handler_ends_the_call_with_an_error(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    bool err = false;
+    char *out = call(r, "merge", "{}", &err);
+
+    assert_string_equal(out, "`merge` needs input that no one can give here: it asked "
+                             "question `branch` (\"Which branch should I merge into?\"), "
+                             "and no inquiry handler is installed");
+    assert_true(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+typedef struct held {
+    jpt_inquiry *q;
+} held;
+
+static void hold_inquiry(jpt_inquiry *q, void *ud)
+{
+    ((held *)ud)->q = q;
+}
+
+/* The handler may answer later; a wrong answer can be retried. */
+static void inquiry_answered_later_and_checked_against_the_schema(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    held h = {NULL};
+    jpt_batch *b = NULL;
+    char *text = NULL;
+
+    jpt_registry_set_inquiry_handler(r, hold_inquiry, &h);
+    assert_int_equal(jpt_registry_submit(r, "[{\"id\":\"c\",\"name\":\"merge\",\"arguments\":{}}]", &b),
+                     JPT_OK);
+    assert_int_equal(jpt_registry_wait(r, b, 300), JPT_ERR_TIMEOUT);
+    assert_non_null(h.q);
+    assert_string_equal(jpt_inquiry_tool(h.q), "merge");
+    assert_string_equal(jpt_inquiry_call_id(h.q), "c");
+    assert_int_equal(jpt_state_block_count(jpt_inquiry_context(h.q)), 1);
+    assert_string_equal(jpt_state_block_field(jpt_inquiry_context(h.q), 0, JPT_FIELD_TEXT, NULL),
+                        "Feature is 2 commits ahead.");
+    assert_int_equal(jpt_inquiry_answer(h.q, "\"trunk\""), JPT_ERR_INVALID);
+    ru_assert_contains(jpt_inquiry_errmsg(h.q), "the answer does not fit question 'branch'");
+    assert_int_equal(jpt_inquiry_answer(h.q, "not json"), JPT_ERR_INVALID);
+    jpt_inquiry *first = h.q;
+    h.q = NULL;
+    assert_int_equal(jpt_inquiry_answer(first, "\"staging\""), JPT_OK);
+    assert_int_equal(jpt_registry_wait(r, b, 300), JPT_ERR_TIMEOUT);
+    assert_non_null(h.q);
+    assert_int_equal(jpt_inquiry_cancel(h.q, "the user walked away"), JPT_OK);
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
+    assert_int_equal(jpt_batch_results_json(b, &text), JPT_OK);
+    tu_assert_json_equal(text, "[{\"id\":\"c\",\"content\":\"The question `confirm` was not "
+                               "answered: the user walked away\",\"is_error\":true}]");
+    jpt_free(text);
+    jpt_batch_free(b);
+    jpt_registry_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(legacy_success_is_its_content),
+        cmocka_unit_test(legacy_error_is_an_error_result),
+        cmocka_unit_test(envelope_is_rendered_relative_to_the_root),
+        cmocka_unit_test(tool_state_result_is_its_ok_value),
+        cmocka_unit_test(raw_output_is_passed_through),
+        cmocka_unit_test(tool_placeholder_holds_name_arguments_answers_options),
+        cmocka_unit_test(stdin_option_pipes_the_tool_json),
+        cmocka_unit_test(argument_placeholders_expand_scalars_raw_and_composites_as_json),
+        cmocka_unit_test(missing_argument_is_an_error_for_the_call),
+        cmocka_unit_test(arguments_are_checked_against_the_schema_before_running),
+        cmocka_unit_test(arguments_may_be_a_json_string),
+        cmocka_unit_test(unknown_tool_is_that_calls_error_only),
+        cmocka_unit_test(missing_command_is_reported_without_spawning),
+        cmocka_unit_test(nonzero_exit_with_plain_text_reports_both_streams),
+        cmocka_unit_test(flood_is_cut_with_an_exact_marker),
+        cmocka_unit_test(timeout_kills_a_child_that_ignores_sigterm),
+        cmocka_unit_test(grandchild_holding_the_pipe_does_not_hang_the_call),
+        cmocka_unit_test(pty_tool_runs_on_a_terminal),
+        cmocka_unit_test(environment_policy_and_fd_hygiene),
+        cmocka_unit_test(legacy_select_question_is_answered_and_rerun),
+        cmocka_unit_test(inquiry_context_holds_the_blocks_before_the_question),
+        cmocka_unit_test(first_inquiry_context_is_the_pre_amble),
+        cmocka_unit_test(question_without_handler_ends_the_call_with_an_error),
+        cmocka_unit_test(inquiry_answered_later_and_checked_against_the_schema),
+    };
+    return TU_RUN(tests);
+}
