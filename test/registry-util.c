@@ -1,4 +1,5 @@
 /* Helpers for the registry suites; see registry-util.h. */
+#include <poll.h>
 #include <string.h>
 
 #include "registry-util.h"
@@ -77,4 +78,14 @@ void ru_assert_contains(const char *haystack, const char *needle)
 {
     if (strstr(haystack, needle) == NULL)
         fail_msg("expected to find\n  %s\nin\n  %s", needle, haystack);
+}
+
+void ru_poll(jpt_registry *r, int max_ms)
+{
+    struct pollfd p = {.fd = jpt_registry_get_fd(r), .events = POLLIN};
+    int timeout = jpt_registry_get_timeout(r);
+
+    if (timeout < 0 || timeout > max_ms)
+        timeout = max_ms;
+    assert_true(poll(&p, 1, timeout) >= 0);
 }

@@ -39,6 +39,9 @@ bool ru_is_error(const json_t *results, size_t i);
 /* Parses a stateful response {"id","state",…} (asserting it is JSON). */
 json_t *ru_response(const char *content);
 
+/* Polls the registry's fd for up to `max_ms` (less if a timer is due). */
+void ru_poll(jpt_registry *r, int max_ms);
+
 /* Asserts that `haystack` contains `needle`. */
 void ru_assert_contains(const char *haystack, const char *needle);
 

@@ -606,8 +606,10 @@ static void release(jpt__child *c)
     jpt__watch_stop(c->loop, &c->pid_watch);
     if (!c->reaped && c->pidfd >= 0) {
         siginfo_t info;
+        /* Unreaped, the pid cannot have been reused: signalling it and its
+         * group is safe. */
         kill(-c->pid, SIGKILL);
-        syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+        kill(c->pid, SIGKILL);
         waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED | __WALL);
         c->reaped = true;
     }
