@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -33,7 +32,7 @@
  * up with a flooding child while leaving room for other events. */
 #define READS_PER_EVENT 16
 #define READ_CHUNK 65536
-#define CHILD_STACK_SIZE (256 * 1024)
+#define CHILD_STACK_SIZE (32 * 1024)
 
 typedef struct stream {
     jpt__watch watch;
@@ -191,9 +190,10 @@ static int open_pty(int *master, int *slave, unsigned short rows,
     return JPT_OK;
 }
 
+/* The parent's ends of fresh pipes and PTYs have no other status flags. */
 static void set_nonblocking(int fd)
 {
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    fcntl(fd, F_SETFL, O_NONBLOCK);
 }
 
 static void close_fd(int *fd)
@@ -248,7 +248,8 @@ static int make_stdio(const jpt__spawn *s, stdio_fds *f, jpt__errbuf *err)
                              : jpt__err(err, JPT_ERR_IO, "dup: %s", strerror(errno));
     }
     if ((s->stdin_pipe ? pipe2(in, O_CLOEXEC)
-                       : ((in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ? -1 : 0)) < 0 ||
+         : s->devnull >= 0 ? ((in[0] = fcntl(s->devnull, F_DUPFD_CLOEXEC, 3)) < 0 ? -1 : 0)
+                           : ((in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ? -1 : 0)) < 0 ||
         pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
         int e = errno;
         int *all[] = {&in[0], &in[1], &out[0], &out[1], &errp[0], &errp[1]};
@@ -280,12 +281,10 @@ static int make_stdio(const jpt__spawn *s, stdio_fds *f, jpt__errbuf *err)
 static int clone_child(spawn_ctx *ctx, int *pidfd, jpt__errbuf *err)
 {
     sigset_t all;
-    char *stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    /* The child runs on this frame's array until execve, while this thread
+     * is suspended (CLONE_VFORK): no allocation per spawn (as musl does). */
+    _Alignas(16) char stack[CHILD_STACK_SIZE];
 
-    if (stack == MAP_FAILED)
-        return jpt__err(err, JPT_ERR_NOMEM, "mmap of the child's stack: %s",
-                        strerror(errno));
     /* No signal handler of the host may run in the child while it shares
      * the host's memory. */
     sigfillset(&all);
@@ -295,7 +294,6 @@ static int clone_child(spawn_ctx *ctx, int *pidfd, jpt__errbuf *err)
                       CLONE_VM | CLONE_VFORK | CLONE_PIDFD, ctx, pidfd);
     int clone_errno = errno;
     pthread_sigmask(SIG_SETMASK, &ctx->mask, NULL);
-    munmap(stack, CHILD_STACK_SIZE);
 
     if (pid < 0)
         return jpt__err(err, clone_errno == EAGAIN ? JPT_ERR_LIMIT : JPT_ERR_IO,

@@ -41,6 +41,7 @@ typedef struct jpt__spawn {
     const char *const *envp;  /* NULL: the host's environment */
     const char *cwd;          /* NULL: the host's current directory */
     bool stdin_pipe;          /* else /dev/null (ignored with pty) */
+    int devnull;              /* an open /dev/null to use, or -1 */
     bool pty;                 /* stdin, stdout and stderr on a new terminal */
     unsigned short rows, cols;
     int drain_ms;             /* how long to read after the child exits */

@@ -33,7 +33,7 @@ typedef struct handle_ext {
     bool stop_error;      /* the stopped state the tool reported */
     bool stop_transient;
     jpt__strv stop_trace;
-    bool output_event;    /* an OUTPUT event is queued and not yet popped */
+    jpt_event *output_event; /* the queued OUTPUT event, until popped */
 } handle_ext;
 
 /* The extension lives right after the public part, in one allocation. */
@@ -105,7 +105,9 @@ void jpt__handle_free(jpt_handle *h)
     jpt__timer_stop(r->loop, &h->settle_timer);
     jpt__timer_stop(r->loop, &h->yield_timer);
     jpt__timer_stop(r->loop, &h->timeout_timer);
-    jpt__registry_drop_output_event(r, h);
+    /* A queued event keeps its copied strings, not the handle. */
+    if (x->output_event != NULL)
+        x->output_event->output_of = NULL;
     if (h->child != NULL) {
         jpt__child_free(h->child);
         h->child = NULL;
@@ -183,6 +185,7 @@ static int start_stdio(jpt_handle *h, int action, jpt__buf *why)
         .envp = (const char *const *)cmd.envp,
         .cwd = r->root,
         .stdin_pipe = t->stateful || t->stdin_json,
+        .devnull = r->devnull,
         .pty = t->pty,
         .rows = 24,
         .cols = 80,
@@ -339,14 +342,13 @@ static int take_output(jpt_handle *h, const char *p, size_t n)
 
 static void queue_output_event(jpt_handle *h)
 {
-    if (h->registered && !ext(h)->output_event &&
-        jpt__registry_event(h->r, JPT_EVENT_OUTPUT, NULL, h) == JPT_OK)
-        ext(h)->output_event = true;
+    if (h->registered && ext(h)->output_event == NULL)
+        ext(h)->output_event = jpt__registry_event(h->r, JPT_EVENT_OUTPUT, NULL, h);
 }
 
-void jpt__handle_output_event_popped(jpt_handle *h)
+void jpt__handle_output_event_gone(jpt_handle *h)
 {
-    ext(h)->output_event = false;
+    ext(h)->output_event = NULL;
 }
 
 /* The tool said something: an action waiting for quiet waits longer. A

@@ -1,6 +1,7 @@
 /* The registry object: options, the loop it is driven through, the event
  * queue, the blocking conveniences, and shutdown. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     jpt_registry *r = jpt__calloc(1, sizeof(*r));
     if (r == NULL)
         return JPT_ERR_NOMEM;
+    r->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     r->kill_grace_ms = opt_ms(o.kill_grace_ms, DEFAULT_KILL_GRACE_MS);
     r->capture_bytes = o.capture_bytes > 0 ? o.capture_bytes : DEFAULT_CAPTURE_BYTES;
     r->output_limit = o.output_limit > 0 ? o.output_limit : DEFAULT_OUTPUT_LIMIT;
@@ -65,7 +67,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     if ((rc = set_root(r, o.root)) < 0 ||
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
         (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
-        (rc = jpt__loop_new(&r->loop)) < 0) {
+        (rc = jpt__loop_new(&r->loop)) < 0 || (r->devnull < 0 && (rc = JPT_ERR_IO) < 0)) {
         jpt_registry_free(r);
         return rc < 0 ? rc : JPT_ERR_NOMEM;
     }
@@ -80,6 +82,25 @@ static void free_event(jpt_event *e)
     jpt__free(e->handle_id);
     jpt__free(e->tool);
     jpt__free(e);
+}
+
+/* Takes the oldest event off the queue. */
+static jpt_event *pop_event(jpt_registry *r)
+{
+    jpt_event *e = r->events_head;
+
+    if (e == NULL)
+        return NULL;
+    r->events_head = e->next;
+    if (r->events_head == NULL)
+        r->events_tail = NULL;
+    r->nevents--;
+    e->next = NULL;
+    if (e->output_of != NULL) {
+        jpt__handle_output_event_gone(e->output_of);
+        e->output_of = NULL;
+    }
+    return e;
 }
 
 JPT_EXPORT void jpt_registry_free(jpt_registry *r)
@@ -101,17 +122,16 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     while (r->handles != NULL)
         jpt__handle_free(r->handles);
     jpt__inquiries_free(r);
-    while (r->events_head != NULL) {
-        jpt_event *e = r->events_head;
-        r->events_head = e->next;
-        free_event(e);
-    }
+    while (r->events_head != NULL)
+        free_event(pop_event(r));
     for (size_t i = 0; i < r->ntools; i++)
         jpt__tool_unref(r->tools[i]);
     jpt__free(r->tools);
     if (r->state_file != NULL && r->loop != NULL)
         unlink(r->state_file);
     jpt__loop_free(r->loop);
+    if (r->devnull >= 0)
+        close(r->devnull);
     jpt__free(r->root);
     jpt__free(r->spool_dir);
     jpt__free(r->state_file);
@@ -125,12 +145,12 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r)
 
 /* ---- Events ----------------------------------------------------------------------- */
 
-int jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *h)
+jpt_event *jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *h)
 {
     jpt_event *e = jpt__calloc(1, sizeof(*e));
 
     if (e == NULL)
-        return JPT_ERR_NOMEM;
+        return NULL;
     e->type = type;
     if (type == JPT_EVENT_BATCH_DONE) {
         e->batch = call->batch;
@@ -143,7 +163,7 @@ int jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *
         if (e->call_id == NULL || e->tool == NULL ||
             (call->handle_id != NULL && e->handle_id == NULL)) {
             free_event(e);
-            return JPT_ERR_NOMEM;
+            return NULL;
         }
     } else {
         e->handle_id = jpt__strdup(h->id);
@@ -153,42 +173,29 @@ int jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *
             e->output_of = h;
         if (e->handle_id == NULL || e->tool == NULL) {
             free_event(e);
-            return JPT_ERR_NOMEM;
+            return NULL;
         }
+    }
+    if (r->nevents >= JPT__MAX_EVENTS) {
+        jpt__log(JPT_LOG_WARNING, "event queue full (%d events): dropping the oldest",
+                 JPT__MAX_EVENTS);
+        free_event(pop_event(r));
     }
     if (r->events_tail != NULL)
         r->events_tail->next = e;
     else
         r->events_head = e;
     r->events_tail = e;
-    return JPT_OK;
-}
-
-void jpt__registry_drop_output_event(jpt_registry *r, jpt_handle *h)
-{
-    /* The event stays (its strings are copies); it only stops pointing at a
-     * handle that is going away. */
-    for (jpt_event *e = r->events_head; e != NULL; e = e->next)
-        if (e->output_of == h)
-            e->output_of = NULL;
+    r->nevents++;
+    return e;
 }
 
 JPT_EXPORT int jpt_registry_next_event(jpt_registry *r, jpt_event **out)
 {
     if (r == NULL || out == NULL)
         return JPT_ERR_INVALID;
-    *out = r->events_head;
-    if (*out == NULL)
-        return JPT_ERR_AGAIN;
-    r->events_head = (*out)->next;
-    if (r->events_head == NULL)
-        r->events_tail = NULL;
-    (*out)->next = NULL;
-    if ((*out)->output_of != NULL) {
-        jpt__handle_output_event_popped((*out)->output_of);
-        (*out)->output_of = NULL;
-    }
-    return JPT_OK;
+    *out = pop_event(r);
+    return *out != NULL ? JPT_OK : JPT_ERR_AGAIN;
 }
 
 JPT_EXPORT int jpt_event_type(const jpt_event *e)

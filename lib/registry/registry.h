@@ -139,6 +139,7 @@ struct jpt_event {
 
 struct jpt_registry {
     jpt__loop *loop;
+    int devnull;         /* stdin of one-shot children */
     char *root;
     int kill_grace_ms;
     size_t capture_bytes;
@@ -155,15 +156,18 @@ struct jpt_registry {
     jpt__call *calls;    /* in flight */
     jpt_inquiry *inquiries;
     jpt_event *events_head, *events_tail;
+    size_t nevents;
     size_t calls_in_flight;
     jpt_inquiry_fn inquiry_fn;
     void *inquiry_ud;
     jpt__errbuf err;
 };
 
-/* registry.c */
-int jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *h);
-void jpt__registry_drop_output_event(jpt_registry *r, jpt_handle *h);
+/* registry.c: queues an event (the oldest is dropped beyond
+ * JPT__MAX_EVENTS, so a host that never pops them does not grow without
+ * bound); NULL when out of memory. */
+#define JPT__MAX_EVENTS 4096
+jpt_event *jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *h);
 
 /* tools.c */
 jpt__tool *jpt__tool_find(jpt_registry *r, const char *name);
@@ -211,8 +215,9 @@ void jpt__handle_abort(jpt_handle *h);
 const jpt__block *jpt__handle_question(const jpt_handle *h);
 /* Its question was answered: the handle runs again. */
 void jpt__handle_resume(jpt_handle *h);
-/* The handle's OUTPUT event was popped; the next output queues another. */
-void jpt__handle_output_event_popped(jpt_handle *h);
+/* The handle's OUTPUT event was popped or dropped; the next output queues
+ * another. */
+void jpt__handle_output_event_gone(jpt_handle *h);
 /* Children of all live handles, for shutdown. */
 size_t jpt__handles_children(jpt_registry *r, jpt__child ***out);
 

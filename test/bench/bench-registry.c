@@ -1,0 +1,301 @@
+/* bench-registry: the registry's costs, each beside a reference measured in
+ * the same run (TESTING.md, "Benchmarks"):
+ *
+ *  - a one-shot call of /bin/true through the registry vs posix_spawn +
+ *    waitpid (target: ratio <= 1.2);
+ *  - 1 GiB of output captured through a handle vs reading the same
+ *    program's pipe directly (target: ratio <= 1.2, peak RSS < 16 MiB);
+ *  - 1 000 concurrent sleeping handles spawned and stopped: library memory
+ *    per handle, counted by the allocator hook (target <= 16 KiB, output
+ *    buffers excluded: the sleepers write nothing).
+ *
+ * usage: bench-registry [--quick]   (--quick: fewer rounds, 64 MiB) */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jptool/jptool.h>
+
+extern char **environ;
+
+/* ---- A counting allocator: live bytes, for memory per handle ----------------- */
+
+static size_t live_bytes;
+
+typedef struct header {
+    size_t size;
+    size_t pad; /* keeps the payload 16-byte aligned */
+} header;
+
+static void *count_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    header *h = malloc(sizeof(header) + n);
+    if (h == NULL)
+        return NULL;
+    h->size = n;
+    live_bytes += n;
+    return h + 1;
+}
+
+static void *count_realloc(void *p, size_t n, void *ud)
+{
+    header *h = (header *)p - 1;
+    size_t old = h->size;
+    (void)ud;
+    h = realloc(h, sizeof(header) + n);
+    if (h == NULL)
+        return NULL;
+    live_bytes = live_bytes - old + n;
+    h->size = n;
+    return h + 1;
+}
+
+static void count_free(void *p, void *ud)
+{
+    (void)ud;
+    if (p == NULL)
+        return;
+    header *h = (header *)p - 1;
+    live_bytes -= h->size;
+    free(h);
+}
+
+/* ---- Helpers ---------------------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), compare_doubles);
+    return v[n / 2];
+}
+
+static jpt_registry *registry(const char *tools)
+{
+    jpt_registry_options o = {sizeof(o), .kill_grace_ms = 1000};
+    jpt_registry *r = NULL;
+
+    if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, tools, 0) != JPT_OK) {
+        fprintf(stderr, "bench-registry: %s\n", r ? jpt_registry_errmsg(r) : "registry_new");
+        exit(1);
+    }
+    return r;
+}
+
+static void run_batch(jpt_registry *r, const char *calls, char **results)
+{
+    jpt_batch *b = NULL;
+
+    if (jpt_registry_submit(r, calls, &b) != JPT_OK ||
+        jpt_registry_wait(r, b, 600000) != JPT_OK) {
+        fprintf(stderr, "bench-registry: a batch failed: %s\n", jpt_registry_errmsg(r));
+        exit(1);
+    }
+    if (results != NULL)
+        jpt_batch_results_json(b, results);
+    jpt_batch_free(b);
+}
+
+/* ---- 1. One-shot /bin/true ---------------------------------------------------- */
+
+static double time_posix_spawn(int calls)
+{
+    char *argv[] = {"/bin/true", NULL};
+    double start = now();
+
+    for (int i = 0; i < calls; i++) {
+        pid_t pid;
+        int status;
+        if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0 ||
+            waitpid(pid, &status, 0) != pid)
+            exit(1);
+    }
+    return (now() - start) / calls;
+}
+
+static double time_registry_true(jpt_registry *r, int calls)
+{
+    double start = now();
+
+    for (int i = 0; i < calls; i++)
+        run_batch(r, "[{\"id\":\"t\",\"name\":\"true\",\"arguments\":{}}]", NULL);
+    return (now() - start) / calls;
+}
+
+/* Calls alternate one by one, so a burst of load elsewhere hits both sides
+ * alike; the medians are compared. */
+static void bench_one_shot(int pairs)
+{
+    jpt_registry *r = registry("{\"tools\":[{\"name\":\"true\",\"command\":[\"/bin/true\"]}]}");
+    double *ref = malloc(sizeof(double) * (size_t)pairs);
+    double *reg = malloc(sizeof(double) * (size_t)pairs);
+
+    time_posix_spawn(20);
+    time_registry_true(r, 20);
+    for (int i = 0; i < pairs; i++) {
+        ref[i] = time_posix_spawn(1);
+        reg[i] = time_registry_true(r, 1);
+    }
+    double t_ref = median(ref, pairs), t_reg = median(reg, pairs);
+    printf("one-shot /bin/true: %.1f us per call (ratio %.2f vs posix_spawn+waitpid at "
+           "%.1f us; target <= 1.20)\n",
+           t_reg * 1e6, t_reg / t_ref, t_ref * 1e6);
+    free(ref);
+    free(reg);
+    jpt_registry_free(r);
+}
+
+/* ---- 2. 1 GiB through a handle ------------------------------------------------- */
+
+static double time_direct_pipe(const char *flood, const char *bytes)
+{
+    char *argv[] = {(char *)flood, (char *)bytes, NULL};
+    posix_spawn_file_actions_t fa;
+    int p[2], status;
+    pid_t pid;
+    static char buf[65536];
+    double start = now();
+
+    if (pipe(p) < 0)
+        exit(1);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addclose(&fa, p[0]);
+    if (posix_spawn(&pid, flood, &fa, NULL, argv, environ) != 0)
+        exit(1);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    for (;;) {
+        ssize_t n = read(p[0], buf, sizeof(buf));
+        if (n > 0)
+            continue;
+        if (n < 0 && errno == EINTR)
+            continue;
+        break;
+    }
+    close(p[0]);
+    waitpid(pid, &status, 0);
+    return now() - start;
+}
+
+static void bench_capture(const char *flood, long long bytes, int rounds)
+{
+    char tools[1024], count[32];
+    double ref[16], reg[16];
+    struct rusage ru;
+
+    snprintf(count, sizeof(count), "%lld", bytes);
+    snprintf(tools, sizeof(tools),
+             "{\"tools\":[{\"name\":\"flood\",\"command\":[\"%s\",\"%s\"]}]}", flood, count);
+    jpt_registry *r = registry(tools);
+    for (int i = 0; i < rounds; i++) {
+        double start = now();
+        run_batch(r, "[{\"id\":\"f\",\"name\":\"flood\",\"arguments\":{}}]", NULL);
+        reg[i] = now() - start;
+        if (i == 0) {
+            /* Peak RSS of this process so far: the registry runs alone. */
+            getrusage(RUSAGE_SELF, &ru);
+        }
+        ref[i] = time_direct_pipe(flood, count);
+    }
+    jpt_registry_free(r);
+    double t_ref = median(ref, rounds), t_reg = median(reg, rounds);
+    double mb = (double)bytes / (1024.0 * 1024.0);
+    printf("capture %.0f MiB: %.0f MB/s through a handle (ratio %.2f vs reading the pipe "
+           "directly at %.0f MB/s; target <= 1.20)\n",
+           mb, mb / t_reg, t_reg / t_ref, mb / t_ref);
+    printf("capture peak RSS: %.1f MiB (target < 16 MiB)\n", (double)ru.ru_maxrss / 1024.0);
+}
+
+/* ---- 3. 1 000 concurrent handles ----------------------------------------------- */
+
+static void bench_many_handles(const char *sleeper, int n)
+{
+    char tools[1024];
+    struct rlimit rl;
+
+    /* Four fds a handle (pidfd, stdin, stdout, stderr). */
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    snprintf(tools, sizeof(tools),
+             "{\"tools\":[{\"name\":\"nap\",\"stateful\":true,\"settle_ms\":1,"
+             "\"command\":[\"%s\",\"600000\"]}]}",
+             sleeper);
+    jpt_registry *r = registry(tools);
+    size_t cap = (size_t)n * 96 + 16;
+    char *calls = malloc(cap);
+    size_t len = (size_t)snprintf(calls, cap, "[");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(calls + len, cap - len,
+                                "%s{\"id\":\"c%d\",\"name\":\"nap\",\"arguments\":"
+                                "{\"action\":\"spawn\",\"id\":\"h%d\"}}",
+                                i ? "," : "", i, i);
+    snprintf(calls + len, cap - len, "]");
+
+    size_t before = live_bytes;
+    double start = now();
+    jpt_batch *b = NULL;
+    if (jpt_registry_submit(r, calls, &b) != JPT_OK || jpt_registry_wait(r, b, 600000) != JPT_OK)
+        exit(1);
+    double spawned = now() - start;
+    char *results = NULL;
+    jpt_batch_results_json(b, &results);
+    if (results == NULL || strstr(results, "\"is_error\":true") != NULL) {
+        fprintf(stderr, "bench-registry: a spawn failed: %.300s\n", results ? results : "");
+        exit(1);
+    }
+    jpt_free(results);
+    jpt_batch_free(b);
+    size_t per_handle = (live_bytes - before) / (size_t)n;
+
+    len = (size_t)snprintf(calls, cap, "[");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(calls + len, cap - len,
+                                "%s{\"id\":\"a%d\",\"name\":\"nap\",\"arguments\":"
+                                "{\"action\":\"abort\",\"id\":\"h%d\"}}",
+                                i ? "," : "", i, i);
+    snprintf(calls + len, cap - len, "]");
+    start = now();
+    run_batch(r, calls, NULL);
+    double stopped = now() - start;
+    free(calls);
+    jpt_registry_free(r);
+    printf("%d handles: spawned in %.2f s, all stopped in %.2f s; library memory %.1f KiB "
+           "per handle (target <= 16 KiB)\n",
+           n, spawned, stopped, (double)per_handle / 1024.0);
+}
+
+int main(int argc, char **argv)
+{
+    bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    jpt_allocator a = {sizeof(a), count_malloc, count_realloc, count_free, NULL};
+
+    if (jpt_set_allocator(&a) != JPT_OK)
+        return 1;
+    bench_one_shot(quick ? 100 : 1000);
+    bench_capture(JPT_BENCH_TOOLS "/flood", quick ? 64ll << 20 : 1ll << 30, quick ? 1 : 3);
+    bench_many_handles(JPT_BENCH_TOOLS "/sleep-ms", quick ? 100 : 1000);
+    return 0;
+}
