@@ -13,7 +13,7 @@ run() {
 # Debian packages the build, the tests and the demo need.
 JPT_PACKAGES="meson ninja-build pkg-config gcc g++ libc6-dev \
 libjansson-dev libpcre2-dev libcurl4-openssl-dev libcmocka-dev libseccomp-dev \
-valgrind python3"
+valgrind python3 git"
 
 install_dependencies() {
     missing=""

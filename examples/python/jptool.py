@@ -51,11 +51,19 @@ import ctypes
 import ctypes.util
 import json
 import os
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+import sys
+import traceback
+import weakref
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 __all__ = [
     "JptError",
     "State",
+    "Registry",
+    "Batch",
+    "Inquiry",
+    "Handle",
+    "reap_stale",
     "version",
     "strerror",
     "status_name",
@@ -111,6 +119,18 @@ __all__ = [
     "JPT_JSON_TOOL_STATE",
     "JPT_JSON_OUTCOME",
     "JPT_JSON_PRETTY",
+    "JPT_LOAD_REPLACE",
+    "JPT_DIALECT_OPENAI",
+    "JPT_DIALECT_ANTHROPIC",
+    "JPT_DIALECT_GEMINI",
+    "JPT_DIALECT_MCP",
+    "JPT_DIALECT_FLAT",
+    "JPT_EVENT_CALL_DONE",
+    "JPT_EVENT_BATCH_DONE",
+    "JPT_EVENT_OUTPUT",
+    "JPT_EVENT_STATE",
+    "JPT_TARGET_USER",
+    "JPT_TARGET_ASSISTANT",
 ]
 
 # ---- Constants (common.h, state.h) ------------------------------------------
@@ -169,6 +189,23 @@ JPT_JSON_OUTCOME = 3
 
 JPT_JSON_PRETTY = 0x1
 
+# registry.h
+JPT_LOAD_REPLACE = 0x1
+
+JPT_DIALECT_OPENAI = 1
+JPT_DIALECT_ANTHROPIC = 2
+JPT_DIALECT_GEMINI = 3
+JPT_DIALECT_MCP = 4
+JPT_DIALECT_FLAT = 0x100
+
+JPT_EVENT_CALL_DONE = 1
+JPT_EVENT_BATCH_DONE = 2
+JPT_EVENT_OUTPUT = 3
+JPT_EVENT_STATE = 4
+
+JPT_TARGET_USER = 1
+JPT_TARGET_ASSISTANT = 2
+
 _KIND_NAMES = {
     "running": JPT_STATE_RUNNING,
     "waiting": JPT_STATE_WAITING,
@@ -182,6 +219,20 @@ _BLOCK_TYPE_NAMES = {
     JPT_BLOCK_IMAGE: "image",
     JPT_BLOCK_AUDIO: "audio",
     JPT_BLOCK_RESOURCE_LINK: "resource_link",
+}
+
+_DIALECTS = {
+    "openai": JPT_DIALECT_OPENAI,
+    "anthropic": JPT_DIALECT_ANTHROPIC,
+    "gemini": JPT_DIALECT_GEMINI,
+    "mcp": JPT_DIALECT_MCP,
+}
+
+_EVENT_NAMES = {
+    JPT_EVENT_CALL_DONE: "call_done",
+    JPT_EVENT_BATCH_DONE: "batch_done",
+    JPT_EVENT_OUTPUT: "output",
+    JPT_EVENT_STATE: "state",
 }
 
 _FORMS = {
@@ -277,6 +328,72 @@ class _RenderOptions(ctypes.Structure):
 
 _LogFn = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 
+
+class _jpt_registry(ctypes.Structure):
+    """The opaque ``struct jpt_registry``."""
+
+
+class _jpt_batch(ctypes.Structure):
+    """The opaque ``struct jpt_batch``."""
+
+
+class _jpt_event(ctypes.Structure):
+    """The opaque ``struct jpt_event``."""
+
+
+class _jpt_inquiry(ctypes.Structure):
+    """The opaque ``struct jpt_inquiry``."""
+
+
+class _jpt_handle(ctypes.Structure):
+    """The opaque ``struct jpt_handle``."""
+
+
+_RegistryPtr = ctypes.POINTER(_jpt_registry)
+_BatchPtr = ctypes.POINTER(_jpt_batch)
+_EventPtr = ctypes.POINTER(_jpt_event)
+_InquiryPtr = ctypes.POINTER(_jpt_inquiry)
+_HandlePtr = ctypes.POINTER(_jpt_handle)
+
+
+class _RegistryOptions(ctypes.Structure):
+    """``jpt_registry_options``: zero fields mean the library's defaults."""
+
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("root", ctypes.c_char_p),
+        ("kill_grace_ms", ctypes.c_int),
+        ("capture_bytes", ctypes.c_size_t),
+        ("output_limit", ctypes.c_size_t),
+        ("settle_ms", ctypes.c_int),
+        ("yield_ms", ctypes.c_int),
+        ("drain_ms", ctypes.c_int),
+        ("max_inquiry_rounds", ctypes.c_int),
+        ("spool_dir", ctypes.c_char_p),
+        ("state_file", ctypes.c_char_p),
+    ]
+
+
+# jpt_builtin_ops callbacks. The JSON text arguments arrive as bytes (ctypes
+# copies them), so nothing of the library's memory outlives the callback.
+_StartFn = ctypes.CFUNCTYPE(ctypes.c_int, _HandlePtr, ctypes.c_char_p, ctypes.c_void_p)
+_ApplyFn = ctypes.CFUNCTYPE(ctypes.c_int, _HandlePtr, ctypes.c_char_p, ctypes.c_void_p)
+_AbortFn = ctypes.CFUNCTYPE(None, _HandlePtr, ctypes.c_void_p)
+
+
+class _BuiltinOps(ctypes.Structure):
+    """``jpt_builtin_ops``."""
+
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("start", _StartFn),
+        ("apply", _ApplyFn),
+        ("abort", _AbortFn),
+    ]
+
+
+_InquiryFn = ctypes.CFUNCTYPE(None, _InquiryPtr, ctypes.c_void_p)
+
 _c_int, _c_uint, _c_size = ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
 _c_str, _c_void = ctypes.c_char_p, ctypes.c_void_p
 _out_str = ctypes.POINTER(ctypes.c_void_p)  # char **out, freed with jpt_free
@@ -334,6 +451,58 @@ _PROTOTYPES = {
     "jpt_uri_canonicalize": (_c_int, [_c_str, _c_str, _out_str]),
     "jpt_mime_fence_lang": (_c_str, [_c_str]),
     "jpt_schema_check": (_c_int, [_c_str, _c_str, _out_str]),
+    # registry.h: creating a registry
+    "jpt_registry_new": (
+        _c_int,
+        [ctypes.POINTER(_RegistryOptions), ctypes.POINTER(_RegistryPtr)],
+    ),
+    "jpt_registry_free": (None, [_RegistryPtr]),
+    "jpt_registry_errmsg": (_c_str, [_RegistryPtr]),
+    # tools
+    "jpt_registry_load_tools": (_c_int, [_RegistryPtr, _c_str, _c_uint]),
+    "jpt_registry_add_builtin": (
+        _c_int,
+        [_RegistryPtr, _c_str, ctypes.POINTER(_BuiltinOps), _c_void],
+    ),
+    "jpt_handle_update": (_c_int, [_HandlePtr, _StatePtr]),
+    "jpt_handle_id": (_c_str, [_HandlePtr]),
+    "jpt_handle_tool": (_c_str, [_HandlePtr]),
+    "jpt_handle_set_userdata": (None, [_HandlePtr, _c_void]),
+    "jpt_handle_get_userdata": (_c_void, [_HandlePtr]),
+    "jpt_registry_tools_json": (_c_int, [_RegistryPtr, _c_int, _out_str]),
+    # calls
+    "jpt_registry_submit": (_c_int, [_RegistryPtr, _c_str, ctypes.POINTER(_BatchPtr)]),
+    "jpt_batch_done": (_c_int, [_BatchPtr]),
+    "jpt_batch_results_json": (_c_int, [_BatchPtr, _out_str]),
+    "jpt_batch_free": (None, [_BatchPtr]),
+    # driving the registry
+    "jpt_registry_get_fd": (_c_int, [_RegistryPtr]),
+    "jpt_registry_get_timeout": (_c_int, [_RegistryPtr]),
+    "jpt_registry_dispatch": (_c_int, [_RegistryPtr]),
+    "jpt_registry_run": (_c_int, [_RegistryPtr, _c_int]),
+    "jpt_registry_wait": (_c_int, [_RegistryPtr, _BatchPtr, _c_int]),
+    "jpt_registry_wakeup": (_c_int, [_RegistryPtr]),
+    # events (jpt_event_batch is only compared, so it comes back as an address)
+    "jpt_registry_next_event": (_c_int, [_RegistryPtr, ctypes.POINTER(_EventPtr)]),
+    "jpt_event_type": (_c_int, [_EventPtr]),
+    "jpt_event_call_id": (_c_str, [_EventPtr]),
+    "jpt_event_handle_id": (_c_str, [_EventPtr]),
+    "jpt_event_tool": (_c_str, [_EventPtr]),
+    "jpt_event_state": (_c_int, [_EventPtr]),
+    "jpt_event_batch": (_c_void, [_EventPtr]),
+    "jpt_event_free": (None, [_EventPtr]),
+    # questions
+    "jpt_registry_set_inquiry_handler": (None, [_RegistryPtr, _InquiryFn, _c_void]),
+    "jpt_inquiry_tool": (_c_str, [_InquiryPtr]),
+    "jpt_inquiry_call_id": (_c_str, [_InquiryPtr]),
+    "jpt_inquiry_question_json": (_c_str, [_InquiryPtr]),
+    "jpt_inquiry_target": (_c_int, [_InquiryPtr]),
+    "jpt_inquiry_context": (_StatePtr, [_InquiryPtr]),
+    "jpt_inquiry_answer": (_c_int, [_InquiryPtr, _c_str]),
+    "jpt_inquiry_cancel": (_c_int, [_InquiryPtr, _c_str]),
+    "jpt_inquiry_errmsg": (_c_str, [_InquiryPtr]),
+    # orphans
+    "jpt_registry_reap_stale": (_c_int, [_c_str, ctypes.POINTER(ctypes.c_size_t)]),
 }
 
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():

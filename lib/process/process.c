@@ -140,7 +140,13 @@ static int resolve_command(const char *cmd, char *path, size_t size, jpt__errbuf
         if (access(cmd, X_OK) < 0)
             return jpt__err(err, errno == ENOENT ? JPT_ERR_NOT_FOUND : JPT_ERR_IO,
                             "command '%s': %s", cmd, strerror(errno));
-        snprintf(path, size, "%s", cmd);
+        /* The child changes directory before execve: a relative path is
+         * resolved here, where the caller meant it. */
+        char cwd[4096];
+        if (cmd[0] == '/' || getcwd(cwd, sizeof(cwd)) == NULL)
+            snprintf(path, size, "%s", cmd);
+        else if (snprintf(path, size, "%s/%s", cwd, cmd) >= (int)size)
+            return jpt__err(err, JPT_ERR_LIMIT, "command '%s': path too long", cmd);
         return JPT_OK;
     }
     const char *dirs = getenv("PATH");
