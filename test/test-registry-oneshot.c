@@ -4,6 +4,7 @@
  * environment. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "registry-util.h"
@@ -256,6 +257,34 @@ static void flood_is_cut_with_an_exact_marker(void **state)
     jpt_registry_free(r);
 }
 
+/* With a spool directory the whole output is kept in a file, and the
+ * model is told where. */
+static void spooled_output_is_named_to_the_model(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/jpt-spool-XXXXXX";
+    char path[256], marker[512];
+    struct stat st;
+
+    assert_non_null(mkdtemp(dir));
+    jpt_registry_options o = {sizeof(o), .kill_grace_ms = 300, .spool_dir = dir};
+    jpt_registry *r = ru_registry_with(&o, tools);
+    char *out = call(r, "flood", "{\"bytes\":3000000}", NULL);
+
+    const char *at = strstr(out, "the full output is in ");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, "the full output is in %255s", path), 1);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, 3000000);
+    snprintf(marker, sizeof(marker), "\n[… 2999000 bytes omitted; the full output is in %s …]\n",
+             path);
+    ru_assert_contains(out, marker);
+    free(out);
+    jpt_registry_free(r);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* A one-shot tool that ignores SIGTERM is killed after the grace period. */
 static void timeout_kills_a_child_that_ignores_sigterm(void **state)
 {
@@ -479,6 +508,7 @@ int main(void)
         cmocka_unit_test(missing_command_is_reported_without_spawning),
         cmocka_unit_test(nonzero_exit_with_plain_text_reports_both_streams),
         cmocka_unit_test(flood_is_cut_with_an_exact_marker),
+        cmocka_unit_test(spooled_output_is_named_to_the_model),
         cmocka_unit_test(timeout_kills_a_child_that_ignores_sigterm),
         cmocka_unit_test(grandchild_holding_the_pipe_does_not_hang_the_call),
         cmocka_unit_test(pty_tool_runs_on_a_terminal),
