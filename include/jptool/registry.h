@@ -157,8 +157,9 @@ typedef struct jpt_builtin_ops {
     /* Input for a running handle, or the answer to its question (as JSON).
      * May be NULL if the tool declares no "apply". */
     int (*apply)(jpt_handle *h, const char *input_json, void *ud);
-    /* The handle is being aborted; the registry marks it stopped after
-     * this returns. May be NULL. */
+    /* The handle is being aborted (by the model, or because the registry is
+     * freed); the registry marks it stopped after this returns. May be
+     * NULL. */
     void (*abort)(jpt_handle *h, void *ud);
 } jpt_builtin_ops;
 
@@ -170,9 +171,14 @@ JPT_EXPORT int jpt_registry_add_builtin(jpt_registry *r, const char *definition_
                                         const jpt_builtin_ops *ops, void *ud);
 
 /* Reports a builtin handle's state: output so far (running), a question
- * (waiting) or the end (stopped). The registry takes a reference to
- * `state`. Errors: JPT_ERR_INVALID, JPT_ERR_STATE (the handle stopped
- * already). */
+ * (waiting) or the end (stopped). The state's content is copied: the caller
+ * keeps its reference and may change or drop the state afterwards. Call it
+ * from the callbacks or at any later time, outside dispatch too; the
+ * registry reacts at its next dispatch. Once a stopped state is reported,
+ * or the abort callback has returned, the handle must not be used again
+ * (the registry frees it when the model has seen the result).
+ * Errors: JPT_ERR_INVALID (NULL, or not a builtin's handle), JPT_ERR_STATE
+ * (the handle stopped already), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_handle_update(jpt_handle *h, jpt_state *state);
 /* The handle's id (the model's, for a stateful spawn; the call id for a
  * one-shot call). Valid while the handle is. */

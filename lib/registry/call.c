@@ -19,6 +19,9 @@ void jpt__call_free(jpt__call *call)
     if (call->handle != NULL && call->action == JPT__ACTION_NONE)
         jpt__handle_free(call->handle);
     jpt__inquiry_detach(call);
+    jpt__defer_cancel(r->loop, &call->step);
+    json_decref(call->arguments);
+    jpt__free(call->answer);
     if (!call->done) {
         if (call->prev != NULL)
             call->prev->next = call->next;
@@ -57,6 +60,7 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
         call->handle = NULL;
     }
     jpt__inquiry_detach(call);
+    jpt__defer_cancel(r->loop, &call->step);
     call->done = true;
     if (call->prev != NULL)
         call->prev->next = call->next;
@@ -172,6 +176,29 @@ static void finish_one_shot(jpt__call *call, jpt_handle *h)
         jpt__call_complete(call, "out of memory reading the tool's result", true);
     jpt_state_unref(s);
     jpt__buf_free(&text);
+}
+
+static void run_step(jpt__defer *d)
+{
+    jpt__call *call = d->ud;
+    void (*fn)(jpt__call *) = call->step_fn;
+
+    call->step_fn = NULL;
+    fn(call);
+}
+
+void jpt__call_later(jpt__call *call, void (*fn)(jpt__call *call))
+{
+    call->step_fn = fn;
+    jpt__defer_queue(call->r->loop, &call->step);
+}
+
+void jpt__call_wake(jpt__call *call)
+{
+    if (call->r->dispatching > 0)
+        jpt__call_handle_ready(call);
+    else
+        jpt__call_later(call, jpt__call_handle_ready);
 }
 
 void jpt__call_handle_ready(jpt__call *call)
@@ -432,7 +459,18 @@ static void run_action(jpt__call *call, json_t *arguments)
     }
 }
 
-static void start_call(jpt__call *call, json_t *arguments)
+static void start_tool_call(jpt__call *call, json_t *arguments);
+
+static void start_call(jpt__call *call)
+{
+    json_t *arguments = call->arguments;
+
+    call->arguments = NULL;
+    start_tool_call(call, arguments);
+    json_decref(arguments);
+}
+
+static void start_tool_call(jpt__call *call, json_t *arguments)
 {
     call->tool = jpt__tool_find(call->r, call->name);
     if (call->tool == NULL) {
@@ -463,6 +501,7 @@ static jpt__call *call_new(jpt_registry *r, jpt_batch *b, const json_t *c, json_
         return NULL;
     call->r = r;
     call->batch = b;
+    jpt__defer_init(&call->step, run_step, call);
     call->id = jpt__strdup(id);
     call->name = jpt__strdup(name);
     if (call->id == NULL || call->name == NULL) {
@@ -561,8 +600,13 @@ JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_
                                 b->calls[i]->name, problems[i]);
         else if (args[i] == NULL)
             jpt__call_complete(b->calls[i], "out of memory reading the arguments", true);
-        else
-            start_call(b->calls[i], args[i]);
+        else {
+            /* Calls start at the next dispatch: tools' callbacks (builtins,
+             * the inquiry handler) run only inside dispatch. */
+            b->calls[i]->arguments = args[i];
+            args[i] = NULL;
+            jpt__call_later(b->calls[i], start_call);
+        }
         json_decref(args[i]);
     }
     jpt__free(args);

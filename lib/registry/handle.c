@@ -360,7 +360,7 @@ static void note_activity(jpt_handle *h, int kind_before)
     if (call == NULL || !jpt__timer_active(&h->settle_timer))
         return;
     if (h->kind != kind_before || h->kind != JPT_STATE_RUNNING) {
-        jpt__call_handle_ready(call);
+        jpt__call_wake(call);
         return;
     }
     jpt__timer_start(h->r->loop, &h->settle_timer,
@@ -399,7 +399,7 @@ static void stopped(jpt_handle *h)
     if (h->registered)
         jpt__registry_event(r, JPT_EVENT_STATE, NULL, h);
     if (h->waiter != NULL)
-        jpt__call_handle_ready(h->waiter);
+        jpt__call_wake(h->waiter);
 }
 
 static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
@@ -418,7 +418,7 @@ static void on_settled(jpt__timer *t)
     jpt_handle *h = t->ud;
 
     if (h->waiter != NULL)
-        jpt__call_handle_ready(h->waiter);
+        jpt__call_wake(h->waiter);
 }
 
 static void on_timeout(jpt__timer *t)
@@ -447,7 +447,7 @@ void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle)
     /* Already there: stopped, or a builtin that reported its question. */
     if (h->kind == JPT_STATE_STOPPED ||
         (h->kind == JPT_STATE_WAITING && h->tool->runtime == JPT__RUNTIME_BUILTIN)) {
-        jpt__call_handle_ready(call);
+        jpt__call_wake(call);
         return;
     }
     if (!settle)
@@ -456,7 +456,7 @@ void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle)
                          jpt__deadline_ms(jpt__tool_settle_ms(r, h->tool))) < 0 ||
         jpt__timer_start(r->loop, &h->yield_timer,
                          jpt__deadline_ms(jpt__tool_yield_ms(r, h->tool))) < 0)
-        jpt__call_handle_ready(call);
+        jpt__call_wake(call);
 }
 
 int jpt__handle_write(jpt_handle *h, const char *p, size_t n)
@@ -683,7 +683,7 @@ JPT_EXPORT int jpt_handle_update(jpt_handle *h, jpt_state *state)
     if (h->kind != before && h->registered)
         jpt__registry_event(h->r, JPT_EVENT_STATE, NULL, h);
     if (h->waiter != NULL && h->kind == JPT_STATE_WAITING)
-        jpt__call_handle_ready(h->waiter);
+        jpt__call_wake(h->waiter);
     else
         note_activity(h, before);
     return JPT_OK;

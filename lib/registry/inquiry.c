@@ -124,6 +124,38 @@ void jpt__inquiry_start(jpt__call *call, jpt_state *s)
     r->inquiry_fn(q, r->inquiry_ud);
 }
 
+/* After an answer: a builtin still alive gets it as input; a process is
+ * run again with all the answers. */
+static void rerun(jpt__call *call)
+{
+    jpt_handle *h = call->handle;
+    char *answer = call->answer;
+    int rc;
+
+    call->answer = NULL;
+    if (h->tool->runtime == JPT__RUNTIME_BUILTIN && !h->exited) {
+        jpt__handle_resume(h);
+        rc = h->tool->ops.apply != NULL ? h->tool->ops.apply(h, answer, h->tool->ud)
+                                        : JPT_ERR_UNSUPPORTED;
+        jpt__free(answer);
+        if (rc < 0)
+            jpt__call_completef(call, true, "`%s` refused the answer: %s", call->name,
+                                jpt_strerror(rc));
+        else
+            jpt__handle_wait(h, call, false);
+        return;
+    }
+    jpt__free(answer);
+    jpt__buf why = JPT__BUF_INIT;
+    rc = jpt__handle_start(h, JPT__ACTION_NONE, &why);
+    if (rc < 0)
+        jpt__call_completef(call, true, "`%s` could not run again: %s", call->name,
+                            why.data != NULL ? why.data : jpt_strerror(rc));
+    else
+        jpt__handle_wait(h, call, false);
+    jpt__buf_free(&why);
+}
+
 JPT_EXPORT void jpt_registry_set_inquiry_handler(jpt_registry *r, jpt_inquiry_fn fn, void *ud)
 {
     r->inquiry_fn = fn;
@@ -194,34 +226,16 @@ JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json)
     }
 
     /* Run the tool again with every answer so far (RFD 009: "re-executes
-     * the tool with the accumulated answers"). */
+     * the tool with the accumulated answers"), from the next dispatch. */
     jpt__call *call = q->call;
-    jpt_handle *h = call->handle;
-    if (json_object_set_new(h->answers, q->question_id, answer) < 0)
+    if (json_object_set_new(call->handle->answers, q->question_id, answer) < 0)
+        return jpt__err(&q->err, JPT_ERR_NOMEM, "out of memory keeping the answer");
+    jpt__free(call->answer);
+    if ((call->answer = jpt__strdup(answer_json)) == NULL)
         return jpt__err(&q->err, JPT_ERR_NOMEM, "out of memory keeping the answer");
     call->rounds++;
     inquiry_free(q);
-    if (h->tool->runtime == JPT__RUNTIME_BUILTIN && !h->exited) {
-        /* A builtin is still alive: it gets the answer as input. */
-        jpt__handle_resume(h);
-        rc = h->tool->ops.apply != NULL ? h->tool->ops.apply(h, answer_json, h->tool->ud)
-                                        : JPT_ERR_UNSUPPORTED;
-        if (rc < 0) {
-            jpt__call_completef(call, true, "`%s` refused the answer: %s", call->name,
-                                jpt_strerror(rc));
-            return JPT_OK;
-        }
-        jpt__handle_wait(h, call, false);
-        return JPT_OK;
-    }
-    jpt__buf why_buf = JPT__BUF_INIT;
-    rc = jpt__handle_start(h, JPT__ACTION_NONE, &why_buf);
-    if (rc < 0)
-        jpt__call_completef(call, true, "`%s` could not run again: %s", call->name,
-                            why_buf.data != NULL ? why_buf.data : jpt_strerror(rc));
-    else
-        jpt__handle_wait(h, call, false);
-    jpt__buf_free(&why_buf);
+    jpt__call_later(call, rerun);
     return JPT_OK;
 }
 

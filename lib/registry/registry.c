@@ -67,11 +67,11 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     if ((rc = set_root(r, o.root)) < 0 ||
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
         (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
-        (rc = jpt__loop_new(&r->loop)) < 0 || (r->devnull < 0 && (rc = JPT_ERR_IO) < 0)) {
+        (rc = jpt__loop_new(&r->loop)) < 0 || (r->devnull < 0 && (rc = JPT_ERR_IO) < 0) ||
+        (rc = jpt__stale_record(r)) < 0) {
         jpt_registry_free(r);
         return rc < 0 ? rc : JPT_ERR_NOMEM;
     }
-    jpt__stale_record(r);
     *out = r;
     return JPT_OK;
 }
@@ -114,6 +114,11 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     if (n > 0)
         jpt__children_shutdown(children, n, r->kill_grace_ms);
     jpt__free(children);
+    /* Builtins (a sub-agent, say) are told to stop as well. */
+    for (jpt_handle *h = r->handles; h != NULL; h = h->next)
+        if (h->tool->runtime == JPT__RUNTIME_BUILTIN && !h->exited &&
+            h->tool->ops.abort != NULL)
+            h->tool->ops.abort(h, h->tool->ud);
 
     while (r->batches != NULL)
         jpt_batch_free(r->batches);
@@ -246,11 +251,19 @@ JPT_EXPORT int jpt_registry_get_timeout(const jpt_registry *r)
     return jpt__loop_timeout(r->loop);
 }
 
+static int dispatch(jpt_registry *r)
+{
+    r->dispatching++;
+    int rc = jpt__loop_dispatch(r->loop);
+    r->dispatching--;
+    return rc;
+}
+
 JPT_EXPORT int jpt_registry_dispatch(jpt_registry *r)
 {
     if (r == NULL)
         return JPT_ERR_INVALID;
-    return jpt__loop_dispatch(r->loop);
+    return dispatch(r);
 }
 
 JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r)
@@ -269,7 +282,7 @@ static int drive(jpt_registry *r, int timeout_ms, bool (*done)(jpt_registry *, v
     for (;;) {
         int more;
         do {
-            if ((more = jpt__loop_dispatch(r->loop)) < 0)
+            if ((more = dispatch(r)) < 0)
                 return more;
         } while (more > 0 && !done(r, arg));
         if (done(r, arg))

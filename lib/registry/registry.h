@@ -102,6 +102,10 @@ struct jpt__call {
     bool done;
     int rounds;          /* questions answered (one-shot) */
     jpt_inquiry *inquiry;
+    json_t *arguments;   /* until the call starts */
+    char *answer;        /* an answer on its way to a builtin (JSON) */
+    jpt__defer step;     /* runs `step_fn` at the next dispatch */
+    void (*step_fn)(jpt__call *call);
 };
 
 struct jpt_batch {
@@ -158,6 +162,7 @@ struct jpt_registry {
     jpt_event *events_head, *events_tail;
     size_t nevents;
     size_t calls_in_flight;
+    int dispatching;     /* inside jpt_registry_dispatch (or run, wait) */
     jpt_inquiry_fn inquiry_fn;
     void *inquiry_ud;
     jpt__errbuf err;
@@ -227,6 +232,11 @@ void jpt__call_completef(jpt__call *call, bool is_error, const char *fmt, ...)
     JPT__PRINTF(3, 4);
 /* The handle the call waited on has settled or stopped: answer the call. */
 void jpt__call_handle_ready(jpt__call *call);
+/* The same, from anywhere: at once inside dispatch, else at the next one,
+ * so host callbacks only ever run inside dispatch. */
+void jpt__call_wake(jpt__call *call);
+/* Runs `fn(call)` at the next dispatch. */
+void jpt__call_later(jpt__call *call, void (*fn)(jpt__call *call));
 void jpt__call_free(jpt__call *call);
 
 /* inquiry.c */
@@ -236,7 +246,8 @@ void jpt__inquiry_start(jpt__call *call, jpt_state *state);
 void jpt__inquiry_detach(jpt__call *call);
 void jpt__inquiries_free(jpt_registry *r);
 
-/* stale.c */
-void jpt__stale_record(jpt_registry *r);
+/* stale.c: rewrites the state file; JPT_ERR_IO if it cannot (later
+ * failures are logged: a spawn does not fail for them). */
+int jpt__stale_record(jpt_registry *r);
 
 #endif /* JPT_LIB_REGISTRY_H */

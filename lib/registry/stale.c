@@ -13,13 +13,13 @@
 
 #include "registry/registry.h"
 
-void jpt__stale_record(jpt_registry *r)
+int jpt__stale_record(jpt_registry *r)
 {
     jpt__buf text = JPT__BUF_INIT, tmp = JPT__BUF_INIT;
     int rc = JPT_OK;
 
     if (r->state_file == NULL)
-        return;
+        return JPT_OK;
     for (jpt_handle *h = r->handles; rc == JPT_OK && h != NULL; h = h->next) {
         if (h->child == NULL)
             continue;
@@ -36,12 +36,16 @@ void jpt__stale_record(jpt_registry *r)
         if (f != NULL && fclose(f) != 0)
             ok = false;
         if (!ok || rename(tmp.data, r->state_file) < 0) {
-            jpt__log(JPT_LOG_WARNING, "state file %s: %s", r->state_file, strerror(errno));
+            jpt__err(&r->err, JPT_ERR_IO, "writing the state file %s: %s", r->state_file,
+                     strerror(errno));
+            jpt__log(JPT_LOG_WARNING, "%s", r->err.text);
             unlink(tmp.data);
+            rc = JPT_ERR_IO;
         }
     }
     jpt__buf_free(&text);
     jpt__buf_free(&tmp);
+    return rc;
 }
 
 JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed)

@@ -264,7 +264,8 @@ static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool
         return FAIL(c, JPT_ERR_INVALID, "'name' is required and must be a string");
     if (!valid_name(json_string_value(name)))
         return FAIL(c, JPT_ERR_INVALID,
-                    "'name' must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -");
+                    "'name' \"%.80s\" must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -",
+                    json_string_value(name));
     c->tool = json_string_value(name);
     json_object_foreach((json_t *)def, key, v) {
         bool known = false;
@@ -527,9 +528,12 @@ JPT_EXPORT int jpt_registry_add_builtin(jpt_registry *r, const char *definition_
     if (rc < 0)
         return rc;
     if ((t->actions & JPT__ACTION_APPLY) && ops->apply == NULL) {
+        rc = jpt__err(&r->err, JPT_ERR_INVALID,
+                      "tool '%s': 'actions' include \"apply\" but the ops have no apply "
+                      "callback",
+                      t->name);
         jpt__tool_unref(t);
-        return jpt__err(&r->err, JPT_ERR_INVALID,
-                        "builtin tool declares \"apply\" but has no apply callback");
+        return rc;
     }
     t->ops = *ops;
     t->ops.size = sizeof(jpt_builtin_ops);

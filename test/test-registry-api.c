@@ -1,0 +1,1862 @@
+/* The registry's API at its edges (registry.h): the tool lists models see
+ * (RFD 009 "Schema generation for stateful tools"), loading definitions,
+ * creating a registry, builtin tools, events, driving the loop, and the
+ * state file that lets a later process reap orphans. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "registry-util.h"
+
+/* ---- Helpers ---------------------------------------------------------------------- */
+
+/* JSON written with single quotes, to keep it legible: js("{'a':1}") is
+ * {"a":1}. The text lives until eight more calls. */
+static const char *js(const char *text)
+{
+    static char ring[8][16384];
+    static unsigned next;
+    char *out = ring[next++ % 8];
+    size_t n = strlen(text);
+
+    assert_true(n < sizeof(ring[0]));
+    for (size_t i = 0; i <= n; i++)
+        out[i] = text[i] == '\'' ? '"' : text[i];
+    return out;
+}
+
+static json_t *parse(const char *text)
+{
+    json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
+    if (j == NULL)
+        fail_msg("not JSON: %s", text);
+    return j;
+}
+
+/* Compares a jansson value with expected JSON text, as JSON. */
+static void assert_json(const json_t *actual, const char *expected)
+{
+    char *text = json_dumps(actual, JSON_COMPACT | JSON_ENCODE_ANY);
+
+    assert_non_null(text);
+    tu_assert_json_equal(text, expected);
+    jpt_free(text); /* jansson allocates through the library's allocator */
+}
+
+static json_t *tools_doc(jpt_registry *r, int dialect)
+{
+    char *text = NULL;
+
+    assert_int_equal(jpt_registry_tools_json(r, dialect, &text), JPT_OK);
+    assert_non_null(text);
+    json_t *doc = parse(text);
+    jpt_free(text);
+    return doc;
+}
+
+/* The schema that the list in `dialect` gives tool `name`; new reference. */
+static json_t *listed_schema(jpt_registry *r, int dialect, const char *name)
+{
+    int base = dialect & ~JPT_DIALECT_FLAT;
+    json_t *doc = tools_doc(r, dialect);
+    json_t *list = base == JPT_DIALECT_GEMINI ? json_object_get(doc, "functionDeclarations")
+                   : base == JPT_DIALECT_MCP  ? json_object_get(doc, "tools")
+                                              : doc;
+    const char *key = base == JPT_DIALECT_ANTHROPIC ? "input_schema"
+                      : base == JPT_DIALECT_MCP     ? "inputSchema"
+                                                    : "parameters";
+    json_t *entry, *found = NULL;
+    size_t i;
+
+    json_array_foreach(list, i, entry) {
+        json_t *e = base == JPT_DIALECT_OPENAI ? json_object_get(entry, "function") : entry;
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (n != NULL && strcmp(n, name) == 0)
+            found = json_incref(json_object_get(e, key));
+    }
+    json_decref(doc);
+    if (found == NULL)
+        fail_msg("no schema for '%s' in dialect %d", name, dialect);
+    return found;
+}
+
+/* The loaded tools' names, comma-separated, in list order. */
+static void tool_names(jpt_registry *r, char *out, size_t n)
+{
+    json_t *doc = tools_doc(r, JPT_DIALECT_ANTHROPIC);
+    json_t *entry;
+    size_t i, len = 0;
+
+    out[0] = '\0';
+    json_array_foreach(doc, i, entry)
+        len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s", i ? "," : "",
+                                json_string_value(json_object_get(entry, "name")));
+    json_decref(doc);
+}
+
+/* One action, run to completion; its content parsed as a handle response. */
+static json_t *act(jpt_registry *r, const char *tool, const char *args, bool *is_error)
+{
+    char *content = ru_call(r, tool, args, is_error);
+    json_t *resp = json_loads(content, 0, NULL);
+
+    if (resp == NULL)
+        fail_msg("not a handle response: %s", content);
+    free(content);
+    return resp;
+}
+
+static const char *field(const json_t *resp, const char *key)
+{
+    const char *s = json_string_value(json_object_get(resp, key));
+    if (s == NULL)
+        fail_msg("response has no string '%s'", key);
+    return s;
+}
+
+/* Reads a small file whole; returns its length, or -1 when it is absent. */
+static long read_text(const char *path, char *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    long len = 0;
+
+    buf[0] = '\0';
+    if (fd < 0)
+        return -1;
+    for (ssize_t k; (k = read(fd, buf + len, n - 1 - (size_t)len)) > 0;)
+        len += k;
+    close(fd);
+    buf[len] = '\0';
+    return len;
+}
+
+/* Field 22 of /proc/<pid>/stat: the start time in clock ticks since boot. */
+static unsigned long long start_time_of(pid_t pid)
+{
+    char path[64], buf[1024];
+    unsigned long long start = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (read_text(path, buf, sizeof(buf)) <= 0)
+        return 0;
+    /* The command name (field 2) may hold spaces; fields 3… follow the last ')'. */
+    char *p = strrchr(buf, ')');
+    for (int f = 3; p != NULL && f <= 22; f++)
+        p = strchr(p + 1, ' ');
+    if (p == NULL || sscanf(p, " %llu", &start) != 1)
+        return 0;
+    return start;
+}
+
+/* A process of our own, in its own session, as a crashed host leaves one. */
+static pid_t start_orphan(void)
+{
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setsid();
+        execl(TOOL("sleep-ms"), "sleep-ms", "10000", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* A temporary directory with a state file path in it. */
+typedef struct scratch {
+    char dir[64];
+    char file[96];
+} scratch;
+
+static void scratch_make(scratch *s)
+{
+    snprintf(s->dir, sizeof(s->dir), "/tmp/jpt-api-XXXXXX");
+    assert_non_null(mkdtemp(s->dir));
+    snprintf(s->file, sizeof(s->file), "%s/children", s->dir);
+}
+
+static void scratch_remove(scratch *s)
+{
+    unlink(s->file);
+    rmdir(s->dir);
+}
+
+/* ---- Schemas (RFD 009) ------------------------------------------------------------ */
+
+#define GIT_PARAMETERS                                                                     \
+    "{'type':'object','properties':{'command':{'enum':['stage','commit','rebase']},"      \
+    "'args':{'type':'array','items':{'type':'string'}}},'required':['command']}"
+#define CARGO_PARAMETERS "{'type':'object','properties':{'package':{'type':'string'}}}"
+
+/* RFD 009's two example tools: git with every action, cargo_check without apply. */
+static const char rfd_tools[] =
+    "{'tools':["
+    "{'name':'git','description':'Interactive git','stateful':true,"
+    " 'command':['git','{{arguments.command}}'],'parameters':" GIT_PARAMETERS "},"
+    "{'name':'cargo_check','description':'Check a Rust package','stateful':true,"
+    " 'actions':['fetch','abort'],'command':['cargo','check'],"
+    " 'parameters':" CARGO_PARAMETERS "}"
+    "]}";
+
+#define ID_DESCRIPTION "Handle ID for this tool instance. Must be unique across active handles."
+
+/* RFD 009, "How the assistant interacts with stateful tools": the example
+ * schema for git, verbatim. */
+#define RFD_GIT_SCHEMA                                                                     \
+    "{'type':'object','oneOf':["                                                           \
+    "{'properties':{'action':{'const':'spawn'},"                                           \
+    "'id':{'type':'string','description':'" ID_DESCRIPTION "'},"                           \
+    "'command':{'enum':['stage','commit','rebase']},"                                      \
+    "'args':{'type':'array','items':{'type':'string'}}},"                                  \
+    "'required':['action','id','command']},"                                               \
+    "{'properties':{'action':{'const':'fetch'},'id':{'type':'string'}},"                   \
+    "'required':['action','id']},"                                                         \
+    "{'properties':{'action':{'const':'apply'},'id':{'type':'string'},'input':{}},"        \
+    "'required':['action','id','input']},"                                                 \
+    "{'properties':{'action':{'const':'abort'},'id':{'type':'string'}},"                   \
+    "'required':['action','id']}]}"
+
+/* … and for cargo_check. */
+#define RFD_CARGO_SCHEMA                                                                   \
+    "{'type':'object','oneOf':["                                                           \
+    "{'properties':{'action':{'const':'spawn'},"                                           \
+    "'id':{'type':'string','description':'" ID_DESCRIPTION "'},"                           \
+    "'package':{'type':'string'}},"                                                        \
+    "'required':['action','id']},"                                                         \
+    "{'properties':{'action':{'const':'fetch'},'id':{'type':'string'}},"                   \
+    "'required':['action','id']},"                                                         \
+    "{'properties':{'action':{'const':'abort'},'id':{'type':'string'}},"                   \
+    "'required':['action','id']}]}"
+
+static void git_schema_is_rfd_009s_example(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    json_t *schema = listed_schema(r, JPT_DIALECT_ANTHROPIC, "git");
+
+    assert_json(schema, js(RFD_GIT_SCHEMA));
+    json_decref(schema);
+    jpt_registry_free(r);
+}
+
+static void cargo_check_schema_is_rfd_009s_example(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    json_t *schema = listed_schema(r, JPT_DIALECT_ANTHROPIC, "cargo_check");
+
+    assert_json(schema, js(RFD_CARGO_SCHEMA));
+    json_decref(schema);
+    jpt_registry_free(r);
+}
+
+static void anthropic_list_is_name_description_input_schema(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    json_t *doc = tools_doc(r, JPT_DIALECT_ANTHROPIC);
+
+    assert_json(doc, js("[{'name':'git','description':'Interactive git',"
+                        "'input_schema':" RFD_GIT_SCHEMA "},"
+                        "{'name':'cargo_check','description':'Check a Rust package',"
+                        "'input_schema':" RFD_CARGO_SCHEMA "}]"));
+    json_decref(doc);
+    jpt_registry_free(r);
+}
+
+static void openai_list_wraps_each_tool_as_a_function(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    json_t *doc = tools_doc(r, JPT_DIALECT_OPENAI);
+
+    assert_json(doc, js("[{'type':'function','function':{'name':'git',"
+                        "'description':'Interactive git','parameters':" RFD_GIT_SCHEMA "}},"
+                        "{'type':'function','function':{'name':'cargo_check',"
+                        "'description':'Check a Rust package',"
+                        "'parameters':" RFD_CARGO_SCHEMA "}}]"));
+    json_decref(doc);
+    jpt_registry_free(r);
+}
+
+static void mcp_list_is_a_tools_object_with_input_schema(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    json_t *doc = tools_doc(r, JPT_DIALECT_MCP);
+
+    assert_json(doc, js("{'tools':[{'name':'git','description':'Interactive git',"
+                        "'inputSchema':" RFD_GIT_SCHEMA "},"
+                        "{'name':'cargo_check','description':'Check a Rust package',"
+                        "'inputSchema':" RFD_CARGO_SCHEMA "}]}"));
+    json_decref(doc);
+    jpt_registry_free(r);
+}
+
+/* RFD 009, "Schema generation": Gemini takes anyOf only alone in a schema
+ * object, so its list always carries the flat schema. */
+static void gemini_list_is_function_declarations_with_flat_schemas(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    json_t *doc = tools_doc(r, JPT_DIALECT_GEMINI);
+    json_t *also_flat = tools_doc(r, JPT_DIALECT_GEMINI | JPT_DIALECT_FLAT);
+    const char *names[] = {"git", "cargo_check"};
+    const char *descriptions[] = {"Interactive git", "Check a Rust package"};
+
+    assert_int_equal(json_object_size(doc), 1);
+    json_t *list = json_object_get(doc, "functionDeclarations");
+    assert_int_equal(json_array_size(list), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *entry = json_array_get(list, i);
+        assert_int_equal(json_object_size(entry), 3);
+        assert_string_equal(json_string_value(json_object_get(entry, "name")), names[i]);
+        assert_string_equal(json_string_value(json_object_get(entry, "description")),
+                            descriptions[i]);
+        json_t *flat = listed_schema(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT, names[i]);
+        assert_true(json_equal(json_object_get(entry, "parameters"), flat));
+        json_decref(flat);
+    }
+    assert_true(json_equal(doc, also_flat));
+    json_decref(doc);
+    json_decref(also_flat);
+    jpt_registry_free(r);
+}
+
+/* registry.h: the flat schema is "an action enum" of the declared actions. */
+static void flat_schema_has_an_action_enum_of_only_the_declared_actions(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    json_t *git = listed_schema(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT, "git");
+    json_t *cargo = listed_schema(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT, "cargo_check");
+    json_t *git_action = json_object_get(json_object_get(git, "properties"), "action");
+    json_t *cargo_action = json_object_get(json_object_get(cargo, "properties"), "action");
+
+    assert_string_equal(json_string_value(json_object_get(git_action, "type")), "string");
+    assert_json(json_object_get(git_action, "enum"), js("['spawn','fetch','apply','abort']"));
+    assert_string_equal(json_string_value(json_object_get(cargo_action, "type")), "string");
+    assert_json(json_object_get(cargo_action, "enum"), js("['spawn','fetch','abort']"));
+    /* The per-action rules are in the description, for the declared actions only. */
+    const char *rules = json_string_value(json_object_get(cargo_action, "description"));
+    assert_non_null(rules);
+    ru_assert_contains(rules, "spawn");
+    ru_assert_contains(rules, "fetch");
+    ru_assert_contains(rules, "abort");
+    assert_null(strstr(rules, "apply"));
+    json_decref(git);
+    json_decref(cargo);
+    jpt_registry_free(r);
+}
+
+static void flat_schema_has_input_only_when_apply_is_declared(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    json_t *git = listed_schema(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT, "git");
+    json_t *cargo = listed_schema(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT, "cargo_check");
+    json_t *input = json_object_get(json_object_get(git, "properties"), "input");
+
+    assert_non_null(input);
+    /* RFD 009's apply variant: "input": {} — any value. */
+    assert_null(json_object_get(input, "type"));
+    assert_null(json_object_get(json_object_get(cargo, "properties"), "input"));
+    json_decref(git);
+    json_decref(cargo);
+    jpt_registry_free(r);
+}
+
+/* Issue 3 §4: "an action enum, id, input and the spawn parameters all
+ * optional" — the rules are enforced when the call arrives. */
+static void flat_schema_keeps_the_tools_properties_and_requires_nothing(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    json_t *git = listed_schema(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT, "git");
+    json_t *cargo = listed_schema(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT, "cargo_check");
+    json_t *gp = json_object_get(git, "properties");
+    json_t *cp = json_object_get(cargo, "properties");
+
+    assert_int_equal(json_object_size(git), 2);
+    assert_string_equal(json_string_value(json_object_get(git, "type")), "object");
+    assert_int_equal(json_object_size(gp), 5); /* action, id, input, command, args */
+    assert_string_equal(json_string_value(json_object_get(json_object_get(gp, "id"), "type")),
+                        "string");
+    assert_json(json_object_get(gp, "command"), js("{'enum':['stage','commit','rebase']}"));
+    assert_json(json_object_get(gp, "args"), js("{'type':'array','items':{'type':'string'}}"));
+
+    assert_int_equal(json_object_size(cargo), 2);
+    assert_string_equal(json_string_value(json_object_get(cargo, "type")), "object");
+    assert_int_equal(json_object_size(cp), 3); /* action, id, package */
+    assert_non_null(json_object_get(cp, "id"));
+    assert_json(json_object_get(cp, "package"), js("{'type':'string'}"));
+    json_decref(git);
+    json_decref(cargo);
+    jpt_registry_free(r);
+}
+
+#define LOOKUP_PARAMETERS                                                                  \
+    "{'type':'object','properties':{'query':{'type':'string','minLength':1},"             \
+    "'limit':{'type':'integer','minimum':1}},'required':['query'],"                        \
+    "'additionalProperties':false}"
+
+/* registry.h: "One-shot tools carry their parameters", in every dialect. */
+static void one_shot_schema_is_its_parameters_unchanged(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js("{'tools':[{'name':'lookup','description':'Look up',"
+                                     "'command':['true'],'parameters':" LOOKUP_PARAMETERS
+                                     "}]}"));
+    const int dialects[] = {JPT_DIALECT_ANTHROPIC, JPT_DIALECT_OPENAI, JPT_DIALECT_MCP,
+                            JPT_DIALECT_GEMINI, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT};
+
+    for (size_t i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++) {
+        json_t *schema = listed_schema(r, dialects[i], "lookup");
+        assert_json(schema, js(LOOKUP_PARAMETERS));
+        json_decref(schema);
+    }
+    jpt_registry_free(r);
+}
+
+/* registry.h: parameters default to "any object" (what the library writes
+ * for it is its choice: the header is silent on the exact schema). */
+static void tool_without_parameters_takes_any_object(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js("{'tools':[{'name':'plain','command':['true']}]}"));
+    json_t *doc = tools_doc(r, JPT_DIALECT_ANTHROPIC);
+
+    assert_json(doc, js("[{'name':'plain','description':'','input_schema':{'type':'object'}}]"));
+    json_decref(doc);
+    jpt_registry_free(r);
+}
+
+static void unknown_dialect_is_invalid(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    const int bad[] = {0, 5, JPT_DIALECT_FLAT, 0x200 | JPT_DIALECT_OPENAI, -1};
+    static char untouched[] = "untouched";
+
+    /* *out is NULL after the error: the header is silent, the library clears it. */
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *out = untouched;
+        assert_int_equal(jpt_registry_tools_json(r, bad[i], &out), JPT_ERR_INVALID);
+        assert_null(out);
+    }
+    assert_int_equal(jpt_registry_tools_json(r, JPT_DIALECT_OPENAI, NULL), JPT_ERR_INVALID);
+    jpt_registry_free(r);
+}
+
+/* ---- Loading tool definitions ------------------------------------------------------ */
+
+static const char kept_tool[] = "{'tools':[{'name':'kept','command':['true']}]}";
+
+/* registry.h: "on error nothing changes and jpt_registry_errmsg() names the
+ * tool and the field". Everything is compared after the registry is freed,
+ * so a failure leaves nothing behind. */
+static void assert_load_refused(const char *config, int status, const char *message)
+{
+    jpt_registry *r = ru_registry(js(kept_tool));
+    char before[1024], after[1024], msg[1024];
+
+    tool_names(r, before, sizeof(before));
+    int rc = jpt_registry_load_tools(r, config, 0);
+    snprintf(msg, sizeof(msg), "%s", jpt_registry_errmsg(r));
+    tool_names(r, after, sizeof(after));
+    jpt_registry_free(r);
+    assert_int_equal(rc, status);
+    assert_string_equal(msg, message);
+    assert_string_equal(after, before);
+}
+
+static void load_refuses_an_unknown_field(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],'colour':'red'}]}"),
+                        JPT_ERR_INVALID, "tool 't': unknown field 'colour'");
+}
+
+static void load_refuses_a_bad_name(void **state)
+{
+    (void)state;
+    /* Without a valid name the tool is named by its place in the list, and
+     * the name it was given is quoted. */
+    assert_load_refused(js("{'tools':[{'name':'bad name','command':['true']}]}"),
+                        JPT_ERR_INVALID,
+                        "tool '#0': 'name' \"bad name\" must be 1 to 64 characters of A-Z, "
+                        "a-z, 0-9, _ and -");
+    char long_name[66], config[256];
+    memset(long_name, 'n', 65);
+    long_name[65] = '\0';
+    snprintf(config, sizeof(config),
+             "{'tools':[{'name':'ok','command':['true']},{'name':'%s','command':['true']}]}",
+             long_name);
+    char expected[256];
+    snprintf(expected, sizeof(expected),
+             "tool '#1': 'name' \"%s\" must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -",
+             long_name);
+    assert_load_refused(js(config), JPT_ERR_INVALID, expected);
+    assert_load_refused(js("{'tools':[{'command':['true']}]}"), JPT_ERR_INVALID,
+                        "tool '#0': 'name' is required and must be a string");
+}
+
+static void load_refuses_a_stdio_tool_without_command(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t'}]}"), JPT_ERR_INVALID,
+                        "tool 't': 'command' is required for a stdio tool");
+}
+
+static void load_refuses_a_command_that_is_not_an_array_of_strings(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t','command':'true'}]}"), JPT_ERR_INVALID,
+                        "tool 't': 'command' must be a non-empty array of strings");
+    assert_load_refused(js("{'tools':[{'name':'t','command':[]}]}"), JPT_ERR_INVALID,
+                        "tool 't': 'command' must be a non-empty array of strings");
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true',3]}]}"), JPT_ERR_INVALID,
+                        "tool 't': 'command[1]' is an integer, not a string");
+}
+
+static void load_refuses_an_unknown_placeholder_in_a_command(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t','command':['echo','{{argument.x}}']}]}"),
+                        JPT_ERR_INVALID,
+                        "tool 't': 'command[1]': unknown placeholder '{{argument.x}}' "
+                        "(expected {{tool}}, {{context}} or {{arguments.NAME}})");
+}
+
+static void load_refuses_bad_actions(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],'stateful':true,"
+                           "'actions':['fetch','explode']}]}"),
+                        JPT_ERR_INVALID,
+                        "tool 't': 'actions[1]' must be \"spawn\", \"fetch\", \"apply\" or "
+                        "\"abort\"");
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],'stateful':true,"
+                           "'actions':'fetch'}]}"),
+                        JPT_ERR_INVALID, "tool 't': 'actions' must be an array of action names");
+}
+
+static void load_refuses_actions_without_stateful(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],'actions':['fetch']}]}"),
+                        JPT_ERR_INVALID, "tool 't': 'actions' needs \"stateful\": true");
+}
+
+static void load_refuses_a_bad_question_target(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],"
+                           "'question_target':'robot'}]}"),
+                        JPT_ERR_INVALID,
+                        "tool 't': 'question_target' must be \"user\" or \"assistant\"");
+}
+
+static void load_refuses_a_negative_settle_ms(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],'settle_ms':-1}]}"),
+                        JPT_ERR_INVALID,
+                        "tool 't': 'settle_ms' must be an integer from 0 to 3600000");
+}
+
+/* registry.h: "vfs" is not available yet: JPT_ERR_UNSUPPORTED. */
+static void load_reports_runtime_vfs_as_unsupported(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t','runtime':'vfs'}]}"), JPT_ERR_UNSUPPORTED,
+                        "tool 't': runtime \"vfs\" is not available in this version of jptool");
+}
+
+/* registry.h: builtin tools come from jpt_registry_add_builtin. */
+static void load_refuses_runtime_builtin(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t','runtime':'builtin'}]}"), JPT_ERR_INVALID,
+                        "tool 't': runtime \"builtin\" tools are added with "
+                        "jpt_registry_add_builtin");
+}
+
+static void load_refuses_env_mistakes(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],"
+                           "'env':{'inherit':'yes'}}]}"),
+                        JPT_ERR_INVALID, "tool 't': 'env.inherit' must be a boolean");
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],'env':{'allow':[1]}}]}"),
+                        JPT_ERR_INVALID, "tool 't': 'env.allow[0]' is an integer, not a string");
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],"
+                           "'env':{'set':{'A':true}}}]}"),
+                        JPT_ERR_INVALID, "tool 't': 'env.set.A' is a boolean, not a string");
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],'env':{'path':[]}}]}"),
+                        JPT_ERR_INVALID,
+                        "tool 't': unknown field 'env.path' (expected inherit, allow, set)");
+    assert_load_refused(js("{'tools':[{'name':'t','command':['true'],'env':[]}]}"),
+                        JPT_ERR_INVALID, "tool 't': 'env' must be an object");
+}
+
+static void load_refuses_text_that_is_not_json(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(kept_tool));
+    char names[256], msg[1024];
+    int rc = jpt_registry_load_tools(r, "{\"tools\": [", 0);
+
+    snprintf(msg, sizeof(msg), "%s", jpt_registry_errmsg(r));
+    tool_names(r, names, sizeof(names));
+    jpt_registry_free(r);
+    assert_int_equal(rc, JPT_ERR_INVALID);
+    /* The rest is jansson's wording and position. */
+    assert_memory_equal(msg, "the tool config is not JSON: ", 29);
+    ru_assert_contains(msg, "(line 1, column ");
+    assert_string_equal(names, "kept");
+}
+
+static void load_refuses_a_document_without_a_tools_array(void **state)
+{
+    (void)state;
+    const char *message = "the tool config must be an object with a \"tools\" array";
+
+    assert_load_refused(js("{'tool':[]}"), JPT_ERR_INVALID, message);
+    assert_load_refused(js("{'tools':{'name':'t','command':['true']}}"), JPT_ERR_INVALID,
+                        message);
+    assert_load_refused(js("[{'name':'t','command':['true']}]"), JPT_ERR_INVALID, message);
+}
+
+static void load_refuses_a_name_already_loaded(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'kept','command':['false']}]}"), JPT_ERR_EXISTS,
+                        "tool 'kept' is already loaded (use JPT_LOAD_REPLACE to replace it)");
+}
+
+static void load_refuses_a_name_defined_twice_in_one_document(void **state)
+{
+    (void)state;
+    assert_load_refused(js("{'tools':[{'name':'a','command':['true']},"
+                           "{'name':'a','command':['false']}]}"),
+                        JPT_ERR_EXISTS, "tool 'a' is defined twice in the document");
+}
+
+static void load_replace_uses_the_new_definition_for_new_calls(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js("{'tools':[{'name':'v','command':['" TOOL("exit-code")
+                                     "','0','one','']}]}"));
+    char *out = ru_call(r, "v", "{}", NULL);
+    assert_string_equal(out, "one");
+    free(out);
+
+    assert_int_equal(jpt_registry_load_tools(r, js("{'tools':[{'name':'v','command':['"
+                                                   TOOL("exit-code") "','0','two','']}]}"),
+                                             JPT_LOAD_REPLACE),
+                     JPT_OK);
+    out = ru_call(r, "v", "{}", NULL);
+    assert_string_equal(out, "two");
+    free(out);
+    char names[256];
+    tool_names(r, names, sizeof(names));
+    assert_string_equal(names, "v");
+    jpt_registry_free(r);
+}
+
+/* registry.h: "All definitions are checked before any is added". */
+static void load_with_one_bad_definition_adds_none_of_its_tools(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(kept_tool));
+    char names[256];
+    bool err = false;
+
+    assert_int_equal(jpt_registry_load_tools(r, js("{'tools':["
+                                                   "{'name':'a','command':['true']},"
+                                                   "{'name':'b','command':['true'],'pty':1},"
+                                                   "{'name':'c','command':['true']}]}"),
+                                             0),
+                     JPT_ERR_INVALID);
+    assert_string_equal(jpt_registry_errmsg(r), "tool 'b': 'pty' is an integer, not a boolean");
+    tool_names(r, names, sizeof(names));
+    assert_string_equal(names, "kept");
+    char *out = ru_call(r, "a", "{}", &err);
+    assert_string_equal(out, "Unknown tool `a`");
+    assert_true(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void load_calls_accumulate(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(kept_tool));
+    char names[256];
+
+    assert_int_equal(jpt_registry_load_tools(r, js("{'tools':[{'name':'a','command':['true']},"
+                                                   "{'name':'b','command':['true']}]}"),
+                                             0),
+                     JPT_OK);
+    assert_int_equal(jpt_registry_load_tools(r, js("{'tools':[{'name':'c','command':['true']}]}"),
+                                             0),
+                     JPT_OK);
+    assert_int_equal(jpt_registry_load_tools(r, js("{'tools':[]}"), 0), JPT_OK);
+    tool_names(r, names, sizeof(names));
+    assert_string_equal(names, "kept,a,b,c");
+    jpt_registry_free(r);
+}
+
+/* ---- Creating a registry ------------------------------------------------------------ */
+
+static const char context_tool[] =
+    "{'tools':[{'name':'ctx','command':['" TOOL("exit-code") "','0','{{context}}','']}]}";
+
+/* registry.h: "`opts` may be NULL for every default"; the root defaults to
+ * the current directory, made absolute. */
+static void new_with_null_options_roots_tools_in_the_current_directory(void **state)
+{
+    (void)state;
+    char cwd[PATH_MAX], expected[PATH_MAX + 64];
+    jpt_registry *r = NULL;
+
+    assert_non_null(realpath(".", cwd));
+    assert_int_equal(jpt_registry_new(NULL, &r), JPT_OK);
+    assert_non_null(r);
+    assert_int_equal(jpt_registry_load_tools(r, js(context_tool), 0), JPT_OK);
+    char *out = ru_call(r, "ctx", "{}", NULL);
+    snprintf(expected, sizeof(expected), "{\"action\":\"run\",\"root\":\"%s\"}", cwd);
+    tu_assert_json_equal(out, expected);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* Here and below, *out is NULL after an error: the header is silent on it,
+ * the library clears it (a non-NULL value going in shows that). */
+static void new_refuses_an_options_struct_that_is_too_small(void **state)
+{
+    (void)state;
+    jpt_registry_options o = {0};
+    jpt_registry *r = (jpt_registry *)&o;
+
+    assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
+    assert_null(r);
+    o.size = sizeof(o) - 1;
+    assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
+    assert_null(r);
+    assert_int_equal(jpt_registry_new(NULL, NULL), JPT_ERR_INVALID);
+}
+
+static void new_refuses_negative_durations(void **state)
+{
+    (void)state;
+    for (int which = 0; which < 4; which++) {
+        jpt_registry_options o = {.size = sizeof(o)};
+        jpt_registry *r = (jpt_registry *)&o;
+        if (which == 0)
+            o.kill_grace_ms = -1;
+        else if (which == 1)
+            o.settle_ms = -1;
+        else if (which == 2)
+            o.yield_ms = -1;
+        else
+            o.drain_ms = -1;
+        assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
+        assert_null(r);
+    }
+}
+
+static void new_refuses_a_root_that_is_not_a_directory(void **state)
+{
+    (void)state;
+    const char *roots[] = {TOOL("sleep-ms"), "/nonexistent/jpt-no-such-dir"};
+
+    for (size_t i = 0; i < 2; i++) {
+        jpt_registry_options o = {sizeof(o), .root = roots[i]};
+        jpt_registry *r = (jpt_registry *)&o;
+        assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
+        assert_null(r);
+    }
+}
+
+/* registry.h, jpt_registry_new: "JPT_ERR_IO (… or writing the state file)". */
+static void new_fails_when_the_state_file_cannot_be_written(void **state)
+{
+    (void)state;
+    jpt_registry_options o = {sizeof(o), .state_file = "/nonexistent/jpt-no-such-dir/children"};
+    jpt_registry *r = NULL;
+    int rc = jpt_registry_new(&o, &r);
+    bool got_registry = r != NULL;
+
+    jpt_registry_free(r);
+    assert_int_equal(rc, JPT_ERR_IO);
+    assert_false(got_registry);
+}
+
+/* ---- Builtin tools ------------------------------------------------------------------- */
+
+/* What the host side of a builtin tool saw and did. */
+typedef struct host {
+    jpt_handle *h;     /* the latest handle started, kept to report later */
+    int starts, applies, aborts;
+    int start_status;  /* what a failing start returns */
+    char args[512];    /* arguments_json of the last start */
+    char input[512];   /* input_json of the last apply */
+    char id[80], tool[80];
+    void *userdata_at_start; /* before the host set any */
+    void *userdata_at_apply;
+    int update_status[2];
+    int edit_after_update;
+} host;
+
+static void record_start(host *x, jpt_handle *h, const char *arguments_json)
+{
+    x->h = h;
+    x->starts++;
+    snprintf(x->args, sizeof(x->args), "%s", arguments_json);
+    snprintf(x->id, sizeof(x->id), "%s", jpt_handle_id(h));
+    snprintf(x->tool, sizeof(x->tool), "%s", jpt_handle_tool(h));
+}
+
+static void report(jpt_handle *h, int kind, const char *text)
+{
+    jpt_state *s = NULL;
+
+    assert_int_equal(jpt_state_new(kind, &s), JPT_OK);
+    assert_int_equal(jpt_state_add_text(s, text), JPT_OK);
+    assert_int_equal(jpt_handle_update(h, s), JPT_OK);
+    jpt_state_unref(s);
+}
+
+static int start_and_stop(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    jpt_state *s = NULL;
+
+    record_start(ud, h, arguments_json);
+    assert_int_equal(jpt_state_new(JPT_STATE_STOPPED, &s), JPT_OK);
+    assert_int_equal(jpt_state_add_text(s, "first"), JPT_OK);
+    assert_int_equal(jpt_state_add_text(s, "second"), JPT_OK);
+    assert_int_equal(jpt_handle_update(h, s), JPT_OK);
+    jpt_state_unref(s);
+    return JPT_OK;
+}
+
+static int start_and_fail_in_state(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    jpt_state *s = NULL;
+
+    record_start(ud, h, arguments_json);
+    assert_int_equal(jpt_state_new(JPT_STATE_STOPPED, &s), JPT_OK);
+    assert_int_equal(jpt_state_set_error(s, "it broke", 0), JPT_OK);
+    assert_int_equal(jpt_handle_update(h, s), JPT_OK);
+    jpt_state_unref(s);
+    return JPT_OK;
+}
+
+static int start_failing(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    host *x = ud;
+
+    record_start(x, h, arguments_json);
+    return x->start_status;
+}
+
+static int start_and_hold(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    record_start(ud, h, arguments_json);
+    return JPT_OK;
+}
+
+static int start_and_stop_twice(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    host *x = ud;
+    jpt_state *s = NULL, *again = NULL;
+
+    record_start(x, h, arguments_json);
+    assert_int_equal(jpt_state_new(JPT_STATE_STOPPED, &s), JPT_OK);
+    assert_int_equal(jpt_state_add_text(s, "once"), JPT_OK);
+    assert_int_equal(jpt_state_new(JPT_STATE_STOPPED, &again), JPT_OK);
+    assert_int_equal(jpt_state_add_text(again, "twice"), JPT_OK);
+    x->update_status[0] = jpt_handle_update(h, s);
+    x->update_status[1] = jpt_handle_update(h, again);
+    jpt_state_unref(s);
+    jpt_state_unref(again);
+    return JPT_OK;
+}
+
+static int start_and_edit_after_update(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    host *x = ud;
+    jpt_state *s = NULL;
+
+    record_start(x, h, arguments_json);
+    assert_int_equal(jpt_state_new(JPT_STATE_STOPPED, &s), JPT_OK);
+    assert_int_equal(jpt_state_add_text(s, "sent"), JPT_OK);
+    x->update_status[0] = jpt_handle_update(h, s);
+    x->edit_after_update = jpt_state_add_text(s, "edited afterwards");
+    jpt_state_unref(s);
+    return JPT_OK;
+}
+
+static jpt_registry *builtin_registry(int (*start)(jpt_handle *, const char *, void *), host *x)
+{
+    jpt_registry *r = ru_registry(NULL);
+    jpt_builtin_ops ops = {sizeof(ops), start, NULL, NULL};
+
+    if (jpt_registry_add_builtin(r, js("{'name':'helper','description':'In-process helper'}"),
+                                 &ops, x) != JPT_OK)
+        fail_msg("add_builtin: %s", jpt_registry_errmsg(r));
+    return r;
+}
+
+/* registry.h: "`content` is the text the model reads: a one-shot tool's
+ * rendered output"; jpt_state_render separates blocks by a blank line. */
+static void builtin_one_shot_result_is_the_rendering_of_its_stopped_state(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = builtin_registry(start_and_stop, &x);
+    json_t *res = ru_run(r, js("[{'id':'c1','name':'helper','arguments':{'q':'x'}}]"));
+
+    assert_string_equal(ru_content(res, 0), "first\n\nsecond");
+    assert_false(ru_is_error(res, 0));
+    assert_int_equal(x.starts, 1);
+    tu_assert_json_equal(x.args, js("{'q':'x'}"));
+    json_decref(res);
+    jpt_registry_free(r);
+}
+
+static void builtin_one_shot_error_state_is_an_error_result(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = builtin_registry(start_and_fail_in_state, &x);
+    bool err = false;
+    char *out = ru_call(r, "helper", "{}", &err);
+
+    assert_string_equal(out, "Error: it broke");
+    assert_true(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* registry.h, start: "Return JPT_OK, or a status to fail the call". The
+ * wording of the result is the library's. */
+static void builtin_start_returning_an_error_fails_the_call(void **state)
+{
+    (void)state;
+    host x = {.start_status = JPT_ERR_IO};
+    jpt_registry *r = builtin_registry(start_failing, &x);
+    bool err = false;
+    char *out = ru_call(r, "helper", "{}", &err);
+
+    assert_string_equal(out, "`helper` could not run: the tool failed to start: "
+                             "input/output error");
+    assert_true(err);
+    assert_int_equal(x.starts, 1);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* registry.h: the tool reports "from the callbacks or at any later time". */
+static void builtin_reports_its_result_later_from_outside_the_callbacks(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = builtin_registry(start_and_hold, &x);
+    jpt_batch *b = NULL;
+    char *text = NULL;
+
+    assert_int_equal(jpt_registry_submit(r, js("[{'id':'c1','name':'helper','arguments':{}}]"),
+                                         &b),
+                     JPT_OK);
+    for (int i = 0; i < 100 && x.h == NULL; i++) {
+        ru_poll(r, 50);
+        assert_true(jpt_registry_dispatch(r) >= 0);
+    }
+    assert_non_null(x.h);
+    for (int i = 0; i < 3; i++)
+        assert_true(jpt_registry_dispatch(r) >= 0);
+    assert_int_equal(jpt_batch_done(b), 0);
+
+    report(x.h, JPT_STATE_STOPPED, "done later");
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
+    assert_int_equal(jpt_batch_results_json(b, &text), JPT_OK);
+    tu_assert_json_equal(text, js("[{'id':'c1','content':'done later','is_error':false}]"));
+    jpt_free(text);
+    jpt_batch_free(b);
+    jpt_registry_free(r);
+}
+
+/* registry.h, Threading: "callbacks run only inside jpt_registry_dispatch()
+ * (and the calls that dispatch for you: run, wait, free)" — submit is not
+ * one of them. */
+static void builtin_start_runs_inside_dispatch_not_inside_submit(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = builtin_registry(start_and_stop, &x);
+    jpt_batch *b = NULL;
+
+    assert_int_equal(jpt_registry_submit(r, js("[{'id':'c1','name':'helper','arguments':{}}]"),
+                                         &b),
+                     JPT_OK);
+    int starts_after_submit = x.starts;
+    int wait_rc = jpt_registry_wait(r, b, WAIT_MS);
+    jpt_batch_free(b);
+    jpt_registry_free(r);
+    assert_int_equal(wait_rc, JPT_OK);
+    assert_int_equal(x.starts, 1);
+    assert_int_equal(starts_after_submit, 0);
+}
+
+/* registry.h: "Errors: … JPT_ERR_STATE (the handle stopped already)". */
+static void handle_update_after_stop_is_a_state_error(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = builtin_registry(start_and_stop_twice, &x);
+    char *out = ru_call(r, "helper", "{}", NULL);
+
+    assert_string_equal(out, "once");
+    assert_int_equal(x.update_status[0], JPT_OK);
+    assert_int_equal(x.update_status[1], JPT_ERR_STATE);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* registry.h: "The state's content is copied: the caller keeps its
+ * reference and may change or drop the state afterwards." */
+static void handle_update_copies_the_state(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = builtin_registry(start_and_edit_after_update, &x);
+    char *out = ru_call(r, "helper", "{}", NULL);
+    char content[64];
+
+    snprintf(content, sizeof(content), "%s", out);
+    free(out);
+    jpt_registry_free(r);
+    assert_int_equal(x.update_status[0], JPT_OK);
+    assert_string_equal(content, "sent");
+    assert_int_equal(x.edit_after_update, JPT_OK);
+}
+
+static void handle_update_refuses_null(void **state)
+{
+    (void)state;
+    jpt_state *s = NULL;
+
+    assert_int_equal(jpt_state_new(JPT_STATE_RUNNING, &s), JPT_OK);
+    assert_int_equal(jpt_handle_update(NULL, s), JPT_ERR_INVALID);
+    jpt_state_unref(s);
+}
+
+/* A sub-agent as a stateful builtin (RFD 009, "Toward sub-agents"). */
+static const char agent_definition[] =
+    "{'name':'agent','description':'A sub-agent','stateful':true,"
+    " 'parameters':{'type':'object','properties':{'task':{'type':'string'}},"
+    " 'required':['task']}}";
+
+static int userdata_marker;
+
+static int agent_start(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    host *x = ud;
+    json_t *args = json_loads(arguments_json, 0, NULL);
+    char text[256];
+
+    record_start(x, h, arguments_json);
+    x->userdata_at_start = jpt_handle_get_userdata(h);
+    jpt_handle_set_userdata(h, &userdata_marker);
+    snprintf(text, sizeof(text), "working on %s",
+             json_string_value(json_object_get(args, "task")));
+    json_decref(args);
+    report(h, JPT_STATE_RUNNING, text);
+    return JPT_OK;
+}
+
+/* Half done: the sub-agent asks whether to go on. */
+static jpt_state *agent_question(void)
+{
+    jpt_state *s = NULL;
+
+    assert_int_equal(jpt_state_new(JPT_STATE_WAITING, &s), JPT_OK);
+    assert_int_equal(jpt_state_add_text(s, "half done"), JPT_OK);
+    assert_int_equal(jpt_state_add_question(s, "proceed", "Continue?", "{\"type\":\"boolean\"}",
+                                            NULL),
+                     JPT_OK);
+    return s;
+}
+
+static int agent_apply(jpt_handle *h, const char *input_json, void *ud)
+{
+    host *x = ud;
+
+    x->applies++;
+    x->userdata_at_apply = jpt_handle_get_userdata(h);
+    snprintf(x->input, sizeof(x->input), "%s", input_json);
+    if (strcmp(input_json, "\"status?\"") == 0) {
+        jpt_state *s = agent_question();
+        assert_int_equal(jpt_handle_update(h, s), JPT_OK);
+        jpt_state_unref(s);
+    } else {
+        report(h, JPT_STATE_RUNNING, "continuing");
+    }
+    return JPT_OK;
+}
+
+static void agent_abort(jpt_handle *h, void *ud)
+{
+    (void)h;
+    ((host *)ud)->aborts++;
+}
+
+static jpt_registry *agent_registry(host *x)
+{
+    jpt_registry_options o = {sizeof(o), .kill_grace_ms = 300, .drain_ms = 100,
+                              .settle_ms = 50};
+    jpt_registry *r = ru_registry_with(&o, NULL);
+    jpt_builtin_ops ops = {sizeof(ops), agent_start, agent_apply, agent_abort};
+
+    if (jpt_registry_add_builtin(r, js(agent_definition), &ops, x) != JPT_OK)
+        fail_msg("add_builtin: %s", jpt_registry_errmsg(r));
+    return r;
+}
+
+static json_t *spawn_agent(jpt_registry *r)
+{
+    return act(r, "agent", js("{'action':'spawn','id':'sub','task':'summarise'}"), NULL);
+}
+
+static void abort_agent(jpt_registry *r)
+{
+    json_decref(act(r, "agent", js("{'action':'abort','id':'sub'}"), NULL));
+}
+
+/* registry.h, start: "`arguments_json` is the arguments object (without
+ * action and id)"; the spawn response carries the output so far. */
+static void builtin_spawn_answers_with_its_running_output(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = agent_registry(&x);
+    json_t *resp = spawn_agent(r);
+
+    assert_json(resp, js("{'id':'sub','state':'running','content':'working on summarise'}"));
+    tu_assert_json_equal(x.args, js("{'task':'summarise'}"));
+    json_decref(resp);
+    abort_agent(r);
+    jpt_registry_free(r);
+}
+
+static void builtin_apply_receives_the_input_as_json(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = agent_registry(&x);
+
+    json_decref(spawn_agent(r));
+    json_t *resp = act(r, "agent", js("{'action':'apply','id':'sub','input':{'note':[1,2]}}"),
+                       NULL);
+    assert_int_equal(x.applies, 1);
+    tu_assert_json_equal(x.input, js("{'note':[1,2]}"));
+    assert_json(resp, js("{'id':'sub','state':'running','content':'continuing'}"));
+    json_decref(resp);
+    abort_agent(r);
+    jpt_registry_free(r);
+}
+
+/* RFD 009, "Apply serves two purposes": to a waiting handle, apply answers
+ * its question, checked against the question's schema. */
+static void builtin_question_is_answered_through_apply(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = agent_registry(&x);
+    bool err = false;
+
+    json_decref(spawn_agent(r));
+    json_t *resp = act(r, "agent", js("{'action':'apply','id':'sub','input':'status?'}"), NULL);
+    jpt_state *asked = agent_question();
+    char *rendered = tu_render(asked, NULL);
+    assert_string_equal(field(resp, "id"), "sub");
+    assert_string_equal(field(resp, "state"), "waiting");
+    assert_string_equal(field(resp, "content"), rendered);
+    jpt_free(rendered);
+    jpt_state_unref(asked);
+    json_decref(resp);
+
+    char *out = ru_call(r, "agent", js("{'action':'apply','id':'sub','input':'yes'}"), &err);
+    assert_string_equal(out, "The answer does not fit question `proceed` of handle `sub`: at "
+                             "the top level: expected boolean, got string");
+    assert_true(err);
+    assert_int_equal(x.applies, 1); /* the wrong answer never reached the tool */
+    free(out);
+
+    resp = act(r, "agent", js("{'action':'apply','id':'sub','input':true}"), &err);
+    assert_false(err);
+    assert_int_equal(x.applies, 2);
+    assert_string_equal(x.input, "true");
+    assert_json(resp, js("{'id':'sub','state':'running','content':'continuing'}"));
+    json_decref(resp);
+    abort_agent(r);
+    jpt_registry_free(r);
+}
+
+/* registry.h, abort: "the registry marks it stopped after this returns".
+ * The "[aborted]" text is the library's (the header is silent on it). */
+static void builtin_abort_runs_the_callback_and_stops_the_handle(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = agent_registry(&x);
+    bool err = true;
+
+    json_decref(spawn_agent(r));
+    json_t *resp = act(r, "agent", js("{'action':'abort','id':'sub'}"), &err);
+    assert_int_equal(x.aborts, 1);
+    assert_false(err);
+    assert_json(resp, js("{'id':'sub','state':'stopped','result':'[aborted]'}"));
+    json_decref(resp);
+    jpt_registry_free(r);
+}
+
+/* registry.h: the handle id is "the model's, for a stateful spawn; the call
+ * id for a one-shot call". */
+static void handle_id_and_tool_are_the_models_names(void **state)
+{
+    (void)state;
+    host x = {0}, y = {0};
+    jpt_registry *r = agent_registry(&x);
+    jpt_builtin_ops ops = {sizeof(ops), start_and_stop, NULL, NULL};
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'helper'}"), &ops, &y), JPT_OK);
+    json_decref(spawn_agent(r));
+    assert_string_equal(x.id, "sub");
+    assert_string_equal(x.tool, "agent");
+    json_t *res = ru_run(r, js("[{'id':'call_7','name':'helper','arguments':{}}]"));
+    assert_string_equal(y.id, "call_7");
+    assert_string_equal(y.tool, "helper");
+    json_decref(res);
+    abort_agent(r);
+    jpt_registry_free(r);
+}
+
+/* NULL before the host sets it: the header is silent, the library starts
+ * every handle without one. */
+static void handle_userdata_is_kept_with_the_handle(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = agent_registry(&x);
+
+    json_decref(spawn_agent(r));
+    json_decref(act(r, "agent", js("{'action':'apply','id':'sub','input':'go'}"), NULL));
+    assert_null(x.userdata_at_start);
+    assert_ptr_equal(x.userdata_at_apply, &userdata_marker);
+    abort_agent(r);
+    jpt_registry_free(r);
+}
+
+static int start_other(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    (void)h;
+    (void)arguments_json;
+    (void)ud;
+    fail_msg("the ops were not copied");
+    return JPT_ERR_INVALID;
+}
+
+/* registry.h: "`ops` is copied". */
+static void add_builtin_copies_the_ops(void **state)
+{
+    (void)state;
+    host x = {0};
+    jpt_registry *r = ru_registry(NULL);
+    jpt_builtin_ops ops = {sizeof(ops), start_and_stop, NULL, NULL};
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'helper'}"), &ops, &x), JPT_OK);
+    ops.start = start_other;
+    char *out = ru_call(r, "helper", "{}", NULL);
+    assert_string_equal(out, "first\n\nsecond");
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void add_builtin_refuses_missing_ops_or_start(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(NULL);
+    jpt_builtin_ops no_start = {sizeof(no_start), NULL, NULL, NULL};
+    char names[256];
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'helper'}"), NULL, NULL),
+                     JPT_ERR_INVALID);
+    assert_string_not_equal(jpt_registry_errmsg(r), "");
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'helper'}"), &no_start, NULL),
+                     JPT_ERR_INVALID);
+    assert_string_not_equal(jpt_registry_errmsg(r), "");
+    tool_names(r, names, sizeof(names));
+    assert_string_equal(names, "");
+    jpt_registry_free(r);
+}
+
+/* jpt_builtin_ops.apply "May be NULL if the tool declares no "apply"": a
+ * stateful tool declares it unless its actions leave it out. The message
+ * names the tool and the field, as for every definition mistake. */
+static void add_builtin_refuses_apply_declared_without_a_callback(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(NULL);
+    jpt_builtin_ops ops = {sizeof(ops), start_and_hold, NULL, NULL};
+    char names[256], msg[512];
+    int rc = jpt_registry_add_builtin(r, js("{'name':'agent','stateful':true}"), &ops, NULL);
+
+    snprintf(msg, sizeof(msg), "%s", jpt_registry_errmsg(r));
+    int rc_without_apply = jpt_registry_add_builtin(
+        r, js("{'name':'poller','stateful':true,'actions':['fetch','abort']}"), &ops, NULL);
+    tool_names(r, names, sizeof(names));
+    jpt_registry_free(r);
+    assert_int_equal(rc, JPT_ERR_INVALID);
+    assert_int_equal(rc_without_apply, JPT_OK);
+    assert_string_equal(names, "poller");
+    ru_assert_contains(msg, "'agent'");
+    ru_assert_contains(msg, "apply");
+}
+
+/* registry.h: "Errors as jpt_registry_load_tools()". */
+static void add_builtin_checks_the_definition_as_load_tools_does(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(kept_tool));
+    jpt_builtin_ops ops = {sizeof(ops), start_and_hold, NULL, NULL};
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'kept'}"), &ops, NULL),
+                     JPT_ERR_EXISTS);
+    assert_string_equal(jpt_registry_errmsg(r),
+                        "tool 'kept' is already loaded (use JPT_LOAD_REPLACE to replace it)");
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'h','colour':1}"), &ops, NULL),
+                     JPT_ERR_INVALID);
+    assert_string_equal(jpt_registry_errmsg(r), "tool 'h': unknown field 'colour'");
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'h','command':['true']}"), &ops,
+                                              NULL),
+                     JPT_ERR_INVALID);
+    assert_string_equal(jpt_registry_errmsg(r),
+                        "tool 'h': 'command' does not apply to a builtin tool");
+    jpt_registry_free(r);
+}
+
+/* ---- Events -------------------------------------------------------------------------- */
+
+static const char quick_tools[] =
+    "{'tools':[{'name':'one','command':['" TOOL("exit-code") "','0','1','']},"
+    "{'name':'two','command':['" TOOL("exit-code") "','0','2','']},"
+    "{'name':'nap','command':['" TOOL("sleep-ms") "','{{arguments.ms}}']}]}";
+
+static void two_calls_give_two_call_done_events_then_batch_done(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(quick_tools));
+    jpt_batch *b = NULL;
+    jpt_event *e[3] = {NULL}, *extra = (jpt_event *)&b;
+    bool seen_a = false, seen_b = false;
+
+    assert_int_equal(jpt_registry_submit(r, js("[{'id':'a','name':'one','arguments':{}},"
+                                               "{'id':'b','name':'two','arguments':{}}]"),
+                                         &b),
+                     JPT_OK);
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(jpt_registry_next_event(r, &e[i]), JPT_OK);
+    assert_int_equal(jpt_registry_next_event(r, &extra), JPT_ERR_AGAIN);
+
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(jpt_event_type(e[i]), JPT_EVENT_CALL_DONE);
+        assert_ptr_equal(jpt_event_batch(e[i]), b);
+        assert_null(jpt_event_handle_id(e[i])); /* one-shot calls have no handle id */
+        assert_int_equal(jpt_event_state(e[i]), 0);
+        const char *id = jpt_event_call_id(e[i]);
+        if (strcmp(id, "a") == 0) {
+            assert_string_equal(jpt_event_tool(e[i]), "one");
+            seen_a = true;
+        } else {
+            assert_string_equal(id, "b");
+            assert_string_equal(jpt_event_tool(e[i]), "two");
+            seen_b = true;
+        }
+    }
+    assert_true(seen_a && seen_b);
+    assert_int_equal(jpt_event_type(e[2]), JPT_EVENT_BATCH_DONE);
+    assert_ptr_equal(jpt_event_batch(e[2]), b);
+    assert_null(jpt_event_tool(e[2]));
+    assert_null(jpt_event_call_id(e[2]));
+    for (int i = 0; i < 3; i++)
+        jpt_event_free(e[i]);
+    jpt_batch_free(b);
+    jpt_registry_free(r);
+}
+
+static void next_event_is_again_when_there_is_none(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(quick_tools));
+    jpt_event *e = (jpt_event *)&r;
+
+    /* *out is NULL too: the library's choice, the header is silent. */
+    assert_int_equal(jpt_registry_next_event(r, &e), JPT_ERR_AGAIN);
+    assert_null(e);
+    jpt_registry_free(r);
+}
+
+/* ---- Driving ------------------------------------------------------------------------- */
+
+static bool readable_now(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n = poll(&p, 1, 0);
+
+    assert_true(n >= 0);
+    return n == 1;
+}
+
+/* registry.h: "one epoll fd … that never changes". */
+static void fd_is_one_epoll_fd_that_never_changes(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(quick_tools));
+    int fd = jpt_registry_get_fd(r);
+    char path[64], target[64] = {0};
+
+    assert_true(fd >= 0);
+    assert_true(fcntl(fd, F_GETFD) >= 0);
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    assert_true(readlink(path, target, sizeof(target) - 1) > 0);
+    assert_string_equal(target, "anon_inode:[eventpoll]");
+    char *out = ru_call(r, "one", "{}", NULL);
+    free(out);
+    assert_int_equal(jpt_registry_get_fd(r), fd);
+    jpt_registry_free(r);
+}
+
+/* registry.h: "-1 when only fd activity can make any". */
+static void timeout_is_minus_one_when_idle(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(quick_tools));
+
+    assert_int_equal(jpt_registry_get_timeout(r), -1);
+    char *out = ru_call(r, "one", "{}", NULL);
+    free(out);
+    assert_int_equal(jpt_registry_run(r, WAIT_MS), JPT_OK);
+    assert_int_equal(jpt_registry_get_timeout(r), -1);
+    jpt_registry_free(r);
+}
+
+static void wakeup_makes_the_fd_readable_until_dispatched(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(quick_tools));
+    int fd = jpt_registry_get_fd(r);
+
+    assert_false(readable_now(fd));
+    assert_int_equal(jpt_registry_wakeup(r), JPT_OK);
+    assert_true(readable_now(fd));
+    assert_true(jpt_registry_dispatch(r) >= 0);
+    assert_false(readable_now(fd));
+    jpt_registry_free(r);
+}
+
+static void run_returns_ok_once_every_call_finished(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(quick_tools));
+    jpt_batch *b = NULL;
+
+    assert_int_equal(jpt_registry_submit(r, js("[{'id':'a','name':'one','arguments':{}},"
+                                               "{'id':'b','name':'nap','arguments':{'ms':50}}]"),
+                                         &b),
+                     JPT_OK);
+    assert_int_equal(jpt_registry_run(r, WAIT_MS), JPT_OK);
+    assert_int_equal(jpt_batch_done(b), 1);
+    jpt_batch_free(b);
+    /* With nothing in flight, run returns at once. */
+    assert_int_equal(jpt_registry_run(r, WAIT_MS), JPT_OK);
+    jpt_registry_free(r);
+}
+
+/* The pid of the only child a state file lists, or -1. */
+static pid_t recorded_pid(const char *path, unsigned long long *start)
+{
+    char text[256];
+    int pid, used = 0;
+    unsigned long long st;
+
+    if (read_text(path, text, sizeof(text)) <= 0 ||
+        sscanf(text, "%d %llu\n%n", &pid, &st, &used) != 2 || text[used] != '\0')
+        return -1;
+    if (start != NULL)
+        *start = st;
+    return pid;
+}
+
+/* registry.h, jpt_registry_free: "every child reaped before it returns";
+ * the pid is learnt from the state file. */
+static void run_times_out_while_a_call_runs_and_free_kills_it(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    jpt_registry_options o = {sizeof(o), .kill_grace_ms = 300, .drain_ms = 100,
+                              .state_file = s.file};
+    jpt_registry *r = ru_registry_with(&o, js(quick_tools));
+    jpt_batch *b = NULL;
+
+    assert_int_equal(jpt_registry_submit(r, js("[{'id':'a','name':'nap','arguments':{'ms':2000}}]"),
+                                         &b),
+                     JPT_OK);
+    int rc = jpt_registry_run(r, 100);
+    int done = jpt_batch_done(b);
+    pid_t pid = recorded_pid(s.file, NULL);
+    /* The batch is still held: the registry frees it. */
+    jpt_registry_free(r);
+    bool gone = pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
+    scratch_remove(&s);
+    assert_int_equal(rc, JPT_ERR_TIMEOUT);
+    assert_int_equal(done, 0);
+    assert_true(pid > 0);
+    assert_true(gone);
+}
+
+static void wait_refuses_a_batch_of_another_registry(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(quick_tools));
+    jpt_registry *other = ru_registry(js(quick_tools));
+    jpt_batch *b = NULL;
+
+    assert_int_equal(jpt_registry_submit(r, js("[{'id':'a','name':'one','arguments':{}}]"), &b),
+                     JPT_OK);
+    assert_int_equal(jpt_registry_wait(other, b, WAIT_MS), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
+    jpt_batch_free(b);
+    jpt_registry_free(other);
+    jpt_registry_free(r);
+}
+
+static void results_show_a_running_call_as_pending(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(quick_tools));
+    jpt_batch *b = NULL;
+    char *text = NULL;
+
+    assert_int_equal(jpt_registry_submit(r, js("[{'id':'c1','name':'nap','arguments':{'ms':2000}},"
+                                               "{'id':'c2','name':'nope','arguments':{}}]"),
+                                         &b),
+                     JPT_OK);
+    /* Calls start at the next dispatch; then the unknown tool has its
+     * result and the sleeper runs. */
+    assert_int_equal(jpt_batch_results_json(b, &text), JPT_OK);
+    tu_assert_json_equal(text, js("[{'id':'c1','content':null,'is_error':false,'pending':true},"
+                                  "{'id':'c2','content':null,'is_error':false,'pending':true}]"));
+    jpt_free(text);
+    jpt_registry_dispatch(r);
+    assert_int_equal(jpt_batch_done(b), 0);
+    assert_int_equal(jpt_batch_results_json(b, &text), JPT_OK);
+    tu_assert_json_equal(text, js("[{'id':'c1','content':null,'is_error':false,'pending':true},"
+                                  "{'id':'c2','content':'Unknown tool `nope`','is_error':true}]"));
+    jpt_free(text);
+    jpt_batch_free(b);
+    jpt_registry_free(r);
+}
+
+/* registry.h: "Calls still in flight keep running and their results are
+ * dropped". Blocks are counted by the test allocator; a first call warms
+ * up what the loop keeps for good. */
+static void freeing_a_batch_in_flight_leaks_nothing(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(quick_tools));
+    jpt_batch *b = NULL;
+    jpt_event *e;
+
+    json_decref(ru_run(r, js("[{'id':'w','name':'nap','arguments':{'ms':10}}]")));
+    while (jpt_registry_next_event(r, &e) == JPT_OK)
+        jpt_event_free(e);
+    long live = tu_live_blocks();
+
+    assert_true(live > 0); /* the counting allocator is in use */
+    assert_int_equal(jpt_registry_submit(r, js("[{'id':'a','name':'nap','arguments':{'ms':200}}]"),
+                                         &b),
+                     JPT_OK);
+    assert_int_equal(jpt_batch_done(b), 0);
+    jpt_batch_free(b);
+    assert_int_equal(jpt_registry_run(r, WAIT_MS), JPT_OK);
+    while (jpt_registry_next_event(r, &e) == JPT_OK)
+        jpt_event_free(e);
+    assert_int_equal(tu_live_blocks() - live, 0);
+    jpt_registry_free(r);
+}
+
+/* ---- State file and orphans (RFD 009, "Handle cleanup guarantees") ---------------- */
+
+static const char sleeper_tool[] =
+    "{'tools':[{'name':'sleeper','stateful':true,'command':['" TOOL("sleep-ms") "','5000']}]}";
+
+static jpt_registry *registry_with_state_file(const scratch *s)
+{
+    jpt_registry_options o = {sizeof(o), .kill_grace_ms = 300, .drain_ms = 100,
+                              .state_file = s->file};
+    return ru_registry_with(&o, js(sleeper_tool));
+}
+
+/* Issue 3 §2: the state file records "pid and start time from /proc". */
+static void state_file_lists_a_live_child_with_its_start_time(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    jpt_registry *r = registry_with_state_file(&s);
+    unsigned long long start = 0;
+    char exe_link[64], exe[PATH_MAX] = {0};
+
+    json_t *resp = act(r, "sleeper", js("{'action':'spawn','id':'zz'}"), NULL);
+    assert_string_equal(field(resp, "state"), "running");
+    json_decref(resp);
+    pid_t pid = recorded_pid(s.file, &start);
+    bool alive = pid > 0 && kill(pid, 0) == 0;
+    unsigned long long actual_start = pid > 0 ? start_time_of(pid) : 0;
+    snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", (int)pid);
+    if (pid > 0 && readlink(exe_link, exe, sizeof(exe) - 1) < 0)
+        exe[0] = '\0';
+    json_decref(act(r, "sleeper", js("{'action':'abort','id':'zz'}"), NULL));
+    jpt_registry_free(r);
+    scratch_remove(&s);
+
+    assert_true(pid > 0);
+    assert_true(alive);
+    assert_true(actual_start != 0);
+    assert_true(start == actual_start);
+    ru_assert_contains(exe, "/sleep-ms");
+}
+
+static void state_file_no_longer_lists_an_aborted_child(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    jpt_registry *r = registry_with_state_file(&s);
+    char text[256];
+
+    json_decref(act(r, "sleeper", js("{'action':'spawn','id':'zz'}"), NULL));
+    pid_t pid = recorded_pid(s.file, NULL);
+    json_t *resp = act(r, "sleeper", js("{'action':'abort','id':'zz'}"), NULL);
+    long len = read_text(s.file, text, sizeof(text));
+    json_decref(resp);
+    jpt_registry_free(r);
+    scratch_remove(&s);
+    assert_true(pid > 0);
+    assert_int_equal(len, 0);
+}
+
+/* The header is silent on the file once the registry is gone; the library
+ * removes it, having no live child left to list. */
+static void state_file_is_removed_when_the_registry_is_freed(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    jpt_registry *r = registry_with_state_file(&s);
+    char text[64];
+
+    json_decref(act(r, "sleeper", js("{'action':'spawn','id':'zz'}"), NULL));
+    jpt_registry_free(r);
+    long len = read_text(s.file, text, sizeof(text));
+    scratch_remove(&s);
+    assert_int_equal(len, -1);
+}
+
+static void write_state_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* registry.h: "A process is killed only if its pid still has the recorded
+ * start time, so a reused pid is never touched". */
+static void reap_stale_kills_the_recorded_process_only_and_removes_the_file(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    pid_t pid = start_orphan();
+    unsigned long long start = start_time_of(pid);
+    char text[256], pid_max_text[32];
+    size_t killed = 99;
+    int status = 0;
+
+    assert_true(read_text("/proc/sys/kernel/pid_max", pid_max_text, sizeof(pid_max_text)) > 0);
+    /* (b) the same pid with another start time, (c) a pid that cannot exist
+     * (pids stay below pid_max), (a) the process itself. */
+    snprintf(text, sizeof(text), "%d %llu\n%ld 12345\n%d %llu\n", (int)pid, start + 1,
+             atol(pid_max_text), (int)pid, start);
+    write_state_file(s.file, text);
+    int rc = jpt_registry_reap_stale(s.file, &killed);
+    pid_t reaped = waitpid(pid, &status, 0);
+    bool file_left = access(s.file, F_OK) == 0;
+    scratch_remove(&s);
+
+    assert_true(start != 0);
+    assert_int_equal(rc, JPT_OK);
+    assert_int_equal(killed, 1);
+    assert_int_equal(reaped, pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+    assert_false(file_left);
+}
+
+static void reap_stale_spares_a_pid_whose_start_time_differs(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    pid_t pid = start_orphan();
+    unsigned long long start = start_time_of(pid);
+    char text[128];
+    size_t killed = 99;
+    int status = 0;
+
+    snprintf(text, sizeof(text), "%d %llu\n", (int)pid, start + 1);
+    write_state_file(s.file, text);
+    int rc = jpt_registry_reap_stale(s.file, &killed);
+    bool alive = waitpid(pid, &status, WNOHANG) == 0;
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    scratch_remove(&s);
+
+    assert_true(start != 0);
+    assert_int_equal(rc, JPT_OK);
+    assert_int_equal(killed, 0);
+    assert_true(alive);
+}
+
+static void reap_stale_of_a_missing_file_kills_nothing(void **state)
+{
+    (void)state;
+    size_t killed = 99;
+
+    assert_int_equal(jpt_registry_reap_stale("/nonexistent/jpt-no-such-dir/children", &killed),
+                     JPT_OK);
+    assert_int_equal(killed, 0);
+}
+
+static void reap_stale_refuses_a_null_path(void **state)
+{
+    (void)state;
+    size_t killed = 99;
+
+    assert_int_equal(jpt_registry_reap_stale(NULL, &killed), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_reap_stale(NULL, NULL), JPT_ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        /* Schemas */
+        cmocka_unit_test(git_schema_is_rfd_009s_example),
+        cmocka_unit_test(cargo_check_schema_is_rfd_009s_example),
+        cmocka_unit_test(anthropic_list_is_name_description_input_schema),
+        cmocka_unit_test(openai_list_wraps_each_tool_as_a_function),
+        cmocka_unit_test(mcp_list_is_a_tools_object_with_input_schema),
+        cmocka_unit_test(gemini_list_is_function_declarations_with_flat_schemas),
+        cmocka_unit_test(flat_schema_has_an_action_enum_of_only_the_declared_actions),
+        cmocka_unit_test(flat_schema_has_input_only_when_apply_is_declared),
+        cmocka_unit_test(flat_schema_keeps_the_tools_properties_and_requires_nothing),
+        cmocka_unit_test(one_shot_schema_is_its_parameters_unchanged),
+        cmocka_unit_test(tool_without_parameters_takes_any_object),
+        cmocka_unit_test(unknown_dialect_is_invalid),
+        /* Loading */
+        cmocka_unit_test(load_refuses_an_unknown_field),
+        cmocka_unit_test(load_refuses_a_bad_name),
+        cmocka_unit_test(load_refuses_a_stdio_tool_without_command),
+        cmocka_unit_test(load_refuses_a_command_that_is_not_an_array_of_strings),
+        cmocka_unit_test(load_refuses_an_unknown_placeholder_in_a_command),
+        cmocka_unit_test(load_refuses_bad_actions),
+        cmocka_unit_test(load_refuses_actions_without_stateful),
+        cmocka_unit_test(load_refuses_a_bad_question_target),
+        cmocka_unit_test(load_refuses_a_negative_settle_ms),
+        cmocka_unit_test(load_reports_runtime_vfs_as_unsupported),
+        cmocka_unit_test(load_refuses_runtime_builtin),
+        cmocka_unit_test(load_refuses_env_mistakes),
+        cmocka_unit_test(load_refuses_text_that_is_not_json),
+        cmocka_unit_test(load_refuses_a_document_without_a_tools_array),
+        cmocka_unit_test(load_refuses_a_name_already_loaded),
+        cmocka_unit_test(load_refuses_a_name_defined_twice_in_one_document),
+        cmocka_unit_test(load_replace_uses_the_new_definition_for_new_calls),
+        cmocka_unit_test(load_with_one_bad_definition_adds_none_of_its_tools),
+        cmocka_unit_test(load_calls_accumulate),
+        /* Creating */
+        cmocka_unit_test(new_with_null_options_roots_tools_in_the_current_directory),
+        cmocka_unit_test(new_refuses_an_options_struct_that_is_too_small),
+        cmocka_unit_test(new_refuses_negative_durations),
+        cmocka_unit_test(new_refuses_a_root_that_is_not_a_directory),
+        cmocka_unit_test(new_fails_when_the_state_file_cannot_be_written),
+        /* Builtins */
+        cmocka_unit_test(builtin_one_shot_result_is_the_rendering_of_its_stopped_state),
+        cmocka_unit_test(builtin_one_shot_error_state_is_an_error_result),
+        cmocka_unit_test(builtin_start_returning_an_error_fails_the_call),
+        cmocka_unit_test(builtin_reports_its_result_later_from_outside_the_callbacks),
+        cmocka_unit_test(builtin_start_runs_inside_dispatch_not_inside_submit),
+        cmocka_unit_test(handle_update_after_stop_is_a_state_error),
+        cmocka_unit_test(handle_update_copies_the_state),
+        cmocka_unit_test(handle_update_refuses_null),
+        cmocka_unit_test(builtin_spawn_answers_with_its_running_output),
+        cmocka_unit_test(builtin_apply_receives_the_input_as_json),
+        cmocka_unit_test(builtin_question_is_answered_through_apply),
+        cmocka_unit_test(builtin_abort_runs_the_callback_and_stops_the_handle),
+        cmocka_unit_test(handle_id_and_tool_are_the_models_names),
+        cmocka_unit_test(handle_userdata_is_kept_with_the_handle),
+        cmocka_unit_test(add_builtin_copies_the_ops),
+        cmocka_unit_test(add_builtin_refuses_missing_ops_or_start),
+        cmocka_unit_test(add_builtin_refuses_apply_declared_without_a_callback),
+        cmocka_unit_test(add_builtin_checks_the_definition_as_load_tools_does),
+        /* Events */
+        cmocka_unit_test(two_calls_give_two_call_done_events_then_batch_done),
+        cmocka_unit_test(next_event_is_again_when_there_is_none),
+        /* Driving */
+        cmocka_unit_test(fd_is_one_epoll_fd_that_never_changes),
+        cmocka_unit_test(timeout_is_minus_one_when_idle),
+        cmocka_unit_test(wakeup_makes_the_fd_readable_until_dispatched),
+        cmocka_unit_test(run_returns_ok_once_every_call_finished),
+        cmocka_unit_test(run_times_out_while_a_call_runs_and_free_kills_it),
+        cmocka_unit_test(wait_refuses_a_batch_of_another_registry),
+        cmocka_unit_test(results_show_a_running_call_as_pending),
+        cmocka_unit_test(freeing_a_batch_in_flight_leaks_nothing),
+        /* State file */
+        cmocka_unit_test(state_file_lists_a_live_child_with_its_start_time),
+        cmocka_unit_test(state_file_no_longer_lists_an_aborted_child),
+        cmocka_unit_test(state_file_is_removed_when_the_registry_is_freed),
+        cmocka_unit_test(reap_stale_kills_the_recorded_process_only_and_removes_the_file),
+        cmocka_unit_test(reap_stale_spares_a_pid_whose_start_time_differs),
+        cmocka_unit_test(reap_stale_of_a_missing_file_kills_nothing),
+        cmocka_unit_test(reap_stale_refuses_a_null_path),
+    };
+
+    /* Counts the library's blocks (and jansson's, which go through the same
+     * hook) for the leak checks; it must precede every other jptool call. */
+    tu_install_counting_allocator();
+    return TU_RUN(tests);
+}
