@@ -1,12 +1,41 @@
-"""jptool from Python: a ctypes binding of libjptool's state API.
+"""jptool from Python: a ctypes binding of libjptool's state and registry API.
 
-This module binds the C API of ``include/jptool/common.h`` and
-``include/jptool/state.h`` with nothing but the standard library
-(Python 3.9 or later). It follows the library's own rules: JSON crosses the
-boundary as text (this module serialises Python objects with ``json.dumps``
-and parses what comes back with ``json.loads``), objects are opaque (a
-:class:`State` wraps a ``jpt_state *``), and every failure is a status code
+This module binds the C API of ``include/jptool/common.h``,
+``include/jptool/state.h`` and ``include/jptool/registry.h`` with nothing but
+the standard library (Python 3.9 or later). It follows the library's own
+rules: JSON crosses the boundary as text (this module serialises Python
+objects with ``json.dumps`` and parses what comes back with ``json.loads``),
+objects are opaque (a :class:`State` wraps a ``jpt_state *``, a
+:class:`Registry` a ``jpt_registry *``), and every failure is a status code
 (raised here as :class:`JptError`).
+
+The registry (RFD 009): :class:`Registry` loads tool definitions, runs the
+tool calls of a model message as a :class:`Batch` of real processes, and is
+driven by :meth:`Registry.wait` / :meth:`Registry.run` or from the host's own
+loop (:meth:`Registry.fileno`, :meth:`Registry.timeout`,
+:meth:`Registry.dispatch`, e.g. with ``selectors``); :meth:`Registry.events`
+pops its events as dicts. Questions of one-shot tools reach a Python handler
+as :class:`Inquiry` objects. Builtin tools (``jpt_registry_add_builtin``) are
+bound too: :meth:`Registry.add_builtin` takes Python callbacks, which the
+registry keeps alive until it is closed, and hands them :class:`Handle`
+objects. The library frees a handle without telling the host, so a Handle
+tracks each event after which the C handle may be gone (a stopped state
+reported, the abort callback returned, a failed start, a one-shot handle
+that reported a question, the registry closed) and refuses use afterwards
+instead of touching freed memory; see :class:`Handle`.
+``jpt_handle_set_userdata`` and ``jpt_handle_get_userdata`` are declared but
+not wrapped (a Python host keeps per-handle data in a dict keyed by tool and
+id).
+
+Callbacks and exceptions: builtin callbacks and the inquiry handler run
+inside the registry's own calls: :meth:`Registry.dispatch`,
+:meth:`Registry.run`, :meth:`Registry.wait`, :meth:`Registry.call`,
+:meth:`Registry.close` (abort callbacks of live builtin handles), and the
+calls a callback itself makes. An exception cannot cross the C library: it
+is kept and raised again when the outermost of those calls returns (a
+builtin callback then returns JPT_ERR_INVALID to the library; an inquiry
+left unanswered by a failing handler is cancelled). Closing a registry from
+inside one of its callbacks raises RuntimeError.
 
 Loading: the library is the file named by the environment variable
 ``JPTOOL_LIBRARY`` when it is set, else whatever
@@ -38,15 +67,25 @@ Constants (the C names and values): the status codes ``JPT_OK`` and
 ``JPT_STATE_RUNNING``, ``JPT_STATE_WAITING``, ``JPT_STATE_STOPPED``; the block
 types ``JPT_BLOCK_*``; the block field ids ``JPT_FIELD_*``; the JSON forms
 ``JPT_JSON_ENVELOPE``, ``JPT_JSON_TOOL_STATE``, ``JPT_JSON_OUTCOME``; the
-flags ``JPT_PARSE_RAW`` and ``JPT_JSON_PRETTY``.
+flags ``JPT_PARSE_RAW`` and ``JPT_JSON_PRETTY``; ``JPT_LOAD_REPLACE``; the
+tool list dialects ``JPT_DIALECT_OPENAI``, ``JPT_DIALECT_ANTHROPIC``,
+``JPT_DIALECT_GEMINI``, ``JPT_DIALECT_MCP`` and the flag
+``JPT_DIALECT_FLAT``; the events ``JPT_EVENT_CALL_DONE``,
+``JPT_EVENT_BATCH_DONE``, ``JPT_EVENT_OUTPUT``, ``JPT_EVENT_STATE``; the
+question targets ``JPT_TARGET_USER`` and ``JPT_TARGET_ASSISTANT``.
 
 Threading: as in C, a state is used from one thread at a time until it is
 shared (:meth:`State.ref`); :func:`set_log` is meant to be called once, before
-anything else.
+anything else. A registry and everything it hands out are used from one
+thread at a time, which must outlive its handles (children die with the
+thread that spawned them); :meth:`Registry.wakeup` is the one method another
+thread may call. The blocking calls (:meth:`Registry.run`,
+:meth:`Registry.wait`) release the GIL while they poll.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import json
@@ -995,3 +1034,860 @@ class State:
         _check(_lib.jpt_state_render(self._p(), ctypes.byref(opts),
                                      ctypes.byref(out)))
         return _take_string(out)
+
+
+# ---- Registry (registry.h) ----------------------------------------------------
+
+_INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
+_KIND_BY_NUMBER = {v: k for k, v in _KIND_NAMES.items()}
+_TARGET_NAMES = {JPT_TARGET_USER: "user", JPT_TARGET_ASSISTANT: "assistant"}
+
+# The status a builtin callback returns to the library when it raises an
+# exception other than JptError (the exception itself is re-raised later).
+_CALLBACK_FAILURE = JPT_ERR_INVALID
+
+
+def _c_int_arg(value: Any, what: str) -> int:
+    """An int argument checked to fit a C int (ctypes would truncate it)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    if not _INT_MIN <= value <= _INT_MAX:
+        raise ValueError(f"{what} is out of range for a C int: {value}")
+    return value
+
+
+def _address(ptr: Any) -> int:
+    """The address a ctypes pointer holds (0 for NULL)."""
+    return ctypes.cast(ptr, ctypes.c_void_p).value or 0
+
+
+def _status_of(result: Any, what: str) -> int:
+    """A builtin callback's return value as a status: None is JPT_OK."""
+    if result is None:
+        return JPT_OK
+    return _c_int_arg(result, f"the {what} callback's result")
+
+
+def reap_stale(path: Union[_Text, os.PathLike]) -> int:
+    """Kills the children a crashed host left behind, as recorded in a
+    registry's state file (``jpt_registry_reap_stale``; see the
+    ``state_file`` option of :class:`Registry`), then removes the file. A
+    process is killed only if its pid still has the recorded start time.
+    Returns how many were killed; a missing file is not an error (0).
+    Raises JptError: JPT_ERR_IO when the file cannot be read or removed,
+    JPT_ERR_INVALID, JPT_ERR_NOMEM."""
+    killed = ctypes.c_size_t()
+    _check(_lib.jpt_registry_reap_stale(_to_c(path, "path"), ctypes.byref(killed)))
+    return killed.value
+
+
+class Registry:
+    """Tool definitions and the handles of running tools
+    (``jpt_registry *``): the tool calls of a model message go in as a
+    :class:`Batch` (:meth:`submit`), run as processes (or builtin Python
+    callbacks), and come back as results.
+
+    Keyword options (``jpt_registry_options``; None, the default, keeps the
+    library's default): ``root`` (workspace root and the tools' working
+    directory, an existing directory; default the current directory),
+    ``kill_grace_ms`` (SIGTERM to SIGKILL, 5000), ``capture_bytes`` (output
+    kept per stream, 1 MiB), ``output_limit`` (bytes of output per result,
+    30000), ``settle_ms`` (150), ``yield_ms`` (10000), ``drain_ms`` (100),
+    ``max_inquiry_rounds`` (16), ``spool_dir`` (full output also written
+    there), ``state_file`` (live children recorded there for
+    :func:`reap_stale`). Raises JptError(JPT_ERR_INVALID) for a negative
+    duration or a root that is not a directory, JPT_ERR_IO when the epoll
+    fd, timerfd, eventfd or state file cannot be made.
+
+    Drive it with :meth:`wait` or :meth:`run` (blocking), or from your own
+    loop: poll :meth:`fileno` for reading at most :meth:`timeout`
+    milliseconds, then :meth:`dispatch`. The blocking calls release the
+    GIL, so :meth:`wakeup` (the one thread-safe method) can interrupt them
+    from another thread.
+
+    :meth:`close` (also at the end of a ``with`` block, or on garbage
+    collection) ends every live handle (SIGTERM, the grace period, SIGKILL,
+    every child reaped before it returns) and frees the registry; the
+    Batch, Inquiry and Handle objects it handed out are invalid from then on
+    (their methods raise ValueError). Close a registry explicitly: garbage
+    collection of a registry kept in a reference cycle may come late, and
+    its children live until then.
+    """
+
+    def __init__(self, *, root: Optional[Union[_Text, os.PathLike]] = None,
+                 kill_grace_ms: Optional[int] = None,
+                 capture_bytes: Optional[int] = None,
+                 output_limit: Optional[int] = None,
+                 settle_ms: Optional[int] = None,
+                 yield_ms: Optional[int] = None,
+                 drain_ms: Optional[int] = None,
+                 max_inquiry_rounds: Optional[int] = None,
+                 spool_dir: Optional[Union[_Text, os.PathLike]] = None,
+                 state_file: Optional[Union[_Text, os.PathLike]] = None):
+        self._ptr = None
+        self._pending: List[BaseException] = []
+        self._inquiry_fn: Optional[Callable[["Inquiry"], None]] = None
+        self._inquiry_cb = None   # the one C trampoline, kept until close
+        self._builtins: List[Any] = []  # ops structs and C callbacks
+        self._batches: "weakref.WeakValueDictionary[int, Batch]" = \
+            weakref.WeakValueDictionary()
+        self._handles: "weakref.WeakValueDictionary[int, Handle]" = \
+            weakref.WeakValueDictionary()
+        self._inquiries: "weakref.WeakSet[Inquiry]" = weakref.WeakSet()
+        self._depth = 0  # C calls in progress that may run callbacks
+        self._closing = False  # inside jpt_registry_free
+
+        # The bytes live in these locals (and the structure's own references)
+        # for the whole jpt_registry_new call; the library copies them.
+        root_b = _to_c(root, "root")
+        spool_b = _to_c(spool_dir, "spool_dir")
+        state_b = _to_c(state_file, "state_file")
+        opts = _RegistryOptions()
+        opts.size = ctypes.sizeof(_RegistryOptions)
+        opts.root = root_b
+        opts.spool_dir = spool_b
+        opts.state_file = state_b
+        for name, value in (("kill_grace_ms", kill_grace_ms), ("settle_ms", settle_ms),
+                            ("yield_ms", yield_ms), ("drain_ms", drain_ms),
+                            ("max_inquiry_rounds", max_inquiry_rounds)):
+            if value is not None:
+                setattr(opts, name, _c_int_arg(value, name))
+        for name, value in (("capture_bytes", capture_bytes),
+                            ("output_limit", output_limit)):
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+                if not 0 <= value < 2 ** (8 * ctypes.sizeof(ctypes.c_size_t)):
+                    raise ValueError(f"{name} is out of range: {value}")
+                setattr(opts, name, value)
+        ptr = _RegistryPtr()
+        _check(_lib.jpt_registry_new(ctypes.byref(opts), ctypes.byref(ptr)))
+        self._ptr = ptr
+
+    # -- lifetime --
+
+    def close(self) -> None:
+        """Ends every live handle and frees the registry
+        (``jpt_registry_free``); returns once every child is reaped (bounded
+        by the kill grace). Batches, inquiries and handles still held become
+        invalid. The abort callbacks of live builtin handles run meanwhile
+        (their Handle objects stay usable inside them); an exception one of
+        them raises, or one a callback raised earlier and no call raised
+        yet, is raised once the registry is freed. Closing twice is
+        harmless; other use afterwards raises ValueError. Raises
+        RuntimeError when called from a callback of this registry (the
+        library is still inside it)."""
+        self._close()
+        self._reraise()
+
+    def _close(self) -> None:
+        ptr = getattr(self, "_ptr", None)
+        if not ptr or self._closing:
+            return
+        if self._depth:
+            raise RuntimeError("Registry.close() called from a callback of the "
+                               "same registry; close it once the call returns")
+        # While the library frees the registry it calls the abort callbacks
+        # of live builtin handles: their Handle objects stay usable, all
+        # else is refused already.
+        self._closing = True
+        try:
+            with self._busy():
+                _lib.jpt_registry_free(ptr)
+        finally:
+            self._ptr = None
+            self._closing = False
+            # The library freed the batches and inquiries it still held.
+            for obj in list(self._batches.values()):
+                obj._ptr = None
+            for obj in list(self._handles.values()):
+                obj._ptr = None
+            for obj in list(self._inquiries):
+                obj._ptr = None
+            self._batches.clear()
+            self._handles.clear()
+            self._inquiries.clear()
+            # No C code refers to the callbacks any more.
+            self._inquiry_fn = None
+            self._inquiry_cb = None
+            self._builtins = []
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return not self._live()
+
+    def __enter__(self) -> "Registry":
+        """Returns the registry itself; the ``with`` block closes it."""
+        self._p()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Closes the registry."""
+        self.close()
+
+    def __del__(self):
+        try:
+            self._close()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
+
+    def _live(self) -> bool:
+        return bool(self._ptr) and not self._closing
+
+    def __repr__(self) -> str:
+        if not self._live():
+            return "<jptool.Registry closed>"
+        return f"<jptool.Registry fd={self.fileno()}>"
+
+    def _p(self):
+        if not self._ptr or self._closing:
+            raise ValueError("operation on a closed Registry")
+        return self._ptr
+
+    @property
+    def errmsg(self) -> str:
+        """The message of the last failed call on the registry, or ""
+        (``jpt_registry_errmsg``)."""
+        return _from_c(_lib.jpt_registry_errmsg(self._p()))
+
+    def _error(self, rc: int) -> JptError:
+        msg = _lib.jpt_registry_errmsg(self._ptr) if self._ptr else None
+        return JptError(rc, _from_c(msg) or None)
+
+    @contextlib.contextmanager
+    def _busy(self):
+        """Marks a C call that may run callbacks: closing the registry from
+        one of them would free it under the library's feet."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+
+    # -- exceptions raised inside callbacks --
+
+    def _stash(self, exc: BaseException) -> None:
+        """Keeps an exception a callback raised, for the next driving call
+        to raise (it cannot cross the C library)."""
+        if self._pending:
+            # Only the first is raised; later ones are reported at once.
+            print("jptool: another exception in a registry callback:",
+                  file=sys.stderr)
+            traceback.print_exception(type(exc), exc, exc.__traceback__)
+            return
+        self._pending.append(exc)
+
+    def _reraise(self) -> None:
+        if self._pending:
+            exc = self._pending.pop()
+            self._pending.clear()
+            raise exc
+
+    # -- tools --
+
+    def load_tools(self, config: Union[Dict[str, Any], _Text],
+                   replace: bool = False) -> None:
+        """Loads tool definitions (``jpt_registry_load_tools``): a dict
+        ``{"tools": [definition, …]}`` or its JSON text (str or bytes).
+        ``replace=True`` (JPT_LOAD_REPLACE) lets a definition replace a tool
+        of the same name. All definitions are checked before any is added:
+        on error nothing changes and JptError's message names the tool and
+        the field (JPT_ERR_INVALID; JPT_ERR_EXISTS for a duplicate name;
+        JPT_ERR_UNSUPPORTED for runtime "vfs")."""
+        raw = isinstance(config, (str, bytes, bytearray, memoryview))
+        text = _json_arg(config, raw, "config")
+        rc = _lib.jpt_registry_load_tools(self._p(), text,
+                                          JPT_LOAD_REPLACE if replace else 0)
+        if rc < 0:
+            raise self._error(rc)
+
+    def tools(self, dialect: Union[str, int] = "openai", flat: bool = False) -> Any:
+        """The tools as the model should see them (``jpt_registry_tools_json``),
+        parsed: ``dialect`` is "openai" (a list of
+        ``{"type":"function","function":{…}}``), "anthropic" (a list of
+        ``{"name","description","input_schema"}``), "gemini"
+        (``{"functionDeclarations":[…]}``, always flat) or "mcp"
+        (``{"tools":[…]}``), or a JPT_DIALECT_* number. ``flat=True``
+        (JPT_DIALECT_FLAT) gives stateful tools the flat schema instead of
+        RFD 009's oneOf."""
+        if isinstance(dialect, str):
+            if dialect not in _DIALECTS:
+                raise JptError(JPT_ERR_INVALID, f"unknown dialect {dialect!r}")
+            number = _DIALECTS[dialect]
+        else:
+            number = _c_int_arg(dialect, "dialect")
+        if flat:
+            number |= JPT_DIALECT_FLAT
+        out = ctypes.c_void_p()
+        rc = _lib.jpt_registry_tools_json(self._p(), number, ctypes.byref(out))
+        text = _take_string(out)
+        if rc < 0:
+            raise self._error(rc)
+        return json.loads(text)
+
+    def add_builtin(self, definition: Union[Dict[str, Any], _Text],
+                    start: Callable[["Handle", Dict[str, Any]], Optional[int]],
+                    apply: Optional[Callable[["Handle", Any], Optional[int]]] = None,
+                    abort: Optional[Callable[["Handle"], None]] = None) -> None:
+        """Adds a tool implemented in Python (``jpt_registry_add_builtin``):
+        ``definition`` holds the keys of :meth:`load_tools` (a dict or JSON
+        text; runtime and command do not apply).
+
+        Callbacks, called inside the registry's calls (dispatch, run, wait,
+        call, close, and calls made from a callback):
+
+        - ``start(handle, arguments)``: a call or spawn begins; ``arguments``
+          is the parsed arguments object (without action and id).
+        - ``apply(handle, input)``: input for a running handle, or the answer
+          to its question, parsed from JSON. Required when the tool is
+          stateful and declares "apply" (as it does by default); without
+          one, an answer to a one-shot tool's question is refused with
+          JPT_ERR_UNSUPPORTED.
+        - ``abort(handle)``: the handle is being aborted, by the model or
+          because the registry is being closed; it is stopped (and
+          ``handle`` invalid) once this returns.
+
+        ``start`` and ``apply`` return None (JPT_OK) or a JPT_* status;
+        raising JptError returns its status. Any other exception makes the
+        callback return JPT_ERR_INVALID to the library (the call fails) and
+        raised again when the registry call that ran the callback returns
+        (:meth:`dispatch`, :meth:`run`, :meth:`wait`, :meth:`call`,
+        :meth:`close`). The tool reports its progress with
+        :meth:`Handle.update`, in the callback or later.
+
+        The callbacks stay alive until the registry is closed. Errors as
+        :meth:`load_tools`, and JPT_ERR_INVALID for a missing ``apply``.
+        """
+        if not callable(start):
+            raise TypeError("add_builtin: start must be callable")
+        for name, fn in (("apply", apply), ("abort", abort)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"add_builtin: {name} must be callable or None")
+        if isinstance(definition, (str, bytes, bytearray, memoryview)):
+            text = _to_c(definition, "definition")
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None  # the library reports it
+        else:
+            text = _json_arg(definition, False, "definition")
+            parsed = definition
+        stateful = isinstance(parsed, dict) and parsed.get("stateful") is True
+        self_ref = weakref.ref(self)
+
+        def c_start(hptr, args_json, _ud):
+            reg = self_ref()
+            if reg is None:
+                return JPT_ERR_STATE
+            h = reg._handle(hptr, stateful)
+            try:
+                rc = _status_of(start(h, json.loads(args_json)), "start")
+            except JptError as e:
+                rc = e.status
+            except BaseException as e:  # noqa: B902 - it cannot cross C
+                reg._stash(e)
+                rc = _CALLBACK_FAILURE
+            if rc < 0:
+                h._retire()  # the library frees a handle that failed to start
+            return rc
+
+        def c_apply(hptr, input_json, _ud):
+            reg = self_ref()
+            if reg is None:
+                return JPT_ERR_STATE
+            h = reg._handle(hptr, stateful)
+            if apply is None:
+                rc = JPT_ERR_UNSUPPORTED
+            else:
+                try:
+                    rc = _status_of(apply(h, json.loads(input_json)), "apply")
+                except JptError as e:
+                    rc = e.status
+                except BaseException as e:  # noqa: B902
+                    reg._stash(e)
+                    rc = _CALLBACK_FAILURE
+            if rc < 0 and not stateful:
+                h._retire()  # a refused answer ends a one-shot call
+            return rc
+
+        def c_abort(hptr, _ud):
+            reg = self_ref()
+            if reg is None:
+                return
+            h = reg._handle(hptr, stateful)
+            try:
+                if abort is not None:
+                    abort(h)
+            except BaseException as e:  # noqa: B902
+                reg._stash(e)
+            finally:
+                h._retire()  # stopped once this returns
+
+        # The abort callback is always installed, even without `abort`: the
+        # Python handle must learn that the C handle stops (and is freed).
+        callbacks = (_StartFn(c_start), _ApplyFn(c_apply), _AbortFn(c_abort))
+        ops = _BuiltinOps(ctypes.sizeof(_BuiltinOps), *callbacks)
+        if apply is None:
+            # NULL, so the library refuses a tool that declares "apply" and
+            # answers a one-shot tool's question with JPT_ERR_UNSUPPORTED.
+            ops.apply = _ApplyFn()
+        rc = _lib.jpt_registry_add_builtin(self._p(), text, ctypes.byref(ops), None)
+        if rc < 0:
+            raise self._error(rc)
+        self._builtins.append((ops, callbacks))
+
+    def _handle(self, hptr, stateful: bool) -> "Handle":
+        """The Python Handle for a C handle, made on first sight or after
+        the previous object was retired."""
+        addr = _address(hptr)
+        h = self._handles.get(addr)
+        if h is None or not h._ptr:
+            h = Handle(self, ctypes.cast(addr, _HandlePtr), stateful)
+            self._handles[addr] = h
+        return h
+
+    # -- calls --
+
+    def submit(self, calls: Union[List[Dict[str, Any]], _Text]) -> "Batch":
+        """Submits the tool calls of one model message
+        (``jpt_registry_submit``): a list of ``{"id", "name", "arguments"}``
+        dicts (arguments a dict or a JSON string holding one), or that
+        list's JSON text. The calls start at once and run concurrently. A
+        call that cannot run gets an error result; only calls that are not
+        such a list raise JptError(JPT_ERR_INVALID), saying where."""
+        raw = isinstance(calls, (str, bytes, bytearray, memoryview))
+        text = _json_arg(calls, raw, "calls")
+        out = _BatchPtr()
+        p = self._p()
+        with self._busy():
+            rc = _lib.jpt_registry_submit(p, text, ctypes.byref(out))
+        if rc < 0:
+            raise self._error(rc)
+        batch = Batch(self, out)
+        self._batches[_address(out)] = batch
+        return batch
+
+    def call(self, name: _Text, arguments: Any = None, id: _Text = "c1",
+             timeout_ms: int = -1) -> Tuple[Any, bool]:
+        """Runs one call ``{"id", "name", "arguments"}`` to completion and
+        returns ``(content, is_error)`` (``arguments`` None is ``{}``).
+        Raises JptError(JPT_ERR_TIMEOUT) when it has not finished after
+        ``timeout_ms`` (-1: no limit); the call goes on, its result dropped."""
+        calls = [{"id": _from_c(_to_c(id, "id")), "name": _from_c(_to_c(name, "name")),
+                  "arguments": {} if arguments is None else arguments}]
+        with self.submit(calls) as batch:
+            if not self.wait(batch, timeout_ms):
+                raise JptError(JPT_ERR_TIMEOUT,
+                               f"call {calls[0]['id']!r} of {calls[0]['name']!r} did "
+                               f"not finish within {timeout_ms} ms")
+            result = batch.results()[0]
+        return result["content"], bool(result["is_error"])
+
+    # -- driving the registry --
+
+    def fileno(self) -> int:
+        """The epoll fd to poll for reading (``jpt_registry_get_fd``); it
+        never changes. With :meth:`timeout` and :meth:`dispatch` it plugs
+        the registry into ``selectors`` or asyncio's ``add_reader``."""
+        return _lib.jpt_registry_get_fd(self._p())
+
+    def timeout(self) -> int:
+        """Milliseconds until :meth:`dispatch` is due
+        (``jpt_registry_get_timeout``): 0 when work is ready, -1 when only
+        fd activity can make any."""
+        return _lib.jpt_registry_get_timeout(self._p())
+
+    def dispatch(self) -> int:
+        """Does what is ready without blocking (``jpt_registry_dispatch``):
+        reads output, reaps children, fires timers, completes calls, calls
+        the inquiry handler. Returns >0 if more work is ready at once (call
+        it again before polling), else 0. Raises JptError(JPT_ERR_IO), or
+        an exception a callback raised meanwhile."""
+        p = self._p()
+        with self._busy():
+            rc = _lib.jpt_registry_dispatch(p)
+        self._reraise()
+        if rc < 0:
+            raise self._error(rc)
+        return rc
+
+    def run(self, timeout_ms: int = -1) -> bool:
+        """Polls and dispatches until no call is in flight
+        (``jpt_registry_run``): True when idle, False when ``timeout_ms``
+        passed first (-1: no limit). Releases the GIL while it polls."""
+        p = self._p()
+        with self._busy():
+            rc = _lib.jpt_registry_run(p, _c_int_arg(timeout_ms, "timeout_ms"))
+        self._reraise()
+        if rc == JPT_ERR_TIMEOUT:
+            return False
+        _check(rc)
+        return True
+
+    def wait(self, batch: "Batch", timeout_ms: int = -1) -> bool:
+        """Polls and dispatches until ``batch`` is done
+        (``jpt_registry_wait``): True when done, False when ``timeout_ms``
+        passed first (-1: no limit). Releases the GIL while it polls."""
+        if not isinstance(batch, Batch) or batch._registry is not self:
+            raise TypeError("wait: the batch must be one this registry submitted")
+        p, b = self._p(), batch._p()
+        with self._busy():
+            rc = _lib.jpt_registry_wait(p, b, _c_int_arg(timeout_ms, "timeout_ms"))
+        self._reraise()
+        if rc == JPT_ERR_TIMEOUT:
+            return False
+        _check(rc)
+        return True
+
+    def wakeup(self) -> None:
+        """Makes :meth:`fileno` readable, so a thread blocked polling it (or
+        in :meth:`run` / :meth:`wait`) returns (``jpt_registry_wakeup``).
+        The one method that may be called from any thread, as long as the
+        registry is not being closed meanwhile."""
+        _check(_lib.jpt_registry_wakeup(self._p()))
+
+    # -- events --
+
+    def events(self) -> Iterator[Dict[str, Any]]:
+        """Pops the queued events, oldest first (``jpt_registry_next_event``),
+        each as a dict: "type" ("call_done", "batch_done", "output" or
+        "state"), "call_id" (call_done), "handle_id" (output, state; the
+        call_done of an action), "tool" (all but batch_done), "state"
+        ("waiting" or "stopped" for a state event) and "batch" (the
+        :class:`Batch` of a call_done or batch_done, if it is still open);
+        what does not apply is None. A generator: stops when none is left."""
+        while True:
+            ev = _EventPtr()
+            rc = _lib.jpt_registry_next_event(self._p(), ctypes.byref(ev))
+            if rc == JPT_ERR_AGAIN:
+                return
+            _check(rc)
+            try:
+                etype = _lib.jpt_event_type(ev)
+                state = _lib.jpt_event_state(ev)
+                batch_addr = _lib.jpt_event_batch(ev)
+                event = {
+                    "type": _EVENT_NAMES.get(etype, etype),
+                    "call_id": _from_c(_lib.jpt_event_call_id(ev)),
+                    "handle_id": _from_c(_lib.jpt_event_handle_id(ev)),
+                    "tool": _from_c(_lib.jpt_event_tool(ev)),
+                    "state": _KIND_BY_NUMBER.get(state, state) if state else None,
+                    "batch": self._batches.get(batch_addr) if batch_addr else None,
+                }
+            finally:
+                _lib.jpt_event_free(ev)
+            yield event
+
+    # -- questions --
+
+    def set_inquiry_handler(self, fn: Optional[Callable[["Inquiry"], None]]) -> None:
+        """Installs ``fn(inquiry)`` as the handler of the questions one-shot
+        tools ask (``jpt_registry_set_inquiry_handler``), or removes it with
+        None (a question then ends its call with an error). The handler
+        answers with :meth:`Inquiry.answer` or :meth:`Inquiry.cancel`, at
+        once or later; until then the call waits (an Inquiry dropped
+        unanswered leaves its call waiting until the registry closes). If
+        the handler raises, the inquiry is cancelled (unless it was answered
+        already) and the exception is raised again when the registry call
+        that ran the handler returns (:meth:`dispatch`, :meth:`run`,
+        :meth:`wait`, :meth:`call`). The registry keeps its C callback alive
+        until it is closed."""
+        p = self._p()
+        if fn is None:
+            _lib.jpt_registry_set_inquiry_handler(p, _InquiryFn(), None)
+            self._inquiry_fn = None
+            return
+        if not callable(fn):
+            raise TypeError("set_inquiry_handler: fn must be callable or None")
+        if self._inquiry_cb is None:
+            self._inquiry_cb = _InquiryFn(_inquiry_trampoline(weakref.ref(self)))
+        self._inquiry_fn = fn
+        _lib.jpt_registry_set_inquiry_handler(p, self._inquiry_cb, None)
+
+
+def _inquiry_trampoline(reg_ref: "weakref.ref[Registry]"):
+    """The one C inquiry callback of a registry: it wraps the inquiry and
+    calls the registry's current Python handler."""
+
+    def trampoline(qptr, _ud):
+        reg = reg_ref()
+        if reg is None:  # pragma: no cover - the registry frees first
+            return
+        try:
+            q = Inquiry(reg, qptr)
+        except BaseException as e:  # noqa: B902 - it cannot cross C
+            _lib.jpt_inquiry_cancel(qptr, b"the host could not read the question")
+            reg._stash(e)
+            return
+        reg._inquiries.add(q)
+        fn = reg._inquiry_fn
+        try:
+            if fn is None:
+                q.cancel("no inquiry handler")
+                return
+            fn(q)
+        except BaseException as e:  # noqa: B902
+            if q.valid:
+                q.cancel(f"the inquiry handler failed: {type(e).__name__}: {e}")
+            reg._stash(e)
+
+    return trampoline
+
+
+class Batch:
+    """The tool calls of one model message, submitted with
+    :meth:`Registry.submit` (``jpt_batch *``). Its results come in as the
+    registry is driven; :attr:`done` says when all are there.
+
+    :meth:`close` (or the end of a ``with`` block, or garbage collection)
+    frees it; calls still in flight keep running and their results are
+    dropped. A batch is also invalid once its registry is closed.
+    """
+
+    __slots__ = ("_ptr", "_registry", "__weakref__")
+
+    def __init__(self, registry: Registry, ptr):
+        """Made by :meth:`Registry.submit`."""
+        self._registry = registry
+        self._ptr = ptr
+
+    def _p(self):
+        if not self._ptr or not self._registry._live():
+            raise ValueError("operation on a closed Batch")
+        return self._ptr
+
+    @property
+    def closed(self) -> bool:
+        """True once the batch or its registry was closed."""
+        return not self._ptr or not self._registry._live()
+
+    @property
+    def done(self) -> bool:
+        """True when every call has its result (``jpt_batch_done``)."""
+        return bool(_lib.jpt_batch_done(self._p()))
+
+    def results(self) -> List[Dict[str, Any]]:
+        """The results, one per call in the order submitted
+        (``jpt_batch_results_json``): dicts ``{"id", "content",
+        "is_error"}``. For an action, ``content`` is the handle's response
+        as JSON text (``json.loads`` it). A call still running is
+        ``{"id", "content": None, "is_error": False, "pending": True}``."""
+        out = ctypes.c_void_p()
+        rc = _lib.jpt_batch_results_json(self._p(), ctypes.byref(out))
+        text = _take_string(out)
+        _check(rc)
+        return json.loads(text)
+
+    def close(self) -> None:
+        """Frees the batch (``jpt_batch_free``). Closing twice is harmless."""
+        ptr, self._ptr = getattr(self, "_ptr", None), None
+        reg = getattr(self, "_registry", None)
+        if ptr and reg is not None and reg._live():
+            # (Otherwise the registry frees it, or has freed it.)
+            reg._batches.pop(_address(ptr), None)
+            _lib.jpt_batch_free(ptr)
+
+    def __enter__(self) -> "Batch":
+        """Returns the batch itself; the ``with`` block closes it."""
+        self._p()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Closes the batch."""
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<jptool.Batch closed>"
+        return f"<jptool.Batch {'done' if self.done else 'pending'}>"
+
+
+class Inquiry:
+    """A question a one-shot tool asked that the model did not drive
+    (``jpt_inquiry *``), given to the handler of
+    :meth:`Registry.set_inquiry_handler`.
+
+    ``tool``, ``call_id``, ``question`` (RFD 058's parsed
+    ``{"id", "text", "schema", "default"}``) and ``target``
+    (JPT_TARGET_USER or JPT_TARGET_ASSISTANT: who should be asked) are
+    copied when the inquiry arrives and stay readable. Answer with
+    :meth:`answer` or end the call with :meth:`cancel`; after either
+    succeeds (or the registry is closed) the inquiry is invalid and its
+    methods and :attr:`context` raise ValueError.
+    """
+
+    __slots__ = ("_ptr", "_registry", "tool", "call_id", "question", "target",
+                 "__weakref__")
+
+    def __init__(self, registry: Registry, ptr):
+        """Made by the registry for its inquiry handler."""
+        self._registry = registry
+        self._ptr = None
+        self.tool = _from_c(_lib.jpt_inquiry_tool(ptr))
+        self.call_id = _from_c(_lib.jpt_inquiry_call_id(ptr))
+        self.question = json.loads(_lib.jpt_inquiry_question_json(ptr))
+        self.target = _lib.jpt_inquiry_target(ptr)
+        self._ptr = ptr
+
+    def _p(self):
+        if not self._ptr or not self._registry._live():
+            raise ValueError("operation on an answered, cancelled or closed Inquiry")
+        return self._ptr
+
+    @property
+    def valid(self) -> bool:
+        """True until the inquiry is answered, cancelled or its registry
+        closed."""
+        return bool(self._ptr) and self._registry._live()
+
+    @property
+    def context(self) -> State:
+        """The blocks the tool showed before the question, as a new
+        :class:`State` (``jpt_inquiry_context``; may have no blocks). The
+        inquiry owns the C state; the State returned holds its own
+        reference (``jpt_state_ref``), so it stays usable after the
+        inquiry is gone. Close it when done."""
+        return State(_lib.jpt_state_ref(_lib.jpt_inquiry_context(self._p())))
+
+    def _retire(self) -> None:
+        self._ptr = None
+        self._registry._inquiries.discard(self)
+
+    def answer(self, value: Any, raw: bool = False) -> None:
+        """Answers the question (``jpt_inquiry_answer``) with a Python value
+        (written with ``json.dumps``), or JSON text with ``raw=True``. The
+        answer is checked against the question's schema; on success the
+        tool runs again with the answers so far and the inquiry is invalid.
+        Raises JptError(JPT_ERR_INVALID) with the library's reason
+        (``jpt_inquiry_errmsg``) when the answer is not JSON or does not
+        fit, and the inquiry stays valid for another try; raises
+        JptError(JPT_ERR_CANCELLED) when the call ended meanwhile (the
+        inquiry is then invalid)."""
+        p = self._p()
+        text = _json_arg(value, raw, "answer")
+        with self._registry._busy():
+            rc = _lib.jpt_inquiry_answer(p, text)
+        if rc == JPT_OK or rc == JPT_ERR_CANCELLED:
+            self._retire()
+            _check(rc)
+            return
+        raise JptError(rc, _from_c(_lib.jpt_inquiry_errmsg(p)) or None)
+
+    def cancel(self, reason: Optional[_Text] = None) -> None:
+        """Ends the call with an error naming ``reason`` (may be None)
+        (``jpt_inquiry_cancel``); the inquiry is invalid afterwards."""
+        p = self._p()
+        reason_b = _to_c(reason, "reason")
+        self._retire()
+        with self._registry._busy():
+            rc = _lib.jpt_inquiry_cancel(p, reason_b)
+        _check(rc)
+
+    @property
+    def errmsg(self) -> str:
+        """The message of the last failed answer, or ""
+        (``jpt_inquiry_errmsg``)."""
+        return _from_c(_lib.jpt_inquiry_errmsg(self._p()))
+
+    def __repr__(self) -> str:
+        return (f"<jptool.Inquiry {self.tool}/{self.call_id} "
+                f"{self.question.get('id') if isinstance(self.question, dict) else ''}"
+                f"{'' if self.valid else ' (done)'}>")
+
+
+class Handle:
+    """One call or stateful handle of a builtin tool (``jpt_handle *``),
+    given to the callbacks of :meth:`Registry.add_builtin`. The tool reports
+    its progress with :meth:`update`, from the callbacks or later.
+
+    ``id`` (the model's id for a stateful spawn, the call id for a one-shot
+    call), ``tool`` and ``stateful`` are copied and stay readable.
+
+    Validity: the library frees a handle without telling the host, so this
+    object tracks what may free it and refuses use afterwards (ValueError,
+    :attr:`valid` False). A handle is invalid once it reported ``stopped``,
+    once its ``abort`` callback returned (the model aborted it, or the
+    registry is being closed), once its ``start`` failed, once its registry
+    is closed and, for a one-shot tool, once it reported ``waiting`` or its
+    ``apply`` failed: the question goes to the inquiry handler, and a call
+    that ends there (no handler, too many rounds, cancelled, answer refused)
+    frees the handle with no stopped state and no abort callback; an answer
+    comes to ``apply`` with a valid Handle again. This is stricter than
+    registry.h, which names only the stopped state and the abort callback.
+    """
+
+    __slots__ = ("_ptr", "_registry", "id", "tool", "stateful", "__weakref__")
+
+    def __init__(self, registry: Registry, ptr, stateful: bool):
+        """Made by the registry for the builtin callbacks."""
+        self._registry = registry
+        self._ptr = ptr
+        self.id = _from_c(_lib.jpt_handle_id(ptr))
+        self.tool = _from_c(_lib.jpt_handle_tool(ptr))
+        self.stateful = stateful
+
+    def _p(self):
+        if not self._ptr or not self._registry._ptr:
+            raise ValueError("operation on a finished Handle (stopped, aborted, "
+                             "handed to an inquiry, or its registry closed)")
+        return self._ptr
+
+    @property
+    def valid(self) -> bool:
+        """True while :meth:`update` may be called."""
+        return bool(self._ptr) and bool(self._registry._ptr)
+
+    def _retire(self) -> None:
+        ptr, self._ptr = self._ptr, None
+        if ptr:
+            addr = _address(ptr)
+            if self._registry._handles.get(addr) is self:
+                del self._registry._handles[addr]
+
+    def update(self, state: Union[State, Dict[str, Any], _Text]) -> None:
+        """Reports the handle's state (``jpt_handle_update``): output so far
+        (running), a question (waiting) or the end (stopped), as a
+        :class:`State`, or anything :meth:`State.parse` reads (a dict is
+        written as JSON first: an RFD 058 envelope, say). The state's content
+        is copied; the registry reacts at its next dispatch (at once when
+        called from a callback inside one). Raises JptError
+        (JPT_ERR_INVALID, JPT_ERR_STATE, JPT_ERR_NOMEM); see the class for
+        when the handle becomes invalid."""
+        p = self._p()
+        own = None
+        if not isinstance(state, State):
+            if isinstance(state, dict):
+                state = json.dumps(state)
+            own = state = State.parse(state)
+        try:
+            kind = state.kind
+            ends = kind == JPT_STATE_STOPPED or (kind == JPT_STATE_WAITING
+                                                 and not self.stateful)
+            addr = _address(p)
+            reg = self._registry
+            if ends and reg._handles.get(addr) is self:
+                # A callback run inside the update (the inquiry handler
+                # answering at once, say) gets a fresh Handle object.
+                del reg._handles[addr]
+            with reg._busy():
+                rc = _lib.jpt_handle_update(p, state._p())
+            if rc < 0:
+                if ends and self._ptr and addr not in reg._handles:
+                    reg._handles[addr] = self
+                raise JptError(rc)
+            if ends:
+                self._ptr = None
+        finally:
+            if own is not None:
+                own.close()
+
+    def __repr__(self) -> str:
+        return (f"<jptool.Handle {self.tool}/{self.id}"
+                f"{'' if self.valid else ' (finished)'}>")

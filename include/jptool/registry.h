@@ -28,11 +28,13 @@
  * Event loop: the registry owns one epoll fd (jpt_registry_get_fd) that
  * never changes and is readable whenever jpt_registry_dispatch() has work.
  * jptool starts no threads, installs no signal handlers and does not touch
- * SIGCHLD: children are created without an exit signal and reaped through
- * their pidfds, so a host's own SIGCHLD handler or waitpid(-1) neither sees
- * nor disturbs them. Children die with the thread that spawned them
- * (PR_SET_PDEATHSIG), so drive a registry from a thread that outlives its
- * handles. Requires Linux 5.3 or later (pidfds).
+ * SIGCHLD's disposition: children are watched and reaped through their
+ * pidfds. The kernel still sends SIGCHLD when they exit; a host whose own
+ * handler reaps every child (waitpid(-1)) takes their exit statuses, and
+ * jptool then reports the exit as unknown instead of failing. Children die
+ * with the thread that spawned them (PR_SET_PDEATHSIG), so drive a registry
+ * from a thread that outlives its handles. Requires Linux 5.3 or later
+ * (pidfds).
  *
  * Threading: a registry and everything it hands out are used from one thread
  * at a time; callbacks run only inside jpt_registry_dispatch() (and the
@@ -176,7 +178,10 @@ JPT_EXPORT int jpt_registry_add_builtin(jpt_registry *r, const char *definition_
  * from the callbacks or at any later time, outside dispatch too; the
  * registry reacts at its next dispatch. Once a stopped state is reported,
  * or the abort callback has returned, the handle must not be used again
- * (the registry frees it when the model has seen the result).
+ * (the registry frees it when the model has seen the result). A handle
+ * whose call ends before the tool stopped (a question nobody answers, an
+ * abort, the registry freed) gets the abort callback first, so the host
+ * always learns when its handle becomes invalid.
  * Errors: JPT_ERR_INVALID (NULL, or not a builtin's handle), JPT_ERR_STATE
  * (the handle stopped already), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_handle_update(jpt_handle *h, jpt_state *state);
@@ -212,11 +217,13 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
 /* Submits the tool calls of one model message:
  *   [{"id": "call_1", "name": "git", "arguments": {…}}, …]
  * with `arguments` an object or a JSON string holding one (providers send
- * both). The calls start at once and run concurrently. A call that cannot
+ * both). The calls run concurrently. A call that cannot
  * run (unknown tool, arguments that fail the tool's schema, unknown handle,
  * an action the tool does not declare, a duplicate handle id) gets an error
  * result; that is not a failure of the batch. The batch belongs to the
- * caller (jpt_batch_free). Errors: JPT_ERR_INVALID (the calls are not such
+ * caller (jpt_batch_free). The calls start at the next dispatch (yours, or
+ * inside jpt_registry_wait / run), so that tools' callbacks only ever run
+ * there. Errors: JPT_ERR_INVALID (the calls are not such
  * an array; jpt_registry_errmsg() says where), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json,
                                    jpt_batch **out);

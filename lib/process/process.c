@@ -438,9 +438,12 @@ static void finish(jpt__child *c)
     if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED | __WALL) == 0) {
         c->status.code = info.si_code == CLD_EXITED ? info.si_status : -1;
         c->status.signal = info.si_code == CLD_EXITED ? 0 : info.si_status;
+        c->status.known = true;
     } else {
+        /* ECHILD: the host reaped it (waitpid(-1) in a SIGCHLD handler). */
         c->status.code = -1;
         c->status.signal = 0;
+        c->status.known = false;
     }
     c->reaped = true;
     jpt__watch_stop(c->loop, &c->pid_watch);

@@ -5,8 +5,9 @@
  * A child runs in its own session and process group, dies with its parent
  * (PR_SET_PDEATHSIG), inherits no fd but 0-2, and starts with default signal
  * dispositions and an empty mask. It is created with clone(CLONE_PIDFD) and
- * no exit signal, so the host's SIGCHLD handling and waitpid(-1) never see
- * it; it is reaped only through its pidfd. */
+ * reaped only through its pidfd. (The kernel gives it SIGCHLD as its exit
+ * signal again at execve, so a host that reaps every child with waitpid(-1)
+ * can take its status; the exit is then reported as unknown.) */
 #ifndef JPT_LIB_PROCESS_H
 #define JPT_LIB_PROCESS_H
 
@@ -24,8 +25,9 @@ typedef struct jpt__child jpt__child;
 #define JPT__STDERR 2
 
 typedef struct jpt__exit {
-    int code;   /* exit status, or -1 when killed by a signal */
+    int code;   /* exit status, or -1 when killed by a signal or unknown */
     int signal; /* the signal that killed it, or 0 */
+    bool known; /* false when someone else reaped the child first */
 } jpt__exit;
 
 typedef struct jpt__child_ops {

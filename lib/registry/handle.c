@@ -102,6 +102,12 @@ void jpt__handle_free(jpt_handle *h)
         return;
     r = h->r;
     x = ext(h);
+    /* A builtin that has not stopped is told to, so the host never keeps a
+     * handle the registry has freed (registry.h, jpt_handle_update). */
+    if (h->tool->runtime == JPT__RUNTIME_BUILTIN && !h->exited && h->tool->ops.abort != NULL) {
+        h->releasing = true;
+        h->tool->ops.abort(h, h->tool->ud);
+    }
     jpt__timer_stop(r->loop, &h->settle_timer);
     jpt__timer_stop(r->loop, &h->yield_timer);
     jpt__timer_stop(r->loop, &h->timeout_timer);
@@ -525,6 +531,8 @@ static void describe_exit(const jpt_handle *h, char *out, size_t n)
 {
     if (h->aborting)
         snprintf(out, n, "aborted");
+    else if (!h->exit.known)
+        snprintf(out, n, "exit status unknown: another part of the program reaped it");
     else if (h->exit.signal != 0)
         snprintf(out, n, "killed by signal %d (%s)", h->exit.signal,
                  strsignal(h->exit.signal));
@@ -534,7 +542,7 @@ static void describe_exit(const jpt_handle *h, char *out, size_t n)
 
 static bool exit_failed(const jpt_handle *h)
 {
-    return !h->aborting && (h->exit.signal != 0 || h->exit.code != 0);
+    return !h->aborting && h->exit.known && (h->exit.signal != 0 || h->exit.code != 0);
 }
 
 int jpt__handle_take_state(jpt_handle *h, bool peek, jpt_state **out)
@@ -669,6 +677,10 @@ JPT_EXPORT int jpt_handle_update(jpt_handle *h, jpt_state *state)
         return JPT_ERR_INVALID;
     if (h->tool->runtime != JPT__RUNTIME_BUILTIN)
         return JPT_ERR_INVALID;
+    /* From the abort callback of a handle being freed: nobody can read the
+     * state any more. */
+    if (h->releasing)
+        return JPT_OK;
     if (h->exited)
         return JPT_ERR_STATE;
     int before = h->kind;

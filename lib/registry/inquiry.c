@@ -239,17 +239,32 @@ JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json)
     return JPT_OK;
 }
 
+static void refused(jpt__call *call)
+{
+    char *why = call->answer;
+
+    call->answer = NULL;
+    jpt__call_complete(call, why != NULL ? why : "The question was not answered", true);
+    jpt__free(why);
+}
+
 JPT_EXPORT int jpt_inquiry_cancel(jpt_inquiry *q, const char *reason)
 {
+    jpt__buf why = JPT__BUF_INIT;
+
     if (q == NULL)
         return JPT_ERR_INVALID;
     jpt__call *call = q->call;
-    char *qid = jpt__strdup(q->question_id);
+    if (call != NULL) {
+        /* The call ends from the loop: ending it may run a builtin's abort
+         * callback, and callbacks run only inside dispatch. */
+        jpt__buf_printf(&why, "The question `%s` was not answered%s%s", q->question_id,
+                        reason != NULL ? ": " : "", reason != NULL ? reason : "");
+        jpt__free(call->answer);
+        call->answer = jpt__buf_take(&why);
+        jpt__call_later(call, refused);
+    }
+    jpt__buf_free(&why);
     inquiry_free(q);
-    if (call != NULL)
-        jpt__call_completef(call, true, "The question `%s` was not answered%s%s",
-                            qid != NULL ? qid : "?", reason != NULL ? ": " : "",
-                            reason != NULL ? reason : "");
-    jpt__free(qid);
     return JPT_OK;
 }

@@ -114,11 +114,6 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     if (n > 0)
         jpt__children_shutdown(children, n, r->kill_grace_ms);
     jpt__free(children);
-    /* Builtins (a sub-agent, say) are told to stop as well. */
-    for (jpt_handle *h = r->handles; h != NULL; h = h->next)
-        if (h->tool->runtime == JPT__RUNTIME_BUILTIN && !h->exited &&
-            h->tool->ops.abort != NULL)
-            h->tool->ops.abort(h, h->tool->ud);
 
     while (r->batches != NULL)
         jpt_batch_free(r->batches);

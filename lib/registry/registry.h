@@ -79,6 +79,7 @@ struct jpt_handle {
     bool exited;         /* the process was reaped / builtin stopped */
     bool delivered;      /* the model has seen the stopped state */
     bool aborting;
+    bool releasing;      /* being freed: updates are accepted and ignored */
     char *failure;       /* why the handle stopped without a tool result */
     jpt__call *waiter;   /* the action waiting for this handle to settle */
     jpt__timer settle_timer, yield_timer, timeout_timer;

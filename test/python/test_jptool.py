@@ -2,17 +2,24 @@
 libjptool's state API as include/jptool/common.h and state.h document it.
 
 Run by `meson test` (suite "python"), which sets JPTOOL_LIBRARY to the built
-library and PYTHONPATH to examples/python. Standard library only; exits
-non-zero on any failure (unittest.main).
+library, PYTHONPATH to examples/python and JPT_TEST_TOOLS to the directory of
+the helper programs (test/tools) the registry tests run as real tools.
+Standard library only; exits non-zero on any failure (unittest.main).
 """
 
 import ctypes
 import gc
 import json
+import os
+import re
+import selectors
+import tempfile
+import threading
+import time
 import unittest
 
 import jptool
-from jptool import JptError, State
+from jptool import Batch, Handle, Inquiry, JptError, Registry, State
 
 # RFD 058's question example with a text block in front: text, two resources,
 # a question.
@@ -834,6 +841,768 @@ class CApiContractTest(unittest.TestCase):
                              jptool.JPT_ERR_INVALID)
             self.assertEqual(self.lib.jpt_schema_check(b"true", b"1", None),
                              jptool.JPT_OK)
+
+
+# ---- Registry (registry.h) ----------------------------------------------------
+
+TOOLS_DIR = os.environ.get("JPT_TEST_TOOLS")
+REGISTRY_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                          os.pardir, "include", "jptool", "registry.h")
+
+# Generous bound for waits: no test asserts a duration.
+WAIT_MS = 20000
+
+needs_tools = unittest.skipUnless(
+    TOOLS_DIR and os.path.isdir(TOOLS_DIR),
+    "JPT_TEST_TOOLS does not name the test tools' directory (meson sets it)")
+
+
+def tool(name):
+    return os.path.join(TOOLS_DIR, name)
+
+
+def tools_config():
+    return {"tools": [
+        {"name": "greet", "description": "Greets someone.",
+         "parameters": {"type": "object",
+                        "properties": {"name": {"type": "string"}}},
+         "command": [tool("outcome-tool"), "success", "{{tool}}"]},
+        {"name": "merge", "command": [tool("ask-tool"), "{{tool}}"],
+         "question_target": "assistant"},
+        {"name": "merge_user", "command": [tool("ask-tool"), "{{tool}}"]},
+        {"name": "echo", "description": "A line echo.", "stateful": True,
+         "command": [tool("echo-lines")]},
+        {"name": "nap", "command": [tool("sleep-ms"), "{{arguments.ms}}", "x"],
+         "parameters": {"type": "object",
+                        "properties": {"ms": {"type": "integer"}},
+                        "required": ["ms"]}},
+    ]}
+
+
+def new_registry(**kw):
+    """A registry with a short kill grace and drain window and the tools of
+    tools_config() loaded."""
+    opts = {"kill_grace_ms": 300, "drain_ms": 100, "settle_ms": 200}
+    opts.update(kw)
+    r = Registry(**opts)
+    r.load_tools(tools_config())
+    return r
+
+
+def children_in_proc():
+    """The pids whose parent is this process, zombies included."""
+    me, out = os.getpid(), []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[1]) == me:
+            out.append(int(name))
+    return out
+
+
+def response(content):
+    """A stateful call's content: the handle's response as JSON text."""
+    return json.loads(content)
+
+
+@needs_tools
+class RegistryOneShotTest(unittest.TestCase):
+    def setUp(self):
+        self.r = new_registry()
+
+    def tearDown(self):
+        self.r.close()
+
+    def test_success_outcome_is_its_exact_content(self):
+        self.assertEqual(self.r.call("greet", {"name": "Ada"}), ("hello Ada", False))
+        # Arguments as a JSON string (providers send both), and submit().
+        with self.r.submit([{"id": "call_1", "name": "greet",
+                             "arguments": '{"name": "Bo"}'},
+                            {"id": "call_2", "name": "nope", "arguments": {}}]) as b:
+            self.assertIsInstance(b, Batch)
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            self.assertTrue(b.done)
+            self.assertEqual(b.results(), [
+                {"id": "call_1", "content": "hello Bo", "is_error": False},
+                {"id": "call_2", "content": "Unknown tool `nope`", "is_error": True},
+            ])
+
+    def test_pending_results_and_timeouts(self):
+        with self.r.submit([{"id": "n", "name": "nap", "arguments": {"ms": 400}}]) as b:
+            self.assertFalse(b.done)
+            self.assertEqual(b.results(), [{"id": "n", "content": None,
+                                            "is_error": False, "pending": True}])
+            self.assertFalse(self.r.wait(b, 1))
+            self.assertTrue(self.r.run(WAIT_MS))
+            self.assertTrue(b.done)
+            self.assertEqual(b.results()[0]["content"], "xslept 400\n")
+        with self.assertRaises(JptError) as cm:
+            self.r.call("nap", {"ms": 5000}, timeout_ms=50)
+        self.assertEqual(cm.exception.status, jptool.JPT_ERR_TIMEOUT)
+        self.assertFalse(self.r.run(1))  # the dropped call still runs
+
+    def test_legacy_question_answered_by_a_python_handler(self):
+        asked = []
+        replies = iter(["develop", True])
+
+        def handler(q):
+            self.assertIsInstance(q, Inquiry)
+            with q.context as ctx:
+                asked.append((q.tool, q.call_id, q.question, q.target, ctx.blocks))
+            q.answer(next(replies))
+            self.assertFalse(q.valid)
+
+        self.r.set_inquiry_handler(handler)
+        self.assertEqual(self.r.call("merge", {}, id="m1"),
+                         ("merged into develop", False))
+        self.assertEqual(asked, [
+            ("merge", "m1",
+             {"id": "branch", "text": "Which branch should I merge into?",
+              "schema": {"type": "string", "enum": ["main", "develop", "staging"]},
+              "default": "main"},
+             jptool.JPT_TARGET_ASSISTANT,
+             [{"type": "text", "text": "Feature is 2 commits ahead."}]),
+            ("merge", "m1",
+             {"id": "confirm", "text": "Really merge into develop?",
+              "schema": {"type": "boolean"}},
+             jptool.JPT_TARGET_ASSISTANT, []),
+        ])
+        # The default target is the user; an answer of False is a refusal.
+        asked.clear()
+        replies = iter(["main", False])
+        self.assertEqual(self.r.call("merge_user", {}),
+                         ("Error: merge cancelled", True))
+        self.assertEqual([a[3] for a in asked], [jptool.JPT_TARGET_USER] * 2)
+
+    def test_inquiry_answered_later_checked_and_cancelled(self):
+        held = []
+        self.r.set_inquiry_handler(held.append)
+        with self.r.submit([{"id": "c", "name": "merge", "arguments": {}}]) as b:
+            self.assertFalse(self.r.wait(b, 300))
+            q = held.pop()
+            self.assertEqual((q.tool, q.call_id, q.question["id"]),
+                             ("merge", "c", "branch"))
+            ctx = q.context  # a reference of our own: outlives the inquiry
+            with self.assertRaises(JptError) as cm:
+                q.answer("trunk")
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+            self.assertIn("the answer does not fit question 'branch'",
+                          cm.exception.message)
+            self.assertEqual(q.errmsg, cm.exception.message)
+            with self.assertRaises(JptError) as cm:
+                q.answer("not json", raw=True)
+            self.assertTrue(cm.exception.message.startswith("the answer is not JSON"),
+                            cm.exception.message)
+            self.assertTrue(q.valid)
+            q.answer('"staging"', raw=True)
+            self.assertFalse(q.valid)
+            for use in (lambda: q.answer("main"), lambda: q.cancel(),
+                        lambda: q.context):
+                with self.assertRaises(ValueError):
+                    use()
+            self.assertEqual(q.question["id"], "branch")  # copies stay readable
+            self.assertEqual(ctx.blocks,
+                             [{"type": "text", "text": "Feature is 2 commits ahead."}])
+            ctx.close()
+            self.assertFalse(self.r.wait(b, 300))
+            q = held.pop()
+            self.assertEqual(q.question["text"], "Really merge into staging?")
+            q.cancel("the user walked away")
+            self.assertFalse(q.valid)
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            self.assertEqual(b.results(), [
+                {"id": "c", "content": "The question `confirm` was not answered: "
+                                       "the user walked away", "is_error": True}])
+
+    def test_question_without_handler_is_an_error(self):
+        self.r.set_inquiry_handler(lambda q: q.answer("main"))
+        self.r.set_inquiry_handler(None)
+        content, is_error = self.r.call("merge", {})
+        self.assertTrue(is_error)
+        self.assertEqual(content, "`merge` needs input that no one can give here: it "
+                                  "asked question `branch` (\"Which branch should I "
+                                  "merge into?\"), and no inquiry handler is installed")
+        with self.assertRaises(TypeError):
+            self.r.set_inquiry_handler(42)
+
+    def test_handler_exception_cancels_and_is_raised_again(self):
+        def handler(q):
+            raise LookupError("no such branch")
+
+        self.r.set_inquiry_handler(handler)
+        with self.r.submit([{"id": "c", "name": "merge", "arguments": {}}]) as b:
+            with self.assertRaises(LookupError):
+                self.r.wait(b, WAIT_MS)
+            self.assertTrue(self.r.wait(b, WAIT_MS))  # raised once only
+            self.assertEqual(b.results(), [
+                {"id": "c", "content": "The question `branch` was not answered: the "
+                                       "inquiry handler failed: LookupError: no such "
+                                       "branch", "is_error": True}])
+
+    def test_inquiry_outlives_its_batch_and_dies_with_the_registry(self):
+        held = []
+        self.r.set_inquiry_handler(held.append)
+        b = self.r.submit([{"id": "c", "name": "merge", "arguments": {}}])
+        self.assertFalse(self.r.wait(b, 300))
+        q = held.pop()
+        b.close()  # the call goes on, its result dropped; the inquiry stays
+        self.assertTrue(q.valid)
+        q.answer("main")
+        self.assertFalse(self.r.run(300))  # waiting for the second answer
+        q = held.pop()
+        self.assertEqual(q.question["id"], "confirm")
+        q.cancel()
+        self.assertTrue(self.r.run(WAIT_MS))
+        self.assertEqual(list(e["type"] for e in self.r.events()), [])
+        # An inquiry still held when the registry closes becomes invalid.
+        b = self.r.submit([{"id": "d", "name": "merge", "arguments": {}}])
+        self.assertFalse(self.r.wait(b, 300))
+        q = held.pop()
+        self.r.close()
+        self.assertFalse(q.valid)
+        self.assertTrue(b.closed)
+        with self.assertRaises(ValueError):
+            q.answer("main")
+        with self.assertRaises(ValueError):
+            b.results()
+        b.close()
+
+
+@needs_tools
+class RegistryStatefulTest(unittest.TestCase):
+    def setUp(self):
+        self.r = new_registry()
+
+    def tearDown(self):
+        self.r.close()
+
+    def test_echo_lines_session(self):
+        content, is_error = self.r.call("echo", {"action": "spawn", "id": "e"})
+        self.assertFalse(is_error)
+        self.assertEqual(response(content),
+                         {"id": "e", "state": "running", "content": "ready\n> "})
+        content, is_error = self.r.call("echo", {"action": "apply", "id": "e",
+                                                 "input": "hi\n"})
+        self.assertEqual(response(content),
+                         {"id": "e", "state": "running", "content": "echo: hi\n> "})
+        content, is_error = self.r.call("echo", {"action": "fetch", "id": "e"})
+        self.assertEqual(response(content),
+                         {"id": "e", "state": "running", "content": ""})
+        content, is_error = self.r.call("echo", {"action": "abort", "id": "e"})
+        self.assertFalse(is_error)
+        resp = response(content)
+        self.assertEqual((resp["id"], resp["state"]), ("e", "stopped"))
+        self.assertEqual(resp["result"], "[process ended: aborted]")
+        # The model saw it stop: the handle is gone.
+        self.assertEqual(self.r.call("echo", {"action": "fetch", "id": "e"}),
+                         ("Handle `e` not found", True))
+
+    def test_one_shot_and_stateful_calls_in_one_batch(self):
+        calls = [{"id": "a", "name": "greet", "arguments": {"name": "Ada"}},
+                 {"id": "b", "name": "echo", "arguments": {"action": "spawn", "id": "s"}}]
+        with self.r.submit(calls) as b:
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            res = b.results()
+        self.assertEqual(res[0], {"id": "a", "content": "hello Ada", "is_error": False})
+        self.assertEqual(response(res[1]["content"]),
+                         {"id": "s", "state": "running", "content": "ready\n> "})
+        content, _ = self.r.call("echo", {"action": "apply", "id": "s",
+                                          "input": "quit\n"})
+        self.assertEqual(response(content)["state"], "stopped")
+
+
+@needs_tools
+class RegistryTest(unittest.TestCase):
+    def test_tools_in_the_anthropic_dialect(self):
+        with new_registry() as r:
+            tools = r.tools("anthropic")
+            self.assertEqual([t["name"] for t in tools],
+                             ["greet", "merge", "merge_user", "echo", "nap"])
+            for t in tools:
+                self.assertEqual(set(t), {"name", "description", "input_schema"})
+            self.assertEqual(tools[0], {
+                "name": "greet", "description": "Greets someone.",
+                "input_schema": {"type": "object",
+                                 "properties": {"name": {"type": "string"}}}})
+            echo = tools[3]["input_schema"]
+            self.assertEqual(echo["type"], "object")
+            self.assertEqual([v["properties"]["action"]["const"] for v in echo["oneOf"]],
+                             ["spawn", "fetch", "apply", "abort"])
+            self.assertEqual(tools, r.tools(jptool.JPT_DIALECT_ANTHROPIC))
+            # The other dialects wrap the same schemas.
+            openai = r.tools()
+            self.assertEqual(openai[0], {"type": "function", "function": {
+                "name": "greet", "description": "Greets someone.",
+                "parameters": tools[0]["input_schema"]}})
+            self.assertEqual(r.tools("mcp")["tools"][3]["inputSchema"], echo)
+            gemini = r.tools("gemini")["functionDeclarations"]
+            flat = r.tools("anthropic", flat=True)[3]["input_schema"]
+            self.assertNotIn("oneOf", flat)
+            self.assertEqual(flat["properties"]["action"]["enum"],
+                             ["spawn", "fetch", "apply", "abort"])
+            self.assertEqual(gemini[3]["parameters"], flat)
+            with self.assertRaises(JptError) as cm:
+                r.tools("bogus")
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+            with self.assertRaises(JptError):
+                r.tools(99)
+
+    def test_load_tools_errors_name_the_tool_and_the_field(self):
+        with Registry() as r:
+            r.load_tools(tools_config())
+            with self.assertRaises(JptError) as cm:
+                r.load_tools({"tools": [
+                    {"name": "fine", "command": ["true"]},
+                    {"name": "broken", "command": "not an array"}]})
+            e = cm.exception
+            self.assertEqual((e.status, e.name),
+                             (jptool.JPT_ERR_INVALID, "JPT_ERR_INVALID"))
+            self.assertEqual(e.message, "tool 'broken': 'command' must be a "
+                                        "non-empty array of strings")
+            self.assertEqual(r.errmsg, e.message)
+            # Nothing was added.
+            self.assertNotIn("fine", [t["name"] for t in r.tools("anthropic")])
+            with self.assertRaises(JptError) as cm:
+                r.load_tools('{"tools": [{"name": "greet", "command": ["true"]}]}')
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_EXISTS)
+            self.assertIn("'greet'", cm.exception.message)
+            r.load_tools({"tools": [{"name": "greet", "command": ["true"]}]},
+                         replace=True)
+            with self.assertRaises(JptError) as cm:
+                r.load_tools({"tools": [{"name": "v", "runtime": "vfs"}]})
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_UNSUPPORTED)
+            with self.assertRaises(JptError) as cm:
+                r.load_tools(b"{")
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+
+    def test_submit_errors(self):
+        with new_registry() as r:
+            with self.assertRaises(JptError) as cm:
+                r.submit({"id": "x"})
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+            self.assertEqual(cm.exception.message,
+                             "submit: the calls must be a JSON array")
+            with self.assertRaises(JptError):
+                r.submit("[{")
+            with self.assertRaises(TypeError):
+                r.wait("not a batch")
+            with new_registry() as other, other.submit([]) as b:
+                with self.assertRaises(TypeError):
+                    r.wait(b)
+
+    def test_events_after_a_batch(self):
+        with new_registry() as r:
+            self.assertEqual(list(r.events()), [])
+            calls = [{"id": "a", "name": "greet", "arguments": {}},
+                     {"id": "b", "name": "greet", "arguments": {"name": "Bo"}}]
+            with r.submit(calls) as b:
+                self.assertTrue(r.wait(b, WAIT_MS))
+                events = list(r.events())
+                self.assertEqual(len(events), 3, events)
+                done = sorted(events[:2], key=lambda e: e["call_id"])
+                self.assertEqual(done, [
+                    {"type": "call_done", "call_id": "a", "handle_id": None,
+                     "tool": "greet", "state": None, "batch": b},
+                    {"type": "call_done", "call_id": "b", "handle_id": None,
+                     "tool": "greet", "state": None, "batch": b},
+                ])
+                self.assertEqual(events[2], {"type": "batch_done", "call_id": None,
+                                             "handle_id": None, "tool": None,
+                                             "state": None, "batch": b})
+                self.assertEqual(list(r.events()), [])
+            # A stateful handle: output, then its call; abort: stopped.
+            r.call("echo", {"action": "spawn", "id": "e"}, id="s1")
+            events = list(r.events())
+            self.assertEqual([e["type"] for e in events],
+                             ["output", "call_done", "batch_done"])
+            self.assertEqual((events[0]["handle_id"], events[0]["tool"]), ("e", "echo"))
+            self.assertEqual((events[1]["call_id"], events[1]["handle_id"]), ("s1", "e"))
+            self.assertIsNone(events[1]["batch"])  # closed by call()
+            r.call("echo", {"action": "abort", "id": "e"})
+            state = [e for e in r.events() if e["type"] == "state"]
+            self.assertEqual(state, [{"type": "state", "call_id": None,
+                                      "handle_id": "e", "tool": "echo",
+                                      "state": "stopped", "batch": None}])
+
+    def test_driven_from_a_selectors_loop(self):
+        with new_registry() as r, selectors.DefaultSelector() as sel:
+            fd = r.fileno()
+            self.assertIsInstance(fd, int)
+            self.assertEqual(r.fileno(), fd)
+            sel.register(r, selectors.EVENT_READ)  # via fileno()
+            self.assertEqual(r.timeout(), -1)
+            calls = [{"id": "a", "name": "greet", "arguments": {"name": "Ada"}},
+                     {"id": "b", "name": "nap", "arguments": {"ms": 100}},
+                     {"id": "c", "name": "echo", "arguments": {"action": "spawn",
+                                                               "id": "e"}}]
+            deadline = time.monotonic() + WAIT_MS / 1000
+            rounds = 0
+            with r.submit(calls) as b:
+                while not b.done:
+                    self.assertLess(time.monotonic(), deadline, "the batch never finished")
+                    ms = r.timeout()
+                    sel.select(None if ms < 0 else ms / 1000)
+                    while r.dispatch() > 0:
+                        pass
+                    rounds += 1
+                res = b.results()
+            self.assertGreater(rounds, 1)
+            self.assertEqual(res[0]["content"], "hello Ada")
+            self.assertEqual(res[1]["content"], "xslept 100\n")
+            self.assertEqual(response(res[2]["content"]),
+                             {"id": "e", "state": "running", "content": "ready\n> "})
+            # wakeup() makes the fd readable; dispatch() consumes it.
+            r.wakeup()
+            self.assertTrue(sel.select(0))
+            self.assertEqual(r.dispatch(), 0)
+            self.assertFalse(sel.select(0))
+
+    def test_wakeup_from_another_thread_interrupts_a_poll(self):
+        with new_registry() as r, selectors.DefaultSelector() as sel:
+            sel.register(r.fileno(), selectors.EVENT_READ)
+            t = threading.Timer(0.05, r.wakeup)
+            t.start()
+            try:
+                self.assertTrue(sel.select(WAIT_MS / 1000))
+            finally:
+                t.join()
+            r.dispatch()
+
+    def test_context_manager_leaves_no_child(self):
+        flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+        with new_registry() as r:
+            content, _ = r.call("echo", {"action": "spawn", "id": "e"})
+            self.assertEqual(response(content)["state"], "running")
+            self.assertEqual(len(children_in_proc()), 1)  # the check sees it
+            with r.submit([{"id": "n", "name": "nap",
+                            "arguments": {"ms": 10000}}]) as b:
+                self.assertFalse(r.wait(b, 200))
+            # The call keeps running after its batch is freed.
+            self.assertEqual(len(children_in_proc()), 2)
+        self.assertTrue(r.closed)
+        with self.assertRaises(ChildProcessError):
+            os.waitid(os.P_ALL, 0, flags)
+        self.assertEqual(children_in_proc(), [])
+        for use in (r.fileno, r.timeout, r.dispatch, r.run, r.wakeup,
+                    lambda: r.call("greet"), lambda: list(r.events()),
+                    lambda: r.load_tools({"tools": []}), lambda: r.tools()):
+            with self.assertRaises(ValueError):
+                use()
+        r.close()  # twice is harmless
+
+    def test_garbage_collection_frees_registry_batches_and_children(self):
+        r = new_registry()
+        r.call("echo", {"action": "spawn", "id": "e"})
+        b = r.submit([{"id": "n", "name": "nap", "arguments": {"ms": 10000}}])
+        self.assertFalse(r.wait(b, 200))
+        self.assertEqual(len(children_in_proc()), 2)
+        del r  # the batch keeps the registry alive
+        gc.collect()
+        self.assertEqual(len(children_in_proc()), 2)
+        del b
+        gc.collect()
+        self.assertEqual(children_in_proc(), [])
+
+    def test_options(self):
+        with tempfile.TemporaryDirectory() as d:
+            state_file = os.path.join(d, "children.json")
+            with Registry(root=d, kill_grace_ms=300, capture_bytes=4096,
+                          output_limit=100, settle_ms=50, yield_ms=1000,
+                          drain_ms=50, max_inquiry_rounds=1, spool_dir=d,
+                          state_file=state_file) as r:
+                r.load_tools(tools_config())
+                r.load_tools({"tools": [{"name": "pwd", "command": ["pwd"]}]})
+                self.assertEqual(r.call("pwd"), (os.path.realpath(d) + "\n", False))
+                r.set_inquiry_handler(lambda q: q.answer("main"))
+                content, is_error = r.call("merge")
+                self.assertTrue(is_error)
+                self.assertIn("was stopped after 1 questions", content)
+                r.call("echo", {"action": "spawn", "id": "e"})
+                self.assertTrue(os.path.exists(state_file))
+            self.assertFalse(os.path.exists(state_file))
+            self.assertEqual(jptool.reap_stale(state_file), 0)  # missing: no error
+        with self.assertRaises(JptError) as cm:
+            Registry(root="/nonexistent/jptool/root")
+        self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+        with self.assertRaises(JptError):
+            Registry(settle_ms=-1)
+        with self.assertRaises(ValueError):
+            Registry(kill_grace_ms=2 ** 40)
+        with self.assertRaises(ValueError):
+            Registry(output_limit=-1)
+        with self.assertRaises(TypeError):
+            Registry(settle_ms="10")
+        with self.assertRaises(TypeError):
+            Registry("/tmp")  # keyword options only
+        Registry().close()  # every default
+
+
+@needs_tools
+class BuiltinTest(unittest.TestCase):
+    def setUp(self):
+        self.r = Registry(kill_grace_ms=300, settle_ms=100)
+
+    def tearDown(self):
+        self.r.close()
+
+    @staticmethod
+    def state(kind, text=None, question=None):
+        s = State.new(kind)
+        if text is not None:
+            s.add_text(text)
+        if question is not None:
+            s.add_question(*question)
+        return s
+
+    def test_one_shot_builtin(self):
+        seen = []
+
+        def start(h, args):
+            self.assertIsInstance(h, Handle)
+            seen.append((h.id, h.tool, h.stateful, args))
+            with self.state("stopped", f"sum={args['a'] + args['b']}") as s:
+                h.update(s)
+            self.assertFalse(h.valid)
+            with self.assertRaises(ValueError):
+                h.update(self.state("stopped"))
+
+        self.r.add_builtin({"name": "add", "parameters": {
+            "type": "object", "properties": {"a": {"type": "integer"},
+                                             "b": {"type": "integer"}},
+            "required": ["a", "b"]}}, start)
+        gc.collect()  # the callbacks live as long as the registry
+        self.assertEqual(self.r.call("add", {"a": 2, "b": 3}, id="x"), ("sum=5", False))
+        self.assertEqual(seen, [("x", "add", False, {"a": 2, "b": 3})])
+        self.assertEqual(self.r.call("add", {"a": "2", "b": 1}),
+                         ("Invalid arguments for `add`: at /a: expected integer, "
+                          "got string", True))
+        # A dict is read as an RFD 058 envelope.
+        self.r.add_builtin('{"name": "env"}', lambda h, a: h.update(
+            {"content": [{"type": "text", "text": "boom"}], "isError": True}))
+        self.assertEqual(self.r.call("env"), ("Error: boom", True))
+
+    def test_stateful_builtin_spawn_apply_fetch_abort(self):
+        held, log = {}, []
+
+        def start(h, args):
+            held["h"] = h
+            h.update(self.state("running", "hello " + args["who"]))
+
+        def apply(h, value):
+            log.append(("apply", h is held["h"], value))
+            h.update(self.state("running", f"got {json.dumps(value)}"))
+
+        def abort(h):
+            log.append(("abort", h.id, h.valid))
+
+        self.r.add_builtin({"name": "agent", "stateful": True,
+                            "parameters": {"type": "object",
+                                           "properties": {"who": {"type": "string"}}}},
+                           start, apply, abort)
+        content, _ = self.r.call("agent", {"action": "spawn", "id": "a1", "who": "Ada"})
+        self.assertEqual(response(content),
+                         {"id": "a1", "state": "running", "content": "hello Ada"})
+        h = held["h"]
+        self.assertEqual((h.id, h.tool, h.stateful, h.valid), ("a1", "agent", True, True))
+        content, _ = self.r.call("agent", {"action": "apply", "id": "a1",
+                                           "input": {"k": [1]}})
+        self.assertEqual(response(content)["content"], 'got {"k": [1]}')
+        # Progress reported outside any callback, read by a fetch.
+        h.update(self.state("running", "later"))
+        content, _ = self.r.call("agent", {"action": "fetch", "id": "a1"})
+        self.assertEqual(response(content)["content"], "later")
+        content, is_error = self.r.call("agent", {"action": "abort", "id": "a1"})
+        self.assertEqual(response(content)["state"], "stopped")
+        self.assertFalse(is_error)
+        self.assertEqual(log, [("apply", True, {"k": [1]}), ("abort", "a1", True)])
+        self.assertFalse(h.valid)
+        with self.assertRaises(ValueError):
+            h.update(self.state("running", "too late"))
+
+    def test_stateful_builtin_stops_by_itself(self):
+        held = {}
+
+        def start(h, args):
+            held["h"] = h
+
+        self.r.add_builtin({"name": "job", "stateful": True, "actions": ["fetch"]},
+                           start)
+        content, _ = self.r.call("job", {"action": "spawn", "id": "j"})
+        self.assertEqual(response(content),
+                         {"id": "j", "state": "running", "content": ""})
+        held["h"].update(self.state("stopped", "all done"))
+        self.assertFalse(held["h"].valid)
+        self.assertEqual(list(e["state"] for e in self.r.events()
+                              if e["type"] == "state"), ["stopped"])
+        content, _ = self.r.call("job", {"action": "fetch", "id": "j"})
+        self.assertEqual(response(content),
+                         {"id": "j", "state": "stopped", "result": "all done"})
+        self.assertEqual(self.r.call("job", {"action": "fetch", "id": "j"}),
+                         ("Handle `j` not found", True))
+
+    def test_one_shot_builtin_question_goes_to_the_inquiry_handler(self):
+        handles = []
+
+        def start(h, args):
+            handles.append(h)
+            h.update(self.state("waiting", "About to deploy.",
+                                ("go", "Deploy now?", {"type": "boolean"})))
+            self.assertFalse(h.valid)  # handed to the inquiry
+
+        def apply(h, answer):
+            handles.append(h)
+            self.assertTrue(h.valid)
+            h.update(self.state("stopped", f"deployed={answer}"))
+
+        questions = []
+
+        def handler(q):
+            with q.context as ctx:
+                questions.append((q.question, [b["text"] for b in ctx.blocks]))
+            q.answer(True)
+
+        self.r.add_builtin({"name": "deploy"}, start, apply)
+        self.r.set_inquiry_handler(handler)
+        self.assertEqual(self.r.call("deploy"), ("deployed=True", False))
+        self.assertEqual(questions, [({"id": "go", "text": "Deploy now?",
+                                       "schema": {"type": "boolean"}},
+                                      ["About to deploy."])])
+        self.assertEqual(len(handles), 2)
+        self.assertIsNot(handles[0], handles[1])
+        self.assertFalse(handles[1].valid)
+        # Without apply, the answer is refused.
+        self.r.add_builtin({"name": "deploy2"}, start)
+        self.assertEqual(self.r.call("deploy2"),
+                         ("`deploy2` refused the answer: not supported", True))
+
+    def test_callback_failures(self):
+        def boom(h, args):
+            raise KeyError("boom")
+
+        self.r.add_builtin({"name": "bad"}, boom)
+        with self.r.submit([{"id": "x", "name": "bad", "arguments": {}}]) as b:
+            with self.assertRaises(KeyError):
+                self.r.wait(b, WAIT_MS)
+            self.assertTrue(b.done)
+            self.assertEqual(b.results(), [{
+                "id": "x", "is_error": True,
+                "content": "`bad` could not run: the tool failed to start: "
+                           "invalid argument or malformed input"}])
+
+        def denied(h, args):
+            raise JptError(jptool.JPT_ERR_DENIED)
+
+        self.r.add_builtin({"name": "denied"}, denied)
+        self.r.add_builtin({"name": "status"}, lambda h, a: jptool.JPT_ERR_LIMIT)
+        self.assertEqual(self.r.call("denied"),
+                         ("`denied` could not run: the tool failed to start: "
+                          "denied by the access policy", True))
+        self.assertEqual(self.r.call("status"),
+                         ("`status` could not run: the tool failed to start: "
+                          "size or count limit exceeded", True))
+
+        def closer(h, args):
+            self.r.close()
+
+        self.r.add_builtin({"name": "closer"}, closer)
+        with self.assertRaises(RuntimeError):
+            self.r.call("closer")
+        self.assertFalse(self.r.closed)
+
+    def test_add_builtin_errors(self):
+        with self.assertRaises(JptError) as cm:
+            self.r.add_builtin({"name": "s", "stateful": True}, lambda h, a: None)
+        self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+        self.assertIn("apply callback", cm.exception.message)
+        with self.assertRaises(JptError) as cm:
+            self.r.add_builtin({"name": "c", "command": ["true"]}, lambda h, a: None)
+        self.assertIn("'command' does not apply to a builtin tool", cm.exception.message)
+        with self.assertRaises(TypeError):
+            self.r.add_builtin({"name": "t"}, None)
+        self.r.add_builtin({"name": "ok", "stateful": True, "actions": ["abort"]},
+                           lambda h, a: None)
+
+    def test_close_aborts_live_builtin_handles(self):
+        held, aborted = [], []
+
+        def abort(h):
+            # Inside close(): the handle is usable, the registry is not.
+            aborted.append((h.id, h is held[0] if h.stateful else None, h.valid))
+            h.update(self.state("stopped", "stopped by close"))
+            with self.assertRaises(ValueError):
+                self.r.fileno()
+
+        self.r.add_builtin({"name": "keep", "stateful": True, "actions": ["abort"]},
+                           lambda h, a: held.append(h), abort=abort)
+        self.r.add_builtin({"name": "slow"}, lambda h, a: held.append(h), abort=abort)
+        self.r.call("keep", {"action": "spawn", "id": "k"})
+        b = self.r.submit([{"id": "s1", "name": "slow", "arguments": {}}])
+        self.assertFalse(self.r.wait(b, 100))
+        self.assertEqual([h.valid for h in held], [True, True])
+        self.r.close()
+        self.assertEqual(sorted(aborted, key=str), [("k", True, True),
+                                                    ("s1", None, True)])
+        self.assertFalse(held[0].valid)
+        self.assertFalse(held[1].valid)
+        self.assertTrue(b.closed)
+        with self.assertRaises(ValueError):
+            held[0].update(self.state("running", "x"))
+
+    def test_exception_in_an_abort_callback_at_close_is_raised_by_close(self):
+        def abort(h):
+            raise OSError("could not stop the sub-agent")
+
+        self.r.add_builtin({"name": "keep", "stateful": True, "actions": ["abort"]},
+                           lambda h, a: None, abort=abort)
+        self.r.call("keep", {"action": "spawn", "id": "k"})
+        with self.assertRaises(OSError):
+            self.r.close()
+        self.assertTrue(self.r.closed)
+        self.r.close()
+
+
+class RegistryBindingTest(unittest.TestCase):
+    """The binding against registry.h itself."""
+
+    def test_every_function_of_the_header_has_a_prototype(self):
+        with open(REGISTRY_H) as f:
+            header = f.read()
+        names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header)
+        self.assertEqual(len(names), 39, names)
+        for name in names:
+            self.assertIn(name, jptool._PROTOTYPES, name)
+            fn = getattr(jptool._lib, name)
+            self.assertEqual(tuple(fn.argtypes), tuple(jptool._PROTOTYPES[name][1]), name)
+            self.assertEqual(fn.restype, jptool._PROTOTYPES[name][0], name)
+
+    def test_constants_match_the_header(self):
+        with open(REGISTRY_H) as f:
+            defines = re.findall(r"#define (JPT_\w+) (0x[0-9a-f]+|\d+)u?", f.read())
+        self.assertEqual(len(defines), 12, defines)
+        for name, value in defines:
+            self.assertEqual(getattr(jptool, name), int(value, 0), name)
+            self.assertIn(name, jptool.__all__)
+
+    def test_options_struct_matches_the_header_layout(self):
+        fields = [f[0] for f in jptool._RegistryOptions._fields_]
+        self.assertEqual(fields, ["size", "root", "kill_grace_ms", "capture_bytes",
+                                  "output_limit", "settle_ms", "yield_ms", "drain_ms",
+                                  "max_inquiry_rounds", "spool_dir", "state_file"])
+        small = jptool._RegistryOptions(ctypes.sizeof(jptool._RegistryOptions) - 1)
+        out = jptool._RegistryPtr()
+        self.assertEqual(jptool._lib.jpt_registry_new(ctypes.byref(small),
+                                                      ctypes.byref(out)),
+                         jptool.JPT_ERR_INVALID)
+        self.assertEqual(jptool._lib.jpt_registry_new(None, None),
+                         jptool.JPT_ERR_INVALID)
+        jptool._lib.jpt_registry_free(None)
+        jptool._lib.jpt_batch_free(None)
 
 
 if __name__ == "__main__":
