@@ -257,11 +257,74 @@ static void cargo_check_schema_is_rfd_009s_example(void **state)
     jpt_registry_free(r);
 }
 
-static void anthropic_list_is_name_description_input_schema(void **state)
+/* RFD 037's await tool, exactly as the RFD gives it. */
+static const char await_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"any\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
+    "\"Handle IDs. Returns when at least one of these handles reaches 'stopped'.\"},"
+    "\"all\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
+    "\"Handle IDs. Returns when every one of these handles reaches 'stopped'.\"},"
+    "\"timeout_secs\":{\"type\":\"integer\",\"description\":\"Maximum seconds to wait. "
+    "If exceeded, returns with current handle states. Omit for no timeout.\"}},"
+    "\"anyOf\":[{\"required\":[\"any\"]},{\"required\":[\"all\"]}]}";
+static const char await_description[] =
+    "Block until stateful tool handles reach completion. Use `any` to wait for the first "
+    "handle to finish, `all` to wait for every handle to finish, or both to combine "
+    "conditions.";
+
+/* RFD 037, "Schema availability": with a stateful tool the list ends with
+ * await; the entry is taken off so the tests below see the RFD 009 tools. */
+static json_t *without_await(json_t *list)
+{
+    json_t *last = json_array_get(list, json_array_size(list) - 1);
+    json_t *fn = json_object_get(last, "function");
+    const char *name = json_string_value(json_object_get(fn != NULL ? fn : last, "name"));
+
+    assert_non_null(name);
+    assert_string_equal(name, "await");
+    json_array_remove(list, json_array_size(list) - 1);
+    return list;
+}
+
+static void await_is_listed_with_stateful_tools_as_rfd_037_gives_it(void **state)
 {
     (void)state;
     jpt_registry *r = ru_registry(js(rfd_tools));
     json_t *doc = tools_doc(r, JPT_DIALECT_ANTHROPIC);
+    json_t *entry = json_array_get(doc, json_array_size(doc) - 1);
+    json_t *expected = parse(await_schema);
+
+    assert_string_equal(json_string_value(json_object_get(entry, "name")), "await");
+    assert_string_equal(json_string_value(json_object_get(entry, "description")),
+                        await_description);
+    assert_true(json_equal(json_object_get(entry, "input_schema"), expected));
+    json_decref(doc);
+    /* The flat dialect drops the anyOf; the rule is checked at call time. */
+    doc = tools_doc(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT);
+    entry = json_array_get(doc, json_array_size(doc) - 1);
+    json_object_del(expected, "anyOf");
+    assert_true(json_equal(json_object_get(entry, "input_schema"), expected));
+    json_decref(expected);
+    json_decref(doc);
+    jpt_registry_free(r);
+}
+
+static void await_is_not_listed_without_stateful_tools(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js("{'tools':[{'name':'one','command':['true']}]}"));
+    json_t *doc = tools_doc(r, JPT_DIALECT_ANTHROPIC);
+
+    assert_int_equal(json_array_size(doc), 1);
+    json_decref(doc);
+    jpt_registry_free(r);
+}
+
+static void anthropic_list_is_name_description_input_schema(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    json_t *doc = without_await(tools_doc(r, JPT_DIALECT_ANTHROPIC));
 
     assert_json(doc, js("[{'name':'git','description':'Interactive git',"
                         "'input_schema':" RFD_GIT_SCHEMA "},"
@@ -275,7 +338,7 @@ static void openai_list_wraps_each_tool_as_a_function(void **state)
 {
     (void)state;
     jpt_registry *r = ru_registry(js(rfd_tools));
-    json_t *doc = tools_doc(r, JPT_DIALECT_OPENAI);
+    json_t *doc = without_await(tools_doc(r, JPT_DIALECT_OPENAI));
 
     assert_json(doc, js("[{'type':'function','function':{'name':'git',"
                         "'description':'Interactive git','parameters':" RFD_GIT_SCHEMA "}},"
@@ -291,6 +354,7 @@ static void mcp_list_is_a_tools_object_with_input_schema(void **state)
     (void)state;
     jpt_registry *r = ru_registry(js(rfd_tools));
     json_t *doc = tools_doc(r, JPT_DIALECT_MCP);
+    without_await(json_object_get(doc, "tools"));
 
     assert_json(doc, js("{'tools':[{'name':'git','description':'Interactive git',"
                         "'inputSchema':" RFD_GIT_SCHEMA "},"
@@ -312,7 +376,8 @@ static void gemini_list_is_function_declarations_with_flat_schemas(void **state)
     const char *descriptions[] = {"Interactive git", "Check a Rust package"};
 
     assert_int_equal(json_object_size(doc), 1);
-    json_t *list = json_object_get(doc, "functionDeclarations");
+    json_t *list = without_await(json_object_get(doc, "functionDeclarations"));
+    without_await(json_object_get(also_flat, "functionDeclarations"));
     assert_int_equal(json_array_size(list), 2);
     for (size_t i = 0; i < 2; i++) {
         json_t *entry = json_array_get(list, i);
@@ -1329,7 +1394,8 @@ static void add_builtin_refuses_apply_declared_without_a_callback(void **state)
     jpt_registry_free(r);
     assert_int_equal(rc, JPT_ERR_INVALID);
     assert_int_equal(rc_without_apply, JPT_OK);
-    assert_string_equal(names, "poller");
+    /* (await is listed with any stateful tool.) */
+    assert_string_equal(names, "poller,await");
     ru_assert_contains(msg, "'agent'");
     ru_assert_contains(msg, "apply");
 }
@@ -1782,6 +1848,8 @@ int main(void)
         cmocka_unit_test(openai_list_wraps_each_tool_as_a_function),
         cmocka_unit_test(mcp_list_is_a_tools_object_with_input_schema),
         cmocka_unit_test(gemini_list_is_function_declarations_with_flat_schemas),
+        cmocka_unit_test(await_is_listed_with_stateful_tools_as_rfd_037_gives_it),
+        cmocka_unit_test(await_is_not_listed_without_stateful_tools),
         cmocka_unit_test(flat_schema_has_an_action_enum_of_only_the_declared_actions),
         cmocka_unit_test(flat_schema_has_input_only_when_apply_is_declared),
         cmocka_unit_test(flat_schema_keeps_the_tools_properties_and_requires_nothing),

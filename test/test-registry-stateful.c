@@ -350,8 +350,10 @@ static void errors_are_model_visible_results(void **state)
     json_decref(resp);
     bool err = false;
     char *out = ru_call(r, "echo", "{\"action\":\"spawn\",\"id\":\"dup\"}", &err);
-    assert_string_equal(out, "Handle ID `dup` is already in use by an active handle; choose "
-                             "another id");
+    /* RFD 037: the collision is found before the batch runs. */
+    assert_string_equal(out, "This batch was not run: handle ID `dup` cannot be used (an "
+                             "active handle already uses it). Choose unique ids and send the "
+                             "calls again.");
     assert_true(err);
     free(out);
     out = ru_call(r, "echo", "{\"action\":\"apply\",\"id\":\"dup\"}", &err);

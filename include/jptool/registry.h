@@ -85,6 +85,8 @@ typedef struct jpt_registry_options {
                                 written to a file here, named to the model */
     const char *state_file;  /* if set, live children are recorded here for
                                 jpt_registry_reap_stale() */
+    int turn_end_timeout_ms; /* how long the turn end waits for handles;
+                                default 120000 */
 } jpt_registry_options;
 
 /* Creates a registry; `opts` may be NULL for every default. The root must be
@@ -241,6 +243,14 @@ JPT_EXPORT int jpt_batch_done(const jpt_batch *b);
  * frees `*out` with jpt_free(). Errors: JPT_ERR_INVALID, JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out);
 
+/* Cancels every call of the batch still in flight (RFD 037's cancellation,
+ * for a host's Ctrl+C), at the next dispatch: one-shot children are killed
+ * and their calls end with an error, awaits answer with the handles' states
+ * and "cancelled": true, spawn and apply answer at once with the output so
+ * far (their handles keep running), calls not yet started never run.
+ * Finished calls keep their results. NULL-safe. */
+JPT_EXPORT void jpt_batch_cancel(jpt_batch *b);
+
 /* Frees the batch. Calls still in flight keep running and their results are
  * dropped; handles they spawned stay in the registry. NULL-safe. */
 JPT_EXPORT void jpt_batch_free(jpt_batch *b);
@@ -319,6 +329,10 @@ JPT_EXPORT void jpt_registry_set_inquiry_handler(jpt_registry *r, jpt_inquiry_fn
  * context holds the blocks the tool showed before it (may be empty). */
 JPT_EXPORT const char *jpt_inquiry_tool(const jpt_inquiry *q);
 JPT_EXPORT const char *jpt_inquiry_call_id(const jpt_inquiry *q);
+/* The handle whose question it is (a stateful handle asking while an await
+ * watches it), or NULL. The tool and call id are NULL for the turn end's
+ * question (see jpt_registry_end_turn). */
+JPT_EXPORT const char *jpt_inquiry_handle_id(const jpt_inquiry *q);
 JPT_EXPORT const char *jpt_inquiry_question_json(const jpt_inquiry *q);
 JPT_EXPORT int jpt_inquiry_target(const jpt_inquiry *q);
 JPT_EXPORT const jpt_state *jpt_inquiry_context(const jpt_inquiry *q);
@@ -333,6 +347,50 @@ JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json);
 /* Ends the call with an error naming `reason` (may be NULL) and frees `q`. */
 JPT_EXPORT int jpt_inquiry_cancel(jpt_inquiry *q, const char *reason);
 JPT_EXPORT const char *jpt_inquiry_errmsg(const jpt_inquiry *q);
+
+/* ---- Notifications and the end of a turn (RFD 037) --------------------------------- */
+
+/* Takes the notifications queued since the last call, as JSON for the host
+ * to put in front of the model's next message (RFD 011's system message
+ * queue), and clears them:
+ *   [{"id", "tool", "state", "elapsed_secs",
+ *     "result" and "is_error" (stopped) | "output_preview" (running, waiting)}]
+ * A registered handle leaves one when it changes state while the model is
+ * not watching it (no action or await on it), as its tool's
+ * spawn.notifications flags allow (on_success, on_failure, on_waiting true;
+ * on_content false by default); only the latest per handle is kept, and it
+ * is dropped once an action shows the model that state. A stopped handle's
+ * result reaches the model this way, and the handle then goes. Returns "[]"
+ * when there are none. The caller frees `*json_out` with jpt_free().
+ * Errors: JPT_ERR_INVALID, JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out);
+
+/* Flags for jpt_registry_end_turn(). */
+#define JPT_TURN_KEEP 0x1u /* kill nothing: handles past their wait stay */
+
+/* Ends the turn (RFD 037, "Turn-end behavior"): every live handle meets its
+ * tool's spawn.lifecycle.on_turn_end policy, from the next dispatch:
+ *   "abort"    it is killed and its result discarded;
+ *   "await"    it is waited for, up to turn_end_timeout_ms; its result is
+ *              queued as a notification for the next turn; past the
+ *              timeout it is killed;
+ *   "inquire"  (the default) one question goes to the inquiry handler for
+ *              the assistant, listing each such handle (id, tool, state,
+ *              elapsed_secs, output_preview) with an action "wait" or
+ *              "abort" to choose: {"handles": [{"id", "action"}, …]}. A
+ *              handle answered "wait" (or not mentioned) is waited for (up
+ *              to the timeout) and its result becomes a result of the
+ *              returned batch: {"id": handle id, "content": {"id", "state",
+ *              "result"|"error"} as JSON text, "is_error"}; "abort" kills
+ *              it. Without a handler, or if the question is cancelled,
+ *              these handles are treated as "await".
+ * Stopped handles the model has not seen go (their notifications stay).
+ * The batch is done when every handle has settled; then the registry holds
+ * no live handles, unless JPT_TURN_KEEP was given (handles are then left
+ * running instead of killed). Free the batch with jpt_batch_free().
+ * Errors: JPT_ERR_INVALID, JPT_ERR_STATE (a turn end is still settling),
+ * JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch **out);
 
 /* ---- Orphans ---------------------------------------------------------------------- */
 

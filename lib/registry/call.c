@@ -15,9 +15,16 @@ void jpt__call_free(jpt__call *call)
 
     if (call->handle != NULL && call->handle->waiter == call)
         call->handle->waiter = NULL;
-    /* A one-shot handle belongs to its call. */
-    if (call->handle != NULL && call->action == JPT__ACTION_NONE)
+    jpt__await_free(call);
+    /* A one-shot handle belongs to its call; a pre-registered spawn that
+     * never ran stops, so that awaits on it end. */
+    if (call->handle != NULL && call->action == JPT__ACTION_NONE && !call->handle->registered)
         jpt__handle_free(call->handle);
+    else if (call->handle != NULL && call->handle->placeholder) {
+        jpt__handle_fail(call->handle, "the spawn was cancelled before it ran");
+        jpt__handle_delivered(call->handle);
+        jpt__handle_release_if_done(call->handle);
+    }
     jpt__inquiry_detach(call);
     jpt__defer_cancel(r->loop, &call->step);
     json_decref(call->arguments);
@@ -55,7 +62,7 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
     call->is_error = is_error;
     if (call->handle != NULL && call->handle->waiter == call)
         call->handle->waiter = NULL;
-    if (call->action == JPT__ACTION_NONE && call->handle != NULL) {
+    if (call->action == JPT__ACTION_NONE && call->handle != NULL && !call->handle->registered) {
         jpt__handle_free(call->handle);
         call->handle = NULL;
     }
@@ -91,70 +98,58 @@ void jpt__call_completef(jpt__call *call, bool is_error, const char *fmt, ...)
     jpt__call_complete(call, text, is_error);
 }
 
-/* The text the model reads for a state: rendered, then limited. A capture
- * that was already cut carries its own marker, so only text clearly past
- * the limit is cut again. */
-static int model_text(const jpt_handle *h, const jpt_state *s, jpt__buf *out)
+static int response_json(const char *id, const char *state, const char *key,
+                         const char *text, size_t len, char **out)
 {
-    jpt_render_options opts = {sizeof(opts), h->r->root};
-    size_t limit = jpt__tool_output_limit(h->r, h->tool);
-    char *text = NULL;
-    int rc = jpt_state_render(s, &opts, &text);
+    jpt__field f = {(char *)(text != NULL ? text : ""), text != NULL ? len : 0};
+    json_t *resp = json_pack("{s:s, s:s, s:o}", "id", id, "state", state, key,
+                             jpt__json_from_field(&f));
+    int rc = resp != NULL ? jpt__json_dump(resp, JSON_COMPACT, out) : JPT_ERR_NOMEM;
 
-    if (rc < 0)
-        return rc;
-    size_t n = strlen(text);
-    rc = n > limit + 256 ? jpt__limit_text(text, n, limit, h->out.spool_path, out)
-                         : jpt__buf_append(out, text, n);
-    jpt_free(text);
+    json_decref(resp);
     return rc;
-}
-
-static const char *kind_name(int kind)
-{
-    return kind == JPT_STATE_RUNNING   ? "running"
-           : kind == JPT_STATE_WAITING ? "waiting"
-                                       : "stopped";
 }
 
 /* RFD 009's handle response: {"id","state","content"} while the handle
  * lives, {"id","state","result"|"error"} once it stopped. */
 static void respond_with_state(jpt__call *call, jpt_handle *h)
 {
-    jpt_state *s = NULL;
-    jpt__buf text = JPT__BUF_INIT;
     char *json = NULL;
-    int rc = jpt__handle_take_state(h, false, &s);
+    bool is_error = false;
+    int rc;
 
-    if (rc == JPT_OK)
-        rc = model_text(h, s, &text);
-    if (rc == JPT_OK) {
-        const char *key = s->kind != JPT_STATE_STOPPED ? "content"
-                          : s->is_error                ? "error"
-                                                       : "result";
-        jpt__field f = {text.data != NULL ? text.data : "", text.len};
-        json_t *resp = json_pack("{s:s, s:s, s:o}", "id", h->id, "state",
-                                 kind_name(s->kind), key, jpt__json_from_field(&f));
-        rc = resp != NULL ? jpt__json_dump(resp, JSON_COMPACT, &json) : JPT_ERR_NOMEM;
-        json_decref(resp);
+    if (h->kind == JPT_STATE_STOPPED) {
+        const char *text;
+        if ((rc = jpt__handle_final(h, &text, &is_error)) == JPT_OK)
+            rc = response_json(h->id, "stopped", is_error ? "error" : "result", text,
+                               strlen(text), &json);
+    } else {
+        jpt_state *s = NULL;
+        jpt__buf text = JPT__BUF_INIT;
+        if ((rc = jpt__handle_take_state(h, false, &s)) == JPT_OK)
+            rc = jpt__handle_model_text(h, s, &text);
+        if (rc == JPT_OK)
+            rc = response_json(h->id, h->placeholder ? "pending" : jpt__kind_name(s->kind),
+                               "content", text.data, text.len, &json);
+        jpt_state_unref(s);
+        jpt__buf_free(&text);
+        jpt__notify_seen(h);
     }
-    bool is_error = rc == JPT_OK && s->is_error;
-    bool stopped = h->kind == JPT_STATE_STOPPED;
-    jpt_state_unref(s);
-    jpt__buf_free(&text);
     if (rc < 0) {
         jpt__call_complete(call, "out of memory building the response", true);
         return;
     }
-    /* The model has now seen the stopped state: the handle goes (RFD 009,
-     * "Handle lifecycle"), and its id is free again. */
-    if (stopped) {
-        h->delivered = true;
-        call->handle = NULL;
-        jpt__handle_free(h);
-    }
+    /* The model has now seen the stopped state: the handle goes once no
+     * await still holds it (RFD 009, "Handle lifecycle"), and its id is
+     * free again. */
+    bool stopped = h->kind == JPT_STATE_STOPPED;
+    if (stopped)
+        jpt__handle_delivered(h);
+    call->handle = NULL;
     jpt__call_complete(call, json, is_error);
     jpt__free(json);
+    if (stopped)
+        jpt__handle_release_if_done(h);
 }
 
 static void finish_one_shot(jpt__call *call, jpt_handle *h)
@@ -169,7 +164,7 @@ static void finish_one_shot(jpt__call *call, jpt_handle *h)
         return;
     }
     if (rc == JPT_OK)
-        rc = model_text(h, s, &text);
+        rc = jpt__handle_model_text(h, s, &text);
     if (rc == JPT_OK)
         jpt__call_complete(call, text.data != NULL ? text.data : "", s->is_error);
     else
@@ -252,27 +247,9 @@ static bool arguments_fit(jpt__call *call, const json_t *arguments)
     return rc == JPT_OK;
 }
 
-static void start_handle(jpt__call *call, jpt_handle *h, int action)
-{
-    jpt__buf why = JPT__BUF_INIT;
-    int rc = jpt__handle_start(h, action, &why);
-
-    if (rc < 0) {
-        if (action != JPT__ACTION_NONE) {
-            call->handle = NULL;
-            jpt__handle_free(h);
-        }
-        jpt__call_completef(call, true, "`%s` could not run: %s", call->name,
-                            why.data != NULL ? why.data : jpt_strerror(rc));
-        jpt__buf_free(&why);
-        return;
-    }
-    jpt__buf_free(&why);
-    jpt__handle_wait(h, call, action == JPT__ACTION_SPAWN);
-}
-
 static void run_one_shot(jpt__call *call, json_t *arguments)
 {
+    jpt__buf why = JPT__BUF_INIT;
     jpt_handle *h;
 
     if (!arguments_fit(call, arguments))
@@ -282,29 +259,45 @@ static void run_one_shot(jpt__call *call, json_t *arguments)
         return;
     }
     call->handle = h;
-    start_handle(call, h, JPT__ACTION_NONE);
+    int rc = jpt__handle_start(h, JPT__ACTION_NONE, &why);
+    if (rc < 0)
+        jpt__call_completef(call, true, "`%s` could not run: %s", call->name,
+                            why.data != NULL ? why.data : jpt_strerror(rc));
+    else
+        jpt__handle_wait(h, call, false);
+    jpt__buf_free(&why);
 }
 
+/* The handle was pre-registered by submit (RFD 037, "await in parallel tool
+ * call batches"): it starts now, or stops with the reason it cannot, which
+ * an await in the same batch then reports. */
 static void do_spawn(jpt__call *call, json_t *arguments)
 {
-    jpt_handle *h;
+    jpt_handle *h = call->handle;
+    jpt__buf why = JPT__BUF_INIT;
 
-    if (jpt__handle_find(call->r, call->handle_id) != NULL) {
-        jpt__call_completef(call, true,
-                            "Handle ID `%s` is already in use by an active handle; "
-                            "choose another id",
-                            call->handle_id);
+    if (!arguments_fit(call, arguments)) {
+        call->handle = NULL;
+        jpt__handle_fail(h, call->content);
+        jpt__handle_delivered(h);
+        jpt__handle_release_if_done(h);
         return;
     }
-    if (!arguments_fit(call, arguments))
-        return;
-    if (jpt__handle_new(call->r, call->tool, call->handle_id, arguments, &h) < 0) {
-        jpt__call_complete(call, "out of memory starting the tool", true);
-        return;
-    }
-    h->registered = true;
-    call->handle = h;
-    start_handle(call, h, JPT__ACTION_SPAWN);
+    json_decref(h->arguments);
+    h->arguments = json_incref(arguments);
+    h->placeholder = false;
+    h->started = jpt__now();
+    int rc = jpt__handle_start(h, JPT__ACTION_SPAWN, &why);
+    if (rc < 0) {
+        jpt__call_completef(call, true, "`%s` could not run: %s", call->name,
+                            why.data != NULL ? why.data : jpt_strerror(rc));
+        call->handle = NULL;
+        jpt__handle_fail(h, call->content);
+        jpt__handle_delivered(h);
+        jpt__handle_release_if_done(h);
+    } else
+        jpt__handle_wait(h, call, true);
+    jpt__buf_free(&why);
 }
 
 /* The bytes a stdio tool receives for an apply: to a running handle the
@@ -424,7 +417,7 @@ static void run_action(jpt__call *call, json_t *arguments)
     }
 
     jpt_handle *h = jpt__handle_find(call->r, call->handle_id);
-    if (h == NULL || h->tool != jpt__tool_find(call->r, call->name)) {
+    if (h == NULL || h->tool != jpt__tool_find(call->r, call->name) || h->placeholder) {
         jpt__call_completef(call, true, "Handle `%s` not found", call->handle_id);
         return;
     }
@@ -472,6 +465,11 @@ static void start_call(jpt__call *call)
 
 static void start_tool_call(jpt__call *call, json_t *arguments)
 {
+    /* RFD 037: await is the registry's own tool, offered with stateful ones. */
+    if (strcmp(call->name, "await") == 0 && jpt__await_available(call->r)) {
+        jpt__await_start(call, arguments);
+        return;
+    }
     call->tool = jpt__tool_find(call->r, call->name);
     if (call->tool == NULL) {
         jpt__call_completef(call, true, "Unknown tool `%s`", call->name);
@@ -486,6 +484,68 @@ static void start_tool_call(jpt__call *call, json_t *arguments)
 }
 
 /* ---- Submitting ------------------------------------------------------------------ */
+
+/* The id a call would spawn, or NULL: a stateful tool's spawn with an id. */
+static const char *spawn_id(jpt_registry *r, const jpt__call *call)
+{
+    const jpt__tool *t = jpt__tool_find(r, call->name);
+    const char *action = json_string_value(json_object_get(call->arguments, "action"));
+    const char *id = json_string_value(json_object_get(call->arguments, "id"));
+
+    if (t == NULL || !t->stateful || action == NULL || strcmp(action, "spawn") != 0 ||
+        id == NULL || !valid_handle_id(id))
+        return NULL;
+    return id;
+}
+
+/* RFD 037, "await in parallel tool call batches": every spawn id of the
+ * batch is registered before any call runs, so an await in the same batch
+ * finds it. Two spawns with one id, or one an active handle holds, reject
+ * the whole batch: nothing runs, and every call says which id. */
+static int preregister(jpt_registry *r, jpt_batch *b)
+{
+    jpt__buf why = JPT__BUF_INIT;
+
+    for (size_t i = 0; i < b->n && why.len == 0; i++) {
+        const char *id = spawn_id(r, b->calls[i]);
+        if (id == NULL)
+            continue;
+        const char *holder = NULL;
+        if (jpt__handle_find(r, id) != NULL)
+            holder = "an active handle already uses it";
+        for (size_t j = 0; j < i && holder == NULL; j++) {
+            const char *other = spawn_id(r, b->calls[j]);
+            if (other != NULL && strcmp(other, id) == 0)
+                holder = "two spawns in this batch use it";
+        }
+        if (holder != NULL &&
+            jpt__buf_printf(&why, "This batch was not run: handle ID `%s` cannot be used "
+                                  "(%s). Choose unique ids and send the calls again.",
+                            id, holder) < 0)
+            return JPT_ERR_NOMEM;
+    }
+    if (why.len > 0) {
+        b->rejected = jpt__buf_take(&why);
+        return b->rejected != NULL ? JPT_OK : JPT_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        const char *id = spawn_id(r, b->calls[i]);
+        jpt_handle *h;
+        if (id == NULL)
+            continue;
+        json_t *none = json_object();
+        int rc = none != NULL ? jpt__handle_new(r, jpt__tool_find(r, b->calls[i]->name), id,
+                                                none, &h)
+                              : JPT_ERR_NOMEM;
+        json_decref(none);
+        if (rc < 0)
+            return rc; /* the caller frees the placeholders made so far */
+        h->registered = true;
+        h->placeholder = true;
+        b->calls[i]->handle = h;
+    }
+    return JPT_OK;
+}
 
 static jpt__call *call_new(jpt_registry *r, jpt_batch *b, const json_t *c, json_t **args,
                            const char **problem)
@@ -574,10 +634,15 @@ JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_
         goto nomem;
     b->r = r;
     json_array_foreach(list, i, c) {
+        args[i] = NULL;
         if ((b->calls[i] = call_new(r, b, c, &args[i], &problems[i])) == NULL)
             goto nomem;
+        b->calls[i]->arguments = args[i];
         b->n++;
     }
+
+    if (preregister(r, b) < 0)
+        goto nomem;
 
     /* From here the calls exist: each gets a result, whatever happens. */
     b->pending = b->n;
@@ -595,20 +660,22 @@ JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_
     r->batches = b;
     *out = b;
     for (i = 0; i < b->n; i++) {
+        if (b->rejected != NULL) {
+            jpt__call_complete(b->calls[i], b->rejected, true);
+            continue;
+        }
         if (problems[i] != NULL)
             jpt__call_completef(b->calls[i], true, "Invalid arguments for `%s`: %s",
                                 b->calls[i]->name, problems[i]);
         else if (args[i] == NULL)
             jpt__call_complete(b->calls[i], "out of memory reading the arguments", true);
-        else {
+        else
             /* Calls start at the next dispatch: tools' callbacks (builtins,
              * the inquiry handler) run only inside dispatch. */
-            b->calls[i]->arguments = args[i];
-            args[i] = NULL;
             jpt__call_later(b->calls[i], start_call);
-        }
-        json_decref(args[i]);
     }
+    jpt__free(b->rejected);
+    b->rejected = NULL;
     jpt__free(args);
     jpt__free(problems);
     json_decref(list);
@@ -616,8 +683,10 @@ JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_
 
 nomem:
     for (i = 0; b != NULL && i < b->n; i++) {
+        jpt_handle *h = b->calls[i]->handle;
         b->calls[i]->done = true;
-        json_decref(args[i]);
+        b->calls[i]->handle = NULL;
+        jpt__handle_free(h);
         jpt__call_free(b->calls[i]);
     }
     if (b != NULL)
@@ -668,6 +737,35 @@ JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out)
     return rc;
 }
 
+/* Ends a call still in flight, from the loop (ending may run a builtin's
+ * abort callback): one-shot children are killed, awaits answer with what
+ * they have, actions waiting for output to settle answer now. */
+static void cancel_call(jpt__call *call)
+{
+    jpt_handle *h = call->handle;
+
+    if (call->await != NULL) {
+        jpt__await_cancel(call);
+        return;
+    }
+    if (h != NULL && h->waiter == call && call->action != JPT__ACTION_NONE) {
+        jpt__call_handle_ready(call);
+        return;
+    }
+    /* A one-shot run (its child dies with its handle), a call not started
+     * yet, or one whose question is pending. */
+    jpt__call_completef(call, true, "The call `%s` was cancelled", call->name);
+}
+
+JPT_EXPORT void jpt_batch_cancel(jpt_batch *b)
+{
+    if (b == NULL)
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        if (!b->calls[i]->done)
+            jpt__call_later(b->calls[i], cancel_call);
+}
+
 JPT_EXPORT void jpt_batch_free(jpt_batch *b)
 {
     jpt_registry *r;
@@ -675,6 +773,7 @@ JPT_EXPORT void jpt_batch_free(jpt_batch *b)
     if (b == NULL)
         return;
     r = b->r;
+    jpt__turn_batch_gone(r, b);
     for (size_t i = 0; i < b->n; i++) {
         jpt__call *call = b->calls[i];
         if (call->done)
@@ -689,5 +788,6 @@ JPT_EXPORT void jpt_batch_free(jpt_batch *b)
     if (b->next != NULL)
         b->next->prev = b->prev;
     jpt__free(b->calls);
+    jpt__free(b->rejected);
     jpt__free(b);
 }

@@ -16,6 +16,7 @@ static const jpt__child_ops child_ops = {on_child_output, on_child_exited};
 
 static void on_settled(jpt__timer *t);
 static void on_timeout(jpt__timer *t);
+static void run_step(jpt__defer *d);
 
 /* The model's view of a stateful handle is built from the output since it
  * last looked: structured JSON lines (RFD 058 envelopes, RFD 009 states)
@@ -58,6 +59,7 @@ int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *argum
         return JPT_ERR_NOMEM;
     h->r = r;
     h->kind = JPT_STATE_RUNNING;
+    h->started = jpt__now();
     h->id = jpt__strdup(id);
     h->answers = json_object();
     a->x.pending.blocks = jpt__state_alloc(JPT_STATE_RUNNING);
@@ -76,6 +78,7 @@ int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *argum
     jpt__timer_init(&h->settle_timer, on_settled, h);
     jpt__timer_init(&h->yield_timer, on_settled, h);
     jpt__timer_init(&h->timeout_timer, on_timeout, h);
+    jpt__defer_init(&h->step, run_step, h);
     h->next = r->handles;
     if (r->handles != NULL)
         r->handles->prev = h;
@@ -111,9 +114,15 @@ void jpt__handle_free(jpt_handle *h)
     jpt__timer_stop(r->loop, &h->settle_timer);
     jpt__timer_stop(r->loop, &h->yield_timer);
     jpt__timer_stop(r->loop, &h->timeout_timer);
-    /* A queued event keeps its copied strings, not the handle. */
+    jpt__defer_cancel(r->loop, &h->step);
+    jpt__free(h->step_answer);
+    jpt__inquiry_forget_handle(h);
+    /* A queued event or notice keeps its copied strings, not the handle. */
     if (x->output_event != NULL)
         x->output_event->output_of = NULL;
+    jpt__notify_forget(h);
+    jpt__free(h->watchers);
+    jpt__free(h->final_text);
     if (h->child != NULL) {
         jpt__child_free(h->child);
         h->child = NULL;
@@ -373,6 +382,29 @@ static void note_activity(jpt_handle *h, int kind_before)
                      jpt__deadline_ms(jpt__tool_settle_ms(h->r, h->tool)));
 }
 
+/* Whether an action or an await of the model is watching the handle:
+ * then it learns of changes there, and no notification is due (RFD 037). */
+static bool watched(const jpt_handle *h)
+{
+    return h->waiter != NULL || h->nwatchers > 0;
+}
+
+/* A registered handle produced output or changed state while running. */
+static void changed(jpt_handle *h, int kind_before)
+{
+    if (!h->registered)
+        return;
+    queue_output_event(h);
+    if (h->kind == JPT_STATE_WAITING && kind_before != JPT_STATE_WAITING) {
+        jpt__registry_event(h->r, JPT_EVENT_STATE, NULL, h);
+        if (h->waiter == NULL && h->nwatchers > 0)
+            jpt__await_handle_waiting(h);
+        else if (!watched(h))
+            jpt__notify_change(h, JPT__NOTIFY_WAITING);
+    } else if (h->kind == JPT_STATE_RUNNING && !watched(h))
+        jpt__notify_change(h, JPT__NOTIFY_CONTENT);
+}
+
 static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, void *ud)
 {
     jpt_handle *h = ud;
@@ -386,9 +418,7 @@ static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, 
     if (rc < 0 && h->failure == NULL)
         h->failure = jpt__strdup("out of memory keeping the tool's output");
     if (h->tool->stateful) {
-        queue_output_event(h);
-        if (h->kind != before && h->kind != JPT_STATE_RUNNING && h->registered)
-            jpt__registry_event(h->r, JPT_EVENT_STATE, NULL, h);
+        changed(h, before);
         note_activity(h, before);
     }
 }
@@ -399,13 +429,32 @@ static void stopped(jpt_handle *h)
 
     h->kind = JPT_STATE_STOPPED;
     h->exited = true;
+    h->placeholder = false;
     jpt__timer_stop(r->loop, &h->settle_timer);
     jpt__timer_stop(r->loop, &h->yield_timer);
     jpt__timer_stop(r->loop, &h->timeout_timer);
-    if (h->registered)
-        jpt__registry_event(r, JPT_EVENT_STATE, NULL, h);
+    if (!h->registered) {
+        if (h->waiter != NULL)
+            jpt__call_wake(h->waiter);
+        return;
+    }
+    /* Everyone who waits hears of it; the handle is not freed before the
+     * last of them has (busy), whatever they do with it. */
+    h->busy++;
+    jpt__registry_event(r, JPT_EVENT_STATE, NULL, h);
+    if (!watched(h))
+        jpt__notify_change(h, JPT__NOTIFY_SUCCESS);
+    jpt__watch_entry *copy = NULL;
+    size_t n = h->nwatchers;
+    if (n > 0 && (copy = jpt__calloc(n, sizeof(*copy))) != NULL)
+        memcpy(copy, h->watchers, n * sizeof(*copy));
+    for (size_t i = 0; copy != NULL && i < n; i++)
+        copy[i].w->stopped(copy[i].w, h, copy[i].role);
+    jpt__free(copy);
     if (h->waiter != NULL)
         jpt__call_wake(h->waiter);
+    h->busy--;
+    jpt__handle_release_if_done(h);
 }
 
 static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
@@ -498,9 +547,201 @@ void jpt__handle_resume(jpt_handle *h)
     h->kind = JPT_STATE_RUNNING;
 }
 
+int jpt__handle_answer(jpt_handle *h, const char *qid, json_t *answer,
+                       const char *answer_json)
+{
+    if (h->kind != JPT_STATE_WAITING)
+        return JPT_ERR_STATE;
+    if (h->tool->runtime == JPT__RUNTIME_BUILTIN) {
+        /* The apply callback runs from the loop, like every callback. */
+        char *copy = jpt__strdup(answer_json);
+        if (copy == NULL)
+            return JPT_ERR_NOMEM;
+        jpt__free(h->step_answer);
+        h->step_answer = copy;
+        jpt__defer_queue(h->r->loop, &h->step);
+        return JPT_OK;
+    }
+    jpt__buf line = JPT__BUF_INIT;
+    json_t *msg = json_pack("{s:s, s:O}", "id", qid, "answer", answer);
+    int rc = msg != NULL ? jpt__json_dump_buf(msg, JSON_COMPACT, &line) : JPT_ERR_NOMEM;
+    json_decref(msg);
+    if (rc == JPT_OK && (rc = jpt__buf_putc(&line, '\n')) == JPT_OK &&
+        (rc = jpt__handle_write(h, line.data, line.len)) == JPT_OK)
+        jpt__handle_resume(h);
+    jpt__buf_free(&line);
+    return rc;
+}
+
+void jpt__handle_kill(jpt_handle *h, const char *why)
+{
+    if (h->kind == JPT_STATE_STOPPED)
+        return;
+    jpt__free(h->failure);
+    h->failure = jpt__strdup(why);
+    if (h->child != NULL) {
+        jpt__child_terminate(h->child, h->r->kill_grace_ms);
+        return;
+    }
+    jpt__free(h->step_answer);
+    h->step_answer = NULL;
+    jpt__defer_queue(h->r->loop, &h->step);
+}
+
+/* From the loop: a builtin's answer goes to its apply callback; without
+ * one, the builtin is being stopped (jpt__handle_kill). */
+static void run_step(jpt__defer *d)
+{
+    jpt_handle *h = d->ud;
+    char *answer = h->step_answer;
+
+    h->step_answer = NULL;
+    if (h->kind == JPT_STATE_STOPPED) {
+        jpt__free(answer);
+        return;
+    }
+    if (answer != NULL) {
+        jpt__handle_resume(h);
+        int rc = h->tool->ops.apply != NULL ? h->tool->ops.apply(h, answer, h->tool->ud)
+                                            : JPT_ERR_UNSUPPORTED;
+        jpt__free(answer);
+        if (rc < 0)
+            jpt__handle_kill(h, "the tool refused the answer to its question");
+        return;
+    }
+    if (h->tool->ops.abort != NULL)
+        h->tool->ops.abort(h, h->tool->ud);
+    if (h->kind != JPT_STATE_STOPPED)
+        stopped(h);
+}
+
 const jpt__block *jpt__handle_question(const jpt_handle *h)
 {
     return h->kind == JPT_STATE_WAITING && ext(h)->has_question ? &ext(h)->question : NULL;
+}
+
+/* ---- Watchers, results, release ------------------------------------------------- */
+
+const char *jpt__kind_name(int kind)
+{
+    return kind == JPT_STATE_RUNNING   ? "running"
+           : kind == JPT_STATE_WAITING ? "waiting"
+                                       : "stopped";
+}
+
+int jpt__handle_watch(jpt_handle *h, jpt__watcher *w, unsigned role)
+{
+    for (size_t i = 0; i < h->nwatchers; i++)
+        if (h->watchers[i].w == w) {
+            h->watchers[i].role |= role;
+            return JPT_OK;
+        }
+    if (h->nwatchers == h->cap_watchers) {
+        size_t cap = h->cap_watchers ? h->cap_watchers * 2 : 2;
+        jpt__watch_entry *grown = jpt__realloc(h->watchers, cap * sizeof(*grown));
+        if (grown == NULL)
+            return JPT_ERR_NOMEM;
+        h->watchers = grown;
+        h->cap_watchers = cap;
+    }
+    h->watchers[h->nwatchers++] = (jpt__watch_entry){w, role};
+    return JPT_OK;
+}
+
+void jpt__handle_unwatch(jpt_handle *h, jpt__watcher *w)
+{
+    for (size_t i = 0; i < h->nwatchers; i++)
+        if (h->watchers[i].w == w) {
+            h->watchers[i] = h->watchers[--h->nwatchers];
+            return;
+        }
+}
+
+int jpt__handle_model_text(const jpt_handle *h, const jpt_state *s, jpt__buf *out)
+{
+    jpt_render_options opts = {sizeof(opts), h->r->root};
+    size_t limit = jpt__tool_output_limit(h->r, h->tool);
+    char *text = NULL;
+    int rc = jpt_state_render(s, &opts, &text);
+
+    if (rc < 0)
+        return rc;
+    /* A capture that was already cut carries its own marker, so only text
+     * clearly past the limit is cut again. */
+    size_t n = strlen(text);
+    rc = n > limit + 256 ? jpt__limit_text(text, n, limit, h->out.spool_path, out)
+                         : jpt__buf_append(out, text, n);
+    jpt_free(text);
+    return rc;
+}
+
+int jpt__handle_final(jpt_handle *h, const char **text, bool *is_error)
+{
+    if (h->final_text == NULL) {
+        jpt_state *s = NULL;
+        jpt__buf buf = JPT__BUF_INIT;
+        int rc = jpt__handle_take_state(h, false, &s);
+        if (rc == JPT_OK)
+            rc = jpt__handle_model_text(h, s, &buf);
+        if (rc == JPT_OK && (h->final_text = jpt__buf_take(&buf)) == NULL)
+            rc = JPT_ERR_NOMEM;
+        if (rc == JPT_OK)
+            h->final_error = s->is_error;
+        jpt_state_unref(s);
+        jpt__buf_free(&buf);
+        if (rc < 0)
+            return rc;
+    }
+    *text = h->final_text;
+    *is_error = h->final_error;
+    return JPT_OK;
+}
+
+int jpt__handle_preview(jpt_handle *h, size_t max, jpt__buf *out)
+{
+    jpt__buf all = JPT__BUF_INIT;
+    jpt_state *s = NULL;
+    int rc;
+
+    /* Structured output previews as the model would read it; plain output
+     * as the tool wrote it. */
+    if (h->structured || h->tool->runtime == JPT__RUNTIME_BUILTIN) {
+        rc = jpt__handle_take_state(h, true, &s);
+        if (rc == JPT_OK)
+            rc = jpt__handle_model_text(h, s, &all);
+        jpt_state_unref(s);
+    } else
+        rc = jpt__capture_text(&h->out, &all);
+    if (rc == JPT_OK) {
+        size_t from = all.len > max ? all.len - max : 0;
+        while (from < all.len && ((unsigned char)all.data[from] & 0xC0) == 0x80)
+            from++;
+        rc = jpt__buf_append(out, all.data != NULL ? all.data + from : "", all.len - from);
+    }
+    jpt__buf_free(&all);
+    return rc;
+}
+
+void jpt__handle_delivered(jpt_handle *h)
+{
+    h->delivered = true;
+    jpt__notify_seen(h);
+}
+
+void jpt__handle_release_if_done(jpt_handle *h)
+{
+    if (h->registered && h->kind == JPT_STATE_STOPPED && h->delivered && h->busy == 0 &&
+        h->waiter == NULL && h->nwatchers == 0)
+        jpt__handle_free(h);
+}
+
+void jpt__handle_fail(jpt_handle *h, const char *why)
+{
+    if (h->kind == JPT_STATE_STOPPED)
+        return;
+    jpt__free(h->failure);
+    h->failure = jpt__strdup(why);
+    stopped(h);
 }
 
 /* ---- States for the model -------------------------------------------------------- */
@@ -687,13 +928,12 @@ JPT_EXPORT int jpt_handle_update(jpt_handle *h, jpt_state *state)
     int rc = absorb_state(h, state);
     if (rc < 0)
         return rc;
-    queue_output_event(h);
     if (h->kind == JPT_STATE_STOPPED) {
+        queue_output_event(h);
         stopped(h);
         return JPT_OK;
     }
-    if (h->kind != before && h->registered)
-        jpt__registry_event(h->r, JPT_EVENT_STATE, NULL, h);
+    changed(h, before);
     if (h->waiter != NULL && h->kind == JPT_STATE_WAITING)
         jpt__call_wake(h->waiter);
     else

@@ -1,14 +1,23 @@
-/* Questions of one-shot tools (RFD 009, "Interaction with the inquiry
- * system"): a run that ends `waiting` is put to the host's inquiry handler;
- * its answer, checked against the question's schema, joins the accumulated
- * answers and the tool runs again. The handler may answer at any later
- * time, so an inquiry outlives the dispatch that raised it. */
+/* Questions put to the host's inquiry handler, of three kinds:
+ *
+ *  - a one-shot run that ended `waiting` (RFD 009, "Interaction with the
+ *    inquiry system"): the answer joins the accumulated answers and the
+ *    tool runs again;
+ *  - a stateful handle that asks while an await watches it (RFD 037,
+ *    "Waiting handles and the inquiry system"): the answer goes to the
+ *    still-running tool;
+ *  - the turn end's question which handles to wait for (RFD 037,
+ *    "Turn-end behavior").
+ *
+ * The handler may answer at any later time, so an inquiry outlives the
+ * dispatch that raised it; if what it asked about ends first, it becomes
+ * orphaned and its answer returns JPT_ERR_CANCELLED. */
 #include <stdio.h>
 #include <string.h>
 
 #include "registry/registry.h"
 
-static void unlink_inquiry(jpt_inquiry *q)
+static void inquiry_free(jpt_inquiry *q)
 {
     jpt_registry *r = q->r;
 
@@ -18,15 +27,11 @@ static void unlink_inquiry(jpt_inquiry *q)
         r->inquiries = q->next;
     if (q->next != NULL)
         q->next->prev = q->prev;
-}
-
-static void inquiry_free(jpt_inquiry *q)
-{
-    unlink_inquiry(q);
     if (q->call != NULL)
         q->call->inquiry = NULL;
     jpt__free(q->tool);
     jpt__free(q->call_id);
+    jpt__free(q->handle_id);
     jpt__free(q->question_json);
     jpt__free(q->question_id);
     json_decref(q->schema);
@@ -42,38 +47,61 @@ void jpt__inquiry_detach(jpt__call *call)
     }
 }
 
+void jpt__inquiry_forget_handle(jpt_handle *h)
+{
+    for (jpt_inquiry *q = h->r->inquiries; q != NULL; q = q->next)
+        if (q->handle == h)
+            q->handle = NULL;
+}
+
 void jpt__inquiries_free(jpt_registry *r)
 {
     while (r->inquiries != NULL)
         inquiry_free(r->inquiries);
 }
 
-/* The question as RFD 058 writes it, and the blocks shown before it. */
-static int build_inquiry(jpt__call *call, const jpt_state *s, size_t qi, jpt_inquiry *q)
+jpt_inquiry *jpt__inquiry_create(jpt_registry *r, const jpt__block *question,
+                                 const jpt__block *before, size_t nbefore,
+                                 const char *tool, int target)
 {
-    const jpt__block *b = &s->blocks[qi];
-    json_t *question = jpt__block_to_json(b);
-    int rc = question != NULL ? JPT_OK : JPT_ERR_NOMEM;
+    jpt_inquiry *q = jpt__calloc(1, sizeof(*q));
+    json_t *block = jpt__block_to_json(question);
+    int rc = q != NULL && block != NULL ? JPT_OK : JPT_ERR_NOMEM;
 
     if (rc == JPT_OK)
-        rc = jpt__json_dump(json_object_get(question, "question"), JSON_COMPACT,
+        rc = jpt__json_dump(json_object_get(block, "question"), JSON_COMPACT,
                             &q->question_json);
-    json_decref(question);
-    if (rc == JPT_OK && b->f[JPT_FIELD_SCHEMA].ptr != NULL &&
-        (q->schema = json_loads(b->f[JPT_FIELD_SCHEMA].ptr, JSON_DECODE_ANY, NULL)) == NULL)
+    json_decref(block);
+    if (rc == JPT_OK && question->f[JPT_FIELD_SCHEMA].ptr != NULL &&
+        (q->schema = json_loads(question->f[JPT_FIELD_SCHEMA].ptr, JSON_DECODE_ANY, NULL)) ==
+            NULL)
         rc = JPT_ERR_NOMEM;
-    if (rc == JPT_OK && ((q->tool = jpt__strdup(call->name)) == NULL ||
-                         (q->call_id = jpt__strdup(call->id)) == NULL ||
-                         (q->question_id = jpt__strdup(b->f[JPT_FIELD_ID].ptr)) == NULL ||
-                         (q->context = jpt__state_alloc(JPT_STATE_RUNNING)) == NULL))
+    if (rc == JPT_OK &&
+        ((tool != NULL && (q->tool = jpt__strdup(tool)) == NULL) ||
+         (q->question_id = jpt__strdup(question->f[JPT_FIELD_ID].ptr)) == NULL ||
+         (q->context = jpt__state_alloc(JPT_STATE_RUNNING)) == NULL))
         rc = JPT_ERR_NOMEM;
-    for (size_t i = 0; rc == JPT_OK && i < qi; i++) {
+    for (size_t i = 0; rc == JPT_OK && i < nbefore; i++) {
         jpt__block copy;
-        if ((rc = jpt__block_copy(&s->blocks[i], &copy)) == JPT_OK)
+        if ((rc = jpt__block_copy(&before[i], &copy)) == JPT_OK)
             rc = jpt__state_push_block(q->context, &copy);
     }
-    return rc;
+    if (q == NULL)
+        return NULL;
+    q->r = r;
+    q->target = target;
+    q->next = r->inquiries;
+    if (r->inquiries != NULL)
+        r->inquiries->prev = q;
+    r->inquiries = q;
+    if (rc < 0) {
+        inquiry_free(q);
+        return NULL;
+    }
+    return q;
 }
+
+/* ---- One-shot runs ------------------------------------------------------------- */
 
 void jpt__inquiry_start(jpt__call *call, jpt_state *s)
 {
@@ -102,24 +130,15 @@ void jpt__inquiry_start(jpt__call *call, jpt_state *s)
                             call->name, call->rounds, b->f[JPT_FIELD_ID].ptr);
         return;
     }
-
-    jpt_inquiry *q = jpt__calloc(1, sizeof(*q));
-    if (q == NULL) {
+    jpt_inquiry *q = jpt__inquiry_create(r, b, s->blocks, qi, call->name,
+                                         call->tool->question_target);
+    if (q == NULL || (q->call_id = jpt__strdup(call->id)) == NULL) {
+        if (q != NULL)
+            inquiry_free(q);
         jpt__call_complete(call, "out of memory asking the tool's question", true);
         return;
     }
-    q->r = r;
     q->call = call;
-    q->target = call->tool->question_target;
-    q->next = r->inquiries;
-    if (r->inquiries != NULL)
-        r->inquiries->prev = q;
-    r->inquiries = q;
-    if (build_inquiry(call, s, qi, q) < 0) {
-        inquiry_free(q);
-        jpt__call_complete(call, "out of memory asking the tool's question", true);
-        return;
-    }
     call->inquiry = q;
     r->inquiry_fn(q, r->inquiry_ud);
 }
@@ -156,6 +175,64 @@ static void rerun(jpt__call *call)
     jpt__buf_free(&why);
 }
 
+static int answer_call(jpt_inquiry *q, json_t *answer, const char *answer_json)
+{
+    /* RFD 009: "re-executes the tool with the accumulated answers", from
+     * the next dispatch. */
+    jpt__call *call = q->call;
+    if (json_object_set(call->handle->answers, q->question_id, answer) < 0)
+        return jpt__err(&q->err, JPT_ERR_NOMEM, "out of memory keeping the answer");
+    jpt__free(call->answer);
+    if ((call->answer = jpt__strdup(answer_json)) == NULL)
+        return jpt__err(&q->err, JPT_ERR_NOMEM, "out of memory keeping the answer");
+    call->rounds++;
+    jpt__call_later(call, rerun);
+    return JPT_OK;
+}
+
+static void refused(jpt__call *call)
+{
+    char *why = call->answer;
+
+    call->answer = NULL;
+    jpt__call_complete(call, why != NULL ? why : "The question was not answered", true);
+    jpt__free(why);
+}
+
+/* ---- Awaited handles ------------------------------------------------------------ */
+
+void jpt__await_handle_waiting(jpt_handle *h)
+{
+    jpt_registry *r = h->r;
+    const jpt__block *question = jpt__handle_question(h);
+    jpt_state *s = NULL;
+
+    if (r->inquiry_fn == NULL || question == NULL)
+        return;
+    for (jpt_inquiry *q = r->inquiries; q != NULL; q = q->next)
+        if (q->handle == h)
+            return; /* asked already */
+    /* The context is the output the tool showed with its question. */
+    if (jpt__handle_take_state(h, true, &s) < 0)
+        return;
+    size_t before = 0;
+    while (before < s->nblocks && s->blocks[before].type != JPT_BLOCK_QUESTION)
+        before++;
+    jpt_inquiry *q = jpt__inquiry_create(r, question, s->blocks, before, h->tool->name,
+                                         h->tool->question_target);
+    jpt_state_unref(s);
+    if (q == NULL || (q->handle_id = jpt__strdup(h->id)) == NULL) {
+        if (q != NULL)
+            inquiry_free(q);
+        jpt__log(JPT_LOG_WARNING, "out of memory asking handle '%s''s question", h->id);
+        return;
+    }
+    q->handle = h;
+    r->inquiry_fn(q, r->inquiry_ud);
+}
+
+/* ---- The public functions ---------------------------------------------------------- */
+
 JPT_EXPORT void jpt_registry_set_inquiry_handler(jpt_registry *r, jpt_inquiry_fn fn, void *ud)
 {
     r->inquiry_fn = fn;
@@ -170,6 +247,11 @@ JPT_EXPORT const char *jpt_inquiry_tool(const jpt_inquiry *q)
 JPT_EXPORT const char *jpt_inquiry_call_id(const jpt_inquiry *q)
 {
     return q->call_id;
+}
+
+JPT_EXPORT const char *jpt_inquiry_handle_id(const jpt_inquiry *q)
+{
+    return q->handle_id;
 }
 
 JPT_EXPORT const char *jpt_inquiry_question_json(const jpt_inquiry *q)
@@ -202,7 +284,7 @@ JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json)
     if (q == NULL)
         return JPT_ERR_INVALID;
     jpt__err_clear(&q->err);
-    if (q->call == NULL) {
+    if (q->call == NULL && q->handle == NULL && q->turn == NULL) {
         inquiry_free(q);
         return JPT_ERR_CANCELLED;
     }
@@ -210,8 +292,8 @@ JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json)
         return jpt__err(&q->err, JPT_ERR_INVALID, "the answer is NULL");
     rc = jpt__json_load(answer_json, strlen(answer_json), JSON_DECODE_ANY, &answer, &jerr);
     if (rc < 0)
-        return jpt__err(&q->err, rc, rc == JPT_ERR_NOMEM ? "out of memory" : "the answer is not JSON: %s",
-                        jerr.text);
+        return jpt__err(&q->err, rc, "the answer is not JSON: %s",
+                        rc == JPT_ERR_NOMEM ? "out of memory" : jerr.text);
     if (q->schema != NULL) {
         if ((rc = jpt__json_dump(q->schema, JSON_COMPACT | JSON_ENCODE_ANY, &schema)) == JPT_OK)
             rc = jpt_schema_check(schema, answer_json, &why);
@@ -225,27 +307,18 @@ JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json)
         }
     }
 
-    /* Run the tool again with every answer so far (RFD 009: "re-executes
-     * the tool with the accumulated answers"), from the next dispatch. */
-    jpt__call *call = q->call;
-    if (json_object_set_new(call->handle->answers, q->question_id, answer) < 0)
-        return jpt__err(&q->err, JPT_ERR_NOMEM, "out of memory keeping the answer");
-    jpt__free(call->answer);
-    if ((call->answer = jpt__strdup(answer_json)) == NULL)
-        return jpt__err(&q->err, JPT_ERR_NOMEM, "out of memory keeping the answer");
-    call->rounds++;
-    inquiry_free(q);
-    jpt__call_later(call, rerun);
-    return JPT_OK;
-}
-
-static void refused(jpt__call *call)
-{
-    char *why = call->answer;
-
-    call->answer = NULL;
-    jpt__call_complete(call, why != NULL ? why : "The question was not answered", true);
-    jpt__free(why);
+    if (q->call != NULL)
+        rc = answer_call(q, answer, answer_json);
+    else if (q->handle != NULL)
+        rc = jpt__handle_answer(q->handle, q->question_id, answer, answer_json);
+    else
+        rc = jpt__turn_answered(q->turn, answer);
+    if (rc < 0 && q->err.text[0] == '\0')
+        jpt__err(&q->err, rc, "the answer could not be delivered: %s", jpt_strerror(rc));
+    json_decref(answer);
+    if (rc == JPT_OK)
+        inquiry_free(q);
+    return rc;
 }
 
 JPT_EXPORT int jpt_inquiry_cancel(jpt_inquiry *q, const char *reason)
@@ -254,16 +327,24 @@ JPT_EXPORT int jpt_inquiry_cancel(jpt_inquiry *q, const char *reason)
 
     if (q == NULL)
         return JPT_ERR_INVALID;
-    jpt__call *call = q->call;
-    if (call != NULL) {
+    if (jpt__buf_printf(&why, "The question `%s` was not answered%s%s", q->question_id,
+                        reason != NULL ? ": " : "", reason != NULL ? reason : "") < 0) {
+        jpt__buf_free(&why);
+        return JPT_ERR_NOMEM;
+    }
+    if (q->call != NULL) {
         /* The call ends from the loop: ending it may run a builtin's abort
          * callback, and callbacks run only inside dispatch. */
-        jpt__buf_printf(&why, "The question `%s` was not answered%s%s", q->question_id,
-                        reason != NULL ? ": " : "", reason != NULL ? reason : "");
+        jpt__call *call = q->call;
         jpt__free(call->answer);
         call->answer = jpt__buf_take(&why);
         jpt__call_later(call, refused);
-    }
+    } else if (q->handle != NULL)
+        /* RFD 037: a cancelled prompt still brings the tool to Stopped,
+         * with an error result. */
+        jpt__handle_kill(q->handle, why.data);
+    else if (q->turn != NULL)
+        jpt__turn_unanswered(q->turn);
     jpt__buf_free(&why);
     inquiry_free(q);
     return JPT_OK;

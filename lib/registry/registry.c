@@ -17,6 +17,7 @@
 #define DEFAULT_YIELD_MS 10000
 #define DEFAULT_DRAIN_MS 100
 #define DEFAULT_INQUIRY_ROUNDS 16
+#define DEFAULT_TURN_END_TIMEOUT_MS 120000
 
 static int opt_ms(int value, int fallback)
 {
@@ -50,7 +51,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
         o = *opts;
     }
     if (o.kill_grace_ms < 0 || o.settle_ms < 0 || o.yield_ms < 0 || o.drain_ms < 0 ||
-        o.max_inquiry_rounds < 0)
+        o.max_inquiry_rounds < 0 || o.turn_end_timeout_ms < 0)
         return JPT_ERR_INVALID;
 
     jpt_registry *r = jpt__calloc(1, sizeof(*r));
@@ -64,6 +65,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     r->yield_ms = opt_ms(o.yield_ms, DEFAULT_YIELD_MS);
     r->drain_ms = opt_ms(o.drain_ms, DEFAULT_DRAIN_MS);
     r->max_inquiry_rounds = opt_ms(o.max_inquiry_rounds, DEFAULT_INQUIRY_ROUNDS);
+    r->turn_end_timeout_ms = opt_ms(o.turn_end_timeout_ms, DEFAULT_TURN_END_TIMEOUT_MS);
     if ((rc = set_root(r, o.root)) < 0 ||
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
         (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
@@ -115,6 +117,7 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
         jpt__children_shutdown(children, n, r->kill_grace_ms);
     jpt__free(children);
 
+    jpt__turn_free(r);
     while (r->batches != NULL)
         jpt_batch_free(r->batches);
     while (r->calls != NULL) /* in flight, of batches the host freed */
@@ -122,6 +125,7 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     while (r->handles != NULL)
         jpt__handle_free(r->handles);
     jpt__inquiries_free(r);
+    jpt__notices_free(r);
     while (r->events_head != NULL)
         free_event(pop_event(r));
     for (size_t i = 0; i < r->ntools; i++)

@@ -27,6 +27,16 @@
 #define JPT__RUNTIME_STDIO 1
 #define JPT__RUNTIME_BUILTIN 2
 
+/* RFD 037's notification flags and turn-end policies. */
+#define JPT__NOTIFY_SUCCESS 1
+#define JPT__NOTIFY_FAILURE 2
+#define JPT__NOTIFY_WAITING 4
+#define JPT__NOTIFY_CONTENT 8
+#define JPT__NOTIFY_DEFAULT (JPT__NOTIFY_SUCCESS | JPT__NOTIFY_FAILURE | JPT__NOTIFY_WAITING)
+#define JPT__TURN_INQUIRE 1
+#define JPT__TURN_AWAIT 2
+#define JPT__TURN_ABORT 3
+
 /* Actions, also as bits of a tool's action set. */
 #define JPT__ACTION_NONE 0 /* a one-shot call */
 #define JPT__ACTION_SPAWN 1
@@ -53,19 +63,37 @@ typedef struct jpt__tool {
     bool env_inherit;
     json_t *env_allow;  /* array of names, or NULL */
     json_t *env_set;    /* object, or NULL */
-    json_t *spawn;      /* kept for the await issue (notifications, lifecycle) */
+    unsigned notify;    /* JPT__NOTIFY_* bits (RFD 037, spawn.notifications) */
+    int on_turn_end;    /* JPT__TURN_* (RFD 037, spawn.lifecycle.on_turn_end) */
     json_t *sandbox;    /* kept for the VFS issue */
     jpt_builtin_ops ops;
     void *ud;
 } jpt__tool;
 
 typedef struct jpt__call jpt__call;
+typedef struct jpt__notice jpt__notice;
+
+/* A party waiting for handles to stop (RFD 037): an await call, or the turn
+ * end. `role` is what the handle is to it (JPT__ROLE_* bits). */
+typedef struct jpt__watcher jpt__watcher;
+struct jpt__watcher {
+    void (*stopped)(jpt__watcher *w, jpt_handle *h, unsigned role);
+};
+#define JPT__ROLE_ALL 1
+#define JPT__ROLE_ANY 2
+
+typedef struct jpt__watch_entry {
+    jpt__watcher *w;
+    unsigned role;
+} jpt__watch_entry;
 
 struct jpt_handle {
     jpt_registry *r;
     char *id;
     jpt__tool *tool;
     bool registered;     /* in the registry's id table (stateful handles) */
+    bool placeholder;    /* pre-registered by its batch, not started yet */
+    uint64_t started;    /* when it was spawned (ns), for elapsed_secs */
     int kind;            /* JPT_STATE_* */
     json_t *arguments;   /* without action and id */
     json_t *answers;     /* accumulated answers (one-shot re-runs) */
@@ -80,15 +108,26 @@ struct jpt_handle {
     bool delivered;      /* the model has seen the stopped state */
     bool aborting;
     bool releasing;      /* being freed: updates are accepted and ignored */
+    int busy;            /* inside a notification round: not freed yet */
     char *failure;       /* why the handle stopped without a tool result */
     jpt__call *waiter;   /* the action waiting for this handle to settle */
+    jpt__watch_entry *watchers; /* awaits and the turn end */
+    size_t nwatchers, cap_watchers;
+    char *final_text;    /* the stopped result as the model reads it */
+    bool final_error;
+    jpt__notice *notice; /* its queued notification, if any */
     jpt__timer settle_timer, yield_timer, timeout_timer;
     void *userdata;
+    jpt__defer step;     /* a builtin's answer or kill, run from the loop */
+    char *step_answer;   /* the answer for the builtin's apply, or NULL: kill */
     jpt_handle *next, *prev; /* the registry's list of live handles */
 };
 
+typedef struct jpt__await jpt__await;
+
 struct jpt__call {
     jpt_registry *r;
+    jpt__await *await;   /* the await tool's state */
     jpt__call *next, *prev; /* the registry's calls in flight */
     jpt_batch *batch;    /* NULL once the batch was freed */
     char *id;
@@ -111,6 +150,7 @@ struct jpt__call {
 
 struct jpt_batch {
     jpt_registry *r;
+    char *rejected;      /* why the whole batch was refused, during submit */
     jpt__call **calls;
     size_t n;
     size_t pending;
@@ -119,9 +159,12 @@ struct jpt_batch {
 
 struct jpt_inquiry {
     jpt_registry *r;
-    jpt__call *call;     /* NULL once the call ended */
+    jpt__call *call;     /* a one-shot call's question; NULL once it ended */
+    jpt_handle *handle;  /* an awaited handle's question */
+    struct jpt__turn *turn; /* the turn end's question */
     char *tool;
     char *call_id;
+    char *handle_id;
     char *question_json;
     char *question_id;
     json_t *schema;
@@ -160,6 +203,9 @@ struct jpt_registry {
     jpt_batch *batches;
     jpt__call *calls;    /* in flight */
     jpt_inquiry *inquiries;
+    jpt__notice *notices_head, *notices_tail;
+    struct jpt__turn *turn; /* the turn end in progress */
+    int turn_end_timeout_ms;
     jpt_event *events_head, *events_tail;
     size_t nevents;
     size_t calls_in_flight;
@@ -221,9 +267,33 @@ void jpt__handle_abort(jpt_handle *h);
 const jpt__block *jpt__handle_question(const jpt_handle *h);
 /* Its question was answered: the handle runs again. */
 void jpt__handle_resume(jpt_handle *h);
+/* Delivers an inquiry's answer to a waiting handle: a JSON line
+ * {"id","answer"} to a process, or (from the loop) the builtin's apply. */
+int jpt__handle_answer(jpt_handle *h, const char *qid, json_t *answer,
+                       const char *answer_json);
+/* Stops the handle with `why` as its error (from the loop for builtins). */
+void jpt__handle_kill(jpt_handle *h, const char *why);
 /* The handle's OUTPUT event was popped or dropped; the next output queues
  * another. */
 void jpt__handle_output_event_gone(jpt_handle *h);
+int jpt__handle_watch(jpt_handle *h, jpt__watcher *w, unsigned role);
+void jpt__handle_unwatch(jpt_handle *h, jpt__watcher *w);
+/* The rendered, limited text the model reads for `s`. */
+int jpt__handle_model_text(const jpt_handle *h, const jpt_state *s, jpt__buf *out);
+/* The result of a stopped handle, rendered once and kept, so that every
+ * reader (fetch, several awaits, a notification) gets the same text. */
+int jpt__handle_final(jpt_handle *h, const char **text, bool *is_error);
+/* The model has now seen the handle's final state. */
+void jpt__handle_delivered(jpt_handle *h);
+/* Frees a stopped handle the model has seen, once nothing waits on it. */
+void jpt__handle_release_if_done(jpt_handle *h);
+/* The handle failed before it could start (a pre-registered spawn that did
+ * not run): it stops with `why` as its result. */
+void jpt__handle_fail(jpt_handle *h, const char *why);
+const char *jpt__kind_name(int kind);
+/* The last `max` bytes of what the model would read from the handle now
+ * (without consuming it), cut at a character boundary. */
+int jpt__handle_preview(jpt_handle *h, size_t max, jpt__buf *out);
 /* Children of all live handles, for shutdown. */
 size_t jpt__handles_children(jpt_registry *r, jpt__child ***out);
 
@@ -243,9 +313,43 @@ void jpt__call_free(jpt__call *call);
 /* inquiry.c */
 /* A one-shot run ended waiting: ask, or fail the call. */
 void jpt__inquiry_start(jpt__call *call, jpt_state *state);
-/* The call ended; an inquiry still out becomes orphaned. */
+/* A new inquiry about `question`, with `before` as its context; the caller
+ * ties it to what it asks for and calls the handler. NULL: out of memory. */
+jpt_inquiry *jpt__inquiry_create(jpt_registry *r, const jpt__block *question,
+                                 const jpt__block *before, size_t nbefore,
+                                 const char *tool, int target);
+/* The call or handle ended; an inquiry still out becomes orphaned. */
 void jpt__inquiry_detach(jpt__call *call);
+void jpt__inquiry_forget_handle(jpt_handle *h);
 void jpt__inquiries_free(jpt_registry *r);
+
+/* await.c: the await tool, and awaited handles that ask questions. */
+bool jpt__await_available(jpt_registry *r);
+void jpt__await_start(jpt__call *call, json_t *arguments);
+void jpt__await_cancel(jpt__call *call);
+void jpt__await_free(jpt__call *call);
+/* A watched handle became waiting: its question goes to the inquiry
+ * handler (RFD 037, "Waiting handles and the inquiry system"). */
+void jpt__await_handle_waiting(jpt_handle *h);
+
+/* notify.c: the system message queue (RFD 037 notifications). */
+/* A registered handle changed (JPT__NOTIFY_* of what happened). */
+void jpt__notify_change(jpt_handle *h, unsigned what);
+/* Queues the handle's final result whatever its flags say (turn end). */
+void jpt__notify_force(jpt_handle *h);
+/* The model received the handle's state by an action: drop its notice. */
+void jpt__notify_seen(jpt_handle *h);
+/* The handle is being freed; its notice (if any) keeps its copies. */
+void jpt__notify_forget(jpt_handle *h);
+void jpt__notices_free(jpt_registry *r);
+
+/* turn.c */
+typedef struct jpt__turn jpt__turn;
+int jpt__turn_answered(jpt__turn *t, json_t *answer);
+void jpt__turn_unanswered(jpt__turn *t);
+/* The host freed the turn's batch: the turn goes on without it. */
+void jpt__turn_batch_gone(jpt_registry *r, jpt_batch *b);
+void jpt__turn_free(jpt_registry *r);
 
 /* stale.c: rewrites the state file; JPT_ERR_IO if it cannot (later
  * failures are logged: a spawn does not fail for them). */

@@ -153,6 +153,37 @@ static json_t *tool_entry(const jpt__tool *t, int dialect, json_t *schema)
     }
 }
 
+/* RFD 037's await tool, exactly as the RFD gives it; the flat variant
+ * drops the anyOf (both lists optional, checked at call time). */
+static jpt__tool *await_tool(jpt__tool *t, bool flat)
+{
+    json_t *params = json_pack(
+        "{s:s, s:{s:{s:s, s:{s:s}, s:s}, s:{s:s, s:{s:s}, s:s}, s:{s:s, s:s}}}", "type",
+        "object", "properties", "any", "type", "array", "items", "type", "string",
+        "description",
+        "Handle IDs. Returns when at least one of these handles reaches 'stopped'.", "all",
+        "type", "array", "items", "type", "string", "description",
+        "Handle IDs. Returns when every one of these handles reaches 'stopped'.",
+        "timeout_secs", "type", "integer", "description",
+        "Maximum seconds to wait. If exceeded, returns with current handle states. Omit for "
+        "no timeout.");
+
+    if (params == NULL ||
+        (!flat && json_object_set_new(params, "anyOf",
+                                      json_pack("[{s:[s]}, {s:[s]}]", "required", "any",
+                                                "required", "all")) < 0)) {
+        json_decref(params);
+        return NULL;
+    }
+    memset(t, 0, sizeof(*t));
+    t->name = (char *)"await";
+    t->description = (char *)"Block until stateful tool handles reach completion. Use `any` to "
+                            "wait for the first handle to finish, `all` to wait for every "
+                            "handle to finish, or both to combine conditions.";
+    t->parameters = params;
+    return t;
+}
+
 JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
 {
     int base = dialect & ~JPT_DIALECT_FLAT;
@@ -171,6 +202,15 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
         json_t *schema = tool_schema(r->tools[i], flat);
         if (schema == NULL ||
             json_array_append_new(list, tool_entry(r->tools[i], base, schema)) < 0) {
+            json_decref(list);
+            list = NULL;
+        }
+    }
+    /* RFD 037, "Schema availability": await comes with stateful tools. */
+    if (list != NULL && jpt__await_available(r)) {
+        jpt__tool storage;
+        jpt__tool *t = await_tool(&storage, flat);
+        if (t == NULL || json_array_append_new(list, tool_entry(t, base, t->parameters)) < 0) {
             json_decref(list);
             list = NULL;
         }

@@ -56,7 +56,6 @@ void jpt__tool_unref(jpt__tool *t)
     json_decref(t->command);
     json_decref(t->env_allow);
     json_decref(t->env_set);
-    json_decref(t->spawn);
     json_decref(t->sandbox);
     jpt__free(t);
 }
@@ -247,6 +246,78 @@ static int take_env(checker *c, jpt__tool *t, const json_t *env)
     return JPT_OK;
 }
 
+/* RFD 037's per-tool configuration: spawn.notifications and
+ * spawn.lifecycle.on_turn_end. */
+static int take_spawn(checker *c, jpt__tool *t, const json_t *spawn)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } flags[] = {
+        {"on_success", JPT__NOTIFY_SUCCESS},
+        {"on_failure", JPT__NOTIFY_FAILURE},
+        {"on_waiting", JPT__NOTIFY_WAITING},
+        {"on_content", JPT__NOTIFY_CONTENT},
+    };
+    const char *key;
+    const json_t *v;
+
+    t->notify = JPT__NOTIFY_DEFAULT;
+    t->on_turn_end = JPT__TURN_INQUIRE;
+    if (spawn == NULL)
+        return JPT_OK;
+    if (!json_is_object(spawn))
+        return FAIL(c, JPT_ERR_INVALID, "'spawn' must be an object");
+    json_object_foreach((json_t *)spawn, key, v) {
+        if (strcmp(key, "notifications") == 0) {
+            const char *flag;
+            const json_t *on;
+            if (!json_is_object(v))
+                return FAIL(c, JPT_ERR_INVALID, "'spawn.notifications' must be an object");
+            json_object_foreach((json_t *)v, flag, on) {
+                size_t i = 0;
+                while (i < sizeof(flags) / sizeof(flags[0]) && strcmp(flag, flags[i].name) != 0)
+                    i++;
+                if (i == sizeof(flags) / sizeof(flags[0]))
+                    return FAIL(c, JPT_ERR_INVALID,
+                                "unknown field 'spawn.notifications.%s' (expected on_success, "
+                                "on_failure, on_waiting, on_content)",
+                                flag);
+                if (!json_is_boolean(on))
+                    return FAIL(c, JPT_ERR_INVALID,
+                                "'spawn.notifications.%s' must be a boolean", flag);
+                t->notify = json_is_true(on) ? t->notify | flags[i].bit
+                                             : t->notify & ~flags[i].bit;
+            }
+        } else if (strcmp(key, "lifecycle") == 0) {
+            const char *field;
+            const json_t *value;
+            if (!json_is_object(v))
+                return FAIL(c, JPT_ERR_INVALID, "'spawn.lifecycle' must be an object");
+            json_object_foreach((json_t *)v, field, value) {
+                const char *policy = json_string_value(value);
+                if (strcmp(field, "on_turn_end") != 0)
+                    return FAIL(c, JPT_ERR_INVALID,
+                                "unknown field 'spawn.lifecycle.%s' (expected on_turn_end)",
+                                field);
+                if (policy != NULL && strcmp(policy, "inquire") == 0)
+                    t->on_turn_end = JPT__TURN_INQUIRE;
+                else if (policy != NULL && strcmp(policy, "await") == 0)
+                    t->on_turn_end = JPT__TURN_AWAIT;
+                else if (policy != NULL && strcmp(policy, "abort") == 0)
+                    t->on_turn_end = JPT__TURN_ABORT;
+                else
+                    return FAIL(c, JPT_ERR_INVALID,
+                                "'spawn.lifecycle.on_turn_end' must be \"inquire\", "
+                                "\"await\" or \"abort\"");
+            }
+        } else
+            return FAIL(c, JPT_ERR_INVALID,
+                        "unknown field 'spawn.%s' (expected notifications, lifecycle)", key);
+    }
+    return JPT_OK;
+}
+
 /* Reads one definition into a new tool; `runtime` is forced for builtins. */
 static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool **out)
 {
@@ -267,6 +338,9 @@ static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool
                     "'name' \"%.80s\" must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -",
                     json_string_value(name));
     c->tool = json_string_value(name);
+    /* RFD 037: await is the registry's own tool. */
+    if (strcmp(c->tool, "await") == 0)
+        return FAIL(c, JPT_ERR_INVALID, "the name 'await' is reserved for the await tool");
     json_object_foreach((json_t *)def, key, v) {
         bool known = false;
         for (size_t i = 0; i < sizeof(known_keys) / sizeof(known_keys[0]); i++)
@@ -394,16 +468,14 @@ static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool
         goto fail;
     t->timeout_ms = n;
 
-    const json_t *spawn = json_object_get(def, "spawn");
     const json_t *sandbox = json_object_get(def, "sandbox");
-    if ((spawn != NULL && !json_is_object(spawn)) ||
-        (sandbox != NULL && !json_is_object(sandbox))) {
-        rc = FAIL(c, JPT_ERR_INVALID, "'%s' must be an object",
-                  spawn != NULL && !json_is_object(spawn) ? "spawn" : "sandbox");
+    if (sandbox != NULL && !json_is_object(sandbox)) {
+        rc = FAIL(c, JPT_ERR_INVALID, "'sandbox' must be an object");
         goto fail;
     }
-    t->spawn = spawn ? json_incref((json_t *)spawn) : NULL;
     t->sandbox = sandbox ? json_incref((json_t *)sandbox) : NULL;
+    if ((rc = take_spawn(c, t, json_object_get(def, "spawn"))) < 0)
+        goto fail;
     *out = t;
     return JPT_OK;
 

@@ -1,0 +1,265 @@
+/* The await tool (RFD 037): block on handles until every one in `all` has
+ * stopped and at least one in `any` has, or a timeout passes. An await
+ * watches its handles; each stop updates two counters, so the cost of an
+ * event does not grow with the number of handles awaited, and the await
+ * answers in the dispatch in which its condition is met. */
+#include <stdio.h>
+#include <string.h>
+
+#include "registry/registry.h"
+
+struct jpt__await {
+    jpt__watcher base; /* first: the watcher callbacks get this pointer */
+    jpt__call *call;
+    jpt_handle **handles; /* in the order given, all then any, no repeats */
+    unsigned *roles;
+    size_t n;
+    size_t all_left;      /* handles in `all` not stopped yet */
+    bool has_any;
+    size_t any_stopped;   /* handles in `any` that have stopped */
+    jpt__timer timer;
+};
+
+bool jpt__await_available(jpt_registry *r)
+{
+    /* RFD 037, "Schema availability": with no stateful tool there is
+     * nothing to await. */
+    for (size_t i = 0; i < r->ntools; i++)
+        if (r->tools[i]->stateful)
+            return true;
+    return false;
+}
+
+static bool satisfied(const jpt__await *a)
+{
+    return a->all_left == 0 && (!a->has_any || a->any_stopped > 0);
+}
+
+static void detach(jpt__await *a)
+{
+    jpt_registry *r = a->call->r;
+
+    jpt__timer_stop(r->loop, &a->timer);
+    for (size_t i = 0; i < a->n; i++)
+        jpt__handle_unwatch(a->handles[i], &a->base);
+}
+
+static void await_release(jpt__await *a)
+{
+    a->call->await = NULL;
+    jpt__free(a->handles);
+    jpt__free(a->roles);
+    jpt__free(a);
+}
+
+/* RFD 037's response: {"completed": […], "pending": […]}, plus
+ * "timed_out" or "cancelled" when the condition was not met. */
+static void finish(jpt__await *a, const char *flag)
+{
+    jpt__call *call = a->call;
+    json_t *completed = json_array(), *pending = json_array();
+    json_t *resp = json_pack("{s:o, s:o}", "completed", completed, "pending", pending);
+    bool ok = resp != NULL;
+    char *json = NULL;
+
+    for (size_t i = 0; ok && i < a->n; i++) {
+        jpt_handle *h = a->handles[i];
+        json_t *entry;
+        if (h->kind == JPT_STATE_STOPPED) {
+            const char *text;
+            bool is_error;
+            ok = jpt__handle_final(h, &text, &is_error) == JPT_OK;
+            jpt__field f = {(char *)(ok ? text : ""), ok ? strlen(text) : 0};
+            entry = ok ? json_pack("{s:s, s:s, s:o}", "id", h->id, "state", "stopped",
+                                   "result", jpt__json_from_field(&f))
+                       : NULL;
+            ok = json_array_append_new(completed, entry) == 0;
+        } else {
+            entry = json_pack("{s:s, s:s}", "id", h->id, "state",
+                              h->placeholder ? "pending" : jpt__kind_name(h->kind));
+            ok = json_array_append_new(pending, entry) == 0;
+        }
+    }
+    if (ok && flag != NULL)
+        ok = json_object_set_new(resp, flag, json_true()) == 0;
+    if (ok)
+        ok = jpt__json_dump(resp, JSON_COMPACT, &json) == JPT_OK;
+    json_decref(resp);
+
+    /* The model now holds the stopped handles' results. */
+    detach(a);
+    jpt_handle **handles = a->handles;
+    size_t n = a->n;
+    a->handles = NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        if (handles[i]->kind == JPT_STATE_STOPPED)
+            jpt__handle_delivered(handles[i]);
+    await_release(a);
+    jpt__call_complete(call, ok ? json : "out of memory building the await response", !ok);
+    jpt__free(json);
+    for (size_t i = 0; i < n; i++)
+        jpt__handle_release_if_done(handles[i]);
+    jpt__free(handles);
+}
+
+static void on_handle_stopped(jpt__watcher *w, jpt_handle *h, unsigned role)
+{
+    jpt__await *a = (jpt__await *)w;
+
+    (void)h;
+    if (role & JPT__ROLE_ALL)
+        a->all_left--;
+    if (role & JPT__ROLE_ANY)
+        a->any_stopped++;
+    if (satisfied(a))
+        finish(a, NULL);
+}
+
+static void on_timeout(jpt__timer *t)
+{
+    finish(t->ud, "timed_out");
+}
+
+/* Adds the ids of `list` (the `any` or `all` argument) with `role`.
+ * Returns false with the call completed when the list is malformed. */
+static bool take_ids(jpt__call *call, const json_t *list, const char *name,
+                     const char **ids, unsigned *roles, size_t *n)
+{
+    size_t i;
+    const json_t *id;
+
+    if (list == NULL || json_is_null(list))
+        return true;
+    if (!json_is_array(list)) {
+        jpt__call_completef(call, true, "Invalid arguments for `await`: `%s` must be an "
+                                        "array of handle IDs", name);
+        return false;
+    }
+    json_array_foreach(list, i, id) {
+        if (!json_is_string(id)) {
+            jpt__call_completef(call, true, "Invalid arguments for `await`: `%s[%zu]` is "
+                                            "%s, not a handle ID", name, i,
+                                jpt__json_type_phrase(id));
+            return false;
+        }
+        size_t k = 0;
+        while (k < *n && strcmp(ids[k], json_string_value(id)) != 0)
+            k++;
+        if (k == *n) {
+            ids[k] = json_string_value(id);
+            roles[k] = 0;
+            (*n)++;
+        }
+        roles[k] |= strcmp(name, "all") == 0 ? JPT__ROLE_ALL : JPT__ROLE_ANY;
+    }
+    return true;
+}
+
+void jpt__await_start(jpt__call *call, json_t *arguments)
+{
+    jpt_registry *r = call->r;
+    const json_t *any = json_object_get(arguments, "any");
+    const json_t *all = json_object_get(arguments, "all");
+    const json_t *timeout = json_object_get(arguments, "timeout_secs");
+    size_t cap = json_array_size(any) + json_array_size(all) + 1;
+    const char **ids = jpt__calloc(cap, sizeof(*ids));
+    unsigned *roles = jpt__calloc(cap, sizeof(*roles));
+    jpt__await *a = NULL;
+    size_t n = 0;
+
+    if (ids == NULL || roles == NULL) {
+        jpt__call_complete(call, "out of memory starting the await", true);
+        goto out;
+    }
+    /* RFD 037, "Recursive await": await is not a stateful tool. */
+    if (json_object_get(arguments, "action") != NULL) {
+        jpt__call_complete(call, "`await` is not a stateful tool: it takes no `action` and "
+                                 "cannot be spawned", true);
+        goto out;
+    }
+    if (!take_ids(call, all, "all", ids, roles, &n) || !take_ids(call, any, "any", ids, roles, &n))
+        goto out;
+    if (timeout != NULL && !json_is_null(timeout) &&
+        (!json_is_integer(timeout) || json_integer_value(timeout) < 0)) {
+        jpt__call_complete(call, "Invalid arguments for `await`: `timeout_secs` must be a "
+                                 "whole number of seconds, 0 or more", true);
+        goto out;
+    }
+    if (n == 0) {
+        jpt__call_complete(call, "At least one handle ID required", true);
+        goto out;
+    }
+
+    if ((a = jpt__calloc(1, sizeof(*a))) == NULL ||
+        (a->handles = jpt__calloc(n, sizeof(*a->handles))) == NULL ||
+        (a->roles = jpt__calloc(n, sizeof(*a->roles))) == NULL) {
+        if (a != NULL)
+            jpt__free(a->handles);
+        jpt__free(a);
+        jpt__call_complete(call, "out of memory starting the await", true);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* RFD 037: an unknown id is an error, not a silent skip. */
+        if ((a->handles[i] = jpt__handle_find(r, ids[i])) == NULL) {
+            jpt__call_completef(call, true, "Handle `%s` not found", ids[i]);
+            jpt__free(a->handles);
+            jpt__free(a->roles);
+            jpt__free(a);
+            goto out;
+        }
+        a->roles[i] = roles[i];
+    }
+    a->base.stopped = on_handle_stopped;
+    a->call = call;
+    a->n = n;
+    jpt__timer_init(&a->timer, on_timeout, a);
+    call->await = a;
+    for (size_t i = 0; i < n; i++) {
+        jpt_handle *h = a->handles[i];
+        bool stopped = h->kind == JPT_STATE_STOPPED;
+        a->has_any |= (a->roles[i] & JPT__ROLE_ANY) != 0;
+        if ((a->roles[i] & JPT__ROLE_ALL) && !stopped)
+            a->all_left++;
+        if ((a->roles[i] & JPT__ROLE_ANY) && stopped)
+            a->any_stopped++;
+        if (jpt__handle_watch(h, &a->base, a->roles[i]) < 0) {
+            a->n = i;
+            finish(a, NULL);
+            goto out;
+        }
+    }
+    /* RFD 037: an already satisfied condition returns without blocking. */
+    if (satisfied(a)) {
+        finish(a, NULL);
+        goto out;
+    }
+    if (timeout != NULL && json_is_integer(timeout) &&
+        jpt__timer_start(r->loop, &a->timer,
+                         jpt__deadline_ms(json_integer_value(timeout) * 1000)) < 0) {
+        finish(a, "timed_out");
+        goto out;
+    }
+    /* Waiting counts as pending while the inquiry handler resolves it. */
+    for (size_t i = 0; i < n; i++)
+        if (a->handles[i]->kind == JPT_STATE_WAITING && a->handles[i]->waiter == NULL)
+            jpt__await_handle_waiting(a->handles[i]);
+out:
+    jpt__free(ids);
+    jpt__free(roles);
+}
+
+void jpt__await_cancel(jpt__call *call)
+{
+    if (call->await != NULL)
+        finish(call->await, "cancelled");
+}
+
+void jpt__await_free(jpt__call *call)
+{
+    if (call->await == NULL)
+        return;
+    jpt__await *a = call->await;
+    detach(a);
+    await_release(a);
+}

@@ -1,0 +1,423 @@
+/* The end of a turn (RFD 037, "Turn-end behavior"): each live handle meets
+ * its tool's spawn.lifecycle.on_turn_end policy.
+ *
+ *   abort    killed; its result discarded.
+ *   await    waited for (up to the turn-end timeout); its result is queued
+ *            as a notification for the next turn; past the timeout killed.
+ *   inquire  one question to the assistant through the inquiry handler,
+ *            listing every such handle, answered per handle "wait" (its
+ *            result becomes a result of the turn's batch) or "abort".
+ *            Without a handler: as await.
+ *
+ * The batch jpt_registry_end_turn returns completes once every handle has
+ * settled; stopped handles the model never saw leave their notifications
+ * and go. */
+#include <stdio.h>
+#include <string.h>
+
+#include "registry/registry.h"
+
+#define MODE_NOTIFY 1  /* await: result as a notification */
+#define MODE_RESULT 2  /* inquire answered wait: result into the batch */
+#define MODE_ABORT 3   /* killed: result discarded */
+#define MODE_ASKING 4  /* inquire: the question is out */
+
+typedef struct entry {
+    jpt_handle *h;
+    int mode;
+    bool settled;
+} entry;
+
+struct jpt__turn {
+    jpt__watcher base; /* first: the watcher callbacks get this pointer */
+    jpt_registry *r;
+    jpt_batch *batch;
+    entry *entries;
+    size_t n;
+    size_t unsettled;
+    bool asking;       /* the inquiry is out */
+    bool keep;         /* JPT_TURN_KEEP: nothing is killed */
+    jpt__timer timer;
+    jpt__defer start;  /* the policies run from the loop */
+};
+
+static void finish_if_settled(jpt__turn *t);
+
+/* A result of the turn's batch: a done call named after the handle. */
+static void add_result(jpt__turn *t, jpt_handle *h)
+{
+    jpt_batch *b = t->batch;
+    const char *text;
+    bool is_error = false;
+    char *json = NULL;
+
+    if (b == NULL)
+        return;
+    jpt__call *call = jpt__calloc(1, sizeof(*call));
+    jpt__call **grown = jpt__realloc(b->calls, (b->n + 1) * sizeof(*grown));
+    if (grown != NULL)
+        b->calls = grown;
+    int rc = call != NULL && grown != NULL ? jpt__handle_final(h, &text, &is_error)
+                                           : JPT_ERR_NOMEM;
+    if (rc == JPT_OK) {
+        jpt__field f = {(char *)text, strlen(text)};
+        json_t *resp = json_pack("{s:s, s:s, s:o}", "id", h->id, "state", "stopped",
+                                 is_error ? "error" : "result", jpt__json_from_field(&f));
+        rc = resp != NULL ? jpt__json_dump(resp, JSON_COMPACT, &json) : JPT_ERR_NOMEM;
+        json_decref(resp);
+    }
+    if (rc == JPT_OK && ((call->id = jpt__strdup(h->id)) == NULL ||
+                         (call->name = jpt__strdup(h->tool->name)) == NULL))
+        rc = JPT_ERR_NOMEM;
+    if (rc < 0) {
+        jpt__log(JPT_LOG_WARNING, "out of memory: the turn-end result of '%s' is lost", h->id);
+        if (call != NULL) {
+            jpt__free(call->id);
+            jpt__free(call->name);
+        }
+        jpt__free(call);
+        jpt__free(json);
+        return;
+    }
+    call->r = t->r;
+    call->batch = b;
+    call->content = json;
+    call->is_error = is_error;
+    call->done = true;
+    b->calls[b->n++] = call;
+}
+
+/* The turn is done with the handle; it may be freed, so the entry lets
+ * go of it. */
+static void settle(jpt__turn *t, entry *e)
+{
+    jpt_handle *h = e->h;
+
+    if (e->settled)
+        return;
+    e->settled = true;
+    e->h = NULL;
+    t->unsettled--;
+    jpt__handle_unwatch(h, &t->base);
+    if (h->kind == JPT_STATE_STOPPED) {
+        if (e->mode == MODE_NOTIFY)
+            jpt__notify_force(h);
+        else if (e->mode == MODE_RESULT)
+            add_result(t, h);
+        /* Delivered one way or the other (a notice keeps its own copy). */
+        h->delivered = true;
+        jpt__handle_release_if_done(h);
+    }
+}
+
+static entry *entry_of(jpt__turn *t, const jpt_handle *h)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->entries[i].h == h)
+            return &t->entries[i];
+    return NULL;
+}
+
+static void on_stopped(jpt__watcher *w, jpt_handle *h, unsigned role)
+{
+    jpt__turn *t = (jpt__turn *)w;
+    entry *e = entry_of(t, h);
+
+    (void)role;
+    if (e != NULL && e->mode != MODE_ASKING) {
+        settle(t, e);
+        finish_if_settled(t);
+    }
+}
+
+/* Ends the wait for a handle: killed (it settles once reaped), or left
+ * running when the host asked to keep handles. */
+static void stop_waiting(jpt__turn *t, entry *e)
+{
+    if (e->settled)
+        return;
+    if (e->h->kind == JPT_STATE_STOPPED) {
+        settle(t, e);
+        return;
+    }
+    if (t->keep) {
+        settle(t, e);
+        return;
+    }
+    e->mode = MODE_ABORT;
+    jpt__handle_abort(e->h);
+}
+
+static void on_timeout(jpt__timer *timer)
+{
+    jpt__turn *t = timer->ud;
+
+    for (size_t i = 0; i < t->n; i++)
+        if (t->entries[i].mode != MODE_ASKING && t->entries[i].h != NULL)
+            stop_waiting(t, &t->entries[i]);
+    finish_if_settled(t);
+}
+
+static void turn_release(jpt__turn *t)
+{
+    jpt_registry *r = t->r;
+
+    jpt__timer_stop(r->loop, &t->timer);
+    jpt__defer_cancel(r->loop, &t->start);
+    for (size_t i = 0; i < t->n; i++)
+        if (t->entries[i].h != NULL)
+            jpt__handle_unwatch(t->entries[i].h, &t->base);
+    for (jpt_inquiry *q = r->inquiries; q != NULL; q = q->next)
+        if (q->turn == t)
+            q->turn = NULL;
+    r->turn = NULL;
+    jpt__free(t->entries);
+    jpt__free(t);
+}
+
+static void finish_if_settled(jpt__turn *t)
+{
+    jpt_registry *r = t->r;
+    jpt_batch *b = t->batch;
+
+    if (t->unsettled > 0 || t->asking)
+        return;
+    turn_release(t);
+    if (b != NULL) {
+        b->pending = 0;
+        r->calls_in_flight--;
+        jpt__call dummy = {.r = r, .batch = b};
+        jpt__registry_event(r, JPT_EVENT_BATCH_DONE, &dummy, NULL);
+    }
+}
+
+/* Puts the handles of MODE_ASKING into a mode, and starts waiting. */
+static void decide(jpt__turn *t, entry *e, bool wait)
+{
+    if (e->mode != MODE_ASKING || e->settled)
+        return;
+    e->mode = wait ? MODE_RESULT : MODE_ABORT;
+    if (e->h->kind == JPT_STATE_STOPPED)
+        settle(t, e);
+    else if (!wait)
+        stop_waiting(t, e);
+}
+
+int jpt__turn_answered(jpt__turn *t, json_t *answer)
+{
+    const json_t *list = json_object_get(answer, "handles");
+    size_t i;
+    const json_t *item;
+
+    /* A handle the answer does not mention is waited for. */
+    json_array_foreach(list, i, item) {
+        const char *id = json_string_value(json_object_get(item, "id"));
+        const char *action = json_string_value(json_object_get(item, "action"));
+        for (size_t k = 0; id != NULL && action != NULL && k < t->n; k++)
+            if (t->entries[k].h != NULL && strcmp(t->entries[k].h->id, id) == 0)
+                decide(t, &t->entries[k], strcmp(action, "wait") == 0);
+    }
+    for (size_t k = 0; k < t->n; k++)
+        decide(t, &t->entries[k], true);
+    t->asking = false;
+    /* The wait starts now: the question may have taken a while. */
+    jpt__timer_start(t->r->loop, &t->timer, jpt__deadline_ms(t->r->turn_end_timeout_ms));
+    finish_if_settled(t);
+    return JPT_OK;
+}
+
+void jpt__turn_unanswered(jpt__turn *t)
+{
+    /* An unanswered turn-end question falls back to the await policy. */
+    for (size_t k = 0; k < t->n; k++)
+        if (t->entries[k].mode == MODE_ASKING)
+            t->entries[k].mode = MODE_NOTIFY;
+    t->asking = false;
+    jpt__timer_start(t->r->loop, &t->timer, jpt__deadline_ms(t->r->turn_end_timeout_ms));
+    for (size_t k = 0; k < t->n; k++)
+        if (t->entries[k].h != NULL && t->entries[k].h->kind == JPT_STATE_STOPPED)
+            settle(t, &t->entries[k]);
+    finish_if_settled(t);
+}
+
+/* RFD 037's dynamic schema: one item per handle, saying what it is and
+ * asking for "wait" or "abort". */
+static int ask(jpt__turn *t, size_t asking)
+{
+    jpt_registry *r = t->r;
+    json_t *items = json_array(), *defaults = json_array(), *details = json_array();
+    int rc = items != NULL && defaults != NULL && details != NULL ? JPT_OK : JPT_ERR_NOMEM;
+
+    for (size_t i = 0; rc == JPT_OK && i < t->n; i++) {
+        entry *e = &t->entries[i];
+        if (e->mode != MODE_ASKING || e->settled)
+            continue;
+        double elapsed = (double)(jpt__now() - e->h->started) / 1e9;
+        elapsed = (double)(long long)(elapsed * 10 + 0.5) / 10;
+        jpt__buf preview = JPT__BUF_INIT;
+        jpt__handle_preview(e->h, 200, &preview);
+        jpt__field f = {preview.data != NULL ? preview.data : "", preview.len};
+        json_t *detail = json_pack("{s:s, s:s, s:s, s:f, s:o}", "id", e->h->id, "tool",
+                                   e->h->tool->name, "state", jpt__kind_name(e->h->kind),
+                                   "elapsed_secs", elapsed, "output_preview",
+                                   jpt__json_from_field(&f));
+        jpt__buf_free(&preview);
+        json_t *item = json_pack(
+            "{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:f}, s:{s:O}, s:{s:s, s:[s, s]}}, "
+            "s:[s, s]}",
+            "type", "object", "properties", "id", "const", e->h->id, "tool", "const",
+            e->h->tool->name, "state", "const", jpt__kind_name(e->h->kind), "elapsed_secs",
+            "const", elapsed, "output_preview", "const", json_object_get(detail, "output_preview"),
+            "action", "type", "string", "enum", "wait", "abort", "required", "id", "action");
+        if (json_array_append_new(items, item) < 0 ||
+            json_array_append_new(defaults, json_pack("{s:s, s:s}", "id", e->h->id, "action",
+                                                      "wait")) < 0 ||
+            json_array_append_new(details, detail) < 0)
+            rc = JPT_ERR_NOMEM;
+    }
+
+    jpt__block question = {.type = JPT_BLOCK_QUESTION};
+    jpt__block context = {.type = JPT_BLOCK_TEXT};
+    json_t *schema = NULL, *def = NULL;
+    char *listing = NULL;
+    if (rc == JPT_OK) {
+        schema = json_pack("{s:s, s:{s:{s:s, s:O, s:i, s:i}}, s:[s]}", "type", "object",
+                           "properties", "handles", "type", "array", "items", items,
+                           "minItems", (json_int_t)asking, "maxItems", (json_int_t)asking,
+                           "required", "handles");
+        def = json_pack("{s:O}", "handles", defaults);
+        static const char text[] = "The turn is ending while these handles are still "
+                                   "running. Wait for each, or abort it?";
+        if (schema == NULL || def == NULL ||
+            jpt__field_set(&question.f[JPT_FIELD_ID], "turn_end", 8) < 0 ||
+            jpt__field_set(&question.f[JPT_FIELD_TEXT], text, sizeof(text) - 1) < 0 ||
+            jpt__field_set_json(&question.f[JPT_FIELD_SCHEMA], schema) < 0 ||
+            jpt__field_set_json(&question.f[JPT_FIELD_DEFAULT], def) < 0 ||
+            jpt__json_dump(details, JSON_INDENT(2), &listing) < 0 ||
+            jpt__field_set(&context.f[JPT_FIELD_TEXT], listing, strlen(listing)) < 0)
+            rc = JPT_ERR_NOMEM;
+    }
+    jpt_inquiry *q = rc == JPT_OK ? jpt__inquiry_create(r, &question, &context, 1, NULL,
+                                                        JPT_TARGET_ASSISTANT)
+                                  : NULL;
+    json_decref(items);
+    json_decref(defaults);
+    json_decref(details);
+    json_decref(schema);
+    json_decref(def);
+    jpt__free(listing);
+    jpt__block_clear(&question);
+    jpt__block_clear(&context);
+    if (q == NULL)
+        return JPT_ERR_NOMEM;
+    q->turn = t;
+    t->asking = true;
+    r->inquiry_fn(q, r->inquiry_ud);
+    return JPT_OK;
+}
+
+/* From the loop: each handle meets its policy. */
+static void run_policies(jpt__defer *d)
+{
+    jpt__turn *t = d->ud;
+    jpt_registry *r = t->r;
+    size_t asking = 0, live = 0;
+
+    for (jpt_handle *h = r->handles; h != NULL; h = h->next)
+        live += h->registered;
+    if ((t->entries = jpt__calloc(live + 1, sizeof(entry))) == NULL) {
+        jpt__log(JPT_LOG_ERROR, "out of memory ending the turn: handles left as they are");
+        finish_if_settled(t);
+        return;
+    }
+    /* Take stock first: policies may stop handles (and free them). */
+    for (jpt_handle *h = r->handles; h != NULL; h = h->next) {
+        if (!h->registered || jpt__handle_watch(h, &t->base, 0) < 0)
+            continue;
+        entry *e = &t->entries[t->n++];
+        e->h = h;
+        if (h->kind == JPT_STATE_STOPPED)
+            e->mode = MODE_NOTIFY;
+        else if (h->tool->on_turn_end == JPT__TURN_ABORT)
+            e->mode = MODE_ABORT;
+        else if (h->tool->on_turn_end == JPT__TURN_INQUIRE && r->inquiry_fn != NULL)
+            e->mode = MODE_ASKING;
+        else
+            e->mode = MODE_NOTIFY; /* await, or inquire without a handler */
+        asking += e->mode == MODE_ASKING;
+        t->unsettled++;
+    }
+    if (jpt__timer_start(r->loop, &t->timer, jpt__deadline_ms(r->turn_end_timeout_ms)) < 0)
+        jpt__log(JPT_LOG_WARNING, "out of memory: the turn end waits without a timeout");
+    for (size_t i = 0; i < t->n; i++) {
+        entry *e = &t->entries[i];
+        /* A stopped handle the model never saw: its notice, if its flags
+         * allowed one, is queued already; the handle goes. */
+        if (e->h != NULL && e->h->kind == JPT_STATE_STOPPED && e->mode == MODE_NOTIFY) {
+            jpt_handle *h = e->h;
+            e->settled = true;
+            e->h = NULL;
+            t->unsettled--;
+            jpt__handle_unwatch(h, &t->base);
+            h->delivered = true;
+            jpt__handle_release_if_done(h);
+        } else if (e->h != NULL && e->mode == MODE_ABORT)
+            stop_waiting(t, e);
+    }
+    if (asking > 0 && ask(t, asking) < 0)
+        jpt__turn_unanswered(t);
+    else
+        finish_if_settled(t);
+}
+
+JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch **out)
+{
+    if (out == NULL)
+        return JPT_ERR_INVALID;
+    *out = NULL;
+    if (r == NULL || (flags & ~JPT_TURN_KEEP) != 0)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&r->err);
+    if (r->turn != NULL)
+        return jpt__err(&r->err, JPT_ERR_STATE, "end_turn: the previous turn end is still "
+                                                "settling");
+
+    jpt__turn *t = jpt__calloc(1, sizeof(*t));
+    jpt_batch *b = jpt__calloc(1, sizeof(*b));
+    if (t == NULL || b == NULL) {
+        jpt__free(t);
+        jpt__free(b);
+        return jpt__err(&r->err, JPT_ERR_NOMEM, "out of memory ending the turn");
+    }
+    t->base.stopped = on_stopped;
+    t->r = r;
+    t->batch = b;
+    t->keep = (flags & JPT_TURN_KEEP) != 0;
+    jpt__timer_init(&t->timer, on_timeout, t);
+    jpt__defer_init(&t->start, run_policies, t);
+    b->r = r;
+    b->pending = 1;
+    r->calls_in_flight++;
+    b->next = r->batches;
+    if (r->batches != NULL)
+        r->batches->prev = b;
+    r->batches = b;
+    r->turn = t;
+    /* The policies may run builtins' abort callbacks and the inquiry
+     * handler: from the loop, like every callback. */
+    jpt__defer_queue(r->loop, &t->start);
+    *out = b;
+    return JPT_OK;
+}
+
+void jpt__turn_batch_gone(jpt_registry *r, jpt_batch *b)
+{
+    if (r->turn != NULL && r->turn->batch == b)
+        r->turn->batch = NULL;
+}
+
+void jpt__turn_free(jpt_registry *r)
+{
+    if (r->turn != NULL)
+        turn_release(r->turn);
+}
