@@ -523,9 +523,23 @@ static void null_schema_or_value_is_invalid(void **state)
     assert_int_equal(jpt_schema_check(NULL, NULL, NULL), JPT_ERR_INVALID);
 }
 
+/* minItems / maxItems bound an array's length (the turn-end question asks
+ * for one entry per handle). */
+static void item_counts_are_bounded(void **state)
+{
+    (void)state;
+    const char *schema = "{\"type\":\"array\",\"minItems\":2,\"maxItems\":3}";
+    assert_matches(schema, "[1,2]");
+    assert_matches(schema, "[1,2,3]");
+    assert_mismatch(schema, "[1]", "at the top level: an array of 1 items is shorter than minItems 2");
+    assert_mismatch(schema, "[1,2,3,4]",
+                    "at the top level: an array of 4 items is longer than maxItems 3");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(item_counts_are_bounded),
         cmocka_unit_test(type_string_matches_string_only),
         cmocka_unit_test(type_boolean_matches_true_and_false_only),
         cmocka_unit_test(type_null_matches_null_only),

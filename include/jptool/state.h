@@ -314,8 +314,8 @@ JPT_EXPORT const char *jpt_mime_fence_lang(const char *mime_type);
  * Schema subset questions use: type (all seven, or an array of them), enum,
  * const, properties, required, additionalProperties, items, minimum, maximum,
  * exclusiveMinimum, exclusiveMaximum, minLength, maxLength (in characters),
- * anyOf, oneOf, and the boolean schemas true/false. Unknown keywords are
- * ignored.
+ * minItems, maxItems, anyOf, oneOf, and the boolean schemas true/false.
+ * Unknown keywords are ignored.
  *
  * Returns JPT_OK when the value matches. JPT_ERR_INVALID when it does not, or
  * when either text is not JSON; then if `why` is not NULL it receives a

@@ -261,10 +261,20 @@ static bool check_object(checker *c, const json_t *schema, const json_t *v)
 static bool check_array(checker *c, const json_t *schema, const json_t *v)
 {
     const json_t *items = json_object_get(schema, "items");
-    size_t i;
+    const json_t *min = json_object_get(schema, "minItems");
+    const json_t *max = json_object_get(schema, "maxItems");
+    size_t i, n = json_array_size(v);
     const json_t *item;
 
-    if (!json_is_array(v) || items == NULL)
+    if (!json_is_array(v))
+        return true;
+    if (json_is_integer(min) && (json_int_t)n < json_integer_value(min))
+        return mismatch(c, "an array of %zu items is shorter than minItems %" JSON_INTEGER_FORMAT,
+                        n, json_integer_value(min));
+    if (json_is_integer(max) && (json_int_t)n > json_integer_value(max))
+        return mismatch(c, "an array of %zu items is longer than maxItems %" JSON_INTEGER_FORMAT,
+                        n, json_integer_value(max));
+    if (items == NULL)
         return true;
     json_array_foreach(v, i, item) {
         /* Draft 4-7 tuple form: one schema per position, extra items free. */
