@@ -33,33 +33,19 @@ static void indented(const char *prefix, const char *text)
 {
     printf("%s", prefix);
     for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '\n' && p[1] == '\0')
+            break;
         putchar(*p);
-        if (*p == '\n' && p[1] != '\0')
+        if (*p == '\n')
             printf("%*s", (int)strlen(prefix), "");
     }
     putchar('\n');
 }
 
-/* One model turn: a single tool call, and the result the model reads. */
-static void call(jpt_registry *r, const char *tool, const char *arguments)
+/* One result as the model reads it: a host hands each result's content to
+ * its model (and its is_error flag, where the provider has one). */
+static void show_result(const json_t *result)
 {
-    char calls[4096];
-    jpt_batch *b = NULL;
-    char *results = NULL;
-
-    snprintf(calls, sizeof(calls), "[{\"id\":\"call\",\"name\":\"%s\",\"arguments\":%s}]",
-             tool, arguments);
-    printf("assistant → %s %s\n", tool, arguments);
-    if (jpt_registry_submit(r, calls, &b) != JPT_OK)
-        die("submit", r);
-    if (jpt_registry_wait(r, b, 60000) != JPT_OK)
-        die("wait", r);
-    if (jpt_batch_results_json(b, &results) != JPT_OK)
-        die("results", r);
-    /* A host hands each result's content to its model (and its is_error
-     * flag, where the provider has one). */
-    json_t *list = json_loads(results, 0, NULL);
-    json_t *result = json_array_get(list, 0);
     const char *content = json_string_value(json_object_get(result, "content"));
     printf("tool ←%s\n", json_is_true(json_object_get(result, "is_error")) ? " (error)" : "");
     /* A stateful action answers with RFD 009's {"id","state",...} JSON;
@@ -75,13 +61,58 @@ static void call(jpt_registry *r, const char *tool, const char *arguments)
         printf("    [handle %s: %s]\n", json_string_value(json_object_get(response, "id")),
                state);
         indented("    ", text != NULL ? text : "");
+    } else if (json_object_get(response, "completed") != NULL) {
+        /* The await tool's answer (RFD 037), shown as the model gets it. */
+        char *pretty = json_dumps(response, JSON_INDENT(2));
+        indented("    ", pretty);
+        free(pretty);
     } else
         indented("    ", content);
     json_decref(response);
     putchar('\n');
+}
+
+/* One model message: its tool calls, submitted as one batch, and their
+ * results. `calls` is [{"name", "arguments"}] without ids. */
+static void batch(jpt_registry *r, const char *calls)
+{
+    json_t *list = json_loads(calls, 0, NULL);
+    size_t i;
+    json_t *c;
+    jpt_batch *b = NULL;
+    char *text = NULL, *results = NULL;
+
+    json_array_foreach(list, i, c) {
+        char id[32];
+        snprintf(id, sizeof(id), "call_%zu", i + 1);
+        json_object_set_new(c, "id", json_string(id));
+        text = json_dumps(json_object_get(c, "arguments"), JSON_COMPACT);
+        printf("assistant → %s %s\n", json_string_value(json_object_get(c, "name")), text);
+        free(text);
+    }
+    text = json_dumps(list, JSON_COMPACT);
+    if (jpt_registry_submit(r, text, &b) != JPT_OK)
+        die("submit", r);
+    free(text);
+    if (jpt_registry_wait(r, b, 60000) != JPT_OK)
+        die("wait", r);
+    if (jpt_batch_results_json(b, &results) != JPT_OK)
+        die("results", r);
+    json_t *res = json_loads(results, 0, NULL);
+    json_array_foreach(res, i, c) show_result(c);
+    json_decref(res);
     json_decref(list);
     jpt_free(results);
     jpt_batch_free(b);
+}
+
+/* One model turn with a single tool call. */
+static void call(jpt_registry *r, const char *tool, const char *arguments)
+{
+    char calls[4096];
+
+    snprintf(calls, sizeof(calls), "[{\"name\":\"%s\",\"arguments\":%s}]", tool, arguments);
+    batch(r, calls);
 }
 
 /* The assistant's side of an inquiry: in a real host, a structured model
@@ -141,7 +172,23 @@ int main(int argc, char **argv)
              "{\"name\":\"merge\",\"description\":\"Merge a feature branch.\","
              " \"parameters\":{\"type\":\"object\",\"properties\":"
              "  {\"feature\":{\"type\":\"string\"}}},"
-             " \"command\":[\"%s/merge.py\",\"{{tool}}\"],\"question_target\":\"assistant\"}"
+             " \"command\":[\"%s/merge.py\",\"{{tool}}\"],\"question_target\":\"assistant\"},"
+             /* Stand-ins for RFD 037's examples: the same shape of output,
+              * the same difference in duration. */
+             "{\"name\":\"cargo_check\",\"description\":\"cargo check\",\"stateful\":true,"
+             " \"actions\":[\"fetch\",\"abort\"],\"settle_ms\":100,"
+             " \"command\":[\"sh\",\"-c\",\"echo '    Checking jp_cli v0.1.0'; sleep 1; "
+             "echo '    Finished dev profile: ok, 0 warnings'\"]},"
+             "{\"name\":\"cargo_test\",\"description\":\"cargo test\",\"stateful\":true,"
+             " \"actions\":[\"fetch\",\"abort\"],\"settle_ms\":100,"
+             " \"command\":[\"sh\",\"-c\",\"echo 'running 42 tests'; sleep 2; "
+             "echo 'test result: ok. 42 passed'\"]},"
+             "{\"name\":\"crate_search\",\"description\":\"crates.io search\",\"stateful\":true,"
+             " \"actions\":[\"fetch\",\"abort\"],\"settle_ms\":100,"
+             " \"command\":[\"sh\",\"-c\",\"sleep 0.5; echo 'tokio, async-std, smol'\"]},"
+             "{\"name\":\"github_code_search\",\"description\":\"GitHub code search\","
+             " \"stateful\":true,\"actions\":[\"fetch\",\"abort\"],\"settle_ms\":100,"
+             " \"command\":[\"sh\",\"-c\",\"sleep 5; echo 'tokio::spawn in 12k files'\"]}"
              "]}",
              argv[1]);
     if (jpt_registry_load_tools(r, config, 0) != JPT_OK)
@@ -166,6 +213,18 @@ int main(int argc, char **argv)
 
     heading("A one-shot call whose tool asks, answered through the inquiry handler");
     call(r, "merge", "{\"feature\":\"search-v2\"}");
+
+    heading("RFD 037: check and test in parallel, awaited in the same message");
+    batch(r, "[{\"name\":\"cargo_check\",\"arguments\":{\"action\":\"spawn\",\"id\":\"check\"}},"
+             "{\"name\":\"cargo_test\",\"arguments\":{\"action\":\"spawn\",\"id\":\"test\"}},"
+             "{\"name\":\"await\",\"arguments\":{\"all\":[\"check\",\"test\"]}}]");
+
+    heading("RFD 037: a race between two searches, the first answer wins");
+    batch(r, "[{\"name\":\"crate_search\",\"arguments\":{\"action\":\"spawn\",\"id\":\"crates\"}},"
+             "{\"name\":\"github_code_search\",\"arguments\":{\"action\":\"spawn\",\"id\":\"github\"}},"
+             "{\"name\":\"await\",\"arguments\":{\"any\":[\"crates\",\"github\"]}}]");
+    printf("(the slower search is still running; the assistant stops it:)\n\n");
+    call(r, "github_code_search", "{\"action\":\"abort\",\"id\":\"github\"}");
 
     jpt_registry_free(r);
     char cleanup[256];

@@ -410,6 +410,7 @@ class _RegistryOptions(ctypes.Structure):
         ("max_inquiry_rounds", ctypes.c_int),
         ("spool_dir", ctypes.c_char_p),
         ("state_file", ctypes.c_char_p),
+        ("turn_end_timeout_ms", ctypes.c_int),
     ]
 
 
