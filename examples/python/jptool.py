@@ -15,14 +15,21 @@ driven by :meth:`Registry.wait` / :meth:`Registry.run` or from the host's own
 loop (:meth:`Registry.fileno`, :meth:`Registry.timeout`,
 :meth:`Registry.dispatch`, e.g. with ``selectors``); :meth:`Registry.events`
 pops its events as dicts. Questions of one-shot tools reach a Python handler
-as :class:`Inquiry` objects. Builtin tools (``jpt_registry_add_builtin``) are
-bound too: :meth:`Registry.add_builtin` takes Python callbacks, which the
-registry keeps alive until it is closed, and hands them :class:`Handle`
-objects. The library frees a handle without telling the host, so a Handle
-tracks each event after which the C handle may be gone (a stopped state
-reported, the abort callback returned, a failed start, a one-shot handle
-that reported a question, the registry closed) and refuses use afterwards
-instead of touching freed memory; see :class:`Handle`.
+as :class:`Inquiry` objects. RFD 037: a batch may spawn stateful handles and
+``await`` them (the tool the registry lists once a stateful tool exists) in
+the same submit; :meth:`Batch.cancel` stops a batch's calls still in flight
+(a host's Ctrl+C); :meth:`Registry.take_notifications` takes what handles
+nobody watched did meanwhile; :meth:`Registry.end_turn` applies each
+handle's turn-end policy and returns the results as a batch; a stateful
+handle asking while awaited, and the turn end itself, ask through the same
+inquiry handler (:attr:`Inquiry.handle_id`). Builtin tools
+(``jpt_registry_add_builtin``) are bound too: :meth:`Registry.add_builtin`
+takes Python callbacks, which the registry keeps alive until it is closed,
+and hands them :class:`Handle` objects. The library frees a handle without
+telling the host, so a Handle tracks each event after which the C handle may
+be gone (a stopped state reported, the abort callback returned, a failed
+start, a one-shot handle that reported a question, the registry closed) and
+refuses use afterwards instead of touching freed memory; see :class:`Handle`.
 ``jpt_handle_set_userdata`` and ``jpt_handle_get_userdata`` are declared but
 not wrapped (a Python host keeps per-handle data in a dict keyed by tool and
 id).
@@ -72,7 +79,8 @@ tool list dialects ``JPT_DIALECT_OPENAI``, ``JPT_DIALECT_ANTHROPIC``,
 ``JPT_DIALECT_GEMINI``, ``JPT_DIALECT_MCP`` and the flag
 ``JPT_DIALECT_FLAT``; the events ``JPT_EVENT_CALL_DONE``,
 ``JPT_EVENT_BATCH_DONE``, ``JPT_EVENT_OUTPUT``, ``JPT_EVENT_STATE``; the
-question targets ``JPT_TARGET_USER`` and ``JPT_TARGET_ASSISTANT``.
+question targets ``JPT_TARGET_USER`` and ``JPT_TARGET_ASSISTANT``; the
+turn-end flag ``JPT_TURN_KEEP``.
 
 Threading: as in C, a state is used from one thread at a time until it is
 shared (:meth:`State.ref`); :func:`set_log` is meant to be called once, before
@@ -170,6 +178,7 @@ __all__ = [
     "JPT_EVENT_STATE",
     "JPT_TARGET_USER",
     "JPT_TARGET_ASSISTANT",
+    "JPT_TURN_KEEP",
 ]
 
 # ---- Constants (common.h, state.h) ------------------------------------------
@@ -244,6 +253,8 @@ JPT_EVENT_STATE = 4
 
 JPT_TARGET_USER = 1
 JPT_TARGET_ASSISTANT = 2
+
+JPT_TURN_KEEP = 0x1
 
 _KIND_NAMES = {
     "running": JPT_STATE_RUNNING,
@@ -514,6 +525,7 @@ _PROTOTYPES = {
     "jpt_registry_submit": (_c_int, [_RegistryPtr, _c_str, ctypes.POINTER(_BatchPtr)]),
     "jpt_batch_done": (_c_int, [_BatchPtr]),
     "jpt_batch_results_json": (_c_int, [_BatchPtr, _out_str]),
+    "jpt_batch_cancel": (None, [_BatchPtr]),
     "jpt_batch_free": (None, [_BatchPtr]),
     # driving the registry
     "jpt_registry_get_fd": (_c_int, [_RegistryPtr]),
@@ -535,12 +547,16 @@ _PROTOTYPES = {
     "jpt_registry_set_inquiry_handler": (None, [_RegistryPtr, _InquiryFn, _c_void]),
     "jpt_inquiry_tool": (_c_str, [_InquiryPtr]),
     "jpt_inquiry_call_id": (_c_str, [_InquiryPtr]),
+    "jpt_inquiry_handle_id": (_c_str, [_InquiryPtr]),
     "jpt_inquiry_question_json": (_c_str, [_InquiryPtr]),
     "jpt_inquiry_target": (_c_int, [_InquiryPtr]),
     "jpt_inquiry_context": (_StatePtr, [_InquiryPtr]),
     "jpt_inquiry_answer": (_c_int, [_InquiryPtr, _c_str]),
     "jpt_inquiry_cancel": (_c_int, [_InquiryPtr, _c_str]),
     "jpt_inquiry_errmsg": (_c_str, [_InquiryPtr]),
+    # notifications and the end of a turn
+    "jpt_registry_take_notifications": (_c_int, [_RegistryPtr, _out_str]),
+    "jpt_registry_end_turn": (_c_int, [_RegistryPtr, _c_uint, ctypes.POINTER(_BatchPtr)]),
     # orphans
     "jpt_registry_reap_stale": (_c_int, [_c_str, ctypes.POINTER(ctypes.c_size_t)]),
 }
@@ -1096,7 +1112,8 @@ class Registry:
     30000), ``settle_ms`` (150), ``yield_ms`` (10000), ``drain_ms`` (100),
     ``max_inquiry_rounds`` (16), ``spool_dir`` (full output also written
     there), ``state_file`` (live children recorded there for
-    :func:`reap_stale`). Raises JptError(JPT_ERR_INVALID) for a negative
+    :func:`reap_stale`), ``turn_end_timeout_ms`` (how long :meth:`end_turn`
+    waits for handles, 120000). Raises JptError(JPT_ERR_INVALID) for a negative
     duration or a root that is not a directory, JPT_ERR_IO when the epoll
     fd, timerfd, eventfd or state file cannot be made.
 
@@ -1124,7 +1141,8 @@ class Registry:
                  drain_ms: Optional[int] = None,
                  max_inquiry_rounds: Optional[int] = None,
                  spool_dir: Optional[Union[_Text, os.PathLike]] = None,
-                 state_file: Optional[Union[_Text, os.PathLike]] = None):
+                 state_file: Optional[Union[_Text, os.PathLike]] = None,
+                 turn_end_timeout_ms: Optional[int] = None):
         self._ptr = None
         self._pending: List[BaseException] = []
         self._inquiry_fn: Optional[Callable[["Inquiry"], None]] = None
@@ -1150,7 +1168,8 @@ class Registry:
         opts.state_file = state_b
         for name, value in (("kill_grace_ms", kill_grace_ms), ("settle_ms", settle_ms),
                             ("yield_ms", yield_ms), ("drain_ms", drain_ms),
-                            ("max_inquiry_rounds", max_inquiry_rounds)):
+                            ("max_inquiry_rounds", max_inquiry_rounds),
+                            ("turn_end_timeout_ms", turn_end_timeout_ms)):
             if value is not None:
                 setattr(opts, name, _c_int_arg(value, name))
         for name, value in (("capture_bytes", capture_bytes),
@@ -1583,17 +1602,21 @@ class Registry:
     # -- questions --
 
     def set_inquiry_handler(self, fn: Optional[Callable[["Inquiry"], None]]) -> None:
-        """Installs ``fn(inquiry)`` as the handler of the questions one-shot
-        tools ask (``jpt_registry_set_inquiry_handler``), or removes it with
-        None (a question then ends its call with an error). The handler
-        answers with :meth:`Inquiry.answer` or :meth:`Inquiry.cancel`, at
-        once or later; until then the call waits (an Inquiry dropped
-        unanswered leaves its call waiting until the registry closes). If
-        the handler raises, the inquiry is cancelled (unless it was answered
-        already) and the exception is raised again when the registry call
-        that ran the handler returns (:meth:`dispatch`, :meth:`run`,
-        :meth:`wait`, :meth:`call`). The registry keeps its C callback alive
-        until it is closed."""
+        """Installs ``fn(inquiry)`` as the handler of the questions the model
+        did not drive (``jpt_registry_set_inquiry_handler``): those one-shot
+        tools ask, those of stateful handles that ask while an ``await``
+        watches them (:attr:`Inquiry.handle_id` set), and the turn end's
+        question (see :meth:`end_turn`). None removes it (a one-shot tool's
+        question then ends its call with an error, and the turn end treats
+        "inquire" handles as "await"). The handler answers with
+        :meth:`Inquiry.answer` or :meth:`Inquiry.cancel`, at once or later;
+        until then the call waits (an Inquiry dropped unanswered leaves its
+        call waiting until the registry closes). If the handler raises, the
+        inquiry is cancelled (unless it was answered already) and the
+        exception is raised again when the registry call that ran the
+        handler returns (:meth:`dispatch`, :meth:`run`, :meth:`wait`,
+        :meth:`call`). The registry keeps its C callback alive until it is
+        closed."""
         p = self._p()
         if fn is None:
             _lib.jpt_registry_set_inquiry_handler(p, _InquiryFn(), None)
@@ -1605,6 +1628,63 @@ class Registry:
             self._inquiry_cb = _InquiryFn(_inquiry_trampoline(weakref.ref(self)))
         self._inquiry_fn = fn
         _lib.jpt_registry_set_inquiry_handler(p, self._inquiry_cb, None)
+
+    # -- notifications and the end of a turn (RFD 037) --
+
+    def take_notifications(self) -> List[Dict[str, Any]]:
+        """Takes the notifications queued since the last call and clears
+        them (``jpt_registry_take_notifications``), parsed: a list of dicts
+        ``{"id", "tool", "state", "elapsed_secs"}`` plus ``"result"`` and
+        ``"is_error"`` for a stopped handle, ``"output_preview"`` for a
+        running or waiting one; [] when there are none. A registered handle
+        leaves one when it changes state while the model is not watching it
+        (no action or await on it), as its tool's ``spawn.notifications``
+        flags allow; only the latest per handle is kept. The host puts them
+        in front of the model's next message (RFD 011); a stopped handle's
+        result reaches the model this way, and the handle then goes."""
+        out = ctypes.c_void_p()
+        rc = _lib.jpt_registry_take_notifications(self._p(), ctypes.byref(out))
+        text = _take_string(out)
+        if rc < 0:
+            raise self._error(rc)
+        return json.loads(text)
+
+    def end_turn(self, keep: bool = False) -> "Batch":
+        """Ends the turn (``jpt_registry_end_turn``, RFD 037 "Turn-end
+        behavior"), from the next dispatch: every live handle meets its
+        tool's ``spawn.lifecycle.on_turn_end`` policy. "abort": killed, its
+        result discarded. "await": waited for, up to ``turn_end_timeout_ms``,
+        its result queued as a notification (:meth:`take_notifications`),
+        killed past the timeout. "inquire" (the default): one question
+        (id "turn_end", target JPT_TARGET_ASSISTANT, tool and call id None)
+        goes to the inquiry handler, listing these handles; the answer
+        ``{"handles": [{"id", "action": "wait" | "abort"}, …]}`` chooses per
+        handle. A handle answered "wait" (or not mentioned) is waited for
+        and its result becomes a result of the returned batch:
+        ``{"id": handle id, "content": JSON text of {"id", "state",
+        "result" | "error"}, "is_error"}``; "abort" kills it. Without a
+        handler, or if the question is cancelled, they are treated as
+        "await". The answer is checked against the question's schema, which
+        in this library version lists the handles by position: name every
+        handle, in the order the question gives them (its ``default`` and
+        its context list them in that order), or the answer is refused.
+
+        Returns a :class:`Batch` that is done when every handle has settled
+        (drive it with :meth:`wait` like any batch); the registry then holds
+        no live handle, unless ``keep=True`` (JPT_TURN_KEEP): nothing is
+        killed, and handles past their wait stay running. Raises JptError:
+        JPT_ERR_STATE while a previous turn end is still settling,
+        JPT_ERR_INVALID, JPT_ERR_NOMEM."""
+        out = _BatchPtr()
+        p = self._p()
+        with self._busy():
+            rc = _lib.jpt_registry_end_turn(p, JPT_TURN_KEEP if keep else 0,
+                                            ctypes.byref(out))
+        if rc < 0:
+            raise self._error(rc)
+        batch = Batch(self, out)
+        self._batches[_address(out)] = batch
+        return batch
 
 
 def _inquiry_trampoline(reg_ref: "weakref.ref[Registry]"):
@@ -1638,8 +1718,10 @@ def _inquiry_trampoline(reg_ref: "weakref.ref[Registry]"):
 
 class Batch:
     """The tool calls of one model message, submitted with
-    :meth:`Registry.submit` (``jpt_batch *``). Its results come in as the
-    registry is driven; :attr:`done` says when all are there.
+    :meth:`Registry.submit` (``jpt_batch *``), or the results of a turn end
+    (:meth:`Registry.end_turn`). Its results come in as the registry is
+    driven; :attr:`done` says when all are there. :meth:`cancel` stops the
+    calls still in flight.
 
     :meth:`close` (or the end of a ``with`` block, or garbage collection)
     frees it; calls still in flight keep running and their results are
@@ -1672,13 +1754,26 @@ class Batch:
         """The results, one per call in the order submitted
         (``jpt_batch_results_json``): dicts ``{"id", "content",
         "is_error"}``. For an action, ``content`` is the handle's response
-        as JSON text (``json.loads`` it). A call still running is
+        as JSON text (``json.loads`` it); for an ``await``, RFD 037's
+        ``{"completed": […], "pending": […]}`` (plus ``"timed_out"`` or
+        ``"cancelled"``: true) as JSON text. A call still running is
         ``{"id", "content": None, "is_error": False, "pending": True}``."""
         out = ctypes.c_void_p()
         rc = _lib.jpt_batch_results_json(self._p(), ctypes.byref(out))
         text = _take_string(out)
         _check(rc)
         return json.loads(text)
+
+    def cancel(self) -> None:
+        """Cancels every call of the batch still in flight
+        (``jpt_batch_cancel``; RFD 037's cancellation, for a host's Ctrl+C),
+        at the registry's next dispatch: one-shot children are killed and
+        their calls end with an error, awaits answer with the handles'
+        states and ``"cancelled": true``, spawn and apply answer at once
+        with the output so far (their handles keep running), calls not yet
+        started never run. Finished calls keep their results; drive the
+        registry (:meth:`Registry.wait`) to collect the rest."""
+        _lib.jpt_batch_cancel(self._p())
 
     def close(self) -> None:
         """Frees the batch (``jpt_batch_free``). Closing twice is harmless."""
@@ -1711,21 +1806,24 @@ class Batch:
 
 
 class Inquiry:
-    """A question a one-shot tool asked that the model did not drive
-    (``jpt_inquiry *``), given to the handler of
-    :meth:`Registry.set_inquiry_handler`.
+    """A question the model did not drive (``jpt_inquiry *``), given to the
+    handler of :meth:`Registry.set_inquiry_handler`: one a one-shot tool
+    asked, one a stateful handle asked while an ``await`` watches it, or
+    the turn end's question (:meth:`Registry.end_turn`).
 
-    ``tool``, ``call_id``, ``question`` (RFD 058's parsed
-    ``{"id", "text", "schema", "default"}``) and ``target``
-    (JPT_TARGET_USER or JPT_TARGET_ASSISTANT: who should be asked) are
-    copied when the inquiry arrives and stay readable. Answer with
+    ``tool``, ``call_id``, ``handle_id`` (the handle whose question it is,
+    for a stateful handle asking while awaited; else None),
+    ``question`` (RFD 058's parsed ``{"id", "text", "schema", "default"}``)
+    and ``target`` (JPT_TARGET_USER or JPT_TARGET_ASSISTANT: who should be
+    asked) are copied when the inquiry arrives and stay readable; ``tool``
+    and ``call_id`` are None for the turn end's question. Answer with
     :meth:`answer` or end the call with :meth:`cancel`; after either
     succeeds (or the registry is closed) the inquiry is invalid and its
     methods and :attr:`context` raise ValueError.
     """
 
-    __slots__ = ("_ptr", "_registry", "tool", "call_id", "question", "target",
-                 "__weakref__")
+    __slots__ = ("_ptr", "_registry", "tool", "call_id", "handle_id", "question",
+                 "target", "__weakref__")
 
     def __init__(self, registry: Registry, ptr):
         """Made by the registry for its inquiry handler."""
@@ -1733,6 +1831,7 @@ class Inquiry:
         self._ptr = None
         self.tool = _from_c(_lib.jpt_inquiry_tool(ptr))
         self.call_id = _from_c(_lib.jpt_inquiry_call_id(ptr))
+        self.handle_id = _from_c(_lib.jpt_inquiry_handle_id(ptr))
         self.question = json.loads(_lib.jpt_inquiry_question_json(ptr))
         self.target = _lib.jpt_inquiry_target(ptr)
         self._ptr = ptr
@@ -1798,7 +1897,7 @@ class Inquiry:
         return _from_c(_lib.jpt_inquiry_errmsg(self._p()))
 
     def __repr__(self) -> str:
-        return (f"<jptool.Inquiry {self.tool}/{self.call_id} "
+        return (f"<jptool.Inquiry {self.tool}/{self.handle_id or self.call_id} "
                 f"{self.question.get('id') if isinstance(self.question, dict) else ''}"
                 f"{'' if self.valid else ' (done)'}>")
 

@@ -201,9 +201,15 @@ int jpt__watch_update(jpt__loop *l, jpt__watch *w, uint32_t events)
 
 void jpt__watch_stop(jpt__loop *l, jpt__watch *w)
 {
+    if (w->active)
+        epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+    jpt__watch_forget(l, w);
+}
+
+void jpt__watch_forget(jpt__loop *l, jpt__watch *w)
+{
     if (!w->active)
         return;
-    epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
     w->active = false;
     /* Events for it may already sit in the batch being dispatched; its
      * owner may be freed right after this call. */

@@ -402,7 +402,9 @@ static void close_stream(jpt__child *c, stream *st)
 {
     if (st->fd < 0)
         return;
-    jpt__watch_stop(c->loop, &st->watch);
+    /* Only this process holds the parent's end: closing it leaves the
+     * epoll set. */
+    jpt__watch_forget(c->loop, &st->watch);
     if (c->pty && st == &c->out)
         c->in_fd = -1; /* the master was both */
     close_fd(&st->fd);
@@ -446,7 +448,7 @@ static void finish(jpt__child *c)
         c->status.known = false;
     }
     c->reaped = true;
-    jpt__watch_stop(c->loop, &c->pid_watch);
+    jpt__watch_forget(c->loop, &c->pid_watch);
     close_fd(&c->pidfd);
     c->ops->exited(c, &c->status, c->ud);
 }
@@ -461,11 +463,14 @@ static void on_pidfd(jpt__watch *w, uint32_t events)
     jpt__child *c = w->ud;
 
     (void)events;
-    jpt__watch_stop(c->loop, &c->pid_watch);
     c->exited = true;
-    if (output_done(c))
-        finish(c);
-    else if (jpt__timer_start(c->loop, &c->drain_timer, jpt__deadline_ms(c->drain_ms)) < 0)
+    if (output_done(c)) {
+        finish(c); /* closing the pidfd takes it out of the epoll set */
+        return;
+    }
+    /* Level-triggered: stop hearing of the exit until the pidfd is closed. */
+    jpt__watch_stop(c->loop, &c->pid_watch);
+    if (jpt__timer_start(c->loop, &c->drain_timer, jpt__deadline_ms(c->drain_ms)) < 0)
         finish(c);
 }
 

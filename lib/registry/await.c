@@ -86,19 +86,25 @@ static void finish(jpt__await *a, const char *flag)
         ok = jpt__json_dump(resp, JSON_COMPACT, &json) == JPT_OK;
     json_decref(resp);
 
-    /* The model now holds the stopped handles' results. */
+    /* The model now holds the stopped handles' results. Completing the call
+     * may end its batch, which lets go of handles it held: they stay busy
+     * until this function is done with them. */
     detach(a);
     jpt_handle **handles = a->handles;
     size_t n = a->n;
     a->handles = NULL;
-    for (size_t i = 0; ok && i < n; i++)
-        if (handles[i]->kind == JPT_STATE_STOPPED)
+    for (size_t i = 0; i < n; i++) {
+        handles[i]->busy++;
+        if (ok && handles[i]->kind == JPT_STATE_STOPPED)
             jpt__handle_delivered(handles[i]);
+    }
     await_release(a);
     jpt__call_complete(call, ok ? json : "out of memory building the await response", !ok);
     jpt__free(json);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        handles[i]->busy--;
         jpt__handle_release_if_done(handles[i]);
+    }
     jpt__free(handles);
 }
 

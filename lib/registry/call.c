@@ -20,11 +20,8 @@ void jpt__call_free(jpt__call *call)
      * never ran stops, so that awaits on it end. */
     if (call->handle != NULL && call->action == JPT__ACTION_NONE && !call->handle->registered)
         jpt__handle_free(call->handle);
-    else if (call->handle != NULL && call->handle->placeholder) {
+    else if (call->handle != NULL && call->handle->placeholder)
         jpt__handle_fail(call->handle, "the spawn was cancelled before it ran");
-        jpt__handle_delivered(call->handle);
-        jpt__handle_release_if_done(call->handle);
-    }
     jpt__inquiry_detach(call);
     jpt__defer_cancel(r->loop, &call->step);
     json_decref(call->arguments);
@@ -83,8 +80,10 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
         return;
     }
     jpt__registry_event(r, JPT_EVENT_CALL_DONE, call, call->handle);
-    if (--b->pending == 0)
+    if (--b->pending == 0) {
         jpt__registry_event(r, JPT_EVENT_BATCH_DONE, call, NULL);
+        jpt__batch_unhold(b);
+    }
 }
 
 void jpt__call_completef(jpt__call *call, bool is_error, const char *fmt, ...)
@@ -146,10 +145,18 @@ static void respond_with_state(jpt__call *call, jpt_handle *h)
     if (stopped)
         jpt__handle_delivered(h);
     call->handle = NULL;
+    /* Completing may end the batch that holds the handle: not freed yet. */
+    h->busy++;
     jpt__call_complete(call, json, is_error);
     jpt__free(json);
+    h->busy--;
     if (stopped)
         jpt__handle_release_if_done(h);
+    /* A question that came while this action waited: an await watching the
+     * handle keeps waiting for it, and the inquiry handler takes it up
+     * (RFD 037, "Waiting handles and the inquiry system"). */
+    else if (h->kind == JPT_STATE_WAITING && h->nwatchers > 0 && h->waiter == NULL)
+        jpt__await_handle_waiting(h);
 }
 
 static void finish_one_shot(jpt__call *call, jpt_handle *h)
@@ -279,8 +286,6 @@ static void do_spawn(jpt__call *call, json_t *arguments)
     if (!arguments_fit(call, arguments)) {
         call->handle = NULL;
         jpt__handle_fail(h, call->content);
-        jpt__handle_delivered(h);
-        jpt__handle_release_if_done(h);
         return;
     }
     json_decref(h->arguments);
@@ -293,8 +298,6 @@ static void do_spawn(jpt__call *call, json_t *arguments)
                             why.data != NULL ? why.data : jpt_strerror(rc));
         call->handle = NULL;
         jpt__handle_fail(h, call->content);
-        jpt__handle_delivered(h);
-        jpt__handle_release_if_done(h);
     } else
         jpt__handle_wait(h, call, true);
     jpt__buf_free(&why);
@@ -542,6 +545,7 @@ static int preregister(jpt_registry *r, jpt_batch *b)
             return rc; /* the caller frees the placeholders made so far */
         h->registered = true;
         h->placeholder = true;
+        h->held_by = b;
         b->calls[i]->handle = h;
     }
     return JPT_OK;
@@ -766,6 +770,24 @@ JPT_EXPORT void jpt_batch_cancel(jpt_batch *b)
             jpt__call_later(b->calls[i], cancel_call);
 }
 
+/* The handles a batch pre-registered are kept until the batch is done, so
+ * that an await anywhere in it finds them, even one that failed to start
+ * (RFD 037: pre-registration "guarantees that when await looks up a handle
+ * ID, the entry exists"). */
+void jpt__batch_unhold(jpt_batch *b)
+{
+    jpt_handle *h = b->r->handles;
+
+    while (h != NULL) {
+        jpt_handle *next = h->next;
+        if (h->held_by == b) {
+            h->held_by = NULL;
+            jpt__handle_release_if_done(h);
+        }
+        h = next;
+    }
+}
+
 JPT_EXPORT void jpt_batch_free(jpt_batch *b)
 {
     jpt_registry *r;
@@ -774,6 +796,7 @@ JPT_EXPORT void jpt_batch_free(jpt_batch *b)
         return;
     r = b->r;
     jpt__turn_batch_gone(r, b);
+    jpt__batch_unhold(b);
     for (size_t i = 0; i < b->n; i++) {
         jpt__call *call = b->calls[i];
         if (call->done)

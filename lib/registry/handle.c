@@ -442,7 +442,7 @@ static void stopped(jpt_handle *h)
      * last of them has (busy), whatever they do with it. */
     h->busy++;
     jpt__registry_event(r, JPT_EVENT_STATE, NULL, h);
-    if (!watched(h))
+    if (!watched(h) && !h->delivered)
         jpt__notify_change(h, JPT__NOTIFY_SUCCESS);
     jpt__watch_entry *copy = NULL;
     size_t n = h->nwatchers;
@@ -731,16 +731,20 @@ void jpt__handle_delivered(jpt_handle *h)
 void jpt__handle_release_if_done(jpt_handle *h)
 {
     if (h->registered && h->kind == JPT_STATE_STOPPED && h->delivered && h->busy == 0 &&
-        h->waiter == NULL && h->nwatchers == 0)
+        h->waiter == NULL && h->nwatchers == 0 && h->held_by == NULL)
         jpt__handle_free(h);
 }
 
+/* The failure is the result the model already has (the spawn's error):
+ * delivered, and freed by stopped() once nobody (an await) holds it. The
+ * handle must not be touched after this. */
 void jpt__handle_fail(jpt_handle *h, const char *why)
 {
     if (h->kind == JPT_STATE_STOPPED)
         return;
     jpt__free(h->failure);
     h->failure = jpt__strdup(why);
+    h->delivered = true;
     stopped(h);
 }
 

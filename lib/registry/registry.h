@@ -93,6 +93,7 @@ struct jpt_handle {
     jpt__tool *tool;
     bool registered;     /* in the registry's id table (stateful handles) */
     bool placeholder;    /* pre-registered by its batch, not started yet */
+    jpt_batch *held_by;  /* kept until this batch is done (pre-registration) */
     uint64_t started;    /* when it was spawned (ns), for elapsed_secs */
     int kind;            /* JPT_STATE_* */
     json_t *arguments;   /* without action and id */
@@ -309,6 +310,7 @@ void jpt__call_wake(jpt__call *call);
 /* Runs `fn(call)` at the next dispatch. */
 void jpt__call_later(jpt__call *call, void (*fn)(jpt__call *call));
 void jpt__call_free(jpt__call *call);
+void jpt__batch_unhold(jpt_batch *b);
 
 /* inquiry.c */
 /* A one-shot run ended waiting: ask, or fail the call. */

@@ -311,9 +311,16 @@ static int take_spawn(checker *c, jpt__tool *t, const json_t *spawn)
                                 "'spawn.lifecycle.on_turn_end' must be \"inquire\", "
                                 "\"await\" or \"abort\"");
             }
+        } else if (strcmp(key, "stateful") == 0) {
+            /* RFD 037 writes the flag under spawn, too. */
+            if (!json_is_boolean(v))
+                return FAIL(c, JPT_ERR_INVALID, "'spawn.stateful' must be a boolean");
+            t->stateful = t->stateful || json_is_true(v);
         } else
             return FAIL(c, JPT_ERR_INVALID,
-                        "unknown field 'spawn.%s' (expected notifications, lifecycle)", key);
+                        "unknown field 'spawn.%s' (expected stateful, notifications, "
+                        "lifecycle)",
+                        key);
     }
     return JPT_OK;
 }
@@ -420,6 +427,7 @@ static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool
     if ((rc = take_command(c, t, json_object_get(def, "command"))) < 0 ||
         (rc = take_bool(c, def, "stdin", &t->stdin_json)) < 0 ||
         (rc = take_bool(c, def, "stateful", &t->stateful)) < 0 ||
+        (rc = take_spawn(c, t, json_object_get(def, "spawn"))) < 0 ||
         (rc = take_actions(c, t, json_object_get(def, "actions"))) < 0 ||
         (rc = take_bool(c, def, "pty", &t->pty)) < 0 ||
         (rc = take_env(c, t, json_object_get(def, "env"))) < 0)
@@ -474,8 +482,6 @@ static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool
         goto fail;
     }
     t->sandbox = sandbox ? json_incref((json_t *)sandbox) : NULL;
-    if ((rc = take_spawn(c, t, json_object_get(def, "spawn"))) < 0)
-        goto fail;
     *out = t;
     return JPT_OK;
 

@@ -240,13 +240,15 @@ void jpt__turn_unanswered(jpt__turn *t)
     finish_if_settled(t);
 }
 
-/* RFD 037's dynamic schema: one item per handle, saying what it is and
- * asking for "wait" or "abort". */
-static int ask(jpt__turn *t, size_t asking)
+/* RFD 037's dynamic schema: the answer names handles by id, in any order,
+ * each with "wait" or "abort"; every id is one alternative of a oneOf that
+ * carries the handle's details (tool, state, elapsed_secs, output_preview)
+ * as properties, so the schema itself describes what it asks about. */
+static int ask(jpt__turn *t)
 {
     jpt_registry *r = t->r;
-    json_t *items = json_array(), *defaults = json_array(), *details = json_array();
-    int rc = items != NULL && defaults != NULL && details != NULL ? JPT_OK : JPT_ERR_NOMEM;
+    json_t *ids = json_array(), *defaults = json_array(), *details = json_array();
+    int rc = ids != NULL && defaults != NULL && details != NULL ? JPT_OK : JPT_ERR_NOMEM;
 
     for (size_t i = 0; rc == JPT_OK && i < t->n; i++) {
         entry *e = &t->entries[i];
@@ -262,14 +264,12 @@ static int ask(jpt__turn *t, size_t asking)
                                    "elapsed_secs", elapsed, "output_preview",
                                    jpt__json_from_field(&f));
         jpt__buf_free(&preview);
-        json_t *item = json_pack(
-            "{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:f}, s:{s:O}, s:{s:s, s:[s, s]}}, "
-            "s:[s, s]}",
-            "type", "object", "properties", "id", "const", e->h->id, "tool", "const",
-            e->h->tool->name, "state", "const", jpt__kind_name(e->h->kind), "elapsed_secs",
-            "const", elapsed, "output_preview", "const", json_object_get(detail, "output_preview"),
-            "action", "type", "string", "enum", "wait", "abort", "required", "id", "action");
-        if (json_array_append_new(items, item) < 0 ||
+        json_t *alternative = json_pack("{s:s, s:s, s:s, s:f, s:O}", "const", e->h->id,
+                                        "tool", e->h->tool->name, "state",
+                                        jpt__kind_name(e->h->kind), "elapsed_secs", elapsed,
+                                        "output_preview",
+                                        json_object_get(detail, "output_preview"));
+        if (json_array_append_new(ids, alternative) < 0 ||
             json_array_append_new(defaults, json_pack("{s:s, s:s}", "id", e->h->id, "action",
                                                       "wait")) < 0 ||
             json_array_append_new(details, detail) < 0)
@@ -281,9 +281,11 @@ static int ask(jpt__turn *t, size_t asking)
     json_t *schema = NULL, *def = NULL;
     char *listing = NULL;
     if (rc == JPT_OK) {
-        schema = json_pack("{s:s, s:{s:{s:s, s:O, s:i, s:i}}, s:[s]}", "type", "object",
-                           "properties", "handles", "type", "array", "items", items,
-                           "minItems", (json_int_t)asking, "maxItems", (json_int_t)asking,
+        schema = json_pack("{s:s, s:{s:{s:s, s:{s:s, s:{s:{s:O}, s:{s:s, s:[s, s]}}, "
+                           "s:[s, s]}}}, s:[s]}",
+                           "type", "object", "properties", "handles", "type", "array", "items",
+                           "type", "object", "properties", "id", "oneOf", ids, "action", "type",
+                           "string", "enum", "wait", "abort", "required", "id", "action",
                            "required", "handles");
         def = json_pack("{s:O}", "handles", defaults);
         static const char text[] = "The turn is ending while these handles are still "
@@ -300,7 +302,7 @@ static int ask(jpt__turn *t, size_t asking)
     jpt_inquiry *q = rc == JPT_OK ? jpt__inquiry_create(r, &question, &context, 1, NULL,
                                                         JPT_TARGET_ASSISTANT)
                                   : NULL;
-    json_decref(items);
+    json_decref(ids);
     json_decref(defaults);
     json_decref(details);
     json_decref(schema);
@@ -314,6 +316,12 @@ static int ask(jpt__turn *t, size_t asking)
     t->asking = true;
     r->inquiry_fn(q, r->inquiry_ud);
     return JPT_OK;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const entry *x = a, *y = b;
+    return (x->h->started > y->h->started) - (x->h->started < y->h->started);
 }
 
 /* From the loop: each handle meets its policy. */
@@ -347,6 +355,8 @@ static void run_policies(jpt__defer *d)
         asking += e->mode == MODE_ASKING;
         t->unsettled++;
     }
+    /* The question lists the handles in the order they were spawned. */
+    qsort(t->entries, t->n, sizeof(*t->entries), by_start);
     if (jpt__timer_start(r->loop, &t->timer, jpt__deadline_ms(r->turn_end_timeout_ms)) < 0)
         jpt__log(JPT_LOG_WARNING, "out of memory: the turn end waits without a timeout");
     for (size_t i = 0; i < t->n; i++) {
@@ -364,7 +374,7 @@ static void run_policies(jpt__defer *d)
         } else if (e->h != NULL && e->mode == MODE_ABORT)
             stop_waiting(t, e);
     }
-    if (asking > 0 && ask(t, asking) < 0)
+    if (asking > 0 && ask(t) < 0)
         jpt__turn_unanswered(t);
     else
         finish_if_settled(t);

@@ -911,6 +911,29 @@ def response(content):
     return json.loads(content)
 
 
+# RFD 037's await tool, exactly as the RFD gives it.
+AWAIT_DESCRIPTION = (
+    "Block until stateful tool handles reach completion. Use `any` to wait for "
+    "the first handle to finish, `all` to wait for every handle to finish, or "
+    "both to combine conditions.")
+AWAIT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "any": {"type": "array", "items": {"type": "string"},
+                "description": "Handle IDs. Returns when at least one of these "
+                               "handles reaches 'stopped'."},
+        "all": {"type": "array", "items": {"type": "string"},
+                "description": "Handle IDs. Returns when every one of these "
+                               "handles reaches 'stopped'."},
+        "timeout_secs": {"type": "integer",
+                         "description": "Maximum seconds to wait. If exceeded, "
+                                        "returns with current handle states. "
+                                        "Omit for no timeout."},
+    },
+    "anyOf": [{"required": ["any"]}, {"required": ["all"]}],
+}
+
+
 @needs_tools
 class RegistryOneShotTest(unittest.TestCase):
     def setUp(self):
@@ -1122,8 +1145,9 @@ class RegistryTest(unittest.TestCase):
     def test_tools_in_the_anthropic_dialect(self):
         with new_registry() as r:
             tools = r.tools("anthropic")
+            # RFD 037: a stateful tool (echo) brings the await tool.
             self.assertEqual([t["name"] for t in tools],
-                             ["greet", "merge", "merge_user", "echo", "nap"])
+                             ["greet", "merge", "merge_user", "echo", "nap", "await"])
             for t in tools:
                 self.assertEqual(set(t), {"name", "description", "input_schema"})
             self.assertEqual(tools[0], {
@@ -1147,11 +1171,30 @@ class RegistryTest(unittest.TestCase):
             self.assertEqual(flat["properties"]["action"]["enum"],
                              ["spawn", "fetch", "apply", "abort"])
             self.assertEqual(gemini[3]["parameters"], flat)
+            self.assertEqual(tools[5], {"name": "await", "description": AWAIT_DESCRIPTION,
+                                        "input_schema": AWAIT_SCHEMA})
+            flat_await = dict(AWAIT_SCHEMA)
+            del flat_await["anyOf"]
+            self.assertEqual(r.tools("anthropic", flat=True)[5]["input_schema"],
+                             flat_await)
+            self.assertEqual(gemini[5]["name"], "await")
+            self.assertNotIn("anyOf", gemini[5]["parameters"])
             with self.assertRaises(JptError) as cm:
                 r.tools("bogus")
             self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
             with self.assertRaises(JptError):
                 r.tools(99)
+
+    def test_await_is_listed_only_with_a_stateful_tool(self):
+        with Registry() as r:
+            r.load_tools({"tools": [{"name": "t", "command": ["true"]}]})
+            self.assertEqual([t["name"] for t in r.tools("anthropic")], ["t"])
+            self.assertEqual(r.call("await", {"all": ["x"]}),
+                             ("Unknown tool `await`", True))
+            r.load_tools({"tools": [{"name": "s", "stateful": True,
+                                     "command": ["cat"]}]})
+            self.assertEqual([t["name"] for t in r.tools("anthropic")],
+                             ["t", "s", "await"])
 
     def test_load_tools_errors_name_the_tool_and_the_field(self):
         with Registry() as r:
@@ -1291,7 +1334,8 @@ class RegistryTest(unittest.TestCase):
         self.assertEqual(children_in_proc(), [])
         for use in (r.fileno, r.timeout, r.dispatch, r.run, r.wakeup,
                     lambda: r.call("greet"), lambda: list(r.events()),
-                    lambda: r.load_tools({"tools": []}), lambda: r.tools()):
+                    lambda: r.load_tools({"tools": []}), lambda: r.tools(),
+                    r.take_notifications, r.end_turn):
             with self.assertRaises(ValueError):
                 use()
         r.close()  # twice is harmless
@@ -1315,7 +1359,7 @@ class RegistryTest(unittest.TestCase):
             with Registry(root=d, kill_grace_ms=300, capture_bytes=4096,
                           output_limit=100, settle_ms=50, yield_ms=1000,
                           drain_ms=50, max_inquiry_rounds=1, spool_dir=d,
-                          state_file=state_file) as r:
+                          state_file=state_file, turn_end_timeout_ms=5000) as r:
                 r.load_tools(tools_config())
                 r.load_tools({"tools": [{"name": "pwd", "command": ["pwd"]}]})
                 self.assertEqual(r.call("pwd"), (os.path.realpath(d) + "\n", False))
@@ -1332,6 +1376,13 @@ class RegistryTest(unittest.TestCase):
         self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
         with self.assertRaises(JptError):
             Registry(settle_ms=-1)
+        with self.assertRaises(JptError) as cm:
+            Registry(turn_end_timeout_ms=-1)
+        self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+        with self.assertRaises(ValueError):
+            Registry(turn_end_timeout_ms=2 ** 31)
+        with self.assertRaises(TypeError):
+            Registry(turn_end_timeout_ms=1.5)
         with self.assertRaises(ValueError):
             Registry(kill_grace_ms=2 ** 40)
         with self.assertRaises(ValueError):
@@ -1567,6 +1618,574 @@ class BuiltinTest(unittest.TestCase):
         self.r.close()
 
 
+# ---- Batches, await, notifications and the turn end (RFD 037) ----------------
+
+
+def slept(ms):
+    """A sleeper's result: the output the model has not seen yet (sleep-ms
+    prints "slept MS" last), then how the process ended."""
+    return f"slept {ms}\n\n[process ended: exit status 0]"
+
+
+def sleeper(name, **extra):
+    """A stateful stand-in for a long-running tool (cargo check, a code
+    search): sleep-ms prints TEXT, sleeps MS, prints "slept MS" and exits."""
+    definition = {
+        "name": name, "stateful": True,
+        "command": [tool("sleep-ms"), "{{arguments.ms}}", "{{arguments.text}}"],
+        "parameters": {"type": "object",
+                       "properties": {"ms": {"type": "integer"},
+                                      "text": {"type": "string"}},
+                       "required": ["ms", "text"]},
+    }
+    definition.update(extra)
+    return definition
+
+
+def await_tools_config():
+    return {"tools": [
+        sleeper("cargo_check"),
+        sleeper("cargo_test"),
+        sleeper("crate_search"),
+        sleeper("github_code_search"),
+        sleeper("quiet", spawn={"notifications": {"on_success": False}}),
+        sleeper("job_abort", spawn={"lifecycle": {"on_turn_end": "abort"}}),
+        sleeper("job_await", spawn={"lifecycle": {"on_turn_end": "await"}}),
+        sleeper("job_inquire", spawn={"lifecycle": {"on_turn_end": "inquire"}}),
+        {"name": "counter", "stateful": True, "command": [tool("stateful-counter")]},
+        {"name": "nap", "command": [tool("sleep-ms"), "{{arguments.ms}}", "x"],
+         "parameters": {"type": "object",
+                        "properties": {"ms": {"type": "integer"}},
+                        "required": ["ms"]}},
+        # A one-shot tool whose run leaves a trace: it creates a file.
+        {"name": "mark", "command": ["touch", "{{arguments.path}}"],
+         "parameters": {"type": "object",
+                        "properties": {"path": {"type": "string"}},
+                        "required": ["path"]}},
+    ]}
+
+
+def spawn_call(call_id, name, handle_id, ms, text):
+    return {"id": call_id, "name": name,
+            "arguments": {"action": "spawn", "id": handle_id, "ms": ms, "text": text}}
+
+
+def await_call(call_id, **arguments):
+    return {"id": call_id, "name": "await", "arguments": arguments}
+
+
+class AwaitTestCase(unittest.TestCase):
+    """A registry with the tools of await_tools_config(). Spawns answer
+    once output is quiet for 100 ms, well before a sleeper of 400 ms or
+    more stops; no test asserts a duration."""
+
+    def setUp(self):
+        self.r = self.registry()
+
+    def tearDown(self):
+        self.r.close()
+        self.assertEqual(children_in_proc(), [])
+
+    @staticmethod
+    def registry(**kw):
+        opts = {"kill_grace_ms": 300, "drain_ms": 100, "settle_ms": 100}
+        opts.update(kw)
+        r = Registry(**opts)
+        r.load_tools(await_tools_config())
+        return r
+
+    def spawn(self, name, handle_id, ms, text):
+        content, is_error = self.r.call(name, {"action": "spawn", "id": handle_id,
+                                               "ms": ms, "text": text})
+        self.assertFalse(is_error, content)
+        self.assertEqual(response(content),
+                         {"id": handle_id, "state": "running", "content": text})
+
+    def fetch(self, name, handle_id):
+        return self.r.call(name, {"action": "fetch", "id": handle_id})
+
+    def submit_and_wait(self, calls):
+        with self.r.submit(calls) as b:
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            return b.results()
+
+    def drive_until(self, done):
+        """Polls and dispatches from a selectors loop until done() is true
+        (wait and run return at once when no call is in flight)."""
+        deadline = time.monotonic() + WAIT_MS / 1000
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.r, selectors.EVENT_READ)
+            while True:
+                while self.r.dispatch() > 0:
+                    pass
+                if done():
+                    return
+                left = deadline - time.monotonic()
+                self.assertGreater(left, 0, "the condition never came true")
+                ms = self.r.timeout()
+                sel.select(left if ms < 0 else min(left, ms / 1000))
+
+    def until_stopped(self, handle_id):
+        """Drives the registry until the handle's stopped state event."""
+        events = []
+
+        def stopped():
+            events.extend(self.r.events())
+            return any(e["type"] == "state" and e["handle_id"] == handle_id
+                       and e["state"] == "stopped" for e in events)
+
+        self.drive_until(stopped)
+
+    def take_notes(self):
+        """take_notifications() with each elapsed_secs checked and dropped."""
+        notes = self.r.take_notifications()
+        self.assertIsInstance(notes, list)
+        for note in notes:
+            elapsed = note.pop("elapsed_secs")
+            self.assertIsInstance(elapsed, (int, float))
+            self.assertGreaterEqual(elapsed, 0)
+        return notes
+
+
+@needs_tools
+class AwaitTest(AwaitTestCase):
+    def test_two_spawns_and_await_all_in_one_submit(self):
+        # RFD 037's concrete example: cargo check and cargo test spawned in
+        # parallel and awaited together, all in a single batch.
+        res = self.submit_and_wait([
+            spawn_call("call_1", "cargo_check", "check", 400, "Compiling jp_cli\n"),
+            spawn_call("call_2", "cargo_test", "test", 700, "running 42 tests\n"),
+            await_call("call_3", all=["check", "test"]),
+        ])
+        self.assertEqual([(x["id"], x["is_error"]) for x in res],
+                         [("call_1", False), ("call_2", False), ("call_3", False)])
+        self.assertEqual(response(res[0]["content"]),
+                         {"id": "check", "state": "running",
+                          "content": "Compiling jp_cli\n"})
+        self.assertEqual(response(res[1]["content"]),
+                         {"id": "test", "state": "running",
+                          "content": "running 42 tests\n"})
+        self.assertEqual(response(res[2]["content"]), {
+            "completed": [
+                {"id": "check", "state": "stopped", "result": slept(400)},
+                {"id": "test", "state": "stopped", "result": slept(700)},
+            ],
+            "pending": [],
+        })
+        # The model watched both (no notification) and saw them stop (gone).
+        self.assertEqual(self.r.take_notifications(), [])
+        self.assertEqual(self.fetch("cargo_check", "check"),
+                         ("Handle `check` not found", True))
+
+    def test_any_race_leaves_the_slower_one_pending(self):
+        res = self.submit_and_wait([
+            spawn_call("c1", "crate_search", "crates", 400, "searching crates\n"),
+            spawn_call("c2", "github_code_search", "github", 10000, "searching code\n"),
+            await_call("c3", any=["crates", "github"]),
+        ])
+        self.assertEqual([x["is_error"] for x in res], [False, False, False])
+        self.assertEqual(response(res[2]["content"]), {
+            "completed": [{"id": "crates", "state": "stopped", "result": slept(400)}],
+            "pending": [{"id": "github", "state": "running"}],
+        })
+        # No automatic abort of the others (RFD 037, Non-Goals).
+        content, is_error = self.fetch("github_code_search", "github")
+        self.assertEqual(response(content),
+                         {"id": "github", "state": "running", "content": ""})
+
+    def test_timeout_returns_the_current_states(self):
+        res = self.submit_and_wait([
+            spawn_call("c1", "cargo_check", "check", 400, "Compiling\n"),
+            spawn_call("c2", "cargo_test", "test", 10000, "running 42 tests\n"),
+            await_call("c3", all=["check", "test"], timeout_secs=1),
+        ])
+        self.assertFalse(res[2]["is_error"])
+        self.assertEqual(response(res[2]["content"]), {
+            "completed": [{"id": "check", "state": "stopped", "result": slept(400)}],
+            "pending": [{"id": "test", "state": "running"}],
+            "timed_out": True,
+        })
+        # Handles are not aborted on timeout: it can be awaited again.
+        content, is_error = self.r.call("await", {"any": ["test"], "timeout_secs": 0})
+        self.assertFalse(is_error)
+        self.assertEqual(response(content), {
+            "completed": [], "pending": [{"id": "test", "state": "running"}],
+            "timed_out": True})
+        content, _ = self.fetch("cargo_test", "test")
+        self.assertEqual(response(content)["state"], "running")
+
+    def test_await_errors(self):
+        self.spawn("cargo_test", "test", 10000, "running\n")
+        cases = [
+            ({}, "At least one handle ID required"),
+            ({"any": [], "all": []}, "At least one handle ID required"),
+            ({"all": ["x"]}, "Handle `x` not found"),
+            ({"any": ["test"], "all": ["test", "my_handle"]},
+             "Handle `my_handle` not found"),
+        ]
+        for arguments, message in cases:
+            with self.subTest(arguments=arguments):
+                self.assertEqual(self.r.call("await", arguments), (message, True))
+        # await is not a stateful tool: it cannot be spawned.
+        content, is_error = self.r.call("await", {"action": "spawn", "id": "w",
+                                                  "all": ["test"]})
+        self.assertTrue(is_error, content)
+        content, _ = self.fetch("cargo_test", "test")
+        self.assertEqual(response(content)["state"], "running")
+
+    def test_two_spawns_of_one_id_reject_the_whole_batch(self):
+        with tempfile.TemporaryDirectory() as d:
+            marker = os.path.join(d, "ran")
+            with self.r.submit([
+                spawn_call("c1", "cargo_check", "dup", 400, "a"),
+                {"id": "c2", "name": "mark", "arguments": {"path": marker}},
+                spawn_call("c3", "cargo_test", "dup", 400, "b"),
+                await_call("c4", all=["dup"]),
+            ]) as b:
+                # Every call has its result at once: nothing is run.
+                self.assertTrue(b.done)
+                self.assertTrue(self.r.wait(b, WAIT_MS))
+                res = b.results()
+            self.assertEqual([x["id"] for x in res], ["c1", "c2", "c3", "c4"])
+            for x in res:
+                self.assertTrue(x["is_error"], x)
+                self.assertIn("`dup`", x["content"])
+            self.assertEqual(len({x["content"] for x in res}), 1, res)
+            self.assertFalse(os.path.exists(marker))
+        self.assertEqual(children_in_proc(), [])
+        self.assertEqual([e for e in self.r.events() if e["type"] in ("output", "state")],
+                         [])
+        self.assertEqual(self.fetch("cargo_check", "dup"),
+                         ("Handle `dup` not found", True))
+
+    def test_a_spawn_id_an_active_handle_holds_rejects_the_batch(self):
+        self.spawn("cargo_test", "test", 10000, "running\n")
+        res = self.submit_and_wait([
+            spawn_call("c1", "cargo_check", "check", 400, "x"),
+            spawn_call("c2", "cargo_test", "test", 400, "again"),
+            await_call("c3", all=["check", "test"]),
+        ])
+        for x in res:
+            self.assertTrue(x["is_error"], x)
+            self.assertIn("`test`", x["content"])
+        self.assertEqual(self.fetch("cargo_check", "check"),
+                         ("Handle `check` not found", True))
+        self.assertEqual(len(children_in_proc()), 1)
+        content, _ = self.fetch("cargo_test", "test")
+        self.assertEqual(response(content),
+                         {"id": "test", "state": "running", "content": ""})
+
+    def test_await_on_a_handle_that_asks_goes_to_the_inquiry_handler(self):
+        asked = []
+
+        def handler(q):
+            self.assertIsInstance(q, Inquiry)
+            with q.context as ctx:
+                asked.append((q.tool, q.call_id, q.handle_id, q.target, q.question,
+                              ctx.blocks))
+            q.answer(True)
+            self.assertFalse(q.valid)
+
+        self.r.set_inquiry_handler(handler)
+        content, _ = self.r.call("counter", {"action": "spawn", "id": "c"})
+        self.assertEqual(response(content),
+                         {"id": "c", "state": "running", "content": "count=0"})
+        content, _ = self.r.call("counter", {"action": "apply", "id": "c",
+                                             "input": "inc\n"})
+        self.assertEqual(response(content)["content"], "count=1")
+        content, _ = self.r.call("counter", {"action": "apply", "id": "c",
+                                             "input": "ask\n"})
+        self.assertEqual(response(content)["state"], "waiting")
+        self.assertEqual(asked, [])  # the model saw that question itself
+        with self.r.submit([await_call("w", all=["c"])]) as b:
+            # Waiting counts as pending while the handler answers.
+            self.assertFalse(self.r.wait(b, 500))
+            self.assertEqual(asked, [(
+                "counter", None, "c", jptool.JPT_TARGET_USER,
+                {"id": "reset", "text": "Reset the counter?",
+                 "schema": {"type": "boolean"}, "default": False},
+                [])])
+            self.assertEqual(b.results(), [{"id": "w", "content": None,
+                                            "is_error": False, "pending": True}])
+            # The answer went to the tool, which runs on.
+            content, _ = self.fetch("counter", "c")
+            self.assertEqual(response(content),
+                             {"id": "c", "state": "running",
+                              "content": "count=0 (reset)"})
+            content, _ = self.r.call("counter", {"action": "apply", "id": "c",
+                                                 "input": "stop\n"})
+            self.assertEqual(response(content),
+                             {"id": "c", "state": "stopped", "result": "final count=0"})
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            self.assertEqual(response(b.results()[0]["content"]), {
+                "completed": [{"id": "c", "state": "stopped",
+                               "result": "final count=0"}],
+                "pending": []})
+
+
+@needs_tools
+class BatchCancelTest(AwaitTestCase):
+    def test_cancel_a_running_one_shot_call(self):
+        with self.r.submit([{"id": "long", "name": "nap", "arguments": {"ms": 10000}},
+                            {"id": "short", "name": "nap", "arguments": {"ms": 0}}]) as b:
+            self.drive_until(lambda: "pending" not in b.results()[1])
+            self.assertFalse(b.done)
+            self.assertEqual(len(children_in_proc()), 1)
+            b.cancel()
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            # Finished calls keep their results.
+            self.assertEqual(b.results(), [
+                {"id": "long", "content": "The call `nap` was cancelled",
+                 "is_error": True},
+                {"id": "short", "content": "xslept 0\n", "is_error": False},
+            ])
+            b.cancel()  # nothing left in flight
+            self.drive_until(lambda: children_in_proc() == [])  # killed, reaped
+            self.assertEqual(b.results()[1]["content"], "xslept 0\n")
+        with self.assertRaises(ValueError):
+            b.cancel()
+
+    def test_cancel_an_await_and_a_spawn_in_flight(self):
+        self.r.close()
+        # Spawns would wait 5 s for quiet output.
+        self.r = self.registry(settle_ms=5000, yield_ms=8000)
+        with self.r.submit([
+            spawn_call("c1", "cargo_test", "test", 10000, "running 42 tests\n"),
+            await_call("c2", all=["test"]),
+        ]) as b:
+            self.assertFalse(self.r.wait(b, 300))
+            b.cancel()
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            res = b.results()
+        self.assertEqual([x["is_error"] for x in res], [False, False])
+        # The spawn answers with the output so far; the await with the
+        # handles' states and "cancelled".
+        self.assertEqual(response(res[0]["content"]),
+                         {"id": "test", "state": "running",
+                          "content": "running 42 tests\n"})
+        self.assertEqual(response(res[1]["content"]), {
+            "completed": [], "pending": [{"id": "test", "state": "running"}],
+            "cancelled": True})
+        # The handle keeps running.
+        content, _ = self.fetch("cargo_test", "test")
+        self.assertEqual(response(content)["state"], "running")
+
+    def test_calls_cancelled_before_they_start_never_run(self):
+        with tempfile.TemporaryDirectory() as d:
+            marker = os.path.join(d, "ran")
+            with self.r.submit([
+                {"id": "m", "name": "mark", "arguments": {"path": marker}},
+                spawn_call("s", "cargo_check", "check", 400, "x"),
+            ]) as b:
+                b.cancel()
+                self.assertTrue(self.r.wait(b, WAIT_MS))
+                res = b.results()
+            self.assertFalse(os.path.exists(marker))
+        self.assertEqual([(x["id"], x["is_error"]) for x in res],
+                         [("m", True), ("s", True)])
+        self.assertEqual(self.fetch("cargo_check", "check"),
+                         ("Handle `check` not found", True))
+
+
+@needs_tools
+class NotificationTest(AwaitTestCase):
+    def test_a_handle_that_stops_unwatched_leaves_a_notification(self):
+        self.spawn("cargo_check", "check", 400, "Compiling\n")
+        self.assertEqual(self.r.take_notifications(), [])  # on_content: false
+        self.until_stopped("check")
+        self.assertEqual(self.take_notes(), [
+            {"id": "check", "tool": "cargo_check", "state": "stopped",
+             "result": slept(400), "is_error": False}])
+        self.assertEqual(self.r.take_notifications(), [])
+        # Its result reached the model that way: the handle is gone.
+        self.assertEqual(self.fetch("cargo_check", "check"),
+                         ("Handle `check` not found", True))
+
+    def test_a_notification_is_dropped_once_the_model_sees_the_state(self):
+        self.spawn("cargo_check", "check", 400, "x")
+        self.until_stopped("check")
+        content, _ = self.fetch("cargo_check", "check")
+        self.assertEqual(response(content),
+                         {"id": "check", "state": "stopped", "result": slept(400)})
+        self.assertEqual(self.r.take_notifications(), [])
+        # An await on a handle stopped already returns at once.
+        self.spawn("cargo_test", "test", 400, "y")
+        self.until_stopped("test")
+        content, is_error = self.r.call("await", {"all": ["test"]})
+        self.assertEqual(response(content), {
+            "completed": [{"id": "test", "state": "stopped", "result": slept(400)}],
+            "pending": []})
+        self.assertEqual(self.r.take_notifications(), [])
+
+    def test_on_success_false_leaves_the_handle_for_the_model(self):
+        self.spawn("quiet", "q", 400, "x")
+        self.until_stopped("q")
+        self.assertEqual(self.r.take_notifications(), [])
+        content, _ = self.fetch("quiet", "q")
+        self.assertEqual(response(content),
+                         {"id": "q", "state": "stopped", "result": slept(400)})
+
+
+@needs_tools
+class TurnEndTest(AwaitTestCase):
+    def end_turn(self, keep=False):
+        """end_turn() driven to the end: the batch's results."""
+        b = self.r.end_turn(keep=keep)
+        self.assertIsInstance(b, Batch)
+        with b:
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            self.assertTrue(b.done)
+            return b.results()
+
+    def test_abort_policy_kills_and_discards(self):
+        self.spawn("job_abort", "a", 10000, "A")
+        self.assertEqual(len(children_in_proc()), 1)
+        with self.r.end_turn() as b:
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            self.assertEqual(b.results(), [])
+            done = [e for e in self.r.events() if e["type"] == "batch_done"]
+            self.assertIs(done[-1]["batch"], b)
+        self.assertEqual(children_in_proc(), [])
+        self.assertEqual(self.r.take_notifications(), [])
+        self.assertEqual(self.fetch("job_abort", "a"), ("Handle `a` not found", True))
+
+    def test_await_policy_queues_the_result_as_a_notification(self):
+        # A handle stopped unseen before the turn end goes; its notification
+        # stays.
+        self.spawn("cargo_check", "check", 400, "x")
+        self.until_stopped("check")
+        self.spawn("job_await", "w", 500, "W")
+        b = self.r.end_turn()
+        with self.assertRaises(JptError) as cm:
+            self.r.end_turn()  # the first is still settling
+        self.assertEqual(cm.exception.status, jptool.JPT_ERR_STATE)
+        self.assertEqual(self.r.errmsg, cm.exception.message)
+        with b:
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            self.assertEqual(b.results(), [])
+        self.assertEqual(children_in_proc(), [])
+        self.assertEqual(self.take_notes(), [
+            {"id": "check", "tool": "cargo_check", "state": "stopped",
+             "result": slept(400), "is_error": False},
+            {"id": "w", "tool": "job_await", "state": "stopped",
+             "result": slept(500), "is_error": False}])
+        self.assertEqual(self.fetch("job_await", "w"), ("Handle `w` not found", True))
+        self.assertEqual(self.fetch("cargo_check", "check"),
+                         ("Handle `check` not found", True))
+
+    def test_keep_leaves_handles_and_the_timeout_kills(self):
+        self.r.close()
+        self.r = self.registry(turn_end_timeout_ms=300)
+        self.spawn("job_await", "k", 10000, "K")
+        # JPT_TURN_KEEP: past the wait, nothing is killed.
+        self.assertEqual(self.end_turn(keep=True), [])
+        self.assertEqual(len(children_in_proc()), 1)
+        content, _ = self.fetch("job_await", "k")
+        self.assertEqual(response(content),
+                         {"id": "k", "state": "running", "content": ""})
+        # Without it, the handle is killed past turn_end_timeout_ms.
+        self.assertEqual(self.end_turn(), [])
+        self.assertEqual(children_in_proc(), [])
+        self.assertEqual(self.fetch("job_await", "k"), ("Handle `k` not found", True))
+
+    def test_inquire_policy_asks_the_python_handler(self):
+        asked = []
+
+        def handler(q):
+            with q.context as ctx:
+                # The handles the question lists, as JSON text.
+                listing = json.loads(ctx.blocks[0]["text"])
+            asked.append((q.tool, q.call_id, q.handle_id, q.target, q.question,
+                          listing))
+            # One choice per handle, in the order the question lists them.
+            q.answer({"handles": [{"id": h["id"],
+                                   "action": "wait" if h["id"] == "w" else "abort"}
+                                  for h in listing]})
+            self.assertFalse(q.valid)
+
+        self.r.set_inquiry_handler(handler)
+        self.spawn("job_inquire", "w", 800, "wait for me\n")
+        self.spawn("cargo_test", "a", 10000, "abort me\n")  # inquire: the default
+        res = self.end_turn()
+        self.assertEqual(len(asked), 1, asked)
+        tool_name, call_id, handle_id, target, question, listing = asked[0]
+        self.assertEqual((tool_name, call_id, handle_id, target),
+                         (None, None, None, jptool.JPT_TARGET_ASSISTANT))
+        self.assertEqual(question["id"], "turn_end")
+        self.assertIn("schema", question)
+        for h in listing:
+            self.assertIsInstance(h.pop("elapsed_secs"), (int, float))
+        self.assertEqual(sorted(listing, key=lambda h: h["id"]), [
+            {"id": "a", "tool": "cargo_test", "state": "running",
+             "output_preview": "abort me\n"},
+            {"id": "w", "tool": "job_inquire", "state": "running",
+             "output_preview": "wait for me\n"}])
+        # The waited handle's result is a result of the turn's batch.
+        self.assertEqual(len(res), 1, res)
+        self.assertEqual((res[0]["id"], res[0]["is_error"]), ("w", False))
+        self.assertEqual(response(res[0]["content"]),
+                         {"id": "w", "state": "stopped", "result": slept(800)})
+        self.assertEqual(children_in_proc(), [])
+        self.assertEqual(self.r.take_notifications(), [])
+        self.assertEqual(self.fetch("job_inquire", "w"), ("Handle `w` not found", True))
+        self.assertEqual(self.fetch("cargo_test", "a"), ("Handle `a` not found", True))
+
+    def test_inquire_without_a_handler_or_cancelled_is_await(self):
+        self.spawn("job_inquire", "n", 400, "x")
+        self.assertEqual(self.end_turn(), [])
+        self.assertEqual(self.take_notes(), [
+            {"id": "n", "tool": "job_inquire", "state": "stopped",
+             "result": slept(400), "is_error": False}])
+        self.r.set_inquiry_handler(lambda q: q.cancel("no time"))
+        self.spawn("job_inquire", "c", 400, "y")
+        self.assertEqual(self.end_turn(), [])
+        self.assertEqual(self.take_notes(), [
+            {"id": "c", "tool": "job_inquire", "state": "stopped",
+             "result": slept(400), "is_error": False}])
+        self.assertEqual(children_in_proc(), [])
+
+    def answer_turn_end(self, make_answer):
+        """Spawns "w" (stops after 800 ms) and "x" (10 s), both inquire,
+        and ends the turn with an inquiry handler answering
+        make_answer(listing); returns the answers refused and the results."""
+        self.r.close()
+        self.r = self.registry(turn_end_timeout_ms=2000)
+        refused = []
+
+        def handler(q):
+            with q.context as ctx:
+                listing = json.loads(ctx.blocks[0]["text"])
+            try:
+                q.answer(make_answer(listing))
+            except JptError as e:
+                refused.append(e.message)
+                q.cancel("refused")
+
+        self.r.set_inquiry_handler(handler)
+        self.spawn("job_inquire", "w", 800, "w")
+        self.spawn("job_inquire", "x", 10000, "x")
+        return refused, self.end_turn()
+
+    # registry.h (jpt_registry_end_turn): the answer is {"handles": [{"id",
+    # "action"}, …]}, each handle named by its id, in any order.
+    def test_turn_end_answer_names_handles_by_id_in_any_order(self):
+        refused, res = self.answer_turn_end(lambda listing: {"handles": [
+            {"id": h["id"], "action": "wait" if h["id"] == "w" else "abort"}
+            for h in reversed(listing)]})
+        self.assertEqual(refused, [])
+        self.assertEqual([(x["id"], response(x["content"])) for x in res],
+                         [("w", {"id": "w", "state": "stopped", "result": slept(800)})])
+
+    # registry.h: 'A handle answered "wait" (or not mentioned) is waited
+    # for'.
+    def test_turn_end_handle_not_mentioned_is_waited_for(self):
+        refused, res = self.answer_turn_end(
+            lambda listing: {"handles": [{"id": "x", "action": "abort"}]})
+        self.assertEqual(refused, [])
+        self.assertEqual([(x["id"], response(x["content"])) for x in res],
+                         [("w", {"id": "w", "state": "stopped", "result": slept(800)})])
+
+
 class RegistryBindingTest(unittest.TestCase):
     """The binding against registry.h itself."""
 
@@ -1574,7 +2193,7 @@ class RegistryBindingTest(unittest.TestCase):
         with open(REGISTRY_H) as f:
             header = f.read()
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header)
-        self.assertEqual(len(names), 39, names)
+        self.assertEqual(len(names), 43, names)
         for name in names:
             self.assertIn(name, jptool._PROTOTYPES, name)
             fn = getattr(jptool._lib, name)
@@ -1584,7 +2203,7 @@ class RegistryBindingTest(unittest.TestCase):
     def test_constants_match_the_header(self):
         with open(REGISTRY_H) as f:
             defines = re.findall(r"#define (JPT_\w+) (0x[0-9a-f]+|\d+)u?", f.read())
-        self.assertEqual(len(defines), 12, defines)
+        self.assertEqual(len(defines), 13, defines)
         for name, value in defines:
             self.assertEqual(getattr(jptool, name), int(value, 0), name)
             self.assertIn(name, jptool.__all__)
@@ -1593,7 +2212,8 @@ class RegistryBindingTest(unittest.TestCase):
         fields = [f[0] for f in jptool._RegistryOptions._fields_]
         self.assertEqual(fields, ["size", "root", "kill_grace_ms", "capture_bytes",
                                   "output_limit", "settle_ms", "yield_ms", "drain_ms",
-                                  "max_inquiry_rounds", "spool_dir", "state_file"])
+                                  "max_inquiry_rounds", "spool_dir", "state_file",
+                                  "turn_end_timeout_ms"])
         small = jptool._RegistryOptions(ctypes.sizeof(jptool._RegistryOptions) - 1)
         out = jptool._RegistryPtr()
         self.assertEqual(jptool._lib.jpt_registry_new(ctypes.byref(small),
@@ -1603,6 +2223,25 @@ class RegistryBindingTest(unittest.TestCase):
                          jptool.JPT_ERR_INVALID)
         jptool._lib.jpt_registry_free(None)
         jptool._lib.jpt_batch_free(None)
+
+    def test_turn_end_and_notification_arguments(self):
+        lib, invalid = jptool._lib, jptool.JPT_ERR_INVALID
+        out, batch = ctypes.c_void_p(), jptool._BatchPtr()
+        self.assertEqual(lib.jpt_registry_take_notifications(None, ctypes.byref(out)),
+                         invalid)
+        self.assertEqual(lib.jpt_registry_end_turn(None, 0, ctypes.byref(batch)), invalid)
+        lib.jpt_batch_cancel(None)
+        with Registry() as r:
+            self.assertEqual(lib.jpt_registry_take_notifications(r._ptr, None), invalid)
+            self.assertEqual(lib.jpt_registry_end_turn(r._ptr, 0x2, ctypes.byref(batch)),
+                             invalid)
+            self.assertFalse(batch)
+            self.assertEqual(
+                lib.jpt_registry_end_turn(r._ptr, jptool.JPT_TURN_KEEP, None), invalid)
+            self.assertEqual(r.take_notifications(), [])
+            with r.end_turn() as b:  # no handle: done at the next dispatch
+                self.assertTrue(r.wait(b, WAIT_MS))
+                self.assertEqual(b.results(), [])
 
 
 if __name__ == "__main__":
