@@ -242,6 +242,27 @@ static void error_text_is_cut_to_its_buffer(void **state)
     assert_string_equal(e.text, "");
 }
 
+/* The hand-written JSON strings (the await's response) must parse back to
+ * the same text: quotes, backslashes and control characters escaped,
+ * invalid UTF-8 replaced. */
+static void json_string_escapes_what_json_requires(void **state)
+{
+    (void)state;
+    jpt__buf b = JPT__BUF_INIT;
+    static const char raw[] = "a\"b\\c\nd\te\rf\x01g\x1f/\xc3\xa9\xff";
+
+    assert_int_equal(jpt__buf_json_string(&b, raw, sizeof(raw) - 1), JPT_OK);
+    assert_string_equal(b.data, "\"a\\\"b\\\\c\\nd\\te\\rf\\u0001g\\u001f/\xc3\xa9\xef\xbf\xbd\"");
+    json_t *v = json_loads(b.data, JSON_DECODE_ANY, NULL);
+    assert_non_null(v);
+    assert_string_equal(json_string_value(v), "a\"b\\c\nd\te\rf\x01g\x1f/\xc3\xa9\xef\xbf\xbd");
+    json_decref(v);
+    jpt__buf_free(&b);
+    assert_int_equal(jpt__buf_json_string(&b, "n\0ul", 4), JPT_OK);
+    assert_string_equal(b.data, "\"n\\u0000ul\"");
+    jpt__buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +282,7 @@ int main(void)
         cmocka_unit_test(utf8_repair_replaces_each_maximal_subpart),
         cmocka_unit_test(utf8_repair_replaces_nul_unless_kept),
         cmocka_unit_test(error_text_is_cut_to_its_buffer),
+        cmocka_unit_test(json_string_escapes_what_json_requires),
     };
     return TU_RUN(tests);
 }

@@ -64,6 +64,10 @@ int jpt__buf_printf(jpt__buf *b, const char *fmt, ...) JPT__PRINTF(2, 3);
  * replacement per maximal invalid subpart (Unicode §3.9); NUL bytes are
  * replaced too unless `keep_nul`. */
 int jpt__buf_append_utf8(jpt__buf *b, const char *p, size_t n, bool keep_nul);
+/* Appends `n` bytes as a JSON string literal, quotes included: control
+ * characters escaped, invalid UTF-8 replaced by U+FFFD. For responses built
+ * on a hot path without a JSON tree. */
+int jpt__buf_json_string(jpt__buf *b, const char *p, size_t n);
 /* Hands the NUL-terminated contents to the caller (an empty string when
  * nothing was appended) and resets the buffer; NULL on allocation failure. */
 char *jpt__buf_take(jpt__buf *b);

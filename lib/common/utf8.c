@@ -1,5 +1,7 @@
 /* UTF-8 validation, counting and repair, following Unicode §3.9 (table 3-7):
  * no overlong forms, no surrogates, nothing above U+10FFFF. */
+#include <string.h>
+
 #include "common.h"
 
 /* The length of the well-formed sequence at p[0..n), or 0 if there is none;
@@ -73,6 +75,51 @@ size_t jpt__utf8_length(const char *s, size_t n)
         if ((p[i] & 0xC0) != 0x80)
             count++;
     return count;
+}
+
+int jpt__buf_json_string(jpt__buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    jpt__buf clean = JPT__BUF_INIT;
+    const char *p = s;
+    int rc = JPT_OK;
+
+    if (!jpt__utf8_valid(s, n)) {
+        if ((rc = jpt__buf_append_utf8(&clean, s, n, true)) < 0)
+            return rc;
+        p = clean.data;
+        n = clean.len;
+    }
+    if ((rc = jpt__buf_reserve(b, n + 2)) == JPT_OK)
+        rc = jpt__buf_putc(b, '"');
+    size_t start = 0;
+    for (size_t i = 0; rc == JPT_OK && i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        if ((rc = jpt__buf_append(b, p + start, i - start)) < 0)
+            break;
+        start = i + 1;
+        char esc[6] = {'\\', (char)c, 0, 0, 0, 0};
+        size_t len = 2;
+        if (c == '\n')
+            esc[1] = 'n';
+        else if (c == '\t')
+            esc[1] = 't';
+        else if (c == '\r')
+            esc[1] = 'r';
+        else if (c < 0x20) {
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            len = 6;
+        }
+        rc = jpt__buf_append(b, esc, len);
+    }
+    if (rc == JPT_OK && (rc = jpt__buf_append(b, p + start, n - start)) == JPT_OK)
+        rc = jpt__buf_putc(b, '"');
+    jpt__buf_free(&clean);
+    return rc;
 }
 
 int jpt__buf_append_utf8(jpt__buf *b, const char *s, size_t n, bool keep_nul)

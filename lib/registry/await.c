@@ -53,38 +53,57 @@ static void await_release(jpt__await *a)
 }
 
 /* RFD 037's response: {"completed": […], "pending": […]}, plus
- * "timed_out" or "cancelled" when the condition was not met. */
+ * "timed_out" or "cancelled" when the condition was not met. Written
+ * directly rather than through a JSON tree: it is on the path from a
+ * child's exit to the await's answer. */
+static int response(jpt__await *a, const char *flag, jpt__buf *out)
+{
+    int rc = jpt__buf_puts(out, "{\"completed\":[");
+    bool first = true;
+
+    for (size_t i = 0; rc == JPT_OK && i < a->n; i++) {
+        jpt_handle *h = a->handles[i];
+        const char *text;
+        bool is_error;
+        if (h->kind != JPT_STATE_STOPPED)
+            continue;
+        if ((rc = jpt__handle_final(h, &text, &is_error)) < 0 ||
+            (rc = jpt__buf_puts(out, first ? "{\"id\":" : ",{\"id\":")) < 0 ||
+            (rc = jpt__buf_json_string(out, h->id, strlen(h->id))) < 0 ||
+            (rc = jpt__buf_puts(out, ",\"state\":\"stopped\",\"result\":")) < 0 ||
+            (rc = jpt__buf_json_string(out, text, strlen(text))) < 0)
+            break;
+        rc = jpt__buf_putc(out, '}');
+        first = false;
+    }
+    if (rc == JPT_OK)
+        rc = jpt__buf_puts(out, "],\"pending\":[");
+    first = true;
+    for (size_t i = 0; rc == JPT_OK && i < a->n; i++) {
+        jpt_handle *h = a->handles[i];
+        if (h->kind == JPT_STATE_STOPPED)
+            continue;
+        if ((rc = jpt__buf_puts(out, first ? "{\"id\":" : ",{\"id\":")) < 0 ||
+            (rc = jpt__buf_json_string(out, h->id, strlen(h->id))) < 0)
+            break;
+        rc = jpt__buf_printf(out, ",\"state\":\"%s\"}",
+                             h->placeholder ? "pending" : jpt__kind_name(h->kind));
+        first = false;
+    }
+    if (rc == JPT_OK)
+        rc = jpt__buf_putc(out, ']');
+    if (rc == JPT_OK && flag != NULL)
+        rc = jpt__buf_printf(out, ",\"%s\":true", flag);
+    if (rc == JPT_OK)
+        rc = jpt__buf_putc(out, '}');
+    return rc;
+}
+
 static void finish(jpt__await *a, const char *flag)
 {
     jpt__call *call = a->call;
-    json_t *completed = json_array(), *pending = json_array();
-    json_t *resp = json_pack("{s:o, s:o}", "completed", completed, "pending", pending);
-    bool ok = resp != NULL;
-    char *json = NULL;
-
-    for (size_t i = 0; ok && i < a->n; i++) {
-        jpt_handle *h = a->handles[i];
-        json_t *entry;
-        if (h->kind == JPT_STATE_STOPPED) {
-            const char *text;
-            bool is_error;
-            ok = jpt__handle_final(h, &text, &is_error) == JPT_OK;
-            jpt__field f = {(char *)(ok ? text : ""), ok ? strlen(text) : 0};
-            entry = ok ? json_pack("{s:s, s:s, s:o}", "id", h->id, "state", "stopped",
-                                   "result", jpt__json_from_field(&f))
-                       : NULL;
-            ok = json_array_append_new(completed, entry) == 0;
-        } else {
-            entry = json_pack("{s:s, s:s}", "id", h->id, "state",
-                              h->placeholder ? "pending" : jpt__kind_name(h->kind));
-            ok = json_array_append_new(pending, entry) == 0;
-        }
-    }
-    if (ok && flag != NULL)
-        ok = json_object_set_new(resp, flag, json_true()) == 0;
-    if (ok)
-        ok = jpt__json_dump(resp, JSON_COMPACT, &json) == JPT_OK;
-    json_decref(resp);
+    jpt__buf json = JPT__BUF_INIT;
+    bool ok = response(a, flag, &json) == JPT_OK;
 
     /* The model now holds the stopped handles' results. Completing the call
      * may end its batch, which lets go of handles it held: they stay busy
@@ -99,8 +118,8 @@ static void finish(jpt__await *a, const char *flag)
             jpt__handle_delivered(handles[i]);
     }
     await_release(a);
-    jpt__call_complete(call, ok ? json : "out of memory building the await response", !ok);
-    jpt__free(json);
+    jpt__call_complete(call, ok ? json.data : "out of memory building the await response", !ok);
+    jpt__buf_free(&json);
     for (size_t i = 0; i < n; i++) {
         handles[i]->busy--;
         jpt__handle_release_if_done(handles[i]);
