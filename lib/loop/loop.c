@@ -310,6 +310,13 @@ int jpt__loop_new(jpt__loop **out)
     *out = NULL;
     if (l == NULL)
         return JPT_ERR_NOMEM;
+    l->epfd = l->timerfd = l->eventfd = -1;
+    /* Room for a few timers from the start: later growth is rare. */
+    if ((l->heap = jpt__calloc(16, sizeof(*l->heap))) == NULL) {
+        jpt__loop_free(l);
+        return JPT_ERR_NOMEM;
+    }
+    l->cap_heap = 16;
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
     l->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     l->eventfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
