@@ -1,5 +1,6 @@
 /* Helpers for the registry suites; see registry-util.h. */
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "registry-util.h"
@@ -88,4 +89,53 @@ void ru_poll(jpt_registry *r, int max_ms)
     if (timeout < 0 || timeout > max_ms)
         timeout = max_ms;
     assert_true(poll(&p, 1, timeout) >= 0);
+}
+
+const char *js(const char *text)
+{
+    static char ring[8][16384];
+    static unsigned next;
+    char *out = ring[next++ % 8];
+    size_t n = strlen(text);
+
+    assert_true(n < sizeof(ring[0]));
+    for (size_t i = 0; i <= n; i++)
+        out[i] = text[i] == '\'' ? '"' : text[i];
+    return out;
+}
+
+json_t *parse(const char *text)
+{
+    json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
+    if (j == NULL)
+        fail_msg("not JSON: %s", text);
+    return j;
+}
+
+void assert_json(const json_t *actual, const char *expected)
+{
+    char *text = json_dumps(actual, JSON_COMPACT | JSON_ENCODE_ANY);
+
+    assert_non_null(text);
+    tu_assert_json_equal(text, expected);
+    jpt_free(text); /* jansson allocates through the library's allocator */
+}
+
+json_t *act(jpt_registry *r, const char *tool, const char *args, bool *is_error)
+{
+    char *content = ru_call(r, tool, args, is_error);
+    json_t *resp = json_loads(content, 0, NULL);
+
+    if (resp == NULL)
+        fail_msg("not a handle response: %s", content);
+    free(content);
+    return resp;
+}
+
+const char *field(const json_t *resp, const char *key)
+{
+    const char *s = json_string_value(json_object_get(resp, key));
+    if (s == NULL)
+        fail_msg("response has no string '%s'", key);
+    return s;
 }

@@ -42,6 +42,18 @@ json_t *ru_response(const char *content);
 /* Polls the registry's fd for up to `max_ms` (less if a timer is due). */
 void ru_poll(jpt_registry *r, int max_ms);
 
+/* JSON written with single quotes, to keep it legible: js("{'a':1}") is
+ * {"a":1}. The text lives until eight more calls. */
+const char *js(const char *text);
+/* Parses JSON text (any value), failing the test if it is not JSON. */
+json_t *parse(const char *text);
+/* Compares a jansson value with expected JSON text, as JSON. */
+void assert_json(const json_t *actual, const char *expected);
+/* One action run to completion; its content parsed as a handle response. */
+json_t *act(jpt_registry *r, const char *tool, const char *args, bool *is_error);
+/* A string member of a response, failing the test if it has none. */
+const char *field(const json_t *resp, const char *key);
+
 /* Asserts that `haystack` contains `needle`. */
 void ru_assert_contains(const char *haystack, const char *needle);
 

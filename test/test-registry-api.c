@@ -17,39 +17,6 @@
 
 /* ---- Helpers ---------------------------------------------------------------------- */
 
-/* JSON written with single quotes, to keep it legible: js("{'a':1}") is
- * {"a":1}. The text lives until eight more calls. */
-static const char *js(const char *text)
-{
-    static char ring[8][16384];
-    static unsigned next;
-    char *out = ring[next++ % 8];
-    size_t n = strlen(text);
-
-    assert_true(n < sizeof(ring[0]));
-    for (size_t i = 0; i <= n; i++)
-        out[i] = text[i] == '\'' ? '"' : text[i];
-    return out;
-}
-
-static json_t *parse(const char *text)
-{
-    json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
-    if (j == NULL)
-        fail_msg("not JSON: %s", text);
-    return j;
-}
-
-/* Compares a jansson value with expected JSON text, as JSON. */
-static void assert_json(const json_t *actual, const char *expected)
-{
-    char *text = json_dumps(actual, JSON_COMPACT | JSON_ENCODE_ANY);
-
-    assert_non_null(text);
-    tu_assert_json_equal(text, expected);
-    jpt_free(text); /* jansson allocates through the library's allocator */
-}
-
 static json_t *tools_doc(jpt_registry *r, int dialect)
 {
     char *text = NULL;
@@ -99,26 +66,6 @@ static void tool_names(jpt_registry *r, char *out, size_t n)
         len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s", i ? "," : "",
                                 json_string_value(json_object_get(entry, "name")));
     json_decref(doc);
-}
-
-/* One action, run to completion; its content parsed as a handle response. */
-static json_t *act(jpt_registry *r, const char *tool, const char *args, bool *is_error)
-{
-    char *content = ru_call(r, tool, args, is_error);
-    json_t *resp = json_loads(content, 0, NULL);
-
-    if (resp == NULL)
-        fail_msg("not a handle response: %s", content);
-    free(content);
-    return resp;
-}
-
-static const char *field(const json_t *resp, const char *key)
-{
-    const char *s = json_string_value(json_object_get(resp, key));
-    if (s == NULL)
-        fail_msg("response has no string '%s'", key);
-    return s;
 }
 
 /* Reads a small file whole; returns its length, or -1 when it is absent. */

@@ -81,38 +81,6 @@ static void done(jpt_registry *r)
 
 /* ---- JSON helpers ------------------------------------------------------------------ */
 
-/* JSON written with single quotes, to keep it legible: js("{'a':1}") is
- * {"a":1}. The text lives until eight more calls. */
-static const char *js(const char *text)
-{
-    static char ring[8][16384];
-    static unsigned next;
-    char *out = ring[next++ % 8];
-    size_t n = strlen(text);
-
-    assert_true(n < sizeof(ring[0]));
-    for (size_t i = 0; i <= n; i++)
-        out[i] = text[i] == '\'' ? '"' : text[i];
-    return out;
-}
-
-static json_t *parse(const char *text)
-{
-    json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
-    if (j == NULL)
-        fail_msg("not JSON: %s", text);
-    return j;
-}
-
-static void assert_json(const json_t *actual, const char *expected)
-{
-    char *text = json_dumps(actual, JSON_COMPACT | JSON_ENCODE_ANY);
-
-    assert_non_null(text);
-    tu_assert_json_equal(text, expected);
-    jpt_free(text);
-}
-
 /* A tool definition from js() text; with `script`, its command is
  * sh -c script (scripts quote freely, so they are not written in js()). */
 static json_t *def(const char *def_js, const char *script)

@@ -15,27 +15,6 @@ static jpt_registry *registry(const char *root, const char *tools)
     return ru_registry_with(&o, tools);
 }
 
-/* Runs one action and returns its parsed response (the content of the
- * call's result) and is_error. */
-static json_t *act(jpt_registry *r, const char *tool, const char *args, bool *is_error)
-{
-    char *content = ru_call(r, tool, args, is_error);
-    json_t *resp = json_loads(content, 0, NULL);
-
-    if (resp == NULL)
-        fail_msg("not a handle response: %s", content);
-    free(content);
-    return resp;
-}
-
-static const char *field(const json_t *resp, const char *key)
-{
-    const char *s = json_string_value(json_object_get(resp, key));
-    if (s == NULL)
-        fail_msg("response has no string '%s'", key);
-    return s;
-}
-
 static void assert_response(json_t *resp, const char *id, const char *state)
 {
     assert_string_equal(field(resp, "id"), id);

@@ -9,6 +9,22 @@
 
 /* ---- Completing calls --------------------------------------------------------- */
 
+/* The call is no longer in flight. */
+static void leave_flight(jpt__call *call)
+{
+    jpt_registry *r = call->r;
+
+    call->done = true;
+    if (call->prev != NULL)
+        call->prev->next = call->next;
+    else if (r->calls == call)
+        r->calls = call->next;
+    if (call->next != NULL)
+        call->next->prev = call->prev;
+    call->next = call->prev = NULL;
+    r->calls_in_flight--;
+}
+
 void jpt__call_free(jpt__call *call)
 {
     jpt_registry *r = call->r;
@@ -26,15 +42,8 @@ void jpt__call_free(jpt__call *call)
     jpt__defer_cancel(r->loop, &call->step);
     json_decref(call->arguments);
     jpt__free(call->answer);
-    if (!call->done) {
-        if (call->prev != NULL)
-            call->prev->next = call->next;
-        else if (r->calls == call)
-            r->calls = call->next;
-        if (call->next != NULL)
-            call->next->prev = call->prev;
-        r->calls_in_flight--;
-    }
+    if (!call->done)
+        leave_flight(call);
     json_decref(call->input);
     jpt__free(call->id);
     jpt__free(call->name);
@@ -65,15 +74,7 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
     }
     jpt__inquiry_detach(call);
     jpt__defer_cancel(r->loop, &call->step);
-    call->done = true;
-    if (call->prev != NULL)
-        call->prev->next = call->next;
-    else if (r->calls == call)
-        r->calls = call->next;
-    if (call->next != NULL)
-        call->next->prev = call->prev;
-    call->next = call->prev = NULL;
-    r->calls_in_flight--;
+    leave_flight(call);
 
     if (b == NULL) {
         jpt__call_free(call);
