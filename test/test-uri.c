@@ -412,9 +412,33 @@ static void invalid_root_is_invalid_for_any_uri(void **state)
     assert_invalid("urn:ISBN:123", "project");
 }
 
+/* Found by fuzzing: a relative path whose first segment holds a colon must
+ * not come out looking like a URI with a scheme (RFC 3986 §4.2), or
+ * canonicalising the result again would change it. */
+static void relative_path_with_a_colon_keeps_a_dot_segment(void **state)
+{
+    (void)state;
+    assert_canonical(".//HTTPS://host/x", NULL, "./HTTPS:/host/x");
+    assert_canonical("./HTTPS:/host/x", NULL, "./HTTPS:/host/x");
+    assert_canonical("file:///project/a:b/c", "/project", "./a:b/c");
+    assert_canonical("./a:b/c", "/project", "./a:b/c");
+}
+
+/* Found by fuzzing: a '%' that starts no escape is escaped itself, so the
+ * canonical form is stable ("%4%32E" must not turn into "%42E", then "BE"). */
+static void stray_percent_is_escaped_so_canonical_forms_are_stable(void **state)
+{
+    (void)state;
+    assert_canonical("urn:x:%4%32E", NULL, "urn:x:%2542E");
+    assert_canonical("urn:x:%2542E", NULL, "urn:x:%2542E");
+    assert_canonical("urn:x:100%", NULL, "urn:x:100%25");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(stray_percent_is_escaped_so_canonical_forms_are_stable),
+        cmocka_unit_test(relative_path_with_a_colon_keeps_a_dot_segment),
         cmocka_unit_test(dot_segments_give_the_same_identity),
         cmocka_unit_test(paths_under_root_are_relative_to_it),
         cmocka_unit_test(root_may_be_a_file_uri),
