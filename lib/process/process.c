@@ -155,7 +155,8 @@ static int resolve_command(const char *cmd, char *path, size_t size, jpt__errbuf
     while (*dirs != '\0') {
         size_t n = strcspn(dirs, ":");
         struct stat st;
-        if (snprintf(path, size, "%.*s/%s", (int)n, n ? dirs : ".", cmd) < (int)size &&
+        /* An empty element means the current directory. */
+        if (snprintf(path, size, "%.*s/%s", n ? (int)n : 1, n ? dirs : ".", cmd) < (int)size &&
             access(path, X_OK) == 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode))
             return JPT_OK;
         dirs += n;
@@ -176,6 +177,13 @@ static int high_fd(int fd)
     return copy;
 }
 
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
 static int open_pty(int *master, int *slave, unsigned short rows,
                     unsigned short cols, jpt__errbuf *err)
 {
@@ -189,8 +197,8 @@ static int open_pty(int *master, int *slave, unsigned short rows,
         (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
         ioctl(*master, TIOCSWINSZ, &ws) < 0) {
         int e = errno;
-        if (*master >= 0)
-            close(*master);
+        close_fd(master);
+        close_fd(slave);
         return jpt__err(err, JPT_ERR_IO, "opening a pseudo-terminal: %s", strerror(e));
     }
     return JPT_OK;
@@ -202,12 +210,6 @@ static void set_nonblocking(int fd)
     fcntl(fd, F_SETFL, O_NONBLOCK);
 }
 
-static void close_fd(int *fd)
-{
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
-}
 
 static void on_pidfd(jpt__watch *w, uint32_t events);
 static void on_output(jpt__watch *w, uint32_t events);
@@ -249,9 +251,14 @@ static int make_stdio(const jpt__spawn *s, stdio_fds *f, jpt__errbuf *err)
         f->parent_in = f->parent_out = master;
         f->child_in = f->child_out = f->child_err = f->slave = high_fd(slave);
         f->parent_err = -1;
+        if (f->slave < 0) {
+            int e = errno;
+            close_fd(&master);
+            memset(f, -1, sizeof(*f));
+            return jpt__err(err, JPT_ERR_IO, "dup: %s", strerror(e));
+        }
         set_nonblocking(master);
-        return f->slave >= 0 ? JPT_OK
-                             : jpt__err(err, JPT_ERR_IO, "dup: %s", strerror(errno));
+        return JPT_OK;
     }
     if ((s->stdin_pipe ? pipe2(in, O_CLOEXEC)
          : s->devnull >= 0 ? ((in[0] = fcntl(s->devnull, F_DUPFD_CLOEXEC, 3)) < 0 ? -1 : 0)
@@ -348,11 +355,13 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
         .slave = f.slave,
     };
     rc = clone_child(&ctx, &pidfd, err);
-    /* The child's ends belong to the child now (or to nobody). */
+    /* The child's ends belong to the child now (or to nobody); on a PTY
+     * they are one fd, closed once. */
+    int child_in = f.child_in, child_out = f.child_out, child_err = f.child_err;
     close_fd(&f.child_in);
-    if (f.child_out != f.child_in)
+    if (child_out != child_in)
         close_fd(&f.child_out);
-    if (f.child_err != f.child_in)
+    if (child_err != child_in && child_err != child_out)
         close_fd(&f.child_err);
     f.child_out = f.child_err = f.slave = -1;
     if (rc < 0) {
