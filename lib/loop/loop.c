@@ -201,15 +201,13 @@ int jpt__watch_update(jpt__loop *l, jpt__watch *w, uint32_t events)
 
 void jpt__watch_stop(jpt__loop *l, jpt__watch *w)
 {
-    if (w->active)
-        epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
-    jpt__watch_forget(l, w);
-}
-
-void jpt__watch_forget(jpt__loop *l, jpt__watch *w)
-{
     if (!w->active)
         return;
+    /* Always removed explicitly, even when the fd is about to be closed:
+     * the registration belongs to the open file description, which a
+     * process the host forked may still hold, and would go on reporting
+     * events for a freed watch. */
+    epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
     w->active = false;
     /* Events for it may already sit in the batch being dispatched; its
      * owner may be freed right after this call. */

@@ -73,10 +73,6 @@ int jpt__watch_update(jpt__loop *l, jpt__watch *w, uint32_t events);
 /* Removes the watch; it receives no further events, even ones already
  * fetched in the current dispatch. Idempotent. Does not close the fd. */
 void jpt__watch_stop(jpt__loop *l, jpt__watch *w);
-/* The same for a watch whose fd the caller is about to close (and has not
- * duplicated): closing removes it from the epoll set, so no system call is
- * spent on it here. */
-void jpt__watch_forget(jpt__loop *l, jpt__watch *w);
 
 /* (Re)starts the timer for an absolute deadline; stopping is idempotent. */
 int jpt__timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline);

@@ -196,8 +196,18 @@ int jpt__limit_text(const char *p, size_t n, size_t limit, const char *spool_pat
 
 int jpt__capture_text_limited(const jpt__capture *c, size_t limit, jpt__buf *out)
 {
-    if (jpt__capture_omitted(c) == 0 && c->total <= limit)
-        return jpt__capture_text(c, out);
+    if (jpt__capture_omitted(c) == 0) {
+        if (c->total <= limit)
+            return jpt__capture_text(c, out);
+        /* Everything is still here, split between head and ring at some
+         * point unrelated to `limit`: cut the whole text instead. */
+        jpt__buf whole = JPT__BUF_INIT;
+        int rc = jpt__capture_text(c, &whole);
+        if (rc == JPT_OK)
+            rc = jpt__limit_text(whole.data, whole.len, limit, c->spool_path, out);
+        jpt__buf_free(&whole);
+        return rc;
+    }
 
     /* Head and tail straight from the buffer, so the count of omitted bytes
      * is exact: everything between what is shown. */

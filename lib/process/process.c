@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "process/process.h"
@@ -55,6 +56,8 @@ struct jpt__child {
     bool pty;
     bool exited;      /* the process ended (pidfd readable) */
     bool reaped;
+    bool in_output_call; /* ops->output is running: freeing waits */
+    bool free_pending;   /* jpt__child_free was called meanwhile */
     int drain_ms;
     jpt__timer drain_timer;
     jpt__timer kill_timer;
@@ -213,6 +216,7 @@ static void set_nonblocking(int fd)
 
 static void on_pidfd(jpt__watch *w, uint32_t events);
 static void on_output(jpt__watch *w, uint32_t events);
+static void release(jpt__child *c);
 static void on_input(jpt__watch *w, uint32_t events);
 static void on_drain_timeout(jpt__timer *t);
 static void on_kill_timeout(jpt__timer *t);
@@ -411,9 +415,7 @@ static void close_stream(jpt__child *c, stream *st)
 {
     if (st->fd < 0)
         return;
-    /* Only this process holds the parent's end: closing it leaves the
-     * epoll set. */
-    jpt__watch_forget(c->loop, &st->watch);
+    jpt__watch_stop(c->loop, &st->watch);
     if (c->pty && st == &c->out)
         c->in_fd = -1; /* the master was both */
     close_fd(&st->fd);
@@ -432,6 +434,24 @@ static void close_input(jpt__child *c)
     c->input_off = 0;
 }
 
+/* Signals the child's process group, and the child itself (it may have
+ * left the group). Only while the child is unreaped: the host may reap it
+ * behind our back (waitpid(-1) in a SIGCHLD handler), and then its pid, and
+ * the group's id, may belong to someone else by now. */
+static void signal_group(jpt__child *c, int sig)
+{
+    siginfo_t info;
+
+    if (c->reaped || c->pidfd < 0)
+        return;
+    memset(&info, 0, sizeof(info));
+    if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info,
+               WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD)
+        return;
+    kill(-c->pid, sig);
+    kill(c->pid, sig);
+}
+
 /* Reaps the child and reports it: the output is complete (or the drain
  * window is over). Stragglers in the process group are killed first, while
  * the unreaped leader still holds the group's id. */
@@ -444,7 +464,7 @@ static void finish(jpt__child *c)
     close_stream(c, &c->out);
     close_stream(c, &c->err);
     close_input(c);
-    kill(-c->pid, SIGKILL);
+    signal_group(c, SIGKILL);
     memset(&info, 0, sizeof(info));
     if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED | __WALL) == 0) {
         c->status.code = info.si_code == CLD_EXITED ? info.si_status : -1;
@@ -457,7 +477,7 @@ static void finish(jpt__child *c)
         c->status.known = false;
     }
     c->reaped = true;
-    jpt__watch_forget(c->loop, &c->pid_watch);
+    jpt__watch_stop(c->loop, &c->pid_watch);
     close_fd(&c->pidfd);
     c->ops->exited(c, &c->status, c->ud);
 }
@@ -474,7 +494,7 @@ static void on_pidfd(jpt__watch *w, uint32_t events)
     (void)events;
     c->exited = true;
     if (output_done(c)) {
-        finish(c); /* closing the pidfd takes it out of the epoll set */
+        finish(c);
         return;
     }
     /* Level-triggered: stop hearing of the exit until the pidfd is closed. */
@@ -490,9 +510,7 @@ static void on_drain_timeout(jpt__timer *t)
 
 static void on_kill_timeout(jpt__timer *t)
 {
-    jpt__child *c = t->ud;
-
-    kill(-c->pid, SIGKILL);
+    signal_group(t->ud, SIGKILL);
 }
 
 static void flush_input(jpt__child *c);
@@ -511,7 +529,13 @@ static void on_output(jpt__watch *w, uint32_t events)
     for (int i = 0; i < READS_PER_EVENT && st->fd >= 0; i++) {
         ssize_t n = read(st->fd, buf, sizeof(buf));
         if (n > 0) {
+            c->in_output_call = true;
             c->ops->output(c, which, buf, (size_t)n, c->ud);
+            c->in_output_call = false;
+            if (c->free_pending) {
+                release(c);
+                return;
+            }
             if ((size_t)n < sizeof(buf))
                 break;
             continue;
@@ -528,21 +552,50 @@ static void on_output(jpt__watch *w, uint32_t events)
 
 /* ---- Input ------------------------------------------------------------------------ */
 
-static void want_output_space(jpt__child *c, bool want)
+static int want_output_space(jpt__child *c, bool want)
 {
     if (c->pty)
-        jpt__watch_update(c->loop, &c->out.watch, EPOLLIN | (want ? EPOLLOUT : 0));
-    else if (want && !c->in_watch.active)
-        jpt__watch_start(c->loop, &c->in_watch, c->in_fd, EPOLLOUT, on_input, c);
-    else if (!want)
+        return c->out.fd < 0 ? JPT_OK
+                             : jpt__watch_update(c->loop, &c->out.watch,
+                                                 EPOLLIN | (want ? EPOLLOUT : 0));
+    if (want && !c->in_watch.active)
+        return jpt__watch_start(c->loop, &c->in_watch, c->in_fd, EPOLLOUT, on_input, c);
+    if (!want)
         jpt__watch_stop(c->loop, &c->in_watch);
+    return JPT_OK;
+}
+
+/* write(2) that cannot raise SIGPIPE: a tool that closes its stdin must
+ * not kill the host, whose disposition for the signal is its own business.
+ * The signal is blocked in this thread for the call; one it raises is taken
+ * back, one that was already pending before is left for the host. */
+static ssize_t write_no_sigpipe(int fd, const void *p, size_t n)
+{
+    sigset_t pipe_set, old_mask, pending;
+    bool was_pending;
+
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigpending(&pending);
+    was_pending = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+    ssize_t written = write(fd, p, n);
+    int saved = errno;
+    if (written < 0 && saved == EPIPE && !was_pending) {
+        const struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    errno = saved;
+    return written;
 }
 
 static void flush_input(jpt__child *c)
 {
     while (c->in_fd >= 0 && c->input_off < c->input.len) {
-        ssize_t n = write(c->in_fd, c->input.data + c->input_off,
-                          c->input.len - c->input_off);
+        ssize_t n = write_no_sigpipe(c->in_fd, c->input.data + c->input_off,
+                                     c->input.len - c->input_off);
         if (n > 0) {
             c->input_off += (size_t)n;
             continue;
@@ -550,14 +603,19 @@ static void flush_input(jpt__child *c)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN) {
-            want_output_space(c, true);
+            if (want_output_space(c, true) == JPT_OK)
+                return;
+            /* Never told when the pipe has room: the input cannot be
+             * delivered, and waiting for it would hang the tool. */
+            close_input(c);
             return;
         }
         /* EPIPE: the child closed its stdin; what it did not read is lost,
-         * as it would be for any reader that stops reading. */
-        jpt__buf_free(&c->input);
-        c->input_off = 0;
-        break;
+         * as it would be for any reader that stops reading, and later
+         * writes are refused. */
+        want_output_space(c, false);
+        close_input(c);
+        return;
     }
     if (c->in_fd >= 0) {
         want_output_space(c, false);
@@ -612,9 +670,12 @@ void jpt__child_terminate(jpt__child *c, int grace_ms)
         jpt__timer_start(c->loop, &c->drain_timer, jpt__now());
         return;
     }
-    kill(-c->pid, SIGTERM);
+    /* A second request does not push the deadline of the first back. */
+    if (jpt__timer_active(&c->kill_timer))
+        return;
+    signal_group(c, SIGTERM);
     if (jpt__timer_start(c->loop, &c->kill_timer, jpt__deadline_ms(grace_ms)) < 0)
-        kill(-c->pid, SIGKILL);
+        signal_group(c, SIGKILL);
 }
 
 static void release(jpt__child *c)
@@ -627,10 +688,9 @@ static void release(jpt__child *c)
     jpt__watch_stop(c->loop, &c->pid_watch);
     if (!c->reaped && c->pidfd >= 0) {
         siginfo_t info;
-        /* Unreaped, the pid cannot have been reused: signalling it and its
-         * group is safe. */
-        kill(-c->pid, SIGKILL);
-        kill(c->pid, SIGKILL);
+        signal_group(c, SIGKILL);
+        /* Blocks until the child is gone; after SIGKILL that is at once,
+         * unless it sits in uninterruptible sleep (a dead NFS mount). */
         waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED | __WALL);
         c->reaped = true;
     }
@@ -641,8 +701,15 @@ static void release(jpt__child *c)
 
 void jpt__child_free(jpt__child *c)
 {
-    if (c != NULL)
-        release(c);
+    if (c == NULL)
+        return;
+    if (c->in_output_call) {
+        /* The reader still stands on it; it releases the child, without a
+         * further callback, once the output callback returns. */
+        c->free_pending = true;
+        return;
+    }
+    release(c);
 }
 
 void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms)
@@ -651,8 +718,8 @@ void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms)
     struct pollfd *fds = jpt__calloc(n ? n : 1, sizeof(*fds));
 
     for (size_t i = 0; i < n; i++)
-        if (!children[i]->reaped && !children[i]->exited)
-            kill(-children[i]->pid, SIGTERM);
+        if (!children[i]->exited)
+            signal_group(children[i], SIGTERM);
     /* Wait on every pidfd at once until all have exited or the grace period
      * ends; without memory for the poll set, go straight to SIGKILL. */
     while (fds != NULL) {

@@ -413,8 +413,11 @@ static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, 
 
     (void)c;
     rc = jpt__capture_append(stream == JPT__STDOUT ? &h->out : &h->err, p, n);
+    /* States are lines of stdout; stderr is text, kept out of the line
+     * being assembled so that it cannot split a state in two. */
     if (h->tool->stateful && rc == JPT_OK)
-        rc = take_output(h, p, n);
+        rc = stream == JPT__STDOUT ? take_output(h, p, n)
+                                   : jpt__capture_append(&ext(h)->pending.text, p, n);
     if (rc < 0 && h->failure == NULL)
         h->failure = jpt__strdup("out of memory keeping the tool's output");
     if (h->tool->stateful) {

@@ -1,0 +1,289 @@
+/* The process room on its own: the head+tail capture and its limited text,
+ * and a child driven through a bare loop (input to a child that closed its
+ * stdin, freeing a child from its own output callback, PATH lookup). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test-util.h"
+
+#include "loop/loop.h"
+#include "process/process.h"
+
+/* ---- Capture ----------------------------------------------------------------- */
+
+static char *limited(const jpt__capture *c, size_t limit)
+{
+    jpt__buf out = JPT__BUF_INIT;
+
+    assert_int_equal(jpt__capture_text_limited(c, limit, &out), JPT_OK);
+    assert_non_null(out.data);
+    return jpt__buf_take(&out);
+}
+
+static void fill(jpt__capture *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char ch = (char)('a' + i % 26);
+        assert_int_equal(jpt__capture_append(c, &ch, 1), JPT_OK);
+    }
+}
+
+/* Everything is kept, but most of it in the head: the text shown still
+ * ends with the last bytes of the output. */
+static void test_limited_text_keeps_the_end(void **state)
+{
+    jpt__capture c;
+
+    (void)state;
+    jpt__capture_init(&c, 64); /* head 32, ring 32 */
+    fill(&c, 34);              /* head 32, ring 2: nothing omitted */
+    assert_int_equal(jpt__capture_omitted(&c), 0);
+    char *text = limited(&c, 20);
+    assert_string_equal(text, "abcdefghij\n[… 14 bytes omitted …]\nyzabcdefgh");
+    jpt_free(text);
+    jpt__capture_free(&c);
+}
+
+static void test_limited_text_counts_every_hidden_byte(void **state)
+{
+    jpt__capture c;
+
+    (void)state;
+    jpt__capture_init(&c, 64);
+    fill(&c, 100); /* 36 bytes dropped from the middle */
+    assert_int_equal(jpt__capture_omitted(&c), 36);
+    char *text = limited(&c, 20);
+    /* 10 bytes of head, 10 of tail: 80 hidden, whether dropped or cut. */
+    assert_string_equal(text, "abcdefghij\n[… 80 bytes omitted …]\nmnopqrstuv");
+    jpt_free(text);
+    jpt__capture_free(&c);
+}
+
+static void test_limited_text_short_output_is_whole(void **state)
+{
+    jpt__capture c;
+
+    (void)state;
+    jpt__capture_init(&c, 64);
+    fill(&c, 40);
+    char *text = limited(&c, 40);
+    assert_int_equal(strlen(text), 40);
+    assert_null(strstr(text, "omitted"));
+    jpt_free(text);
+    jpt__capture_free(&c);
+}
+
+/* ---- A child in a bare loop ------------------------------------------------------ */
+
+typedef struct run {
+    jpt__loop *loop;
+    jpt__child *child;
+    jpt__buf out;
+    bool exited;
+    jpt__exit status;
+    int outputs;
+    bool free_on_output; /* the output callback frees the child */
+} run;
+
+static void on_output(jpt__child *c, int stream, const char *p, size_t n, void *ud)
+{
+    run *r = ud;
+
+    (void)stream;
+    r->outputs++;
+    assert_int_equal(jpt__buf_append(&r->out, p, n), JPT_OK);
+    if (r->free_on_output) {
+        assert_ptr_equal(c, r->child);
+        jpt__child_free(c);
+        r->child = NULL;
+    }
+}
+
+static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
+{
+    run *r = ud;
+
+    r->exited = true;
+    r->status = *e;
+    jpt__child_free(c);
+    r->child = NULL;
+}
+
+static const jpt__child_ops ops = {.output = on_output, .exited = on_exited};
+
+static void run_start(run *r, const char *const *argv, bool stdin_pipe)
+{
+    jpt__errbuf err;
+    jpt__spawn s = {.argv = argv, .stdin_pipe = stdin_pipe, .devnull = -1, .drain_ms = 1000};
+
+    memset(r, 0, sizeof(*r));
+    assert_int_equal(jpt__loop_new(&r->loop), JPT_OK);
+    int rc = jpt__child_spawn(r->loop, &s, &ops, r, &r->child, &err);
+    if (rc != JPT_OK)
+        fail_msg("spawn: %s", err.text);
+}
+
+/* Dispatches until `done` holds or ten seconds pass. */
+static void run_until(run *r, bool (*done)(const run *r))
+{
+    uint64_t deadline = jpt__deadline_ms(10000);
+
+    while (!done(r)) {
+        assert_true(jpt__now() < deadline);
+        assert_int_equal(jpt__loop_poll(r->loop, 100), JPT_OK);
+        assert_true(jpt__loop_dispatch(r->loop) >= 0);
+    }
+}
+
+static bool has_exited(const run *r)
+{
+    return r->exited;
+}
+
+static bool said_closed(const run *r)
+{
+    return r->out.len >= 7 && memcmp(r->out.data, "closed\n", 7) == 0;
+}
+
+static void run_end(run *r)
+{
+    jpt__child_free(r->child);
+    jpt__loop_free(r->loop);
+    jpt__buf_free(&r->out);
+}
+
+/* The default action of SIGPIPE ends the process: a write to a child that
+ * closed its stdin must neither raise it nor leave it pending. */
+static void test_input_to_closed_stdin_raises_no_sigpipe(void **state)
+{
+    static const char *const argv[] = {"/bin/sh", "-c", "exec <&-; echo closed; sleep 1", NULL};
+    char block[65536];
+    run r;
+    sigset_t pending;
+
+    (void)state;
+    memset(block, 'x', sizeof(block));
+    run_start(&r, argv, true);
+    run_until(&r, said_closed);
+    /* Queued, then refused by the pipe: the input is dropped and closed. */
+    assert_int_equal(jpt__child_write(r.child, block, sizeof(block)), JPT_OK);
+    assert_int_equal(jpt__child_pending_input(r.child), 0);
+    assert_int_equal(jpt__child_write(r.child, "y", 1), JPT_ERR_STATE);
+    sigpending(&pending);
+    assert_false(sigismember(&pending, SIGPIPE));
+    run_until(&r, has_exited);
+    assert_int_equal(r.status.code, 0);
+    run_end(&r);
+}
+
+/* A SIGPIPE the host had pending before is its own and stays pending. */
+static void test_pending_sigpipe_of_the_host_is_kept(void **state)
+{
+    static const char *const argv[] = {"/bin/sh", "-c", "exec <&-; echo closed", NULL};
+    sigset_t pipe_set, old, pending;
+    run r;
+
+    (void)state;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &pipe_set, &old);
+    raise(SIGPIPE);
+    run_start(&r, argv, true);
+    run_until(&r, said_closed);
+    assert_int_equal(jpt__child_write(r.child, "data\n", 5), JPT_OK);
+    sigpending(&pending);
+    assert_true(sigismember(&pending, SIGPIPE));
+    /* Take it back, so it does not end the suite when unblocked. */
+    const struct timespec zero = {0, 0};
+    assert_int_equal(sigtimedwait(&pipe_set, NULL, &zero), SIGPIPE);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    run_until(&r, has_exited);
+    run_end(&r);
+}
+
+static bool freed(const run *r)
+{
+    return r->child == NULL;
+}
+
+/* Freeing the child from its output callback, with more output already
+ * waiting to be read: the reader stops at once and nothing else is
+ * reported (ASan and valgrind watch for the use after free). */
+static void test_free_from_output_callback(void **state)
+{
+    static const char *const argv[] = {"/bin/sh", "-c", "head -c 1000000 /dev/zero; sleep 5",
+                                       NULL};
+    run r;
+
+    (void)state;
+    run_start(&r, argv, false);
+    r.free_on_output = true;
+    run_until(&r, freed);
+    assert_int_equal(r.outputs, 1);
+    assert_false(r.exited);
+    /* Whatever the loop still had queued for the child is gone with it. */
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(jpt__loop_poll(r.loop, 10), JPT_OK);
+        assert_true(jpt__loop_dispatch(r.loop) >= 0);
+    }
+    assert_int_equal(r.outputs, 1);
+    run_end(&r);
+}
+
+/* An empty element of PATH is the current directory, as for execvp. */
+static void test_empty_path_element_is_the_current_directory(void **state)
+{
+    static const char *const argv[] = {"jpt-test-here", NULL};
+    char dir[] = "/tmp/jpt-test-path-XXXXXX";
+    char cwd[4096], script[64];
+    const char *old = getenv("PATH");
+    char *saved = old != NULL ? strdup(old) : NULL;
+    run r;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    snprintf(script, sizeof(script), "%s/jpt-test-here", dir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\necho here\n", f);
+    fclose(f);
+    assert_int_equal(chmod(script, 0755), 0);
+    assert_int_equal(chdir(dir), 0);
+    setenv("PATH", "/nonexistent::/bin", 1);
+
+    run_start(&r, argv, false);
+    run_until(&r, has_exited);
+    assert_int_equal(r.status.code, 0);
+    assert_int_equal(r.out.len, 5);
+    assert_memory_equal(r.out.data, "here\n", 5);
+    run_end(&r);
+
+    if (saved != NULL)
+        setenv("PATH", saved, 1);
+    free(saved);
+    assert_int_equal(chdir(cwd), 0);
+    unlink(script);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_limited_text_keeps_the_end),
+        cmocka_unit_test(test_limited_text_counts_every_hidden_byte),
+        cmocka_unit_test(test_limited_text_short_output_is_whole),
+        cmocka_unit_test(test_input_to_closed_stdin_raises_no_sigpipe),
+        cmocka_unit_test(test_pending_sigpipe_of_the_host_is_kept),
+        cmocka_unit_test(test_free_from_output_callback),
+        cmocka_unit_test(test_empty_path_element_is_the_current_directory),
+    };
+
+    return TU_RUN(tests);
+}
