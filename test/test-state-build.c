@@ -292,10 +292,31 @@ static void add_resource_null_or_small_struct_is_invalid(void **state)
 {
     (void)state;
     jpt_resource r = {.size = sizeof(r) - 1, .uri = "file:///x", .text = "x"};
-    assert_resource_invalid(NULL, "resource: struct missing or its size too small");
-    assert_resource_invalid(&r, "resource: struct missing or its size too small");
+    assert_resource_invalid(NULL, "resource: the struct is NULL");
+    assert_resource_invalid(&r, "resource: size is smaller than sizeof(jpt_resource)");
     r.size = 0;
-    assert_resource_invalid(&r, "resource: struct missing or its size too small");
+    assert_resource_invalid(&r, "resource: size is smaller than sizeof(jpt_resource)");
+}
+
+/* A caller built against a newer jptool passes a bigger struct: accepted
+ * while the fields this library does not know are zero, refused (never
+ * silently ignored) once one is set. */
+static void add_resource_from_a_newer_caller(void **state)
+{
+    struct newer {
+        jpt_resource known;
+        const char *later_field;
+    } n = {{.size = sizeof(n), .uri = "file:///x", .text = "x"}, NULL};
+    jpt_state *s = state_with_one_block();
+
+    (void)state;
+    assert_int_equal(jpt_state_add_resource(s, &n.known), JPT_OK);
+    assert_int_equal(jpt_state_block_count(s), 2);
+    n.later_field = "set";
+    assert_int_equal(jpt_state_add_resource(s, &n.known), JPT_ERR_UNSUPPORTED);
+    assert_string_equal(jpt_state_errmsg(s), "resource: fields this library does not know are set");
+    assert_int_equal(jpt_state_block_count(s), 2);
+    jpt_state_unref(s);
 }
 
 static void add_resource_without_uri_is_invalid(void **state)
@@ -1091,6 +1112,7 @@ int main(void)
         cmocka_unit_test(add_resource_with_blob_keeps_base64_and_decoded_size),
         cmocka_unit_test(blob_size_counts_decoded_bytes),
         cmocka_unit_test(add_resource_null_or_small_struct_is_invalid),
+        cmocka_unit_test(add_resource_from_a_newer_caller),
         cmocka_unit_test(add_resource_without_uri_is_invalid),
         cmocka_unit_test(add_resource_with_empty_uri_is_invalid),
         cmocka_unit_test(add_resource_with_text_and_blob_is_invalid),

@@ -8,6 +8,10 @@
  *    reused or renumbered.
  *  - Structs that callers fill in start with `size_t size`, which the caller
  *    sets to sizeof the struct it was compiled against, so the struct can grow.
+ *    A size below the first version's is JPT_ERR_INVALID. A larger one (a
+ *    caller built against a newer jptool) is accepted when every field this
+ *    library does not know is zero, and is JPT_ERR_UNSUPPORTED otherwise, so
+ *    a request is never silently ignored.
  *  - Strings cross the API as NUL-terminated UTF-8; JSON crosses it as text.
  *
  * Threading: the library keeps no global mutable state except the allocator
@@ -84,7 +88,8 @@ typedef struct jpt_allocator {
  * Call it before any other jptool call: once the library has allocated
  * anything it returns JPT_ERR_STATE, because memory from one allocator must
  * never be freed by another. JPT_ERR_INVALID if `a->size` is too small or
- * a function is missing. Not thread-safe. */
+ * a function is missing; JPT_ERR_UNSUPPORTED if it sets fields of a newer
+ * jptool. Not thread-safe. */
 JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a);
 
 /* ---- Logging ------------------------------------------------------------

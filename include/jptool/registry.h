@@ -92,8 +92,11 @@ typedef struct jpt_registry_options {
 /* Creates a registry; `opts` may be NULL for every default. The root must be
  * an existing directory; it is made absolute. Errors: JPT_ERR_INVALID (NULL
  * out, struct too small, a negative duration, a root that is not a
- * directory), JPT_ERR_IO (creating the epoll fd, timerfd or eventfd, or
- * writing the state file), JPT_ERR_NOMEM. */
+ * directory), JPT_ERR_UNSUPPORTED (`opts` sets fields of a newer jptool),
+ * JPT_ERR_EXISTS (the state file lists children already: another registry
+ * uses it, or a crashed one left it; see jpt_registry_reap_stale()),
+ * JPT_ERR_IO (creating the epoll fd, timerfd or eventfd, or writing the
+ * state file), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts,
                                 jpt_registry **out);
 
@@ -169,8 +172,9 @@ typedef struct jpt_builtin_ops {
 
 /* Adds a builtin tool from a definition (the keys of load_tools; runtime
  * and command do not apply). `ops` is copied; `ud` is passed to every
- * callback. Errors as jpt_registry_load_tools(), and JPT_ERR_INVALID for a
- * missing start callback. */
+ * callback. Errors as jpt_registry_load_tools(), JPT_ERR_INVALID for a
+ * missing start callback or an `ops->size` too small, JPT_ERR_UNSUPPORTED
+ * for ops that set fields of a newer jptool. */
 JPT_EXPORT int jpt_registry_add_builtin(jpt_registry *r, const char *definition_json,
                                         const jpt_builtin_ops *ops, void *ud);
 

@@ -200,7 +200,8 @@ typedef struct jpt_resource {
 
 /* Appends a resource block. JPT_ERR_INVALID when the struct is too small,
  * `uri` is missing, text and blob are both or neither given, the blob is not
- * base64, or the annotations are not a JSON object. */
+ * base64, or the annotations are not a JSON object; JPT_ERR_UNSUPPORTED when
+ * it sets fields of a newer jptool. */
 JPT_EXPORT int jpt_state_add_resource(jpt_state *s, const jpt_resource *r);
 
 /* Appends a question block. `id` is non-empty; `schema_json` is a JSON
@@ -277,7 +278,8 @@ typedef struct jpt_render_options {
  * and NUL bytes become U+FFFD. `opts` may be NULL.
  *
  * Errors: JPT_ERR_INVALID (NULL state or out, `opts->size` too small, a
- * root that is not absolute), JPT_ERR_NOMEM. */
+ * root that is not absolute), JPT_ERR_UNSUPPORTED (`opts` sets fields of a
+ * newer jptool), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_state_render(const jpt_state *s,
                                 const jpt_render_options *opts, char **out);
 

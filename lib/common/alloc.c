@@ -53,8 +53,10 @@ JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a)
         allocator.ud = NULL;
         return JPT_OK;
     }
-    if (a->size < sizeof(jpt_allocator) || a->malloc == NULL ||
-        a->realloc == NULL || a->free == NULL)
+    int rc = jpt__struct_check(a, a->size, sizeof(jpt_allocator));
+    if (rc < 0)
+        return rc;
+    if (a->malloc == NULL || a->realloc == NULL || a->free == NULL)
         return JPT_ERR_INVALID;
     allocator = *a;
     allocator.size = sizeof(jpt_allocator);

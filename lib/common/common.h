@@ -40,6 +40,14 @@ typedef struct jpt__errbuf {
 int jpt__err(jpt__errbuf *e, int status, const char *fmt, ...) JPT__PRINTF(3, 4);
 void jpt__err_clear(jpt__errbuf *e);
 
+/* ---- Caller-sized structs (error.c) --------------------------------------
+ * A struct whose `size` the caller sets (common.h, "ABI promises"): `known`
+ * is this library's sizeof. Smaller is JPT_ERR_INVALID (every struct is at
+ * its first version, so no older layout exists); larger is a newer caller,
+ * accepted if every byte this library does not know is zero, else
+ * JPT_ERR_UNSUPPORTED (the caller asks for something not built here). */
+int jpt__struct_check(const void *p, size_t size, size_t known);
+
 /* ---- Logging (log.c) ------------------------------------------------------ */
 bool jpt__log_enabled(int level);
 void jpt__log(int level, const char *fmt, ...) JPT__PRINTF(2, 3);

@@ -19,3 +19,15 @@ void jpt__err_clear(jpt__errbuf *e)
 {
     e->text[0] = '\0';
 }
+
+int jpt__struct_check(const void *p, size_t size, size_t known)
+{
+    const unsigned char *bytes = p;
+
+    if (size < known)
+        return JPT_ERR_INVALID;
+    for (size_t i = known; i < size; i++)
+        if (bytes[i] != 0)
+            return JPT_ERR_UNSUPPORTED;
+    return JPT_OK;
+}

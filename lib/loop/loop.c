@@ -30,6 +30,7 @@ struct jpt__loop {
     size_t nheap, cap_heap;
 
     jpt__defer *defer_head, *defer_tail;
+    uint64_t defer_seq; /* numbers queued calls, to bound each run */
 
     /* The batch being dispatched, so a stopped watch can be struck out. */
     struct epoll_event events[EVENT_BATCH];
@@ -46,7 +47,13 @@ uint64_t jpt__now(void)
 
 uint64_t jpt__deadline_ms(int64_t ms)
 {
-    return jpt__now() + (uint64_t)(ms > 0 ? ms : 0) * 1000000u;
+    uint64_t now = jpt__now();
+    uint64_t span = (uint64_t)(ms > 0 ? ms : 0);
+
+    /* Saturates: a deadline past the clock's range is never reached. */
+    if (span > (UINT64_MAX - now) / 1000000u)
+        return UINT64_MAX;
+    return now + span * 1000000u;
 }
 
 void jpt__timer_init(jpt__timer *t, jpt__timer_fn fn, void *ud)
@@ -232,6 +239,7 @@ void jpt__defer_queue(jpt__loop *l, jpt__defer *d)
         return;
     d->queued = true;
     d->next = NULL;
+    d->seq = ++l->defer_seq;
     if (l->defer_tail != NULL)
         l->defer_tail->next = d;
     else
@@ -263,9 +271,12 @@ void jpt__defer_cancel(jpt__loop *l, jpt__defer *d)
  * for the next one, which keeps each dispatch bounded. */
 static bool run_deferred(jpt__loop *l)
 {
-    jpt__defer *last = l->defer_tail;
+    /* Only what was queued before this run: a call that queues itself
+     * again runs at the next dispatch, not in a loop here. (By number, as
+     * the calls queued now may be cancelled while earlier ones run.) */
+    uint64_t last = l->defer_seq;
 
-    while (last != NULL && l->defer_head != NULL) {
+    while (l->defer_head != NULL && l->defer_head->seq <= last) {
         jpt__defer *d = l->defer_head;
         l->defer_head = d->next;
         if (l->defer_head == NULL)
@@ -273,8 +284,6 @@ static bool run_deferred(jpt__loop *l)
         d->queued = false;
         d->next = NULL;
         d->fn(d);
-        if (d == last)
-            break;
     }
     return l->defer_head != NULL;
 }

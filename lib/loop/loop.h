@@ -51,6 +51,7 @@ struct jpt__defer {
     jpt__defer_fn fn;
     void *ud;
     jpt__defer *next;
+    uint64_t seq; /* the loop's count when it was queued */
     bool queued;
 };
 
@@ -62,7 +63,8 @@ int jpt__loop_new(jpt__loop **out);
 void jpt__loop_free(jpt__loop *l);
 int jpt__loop_fd(const jpt__loop *l);
 
-/* Now on CLOCK_MONOTONIC, in nanoseconds; and a deadline `ms` from now. */
+/* Now on CLOCK_MONOTONIC, in nanoseconds; and a deadline `ms` from now
+ * (UINT64_MAX, never, when that is past the clock's range). */
 uint64_t jpt__now(void);
 uint64_t jpt__deadline_ms(int64_t ms);
 

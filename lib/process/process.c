@@ -3,6 +3,7 @@
  * after it exits, and the SIGTERM/SIGKILL escalation. See process.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -748,29 +749,66 @@ void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms)
         release(children[i]);
 }
 
-uint64_t jpt__process_start_time(pid_t pid)
+/* Fields of /proc/<pid>/stat: the process group (5), the session (6) and
+ * the start time (22). False if the process is gone or the file unreadable. */
+static bool read_stat(pid_t pid, pid_t *pgrp, pid_t *session, uint64_t *start)
 {
     char path[64], buf[1024];
-    unsigned long long start = 0;
+    int group, sid;
+    unsigned long long started;
 
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return false;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
     if (n <= 0)
-        return 0;
+        return false;
     buf[n] = '\0';
     /* The command name (field 2) may hold spaces and parentheses; the
-     * fields after it start at the last ')'. Field 22 is the 20th after. */
+     * fields after it start at the last ')'. */
     char *p = strrchr(buf, ')');
-    if (p == NULL)
-        return 0;
+    if (p == NULL || sscanf(p + 1, " %*c %*d %d %d", &group, &sid) != 2)
+        return false;
     p++;
     for (int field = 3; field < 22 && p != NULL; field++)
         p = strchr(p + 1, ' ');
-    if (p == NULL || sscanf(p, " %llu", &start) != 1)
+    if (p == NULL || sscanf(p, " %llu", &started) != 1)
+        return false;
+    *pgrp = group;
+    *session = sid;
+    *start = started;
+    return true;
+}
+
+uint64_t jpt__process_start_time(pid_t pid)
+{
+    pid_t pgrp, session;
+    uint64_t start;
+
+    return read_stat(pid, &pgrp, &session, &start) ? start : 0;
+}
+
+size_t jpt__kill_session(pid_t sid)
+{
+    size_t killed = 0;
+    DIR *proc = opendir("/proc");
+    struct dirent *d;
+
+    if (proc == NULL)
         return 0;
-    return start;
+    while ((d = readdir(proc)) != NULL) {
+        char *end;
+        long pid = strtol(d->d_name, &end, 10);
+        pid_t pgrp, session;
+        uint64_t start;
+        if (*end != '\0' || pid <= 1 || !read_stat((pid_t)pid, &pgrp, &session, &start) ||
+            session != sid)
+            continue;
+        if (kill((pid_t)pid, SIGKILL) == 0)
+            killed++;
+    }
+    closedir(proc);
+    return killed;
 }

@@ -85,6 +85,12 @@ void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms);
  * process across pid reuse. */
 uint64_t jpt__process_start_time(pid_t pid);
 
+/* SIGKILL to every process of session `sid` (field 6 of /proc/<pid>/stat);
+ * returns how many were signalled. A session's id stays reserved while any
+ * member lives, so after its leader is gone the members are still the
+ * leader's descendants. */
+size_t jpt__kill_session(pid_t sid);
+
 /* ---- Head+tail capture (capture.c) ------------------------------------------
  * Keeps the first and the last half of at most `limit` bytes; the middle is
  * counted. Optionally writes everything to a spool file as well. */

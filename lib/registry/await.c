@@ -8,6 +8,9 @@
 
 #include "registry/registry.h"
 
+/* Ten years: longer than any turn waits. */
+#define MAX_TIMEOUT_SECS ((json_int_t)10 * 365 * 24 * 3600)
+
 struct jpt__await {
     jpt__watcher base; /* first: the watcher callbacks get this pointer */
     jpt__call *call;
@@ -65,7 +68,7 @@ static int response(jpt__await *a, const char *flag, jpt__buf *out)
         jpt_handle *h = a->handles[i];
         const char *text;
         bool is_error;
-        if (h->kind != JPT_STATE_STOPPED)
+        if (!h->exited)
             continue;
         if ((rc = jpt__handle_final(h, &text, &is_error)) < 0 ||
             (rc = jpt__buf_puts(out, first ? "{\"id\":" : ",{\"id\":")) < 0 ||
@@ -81,13 +84,17 @@ static int response(jpt__await *a, const char *flag, jpt__buf *out)
     first = true;
     for (size_t i = 0; rc == JPT_OK && i < a->n; i++) {
         jpt_handle *h = a->handles[i];
-        if (h->kind == JPT_STATE_STOPPED)
+        if (h->exited)
             continue;
         if ((rc = jpt__buf_puts(out, first ? "{\"id\":" : ",{\"id\":")) < 0 ||
             (rc = jpt__buf_json_string(out, h->id, strlen(h->id))) < 0)
             break;
+        /* A tool that said it stopped but whose process has not ended yet
+         * is still running. */
         rc = jpt__buf_printf(out, ",\"state\":\"%s\"}",
-                             h->placeholder ? "pending" : jpt__kind_name(h->kind));
+                             h->placeholder                  ? "pending"
+                             : h->kind == JPT_STATE_STOPPED ? "running"
+                                                             : jpt__kind_name(h->kind));
         first = false;
     }
     if (rc == JPT_OK)
@@ -113,17 +120,15 @@ static void finish(jpt__await *a, const char *flag)
     size_t n = a->n;
     a->handles = NULL;
     for (size_t i = 0; i < n; i++) {
-        handles[i]->busy++;
-        if (ok && handles[i]->kind == JPT_STATE_STOPPED)
+        jpt__handle_pin(handles[i]);
+        if (ok && handles[i]->exited)
             jpt__handle_delivered(handles[i]);
     }
     await_release(a);
     jpt__call_complete(call, ok ? json.data : "out of memory building the await response", !ok);
     jpt__buf_free(&json);
-    for (size_t i = 0; i < n; i++) {
-        handles[i]->busy--;
-        jpt__handle_release_if_done(handles[i]);
-    }
+    for (size_t i = 0; i < n; i++)
+        jpt__handle_unpin(handles[i]);
     jpt__free(handles);
 }
 
@@ -242,7 +247,9 @@ void jpt__await_start(jpt__call *call, json_t *arguments)
     call->await = a;
     for (size_t i = 0; i < n; i++) {
         jpt_handle *h = a->handles[i];
-        bool stopped = h->kind == JPT_STATE_STOPPED;
+        /* Stopped as watchers count it: a tool may report its stop before
+         * its process has ended, and is announced only then. */
+        bool stopped = h->exited;
         a->has_any |= (a->roles[i] & JPT__ROLE_ANY) != 0;
         if ((a->roles[i] & JPT__ROLE_ALL) && !stopped)
             a->all_left++;
@@ -259,16 +266,19 @@ void jpt__await_start(jpt__call *call, json_t *arguments)
         finish(a, NULL);
         goto out;
     }
-    if (timeout != NULL && json_is_integer(timeout) &&
-        jpt__timer_start(r->loop, &a->timer,
-                         jpt__deadline_ms(json_integer_value(timeout) * 1000)) < 0) {
+    /* Beyond any real wait, a timeout is no limit at all; clamped, the
+     * product below cannot overflow. */
+    json_int_t secs = json_is_integer(timeout) ? json_integer_value(timeout) : -1;
+    if (secs > MAX_TIMEOUT_SECS)
+        secs = MAX_TIMEOUT_SECS;
+    if (secs >= 0 && jpt__timer_start(r->loop, &a->timer, jpt__deadline_ms(secs * 1000)) < 0) {
         finish(a, "timed_out");
         goto out;
     }
     /* Waiting counts as pending while the inquiry handler resolves it. */
     for (size_t i = 0; i < n; i++)
         if (a->handles[i]->kind == JPT_STATE_WAITING && a->handles[i]->waiter == NULL)
-            jpt__await_handle_waiting(a->handles[i]);
+            jpt__handle_ask_soon(a->handles[i]);
 out:
     jpt__free(ids);
     jpt__free(roles);

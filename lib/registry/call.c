@@ -9,12 +9,12 @@
 
 /* ---- Completing calls --------------------------------------------------------- */
 
-/* The call is no longer in flight. */
-static void leave_flight(jpt__call *call)
+/* The registry's list holds every call in flight, and the finished calls
+ * of freed batches until they are freed. */
+static void unlink_call(jpt__call *call)
 {
     jpt_registry *r = call->r;
 
-    call->done = true;
     if (call->prev != NULL)
         call->prev->next = call->next;
     else if (r->calls == call)
@@ -22,7 +22,15 @@ static void leave_flight(jpt__call *call)
     if (call->next != NULL)
         call->next->prev = call->prev;
     call->next = call->prev = NULL;
-    r->calls_in_flight--;
+}
+
+/* The call no longer counts for jpt_registry_run. */
+static void leave_flight(jpt__call *call)
+{
+    if (call->in_flight) {
+        call->in_flight = false;
+        call->r->calls_in_flight--;
+    }
 }
 
 void jpt__call_free(jpt__call *call)
@@ -42,8 +50,8 @@ void jpt__call_free(jpt__call *call)
     jpt__defer_cancel(r->loop, &call->step);
     json_decref(call->arguments);
     jpt__free(call->answer);
-    if (!call->done)
-        leave_flight(call);
+    leave_flight(call);
+    unlink_call(call);
     json_decref(call->input);
     jpt__free(call->id);
     jpt__free(call->name);
@@ -74,12 +82,26 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
     }
     jpt__inquiry_detach(call);
     jpt__defer_cancel(r->loop, &call->step);
-    leave_flight(call);
+    call->step_fn = NULL;
+    call->done = true;
+    /* A spawn that ends without having run (cancelled before it started):
+     * its pre-registered handle stops now, so that awaits on it end. */
+    if (call->handle != NULL && call->handle->placeholder) {
+        jpt_handle *h = call->handle;
+        call->handle = NULL;
+        jpt__handle_fail(h, "The spawn was cancelled before it ran");
+    }
 
     if (b == NULL) {
-        jpt__call_free(call);
+        /* Nobody reads the result. The caller may still hold the call, so
+         * it is freed from the loop (or with the registry), and counts as
+         * in flight until then. */
+        call->step_fn = jpt__call_free;
+        jpt__defer_queue(r->loop, &call->step);
         return;
     }
+    leave_flight(call);
+    unlink_call(call);
     jpt__registry_event(r, JPT_EVENT_CALL_DONE, call, call->handle);
     if (--b->pending == 0) {
         jpt__registry_event(r, JPT_EVENT_BATCH_DONE, call, NULL);
@@ -147,17 +169,15 @@ static void respond_with_state(jpt__call *call, jpt_handle *h)
         jpt__handle_delivered(h);
     call->handle = NULL;
     /* Completing may end the batch that holds the handle: not freed yet. */
-    h->busy++;
+    jpt__handle_pin(h);
     jpt__call_complete(call, json, is_error);
     jpt__free(json);
-    h->busy--;
-    if (stopped)
-        jpt__handle_release_if_done(h);
+    jpt__handle_unpin(h); /* a stopped handle may go now */
     /* A question that came while this action waited: an await watching the
      * handle keeps waiting for it, and the inquiry handler takes it up
      * (RFD 037, "Waiting handles and the inquiry system"). */
-    else if (h->kind == JPT_STATE_WAITING && h->nwatchers > 0 && h->waiter == NULL)
-        jpt__await_handle_waiting(h);
+    if (!stopped && h->kind == JPT_STATE_WAITING && h->nwatchers > 0 && h->waiter == NULL)
+        jpt__handle_ask_soon(h);
 }
 
 static void finish_one_shot(jpt__call *call, jpt_handle *h)
@@ -190,8 +210,13 @@ static void run_step(jpt__defer *d)
     fn(call);
 }
 
+static void cancel_call(jpt__call *call);
+
 void jpt__call_later(jpt__call *call, void (*fn)(jpt__call *call))
 {
+    /* A cancel stands: what it ends must not be resumed in its place. */
+    if (call->step_fn == cancel_call && call->step.queued)
+        return;
     call->step_fn = fn;
     jpt__defer_queue(call->r->loop, &call->step);
 }
@@ -284,11 +309,19 @@ static void do_spawn(jpt__call *call, json_t *arguments)
     jpt_handle *h = call->handle;
     jpt__buf why = JPT__BUF_INIT;
 
+    /* Bad arguments fail the call and, with its text as the result, the
+     * handle (an orphaned call is freed later, from the loop, so the text
+     * is still there). Until then the call does not hold the placeholder,
+     * which completing it would otherwise fail as cancelled. */
+    call->handle = NULL;
     if (!arguments_fit(call, arguments)) {
-        call->handle = NULL;
         jpt__handle_fail(h, call->content);
         return;
     }
+    call->handle = h;
+    /* A builtin may stop in its start callback, and an await then deliver
+     * the handle: it stays until this function is done with it. */
+    jpt__handle_pin(h);
     json_decref(h->arguments);
     h->arguments = json_incref(arguments);
     h->placeholder = false;
@@ -301,6 +334,7 @@ static void do_spawn(jpt__call *call, json_t *arguments)
         jpt__handle_fail(h, call->content);
     } else
         jpt__handle_wait(h, call, true);
+    jpt__handle_unpin(h);
     jpt__buf_free(&why);
 }
 
@@ -421,7 +455,9 @@ static void run_action(jpt__call *call, json_t *arguments)
     }
 
     jpt_handle *h = jpt__handle_find(call->r, call->handle_id);
-    if (h == NULL || h->tool != jpt__tool_find(call->r, call->name) || h->placeholder) {
+    /* By name: a handle spawned before its tool was replaced is still the
+     * tool's. */
+    if (h == NULL || strcmp(h->tool->name, call->name) != 0 || h->placeholder) {
         jpt__call_completef(call, true, "Handle `%s` not found", call->handle_id);
         return;
     }
@@ -434,6 +470,9 @@ static void run_action(jpt__call *call, json_t *arguments)
         call->handle = NULL;
         return;
     }
+    /* The builtin's callbacks may stop the handle, and whoever hears of it
+     * deliver it: it stays until the action is under way. */
+    jpt__handle_pin(h);
     switch (a) {
     case JPT__ACTION_FETCH:
         jpt__call_handle_ready(call);
@@ -454,6 +493,7 @@ static void run_action(jpt__call *call, json_t *arguments)
         jpt__handle_wait(h, call, false);
         break;
     }
+    jpt__handle_unpin(h);
 }
 
 static void start_tool_call(jpt__call *call, json_t *arguments);
@@ -657,6 +697,7 @@ JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_
         if (r->calls != NULL)
             r->calls->prev = call;
         r->calls = call;
+        call->in_flight = true;
         r->calls_in_flight++;
     }
     b->next = r->batches;
@@ -726,7 +767,9 @@ JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out)
         const jpt__call *call = b->calls[i];
         json_t *item;
         if (call->done) {
-            jpt__field f = {call->content, strlen(call->content)};
+            /* Without even memory for "out of memory", the content is empty. */
+            const char *content = call->content != NULL ? call->content : "";
+            jpt__field f = {(char *)content, strlen(content)};
             item = json_pack("{s:s, s:o, s:b}", "id", call->id, "content",
                              jpt__json_from_field(&f), "is_error", call->is_error);
         } else
@@ -749,6 +792,8 @@ static void cancel_call(jpt__call *call)
 {
     jpt_handle *h = call->handle;
 
+    if (call->done)
+        return;
     if (call->await != NULL) {
         jpt__await_cancel(call);
         return;
@@ -767,8 +812,10 @@ JPT_EXPORT void jpt_batch_cancel(jpt_batch *b)
     if (b == NULL)
         return;
     for (size_t i = 0; i < b->n; i++)
-        if (!b->calls[i]->done)
+        if (!b->calls[i]->done) {
+            b->calls[i]->cancelled = true;
             jpt__call_later(b->calls[i], cancel_call);
+        }
 }
 
 /* The handles a batch pre-registered are kept until the batch is done, so

@@ -35,6 +35,7 @@ typedef struct handle_ext {
     bool stop_transient;
     jpt__strv stop_trace;
     jpt_event *output_event; /* the queued OUTPUT event, until popped */
+    jpt__defer ask_step;  /* its question to the inquiry handler, from the loop */
 } handle_ext;
 
 /* The extension lives right after the public part, in one allocation. */
@@ -46,6 +47,26 @@ typedef struct handle_alloc {
 static handle_ext *ext(const jpt_handle *h)
 {
     return &((handle_alloc *)h)->x;
+}
+
+/* Still a question nobody else is answering: an await watches the handle
+ * and no action of the model waits on it. */
+static void run_ask_step(jpt__defer *d)
+{
+    jpt_handle *h = d->ud;
+
+    if (h->kind == JPT_STATE_WAITING && h->waiter == NULL && h->nwatchers > 0)
+        jpt__await_handle_waiting(h);
+}
+
+void jpt__handle_ask_soon(jpt_handle *h)
+{
+    /* The inquiry handler is a host callback: only inside dispatch. A
+     * builtin may report its question from anywhere. */
+    if (h->r->dispatching > 0)
+        jpt__await_handle_waiting(h);
+    else
+        jpt__defer_queue(h->r->loop, &ext(h)->ask_step);
 }
 
 int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *arguments,
@@ -79,6 +100,7 @@ int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *argum
     jpt__timer_init(&h->yield_timer, on_settled, h);
     jpt__timer_init(&h->timeout_timer, on_timeout, h);
     jpt__defer_init(&h->step, run_step, h);
+    jpt__defer_init(&ext(h)->ask_step, run_ask_step, h);
     h->next = r->handles;
     if (r->handles != NULL)
         r->handles->prev = h;
@@ -115,6 +137,7 @@ void jpt__handle_free(jpt_handle *h)
     jpt__timer_stop(r->loop, &h->yield_timer);
     jpt__timer_stop(r->loop, &h->timeout_timer);
     jpt__defer_cancel(r->loop, &h->step);
+    jpt__defer_cancel(r->loop, &x->ask_step);
     jpt__free(h->step_answer);
     jpt__inquiry_forget_handle(h);
     /* A queued event or notice keeps its copied strings, not the handle. */
@@ -398,7 +421,7 @@ static void changed(jpt_handle *h, int kind_before)
     if (h->kind == JPT_STATE_WAITING && kind_before != JPT_STATE_WAITING) {
         jpt__registry_event(h->r, JPT_EVENT_STATE, NULL, h);
         if (h->waiter == NULL && h->nwatchers > 0)
-            jpt__await_handle_waiting(h);
+            jpt__handle_ask_soon(h);
         else if (!watched(h))
             jpt__notify_change(h, JPT__NOTIFY_WAITING);
     } else if (h->kind == JPT_STATE_RUNNING && !watched(h))
@@ -443,7 +466,7 @@ static void stopped(jpt_handle *h)
     }
     /* Everyone who waits hears of it; the handle is not freed before the
      * last of them has (busy), whatever they do with it. */
-    h->busy++;
+    jpt__handle_pin(h);
     jpt__registry_event(r, JPT_EVENT_STATE, NULL, h);
     if (!watched(h) && !h->delivered)
         jpt__notify_change(h, JPT__NOTIFY_SUCCESS);
@@ -456,8 +479,7 @@ static void stopped(jpt_handle *h)
     jpt__free(copy);
     if (h->waiter != NULL)
         jpt__call_wake(h->waiter);
-    h->busy--;
-    jpt__handle_release_if_done(h);
+    jpt__handle_unpin(h);
 }
 
 static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
@@ -526,18 +548,24 @@ int jpt__handle_write(jpt_handle *h, const char *p, size_t n)
 
 void jpt__handle_abort(jpt_handle *h)
 {
-    if (h->kind == JPT_STATE_STOPPED)
+    if (h->exited)
         return;
-    h->aborting = true;
+    /* A tool that reported its stop keeps its result; only its process,
+     * still running, is ended. */
+    if (h->kind != JPT_STATE_STOPPED)
+        h->aborting = true;
     if (h->child != NULL) {
         jpt__child_terminate(h->child, h->r->kill_grace_ms);
         return;
     }
     if (h->tool->runtime == JPT__RUNTIME_BUILTIN) {
+        /* The callback may report the stop itself. */
+        jpt__handle_pin(h);
         if (h->tool->ops.abort != NULL)
             h->tool->ops.abort(h, h->tool->ud);
         if (h->kind != JPT_STATE_STOPPED)
             stopped(h);
+        jpt__handle_unpin(h);
     }
 }
 
@@ -545,6 +573,9 @@ void jpt__handle_resume(jpt_handle *h)
 {
     handle_ext *x = ext(h);
 
+    /* Answered (by the model or the host): an inquiry still out about the
+     * question is moot, and its answer is refused. */
+    jpt__inquiry_forget_handle(h);
     jpt__block_clear(&x->question);
     x->has_question = false;
     h->kind = JPT_STATE_RUNNING;
@@ -553,8 +584,11 @@ void jpt__handle_resume(jpt_handle *h)
 int jpt__handle_answer(jpt_handle *h, const char *qid, json_t *answer,
                        const char *answer_json)
 {
-    if (h->kind != JPT_STATE_WAITING)
-        return JPT_ERR_STATE;
+    const jpt__block *q = jpt__handle_question(h);
+
+    /* Only the question the handle asks now takes the answer. */
+    if (q == NULL || q->f[JPT_FIELD_ID].ptr == NULL || strcmp(q->f[JPT_FIELD_ID].ptr, qid) != 0)
+        return JPT_ERR_CANCELLED;
     if (h->tool->runtime == JPT__RUNTIME_BUILTIN) {
         /* The apply callback runs from the loop, like every callback. */
         char *copy = jpt__strdup(answer_json);
@@ -578,10 +612,12 @@ int jpt__handle_answer(jpt_handle *h, const char *qid, json_t *answer,
 
 void jpt__handle_kill(jpt_handle *h, const char *why)
 {
-    if (h->kind == JPT_STATE_STOPPED)
+    if (h->exited)
         return;
-    jpt__free(h->failure);
-    h->failure = jpt__strdup(why);
+    if (h->kind != JPT_STATE_STOPPED) {
+        jpt__free(h->failure);
+        h->failure = jpt__strdup(why);
+    }
     if (h->child != NULL) {
         jpt__child_terminate(h->child, h->r->kill_grace_ms);
         return;
@@ -603,6 +639,8 @@ static void run_step(jpt__defer *d)
         jpt__free(answer);
         return;
     }
+    /* The callbacks may report a stop, which may free a delivered handle. */
+    jpt__handle_pin(h);
     if (answer != NULL) {
         jpt__handle_resume(h);
         int rc = h->tool->ops.apply != NULL ? h->tool->ops.apply(h, answer, h->tool->ud)
@@ -610,12 +648,13 @@ static void run_step(jpt__defer *d)
         jpt__free(answer);
         if (rc < 0)
             jpt__handle_kill(h, "the tool refused the answer to its question");
-        return;
+    } else {
+        if (h->tool->ops.abort != NULL)
+            h->tool->ops.abort(h, h->tool->ud);
+        if (h->kind != JPT_STATE_STOPPED)
+            stopped(h);
     }
-    if (h->tool->ops.abort != NULL)
-        h->tool->ops.abort(h, h->tool->ud);
-    if (h->kind != JPT_STATE_STOPPED)
-        stopped(h);
+    jpt__handle_unpin(h);
 }
 
 const jpt__block *jpt__handle_question(const jpt_handle *h)
@@ -731,6 +770,17 @@ void jpt__handle_delivered(jpt_handle *h)
     jpt__notify_seen(h);
 }
 
+void jpt__handle_pin(jpt_handle *h)
+{
+    h->busy++;
+}
+
+void jpt__handle_unpin(jpt_handle *h)
+{
+    h->busy--;
+    jpt__handle_release_if_done(h);
+}
+
 void jpt__handle_release_if_done(jpt_handle *h)
 {
     if (h->registered && h->kind == JPT_STATE_STOPPED && h->delivered && h->busy == 0 &&
@@ -771,7 +821,9 @@ static int add_textf(jpt_state *s, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    return add_text(s, text, n < 0 ? 0 : (size_t)n);
+    /* vsnprintf returns the untruncated length. */
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1;
+    return add_text(s, text, len);
 }
 
 /* How a process ended, in words. */

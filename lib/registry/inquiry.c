@@ -210,7 +210,7 @@ void jpt__await_handle_waiting(jpt_handle *h)
     if (r->inquiry_fn == NULL || question == NULL)
         return;
     for (jpt_inquiry *q = r->inquiries; q != NULL; q = q->next)
-        if (q->handle == h)
+        if (q->handle == h && strcmp(q->question_id, question->f[JPT_FIELD_ID].ptr) == 0)
             return; /* asked already */
     /* The context is the output the tool showed with its question. */
     if (jpt__handle_take_state(h, true, &s) < 0)
@@ -284,7 +284,9 @@ JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json)
     if (q == NULL)
         return JPT_ERR_INVALID;
     jpt__err_clear(&q->err);
-    if (q->call == NULL && q->handle == NULL && q->turn == NULL) {
+    /* What it asked about has ended, or its batch was cancelled (the
+     * cancel, queued already, ends the call). */
+    if (q->call != NULL ? q->call->cancelled : q->handle == NULL && q->turn == NULL) {
         inquiry_free(q);
         return JPT_ERR_CANCELLED;
     }
@@ -313,11 +315,14 @@ JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json)
         rc = jpt__handle_answer(q->handle, q->question_id, answer, answer_json);
     else
         rc = jpt__turn_answered(q->turn, answer);
-    if (rc < 0 && q->err.text[0] == '\0')
-        jpt__err(&q->err, rc, "the answer could not be delivered: %s", jpt_strerror(rc));
     json_decref(answer);
-    if (rc == JPT_OK)
+    /* The handle moved on to another question, or ended, meanwhile. */
+    if (rc == JPT_OK || rc == JPT_ERR_CANCELLED) {
         inquiry_free(q);
+        return rc;
+    }
+    if (q->err.text[0] == '\0')
+        jpt__err(&q->err, rc, "the answer could not be delivered: %s", jpt_strerror(rc));
     return rc;
 }
 

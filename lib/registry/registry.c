@@ -1,6 +1,7 @@
 /* The registry object: options, the loop it is driven through, the event
  * queue, the blocking conveniences, and shutdown. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -36,6 +37,18 @@ static int set_root(jpt_registry *r, const char *root)
     return r->root != NULL ? JPT_OK : JPT_ERR_NOMEM;
 }
 
+/* A state file that lists children belongs to another registry, or to a
+ * crashed one whose orphans jpt_registry_reap_stale() must see: never
+ * overwritten. An empty one is what a registry without children leaves. */
+static int state_file_unused(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) < 0)
+        return errno == ENOENT ? JPT_OK : JPT_ERR_IO;
+    return st.st_size > 0 ? JPT_ERR_EXISTS : JPT_OK;
+}
+
 JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry **out)
 {
     jpt_registry_options o;
@@ -46,8 +59,8 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     *out = NULL;
     memset(&o, 0, sizeof(o));
     if (opts != NULL) {
-        if (opts->size < sizeof(o))
-            return JPT_ERR_INVALID;
+        if ((rc = jpt__struct_check(opts, opts->size, sizeof(o))) < 0)
+            return rc;
         o = *opts;
     }
     if (o.kill_grace_ms < 0 || o.settle_ms < 0 || o.yield_ms < 0 || o.drain_ms < 0 ||
@@ -70,7 +83,13 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
         (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
         (rc = jpt__loop_new(&r->loop)) < 0 || (r->devnull < 0 && (rc = JPT_ERR_IO) < 0) ||
+        (r->state_file != NULL && (rc = state_file_unused(r->state_file)) < 0) ||
         (rc = jpt__stale_record(r)) < 0) {
+        /* Not ours to remove. */
+        if (rc == JPT_ERR_EXISTS) {
+            jpt__free(r->state_file);
+            r->state_file = NULL;
+        }
         jpt_registry_free(r);
         return rc < 0 ? rc : JPT_ERR_NOMEM;
     }
@@ -120,7 +139,7 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     jpt__turn_free(r);
     while (r->batches != NULL)
         jpt_batch_free(r->batches);
-    while (r->calls != NULL) /* in flight, of batches the host freed */
+    while (r->calls != NULL) /* of batches the host freed, in flight or done */
         jpt__call_free(r->calls);
     while (r->handles != NULL)
         jpt__handle_free(r->handles);

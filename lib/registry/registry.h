@@ -109,7 +109,7 @@ struct jpt_handle {
     bool delivered;      /* the model has seen the stopped state */
     bool aborting;
     bool releasing;      /* being freed: updates are accepted and ignored */
-    int busy;            /* inside a notification round: not freed yet */
+    int busy;            /* pinned (jpt__handle_pin): not freed yet */
     char *failure;       /* why the handle stopped without a tool result */
     jpt__call *waiter;   /* the action waiting for this handle to settle */
     jpt__watch_entry *watchers; /* awaits and the turn end */
@@ -141,6 +141,8 @@ struct jpt__call {
     char *content;       /* the result, once done */
     bool is_error;
     bool done;
+    bool in_flight;      /* counted in r->calls_in_flight */
+    bool cancelled;      /* jpt_batch_cancel: an answer to its question is refused */
     int rounds;          /* questions answered (one-shot) */
     jpt_inquiry *inquiry;
     json_t *arguments;   /* until the call starts */
@@ -286,8 +288,16 @@ int jpt__handle_model_text(const jpt_handle *h, const jpt_state *s, jpt__buf *ou
 int jpt__handle_final(jpt_handle *h, const char **text, bool *is_error);
 /* The model has now seen the handle's final state. */
 void jpt__handle_delivered(jpt_handle *h);
+/* Puts the handle's question to the inquiry handler: now inside
+ * dispatch, else from the next one. */
+void jpt__handle_ask_soon(jpt_handle *h);
 /* Frees a stopped handle the model has seen, once nothing waits on it. */
 void jpt__handle_release_if_done(jpt_handle *h);
+/* Keeps the handle from being freed while the caller works on it: a
+ * builtin's callback, or anyone woken by a stop, may deliver it. Unpinning
+ * frees it if it is done by then. */
+void jpt__handle_pin(jpt_handle *h);
+void jpt__handle_unpin(jpt_handle *h);
 /* The handle failed before it could start (a pre-registered spawn that did
  * not run): it stops with `why` as its result. */
 void jpt__handle_fail(jpt_handle *h, const char *why);

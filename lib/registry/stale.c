@@ -62,12 +62,21 @@ JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed)
     if (f == NULL)
         return errno == ENOENT ? JPT_OK : JPT_ERR_IO;
     while (fscanf(f, "%d %" SCNu64, &pid, &start) == 2) {
-        /* Only the very process recorded: same pid and same start time. */
-        if (pid <= 1 || start == 0 || jpt__process_start_time(pid) != start)
+        if (pid <= 1 || start == 0)
             continue;
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-        count++;
+        uint64_t now = jpt__process_start_time(pid);
+        if (now == start) {
+            /* The very process recorded: same pid, same start time. */
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            count++;
+        } else if (now == 0) {
+            /* The tool died with the host (PR_SET_PDEATHSIG) and was
+             * reaped; what it started may live on in its session, whose id
+             * no new process can take while a member lives. */
+            count += jpt__kill_session(pid);
+        }
+        /* Else the pid was reused by another process: not ours. */
     }
     fclose(f);
     if (killed != NULL)

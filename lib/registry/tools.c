@@ -593,10 +593,15 @@ JPT_EXPORT int jpt_registry_add_builtin(jpt_registry *r, const char *definition_
     if (r == NULL)
         return JPT_ERR_INVALID;
     jpt__err_clear(&r->err);
-    if (definition_json == NULL || ops == NULL || ops->size < sizeof(jpt_builtin_ops) ||
-        ops->start == NULL)
+    if (definition_json == NULL || ops == NULL || ops->start == NULL)
         return jpt__err(&r->err, JPT_ERR_INVALID,
                         "add_builtin: a definition and ops with a start callback are required");
+    if ((rc = jpt__struct_check(ops, ops->size, sizeof(*ops))) < 0)
+        return jpt__err(&r->err, rc, rc == JPT_ERR_INVALID
+                                         ? "add_builtin: ops->size is smaller than "
+                                           "sizeof(jpt_builtin_ops)"
+                                         : "add_builtin: the ops set fields this library "
+                                           "does not know");
     rc = jpt__json_load(definition_json, strlen(definition_json), 0, &def, &jerr);
     if (rc < 0)
         return jpt__err(&r->err, rc, "the builtin definition is not JSON: %s", jerr.text);

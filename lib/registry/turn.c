@@ -37,8 +37,11 @@ struct jpt__turn {
     size_t unsettled;
     bool asking;       /* the inquiry is out */
     bool keep;         /* JPT_TURN_KEEP: nothing is killed */
+    int busy;          /* inside a loop over the entries: not freed yet */
     jpt__timer timer;
     jpt__defer start;  /* the policies run from the loop */
+    jpt__defer decide; /* so does the answer to the question */
+    json_t *answer;    /* the answer, until then */
 };
 
 static void finish_if_settled(jpt__turn *t);
@@ -99,7 +102,7 @@ static void settle(jpt__turn *t, entry *e)
     e->h = NULL;
     t->unsettled--;
     jpt__handle_unwatch(h, &t->base);
-    if (h->kind == JPT_STATE_STOPPED) {
+    if (h->exited) {
         if (e->mode == MODE_NOTIFY)
             jpt__notify_force(h);
         else if (e->mode == MODE_RESULT)
@@ -136,7 +139,7 @@ static void stop_waiting(jpt__turn *t, entry *e)
 {
     if (e->settled)
         return;
-    if (e->h->kind == JPT_STATE_STOPPED) {
+    if (e->h->exited) {
         settle(t, e);
         return;
     }
@@ -152,9 +155,13 @@ static void on_timeout(jpt__timer *timer)
 {
     jpt__turn *t = timer->ud;
 
+    /* A builtin's abort stops its handle at once, which may settle the
+     * last entry: the turn stays until the loop is over. */
+    t->busy++;
     for (size_t i = 0; i < t->n; i++)
         if (t->entries[i].mode != MODE_ASKING && t->entries[i].h != NULL)
             stop_waiting(t, &t->entries[i]);
+    t->busy--;
     finish_if_settled(t);
 }
 
@@ -164,6 +171,8 @@ static void turn_release(jpt__turn *t)
 
     jpt__timer_stop(r->loop, &t->timer);
     jpt__defer_cancel(r->loop, &t->start);
+    jpt__defer_cancel(r->loop, &t->decide);
+    json_decref(t->answer);
     for (size_t i = 0; i < t->n; i++)
         if (t->entries[i].h != NULL)
             jpt__handle_unwatch(t->entries[i].h, &t->base);
@@ -180,12 +189,14 @@ static void finish_if_settled(jpt__turn *t)
     jpt_registry *r = t->r;
     jpt_batch *b = t->batch;
 
-    if (t->unsettled > 0 || t->asking)
+    if (t->unsettled > 0 || t->asking || t->busy > 0)
         return;
     turn_release(t);
+    /* The turn end counted as a call in flight whether or not the host
+     * still holds its batch. */
+    r->calls_in_flight--;
     if (b != NULL) {
         b->pending = 0;
-        r->calls_in_flight--;
         jpt__call dummy = {.r = r, .batch = b};
         jpt__registry_event(r, JPT_EVENT_BATCH_DONE, &dummy, NULL);
     }
@@ -197,18 +208,23 @@ static void decide(jpt__turn *t, entry *e, bool wait)
     if (e->mode != MODE_ASKING || e->settled)
         return;
     e->mode = wait ? MODE_RESULT : MODE_ABORT;
-    if (e->h->kind == JPT_STATE_STOPPED)
+    if (e->h->exited)
         settle(t, e);
     else if (!wait)
         stop_waiting(t, e);
 }
 
-int jpt__turn_answered(jpt__turn *t, json_t *answer)
+/* From the loop: aborting a handle runs a builtin's abort callback. */
+static void apply_answer(jpt__defer *d)
 {
+    jpt__turn *t = d->ud;
+    json_t *answer = t->answer;
     const json_t *list = json_object_get(answer, "handles");
     size_t i;
     const json_t *item;
 
+    t->answer = NULL;
+    t->busy++;
     /* A handle the answer does not mention is waited for. */
     json_array_foreach(list, i, item) {
         const char *id = json_string_value(json_object_get(item, "id"));
@@ -219,10 +235,20 @@ int jpt__turn_answered(jpt__turn *t, json_t *answer)
     }
     for (size_t k = 0; k < t->n; k++)
         decide(t, &t->entries[k], true);
+    t->busy--;
+    json_decref(answer);
     t->asking = false;
     /* The wait starts now: the question may have taken a while. */
     jpt__timer_start(t->r->loop, &t->timer, jpt__deadline_ms(t->r->turn_end_timeout_ms));
     finish_if_settled(t);
+}
+
+int jpt__turn_answered(jpt__turn *t, json_t *answer)
+{
+    if (t->answer != NULL)
+        return JPT_ERR_STATE;
+    t->answer = json_incref(answer);
+    jpt__defer_queue(t->r->loop, &t->decide);
     return JPT_OK;
 }
 
@@ -235,7 +261,7 @@ void jpt__turn_unanswered(jpt__turn *t)
     t->asking = false;
     jpt__timer_start(t->r->loop, &t->timer, jpt__deadline_ms(t->r->turn_end_timeout_ms));
     for (size_t k = 0; k < t->n; k++)
-        if (t->entries[k].h != NULL && t->entries[k].h->kind == JPT_STATE_STOPPED)
+        if (t->entries[k].h != NULL && t->entries[k].h->exited)
             settle(t, &t->entries[k]);
     finish_if_settled(t);
 }
@@ -330,6 +356,7 @@ static void run_policies(jpt__defer *d)
     jpt__turn *t = d->ud;
     jpt_registry *r = t->r;
     size_t asking = 0, live = 0;
+    int rc = JPT_OK;
 
     for (jpt_handle *h = r->handles; h != NULL; h = h->next)
         live += h->registered;
@@ -344,7 +371,7 @@ static void run_policies(jpt__defer *d)
             continue;
         entry *e = &t->entries[t->n++];
         e->h = h;
-        if (h->kind == JPT_STATE_STOPPED)
+        if (h->exited)
             e->mode = MODE_NOTIFY;
         else if (h->tool->on_turn_end == JPT__TURN_ABORT)
             e->mode = MODE_ABORT;
@@ -363,7 +390,7 @@ static void run_policies(jpt__defer *d)
         entry *e = &t->entries[i];
         /* A stopped handle the model never saw: its notice, if its flags
          * allowed one, is queued already; the handle goes. */
-        if (e->h != NULL && e->h->kind == JPT_STATE_STOPPED && e->mode == MODE_NOTIFY) {
+        if (e->h != NULL && e->h->exited && e->mode == MODE_NOTIFY) {
             jpt_handle *h = e->h;
             e->settled = true;
             e->h = NULL;
@@ -371,10 +398,20 @@ static void run_policies(jpt__defer *d)
             jpt__handle_unwatch(h, &t->base);
             h->delivered = true;
             jpt__handle_release_if_done(h);
-        } else if (e->h != NULL && e->mode == MODE_ABORT)
+        } else if (e->h != NULL && e->mode == MODE_ABORT) {
+            /* A builtin's abort may stop and settle it at once. */
+            t->busy++;
             stop_waiting(t, e);
+            t->busy--;
+        }
     }
-    if (asking > 0 && ask(t) < 0)
+    /* The handler may answer before it returns; the turn stays until
+     * ask() is done with it. */
+    t->busy++;
+    if (asking > 0)
+        rc = ask(t);
+    t->busy--;
+    if (rc < 0)
         jpt__turn_unanswered(t);
     else
         finish_if_settled(t);
@@ -405,6 +442,7 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
     t->keep = (flags & JPT_TURN_KEEP) != 0;
     jpt__timer_init(&t->timer, on_timeout, t);
     jpt__defer_init(&t->start, run_policies, t);
+    jpt__defer_init(&t->decide, apply_answer, t);
     b->r = r;
     b->pending = 1;
     r->calls_in_flight++;

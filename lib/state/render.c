@@ -258,9 +258,11 @@ JPT_EXPORT int jpt_state_render(const jpt_state *s,
     if (out == NULL)
         return JPT_ERR_INVALID;
     *out = NULL;
-    if (s == NULL ||
-        (opts != NULL && opts->size < sizeof(jpt_render_options)))
+    if (s == NULL)
         return JPT_ERR_INVALID;
+    int checked = opts != NULL ? jpt__struct_check(opts, opts->size, sizeof(*opts)) : JPT_OK;
+    if (checked < 0)
+        return checked;
     if (opts != NULL)
         r.root = opts->root;
     int rc = r.root != NULL ? jpt__uri_check_root(r.root) : JPT_OK;

@@ -377,9 +377,13 @@ JPT_EXPORT int jpt_state_add_resource(jpt_state *s, const jpt_resource *r)
         return JPT_ERR_INVALID;
     if ((rc = check_mutable(s, true)) < 0)
         return rc;
-    if (r == NULL || r->size < sizeof(jpt_resource))
-        return jpt__err(&s->err, JPT_ERR_INVALID,
-                        "resource: struct missing or its size too small");
+    if (r == NULL)
+        return jpt__err(&s->err, JPT_ERR_INVALID, "resource: the struct is NULL");
+    if ((rc = jpt__struct_check(r, r->size, sizeof(*r))) < 0)
+        return jpt__err(&s->err, rc, rc == JPT_ERR_INVALID
+                                         ? "resource: size is smaller than sizeof(jpt_resource)"
+                                         : "resource: fields this library does not know are "
+                                           "set");
     const char *strings[] = {r->uri, r->mime_type, r->text, r->blob,
                              r->formatted, r->name, r->title, r->description};
     if ((rc = check_utf8(s, strings, sizeof(strings) / sizeof(strings[0]),
