@@ -450,7 +450,9 @@ static void signal_group(jpt__child *c, int sig)
                WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD)
         return;
     kill(-c->pid, sig);
-    kill(c->pid, sig);
+    /* An exited leader is a zombie: only its group is left to signal. */
+    if (!c->exited)
+        kill(c->pid, sig);
 }
 
 /* Reaps the child and reports it: the output is complete (or the drain
@@ -486,6 +488,23 @@ static void finish(jpt__child *c)
 static bool output_done(const jpt__child *c)
 {
     return c->out.fd < 0 && c->err.fd < 0;
+}
+
+/* Whether the child has exited, without reaping it. A process closes its
+ * fds as it exits, so its output usually ends just before the pidfd turns
+ * readable: asking here saves a round through the host's loop. */
+static bool has_exited(jpt__child *c)
+{
+    siginfo_t info;
+
+    memset(&info, 0, sizeof(info));
+    if (c->pidfd < 0 ||
+        waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info,
+               WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+        info.si_pid == 0)
+        return false;
+    c->exited = true;
+    return true;
 }
 
 static void on_pidfd(jpt__watch *w, uint32_t events)
@@ -545,7 +564,7 @@ static void on_output(jpt__watch *w, uint32_t events)
             break;
         /* End of file; on a PTY, EIO once the last slave fd is closed. */
         close_stream(c, st);
-        if (c->exited && output_done(c))
+        if (output_done(c) && (c->exited || has_exited(c)))
             finish(c);
         return;
     }

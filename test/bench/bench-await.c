@@ -76,7 +76,10 @@ static int open_when_ready(const char *fifo)
 }
 
 /* Writes `bytes` bytes to the FIFO opened by open_when_ready: as many
- * children as bytes read one each and exit. */
+ * children as bytes read one each and exit. The caller closes `fd` only
+ * once they all have: a child that opens the FIFO late (only one reader is
+ * needed for the open to succeed) still finds its byte, which would be
+ * lost with the last open end. */
 static void trigger(int fd, size_t bytes)
 {
     char buf[4096];
@@ -91,7 +94,6 @@ static void trigger(int fd, size_t bytes)
             fail("write fifo");
         bytes -= (size_t)w;
     }
-    close(fd);
 }
 
 /* ---- The reference: a bare pidfd in an epoll set ----------------------------- */
@@ -121,6 +123,7 @@ static double bare_wake(const char *fifo)
     while (epoll_wait(ep, &out, 1, -1) != 1)
         ;
     double took = now_us() - start;
+    close(fd);
     waitpid(pid, &status, 0);
     close(pidfd);
     close(ep);
@@ -219,6 +222,7 @@ static double registry_wake(jpt_registry *r, const char *fifo)
         jpt_registry_dispatch(r);
     }
     double took = now_us() - start;
+    close(fd);
     jpt_batch_free(b);
     drain_events(r);
     return took;
@@ -257,7 +261,8 @@ static double dispatch_per_stop(const char *fifo, int n, const char *mode)
 
     spawn_handles(r, n);
     jpt_batch *b = start_await(r, n, mode);
-    trigger(open_when_ready(fifo), (size_t)n);
+    int fd = open_when_ready(fifo);
+    trigger(fd, (size_t)n);
     while (stopped < n) {
         poll_fd(r);
         double t = now_us();
@@ -269,6 +274,7 @@ static double dispatch_per_stop(const char *fifo, int n, const char *mode)
             jpt_event_free(e);
         }
     }
+    close(fd);
     if (jpt_registry_wait(r, b, 60000) != JPT_OK)
         fail("await wait");
     jpt_batch_free(b);
