@@ -181,8 +181,11 @@ JPT_EXPORT int jpt_registry_add_builtin(jpt_registry *r, const char *definition_
 /* Reports a builtin handle's state: output so far (running), a question
  * (waiting) or the end (stopped). The state's content is copied: the caller
  * keeps its reference and may change or drop the state afterwards. Call it
- * from the callbacks or at any later time, outside dispatch too; the
- * registry reacts at its next dispatch. Once a stopped state is reported,
+ * from the callbacks or at any later time, outside dispatch too. The
+ * registry takes the state in at once (an await on the handle may complete
+ * and events be queued before this returns); what it calls back (the
+ * inquiry handler for a question) runs at its next dispatch, never inside
+ * this call. Once a stopped state is reported,
  * or the abort callback has returned, the handle must not be used again
  * (the registry frees it when the model has seen the result). A handle
  * whose call ends before the tool stopped (a question nobody answers, an
