@@ -139,3 +139,69 @@ const char *field(const json_t *resp, const char *key)
         fail_msg("response has no string '%s'", key);
     return s;
 }
+
+jpt_batch *ru_submit(jpt_registry *r, const char *calls_js)
+{
+    jpt_batch *b = NULL;
+
+    if (jpt_registry_submit(r, js(calls_js), &b) != JPT_OK)
+        fail_msg("submit: %s", jpt_registry_errmsg(r));
+    assert_non_null(b);
+    return b;
+}
+
+json_t *ru_results(const jpt_batch *b)
+{
+    char *text = NULL;
+
+    assert_int_equal(jpt_batch_results_json(b, &text), JPT_OK);
+    json_t *results = parse(text);
+    jpt_free(text);
+    return results;
+}
+
+static json_t *kept[32];
+static size_t nkept;
+
+json_t *ru_keep(json_t *v)
+{
+    assert_true(nkept < sizeof(kept) / sizeof(kept[0]));
+    kept[nkept++] = v;
+    return v;
+}
+
+void ru_release_kept(void)
+{
+    while (nkept > 0)
+        json_decref(kept[--nkept]);
+}
+
+void ru_drain_events(jpt_registry *r)
+{
+    jpt_event *e;
+
+    while (jpt_registry_next_event(r, &e) == JPT_OK)
+        jpt_event_free(e);
+}
+
+void ru_assert_response(const json_t *results, size_t i, const char *id,
+                        const char *content_js, bool is_error)
+{
+    const json_t *res = json_array_get(results, i);
+
+    assert_non_null(res);
+    assert_string_equal(json_string_value(json_object_get(res, "id")), id);
+    tu_assert_json_equal(ru_content(results, i), js(content_js));
+    assert_int_equal(ru_is_error(results, i), is_error);
+}
+
+void ru_assert_text(const json_t *results, size_t i, const char *id, const char *text,
+                    bool is_error)
+{
+    const json_t *res = json_array_get(results, i);
+
+    assert_non_null(res);
+    assert_string_equal(json_string_value(json_object_get(res, "id")), id);
+    assert_string_equal(ru_content(results, i), text);
+    assert_int_equal(ru_is_error(results, i), is_error);
+}

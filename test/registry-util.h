@@ -54,6 +54,24 @@ json_t *act(jpt_registry *r, const char *tool, const char *args, bool *is_error)
 /* A string member of a response, failing the test if it has none. */
 const char *field(const json_t *resp, const char *key);
 
+/* Submits calls written for js(), failing the test if submit fails. */
+jpt_batch *ru_submit(jpt_registry *r, const char *calls_js);
+/* The batch's results, parsed (new reference). */
+json_t *ru_results(const jpt_batch *b);
+/* Keeps `v` until ru_release_kept() (a suite's teardown), so that tests
+ * can use results without freeing them; returns `v`. */
+json_t *ru_keep(json_t *v);
+void ru_release_kept(void);
+/* Pops and frees every queued event. */
+void ru_drain_events(jpt_registry *r);
+/* Result i is call `id` with `content`, a handle or await response
+ * compared as JSON (written for js()). */
+void ru_assert_response(const json_t *results, size_t i, const char *id,
+                        const char *content_js, bool is_error);
+/* Result i is call `id` with `text` as its content, exactly. */
+void ru_assert_text(const json_t *results, size_t i, const char *id, const char *text,
+                    bool is_error);
+
 /* Asserts that `haystack` contains `needle`. */
 void ru_assert_contains(const char *haystack, const char *needle);
 

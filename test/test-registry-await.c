@@ -23,9 +23,6 @@
 
 static char scratch[64];
 static jpt_registry *current;
-/* Batch results the test holds, released by the teardown. */
-static json_t *owned[16];
-static size_t nowned;
 
 /* The inquiry handler's record: the latest question and how many came. */
 static struct {
@@ -40,7 +37,6 @@ static int setup(void **state)
     if (mkdtemp(scratch) == NULL)
         return -1;
     current = NULL;
-    nowned = 0;
     inq.q = NULL;
     inq.asked = 0;
     return 0;
@@ -53,8 +49,7 @@ static int teardown(void **state)
     (void)state;
     jpt_registry_free(current);
     current = NULL;
-    while (nowned > 0)
-        json_decref(owned[--nowned]);
+    ru_release_kept();
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
     return system(cmd) == 0 ? 0 : -1;
 }
@@ -113,66 +108,19 @@ static jpt_registry *registry_of(int turn_end_ms, json_t *first, ...)
 
 /* ---- Calls and results ------------------------------------------------------------- */
 
-static jpt_batch *submit(jpt_registry *r, const char *calls_js)
-{
-    jpt_batch *b = NULL;
-
-    if (jpt_registry_submit(r, js(calls_js), &b) != JPT_OK)
-        fail_msg("submit: %s", jpt_registry_errmsg(r));
-    assert_non_null(b);
-    return b;
-}
-
-static json_t *results_of(const jpt_batch *b)
-{
-    char *text = NULL;
-
-    assert_int_equal(jpt_batch_results_json(b, &text), JPT_OK);
-    json_t *results = parse(text);
-    jpt_free(text);
-    return results;
-}
-
 /* Waits for the batch, frees it and returns its results (the teardown
  * releases them). */
 static json_t *finish(jpt_registry *r, jpt_batch *b)
 {
     assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
-    json_t *results = results_of(b);
+    json_t *results = ru_results(b);
     jpt_batch_free(b);
-    assert_true(nowned < sizeof(owned) / sizeof(owned[0]));
-    owned[nowned++] = results;
-    return results;
+    return ru_keep(results);
 }
 
 static json_t *run(jpt_registry *r, const char *calls_js)
 {
-    return finish(r, submit(r, calls_js));
-}
-
-/* Result i is call `id` with `content`, a handle or await response
- * compared as JSON (written for js()). */
-static void assert_response(const json_t *results, size_t i, const char *id,
-                            const char *content_js, bool is_error)
-{
-    const json_t *res = json_array_get(results, i);
-
-    assert_non_null(res);
-    assert_string_equal(json_string_value(json_object_get(res, "id")), id);
-    tu_assert_json_equal(ru_content(results, i), js(content_js));
-    assert_int_equal(ru_is_error(results, i), is_error);
-}
-
-/* Result i is call `id` with `text` as its content, exactly. */
-static void assert_text(const json_t *results, size_t i, const char *id, const char *text,
-                        bool is_error)
-{
-    const json_t *res = json_array_get(results, i);
-
-    assert_non_null(res);
-    assert_string_equal(json_string_value(json_object_get(res, "id")), id);
-    assert_string_equal(ru_content(results, i), text);
-    assert_int_equal(ru_is_error(results, i), is_error);
+    return finish(r, ru_submit(r, calls_js));
 }
 
 /* One call, its content compared as JSON. */
@@ -277,14 +225,6 @@ static bool until_all(jpt_registry *r, want *w, size_t n)
     return left == 0;
 }
 
-static void drain_events(jpt_registry *r)
-{
-    jpt_event *e;
-
-    while (jpt_registry_next_event(r, &e) == JPT_OK)
-        jpt_event_free(e);
-}
-
 static void on_inquiry(jpt_inquiry *q, void *ud)
 {
     (void)ud;
@@ -300,7 +240,7 @@ static jpt_inquiry *until_inquiry(jpt_registry *r, const jpt_batch *b)
 
     while (inq.q == NULL && (b == NULL || !jpt_batch_done(b)) && now_ms() < deadline) {
         jpt_registry_dispatch(r);
-        drain_events(r);
+        ru_drain_events(r);
         if (inq.q == NULL)
             ru_poll(r, 50);
     }
@@ -445,9 +385,9 @@ static void rfd_check_and_test_spawned_and_awaited_with_all_in_one_batch(void **
         "{'id':'call_3','name':'await','arguments':{'all':['check','test']}}]");
 
     assert_int_equal(json_array_size(res), 3);
-    assert_response(res, 0, "call_1", "{'id':'check','state':'running','content':''}", false);
-    assert_response(res, 1, "call_2", "{'id':'test','state':'running','content':''}", false);
-    assert_response(res, 2, "call_3",
+    ru_assert_response(res, 0, "call_1", "{'id':'check','state':'running','content':''}", false);
+    ru_assert_response(res, 1, "call_2", "{'id':'test','state':'running','content':''}", false);
+    ru_assert_response(res, 2, "call_3",
                     "{'completed':["
                     "{'id':'check','state':'stopped','result':'slept 500\\n\\n[process ended: exit status 0]'},"
                     "{'id':'test','state':'stopped','result':'slept 900\\n\\n[process ended: exit status 0]'}],"
@@ -471,9 +411,9 @@ static void rfd_race_with_any_returns_the_first_and_leaves_the_other_running(voi
         "{'id':'call_2','name':'github_code_search','arguments':{'action':'spawn','id':'github','query':'async runtime'}},"
         "{'id':'call_3','name':'await','arguments':{'any':['crates','github']}}]");
 
-    assert_response(res, 0, "call_1", "{'id':'crates','state':'running','content':''}", false);
-    assert_response(res, 1, "call_2", "{'id':'github','state':'running','content':''}", false);
-    assert_response(res, 2, "call_3",
+    ru_assert_response(res, 0, "call_1", "{'id':'crates','state':'running','content':''}", false);
+    ru_assert_response(res, 1, "call_2", "{'id':'github','state':'running','content':''}", false);
+    ru_assert_response(res, 2, "call_3",
                     "{'completed':["
                     "{'id':'crates','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'}],"
                     "'pending':[{'id':'github','state':'running'}]}",
@@ -496,7 +436,7 @@ static void rfd_timeout_returns_current_states_and_aborts_nothing(void **state)
         "{'id':'2','name':'nap','arguments':{'action':'spawn','id':'test','ms':2500}},"
         "{'id':'3','name':'await','arguments':{'all':['check','test'],'timeout_secs':1}}]");
 
-    assert_response(res, 2, "3",
+    ru_assert_response(res, 2, "3",
                     "{'completed':["
                     "{'id':'check','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'}],"
                     "'pending':[{'id':'test','state':'running'}],'timed_out':true}",
@@ -504,7 +444,7 @@ static void rfd_timeout_returns_current_states_and_aborts_nothing(void **state)
     call_expect(r, "nap", "{'action':'fetch','id':'test'}",
                 "{'id':'test','state':'running','content':''}", false);
     res = run(r, "[{'id':'4','name':'await','arguments':{'all':['test']}}]");
-    assert_response(res, 0, "4",
+    ru_assert_response(res, 0, "4",
                     "{'completed':["
                     "{'id':'test','state':'stopped','result':'slept 2500\\n\\n[process ended: exit status 0]'}],"
                     "'pending':[]}",
@@ -527,7 +467,7 @@ static void await_with_any_and_all_needs_every_all_and_one_any(void **state)
         "{'id':'4','name':'await','arguments':{'all':['slow'],'any':['fast','never']}}]");
 
     /* The order is the order given, `all` first (the RFD is silent). */
-    assert_response(res, 3, "4",
+    ru_assert_response(res, 3, "4",
                     "{'completed':["
                     "{'id':'slow','state':'stopped','result':'slept 900\\n\\n[process ended: exit status 0]'},"
                     "{'id':'fast','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'}],"
@@ -549,10 +489,10 @@ static void await_without_handle_ids_is_an_error(void **state)
         "{'id':'4','name':'await','arguments':{'any':[],'all':[],'timeout_secs':5}}]");
 
     assert_int_equal(json_array_size(res), 4);
-    assert_text(res, 0, "1", "At least one handle ID required", true);
-    assert_text(res, 1, "2", "At least one handle ID required", true);
-    assert_text(res, 2, "3", "At least one handle ID required", true);
-    assert_text(res, 3, "4", "At least one handle ID required", true);
+    ru_assert_text(res, 0, "1", "At least one handle ID required", true);
+    ru_assert_text(res, 1, "2", "At least one handle ID required", true);
+    ru_assert_text(res, 2, "3", "At least one handle ID required", true);
+    ru_assert_text(res, 3, "4", "At least one handle ID required", true);
     done(r);
 }
 
@@ -569,8 +509,8 @@ static void await_on_an_unknown_handle_is_an_error(void **state)
         "{'id':'1','name':'await','arguments':{'all':['my_handle']}},"
         "{'id':'2','name':'await','arguments':{'all':['check'],'any':['my_handle']}}]");
 
-    assert_text(res, 0, "1", "Handle `my_handle` not found", true);
-    assert_text(res, 1, "2", "Handle `my_handle` not found", true);
+    ru_assert_text(res, 0, "1", "Handle `my_handle` not found", true);
+    ru_assert_text(res, 1, "2", "Handle `my_handle` not found", true);
     /* The known handle was not disturbed. */
     call_expect(r, "nap", "{'action':'fetch','id':'check'}",
                 "{'id':'check','state':'running','content':''}", false);
@@ -592,12 +532,12 @@ static void await_on_handles_stopped_before_returns_at_once(void **state)
                 {JPT_EVENT_STATE, "b", JPT_STATE_STOPPED, false}};
     assert_true(until_all(r, w, 2));
 
-    jpt_batch *b = submit(r, "[{'id':'w','name':'await','arguments':{'all':['a','b']}}]");
+    jpt_batch *b = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['a','b']}}]");
     assert_false(jpt_batch_done(b));
     jpt_registry_dispatch(r);
     assert_true(jpt_batch_done(b));
     json_t *res = finish(r, b);
-    assert_response(res, 0, "w",
+    ru_assert_response(res, 0, "w",
                     "{'completed':["
                     "{'id':'a','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'},"
                     "{'id':'b','state':'stopped','result':'slept 500\\n\\n[process ended: exit status 0]'}],"
@@ -615,18 +555,18 @@ static void several_awaits_on_one_handle_complete_with_the_same_result(void **st
 
     call_expect(r, "nap", "{'action':'spawn','id':'h','ms':500}",
                 "{'id':'h','state':'running','content':''}", false);
-    jpt_batch *b1 = submit(r, "[{'id':'w1','name':'await','arguments':{'all':['h']}},"
+    jpt_batch *b1 = ru_submit(r, "[{'id':'w1','name':'await','arguments':{'all':['h']}},"
                               " {'id':'w2','name':'await','arguments':{'any':['h']}}]");
-    jpt_batch *b2 = submit(r, "[{'id':'w3','name':'await','arguments':{'all':['h']}}]");
+    jpt_batch *b2 = ru_submit(r, "[{'id':'w3','name':'await','arguments':{'all':['h']}}]");
     json_t *res1 = finish(r, b1);
     json_t *res2 = finish(r, b2);
 
     static const char expected[] =
         "{'completed':[{'id':'h','state':'stopped',"
         "'result':'slept 500\\n\\n[process ended: exit status 0]'}],'pending':[]}";
-    assert_response(res1, 0, "w1", expected, false);
-    assert_response(res1, 1, "w2", expected, false);
-    assert_response(res2, 0, "w3", expected, false);
+    ru_assert_response(res1, 0, "w1", expected, false);
+    ru_assert_response(res1, 1, "w2", expected, false);
+    ru_assert_response(res2, 0, "w3", expected, false);
     assert_gone(r, "nap", "h");
     done(r);
 }
@@ -644,15 +584,15 @@ static void await_is_not_spawnable(void **state)
         "{'id':'1','name':'await','arguments':{'action':'spawn','id':'w','all':['h']}},"
         "{'id':'2','name':'await','arguments':{'action':'fetch','id':'h'}}]");
     /* The wording is the library's (the RFD gives none). */
-    assert_text(res, 0, "1",
+    ru_assert_text(res, 0, "1",
                 "`await` is not a stateful tool: it takes no `action` and cannot be spawned",
                 true);
-    assert_text(res, 1, "2",
+    ru_assert_text(res, 1, "2",
                 "`await` is not a stateful tool: it takes no `action` and cannot be spawned",
                 true);
     /* No handle `w` came of it. */
     res = run(r, "[{'id':'3','name':'await','arguments':{'all':['w']}}]");
-    assert_text(res, 0, "3", "Handle `w` not found", true);
+    ru_assert_text(res, 0, "3", "Handle `w` not found", true);
     done(r);
 }
 
@@ -672,7 +612,7 @@ static void await_is_absent_without_stateful_tools(void **state)
                         "once");
     json_decref(list);
     json_t *res = run(r, "[{'id':'1','name':'await','arguments':{'all':['x']}}]");
-    assert_text(res, 0, "1", "Unknown tool `await`", true);
+    ru_assert_text(res, 0, "1", "Unknown tool `await`", true);
     done(r);
 }
 
@@ -743,7 +683,7 @@ static void await_is_listed_exactly_as_rfd_037_gives_it(void **state)
     json_decref(schema);
     /* … and the runtime check stands in for it. */
     json_t *res = run(r, "[{'id':'1','name':'await','arguments':{'timeout_secs':1}}]");
-    assert_text(res, 0, "1", "At least one handle ID required", true);
+    ru_assert_text(res, 0, "1", "At least one handle ID required", true);
     done(r);
 }
 
@@ -760,14 +700,14 @@ static void await_placed_before_its_spawns_in_the_batch_finds_them(void **state)
         "{'id':'2','name':'nap','arguments':{'action':'spawn','id':'check','ms':400}},"
         "{'id':'3','name':'nap','arguments':{'action':'spawn','id':'test','ms':500}}]");
 
-    assert_response(res, 0, "1",
+    ru_assert_response(res, 0, "1",
                     "{'completed':["
                     "{'id':'check','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'},"
                     "{'id':'test','state':'stopped','result':'slept 500\\n\\n[process ended: exit status 0]'}],"
                     "'pending':[]}",
                     false);
-    assert_response(res, 1, "2", "{'id':'check','state':'running','content':''}", false);
-    assert_response(res, 2, "3", "{'id':'test','state':'running','content':''}", false);
+    ru_assert_response(res, 1, "2", "{'id':'check','state':'running','content':''}", false);
+    ru_assert_response(res, 2, "3", "{'id':'test','state':'running','content':''}", false);
     done(r);
 }
 
@@ -785,9 +725,9 @@ static void await_after_a_spawn_that_could_not_run_reports_it(void **state)
         "{'id':'1','name':'nap','arguments':{'action':'spawn','id':'x'}},"
         "{'id':'2','name':'await','arguments':{'all':['x']}}]");
 
-    assert_text(res, 0, "1", "Invalid arguments for `nap`: at the top level: missing required "
+    ru_assert_text(res, 0, "1", "Invalid arguments for `nap`: at the top level: missing required "
                              "property \"ms\"", true);
-    assert_response(res, 1, "2",
+    ru_assert_response(res, 1, "2",
                     "{'completed':[{'id':'x','state':'stopped','result':"
                     "'Error: Invalid arguments for `nap`: at the top level: missing required "
                     "property \\'ms\\''}],'pending':[]}",
@@ -807,12 +747,12 @@ static void await_before_a_spawn_that_could_not_run_reports_it(void **state)
         "{'id':'1','name':'await','arguments':{'all':['x']}},"
         "{'id':'2','name':'nap','arguments':{'action':'spawn','id':'x'}}]");
 
-    assert_response(res, 0, "1",
+    ru_assert_response(res, 0, "1",
                     "{'completed':[{'id':'x','state':'stopped','result':"
                     "'Error: Invalid arguments for `nap`: at the top level: missing required "
                     "property \\'ms\\''}],'pending':[]}",
                     false);
-    assert_text(res, 1, "2", "Invalid arguments for `nap`: at the top level: missing required "
+    ru_assert_text(res, 1, "2", "Invalid arguments for `nap`: at the top level: missing required "
                              "property \"ms\"", true);
     assert_gone(r, "nap", "x");
     done(r);
@@ -860,7 +800,7 @@ static void awaited_waiting_handle_is_answered_through_the_inquiry_handler(void 
                 false);
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
 
-    jpt_batch *wait = submit(r, "[{'id':'w','name':'await','arguments':{'all':['n']}}]");
+    jpt_batch *wait = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['n']}}]");
     jpt_inquiry *q = until_inquiry(r, wait);
     assert_non_null(q);
     assert_int_equal(inq.asked, 1);
@@ -883,11 +823,11 @@ static void awaited_waiting_handle_is_answered_through_the_inquiry_handler(void 
                           "{'action':'apply','id':'n','input':'stop\\n'}}]");
     json_t *res = finish(r, wait);
     /* Reset by the answer: the count ends at 0, not 1. */
-    assert_response(res, 0, "w",
+    ru_assert_response(res, 0, "w",
                     "{'completed':[{'id':'n','state':'stopped',"
                     "'result':'count=0 (reset)\\n\\nfinal count=0'}],'pending':[]}",
                     false);
-    assert_response(stop, 0, "s",
+    ru_assert_response(stop, 0, "s",
                     "{'id':'n','state':'stopped','result':'count=0 (reset)\\n\\nfinal count=0'}",
                     false);
     assert_int_equal(inq.asked, 1);
@@ -905,7 +845,7 @@ static void handle_asking_while_awaited_is_answered_through_the_inquiry_handler(
     call_expect(r, "asker", "{'action':'spawn','id':'q'}",
                 "{'id':'q','state':'running','content':''}", false);
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
-    jpt_batch *wait = submit(r, "[{'id':'w','name':'await','arguments':{'all':['q']}}]");
+    jpt_batch *wait = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['q']}}]");
     jpt_registry_dispatch(r); /* the await starts watching */
     assert_null(inq.q);
     touch_go();
@@ -946,7 +886,7 @@ static void question_asked_during_its_spawn_reaches_the_handler_for_the_await(vo
     jpt_registry *r = registry_of(0, def("{'name':'asker','stateful':true}", asker_now_sh), NULL);
 
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
-    jpt_batch *b = submit(r, "["
+    jpt_batch *b = ru_submit(r, "["
         "{'id':'1','name':'asker','arguments':{'action':'spawn','id':'q'}},"
         "{'id':'2','name':'await','arguments':{'all':['q'],'timeout_secs':3}}]");
     jpt_inquiry *q = until_inquiry(r, b);
@@ -982,7 +922,7 @@ static void waiting_handle_without_a_handler_stays_pending(void **state)
                 "Expected answer: true or false\\nDefault: false'}",
                 false);
     json_t *res = run(r, "[{'id':'w','name':'await','arguments':{'all':['n'],'timeout_secs':1}}]");
-    assert_response(res, 0, "w",
+    ru_assert_response(res, 0, "w",
                     "{'completed':[],'pending':[{'id':'n','state':'waiting'}],'timed_out':true}",
                     false);
     /* Still there, still waiting for its answer. */
@@ -1007,14 +947,14 @@ static void cancelled_question_stops_the_awaited_handle_with_an_error(void **sta
                 "Expected answer: true or false\\nDefault: false'}",
                 false);
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
-    jpt_batch *wait = submit(r, "[{'id':'w','name':'await','arguments':{'all':['n']}}]");
+    jpt_batch *wait = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['n']}}]");
     jpt_inquiry *q = until_inquiry(r, wait);
     assert_non_null(q);
     assert_int_equal(jpt_inquiry_cancel(q, "the user walked away"), JPT_OK);
     inq.q = NULL;
 
     json_t *res = finish(r, wait);
-    assert_response(res, 0, "w",
+    ru_assert_response(res, 0, "w",
                     "{'completed':[{'id':'n','state':'stopped','result':"
                     "'Error: The question `reset` was not answered: the user walked away'}],'pending':[]}",
                     false);
@@ -1048,7 +988,7 @@ static void batch_with_two_spawns_of_one_id_is_rejected_and_nothing_runs(void **
     (void)state;
     jpt_registry *r = registry_of(0, marker_tool(), parse(js(NAP_DEF)), NULL);
 
-    jpt_batch *b = submit(r, "["
+    jpt_batch *b = ru_submit(r, "["
         "{'id':'1','name':'marked','arguments':{'action':'spawn','id':'dup','marker':'m1'}},"
         "{'id':'2','name':'nap','arguments':{'action':'spawn','id':'other','ms':100}},"
         "{'id':'3','name':'marked','arguments':{'action':'spawn','id':'dup','marker':'m2'}},"
@@ -1064,10 +1004,10 @@ static void batch_with_two_spawns_of_one_id_is_rejected_and_nothing_runs(void **
                               "spawns in this batch use it). Choose unique ids and send the "
                               "calls again.";
     assert_int_equal(json_array_size(res), 4);
-    assert_text(res, 0, "1", why, true);
-    assert_text(res, 1, "2", why, true);
-    assert_text(res, 2, "3", why, true);
-    assert_text(res, 3, "4", why, true);
+    ru_assert_text(res, 0, "1", why, true);
+    ru_assert_text(res, 1, "2", why, true);
+    ru_assert_text(res, 2, "3", why, true);
+    ru_assert_text(res, 3, "4", why, true);
     assert_gone(r, "nap", "other");
     /* The id is free, and the tool does mark when it runs. */
     call_expect(r, "marked", "{'action':'spawn','id':'dup','marker':'m3'}",
@@ -1086,7 +1026,7 @@ static void batch_reusing_an_active_handle_id_is_rejected_and_nothing_runs(void 
     call_expect(r, "marked", "{'action':'spawn','id':'dup','marker':'m0'}",
                 "{'id':'dup','state':'running','content':'ready\\n'}", false);
     assert_int_equal(children(), 1);
-    jpt_batch *b = submit(r, "["
+    jpt_batch *b = ru_submit(r, "["
         "{'id':'1','name':'marked','arguments':{'action':'spawn','id':'fresh','marker':'m1'}},"
         "{'id':'2','name':'marked','arguments':{'action':'spawn','id':'dup','marker':'m2'}},"
         "{'id':'3','name':'await','arguments':{'all':['fresh']}}]");
@@ -1100,9 +1040,9 @@ static void batch_reusing_an_active_handle_id_is_rejected_and_nothing_runs(void 
     static const char why[] = "This batch was not run: handle ID `dup` cannot be used (an "
                               "active handle already uses it). Choose unique ids and send the "
                               "calls again.";
-    assert_text(res, 0, "1", why, true);
-    assert_text(res, 1, "2", why, true);
-    assert_text(res, 2, "3", why, true);
+    ru_assert_text(res, 0, "1", why, true);
+    ru_assert_text(res, 1, "2", why, true);
+    ru_assert_text(res, 2, "3", why, true);
     assert_gone(r, "marked", "fresh");
     /* The active handle is untouched. */
     call_expect(r, "marked", "{'action':'fetch','id':'dup'}",
@@ -1119,7 +1059,7 @@ static void batch_results_are_in_input_order(void **state)
     jpt_event *e;
     char order[64] = "";
 
-    jpt_batch *b = submit(r, "["
+    jpt_batch *b = ru_submit(r, "["
         "{'id':'slow','name':'sleep','arguments':{'ms':400,'text':'first\\n'}},"
         "{'id':'fast','name':'sleep','arguments':{'ms':0,'text':'second\\n'}}]");
     assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
@@ -1132,8 +1072,8 @@ static void batch_results_are_in_input_order(void **state)
     }
     assert_string_equal(order, "fast slow ");
     json_t *res = finish(r, b);
-    assert_text(res, 0, "slow", "first\nslept 400\n", false);
-    assert_text(res, 1, "fast", "second\nslept 0\n", false);
+    ru_assert_text(res, 0, "slow", "first\nslept 400\n", false);
+    ru_assert_text(res, 1, "fast", "second\nslept 0\n", false);
     done(r);
 }
 
@@ -1150,12 +1090,12 @@ static void arguments_given_as_a_json_string_are_taken(void **state)
         "{'id':'2','name':'nap','arguments':'{\\'action\\':\\'spawn\\',\\'id\\':\\'s\\',\\'ms\\':400}'},"
         "{'id':'3','name':'sleep','arguments':'{\\'ms\\':0,\\'text\\':\\'x\\'}'}]");
 
-    assert_response(res, 0, "1",
+    ru_assert_response(res, 0, "1",
                     "{'completed':[{'id':'s','state':'stopped',"
                     "'result':'slept 400\\n\\n[process ended: exit status 0]'}],'pending':[]}",
                     false);
-    assert_response(res, 1, "2", "{'id':'s','state':'running','content':''}", false);
-    assert_text(res, 2, "3", "xslept 0\n", false);
+    ru_assert_response(res, 1, "2", "{'id':'s','state':'running','content':''}", false);
+    ru_assert_text(res, 2, "3", "xslept 0\n", false);
     done(r);
 }
 
@@ -1168,7 +1108,7 @@ static void batch_cancel_kills_one_shots_and_ends_awaits_keeping_finished_result
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    jpt_batch *b = submit(r, "["
+    jpt_batch *b = ru_submit(r, "["
         "{'id':'quick','name':'sleep','arguments':{'ms':0,'text':''}},"
         "{'id':'long','name':'sleep','arguments':{'ms':30000,'text':''}},"
         "{'id':'spawn','name':'nap','arguments':{'action':'spawn','id':'h','ms':30000}},"
@@ -1180,10 +1120,10 @@ static void batch_cancel_kills_one_shots_and_ends_awaits_keeping_finished_result
 
     jpt_batch_cancel(b);
     json_t *res = finish(r, b);
-    assert_text(res, 0, "quick", "slept 0\n", false);
-    assert_text(res, 1, "long", "The call `sleep` was cancelled", true);
-    assert_response(res, 2, "spawn", "{'id':'h','state':'running','content':''}", false);
-    assert_response(res, 3, "wait",
+    ru_assert_text(res, 0, "quick", "slept 0\n", false);
+    ru_assert_text(res, 1, "long", "The call `sleep` was cancelled", true);
+    ru_assert_response(res, 2, "spawn", "{'id':'h','state':'running','content':''}", false);
+    ru_assert_response(res, 3, "wait",
                     "{'completed':[],'pending':[{'id':'h','state':'running'}],'cancelled':true}",
                     false);
     /* The one-shot child is gone; the handle's lives on. */
@@ -1342,7 +1282,7 @@ static void awaited_handle_leaves_no_notification(void **state)
                 "{'id':'q','state':'running','content':''}", false);
     call_expect(r, "tick", "{'action':'spawn','id':'t'}",
                 "{'id':'t','state':'running','content':''}", false);
-    jpt_batch *b = submit(r, "[{'id':'w','name':'await','arguments':{'all':['q','t']}}]");
+    jpt_batch *b = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['q','t']}}]");
     jpt_registry_dispatch(r); /* the await starts watching */
     touch_go();
     want w[] = {{JPT_EVENT_STATE, "q", JPT_STATE_WAITING, false},
@@ -1351,7 +1291,7 @@ static void awaited_handle_leaves_no_notification(void **state)
     assert_notifications(r, "[]");
     jpt_batch_cancel(b);
     json_t *res = finish(r, b);
-    assert_response(res, 0, "w",
+    ru_assert_response(res, 0, "w",
                     "{'completed':[],'pending':[{'id':'q','state':'waiting'},"
                     "{'id':'t','state':'running'}],'cancelled':true}",
                     false);
@@ -1574,7 +1514,7 @@ static void turn_end_inquire_asks_once_and_waits_or_aborts_per_handle(void **sta
     inq.q = NULL;
     json_t *res = finish(r, b);
     assert_int_equal(json_array_size(res), 1);
-    assert_response(res, 0, "check",
+    ru_assert_response(res, 0, "check",
                     "{'id':'check','state':'stopped',"
                     "'result':'slept 1500\\n\\n[process ended: exit status 0]'}",
                     false);
@@ -1780,7 +1720,7 @@ static void await_completes_in_the_dispatch_where_its_last_handle_stops(void **s
     uint64_t deadline = now_ms() + WAIT_MS;
     jpt_event *e;
 
-    jpt_batch *b = submit(r, "["
+    jpt_batch *b = ru_submit(r, "["
         "{'id':'s1','name':'nap','arguments':{'action':'spawn','id':'one','ms':300}},"
         "{'id':'s2','name':'nap','arguments':{'action':'spawn','id':'two','ms':600}},"
         "{'id':'w','name':'await','arguments':{'all':['one','two']}}]");
@@ -1798,7 +1738,7 @@ static void await_completes_in_the_dispatch_where_its_last_handle_stops(void **s
     assert_true(stopped_at >= 0);
     assert_int_equal(done_at, stopped_at);
     json_t *res = finish(r, b);
-    assert_response(res, 2, "w",
+    ru_assert_response(res, 2, "w",
                     "{'completed':["
                     "{'id':'one','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'},"
                     "{'id':'two','state':'stopped','result':'slept 600\\n\\n[process ended: exit status 0]'}],"

@@ -27,9 +27,6 @@
 
 static char scratch[64];
 static jpt_registry *current;
-/* Batch results the test holds, released by the teardown. */
-static json_t *owned[16];
-static size_t nowned;
 
 /* True while the test is inside a call that dispatches (dispatch, wait,
  * run, free): registry.h, Threading, "callbacks run only inside
@@ -53,7 +50,6 @@ static int setup(void **state)
     if (mkdtemp(scratch) == NULL)
         return -1;
     current = NULL;
-    nowned = 0;
     memset(&inq, 0, sizeof(inq));
     in_dispatch = false;
     return 0;
@@ -70,8 +66,7 @@ static int teardown(void **state)
     current = NULL;
     /* Set by the orphan test; cleared here too should it fail midway. */
     prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-    while (nowned > 0)
-        json_decref(owned[--nowned]);
+    ru_release_kept();
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
     return system(cmd) == 0 ? 0 : -1;
 }
@@ -131,74 +126,19 @@ static int run_all(jpt_registry *r, int timeout_ms)
     return rc;
 }
 
-static void drain_events(jpt_registry *r)
-{
-    jpt_event *e;
-
-    while (jpt_registry_next_event(r, &e) == JPT_OK)
-        jpt_event_free(e);
-}
-
-static jpt_batch *submit(jpt_registry *r, const char *calls_js)
-{
-    jpt_batch *b = NULL;
-
-    if (jpt_registry_submit(r, js(calls_js), &b) != JPT_OK)
-        fail_msg("submit: %s", jpt_registry_errmsg(r));
-    assert_non_null(b);
-    return b;
-}
-
-static json_t *results_of(const jpt_batch *b)
-{
-    char *text = NULL;
-
-    assert_int_equal(jpt_batch_results_json(b, &text), JPT_OK);
-    json_t *results = parse(text);
-    jpt_free(text);
-    return results;
-}
-
 /* Waits for the batch, frees it and returns its results (the teardown
  * releases them). */
 static json_t *finish(jpt_registry *r, jpt_batch *b)
 {
     assert_int_equal(wait_batch(r, b, WAIT_MS), JPT_OK);
-    json_t *results = results_of(b);
+    json_t *results = ru_results(b);
     jpt_batch_free(b);
-    assert_true(nowned < sizeof(owned) / sizeof(owned[0]));
-    owned[nowned++] = results;
-    return results;
+    return ru_keep(results);
 }
 
 static json_t *run(jpt_registry *r, const char *calls_js)
 {
-    return finish(r, submit(r, calls_js));
-}
-
-/* Result i is call `id` with `content`, a handle or await response
- * compared as JSON (written for js()). */
-static void assert_response(const json_t *results, size_t i, const char *id,
-                            const char *content_js, bool is_error)
-{
-    const json_t *res = json_array_get(results, i);
-
-    assert_non_null(res);
-    assert_string_equal(json_string_value(json_object_get(res, "id")), id);
-    tu_assert_json_equal(ru_content(results, i), js(content_js));
-    assert_int_equal(ru_is_error(results, i), is_error);
-}
-
-/* Result i is call `id` with `text` as its content, exactly. */
-static void assert_text(const json_t *results, size_t i, const char *id, const char *text,
-                        bool is_error)
-{
-    const json_t *res = json_array_get(results, i);
-
-    assert_non_null(res);
-    assert_string_equal(json_string_value(json_object_get(res, "id")), id);
-    assert_string_equal(ru_content(results, i), text);
-    assert_int_equal(ru_is_error(results, i), is_error);
+    return finish(r, ru_submit(r, calls_js));
 }
 
 /* One call "c" of `tool`, its content compared as JSON. */
@@ -208,7 +148,7 @@ static void call_expect(jpt_registry *r, const char *tool, const char *args_js,
     char calls[1024];
 
     snprintf(calls, sizeof(calls), "[{'id':'c','name':'%s','arguments':%s}]", tool, args_js);
-    assert_response(run(r, calls), 0, "c", content_js, is_error);
+    ru_assert_response(run(r, calls), 0, "c", content_js, is_error);
 }
 
 static void assert_gone(jpt_registry *r, const char *tool, const char *id)
@@ -218,7 +158,7 @@ static void assert_gone(jpt_registry *r, const char *tool, const char *id)
     snprintf(calls, sizeof(calls),
              "[{'id':'c','name':'%s','arguments':{'action':'fetch','id':'%s'}}]", tool, id);
     snprintf(text, sizeof(text), "Handle `%s` not found", id);
-    assert_text(run(r, calls), 0, "c", text, true);
+    ru_assert_text(run(r, calls), 0, "c", text, true);
 }
 
 static bool matches(const jpt_event *e, int type, const char *id, int state)
@@ -269,7 +209,7 @@ static jpt_inquiry *until_inquiry(jpt_registry *r, const jpt_batch *b)
 
     while (inq.q == NULL && (b == NULL || !jpt_batch_done(b)) && now_ms() < deadline) {
         dispatch(r);
-        drain_events(r);
+        ru_drain_events(r);
         if (inq.q == NULL)
             ru_poll(r, 50);
     }
@@ -431,17 +371,17 @@ static void builtin_stopping_inside_abort_by_the_model_stays_valid_until_answere
     jpt_registry *r = worker_registry(&x, WORKER, 0);
 
     spawn_worker(r, "a");
-    jpt_batch *watch = submit(r, "[{'id':'w','name':'await','arguments':{'all':['a']}}]");
+    jpt_batch *watch = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['a']}}]");
     dispatch(r); /* the await watches */
     json_t *res = run(r, "[{'id':'x','name':'worker','arguments':{'action':'abort','id':'a'}}]");
 
     assert_int_equal(x.aborts, 1);
     assert_int_equal(x.abort_update_rc, JPT_OK);
     /* "[aborted]" is the library's note (the header is silent on it). */
-    assert_response(res, 0, "x",
+    ru_assert_response(res, 0, "x",
                     "{'id':'a','state':'stopped','result':'stopped by abort\\n\\n[aborted]'}",
                     false);
-    assert_response(finish(r, watch), 0, "w",
+    ru_assert_response(finish(r, watch), 0, "w",
                     "{'completed':[{'id':'a','state':'stopped',"
                     "'result':'stopped by abort\\n\\n[aborted]'}],'pending':[]}",
                     false);
@@ -505,13 +445,13 @@ static void builtin_stopping_inside_start_with_its_batch_freed_leaks_nothing(voi
 
     /* Once through, for what the loop keeps for good. */
     run(r, calls);
-    drain_events(r);
+    ru_drain_events(r);
     long live = tu_live_blocks();
 
-    jpt_batch *b = submit(r, calls);
+    jpt_batch *b = ru_submit(r, calls);
     jpt_batch_free(b);
     assert_int_equal(run_all(r, WAIT_MS), JPT_OK);
-    drain_events(r);
+    ru_drain_events(r);
     assert_int_equal(tu_live_blocks() - live, 0);
     assert_int_equal(x.starts, 2);
     assert_gone(r, "worker", "a");
@@ -534,7 +474,7 @@ static void turn_end_of_builtins_stopping_inside_abort_completes_and_run_returns
     spawn_worker(r, "b");
     assert_int_equal(jpt_registry_end_turn(r, 0, &b), JPT_OK);
     assert_int_equal(wait_batch(r, b, WAIT_MS), JPT_OK);
-    json_t *res = results_of(b);
+    json_t *res = ru_results(b);
     jpt_batch_free(b);
     assert_json(res, "[]");
     json_decref(res);
@@ -578,14 +518,14 @@ static void turn_end_with_its_batch_freed_by_the_host_still_lets_run_return(void
 static void assert_freed_batch_leaks_nothing(jpt_registry *r, const char *calls)
 {
     run(r, calls);
-    drain_events(r);
+    ru_drain_events(r);
     long live = tu_live_blocks();
 
     assert_true(live > 0); /* the counting allocator is in use */
-    jpt_batch *b = submit(r, calls);
+    jpt_batch *b = ru_submit(r, calls);
     jpt_batch_free(b);
     assert_int_equal(run_all(r, WAIT_MS), JPT_OK);
-    drain_events(r);
+    ru_drain_events(r);
     assert_int_equal(tu_live_blocks() - live, 0);
 }
 
@@ -625,7 +565,7 @@ static void freed_batch_action_on_a_busy_handle_leaks_nothing(void **state)
     json_t *res = run(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'apply','id':'e','input':'x\\n'}},"
         "{'id':'2','name':'echo','arguments':{'action':'fetch','id':'e'}}]");
-    assert_text(res, 1, "2", "Handle `e` is busy with another action; try again once it has "
+    ru_assert_text(res, 1, "2", "Handle `e` is busy with another action; try again once it has "
                              "answered", true);
     assert_freed_batch_leaks_nothing(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'apply','id':'e','input':'y\\n'}},"
@@ -647,7 +587,7 @@ static void cancelled_one_shot_refuses_the_answer_to_its_question(void **state)
     jpt_registry *r = registry(js(stdio_tools), 0);
 
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
-    jpt_batch *b = submit(r, "[{'id':'m','name':'merge','arguments':{}}]");
+    jpt_batch *b = ru_submit(r, "[{'id':'m','name':'merge','arguments':{}}]");
     jpt_inquiry *q = until_inquiry(r, b);
     assert_non_null(q);
     assert_string_equal(question_id(q), "branch");
@@ -656,7 +596,7 @@ static void cancelled_one_shot_refuses_the_answer_to_its_question(void **state)
     assert_int_equal(jpt_inquiry_answer(q, "\"develop\""), JPT_ERR_CANCELLED);
     inq.q = NULL;
     json_t *res = finish(r, b);
-    assert_text(res, 0, "m", "The call `merge` was cancelled", true);
+    ru_assert_text(res, 0, "m", "The call `merge` was cancelled", true);
     assert_int_equal(inq.asked, 1);
     done(r);
 }
@@ -672,14 +612,14 @@ static void spawn_cancelled_before_it_ran_frees_its_id_before_the_batch_is_freed
     (void)state;
     jpt_registry *r = registry(js(stdio_tools), 0);
 
-    jpt_batch *b = submit(r, "["
+    jpt_batch *b = ru_submit(r, "["
         "{'id':'s','name':'nap','arguments':{'action':'spawn','id':'h','ms':30000}},"
         "{'id':'w','name':'await','arguments':{'all':['h'],'timeout_secs':600}}]");
     jpt_batch_cancel(b);
     assert_int_equal(wait_batch(r, b, WAIT_MS), JPT_OK);
-    json_t *res = results_of(b);
-    assert_text(res, 0, "s", "The call `nap` was cancelled", true);
-    assert_text(res, 1, "w", "The call `await` was cancelled", true);
+    json_t *res = ru_results(b);
+    ru_assert_text(res, 0, "s", "The call `nap` was cancelled", true);
+    ru_assert_text(res, 1, "w", "The call `await` was cancelled", true);
     json_decref(res);
 
     /* The batch is done but still held by the host: the id is free all
@@ -715,7 +655,7 @@ static void await_in_a_batch_cancelled_before_its_spawn_ran_reports_the_reason(v
     jpt_builtin_ops ops = {sizeof(ops), cancel_start, NULL, NULL};
 
     assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'cancel'}"), &ops, NULL), JPT_OK);
-    jpt_batch *b = submit(r, "["
+    jpt_batch *b = ru_submit(r, "["
         "{'id':'w','name':'await','arguments':{'all':['h'],'timeout_secs':600}},"
         "{'id':'c','name':'cancel','arguments':{}},"
         "{'id':'s','name':'nap','arguments':{'action':'spawn','id':'h','ms':30000}}]");
@@ -723,12 +663,12 @@ static void await_in_a_batch_cancelled_before_its_spawn_ran_reports_the_reason(v
 
     json_t *res = finish(r, b);
     /* Not "cancelled": the await was satisfied first, by the handle's stop. */
-    assert_response(res, 0, "w",
+    ru_assert_response(res, 0, "w",
                     "{'completed':[{'id':'h','state':'stopped',"
                     "'result':'Error: The spawn was cancelled before it ran'}],'pending':[]}",
                     false);
-    assert_text(res, 1, "c", "The call `cancel` was cancelled", true);
-    assert_text(res, 2, "s", "The call `nap` was cancelled", true);
+    ru_assert_text(res, 1, "c", "The call `cancel` was cancelled", true);
+    ru_assert_text(res, 2, "s", "The call `nap` was cancelled", true);
     assert_gone(r, "nap", "h");
     done(r);
 }
@@ -741,7 +681,7 @@ static jpt_inquiry *asked_while_awaited(jpt_registry *r, worker *x, jpt_batch **
 {
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
     spawn_worker(r, "a");
-    *watch = submit(r, "[{'id':'w','name':'await','arguments':{'all':['a']}}]");
+    *watch = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['a']}}]");
     dispatch(r); /* the await watches */
     ask(x->h, "q1");
     jpt_inquiry *q = until_inquiry(r, *watch);
@@ -845,7 +785,7 @@ static void question_reported_outside_dispatch_reaches_the_handler_at_the_next_d
 
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
     spawn_worker(r, "a");
-    jpt_batch *watch = submit(r, "[{'id':'w','name':'await','arguments':{'all':['a']}}]");
+    jpt_batch *watch = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['a']}}]");
     dispatch(r); /* the await watches */
     assert_int_equal(inq.asked, 0);
 
@@ -957,7 +897,7 @@ static void stopper_reports_its_stop(jpt_registry *r)
 {
     call_expect(r, "stopper", "{'action':'spawn','id':'a'}",
                 "{'id':'a','state':'running','content':''}", false);
-    drain_events(r);
+    ru_drain_events(r);
     touch("go");
     assert_true(until_event(r, JPT_EVENT_OUTPUT, "a", 0));
 }
@@ -975,7 +915,7 @@ static void await_on_a_stop_reported_before_exit_completes_once_when_the_tool_en
     jpt_event *e;
 
     stopper_reports_its_stop(r);
-    jpt_batch *watch = submit(r, "[{'id':'w','name':'await','arguments':{'all':['a']}}]");
+    jpt_batch *watch = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['a']}}]");
     while (now_ms() < deadline && !(exited && jpt_batch_done(watch)) && done_before_exit == 0) {
         dispatch(r);
         while (jpt_registry_next_event(r, &e) == JPT_OK) {
@@ -1025,7 +965,7 @@ static void await_all_waits_for_every_handle_when_one_reported_its_stop_early(vo
     call_expect(r, "builder", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':''}", false);
     stopper_reports_its_stop(r);
-    jpt_batch *watch = submit(r, "[{'id':'w','name':'await','arguments':{'all':['a','b']}}]");
+    jpt_batch *watch = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['a','b']}}]");
     assert_true(until_event(r, JPT_EVENT_STATE, "a", JPT_STATE_STOPPED));
     for (int i = 0; i < 3; i++)
         dispatch(r);
@@ -1094,7 +1034,7 @@ static void await_with_an_enormous_timeout_waits_for_the_handle(void **state)
     json_t *res = run(r, "["
         "{'id':'s','name':'nap','arguments':{'action':'spawn','id':'n','ms':100}},"
         "{'id':'w','name':'await','arguments':{'all':['n'],'timeout_secs':9223372036854775807}}]");
-    assert_response(res, 1, "w",
+    ru_assert_response(res, 1, "w",
                     "{'completed':[{'id':'n','state':'stopped',"
                     "'result':'slept 100\\n\\n[process ended: exit status 0]'}],'pending':[]}",
                     false);
@@ -1319,7 +1259,7 @@ static void builtin_ops_of_a_newer_caller_are_checked_to_their_size(void **state
     assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'worker'}"), &newer.ops, &x),
                      JPT_OK);
     /* Neither refused attempt added the tool: this one did, and it runs. */
-    assert_text(run(r, "[{'id':'c','name':'worker','arguments':{}}]"), 0, "c", "done at once",
+    ru_assert_text(run(r, "[{'id':'c','name':'worker','arguments':{}}]"), 0, "c", "done at once",
                 false);
     done(r);
 }
