@@ -1,7 +1,10 @@
 /* Helpers for the registry suites; see registry-util.h. */
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "registry-util.h"
 
@@ -204,4 +207,55 @@ void ru_assert_text(const json_t *results, size_t i, const char *id, const char 
     assert_string_equal(json_string_value(json_object_get(res, "id")), id);
     assert_string_equal(ru_content(results, i), text);
     assert_int_equal(ru_is_error(results, i), is_error);
+}
+
+bool ru_event_matches(const jpt_event *e, int type, const char *id, int state)
+{
+    const char *eid = type == JPT_EVENT_CALL_DONE ? jpt_event_call_id(e) : jpt_event_handle_id(e);
+
+    return jpt_event_type(e) == type && (id == NULL || (eid != NULL && strcmp(eid, id) == 0)) &&
+           (state == 0 || jpt_event_state(e) == state);
+}
+
+long ru_read_text(const char *path, char *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    long len = 0;
+
+    buf[0] = '\0';
+    if (fd < 0)
+        return -1;
+    for (ssize_t k; (k = read(fd, buf + len, n - 1 - (size_t)len)) > 0;)
+        len += k;
+    close(fd);
+    buf[len] = '\0';
+    return len;
+}
+
+uint64_t ru_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int (*ru_dispatch)(jpt_registry *r) = jpt_registry_dispatch;
+
+bool ru_until_event(jpt_registry *r, int type, const char *id, int state)
+{
+    uint64_t deadline = ru_now_ms() + WAIT_MS;
+    jpt_event *e;
+
+    while (ru_now_ms() < deadline) {
+        ru_dispatch(r);
+        while (jpt_registry_next_event(r, &e) == JPT_OK) {
+            bool hit = ru_event_matches(e, type, id, state);
+            jpt_event_free(e);
+            if (hit)
+                return true;
+        }
+        ru_poll(r, 50);
+    }
+    return false;
 }

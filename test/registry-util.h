@@ -4,6 +4,7 @@
 #define JPT_TEST_REGISTRY_UTIL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -71,6 +72,21 @@ void ru_assert_response(const json_t *results, size_t i, const char *id,
 /* Result i is call `id` with `text` as its content, exactly. */
 void ru_assert_text(const json_t *results, size_t i, const char *id, const char *text,
                     bool is_error);
+
+/* Whether event `e` is of `type`, for `id` (a call id for CALL_DONE, else
+ * a handle id; NULL: any) in `state` (0: any). */
+bool ru_event_matches(const jpt_event *e, int type, const char *id, int state);
+/* Milliseconds on CLOCK_MONOTONIC. */
+uint64_t ru_now_ms(void);
+/* How the helpers below dispatch: jpt_registry_dispatch unless a suite
+ * installs a wrapper (to note that it is inside dispatch, say). */
+extern int (*ru_dispatch)(jpt_registry *r);
+/* Dispatches until an event ru_event_matches() is popped (the others are
+ * dropped); false if none came within WAIT_MS. */
+bool ru_until_event(jpt_registry *r, int type, const char *id, int state);
+
+/* Reads a small file whole; returns its length, or -1 when it is absent. */
+long ru_read_text(const char *path, char *buf, size_t n);
 
 /* Asserts that `haystack` contains `needle`. */
 void ru_assert_contains(const char *haystack, const char *needle);

@@ -68,22 +68,6 @@ static void tool_names(jpt_registry *r, char *out, size_t n)
     json_decref(doc);
 }
 
-/* Reads a small file whole; returns its length, or -1 when it is absent. */
-static long read_text(const char *path, char *buf, size_t n)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    long len = 0;
-
-    buf[0] = '\0';
-    if (fd < 0)
-        return -1;
-    for (ssize_t k; (k = read(fd, buf + len, n - 1 - (size_t)len)) > 0;)
-        len += k;
-    close(fd);
-    buf[len] = '\0';
-    return len;
-}
-
 /* Field 22 of /proc/<pid>/stat: the start time in clock ticks since boot. */
 static unsigned long long start_time_of(pid_t pid)
 {
@@ -91,7 +75,7 @@ static unsigned long long start_time_of(pid_t pid)
     unsigned long long start = 0;
 
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (read_text(path, buf, sizeof(buf)) <= 0)
+    if (ru_read_text(path, buf, sizeof(buf)) <= 0)
         return 0;
     /* The command name (field 2) may hold spaces; fields 3… follow the last ')'. */
     char *p = strrchr(buf, ')');
@@ -1514,7 +1498,7 @@ static pid_t recorded_pid(const char *path, unsigned long long *start)
     int pid, used = 0;
     unsigned long long st;
 
-    if (read_text(path, text, sizeof(text)) <= 0 ||
+    if (ru_read_text(path, text, sizeof(text)) <= 0 ||
         sscanf(text, "%d %llu\n%n", &pid, &st, &used) != 2 || text[used] != '\0')
         return -1;
     if (start != NULL)
@@ -1674,7 +1658,7 @@ static void state_file_no_longer_lists_an_aborted_child(void **state)
     json_decref(act(r, "sleeper", js("{'action':'spawn','id':'zz'}"), NULL));
     pid_t pid = recorded_pid(s.file, NULL);
     json_t *resp = act(r, "sleeper", js("{'action':'abort','id':'zz'}"), NULL);
-    long len = read_text(s.file, text, sizeof(text));
+    long len = ru_read_text(s.file, text, sizeof(text));
     json_decref(resp);
     jpt_registry_free(r);
     scratch_remove(&s);
@@ -1694,7 +1678,7 @@ static void state_file_is_removed_when_the_registry_is_freed(void **state)
 
     json_decref(act(r, "sleeper", js("{'action':'spawn','id':'zz'}"), NULL));
     jpt_registry_free(r);
-    long len = read_text(s.file, text, sizeof(text));
+    long len = ru_read_text(s.file, text, sizeof(text));
     scratch_remove(&s);
     assert_int_equal(len, -1);
 }
@@ -1721,7 +1705,7 @@ static void reap_stale_kills_the_recorded_process_only_and_removes_the_file(void
     size_t killed = 99;
     int status = 0;
 
-    assert_true(read_text("/proc/sys/kernel/pid_max", pid_max_text, sizeof(pid_max_text)) > 0);
+    assert_true(ru_read_text("/proc/sys/kernel/pid_max", pid_max_text, sizeof(pid_max_text)) > 0);
     /* (b) the same pid with another start time, (c) a pid that cannot exist
      * (pids stay below pid_max), (a) the process itself. */
     snprintf(text, sizeof(text), "%d %llu\n%ld 12345\n%d %llu\n", (int)pid, start + 1,

@@ -157,43 +157,7 @@ static void assert_gone(jpt_registry *r, const char *tool, const char *id)
 
 /* ---- Driving the loop by its events ------------------------------------------------ */
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static bool matches(const jpt_event *e, int type, const char *id, int state)
-{
-    const char *eid = type == JPT_EVENT_CALL_DONE ? jpt_event_call_id(e) : jpt_event_handle_id(e);
-
-    return jpt_event_type(e) == type && (id == NULL || (eid != NULL && strcmp(eid, id) == 0)) &&
-           (state == 0 || jpt_event_state(e) == state);
-}
-
-/* Dispatches until an event of `type` for `id` (a call id for CALL_DONE,
- * else a handle id; NULL: any) in `state` (0: any) is popped; the other
- * events are dropped. False if none came within WAIT_MS. */
-static bool until_event(jpt_registry *r, int type, const char *id, int state)
-{
-    uint64_t deadline = now_ms() + WAIT_MS;
-    jpt_event *e;
-
-    while (now_ms() < deadline) {
-        jpt_registry_dispatch(r);
-        while (jpt_registry_next_event(r, &e) == JPT_OK) {
-            bool hit = matches(e, type, id, state);
-            jpt_event_free(e);
-            if (hit)
-                return true;
-        }
-        ru_poll(r, 50);
-    }
-    return false;
-}
-
-/* An event to wait for, as until_event() takes it. */
+/* An event to wait for, as ru_until_event() takes it. */
 typedef struct want {
     int type;
     const char *id;
@@ -205,15 +169,15 @@ typedef struct want {
  * they come. False if they did not all come within WAIT_MS. */
 static bool until_all(jpt_registry *r, want *w, size_t n)
 {
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = ru_now_ms() + WAIT_MS;
     size_t left = n;
     jpt_event *e;
 
-    while (left > 0 && now_ms() < deadline) {
+    while (left > 0 && ru_now_ms() < deadline) {
         jpt_registry_dispatch(r);
         while (jpt_registry_next_event(r, &e) == JPT_OK) {
             for (size_t i = 0; i < n; i++)
-                if (!w[i].seen && matches(e, w[i].type, w[i].id, w[i].state)) {
+                if (!w[i].seen && ru_event_matches(e, w[i].type, w[i].id, w[i].state)) {
                     w[i].seen = true;
                     left--;
                 }
@@ -236,9 +200,9 @@ static void on_inquiry(jpt_inquiry *q, void *ud)
  * NULL) is done. */
 static jpt_inquiry *until_inquiry(jpt_registry *r, const jpt_batch *b)
 {
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = ru_now_ms() + WAIT_MS;
 
-    while (inq.q == NULL && (b == NULL || !jpt_batch_done(b)) && now_ms() < deadline) {
+    while (inq.q == NULL && (b == NULL || !jpt_batch_done(b)) && ru_now_ms() < deadline) {
         jpt_registry_dispatch(r);
         ru_drain_events(r);
         if (inq.q == NULL)
@@ -1147,7 +1111,7 @@ static void handle_stopping_unwatched_leaves_one_notification_taken_once(void **
                 "{'id':'b','state':'running','content':''}", false);
     assert_notifications(r, "[]");
     touch_go();
-    assert_true(until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
     assert_notifications(r, "[{'id':'b','tool':'build','state':'stopped',"
                             "'result':'built\\n\\n[process ended: exit status 0]','is_error':false}]");
     assert_notifications(r, "[]");
@@ -1164,7 +1128,7 @@ static void failed_handle_leaves_an_on_failure_notification(void **state)
     call_expect(r, "build", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':''}", false);
     touch_go();
-    assert_true(until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
     assert_notifications(r, "[{'id':'b','tool':'build','state':'stopped',"
                             "'result':'Error: boom\\n\\n[process ended: exit status 3]','is_error':true}]");
     assert_gone(r, "build", "b");
@@ -1182,7 +1146,7 @@ static void handle_asking_unwatched_leaves_an_on_waiting_notification(void **sta
     call_expect(r, "asker", "{'action':'spawn','id':'q'}",
                 "{'id':'q','state':'running','content':''}", false);
     touch_go();
-    assert_true(until_event(r, JPT_EVENT_STATE, "q", JPT_STATE_WAITING));
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "q", JPT_STATE_WAITING));
     json_t *preview = json_string(question_text);
     char *quoted = json_dumps(preview, JSON_ENCODE_ANY);
     snprintf(expected, sizeof(expected),
@@ -1204,7 +1168,7 @@ static void output_while_running_notifies_nothing_by_default(void **state)
     call_expect(r, "tick", "{'action':'spawn','id':'t'}",
                 "{'id':'t','state':'running','content':''}", false);
     touch_go();
-    assert_true(until_event(r, JPT_EVENT_OUTPUT, "t", 0));
+    assert_true(ru_until_event(r, JPT_EVENT_OUTPUT, "t", 0));
     assert_notifications(r, "[]");
     done(r);
 }
@@ -1223,7 +1187,7 @@ static void on_content_notifies_output_with_a_preview(void **state)
                 "{'id':'t','state':'running','content':''}", false);
     assert_notifications(r, "[]");
     touch_go();
-    assert_true(until_event(r, JPT_EVENT_OUTPUT, "t", 0));
+    assert_true(ru_until_event(r, JPT_EVENT_OUTPUT, "t", 0));
     assert_notifications(r, "[{'id':'t','tool':'tick','state':'running',"
                             "'output_preview':'progress 1\\n'}]");
     assert_notifications(r, "[]");
@@ -1639,7 +1603,7 @@ static void turn_end_leaves_no_live_handle(void **state)
                 "{'id':'i','state':'running','content':''}", false);
     call_expect(r, "nap_await", "{'action':'spawn','id':'s','ms':400}",
                 "{'id':'s','state':'running','content':''}", false);
-    assert_true(until_event(r, JPT_EVENT_STATE, "s", JPT_STATE_STOPPED));
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "s", JPT_STATE_STOPPED));
     assert_json(end_turn(r, 0), "[]");
     assert_int_equal(children(), 0);
     assert_gone(r, "nap_abort", "a");
@@ -1659,7 +1623,7 @@ static void turn_end_keeps_the_notification_of_a_handle_stopped_unseen(void **st
     call_expect(r, "build", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':''}", false);
     touch_go();
-    assert_true(until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
     json_t *res = end_turn(r, 0);
     assert_json(res, "[]");
     assert_gone(r, "build", "b");
@@ -1717,20 +1681,20 @@ static void await_completes_in_the_dispatch_where_its_last_handle_stops(void **s
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
     int stopped_at = -1, done_at = -1;
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = ru_now_ms() + WAIT_MS;
     jpt_event *e;
 
     jpt_batch *b = ru_submit(r, "["
         "{'id':'s1','name':'nap','arguments':{'action':'spawn','id':'one','ms':300}},"
         "{'id':'s2','name':'nap','arguments':{'action':'spawn','id':'two','ms':600}},"
         "{'id':'w','name':'await','arguments':{'all':['one','two']}}]");
-    for (int i = 0; done_at < 0 && now_ms() < deadline; i++) {
+    for (int i = 0; done_at < 0 && ru_now_ms() < deadline; i++) {
         ru_poll(r, 50);
         jpt_registry_dispatch(r);
         while (jpt_registry_next_event(r, &e) == JPT_OK) {
-            if (matches(e, JPT_EVENT_STATE, "two", JPT_STATE_STOPPED))
+            if (ru_event_matches(e, JPT_EVENT_STATE, "two", JPT_STATE_STOPPED))
                 stopped_at = i;
-            if (matches(e, JPT_EVENT_CALL_DONE, "w", 0))
+            if (ru_event_matches(e, JPT_EVENT_CALL_DONE, "w", 0))
                 done_at = i;
             jpt_event_free(e);
         }

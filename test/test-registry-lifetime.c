@@ -43,6 +43,14 @@ static struct {
     int answer_rc;
 } inq;
 
+static int dispatch(jpt_registry *r)
+{
+    in_dispatch = true;
+    int rc = jpt_registry_dispatch(r);
+    in_dispatch = false;
+    return rc;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -52,6 +60,7 @@ static int setup(void **state)
     current = NULL;
     memset(&inq, 0, sizeof(inq));
     in_dispatch = false;
+    ru_dispatch = dispatch;
     return 0;
 }
 
@@ -67,6 +76,7 @@ static int teardown(void **state)
     /* Set by the orphan test; cleared here too should it fail midway. */
     prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
     ru_release_kept();
+    ru_dispatch = jpt_registry_dispatch;
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
     return system(cmd) == 0 ? 0 : -1;
 }
@@ -94,21 +104,6 @@ static void done(jpt_registry *r)
 }
 
 /* ---- Driving, with in_dispatch kept ------------------------------------------------- */
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int dispatch(jpt_registry *r)
-{
-    in_dispatch = true;
-    int rc = jpt_registry_dispatch(r);
-    in_dispatch = false;
-    return rc;
-}
 
 static int wait_batch(jpt_registry *r, jpt_batch *b, int timeout_ms)
 {
@@ -161,35 +156,6 @@ static void assert_gone(jpt_registry *r, const char *tool, const char *id)
     ru_assert_text(run(r, calls), 0, "c", text, true);
 }
 
-static bool matches(const jpt_event *e, int type, const char *id, int state)
-{
-    const char *eid = type == JPT_EVENT_CALL_DONE ? jpt_event_call_id(e) : jpt_event_handle_id(e);
-
-    return jpt_event_type(e) == type && (id == NULL || (eid != NULL && strcmp(eid, id) == 0)) &&
-           (state == 0 || jpt_event_state(e) == state);
-}
-
-/* Dispatches until an event of `type` for `id` (a call id for CALL_DONE,
- * else a handle id) in `state` (0: any) is popped; the other events are
- * dropped. False if none came within WAIT_MS. */
-static bool until_event(jpt_registry *r, int type, const char *id, int state)
-{
-    uint64_t deadline = now_ms() + WAIT_MS;
-    jpt_event *e;
-
-    while (now_ms() < deadline) {
-        dispatch(r);
-        while (jpt_registry_next_event(r, &e) == JPT_OK) {
-            bool hit = matches(e, type, id, state);
-            jpt_event_free(e);
-            if (hit)
-                return true;
-        }
-        ru_poll(r, 50);
-    }
-    return false;
-}
-
 static void on_inquiry(jpt_inquiry *q, void *ud)
 {
     (void)ud;
@@ -205,9 +171,9 @@ static void on_inquiry(jpt_inquiry *q, void *ud)
  * NULL) is done. */
 static jpt_inquiry *until_inquiry(jpt_registry *r, const jpt_batch *b)
 {
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = ru_now_ms() + WAIT_MS;
 
-    while (inq.q == NULL && (b == NULL || !jpt_batch_done(b)) && now_ms() < deadline) {
+    while (inq.q == NULL && (b == NULL || !jpt_batch_done(b)) && ru_now_ms() < deadline) {
         dispatch(r);
         ru_drain_events(r);
         if (inq.q == NULL)
@@ -899,7 +865,7 @@ static void stopper_reports_its_stop(jpt_registry *r)
                 "{'id':'a','state':'running','content':''}", false);
     ru_drain_events(r);
     touch("go");
-    assert_true(until_event(r, JPT_EVENT_OUTPUT, "a", 0));
+    assert_true(ru_until_event(r, JPT_EVENT_OUTPUT, "a", 0));
 }
 
 /* RFD 037: await returns when a handle "reaches 'stopped'"; the process
@@ -909,19 +875,19 @@ static void await_on_a_stop_reported_before_exit_completes_once_when_the_tool_en
 {
     (void)state;
     jpt_registry *r = stop_line_registry();
-    uint64_t deadline = now_ms() + WAIT_MS;
+    uint64_t deadline = ru_now_ms() + WAIT_MS;
     int await_done = 0, done_before_exit = 0;
     bool exited = false;
     jpt_event *e;
 
     stopper_reports_its_stop(r);
     jpt_batch *watch = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['a']}}]");
-    while (now_ms() < deadline && !(exited && jpt_batch_done(watch)) && done_before_exit == 0) {
+    while (ru_now_ms() < deadline && !(exited && jpt_batch_done(watch)) && done_before_exit == 0) {
         dispatch(r);
         while (jpt_registry_next_event(r, &e) == JPT_OK) {
-            if (matches(e, JPT_EVENT_STATE, "a", JPT_STATE_STOPPED))
+            if (ru_event_matches(e, JPT_EVENT_STATE, "a", JPT_STATE_STOPPED))
                 exited = true;
-            if (matches(e, JPT_EVENT_CALL_DONE, "w", 0)) {
+            if (ru_event_matches(e, JPT_EVENT_CALL_DONE, "w", 0)) {
                 await_done++;
                 done_before_exit += !exited;
             }
@@ -933,7 +899,7 @@ static void await_on_a_stop_reported_before_exit_completes_once_when_the_tool_en
     for (int i = 0; i < 3; i++) {
         dispatch(r);
         while (jpt_registry_next_event(r, &e) == JPT_OK) {
-            await_done += matches(e, JPT_EVENT_CALL_DONE, "w", 0);
+            await_done += ru_event_matches(e, JPT_EVENT_CALL_DONE, "w", 0);
             jpt_event_free(e);
         }
     }
@@ -966,7 +932,7 @@ static void await_all_waits_for_every_handle_when_one_reported_its_stop_early(vo
                 "{'id':'b','state':'running','content':''}", false);
     stopper_reports_its_stop(r);
     jpt_batch *watch = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['a','b']}}]");
-    assert_true(until_event(r, JPT_EVENT_STATE, "a", JPT_STATE_STOPPED));
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "a", JPT_STATE_STOPPED));
     for (int i = 0; i < 3; i++)
         dispatch(r);
     assert_false(jpt_batch_done(watch));
@@ -1043,21 +1009,6 @@ static void await_with_an_enormous_timeout_waits_for_the_handle(void **state)
 
 /* ==== 12. The state file and the orphans it records ================================== */
 
-static long read_text(const char *path, char *buf, size_t n)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    long len = 0;
-
-    buf[0] = '\0';
-    if (fd < 0)
-        return -1;
-    for (ssize_t k; (k = read(fd, buf + len, n - 1 - (size_t)len)) > 0;)
-        len += k;
-    close(fd);
-    buf[len] = '\0';
-    return len;
-}
-
 static void write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -1084,7 +1035,7 @@ static void state_file_listing_children_is_refused_untouched_and_an_empty_one_ta
     write_text(path, listed);
     int rc = jpt_registry_new(&o, &r);
     jpt_registry *refused = r;
-    long len = read_text(path, text, sizeof(text));
+    long len = ru_read_text(path, text, sizeof(text));
     if (refused != NULL)
         jpt_registry_free(refused);
     assert_int_equal(rc, JPT_ERR_EXISTS);
