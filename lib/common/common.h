@@ -40,6 +40,30 @@ typedef struct jpt__errbuf {
 int jpt__err(jpt__errbuf *e, int status, const char *fmt, ...) JPT__PRINTF(3, 4);
 void jpt__err_clear(jpt__errbuf *e);
 
+/* ---- Intrusive lists -----------------------------------------------------
+ * Objects kept on a doubly linked list through their own `next` and `prev`
+ * members, from a head pointer. Removing a node that is on no list (both
+ * links NULL, not the head) does nothing, so owners may remove twice. */
+#define JPT__LIST_PUSH(head, node)                                            \
+    do {                                                                      \
+        (node)->prev = NULL;                                                  \
+        (node)->next = (head);                                                \
+        if ((head) != NULL)                                                   \
+            (head)->prev = (node);                                            \
+        (head) = (node);                                                      \
+    } while (0)
+
+#define JPT__LIST_REMOVE(head, node)                                          \
+    do {                                                                      \
+        if ((node)->prev != NULL)                                             \
+            (node)->prev->next = (node)->next;                                \
+        else if ((head) == (node))                                            \
+            (head) = (node)->next;                                            \
+        if ((node)->next != NULL)                                             \
+            (node)->next->prev = (node)->prev;                                \
+        (node)->next = (node)->prev = NULL;                                   \
+    } while (0)
+
 /* ---- Caller-sized structs (error.c) --------------------------------------
  * A struct whose `size` the caller sets (common.h, "ABI promises"): `known`
  * is this library's sizeof. Smaller is JPT_ERR_INVALID (every struct is at

@@ -13,15 +13,7 @@
  * of freed batches until they are freed. */
 static void unlink_call(jpt__call *call)
 {
-    jpt_registry *r = call->r;
-
-    if (call->prev != NULL)
-        call->prev->next = call->next;
-    else if (r->calls == call)
-        r->calls = call->next;
-    if (call->next != NULL)
-        call->next->prev = call->prev;
-    call->next = call->prev = NULL;
+    JPT__LIST_REMOVE(call->r->calls, call);
 }
 
 /* The call no longer counts for jpt_registry_run. */
@@ -693,17 +685,11 @@ JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_
     b->pending = b->n;
     for (i = 0; i < b->n; i++) {
         jpt__call *call = b->calls[i];
-        call->next = r->calls;
-        if (r->calls != NULL)
-            r->calls->prev = call;
-        r->calls = call;
+        JPT__LIST_PUSH(r->calls, call);
         call->in_flight = true;
         r->calls_in_flight++;
     }
-    b->next = r->batches;
-    if (r->batches != NULL)
-        r->batches->prev = b;
-    r->batches = b;
+    JPT__LIST_PUSH(r->batches, b);
     *out = b;
     for (i = 0; i < b->n; i++) {
         if (b->rejected != NULL) {
@@ -852,12 +838,7 @@ JPT_EXPORT void jpt_batch_free(jpt_batch *b)
         else
             call->batch = NULL; /* it finishes on its own and frees itself */
     }
-    if (b->prev != NULL)
-        b->prev->next = b->next;
-    else if (r->batches == b)
-        r->batches = b->next;
-    if (b->next != NULL)
-        b->next->prev = b->prev;
+    JPT__LIST_REMOVE(r->batches, b);
     jpt__free(b->calls);
     jpt__free(b->rejected);
     jpt__free(b);

@@ -101,10 +101,7 @@ int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *argum
     jpt__timer_init(&h->timeout_timer, on_timeout, h);
     jpt__defer_init(&h->step, run_step, h);
     jpt__defer_init(&ext(h)->ask_step, run_ask_step, h);
-    h->next = r->handles;
-    if (r->handles != NULL)
-        r->handles->prev = h;
-    r->handles = h;
+    JPT__LIST_PUSH(r->handles, h);
     *out = h;
     return JPT_OK;
 }
@@ -151,12 +148,7 @@ void jpt__handle_free(jpt_handle *h)
         h->child = NULL;
         jpt__stale_record(r);
     }
-    if (h->prev != NULL)
-        h->prev->next = h->next;
-    else if (r->handles == h)
-        r->handles = h->next;
-    if (h->next != NULL)
-        h->next->prev = h->prev;
+    JPT__LIST_REMOVE(r->handles, h);
     jpt__capture_free(&h->out);
     jpt__capture_free(&h->err);
     jpt__capture_free(&x->pending.text);

@@ -21,12 +21,7 @@ static void inquiry_free(jpt_inquiry *q)
 {
     jpt_registry *r = q->r;
 
-    if (q->prev != NULL)
-        q->prev->next = q->next;
-    else if (r->inquiries == q)
-        r->inquiries = q->next;
-    if (q->next != NULL)
-        q->next->prev = q->prev;
+    JPT__LIST_REMOVE(r->inquiries, q);
     if (q->call != NULL)
         q->call->inquiry = NULL;
     jpt__free(q->tool);
@@ -90,10 +85,7 @@ jpt_inquiry *jpt__inquiry_create(jpt_registry *r, const jpt__block *question,
         return NULL;
     q->r = r;
     q->target = target;
-    q->next = r->inquiries;
-    if (r->inquiries != NULL)
-        r->inquiries->prev = q;
-    r->inquiries = q;
+    JPT__LIST_PUSH(r->inquiries, q);
     if (rc < 0) {
         inquiry_free(q);
         return NULL;

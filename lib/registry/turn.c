@@ -446,10 +446,7 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
     b->r = r;
     b->pending = 1;
     r->calls_in_flight++;
-    b->next = r->batches;
-    if (r->batches != NULL)
-        r->batches->prev = b;
-    r->batches = b;
+    JPT__LIST_PUSH(r->batches, b);
     r->turn = t;
     /* The policies may run builtins' abort callbacks and the inquiry
      * handler: from the loop, like every callback. */
