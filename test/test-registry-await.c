@@ -352,11 +352,11 @@ static void rfd_check_and_test_spawned_and_awaited_with_all_in_one_batch(void **
     ru_assert_response(res, 0, "call_1", "{'id':'check','state':'running','content':''}", false);
     ru_assert_response(res, 1, "call_2", "{'id':'test','state':'running','content':''}", false);
     ru_assert_response(res, 2, "call_3",
-                    "{'completed':["
-                    "{'id':'check','state':'stopped','result':'slept 500\\n\\n[process ended: exit status 0]'},"
-                    "{'id':'test','state':'stopped','result':'slept 900\\n\\n[process ended: exit status 0]'}],"
-                    "'pending':[]}",
-                    false);
+                       "{'completed':["
+                       "{'id':'check','state':'stopped','result':'slept 500\\n\\n[process ended: exit status 0]'},"
+                       "{'id':'test','state':'stopped','result':'slept 900\\n\\n[process ended: exit status 0]'}],"
+                       "'pending':[]}",
+                       false);
     /* The model holds both results now: the handles are gone. */
     assert_gone(r, "cargo_check", "check");
     assert_gone(r, "cargo_test", "test");
@@ -378,10 +378,10 @@ static void rfd_race_with_any_returns_the_first_and_leaves_the_other_running(voi
     ru_assert_response(res, 0, "call_1", "{'id':'crates','state':'running','content':''}", false);
     ru_assert_response(res, 1, "call_2", "{'id':'github','state':'running','content':''}", false);
     ru_assert_response(res, 2, "call_3",
-                    "{'completed':["
-                    "{'id':'crates','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'}],"
-                    "'pending':[{'id':'github','state':'running'}]}",
-                    false);
+                       "{'completed':["
+                       "{'id':'crates','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'}],"
+                       "'pending':[{'id':'github','state':'running'}]}",
+                       false);
     call_expect(r, "github_code_search", "{'action':'fetch','id':'github'}",
                 "{'id':'github','state':'running','content':''}", false);
     done(r);
@@ -401,18 +401,18 @@ static void rfd_timeout_returns_current_states_and_aborts_nothing(void **state)
         "{'id':'3','name':'await','arguments':{'all':['check','test'],'timeout_secs':1}}]");
 
     ru_assert_response(res, 2, "3",
-                    "{'completed':["
-                    "{'id':'check','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'}],"
-                    "'pending':[{'id':'test','state':'running'}],'timed_out':true}",
-                    false);
+                       "{'completed':["
+                       "{'id':'check','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'}],"
+                       "'pending':[{'id':'test','state':'running'}],'timed_out':true}",
+                       false);
     call_expect(r, "nap", "{'action':'fetch','id':'test'}",
                 "{'id':'test','state':'running','content':''}", false);
     res = run(r, "[{'id':'4','name':'await','arguments':{'all':['test']}}]");
     ru_assert_response(res, 0, "4",
-                    "{'completed':["
-                    "{'id':'test','state':'stopped','result':'slept 2500\\n\\n[process ended: exit status 0]'}],"
-                    "'pending':[]}",
-                    false);
+                       "{'completed':["
+                       "{'id':'test','state':'stopped','result':'slept 2500\\n\\n[process ended: exit status 0]'}],"
+                       "'pending':[]}",
+                       false);
     done(r);
 }
 
@@ -432,11 +432,11 @@ static void await_with_any_and_all_needs_every_all_and_one_any(void **state)
 
     /* The order is the order given, `all` first (the RFD is silent). */
     ru_assert_response(res, 3, "4",
-                    "{'completed':["
-                    "{'id':'slow','state':'stopped','result':'slept 900\\n\\n[process ended: exit status 0]'},"
-                    "{'id':'fast','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'}],"
-                    "'pending':[{'id':'never','state':'running'}]}",
-                    false);
+                       "{'completed':["
+                       "{'id':'slow','state':'stopped','result':'slept 900\\n\\n[process ended: exit status 0]'},"
+                       "{'id':'fast','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'}],"
+                       "'pending':[{'id':'never','state':'running'}]}",
+                       false);
     done(r);
 }
 
@@ -502,11 +502,11 @@ static void await_on_handles_stopped_before_returns_at_once(void **state)
     assert_true(jpt_batch_done(b));
     json_t *res = finish(r, b);
     ru_assert_response(res, 0, "w",
-                    "{'completed':["
-                    "{'id':'a','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'},"
-                    "{'id':'b','state':'stopped','result':'slept 500\\n\\n[process ended: exit status 0]'}],"
-                    "'pending':[]}",
-                    false);
+                       "{'completed':["
+                       "{'id':'a','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'},"
+                       "{'id':'b','state':'stopped','result':'slept 500\\n\\n[process ended: exit status 0]'}],"
+                       "'pending':[]}",
+                       false);
     done(r);
 }
 
@@ -549,11 +549,11 @@ static void await_is_not_spawnable(void **state)
         "{'id':'2','name':'await','arguments':{'action':'fetch','id':'h'}}]");
     /* The wording is the library's (the RFD gives none). */
     ru_assert_text(res, 0, "1",
-                "`await` is not a stateful tool: it takes no `action` and cannot be spawned",
-                true);
+                   "`await` is not a stateful tool: it takes no `action` and cannot be spawned",
+                   true);
     ru_assert_text(res, 1, "2",
-                "`await` is not a stateful tool: it takes no `action` and cannot be spawned",
-                true);
+                   "`await` is not a stateful tool: it takes no `action` and cannot be spawned",
+                   true);
     /* No handle `w` came of it. */
     res = run(r, "[{'id':'3','name':'await','arguments':{'all':['w']}}]");
     ru_assert_text(res, 0, "3", "Handle `w` not found", true);
@@ -665,11 +665,11 @@ static void await_placed_before_its_spawns_in_the_batch_finds_them(void **state)
         "{'id':'3','name':'nap','arguments':{'action':'spawn','id':'test','ms':500}}]");
 
     ru_assert_response(res, 0, "1",
-                    "{'completed':["
-                    "{'id':'check','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'},"
-                    "{'id':'test','state':'stopped','result':'slept 500\\n\\n[process ended: exit status 0]'}],"
-                    "'pending':[]}",
-                    false);
+                       "{'completed':["
+                       "{'id':'check','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'},"
+                       "{'id':'test','state':'stopped','result':'slept 500\\n\\n[process ended: exit status 0]'}],"
+                       "'pending':[]}",
+                       false);
     ru_assert_response(res, 1, "2", "{'id':'check','state':'running','content':''}", false);
     ru_assert_response(res, 2, "3", "{'id':'test','state':'running','content':''}", false);
     done(r);
@@ -692,10 +692,10 @@ static void await_after_a_spawn_that_could_not_run_reports_it(void **state)
     ru_assert_text(res, 0, "1", "Invalid arguments for `nap`: at the top level: missing required "
                              "property \"ms\"", true);
     ru_assert_response(res, 1, "2",
-                    "{'completed':[{'id':'x','state':'stopped','result':"
-                    "'Error: Invalid arguments for `nap`: at the top level: missing required "
-                    "property \\'ms\\''}],'pending':[]}",
-                    false);
+                       "{'completed':[{'id':'x','state':'stopped','result':"
+                       "'Error: Invalid arguments for `nap`: at the top level: missing required "
+                       "property \\'ms\\''}],'pending':[]}",
+                       false);
     assert_gone(r, "nap", "x");
     done(r);
 }
@@ -712,10 +712,10 @@ static void await_before_a_spawn_that_could_not_run_reports_it(void **state)
         "{'id':'2','name':'nap','arguments':{'action':'spawn','id':'x'}}]");
 
     ru_assert_response(res, 0, "1",
-                    "{'completed':[{'id':'x','state':'stopped','result':"
-                    "'Error: Invalid arguments for `nap`: at the top level: missing required "
-                    "property \\'ms\\''}],'pending':[]}",
-                    false);
+                       "{'completed':[{'id':'x','state':'stopped','result':"
+                       "'Error: Invalid arguments for `nap`: at the top level: missing required "
+                       "property \\'ms\\''}],'pending':[]}",
+                       false);
     ru_assert_text(res, 1, "2", "Invalid arguments for `nap`: at the top level: missing required "
                              "property \"ms\"", true);
     assert_gone(r, "nap", "x");
@@ -788,12 +788,12 @@ static void awaited_waiting_handle_is_answered_through_the_inquiry_handler(void 
     json_t *res = finish(r, wait);
     /* Reset by the answer: the count ends at 0, not 1. */
     ru_assert_response(res, 0, "w",
-                    "{'completed':[{'id':'n','state':'stopped',"
-                    "'result':'count=0 (reset)\\n\\nfinal count=0'}],'pending':[]}",
-                    false);
+                       "{'completed':[{'id':'n','state':'stopped',"
+                       "'result':'count=0 (reset)\\n\\nfinal count=0'}],'pending':[]}",
+                       false);
     ru_assert_response(stop, 0, "s",
-                    "{'id':'n','state':'stopped','result':'count=0 (reset)\\n\\nfinal count=0'}",
-                    false);
+                       "{'id':'n','state':'stopped','result':'count=0 (reset)\\n\\nfinal count=0'}",
+                       false);
     assert_int_equal(inq.asked, 1);
     assert_gone(r, "counter", "n");
     done(r);
@@ -887,8 +887,8 @@ static void waiting_handle_without_a_handler_stays_pending(void **state)
                 false);
     json_t *res = run(r, "[{'id':'w','name':'await','arguments':{'all':['n'],'timeout_secs':1}}]");
     ru_assert_response(res, 0, "w",
-                    "{'completed':[],'pending':[{'id':'n','state':'waiting'}],'timed_out':true}",
-                    false);
+                       "{'completed':[],'pending':[{'id':'n','state':'waiting'}],'timed_out':true}",
+                       false);
     /* Still there, still waiting for its answer. */
     call_expect_text(r, "counter", "{'action':'apply','id':'n','input':'maybe'}",
                      "The answer does not fit question `reset` of handle `n`: at the top "
@@ -919,9 +919,9 @@ static void cancelled_question_stops_the_awaited_handle_with_an_error(void **sta
 
     json_t *res = finish(r, wait);
     ru_assert_response(res, 0, "w",
-                    "{'completed':[{'id':'n','state':'stopped','result':"
-                    "'Error: The question `reset` was not answered: the user walked away'}],'pending':[]}",
-                    false);
+                       "{'completed':[{'id':'n','state':'stopped','result':"
+                       "'Error: The question `reset` was not answered: the user walked away'}],'pending':[]}",
+                       false);
     assert_int_equal(children(), 0);
     done(r);
 }
@@ -1055,9 +1055,9 @@ static void arguments_given_as_a_json_string_are_taken(void **state)
         "{'id':'3','name':'sleep','arguments':'{\\'ms\\':0,\\'text\\':\\'x\\'}'}]");
 
     ru_assert_response(res, 0, "1",
-                    "{'completed':[{'id':'s','state':'stopped',"
-                    "'result':'slept 400\\n\\n[process ended: exit status 0]'}],'pending':[]}",
-                    false);
+                       "{'completed':[{'id':'s','state':'stopped',"
+                       "'result':'slept 400\\n\\n[process ended: exit status 0]'}],'pending':[]}",
+                       false);
     ru_assert_response(res, 1, "2", "{'id':'s','state':'running','content':''}", false);
     ru_assert_text(res, 2, "3", "xslept 0\n", false);
     done(r);
@@ -1088,8 +1088,8 @@ static void batch_cancel_kills_one_shots_and_ends_awaits_keeping_finished_result
     ru_assert_text(res, 1, "long", "The call `sleep` was cancelled", true);
     ru_assert_response(res, 2, "spawn", "{'id':'h','state':'running','content':''}", false);
     ru_assert_response(res, 3, "wait",
-                    "{'completed':[],'pending':[{'id':'h','state':'running'}],'cancelled':true}",
-                    false);
+                       "{'completed':[],'pending':[{'id':'h','state':'running'}],'cancelled':true}",
+                       false);
     /* The one-shot child is gone; the handle's lives on. */
     assert_int_equal(children(), 1);
     call_expect(r, "nap", "{'action':'fetch','id':'h'}",
@@ -1256,9 +1256,9 @@ static void awaited_handle_leaves_no_notification(void **state)
     jpt_batch_cancel(b);
     json_t *res = finish(r, b);
     ru_assert_response(res, 0, "w",
-                    "{'completed':[],'pending':[{'id':'q','state':'waiting'},"
-                    "{'id':'t','state':'running'}],'cancelled':true}",
-                    false);
+                       "{'completed':[],'pending':[{'id':'q','state':'waiting'},"
+                       "{'id':'t','state':'running'}],'cancelled':true}",
+                       false);
     assert_notifications(r, "[]");
     done(r);
 }
@@ -1479,9 +1479,9 @@ static void turn_end_inquire_asks_once_and_waits_or_aborts_per_handle(void **sta
     json_t *res = finish(r, b);
     assert_int_equal(json_array_size(res), 1);
     ru_assert_response(res, 0, "check",
-                    "{'id':'check','state':'stopped',"
-                    "'result':'slept 1500\\n\\n[process ended: exit status 0]'}",
-                    false);
+                       "{'id':'check','state':'stopped',"
+                       "'result':'slept 1500\\n\\n[process ended: exit status 0]'}",
+                       false);
     assert_int_equal(inq.asked, 1);
     assert_int_equal(children(), 0);
     assert_notifications(r, "[]");
@@ -1703,11 +1703,11 @@ static void await_completes_in_the_dispatch_where_its_last_handle_stops(void **s
     assert_int_equal(done_at, stopped_at);
     json_t *res = finish(r, b);
     ru_assert_response(res, 2, "w",
-                    "{'completed':["
-                    "{'id':'one','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'},"
-                    "{'id':'two','state':'stopped','result':'slept 600\\n\\n[process ended: exit status 0]'}],"
-                    "'pending':[]}",
-                    false);
+                       "{'completed':["
+                       "{'id':'one','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'},"
+                       "{'id':'two','state':'stopped','result':'slept 600\\n\\n[process ended: exit status 0]'}],"
+                       "'pending':[]}",
+                       false);
     done(r);
 }
 

@@ -345,12 +345,12 @@ static void builtin_stopping_inside_abort_by_the_model_stays_valid_until_answere
     assert_int_equal(x.abort_update_rc, JPT_OK);
     /* "[aborted]" is the library's note (the header is silent on it). */
     ru_assert_response(res, 0, "x",
-                    "{'id':'a','state':'stopped','result':'stopped by abort\\n\\n[aborted]'}",
-                    false);
+                       "{'id':'a','state':'stopped','result':'stopped by abort\\n\\n[aborted]'}",
+                       false);
     ru_assert_response(finish(r, watch), 0, "w",
-                    "{'completed':[{'id':'a','state':'stopped',"
-                    "'result':'stopped by abort\\n\\n[aborted]'}],'pending':[]}",
-                    false);
+                       "{'completed':[{'id':'a','state':'stopped',"
+                       "'result':'stopped by abort\\n\\n[aborted]'}],'pending':[]}",
+                       false);
     assert_gone(r, "worker", "a");
     done(r);
 }
@@ -630,9 +630,9 @@ static void await_in_a_batch_cancelled_before_its_spawn_ran_reports_the_reason(v
     json_t *res = finish(r, b);
     /* Not "cancelled": the await was satisfied first, by the handle's stop. */
     ru_assert_response(res, 0, "w",
-                    "{'completed':[{'id':'h','state':'stopped',"
-                    "'result':'Error: The spawn was cancelled before it ran'}],'pending':[]}",
-                    false);
+                       "{'completed':[{'id':'h','state':'stopped',"
+                       "'result':'Error: The spawn was cancelled before it ran'}],'pending':[]}",
+                       false);
     ru_assert_text(res, 1, "c", "The call `cancel` was cancelled", true);
     ru_assert_text(res, 2, "s", "The call `nap` was cancelled", true);
     assert_gone(r, "nap", "h");
@@ -1001,9 +1001,9 @@ static void await_with_an_enormous_timeout_waits_for_the_handle(void **state)
         "{'id':'s','name':'nap','arguments':{'action':'spawn','id':'n','ms':100}},"
         "{'id':'w','name':'await','arguments':{'all':['n'],'timeout_secs':9223372036854775807}}]");
     ru_assert_response(res, 1, "w",
-                    "{'completed':[{'id':'n','state':'stopped',"
-                    "'result':'slept 100\\n\\n[process ended: exit status 0]'}],'pending':[]}",
-                    false);
+                       "{'completed':[{'id':'n','state':'stopped',"
+                       "'result':'slept 100\\n\\n[process ended: exit status 0]'}],'pending':[]}",
+                       false);
     done(r);
 }
 
@@ -1211,7 +1211,7 @@ static void builtin_ops_of_a_newer_caller_are_checked_to_their_size(void **state
                      JPT_OK);
     /* Neither refused attempt added the tool: this one did, and it runs. */
     ru_assert_text(run(r, "[{'id':'c','name':'worker','arguments':{}}]"), 0, "c", "done at once",
-                false);
+                   false);
     done(r);
 }
 
