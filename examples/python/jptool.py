@@ -757,7 +757,23 @@ def schema_check(schema: Any, value: Any, *, raw_schema: bool = False,
 _ABSENT = object()  # add_question(default=...) not given: no default
 
 
-class State:
+class _Closable:
+    """``with`` support for the wrappers that own a C object: entering
+    checks the object is still open, leaving closes it."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        """Returns the object itself; the ``with`` block closes it."""
+        self._p()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Closes the object (see ``close``)."""
+        self.close()
+
+
+class State(_Closable):
     """A tool's state: lifecycle kind, optional error and content blocks
     (``jpt_state *``).
 
@@ -832,15 +848,6 @@ class State:
     def closed(self) -> bool:
         """True once :meth:`close` was called."""
         return not self._ptr
-
-    def __enter__(self) -> "State":
-        """Returns the state itself; the ``with`` block closes it."""
-        self._p()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        """Closes the state."""
-        self.close()
 
     def __del__(self, _unref=_lib.jpt_state_unref):
         ptr = getattr(self, "_ptr", None)
@@ -1098,7 +1105,7 @@ def reap_stale(path: Union[_Text, os.PathLike]) -> int:
     return killed.value
 
 
-class Registry:
+class Registry(_Closable):
     """Tool definitions and the handles of running tools
     (``jpt_registry *``): the tool calls of a model message go in as a
     :class:`Batch` (:meth:`submit`), run as processes (or builtin Python
@@ -1236,15 +1243,6 @@ class Registry:
     def closed(self) -> bool:
         """True once :meth:`close` was called."""
         return not self._live()
-
-    def __enter__(self) -> "Registry":
-        """Returns the registry itself; the ``with`` block closes it."""
-        self._p()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        """Closes the registry."""
-        self.close()
 
     def __del__(self):
         try:
@@ -1716,7 +1714,7 @@ def _inquiry_trampoline(reg_ref: "weakref.ref[Registry]"):
     return trampoline
 
 
-class Batch:
+class Batch(_Closable):
     """The tool calls of one model message, submitted with
     :meth:`Registry.submit` (``jpt_batch *``), or the results of a turn end
     (:meth:`Registry.end_turn`). Its results come in as the registry is
@@ -1783,15 +1781,6 @@ class Batch:
             # (Otherwise the registry frees it, or has freed it.)
             reg._batches.pop(_address(ptr), None)
             _lib.jpt_batch_free(ptr)
-
-    def __enter__(self) -> "Batch":
-        """Returns the batch itself; the ``with`` block closes it."""
-        self._p()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        """Closes the batch."""
-        self.close()
 
     def __del__(self):
         try:
