@@ -30,27 +30,9 @@
 
 #include <jptool/jptool.h>
 
+#include "bench-util.h"
+
 extern char **environ;
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double percentile(double *v, int n, double p)
-{
-    qsort(v, (size_t)n, sizeof(*v), compare_doubles);
-    int i = (int)(p * (n - 1) + 0.5);
-    return v[i];
-}
 
 static void fail(const char *what)
 {
@@ -118,11 +100,11 @@ static double bare_wake(const char *fifo)
     if (pidfd < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, pidfd, &ev) < 0)
         fail("pidfd/epoll");
     int fd = open_when_ready(fifo);
-    double start = now_us();
+    double start = bench_now() * 1e6;
     trigger(fd, 1);
     while (epoll_wait(ep, &out, 1, -1) != 1)
         ;
-    double took = now_us() - start;
+    double took = bench_now() * 1e6 - start;
     close(fd);
     waitpid(pid, &status, 0);
     close(pidfd);
@@ -168,16 +150,7 @@ static void drain_events(jpt_registry *r)
 /* Spawns `n` handles h0..h{n-1}, each blocked reading the FIFO. */
 static void spawn_handles(jpt_registry *r, int n)
 {
-    size_t cap = (size_t)n * 96 + 16, len = 0;
-    char *calls = malloc(cap);
-
-    len += (size_t)snprintf(calls + len, cap - len, "[");
-    for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(calls + len, cap - len,
-                                "%s{\"id\":\"s%d\",\"name\":\"waiter\",\"arguments\":"
-                                "{\"action\":\"spawn\",\"id\":\"h%d\"}}",
-                                i ? "," : "", i, i);
-    snprintf(calls + len, cap - len, "]");
+    char *calls = bench_action_calls("waiter", "spawn", "s", n);
     jpt_batch *b = submit(r, calls);
     if (jpt_registry_wait(r, b, 600000) != JPT_OK)
         fail("spawn wait");
@@ -215,13 +188,13 @@ static double registry_wake(jpt_registry *r, const char *fifo)
     spawn_handles(r, 1);
     jpt_batch *b = start_await(r, 1, "all");
     int fd = open_when_ready(fifo);
-    double start = now_us();
+    double start = bench_now() * 1e6;
     trigger(fd, 1);
     while (!jpt_batch_done(b)) {
         poll_fd(r);
         jpt_registry_dispatch(r);
     }
-    double took = now_us() - start;
+    double took = bench_now() * 1e6 - start;
     close(fd);
     jpt_batch_free(b);
     drain_events(r);
@@ -241,8 +214,8 @@ static void bench_latency(const char *fifo, int samples)
         reg[i] = registry_wake(r, fifo);
     }
     jpt_registry_free(r);
-    double b50 = percentile(bare, samples, 0.5), b99 = percentile(bare, samples, 0.99);
-    double r50 = percentile(reg, samples, 0.5), r99 = percentile(reg, samples, 0.99);
+    double b50 = bench_percentile(bare, samples, 0.5), b99 = bench_percentile(bare, samples, 0.99);
+    double r50 = bench_percentile(reg, samples, 0.5), r99 = bench_percentile(reg, samples, 0.99);
     printf("await wake-up: p50 %.1f us, p99 %.1f us (bare pidfd+epoll p50 %.1f us, p99 "
            "%.1f us; p50 difference %.1f us, target <= 50 us)\n",
            r50, r99, b50, b99, r50 - b50);
@@ -265,9 +238,9 @@ static double dispatch_per_stop(const char *fifo, int n, const char *mode)
     trigger(fd, (size_t)n);
     while (stopped < n) {
         poll_fd(r);
-        double t = now_us();
+        double t = bench_now() * 1e6;
         jpt_registry_dispatch(r);
-        in_dispatch += now_us() - t;
+        in_dispatch += bench_now() * 1e6 - t;
         while (jpt_registry_next_event(r, &e) == JPT_OK) {
             stopped += jpt_event_type(e) == JPT_EVENT_STATE &&
                        jpt_event_state(e) == JPT_STATE_STOPPED;

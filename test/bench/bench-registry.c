@@ -20,10 +20,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jptool/jptool.h>
+
+#include "bench-util.h"
 
 extern char **environ;
 
@@ -72,25 +73,6 @@ static void count_free(void *p, void *ud)
 
 /* ---- Helpers ---------------------------------------------------------------- */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), compare_doubles);
-    return v[n / 2];
-}
-
 static jpt_registry *registry(const char *tools)
 {
     jpt_registry_options o = {sizeof(o), .kill_grace_ms = 1000};
@@ -122,7 +104,7 @@ static void run_batch(jpt_registry *r, const char *calls, char **results)
 static double time_posix_spawn(int calls)
 {
     char *argv[] = {"/bin/true", NULL};
-    double start = now();
+    double start = bench_now();
 
     for (int i = 0; i < calls; i++) {
         pid_t pid;
@@ -131,16 +113,16 @@ static double time_posix_spawn(int calls)
             waitpid(pid, &status, 0) != pid)
             exit(1);
     }
-    return (now() - start) / calls;
+    return (bench_now() - start) / calls;
 }
 
 static double time_registry_true(jpt_registry *r, int calls)
 {
-    double start = now();
+    double start = bench_now();
 
     for (int i = 0; i < calls; i++)
         run_batch(r, "[{\"id\":\"t\",\"name\":\"true\",\"arguments\":{}}]", NULL);
-    return (now() - start) / calls;
+    return (bench_now() - start) / calls;
 }
 
 /* Calls alternate one by one, so a burst of load elsewhere hits both sides
@@ -157,7 +139,7 @@ static void bench_one_shot(int pairs)
         ref[i] = time_posix_spawn(1);
         reg[i] = time_registry_true(r, 1);
     }
-    double t_ref = median(ref, pairs), t_reg = median(reg, pairs);
+    double t_ref = bench_median(ref, pairs), t_reg = bench_median(reg, pairs);
     printf("one-shot /bin/true: %.1f us per call (ratio %.2f vs posix_spawn+waitpid at "
            "%.1f us; target <= 1.20)\n",
            t_reg * 1e6, t_reg / t_ref, t_ref * 1e6);
@@ -175,7 +157,7 @@ static double time_direct_pipe(const char *flood, const char *bytes)
     int p[2], status;
     pid_t pid;
     static char buf[65536];
-    double start = now();
+    double start = bench_now();
 
     if (pipe(p) < 0)
         exit(1);
@@ -196,7 +178,7 @@ static double time_direct_pipe(const char *flood, const char *bytes)
     }
     close(p[0]);
     waitpid(pid, &status, 0);
-    return now() - start;
+    return bench_now() - start;
 }
 
 static void bench_capture(const char *flood, long long bytes, int rounds)
@@ -210,9 +192,9 @@ static void bench_capture(const char *flood, long long bytes, int rounds)
              "{\"tools\":[{\"name\":\"flood\",\"command\":[\"%s\",\"%s\"]}]}", flood, count);
     jpt_registry *r = registry(tools);
     for (int i = 0; i < rounds; i++) {
-        double start = now();
+        double start = bench_now();
         run_batch(r, "[{\"id\":\"f\",\"name\":\"flood\",\"arguments\":{}}]", NULL);
-        reg[i] = now() - start;
+        reg[i] = bench_now() - start;
         if (i == 0) {
             /* Peak RSS of this process so far: the registry runs alone. */
             getrusage(RUSAGE_SELF, &ru);
@@ -220,7 +202,7 @@ static void bench_capture(const char *flood, long long bytes, int rounds)
         ref[i] = time_direct_pipe(flood, count);
     }
     jpt_registry_free(r);
-    double t_ref = median(ref, rounds), t_reg = median(reg, rounds);
+    double t_ref = bench_median(ref, rounds), t_reg = bench_median(reg, rounds);
     double mb = (double)bytes / (1024.0 * 1024.0);
     printf("capture %.0f MiB: %.0f MB/s through a handle (ratio %.2f vs reading the pipe "
            "directly at %.0f MB/s; target <= 1.20)\n",
@@ -244,22 +226,14 @@ static void bench_many_handles(const char *sleeper, int n)
              "\"command\":[\"%s\",\"600000\"]}]}",
              sleeper);
     jpt_registry *r = registry(tools);
-    size_t cap = (size_t)n * 96 + 16;
-    char *calls = malloc(cap);
-    size_t len = (size_t)snprintf(calls, cap, "[");
-    for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(calls + len, cap - len,
-                                "%s{\"id\":\"c%d\",\"name\":\"nap\",\"arguments\":"
-                                "{\"action\":\"spawn\",\"id\":\"h%d\"}}",
-                                i ? "," : "", i, i);
-    snprintf(calls + len, cap - len, "]");
+    char *calls = bench_action_calls("nap", "spawn", "c", n);
 
     size_t before = live_bytes;
-    double start = now();
+    double start = bench_now();
     jpt_batch *b = NULL;
     if (jpt_registry_submit(r, calls, &b) != JPT_OK || jpt_registry_wait(r, b, 600000) != JPT_OK)
         exit(1);
-    double spawned = now() - start;
+    double spawned = bench_now() - start;
     char *results = NULL;
     jpt_batch_results_json(b, &results);
     if (results == NULL || strstr(results, "\"is_error\":true") != NULL) {
@@ -270,16 +244,11 @@ static void bench_many_handles(const char *sleeper, int n)
     jpt_batch_free(b);
     size_t per_handle = (live_bytes - before) / (size_t)n;
 
-    len = (size_t)snprintf(calls, cap, "[");
-    for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(calls + len, cap - len,
-                                "%s{\"id\":\"a%d\",\"name\":\"nap\",\"arguments\":"
-                                "{\"action\":\"abort\",\"id\":\"h%d\"}}",
-                                i ? "," : "", i, i);
-    snprintf(calls + len, cap - len, "]");
-    start = now();
+    free(calls);
+    calls = bench_action_calls("nap", "abort", "a", n);
+    start = bench_now();
     run_batch(r, calls, NULL);
-    double stopped = now() - start;
+    double stopped = bench_now() - start;
     free(calls);
     jpt_registry_free(r);
     printf("%d handles: spawned in %.2f s, all stopped in %.2f s; library memory %.1f KiB "

@@ -9,21 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 #include <jptool/jptool.h>
 
+#include "bench-util.h"
+
 #define TARGET_BYTES (1024 * 1024)
 #define ROUNDS 15
 #define ITERATIONS 10
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* An envelope like a file-reading tool's: resources of Rust source (quotes,
  * backslashes, newlines and the odd backtick to escape and fence), with a
@@ -55,34 +49,22 @@ static char *make_envelope(size_t *len, size_t *resources)
     return buf;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), compare_doubles);
-    return v[n / 2];
-}
-
 static double time_json_loadb(const char *data, size_t len)
 {
-    double start = now();
+    double start = bench_now();
     for (int i = 0; i < ITERATIONS; i++) {
         json_t *v = json_loadb(data, len, 0, NULL);
         if (v == NULL)
             abort();
         json_decref(v);
     }
-    return (now() - start) / ITERATIONS;
+    return (bench_now() - start) / ITERATIONS;
 }
 
 static double time_parse(const char *data, size_t len, int with_render)
 {
     jpt_render_options opts = {sizeof(opts), "/project"};
-    double start = now();
+    double start = bench_now();
 
     for (int i = 0; i < ITERATIONS; i++) {
         jpt_state *s = NULL;
@@ -94,7 +76,7 @@ static double time_parse(const char *data, size_t len, int with_render)
         jpt_free(out);
         jpt_state_unref(s);
     }
-    return (now() - start) / ITERATIONS;
+    return (bench_now() - start) / ITERATIONS;
 }
 
 int main(void)
@@ -124,8 +106,8 @@ int main(void)
     }
 
     double mb = (double)len / (1024.0 * 1024.0);
-    double t_ref = median(ref, ROUNDS), t_parse = median(parse, ROUNDS),
-           t_full = median(full, ROUNDS);
+    double t_ref = bench_median(ref, ROUNDS), t_parse = bench_median(parse, ROUNDS),
+           t_full = bench_median(full, ROUNDS);
     printf("input: %.2f MiB envelope, %zu resources + %zu text blocks\n", mb,
            resources, resources);
     printf("json_loadb: %.1f MB/s\n", mb / t_ref);
