@@ -14,13 +14,15 @@ static const char *const base_env[] = {"PATH", "HOME", "LANG"};
 
 /* Finds the next placeholder in `s`: sets start and end around "{{…}}",
  * and name and name_len to its trimmed inside. Returns false when there is
- * none; end is NULL for an unterminated "{{". */
+ * none; end is NULL (and the name empty) for an unterminated "{{". */
 static bool next_placeholder(const char *s, const char **start, const char **end,
                              const char **name, size_t *name_len)
 {
     *start = strstr(s, "{{");
     if (*start == NULL)
         return false;
+    *name = *start + 2;
+    *name_len = 0;
     *end = strstr(*start + 2, "}}");
     if (*end == NULL)
         return true;
@@ -112,7 +114,9 @@ static int expand(const char *tmpl, const json_t *tool, const json_t *context,
     size_t len;
     int rc = JPT_OK;
 
-    while (rc == JPT_OK && next_placeholder(p, &start, &end, &name, &len)) {
+    /* Loaded templates were checked (jpt__command_check_template): every
+     * "{{" is closed; an unclosed one would stay as it is. */
+    while (rc == JPT_OK && next_placeholder(p, &start, &end, &name, &len) && end != NULL) {
         rc = jpt__buf_append(out, p, (size_t)(start - p));
         if (rc < 0)
             break;
