@@ -259,3 +259,28 @@ bool ru_until_event(jpt_registry *r, int type, const char *id, int state)
     }
     return false;
 }
+
+void ru_report(jpt_handle *h, int kind, const char *text)
+{
+    jpt_state *s = NULL;
+
+    assert_int_equal(jpt_state_new(kind, &s), JPT_OK);
+    assert_int_equal(jpt_state_add_text(s, text), JPT_OK);
+    assert_int_equal(jpt_handle_update(h, s), JPT_OK);
+    jpt_state_unref(s);
+}
+
+const char ru_await_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"any\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
+    "\"Handle IDs. Returns when at least one of these handles reaches 'stopped'.\"},"
+    "\"all\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
+    "\"Handle IDs. Returns when every one of these handles reaches 'stopped'.\"},"
+    "\"timeout_secs\":{\"type\":\"integer\",\"description\":\"Maximum seconds to wait. "
+    "If exceeded, returns with current handle states. Omit for no timeout.\"}},"
+    "\"anyOf\":[{\"required\":[\"any\"]},{\"required\":[\"all\"]}]}";
+
+const char ru_await_description[] =
+    "Block until stateful tool handles reach completion. Use `any` to wait for the first "
+    "handle to finish, `all` to wait for every handle to finish, or both to combine "
+    "conditions.";

@@ -88,6 +88,15 @@ bool ru_until_event(jpt_registry *r, int type, const char *id, int state);
 /* Reads a small file whole; returns its length, or -1 when it is absent. */
 long ru_read_text(const char *path, char *buf, size_t n);
 
+/* A builtin handle reports a state of `kind` holding one text block
+ * (asserting every step succeeds). */
+void ru_report(jpt_handle *h, int kind, const char *text);
+
+/* RFD 037's await tool, its schema and description exactly as the RFD
+ * gives them. */
+extern const char ru_await_schema[];
+extern const char ru_await_description[];
+
 /* Asserts that `haystack` contains `needle`. */
 void ru_assert_contains(const char *haystack, const char *needle);
 

@@ -188,20 +188,6 @@ static void cargo_check_schema_is_rfd_009s_example(void **state)
     jpt_registry_free(r);
 }
 
-/* RFD 037's await tool, exactly as the RFD gives it. */
-static const char await_schema[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"any\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
-    "\"Handle IDs. Returns when at least one of these handles reaches 'stopped'.\"},"
-    "\"all\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
-    "\"Handle IDs. Returns when every one of these handles reaches 'stopped'.\"},"
-    "\"timeout_secs\":{\"type\":\"integer\",\"description\":\"Maximum seconds to wait. "
-    "If exceeded, returns with current handle states. Omit for no timeout.\"}},"
-    "\"anyOf\":[{\"required\":[\"any\"]},{\"required\":[\"all\"]}]}";
-static const char await_description[] =
-    "Block until stateful tool handles reach completion. Use `any` to wait for the first "
-    "handle to finish, `all` to wait for every handle to finish, or both to combine "
-    "conditions.";
 
 /* RFD 037, "Schema availability": with a stateful tool the list ends with
  * await; the entry is taken off so the tests below see the RFD 009 tools. */
@@ -223,11 +209,11 @@ static void await_is_listed_with_stateful_tools_as_rfd_037_gives_it(void **state
     jpt_registry *r = ru_registry(js(rfd_tools));
     json_t *doc = tools_doc(r, JPT_DIALECT_ANTHROPIC);
     json_t *entry = json_array_get(doc, json_array_size(doc) - 1);
-    json_t *expected = parse(await_schema);
+    json_t *expected = parse(ru_await_schema);
 
     assert_string_equal(json_string_value(json_object_get(entry, "name")), "await");
     assert_string_equal(json_string_value(json_object_get(entry, "description")),
-                        await_description);
+                        ru_await_description);
     assert_true(json_equal(json_object_get(entry, "input_schema"), expected));
     json_decref(doc);
     /* The flat dialect drops the anyOf; the rule is checked at call time. */
@@ -822,16 +808,6 @@ static void record_start(host *x, jpt_handle *h, const char *arguments_json)
     snprintf(x->tool, sizeof(x->tool), "%s", jpt_handle_tool(h));
 }
 
-static void report(jpt_handle *h, int kind, const char *text)
-{
-    jpt_state *s = NULL;
-
-    assert_int_equal(jpt_state_new(kind, &s), JPT_OK);
-    assert_int_equal(jpt_state_add_text(s, text), JPT_OK);
-    assert_int_equal(jpt_handle_update(h, s), JPT_OK);
-    jpt_state_unref(s);
-}
-
 static int start_and_stop(jpt_handle *h, const char *arguments_json, void *ud)
 {
     jpt_state *s = NULL;
@@ -983,7 +959,7 @@ static void builtin_reports_its_result_later_from_outside_the_callbacks(void **s
         assert_true(jpt_registry_dispatch(r) >= 0);
     assert_int_equal(jpt_batch_done(b), 0);
 
-    report(x.h, JPT_STATE_STOPPED, "done later");
+    ru_report(x.h, JPT_STATE_STOPPED, "done later");
     assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
     assert_int_equal(jpt_batch_results_json(b, &text), JPT_OK);
     tu_assert_json_equal(text, js("[{'id':'c1','content':'done later','is_error':false}]"));
@@ -1077,7 +1053,7 @@ static int agent_start(jpt_handle *h, const char *arguments_json, void *ud)
     snprintf(text, sizeof(text), "working on %s",
              json_string_value(json_object_get(args, "task")));
     json_decref(args);
-    report(h, JPT_STATE_RUNNING, text);
+    ru_report(h, JPT_STATE_RUNNING, text);
     return JPT_OK;
 }
 
@@ -1106,7 +1082,7 @@ static int agent_apply(jpt_handle *h, const char *input_json, void *ud)
         assert_int_equal(jpt_handle_update(h, s), JPT_OK);
         jpt_state_unref(s);
     } else {
-        report(h, JPT_STATE_RUNNING, "continuing");
+        ru_report(h, JPT_STATE_RUNNING, "continuing");
     }
     return JPT_OK;
 }

@@ -580,20 +580,6 @@ static void await_is_absent_without_stateful_tools(void **state)
     done(r);
 }
 
-/* RFD 037's schema, as the RFD gives it. */
-static const char await_schema[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"any\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
-    "\"Handle IDs. Returns when at least one of these handles reaches 'stopped'.\"},"
-    "\"all\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
-    "\"Handle IDs. Returns when every one of these handles reaches 'stopped'.\"},"
-    "\"timeout_secs\":{\"type\":\"integer\",\"description\":\"Maximum seconds to wait. "
-    "If exceeded, returns with current handle states. Omit for no timeout.\"}},"
-    "\"anyOf\":[{\"required\":[\"any\"]},{\"required\":[\"all\"]}]}";
-static const char await_description[] =
-    "Block until stateful tool handles reach completion. Use `any` to wait for the first "
-    "handle to finish, `all` to wait for every handle to finish, or both to combine "
-    "conditions.";
 
 /* The await entry of the list in `dialect`: {name, description, schema}. */
 static json_t *listed_await(jpt_registry *r, int dialect)
@@ -631,12 +617,12 @@ static void await_is_listed_exactly_as_rfd_037_gives_it(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
     const int dialects[] = {JPT_DIALECT_ANTHROPIC, JPT_DIALECT_OPENAI, JPT_DIALECT_MCP};
-    json_t *schema = parse(await_schema);
+    json_t *schema = parse(ru_await_schema);
 
     for (size_t i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++) {
         json_t *entry = listed_await(r, dialects[i]);
         assert_string_equal(json_string_value(json_object_get(entry, "description")),
-                            await_description);
+                            ru_await_description);
         assert_true(json_equal(json_object_get(entry, "schema"), schema));
         json_decref(entry);
     }

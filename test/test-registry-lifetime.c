@@ -217,16 +217,6 @@ typedef struct worker {
     char input[256];          /* the last apply's input */
 } worker;
 
-static void report(jpt_handle *h, int kind, const char *text)
-{
-    jpt_state *s = NULL;
-
-    assert_int_equal(jpt_state_new(kind, &s), JPT_OK);
-    assert_int_equal(jpt_state_add_text(s, text), JPT_OK);
-    assert_int_equal(jpt_handle_update(h, s), JPT_OK);
-    jpt_state_unref(s);
-}
-
 /* The handle asks question `qid` (a boolean). */
 static void ask(jpt_handle *h, const char *qid)
 {
@@ -247,8 +237,8 @@ static int worker_start(jpt_handle *h, const char *arguments_json, void *ud)
     (void)arguments_json;
     x->h = h;
     x->starts++;
-    report(h, x->stop_on_start ? JPT_STATE_STOPPED : JPT_STATE_RUNNING,
-           x->stop_on_start ? "done at once" : "started");
+    ru_report(h, x->stop_on_start ? JPT_STATE_STOPPED : JPT_STATE_RUNNING,
+              x->stop_on_start ? "done at once" : "started");
     return JPT_OK;
 }
 
@@ -261,7 +251,7 @@ static int worker_apply(jpt_handle *h, const char *input_json, void *ud)
     if (x->ask_after_apply != NULL)
         ask(h, x->ask_after_apply);
     else
-        report(h, JPT_STATE_RUNNING, "continuing");
+        ru_report(h, JPT_STATE_RUNNING, "continuing");
     return JPT_OK;
 }
 
