@@ -41,16 +41,6 @@ static const char running_state[] =
     "{\"content\":[{\"type\":\"text\",\"text\":\"Stage this hunk? [y/n/...]\"}],"
     "\"_meta\":{\"computer.jp/status\":\"running\"}}";
 
-/* RFD 058's waiting example. */
-static const char hunk_state[] =
-    "{\"content\":["
-    "{\"type\":\"text\",\"text\":\"Diff for hunk 3/5:\"},"
-    "{\"type\":\"text\",\"text\":\"@@ -10,3 +10,4 @@\\n+    new_line();\"},"
-    "{\"type\":\"question\",\"question\":{\"id\":\"hunk_3\",\"text\":\"Stage this hunk?\","
-    "\"schema\":{\"type\":\"string\",\"enum\":[\"y\",\"n\",\"s\",\"q\"]},"
-    "\"default\":\"y\"}}],"
-    "\"_meta\":{\"computer.jp/status\":\"waiting\"}}";
-
 static const char hunk_context[] =
     "[{\"type\":\"text\",\"text\":\"Diff for hunk 3/5:\"},"
     "{\"type\":\"text\",\"text\":\"@@ -10,3 +10,4 @@\\n+    new_line();\"}]";
@@ -185,7 +175,7 @@ static void outcome_of_running_state_is_invalid(void **state)
 static void envelope_of_waiting_state_with_question_omits_status(void **state)
 {
     (void)state;
-    assert_form(hunk_state, JPT_JSON_ENVELOPE,
+    assert_form(tu_rfd058_waiting, JPT_JSON_ENVELOPE,
                 "{\"content\":["
                 "{\"type\":\"text\",\"text\":\"Diff for hunk 3/5:\"},"
                 "{\"type\":\"text\",\"text\":\"@@ -10,3 +10,4 @@\\n+    new_line();\"},"
@@ -202,7 +192,7 @@ static void tool_state_of_waiting_state_has_content_and_legacy_question(void **s
     snprintf(expected, sizeof(expected),
              "{\"type\":\"waiting\",\"content\":%s,\"question\":%s}", hunk_context,
              hunk_legacy_question);
-    assert_form(hunk_state, JPT_JSON_TOOL_STATE, expected);
+    assert_form(tu_rfd058_waiting, JPT_JSON_TOOL_STATE, expected);
 }
 
 static void outcome_of_waiting_state_has_content_and_legacy_question(void **state)
@@ -213,7 +203,7 @@ static void outcome_of_waiting_state_has_content_and_legacy_question(void **stat
     snprintf(expected, sizeof(expected),
              "{\"type\":\"needs_input\",\"content\":%s,\"question\":%s}", hunk_context,
              hunk_legacy_question);
-    assert_form(hunk_state, JPT_JSON_OUTCOME, expected);
+    assert_form(tu_rfd058_waiting, JPT_JSON_OUTCOME, expected);
 }
 
 static void tool_state_of_text_then_question_uses_content_string(void **state)

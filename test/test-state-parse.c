@@ -309,14 +309,7 @@ static void envelope_with_running_status_is_running(void **state)
 static void envelope_with_waiting_status_keeps_context_and_question(void **state)
 {
     (void)state;
-    jpt_state *s = tu_parse(
-        "{\"content\":["
-        "{\"type\":\"text\",\"text\":\"Diff for hunk 3/5:\"},"
-        "{\"type\":\"text\",\"text\":\"@@ -10,3 +10,4 @@\\n+    new_line();\"},"
-        "{\"type\":\"question\",\"question\":{\"id\":\"hunk_3\",\"text\":\"Stage this hunk?\","
-        "\"schema\":{\"type\":\"string\",\"enum\":[\"y\",\"n\",\"s\",\"q\"]},"
-        "\"default\":\"y\"}}],"
-        "\"_meta\":{\"computer.jp/status\":\"waiting\"}}");
+    jpt_state *s = tu_parse(tu_rfd058_waiting);
 
     assert_int_equal(jpt_state_kind(s), JPT_STATE_WAITING);
     assert_no_error(s);

@@ -216,3 +216,12 @@ void tu_assert_states_equal(const jpt_state *a, const jpt_state *b)
         }
     }
 }
+
+const char tu_rfd058_waiting[] =
+    "{\"content\":["
+    "{\"type\":\"text\",\"text\":\"Diff for hunk 3/5:\"},"
+    "{\"type\":\"text\",\"text\":\"@@ -10,3 +10,4 @@\\n+    new_line();\"},"
+    "{\"type\":\"question\",\"question\":{\"id\":\"hunk_3\",\"text\":\"Stage this hunk?\","
+    "\"schema\":{\"type\":\"string\",\"enum\":[\"y\",\"n\",\"s\",\"q\"]},"
+    "\"default\":\"y\"}}],"
+    "\"_meta\":{\"computer.jp/status\":\"waiting\"}}";

@@ -31,6 +31,10 @@ long tu_allocations(void);
 /* Blocks allocated and not yet freed. */
 long tu_live_blocks(void);
 
+/* RFD 058's waiting example: two text blocks of context and question
+ * "hunk_3" with an enum schema and a default. */
+extern const char tu_rfd058_waiting[];
+
 /* Parses `text` (asserting success). */
 jpt_state *tu_parse(const char *text);
 /* Renders with `root` (asserting success); free with jpt_free(). */
