@@ -1,6 +1,7 @@
 /* The common room: status codes and their texts, version, logging, the
  * allocator's one-way door, and the internal buffers and UTF-8 repair every
  * other room builds on. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -263,6 +264,27 @@ static void json_string_escapes_what_json_requires(void **state)
     jpt__buf_free(&b);
 }
 
+/* Arrays grow by doubling from their initial capacity; a size that would
+ * overflow is refused and leaves the array as it was. */
+static void array_reserve_doubles_and_refuses_overflow(void **state)
+{
+    size_t cap = 0;
+    int *v = NULL;
+
+    (void)state;
+    v = jpt__array_reserve(v, &cap, 1, sizeof(*v), 4);
+    assert_non_null(v);
+    assert_int_equal(cap, 4);
+    assert_ptr_equal(jpt__array_reserve(v, &cap, 4, sizeof(*v), 4), v);
+    assert_int_equal(cap, 4);
+    v = jpt__array_reserve(v, &cap, 9, sizeof(*v), 4);
+    assert_non_null(v);
+    assert_int_equal(cap, 16);
+    assert_null(jpt__array_reserve(v, &cap, SIZE_MAX / 2, sizeof(*v), 4));
+    assert_int_equal(cap, 16);
+    jpt__free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +293,7 @@ int main(void)
         cmocka_unit_test(unknown_status_is_named_as_unknown),
         cmocka_unit_test(version_is_the_release),
         cmocka_unit_test(free_accepts_null),
+        cmocka_unit_test(array_reserve_doubles_and_refuses_overflow),
         cmocka_unit_test(allocator_cannot_change_after_first_allocation),
         cmocka_unit_test(log_receives_parse_warnings),
         cmocka_unit_test(log_filters_below_min_level),

@@ -115,6 +115,25 @@ char *jpt__memdup0(const void *p, size_t n)
     return copy;
 }
 
+void *jpt__array_reserve(void *v, size_t *cap, size_t need, size_t size, size_t initial)
+{
+    size_t grown = *cap ? *cap : initial;
+
+    if (need <= *cap)
+        return v;
+    while (grown < need) {
+        if (grown > SIZE_MAX / 2)
+            return NULL;
+        grown *= 2;
+    }
+    if (grown > SIZE_MAX / size)
+        return NULL;
+    void *bigger = jpt__realloc(v, grown * size);
+    if (bigger != NULL)
+        *cap = grown;
+    return bigger;
+}
+
 char *jpt__strdup(const char *s)
 {
     return jpt__memdup0(s, strlen(s));

@@ -23,6 +23,11 @@ void jpt__free(void *p);
 char *jpt__strdup(const char *s);
 /* A NUL-terminated copy of `n` bytes (which may contain NULs). */
 char *jpt__memdup0(const void *p, size_t n);
+/* Room for `need` (at least 1) elements of `size` bytes in array `v` of
+ * `*cap`: returns `v` itself when it is big enough, else `v` reallocated to a doubled
+ * capacity (from `initial`) with `*cap` updated, or NULL (out of memory or
+ * overflow) with `v` and `*cap` untouched. */
+void *jpt__array_reserve(void *v, size_t *cap, size_t need, size_t size, size_t initial);
 /* How many allocations have failed on this thread so far. */
 unsigned long jpt__alloc_failures(void);
 

@@ -141,14 +141,11 @@ int jpt__timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline)
         else
             heap_down(l, t->heap_index);
     } else {
-        if (l->nheap == l->cap_heap) {
-            size_t cap = l->cap_heap ? l->cap_heap * 2 : 16;
-            jpt__timer **heap = jpt__realloc(l->heap, cap * sizeof(*heap));
-            if (heap == NULL)
-                return JPT_ERR_NOMEM;
-            l->heap = heap;
-            l->cap_heap = cap;
-        }
+        jpt__timer **heap =
+            jpt__array_reserve(l->heap, &l->cap_heap, l->nheap + 1, sizeof(*heap), 16);
+        if (heap == NULL)
+            return JPT_ERR_NOMEM;
+        l->heap = heap;
         t->deadline = deadline;
         t->heap_index = l->nheap;
         l->heap[l->nheap++] = t;

@@ -171,16 +171,13 @@ static int env_put(envv *e, const char *name, size_t name_len, const char *value
             e->v[i] = entry.data;
             return JPT_OK;
         }
-    if (e->n + 1 >= e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 32;
-        char **v = jpt__realloc(e->v, cap * sizeof(*v));
-        if (v == NULL) {
-            jpt__buf_free(&entry);
-            return JPT_ERR_NOMEM;
-        }
-        e->v = v;
-        e->cap = cap;
+    /* The entry and the terminating NULL. */
+    char **v = jpt__array_reserve(e->v, &e->cap, e->n + 2, sizeof(*v), 32);
+    if (v == NULL) {
+        jpt__buf_free(&entry);
+        return JPT_ERR_NOMEM;
     }
+    e->v = v;
     e->v[e->n++] = entry.data;
     e->v[e->n] = NULL;
     return JPT_OK;

@@ -670,14 +670,11 @@ int jpt__handle_watch(jpt_handle *h, jpt__watcher *w, unsigned role)
             h->watchers[i].role |= role;
             return JPT_OK;
         }
-    if (h->nwatchers == h->cap_watchers) {
-        size_t cap = h->cap_watchers ? h->cap_watchers * 2 : 2;
-        jpt__watch_entry *grown = jpt__realloc(h->watchers, cap * sizeof(*grown));
-        if (grown == NULL)
-            return JPT_ERR_NOMEM;
-        h->watchers = grown;
-        h->cap_watchers = cap;
-    }
+    jpt__watch_entry *grown =
+        jpt__array_reserve(h->watchers, &h->cap_watchers, h->nwatchers + 1, sizeof(*grown), 2);
+    if (grown == NULL)
+        return JPT_ERR_NOMEM;
+    h->watchers = grown;
     h->watchers[h->nwatchers++] = (jpt__watch_entry){w, role};
     return JPT_OK;
 }

@@ -509,15 +509,12 @@ static int add_tools(jpt_registry *r, jpt__tool **tools, size_t n, bool replace)
                             tools[i]->name);
         adding += old == NULL;
     }
-    if (r->ntools + adding > r->cap_tools) {
-        size_t cap = r->cap_tools ? r->cap_tools : 8;
-        while (cap < r->ntools + adding)
-            cap *= 2;
-        jpt__tool **grown = jpt__realloc(r->tools, cap * sizeof(*grown));
+    if (adding > 0) {
+        jpt__tool **grown =
+            jpt__array_reserve(r->tools, &r->cap_tools, r->ntools + adding, sizeof(*grown), 8);
         if (grown == NULL)
             return jpt__err(&r->err, JPT_ERR_NOMEM, "out of memory adding tools");
         r->tools = grown;
-        r->cap_tools = cap;
     }
     for (size_t i = 0; i < n; i++) {
         size_t k;

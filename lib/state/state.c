@@ -34,14 +34,10 @@ static void strv_free(jpt__strv *sv)
 
 int jpt__strv_push(jpt__strv *sv, const char *p, size_t n)
 {
-    if (sv->n == sv->cap) {
-        size_t cap = sv->cap ? sv->cap * 2 : 4;
-        char **v = jpt__realloc(sv->v, cap * sizeof(*v));
-        if (v == NULL)
-            return JPT_ERR_NOMEM;
-        sv->v = v;
-        sv->cap = cap;
-    }
+    char **v = jpt__array_reserve(sv->v, &sv->cap, sv->n + 1, sizeof(*v), 4);
+    if (v == NULL)
+        return JPT_ERR_NOMEM;
+    sv->v = v;
     char *copy = jpt__memdup0(p, n);
     if (copy == NULL)
         return JPT_ERR_NOMEM;
@@ -66,16 +62,13 @@ int jpt__block_copy(const jpt__block *src, jpt__block *dst)
 
 int jpt__state_push_block(jpt_state *s, jpt__block *b)
 {
-    if (s->nblocks == s->cap_blocks) {
-        size_t cap = s->cap_blocks ? s->cap_blocks * 2 : 4;
-        jpt__block *blocks = jpt__realloc(s->blocks, cap * sizeof(*blocks));
-        if (blocks == NULL) {
-            jpt__block_clear(b);
-            return JPT_ERR_NOMEM;
-        }
-        s->blocks = blocks;
-        s->cap_blocks = cap;
+    jpt__block *blocks =
+        jpt__array_reserve(s->blocks, &s->cap_blocks, s->nblocks + 1, sizeof(*blocks), 4);
+    if (blocks == NULL) {
+        jpt__block_clear(b);
+        return JPT_ERR_NOMEM;
     }
+    s->blocks = blocks;
     s->blocks[s->nblocks++] = *b;
     memset(b, 0, sizeof(*b));
     return JPT_OK;
