@@ -179,6 +179,21 @@ void ru_release_kept(void)
         json_decref(kept[--nkept]);
 }
 
+int (*ru_wait)(jpt_registry *r, jpt_batch *b, int timeout_ms) = jpt_registry_wait;
+
+json_t *ru_finish(jpt_registry *r, jpt_batch *b)
+{
+    assert_int_equal(ru_wait(r, b, WAIT_MS), JPT_OK);
+    json_t *results = ru_results(b);
+    jpt_batch_free(b);
+    return ru_keep(results);
+}
+
+json_t *ru_run_js(jpt_registry *r, const char *calls_js)
+{
+    return ru_finish(r, ru_submit(r, calls_js));
+}
+
 void ru_drain_events(jpt_registry *r)
 {
     jpt_event *e;

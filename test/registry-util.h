@@ -63,6 +63,14 @@ json_t *ru_results(const jpt_batch *b);
  * can use results without freeing them; returns `v`. */
 json_t *ru_keep(json_t *v);
 void ru_release_kept(void);
+/* How ru_finish waits: jpt_registry_wait unless a suite installs a
+ * wrapper (as with ru_dispatch). */
+extern int (*ru_wait)(jpt_registry *r, jpt_batch *b, int timeout_ms);
+/* Waits for the batch (WAIT_MS), frees it and returns its results, kept
+ * until ru_release_kept(). */
+json_t *ru_finish(jpt_registry *r, jpt_batch *b);
+/* ru_finish(r, ru_submit(r, calls_js)). */
+json_t *ru_run_js(jpt_registry *r, const char *calls_js);
 /* Pops and frees every queued event. */
 void ru_drain_events(jpt_registry *r);
 /* Result i is call `id` with `content`, a handle or await response

@@ -108,21 +108,6 @@ static jpt_registry *registry_of(int turn_end_ms, json_t *first, ...)
 
 /* ---- Calls and results ------------------------------------------------------------- */
 
-/* Waits for the batch, frees it and returns its results (the teardown
- * releases them). */
-static json_t *finish(jpt_registry *r, jpt_batch *b)
-{
-    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
-    json_t *results = ru_results(b);
-    jpt_batch_free(b);
-    return ru_keep(results);
-}
-
-static json_t *run(jpt_registry *r, const char *calls_js)
-{
-    return finish(r, ru_submit(r, calls_js));
-}
-
 /* One call, its content compared as JSON. */
 static void call_expect(jpt_registry *r, const char *tool, const char *args_js,
                         const char *content_js, bool is_error)
@@ -343,7 +328,7 @@ static void rfd_check_and_test_spawned_and_awaited_with_all_in_one_batch(void **
     (void)state;
     jpt_registry *r = registry(js(rfd_tools), 0);
 
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'call_1','name':'cargo_check','arguments':{'action':'spawn','id':'check','package':'jp_cli'}},"
         "{'id':'call_2','name':'cargo_test','arguments':{'action':'spawn','id':'test','package':'jp_cli'}},"
         "{'id':'call_3','name':'await','arguments':{'all':['check','test']}}]");
@@ -370,7 +355,7 @@ static void rfd_race_with_any_returns_the_first_and_leaves_the_other_running(voi
     (void)state;
     jpt_registry *r = registry(js(rfd_tools), 0);
 
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'call_1','name':'crate_search','arguments':{'action':'spawn','id':'crates','query':'async runtime'}},"
         "{'id':'call_2','name':'github_code_search','arguments':{'action':'spawn','id':'github','query':'async runtime'}},"
         "{'id':'call_3','name':'await','arguments':{'any':['crates','github']}}]");
@@ -395,7 +380,7 @@ static void rfd_timeout_returns_current_states_and_aborts_nothing(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'nap','arguments':{'action':'spawn','id':'check','ms':300}},"
         "{'id':'2','name':'nap','arguments':{'action':'spawn','id':'test','ms':2500}},"
         "{'id':'3','name':'await','arguments':{'all':['check','test'],'timeout_secs':1}}]");
@@ -407,7 +392,7 @@ static void rfd_timeout_returns_current_states_and_aborts_nothing(void **state)
                        false);
     call_expect(r, "nap", "{'action':'fetch','id':'test'}",
                 "{'id':'test','state':'running','content':''}", false);
-    res = run(r, "[{'id':'4','name':'await','arguments':{'all':['test']}}]");
+    res = ru_run_js(r, "[{'id':'4','name':'await','arguments':{'all':['test']}}]");
     ru_assert_response(res, 0, "4",
                        "{'completed':["
                        "{'id':'test','state':'stopped','result':'slept 2500\\n\\n[process ended: exit status 0]'}],"
@@ -424,7 +409,7 @@ static void await_with_any_and_all_needs_every_all_and_one_any(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'nap','arguments':{'action':'spawn','id':'slow','ms':900}},"
         "{'id':'2','name':'nap','arguments':{'action':'spawn','id':'fast','ms':300}},"
         "{'id':'3','name':'nap','arguments':{'action':'spawn','id':'never','ms':30000}},"
@@ -446,7 +431,7 @@ static void await_without_handle_ids_is_an_error(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'await','arguments':{}},"
         "{'id':'2','name':'await','arguments':{'any':[]}},"
         "{'id':'3','name':'await','arguments':{'all':[]}},"
@@ -469,7 +454,7 @@ static void await_on_an_unknown_handle_is_an_error(void **state)
 
     call_expect(r, "nap", "{'action':'spawn','id':'check','ms':30000}",
                 "{'id':'check','state':'running','content':''}", false);
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'await','arguments':{'all':['my_handle']}},"
         "{'id':'2','name':'await','arguments':{'all':['check'],'any':['my_handle']}}]");
 
@@ -500,7 +485,7 @@ static void await_on_handles_stopped_before_returns_at_once(void **state)
     assert_false(jpt_batch_done(b));
     jpt_registry_dispatch(r);
     assert_true(jpt_batch_done(b));
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     ru_assert_response(res, 0, "w",
                        "{'completed':["
                        "{'id':'a','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'},"
@@ -522,8 +507,8 @@ static void several_awaits_on_one_handle_complete_with_the_same_result(void **st
     jpt_batch *b1 = ru_submit(r, "[{'id':'w1','name':'await','arguments':{'all':['h']}},"
                               " {'id':'w2','name':'await','arguments':{'any':['h']}}]");
     jpt_batch *b2 = ru_submit(r, "[{'id':'w3','name':'await','arguments':{'all':['h']}}]");
-    json_t *res1 = finish(r, b1);
-    json_t *res2 = finish(r, b2);
+    json_t *res1 = ru_finish(r, b1);
+    json_t *res2 = ru_finish(r, b2);
 
     static const char expected[] =
         "{'completed':[{'id':'h','state':'stopped',"
@@ -544,7 +529,7 @@ static void await_is_not_spawnable(void **state)
 
     call_expect(r, "nap", "{'action':'spawn','id':'h','ms':30000}",
                 "{'id':'h','state':'running','content':''}", false);
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'await','arguments':{'action':'spawn','id':'w','all':['h']}},"
         "{'id':'2','name':'await','arguments':{'action':'fetch','id':'h'}}]");
     /* The wording is the library's (the RFD gives none). */
@@ -555,7 +540,7 @@ static void await_is_not_spawnable(void **state)
                    "`await` is not a stateful tool: it takes no `action` and cannot be spawned",
                    true);
     /* No handle `w` came of it. */
-    res = run(r, "[{'id':'3','name':'await','arguments':{'all':['w']}}]");
+    res = ru_run_js(r, "[{'id':'3','name':'await','arguments':{'all':['w']}}]");
     ru_assert_text(res, 0, "3", "Handle `w` not found", true);
     done(r);
 }
@@ -575,7 +560,7 @@ static void await_is_absent_without_stateful_tools(void **state)
     assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "name")),
                         "once");
     json_decref(list);
-    json_t *res = run(r, "[{'id':'1','name':'await','arguments':{'all':['x']}}]");
+    json_t *res = ru_run_js(r, "[{'id':'1','name':'await','arguments':{'all':['x']}}]");
     ru_assert_text(res, 0, "1", "Unknown tool `await`", true);
     done(r);
 }
@@ -632,7 +617,7 @@ static void await_is_listed_exactly_as_rfd_037_gives_it(void **state)
     json_decref(flat);
     json_decref(schema);
     /* … and the runtime check stands in for it. */
-    json_t *res = run(r, "[{'id':'1','name':'await','arguments':{'timeout_secs':1}}]");
+    json_t *res = ru_run_js(r, "[{'id':'1','name':'await','arguments':{'timeout_secs':1}}]");
     ru_assert_text(res, 0, "1", "At least one handle ID required", true);
     done(r);
 }
@@ -645,7 +630,7 @@ static void await_placed_before_its_spawns_in_the_batch_finds_them(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'await','arguments':{'all':['check','test']}},"
         "{'id':'2','name':'nap','arguments':{'action':'spawn','id':'check','ms':400}},"
         "{'id':'3','name':'nap','arguments':{'action':'spawn','id':'test','ms':500}}]");
@@ -671,7 +656,7 @@ static void await_after_a_spawn_that_could_not_run_reports_it(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'nap','arguments':{'action':'spawn','id':'x'}},"
         "{'id':'2','name':'await','arguments':{'all':['x']}}]");
 
@@ -693,7 +678,7 @@ static void await_before_a_spawn_that_could_not_run_reports_it(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'await','arguments':{'all':['x']}},"
         "{'id':'2','name':'nap','arguments':{'action':'spawn','id':'x'}}]");
 
@@ -769,9 +754,9 @@ static void awaited_waiting_handle_is_answered_through_the_inquiry_handler(void 
     /* Answered, the handle runs again: still pending. */
     assert_false(jpt_batch_done(wait));
 
-    json_t *stop = run(r, "[{'id':'s','name':'counter','arguments':"
-                          "{'action':'apply','id':'n','input':'stop\\n'}}]");
-    json_t *res = finish(r, wait);
+    json_t *stop = ru_run_js(r, "[{'id':'s','name':'counter','arguments':"
+                             "{'action':'apply','id':'n','input':'stop\\n'}}]");
+    json_t *res = ru_finish(r, wait);
     /* Reset by the answer: the count ends at 0, not 1. */
     ru_assert_response(res, 0, "w",
                        "{'completed':[{'id':'n','state':'stopped',"
@@ -809,7 +794,7 @@ static void handle_asking_while_awaited_is_answered_through_the_inquiry_handler(
                             "'default':false}"));
     assert_int_equal(jpt_inquiry_answer(q, "true"), JPT_OK);
     inq.q = NULL;
-    json_t *res = finish(r, wait);
+    json_t *res = ru_finish(r, wait);
     /* The model never saw the question, so the result shows it before the
      * tool's last word (the header is silent; this is what the library
      * does). */
@@ -845,7 +830,7 @@ static void question_asked_during_its_spawn_reaches_the_handler_for_the_await(vo
         assert_int_equal(jpt_inquiry_answer(q, "true"), JPT_OK);
         inq.q = NULL;
     }
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     char spawned[512], awaited[512];
     snprintf(spawned, sizeof(spawned), "%s", ru_content(res, 0));
     snprintf(awaited, sizeof(awaited), "%s", ru_content(res, 1));
@@ -871,7 +856,7 @@ static void waiting_handle_without_a_handler_stays_pending(void **state)
                 "{'id':'n','state':'waiting','content':'Question [reset]: Reset the counter?\\n"
                 "Expected answer: true or false\\nDefault: false'}",
                 false);
-    json_t *res = run(r, "[{'id':'w','name':'await','arguments':{'all':['n'],'timeout_secs':1}}]");
+    json_t *res = ru_run_js(r, "[{'id':'w','name':'await','arguments':{'all':['n'],'timeout_secs':1}}]");
     ru_assert_response(res, 0, "w",
                        "{'completed':[],'pending':[{'id':'n','state':'waiting'}],'timed_out':true}",
                        false);
@@ -903,7 +888,7 @@ static void cancelled_question_stops_the_awaited_handle_with_an_error(void **sta
     assert_int_equal(jpt_inquiry_cancel(q, "the user walked away"), JPT_OK);
     inq.q = NULL;
 
-    json_t *res = finish(r, wait);
+    json_t *res = ru_finish(r, wait);
     ru_assert_response(res, 0, "w",
                        "{'completed':[{'id':'n','state':'stopped','result':"
                        "'Error: The question `reset` was not answered: the user walked away'}],'pending':[]}",
@@ -949,7 +934,7 @@ static void batch_with_two_spawns_of_one_id_is_rejected_and_nothing_runs(void **
     assert_false(exists("m1"));
     assert_false(exists("m2"));
 
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     static const char why[] = "This batch was not run: handle ID `dup` cannot be used (two "
                               "spawns in this batch use it). Choose unique ids and send the "
                               "calls again.";
@@ -986,7 +971,7 @@ static void batch_reusing_an_active_handle_id_is_rejected_and_nothing_runs(void 
     assert_false(exists("m1"));
     assert_false(exists("m2"));
 
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     static const char why[] = "This batch was not run: handle ID `dup` cannot be used (an "
                               "active handle already uses it). Choose unique ids and send the "
                               "calls again.";
@@ -1021,7 +1006,7 @@ static void batch_results_are_in_input_order(void **state)
         jpt_event_free(e);
     }
     assert_string_equal(order, "fast slow ");
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     ru_assert_text(res, 0, "slow", "first\nslept 400\n", false);
     ru_assert_text(res, 1, "fast", "second\nslept 0\n", false);
     done(r);
@@ -1035,7 +1020,7 @@ static void arguments_given_as_a_json_string_are_taken(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'await','arguments':'{\\'all\\':[\\'s\\']}'},"
         "{'id':'2','name':'nap','arguments':'{\\'action\\':\\'spawn\\',\\'id\\':\\'s\\',\\'ms\\':400}'},"
         "{'id':'3','name':'sleep','arguments':'{\\'ms\\':0,\\'text\\':\\'x\\'}'}]");
@@ -1069,7 +1054,7 @@ static void batch_cancel_kills_one_shots_and_ends_awaits_keeping_finished_result
     assert_int_equal(children(), 2);
 
     jpt_batch_cancel(b);
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     ru_assert_text(res, 0, "quick", "slept 0\n", false);
     ru_assert_text(res, 1, "long", "The call `sleep` was cancelled", true);
     ru_assert_response(res, 2, "spawn", "{'id':'h','state':'running','content':''}", false);
@@ -1240,7 +1225,7 @@ static void awaited_handle_leaves_no_notification(void **state)
     assert_true(until_all(r, w, 2));
     assert_notifications(r, "[]");
     jpt_batch_cancel(b);
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     ru_assert_response(res, 0, "w",
                        "{'completed':[],'pending':[{'id':'q','state':'waiting'},"
                        "{'id':'t','state':'running'}],'cancelled':true}",
@@ -1315,7 +1300,7 @@ static json_t *end_turn(jpt_registry *r, unsigned flags)
 
     assert_int_equal(jpt_registry_end_turn(r, flags, &b), JPT_OK);
     assert_non_null(b);
-    return finish(r, b);
+    return ru_finish(r, b);
 }
 
 /* "abort: JP terminates all outstanding handles immediately. Results are
@@ -1462,7 +1447,7 @@ static void turn_end_inquire_asks_once_and_waits_or_aborts_per_handle(void **sta
     if (jpt_inquiry_answer(q, js(answer)) != JPT_OK)
         fail_msg("answer refused: %s", jpt_inquiry_errmsg(q));
     inq.q = NULL;
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     assert_int_equal(json_array_size(res), 1);
     ru_assert_response(res, 0, "check",
                        "{'id':'check','state':'stopped',"
@@ -1503,7 +1488,7 @@ static void turn_end_answer_may_name_handles_in_any_order(void **state)
                                                   "{'id':'check','action':'abort'}]}")),
                          JPT_OK);
     inq.q = NULL;
-    assert_json(finish(r, b), "[]");
+    assert_json(ru_finish(r, b), "[]");
     done(r);
 
     if (rc != JPT_OK)
@@ -1529,7 +1514,7 @@ static void turn_end_answer_is_checked_against_its_schema(void **state)
     assert_int_equal(jpt_inquiry_answer(q, js("{'handles':[{'id':'h','action':'abort'}]}")),
                      JPT_OK);
     inq.q = NULL;
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     assert_json(res, "[]");
     assert_int_equal(children(), 0);
     done(r);
@@ -1567,7 +1552,7 @@ static void turn_end_question_cancelled_awaits(void **state)
     assert_non_null(q);
     assert_int_equal(jpt_inquiry_cancel(q, NULL), JPT_OK);
     inq.q = NULL;
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     assert_json(res, "[]");
     assert_notifications(r, "[{'id':'h','tool':'nap_inquire','state':'stopped',"
                             "'result':'slept 400\\n\\n[process ended: exit status 0]','is_error':false}]");
@@ -1654,7 +1639,7 @@ static void second_turn_end_while_one_settles_is_a_state_error(void **state)
     assert_null(second);
     assert_string_equal(jpt_registry_errmsg(r),
                         "end_turn: the previous turn end is still settling");
-    assert_json(finish(r, first), "[]");
+    assert_json(ru_finish(r, first), "[]");
     assert_json(end_turn(r, 0), "[]");
     done(r);
 }
@@ -1687,7 +1672,7 @@ static void await_completes_in_the_dispatch_where_its_last_handle_stops(void **s
     }
     assert_true(stopped_at >= 0);
     assert_int_equal(done_at, stopped_at);
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     ru_assert_response(res, 2, "w",
                        "{'completed':["
                        "{'id':'one','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'},"

@@ -43,10 +43,20 @@ static struct {
     int answer_rc;
 } inq;
 
+/* Driving, with in_dispatch kept (installed as ru_dispatch and ru_wait, so
+ * the shared helpers keep it too). */
 static int dispatch(jpt_registry *r)
 {
     in_dispatch = true;
     int rc = jpt_registry_dispatch(r);
+    in_dispatch = false;
+    return rc;
+}
+
+static int wait_batch(jpt_registry *r, jpt_batch *b, int timeout_ms)
+{
+    in_dispatch = true;
+    int rc = jpt_registry_wait(r, b, timeout_ms);
     in_dispatch = false;
     return rc;
 }
@@ -61,6 +71,7 @@ static int setup(void **state)
     memset(&inq, 0, sizeof(inq));
     in_dispatch = false;
     ru_dispatch = dispatch;
+    ru_wait = wait_batch;
     return 0;
 }
 
@@ -77,6 +88,7 @@ static int teardown(void **state)
     prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
     ru_release_kept();
     ru_dispatch = jpt_registry_dispatch;
+    ru_wait = jpt_registry_wait;
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
     return system(cmd) == 0 ? 0 : -1;
 }
@@ -103,37 +115,12 @@ static void done(jpt_registry *r)
     current = NULL;
 }
 
-/* ---- Driving, with in_dispatch kept ------------------------------------------------- */
-
-static int wait_batch(jpt_registry *r, jpt_batch *b, int timeout_ms)
-{
-    in_dispatch = true;
-    int rc = jpt_registry_wait(r, b, timeout_ms);
-    in_dispatch = false;
-    return rc;
-}
-
 static int run_all(jpt_registry *r, int timeout_ms)
 {
     in_dispatch = true;
     int rc = jpt_registry_run(r, timeout_ms);
     in_dispatch = false;
     return rc;
-}
-
-/* Waits for the batch, frees it and returns its results (the teardown
- * releases them). */
-static json_t *finish(jpt_registry *r, jpt_batch *b)
-{
-    assert_int_equal(wait_batch(r, b, WAIT_MS), JPT_OK);
-    json_t *results = ru_results(b);
-    jpt_batch_free(b);
-    return ru_keep(results);
-}
-
-static json_t *run(jpt_registry *r, const char *calls_js)
-{
-    return finish(r, ru_submit(r, calls_js));
 }
 
 /* One call "c" of `tool`, its content compared as JSON. */
@@ -143,7 +130,7 @@ static void call_expect(jpt_registry *r, const char *tool, const char *args_js,
     char calls[1024];
 
     snprintf(calls, sizeof(calls), "[{'id':'c','name':'%s','arguments':%s}]", tool, args_js);
-    ru_assert_response(run(r, calls), 0, "c", content_js, is_error);
+    ru_assert_response(ru_run_js(r, calls), 0, "c", content_js, is_error);
 }
 
 static void assert_gone(jpt_registry *r, const char *tool, const char *id)
@@ -153,7 +140,7 @@ static void assert_gone(jpt_registry *r, const char *tool, const char *id)
     snprintf(calls, sizeof(calls),
              "[{'id':'c','name':'%s','arguments':{'action':'fetch','id':'%s'}}]", tool, id);
     snprintf(text, sizeof(text), "Handle `%s` not found", id);
-    ru_assert_text(run(r, calls), 0, "c", text, true);
+    ru_assert_text(ru_run_js(r, calls), 0, "c", text, true);
 }
 
 static void on_inquiry(jpt_inquiry *q, void *ud)
@@ -329,7 +316,7 @@ static void builtin_stopping_inside_abort_by_the_model_stays_valid_until_answere
     spawn_worker(r, "a");
     jpt_batch *watch = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['a']}}]");
     dispatch(r); /* the await watches */
-    json_t *res = run(r, "[{'id':'x','name':'worker','arguments':{'action':'abort','id':'a'}}]");
+    json_t *res = ru_run_js(r, "[{'id':'x','name':'worker','arguments':{'action':'abort','id':'a'}}]");
 
     assert_int_equal(x.aborts, 1);
     assert_int_equal(x.abort_update_rc, JPT_OK);
@@ -337,7 +324,7 @@ static void builtin_stopping_inside_abort_by_the_model_stays_valid_until_answere
     ru_assert_response(res, 0, "x",
                        "{'id':'a','state':'stopped','result':'stopped by abort\\n\\n[aborted]'}",
                        false);
-    ru_assert_response(finish(r, watch), 0, "w",
+    ru_assert_response(ru_finish(r, watch), 0, "w",
                        "{'completed':[{'id':'a','state':'stopped',"
                        "'result':'stopped by abort\\n\\n[aborted]'}],'pending':[]}",
                        false);
@@ -357,7 +344,7 @@ static void builtin_stopping_inside_abort_at_a_turn_end_abort_stays_valid(void *
 
     spawn_worker(r, "a");
     assert_int_equal(jpt_registry_end_turn(r, 0, &b), JPT_OK);
-    assert_json(finish(r, b), "[]");
+    assert_json(ru_finish(r, b), "[]");
     assert_int_equal(x.aborts, 1);
     assert_int_equal(x.aborts_outside, 0);
     assert_int_equal(x.abort_update_rc, JPT_OK);
@@ -376,7 +363,7 @@ static void builtin_stopping_inside_abort_at_the_turn_end_timeout_stays_valid(vo
 
     spawn_worker(r, "a");
     assert_int_equal(jpt_registry_end_turn(r, 0, &b), JPT_OK);
-    assert_json(finish(r, b), "[]");
+    assert_json(ru_finish(r, b), "[]");
     assert_int_equal(x.aborts, 1);
     assert_int_equal(x.aborts_outside, 0);
     assert_int_equal(x.abort_update_rc, JPT_OK);
@@ -400,7 +387,7 @@ static void builtin_stopping_inside_start_with_its_batch_freed_leaks_nothing(voi
         "{'id':'s','name':'worker','arguments':{'action':'spawn','id':'a'}}]";
 
     /* Once through, for what the loop keeps for good. */
-    run(r, calls);
+    ru_run_js(r, calls);
     ru_drain_events(r);
     long live = tu_live_blocks();
 
@@ -461,7 +448,7 @@ static void turn_end_with_its_batch_freed_by_the_host_still_lets_run_return(void
     assert_int_equal(x.aborts, 2);
     assert_int_equal(x.aborts_outside, 0);
     assert_int_equal(jpt_registry_end_turn(r, 0, &next), JPT_OK);
-    assert_json(finish(r, next), "[]");
+    assert_json(ru_finish(r, next), "[]");
     assert_gone(r, "worker", "a");
     done(r);
 }
@@ -473,7 +460,7 @@ static void turn_end_with_its_batch_freed_by_the_host_still_lets_run_return(void
  * round left no block behind. */
 static void assert_freed_batch_leaks_nothing(jpt_registry *r, const char *calls)
 {
-    run(r, calls);
+    ru_run_js(r, calls);
     ru_drain_events(r);
     long live = tu_live_blocks();
 
@@ -518,7 +505,7 @@ static void freed_batch_action_on_a_busy_handle_leaks_nothing(void **state)
 
     call_expect(r, "echo", "{'action':'spawn','id':'e'}",
                 "{'id':'e','state':'running','content':'ready\\n> '}", false);
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'apply','id':'e','input':'x\\n'}},"
         "{'id':'2','name':'echo','arguments':{'action':'fetch','id':'e'}}]");
     ru_assert_text(res, 1, "2", "Handle `e` is busy with another action; try again once it has "
@@ -551,7 +538,7 @@ static void cancelled_one_shot_refuses_the_answer_to_its_question(void **state)
     jpt_batch_cancel(b);
     assert_int_equal(jpt_inquiry_answer(q, "\"develop\""), JPT_ERR_CANCELLED);
     inq.q = NULL;
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     ru_assert_text(res, 0, "m", "The call `merge` was cancelled", true);
     assert_int_equal(inq.asked, 1);
     done(r);
@@ -617,7 +604,7 @@ static void await_in_a_batch_cancelled_before_its_spawn_ran_reports_the_reason(v
         "{'id':'s','name':'nap','arguments':{'action':'spawn','id':'h','ms':30000}}]");
     cancel_target = b;
 
-    json_t *res = finish(r, b);
+    json_t *res = ru_finish(r, b);
     /* Not "cancelled": the await was satisfied first, by the handle's stop. */
     ru_assert_response(res, 0, "w",
                        "{'completed':[{'id':'h','state':'stopped',"
@@ -650,11 +637,11 @@ static jpt_inquiry *asked_while_awaited(jpt_registry *r, worker *x, jpt_batch **
 
 static void abort_and_finish(jpt_registry *r, jpt_batch *watch)
 {
-    json_t *res = run(r, "[{'id':'x','name':'worker','arguments':{'action':'abort','id':'a'}}]");
+    json_t *res = ru_run_js(r, "[{'id':'x','name':'worker','arguments':{'action':'abort','id':'a'}}]");
     json_t *resp = ru_response(ru_content(res, 0));
     assert_string_equal(field(resp, "state"), "stopped");
     json_decref(resp);
-    json_t *awaited = finish(r, watch);
+    json_t *awaited = ru_finish(r, watch);
     resp = ru_response(ru_content(awaited, 0));
     assert_int_equal(json_array_size(json_object_get(resp, "completed")), 1);
     json_decref(resp);
@@ -670,7 +657,7 @@ static void inquiry_answered_by_the_models_apply_is_refused_and_not_delivered(vo
     jpt_batch *watch = NULL;
     jpt_inquiry *q1 = asked_while_awaited(r, &x, &watch);
 
-    json_t *res = run(r, "[{'id':'p','name':'worker','arguments':"
+    json_t *res = ru_run_js(r, "[{'id':'p','name':'worker','arguments':"
                          "{'action':'apply','id':'a','input':true}}]");
     json_t *resp = ru_response(ru_content(res, 0));
     assert_string_equal(field(resp, "state"), "running");
@@ -698,7 +685,7 @@ static void inquiry_for_a_first_question_is_refused_once_the_handle_asks_a_secon
     jpt_batch *watch = NULL;
     jpt_inquiry *q1 = asked_while_awaited(r, &x, &watch);
 
-    json_t *res = run(r, "[{'id':'p','name':'worker','arguments':"
+    json_t *res = ru_run_js(r, "[{'id':'p','name':'worker','arguments':"
                          "{'action':'apply','id':'a','input':true}}]");
     json_t *resp = ru_response(ru_content(res, 0));
     assert_string_equal(field(resp, "state"), "waiting");
@@ -756,7 +743,7 @@ static void question_reported_outside_dispatch_reaches_the_handler_at_the_next_d
 
     assert_int_equal(jpt_inquiry_cancel(inq.q, "not now"), JPT_OK);
     inq.q = NULL;
-    json_t *res = finish(r, watch);
+    json_t *res = ru_finish(r, watch);
     json_t *resp = ru_response(ru_content(res, 0));
     json_t *a = json_array_get(json_object_get(resp, "completed"), 0);
     assert_string_equal(json_string_value(json_object_get(a, "id")), "a");
@@ -785,7 +772,7 @@ static void turn_end_answered_inside_the_handler_aborts_the_builtin_inside_dispa
     inq.answer_now = answer;
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
     assert_int_equal(jpt_registry_end_turn(r, 0, &b), JPT_OK);
-    assert_json(finish(r, b), "[]");
+    assert_json(ru_finish(r, b), "[]");
 
     assert_int_equal(inq.asked, 1);
     assert_int_equal(inq.answer_rc, JPT_OK);
@@ -816,7 +803,7 @@ static void turn_end_answered_outside_dispatch_aborts_the_builtin_only_inside_di
     assert_int_equal(jpt_inquiry_answer(q, js(ABORT_A)), JPT_OK);
     inq.q = NULL;
     int aborts_by_answer = x.aborts;
-    assert_json(finish(r, b), "[]");
+    assert_json(ru_finish(r, b), "[]");
     assert_int_equal(aborts_by_answer, 0);
     assert_int_equal(x.aborts, 1);
     assert_int_equal(x.aborts_outside, 0);
@@ -896,7 +883,7 @@ static void await_on_a_stop_reported_before_exit_completes_once_when_the_tool_en
     assert_int_equal(done_before_exit, 0);
     assert_true(exited);
     assert_int_equal(await_done, 1);
-    json_t *res = finish(r, watch);
+    json_t *res = ru_finish(r, watch);
     json_t *resp = parse(ru_content(res, 0));
     json_t *completed = json_object_get(resp, "completed");
     assert_int_equal(json_array_size(completed), 1);
@@ -928,7 +915,7 @@ static void await_all_waits_for_every_handle_when_one_reported_its_stop_early(vo
     assert_false(jpt_batch_done(watch));
 
     touch("go_b");
-    json_t *res = finish(r, watch);
+    json_t *res = ru_finish(r, watch);
     json_t *resp = parse(ru_content(res, 0));
     json_t *completed = json_object_get(resp, "completed");
     assert_int_equal(json_array_size(completed), 2);
@@ -966,7 +953,7 @@ static void handle_of_a_replaced_tool_is_still_found_by_fetch_and_abort(void **s
 
     call_expect(r, "svc", "{'action':'fetch','id':'old'}",
                 "{'id':'old','state':'running','content':''}", false);
-    json_t *res = run(r, "[{'id':'x','name':'svc','arguments':{'action':'abort','id':'old'}}]");
+    json_t *res = ru_run_js(r, "[{'id':'x','name':'svc','arguments':{'action':'abort','id':'old'}}]");
     json_t *resp = ru_response(ru_content(res, 0));
     assert_string_equal(field(resp, "id"), "old");
     assert_string_equal(field(resp, "state"), "stopped");
@@ -987,7 +974,7 @@ static void await_with_an_enormous_timeout_waits_for_the_handle(void **state)
     (void)state;
     jpt_registry *r = registry(js(stdio_tools), 0);
 
-    json_t *res = run(r, "["
+    json_t *res = ru_run_js(r, "["
         "{'id':'s','name':'nap','arguments':{'action':'spawn','id':'n','ms':100}},"
         "{'id':'w','name':'await','arguments':{'all':['n'],'timeout_secs':9223372036854775807}}]");
     ru_assert_response(res, 1, "w",
@@ -1200,7 +1187,7 @@ static void builtin_ops_of_a_newer_caller_are_checked_to_their_size(void **state
     assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'worker'}"), &newer.ops, &x),
                      JPT_OK);
     /* Neither refused attempt added the tool: this one did, and it runs. */
-    ru_assert_text(run(r, "[{'id':'c','name':'worker','arguments':{}}]"), 0, "c", "done at once",
+    ru_assert_text(ru_run_js(r, "[{'id':'c','name':'worker','arguments':{}}]"), 0, "c", "done at once",
                    false);
     done(r);
 }
