@@ -1639,7 +1639,9 @@ static void state_file_no_longer_lists_an_aborted_child(void **state)
     jpt_registry_free(r);
     scratch_remove(&s);
     assert_true(pid > 0);
-    assert_int_equal(len, 0);
+    /* Its slot is blank: only spaces and newlines remain. */
+    assert_true(len >= 0);
+    assert_int_equal(strspn(text, " \n"), (size_t)len);
 }
 
 /* The header is silent on the file once the registry is gone; the library

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -68,6 +69,30 @@ void jpt__err_clear(jpt__errbuf *e);
             (node)->next->prev = (node)->prev;                                \
         (node)->next = (node)->prev = NULL;                                   \
     } while (0)
+
+/* ---- String-keyed maps (idmap.c) -----------------------------------------
+ * Handle ids, call ids: lookups in constant time, so that what a model
+ * sends (thousands of ids in one batch or await) costs linear time. Keys are
+ * not copied; each must live as long as its entry. */
+typedef struct jpt__idmap_slot {
+    const char *key; /* NULL: empty */
+    void *value;
+} jpt__idmap_slot;
+
+typedef struct jpt__idmap {
+    jpt__idmap_slot *slots;
+    size_t cap, n; /* cap is 0 or a power of two */
+    uint64_t seed;
+} jpt__idmap;
+
+void jpt__idmap_init(jpt__idmap *m);
+void jpt__idmap_free(jpt__idmap *m);
+/* The value of `key`, or NULL. */
+void *jpt__idmap_get(const jpt__idmap *m, const char *key);
+/* Adds `key`: JPT_ERR_EXISTS if it is there already, JPT_ERR_NOMEM. */
+int jpt__idmap_put(jpt__idmap *m, const char *key, void *value);
+/* Removes `key` if it maps to `value`. */
+void jpt__idmap_remove(jpt__idmap *m, const char *key, const void *value);
 
 /* ---- Caller-sized structs (error.c) --------------------------------------
  * A struct whose `size` the caller sets (common.h, "ABI promises"): `known`

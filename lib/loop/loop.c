@@ -68,7 +68,7 @@ void jpt__defer_init(jpt__defer *d, jpt__defer_fn fn, void *ud)
 {
     d->fn = fn;
     d->ud = ud;
-    d->next = NULL;
+    d->next = d->prev = NULL;
     d->queued = false;
 }
 
@@ -236,6 +236,7 @@ void jpt__defer_queue(jpt__loop *l, jpt__defer *d)
         return;
     d->queued = true;
     d->next = NULL;
+    d->prev = l->defer_tail;
     d->seq = ++l->defer_seq;
     if (l->defer_tail != NULL)
         l->defer_tail->next = d;
@@ -245,42 +246,41 @@ void jpt__defer_queue(jpt__loop *l, jpt__defer *d)
     signal_eventfd(l);
 }
 
+/* Doubly linked, so that cancelling costs the same however many calls are
+ * queued (a batch of thousands of calls queues one each). */
 void jpt__defer_cancel(jpt__loop *l, jpt__defer *d)
 {
-    jpt__defer **p = &l->defer_head, *prev = NULL;
-
     if (!d->queued)
         return;
-    while (*p != NULL && *p != d) {
-        prev = *p;
-        p = &(*p)->next;
-    }
-    if (*p == d) {
-        *p = d->next;
-        if (l->defer_tail == d)
-            l->defer_tail = prev;
-    }
+    if (d->prev != NULL)
+        d->prev->next = d->next;
+    else
+        l->defer_head = d->next;
+    if (d->next != NULL)
+        d->next->prev = d->prev;
+    else
+        l->defer_tail = d->prev;
     d->queued = false;
-    d->next = NULL;
+    d->next = d->prev = NULL;
 }
 
-/* Runs the calls queued before this dispatch began; calls they queue wait
- * for the next one, which keeps each dispatch bounded. */
+/* Runs the calls queued before this dispatch began, for at most the
+ * budget; calls they queue wait for the next one, which keeps each
+ * dispatch bounded. */
 static bool run_deferred(jpt__loop *l)
 {
     /* Only what was queued before this run: a call that queues itself
      * again runs at the next dispatch, not in a loop here. (By number, as
      * the calls queued now may be cancelled while earlier ones run.) */
     uint64_t last = l->defer_seq;
+    uint64_t until = jpt__now() + JPT__DEFER_BUDGET_NS;
 
     while (l->defer_head != NULL && l->defer_head->seq <= last) {
         jpt__defer *d = l->defer_head;
-        l->defer_head = d->next;
-        if (l->defer_head == NULL)
-            l->defer_tail = NULL;
-        d->queued = false;
-        d->next = NULL;
+        jpt__defer_cancel(l, d);
         d->fn(d);
+        if (jpt__now() >= until)
+            break;
     }
     return l->defer_head != NULL;
 }

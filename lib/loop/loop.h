@@ -50,7 +50,7 @@ struct jpt__timer {
 struct jpt__defer {
     jpt__defer_fn fn;
     void *ud;
-    jpt__defer *next;
+    jpt__defer *next, *prev;
     uint64_t seq; /* the loop's count when it was queued */
     bool queued;
 };
@@ -88,9 +88,12 @@ void jpt__defer_cancel(jpt__loop *l, jpt__defer *d);
 /* Milliseconds until dispatch is due: 0 when work is pending, -1 when
  * nothing is scheduled. Rounded up, so waiting that long never wakes early. */
 int jpt__loop_timeout(const jpt__loop *l);
-/* Runs what is ready without blocking: deferred calls, up to a batch of fd
- * events, expired timers. Returns >0 if more work is ready at once, 0 if
- * not, or a negative status when the epoll fd itself failed. */
+/* Runs what is ready without blocking: deferred calls (for at most
+ * JPT__DEFER_BUDGET_NS, so that thousands queued at once start over several
+ * dispatches), up to a batch of fd events, expired timers. Returns >0 if
+ * more work is ready at once, 0 if not, or a negative status when the epoll
+ * fd itself failed. */
+#define JPT__DEFER_BUDGET_NS 2000000u
 int jpt__loop_dispatch(jpt__loop *l);
 /* Blocks until the loop fd is readable or `timeout_ms` passes (-1: no
  * limit). Returns 0, or JPT_ERR_IO. */

@@ -3,6 +3,7 @@
  * watches its handles; each stop updates two counters, so the cost of an
  * event does not grow with the number of handles awaited, and the await
  * answers in the dispatch in which its condition is met. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,7 +16,7 @@ struct jpt__await {
     jpt__watcher base; /* first: the watcher callbacks get this pointer */
     jpt__call *call;
     jpt_handle **handles; /* in the order given, all then any, no repeats */
-    unsigned *roles;
+    jpt__sub *subs;       /* one per handle, its role JPT__ROLE_* bits */
     size_t n;
     size_t all_left;      /* handles in `all` not stopped yet */
     bool has_any;
@@ -44,14 +45,14 @@ static void detach(jpt__await *a)
 
     jpt__timer_stop(r->loop, &a->timer);
     for (size_t i = 0; i < a->n; i++)
-        jpt__handle_unwatch(a->handles[i], &a->base);
+        jpt__handle_unwatch(&a->subs[i]);
 }
 
 static void await_release(jpt__await *a)
 {
     a->call->await = NULL;
     jpt__free(a->handles);
-    jpt__free(a->roles);
+    jpt__free(a->subs);
     jpt__free(a);
 }
 
@@ -132,11 +133,11 @@ static void finish(jpt__await *a, const char *flag)
     jpt__free(handles);
 }
 
-static void on_handle_stopped(jpt__watcher *w, jpt_handle *h, unsigned role)
+static void on_handle_stopped(jpt__watcher *w, jpt__sub *s)
 {
     jpt__await *a = (jpt__await *)w;
+    unsigned role = s->role;
 
-    (void)h;
     if (role & JPT__ROLE_ALL)
         a->all_left--;
     if (role & JPT__ROLE_ANY)
@@ -150,10 +151,20 @@ static void on_timeout(jpt__timer *t)
     finish(t->ud, "timed_out");
 }
 
+/* The ids of the `any` and `all` arguments, without repeats, each with its
+ * JPT__ROLE_* bits; found through a map, so an await of many ids costs
+ * linear time. */
+typedef struct id_list {
+    const char **ids;
+    unsigned *roles;
+    size_t n;
+    jpt__idmap seen; /* id -> its index + 1 */
+} id_list;
+
 /* Adds the ids of `list` (the `any` or `all` argument) with `role`.
  * Returns false with the call completed when the list is malformed. */
-static bool take_ids(jpt__call *call, const json_t *list, const char *name,
-                     const char **ids, unsigned *roles, size_t *n)
+static bool take_ids(jpt__call *call, const json_t *list, const char *name, unsigned role,
+                     id_list *l)
 {
     size_t i;
     const json_t *id;
@@ -172,94 +183,113 @@ static bool take_ids(jpt__call *call, const json_t *list, const char *name,
                                 jpt__json_type_phrase(id));
             return false;
         }
-        size_t k = 0;
-        while (k < *n && strcmp(ids[k], json_string_value(id)) != 0)
-            k++;
-        if (k == *n) {
-            ids[k] = json_string_value(id);
-            roles[k] = 0;
-            (*n)++;
+        const char *text = json_string_value(id);
+        uintptr_t k = (uintptr_t)jpt__idmap_get(&l->seen, text);
+        if (k == 0) {
+            if (jpt__idmap_put(&l->seen, text, (void *)(uintptr_t)(l->n + 1)) < 0) {
+                jpt__call_complete(call, "out of memory starting the await", true);
+                return false;
+            }
+            l->ids[l->n] = text;
+            l->roles[l->n] = 0;
+            k = ++l->n;
         }
-        roles[k] |= strcmp(name, "all") == 0 ? JPT__ROLE_ALL : JPT__ROLE_ANY;
+        l->roles[k - 1] |= role;
     }
     return true;
+}
+
+/* Checks the arguments and collects the ids; false with the call
+ * completed when they are wrong. */
+static bool read_arguments(jpt__call *call, const json_t *arguments, id_list *l)
+{
+    const json_t *timeout = json_object_get(arguments, "timeout_secs");
+
+    /* RFD 037, "Recursive await": await is not a stateful tool. */
+    if (json_object_get(arguments, "action") != NULL) {
+        jpt__call_complete(call, "`await` is not a stateful tool: it takes no `action` and "
+                                 "cannot be spawned", true);
+        return false;
+    }
+    if (!take_ids(call, json_object_get(arguments, "all"), "all", JPT__ROLE_ALL, l) ||
+        !take_ids(call, json_object_get(arguments, "any"), "any", JPT__ROLE_ANY, l))
+        return false;
+    if (timeout != NULL && !json_is_null(timeout) &&
+        (!json_is_integer(timeout) || json_integer_value(timeout) < 0)) {
+        jpt__call_complete(call, "Invalid arguments for `await`: `timeout_secs` must be a "
+                                 "whole number of seconds, 0 or more", true);
+        return false;
+    }
+    if (l->n == 0) {
+        jpt__call_complete(call, "At least one handle ID required", true);
+        return false;
+    }
+    return true;
+}
+
+/* The await for the ids, its handles found; NULL with the call completed
+ * when an id is unknown or memory is short. */
+static jpt__await *await_new(jpt__call *call, const id_list *l)
+{
+    jpt__await *a = jpt__calloc(1, sizeof(*a));
+
+    if (a == NULL || (a->handles = jpt__calloc(l->n, sizeof(*a->handles))) == NULL ||
+        (a->subs = jpt__calloc(l->n, sizeof(*a->subs))) == NULL) {
+        if (a != NULL)
+            jpt__free(a->handles);
+        jpt__free(a);
+        jpt__call_complete(call, "out of memory starting the await", true);
+        return NULL;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        /* RFD 037: an unknown id is an error, not a silent skip. */
+        if ((a->handles[i] = jpt__handle_find(call->r, l->ids[i])) == NULL) {
+            jpt__call_completef(call, true, "Handle `%s` not found", l->ids[i]);
+            jpt__free(a->handles);
+            jpt__free(a->subs);
+            jpt__free(a);
+            return NULL;
+        }
+    }
+    a->base.stopped = on_handle_stopped;
+    a->call = call;
+    a->n = l->n;
+    jpt__timer_init(&a->timer, on_timeout, a);
+    return a;
 }
 
 void jpt__await_start(jpt__call *call, json_t *arguments)
 {
     jpt_registry *r = call->r;
-    const json_t *any = json_object_get(arguments, "any");
-    const json_t *all = json_object_get(arguments, "all");
     const json_t *timeout = json_object_get(arguments, "timeout_secs");
-    size_t cap = json_array_size(any) + json_array_size(all) + 1;
-    const char **ids = jpt__calloc(cap, sizeof(*ids));
-    unsigned *roles = jpt__calloc(cap, sizeof(*roles));
-    jpt__await *a = NULL;
-    size_t n = 0;
+    size_t cap = json_array_size(json_object_get(arguments, "any")) +
+                 json_array_size(json_object_get(arguments, "all")) + 1;
+    id_list l;
+    jpt__await *a;
 
-    if (ids == NULL || roles == NULL) {
+    l.ids = jpt__calloc(cap, sizeof(*l.ids));
+    l.roles = jpt__calloc(cap, sizeof(*l.roles));
+    l.n = 0;
+    jpt__idmap_init(&l.seen);
+    if (l.ids == NULL || l.roles == NULL) {
         jpt__call_complete(call, "out of memory starting the await", true);
         goto out;
     }
-    /* RFD 037, "Recursive await": await is not a stateful tool. */
-    if (json_object_get(arguments, "action") != NULL) {
-        jpt__call_complete(call, "`await` is not a stateful tool: it takes no `action` and "
-                                 "cannot be spawned", true);
+    if (!read_arguments(call, arguments, &l) || (a = await_new(call, &l)) == NULL)
         goto out;
-    }
-    if (!take_ids(call, all, "all", ids, roles, &n) || !take_ids(call, any, "any", ids, roles, &n))
-        goto out;
-    if (timeout != NULL && !json_is_null(timeout) &&
-        (!json_is_integer(timeout) || json_integer_value(timeout) < 0)) {
-        jpt__call_complete(call, "Invalid arguments for `await`: `timeout_secs` must be a "
-                                 "whole number of seconds, 0 or more", true);
-        goto out;
-    }
-    if (n == 0) {
-        jpt__call_complete(call, "At least one handle ID required", true);
-        goto out;
-    }
-
-    if ((a = jpt__calloc(1, sizeof(*a))) == NULL ||
-        (a->handles = jpt__calloc(n, sizeof(*a->handles))) == NULL ||
-        (a->roles = jpt__calloc(n, sizeof(*a->roles))) == NULL) {
-        if (a != NULL)
-            jpt__free(a->handles);
-        jpt__free(a);
-        jpt__call_complete(call, "out of memory starting the await", true);
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++) {
-        /* RFD 037: an unknown id is an error, not a silent skip. */
-        if ((a->handles[i] = jpt__handle_find(r, ids[i])) == NULL) {
-            jpt__call_completef(call, true, "Handle `%s` not found", ids[i]);
-            jpt__free(a->handles);
-            jpt__free(a->roles);
-            jpt__free(a);
-            goto out;
-        }
-        a->roles[i] = roles[i];
-    }
-    a->base.stopped = on_handle_stopped;
-    a->call = call;
-    a->n = n;
-    jpt__timer_init(&a->timer, on_timeout, a);
     call->await = a;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < a->n; i++) {
         jpt_handle *h = a->handles[i];
+        unsigned role = l.roles[i];
         /* Stopped as watchers count it: a tool may report its stop before
          * its process has ended, and is announced only then. */
         bool stopped = h->exited;
-        a->has_any |= (a->roles[i] & JPT__ROLE_ANY) != 0;
-        if ((a->roles[i] & JPT__ROLE_ALL) && !stopped)
+        a->has_any |= (role & JPT__ROLE_ANY) != 0;
+        if ((role & JPT__ROLE_ALL) && !stopped)
             a->all_left++;
-        if ((a->roles[i] & JPT__ROLE_ANY) && stopped)
+        if ((role & JPT__ROLE_ANY) && stopped)
             a->any_stopped++;
-        if (jpt__handle_watch(h, &a->base, a->roles[i]) < 0) {
-            a->n = i;
-            finish(a, NULL);
-            goto out;
-        }
+        jpt__handle_watch(h, &a->subs[i], &a->base, role);
     }
     /* RFD 037: an already satisfied condition returns without blocking. */
     if (satisfied(a)) {
@@ -276,12 +306,13 @@ void jpt__await_start(jpt__call *call, json_t *arguments)
         goto out;
     }
     /* Waiting counts as pending while the inquiry handler resolves it. */
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < a->n; i++)
         if (a->handles[i]->kind == JPT_STATE_WAITING && a->handles[i]->waiter == NULL)
             jpt__handle_ask_soon(a->handles[i]);
 out:
-    jpt__free(ids);
-    jpt__free(roles);
+    jpt__idmap_free(&l.seen);
+    jpt__free(l.ids);
+    jpt__free(l.roles);
 }
 
 void jpt__await_cancel(jpt__call *call)

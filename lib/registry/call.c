@@ -537,48 +537,71 @@ static const char *spawn_id(jpt_registry *r, const jpt__call *call)
 /* RFD 037, "await in parallel tool call batches": every spawn id of the
  * batch is registered before any call runs, so an await in the same batch
  * finds it. Two spawns with one id, or one an active handle holds, reject
- * the whole batch: nothing runs, and every call says which id. */
+ * the whole batch: nothing runs, and every call says which id. The ids are
+ * checked through maps: linear time however many spawns a batch holds. */
+static int find_collision(jpt_registry *r, jpt_batch *b, jpt__buf *why)
+{
+    jpt__idmap seen;
+    int rc = JPT_OK;
+
+    jpt__idmap_init(&seen);
+    for (size_t i = 0; i < b->n && rc == JPT_OK; i++) {
+        const char *id = spawn_id(r, b->calls[i]);
+        const char *holder = NULL;
+        if (id == NULL)
+            continue;
+        if (jpt__handle_find(r, id) != NULL)
+            holder = "an active handle already uses it";
+        else if ((rc = jpt__idmap_put(&seen, id, b->calls[i])) == JPT_ERR_EXISTS)
+            holder = "two spawns in this batch use it";
+        if (holder != NULL)
+            rc = jpt__buf_printf(why, "This batch was not run: handle ID `%s` cannot be "
+                                      "used (%s). Choose unique ids and send the calls "
+                                      "again.",
+                                 id, holder) < 0
+                     ? JPT_ERR_NOMEM
+                     : JPT_ERR_EXISTS;
+    }
+    jpt__idmap_free(&seen);
+    return rc == JPT_ERR_EXISTS ? JPT_OK : rc;
+}
+
 static int preregister(jpt_registry *r, jpt_batch *b)
 {
     jpt__buf why = JPT__BUF_INIT;
+    size_t nspawns = 0;
+    int rc = find_collision(r, b, &why);
 
-    for (size_t i = 0; i < b->n && why.len == 0; i++) {
-        const char *id = spawn_id(r, b->calls[i]);
-        if (id == NULL)
-            continue;
-        const char *holder = NULL;
-        if (jpt__handle_find(r, id) != NULL)
-            holder = "an active handle already uses it";
-        for (size_t j = 0; j < i && holder == NULL; j++) {
-            const char *other = spawn_id(r, b->calls[j]);
-            if (other != NULL && strcmp(other, id) == 0)
-                holder = "two spawns in this batch use it";
-        }
-        if (holder != NULL &&
-            jpt__buf_printf(&why, "This batch was not run: handle ID `%s` cannot be used "
-                                  "(%s). Choose unique ids and send the calls again.",
-                            id, holder) < 0)
-            return JPT_ERR_NOMEM;
+    if (rc < 0) {
+        jpt__buf_free(&why);
+        return rc;
     }
     if (why.len > 0) {
         b->rejected = jpt__buf_take(&why);
         return b->rejected != NULL ? JPT_OK : JPT_ERR_NOMEM;
     }
+    for (size_t i = 0; i < b->n; i++)
+        nspawns += spawn_id(r, b->calls[i]) != NULL;
+    if (nspawns > 0 && (b->held = jpt__calloc(nspawns, sizeof(*b->held))) == NULL)
+        return JPT_ERR_NOMEM;
     for (size_t i = 0; i < b->n; i++) {
         const char *id = spawn_id(r, b->calls[i]);
         jpt_handle *h;
         if (id == NULL)
             continue;
         json_t *none = json_object();
-        int rc = none != NULL ? jpt__handle_new(r, jpt__tool_find(r, b->calls[i]->name), id,
-                                                none, &h)
-                              : JPT_ERR_NOMEM;
+        rc = none != NULL ? jpt__handle_new(r, jpt__tool_find(r, b->calls[i]->name), id,
+                                            none, &h)
+                          : JPT_ERR_NOMEM;
         json_decref(none);
+        if (rc == JPT_OK && (rc = jpt__handle_register(h)) < 0)
+            jpt__handle_free(h);
         if (rc < 0)
             return rc; /* the caller frees the placeholders made so far */
-        h->registered = true;
         h->placeholder = true;
         h->held_by = b;
+        h->held_index = b->nheld;
+        b->held[b->nheld++] = h;
         b->calls[i]->handle = h;
     }
     return JPT_OK;
@@ -721,8 +744,10 @@ nomem:
         jpt__handle_free(h);
         jpt__call_free(b->calls[i]);
     }
-    if (b != NULL)
+    if (b != NULL) {
+        jpt__free(b->held);
         jpt__free(b->calls);
+    }
     jpt__free(b);
     jpt__free(args);
     jpt__free(problems);
@@ -810,16 +835,17 @@ JPT_EXPORT void jpt_batch_cancel(jpt_batch *b)
  * ID, the entry exists"). */
 void jpt__batch_unhold(jpt_batch *b)
 {
-    jpt_handle *h = b->r->handles;
-
-    while (h != NULL) {
-        jpt_handle *next = h->next;
-        if (h->held_by == b) {
-            h->held_by = NULL;
-            jpt__handle_release_if_done(h);
-        }
-        h = next;
+    /* Releasing one handle never frees another this batch holds: each is
+     * looked at as it stands. */
+    for (size_t i = 0; i < b->nheld; i++) {
+        jpt_handle *h = b->held[i];
+        if (h == NULL)
+            continue;
+        b->held[i] = NULL;
+        h->held_by = NULL;
+        jpt__handle_release_if_done(h);
     }
+    b->nheld = 0;
 }
 
 JPT_EXPORT void jpt_batch_free(jpt_batch *b)
@@ -839,6 +865,7 @@ JPT_EXPORT void jpt_batch_free(jpt_batch *b)
             call->batch = NULL; /* it finishes on its own and frees itself */
     }
     JPT__LIST_REMOVE(r->batches, b);
+    jpt__free(b->held);
     jpt__free(b->calls);
     jpt__free(b->rejected);
     jpt__free(b);

@@ -141,13 +141,18 @@ void jpt__handle_free(jpt_handle *h)
     if (x->output_event != NULL)
         x->output_event->output_of = NULL;
     jpt__notify_forget(h);
-    jpt__free(h->watchers);
+    while (h->subs != NULL)
+        jpt__handle_unwatch(h->subs);
+    if (h->held_by != NULL)
+        h->held_by->held[h->held_index] = NULL;
+    if (h->registered)
+        jpt__idmap_remove(&r->handle_ids, h->id, h);
     jpt__free(h->final_text);
     if (h->child != NULL) {
         jpt__child_free(h->child);
         h->child = NULL;
-        jpt__stale_record(r);
     }
+    jpt__stale_remove(r, h);
     JPT__LIST_REMOVE(r->handles, h);
     jpt__capture_free(&h->out);
     jpt__capture_free(&h->err);
@@ -169,10 +174,16 @@ void jpt__handle_free(jpt_handle *h)
 
 jpt_handle *jpt__handle_find(jpt_registry *r, const char *id)
 {
-    for (jpt_handle *h = r->handles; h != NULL; h = h->next)
-        if (h->registered && strcmp(h->id, id) == 0)
-            return h;
-    return NULL;
+    return jpt__idmap_get(&r->handle_ids, id);
+}
+
+int jpt__handle_register(jpt_handle *h)
+{
+    int rc = jpt__idmap_put(&h->r->handle_ids, h->id, h);
+
+    if (rc == JPT_OK)
+        h->registered = true;
+    return rc;
 }
 
 size_t jpt__handles_children(jpt_registry *r, jpt__child ***out)
@@ -238,7 +249,7 @@ static int start_stdio(jpt_handle *h, int action, jpt__buf *why)
     jpt__command_free(&cmd);
     if (rc == JPT_OK && action == JPT__ACTION_NONE && t->timeout_ms > 0)
         rc = jpt__timer_start(r->loop, &h->timeout_timer, jpt__deadline_ms(t->timeout_ms));
-    jpt__stale_record(r);
+    jpt__stale_add(r, h, jpt__child_pid(h->child));
     return rc;
 }
 
@@ -457,17 +468,23 @@ static void stopped(jpt_handle *h)
         return;
     }
     /* Everyone who waits hears of it; the handle is not freed before the
-     * last of them has (busy), whatever they do with it. */
+     * last of them has (busy), whatever they do with it. A watcher may end
+     * other subscriptions than its own as it hears (an await that finishes
+     * lets go of every handle it watched), so the list is taken first. */
     jpt__handle_pin(h);
     jpt__registry_event(r, JPT_EVENT_STATE, NULL, h);
     if (!watched(h) && !h->delivered)
         jpt__notify_change(h, JPT__NOTIFY_SUCCESS);
-    jpt__watch_entry *copy = NULL;
     size_t n = h->nwatchers;
-    if (n > 0 && (copy = jpt__calloc(n, sizeof(*copy))) != NULL)
-        memcpy(copy, h->watchers, n * sizeof(*copy));
-    for (size_t i = 0; copy != NULL && i < n; i++)
-        copy[i].w->stopped(copy[i].w, h, copy[i].role);
+    jpt__sub **copy = n > 0 ? jpt__calloc(n, sizeof(*copy)) : NULL;
+    size_t k = 0;
+    for (jpt__sub *s = h->subs; copy != NULL && s != NULL; s = s->next)
+        copy[k++] = s;
+    for (size_t i = 0; i < k; i++)
+        copy[i]->w->stopped(copy[i]->w, copy[i]);
+    if (n > 0 && copy == NULL)
+        jpt__log(JPT_LOG_ERROR, "out of memory: the watchers of handle '%s' missed its stop",
+                 h->id);
     jpt__free(copy);
     if (h->waiter != NULL)
         jpt__call_wake(h->waiter);
@@ -481,7 +498,7 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     h->exit = *e;
     jpt__child_free(c);
     h->child = NULL;
-    jpt__stale_record(h->r);
+    jpt__stale_remove(h->r, h);
     stopped(h);
 }
 
@@ -663,29 +680,22 @@ const char *jpt__kind_name(int kind)
                                        : "stopped";
 }
 
-int jpt__handle_watch(jpt_handle *h, jpt__watcher *w, unsigned role)
+void jpt__handle_watch(jpt_handle *h, jpt__sub *s, jpt__watcher *w, unsigned role)
 {
-    for (size_t i = 0; i < h->nwatchers; i++)
-        if (h->watchers[i].w == w) {
-            h->watchers[i].role |= role;
-            return JPT_OK;
-        }
-    jpt__watch_entry *grown =
-        jpt__array_reserve(h->watchers, &h->cap_watchers, h->nwatchers + 1, sizeof(*grown), 2);
-    if (grown == NULL)
-        return JPT_ERR_NOMEM;
-    h->watchers = grown;
-    h->watchers[h->nwatchers++] = (jpt__watch_entry){w, role};
-    return JPT_OK;
+    s->w = w;
+    s->role = role;
+    s->h = h;
+    JPT__LIST_PUSH(h->subs, s);
+    h->nwatchers++;
 }
 
-void jpt__handle_unwatch(jpt_handle *h, jpt__watcher *w)
+void jpt__handle_unwatch(jpt__sub *s)
 {
-    for (size_t i = 0; i < h->nwatchers; i++)
-        if (h->watchers[i].w == w) {
-            h->watchers[i] = h->watchers[--h->nwatchers];
-            return;
-        }
+    if (s->h == NULL)
+        return;
+    JPT__LIST_REMOVE(s->h->subs, s);
+    s->h->nwatchers--;
+    s->h = NULL;
 }
 
 int jpt__handle_model_text(const jpt_handle *h, const jpt_state *s, jpt__buf *out)

@@ -37,18 +37,6 @@ static int set_root(jpt_registry *r, const char *root)
     return r->root != NULL ? JPT_OK : JPT_ERR_NOMEM;
 }
 
-/* A state file that lists children belongs to another registry, or to a
- * crashed one whose orphans jpt_registry_reap_stale() must see: never
- * overwritten. An empty one is what a registry without children leaves. */
-static int state_file_unused(const char *path)
-{
-    struct stat st;
-
-    if (stat(path, &st) < 0)
-        return errno == ENOENT ? JPT_OK : JPT_ERR_IO;
-    return st.st_size > 0 ? JPT_ERR_EXISTS : JPT_OK;
-}
-
 JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry **out)
 {
     jpt_registry_options o;
@@ -70,6 +58,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     jpt_registry *r = jpt__calloc(1, sizeof(*r));
     if (r == NULL)
         return JPT_ERR_NOMEM;
+    r->state_fd = -1;
     r->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     r->kill_grace_ms = opt_ms(o.kill_grace_ms, DEFAULT_KILL_GRACE_MS);
     r->capture_bytes = o.capture_bytes > 0 ? o.capture_bytes : DEFAULT_CAPTURE_BYTES;
@@ -79,17 +68,16 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     r->drain_ms = opt_ms(o.drain_ms, DEFAULT_DRAIN_MS);
     r->max_inquiry_rounds = opt_ms(o.max_inquiry_rounds, DEFAULT_INQUIRY_ROUNDS);
     r->turn_end_timeout_ms = opt_ms(o.turn_end_timeout_ms, DEFAULT_TURN_END_TIMEOUT_MS);
+    jpt__idmap_init(&r->handle_ids);
     if ((rc = set_root(r, o.root)) < 0 ||
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
         (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
         (rc = jpt__loop_new(&r->loop)) < 0 || (r->devnull < 0 && (rc = JPT_ERR_IO) < 0) ||
-        (r->state_file != NULL && (rc = state_file_unused(r->state_file)) < 0) ||
-        (rc = jpt__stale_record(r)) < 0) {
-        /* Not ours to remove. */
-        if (rc == JPT_ERR_EXISTS) {
-            jpt__free(r->state_file);
-            r->state_file = NULL;
-        }
+        /* A state file that lists children belongs to another registry,
+         * or to a crashed one whose orphans jpt_registry_reap_stale() must
+         * see: never overwritten. */
+        (r->state_file != NULL && (rc = jpt__stale_in_use(r->state_file)) < 0) ||
+        (rc = jpt__stale_open(r)) < 0) {
         jpt_registry_free(r);
         return rc < 0 ? rc : JPT_ERR_NOMEM;
     }
@@ -143,6 +131,7 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
         jpt__call_free(r->calls);
     while (r->handles != NULL)
         jpt__handle_free(r->handles);
+    jpt__idmap_free(&r->handle_ids);
     jpt__inquiries_free(r);
     jpt__notices_free(r);
     while (r->events_head != NULL)
@@ -150,8 +139,8 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     for (size_t i = 0; i < r->ntools; i++)
         jpt__tool_unref(r->tools[i]);
     jpt__free(r->tools);
-    if (r->state_file != NULL && r->loop != NULL)
-        unlink(r->state_file);
+    jpt__stale_close(r);
+    jpt__free(r->free_slots);
     jpt__loop_free(r->loop);
     if (r->devnull >= 0)
         close(r->devnull);

@@ -74,31 +74,38 @@ typedef struct jpt__call jpt__call;
 typedef struct jpt__notice jpt__notice;
 
 /* A party waiting for handles to stop (RFD 037): an await call, or the turn
- * end. `role` is what the handle is to it (JPT__ROLE_* bits). */
+ * end. It watches each handle through a subscription of its own, linked
+ * into the handle's list, so that watching and unwatching cost the same
+ * whatever the number of watchers or handles. `role` is what the handle is
+ * to the watcher (JPT__ROLE_* bits for an await). */
 typedef struct jpt__watcher jpt__watcher;
+typedef struct jpt__sub jpt__sub;
 struct jpt__watcher {
-    void (*stopped)(jpt__watcher *w, jpt_handle *h, unsigned role);
+    void (*stopped)(jpt__watcher *w, jpt__sub *s);
+};
+struct jpt__sub {
+    jpt__watcher *w;
+    unsigned role;
+    jpt_handle *h;      /* NULL while not subscribed */
+    jpt__sub *next, *prev;
 };
 #define JPT__ROLE_ALL 1
 #define JPT__ROLE_ANY 2
-
-typedef struct jpt__watch_entry {
-    jpt__watcher *w;
-    unsigned role;
-} jpt__watch_entry;
 
 struct jpt_handle {
     jpt_registry *r;
     char *id;
     jpt__tool *tool;
-    bool registered;     /* in the registry's id table (stateful handles) */
+    bool registered;     /* in the registry's id map (stateful handles) */
     bool placeholder;    /* pre-registered by its batch, not started yet */
     jpt_batch *held_by;  /* kept until this batch is done (pre-registration) */
+    size_t held_index;   /* its place in held_by->held */
     uint64_t started;    /* when it was spawned (ns), for elapsed_secs */
     int kind;            /* JPT_STATE_* */
     json_t *arguments;   /* without action and id */
     json_t *answers;     /* accumulated answers (one-shot re-runs) */
     jpt__child *child;   /* stdio runtime, while the process lives */
+    size_t stale_slot;   /* its slot in the state file + 1, or 0 */
     jpt__capture out;    /* everything, head+tail */
     jpt__capture err;
     jpt__capture fresh;  /* stdout since the model last read it (stateful) */
@@ -112,8 +119,8 @@ struct jpt_handle {
     int busy;            /* pinned (jpt__handle_pin): not freed yet */
     char *failure;       /* why the handle stopped without a tool result */
     jpt__call *waiter;   /* the action waiting for this handle to settle */
-    jpt__watch_entry *watchers; /* awaits and the turn end */
-    size_t nwatchers, cap_watchers;
+    jpt__sub *subs;      /* awaits and the turn end watching it */
+    size_t nwatchers;
     char *final_text;    /* the stopped result as the model reads it */
     bool final_error;
     jpt__notice *notice; /* its queued notification, if any */
@@ -157,6 +164,8 @@ struct jpt_batch {
     jpt__call **calls;
     size_t n;
     size_t pending;
+    jpt_handle **held;   /* handles it pre-registered, until it is done */
+    size_t nheld;
     jpt_batch *next, *prev;
 };
 
@@ -199,10 +208,14 @@ struct jpt_registry {
     int max_inquiry_rounds;
     char *spool_dir;
     char *state_file;
+    int state_fd;        /* the state file, open while the registry lives */
+    size_t *free_slots;  /* its blank slots, for reuse */
+    size_t nfree_slots, cap_free_slots, nslots;
 
     jpt__tool **tools;
     size_t ntools, cap_tools;
     jpt_handle *handles; /* every live handle, registered or not */
+    jpt__idmap handle_ids; /* registered handles by id */
     jpt_batch *batches;
     jpt__call *calls;    /* in flight */
     jpt_inquiry *inquiries;
@@ -279,8 +292,14 @@ void jpt__handle_kill(jpt_handle *h, const char *why);
 /* The handle's OUTPUT event was popped or dropped; the next output queues
  * another. */
 void jpt__handle_output_event_gone(jpt_handle *h);
-int jpt__handle_watch(jpt_handle *h, jpt__watcher *w, unsigned role);
-void jpt__handle_unwatch(jpt_handle *h, jpt__watcher *w);
+/* Subscribes `w` to the handle's stop through `s` (the watcher's own
+ * storage, linked until unwatched); a watcher subscribes once per handle. */
+void jpt__handle_watch(jpt_handle *h, jpt__sub *s, jpt__watcher *w, unsigned role);
+/* Ends the subscription; idempotent. */
+void jpt__handle_unwatch(jpt__sub *s);
+/* Enters the handle in the registry's id map: stateful handles, found by
+ * id. JPT_ERR_EXISTS when a registered handle has the id. */
+int jpt__handle_register(jpt_handle *h);
 /* The rendered, limited text the model reads for `s`. */
 int jpt__handle_model_text(const jpt_handle *h, const jpt_state *s, jpt__buf *out);
 /* The result of a stopped handle, rendered once and kept, so that every
@@ -363,8 +382,16 @@ void jpt__turn_unanswered(jpt__turn *t);
 void jpt__turn_batch_gone(jpt_registry *r, jpt_batch *b);
 void jpt__turn_free(jpt_registry *r);
 
-/* stale.c: rewrites the state file; JPT_ERR_IO if it cannot (later
- * failures are logged: a spawn does not fail for them). */
-int jpt__stale_record(jpt_registry *r);
+/* stale.c: the state file of live children. Opening creates it empty
+ * (JPT_ERR_IO if it cannot); adding and removing a child write its slot
+ * (failures are logged: a spawn does not fail for them); closing removes
+ * the file. */
+int jpt__stale_open(jpt_registry *r);
+void jpt__stale_close(jpt_registry *r);
+void jpt__stale_add(jpt_registry *r, jpt_handle *h, pid_t pid);
+void jpt__stale_remove(jpt_registry *r, jpt_handle *h);
+/* JPT_ERR_EXISTS when the file at `path` lists a child, JPT_OK when it is
+ * absent or lists none, JPT_ERR_IO when it cannot be read. */
+int jpt__stale_in_use(const char *path);
 
 #endif /* JPT_LIB_REGISTRY_H */

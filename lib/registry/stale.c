@@ -1,51 +1,113 @@
 /* The state file (RFD 009, "Handle cleanup guarantees"): while a registry
  * has live children, a file lists each one's pid and start time, so that a
- * process started after a crash can kill the orphans and only them. The
- * file is rewritten whole, through a rename, so a crash never leaves half
- * of it. */
+ * process started after a crash can kill the orphans and only them.
+ *
+ * The file is a row of fixed-width slots, one per live child: a spawn
+ * writes its child's slot and an exit blanks it, each with one pwrite of a
+ * few bytes, so the cost of a spawn or an exit does not grow with the
+ * number of children alive (the start time is read from /proc once, at the
+ * spawn). Freed slots are reused. A blank slot is spaces ending in a
+ * newline, which the reader skips. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "registry/registry.h"
 
-int jpt__stale_record(jpt_registry *r)
-{
-    jpt__buf text = JPT__BUF_INIT, tmp = JPT__BUF_INIT;
-    int rc = JPT_OK;
+/* "<pid> <start time>" padded with spaces, then a newline. */
+#define SLOT_BYTES 32
 
+int jpt__stale_open(jpt_registry *r)
+{
     if (r->state_file == NULL)
         return JPT_OK;
-    for (jpt_handle *h = r->handles; rc == JPT_OK && h != NULL; h = h->next) {
-        if (h->child == NULL)
-            continue;
-        pid_t pid = jpt__child_pid(h->child);
-        rc = jpt__buf_printf(&text, "%d %" PRIu64 "\n", (int)pid,
-                             jpt__process_start_time(pid));
+    r->state_fd = open(r->state_file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (r->state_fd < 0)
+        return jpt__err(&r->err, JPT_ERR_IO, "opening the state file %s: %s", r->state_file,
+                        strerror(errno));
+    return JPT_OK;
+}
+
+void jpt__stale_close(jpt_registry *r)
+{
+    if (r->state_fd < 0)
+        return;
+    close(r->state_fd);
+    r->state_fd = -1;
+    unlink(r->state_file);
+}
+
+static void write_slot(jpt_registry *r, size_t slot, const char *text)
+{
+    char record[SLOT_BYTES];
+    size_t n = strlen(text);
+
+    memset(record, ' ', sizeof(record));
+    memcpy(record, text, n < SLOT_BYTES - 1 ? n : SLOT_BYTES - 1);
+    record[SLOT_BYTES - 1] = '\n';
+    if (pwrite(r->state_fd, record, sizeof(record), (off_t)(slot * SLOT_BYTES)) !=
+        (ssize_t)sizeof(record))
+        /* A spawn does not fail for its bookkeeping: the child runs, and
+         * only a crash of the host would show what was not written. */
+        jpt__log(JPT_LOG_WARNING, "writing the state file %s: %s", r->state_file,
+                 errno != 0 ? strerror(errno) : "short write");
+}
+
+void jpt__stale_add(jpt_registry *r, jpt_handle *h, pid_t pid)
+{
+    char text[SLOT_BYTES];
+    size_t slot;
+
+    if (r->state_fd < 0)
+        return;
+    if (r->nfree_slots > 0)
+        slot = r->free_slots[--r->nfree_slots];
+    else
+        slot = r->nslots++;
+    h->stale_slot = slot + 1;
+    snprintf(text, sizeof(text), "%d %" PRIu64, (int)pid, jpt__process_start_time(pid));
+    write_slot(r, slot, text);
+}
+
+void jpt__stale_remove(jpt_registry *r, jpt_handle *h)
+{
+    if (r->state_fd < 0 || h->stale_slot == 0)
+        return;
+    size_t slot = h->stale_slot - 1;
+    h->stale_slot = 0;
+    write_slot(r, slot, "");
+    size_t *grown = jpt__array_reserve(r->free_slots, &r->cap_free_slots,
+                                       r->nfree_slots + 1, sizeof(*grown), 16);
+    /* Without memory to remember it, the slot stays blank and unused. */
+    if (grown != NULL) {
+        r->free_slots = grown;
+        r->free_slots[r->nfree_slots++] = slot;
     }
-    if (rc == JPT_OK)
-        rc = jpt__buf_printf(&tmp, "%s.tmp", r->state_file);
-    if (rc == JPT_OK) {
-        FILE *f = fopen(tmp.data, "we");
-        bool ok = f != NULL && fwrite(text.data != NULL ? text.data : "", 1, text.len, f) ==
-                                   text.len;
-        if (f != NULL && fclose(f) != 0)
-            ok = false;
-        if (!ok || rename(tmp.data, r->state_file) < 0) {
-            jpt__err(&r->err, JPT_ERR_IO, "writing the state file %s: %s", r->state_file,
-                     strerror(errno));
-            jpt__log(JPT_LOG_WARNING, "%s", r->err.text);
-            unlink(tmp.data);
-            rc = JPT_ERR_IO;
-        }
-    }
-    jpt__buf_free(&text);
-    jpt__buf_free(&tmp);
-    return rc;
+}
+
+int jpt__stale_in_use(const char *path)
+{
+    char buf[4096];
+    ssize_t n;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return errno == ENOENT ? JPT_OK : JPT_ERR_IO;
+    /* Any record, not just any byte: blank slots list nobody. */
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] != ' ' && buf[i] != '\n') {
+                close(fd);
+                return JPT_ERR_EXISTS;
+            }
+    close(fd);
+    return n < 0 ? JPT_ERR_IO : JPT_OK;
 }
 
 JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed)
@@ -61,6 +123,7 @@ JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed)
     FILE *f = fopen(path, "re");
     if (f == NULL)
         return errno == ENOENT ? JPT_OK : JPT_ERR_IO;
+    /* fscanf skips the blank slots as whitespace. */
     while (fscanf(f, "%d %" SCNu64, &pid, &start) == 2) {
         if (pid <= 1 || start == 0)
             continue;

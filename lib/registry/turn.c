@@ -26,6 +26,7 @@ typedef struct entry {
     jpt_handle *h;
     int mode;
     bool settled;
+    jpt__sub sub;      /* its subscription to the handle's stop */
 } entry;
 
 struct jpt__turn {
@@ -101,7 +102,7 @@ static void settle(jpt__turn *t, entry *e)
     e->settled = true;
     e->h = NULL;
     t->unsettled--;
-    jpt__handle_unwatch(h, &t->base);
+    jpt__handle_unwatch(&e->sub);
     if (h->exited) {
         if (e->mode == MODE_NOTIFY)
             jpt__notify_force(h);
@@ -113,21 +114,13 @@ static void settle(jpt__turn *t, entry *e)
     }
 }
 
-static entry *entry_of(jpt__turn *t, const jpt_handle *h)
-{
-    for (size_t i = 0; i < t->n; i++)
-        if (t->entries[i].h == h)
-            return &t->entries[i];
-    return NULL;
-}
-
-static void on_stopped(jpt__watcher *w, jpt_handle *h, unsigned role)
+static void on_stopped(jpt__watcher *w, jpt__sub *s)
 {
     jpt__turn *t = (jpt__turn *)w;
-    entry *e = entry_of(t, h);
+    /* The role is the entry's index (see run_policies). */
+    entry *e = &t->entries[s->role];
 
-    (void)role;
-    if (e != NULL && e->mode != MODE_ASKING) {
+    if (e->mode != MODE_ASKING) {
         settle(t, e);
         finish_if_settled(t);
     }
@@ -174,8 +167,7 @@ static void turn_release(jpt__turn *t)
     jpt__defer_cancel(r->loop, &t->decide);
     json_decref(t->answer);
     for (size_t i = 0; i < t->n; i++)
-        if (t->entries[i].h != NULL)
-            jpt__handle_unwatch(t->entries[i].h, &t->base);
+        jpt__handle_unwatch(&t->entries[i].sub);
     for (jpt_inquiry *q = r->inquiries; q != NULL; q = q->next)
         if (q->turn == t)
             q->turn = NULL;
@@ -223,16 +215,31 @@ static void apply_answer(jpt__defer *d)
     size_t i;
     const json_t *item;
 
+    jpt__idmap actions;
+
     t->answer = NULL;
     t->busy++;
-    /* A handle the answer does not mention is waited for. */
+    /* The answer's actions by handle id (the first mention counts), so
+     * that a long answer costs linear time. Its keys live in the answer. */
+    jpt__idmap_init(&actions);
     json_array_foreach(list, i, item) {
         const char *id = json_string_value(json_object_get(item, "id"));
         const char *action = json_string_value(json_object_get(item, "action"));
-        for (size_t k = 0; id != NULL && action != NULL && k < t->n; k++)
-            if (t->entries[k].h != NULL && strcmp(t->entries[k].h->id, id) == 0)
-                decide(t, &t->entries[k], strcmp(action, "wait") == 0);
+        if (id != NULL && action != NULL &&
+            jpt__idmap_put(&actions, id, (void *)action) == JPT_ERR_NOMEM)
+            jpt__log(JPT_LOG_WARNING, "out of memory: handle '%s' is waited for at the "
+                                      "turn end", id);
     }
+    /* Deciding may settle other entries (a builtin's abort callback may
+     * stop any handle): each entry is looked at as it stands. A handle the
+     * answer does not mention is waited for. */
+    for (size_t k = 0; k < t->n; k++) {
+        entry *e = &t->entries[k];
+        const char *action = e->h != NULL ? jpt__idmap_get(&actions, e->h->id) : NULL;
+        if (action != NULL)
+            decide(t, e, strcmp(action, "wait") == 0);
+    }
+    jpt__idmap_free(&actions);
     for (size_t k = 0; k < t->n; k++)
         decide(t, &t->entries[k], true);
     t->busy--;
@@ -365,12 +372,17 @@ static void run_policies(jpt__defer *d)
         finish_if_settled(t);
         return;
     }
-    /* Take stock first: policies may stop handles (and free them). */
-    for (jpt_handle *h = r->handles; h != NULL; h = h->next) {
-        if (!h->registered || jpt__handle_watch(h, &t->base, 0) < 0)
-            continue;
-        entry *e = &t->entries[t->n++];
-        e->h = h;
+    /* Take stock first: policies may stop handles (and free them). The
+     * question lists the handles in the order they were spawned. */
+    for (jpt_handle *h = r->handles; h != NULL; h = h->next)
+        if (h->registered)
+            t->entries[t->n++].h = h;
+    qsort(t->entries, t->n, sizeof(*t->entries), by_start);
+    for (size_t i = 0; i < t->n; i++) {
+        entry *e = &t->entries[i];
+        jpt_handle *h = e->h;
+        /* The subscription's role is the entry's index. */
+        jpt__handle_watch(h, &e->sub, &t->base, (unsigned)i);
         if (h->exited)
             e->mode = MODE_NOTIFY;
         else if (h->tool->on_turn_end == JPT__TURN_ABORT)
@@ -382,8 +394,6 @@ static void run_policies(jpt__defer *d)
         asking += e->mode == MODE_ASKING;
         t->unsettled++;
     }
-    /* The question lists the handles in the order they were spawned. */
-    qsort(t->entries, t->n, sizeof(*t->entries), by_start);
     if (jpt__timer_start(r->loop, &t->timer, jpt__deadline_ms(r->turn_end_timeout_ms)) < 0)
         jpt__log(JPT_LOG_WARNING, "out of memory: the turn end waits without a timeout");
     for (size_t i = 0; i < t->n; i++) {
@@ -395,7 +405,7 @@ static void run_policies(jpt__defer *d)
             e->settled = true;
             e->h = NULL;
             t->unsettled--;
-            jpt__handle_unwatch(h, &t->base);
+            jpt__handle_unwatch(&e->sub);
             h->delivered = true;
             jpt__handle_release_if_done(h);
         } else if (e->h != NULL && e->mode == MODE_ABORT) {
