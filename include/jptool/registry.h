@@ -102,7 +102,13 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts,
 
 /* Ends every live handle (SIGTERM to each process group, the grace period,
  * SIGKILL, and every child reaped before it returns), frees the batches,
- * events and inquiries still held, and the registry. NULL-safe. */
+ * events and inquiries still held, and the registry. NULL-safe. Called from
+ * a callback (the inquiry handler, a builtin's), the registry is freed as
+ * the outermost dispatch under way returns, and nothing else runs before:
+ * that dispatch (jpt_registry_dispatch, run, wait) returns
+ * JPT_ERR_CANCELLED, and the registry must not be used again. Blocks for up
+ * to the kill grace for a tool that ignores SIGTERM; an event-loop host
+ * calls jpt_registry_shutdown() first. */
 JPT_EXPORT void jpt_registry_free(jpt_registry *r);
 
 /* The message of the last failed call on `r`, or "". */
@@ -259,7 +265,9 @@ JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out);
 JPT_EXPORT void jpt_batch_cancel(jpt_batch *b);
 
 /* Frees the batch. Calls still in flight keep running and their results are
- * dropped; handles they spawned stay in the registry. NULL-safe. */
+ * dropped; handles they spawned stay in the registry. NULL-safe. May be
+ * called from a callback, also while jpt_registry_wait() waits on this
+ * batch: that wait then returns JPT_ERR_CANCELLED. */
 JPT_EXPORT void jpt_batch_free(jpt_batch *b);
 
 /* ---- Driving the registry ------------------------------------------------------- */
@@ -274,15 +282,21 @@ JPT_EXPORT int jpt_registry_get_timeout(const jpt_registry *r);
 /* Does what is ready, without blocking and with bounded work: reads output,
  * reaps children, fires timers, completes calls, calls the inquiry handler.
  * Returns >0 if more work is ready at once (call it again before polling),
- * 0 if not, or JPT_ERR_IO if the epoll fd failed. */
+ * 0 if not, JPT_ERR_IO if the epoll fd failed, or JPT_ERR_CANCELLED if a
+ * callback freed the registry (it is gone when this returns, unless this
+ * dispatch is nested in another, which then returns the same). A callback
+ * may dispatch again (or run, or wait). */
 JPT_EXPORT int jpt_registry_dispatch(jpt_registry *r);
 
 /* Polls and dispatches until no call is in flight or `timeout_ms` passes
- * (-1: no limit). JPT_OK when idle, JPT_ERR_TIMEOUT, JPT_ERR_IO. */
+ * (-1: no limit). JPT_OK when idle, JPT_ERR_TIMEOUT, JPT_ERR_IO,
+ * JPT_ERR_CANCELLED (a callback freed the registry, as for dispatch). */
 JPT_EXPORT int jpt_registry_run(jpt_registry *r, int timeout_ms);
 
 /* Polls and dispatches until batch `b` is done or `timeout_ms` passes
- * (-1: no limit). JPT_OK, JPT_ERR_TIMEOUT, JPT_ERR_INVALID, JPT_ERR_IO. */
+ * (-1: no limit). JPT_OK, JPT_ERR_TIMEOUT, JPT_ERR_INVALID, JPT_ERR_IO,
+ * JPT_ERR_CANCELLED (a callback freed `b`, which is then freed as this
+ * returns, or freed the registry, as for dispatch). */
 JPT_EXPORT int jpt_registry_wait(jpt_registry *r, jpt_batch *b, int timeout_ms);
 
 /* Makes the registry's fd readable, so a thread blocked polling it returns.

@@ -25,6 +25,8 @@ struct jpt__loop {
     jpt__watch timer_watch;
     jpt__watch event_watch;
     uint64_t armed; /* deadline the timerfd is armed for, 0 = disarmed */
+    int dispatching; /* depth; timer changes are settled as dispatch ends */
+    bool interrupted; /* the owner is going away: dispatch returns at once */
 
     jpt__timer **heap;
     size_t nheap, cap_heap;
@@ -32,9 +34,17 @@ struct jpt__loop {
     jpt__defer *defer_head, *defer_tail;
     uint64_t defer_seq; /* numbers queued calls, to bound each run */
 
-    /* The batch being dispatched, so a stopped watch can be struck out. */
+    /* The batches of fd events being dispatched, innermost first (a
+     * callback may dispatch again), so that a stopped watch can be struck
+     * out of each. */
+    struct event_batch *batches;
+};
+
+/* The fd events one dispatch fetched; on that dispatch's stack. */
+struct event_batch {
     struct epoll_event events[EVENT_BATCH];
-    int nevents, current;
+    int n, current;
+    struct event_batch *outer;
 };
 
 uint64_t jpt__now(void)
@@ -113,7 +123,7 @@ static void heap_down(jpt__loop *l, size_t i)
 }
 
 /* Arms the timerfd for the earliest deadline (or disarms it). */
-static void rearm(jpt__loop *l)
+static void arm(jpt__loop *l)
 {
     uint64_t next = l->nheap > 0 ? l->heap[0]->deadline : 0;
     struct itimerspec its;
@@ -127,6 +137,20 @@ static void rearm(jpt__loop *l)
     its.it_value.tv_nsec = (long)(next % 1000000000u);
     timerfd_settime(l->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
     l->armed = next;
+}
+
+/* After a timer change. A system call per change would cost more than the
+ * timers themselves (thousands of handles start and stop settle timers in
+ * one dispatch), so inside dispatch the timerfd is armed once, as dispatch
+ * ends; outside, only an earlier deadline re-arms it: one that moved later
+ * costs at most an early wake-up, after which dispatch arms it exactly. */
+static void rearm(jpt__loop *l)
+{
+    if (l->dispatching > 0)
+        return;
+    uint64_t next = l->nheap > 0 ? l->heap[0]->deadline : 0;
+    if (l->armed == 0 || (next != 0 && next < l->armed))
+        arm(l);
 }
 
 int jpt__timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline)
@@ -215,9 +239,10 @@ void jpt__watch_stop(jpt__loop *l, jpt__watch *w)
     w->active = false;
     /* Events for it may already sit in the batch being dispatched; its
      * owner may be freed right after this call. */
-    for (int i = l->current + 1; i < l->nevents; i++)
-        if (l->events[i].data.ptr == w)
-            l->events[i].data.ptr = NULL;
+    for (struct event_batch *b = l->batches; b != NULL; b = b->outer)
+        for (int i = b->current + 1; i < b->n; i++)
+            if (b->events[i].data.ptr == w)
+                b->events[i].data.ptr = NULL;
 }
 
 /* ---- Deferred calls --------------------------------------------------------- */
@@ -238,12 +263,16 @@ void jpt__defer_queue(jpt__loop *l, jpt__defer *d)
     d->next = NULL;
     d->prev = l->defer_tail;
     d->seq = ++l->defer_seq;
+    /* The fd turns readable with the first call queued; dispatch makes it
+     * readable again if it leaves calls for the next one. One write per
+     * batch of calls, not per call. */
     if (l->defer_tail != NULL)
         l->defer_tail->next = d;
-    else
+    else {
         l->defer_head = d;
+        signal_eventfd(l);
+    }
     l->defer_tail = d;
-    signal_eventfd(l);
 }
 
 /* Doubly linked, so that cancelling costs the same however many calls are
@@ -275,7 +304,7 @@ static bool run_deferred(jpt__loop *l)
     uint64_t last = l->defer_seq;
     uint64_t until = jpt__now() + JPT__DEFER_BUDGET_NS;
 
-    while (l->defer_head != NULL && l->defer_head->seq <= last) {
+    while (l->defer_head != NULL && l->defer_head->seq <= last && !l->interrupted) {
         jpt__defer *d = l->defer_head;
         jpt__defer_cancel(l, d);
         d->fn(d);
@@ -330,7 +359,6 @@ int jpt__loop_new(jpt__loop **out)
         jpt__loop_free(l);
         return rc;
     }
-    l->current = -1;
     *out = l;
     return JPT_OK;
 }
@@ -373,36 +401,59 @@ static bool run_timers(jpt__loop *l)
 {
     uint64_t now = jpt__now();
 
-    for (int n = 0; n < TIMER_BATCH; n++) {
+    for (int n = 0; n < TIMER_BATCH && !l->interrupted; n++) {
         if (l->nheap == 0 || l->heap[0]->deadline > now)
             break;
         jpt__timer *t = l->heap[0];
         jpt__timer_stop(l, t);
         t->fn(t);
     }
-    rearm(l);
     return l->nheap > 0 && l->heap[0]->deadline <= now;
+}
+
+static int dispatch(jpt__loop *l)
+{
+    bool more = run_deferred(l);
+
+    struct event_batch b;
+    int n = epoll_wait(l->epfd, b.events, EVENT_BATCH, 0);
+    if (n < 0 && errno != EINTR)
+        return JPT_ERR_IO;
+    b.n = n > 0 ? n : 0;
+    b.outer = l->batches;
+    l->batches = &b;
+    for (b.current = 0; b.current < b.n && !l->interrupted; b.current++) {
+        jpt__watch *w = b.events[b.current].data.ptr;
+        if (w != NULL)
+            w->fn(w, b.events[b.current].events);
+    }
+    l->batches = b.outer;
+    more |= n == EVENT_BATCH;
+    more |= run_timers(l);
+    if (l->defer_head != NULL) {
+        /* Work left for the next dispatch: the fd says so to a host that
+         * polls it rather than asking for the timeout. */
+        more = true;
+        signal_eventfd(l);
+    }
+    return more ? 1 : 0;
 }
 
 int jpt__loop_dispatch(jpt__loop *l)
 {
-    bool more = run_deferred(l);
-
-    int n = epoll_wait(l->epfd, l->events, EVENT_BATCH, 0);
-    if (n < 0 && errno != EINTR)
-        return JPT_ERR_IO;
-    l->nevents = n > 0 ? n : 0;
-    for (l->current = 0; l->current < l->nevents; l->current++) {
-        jpt__watch *w = l->events[l->current].data.ptr;
-        if (w != NULL)
-            w->fn(w, l->events[l->current].events);
+    l->dispatching++;
+    int rc = dispatch(l);
+    if (--l->dispatching == 0) {
+        l->interrupted = false;
+        arm(l);
     }
-    l->current = -1;
-    l->nevents = 0;
-    more |= n == EVENT_BATCH;
-    more |= run_timers(l);
-    more |= l->defer_head != NULL;
-    return more ? 1 : 0;
+    return rc;
+}
+
+void jpt__loop_interrupt(jpt__loop *l)
+{
+    if (l->dispatching > 0)
+        l->interrupted = true;
 }
 
 int jpt__loop_poll(jpt__loop *l, int timeout_ms)

@@ -95,6 +95,10 @@ int jpt__loop_timeout(const jpt__loop *l);
  * fd itself failed. */
 #define JPT__DEFER_BUDGET_NS 2000000u
 int jpt__loop_dispatch(jpt__loop *l);
+/* Ends the dispatches under way (this one and any it is nested in) as soon
+ * as the callback running now returns: nothing else runs until the
+ * outermost returns. For an owner freed from one of its callbacks. */
+void jpt__loop_interrupt(jpt__loop *l);
 /* Blocks until the loop fd is readable or `timeout_ms` passes (-1: no
  * limit). Returns 0, or JPT_ERR_IO. */
 int jpt__loop_poll(jpt__loop *l, int timeout_ms);

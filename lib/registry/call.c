@@ -855,6 +855,12 @@ JPT_EXPORT void jpt_batch_free(jpt_batch *b)
     if (b == NULL)
         return;
     r = b->r;
+    /* A wait on it is under way (a callback frees it): the wait frees it
+     * as it returns; the registry's own free frees it at once. */
+    if (b->pins > 0 && !r->freeing) {
+        b->free_pending = true;
+        return;
+    }
     jpt__turn_batch_gone(r, b);
     jpt__batch_unhold(b);
     for (size_t i = 0; i < b->n; i++) {

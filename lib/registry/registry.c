@@ -116,8 +116,15 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
 {
     jpt__child **children = NULL;
 
-    if (r == NULL)
+    if (r == NULL || r->freeing)
         return;
+    /* From a callback: the dispatches under way end first (registry.h). */
+    if (r->dispatching > 0) {
+        r->free_pending = true;
+        jpt__loop_interrupt(r->loop);
+        return;
+    }
+    r->freeing = true;
     /* Every process ends and is reaped before anything else goes. */
     size_t n = jpt__handles_children(r, &children);
     if (n > 0)
@@ -258,19 +265,33 @@ JPT_EXPORT int jpt_registry_get_timeout(const jpt_registry *r)
     return jpt__loop_timeout(r->loop);
 }
 
-static int dispatch(jpt_registry *r)
+/* One dispatch. A callback may free the registry (the host's inquiry
+ * handler, say): the free waits for the outermost dispatch to unwind, and
+ * then `*gone` is set and the registry must not be touched again. Every
+ * dispatch that was under way returns JPT_ERR_CANCELLED. */
+static int dispatch(jpt_registry *r, bool *gone)
 {
+    *gone = false;
     r->dispatching++;
     int rc = jpt__loop_dispatch(r->loop);
     r->dispatching--;
+    if (r->free_pending) {
+        if (r->dispatching == 0) {
+            jpt_registry_free(r);
+            *gone = true;
+        }
+        return JPT_ERR_CANCELLED;
+    }
     return rc;
 }
 
 JPT_EXPORT int jpt_registry_dispatch(jpt_registry *r)
 {
+    bool gone;
+
     if (r == NULL)
         return JPT_ERR_INVALID;
-    return dispatch(r);
+    return dispatch(r, &gone);
 }
 
 JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r)
@@ -280,16 +301,20 @@ JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r)
     return jpt__loop_wakeup(r->loop);
 }
 
-/* Polls and dispatches until done(r, arg) or the deadline. */
+/* Polls and dispatches until done(r, arg) or the deadline. `*gone` as for
+ * dispatch(). */
 static int drive(jpt_registry *r, int timeout_ms, bool (*done)(jpt_registry *, void *),
-                 void *arg)
+                 void *arg, bool *gone)
 {
     uint64_t deadline = timeout_ms >= 0 ? jpt__deadline_ms(timeout_ms) : 0;
 
+    *gone = false;
+    if (r->free_pending)
+        return JPT_ERR_CANCELLED;
     for (;;) {
         int more;
         do {
-            if ((more = dispatch(r)) < 0)
+            if ((more = dispatch(r, gone)) < 0)
                 return more;
         } while (more > 0 && !done(r, arg));
         if (done(r, arg))
@@ -314,22 +339,41 @@ static bool no_calls_in_flight(jpt_registry *r, void *arg)
     return r->calls_in_flight == 0;
 }
 
+/* A batch the host freed while waiting on it is done too (as far as the
+ * wait is concerned). */
 static bool batch_done(jpt_registry *r, void *arg)
 {
+    const jpt_batch *b = arg;
+
     (void)r;
-    return ((jpt_batch *)arg)->pending == 0;
+    return b->pending == 0 || b->free_pending;
 }
 
 JPT_EXPORT int jpt_registry_run(jpt_registry *r, int timeout_ms)
 {
+    bool gone;
+
     if (r == NULL)
         return JPT_ERR_INVALID;
-    return drive(r, timeout_ms, no_calls_in_flight, NULL);
+    return drive(r, timeout_ms, no_calls_in_flight, NULL, &gone);
 }
 
 JPT_EXPORT int jpt_registry_wait(jpt_registry *r, jpt_batch *b, int timeout_ms)
 {
+    bool gone;
+
     if (r == NULL || b == NULL || b->r != r)
         return JPT_ERR_INVALID;
-    return drive(r, timeout_ms, batch_done, b);
+    /* Kept while waited on: a callback may free it (jpt_batch_free). */
+    b->pins++;
+    int rc = drive(r, timeout_ms, batch_done, b, &gone);
+    if (gone)
+        return rc; /* the batch went with the registry */
+    b->pins--;
+    if (b->free_pending) {
+        if (b->pins == 0)
+            jpt_batch_free(b);
+        return JPT_ERR_CANCELLED;
+    }
+    return rc;
 }

@@ -166,6 +166,8 @@ struct jpt_batch {
     size_t pending;
     jpt_handle **held;   /* handles it pre-registered, until it is done */
     size_t nheld;
+    int pins;            /* jpt_registry_wait calls waiting on it */
+    bool free_pending;   /* freed by a callback while waited on */
     jpt_batch *next, *prev;
 };
 
@@ -226,6 +228,8 @@ struct jpt_registry {
     size_t nevents;
     size_t calls_in_flight;
     int dispatching;     /* inside jpt_registry_dispatch (or run, wait) */
+    bool free_pending;   /* freed from a callback: freed as dispatch ends */
+    bool freeing;        /* inside jpt_registry_free */
     jpt_inquiry_fn inquiry_fn;
     void *inquiry_ud;
     jpt__errbuf err;

@@ -1,0 +1,251 @@
+/* What a real host does to a registry, each a regression test of a fix
+ * (issue 7): frees what the header lets it free from inside callbacks
+ * (the batch it waits on, the registry itself), shuts down without
+ * blocking its loop, ends a turn by aborting everything, reads fetches and
+ * applies that answer with what has happened, and keeps output that a
+ * timeout or a cancel cut short.
+ *
+ * Each test runs with a fixture: a scratch directory as the registry's
+ * root, and a teardown that frees the registry even when an assertion
+ * failed. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "registry-util.h"
+
+/* ---- Fixture ---------------------------------------------------------------------- */
+
+static char scratch[64];
+static jpt_registry *current;
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(scratch, sizeof(scratch), "/tmp/jpt-host-XXXXXX");
+    if (mkdtemp(scratch) == NULL)
+        return -1;
+    current = NULL;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    jpt_registry_free(current);
+    current = NULL;
+    ru_release_kept();
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+static jpt_registry *registry_with(jpt_registry_options *o, const char *tools_json)
+{
+    o->size = sizeof(*o);
+    o->root = scratch;
+    if (o->kill_grace_ms == 0)
+        o->kill_grace_ms = 300;
+    if (o->drain_ms == 0)
+        o->drain_ms = 100;
+    if (o->settle_ms == 0)
+        o->settle_ms = 50;
+    current = ru_registry_with(o, tools_json);
+    return current;
+}
+
+static jpt_registry *registry(const char *tools_json)
+{
+    jpt_registry_options o = {0};
+    return registry_with(&o, tools_json);
+}
+
+#define ASK_DEF "{'name':'merge','command':['" TOOL("ask-tool") "','{{tool}}']}"
+#define SHELL_DEF "{'name':'sh','stateful':true,'command':['sh']}"
+
+/* ---- Freeing from inside callbacks (issue 7, §4) ------------------------------------ */
+
+/* What the inquiry handler frees when it is called. */
+static struct {
+    jpt_batch *batch;
+    bool free_registry;
+    int asked;
+    jpt_inquiry *q;
+} victim;
+
+static void freeing_handler(jpt_inquiry *q, void *ud)
+{
+    jpt_registry *r = ud;
+
+    victim.asked++;
+    victim.q = q;
+    if (victim.batch != NULL) {
+        jpt_batch_free(victim.batch);
+        victim.batch = NULL;
+    }
+    if (victim.free_registry) {
+        jpt_inquiry_cancel(q, "the host is going away");
+        jpt_registry_free(r);
+        current = NULL;
+    }
+}
+
+static void inquiry_handler_freeing_the_batch_waited_on_ends_the_wait(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(js("{'tools':[" ASK_DEF "]}"));
+    jpt_batch *b = ru_submit(r, "[{'id':'c','name':'merge','arguments':{}}]");
+
+    memset(&victim, 0, sizeof(victim));
+    victim.batch = b;
+    jpt_registry_set_inquiry_handler(r, freeing_handler, r);
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_ERR_CANCELLED);
+    assert_int_equal(victim.asked, 1);
+    /* The registry goes on: the call, its batch gone, ends once its
+     * question is. */
+    assert_int_equal(jpt_inquiry_cancel(victim.q, NULL), JPT_OK);
+    assert_int_equal(jpt_registry_run(r, WAIT_MS), JPT_OK);
+}
+
+static void inquiry_handler_freeing_the_registry_inside_wait_ends_the_wait(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(js("{'tools':[" ASK_DEF "," SHELL_DEF "]}"));
+
+    /* A live handle too: its process must be reaped by the deferred free. */
+    json_decref(act(r, "sh", js("{'action':'spawn','id':'s'}"), NULL));
+    jpt_batch *b = ru_submit(r, "[{'id':'c','name':'merge','arguments':{}}]");
+    memset(&victim, 0, sizeof(victim));
+    victim.free_registry = true;
+    jpt_registry_set_inquiry_handler(r, freeing_handler, r);
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_ERR_CANCELLED);
+    assert_int_equal(victim.asked, 1);
+    assert_null(current);
+    /* The batch went with the registry; the suite's hygiene check proves
+     * the shell was reaped and no fd is left. */
+}
+
+static void inquiry_handler_freeing_the_registry_inside_dispatch_ends_it(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(js("{'tools':[" ASK_DEF "]}"));
+    jpt_batch *b = ru_submit(r, "[{'id':'c','name':'merge','arguments':{}}]");
+    uint64_t deadline = ru_now_ms() + WAIT_MS;
+    int rc = 0;
+
+    (void)b; /* freed with the registry */
+    memset(&victim, 0, sizeof(victim));
+    victim.free_registry = true;
+    jpt_registry_set_inquiry_handler(r, freeing_handler, r);
+    while (victim.asked == 0 && ru_now_ms() < deadline) {
+        if ((rc = jpt_registry_dispatch(r)) < 0)
+            break;
+        ru_poll(r, 50);
+    }
+    assert_int_equal(victim.asked, 1);
+    assert_int_equal(rc, JPT_ERR_CANCELLED);
+    assert_null(current);
+}
+
+/* A builtin whose start callback frees the registry. */
+static int start_and_free_registry(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    (void)h;
+    (void)arguments_json;
+    jpt_registry_free(ud);
+    current = NULL;
+    return JPT_OK;
+}
+
+static void builtin_freeing_the_registry_from_its_start_callback_is_safe(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(NULL);
+    jpt_builtin_ops ops = {sizeof(ops), start_and_free_registry, NULL, NULL};
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'bye'}"), &ops, r), JPT_OK);
+    jpt_batch *b = ru_submit(r, "[{'id':'a','name':'bye','arguments':{}},"
+                                " {'id':'b','name':'bye','arguments':{}}]");
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_ERR_CANCELLED);
+    assert_null(current);
+}
+
+/* A builtin whose start callback frees the batch of its own call. */
+static jpt_batch *own_batch;
+
+static int start_and_free_batch(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    (void)arguments_json;
+    (void)ud;
+    jpt_batch_free(own_batch);
+    own_batch = NULL;
+    ru_report(h, JPT_STATE_STOPPED, "done");
+    return JPT_OK;
+}
+
+static void builtin_freeing_the_batch_waited_on_from_its_start_callback_is_safe(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(NULL);
+    jpt_builtin_ops ops = {sizeof(ops), start_and_free_batch, NULL, NULL};
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'bye'}"), &ops, NULL), JPT_OK);
+    own_batch = ru_submit(r, "[{'id':'a','name':'bye','arguments':{}}]");
+    assert_int_equal(jpt_registry_wait(r, own_batch, WAIT_MS), JPT_ERR_CANCELLED);
+    assert_null(own_batch);
+    assert_int_equal(jpt_registry_run(r, WAIT_MS), JPT_OK);
+}
+
+/* Waits nested in a callback: the inner wait sees the registry freed, and
+ * so does the outer one. */
+static int start_wait_and_free(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    jpt_registry *r = ud;
+    jpt_batch *inner = NULL;
+
+    (void)h;
+    (void)arguments_json;
+    if (jpt_registry_submit(r, "[{\"id\":\"n\",\"name\":\"quit\",\"arguments\":{}}]", &inner) <
+        0)
+        return JPT_ERR_NOMEM;
+    int rc = jpt_registry_wait(r, inner, WAIT_MS);
+    assert_int_equal(rc, JPT_ERR_CANCELLED);
+    return JPT_OK;
+}
+
+static void wait_nested_in_a_callback_sees_the_registry_freed(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(NULL);
+    jpt_builtin_ops outer = {sizeof(outer), start_wait_and_free, NULL, NULL};
+    jpt_builtin_ops quit = {sizeof(quit), start_and_free_registry, NULL, NULL};
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'outer'}"), &outer, r), JPT_OK);
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'quit'}"), &quit, r), JPT_OK);
+    jpt_batch *b = ru_submit(r, "[{'id':'o','name':'outer','arguments':{}}]");
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_ERR_CANCELLED);
+    assert_null(current);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(inquiry_handler_freeing_the_batch_waited_on_ends_the_wait),
+        T(inquiry_handler_freeing_the_registry_inside_wait_ends_the_wait),
+        T(inquiry_handler_freeing_the_registry_inside_dispatch_ends_it),
+        T(builtin_freeing_the_registry_from_its_start_callback_is_safe),
+        T(builtin_freeing_the_batch_waited_on_from_its_start_callback_is_safe),
+        T(wait_nested_in_a_callback_sees_the_registry_freed),
+    };
+
+    return TU_RUN(tests);
+}
