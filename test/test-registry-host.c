@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -236,6 +237,171 @@ static void wait_nested_in_a_callback_sees_the_registry_freed(void **state)
     assert_null(current);
 }
 
+/* ---- Shutting down without blocking (issue 7, §4) ---------------------------------- */
+
+#define STUBBORN_DEF "{'name':'stubborn','stateful':true,'command':['" TOOL("ignore-term") "']}"
+#define NAP_DEF                                                                             \
+    "{'name':'nap','command':['" TOOL("sleep-ms") "','{{arguments.ms}}'],"                   \
+    " 'parameters':{'type':'object','properties':{'ms':{'type':'integer'}}}}"
+
+/* Dispatches until an event of `type` is popped (others dropped). */
+static bool until_event(jpt_registry *r, int type)
+{
+    return ru_until_event(r, type, NULL, 0);
+}
+
+static void shutdown_returns_at_once_and_reports_when_every_tool_is_reaped(void **state)
+{
+    (void)state;
+    jpt_registry_options o = {.kill_grace_ms = 1000};
+    jpt_registry *r = registry_with(&o, js("{'tools':[" STUBBORN_DEF "," NAP_DEF "]}"));
+    json_t *resp = act(r, "stubborn", js("{'action':'spawn','id':'s'}"), NULL);
+    assert_string_equal(field(resp, "content"), "ignoring SIGTERM\n");
+    json_decref(resp);
+    jpt_batch *b = ru_submit(r, "[{'id':'n','name':'nap','arguments':{'ms':60000}}]");
+    ru_drain_events(r);
+
+    /* Nothing has ended yet: the host's loop goes on. */
+    assert_int_equal(jpt_registry_shutdown(r), JPT_ERR_AGAIN);
+    assert_int_equal(jpt_registry_shutdown(r), JPT_ERR_AGAIN);
+    jpt_batch *refused = NULL;
+    assert_int_equal(jpt_registry_submit(r, "[]", &refused), JPT_ERR_STATE);
+    assert_null(refused);
+    ru_assert_contains(jpt_registry_errmsg(r), "shutting down");
+    assert_int_equal(jpt_registry_end_turn(r, 0, &refused), JPT_ERR_STATE);
+
+    /* SIGTERM ends the sleeper; the stubborn tool takes SIGKILL after the
+     * grace; the one-shot call ends with its process. */
+    assert_true(until_event(r, JPT_EVENT_SHUTDOWN));
+    assert_int_equal(jpt_registry_shutdown(r), JPT_OK);
+    assert_true(jpt_batch_done(b));
+    json_t *results = ru_results(b);
+    assert_true(ru_is_error(results, 0));
+    json_decref(results);
+    jpt_batch_free(b);
+}
+
+static void shutdown_of_an_idle_registry_completes_at_the_next_dispatch(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(NULL);
+
+    assert_int_equal(jpt_registry_shutdown(r), JPT_ERR_AGAIN);
+    assert_true(until_event(r, JPT_EVENT_SHUTDOWN));
+    assert_int_equal(jpt_registry_shutdown(r), JPT_OK);
+    assert_int_equal(jpt_registry_shutdown(NULL), JPT_ERR_INVALID);
+}
+
+/* ---- A limit on live processes (issue 7, §3) ---------------------------------------- */
+
+/* A tool that notes "+" as it starts and "-" as it ends in `log`. */
+#define COUNTED_DEF(log)                                                                     \
+    "{'name':'counted','command':['sh','-c','echo + >> " log "; sleep 0.05; echo - >> " log "']}"
+
+/* The most "+" lines not yet matched by a "-", reading the log in order. */
+static int most_at_once(const char *path)
+{
+    char text[65536];
+    long n = ru_read_text(path, text, sizeof(text));
+    int live = 0, most = 0;
+
+    assert_true(n > 0);
+    for (long i = 0; i < n; i++) {
+        live += text[i] == '+' ? 1 : text[i] == '-' ? -1 : 0;
+        most = live > most ? live : most;
+    }
+    assert_int_equal(live, 0);
+    return most;
+}
+
+static char *calls_of(const char *tool, int n)
+{
+    size_t cap = (size_t)n * 64 + 8;
+    char *text = malloc(cap);
+    size_t len = 1;
+
+    assert_non_null(text);
+    text[0] = '[';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "%s{\"id\":\"c%d\",\"name\":\"%s\",\"arguments\":{}}",
+                                i ? "," : "", i, tool);
+    snprintf(text + len, cap - len, "]");
+    return text;
+}
+
+static void calls_beyond_max_processes_wait_for_a_slot(void **state)
+{
+    (void)state;
+    char log[128], tools[512];
+    snprintf(log, sizeof(log), "%s/log", scratch);
+    snprintf(tools, sizeof(tools), "{'tools':[" COUNTED_DEF("%s") "]}", log, log);
+    jpt_registry_options o = {.max_processes = 2};
+    jpt_registry *r = registry_with(&o, js(tools));
+    char *calls = calls_of("counted", 8);
+    jpt_batch *b = NULL;
+
+    assert_int_equal(jpt_registry_submit(r, calls, &b), JPT_OK);
+    free(calls);
+    json_t *results = ru_finish(r, b);
+    for (size_t i = 0; i < 8; i++)
+        assert_false(ru_is_error(results, i));
+    assert_int_equal(most_at_once(log), 2);
+}
+
+static void spawn_waiting_for_a_slot_runs_later_and_can_be_aborted_first(void **state)
+{
+    (void)state;
+    jpt_registry_options o = {.max_processes = 1, .settle_ms = 20};
+    jpt_registry *r = registry_with(&o, js("{'tools':[" SHELL_DEF "]}"));
+
+    json_decref(act(r, "sh", js("{'action':'spawn','id':'a'}"), NULL));
+    /* No slot: it shows running, without output. */
+    json_t *resp = act(r, "sh", js("{'action':'spawn','id':'b'}"), NULL);
+    assert_string_equal(field(resp, "state"), "running");
+    assert_string_equal(field(resp, "content"), "");
+    json_decref(resp);
+    json_decref(act(r, "sh", js("{'action':'spawn','id':'c'}"), NULL));
+    /* Aborting a queued handle stops it without ever running it. */
+    resp = act(r, "sh", js("{'action':'abort','id':'b'}"), NULL);
+    assert_string_equal(field(resp, "state"), "stopped");
+    json_decref(resp);
+    /* Ending `a` gives `c` the slot; it runs and answers. */
+    json_decref(act(r, "sh", js("{'action':'abort','id':'a'}"), NULL));
+    resp = act(r, "sh", js("{'action':'apply','id':'c','input':'echo hi\\n','wait_secs':5}"),
+               NULL);
+    assert_string_equal(field(resp, "content"), "hi\n");
+    json_decref(resp);
+}
+
+/* 300 calls with 64 fds in all (TESTING.md, "fd exhaustion"): the default
+ * process limit leaves the host its reserve, and every call runs. */
+static void many_calls_under_a_low_fd_limit_all_run(void **state)
+{
+    (void)state;
+    struct rlimit old, low;
+    char tools[256];
+
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 64;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    snprintf(tools, sizeof(tools), "{'tools':[{'name':'ok','command':['%s','0','','']}]}",
+             TOOL("exit-code"));
+    jpt_registry *r = registry(js(tools));
+    char *calls = calls_of("ok", 300);
+    jpt_batch *b = NULL;
+    int rc = jpt_registry_submit(r, calls, &b);
+    free(calls);
+    json_t *results = rc == JPT_OK ? ru_finish(r, b) : NULL;
+    setrlimit(RLIMIT_NOFILE, &old);
+
+    assert_int_equal(rc, JPT_OK);
+    for (size_t i = 0; i < 300; i++)
+        if (ru_is_error(results, i))
+            fail_msg("call %zu failed: %s", i, ru_content(results, i));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +411,11 @@ int main(void)
         T(builtin_freeing_the_registry_from_its_start_callback_is_safe),
         T(builtin_freeing_the_batch_waited_on_from_its_start_callback_is_safe),
         T(wait_nested_in_a_callback_sees_the_registry_freed),
+        T(shutdown_returns_at_once_and_reports_when_every_tool_is_reaped),
+        T(shutdown_of_an_idle_registry_completes_at_the_next_dispatch),
+        T(calls_beyond_max_processes_wait_for_a_slot),
+        T(spawn_waiting_for_a_slot_runs_later_and_can_be_aborted_first),
+        T(many_calls_under_a_low_fd_limit_all_run),
     };
 
     return TU_RUN(tests);

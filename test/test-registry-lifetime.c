@@ -12,6 +12,7 @@
  * failed. The tests that free batches in flight also count the library's
  * blocks (the counting allocator) to show nothing is left behind. */
 #include <fcntl.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1109,7 +1110,7 @@ static void registry_options_of_a_newer_caller_are_checked_to_their_size(void **
     newer.tail[5] = 1;
     int unsupported = jpt_registry_new(&newer.o, &set_tail);
     newer.tail[5] = 0;
-    newer.o.size = sizeof(jpt_registry_options) - 1;
+    newer.o.size = offsetof(jpt_registry_options, max_processes) - 1;
     int invalid = jpt_registry_new(&newer.o, &smaller);
     bool created[3] = {zero_tail != NULL, set_tail != NULL, smaller != NULL};
     jpt_registry_free(zero_tail);

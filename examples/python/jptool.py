@@ -78,9 +78,10 @@ flags ``JPT_PARSE_RAW`` and ``JPT_JSON_PRETTY``; ``JPT_LOAD_REPLACE``; the
 tool list dialects ``JPT_DIALECT_OPENAI``, ``JPT_DIALECT_ANTHROPIC``,
 ``JPT_DIALECT_GEMINI``, ``JPT_DIALECT_MCP`` and the flag
 ``JPT_DIALECT_FLAT``; the events ``JPT_EVENT_CALL_DONE``,
-``JPT_EVENT_BATCH_DONE``, ``JPT_EVENT_OUTPUT``, ``JPT_EVENT_STATE``; the
-question targets ``JPT_TARGET_USER`` and ``JPT_TARGET_ASSISTANT``; the
-turn-end flag ``JPT_TURN_KEEP``.
+``JPT_EVENT_BATCH_DONE``, ``JPT_EVENT_OUTPUT``, ``JPT_EVENT_STATE``,
+``JPT_EVENT_SHUTDOWN``; the question targets ``JPT_TARGET_USER`` and
+``JPT_TARGET_ASSISTANT``; the turn-end flag ``JPT_TURN_KEEP``; the registry
+flag ``JPT_REGISTRY_KEEP_SPOOL``.
 
 Threading: as in C, a state is used from one thread at a time until it is
 shared (:meth:`State.ref`); :func:`set_log` is meant to be called once, before
@@ -176,9 +177,11 @@ __all__ = [
     "JPT_EVENT_BATCH_DONE",
     "JPT_EVENT_OUTPUT",
     "JPT_EVENT_STATE",
+    "JPT_EVENT_SHUTDOWN",
     "JPT_TARGET_USER",
     "JPT_TARGET_ASSISTANT",
     "JPT_TURN_KEEP",
+    "JPT_REGISTRY_KEEP_SPOOL",
 ]
 
 # ---- Constants (common.h, state.h) ------------------------------------------
@@ -250,11 +253,14 @@ JPT_EVENT_CALL_DONE = 1
 JPT_EVENT_BATCH_DONE = 2
 JPT_EVENT_OUTPUT = 3
 JPT_EVENT_STATE = 4
+JPT_EVENT_SHUTDOWN = 5
 
 JPT_TARGET_USER = 1
 JPT_TARGET_ASSISTANT = 2
 
 JPT_TURN_KEEP = 0x1
+
+JPT_REGISTRY_KEEP_SPOOL = 0x1
 
 _KIND_NAMES = {
     "running": JPT_STATE_RUNNING,
@@ -283,6 +289,7 @@ _EVENT_NAMES = {
     JPT_EVENT_BATCH_DONE: "batch_done",
     JPT_EVENT_OUTPUT: "output",
     JPT_EVENT_STATE: "state",
+    JPT_EVENT_SHUTDOWN: "shutdown",
 }
 
 _FORMS = {
@@ -422,6 +429,9 @@ class _RegistryOptions(ctypes.Structure):
         ("spool_dir", ctypes.c_char_p),
         ("state_file", ctypes.c_char_p),
         ("turn_end_timeout_ms", ctypes.c_int),
+        ("max_processes", ctypes.c_size_t),
+        ("max_events", ctypes.c_size_t),
+        ("flags", ctypes.c_uint),
     ]
 
 
@@ -508,6 +518,7 @@ _PROTOTYPES = {
         [ctypes.POINTER(_RegistryOptions), ctypes.POINTER(_RegistryPtr)],
     ),
     "jpt_registry_free": (None, [_RegistryPtr]),
+    "jpt_registry_shutdown": (_c_int, [_RegistryPtr]),
     "jpt_registry_errmsg": (_c_str, [_RegistryPtr]),
     # tools
     "jpt_registry_load_tools": (_c_int, [_RegistryPtr, _c_str, _c_uint]),
@@ -1149,7 +1160,10 @@ class Registry(_Closable):
                  max_inquiry_rounds: Optional[int] = None,
                  spool_dir: Optional[Union[_Text, os.PathLike]] = None,
                  state_file: Optional[Union[_Text, os.PathLike]] = None,
-                 turn_end_timeout_ms: Optional[int] = None):
+                 turn_end_timeout_ms: Optional[int] = None,
+                 max_processes: Optional[int] = None,
+                 max_events: Optional[int] = None,
+                 keep_spool: bool = False):
         self._ptr = None
         self._pending: List[BaseException] = []
         self._inquiry_fn: Optional[Callable[["Inquiry"], None]] = None
@@ -1179,8 +1193,12 @@ class Registry(_Closable):
                             ("turn_end_timeout_ms", turn_end_timeout_ms)):
             if value is not None:
                 setattr(opts, name, _c_int_arg(value, name))
+        if keep_spool:
+            opts.flags |= JPT_REGISTRY_KEEP_SPOOL
         for name, value in (("capture_bytes", capture_bytes),
-                            ("output_limit", output_limit)):
+                            ("output_limit", output_limit),
+                            ("max_processes", max_processes),
+                            ("max_events", max_events)):
             if value is not None:
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise TypeError(f"{name} must be an int, not {type(value).__name__}")
@@ -1206,6 +1224,20 @@ class Registry(_Closable):
         library is still inside it)."""
         self._close()
         self._reraise()
+
+    def shutdown(self) -> bool:
+        """Begins ending every live handle without blocking
+        (``jpt_registry_shutdown``): calls in flight are cancelled, tool
+        processes get SIGTERM and, past the kill grace, SIGKILL. Keep
+        dispatching; returns True once every process is reaped (an event
+        ``"shutdown"`` is queued then), False before. From the first call on,
+        :meth:`submit` and :meth:`end_turn` raise. :meth:`close` then returns
+        at once."""
+        rc = _lib.jpt_registry_shutdown(self._p())
+        if rc == JPT_ERR_AGAIN:
+            return False
+        _check(rc)
+        return True
 
     def _close(self) -> None:
         ptr = getattr(self, "_ptr", None)

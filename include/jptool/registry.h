@@ -87,7 +87,23 @@ typedef struct jpt_registry_options {
                                 jpt_registry_reap_stale() */
     int turn_end_timeout_ms; /* how long the turn end waits for handles;
                                 default 120000 */
+    size_t max_processes;    /* tool processes alive at once; a call beyond
+                                it waits for a slot (its handle shows
+                                running, without output, until then).
+                                Default: min(256, (fd limit - reserve) / 5),
+                                the reserve a quarter of the soft
+                                RLIMIT_NOFILE (at least 32) left to the host,
+                                as a process holds up to 5 of the host's
+                                fds. A spawn that still finds no fd (the
+                                host took them) also waits, while another
+                                tool process is alive. */
+    size_t max_events;       /* events queued before the oldest is dropped
+                                (with a warning in the log); default 4096 */
+    unsigned flags;          /* JPT_REGISTRY_* below */
 } jpt_registry_options;
+
+/* Flags for jpt_registry_options.flags. */
+#define JPT_REGISTRY_KEEP_SPOOL 0x1u /* spool files outlive the registry */
 
 /* Creates a registry; `opts` may be NULL for every default. The root must be
  * an existing directory; it is made absolute. Errors: JPT_ERR_INVALID (NULL
@@ -110,6 +126,17 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts,
  * to the kill grace for a tool that ignores SIGTERM; an event-loop host
  * calls jpt_registry_shutdown() first. */
 JPT_EXPORT void jpt_registry_free(jpt_registry *r);
+
+/* Begins ending every live handle without blocking, for an event-loop host
+ * that closes: calls in flight are cancelled (one-shot runs end with their
+ * process), each tool process gets SIGTERM and, past the kill grace,
+ * SIGKILL, and builtin handles their abort callback, all from the next
+ * dispatches. The host keeps dispatching; JPT_EVENT_SHUTDOWN is queued once
+ * every process is reaped, and jpt_registry_free() then returns at once.
+ * From the first call on, jpt_registry_submit() and jpt_registry_end_turn()
+ * fail with JPT_ERR_STATE. May be called again: returns JPT_OK once every
+ * process is reaped, JPT_ERR_AGAIN before. Errors: JPT_ERR_INVALID. */
+JPT_EXPORT int jpt_registry_shutdown(jpt_registry *r);
 
 /* The message of the last failed call on `r`, or "". */
 JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
@@ -310,6 +337,8 @@ JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r);
 #define JPT_EVENT_OUTPUT 3       /* a running handle produced output (one
                                     event until popped, however much) */
 #define JPT_EVENT_STATE 4        /* a handle became waiting or stopped */
+#define JPT_EVENT_SHUTDOWN 5     /* jpt_registry_shutdown() is complete: every
+                                    tool process is reaped */
 
 /* Pops the oldest event; the caller frees it with jpt_event_free(). Returns
  * JPT_ERR_AGAIN when there is none. */

@@ -101,6 +101,11 @@ void jpt__idmap_remove(jpt__idmap *m, const char *key, const void *value);
  * accepted if every byte this library does not know is zero, else
  * JPT_ERR_UNSUPPORTED (the caller asks for something not built here). */
 int jpt__struct_check(const void *p, size_t size, size_t known);
+/* The same for a struct that has grown since its first version, of
+ * `oldest` bytes: a caller built against any version from that one on is
+ * accepted, and the fields it does not know are zero (their defaults).
+ * Copies the caller's struct `src` of `size` bytes into `dst` of `known`. */
+int jpt__struct_take(void *dst, size_t known, const void *src, size_t size, size_t oldest);
 
 /* ---- Logging (log.c) ------------------------------------------------------ */
 bool jpt__log_enabled(int level);

@@ -1,6 +1,7 @@
 /* Per-object error text: a fixed buffer in each object, so reporting an
  * error (including running out of memory) never needs memory itself. */
 #include <stdio.h>
+#include <string.h>
 
 #include "common.h"
 
@@ -29,5 +30,17 @@ int jpt__struct_check(const void *p, size_t size, size_t known)
     for (size_t i = known; i < size; i++)
         if (bytes[i] != 0)
             return JPT_ERR_UNSUPPORTED;
+    return JPT_OK;
+}
+
+int jpt__struct_take(void *dst, size_t known, const void *src, size_t size, size_t oldest)
+{
+    if (size < oldest)
+        return JPT_ERR_INVALID;
+    int rc = size > known ? jpt__struct_check(src, size, known) : JPT_OK;
+    if (rc < 0)
+        return rc;
+    memset(dst, 0, known);
+    memcpy(dst, src, size < known ? size : known);
     return JPT_OK;
 }

@@ -666,6 +666,8 @@ JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_
     jpt__err_clear(&r->err);
     if (calls_json == NULL)
         return jpt__err(&r->err, JPT_ERR_INVALID, "submit: the calls are NULL");
+    if (r->shutting_down)
+        return jpt__err(&r->err, JPT_ERR_STATE, "submit: the registry is shutting down");
     rc = jpt__json_load(calls_json, strlen(calls_json), 0, &list, &jerr);
     if (rc == JPT_ERR_NOMEM)
         return jpt__err(&r->err, rc, "out of memory reading the calls");
@@ -816,6 +818,34 @@ static void cancel_call(jpt__call *call)
     /* A one-shot run (its child dies with its handle), a call not started
      * yet, or one whose question is pending. */
     jpt__call_completef(call, true, "The call `%s` was cancelled", call->name);
+}
+
+void jpt__calls_cancel_all(jpt_registry *r)
+{
+    size_t n = 0;
+
+    for (jpt__call *call = r->calls; call != NULL; call = call->next)
+        n++;
+    /* Taken first: a call that ends leaves the list. Ending one call never
+     * frees another (a call of a freed batch is freed from the loop). */
+    jpt__call **calls = n > 0 ? jpt__calloc(n, sizeof(*calls)) : NULL;
+    if (n > 0 && calls == NULL) {
+        jpt__log(JPT_LOG_ERROR, "out of memory cancelling the calls in flight");
+        return;
+    }
+    n = 0;
+    for (jpt__call *call = r->calls; call != NULL; call = call->next)
+        calls[n++] = call;
+    for (size_t i = 0; i < n; i++) {
+        jpt__call *call = calls[i];
+        bool running = call->action == JPT__ACTION_NONE && call->handle != NULL &&
+                       call->handle->waiter == call;
+        if (!call->done && !running) {
+            call->cancelled = true;
+            cancel_call(call);
+        }
+    }
+    jpt__free(calls);
 }
 
 JPT_EXPORT void jpt_batch_cancel(jpt_batch *b)

@@ -14,6 +14,8 @@ static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, 
 static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud);
 static const jpt__child_ops child_ops = {on_child_output, on_child_exited};
 
+static void slot_queue_remove(jpt_handle *h);
+static void child_gone(jpt_handle *h);
 static void on_settled(jpt__timer *t);
 static void on_timeout(jpt__timer *t);
 static void run_step(jpt__defer *d);
@@ -151,8 +153,9 @@ void jpt__handle_free(jpt_handle *h)
     if (h->child != NULL) {
         jpt__child_free(h->child);
         h->child = NULL;
+        child_gone(h);
     }
-    jpt__stale_remove(r, h);
+    slot_queue_remove(h);
     JPT__LIST_REMOVE(r->handles, h);
     jpt__capture_free(&h->out);
     jpt__capture_free(&h->err);
@@ -200,13 +203,96 @@ size_t jpt__handles_children(jpt_registry *r, jpt__child ***out)
         if (h->child != NULL) {
             (*out)[n++] = h->child;
             h->child = NULL;
+            r->nchildren--;
         }
     return n;
 }
 
 /* ---- Starting ------------------------------------------------------------------ */
 
+/* Processes wait for a slot beyond max_processes (registry.h): in order,
+ * each started as a child of the registry is reaped. */
+static void slot_queue_remove(jpt_handle *h)
+{
+    jpt_registry *r = h->r;
+
+    if (!h->slot_waiting)
+        return;
+    if (h->slot_prev != NULL)
+        h->slot_prev->slot_next = h->slot_next;
+    else
+        r->slot_head = h->slot_next;
+    if (h->slot_next != NULL)
+        h->slot_next->slot_prev = h->slot_prev;
+    else
+        r->slot_tail = h->slot_prev;
+    h->slot_next = h->slot_prev = NULL;
+    h->slot_waiting = false;
+}
+
+static void slot_queue_push(jpt_handle *h, int action)
+{
+    jpt_registry *r = h->r;
+
+    h->slot_waiting = true;
+    h->slot_action = action;
+    h->slot_next = NULL;
+    h->slot_prev = r->slot_tail;
+    if (r->slot_tail != NULL)
+        r->slot_tail->slot_next = h;
+    else
+        r->slot_head = h;
+    r->slot_tail = h;
+}
+
+static int spawn_stdio(jpt_handle *h, int action, jpt__buf *why);
+
+/* From the loop, whenever a child was reaped: the handles waiting for a
+ * slot start, a few per dispatch. */
+void jpt__handle_slots_freed(jpt__defer *d)
+{
+    jpt_registry *r = d->ud;
+
+    for (int n = 0; n < 16 && r->slot_head != NULL && r->nchildren < r->max_processes &&
+                    !r->shutting_down;
+         n++) {
+        jpt_handle *h = r->slot_head;
+        jpt__buf why = JPT__BUF_INIT;
+        slot_queue_remove(h);
+        int rc = spawn_stdio(h, h->slot_action, &why);
+        /* It stops with the reason as its result, which the call
+         * waiting on it reads. */
+        if (rc < 0 && !h->slot_waiting)
+            jpt__handle_kill(h, why.data != NULL ? why.data : jpt_strerror(rc));
+        jpt__buf_free(&why);
+    }
+    if (r->slot_head != NULL && r->nchildren < r->max_processes)
+        jpt__defer_queue(r->loop, d);
+}
+
+static void child_gone(jpt_handle *h)
+{
+    jpt_registry *r = h->r;
+
+    r->nchildren--;
+    jpt__stale_remove(r, h);
+    if (r->slot_head != NULL)
+        jpt__defer_queue(r->loop, &r->slot_step);
+    jpt__registry_child_gone(r);
+}
+
 static int start_stdio(jpt_handle *h, int action, jpt__buf *why)
+{
+    /* Beyond the limit the tool waits its turn; the call waiting on it
+     * sees it running, without output, until then. */
+    if (h->r->nchildren >= h->r->max_processes) {
+        slot_queue_push(h, action);
+        return JPT_OK;
+    }
+    return spawn_stdio(h, action, why);
+}
+
+static int spawn_stdio(jpt_handle *h, int action, jpt__buf *why)
 {
     jpt_registry *r = h->r;
     jpt__tool *t = h->tool;
@@ -225,7 +311,9 @@ static int start_stdio(jpt_handle *h, int action, jpt__buf *why)
         .argv = (const char *const *)cmd.argv,
         .envp = (const char *const *)cmd.envp,
         .cwd = r->root,
-        .stdin_pipe = t->stateful || t->stdin_json,
+        /* RFD 009: without an action the call is one-shot, and a one-shot
+         * child reads /dev/null (an open pipe would keep `sh` waiting). */
+        .stdin_pipe = action == JPT__ACTION_SPAWN || t->stdin_json,
         .devnull = r->devnull,
         .pty = t->pty,
         .rows = 24,
@@ -233,17 +321,26 @@ static int start_stdio(jpt_handle *h, int action, jpt__buf *why)
         .drain_ms = r->drain_ms,
     };
     rc = jpt__child_spawn(r->loop, &spawn, &child_ops, h, &h->child, &err);
+    if (rc == JPT_ERR_LIMIT && r->nchildren > 0) {
+        /* Out of fds or processes for now (the host may hold many): a
+         * child of ours will free some as it ends. */
+        jpt__command_free(&cmd);
+        jpt__log(JPT_LOG_DEBUG, "tool '%s' waits for a slot: %s", t->name, err.text);
+        slot_queue_push(h, action);
+        return JPT_OK;
+    }
     if (rc < 0) {
         jpt__command_free(&cmd);
         return jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0
                    ? JPT_ERR_NOMEM
                    : rc;
     }
+    r->nchildren++;
     if (cmd.stdin_json != NULL) {
         rc = jpt__child_write(h->child, cmd.stdin_json, strlen(cmd.stdin_json));
         if (rc == JPT_OK)
             rc = jpt__child_write(h->child, "\n", 1);
-        if (!t->stateful)
+        if (action != JPT__ACTION_SPAWN)
             jpt__child_close_input(h->child);
     }
     jpt__command_free(&cmd);
@@ -498,7 +595,7 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     h->exit = *e;
     jpt__child_free(c);
     h->child = NULL;
-    jpt__stale_remove(h->r, h);
+    child_gone(h);
     stopped(h);
 }
 
@@ -567,6 +664,12 @@ void jpt__handle_abort(jpt_handle *h)
         jpt__child_terminate(h->child, h->r->kill_grace_ms);
         return;
     }
+    if (h->slot_waiting) {
+        /* It never started: it stops here. */
+        slot_queue_remove(h);
+        stopped(h);
+        return;
+    }
     if (h->tool->runtime == JPT__RUNTIME_BUILTIN) {
         /* The callback may report the stop itself. */
         jpt__handle_pin(h);
@@ -631,6 +734,7 @@ void jpt__handle_kill(jpt_handle *h, const char *why)
         jpt__child_terminate(h->child, h->r->kill_grace_ms);
         return;
     }
+    slot_queue_remove(h);
     jpt__free(h->step_answer);
     h->step_answer = NULL;
     jpt__defer_queue(h->r->loop, &h->step);

@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,10 +21,30 @@
 #define DEFAULT_DRAIN_MS 100
 #define DEFAULT_INQUIRY_ROUNDS 16
 #define DEFAULT_TURN_END_TIMEOUT_MS 120000
+#define DEFAULT_MAX_PROCESSES 256
+#define DEFAULT_FD_RESERVE 32
+#define FDS_PER_PROCESS 5
+#define DEFAULT_MAX_EVENTS 4096
+
+static void run_shutdown(jpt__defer *d);
 
 static int opt_ms(int value, int fallback)
 {
     return value > 0 ? value : fallback;
+}
+
+/* registry.h, max_processes: what the fd limit allows after the host's
+ * reserve, at up to 5 fds per process (pidfd, three pipes, a spool). */
+static size_t default_max_processes(void)
+{
+    struct rlimit lim;
+    size_t fds = 1024;
+
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        fds = lim.rlim_cur < SIZE_MAX ? (size_t)lim.rlim_cur : SIZE_MAX;
+    size_t reserve = fds / 4 > DEFAULT_FD_RESERVE ? fds / 4 : DEFAULT_FD_RESERVE;
+    size_t n = fds > reserve ? (fds - reserve) / FDS_PER_PROCESS : 0;
+    return n < 1 ? 1 : n > DEFAULT_MAX_PROCESSES ? DEFAULT_MAX_PROCESSES : n;
 }
 
 static int set_root(jpt_registry *r, const char *root)
@@ -46,13 +68,14 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
         return JPT_ERR_INVALID;
     *out = NULL;
     memset(&o, 0, sizeof(o));
-    if (opts != NULL) {
-        if ((rc = jpt__struct_check(opts, opts->size, sizeof(o))) < 0)
-            return rc;
-        o = *opts;
-    }
+    /* 0.1.0's struct ended before max_processes. */
+    if (opts != NULL &&
+        (rc = jpt__struct_take(&o, sizeof(o), opts, opts->size,
+                               offsetof(jpt_registry_options, max_processes))) < 0)
+        return rc;
     if (o.kill_grace_ms < 0 || o.settle_ms < 0 || o.yield_ms < 0 || o.drain_ms < 0 ||
-        o.max_inquiry_rounds < 0 || o.turn_end_timeout_ms < 0)
+        o.max_inquiry_rounds < 0 || o.turn_end_timeout_ms < 0 ||
+        (o.flags & ~JPT_REGISTRY_KEEP_SPOOL) != 0)
         return JPT_ERR_INVALID;
 
     jpt_registry *r = jpt__calloc(1, sizeof(*r));
@@ -68,7 +91,12 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     r->drain_ms = opt_ms(o.drain_ms, DEFAULT_DRAIN_MS);
     r->max_inquiry_rounds = opt_ms(o.max_inquiry_rounds, DEFAULT_INQUIRY_ROUNDS);
     r->turn_end_timeout_ms = opt_ms(o.turn_end_timeout_ms, DEFAULT_TURN_END_TIMEOUT_MS);
+    r->max_processes = o.max_processes > 0 ? o.max_processes : default_max_processes();
+    r->max_events = o.max_events > 0 ? o.max_events : DEFAULT_MAX_EVENTS;
+    r->keep_spool = (o.flags & JPT_REGISTRY_KEEP_SPOOL) != 0;
     jpt__idmap_init(&r->handle_ids);
+    jpt__defer_init(&r->slot_step, jpt__handle_slots_freed, r);
+    jpt__defer_init(&r->shutdown_step, run_shutdown, r);
     if ((rc = set_root(r, o.root)) < 0 ||
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
         (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
@@ -171,7 +199,9 @@ jpt_event *jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_h
     if (e == NULL)
         return NULL;
     e->type = type;
-    if (type == JPT_EVENT_BATCH_DONE) {
+    if (type == JPT_EVENT_SHUTDOWN) {
+        /* Of the registry as a whole: nothing to name. */
+    } else if (type == JPT_EVENT_BATCH_DONE) {
         e->batch = call->batch;
     } else if (call != NULL) {
         e->batch = call->batch;
@@ -195,9 +225,9 @@ jpt_event *jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_h
             return NULL;
         }
     }
-    if (r->nevents >= JPT__MAX_EVENTS) {
-        jpt__log(JPT_LOG_WARNING, "event queue full (%d events): dropping the oldest",
-                 JPT__MAX_EVENTS);
+    if (r->nevents >= r->max_events) {
+        jpt__log(JPT_LOG_WARNING, "event queue full (%zu events): dropping the oldest",
+                 r->max_events);
         free_event(pop_event(r));
     }
     if (r->events_tail != NULL)
@@ -251,6 +281,47 @@ JPT_EXPORT void jpt_event_free(jpt_event *e)
 {
     if (e != NULL)
         free_event(e);
+}
+
+/* ---- Shutting down without blocking ---------------------------------------------- */
+
+static bool shutdown_done(const jpt_registry *r)
+{
+    return r->nchildren == 0 && r->slot_head == NULL && !r->shutdown_step.queued;
+}
+
+void jpt__registry_child_gone(jpt_registry *r)
+{
+    if (r->shutting_down && !r->shutdown_reported && shutdown_done(r)) {
+        r->shutdown_reported = true;
+        jpt__registry_event(r, JPT_EVENT_SHUTDOWN, NULL, NULL);
+    }
+}
+
+/* From the loop: calls end (but one-shot runs, which end with their
+ * process), then every handle is ended the way an abort ends it, without
+ * waiting here for any of them. */
+static void run_shutdown(jpt__defer *d)
+{
+    jpt_registry *r = d->ud;
+
+    jpt__calls_cancel_all(r);
+    for (jpt_handle *h = r->handles; h != NULL; h = h->next)
+        jpt__handle_kill(h, "The registry is shutting down: the tool was stopped");
+    jpt__registry_child_gone(r);
+}
+
+JPT_EXPORT int jpt_registry_shutdown(jpt_registry *r)
+{
+    if (r == NULL)
+        return JPT_ERR_INVALID;
+    if (!r->shutting_down) {
+        r->shutting_down = true;
+        jpt__log(JPT_LOG_INFO, "registry shutting down: %zu tool processes to end",
+                 r->nchildren);
+        jpt__defer_queue(r->loop, &r->shutdown_step);
+    }
+    return shutdown_done(r) ? JPT_OK : JPT_ERR_AGAIN;
 }
 
 /* ---- Driving ----------------------------------------------------------------------- */

@@ -106,6 +106,9 @@ struct jpt_handle {
     json_t *answers;     /* accumulated answers (one-shot re-runs) */
     jpt__child *child;   /* stdio runtime, while the process lives */
     size_t stale_slot;   /* its slot in the state file + 1, or 0 */
+    bool slot_waiting;   /* queued for a process slot (max_processes) */
+    int slot_action;     /* the action it starts for, then */
+    jpt_handle *slot_next, *slot_prev;
     jpt__capture out;    /* everything, head+tail */
     jpt__capture err;
     jpt__capture fresh;  /* stdout since the model last read it (stateful) */
@@ -218,6 +221,13 @@ struct jpt_registry {
     size_t ntools, cap_tools;
     jpt_handle *handles; /* every live handle, registered or not */
     jpt__idmap handle_ids; /* registered handles by id */
+    size_t nchildren;    /* processes alive (spawned, not reaped) */
+    size_t max_processes;
+    jpt_handle *slot_head, *slot_tail; /* waiting for a process slot */
+    jpt__defer slot_step; /* starts them as slots free up */
+    bool shutting_down;  /* jpt_registry_shutdown: nothing new starts */
+    bool shutdown_reported; /* its JPT_EVENT_SHUTDOWN is queued */
+    jpt__defer shutdown_step;
     jpt_batch *batches;
     jpt__call *calls;    /* in flight */
     jpt_inquiry *inquiries;
@@ -225,7 +235,8 @@ struct jpt_registry {
     struct jpt__turn *turn; /* the turn end in progress */
     int turn_end_timeout_ms;
     jpt_event *events_head, *events_tail;
-    size_t nevents;
+    size_t nevents, max_events;
+    bool keep_spool;     /* JPT_REGISTRY_KEEP_SPOOL */
     size_t calls_in_flight;
     int dispatching;     /* inside jpt_registry_dispatch (or run, wait) */
     bool free_pending;   /* freed from a callback: freed as dispatch ends */
@@ -235,11 +246,13 @@ struct jpt_registry {
     jpt__errbuf err;
 };
 
-/* registry.c: queues an event (the oldest is dropped beyond
- * JPT__MAX_EVENTS, so a host that never pops them does not grow without
- * bound); NULL when out of memory. */
-#define JPT__MAX_EVENTS 4096
+/* registry.c: queues an event (the oldest is dropped beyond max_events,
+ * so a host that never pops them does not grow without bound); NULL when
+ * out of memory. */
 jpt_event *jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *h);
+/* A tool process was reaped (or a queued one dropped): a shutdown under
+ * way may be complete. */
+void jpt__registry_child_gone(jpt_registry *r);
 
 /* tools.c */
 jpt__tool *jpt__tool_find(jpt_registry *r, const char *name);
@@ -328,6 +341,8 @@ const char *jpt__kind_name(int kind);
 /* The last `max` bytes of what the model would read from the handle now
  * (without consuming it), cut at a character boundary. */
 int jpt__handle_preview(jpt_handle *h, size_t max, jpt__buf *out);
+/* Deferred: starts the handles waiting for a process slot. */
+void jpt__handle_slots_freed(jpt__defer *d);
 /* Children of all live handles, for shutdown. */
 size_t jpt__handles_children(jpt_registry *r, jpt__child ***out);
 
@@ -344,6 +359,9 @@ void jpt__call_wake(jpt__call *call);
 void jpt__call_later(jpt__call *call, void (*fn)(jpt__call *call));
 void jpt__call_free(jpt__call *call);
 void jpt__batch_unhold(jpt_batch *b);
+/* Ends every call in flight as jpt_batch_cancel does, but one-shot runs,
+ * which end when their process does (shutdown). */
+void jpt__calls_cancel_all(jpt_registry *r);
 
 /* inquiry.c */
 /* A one-shot run ended waiting: ask, or fail the call. */

@@ -438,6 +438,8 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
     if (r->turn != NULL)
         return jpt__err(&r->err, JPT_ERR_STATE, "end_turn: the previous turn end is still "
                                                 "settling");
+    if (r->shutting_down)
+        return jpt__err(&r->err, JPT_ERR_STATE, "end_turn: the registry is shutting down");
 
     jpt__turn *t = jpt__calloc(1, sizeof(*t));
     jpt_batch *b = jpt__calloc(1, sizeof(*b));

@@ -2193,7 +2193,7 @@ class RegistryBindingTest(unittest.TestCase):
         with open(REGISTRY_H) as f:
             header = f.read()
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header)
-        self.assertEqual(len(names), 43, names)
+        self.assertEqual(len(names), 44, names)
         for name in names:
             self.assertIn(name, jptool._PROTOTYPES, name)
             fn = getattr(jptool._lib, name)
@@ -2203,7 +2203,7 @@ class RegistryBindingTest(unittest.TestCase):
     def test_constants_match_the_header(self):
         with open(REGISTRY_H) as f:
             defines = re.findall(r"#define (JPT_\w+) (0x[0-9a-f]+|\d+)u?", f.read())
-        self.assertEqual(len(defines), 13, defines)
+        self.assertEqual(len(defines), 15, defines)
         for name, value in defines:
             self.assertEqual(getattr(jptool, name), int(value, 0), name)
             self.assertIn(name, jptool.__all__)
@@ -2213,8 +2213,11 @@ class RegistryBindingTest(unittest.TestCase):
         self.assertEqual(fields, ["size", "root", "kill_grace_ms", "capture_bytes",
                                   "output_limit", "settle_ms", "yield_ms", "drain_ms",
                                   "max_inquiry_rounds", "spool_dir", "state_file",
-                                  "turn_end_timeout_ms"])
-        small = jptool._RegistryOptions(ctypes.sizeof(jptool._RegistryOptions) - 1)
+                                  "turn_end_timeout_ms", "max_processes", "max_events",
+                                  "flags"])
+        # Smaller than the first version's struct (0.1.0 ended before
+        # max_processes).
+        small = jptool._RegistryOptions(jptool._RegistryOptions.max_processes.offset - 1)
         out = jptool._RegistryPtr()
         self.assertEqual(jptool._lib.jpt_registry_new(ctypes.byref(small),
                                                       ctypes.byref(out)),
