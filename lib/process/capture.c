@@ -19,25 +19,26 @@ void jpt__capture_init(jpt__capture *c, size_t limit)
     c->spool_fd = -1;
 }
 
-int jpt__capture_spool(jpt__capture *c, const char *dir, jpt__errbuf *err)
+void jpt__capture_spool_in(jpt__capture *c, const char *dir, size_t threshold,
+                           void (*created)(void *ud, const char *path), void *ud)
 {
-    jpt__buf path = JPT__BUF_INIT;
-
-    if (jpt__buf_printf(&path, "%s/jptool-output-XXXXXX", dir) < 0)
-        return jpt__err(err, JPT_ERR_NOMEM, "out of memory naming a spool file");
-    int fd = mkostemp(path.data, O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        jpt__buf_free(&path);
-        return jpt__err(err, JPT_ERR_IO, "creating a spool file in %s: %s", dir,
-                        strerror(e));
-    }
-    c->spool_fd = fd;
-    c->spool_path = jpt__buf_take(&path);
-    return JPT_OK;
+    c->spool_dir = dir;
+    c->spool_threshold = threshold;
+    c->spool_created = created;
+    c->spool_ud = ud;
 }
 
-static void spool(jpt__capture *c, const char *p, size_t n)
+static void spool_fail(jpt__capture *c, const char *what)
+{
+    jpt__log(JPT_LOG_WARNING, "spool file %s: %s: %s; the output is kept in memory only",
+             c->spool_path != NULL ? c->spool_path : c->spool_dir, what, strerror(errno));
+    if (c->spool_fd >= 0)
+        close(c->spool_fd);
+    c->spool_fd = -1;
+    c->spool_failed = true;
+}
+
+static void spool_write(jpt__capture *c, const char *p, size_t n)
 {
     while (c->spool_fd >= 0 && n > 0) {
         ssize_t w = write(c->spool_fd, p, n);
@@ -46,13 +47,68 @@ static void spool(jpt__capture *c, const char *p, size_t n)
         if (w <= 0) {
             /* A full disk ends the spool, not the tool: the buffer still
              * holds head and tail, and the file what it got. */
-            close(c->spool_fd);
-            c->spool_fd = -1;
+            spool_fail(c, "writing");
             return;
         }
         p += w;
         n -= (size_t)w;
     }
+}
+
+/* The file is made when the output first outgrows the threshold: it gets
+ * what the buffer holds so far (all of it: the threshold is below the
+ * buffer's limit, or this is the first byte the buffer would drop). */
+static void spool_start(jpt__capture *c)
+{
+    jpt__buf path = JPT__BUF_INIT;
+    jpt__buf so_far = JPT__BUF_INIT;
+
+    if (jpt__buf_printf(&path, "%s/jptool-output-XXXXXX", c->spool_dir) < 0) {
+        jpt__buf_free(&path);
+        c->spool_failed = true;
+        return;
+    }
+    int fd = mkostemp(path.data, O_CLOEXEC);
+    if (fd < 0) {
+        jpt__buf_free(&path);
+        spool_fail(c, "creating");
+        return;
+    }
+    c->spool_fd = fd;
+    c->spool_path = jpt__buf_take(&path);
+    if (c->spool_created != NULL)
+        c->spool_created(c->spool_ud, c->spool_path);
+    if (jpt__capture_text(c, &so_far) == JPT_OK)
+        spool_write(c, so_far.data != NULL ? so_far.data : "", so_far.len);
+    else
+        spool_fail(c, "out of memory copying");
+    jpt__buf_free(&so_far);
+}
+
+static void spool(jpt__capture *c, const char *p, size_t n)
+{
+    if (c->spool_dir == NULL || c->spool_failed)
+        return;
+    if (c->spool_path == NULL) {
+        if (c->total + n <= c->spool_threshold && c->total + n <= c->limit)
+            return;
+        spool_start(c);
+    } else if (c->spool_fd < 0) {
+        /* More output after a pause: the file grows on. */
+        c->spool_fd = open(c->spool_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (c->spool_fd < 0) {
+            spool_fail(c, "reopening");
+            return;
+        }
+    }
+    spool_write(c, p, n);
+}
+
+void jpt__capture_spool_pause(jpt__capture *c)
+{
+    if (c->spool_fd >= 0)
+        close(c->spool_fd);
+    c->spool_fd = -1;
 }
 
 int jpt__capture_append(jpt__capture *c, const char *p, size_t n)

@@ -535,17 +535,14 @@ static void on_kill_timeout(jpt__timer *t)
 
 static void flush_input(jpt__child *c);
 
-static void on_output(jpt__watch *w, uint32_t events)
+/* Reads what the stream has, a bounded amount. Returns false when the
+ * child is gone (freed by the output callback, or reaped and reported at
+ * the end of its output). */
+static bool read_stream(jpt__child *c, stream *st)
 {
-    jpt__child *c = w->ud;
-    stream *st = w == &c->out.watch ? &c->out : &c->err;
     int which = st == &c->out ? JPT__STDOUT : JPT__STDERR;
     char buf[READ_CHUNK];
 
-    if ((events & EPOLLOUT) && c->pty)
-        flush_input(c);
-    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-        return;
     for (int i = 0; i < READS_PER_EVENT && st->fd >= 0; i++) {
         ssize_t n = read(st->fd, buf, sizeof(buf));
         if (n > 0) {
@@ -554,7 +551,7 @@ static void on_output(jpt__watch *w, uint32_t events)
             c->in_output_call = false;
             if (c->free_pending) {
                 release(c);
-                return;
+                return false;
             }
             if ((size_t)n < sizeof(buf))
                 break;
@@ -564,10 +561,36 @@ static void on_output(jpt__watch *w, uint32_t events)
             break;
         /* End of file; on a PTY, EIO once the last slave fd is closed. */
         close_stream(c, st);
-        if (output_done(c) && (c->exited || has_exited(c)))
+        if (output_done(c) && (c->exited || has_exited(c))) {
             finish(c);
-        return;
+            return false;
+        }
+        break;
     }
+    return true;
+}
+
+static void on_output(jpt__watch *w, uint32_t events)
+{
+    jpt__child *c = w->ud;
+    stream *st = w == &c->out.watch ? &c->out : &c->err;
+
+    if ((events & EPOLLOUT) && c->pty)
+        flush_input(c);
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+        read_stream(c, st);
+}
+
+void jpt__child_poll(jpt__child *c)
+{
+    if (c->reaped || c->in_output_call)
+        return;
+    if (!read_stream(c, &c->out) || !read_stream(c, &c->err))
+        return;
+    /* Exited with its output still held open (a grandchild): the drain
+     * window starts now rather than when the loop hears of the exit. */
+    if (!c->exited && has_exited(c) && c->pid_watch.active)
+        on_pidfd(&c->pid_watch, EPOLLIN);
 }
 
 /* ---- Input ------------------------------------------------------------------------ */

@@ -59,6 +59,13 @@ pid_t jpt__child_pid(const jpt__child *c);
 /* Whether the process itself (not its output) has ended. */
 bool jpt__child_exited(const jpt__child *c);
 
+/* Takes in at once what the child has written and not yet been read (a
+ * bounded amount, through the output callback), and its exit if it has
+ * ended with its output (through the exit callback, which may free it):
+ * for a reader that wants the latest state without waiting for the loop.
+ * Does nothing from inside the output callback. */
+void jpt__child_poll(jpt__child *c);
+
 /* Queues bytes for the child's stdin, written as the pipe accepts them.
  * JPT_ERR_STATE when the child has no input or it was closed. */
 int jpt__child_write(jpt__child *c, const char *p, size_t n);
@@ -93,20 +100,35 @@ size_t jpt__kill_session(pid_t sid);
 
 /* ---- Head+tail capture (capture.c) ------------------------------------------
  * Keeps the first and the last half of at most `limit` bytes; the middle is
- * counted. Optionally writes everything to a spool file as well. */
+ * counted. Optionally writes everything to a spool file as well, created
+ * only once the output outgrows a threshold (what the model reads whole):
+ * output that fits leaves no file behind. */
 typedef struct jpt__capture {
     size_t limit;
     jpt__buf head;    /* the first limit/2 bytes */
     char *tail;       /* ring of limit - limit/2 bytes, allocated when needed */
     size_t tail_cap, tail_start, tail_len;
     uint64_t total;   /* every byte appended */
-    int spool_fd;     /* -1 when not spooling */
-    char *spool_path;
+    const char *spool_dir; /* spool here past spool_threshold; not owned */
+    size_t spool_threshold;
+    void (*spool_created)(void *ud, const char *path); /* told of the file */
+    void *spool_ud;
+    bool spool_failed; /* creating or writing the file failed: no spool */
+    int spool_fd;     /* -1 when not writing the spool now */
+    char *spool_path; /* the spool file, once created */
 } jpt__capture;
 
 void jpt__capture_init(jpt__capture *c, size_t limit);
-/* Starts spooling to a new file in `dir` (mkstemp); the path is kept. */
-int jpt__capture_spool(jpt__capture *c, const char *dir, jpt__errbuf *err);
+/* Spools the output to a new file in `dir` (mkstemp) once more than
+ * `threshold` bytes arrive (at once if 0); `created(ud, path)` is told of
+ * the file (its owner removes the files) and the path kept. A file that
+ * cannot be created or written is logged and the output kept in memory
+ * only. */
+void jpt__capture_spool_in(jpt__capture *c, const char *dir, size_t threshold,
+                           void (*created)(void *ud, const char *path), void *ud);
+/* No more output for now (the process ended): the spool file is closed,
+ * and reopened should more come (a tool run again). */
+void jpt__capture_spool_pause(jpt__capture *c);
 int jpt__capture_append(jpt__capture *c, const char *p, size_t n);
 /* Bytes dropped from the middle. */
 uint64_t jpt__capture_omitted(const jpt__capture *c);

@@ -228,6 +228,14 @@ void jpt__call_handle_ready(jpt__call *call)
     jpt__timer_stop(call->r->loop, &h->settle_timer);
     jpt__timer_stop(call->r->loop, &h->yield_timer);
     h->waiter = NULL;
+    /* issue 7: the answer holds what the tool did up to now, even when
+     * the host has not dispatched for a while. No longer the waiter, the
+     * call is not woken again by a stop this may bring. */
+    if (call->action != JPT__ACTION_NONE) {
+        jpt__handle_pin(h);
+        jpt__handle_refresh(h);
+        jpt__handle_unpin(h);
+    }
     if (call->action == JPT__ACTION_NONE)
         finish_one_shot(call, h);
     else
@@ -289,7 +297,7 @@ static void run_one_shot(jpt__call *call, json_t *arguments)
         jpt__call_completef(call, true, "`%s` could not run: %s", call->name,
                             why.data != NULL ? why.data : jpt_strerror(rc));
     else
-        jpt__handle_wait(h, call, false);
+        jpt__handle_wait(h, call, false, -1);
     jpt__buf_free(&why);
 }
 
@@ -325,7 +333,7 @@ static void do_spawn(jpt__call *call, json_t *arguments)
         call->handle = NULL;
         jpt__handle_fail(h, call->content);
     } else
-        jpt__handle_wait(h, call, true);
+        jpt__handle_wait(h, call, true, call->wait_ms);
     jpt__handle_unpin(h);
     jpt__buf_free(&why);
 }
@@ -391,7 +399,7 @@ static void do_apply(jpt__call *call, jpt_handle *h)
         }
     }
     call->handle = h;
-    jpt__handle_wait(h, call, true);
+    jpt__handle_wait(h, call, true, call->wait_ms);
     goto out;
 
 nomem:
@@ -401,6 +409,27 @@ out:
     jpt__free(why);
     jpt__free(qid);
     jpt__buf_free(&bytes);
+}
+
+/* A day: longer than any model should block one action. */
+#define MAX_WAIT_SECS 86400
+
+/* The optional wait_secs of spawn, fetch and apply (issue 7): how long to
+ * wait for the handle to print or stop. False with the call completed
+ * when it is not a number of seconds, 0 or more. */
+static bool take_wait_secs(jpt__call *call, const json_t *v)
+{
+    call->wait_ms = -1;
+    if (v == NULL || json_is_null(v))
+        return true;
+    if (!json_is_number(v) || json_number_value(v) < 0) {
+        jpt__call_complete(call, "Invalid arguments: `wait_secs` must be a number of seconds, "
+                                 "0 or more", true);
+        return false;
+    }
+    double secs = json_number_value(v);
+    call->wait_ms = (int64_t)((secs > MAX_WAIT_SECS ? MAX_WAIT_SECS : secs) * 1000);
+    return true;
 }
 
 static void run_action(jpt__call *call, json_t *arguments)
@@ -433,6 +462,8 @@ static void run_action(jpt__call *call, json_t *arguments)
         jpt__call_complete(call, "out of memory", true);
         return;
     }
+    if (!take_wait_secs(call, json_object_get(arguments, "wait_secs")))
+        return;
     if (a == JPT__ACTION_SPAWN) {
         json_t *args = json_deep_copy(arguments);
         if (args == NULL) {
@@ -441,6 +472,7 @@ static void run_action(jpt__call *call, json_t *arguments)
         }
         json_object_del(args, "action");
         json_object_del(args, "id");
+        json_object_del(args, "wait_secs");
         do_spawn(call, args);
         json_decref(args);
         return;
@@ -467,7 +499,11 @@ static void run_action(jpt__call *call, json_t *arguments)
     jpt__handle_pin(h);
     switch (a) {
     case JPT__ACTION_FETCH:
-        jpt__call_handle_ready(call);
+        /* Without wait_secs a fetch answers at once. */
+        if (call->wait_ms >= 0)
+            jpt__handle_wait(h, call, true, call->wait_ms);
+        else
+            jpt__call_handle_ready(call);
         break;
     case JPT__ACTION_APPLY:
         if ((call->input = json_incref(json_object_get(arguments, "input"))) == NULL) {
@@ -482,7 +518,7 @@ static void run_action(jpt__call *call, json_t *arguments)
         break;
     case JPT__ACTION_ABORT:
         jpt__handle_abort(h);
-        jpt__handle_wait(h, call, false);
+        jpt__handle_wait(h, call, false, -1);
         break;
     }
     jpt__handle_unpin(h);
@@ -621,6 +657,7 @@ static jpt__call *call_new(jpt_registry *r, jpt_batch *b, const json_t *c, json_
         return NULL;
     call->r = r;
     call->batch = b;
+    call->wait_ms = -1;
     jpt__defer_init(&call->step, run_step, call);
     call->id = jpt__strdup(id);
     call->name = jpt__strdup(name);

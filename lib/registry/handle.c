@@ -302,11 +302,10 @@ static int spawn_stdio(jpt_handle *h, int action, jpt__buf *why)
 
     if (rc < 0)
         return rc;
-    if (r->spool_dir != NULL && h->out.spool_fd < 0 &&
-        (rc = jpt__capture_spool(&h->out, r->spool_dir, &err)) < 0) {
-        jpt__command_free(&cmd);
-        return jpt__buf_printf(why, "%s", err.text) < 0 ? JPT_ERR_NOMEM : rc;
-    }
+    /* Output the model reads whole needs no file (registry.h, spool_dir). */
+    if (r->spool_dir != NULL)
+        jpt__capture_spool_in(&h->out, r->spool_dir, jpt__tool_output_limit(r, t),
+                              jpt__registry_spooled, r);
     jpt__spawn spawn = {
         .argv = (const char *const *)cmd.argv,
         .envp = (const char *const *)cmd.envp,
@@ -595,6 +594,7 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     h->exit = *e;
     jpt__child_free(c);
     h->child = NULL;
+    jpt__capture_spool_pause(&h->out);
     child_gone(h);
     stopped(h);
 }
@@ -625,9 +625,20 @@ static void on_timeout(jpt__timer *t)
 
 /* ---- Waiting, input, abort ------------------------------------------------------ */
 
-void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle)
+/* Whether the model has output of the handle it has not read yet. */
+static bool has_news(const jpt_handle *h)
+{
+    const handle_ext *x = ext(h);
+
+    return x->pending.text.total > 0 || x->pending.line.len > 0 ||
+           x->pending.blocks->nblocks > 0;
+}
+
+void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle, int64_t wait_ms)
 {
     jpt_registry *r = h->r;
+    int64_t settle_ms = jpt__tool_settle_ms(r, h->tool);
+    int64_t yield_ms = jpt__tool_yield_ms(r, h->tool);
 
     h->waiter = call;
     /* Already there: stopped, or a builtin that reported its question. */
@@ -638,11 +649,25 @@ void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle)
     }
     if (!settle)
         return;
-    if (jpt__timer_start(r->loop, &h->settle_timer,
-                         jpt__deadline_ms(jpt__tool_settle_ms(r, h->tool))) < 0 ||
-        jpt__timer_start(r->loop, &h->yield_timer,
-                         jpt__deadline_ms(jpt__tool_yield_ms(r, h->tool))) < 0)
+    /* wait_secs: the first quiet window is that long, so the answer comes
+     * once the tool has printed (and then settled) or stopped, or the wait
+     * is over; news already pending settles as usual. The yield limit
+     * never cuts the wait short. */
+    if (wait_ms >= 0 && !has_news(h)) {
+        settle_ms = wait_ms > settle_ms ? wait_ms : settle_ms;
+        yield_ms = wait_ms > yield_ms ? wait_ms : yield_ms;
+    }
+    if (jpt__timer_start(r->loop, &h->settle_timer, jpt__deadline_ms(settle_ms)) < 0 ||
+        jpt__timer_start(r->loop, &h->yield_timer, jpt__deadline_ms(yield_ms)) < 0)
         jpt__call_wake(call);
+}
+
+void jpt__handle_refresh(jpt_handle *h)
+{
+    /* The exit callback may free the child and stop the handle; the
+     * handle itself stays (whoever calls this holds it). */
+    if (h->child != NULL)
+        jpt__child_poll(h->child);
 }
 
 int jpt__handle_write(jpt_handle *h, const char *p, size_t n)

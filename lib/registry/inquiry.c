@@ -153,7 +153,7 @@ static void rerun(jpt__call *call)
             jpt__call_completef(call, true, "`%s` refused the answer: %s", call->name,
                                 jpt_strerror(rc));
         else
-            jpt__handle_wait(h, call, false);
+            jpt__handle_wait(h, call, false, -1);
         return;
     }
     jpt__free(answer);
@@ -163,7 +163,7 @@ static void rerun(jpt__call *call)
         jpt__call_completef(call, true, "`%s` could not run again: %s", call->name,
                             why.data != NULL ? why.data : jpt_strerror(rc));
     else
-        jpt__handle_wait(h, call, false);
+        jpt__handle_wait(h, call, false, -1);
     jpt__buf_free(&why);
 }
 

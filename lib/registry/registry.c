@@ -176,6 +176,12 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     jpt__free(r->tools);
     jpt__stale_close(r);
     jpt__free(r->free_slots);
+    for (size_t i = 0; i < r->nspool_files; i++) {
+        if (!r->keep_spool)
+            unlink(r->spool_files[i]);
+        jpt__free(r->spool_files[i]);
+    }
+    jpt__free(r->spool_files);
     jpt__loop_free(r->loop);
     if (r->devnull >= 0)
         close(r->devnull);
@@ -281,6 +287,24 @@ JPT_EXPORT void jpt_event_free(jpt_event *e)
 {
     if (e != NULL)
         free_event(e);
+}
+
+void jpt__registry_spooled(void *ud, const char *path)
+{
+    jpt_registry *r = ud;
+    char *copy = jpt__strdup(path);
+    char **grown = copy != NULL ? jpt__array_reserve(r->spool_files, &r->cap_spool_files,
+                                                     r->nspool_files + 1, sizeof(*grown), 8)
+                                : NULL;
+
+    if (grown == NULL) {
+        jpt__log(JPT_LOG_WARNING, "out of memory: spool file %s will outlive the registry",
+                 path);
+        jpt__free(copy);
+        return;
+    }
+    r->spool_files = grown;
+    r->spool_files[r->nspool_files++] = copy;
 }
 
 /* ---- Shutting down without blocking ---------------------------------------------- */

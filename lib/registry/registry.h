@@ -148,6 +148,7 @@ struct jpt__call {
     char *handle_id;
     jpt_handle *handle;
     json_t *input;       /* apply */
+    int64_t wait_ms;     /* the model's wait_secs (spawn, fetch, apply), or -1 */
     char *content;       /* the result, once done */
     bool is_error;
     bool done;
@@ -237,6 +238,8 @@ struct jpt_registry {
     jpt_event *events_head, *events_tail;
     size_t nevents, max_events;
     bool keep_spool;     /* JPT_REGISTRY_KEEP_SPOOL */
+    char **spool_files;  /* created, removed with the registry */
+    size_t nspool_files, cap_spool_files;
     size_t calls_in_flight;
     int dispatching;     /* inside jpt_registry_dispatch (or run, wait) */
     bool free_pending;   /* freed from a callback: freed as dispatch ends */
@@ -250,6 +253,9 @@ struct jpt_registry {
  * so a host that never pops them does not grow without bound); NULL when
  * out of memory. */
 jpt_event *jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *h);
+/* A spool file was created (a capture's callback, `ud` the registry): it
+ * is removed with the registry unless JPT_REGISTRY_KEEP_SPOOL. */
+void jpt__registry_spooled(void *ud, const char *path);
 /* A tool process was reaped (or a queued one dropped): a shutdown under
  * way may be complete. */
 void jpt__registry_child_gone(jpt_registry *r);
@@ -287,13 +293,19 @@ int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why);
 void jpt__handle_free(jpt_handle *h);
 jpt_handle *jpt__handle_find(jpt_registry *r, const char *id);
 /* Makes `call` wait for the handle: until it stops (one-shot, abort), or
- * until its output settles (spawn, apply). */
-void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle);
+ * until its output settles (spawn, apply, fetch with wait_secs). With
+ * `wait_ms` >= 0 (the model's wait_secs) a handle without news is given
+ * that long to print or stop before the answer. */
+void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle, int64_t wait_ms);
 /* The handle's state as the model should see it now: its output since the
  * last fetch (consumed unless `peek`), kind and error. New reference. */
 int jpt__handle_take_state(jpt_handle *h, bool peek, jpt_state **out);
 /* The whole output of a finished one-shot run, as a state. */
 int jpt__handle_result_state(jpt_handle *h, jpt_state **out);
+/* Takes in what the tool has written and not been read yet, and its exit
+ * if it has ended, before the model is answered: an answer reflects the
+ * moment the action runs, not the last time the host dispatched. */
+void jpt__handle_refresh(jpt_handle *h);
 int jpt__handle_write(jpt_handle *h, const char *p, size_t n);
 void jpt__handle_abort(jpt_handle *h);
 /* The pending question of a waiting handle (a question block), or NULL. */
