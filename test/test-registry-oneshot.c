@@ -490,6 +490,55 @@ static void inquiry_answered_later_and_checked_against_the_schema(void **state)
     jpt_registry_free(r);
 }
 
+/* A one-shot tool (sh) that asks a question whose schema and default hold
+ * a NUL character, then prints the {{tool}} JSON it is run with again. */
+static const char nul_question_script[] =
+    "case $1 in *'\"answers\":{}'*) printf %s '{\"content\":[{\"type\":\"question\","
+    "\"question\":{\"id\":\"pick\",\"text\":\"Which?\",\"schema\":{\"type\":\"string\","
+    "\"enum\":[\"a\\u0000b\",\"c\"]},\"default\":\"a\\u0000b\"}}]}';; "
+    "*) printf %s \"$1\";; esac";
+
+static void answer_nul_question(jpt_inquiry *q, void *ud)
+{
+    int *asked = ud;
+
+    (*asked)++;
+    tu_assert_json_equal(jpt_inquiry_question_json(q),
+                         "{\"id\":\"pick\",\"text\":\"Which?\",\"schema\":{\"type\":\"string\","
+                         "\"enum\":[\"a\\u0000b\",\"c\"]},\"default\":\"a\\u0000b\"}");
+    assert_int_equal(jpt_inquiry_answer(q, "\"a\""), JPT_ERR_INVALID);
+    assert_string_equal(jpt_inquiry_errmsg(q),
+                        "the answer does not fit question 'pick': at the top level: \"a\" is "
+                        "not one of [\"a\\u0000b\",\"c\"]");
+    assert_int_equal(jpt_inquiry_answer(q, "\"a\\u0000b\""), JPT_OK);
+}
+
+/* Issue 7: a NUL character (\u0000) in a question's schema or default is
+ * JSON like any other; the question is asked, checked and answered with its
+ * default, and the answer reaches the tool's next run. */
+static void question_with_nul_in_its_default_is_answered_with_it(void **state)
+{
+    (void)state;
+    json_t *config = json_pack("{s:[{s:s, s:[s,s,s,s,s]}]}", "tools", "name", "ask_nul",
+                               "command", "sh", "-c", nul_question_script, "sh", "{{tool}}");
+    char *tools_json = json_dumps(config, JSON_COMPACT);
+    json_decref(config);
+    assert_non_null(tools_json);
+    jpt_registry *r = ru_registry(tools_json);
+    int asked = 0;
+    bool err = true;
+
+    jpt_free(tools_json);
+    jpt_registry_set_inquiry_handler(r, answer_nul_question, &asked);
+    char *out = call(r, "ask_nul", "{}", &err);
+    assert_int_equal(asked, 1);
+    assert_string_equal(out, "{\"name\":\"ask_nul\",\"arguments\":{},\"answers\":"
+                             "{\"pick\":\"a\\u0000b\"},\"options\":{}}");
+    assert_false(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +567,7 @@ int main(void)
         cmocka_unit_test(first_inquiry_context_is_the_pre_amble),
         cmocka_unit_test(question_without_handler_ends_the_call_with_an_error),
         cmocka_unit_test(inquiry_answered_later_and_checked_against_the_schema),
+        cmocka_unit_test(question_with_nul_in_its_default_is_answered_with_it),
     };
     return TU_RUN(tests);
 }
