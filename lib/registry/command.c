@@ -100,10 +100,10 @@ static const json_t *lookup_argument(const json_t *arguments, const char *path, 
 /* ---- Numbers and JSON ----------------------------------------------------------- */
 
 /* The significant digits of |d| printed with `precision` of them, and the
- * decimal exponent of the first (|d| ~ D.DDD × 10^exp). Only digits are
+ * decimal exponent of the first (|d| ~ D.DDD × 10^exponent). Only digits are
  * taken from printf's output, so the locale's decimal point does not
  * matter. */
-static void decimal_digits(double d, int precision, char digits[static 18], int *exp)
+static void decimal_digits(double d, int precision, char digits[static 18], int *exponent)
 {
     char text[48];
     size_t n = 0;
@@ -114,23 +114,25 @@ static void decimal_digits(double d, int precision, char digits[static 18], int 
         if (*p >= '0' && *p <= '9' && n < 17)
             digits[n++] = *p;
     digits[n] = '\0';
-    *exp = *p == 'e' ? atoi(p + 1) : 0;
+    *exponent = *p == 'e' ? atoi(p + 1) : 0;
 }
 
-/* Whether D.DDDe<exp> reads back as |d|. jansson reads it, as it reads the
- * model's JSON, in any locale. */
-static int reads_back(double d, const char *digits, int exp, bool *same)
+/* Whether D.DDDe<exponent> reads back as |d|. jansson reads it, as it
+ * reads the model's JSON, in any locale; rounded up past the largest
+ * double, it does not read at all. */
+static int reads_back(double d, const char *digits, int exponent, bool *same)
 {
     char text[48];
     int n = snprintf(text, sizeof(text), "%c%s%se%d", digits[0], digits[1] != '\0' ? "." : "",
-                     digits + 1, exp);
-    json_t *v = json_loadb(text, (size_t)n, JSON_DECODE_ANY, NULL);
+                     digits + 1, exponent);
+    json_error_t jerr;
+    json_t *v;
+    int rc = jpt__json_load(text, (size_t)n, JSON_DECODE_ANY, &v, &jerr);
 
-    if (v == NULL)
-        return JPT_ERR_NOMEM; /* the text is well formed */
-    *same = json_number_value(v) == fabs(d);
-    json_decref(v);
-    return JPT_OK;
+    *same = rc == JPT_OK && json_number_value(v) == fabs(d);
+    if (rc == JPT_OK)
+        json_decref(v);
+    return rc == JPT_ERR_NOMEM ? rc : JPT_OK;
 }
 
 /* A real in the shortest form that reads back as the same double, laid out
@@ -140,26 +142,26 @@ static int reads_back(double d, const char *digits, int exp, bool *same)
 static int append_real(jpt__buf *b, double d)
 {
     char digits[18];
-    int exp = 0, precision = 0, rc = JPT_OK;
+    int exponent = 0, precision = 0, rc = JPT_OK;
     bool same = false;
 
     /* Seventeen significant digits always read back. */
     while (rc == JPT_OK && !same && ++precision <= 17) {
-        decimal_digits(d, precision, digits, &exp);
-        rc = precision < 17 ? reads_back(d, digits, exp, &same) : JPT_OK;
+        decimal_digits(d, precision, digits, &exponent);
+        rc = precision < 17 ? reads_back(d, digits, exponent, &same) : JPT_OK;
     }
     if (rc < 0 || (signbit(d) && (rc = jpt__buf_putc(b, '-')) < 0))
         return rc;
 
     int n = (int)strlen(digits);
-    if (exp < -4 || exp >= 16)
+    if (exponent < -4 || exponent >= 16)
         return jpt__buf_printf(b, "%c%s%se%c%02d", digits[0], n > 1 ? "." : "", digits + 1,
-                               exp < 0 ? '-' : '+', abs(exp));
-    if (exp < 0)
-        return jpt__buf_printf(b, "0.%.*s%s", -exp - 1, "000", digits);
-    if (n <= exp + 1)
-        return jpt__buf_printf(b, "%s%.*s.0", digits, exp + 1 - n, "000000000000000");
-    return jpt__buf_printf(b, "%.*s.%s", exp + 1, digits, digits + exp + 1);
+                               exponent < 0 ? '-' : '+', abs(exponent));
+    if (exponent < 0)
+        return jpt__buf_printf(b, "0.%.*s%s", -exponent - 1, "000", digits);
+    if (n <= exponent + 1)
+        return jpt__buf_printf(b, "%s%.*s.0", digits, exponent + 1 - n, "000000000000000");
+    return jpt__buf_printf(b, "%.*s.%s", exponent + 1, digits, digits + exponent + 1);
 }
 
 static int append_json(jpt__buf *b, const json_t *v);

@@ -3,10 +3,11 @@
  * the JSON Pointer of the offending value. Unknown keywords are ignored, as
  * JSON Schema itself ignores them.
  *
- * Alternatives (anyOf, oneOf) are tried quietly, building no message, so
- * that an answer costs the same whether it matches the first alternative
- * or the two-thousandth; a message is built only for a keyword that fails,
- * and only from its first alternative. */
+ * Alternatives (anyOf, oneOf) are tried quietly, building no path and no
+ * message, so that each alternative an answer fails before the one it
+ * matches costs a check, never a message over the answer; a message is
+ * built only for a keyword that fails, and only from its first
+ * alternative. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -368,8 +369,9 @@ static bool check_alternatives(checker *c, const json_t *schema, const json_t *v
 
     if (!json_is_array(alts))
         return true;
-    /* Explaining an enclosing failure, the first alternative's reason is
-     * likely wanted: it is built on the way rather than by checking twice. */
+    /* Explaining an enclosing failure, a message is wanted: the first
+     * alternative's reason is built on the way rather than by checking it
+     * twice, and dropped if another alternative matches. */
     if (c->explaining && !c->quiet && n > 0) {
         if (check(c, json_array_get(alts, 0), v))
             matches++;
