@@ -38,6 +38,10 @@ static const char *const inputs[] = {
     "\"dev\"]}},\"default\":\"main\"}}",
     "{\"type\":\"error\",\"message\":\"bad\",\"trace\":[\"x\",\"y\"],\"transient\":true}",
     "{\"not\":\"an envelope\"}",
+    "{\"content\":[{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\","
+    "\"annotations\":{\"note\":\"\\u0000\"}},{\"type\":\"question\",\"question\":"
+    "{\"id\":\"q\",\"text\":\"Pick?\",\"schema\":{\"enum\":[\"a\\u0000b\",1.5]},"
+    "\"default\":\"a\\u0000b\"}}],\"structuredContent\":{\"s\":\"\\u0000\"}}",
 };
 
 #define N_INPUTS (sizeof(inputs) / sizeof(inputs[0]))
@@ -173,6 +177,9 @@ static void schema_check_survives_allocation_failure(void **state)
          "{\"files\":[\"a\",2]}"},
         {"{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}", "1.5"},
         {"{\"type\":\"string\",\"enum\":[\"main\",\"dev\"]}", "\"main\""},
+        {"{\"anyOf\":[{\"properties\":{\"a\":{\"oneOf\":[{\"const\":\"\\u0000\"},"
+         "{\"type\":\"integer\"}]}}},{\"type\":\"array\"}]}",
+         "{\"a\":[1,\"\\u0000\"]}"},
         {"not json", "1"},
     };
     for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)

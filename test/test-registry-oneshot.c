@@ -35,6 +35,9 @@ static const char tools[] =
     "{\"name\":\"notty\",\"command\":[\"" TOOL("tty-check") "\"]},"
     "{\"name\":\"args\",\"command\":[\"" TOOL("exit-code") "\",\"0\","
     " \"n={{arguments.n}} s={{arguments.s}} o={{arguments.o}} ctx={{context}}\",\"\"]},"
+    "{\"name\":\"numbers\",\"command\":[\"" TOOL("exit-code") "\",\"0\","
+    " \"{{arguments.a}} {{arguments.b}} {{arguments.c}} {{arguments.d}} {{arguments.e}} "
+    "{{arguments.f}} {{arguments.g}}\",\"\"]},"
     "{\"name\":\"env_clean\",\"command\":[\"" TOOL("env-dump") "\",\"JPT_SECRET\",\"JPT_ALLOWED\",\"JPT_SET\",\"PATH\"],"
     " \"env\":{\"inherit\":false,\"allow\":[\"JPT_ALLOWED\"],\"set\":{\"JPT_SET\":\"yes\"}}},"
     "{\"name\":\"env_inherit\",\"command\":[\"" TOOL("env-dump") "\",\"JPT_SECRET\"]},"
@@ -352,6 +355,36 @@ static void environment_policy_and_fd_hygiene(void **state)
 
 /* ---- Questions ----------------------------------------------------------------- */
 
+/* Issue 7: numbers reach the tool as the model wrote them: integers as
+ * they are, reals in the shortest form that reads back as the same double
+ * (0.2, not 0.20000000000000001), laid out as Python's repr() does; in a
+ * scalar placeholder, inside composites, in {{tool}} and on stdin. */
+static void numbers_are_passed_as_the_model_wrote_them(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(tools);
+    char *out = call(r, "numbers",
+                     "{\"a\":0.2,\"b\":1.0,\"c\":1e22,\"d\":-0.0,\"e\":123456789012345678,"
+                     "\"f\":0.30000000000000004,\"g\":[0.1,{\"x\":2.5e-7,\"y\":100.0,"
+                     "\"z\":1e16,\"w\":0.0001,\"v\":-1234.5},1.7976931348623157e308,5e-324]}",
+                     NULL);
+
+    assert_string_equal(out, "0.2 1.0 1e+22 -0.0 123456789012345678 0.30000000000000004 "
+                             "[0.1,{\"x\":2.5e-07,\"y\":100.0,\"z\":1e+16,\"w\":0.0001,"
+                             "\"v\":-1234.5},1.7976931348623157e+308,5e-324]");
+    free(out);
+    out = call(r, "echo_tool", "{\"x\":0.2,\"y\":[1.0,0.30000000000000004,7]}", NULL);
+    assert_string_equal(out, "{\"name\":\"echo_tool\",\"arguments\":{\"x\":0.2,\"y\":"
+                             "[1.0,0.30000000000000004,7]},\"answers\":{},"
+                             "\"options\":{\"verbose\":true}}\n");
+    free(out);
+    out = call(r, "echo_stdin", "{\"x\":0.2,\"s\":\"\\\"q\\\"\"}", NULL);
+    assert_string_equal(out, "{\"name\":\"echo_stdin\",\"arguments\":{\"x\":0.2,"
+                             "\"s\":\"\\\"q\\\"\"},\"answers\":{},\"options\":{}}\n");
+    free(out);
+    jpt_registry_free(r);
+}
+
 typedef struct answers {
     int asked;
     const char *replies[4];
@@ -490,6 +523,55 @@ static void inquiry_answered_later_and_checked_against_the_schema(void **state)
     jpt_registry_free(r);
 }
 
+/* A one-shot tool (sh) that asks a question whose schema and default hold
+ * a NUL character, then prints the {{tool}} JSON it is run with again. */
+static const char nul_question_script[] =
+    "case $1 in *'\"answers\":{}'*) printf %s '{\"content\":[{\"type\":\"question\","
+    "\"question\":{\"id\":\"pick\",\"text\":\"Which?\",\"schema\":{\"type\":\"string\","
+    "\"enum\":[\"a\\u0000b\",\"c\"]},\"default\":\"a\\u0000b\"}}]}';; "
+    "*) printf %s \"$1\";; esac";
+
+static void answer_nul_question(jpt_inquiry *q, void *ud)
+{
+    int *asked = ud;
+
+    (*asked)++;
+    tu_assert_json_equal(jpt_inquiry_question_json(q),
+                         "{\"id\":\"pick\",\"text\":\"Which?\",\"schema\":{\"type\":\"string\","
+                         "\"enum\":[\"a\\u0000b\",\"c\"]},\"default\":\"a\\u0000b\"}");
+    assert_int_equal(jpt_inquiry_answer(q, "\"a\""), JPT_ERR_INVALID);
+    assert_string_equal(jpt_inquiry_errmsg(q),
+                        "the answer does not fit question 'pick': at the top level: \"a\" is "
+                        "not one of [\"a\\u0000b\",\"c\"]");
+    assert_int_equal(jpt_inquiry_answer(q, "\"a\\u0000b\""), JPT_OK);
+}
+
+/* Issue 7: a NUL character (\u0000) in a question's schema or default is
+ * JSON like any other; the question is asked, checked and answered with its
+ * default, and the answer reaches the tool's next run. */
+static void question_with_nul_in_its_default_is_answered_with_it(void **state)
+{
+    (void)state;
+    json_t *config = json_pack("{s:[{s:s, s:[s,s,s,s,s]}]}", "tools", "name", "ask_nul",
+                               "command", "sh", "-c", nul_question_script, "sh", "{{tool}}");
+    char *tools_json = json_dumps(config, JSON_COMPACT);
+    json_decref(config);
+    assert_non_null(tools_json);
+    jpt_registry *r = ru_registry(tools_json);
+    int asked = 0;
+    bool err = true;
+
+    jpt_free(tools_json);
+    jpt_registry_set_inquiry_handler(r, answer_nul_question, &asked);
+    char *out = call(r, "ask_nul", "{}", &err);
+    assert_int_equal(asked, 1);
+    assert_string_equal(out, "{\"name\":\"ask_nul\",\"arguments\":{},\"answers\":"
+                             "{\"pick\":\"a\\u0000b\"},\"options\":{}}");
+    assert_false(err);
+    free(out);
+    jpt_registry_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -501,6 +583,7 @@ int main(void)
         cmocka_unit_test(tool_placeholder_holds_name_arguments_answers_options),
         cmocka_unit_test(stdin_option_pipes_the_tool_json),
         cmocka_unit_test(argument_placeholders_expand_scalars_raw_and_composites_as_json),
+        cmocka_unit_test(numbers_are_passed_as_the_model_wrote_them),
         cmocka_unit_test(missing_argument_is_an_error_for_the_call),
         cmocka_unit_test(arguments_are_checked_against_the_schema_before_running),
         cmocka_unit_test(arguments_may_be_a_json_string),
@@ -518,6 +601,7 @@ int main(void)
         cmocka_unit_test(first_inquiry_context_is_the_pre_amble),
         cmocka_unit_test(question_without_handler_ends_the_call_with_an_error),
         cmocka_unit_test(inquiry_answered_later_and_checked_against_the_schema),
+        cmocka_unit_test(question_with_nul_in_its_default_is_answered_with_it),
     };
     return TU_RUN(tests);
 }

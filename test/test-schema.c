@@ -1,7 +1,12 @@
 /* jpt_schema_check(): answers against the JSON Schema subset questions use
  * (state.h; RFD 058 "Question schema"; issue 2 §3), with the exact `why`
  * messages and their JSON Pointer paths (RFC 6901). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "test-util.h"
 
@@ -408,6 +413,163 @@ static void alternatives_report_at_the_nested_path(void **state)
                     "at /v: matches 2 of the oneOf alternatives; exactly one must match");
 }
 
+/* Nested alternatives: each level gives its first alternative's reason. */
+static void nested_alternatives_give_the_first_reason_at_each_level(void **state)
+{
+    (void)state;
+    assert_mismatch("{\"anyOf\":[{\"properties\":{\"a\":{\"anyOf\":[{\"type\":\"string\"},"
+                    "{\"type\":\"null\"}]}}},{\"type\":\"integer\"}]}",
+                    "{\"a\":1}",
+                    "at the top level: matches none of the 2 anyOf alternatives (the first: "
+                    "at /a: matches none of the 2 anyOf alternatives (the first: at /a: "
+                    "expected string, got integer))");
+    /* The inner anyOf matches by its second alternative: its first one's
+     * reason is not the answer's fault and must not be reported. */
+    assert_mismatch("{\"anyOf\":[{\"properties\":{\"a\":{\"anyOf\":[{\"type\":\"string\"},"
+                    "{\"type\":\"integer\"}]},\"b\":{\"type\":\"string\"}}},{\"type\":\"array\"}]}",
+                    "{\"a\":1,\"b\":2}",
+                    "at the top level: matches none of the 2 anyOf alternatives (the first: "
+                    "at /b: expected string, got integer)");
+    assert_mismatch("{\"oneOf\":[{\"items\":{\"oneOf\":[{\"type\":\"integer\"},"
+                    "{\"type\":\"number\"}]}},{\"type\":\"object\"}]}",
+                    "[1.5,2]",
+                    "at the top level: matches none of the 2 oneOf alternatives (the first: "
+                    "at /1: matches 2 of the oneOf alternatives; exactly one must match)");
+}
+
+/* An anyOf of `failing` alternatives that `value` does not match, then
+ * (when `with_match`) one that it does: a list of integers. The failing
+ * ones differ, as a real schema's would: a constant, an array of strings,
+ * an array too long. */
+static char *many_alternatives(int failing, bool with_match)
+{
+    size_t cap = (size_t)failing * 64 + 128, n = 0;
+    char *schema = malloc(cap);
+
+    assert_non_null(schema);
+    n += (size_t)snprintf(schema + n, cap - n, "{\"anyOf\":[");
+    for (int i = 0; i < failing; i++)
+        n += (size_t)snprintf(schema + n, cap - n,
+                              i % 3 == 0   ? "{\"const\":%d},"
+                              : i % 3 == 1 ? "{\"items\":{\"type\":\"string\"},\"$comment\":%d},"
+                                           : "{\"maxItems\":%d},",
+                              i % 3 == 2 ? i % 50 : i);
+    snprintf(schema + n, cap - n, "%s]}",
+             with_match ? "{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}"
+                        : "{\"type\":\"null\"}");
+    return schema;
+}
+
+/* [0, 1, …, n - 1] as JSON text. */
+static char *integer_list(int n)
+{
+    size_t cap = (size_t)n * 12 + 4, len = 1;
+    char *list = malloc(cap);
+
+    assert_non_null(list);
+    list[0] = '[';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(list + len, cap - len, i > 0 ? ",%d" : "%d", i);
+    snprintf(list + len, cap - len, "]");
+    return list;
+}
+
+/* The allocations jpt_schema_check makes beyond reading its two texts
+ * (which cost what jansson's own reading of them costs). */
+static long check_allocations(const char *schema, const char *value, int expected_rc)
+{
+    char *why = NULL;
+
+    tu_fail_at(0);
+    json_t *s = json_loads(schema, JSON_DECODE_ANY, NULL);
+    json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
+    long reading = tu_allocations();
+    assert_non_null(s);
+    assert_non_null(v);
+    json_decref(s);
+    json_decref(v);
+
+    tu_fail_at(0);
+    assert_int_equal(jpt_schema_check(schema, value, &why), expected_rc);
+    long checking = tu_allocations() - reading;
+    jpt_free(why);
+    return checking;
+}
+
+/* Issue 7: checking alternatives must not build a message for each one
+ * that fails before one matches (a 2 000-way anyOf against a 10 000-item
+ * answer took seconds). What the check allocates does not grow with the
+ * number of failing alternatives, whether the answer matches or not. */
+static void failing_alternatives_cost_no_allocations(void **state)
+{
+    (void)state;
+    char *value = integer_list(1000);
+    char *few = many_alternatives(10, true), *many = many_alternatives(2000, true);
+    char *few_fail = many_alternatives(10, false), *many_fail = many_alternatives(2000, false);
+
+    long matching_few = check_allocations(few, value, JPT_OK);
+    long matching_many = check_allocations(many, value, JPT_OK);
+    long failing_few = check_allocations(few_fail, value, JPT_ERR_INVALID);
+    long failing_many = check_allocations(many_fail, value, JPT_ERR_INVALID);
+    if (matching_many != matching_few || failing_many != failing_few)
+        fail_msg("allocations: matching %ld with 10 failing alternatives, %ld with 2000; "
+                 "failing %ld with 10, %ld with 2000",
+                 matching_few, matching_many, failing_few, failing_many);
+    /* A matching answer needs no message at all. */
+    assert_int_equal(matching_many, 0);
+    free(value);
+    free(few);
+    free(many);
+    free(few_fail);
+    free(many_fail);
+}
+
+/* A message shows a large value by its first bytes only. */
+static void large_values_are_cut_in_messages(void **state)
+{
+    (void)state;
+    char *value = integer_list(10000);
+    char expected[256];
+
+    snprintf(expected, sizeof(expected), "at the top level: %.92s… is not the constant 1", value);
+    assert_mismatch("{\"const\":1}", value, expected);
+    free(value);
+}
+
+/* ---- NUL characters ------------------------------------------------------------------------- */
+
+/* JSON text may spell a NUL character (\u0000); it is a character like any
+ * other, in the schema and in the value. */
+static void nul_characters_are_json(void **state)
+{
+    (void)state;
+    assert_matches("{\"enum\":[\"a\\u0000b\"]}", "\"a\\u0000b\"");
+    assert_mismatch("{\"const\":\"a\\u0000b\"}", "\"a\\u0000c\"",
+                    "at the top level: \"a\\u0000c\" is not the constant \"a\\u0000b\"");
+    assert_matches("{\"type\":\"string\",\"maxLength\":3}", "\"a\\u0000b\"");
+    assert_mismatch("{\"type\":\"string\",\"maxLength\":2}", "\"a\\u0000b\"",
+                    "at the top level: a string of 3 characters is longer than maxLength 2");
+}
+
+/* A question whose schema and default hold a NUL character can be
+ * answered with its default: the fields are JSON text that reads back. */
+static void question_with_nul_accepts_its_default(void **state)
+{
+    (void)state;
+    jpt_state *s = tu_parse("{\"content\":[{\"type\":\"question\",\"question\":{\"id\":\"q\","
+                            "\"text\":\"Which?\",\"schema\":{\"type\":\"string\",\"enum\":"
+                            "[\"a\\u0000b\",\"c\"]},\"default\":\"a\\u0000b\"}}]}");
+    const char *schema = jpt_state_block_field(s, 0, JPT_FIELD_SCHEMA, NULL);
+    const char *def = jpt_state_block_field(s, 0, JPT_FIELD_DEFAULT, NULL);
+
+    assert_int_equal(jpt_state_block_type(s, 0), JPT_BLOCK_QUESTION);
+    assert_string_equal(schema, "{\"type\":\"string\",\"enum\":[\"a\\u0000b\",\"c\"]}");
+    assert_string_equal(def, "\"a\\u0000b\"");
+    assert_matches(schema, def);
+    assert_mismatch(schema, "\"a\"", "at the top level: \"a\" is not one of [\"a\\u0000b\",\"c\"]");
+    jpt_state_unref(s);
+}
+
 /* ---- boolean schemas, unknown keywords ---------------------------------------------------- */
 
 static void true_schema_matches_everything(void **state)
@@ -538,6 +700,7 @@ static void item_counts_are_bounded(void **state)
 
 int main(void)
 {
+    tu_install_counting_allocator();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(item_counts_are_bounded),
         cmocka_unit_test(type_string_matches_string_only),
@@ -582,6 +745,11 @@ int main(void)
         cmocka_unit_test(one_of_with_no_match_is_rejected),
         cmocka_unit_test(one_of_with_two_matches_is_rejected),
         cmocka_unit_test(alternatives_report_at_the_nested_path),
+        cmocka_unit_test(nested_alternatives_give_the_first_reason_at_each_level),
+        cmocka_unit_test(failing_alternatives_cost_no_allocations),
+        cmocka_unit_test(large_values_are_cut_in_messages),
+        cmocka_unit_test(nul_characters_are_json),
+        cmocka_unit_test(question_with_nul_accepts_its_default),
         cmocka_unit_test(true_schema_matches_everything),
         cmocka_unit_test(false_schema_matches_nothing),
         cmocka_unit_test(unknown_keywords_are_ignored),

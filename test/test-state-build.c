@@ -430,6 +430,27 @@ static void add_question_default_may_be_any_json_value(void **state)
     jpt_state_unref(s);
 }
 
+/* state.h: builders read JSON text that spells NUL characters (\u0000), as
+ * jpt_state_parse() does; the fields keep them escaped. */
+static void builders_accept_nul_characters_in_json(void **state)
+{
+    (void)state;
+    jpt_state *s = new_state(JPT_STATE_WAITING);
+    jpt_resource r = {.size = sizeof(r), .uri = "file:///a", .text = "a",
+                      .annotations_json = "{\"note\":\"x\\u0000y\"}"};
+
+    assert_int_equal(jpt_state_add_question(s, "q", "Q?", "{\"enum\":[\"a\\u0000b\"]}",
+                                            "\"a\\u0000b\""),
+                     JPT_OK);
+    assert_field(s, 0, JPT_FIELD_SCHEMA, "{\"enum\":[\"a\\u0000b\"]}");
+    assert_field(s, 0, JPT_FIELD_DEFAULT, "\"a\\u0000b\"");
+    assert_int_equal(jpt_state_add_resource(s, &r), JPT_OK);
+    assert_field(s, 1, JPT_FIELD_ANNOTATIONS, "{\"note\":\"x\\u0000y\"}");
+    assert_int_equal(jpt_state_set_structured_content(s, "[\"\\u0000\"]"), JPT_OK);
+    assert_string_equal(jpt_state_structured_content(s), "[\"\\u0000\"]");
+    jpt_state_unref(s);
+}
+
 static void add_question_without_id_or_text_is_invalid(void **state)
 {
     (void)state;
@@ -1124,6 +1145,7 @@ int main(void)
         cmocka_unit_test(add_question_keeps_id_text_schema_and_default),
         cmocka_unit_test(add_question_without_schema_or_default_leaves_them_absent),
         cmocka_unit_test(add_question_default_may_be_any_json_value),
+        cmocka_unit_test(builders_accept_nul_characters_in_json),
         cmocka_unit_test(add_question_without_id_or_text_is_invalid),
         cmocka_unit_test(add_question_with_empty_id_is_invalid),
         cmocka_unit_test(add_question_with_schema_not_json_is_invalid),

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "test-util.h"
 
 /* ---- Helpers ----------------------------------------------------------------- */
@@ -171,8 +173,9 @@ static void outcome_of_running_state_is_invalid(void **state)
     jpt_state_unref(s);
 }
 
-/* RFD 058: absent status with question blocks already means waiting. */
-static void envelope_of_waiting_state_with_question_omits_status(void **state)
+/* RFD 058: "When computer.jp/status is absent, the response is implicitly
+ * stopped", so a waiting state says so, as the RFD's own example does. */
+static void envelope_of_waiting_state_names_status(void **state)
 {
     (void)state;
     assert_form(tu_rfd058_waiting, JPT_JSON_ENVELOPE,
@@ -181,7 +184,20 @@ static void envelope_of_waiting_state_with_question_omits_status(void **state)
                 "{\"type\":\"text\",\"text\":\"@@ -10,3 +10,4 @@\\n+    new_line();\"},"
                 "{\"type\":\"question\",\"question\":{\"id\":\"hunk_3\","
                 "\"text\":\"Stage this hunk?\",\"schema\":{\"type\":\"string\","
-                "\"enum\":[\"y\",\"n\",\"s\",\"q\"]},\"default\":\"y\"}}]}");
+                "\"enum\":[\"y\",\"n\",\"s\",\"q\"]},\"default\":\"y\"}}],"
+                "\"_meta\":{\"computer.jp/status\":\"waiting\"}}");
+}
+
+/* Parsing stays lenient: a one-shot tool's question without a status is
+ * waiting, and its envelope then names the status. */
+static void envelope_of_question_without_status_names_waiting(void **state)
+{
+    (void)state;
+    assert_form(confirm_state, JPT_JSON_ENVELOPE,
+                "{\"content\":[{\"type\":\"text\",\"text\":\"src/main.rs already exists.\"},"
+                "{\"type\":\"question\",\"question\":{\"id\":\"overwrite\","
+                "\"text\":\"Overwrite?\",\"schema\":{\"type\":\"boolean\"}}}],"
+                "\"_meta\":{\"computer.jp/status\":\"waiting\"}}");
 }
 
 static void tool_state_of_waiting_state_has_content_and_legacy_question(void **state)
@@ -416,6 +432,45 @@ static void to_json_rejects_unknown_flags(void **state)
 
 /* ---- Bytes that JSON strings cannot hold as they are ------------------------------ */
 
+/* A question whose default holds a NUL character: the fuzz harness's
+ * regression input (test/fuzz/corpus/state-parse). */
+static const char nul_default_question[] =
+    "{\"content\":[{\"type\":\"question\",\"question\":{\"id\":\"q\",\"text\":\"Pick?\","
+    "\"default\":\"a\\u0000b\"}}]}";
+
+/* JSON fields (schema, default, annotations, structuredContent) keep a NUL
+ * character escaped; every form writes it back as \u0000. */
+static void nul_in_json_fields_is_written_in_every_form(void **state)
+{
+    (void)state;
+    static const char question[] =
+        "{\"id\":\"q\",\"text\":\"Pick?\",\"default\":\"a\\u0000b\"}";
+    static const char rich[] =
+        "{\"content\":[{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\","
+        "\"annotations\":{\"note\":\"x\\u0000y\"}}],\"structuredContent\":[\"\\u0000\"]}";
+    char expected[512];
+
+    snprintf(expected, sizeof(expected),
+             "{\"content\":[{\"type\":\"question\",\"question\":%s}],"
+             "\"_meta\":{\"computer.jp/status\":\"waiting\"}}", question);
+    assert_form(nul_default_question, JPT_JSON_ENVELOPE, expected);
+    snprintf(expected, sizeof(expected), "{\"type\":\"waiting\",\"question\":%s}", question);
+    assert_form(nul_default_question, JPT_JSON_TOOL_STATE, expected);
+    snprintf(expected, sizeof(expected), "{\"type\":\"needs_input\",\"question\":%s}",
+             question);
+    assert_form(nul_default_question, JPT_JSON_OUTCOME, expected);
+
+    assert_form(rich, JPT_JSON_ENVELOPE, rich);
+    assert_form(rich, JPT_JSON_TOOL_STATE,
+                "{\"type\":\"stopped\",\"result\":{\"Ok\":[{\"type\":\"image\","
+                "\"data\":\"AAAA\",\"mimeType\":\"image/png\",\"annotations\":"
+                "{\"note\":\"x\\u0000y\"}}]},\"structuredContent\":[\"\\u0000\"]}");
+    assert_form(rich, JPT_JSON_OUTCOME,
+                "{\"type\":\"success\",\"content\":[{\"type\":\"image\","
+                "\"data\":\"AAAA\",\"mimeType\":\"image/png\",\"annotations\":"
+                "{\"note\":\"x\\u0000y\"}}],\"structuredContent\":[\"\\u0000\"]}");
+}
+
 /* state.h: invalid sequences "are replaced with U+FFFD only when the state
  * is rendered or serialised as JSON". */
 static void invalid_utf8_is_replaced_in_json_but_kept_in_state(void **state)
@@ -637,6 +692,31 @@ static const input round_trip_inputs[] = {
           "\xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80\"}]}"),
     INPUT("escaped NUL in text",
           "{\"content\":[{\"type\":\"text\",\"text\":\"a\\u0000b\"}]}"),
+    INPUT("escaped NUL in a question's schema and default",
+          "{\"content\":[{\"type\":\"text\",\"text\":\"Pick one\"},{\"type\":\"question\","
+          "\"question\":{\"id\":\"q\",\"text\":\"Which?\",\"schema\":{\"type\":\"string\","
+          "\"enum\":[\"a\\u0000b\",\"c\"]},\"default\":\"a\\u0000b\"}}]}"),
+    INPUT("escaped NUL in a legacy Select",
+          "{\"type\":\"needs_input\",\"question\":{\"id\":\"s\",\"text\":\"Which?\","
+          "\"answer_type\":{\"Select\":{\"options\":[\"\\u0000\",\"x\"]}},"
+          "\"default\":\"\\u0000\"}}"),
+    INPUT("escaped NUL in annotations",
+          "{\"content\":[{\"type\":\"resource_link\",\"uri\":\"file:///a\","
+          "\"annotations\":{\"note\":\"x\\u0000y\"}},{\"type\":\"resource\",\"resource\":"
+          "{\"uri\":\"file:///b\",\"text\":\"b\",\"annotations\":{\"k\":[1,\"\\u0000\"]}}}]}"),
+    INPUT("escaped NUL in structuredContent",
+          "{\"content\":[{\"type\":\"text\",\"text\":\"t\"}],"
+          "\"structuredContent\":{\"s\":\"\\u0000\",\"k\":[\"\\u0000\"]}}"),
+    INPUT("tool state stopped with a question",
+          "{\"type\":\"stopped\",\"result\":{\"Ok\":[{\"type\":\"question\","
+          "\"question\":{\"id\":\"go\",\"text\":\"Go?\"}}]}}"),
+    INPUT("tool state waiting with two questions",
+          "{\"type\":\"waiting\",\"content\":[{\"type\":\"question\",\"question\":"
+          "{\"id\":\"a\",\"text\":\"A?\"}},{\"type\":\"question\",\"question\":"
+          "{\"id\":\"b\",\"text\":\"B?\"}}]}"),
+    INPUT("legacy needs_input without pre_amble",
+          "{\"type\":\"needs_input\",\"content\":\"ctx\",\"question\":{\"id\":\"q\","
+          "\"text\":\"Q?\"}}"),
     INPUT("malformed block skipped",
           "{\"content\":[{\"type\":\"bogus\"},{\"type\":\"text\",\"text\":\"kept\"}]}"),
     INPUT("raw text", "src/main.rs\nsrc/lib.rs\n"),
@@ -734,6 +814,45 @@ static void round_trip_through_pretty_output_gives_an_equal_state(void **state)
     round_trip_all(JPT_JSON_OUTCOME, JPT_JSON_PRETTY);
 }
 
+/* The kind a reader of RFD 058 alone takes from an envelope: its
+ * `computer.jp/status`, and stopped when it is absent. */
+static int rfd058_kind(const char *envelope)
+{
+    json_t *root = json_loads(envelope, JSON_ALLOW_NUL, NULL);
+
+    assert_non_null(root);
+    const char *status =
+        json_string_value(json_object_get(json_object_get(root, "_meta"), "computer.jp/status"));
+    int kind = status == NULL                   ? JPT_STATE_STOPPED
+               : strcmp(status, "running") == 0 ? JPT_STATE_RUNNING
+               : strcmp(status, "waiting") == 0 ? JPT_STATE_WAITING
+               : strcmp(status, "stopped") == 0 ? JPT_STATE_STOPPED
+                                                : 0;
+    json_decref(root);
+    return kind;
+}
+
+/* RFD 058 reads an absent status as stopped; the envelope of every state
+ * says its kind to such a reader, not only to jptool's lenient parser. */
+static void envelope_says_every_kind_as_rfd058_reads_it(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < COUNT(round_trip_inputs); i++) {
+        const input *in = &round_trip_inputs[i];
+        jpt_state *s = parse_bytes(in->data, in->len);
+        char *json = tu_to_json(s, JPT_JSON_ENVELOPE);
+
+        current_input = in;
+        current_form = JPT_JSON_ENVELOPE;
+        current_json = json;
+        assert_int_equal(rfd058_kind(json), jpt_state_kind(s));
+        current_input = NULL;
+        current_json = NULL;
+        jpt_free(json);
+        jpt_state_unref(s);
+    }
+}
+
 /* NUL is valid UTF-8 and state.h keeps text "byte-exact, even when it ...
  * contains NUL bytes", so an error whose text holds one round-trips too. */
 static void error_text_with_nul_round_trips_in_every_form(void **state)
@@ -791,7 +910,8 @@ int main(void)
         cmocka_unit_test(tool_state_of_running_state_is_running_string),
         cmocka_unit_test(tool_state_of_running_state_without_content_has_no_content),
         cmocka_unit_test(outcome_of_running_state_is_invalid),
-        cmocka_unit_test(envelope_of_waiting_state_with_question_omits_status),
+        cmocka_unit_test(envelope_of_waiting_state_names_status),
+        cmocka_unit_test(envelope_of_question_without_status_names_waiting),
         cmocka_unit_test(tool_state_of_waiting_state_has_content_and_legacy_question),
         cmocka_unit_test(outcome_of_waiting_state_has_content_and_legacy_question),
         cmocka_unit_test(tool_state_of_text_then_question_uses_content_string),
@@ -813,6 +933,7 @@ int main(void)
         cmocka_unit_test(to_json_rejects_unknown_flags),
         cmocka_unit_test(invalid_utf8_is_replaced_in_json_but_kept_in_state),
         cmocka_unit_test(nul_bytes_are_escaped_and_read_back),
+        cmocka_unit_test(nul_in_json_fields_is_written_in_every_form),
         cmocka_unit_test_teardown(round_trip_through_envelope_gives_an_equal_state,
                                   report_failed_case),
         cmocka_unit_test_teardown(round_trip_through_tool_state_gives_an_equal_state,
@@ -824,6 +945,8 @@ int main(void)
         cmocka_unit_test_teardown(error_text_with_nul_round_trips_in_every_form,
                                   report_failed_case),
         cmocka_unit_test_teardown(json_of_invalid_utf8_is_stable, report_failed_case),
+        cmocka_unit_test_teardown(envelope_says_every_kind_as_rfd058_reads_it,
+                                  report_failed_case),
     };
     return TU_RUN(tests);
 }

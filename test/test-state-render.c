@@ -454,6 +454,29 @@ static void question_default_null_is_shown(void **state)
                          "Default: null");
 }
 
+/* A NUL character in a question's schema or default is JSON like any
+ * other: shown escaped, as the model would write it. */
+static void question_with_nul_in_schema_and_default_renders(void **state)
+{
+    (void)state;
+    assert_output_renders("{\"content\":[{\"type\":\"question\",\"question\":{\"id\":\"q\","
+                          "\"text\":\"Pick?\",\"schema\":{\"type\":\"string\",\"enum\":"
+                          "[\"a\\u0000b\",\"c\"]},\"default\":\"a\\u0000b\"}}]}",
+                          NULL,
+                          "Question [q]: Pick?\n"
+                          "Expected answer: one of \"a\\u0000b\", \"c\"\n"
+                          "Default: \"a\\u0000b\"");
+    assert_state_renders(state_with_question("{\"type\":\"object\",\"properties\":"
+                                             "{\"k\":{\"const\":\"\\u0000\"}}}",
+                                             "{\"k\":\"\\u0000\"}"),
+                         NULL,
+                         "Question [q1]: Proceed?\n"
+                         "Expected answer: JSON matching the schema "
+                         "{\"type\":\"object\",\"properties\":{\"k\":"
+                         "{\"const\":\"\\u0000\"}}}\n"
+                         "Default: {\"k\":\"\\u0000\"}");
+}
+
 /* JP's legacy Question: pre_amble is a text block before the question. */
 static void legacy_question_renders_pre_amble_then_question(void **state)
 {
@@ -711,6 +734,7 @@ int main(void)
         cmocka_unit_test(string_with_constraints_shows_the_schema),
         cmocka_unit_test(question_without_schema_expects_any_json_value),
         cmocka_unit_test(question_default_null_is_shown),
+        cmocka_unit_test(question_with_nul_in_schema_and_default_renders),
         cmocka_unit_test(legacy_question_renders_pre_amble_then_question),
         cmocka_unit_test(error_state_starts_with_error),
         cmocka_unit_test(transient_error_with_trace_ends_with_trace),

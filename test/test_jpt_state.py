@@ -131,7 +131,9 @@ class JptStateTest(unittest.TestCase):
     def test_json_is_the_envelope(self):
         path = self.write("question.json", QUESTION_ENVELOPE)
         out, _ = self.assert_run(["--json", path], 0)
-        self.assertEqual(json.loads(out), QUESTION_ENVELOPE)
+        # RFD 058: an absent status means stopped, so a waiting state names it.
+        self.assertEqual(json.loads(out), {
+            **QUESTION_ENVELOPE, "_meta": {"computer.jp/status": "waiting"}})
         self.assertTrue(out.startswith('{\n  "content": [\n'), out)  # pretty
         self.assertTrue(out.endswith("}\n"), out)
 

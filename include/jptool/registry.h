@@ -160,7 +160,10 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    {{context}}   {"action","root"} JSON
  *                    {{arguments.NAME}}  the argument: strings and numbers
  *                                  as they are, objects and arrays as JSON
- *                    a missing argument is an error for that call
+ *                    a missing argument is an error for that call; in all
+ *                    three, and on stdin, a real is written in the shortest
+ *                    form that reads back as the same double (0.2, 1.0,
+ *                    1e+22), an integer as it is
  *   stdin            true: write the {{tool}} JSON to stdin instead
  *   stateful         true: the tool takes actions (spawn is implied)
  *   actions          those of "fetch", "apply", "abort" it supports

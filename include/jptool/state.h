@@ -17,7 +17,10 @@
  * last reference is dropped. Text from tool output is kept byte-exact, even
  * when it is not valid UTF-8 or contains NUL bytes (hence the length
  * out-parameters); invalid sequences are replaced with U+FFFD only when the
- * state is rendered or serialised as JSON. */
+ * state is rendered or serialised as JSON. JSON text, whether read or given
+ * to a builder or to jpt_schema_check(), may spell NUL characters inside
+ * strings (\u0000); fields holding JSON text (a question's schema and
+ * default, annotations, structured content) keep them escaped. */
 #ifndef JPTOOL_STATE_H
 #define JPTOOL_STATE_H
 
@@ -250,7 +253,9 @@ JPT_EXPORT int jpt_state_add_error_trace(jpt_state *s, const char *line);
  * valid UTF-8 text. Where the RFD 009 and legacy forms carry content as a
  * string, a state whose content is not one non-empty text block is written
  * with `content` as a block array instead, and `structuredContent` is kept as
- * an extra member, so nothing is lost.
+ * an extra member, so nothing is lost. The envelope names the state's kind in
+ * `_meta."computer.jp/status"` unless it is stopped without questions (RFD
+ * 058: an absent status means stopped).
  *
  * Errors: JPT_ERR_INVALID (bad form or flags, NULL argument; or
  * JPT_JSON_OUTCOME for a running state, which the legacy format cannot

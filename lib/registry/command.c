@@ -1,7 +1,11 @@
 /* One run of a stdio tool: its argv from the command template (JP's
  * convention: {{tool}}, {{context}}, {{arguments.NAME}}; scalars as they
- * are, composites as JSON), and its environment from the tool's policy. */
+ * are, composites as JSON), and its environment from the tool's policy.
+ * Numbers reach the tool as the model wrote them: integers as they are,
+ * reals in the shortest form that reads back as the same double. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "registry/registry.h"
@@ -93,11 +97,135 @@ static const json_t *lookup_argument(const json_t *arguments, const char *path, 
     return v;
 }
 
+/* ---- Numbers and JSON ----------------------------------------------------------- */
+
+/* The significant digits of |d| printed with `precision` of them, and the
+ * decimal exponent of the first (|d| ~ D.DDD × 10^exponent). Only digits are
+ * taken from printf's output, so the locale's decimal point does not
+ * matter. */
+static void decimal_digits(double d, int precision, char digits[static 18], int *exponent)
+{
+    char text[48];
+    size_t n = 0;
+    const char *p = text;
+
+    snprintf(text, sizeof(text), "%.*e", precision - 1, fabs(d));
+    for (; *p != 'e' && *p != '\0'; p++)
+        if (*p >= '0' && *p <= '9' && n < 17)
+            digits[n++] = *p;
+    digits[n] = '\0';
+    *exponent = *p == 'e' ? atoi(p + 1) : 0;
+}
+
+/* Whether D.DDDe<exponent> reads back as |d|. jansson reads it, as it
+ * reads the model's JSON, in any locale; rounded up past the largest
+ * double, it does not read at all. */
+static int reads_back(double d, const char *digits, int exponent, bool *same)
+{
+    char text[48];
+    int n = snprintf(text, sizeof(text), "%c%s%se%d", digits[0], digits[1] != '\0' ? "." : "",
+                     digits + 1, exponent);
+    json_error_t jerr;
+    json_t *v;
+    int rc = jpt__json_load(text, (size_t)n, JSON_DECODE_ANY, &v, &jerr);
+
+    *same = rc == JPT_OK && json_number_value(v) == fabs(d);
+    if (rc == JPT_OK)
+        json_decref(v);
+    return rc == JPT_ERR_NOMEM ? rc : JPT_OK;
+}
+
+/* A real in the shortest form that reads back as the same double, laid out
+ * as Python's repr() does: positional for exponents from -4 to 15 with at
+ * least one fractional digit ("0.2", "1.0", "0.0001", "-0.0"), else
+ * scientific ("1e+22", "1.5e-07"). */
+static int append_real(jpt__buf *b, double d)
+{
+    char digits[18];
+    int exponent = 0, precision = 0, rc = JPT_OK;
+    bool same = false;
+
+    /* Seventeen significant digits always read back. */
+    while (rc == JPT_OK && !same && ++precision <= 17) {
+        decimal_digits(d, precision, digits, &exponent);
+        rc = precision < 17 ? reads_back(d, digits, exponent, &same) : JPT_OK;
+    }
+    if (rc < 0 || (signbit(d) && (rc = jpt__buf_putc(b, '-')) < 0))
+        return rc;
+
+    int n = (int)strlen(digits);
+    if (exponent < -4 || exponent >= 16)
+        return jpt__buf_printf(b, "%c%s%se%c%02d", digits[0], n > 1 ? "." : "", digits + 1,
+                               exponent < 0 ? '-' : '+', abs(exponent));
+    if (exponent < 0)
+        return jpt__buf_printf(b, "0.%.*s%s", -exponent - 1, "000", digits);
+    if (n <= exponent + 1)
+        return jpt__buf_printf(b, "%s%.*s.0", digits, exponent + 1 - n, "000000000000000");
+    return jpt__buf_printf(b, "%.*s.%s", exponent + 1, digits, digits + exponent + 1);
+}
+
+static int append_json(jpt__buf *b, const json_t *v);
+
+static int append_array(jpt__buf *b, const json_t *v)
+{
+    size_t i;
+    json_t *item;
+    int rc = jpt__buf_putc(b, '[');
+
+    json_array_foreach(v, i, item) {
+        if (rc == JPT_OK && i > 0)
+            rc = jpt__buf_putc(b, ',');
+        if (rc == JPT_OK)
+            rc = append_json(b, item);
+    }
+    return rc == JPT_OK ? jpt__buf_putc(b, ']') : rc;
+}
+
+static int append_object(jpt__buf *b, const json_t *v)
+{
+    const char *key;
+    size_t key_len;
+    json_t *member;
+    bool first = true;
+    int rc = jpt__buf_putc(b, '{');
+
+    json_object_keylen_foreach((json_t *)v, key, key_len, member) {
+        json_t *name = json_stringn_nocheck(key, key_len);
+        if (rc == JPT_OK && !first)
+            rc = jpt__buf_putc(b, ',');
+        if (rc == JPT_OK)
+            rc = name != NULL ? jpt__json_dump_buf(name, JSON_ENCODE_ANY, b) : JPT_ERR_NOMEM;
+        if (rc == JPT_OK)
+            rc = jpt__buf_putc(b, ':');
+        if (rc == JPT_OK)
+            rc = append_json(b, member);
+        json_decref(name);
+        first = false;
+    }
+    return rc == JPT_OK ? jpt__buf_putc(b, '}') : rc;
+}
+
+/* Compact JSON as jansson writes it, but for reals: jansson gives them 17
+ * significant digits, which turns the model's 0.2 into 0.20000000000000001. */
+static int append_json(jpt__buf *b, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_REAL:
+        return append_real(b, json_real_value(v));
+    case JSON_ARRAY:
+        return append_array(b, v);
+    case JSON_OBJECT:
+        return append_object(b, v);
+    default:
+        return jpt__json_dump_buf(v, JSON_COMPACT | JSON_ENCODE_ANY, b);
+    }
+}
+
 static int append_value(jpt__buf *b, const json_t *v)
 {
     if (json_is_string(v))
         return jpt__buf_append(b, json_string_value(v), json_string_length(v));
-    return jpt__json_dump_buf(v, JSON_COMPACT | JSON_ENCODE_ANY, b);
+    return append_json(b, v);
 }
 
 static json_t *tool_json(const jpt__tool *t, const json_t *arguments, const json_t *answers)
@@ -121,9 +249,9 @@ static int expand(const char *tmpl, const json_t *tool, const json_t *context,
         if (rc < 0)
             break;
         if (name_is(name, len, "tool"))
-            rc = jpt__json_dump_buf(tool, JSON_COMPACT, out);
+            rc = append_json(out, tool);
         else if (name_is(name, len, "context"))
-            rc = jpt__json_dump_buf(context, JSON_COMPACT, out);
+            rc = append_json(out, context);
         else {
             const json_t *v = lookup_argument(arguments, name + 10, len - 10);
             if (v == NULL) {
@@ -255,9 +383,13 @@ int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
             rc = JPT_ERR_NOMEM;
         jpt__buf_free(&arg);
     }
-    if (rc == JPT_OK && t->stdin_json &&
-        jpt__json_dump(tool, JSON_COMPACT, &out->stdin_json) < 0)
-        rc = JPT_ERR_NOMEM;
+    if (rc == JPT_OK && t->stdin_json) {
+        jpt__buf text = JPT__BUF_INIT;
+        if ((rc = append_json(&text, tool)) == JPT_OK &&
+            (out->stdin_json = jpt__buf_take(&text)) == NULL)
+            rc = JPT_ERR_NOMEM;
+        jpt__buf_free(&text);
+    }
     if (rc == JPT_OK)
         rc = build_env(t, &out->envp);
     json_decref(tool);

@@ -68,8 +68,8 @@ jpt_inquiry *jpt__inquiry_create(jpt_registry *r, const jpt__block *question,
                             &q->question_json);
     json_decref(block);
     if (rc == JPT_OK && question->f[JPT_FIELD_SCHEMA].ptr != NULL &&
-        (q->schema = json_loads(question->f[JPT_FIELD_SCHEMA].ptr, JSON_DECODE_ANY, NULL)) ==
-            NULL)
+        (q->schema = jpt__json_reload(question->f[JPT_FIELD_SCHEMA].ptr,
+                                      question->f[JPT_FIELD_SCHEMA].len)) == NULL)
         rc = JPT_ERR_NOMEM;
     if (rc == JPT_OK &&
         ((tool != NULL && (q->tool = jpt__strdup(tool)) == NULL) ||
@@ -270,7 +270,7 @@ JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json)
 {
     json_error_t jerr;
     json_t *answer = NULL;
-    char *schema = NULL, *why = NULL;
+    char *why = NULL;
     int rc;
 
     if (q == NULL)
@@ -284,14 +284,14 @@ JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json)
     }
     if (answer_json == NULL)
         return jpt__err(&q->err, JPT_ERR_INVALID, "the answer is NULL");
-    rc = jpt__json_load(answer_json, strlen(answer_json), JSON_DECODE_ANY, &answer, &jerr);
+    /* An answer may hold what a question's default can: NUL characters. */
+    rc = jpt__json_load(answer_json, strlen(answer_json), JSON_DECODE_ANY | JSON_ALLOW_NUL,
+                        &answer, &jerr);
     if (rc < 0)
         return jpt__err(&q->err, rc, "the answer is not JSON: %s",
                         rc == JPT_ERR_NOMEM ? "out of memory" : jerr.text);
     if (q->schema != NULL) {
-        if ((rc = jpt__json_dump(q->schema, JSON_COMPACT | JSON_ENCODE_ANY, &schema)) == JPT_OK)
-            rc = jpt_schema_check(schema, answer_json, &why);
-        jpt__free(schema);
+        rc = jpt__schema_check_json(q->schema, answer, &why);
         if (rc < 0) {
             json_decref(answer);
             rc = jpt__err(&q->err, rc, "the answer does not fit question '%s': %s",

@@ -335,8 +335,7 @@ static bool put_string(json_t *obj, const char *key, const jpt__field *f)
 static bool put_json(json_t *obj, const char *key, const jpt__field *f)
 {
     return f->ptr == NULL ||
-           json_object_set_new(obj, key, json_loadb(f->ptr, f->len,
-                                                    JSON_DECODE_ANY, NULL)) == 0;
+           json_object_set_new(obj, key, jpt__json_reload(f->ptr, f->len)) == 0;
 }
 
 static const char *const block_type_names[] = {
@@ -432,8 +431,7 @@ json_t *jpt__question_to_json(const jpt__block *b, const jpt__field *pre_amble)
               put_json(q, "default", &f[JPT_FIELD_DEFAULT]);
 
     if (ok && f[JPT_FIELD_SCHEMA].ptr != NULL) {
-        json_t *schema = json_loadb(f[JPT_FIELD_SCHEMA].ptr, f[JPT_FIELD_SCHEMA].len,
-                                    JSON_DECODE_ANY, NULL);
+        json_t *schema = jpt__json_reload(f[JPT_FIELD_SCHEMA].ptr, f[JPT_FIELD_SCHEMA].len);
         json_t *at = answer_type_for_schema(schema);
         if (at != NULL)
             ok = json_object_set_new(q, "answer_type", at) == 0;

@@ -124,7 +124,7 @@ static int describe_answer(renderer *r, const jpt__field *schema_text)
 
     if (schema_text->ptr == NULL)
         return jpt__buf_puts(&r->out, "any JSON value");
-    schema = json_loadb(schema_text->ptr, schema_text->len, JSON_DECODE_ANY, NULL);
+    schema = jpt__json_reload(schema_text->ptr, schema_text->len);
     if (schema == NULL)
         return JPT_ERR_NOMEM;
 

@@ -1,15 +1,24 @@
 /* Answer checking against the JSON Schema subset questions use (RFD 058,
  * "Question schema"). The checker reports the first mismatch it finds, with
  * the JSON Pointer of the offending value. Unknown keywords are ignored, as
- * JSON Schema itself ignores them. */
+ * JSON Schema itself ignores them.
+ *
+ * Alternatives (anyOf, oneOf) are tried quietly, building no path and no
+ * message, so that each alternative an answer fails before the one it
+ * matches costs a check, never a message over the answer; a message is
+ * built only for a keyword that fails, and only from its first
+ * alternative. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "state/state.h"
 
 typedef struct checker {
-    jpt__buf path; /* JSON Pointer of the value being checked */
-    jpt__buf why;  /* the first mismatch */
+    jpt__buf path;   /* JSON Pointer of the value being checked */
+    jpt__buf why;    /* the first mismatch */
+    bool quiet;      /* only whether it matches: no path, no message */
+    bool explaining; /* checking again what failed quietly, for its message */
     bool nomem;
 } checker;
 
@@ -21,6 +30,8 @@ static bool mismatch(checker *c, const char *fmt, ...)
     char detail[384];
     va_list ap;
 
+    if (c->quiet)
+        return false;
     va_start(ap, fmt);
     vsnprintf(detail, sizeof(detail), fmt, ap);
     va_end(ap);
@@ -37,6 +48,9 @@ static bool mismatch(checker *c, const char *fmt, ...)
 static size_t path_push(checker *c, const char *token)
 {
     size_t mark = c->path.len;
+
+    if (c->quiet)
+        return mark;
     int rc = jpt__buf_putc(&c->path, '/');
 
     for (const char *p = token; *p != '\0' && rc == JPT_OK; p++)
@@ -52,6 +66,8 @@ static size_t path_push_index(checker *c, size_t i)
 {
     char token[32];
 
+    if (c->quiet)
+        return c->path.len;
     snprintf(token, sizeof(token), "%zu", i);
     return path_push(c, token);
 }
@@ -111,18 +127,38 @@ static bool values_equal(const json_t *a, const json_t *b)
     return json_equal(a, b);
 }
 
-/* A short rendering of a value for messages. */
+/* The first bytes of a value's JSON text. */
+typedef struct excerpt {
+    char *out;
+    size_t len, room;
+    bool cut;
+} excerpt;
+
+/* A json_dump_callback sink that stops the dump once `room` is full, so a
+ * large value costs no more than its first bytes. */
+static int take_excerpt(const char *p, size_t n, void *ud)
+{
+    excerpt *e = ud;
+    size_t k = n < e->room - e->len ? n : e->room - e->len;
+
+    memcpy(e->out + e->len, p, k);
+    e->len += k;
+    e->cut = k < n;
+    return e->cut ? -1 : 0;
+}
+
+/* A short rendering of a value for messages: its JSON text, or the first
+ * n - 4 bytes of it and "…". */
 static void describe(const json_t *v, char *out, size_t n)
 {
-    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    excerpt e = {out, 0, n - 1, false};
 
-    if (text == NULL)
-        snprintf(out, n, "(a %s)", jpt__json_type_name(v));
-    else if (strlen(text) < n)
-        snprintf(out, n, "%s", text);
+    if (json_dump_callback(v, take_excerpt, &e, JSON_COMPACT | JSON_ENCODE_ANY) == 0)
+        out[e.len] = '\0';
+    else if (e.cut)
+        snprintf(out + n - 4, 4, "…");
     else
-        snprintf(out, n, "%.*s…", (int)(n > 4 ? n - 4 : 0), text);
-    jpt__free(text);
+        snprintf(out, n, "(a %s)", jpt__json_type_name(v));
 }
 
 static bool check(checker *c, const json_t *schema, const json_t *v);
@@ -143,6 +179,8 @@ static bool check_type(checker *c, const json_t *type, const json_t *v)
     const json_t *t;
     json_array_foreach(type, i, t) if (json_is_string(t) &&
                                        type_matches(json_string_value(t), v)) return true;
+    if (c->quiet)
+        return false;
     describe(type, expected, sizeof(expected));
     return mismatch(c, "expected one of the types %s, got %s", expected,
                     jpt__json_type_name(v));
@@ -159,6 +197,8 @@ static bool check_enum_const(checker *c, const json_t *schema, const json_t *v)
         const json_t *o;
         bool found = false;
         json_array_foreach(options, i, o) found = found || values_equal(o, v);
+        if (!found && c->quiet)
+            return false;
         if (!found) {
             describe(options, text, sizeof(text));
             describe(v, got, sizeof(got));
@@ -166,6 +206,8 @@ static bool check_enum_const(checker *c, const json_t *schema, const json_t *v)
         }
     }
     if (constant != NULL && !values_equal(constant, v)) {
+        if (c->quiet)
+            return false;
         describe(constant, text, sizeof(text));
         describe(v, got, sizeof(got));
         return mismatch(c, "%s is not the constant %s", got, text);
@@ -290,31 +332,63 @@ static bool check_array(checker *c, const json_t *schema, const json_t *v)
     return true;
 }
 
-/* anyOf / oneOf: counts the alternatives that match. The reported reason
- * for a failure is the first alternative's, which is usually the intended
- * one. */
+/* Moves the message of the last mismatch to `to`. */
+static void take_why(checker *c, jpt__buf *to)
+{
+    jpt__buf_free(to);
+    *to = c->why;
+    c->why = (jpt__buf)JPT__BUF_INIT;
+}
+
+/* Checks `v` quietly against alts[from], alts[from + 1], … until `enough`
+ * of them match; returns how many did. */
+static size_t count_matches(checker *c, const json_t *alts, size_t from, const json_t *v,
+                            size_t enough)
+{
+    bool quiet = c->quiet;
+    size_t matches = 0;
+
+    c->quiet = true;
+    for (size_t i = from; i < json_array_size(alts) && matches < enough; i++)
+        if (check(c, json_array_get(alts, i), v))
+            matches++;
+    c->quiet = quiet;
+    return matches;
+}
+
+/* anyOf / oneOf. anyOf stops at the first match; oneOf counts them all.
+ * The reason given for a failure is the first alternative's, which is
+ * usually the intended one. */
 static bool check_alternatives(checker *c, const json_t *schema, const json_t *v,
                                const char *keyword, bool exactly_one)
 {
     const json_t *alts = json_object_get(schema, keyword);
-    size_t i, matches = 0;
-    const json_t *alt;
+    size_t n = json_array_size(alts), matches = 0, from = 0;
+    size_t enough = exactly_one ? SIZE_MAX : 1;
     jpt__buf first = JPT__BUF_INIT;
 
     if (!json_is_array(alts))
         return true;
-    json_array_foreach(alts, i, alt) {
-        if (check(c, alt, v))
+    /* Explaining an enclosing failure, a message is wanted: the first
+     * alternative's reason is built on the way rather than by checking it
+     * twice, and dropped if another alternative matches. */
+    if (c->explaining && !c->quiet && n > 0) {
+        if (check(c, json_array_get(alts, 0), v))
             matches++;
-        else if (i == 0) {
-            first = c->why;
-            c->why = (jpt__buf)JPT__BUF_INIT;
-        }
+        else
+            take_why(c, &first);
+        from = 1;
     }
+    matches += count_matches(c, alts, from, v, enough - matches);
     bool ok = exactly_one ? matches == 1 : matches >= 1;
+    if (!ok && !c->quiet && matches == 0 && from == 0 && n > 0) {
+        c->explaining = true;
+        check(c, json_array_get(alts, 0), v);
+        c->explaining = false;
+        take_why(c, &first);
+    }
     if (!ok && matches == 0)
-        mismatch(c, "matches none of the %zu %s alternatives (the first: %s)",
-                 json_array_size(alts), keyword,
+        mismatch(c, "matches none of the %zu %s alternatives (the first: %s)", n, keyword,
                  first.data != NULL ? first.data : "no reason");
     else if (!ok)
         mismatch(c, "matches %zu of the %s alternatives; exactly one must match",
@@ -345,7 +419,10 @@ static int parse_input(const char *text, const char *what, json_t **out,
                        char **why)
 {
     json_error_t jerr;
-    int rc = jpt__json_load(text, strlen(text), JSON_DECODE_ANY, out, &jerr);
+    /* JSON text may spell NUL characters (\u0000), in a question's schema
+     * or default as anywhere else. */
+    int rc = jpt__json_load(text, strlen(text), JSON_DECODE_ANY | JSON_ALLOW_NUL, out,
+                            &jerr);
     jpt__buf msg = JPT__BUF_INIT;
 
     if (rc != JPT_ERR_INVALID || why == NULL)
@@ -359,11 +436,30 @@ static int parse_input(const char *text, const char *what, json_t **out,
     return rc;
 }
 
+int jpt__schema_check_json(const json_t *schema, const json_t *value, char **why)
+{
+    checker c = {JPT__BUF_INIT, JPT__BUF_INIT, why == NULL, false, false};
+    int rc = JPT_OK;
+
+    if (why != NULL)
+        *why = NULL;
+    bool ok = check(&c, schema, value);
+    if (c.nomem)
+        rc = JPT_ERR_NOMEM;
+    else if (!ok) {
+        rc = JPT_ERR_INVALID;
+        if (why != NULL && (*why = jpt__buf_take(&c.why)) == NULL)
+            rc = JPT_ERR_NOMEM;
+    }
+    jpt__buf_free(&c.path);
+    jpt__buf_free(&c.why);
+    return rc;
+}
+
 JPT_EXPORT int jpt_schema_check(const char *schema_json, const char *value_json,
                                 char **why)
 {
     json_t *schema = NULL, *value = NULL;
-    checker c = {JPT__BUF_INIT, JPT__BUF_INIT, false};
     int rc;
 
     if (why != NULL)
@@ -375,17 +471,7 @@ JPT_EXPORT int jpt_schema_check(const char *schema_json, const char *value_json,
         json_decref(schema);
         return rc;
     }
-
-    bool ok = check(&c, schema, value);
-    if (c.nomem)
-        rc = JPT_ERR_NOMEM;
-    else if (!ok) {
-        rc = JPT_ERR_INVALID;
-        if (why != NULL && (*why = jpt__buf_take(&c.why)) == NULL)
-            rc = JPT_ERR_NOMEM;
-    }
-    jpt__buf_free(&c.path);
-    jpt__buf_free(&c.why);
+    rc = jpt__schema_check_json(schema, value, why);
     json_decref(schema);
     json_decref(value);
     return rc;

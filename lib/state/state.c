@@ -113,6 +113,14 @@ int jpt__field_set_json(jpt__field *f, const json_t *v)
     return JPT_OK;
 }
 
+json_t *jpt__json_reload(const char *text, size_t len)
+{
+    /* The text was written by jansson from a value that may hold NUL
+     * characters, escaped as \u0000; jansson reads them back only when
+     * allowed to. */
+    return json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+}
+
 int jpt__state_set_error_from_blocks(jpt_state *s, bool transient)
 {
     jpt__buf msg = JPT__BUF_INIT;
@@ -342,7 +350,8 @@ static int set_json_member(jpt_state *s, json_t *obj, const char *key,
     if (json == NULL)
         return JPT_OK;
     json_t *v;
-    int rc = jpt__json_load(json, strlen(json), JSON_DECODE_ANY, &v, &jerr);
+    int rc = jpt__json_load(json, strlen(json), JSON_DECODE_ANY | JSON_ALLOW_NUL, &v,
+                            &jerr);
     if (rc == JPT_ERR_NOMEM)
         return jpt__err(&s->err, rc, "out of memory adding a block");
     if (rc < 0)
@@ -471,7 +480,7 @@ JPT_EXPORT int jpt_state_set_structured_content(jpt_state *s, const char *json)
     if (json == NULL)
         return jpt__err(&s->err, JPT_ERR_INVALID, "structuredContent is NULL");
     json_t *v;
-    rc = jpt__json_load(json, strlen(json), JSON_DECODE_ANY, &v, &jerr);
+    rc = jpt__json_load(json, strlen(json), JSON_DECODE_ANY | JSON_ALLOW_NUL, &v, &jerr);
     if (rc == JPT_ERR_NOMEM)
         return jpt__err(&s->err, rc, "out of memory setting structuredContent");
     if (rc < 0)

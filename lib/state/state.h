@@ -63,6 +63,9 @@ int jpt__strv_push(jpt__strv *sv, const char *p, size_t n);
 int jpt__state_set_error_from_blocks(jpt_state *s, bool transient);
 size_t jpt__state_question_count(const jpt_state *s);
 
+/* jpt_schema_check() on parsed values (schema.c). */
+int jpt__schema_check_json(const json_t *schema, const json_t *value, char **why);
+
 /* 0 when `root` can serve as the workspace root (uri.c). */
 int jpt__uri_check_root(const char *root);
 
@@ -70,6 +73,10 @@ int jpt__uri_check_root(const char *root);
 int jpt__field_set(jpt__field *f, const char *p, size_t n);
 /* Sets the field to the compact JSON text of `v`. */
 int jpt__field_set_json(jpt__field *f, const json_t *v);
+/* The value of JSON text the library stored (a field set by
+ * jpt__field_set_json, structured content), NUL characters included; NULL
+ * only when out of memory. */
+json_t *jpt__json_reload(const char *text, size_t len);
 
 /* Blocks as JSON (block.c). Parsing fills `why` with the reason a block is
  * malformed and returns JPT_ERR_INVALID; the blocks are then empty. A

@@ -96,7 +96,7 @@ static void set_structured(writer *w, json_t *obj, const jpt_state *s)
 {
     if (s->structured != NULL)
         set(w, obj, "structuredContent",
-            json_loads(s->structured, JSON_DECODE_ANY, NULL));
+            jpt__json_reload(s->structured, strlen(s->structured)));
 }
 
 static const char *kind_name(int kind)
@@ -115,10 +115,10 @@ static json_t *to_envelope(writer *w, const jpt_state *s)
     if (s->is_error)
         set(w, root, "isError", json_true());
     set_structured(w, root, s);
-    /* The status is implied for a stopped state without questions and for
-     * a waiting one with them; it is written whenever it is not. */
-    bool asks = jpt__state_question_count(s) > 0;
-    if (s->kind == JPT_STATE_RUNNING || (s->kind == JPT_STATE_WAITING) != asks)
+    /* RFD 058: "When computer.jp/status is absent, the response is
+     * implicitly stopped". Only a stopped state without questions leaves it
+     * out; jptool's parser would read one with questions as waiting. */
+    if (s->kind != JPT_STATE_STOPPED || jpt__state_question_count(s) > 0)
         set(w, meta, "computer.jp/status", json_string(kind_name(s->kind)));
     if (s->is_error && (s->transient || s->trace.n > 0)) {
         json_t *err = json_object();

@@ -369,7 +369,8 @@ class JsonFormsTest(unittest.TestCase):
             self.assertEqual(env, {"content": [
                 {"type": "text", "text": "Two files so far."},
                 ENVELOPE["content"][1], ENVELOPE["content"][2],
-                ENVELOPE["content"][3]]})
+                ENVELOPE["content"][3]],
+                "_meta": {"computer.jp/status": "waiting"}})
             ts = self.assert_round_trip(s, "tool_state")
             self.assertEqual(ts["type"], "waiting")
             self.assertEqual(ts["question"]["id"], "confirm")
