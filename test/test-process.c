@@ -171,9 +171,11 @@ static void test_input_to_closed_stdin_raises_no_sigpipe(void **state)
     memset(block, 'x', sizeof(block));
     run_start(&r, argv, true);
     run_until(&r, said_closed);
-    /* Queued, then refused by the pipe: the input is dropped and closed. */
-    assert_int_equal(jpt__child_write(r.child, block, sizeof(block)), JPT_OK);
+    /* Refused by the pipe: the input is dropped, counted as lost, and the
+     * writer told that nothing arrived. */
+    assert_int_equal(jpt__child_write(r.child, block, sizeof(block)), JPT_ERR_STATE);
     assert_int_equal(jpt__child_pending_input(r.child), 0);
+    assert_int_equal(jpt__child_input_lost(r.child), sizeof(block));
     assert_int_equal(jpt__child_write(r.child, "y", 1), JPT_ERR_STATE);
     sigpending(&pending);
     assert_false(sigismember(&pending, SIGPIPE));
@@ -196,7 +198,7 @@ static void test_pending_sigpipe_of_the_host_is_kept(void **state)
     raise(SIGPIPE);
     run_start(&r, argv, true);
     run_until(&r, said_closed);
-    assert_int_equal(jpt__child_write(r.child, "data\n", 5), JPT_OK);
+    assert_int_equal(jpt__child_write(r.child, "data\n", 5), JPT_ERR_STATE);
     sigpending(&pending);
     assert_true(sigismember(&pending, SIGPIPE));
     /* Take it back, so it does not end the suite when unblocked. */

@@ -80,7 +80,8 @@ tool list dialects ``JPT_DIALECT_OPENAI``, ``JPT_DIALECT_ANTHROPIC``,
 ``JPT_DIALECT_FLAT``; the events ``JPT_EVENT_CALL_DONE``,
 ``JPT_EVENT_BATCH_DONE``, ``JPT_EVENT_OUTPUT``, ``JPT_EVENT_STATE``,
 ``JPT_EVENT_SHUTDOWN``; the question targets ``JPT_TARGET_USER`` and
-``JPT_TARGET_ASSISTANT``; the turn-end flag ``JPT_TURN_KEEP``; the registry
+``JPT_TARGET_ASSISTANT``; the turn-end flags ``JPT_TURN_KEEP`` and
+``JPT_TURN_ABORT``; the registry
 flag ``JPT_REGISTRY_KEEP_SPOOL``.
 
 Threading: as in C, a state is used from one thread at a time until it is
@@ -181,6 +182,7 @@ __all__ = [
     "JPT_TARGET_USER",
     "JPT_TARGET_ASSISTANT",
     "JPT_TURN_KEEP",
+    "JPT_TURN_ABORT",
     "JPT_REGISTRY_KEEP_SPOOL",
 ]
 
@@ -259,6 +261,7 @@ JPT_TARGET_USER = 1
 JPT_TARGET_ASSISTANT = 2
 
 JPT_TURN_KEEP = 0x1
+JPT_TURN_ABORT = 0x2
 
 JPT_REGISTRY_KEEP_SPOOL = 0x1
 
@@ -1679,7 +1682,7 @@ class Registry(_Closable):
             raise self._error(rc)
         return json.loads(text)
 
-    def end_turn(self, keep: bool = False) -> "Batch":
+    def end_turn(self, keep: bool = False, abort: bool = False) -> "Batch":
         """Ends the turn (``jpt_registry_end_turn``, RFD 037 "Turn-end
         behavior"), from the next dispatch: every live handle meets its
         tool's ``spawn.lifecycle.on_turn_end`` policy. "abort": killed, its
@@ -1688,27 +1691,30 @@ class Registry(_Closable):
         killed past the timeout. "inquire" (the default): one question
         (id "turn_end", target JPT_TARGET_ASSISTANT, tool and call id None)
         goes to the inquiry handler, listing these handles; the answer
-        ``{"handles": [{"id", "action": "wait" | "abort"}, …]}`` chooses per
-        handle. A handle answered "wait" (or not mentioned) is waited for
-        and its result becomes a result of the returned batch:
-        ``{"id": handle id, "content": JSON text of {"id", "state",
-        "result" | "error"}, "is_error"}``; "abort" kills it. Without a
-        handler, or if the question is cancelled, they are treated as
-        "await". The answer is checked against the question's schema, which
-        in this library version lists the handles by position: name every
-        handle, in the order the question gives them (its ``default`` and
-        its context list them in that order), or the answer is refused.
+        ``{"handles": [{"id", "action": "wait" | "abort"}, …]}`` names
+        handles by id, in any order, and chooses per handle. A handle
+        answered "wait" (or not mentioned) is waited for and its result
+        becomes a result of the returned batch: ``{"id": handle id,
+        "content": JSON text of {"id", "state", "result" | "error"},
+        "is_error"}``; "abort" kills it. Without a handler, or if the
+        question is cancelled, they are treated as "await". The answer is
+        checked against the question's schema: an id that is not one of the
+        listed handles, or an action other than "wait" and "abort", is
+        refused.
 
         Returns a :class:`Batch` that is done when every handle has settled
         (drive it with :meth:`wait` like any batch); the registry then holds
         no live handle, unless ``keep=True`` (JPT_TURN_KEEP): nothing is
-        killed, and handles past their wait stay running. Raises JptError:
-        JPT_ERR_STATE while a previous turn end is still settling,
-        JPT_ERR_INVALID, JPT_ERR_NOMEM."""
+        killed, and handles past their wait stay running. With
+        ``abort=True`` (JPT_TURN_ABORT) every live handle is killed at once,
+        whatever its policy. Raises JptError: JPT_ERR_STATE while a previous
+        turn end is still settling or the registry is shutting down,
+        JPT_ERR_INVALID (``keep`` and ``abort`` together), JPT_ERR_NOMEM."""
         out = _BatchPtr()
         p = self._p()
         with self._busy():
-            rc = _lib.jpt_registry_end_turn(p, JPT_TURN_KEEP if keep else 0,
+            flags = (JPT_TURN_KEEP if keep else 0) | (JPT_TURN_ABORT if abort else 0)
+            rc = _lib.jpt_registry_end_turn(p, flags,
                                             ctypes.byref(out))
         if rc < 0:
             raise self._error(rc)

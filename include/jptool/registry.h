@@ -418,8 +418,11 @@ JPT_EXPORT const char *jpt_inquiry_errmsg(const jpt_inquiry *q);
  * Errors: JPT_ERR_INVALID, JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out);
 
-/* Flags for jpt_registry_end_turn(). */
-#define JPT_TURN_KEEP 0x1u /* kill nothing: handles past their wait stay */
+/* Flags for jpt_registry_end_turn() (not both). */
+#define JPT_TURN_KEEP 0x1u  /* kill nothing: handles past their wait stay */
+#define JPT_TURN_ABORT 0x2u /* every live handle is killed at once, whatever
+                               its policy, and its result discarded (RFD 009's
+                               own turn end) */
 
 /* Ends the turn (RFD 037, "Turn-end behavior"): every live handle meets its
  * tool's spawn.lifecycle.on_turn_end policy, from the next dispatch:
@@ -441,8 +444,8 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
  * The batch is done when every handle has settled; then the registry holds
  * no live handles, unless JPT_TURN_KEEP was given (handles are then left
  * running instead of killed). Free the batch with jpt_batch_free().
- * Errors: JPT_ERR_INVALID, JPT_ERR_STATE (a turn end is still settling),
- * JPT_ERR_NOMEM. */
+ * Errors: JPT_ERR_INVALID (unknown flags, or both), JPT_ERR_STATE (a turn end
+ * is still settling, or the registry is shutting down), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch **out);
 
 /* ---- Orphans ---------------------------------------------------------------------- */

@@ -54,6 +54,7 @@ struct jpt__child {
     jpt__buf input;   /* queued, not yet written */
     size_t input_off;
     bool input_closing;
+    uint64_t input_lost; /* bytes queued for stdin that never got there */
     bool pty;
     bool exited;      /* the process ended (pidfd readable) */
     bool reaped;
@@ -650,12 +651,14 @@ static void flush_input(jpt__child *c)
                 return;
             /* Never told when the pipe has room: the input cannot be
              * delivered, and waiting for it would hang the tool. */
+            c->input_lost += c->input.len - c->input_off;
             close_input(c);
             return;
         }
-        /* EPIPE: the child closed its stdin; what it did not read is lost,
-         * as it would be for any reader that stops reading, and later
-         * writes are refused. */
+        /* EPIPE: the child closed its stdin; what it did not read is lost
+         * (counted, so the writer can say so), and later writes are
+         * refused. */
+        c->input_lost += c->input.len - c->input_off;
         want_output_space(c, false);
         close_input(c);
         return;
@@ -683,7 +686,13 @@ int jpt__child_write(jpt__child *c, const char *p, size_t n)
     if (rc < 0)
         return rc;
     flush_input(c);
-    return JPT_OK;
+    /* The child had closed its stdin already: nothing of it arrived. */
+    return c->in_fd >= 0 ? JPT_OK : JPT_ERR_STATE;
+}
+
+uint64_t jpt__child_input_lost(const jpt__child *c)
+{
+    return c->input_lost;
 }
 
 void jpt__child_close_input(jpt__child *c)

@@ -67,8 +67,13 @@ bool jpt__child_exited(const jpt__child *c);
 void jpt__child_poll(jpt__child *c);
 
 /* Queues bytes for the child's stdin, written as the pipe accepts them.
- * JPT_ERR_STATE when the child has no input or it was closed. */
+ * JPT_ERR_STATE when the child has no input or it was closed (also when
+ * the child turns out to have closed it as this write begins: nothing of
+ * these bytes arrived). */
 int jpt__child_write(jpt__child *c, const char *p, size_t n);
+/* Bytes queued for stdin that were dropped because the child closed its
+ * stdin (or it could not be written), over the child's life. */
+uint64_t jpt__child_input_lost(const jpt__child *c);
 /* Closes stdin once the queued bytes are written. */
 void jpt__child_close_input(jpt__child *c);
 /* Bytes queued and not yet written. */

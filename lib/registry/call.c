@@ -2,6 +2,7 @@
  * the results it reads. A call's failure (unknown tool, bad arguments,
  * unknown handle, …) is its result, worded for the model; it never fails
  * the batch. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -148,6 +149,22 @@ static void respond_with_state(jpt__call *call, jpt_handle *h)
         jpt_state_unref(s);
         jpt__buf_free(&text);
         jpt__notify_seen(h);
+    }
+    /* An apply whose input the tool never read (it closed its stdin) says
+     * so, before the handle's state: the input was lost, not taken. */
+    uint64_t lost = call->action == JPT__ACTION_APPLY
+                        ? jpt__handle_input_lost(h) - call->input_lost
+                        : 0;
+    if (rc == JPT_OK && lost > 0) {
+        jpt__buf text = JPT__BUF_INIT;
+        rc = jpt__buf_printf(&text, "Handle `%s` no longer takes input: it closed its input "
+                                    "before reading %" PRIu64 " bytes of it. Its state: %s",
+                             h->id, lost, json);
+        jpt__free(json);
+        json = rc == JPT_OK ? jpt__buf_take(&text) : NULL;
+        rc = json != NULL ? JPT_OK : JPT_ERR_NOMEM;
+        jpt__buf_free(&text);
+        is_error = true;
     }
     if (rc < 0) {
         jpt__call_complete(call, "out of memory building the response", true);
@@ -393,6 +410,7 @@ static void do_apply(jpt__call *call, jpt_handle *h)
     } else {
         if ((rc = stdin_bytes(call->input, input, qid, &bytes)) < 0)
             goto nomem;
+        call->input_lost = jpt__handle_input_lost(h);
         if (jpt__handle_write(h, bytes.data != NULL ? bytes.data : "", bytes.len) < 0) {
             jpt__call_completef(call, true, "Handle `%s` no longer takes input", h->id);
             goto out;
@@ -838,6 +856,29 @@ JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out)
 /* Ends a call still in flight, from the loop (ending may run a builtin's
  * abort callback): one-shot children are killed, awaits answer with what
  * they have, actions waiting for output to settle answer now. */
+/* A one-shot run that is cancelled answers with what the tool produced so
+ * far (nothing lost); its process dies with its handle. */
+static void cut_short(jpt__call *call, jpt_handle *h)
+{
+    jpt__buf why = JPT__BUF_INIT, text = JPT__BUF_INIT;
+    jpt_state *s = NULL;
+
+    /* The cancel answers the call: an exit taken in now must not. */
+    h->waiter = NULL;
+    int rc = jpt__buf_printf(&why, "The call `%s` was cancelled", call->name);
+    if (rc == JPT_OK)
+        rc = jpt__handle_cut_short(h, why.data, &s);
+    if (rc == JPT_OK)
+        rc = jpt__handle_model_text(h, s, &text);
+    if (rc == JPT_OK)
+        jpt__call_complete(call, text.data, true);
+    else
+        jpt__call_completef(call, true, "The call `%s` was cancelled", call->name);
+    jpt_state_unref(s);
+    jpt__buf_free(&why);
+    jpt__buf_free(&text);
+}
+
 static void cancel_call(jpt__call *call)
 {
     jpt_handle *h = call->handle;
@@ -852,8 +893,11 @@ static void cancel_call(jpt__call *call)
         jpt__call_handle_ready(call);
         return;
     }
-    /* A one-shot run (its child dies with its handle), a call not started
-     * yet, or one whose question is pending. */
+    if (h != NULL && h->waiter == call && h->child != NULL) {
+        cut_short(call, h);
+        return;
+    }
+    /* A call not started yet, or one whose question is pending. */
     jpt__call_completef(call, true, "The call `%s` was cancelled", call->name);
 }
 

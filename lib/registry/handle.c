@@ -592,6 +592,7 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     jpt_handle *h = ud;
 
     h->exit = *e;
+    h->input_lost = jpt__child_input_lost(c);
     jpt__child_free(c);
     h->child = NULL;
     jpt__capture_spool_pause(&h->out);
@@ -675,6 +676,11 @@ int jpt__handle_write(jpt_handle *h, const char *p, size_t n)
     if (h->child == NULL)
         return JPT_ERR_STATE;
     return jpt__child_write(h->child, p, n);
+}
+
+uint64_t jpt__handle_input_lost(const jpt_handle *h)
+{
+    return h->child != NULL ? jpt__child_input_lost(h->child) : h->input_lost;
 }
 
 void jpt__handle_abort(jpt_handle *h)
@@ -1025,8 +1031,10 @@ int jpt__handle_take_state(jpt_handle *h, bool peek, jpt_state **out)
 }
 
 /* JP's into_tool_result: a failed run with unstructured output is an error
- * carrying what the tool said last on each stream. */
-static int failure_state(jpt_handle *h, jpt_state *s)
+ * carrying what the tool said last on each stream, after `headline` (NULL:
+ * how the process ended). A run the registry stopped (a timeout, a cancel)
+ * keeps its output the same way: nothing the tool produced is lost. */
+static int failure_state(jpt_handle *h, jpt_state *s, const char *headline)
 {
     size_t limit = jpt__tool_output_limit(h->r, h->tool);
     jpt__buf text = JPT__BUF_INIT;
@@ -1034,7 +1042,8 @@ static int failure_state(jpt_handle *h, jpt_state *s)
     int rc;
 
     describe_exit(h, how, sizeof(how));
-    rc = jpt__buf_printf(&text, "The tool failed (%s).", how);
+    rc = headline != NULL ? jpt__buf_puts(&text, headline)
+                          : jpt__buf_printf(&text, "The tool failed (%s).", how);
     if (rc == JPT_OK && h->err.total > 0 &&
         (rc = jpt__buf_puts(&text, "\n\nstderr:\n")) == JPT_OK)
         rc = jpt__capture_text_limited(&h->err, limit / 2, &text);
@@ -1060,9 +1069,7 @@ int jpt__handle_result_state(jpt_handle *h, jpt_state **out)
     if (h->failure != NULL) {
         if ((s = jpt__state_alloc(JPT_STATE_STOPPED)) == NULL)
             return JPT_ERR_NOMEM;
-        rc = add_text(s, h->failure, strlen(h->failure));
-        if (rc == JPT_OK)
-            rc = jpt__state_set_error_from_blocks(s, false);
+        rc = failure_state(h, s, h->failure);
     } else if (jpt__capture_omitted(&h->out) > 0) {
         /* Output past the capture cannot be structured: it is text, cut
          * here to what the model reads, with the exact count omitted. */
@@ -1075,7 +1082,7 @@ int jpt__handle_result_state(jpt_handle *h, jpt_state **out)
         if (rc == JPT_OK && exit_failed(h)) {
             jpt_state_unref(s);
             s = jpt__state_alloc(JPT_STATE_STOPPED);
-            rc = s != NULL ? failure_state(h, s) : JPT_ERR_NOMEM;
+            rc = s != NULL ? failure_state(h, s, NULL) : JPT_ERR_NOMEM;
         }
     } else {
         jpt__buf text = JPT__BUF_INIT;
@@ -1086,7 +1093,7 @@ int jpt__handle_result_state(jpt_handle *h, jpt_state **out)
         if (rc == JPT_OK && s->raw && exit_failed(h)) {
             jpt_state_unref(s);
             s = jpt__state_alloc(JPT_STATE_STOPPED);
-            rc = s != NULL ? failure_state(h, s) : JPT_ERR_NOMEM;
+            rc = s != NULL ? failure_state(h, s, NULL) : JPT_ERR_NOMEM;
         }
     }
     if (rc < 0) {
@@ -1095,6 +1102,18 @@ int jpt__handle_result_state(jpt_handle *h, jpt_state **out)
     }
     *out = s;
     return JPT_OK;
+}
+
+int jpt__handle_cut_short(jpt_handle *h, const char *why, jpt_state **out)
+{
+    *out = NULL;
+    if (h->tool->runtime == JPT__RUNTIME_BUILTIN || h->child == NULL)
+        return JPT_ERR_STATE;
+    /* What the tool wrote and nobody read yet is part of it. */
+    jpt__child_poll(h->child);
+    if (h->failure == NULL && (h->failure = jpt__strdup(why)) == NULL)
+        return JPT_ERR_NOMEM;
+    return jpt__handle_result_state(h, out);
 }
 
 /* ---- The public handle functions (builtin tools) ------------------------------- */

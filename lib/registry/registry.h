@@ -106,6 +106,7 @@ struct jpt_handle {
     json_t *answers;     /* accumulated answers (one-shot re-runs) */
     jpt__child *child;   /* stdio runtime, while the process lives */
     size_t stale_slot;   /* its slot in the state file + 1, or 0 */
+    uint64_t input_lost; /* its process's, kept once it is reaped */
     bool slot_waiting;   /* queued for a process slot (max_processes) */
     int slot_action;     /* the action it starts for, then */
     jpt_handle *slot_next, *slot_prev;
@@ -149,6 +150,7 @@ struct jpt__call {
     jpt_handle *handle;
     json_t *input;       /* apply */
     int64_t wait_ms;     /* the model's wait_secs (spawn, fetch, apply), or -1 */
+    uint64_t input_lost; /* apply: the handle's count before its write */
     char *content;       /* the result, once done */
     bool is_error;
     bool done;
@@ -302,11 +304,18 @@ void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle, int64_t wait_
 int jpt__handle_take_state(jpt_handle *h, bool peek, jpt_state **out);
 /* The whole output of a finished one-shot run, as a state. */
 int jpt__handle_result_state(jpt_handle *h, jpt_state **out);
+/* The result of a one-shot run ended before its process did (a cancel):
+ * `why` and the output so far, unread output taken in first. The exit
+ * callback may run meanwhile (the run may end just then). JPT_ERR_STATE
+ * when the handle has no process. */
+int jpt__handle_cut_short(jpt_handle *h, const char *why, jpt_state **out);
 /* Takes in what the tool has written and not been read yet, and its exit
  * if it has ended, before the model is answered: an answer reflects the
  * moment the action runs, not the last time the host dispatched. */
 void jpt__handle_refresh(jpt_handle *h);
 int jpt__handle_write(jpt_handle *h, const char *p, size_t n);
+/* Bytes written to the tool that it never read (it closed its input). */
+uint64_t jpt__handle_input_lost(const jpt_handle *h);
 void jpt__handle_abort(jpt_handle *h);
 /* The pending question of a waiting handle (a question block), or NULL. */
 const jpt__block *jpt__handle_question(const jpt_handle *h);

@@ -38,6 +38,7 @@ struct jpt__turn {
     size_t unsettled;
     bool asking;       /* the inquiry is out */
     bool keep;         /* JPT_TURN_KEEP: nothing is killed */
+    bool abort_all;    /* JPT_TURN_ABORT: every live handle is killed */
     int busy;          /* inside a loop over the entries: not freed yet */
     jpt__timer timer;
     jpt__defer start;  /* the policies run from the loop */
@@ -385,7 +386,7 @@ static void run_policies(jpt__defer *d)
         jpt__handle_watch(h, &e->sub, &t->base, (unsigned)i);
         if (h->exited)
             e->mode = MODE_NOTIFY;
-        else if (h->tool->on_turn_end == JPT__TURN_ABORT)
+        else if (t->abort_all || h->tool->on_turn_end == JPT__TURN_ABORT)
             e->mode = MODE_ABORT;
         else if (h->tool->on_turn_end == JPT__TURN_INQUIRE && r->inquiry_fn != NULL)
             e->mode = MODE_ASKING;
@@ -432,7 +433,8 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
     if (out == NULL)
         return JPT_ERR_INVALID;
     *out = NULL;
-    if (r == NULL || (flags & ~JPT_TURN_KEEP) != 0)
+    if (r == NULL || (flags & ~(JPT_TURN_KEEP | JPT_TURN_ABORT)) != 0 ||
+        (flags & (JPT_TURN_KEEP | JPT_TURN_ABORT)) == (JPT_TURN_KEEP | JPT_TURN_ABORT))
         return JPT_ERR_INVALID;
     jpt__err_clear(&r->err);
     if (r->turn != NULL)
@@ -452,6 +454,7 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
     t->r = r;
     t->batch = b;
     t->keep = (flags & JPT_TURN_KEEP) != 0;
+    t->abort_all = (flags & JPT_TURN_ABORT) != 0;
     jpt__timer_init(&t->timer, on_timeout, t);
     jpt__defer_init(&t->start, run_policies, t);
     jpt__defer_init(&t->decide, apply_answer, t);

@@ -1936,7 +1936,9 @@ class BatchCancelTest(AwaitTestCase):
             self.assertTrue(self.r.wait(b, WAIT_MS))
             # Finished calls keep their results.
             self.assertEqual(b.results(), [
-                {"id": "long", "content": "The call `nap` was cancelled",
+                # What it printed so far comes with the error.
+                {"id": "long",
+                 "content": "Error: The call `nap` was cancelled\n\nstdout:\nx",
                  "is_error": True},
                 {"id": "short", "content": "xslept 0\n", "is_error": False},
             ])
@@ -2204,7 +2206,7 @@ class RegistryBindingTest(unittest.TestCase):
     def test_constants_match_the_header(self):
         with open(REGISTRY_H) as f:
             defines = re.findall(r"#define (JPT_\w+) (0x[0-9a-f]+|\d+)u?", f.read())
-        self.assertEqual(len(defines), 15, defines)
+        self.assertEqual(len(defines), 16, defines)
         for name, value in defines:
             self.assertEqual(getattr(jptool, name), int(value, 0), name)
             self.assertIn(name, jptool.__all__)
@@ -2237,7 +2239,11 @@ class RegistryBindingTest(unittest.TestCase):
         lib.jpt_batch_cancel(None)
         with Registry() as r:
             self.assertEqual(lib.jpt_registry_take_notifications(r._ptr, None), invalid)
-            self.assertEqual(lib.jpt_registry_end_turn(r._ptr, 0x2, ctypes.byref(batch)),
+            self.assertEqual(lib.jpt_registry_end_turn(r._ptr, 0x4, ctypes.byref(batch)),
+                             invalid)
+            self.assertFalse(batch)
+            both = jptool.JPT_TURN_KEEP | jptool.JPT_TURN_ABORT
+            self.assertEqual(lib.jpt_registry_end_turn(r._ptr, both, ctypes.byref(batch)),
                              invalid)
             self.assertFalse(batch)
             self.assertEqual(
