@@ -93,9 +93,15 @@ typedef struct jpt_allocator {
 JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a);
 
 /* ---- Logging ------------------------------------------------------------
- * The library never writes to stdout or stderr. Diagnostics (warnings about
- * malformed tool output, process events, …) go to the function installed
- * here, if any. */
+ * The library never writes to stdout or stderr. Diagnostics go to the
+ * function installed here, if any:
+ *   ERROR    what the library could not do for lack of memory or an fd;
+ *   WARNING  malformed tool output, dropped events, spool files that could
+ *            not be written;
+ *   INFO     each tool process's start (tool, handle or call id, pid,
+ *            program), its end (how it ended), its timeout, every SIGTERM
+ *            and the SIGKILL after the grace, a registry's shutdown;
+ *   DEBUG    every error a function returns, with its message. */
 #define JPT_LOG_ERROR 1
 #define JPT_LOG_WARNING 2
 #define JPT_LOG_INFO 3

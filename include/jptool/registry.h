@@ -178,12 +178,20 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                     "set": {"NAME": "value"}}: by default the host's
  *                    environment; with inherit false only the allowed
  *                    names (and PATH, HOME, LANG) are passed
- *   sandbox, spawn   accepted for the later VFS and await features
+ *   spawn            RFD 037's per-tool settings of stateful handles:
+ *                    {"notifications": {"on_success", "on_failure",
+ *                    "on_waiting", "on_content": booleans},
+ *                    "lifecycle": {"on_turn_end": "inquire" | "await" |
+ *                    "abort"}} (see jpt_registry_take_notifications and
+ *                    jpt_registry_end_turn)
+ *   sandbox          refused with JPT_ERR_UNSUPPORTED: this version does not
+ *                    confine tools, and never accepts a security setting it
+ *                    would ignore
  *
  * All definitions are checked before any is added: on error nothing changes
  * and jpt_registry_errmsg() names the tool and the field. Errors:
  * JPT_ERR_INVALID, JPT_ERR_EXISTS (a tool of that name exists),
- * JPT_ERR_UNSUPPORTED (runtime "vfs"), JPT_ERR_NOMEM. */
+ * JPT_ERR_UNSUPPORTED (runtime "vfs", or "sandbox"), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_load_tools(jpt_registry *r, const char *config_json,
                                        unsigned flags);
 

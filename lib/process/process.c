@@ -531,7 +531,10 @@ static void on_drain_timeout(jpt__timer *t)
 
 static void on_kill_timeout(jpt__timer *t)
 {
-    signal_group(t->ud, SIGKILL);
+    jpt__child *c = t->ud;
+
+    jpt__log(JPT_LOG_INFO, "pid %d outlived the kill grace: SIGKILL", (int)c->pid);
+    signal_group(c, SIGKILL);
 }
 
 static void flush_input(jpt__child *c);

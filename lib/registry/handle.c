@@ -18,13 +18,15 @@ static void slot_queue_remove(jpt_handle *h);
 static void child_gone(jpt_handle *h);
 static void on_settled(jpt__timer *t);
 static void on_timeout(jpt__timer *t);
+static void terminate(jpt_handle *h);
+static void describe_exit(const jpt_handle *h, char *out, size_t n);
 static void run_step(jpt__defer *d);
 
 /* The model's view of a stateful handle is built from the output since it
  * last looked: structured JSON lines (RFD 058 envelopes, RFD 009 states)
  * become their blocks, everything else text. */
 typedef struct jpt__pending {
-    jpt_state *blocks;  /* blocks since the last take, in order */
+    jpt__blockq blocks; /* blocks since the last take, bounded */
     jpt__capture text;  /* the text run not yet turned into a block */
     jpt__buf line;      /* an incomplete last line */
 } jpt__pending;
@@ -85,14 +87,14 @@ int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *argum
     h->started = jpt__now();
     h->id = jpt__strdup(id);
     h->answers = json_object();
-    a->x.pending.blocks = jpt__state_alloc(JPT_STATE_RUNNING);
-    if (h->id == NULL || h->answers == NULL || a->x.pending.blocks == NULL) {
+    if (h->id == NULL || h->answers == NULL) {
         jpt__free(h->id);
         json_decref(h->answers);
-        jpt_state_unref(a->x.pending.blocks);
         jpt__free(a);
         return JPT_ERR_NOMEM;
     }
+    /* Structured output is bounded like text (issue 7). */
+    jpt__blockq_init(&a->x.pending.blocks, r->capture_bytes);
     h->tool = jpt__tool_ref(t);
     h->arguments = json_incref(arguments);
     jpt__capture_init(&h->out, r->capture_bytes);
@@ -108,14 +110,6 @@ int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *argum
     return JPT_OK;
 }
 
-static void clear_pending_blocks(jpt_handle *h)
-{
-    jpt_state *s = ext(h)->pending.blocks;
-
-    for (size_t i = 0; i < s->nblocks; i++)
-        jpt__block_clear(&s->blocks[i]);
-    s->nblocks = 0;
-}
 
 void jpt__handle_free(jpt_handle *h)
 {
@@ -161,7 +155,7 @@ void jpt__handle_free(jpt_handle *h)
     jpt__capture_free(&h->err);
     jpt__capture_free(&x->pending.text);
     jpt__buf_free(&x->pending.line);
-    jpt_state_unref(x->pending.blocks);
+    jpt__blockq_free(&x->pending.blocks);
     jpt__block_clear(&x->question);
     for (size_t i = 0; i < x->stop_trace.n; i++)
         jpt__free(x->stop_trace.v[i]);
@@ -335,6 +329,8 @@ static int spawn_stdio(jpt_handle *h, int action, jpt__buf *why)
                    : rc;
     }
     r->nchildren++;
+    jpt__log(JPT_LOG_INFO, "tool '%s' started for '%s': pid %d (%s)", t->name, h->id,
+             (int)jpt__child_pid(h->child), cmd.argv[0]);
     if (cmd.stdin_json != NULL) {
         rc = jpt__child_write(h->child, cmd.stdin_json, strlen(cmd.stdin_json));
         if (rc == JPT_OK)
@@ -390,7 +386,7 @@ static int flush_text_run(jpt_handle *h)
         b.f[JPT_FIELD_TEXT].len = text.len;
         b.f[JPT_FIELD_TEXT].ptr = jpt__buf_take(&text);
         rc = b.f[JPT_FIELD_TEXT].ptr != NULL
-                 ? jpt__state_push_block(x->pending.blocks, &b)
+                 ? jpt__blockq_push(&x->pending.blocks, &b)
                  : JPT_ERR_NOMEM;
     }
     jpt__buf_free(&text);
@@ -408,7 +404,7 @@ static int absorb_state(jpt_handle *h, const jpt_state *s)
     for (size_t i = 0; rc == JPT_OK && i < s->nblocks; i++) {
         jpt__block copy;
         if ((rc = jpt__block_copy(&s->blocks[i], &copy)) == JPT_OK)
-            rc = jpt__state_push_block(x->pending.blocks, &copy);
+            rc = jpt__blockq_push(&x->pending.blocks, &copy);
         if (rc == JPT_OK && s->blocks[i].type == JPT_BLOCK_QUESTION &&
             s->kind == JPT_STATE_WAITING && !x->has_question) {
             rc = jpt__block_copy(&s->blocks[i], &x->question);
@@ -590,8 +586,12 @@ static void stopped(jpt_handle *h)
 static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
 {
     jpt_handle *h = ud;
+    char how[128];
 
     h->exit = *e;
+    describe_exit(h, how, sizeof(how));
+    jpt__log(JPT_LOG_INFO, "tool '%s' of '%s' ended: pid %d, %s", h->tool->name, h->id,
+             (int)jpt__child_pid(c), how);
     h->input_lost = jpt__child_input_lost(c);
     jpt__child_free(c);
     h->child = NULL;
@@ -620,8 +620,19 @@ static void on_timeout(jpt__timer *t)
             h->failure = jpt__buf_take(&msg);
         jpt__buf_free(&msg);
     }
-    if (h->child != NULL)
-        jpt__child_terminate(h->child, h->r->kill_grace_ms);
+    jpt__log(JPT_LOG_INFO, "tool '%s' of '%s' timed out after %" PRId64 " ms", h->tool->name,
+             h->id, h->tool->timeout_ms);
+    terminate(h);
+}
+
+/* SIGTERM now, SIGKILL after the grace: logged, as common.h promises. */
+static void terminate(jpt_handle *h)
+{
+    if (h->child == NULL)
+        return;
+    jpt__log(JPT_LOG_INFO, "ending tool '%s' of '%s': SIGTERM to pid %d, SIGKILL after %d ms",
+             h->tool->name, h->id, (int)jpt__child_pid(h->child), h->r->kill_grace_ms);
+    jpt__child_terminate(h->child, h->r->kill_grace_ms);
 }
 
 /* ---- Waiting, input, abort ------------------------------------------------------ */
@@ -632,7 +643,7 @@ static bool has_news(const jpt_handle *h)
     const handle_ext *x = ext(h);
 
     return x->pending.text.total > 0 || x->pending.line.len > 0 ||
-           x->pending.blocks->nblocks > 0;
+           !jpt__blockq_empty(&x->pending.blocks);
 }
 
 void jpt__handle_wait(jpt_handle *h, jpt__call *call, bool settle, int64_t wait_ms)
@@ -692,7 +703,7 @@ void jpt__handle_abort(jpt_handle *h)
     if (h->kind != JPT_STATE_STOPPED)
         h->aborting = true;
     if (h->child != NULL) {
-        jpt__child_terminate(h->child, h->r->kill_grace_ms);
+        terminate(h);
         return;
     }
     if (h->slot_waiting) {
@@ -762,7 +773,7 @@ void jpt__handle_kill(jpt_handle *h, const char *why)
         h->failure = jpt__strdup(why);
     }
     if (h->child != NULL) {
-        jpt__child_terminate(h->child, h->r->kill_grace_ms);
+        terminate(h);
         return;
     }
     slot_queue_remove(h);
@@ -995,11 +1006,8 @@ int jpt__handle_take_state(jpt_handle *h, bool peek, jpt_state **out)
     }
     if (rc == JPT_OK && !peek)
         rc = flush_text_run(h);
-    for (size_t i = 0; rc == JPT_OK && i < x->pending.blocks->nblocks; i++) {
-        jpt__block copy;
-        if ((rc = jpt__block_copy(&x->pending.blocks->blocks[i], &copy)) == JPT_OK)
-            rc = jpt__state_push_block(s, &copy);
-    }
+    if (rc == JPT_OK)
+        rc = jpt__blockq_copy(&x->pending.blocks, s);
     if (rc == JPT_OK && h->kind == JPT_STATE_STOPPED) {
         char how[128];
         if (h->failure != NULL)
@@ -1025,7 +1033,7 @@ int jpt__handle_take_state(jpt_handle *h, bool peek, jpt_state **out)
         return rc;
     }
     if (!peek)
-        clear_pending_blocks(h);
+        jpt__blockq_clear(&x->pending.blocks);
     *out = s;
     return JPT_OK;
 }

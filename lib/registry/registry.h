@@ -65,7 +65,6 @@ typedef struct jpt__tool {
     json_t *env_set;    /* object, or NULL */
     unsigned notify;    /* JPT__NOTIFY_* bits (RFD 037, spawn.notifications) */
     int on_turn_end;    /* JPT__TURN_* (RFD 037, spawn.lifecycle.on_turn_end) */
-    json_t *sandbox;    /* kept for the VFS issue */
     jpt_builtin_ops ops;
     void *ud;
 } jpt__tool;

@@ -56,7 +56,6 @@ void jpt__tool_unref(jpt__tool *t)
     json_decref(t->command);
     json_decref(t->env_allow);
     json_decref(t->env_set);
-    json_decref(t->sandbox);
     jpt__free(t);
 }
 
@@ -476,12 +475,14 @@ static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool
         goto fail;
     t->timeout_ms = n;
 
-    const json_t *sandbox = json_object_get(def, "sandbox");
-    if (sandbox != NULL && !json_is_object(sandbox)) {
-        rc = FAIL(c, JPT_ERR_INVALID, "'sandbox' must be an object");
+    /* A security setting is enforced or refused, never accepted and
+     * ignored: nothing in this version confines a tool to a policy. */
+    if (json_object_get(def, "sandbox") != NULL) {
+        rc = FAIL(c, JPT_ERR_UNSUPPORTED,
+                  "'sandbox' is not enforced by this version of jptool, so it is refused: "
+                  "remove it to run the tool unconfined, with the host's rights");
         goto fail;
     }
-    t->sandbox = sandbox ? json_incref((json_t *)sandbox) : NULL;
     *out = t;
     return JPT_OK;
 

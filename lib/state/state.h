@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -62,6 +63,27 @@ int jpt__strv_push(jpt__strv *sv, const char *p, size_t n);
 /* Makes `s` a stopped error whose message is the text of its text blocks. */
 int jpt__state_set_error_from_blocks(jpt_state *s, bool transient);
 size_t jpt__state_question_count(const jpt_state *s);
+
+/* A bounded queue of blocks (blockq.c): the first half of `limit` bytes
+ * kept in order, the last half in a ring, the middle dropped and counted;
+ * copied out with a text block marking what was dropped. */
+typedef struct jpt__blockq {
+    size_t limit;
+    jpt__block *head;
+    size_t nhead, cap_head, head_bytes;
+    jpt__block *ring;
+    size_t ring_cap, ring_start, ring_len, ring_bytes;
+    uint64_t dropped_blocks, dropped_bytes;
+} jpt__blockq;
+
+void jpt__blockq_init(jpt__blockq *q, size_t limit);
+/* Takes `b`'s fields (on failure too: `b` is cleared either way). */
+int jpt__blockq_push(jpt__blockq *q, jpt__block *b);
+bool jpt__blockq_empty(const jpt__blockq *q);
+/* Appends copies of the kept blocks to `s`, the marker in their midst. */
+int jpt__blockq_copy(const jpt__blockq *q, jpt_state *s);
+void jpt__blockq_clear(jpt__blockq *q);
+void jpt__blockq_free(jpt__blockq *q);
 
 /* jpt_schema_check() on parsed values (schema.c). */
 int jpt__schema_check_json(const json_t *schema, const json_t *value, char **why);
