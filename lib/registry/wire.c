@@ -334,10 +334,10 @@ static int take_names(jpt__wire_call *wc, int dialect, const char *id, const cha
 
     wc->dialect = dialect;
     wc->id_made = id == NULL;
-    if (id == NULL && jpt__buf_printf(&made, "%s#%zu", name, index) == JPT_OK)
-        wc->id = jpt__buf_take(&made);
-    else
+    if (id != NULL)
         wc->id = jpt__strdup(id);
+    else if (jpt__buf_printf(&made, "%s#%zu", name, index) == JPT_OK)
+        wc->id = jpt__buf_take(&made);
     wc->name = jpt__strdup(name);
     jpt__buf_free(&made);
     return wc->id != NULL && wc->name != NULL ? JPT_OK : JPT_ERR_NOMEM;
