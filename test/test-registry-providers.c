@@ -1193,6 +1193,47 @@ static void strict_modes_nulls_count_as_absent(void **state)
     jpt_registry_free(r);
 }
 
+/* ==== The flat schema's rules, at call time ============================================ */
+
+#define PROMPT                                                                             \
+    "{'name':'prompt','stateful':true,'actions':['fetch','abort'],"                       \
+    "'command':['" TOOL("echo-lines") "'],'parameters':{'type':'object','properties':"    \
+    "{'mode':{'type':'string'}},'required':['mode']}}"
+
+/* Issue 7: the flat form says the rules in descriptions and they are
+ * "checked at call time": the tool's required spawn parameters, the id,
+ * the declared actions, and input for apply. */
+static void flat_schemas_rules_are_checked_when_the_call_arrives(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js("{'tools':[" PROMPT "," SH "]}"));
+    json_t *res = ru_run_js(r, "[{'id':'1','name':'prompt','arguments':{'action':'spawn',"
+                               "'id':'p1'}},"
+                               "{'id':'2','name':'prompt','arguments':{'action':'spawn'}},"
+                               "{'id':'3','name':'prompt','arguments':{'action':'apply',"
+                               "'id':'p1','input':'x'}},"
+                               "{'id':'4','name':'sh','arguments':{'action':'spawn','id':'s2'}}]");
+
+    ru_assert_text(res, 0, "1",
+                   "Invalid arguments for `prompt`: at the top level: missing required "
+                   "property \"mode\"",
+                   true);
+    ru_assert_text(res, 1, "2",
+                   "`spawn` needs an `id`: 1 to 64 characters of A-Z, a-z, 0-9, '_', '.' "
+                   "and '-'",
+                   true);
+    ru_assert_text(res, 2, "3",
+                   "`prompt` does not support the action `apply` (it supports: spawn, fetch, "
+                   "abort)",
+                   true);
+    assert_false(ru_is_error(res, 3));
+    res = ru_run_js(r, "[{'id':'5','name':'sh','arguments':{'action':'apply','id':'s2'}},"
+                       "{'id':'6','name':'sh','arguments':{'action':'abort','id':'s2'}}]");
+    ru_assert_text(res, 0, "5", "`apply` needs an `input`", true);
+    assert_false(ru_is_error(res, 1));
+    jpt_registry_free(r);
+}
+
 /* ==== Allocation failure =============================================================== */
 
 /* Runs `op` with allocation n failing (the op says from where), for n = 1,
@@ -1348,6 +1389,7 @@ int main(void)
         cmocka_unit_test(a_nul_or_an_unholdable_number_in_arguments_text_fails_only_its_call),
         cmocka_unit_test(an_empty_batch_emits_batch_done_at_the_next_dispatch),
         cmocka_unit_test(strict_modes_nulls_count_as_absent),
+        cmocka_unit_test(flat_schemas_rules_are_checked_when_the_call_arrives),
         cmocka_unit_test(tool_lists_survive_allocation_failure),
         cmocka_unit_test(submit_survives_allocation_failure),
         cmocka_unit_test(results_survive_allocation_failure),
