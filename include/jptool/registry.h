@@ -206,15 +206,15 @@ JPT_EXPORT void *jpt_handle_get_userdata(const jpt_handle *h);
 /* Tool list dialects for jpt_registry_tools_json(): a provider, and
  * optionally a form OR'd into it. Which to use:
  *
- *   OpenAI Chat Completions   JPT_DIALECT_OPENAI
- *                             (| JPT_DIALECT_STRICT with strict mode)
- *   OpenAI Responses          JPT_DIALECT_OPENAI_RESPONSES
- *                             (| JPT_DIALECT_STRICT with strict mode)
- *   Anthropic Messages        JPT_DIALECT_ANTHROPIC
- *   Gemini                    JPT_DIALECT_GEMINI
- *   an MCP server's tools/list JPT_DIALECT_MCP (clients pass it on to any
- *                             of the above, so it satisfies each of them)
- *   a provider that takes RFD 009's oneOf   its dialect | JPT_DIALECT_ONEOF
+ *   OpenAI Chat Completions     JPT_DIALECT_OPENAI
+ *                               (| JPT_DIALECT_STRICT with strict mode)
+ *   OpenAI Responses            JPT_DIALECT_OPENAI_RESPONSES
+ *                               (| JPT_DIALECT_STRICT with strict mode)
+ *   Anthropic Messages          JPT_DIALECT_ANTHROPIC
+ *   Gemini                      JPT_DIALECT_GEMINI
+ *   an MCP server's tools/list  JPT_DIALECT_MCP (clients pass it on to any
+ *                               of the above: it satisfies each of them)
+ *   a provider that takes RFD 009's oneOf: its dialect | JPT_DIALECT_ONEOF
  *
  * By default every dialect gives what its provider accepts: a plain object
  * at the top of each schema (OpenAI refuses oneOf, anyOf, allOf, enum,
@@ -228,8 +228,10 @@ JPT_EXPORT void *jpt_handle_get_userdata(const jpt_handle *h);
  * fallback; at least one is still required at call time). A tool's own
  * top-level oneOf/anyOf/allOf is dropped and the properties of its
  * branches listed; the call is still checked against the whole schema.
- * Changed in 0.1.0: the default used to be RFD 009's oneOf, which OpenAI
- * and Anthropic refuse; ask for it with JPT_DIALECT_ONEOF. */
+ * Gemini and strict mode need a type for `input`: it is a string there, so
+ * a question whose schema asks for another type cannot be answered in
+ * those forms. Changed: the default used to be RFD 009's oneOf, which
+ * OpenAI and Anthropic refuse; ask for it with JPT_DIALECT_ONEOF. */
 #define JPT_DIALECT_OPENAI 1    /* [{"type":"function","function":{"name",
                                    "description","parameters"[,"strict"]}}] */
 #define JPT_DIALECT_ANTHROPIC 2 /* [{"name","description","input_schema"}] */
