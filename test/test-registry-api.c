@@ -32,7 +32,7 @@ static json_t *tools_doc(jpt_registry *r, int dialect)
 /* The schema that the list in `dialect` gives tool `name`; new reference. */
 static json_t *listed_schema(jpt_registry *r, int dialect, const char *name)
 {
-    int base = dialect & ~JPT_DIALECT_FLAT;
+    int base = dialect & 0xff;
     json_t *doc = tools_doc(r, dialect);
     json_t *list = base == JPT_DIALECT_GEMINI ? json_object_get(doc, "functionDeclarations")
                    : base == JPT_DIALECT_MCP  ? json_object_get(doc, "tools")
@@ -138,20 +138,25 @@ static const char rfd_tools[] =
     "]}";
 
 #define ID_DESCRIPTION "Handle ID for this tool instance. Must be unique across active handles."
+#define WAIT_SECS                                                                          \
+    "'wait_secs':{'type':'integer','minimum':0,'description':'Wait up to this many "      \
+    "seconds for the handle to print or stop before answering (default: answer once "     \
+    "output settles).'}"
 
 /* RFD 009, "How the assistant interacts with stateful tools": the example
- * schema for git, verbatim. */
+ * schema for git, verbatim, plus the optional wait_secs of spawn, fetch and
+ * apply; JPT_DIALECT_ONEOF asks for it. */
 #define RFD_GIT_SCHEMA                                                                     \
     "{'type':'object','oneOf':["                                                           \
     "{'properties':{'action':{'const':'spawn'},"                                           \
     "'id':{'type':'string','description':'" ID_DESCRIPTION "'},"                           \
     "'command':{'enum':['stage','commit','rebase']},"                                      \
-    "'args':{'type':'array','items':{'type':'string'}}},"                                  \
+    "'args':{'type':'array','items':{'type':'string'}}," WAIT_SECS "},"                    \
     "'required':['action','id','command']},"                                               \
-    "{'properties':{'action':{'const':'fetch'},'id':{'type':'string'}},"                   \
+    "{'properties':{'action':{'const':'fetch'},'id':{'type':'string'}," WAIT_SECS "},"     \
     "'required':['action','id']},"                                                         \
-    "{'properties':{'action':{'const':'apply'},'id':{'type':'string'},'input':{}},"        \
-    "'required':['action','id','input']},"                                                 \
+    "{'properties':{'action':{'const':'apply'},'id':{'type':'string'},'input':{},"         \
+    WAIT_SECS "},'required':['action','id','input']},"                                     \
     "{'properties':{'action':{'const':'abort'},'id':{'type':'string'}},"                   \
     "'required':['action','id']}]}"
 
@@ -160,9 +165,9 @@ static const char rfd_tools[] =
     "{'type':'object','oneOf':["                                                           \
     "{'properties':{'action':{'const':'spawn'},"                                           \
     "'id':{'type':'string','description':'" ID_DESCRIPTION "'},"                           \
-    "'package':{'type':'string'}},"                                                        \
+    "'package':{'type':'string'}," WAIT_SECS "},"                                          \
     "'required':['action','id']},"                                                         \
-    "{'properties':{'action':{'const':'fetch'},'id':{'type':'string'}},"                   \
+    "{'properties':{'action':{'const':'fetch'},'id':{'type':'string'}," WAIT_SECS "},"     \
     "'required':['action','id']},"                                                         \
     "{'properties':{'action':{'const':'abort'},'id':{'type':'string'}},"                   \
     "'required':['action','id']}]}"
@@ -171,7 +176,7 @@ static void git_schema_is_rfd_009s_example(void **state)
 {
     (void)state;
     jpt_registry *r = ru_registry(js(rfd_tools));
-    json_t *schema = listed_schema(r, JPT_DIALECT_ANTHROPIC, "git");
+    json_t *schema = listed_schema(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_ONEOF, "git");
 
     assert_json(schema, js(RFD_GIT_SCHEMA));
     json_decref(schema);
@@ -182,7 +187,7 @@ static void cargo_check_schema_is_rfd_009s_example(void **state)
 {
     (void)state;
     jpt_registry *r = ru_registry(js(rfd_tools));
-    json_t *schema = listed_schema(r, JPT_DIALECT_ANTHROPIC, "cargo_check");
+    json_t *schema = listed_schema(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_ONEOF, "cargo_check");
 
     assert_json(schema, js(RFD_CARGO_SCHEMA));
     json_decref(schema);
@@ -208,7 +213,7 @@ static void await_is_listed_with_stateful_tools_as_rfd_037_gives_it(void **state
 {
     (void)state;
     jpt_registry *r = ru_registry(js(rfd_tools));
-    json_t *doc = tools_doc(r, JPT_DIALECT_ANTHROPIC);
+    json_t *doc = tools_doc(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_ONEOF);
     json_t *entry = json_array_get(doc, json_array_size(doc) - 1);
     json_t *expected = parse(ru_await_schema);
 
@@ -217,8 +222,9 @@ static void await_is_listed_with_stateful_tools_as_rfd_037_gives_it(void **state
                         ru_await_description);
     assert_true(json_equal(json_object_get(entry, "input_schema"), expected));
     json_decref(doc);
-    /* The flat dialect drops the anyOf; the rule is checked at call time. */
-    doc = tools_doc(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT);
+    /* By default the anyOf goes (Anthropic refuses it at the top level);
+     * the rule is checked at call time. */
+    doc = tools_doc(r, JPT_DIALECT_ANTHROPIC);
     entry = json_array_get(doc, json_array_size(doc) - 1);
     json_object_del(expected, "anyOf");
     assert_true(json_equal(json_object_get(entry, "input_schema"), expected));
@@ -242,7 +248,7 @@ static void anthropic_list_is_name_description_input_schema(void **state)
 {
     (void)state;
     jpt_registry *r = ru_registry(js(rfd_tools));
-    json_t *doc = without_await(tools_doc(r, JPT_DIALECT_ANTHROPIC));
+    json_t *doc = without_await(tools_doc(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_ONEOF));
 
     assert_json(doc, js("[{'name':'git','description':'Interactive git',"
                         "'input_schema':" RFD_GIT_SCHEMA "},"
@@ -256,7 +262,7 @@ static void openai_list_wraps_each_tool_as_a_function(void **state)
 {
     (void)state;
     jpt_registry *r = ru_registry(js(rfd_tools));
-    json_t *doc = without_await(tools_doc(r, JPT_DIALECT_OPENAI));
+    json_t *doc = without_await(tools_doc(r, JPT_DIALECT_OPENAI | JPT_DIALECT_ONEOF));
 
     assert_json(doc, js("[{'type':'function','function':{'name':'git',"
                         "'description':'Interactive git','parameters':" RFD_GIT_SCHEMA "}},"
@@ -271,7 +277,7 @@ static void mcp_list_is_a_tools_object_with_input_schema(void **state)
 {
     (void)state;
     jpt_registry *r = ru_registry(js(rfd_tools));
-    json_t *doc = tools_doc(r, JPT_DIALECT_MCP);
+    json_t *doc = tools_doc(r, JPT_DIALECT_MCP | JPT_DIALECT_ONEOF);
     without_await(json_object_get(doc, "tools"));
 
     assert_json(doc, js("{'tools':[{'name':'git','description':'Interactive git',"
@@ -283,7 +289,8 @@ static void mcp_list_is_a_tools_object_with_input_schema(void **state)
 }
 
 /* RFD 009, "Schema generation": Gemini takes anyOf only alone in a schema
- * object, so its list always carries the flat schema. */
+ * object, so its list always carries the flat schema, in its subset (the
+ * exact schemas: test-registry-providers). */
 static void gemini_list_is_function_declarations_with_flat_schemas(void **state)
 {
     (void)state;
@@ -303,13 +310,43 @@ static void gemini_list_is_function_declarations_with_flat_schemas(void **state)
         assert_string_equal(json_string_value(json_object_get(entry, "name")), names[i]);
         assert_string_equal(json_string_value(json_object_get(entry, "description")),
                             descriptions[i]);
-        json_t *flat = listed_schema(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT, names[i]);
-        assert_true(json_equal(json_object_get(entry, "parameters"), flat));
+        json_t *params = json_object_get(entry, "parameters");
+        json_t *flat = listed_schema(r, JPT_DIALECT_ANTHROPIC, names[i]);
+        const char *key;
+        json_t *v;
+        assert_null(json_object_get(params, "oneOf"));
+        assert_int_equal(json_object_size(json_object_get(params, "properties")),
+                         json_object_size(json_object_get(flat, "properties")));
+        json_object_foreach(json_object_get(flat, "properties"), key, v)
+            assert_non_null(json_object_get(json_object_get(params, "properties"), key));
         json_decref(flat);
     }
     assert_true(json_equal(doc, also_flat));
     json_decref(doc);
     json_decref(also_flat);
+    jpt_registry_free(r);
+}
+
+/* Issue 7: the flat schema is now every dialect's default; JPT_DIALECT_FLAT
+ * is still accepted and changes nothing. */
+static void flat_schema_is_the_default_of_every_dialect(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(rfd_tools));
+    const int dialects[] = {JPT_DIALECT_OPENAI, JPT_DIALECT_ANTHROPIC, JPT_DIALECT_MCP,
+                            JPT_DIALECT_OPENAI_RESPONSES};
+
+    for (size_t i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++) {
+        json_t *plain = tools_doc(r, dialects[i]);
+        json_t *flat = tools_doc(r, dialects[i] | JPT_DIALECT_FLAT);
+        json_t *git = listed_schema(r, dialects[i], "git");
+        assert_true(json_equal(plain, flat));
+        assert_null(json_object_get(git, "oneOf"));
+        assert_non_null(json_object_get(json_object_get(git, "properties"), "action"));
+        json_decref(plain);
+        json_decref(flat);
+        json_decref(git);
+    }
     jpt_registry_free(r);
 }
 
@@ -369,15 +406,20 @@ static void flat_schema_keeps_the_tools_properties_and_requires_nothing(void **s
 
     assert_int_equal(json_object_size(git), 2);
     assert_string_equal(json_string_value(json_object_get(git, "type")), "object");
-    assert_int_equal(json_object_size(gp), 5); /* action, id, input, command, args */
+    assert_int_equal(json_object_size(gp), 6); /* action, id, input, wait_secs, command, args */
     assert_string_equal(json_string_value(json_object_get(json_object_get(gp, "id"), "type")),
                         "string");
-    assert_json(json_object_get(gp, "command"), js("{'enum':['stage','commit','rebase']}"));
+    /* Issue 7: a required spawn parameter says so. */
+    assert_json(json_object_get(gp, "command"),
+                js("{'enum':['stage','commit','rebase'],'description':'Required for spawn.'}"));
     assert_json(json_object_get(gp, "args"), js("{'type':'array','items':{'type':'string'}}"));
+    json_t *wait = parse(js("{" WAIT_SECS "}"));
+    assert_true(json_equal(json_object_get(gp, "wait_secs"), json_object_get(wait, "wait_secs")));
+    json_decref(wait);
 
     assert_int_equal(json_object_size(cargo), 2);
     assert_string_equal(json_string_value(json_object_get(cargo, "type")), "object");
-    assert_int_equal(json_object_size(cp), 3); /* action, id, package */
+    assert_int_equal(json_object_size(cp), 4); /* action, id, wait_secs, package */
     assert_non_null(json_object_get(cp, "id"));
     assert_json(json_object_get(cp, "package"), js("{'type':'string'}"));
     json_decref(git);
@@ -390,33 +432,52 @@ static void flat_schema_keeps_the_tools_properties_and_requires_nothing(void **s
     "'limit':{'type':'integer','minimum':1}},'required':['query'],"                        \
     "'additionalProperties':false}"
 
-/* registry.h: "One-shot tools carry their parameters", in every dialect. */
+/* registry.h: "One-shot tools carry their parameters", unchanged in every
+ * dialect but Gemini's, which has the part its subset can say (the rest is
+ * checked at call time). */
 static void one_shot_schema_is_its_parameters_unchanged(void **state)
 {
     (void)state;
     jpt_registry *r = ru_registry(js("{'tools':[{'name':'lookup','description':'Look up',"
                                      "'command':['true'],'parameters':" LOOKUP_PARAMETERS
                                      "}]}"));
-    const int dialects[] = {JPT_DIALECT_ANTHROPIC, JPT_DIALECT_OPENAI, JPT_DIALECT_MCP,
-                            JPT_DIALECT_GEMINI, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT};
+    const int dialects[] = {JPT_DIALECT_ANTHROPIC,
+                            JPT_DIALECT_OPENAI,
+                            JPT_DIALECT_MCP,
+                            JPT_DIALECT_OPENAI_RESPONSES,
+                            JPT_DIALECT_ANTHROPIC | JPT_DIALECT_FLAT,
+                            JPT_DIALECT_ANTHROPIC | JPT_DIALECT_ONEOF};
 
     for (size_t i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++) {
         json_t *schema = listed_schema(r, dialects[i], "lookup");
         assert_json(schema, js(LOOKUP_PARAMETERS));
         json_decref(schema);
     }
+    json_t *gemini = listed_schema(r, JPT_DIALECT_GEMINI, "lookup");
+    assert_json(gemini, js("{'type':'object','properties':{'query':{'type':'string'},"
+                           "'limit':{'type':'integer','minimum':1}},'required':['query']}"));
+    json_decref(gemini);
     jpt_registry_free(r);
 }
 
 /* registry.h: parameters default to "any object" (what the library writes
- * for it is its choice: the header is silent on the exact schema). */
+ * for it is its choice: the header is silent on the exact schema). OpenAI
+ * refuses an object schema without properties; Gemini an object without
+ * properties, and lists a function without parameters instead. */
 static void tool_without_parameters_takes_any_object(void **state)
 {
     (void)state;
     jpt_registry *r = ru_registry(js("{'tools':[{'name':'plain','command':['true']}]}"));
     json_t *doc = tools_doc(r, JPT_DIALECT_ANTHROPIC);
 
+    assert_json(doc, js("[{'name':'plain','description':'','input_schema':"
+                        "{'type':'object','properties':{}}}]"));
+    json_decref(doc);
+    doc = tools_doc(r, JPT_DIALECT_ANTHROPIC | JPT_DIALECT_ONEOF);
     assert_json(doc, js("[{'name':'plain','description':'','input_schema':{'type':'object'}}]"));
+    json_decref(doc);
+    doc = tools_doc(r, JPT_DIALECT_GEMINI);
+    assert_json(doc, js("{'functionDeclarations':[{'name':'plain','description':''}]}"));
     json_decref(doc);
     jpt_registry_free(r);
 }
@@ -425,7 +486,17 @@ static void unknown_dialect_is_invalid(void **state)
 {
     (void)state;
     jpt_registry *r = ru_registry(js(rfd_tools));
-    const int bad[] = {0, 5, JPT_DIALECT_FLAT, 0x200 | JPT_DIALECT_OPENAI, -1};
+    const int bad[] = {0,
+                       6,
+                       JPT_DIALECT_FLAT,
+                       JPT_DIALECT_ONEOF | JPT_DIALECT_FLAT | JPT_DIALECT_OPENAI,
+                       JPT_DIALECT_ONEOF | JPT_DIALECT_GEMINI,
+                       JPT_DIALECT_ONEOF | JPT_DIALECT_STRICT | JPT_DIALECT_OPENAI,
+                       JPT_DIALECT_STRICT | JPT_DIALECT_ANTHROPIC,
+                       JPT_DIALECT_STRICT | JPT_DIALECT_GEMINI,
+                       JPT_DIALECT_STRICT | JPT_DIALECT_MCP,
+                       0x800 | JPT_DIALECT_OPENAI,
+                       -1};
     static char untouched[] = "untouched";
 
     /* *out is NULL after the error: the header is silent, the library clears it. */
@@ -1798,6 +1869,7 @@ int main(void)
         cmocka_unit_test(one_shot_schema_is_its_parameters_unchanged),
         cmocka_unit_test(tool_without_parameters_takes_any_object),
         cmocka_unit_test(unknown_dialect_is_invalid),
+        cmocka_unit_test(flat_schema_is_the_default_of_every_dialect),
         /* Loading */
         cmocka_unit_test(load_refuses_an_unknown_field),
         cmocka_unit_test(load_refuses_a_bad_name),

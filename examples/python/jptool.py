@@ -76,13 +76,14 @@ types ``JPT_BLOCK_*``; the block field ids ``JPT_FIELD_*``; the JSON forms
 ``JPT_JSON_ENVELOPE``, ``JPT_JSON_TOOL_STATE``, ``JPT_JSON_OUTCOME``; the
 flags ``JPT_PARSE_RAW`` and ``JPT_JSON_PRETTY``; ``JPT_LOAD_REPLACE``; the
 tool list dialects ``JPT_DIALECT_OPENAI``, ``JPT_DIALECT_ANTHROPIC``,
-``JPT_DIALECT_GEMINI``, ``JPT_DIALECT_MCP`` and the flag
-``JPT_DIALECT_FLAT``; the events ``JPT_EVENT_CALL_DONE``,
-``JPT_EVENT_BATCH_DONE``, ``JPT_EVENT_OUTPUT``, ``JPT_EVENT_STATE``,
-``JPT_EVENT_SHUTDOWN``; the question targets ``JPT_TARGET_USER`` and
-``JPT_TARGET_ASSISTANT``; the turn-end flags ``JPT_TURN_KEEP`` and
-``JPT_TURN_ABORT``; the registry
-flag ``JPT_REGISTRY_KEEP_SPOOL``.
+``JPT_DIALECT_GEMINI``, ``JPT_DIALECT_MCP``, ``JPT_DIALECT_OPENAI_RESPONSES``,
+the flags ``JPT_DIALECT_FLAT``, ``JPT_DIALECT_ONEOF`` and
+``JPT_DIALECT_STRICT``, and ``JPT_DIALECT_AS_CALLED`` for results; the events
+``JPT_EVENT_CALL_DONE``, ``JPT_EVENT_BATCH_DONE``, ``JPT_EVENT_OUTPUT``,
+``JPT_EVENT_STATE``, ``JPT_EVENT_SHUTDOWN``; the question targets
+``JPT_TARGET_USER`` and ``JPT_TARGET_ASSISTANT``; the turn-end flags
+``JPT_TURN_KEEP`` and ``JPT_TURN_ABORT``; the registry flag
+``JPT_REGISTRY_KEEP_SPOOL``.
 
 Threading: as in C, a state is used from one thread at a time until it is
 shared (:meth:`State.ref`); :func:`set_log` is meant to be called once, before
@@ -173,7 +174,11 @@ __all__ = [
     "JPT_DIALECT_ANTHROPIC",
     "JPT_DIALECT_GEMINI",
     "JPT_DIALECT_MCP",
+    "JPT_DIALECT_OPENAI_RESPONSES",
     "JPT_DIALECT_FLAT",
+    "JPT_DIALECT_ONEOF",
+    "JPT_DIALECT_STRICT",
+    "JPT_DIALECT_AS_CALLED",
     "JPT_EVENT_CALL_DONE",
     "JPT_EVENT_BATCH_DONE",
     "JPT_EVENT_OUTPUT",
@@ -249,7 +254,11 @@ JPT_DIALECT_OPENAI = 1
 JPT_DIALECT_ANTHROPIC = 2
 JPT_DIALECT_GEMINI = 3
 JPT_DIALECT_MCP = 4
+JPT_DIALECT_OPENAI_RESPONSES = 5
 JPT_DIALECT_FLAT = 0x100
+JPT_DIALECT_ONEOF = 0x200
+JPT_DIALECT_STRICT = 0x400
+JPT_DIALECT_AS_CALLED = 0
 
 JPT_EVENT_CALL_DONE = 1
 JPT_EVENT_BATCH_DONE = 2
@@ -285,6 +294,16 @@ _DIALECTS = {
     "anthropic": JPT_DIALECT_ANTHROPIC,
     "gemini": JPT_DIALECT_GEMINI,
     "mcp": JPT_DIALECT_MCP,
+    "openai_responses": JPT_DIALECT_OPENAI_RESPONSES,
+}
+
+# The shapes Batch.results() gives: jptool's own (None), or a provider's.
+_RESULT_SHAPES = {
+    "as_called": JPT_DIALECT_AS_CALLED,
+    "openai": JPT_DIALECT_OPENAI,
+    "openai_responses": JPT_DIALECT_OPENAI_RESPONSES,
+    "anthropic": JPT_DIALECT_ANTHROPIC,
+    "gemini": JPT_DIALECT_GEMINI,
 }
 
 _EVENT_NAMES = {
@@ -539,6 +558,7 @@ _PROTOTYPES = {
     "jpt_registry_submit": (_c_int, [_RegistryPtr, _c_str, ctypes.POINTER(_BatchPtr)]),
     "jpt_batch_done": (_c_int, [_BatchPtr]),
     "jpt_batch_results_json": (_c_int, [_BatchPtr, _out_str]),
+    "jpt_batch_results_json_as": (_c_int, [_BatchPtr, _c_int, _out_str]),
     "jpt_batch_cancel": (None, [_BatchPtr]),
     "jpt_batch_free": (None, [_BatchPtr]),
     # driving the registry
@@ -1355,15 +1375,21 @@ class Registry(_Closable):
         if rc < 0:
             raise self._error(rc)
 
-    def tools(self, dialect: Union[str, int] = "openai", flat: bool = False) -> Any:
+    def tools(self, dialect: Union[str, int] = "openai", flat: bool = False,
+              one_of: bool = False, strict: bool = False) -> Any:
         """The tools as the model should see them (``jpt_registry_tools_json``),
-        parsed: ``dialect`` is "openai" (a list of
-        ``{"type":"function","function":{…}}``), "anthropic" (a list of
-        ``{"name","description","input_schema"}``), "gemini"
-        (``{"functionDeclarations":[…]}``, always flat) or "mcp"
-        (``{"tools":[…]}``), or a JPT_DIALECT_* number. ``flat=True``
-        (JPT_DIALECT_FLAT) gives stateful tools the flat schema instead of
-        RFD 009's oneOf."""
+        parsed: ``dialect`` is "openai" (Chat Completions: a list of
+        ``{"type":"function","function":{…}}``), "openai_responses" (a list
+        of ``{"type":"function","name",…,"strict"}``), "anthropic" (a list
+        of ``{"name","description","input_schema"}``), "gemini"
+        (``{"functionDeclarations":[…]}``, in Gemini's schema subset) or
+        "mcp" (``{"tools":[…]}``), or a JPT_DIALECT_* number. By default
+        each is what its provider accepts: stateful tools get the flat
+        schema. ``one_of=True`` (JPT_DIALECT_ONEOF) gives RFD 009's oneOf
+        and RFD 037's anyOf exactly instead, for a provider that takes
+        them; ``strict=True`` (JPT_DIALECT_STRICT, OpenAI only) the form of
+        OpenAI's strict mode. ``flat=True`` (JPT_DIALECT_FLAT) is the
+        default, accepted for compatibility."""
         if isinstance(dialect, str):
             if dialect not in _DIALECTS:
                 raise JptError(JPT_ERR_INVALID, f"unknown dialect {dialect!r}")
@@ -1372,6 +1398,10 @@ class Registry(_Closable):
             number = _c_int_arg(dialect, "dialect")
         if flat:
             number |= JPT_DIALECT_FLAT
+        if one_of:
+            number |= JPT_DIALECT_ONEOF
+        if strict:
+            number |= JPT_DIALECT_STRICT
         out = ctypes.c_void_p()
         rc = _lib.jpt_registry_tools_json(self._p(), number, ctypes.byref(out))
         text = _take_string(out)
@@ -1505,10 +1535,14 @@ class Registry(_Closable):
     def submit(self, calls: Union[List[Dict[str, Any]], _Text]) -> "Batch":
         """Submits the tool calls of one model message
         (``jpt_registry_submit``): a list of ``{"id", "name", "arguments"}``
-        dicts (arguments a dict or a JSON string holding one), or that
-        list's JSON text. The calls start at once and run concurrently. A
-        call that cannot run gets an error result; only calls that are not
-        such a list raise JptError(JPT_ERR_INVALID), saying where."""
+        dicts (arguments a dict or a JSON string holding one), or of the
+        calls as a provider sent them (OpenAI Chat Completions
+        ``tool_calls`` entries, OpenAI Responses ``function_call`` items,
+        Anthropic ``tool_use`` blocks, Gemini ``functionCall`` parts; the
+        message's other blocks are skipped), or that list's JSON text. The
+        calls start at once and run concurrently. A call that cannot run
+        gets an error result; only calls that are not such a list raise
+        JptError(JPT_ERR_INVALID), saying where."""
         raw = isinstance(calls, (str, bytes, bytearray, memoryview))
         text = _json_arg(calls, raw, "calls")
         out = _BatchPtr()
@@ -1786,16 +1820,32 @@ class Batch(_Closable):
         """True when every call has its result (``jpt_batch_done``)."""
         return bool(_lib.jpt_batch_done(self._p()))
 
-    def results(self) -> List[Dict[str, Any]]:
+    def results(self, dialect: Union[None, str, int] = None) -> List[Dict[str, Any]]:
         """The results, one per call in the order submitted
         (``jpt_batch_results_json``): dicts ``{"id", "content",
         "is_error"}``. For an action, ``content`` is the handle's response
         as JSON text (``json.loads`` it); for an ``await``, RFD 037's
         ``{"completed": […], "pending": […]}`` (plus ``"timed_out"`` or
         ``"cancelled"``: true) as JSON text. A call still running is
-        ``{"id", "content": None, "is_error": False, "pending": True}``."""
+        ``{"id", "content": None, "is_error": False, "pending": True}``.
+
+        With ``dialect`` (``jpt_batch_results_json_as``), in a provider's
+        shape: "openai" (``tool`` messages), "openai_responses"
+        (``function_call_output`` items), "anthropic" (``tool_result``
+        blocks), "gemini" (``functionResponse`` parts), "as_called" (each
+        in the shape its call came in), or a JPT_DIALECT_* number. Raises
+        JptError(JPT_ERR_STATE) while a call is still running."""
         out = ctypes.c_void_p()
-        rc = _lib.jpt_batch_results_json(self._p(), ctypes.byref(out))
+        if dialect is None:
+            rc = _lib.jpt_batch_results_json(self._p(), ctypes.byref(out))
+        else:
+            if isinstance(dialect, str):
+                if dialect not in _RESULT_SHAPES:
+                    raise JptError(JPT_ERR_INVALID, f"unknown result shape {dialect!r}")
+                number = _RESULT_SHAPES[dialect]
+            else:
+                number = _c_int_arg(dialect, "dialect")
+            rc = _lib.jpt_batch_results_json_as(self._p(), number, ctypes.byref(out))
         text = _take_string(out)
         _check(rc)
         return json.loads(text)

@@ -247,37 +247,114 @@ JPT_EXPORT const char *jpt_handle_tool(const jpt_handle *h);
 JPT_EXPORT void jpt_handle_set_userdata(jpt_handle *h, void *data);
 JPT_EXPORT void *jpt_handle_get_userdata(const jpt_handle *h);
 
-/* Tool list dialects for jpt_registry_tools_json(). */
-#define JPT_DIALECT_OPENAI 1    /* [{"type":"function","function":{…}}] */
+/* Tool list dialects for jpt_registry_tools_json(): a provider, and
+ * optionally a form OR'd into it. Which to use:
+ *
+ *   OpenAI Chat Completions     JPT_DIALECT_OPENAI
+ *                               (| JPT_DIALECT_STRICT with strict mode)
+ *   OpenAI Responses            JPT_DIALECT_OPENAI_RESPONSES
+ *                               (| JPT_DIALECT_STRICT with strict mode)
+ *   Anthropic Messages          JPT_DIALECT_ANTHROPIC
+ *   Gemini                      JPT_DIALECT_GEMINI
+ *   an MCP server's tools/list  JPT_DIALECT_MCP (clients pass it on to any
+ *                               of the above: it satisfies each of them)
+ *   a provider that takes RFD 009's oneOf: its dialect | JPT_DIALECT_ONEOF
+ *
+ * By default every dialect gives what its provider accepts: a plain object
+ * at the top of each schema (OpenAI refuses oneOf, anyOf, allOf, enum,
+ * const and not there, Anthropic oneOf, anyOf and allOf), with properties
+ * (OpenAI refuses an object schema without). Stateful tools get the flat
+ * schema: an optional `action` (an enum of the declared actions, the
+ * per-action rules in its description), `id`, `input` (with apply),
+ * `wait_secs` and the tool's own parameters, whose required ones say
+ * "Required for spawn." in their descriptions; the rules are checked when
+ * the call arrives. await lists `any` and `all` both optional (RFD 037's
+ * fallback; at least one is still required at call time). A tool's own
+ * top-level oneOf/anyOf/allOf is dropped and the properties of its
+ * branches listed; the call is still checked against the whole schema.
+ * Gemini and strict mode need a type for `input`: it is a string there, so
+ * a question whose schema asks for another type cannot be answered in
+ * those forms. Changed: the default used to be RFD 009's oneOf, which
+ * OpenAI and Anthropic refuse; ask for it with JPT_DIALECT_ONEOF. */
+#define JPT_DIALECT_OPENAI 1    /* [{"type":"function","function":{"name",
+                                   "description","parameters"[,"strict"]}}] */
 #define JPT_DIALECT_ANTHROPIC 2 /* [{"name","description","input_schema"}] */
-#define JPT_DIALECT_GEMINI 3    /* {"functionDeclarations":[…]}, always flat */
+#define JPT_DIALECT_GEMINI 3    /* {"functionDeclarations":[{"name",
+                                   "description"[,"parameters"]}]}: the schemas
+                                   in Gemini's OpenAPI subset (one type per
+                                   schema, nullable instead of null, enums of
+                                   strings, no const, oneOf, allOf, not or
+                                   additionalProperties; a value that may be
+                                   anything is a string); a tool without
+                                   parameters has none */
 #define JPT_DIALECT_MCP 4       /* {"tools":[{"name","description","inputSchema"}]} */
-/* OR'd into the dialect: stateful tools get the flat schema (an action
- * enum, id and input optional, the per-action rules in descriptions and
- * checked at call time) instead of RFD 009's oneOf, for providers that
- * reject oneOf. */
+#define JPT_DIALECT_OPENAI_RESPONSES 5 /* [{"type":"function","name",
+                                   "description","parameters","strict"}] */
+/* Accepted for compatibility: the flat schema is now the default. */
 #define JPT_DIALECT_FLAT 0x100
+/* RFD 009's schemas exactly: stateful tools as a oneOf per action (only the
+ * declared actions; spawn with the tool's parameters plus action and id;
+ * spawn, fetch and apply with an optional wait_secs), await with RFD 037's
+ * anyOf, one-shot tools' parameters as given. Not with Gemini, FLAT or
+ * STRICT. */
+#define JPT_DIALECT_ONEOF 0x200
+/* OpenAI's strict mode (OPENAI and OPENAI_RESPONSES only): each entry says
+ * "strict": true, and each schema is the flat one with every object
+ * closed (additionalProperties false), every property listed in required,
+ * those that are optional typed as nullable (the model sends null for
+ * them, and the call drops such nulls), only the keywords strict mode
+ * takes (the others still checked at call time), and input as a string. A
+ * parameter that is a free-form object cannot be expressed in strict mode
+ * and becomes an empty one. */
+#define JPT_DIALECT_STRICT 0x400
 
 /* The tools as the model should see them, in `dialect`; the caller frees
- * `*out` with jpt_free(). One-shot tools carry their parameters; stateful
- * tools the oneOf of RFD 009 (only the declared actions; spawn with the
- * tool's parameters plus action and id). Errors: JPT_ERR_INVALID (unknown
- * dialect, NULL argument), JPT_ERR_NOMEM. */
+ * `*out` with jpt_free(). The list holds every loaded tool, then await when
+ * a stateful tool is loaded (RFD 037, "Schema availability"). Errors:
+ * JPT_ERR_INVALID (not a dialect or a combination above, NULL argument),
+ * JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out);
 
 /* ---- Calls ---------------------------------------------------------------------- */
 
-/* Submits the tool calls of one model message:
- *   [{"id": "call_1", "name": "git", "arguments": {…}}, …]
- * with `arguments` an object or a JSON string holding one (providers send
- * both). The calls run concurrently. A call that cannot
- * run (unknown tool, arguments that fail the tool's schema, unknown handle,
- * an action the tool does not declare, a duplicate handle id) gets an error
- * result; that is not a failure of the batch. The batch belongs to the
- * caller (jpt_batch_free). The calls start at the next dispatch (yours, or
- * inside jpt_registry_wait / run), so that tools' callbacks only ever run
- * there. Errors: JPT_ERR_INVALID (the calls are not such
- * an array; jpt_registry_errmsg() says where), JPT_ERR_NOMEM. */
+/* Submits the tool calls of one model message: a JSON array whose
+ * elements may be, in any mix,
+ *   jptool's own        {"id": "call_1", "name": "git", "arguments": {…}},
+ *                       arguments an object or a JSON string holding one;
+ *   OpenAI Chat Completions tool_calls entries
+ *                       {"id", "type": "function",
+ *                        "function": {"name", "arguments": "<JSON text>"}};
+ *   OpenAI Responses function_call items
+ *                       {"type": "function_call", "call_id", "name",
+ *                        "arguments": "<JSON text>"} (call_id is the id);
+ *   Anthropic tool_use blocks
+ *                       {"type": "tool_use", "id", "name", "input": {…}};
+ *   Gemini functionCall parts
+ *                       {"functionCall": {"name", "args": {…}[, "id"]}}
+ *                       (or the functionCall object itself). A call
+ *                       without an id gets "<name>#<n>", n its position in
+ *                       the array, counted from 0.
+ * so a message's tool_calls, content, output or parts array goes in as it
+ * came: its other elements (text, thinking, reasoning, message items, a
+ * Gemini text part: any element with another "type", or a Gemini part
+ * without functionCall) are skipped and get no result. Each call
+ * remembers its shape, for jpt_batch_results_json_as().
+ *
+ * The calls run concurrently. A call that cannot run (unknown tool,
+ * arguments that are not a JSON object or fail the tool's schema, an
+ * argument holding a NUL character or a number jptool cannot hold, unknown
+ * handle, an action the tool does not declare, a duplicate handle id) gets
+ * an error result naming the cause; that is not a failure of the batch. A
+ * null argument where the tool's schema takes no null counts as absent
+ * (OpenAI's strict mode sends null for every optional parameter left out).
+ * The batch belongs to the caller (jpt_batch_free). The calls start at the
+ * next dispatch (yours, or inside jpt_registry_wait / run), so that tools'
+ * callbacks only ever run there. A message without calls ("[]") makes a
+ * batch that is done at once; its BATCH_DONE event is queued and the fd
+ * made readable, so an event-driven host meets it at its next dispatch
+ * like any other. Errors: JPT_ERR_INVALID (the calls are not such an
+ * array, or a call lacks its id or name; jpt_registry_errmsg() says
+ * where), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json,
                                    jpt_batch **out);
 
@@ -293,6 +370,31 @@ JPT_EXPORT int jpt_batch_done(const jpt_batch *b);
  * {"id", "content": null, "is_error": false, "pending": true}. The caller
  * frees `*out` with jpt_free(). Errors: JPT_ERR_INVALID, JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out);
+
+/* For jpt_batch_results_json_as(): each result in the shape its call came
+ * in (jptool's own shape is jpt_batch_results_json()'s). */
+#define JPT_DIALECT_AS_CALLED 0
+
+/* The results of a finished batch, one per call in the order submitted,
+ * in a provider's shape, ready to send back:
+ *   JPT_DIALECT_OPENAI            [{"role": "tool", "tool_call_id", "content"}]
+ *                                 (messages to append)
+ *   JPT_DIALECT_OPENAI_RESPONSES  [{"type": "function_call_output", "call_id",
+ *                                   "output"}] (input items)
+ *   JPT_DIALECT_ANTHROPIC         [{"type": "tool_result", "tool_use_id",
+ *                                   "content", "is_error"}] (the content of
+ *                                 a user message; "content" is left out
+ *                                 when empty)
+ *   JPT_DIALECT_GEMINI            [{"functionResponse": {"name", "response":
+ *                                   {"output": content} or {"error": content}
+ *                                   [, "id"]}}] (parts): the name echoes the
+ *                                 call's; the id only a call's own
+ *   JPT_DIALECT_AS_CALLED         each in the shape its call came in
+ * `content` is the text jpt_batch_results_json() gives. The caller frees
+ * `*out` with jpt_free(). Errors: JPT_ERR_INVALID (NULL, another dialect),
+ * JPT_ERR_STATE (a call is still running: a provider takes the results of
+ * a message together), JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char **out);
 
 /* Cancels every call of the batch still in flight (RFD 037's cancellation,
  * for a host's Ctrl+C), at the next dispatch: one-shot children are killed

@@ -488,9 +488,13 @@ static void run_action(jpt__call *call, json_t *arguments)
             jpt__call_complete(call, "out of memory", true);
             return;
         }
+        /* What the flat schema adds for the other actions is not the
+         * tool's: a spawn that carries it does not pass it on. */
         json_object_del(args, "action");
         json_object_del(args, "id");
         json_object_del(args, "wait_secs");
+        if (json_object_get(json_object_get(t->parameters, "properties"), "input") == NULL)
+            json_object_del(args, "input");
         do_spawn(call, args);
         json_decref(args);
         return;
@@ -661,58 +665,31 @@ static int preregister(jpt_registry *r, jpt_batch *b)
     return JPT_OK;
 }
 
-static jpt__call *call_new(jpt_registry *r, jpt_batch *b, const json_t *c, json_t **args,
-                           const char **problem)
+/* A call from what was read (wire.c), taking its id, name and arguments. */
+static jpt__call *call_new(jpt_registry *r, jpt_batch *b, jpt__wire_call *wc)
 {
     jpt__call *call = jpt__calloc(1, sizeof(*call));
-    const char *id = json_string_value(json_object_get(c, "id"));
-    const char *name = json_string_value(json_object_get(c, "name"));
-    const json_t *arguments = json_object_get(c, "arguments");
 
-    *args = NULL;
-    *problem = NULL;
     if (call == NULL)
         return NULL;
     call->r = r;
     call->batch = b;
     call->wait_ms = -1;
     jpt__defer_init(&call->step, run_step, call);
-    call->id = jpt__strdup(id);
-    call->name = jpt__strdup(name);
-    if (call->id == NULL || call->name == NULL) {
-        jpt__free(call->id);
-        jpt__free(call->name);
-        jpt__free(call);
-        return NULL;
-    }
-    if (arguments == NULL || json_is_null(arguments))
-        *args = json_object();
-    else if (json_is_object(arguments))
-        *args = json_incref((json_t *)arguments);
-    else if (json_is_string(arguments)) {
-        json_error_t jerr;
-        const char *text = json_string_value(arguments);
-        /* An empty string is what some providers send for no arguments. */
-        if (json_string_length(arguments) == 0)
-            *args = json_object();
-        else if (jpt__json_load(text, json_string_length(arguments), 0, args, &jerr) ==
-                     JPT_ERR_INVALID ||
-                 !json_is_object(*args)) {
-            json_decref(*args);
-            *args = NULL;
-            *problem = "the arguments string is not a JSON object";
-        }
-    } else
-        *problem = "the arguments are neither an object nor a JSON string";
+    call->id = wc->id;
+    call->name = wc->name;
+    call->dialect = wc->dialect;
+    call->id_made = wc->id_made;
+    call->arguments = wc->arguments;
+    wc->id = wc->name = NULL;
+    wc->arguments = NULL;
     return call;
 }
 
 JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_batch **out)
 {
-    json_error_t jerr;
-    json_t *list = NULL;
-    size_t i;
-    const json_t *c;
+    jpt__wire_call *wire = NULL;
+    size_t i, n = 0;
     int rc;
 
     if (r == NULL || out == NULL)
@@ -723,38 +700,18 @@ JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_
         return jpt__err(&r->err, JPT_ERR_INVALID, "submit: the calls are NULL");
     if (r->shutting_down)
         return jpt__err(&r->err, JPT_ERR_STATE, "submit: the registry is shutting down");
-    rc = jpt__json_load(calls_json, strlen(calls_json), 0, &list, &jerr);
-    if (rc == JPT_ERR_NOMEM)
-        return jpt__err(&r->err, rc, "out of memory reading the calls");
-    if (rc < 0 || !json_is_array(list)) {
-        json_decref(list);
-        return jpt__err(&r->err, JPT_ERR_INVALID, "submit: the calls must be a JSON array%s%s",
-                        rc < 0 ? ": " : "", rc < 0 ? jerr.text : "");
-    }
-    json_array_foreach(list, i, c) {
-        if (!json_is_object(c) || !json_is_string(json_object_get(c, "id")) ||
-            !json_is_string(json_object_get(c, "name"))) {
-            json_decref(list);
-            return jpt__err(&r->err, JPT_ERR_INVALID,
-                            "submit: call %zu must be an object with string \"id\" and "
-                            "\"name\"",
-                            i);
-        }
-    }
+    if ((rc = jpt__wire_read(r, calls_json, &wire, &n)) < 0)
+        return rc;
 
     jpt_batch *b = jpt__calloc(1, sizeof(*b));
-    json_t **args = jpt__calloc(json_array_size(list) + 1, sizeof(*args));
-    const char **problems = jpt__calloc(json_array_size(list) + 1, sizeof(*problems));
     if (b != NULL)
-        b->calls = jpt__calloc(json_array_size(list) + 1, sizeof(*b->calls));
-    if (b == NULL || b->calls == NULL || args == NULL || problems == NULL)
+        b->calls = jpt__calloc(n + 1, sizeof(*b->calls));
+    if (b == NULL || b->calls == NULL)
         goto nomem;
     b->r = r;
-    json_array_foreach(list, i, c) {
-        args[i] = NULL;
-        if ((b->calls[i] = call_new(r, b, c, &args[i], &problems[i])) == NULL)
+    for (i = 0; i < n; i++) {
+        if ((b->calls[i] = call_new(r, b, &wire[i])) == NULL)
             goto nomem;
-        b->calls[i]->arguments = args[i];
         b->n++;
     }
 
@@ -776,21 +733,24 @@ JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_
             jpt__call_complete(b->calls[i], b->rejected, true);
             continue;
         }
-        if (problems[i] != NULL)
+        if (wire[i].problem != NULL)
             jpt__call_completef(b->calls[i], true, "Invalid arguments for `%s`: %s",
-                                b->calls[i]->name, problems[i]);
-        else if (args[i] == NULL)
-            jpt__call_complete(b->calls[i], "out of memory reading the arguments", true);
+                                b->calls[i]->name, wire[i].problem);
         else
             /* Calls start at the next dispatch: tools' callbacks (builtins,
              * the inquiry handler) run only inside dispatch. */
             jpt__call_later(b->calls[i], start_call);
     }
+    /* A message without calls is a batch done at once; its BATCH_DONE is
+     * there for the host's next dispatch, as any other batch's. */
+    if (b->n == 0) {
+        jpt__call none = {.r = r, .batch = b};
+        jpt__registry_event(r, JPT_EVENT_BATCH_DONE, &none, NULL);
+        jpt__loop_wakeup(r->loop);
+    }
     jpt__free(b->rejected);
     b->rejected = NULL;
-    jpt__free(args);
-    jpt__free(problems);
-    json_decref(list);
+    jpt__wire_free(wire, n);
     return JPT_OK;
 
 nomem:
@@ -806,9 +766,7 @@ nomem:
         jpt__free(b->calls);
     }
     jpt__free(b);
-    jpt__free(args);
-    jpt__free(problems);
-    json_decref(list);
+    jpt__wire_free(wire, n);
     return jpt__err(&r->err, JPT_ERR_NOMEM, "out of memory submitting the calls");
 }
 
@@ -833,16 +791,9 @@ JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out)
         return JPT_ERR_NOMEM;
     for (size_t i = 0; i < b->n; i++) {
         const jpt__call *call = b->calls[i];
-        json_t *item;
-        if (call->done) {
-            /* Without even memory for "out of memory", the content is empty. */
-            const char *content = call->content != NULL ? call->content : "";
-            jpt__field f = {(char *)content, strlen(content)};
-            item = json_pack("{s:s, s:o, s:b}", "id", call->id, "content",
-                             jpt__json_from_field(&f), "is_error", call->is_error);
-        } else
-            item = json_pack("{s:s, s:n, s:b, s:b}", "id", call->id, "content",
-                             "is_error", 0, "pending", 1);
+        json_t *item = call->done ? jpt__wire_result(call, JPT__DIALECT_OWN)
+                                  : json_pack("{s:s, s:n, s:b, s:b}", "id", call->id,
+                                              "content", "is_error", 0, "pending", 1);
         if (json_array_append_new(arr, item) < 0) {
             json_decref(arr);
             return JPT_ERR_NOMEM;

@@ -8,6 +8,7 @@
  *   call.c      submit, batches, actions, results
  *   inquiry.c   questions of one-shot tools
  *   schemas.c   the tool lists for model providers
+ *   wire.c      the providers' shapes of calls and results
  *   stale.c     the state file of live children, and reaping orphans */
 #ifndef JPT_LIB_REGISTRY_H
 #define JPT_LIB_REGISTRY_H
@@ -143,6 +144,8 @@ struct jpt__call {
     jpt_batch *batch;    /* NULL once the batch was freed */
     char *id;
     char *name;
+    int dialect;         /* the shape it came in (wire.c) */
+    bool id_made;        /* a Gemini call without id: jptool named it */
     jpt__tool *tool;
     int action;
     char *handle_id;
@@ -423,6 +426,33 @@ void jpt__turn_unanswered(jpt__turn *t);
 /* The host freed the turn's batch: the turn goes on without it. */
 void jpt__turn_batch_gone(jpt_registry *r, jpt_batch *b);
 void jpt__turn_free(jpt_registry *r);
+
+/* schemas.c: RFD 037's await parameters, anyOf included. New reference,
+ * NULL when out of memory. */
+json_t *jpt__await_schema(void);
+
+/* wire.c: the shapes of calls and results. */
+#define JPT__DIALECT_OWN 0 /* jptool's own {"id","name","arguments"} */
+
+/* One call as read from a model message. */
+typedef struct jpt__wire_call {
+    char *id;
+    char *name;
+    json_t *arguments; /* the arguments object; NULL when `problem` is set */
+    char *problem;     /* why the call cannot run, worded for the model */
+    int dialect;       /* the shape it came in: JPT_DIALECT_*, or JPT__DIALECT_OWN */
+    bool id_made;      /* a Gemini call without id, named "<name>#<index>" */
+} jpt__wire_call;
+
+/* Reads the calls of one model message (see jpt_registry_submit): `*calls`
+ * holds `*n` calls, skipped blocks left out; free them with
+ * jpt__wire_free(). Errors (in r->err): JPT_ERR_INVALID (not such an
+ * array), JPT_ERR_NOMEM. */
+int jpt__wire_read(jpt_registry *r, const char *text, jpt__wire_call **calls, size_t *n);
+void jpt__wire_free(jpt__wire_call *calls, size_t n);
+/* A finished call's result in the shape of `dialect` (JPT__DIALECT_OWN:
+ * {"id","content","is_error"}). New reference, NULL when out of memory. */
+json_t *jpt__wire_result(const jpt__call *call, int dialect);
 
 /* stale.c: the state file of live children. Opening creates it empty
  * (JPT_ERR_IO if it cannot); adding and removing a child write its slot

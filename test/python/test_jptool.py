@@ -1155,36 +1155,107 @@ class RegistryTest(unittest.TestCase):
                 "name": "greet", "description": "Greets someone.",
                 "input_schema": {"type": "object",
                                  "properties": {"name": {"type": "string"}}}})
+            # By default the flat schema: a plain object Anthropic accepts.
             echo = tools[3]["input_schema"]
             self.assertEqual(echo["type"], "object")
-            self.assertEqual([v["properties"]["action"]["const"] for v in echo["oneOf"]],
+            self.assertNotIn("oneOf", echo)
+            self.assertEqual(echo["properties"]["action"]["enum"],
                              ["spawn", "fetch", "apply", "abort"])
             self.assertEqual(tools, r.tools(jptool.JPT_DIALECT_ANTHROPIC))
+            self.assertEqual(tools, r.tools("anthropic", flat=True))
+            # RFD 009's oneOf on request.
+            one_of = r.tools("anthropic", one_of=True)
+            self.assertEqual([v["properties"]["action"]["const"]
+                              for v in one_of[3]["input_schema"]["oneOf"]],
+                             ["spawn", "fetch", "apply", "abort"])
+            self.assertEqual(one_of[5], {"name": "await", "description": AWAIT_DESCRIPTION,
+                                         "input_schema": AWAIT_SCHEMA})
             # The other dialects wrap the same schemas.
             openai = r.tools()
             self.assertEqual(openai[0], {"type": "function", "function": {
                 "name": "greet", "description": "Greets someone.",
                 "parameters": tools[0]["input_schema"]}})
             self.assertEqual(r.tools("mcp")["tools"][3]["inputSchema"], echo)
+            responses = r.tools("openai_responses")
+            self.assertEqual(responses[0], {
+                "type": "function", "name": "greet", "description": "Greets someone.",
+                "parameters": tools[0]["input_schema"], "strict": False})
             gemini = r.tools("gemini")["functionDeclarations"]
-            flat = r.tools("anthropic", flat=True)[3]["input_schema"]
-            self.assertNotIn("oneOf", flat)
-            self.assertEqual(flat["properties"]["action"]["enum"],
-                             ["spawn", "fetch", "apply", "abort"])
-            self.assertEqual(gemini[3]["parameters"], flat)
-            self.assertEqual(tools[5], {"name": "await", "description": AWAIT_DESCRIPTION,
-                                        "input_schema": AWAIT_SCHEMA})
+            self.assertNotIn("oneOf", gemini[3]["parameters"])
+            self.assertEqual(gemini[3]["parameters"]["properties"]["input"]["type"],
+                             "string")
             flat_await = dict(AWAIT_SCHEMA)
             del flat_await["anyOf"]
-            self.assertEqual(r.tools("anthropic", flat=True)[5]["input_schema"],
-                             flat_await)
+            self.assertEqual(tools[5], {"name": "await", "description": AWAIT_DESCRIPTION,
+                                        "input_schema": flat_await})
             self.assertEqual(gemini[5]["name"], "await")
             self.assertNotIn("anyOf", gemini[5]["parameters"])
+            strict = r.tools("openai", strict=True)
+            self.assertTrue(strict[3]["function"]["strict"])
+            echo_strict = strict[3]["function"]["parameters"]
+            self.assertFalse(echo_strict["additionalProperties"])
+            self.assertEqual(echo_strict["required"], list(echo_strict["properties"]))
             with self.assertRaises(JptError) as cm:
                 r.tools("bogus")
             self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
             with self.assertRaises(JptError):
                 r.tools(99)
+            with self.assertRaises(JptError):
+                r.tools("anthropic", strict=True)
+            with self.assertRaises(JptError):
+                r.tools("gemini", one_of=True)
+
+    def test_provider_calls_go_in_as_sent_and_results_come_back_in_their_shapes(self):
+        with new_registry() as r:
+            # An OpenAI Chat Completions message's tool_calls, as they came.
+            message = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "greet", "arguments": '{"name":"Ada"}'}}]}
+            with r.submit(message["tool_calls"]) as b:
+                self.assertTrue(r.wait(b, WAIT_MS))
+                self.assertEqual(b.results("as_called"), [
+                    {"role": "tool", "tool_call_id": "call_1", "content": "hello Ada"}])
+                self.assertEqual(b.results(), [
+                    {"id": "call_1", "content": "hello Ada", "is_error": False}])
+            # An Anthropic message's content, text block and all.
+            content = [{"type": "text", "text": "Greeting."},
+                       {"type": "tool_use", "id": "toolu_1", "name": "greet",
+                        "input": {"name": "Bo"}},
+                       {"type": "tool_use", "id": "toolu_2", "name": "nope", "input": {}}]
+            with r.submit(content) as b:
+                self.assertTrue(r.wait(b, WAIT_MS))
+                self.assertEqual(b.results("anthropic"), [
+                    {"type": "tool_result", "tool_use_id": "toolu_1",
+                     "content": "hello Bo", "is_error": False},
+                    {"type": "tool_result", "tool_use_id": "toolu_2",
+                     "content": "Unknown tool `nope`", "is_error": True}])
+                self.assertEqual(b.results(jptool.JPT_DIALECT_OPENAI_RESPONSES)[0], {
+                    "type": "function_call_output", "call_id": "toolu_1",
+                    "output": "hello Bo"})
+            # Gemini parts: a call without an id is named by its position.
+            parts = [{"text": "Greeting."},
+                     {"functionCall": {"name": "greet", "args": {"name": "Cy"}}}]
+            with r.submit(parts) as b:
+                self.assertTrue(r.wait(b, WAIT_MS))
+                self.assertEqual(b.results()[0]["id"], "greet#1")
+                self.assertEqual(b.results("gemini"), [{"functionResponse": {
+                    "name": "greet", "response": {"output": "hello Cy"}}}])
+                with self.assertRaises(JptError) as cm:
+                    b.results("mcp")
+                self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+            with r.submit([{"id": "s", "name": "nap", "arguments": {"ms": 10000}}]) as b:
+                with self.assertRaises(JptError) as cm:
+                    b.results("openai")
+                self.assertEqual(cm.exception.status, jptool.JPT_ERR_STATE)
+                b.cancel()
+                self.assertTrue(r.wait(b, WAIT_MS))
+
+    def test_an_empty_batch_emits_batch_done(self):
+        with new_registry() as r, r.submit([]) as b:
+            self.assertTrue(b.done)
+            r.dispatch()
+            self.assertEqual([e["type"] for e in r.events()], ["batch_done"])
+            self.assertEqual(b.results("as_called"), [])
 
     def test_await_is_listed_only_with_a_stateful_tool(self):
         with Registry() as r:
@@ -2196,7 +2267,7 @@ class RegistryBindingTest(unittest.TestCase):
         with open(REGISTRY_H) as f:
             header = f.read()
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header)
-        self.assertEqual(len(names), 44, names)
+        self.assertEqual(len(names), 45, names)
         for name in names:
             self.assertIn(name, jptool._PROTOTYPES, name)
             fn = getattr(jptool._lib, name)
@@ -2206,7 +2277,7 @@ class RegistryBindingTest(unittest.TestCase):
     def test_constants_match_the_header(self):
         with open(REGISTRY_H) as f:
             defines = re.findall(r"#define (JPT_\w+) (0x[0-9a-f]+|\d+)u?", f.read())
-        self.assertEqual(len(defines), 16, defines)
+        self.assertEqual(len(defines), 20, defines)
         for name, value in defines:
             self.assertEqual(getattr(jptool, name), int(value, 0), name)
             self.assertIn(name, jptool.__all__)
