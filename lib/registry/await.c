@@ -2,7 +2,21 @@
  * stopped and at least one in `any` has, or a timeout passes. An await
  * watches its handles; each stop updates two counters, so the cost of an
  * event does not grow with the number of handles awaited, and the await
- * answers in the dispatch in which its condition is met. */
+ * answers in the dispatch in which its condition is met.
+ *
+ * An await of many ids does its work in slices of SLICE ids, one slice per
+ * dispatch, so that no dispatch of the host's loop runs long (issue 7):
+ *
+ *   resolving  the ids are found and watched (stops meanwhile are
+ *              counted, the condition checked only once all are in);
+ *   waiting    for the condition, the timeout or a cancel;
+ *   answering  each handle's state is taken (once: what the answer says of
+ *              it and what becomes of it agree) and the handle held, the
+ *              response written and the handles let go of, slice by
+ *              slice; then the call completes.
+ *
+ * An await of up to SLICE ids runs each phase within one dispatch, as if
+ * there were no slices. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,10 +25,31 @@
 
 /* Ten years: longer than any turn waits. */
 #define MAX_TIMEOUT_SECS ((json_int_t)10 * 365 * 24 * 3600)
+/* Ids per slice: a few hundred microseconds of work each. */
+#define SLICE 2048
+
+enum { RESOLVING, WAITING, ANSWERING };
+
+/* A handle's state as the answer gives it, taken as answering begins. */
+enum { SNAP_STOPPED = 1, SNAP_RUNNING, SNAP_WAITING, SNAP_PENDING };
+
+/* The passes of answering. */
+enum { PASS_SNAPSHOT, PASS_COMPLETED, PASS_PENDING, PASS_RELEASE };
 
 struct jpt__await {
     jpt__watcher base; /* first: the watcher callbacks get this pointer */
     jpt__call *call;
+    int phase;
+    jpt__defer step;      /* the next slice */
+
+    /* resolving */
+    json_t *arguments;    /* the ids live here until they are watched */
+    size_t cursor;        /* ids read, `all` first, then `any` */
+    size_t total;         /* ids given, repeats included */
+    jpt__idmap seen;      /* id -> its index + 1, for repeats */
+    json_int_t timeout_secs; /* -1: none */
+    const char *pending_flag; /* a cancel that came while resolving */
+
     jpt_handle **handles; /* in the order given, all then any, no repeats */
     jpt__sub *subs;       /* one per handle, its role JPT__ROLE_* bits */
     size_t n;
@@ -22,7 +57,20 @@ struct jpt__await {
     bool has_any;
     size_t any_stopped;   /* handles in `any` that have stopped */
     jpt__timer timer;
+
+    /* answering: handles [released, snapped) are held (pinned) */
+    unsigned char *snap;
+    size_t snapped;
+    const char *flag;
+    jpt__buf json;
+    size_t written;       /* entries looked at in this pass */
+    int pass;             /* PASS_* */
+    bool first;
+    size_t released;
+    bool failed;          /* out of memory building the answer */
 };
+
+static void run_slice(jpt__defer *d);
 
 bool jpt__await_available(jpt_registry *r)
 {
@@ -39,98 +87,169 @@ static bool satisfied(const jpt__await *a)
     return a->all_left == 0 && (!a->has_any || a->any_stopped > 0);
 }
 
-static void detach(jpt__await *a)
+static void await_release(jpt__await *a)
 {
     jpt_registry *r = a->call->r;
 
     jpt__timer_stop(r->loop, &a->timer);
+    jpt__defer_cancel(r->loop, &a->step);
     for (size_t i = 0; i < a->n; i++)
         jpt__handle_unwatch(&a->subs[i]);
-}
-
-static void await_release(jpt__await *a)
-{
+    if (a->phase == ANSWERING)
+        for (size_t i = a->released; i < a->snapped; i++)
+            jpt__handle_unpin(a->handles[i]);
     a->call->await = NULL;
+    json_decref(a->arguments);
+    jpt__idmap_free(&a->seen);
+    jpt__buf_free(&a->json);
+    jpt__free(a->snap);
     jpt__free(a->handles);
     jpt__free(a->subs);
     jpt__free(a);
 }
 
+/* Ends the call with `text`; the await goes first (the call may be freed
+ * by its completion). */
+static void complete(jpt__await *a, const char *text, bool is_error)
+{
+    jpt__call *call = a->call;
+
+    await_release(a);
+    jpt__call_complete(call, text, is_error);
+}
+
+static void next_slice(jpt__await *a)
+{
+    jpt__defer_queue(a->call->r->loop, &a->step);
+}
+
+/* ---- Answering ------------------------------------------------------------------- */
+
 /* RFD 037's response: {"completed": […], "pending": […]}, plus
  * "timed_out" or "cancelled" when the condition was not met. Written
  * directly rather than through a JSON tree: it is on the path from a
- * child's exit to the await's answer. */
-static int response(jpt__await *a, const char *flag, jpt__buf *out)
+ * child's exit to the await's answer. One entry of the current pass. */
+static int write_entry(jpt__await *a, size_t i)
 {
-    int rc = jpt__buf_puts(out, "{\"completed\":[");
-    bool first = true;
+    jpt_handle *h = a->handles[i];
+    jpt__buf *out = &a->json;
+    int rc;
 
-    for (size_t i = 0; rc == JPT_OK && i < a->n; i++) {
-        jpt_handle *h = a->handles[i];
-        const char *text;
-        bool is_error;
-        if (!h->exited)
-            continue;
-        if ((rc = jpt__handle_final(h, &text, &is_error)) < 0 ||
-            (rc = jpt__buf_puts(out, first ? "{\"id\":" : ",{\"id\":")) < 0 ||
-            (rc = jpt__buf_json_string(out, h->id, strlen(h->id))) < 0 ||
-            (rc = jpt__buf_puts(out, ",\"state\":\"stopped\",\"result\":")) < 0 ||
-            (rc = jpt__buf_json_string(out, text, strlen(text))) < 0)
-            break;
-        rc = jpt__buf_putc(out, '}');
-        first = false;
+    if ((a->pass == PASS_COMPLETED) != (a->snap[i] == SNAP_STOPPED))
+        return JPT_OK;
+    if ((rc = jpt__buf_puts(out, a->first ? "{\"id\":" : ",{\"id\":")) < 0 ||
+        (rc = jpt__buf_json_string(out, h->id, strlen(h->id))) < 0)
+        return rc;
+    a->first = false;
+    if (a->pass == PASS_PENDING) {
+        static const char *const names[] = {
+            [SNAP_RUNNING] = "running", [SNAP_WAITING] = "waiting", [SNAP_PENDING] = "pending"};
+        return jpt__buf_printf(out, ",\"state\":\"%s\"}", names[a->snap[i]]);
     }
-    if (rc == JPT_OK)
-        rc = jpt__buf_puts(out, "],\"pending\":[");
-    first = true;
-    for (size_t i = 0; rc == JPT_OK && i < a->n; i++) {
-        jpt_handle *h = a->handles[i];
-        if (h->exited)
-            continue;
-        if ((rc = jpt__buf_puts(out, first ? "{\"id\":" : ",{\"id\":")) < 0 ||
-            (rc = jpt__buf_json_string(out, h->id, strlen(h->id))) < 0)
-            break;
-        /* A tool that said it stopped but whose process has not ended yet
-         * is still running. */
-        rc = jpt__buf_printf(out, ",\"state\":\"%s\"}",
-                             h->placeholder                  ? "pending"
-                             : h->kind == JPT_STATE_STOPPED ? "running"
-                                                             : jpt__kind_name(h->kind));
-        first = false;
-    }
-    if (rc == JPT_OK)
-        rc = jpt__buf_putc(out, ']');
-    if (rc == JPT_OK && flag != NULL)
-        rc = jpt__buf_printf(out, ",\"%s\":true", flag);
-    if (rc == JPT_OK)
-        rc = jpt__buf_putc(out, '}');
-    return rc;
+    const char *text;
+    bool is_error;
+    if ((rc = jpt__handle_final(h, &text, &is_error)) < 0 ||
+        (rc = jpt__buf_puts(out, ",\"state\":\"stopped\",\"result\":")) < 0 ||
+        (rc = jpt__buf_json_string(out, text, strlen(text))) < 0)
+        return rc;
+    return jpt__buf_putc(out, '}');
 }
 
-static void finish(jpt__await *a, const char *flag)
+/* Takes handle i's state for the answer, and holds the handle until the
+ * answer is written. */
+static void snapshot(jpt__await *a, size_t i)
 {
-    jpt__call *call = a->call;
-    jpt__buf json = JPT__BUF_INIT;
-    bool ok = response(a, flag, &json) == JPT_OK;
+    jpt_handle *h = a->handles[i];
 
-    /* The model now holds the stopped handles' results. Completing the call
-     * may end its batch, which lets go of handles it held: they stay busy
-     * until this function is done with them. */
-    detach(a);
-    jpt_handle **handles = a->handles;
-    size_t n = a->n;
-    a->handles = NULL;
-    for (size_t i = 0; i < n; i++) {
-        jpt__handle_pin(handles[i]);
-        if (ok && handles[i]->exited)
-            jpt__handle_delivered(handles[i]);
+    jpt__handle_unwatch(&a->subs[i]);
+    jpt__handle_pin(h);
+    /* A tool that said it stopped but whose process has not ended yet is
+     * still running. */
+    a->snap[i] = h->exited                       ? SNAP_STOPPED
+                 : h->placeholder                ? SNAP_PENDING
+                 : h->kind == JPT_STATE_WAITING ? SNAP_WAITING
+                                                 : SNAP_RUNNING;
+}
+
+/* A slice of the answer, in passes over the handles: their states are
+ * taken (each once, so that what the answer says of a handle and what
+ * becomes of it agree), the completed entries written, then the pending
+ * ones; last, the handles are let go of and the call completes. */
+static void answer_slice(jpt__await *a)
+{
+    size_t budget = SLICE;
+
+    for (; a->pass == PASS_SNAPSHOT && budget > 0; budget--) {
+        if (a->snapped == a->n) {
+            a->failed = jpt__buf_puts(&a->json, "{\"completed\":[") < 0;
+            a->pass = PASS_COMPLETED;
+            break;
+        }
+        snapshot(a, a->snapped++);
     }
-    await_release(a);
-    jpt__call_complete(call, ok ? json.data : "out of memory building the await response", !ok);
-    jpt__buf_free(&json);
-    for (size_t i = 0; i < n; i++)
-        jpt__handle_unpin(handles[i]);
-    jpt__free(handles);
+    while ((a->pass == PASS_COMPLETED || a->pass == PASS_PENDING) && budget > 0) {
+        for (; a->written < a->n && budget > 0; a->written++, budget--)
+            if (!a->failed && write_entry(a, a->written) < 0)
+                a->failed = true;
+        if (a->written < a->n)
+            break;
+        a->failed |= jpt__buf_puts(&a->json,
+                                   a->pass == PASS_COMPLETED ? "],\"pending\":[" : "]") < 0;
+        a->pass++;
+        a->written = 0;
+        a->first = true;
+    }
+    /* The model now holds the stopped handles' results (RFD 009, "Handle
+     * lifecycle"): delivered, and no longer held, a slice at a time. */
+    for (; a->pass == PASS_RELEASE && a->released < a->n && budget > 0;
+         a->released++, budget--) {
+        jpt_handle *h = a->handles[a->released];
+        if (!a->failed && a->snap[a->released] == SNAP_STOPPED)
+            jpt__handle_delivered(h);
+        jpt__handle_unpin(h);
+    }
+    if (a->pass != PASS_RELEASE || a->released < a->n) {
+        next_slice(a);
+        return;
+    }
+    if (!a->failed && a->flag != NULL)
+        a->failed = jpt__buf_printf(&a->json, ",\"%s\":true", a->flag) < 0;
+    if (!a->failed)
+        a->failed = jpt__buf_putc(&a->json, '}') < 0;
+    if (a->failed) {
+        complete(a, "out of memory building the await response", true);
+        return;
+    }
+    char *text = jpt__buf_take(&a->json);
+    complete(a, text != NULL ? text : "out of memory building the await response",
+             text == NULL);
+    jpt__free(text);
+}
+
+/* The condition is met, the time is up, or the call is cancelled: the
+ * answer begins. */
+static void answer(jpt__await *a, const char *flag)
+{
+    jpt_registry *r = a->call->r;
+
+    if (a->phase == ANSWERING)
+        return;
+    if (a->phase == RESOLVING) {
+        /* Not every id is watched yet: the answer waits for them. */
+        a->pending_flag = flag;
+        return;
+    }
+    jpt__timer_stop(r->loop, &a->timer);
+    a->snap = jpt__calloc(a->n ? a->n : 1, sizeof(*a->snap));
+    if (a->snap == NULL) {
+        complete(a, "out of memory building the await response", true);
+        return;
+    }
+    a->phase = ANSWERING;
+    a->pass = PASS_SNAPSHOT;
+    a->flag = flag;
+    a->first = true;
+    answer_slice(a);
 }
 
 static void on_handle_stopped(jpt__watcher *w, jpt__sub *s)
@@ -142,29 +261,21 @@ static void on_handle_stopped(jpt__watcher *w, jpt__sub *s)
         a->all_left--;
     if (role & JPT__ROLE_ANY)
         a->any_stopped++;
-    if (satisfied(a))
-        finish(a, NULL);
+    if (a->phase == WAITING && satisfied(a))
+        answer(a, NULL);
 }
 
 static void on_timeout(jpt__timer *t)
 {
-    finish(t->ud, "timed_out");
+    answer(t->ud, "timed_out");
 }
 
-/* The ids of the `any` and `all` arguments, without repeats, each with its
- * JPT__ROLE_* bits; found through a map, so an await of many ids costs
- * linear time. */
-typedef struct id_list {
-    const char **ids;
-    unsigned *roles;
-    size_t n;
-    jpt__idmap seen; /* id -> its index + 1 */
-} id_list;
+/* ---- Resolving ------------------------------------------------------------------- */
 
-/* Adds the ids of `list` (the `any` or `all` argument) with `role`.
- * Returns false with the call completed when the list is malformed. */
-static bool take_ids(jpt__call *call, const json_t *list, const char *name, unsigned role,
-                     id_list *l)
+/* The ids of `list` (the `any` or `all` argument) are checked before any is
+ * watched, so that a malformed call never half-starts. False with the call
+ * completed when the list is malformed. */
+static bool check_ids(jpt__call *call, const json_t *list, const char *name)
 {
     size_t i;
     const json_t *id;
@@ -183,27 +294,15 @@ static bool take_ids(jpt__call *call, const json_t *list, const char *name, unsi
                                 jpt__json_type_phrase(id));
             return false;
         }
-        const char *text = json_string_value(id);
-        uintptr_t k = (uintptr_t)jpt__idmap_get(&l->seen, text);
-        if (k == 0) {
-            if (jpt__idmap_put(&l->seen, text, (void *)(uintptr_t)(l->n + 1)) < 0) {
-                jpt__call_complete(call, "out of memory starting the await", true);
-                return false;
-            }
-            l->ids[l->n] = text;
-            l->roles[l->n] = 0;
-            k = ++l->n;
-        }
-        l->roles[k - 1] |= role;
     }
     return true;
 }
 
-/* Checks the arguments and collects the ids; false with the call
- * completed when they are wrong. */
-static bool read_arguments(jpt__call *call, const json_t *arguments, id_list *l)
+static bool check_arguments(jpt__call *call, const json_t *arguments)
 {
     const json_t *timeout = json_object_get(arguments, "timeout_secs");
+    const json_t *all = json_object_get(arguments, "all");
+    const json_t *any = json_object_get(arguments, "any");
 
     /* RFD 037, "Recursive await": await is not a stateful tool. */
     if (json_object_get(arguments, "action") != NULL) {
@@ -211,8 +310,7 @@ static bool read_arguments(jpt__call *call, const json_t *arguments, id_list *l)
                                  "cannot be spawned", true);
         return false;
     }
-    if (!take_ids(call, json_object_get(arguments, "all"), "all", JPT__ROLE_ALL, l) ||
-        !take_ids(call, json_object_get(arguments, "any"), "any", JPT__ROLE_ANY, l))
+    if (!check_ids(call, all, "all") || !check_ids(call, any, "any"))
         return false;
     if (timeout != NULL && !json_is_null(timeout) &&
         (!json_is_integer(timeout) || json_integer_value(timeout) < 0)) {
@@ -220,112 +318,168 @@ static bool read_arguments(jpt__call *call, const json_t *arguments, id_list *l)
                                  "whole number of seconds, 0 or more", true);
         return false;
     }
-    if (l->n == 0) {
+    if (json_array_size(all) + json_array_size(any) == 0) {
         jpt__call_complete(call, "At least one handle ID required", true);
         return false;
     }
     return true;
 }
 
-/* The await for the ids, its handles found; NULL with the call completed
- * when an id is unknown or memory is short. */
-static jpt__await *await_new(jpt__call *call, const id_list *l)
+/* Takes id number `k` of the arguments (`all` first); false with the call
+ * completed when it names no handle. */
+static bool take_id(jpt__await *a, size_t k)
 {
-    jpt__await *a = jpt__calloc(1, sizeof(*a));
+    const json_t *all = json_object_get(a->arguments, "all");
+    size_t nall = json_array_size(all);
+    bool in_all = k < nall;
+    const char *id = json_string_value(
+        in_all ? json_array_get(all, k) : json_array_get(json_object_get(a->arguments, "any"),
+                                                         k - nall));
+    unsigned role = in_all ? JPT__ROLE_ALL : JPT__ROLE_ANY;
+    uintptr_t seen = (uintptr_t)jpt__idmap_get(&a->seen, id);
+    jpt__sub *s;
 
-    if (a == NULL || (a->handles = jpt__calloc(l->n, sizeof(*a->handles))) == NULL ||
-        (a->subs = jpt__calloc(l->n, sizeof(*a->subs))) == NULL) {
-        if (a != NULL)
-            jpt__free(a->handles);
-        jpt__free(a);
-        jpt__call_complete(call, "out of memory starting the await", true);
-        return NULL;
+    if (seen != 0) {
+        /* Named again (in `any` after `all`): one more role for the
+         * watch, counted as the first was. */
+        s = &a->subs[seen - 1];
+        if (!(s->role & role) && role == JPT__ROLE_ANY && a->handles[seen - 1]->exited)
+            a->any_stopped++;
+        s->role |= role;
+        a->has_any |= role == JPT__ROLE_ANY;
+        return true;
     }
-    for (size_t i = 0; i < l->n; i++) {
-        /* RFD 037: an unknown id is an error, not a silent skip. */
-        if ((a->handles[i] = jpt__handle_find(call->r, l->ids[i])) == NULL) {
-            jpt__call_completef(call, true, "Handle `%s` not found", l->ids[i]);
-            jpt__free(a->handles);
-            jpt__free(a->subs);
-            jpt__free(a);
-            return NULL;
-        }
+    /* RFD 037: an unknown id is an error, not a silent skip. */
+    jpt_handle *h = jpt__handle_find(a->call->r, id);
+    if (h == NULL) {
+        jpt__buf text = JPT__BUF_INIT;
+        bool ok = jpt__buf_printf(&text, "Handle `%s` not found", id) == JPT_OK;
+        complete(a, ok ? text.data : "Handle not found", true);
+        jpt__buf_free(&text);
+        return false;
     }
-    a->base.stopped = on_handle_stopped;
-    a->call = call;
-    a->n = l->n;
-    jpt__timer_init(&a->timer, on_timeout, a);
-    return a;
+    if (jpt__idmap_put(&a->seen, h->id, (void *)(uintptr_t)(a->n + 1)) < 0) {
+        complete(a, "out of memory starting the await", true);
+        return false;
+    }
+    size_t i = a->n++;
+    a->handles[i] = h;
+    /* Stopped as watchers count it: a tool may report its stop before its
+     * process has ended, and is announced only then. */
+    a->has_any |= role == JPT__ROLE_ANY;
+    if (role == JPT__ROLE_ALL && !h->exited)
+        a->all_left++;
+    if (role == JPT__ROLE_ANY && h->exited)
+        a->any_stopped++;
+    jpt__handle_watch(h, &a->subs[i], &a->base, role);
+    return true;
 }
 
-void jpt__await_start(jpt__call *call, json_t *arguments)
+/* Every id is watched: the condition may hold already; else the timeout
+ * starts and waiting handles go to the inquiry handler. */
+static void resolved(jpt__await *a)
 {
-    jpt_registry *r = call->r;
-    const json_t *timeout = json_object_get(arguments, "timeout_secs");
-    size_t cap = json_array_size(json_object_get(arguments, "any")) +
-                 json_array_size(json_object_get(arguments, "all")) + 1;
-    id_list l;
-    jpt__await *a;
+    jpt_registry *r = a->call->r;
 
-    l.ids = jpt__calloc(cap, sizeof(*l.ids));
-    l.roles = jpt__calloc(cap, sizeof(*l.roles));
-    l.n = 0;
-    jpt__idmap_init(&l.seen);
-    if (l.ids == NULL || l.roles == NULL) {
-        jpt__call_complete(call, "out of memory starting the await", true);
-        goto out;
-    }
-    if (!read_arguments(call, arguments, &l) || (a = await_new(call, &l)) == NULL)
-        goto out;
-    call->await = a;
-    for (size_t i = 0; i < a->n; i++) {
-        jpt_handle *h = a->handles[i];
-        unsigned role = l.roles[i];
-        /* Stopped as watchers count it: a tool may report its stop before
-         * its process has ended, and is announced only then. */
-        bool stopped = h->exited;
-        a->has_any |= (role & JPT__ROLE_ANY) != 0;
-        if ((role & JPT__ROLE_ALL) && !stopped)
-            a->all_left++;
-        if ((role & JPT__ROLE_ANY) && stopped)
-            a->any_stopped++;
-        jpt__handle_watch(h, &a->subs[i], &a->base, role);
-    }
+    a->phase = WAITING;
+    jpt__idmap_free(&a->seen);
     /* RFD 037: an already satisfied condition returns without blocking. */
-    if (satisfied(a)) {
-        finish(a, NULL);
-        goto out;
+    if (a->pending_flag != NULL || satisfied(a)) {
+        answer(a, a->pending_flag);
+        return;
     }
     /* Beyond any real wait, a timeout is no limit at all; clamped, the
      * product below cannot overflow. */
-    json_int_t secs = json_is_integer(timeout) ? json_integer_value(timeout) : -1;
-    if (secs > MAX_TIMEOUT_SECS)
-        secs = MAX_TIMEOUT_SECS;
+    json_int_t secs = a->timeout_secs > MAX_TIMEOUT_SECS ? MAX_TIMEOUT_SECS : a->timeout_secs;
     if (secs >= 0 && jpt__timer_start(r->loop, &a->timer, jpt__deadline_ms(secs * 1000)) < 0) {
-        finish(a, "timed_out");
-        goto out;
+        answer(a, "timed_out");
+        return;
     }
     /* Waiting counts as pending while the inquiry handler resolves it. */
     for (size_t i = 0; i < a->n; i++)
         if (a->handles[i]->kind == JPT_STATE_WAITING && a->handles[i]->waiter == NULL)
             jpt__handle_ask_soon(a->handles[i]);
-out:
-    jpt__idmap_free(&l.seen);
-    jpt__free(l.ids);
-    jpt__free(l.roles);
+}
+
+/* Lets go of the ids' JSON, a slice of elements at a time from the end:
+ * freeing a hundred thousand strings at once would stall a dispatch. True
+ * once it is all gone. */
+static bool drop_arguments(jpt__await *a, size_t *budget)
+{
+    static const char *const keys[] = {"any", "all"};
+
+    for (size_t k = 0; k < 2; k++) {
+        json_t *list = json_object_get(a->arguments, keys[k]);
+        for (size_t n = json_array_size(list); n > 0 && *budget > 0; n--, (*budget)--)
+            json_array_remove(list, n - 1);
+        if (json_array_size(list) > 0)
+            return false;
+    }
+    json_decref(a->arguments);
+    a->arguments = NULL;
+    return true;
+}
+
+static void resolve_slice(jpt__await *a)
+{
+    size_t budget = SLICE;
+
+    for (; a->cursor < a->total && budget > 0; a->cursor++, budget--)
+        if (!take_id(a, a->cursor))
+            return; /* the await is gone */
+    if (a->cursor == a->total && drop_arguments(a, &budget))
+        resolved(a);
+    else
+        next_slice(a);
+}
+
+static void run_slice(jpt__defer *d)
+{
+    jpt__await *a = d->ud;
+
+    if (a->phase == RESOLVING)
+        resolve_slice(a);
+    else if (a->phase == ANSWERING)
+        answer_slice(a);
+}
+
+void jpt__await_start(jpt__call *call, json_t *arguments)
+{
+    if (!check_arguments(call, arguments))
+        return;
+    size_t total = json_array_size(json_object_get(arguments, "all")) +
+                   json_array_size(json_object_get(arguments, "any"));
+    const json_t *timeout = json_object_get(arguments, "timeout_secs");
+    jpt__await *a = jpt__calloc(1, sizeof(*a));
+    if (a == NULL || (a->handles = jpt__calloc(total, sizeof(*a->handles))) == NULL ||
+        (a->subs = jpt__calloc(total, sizeof(*a->subs))) == NULL) {
+        if (a != NULL)
+            jpt__free(a->handles);
+        jpt__free(a);
+        jpt__call_complete(call, "out of memory starting the await", true);
+        return;
+    }
+    a->base.stopped = on_handle_stopped;
+    a->call = call;
+    a->phase = RESOLVING;
+    a->arguments = json_incref(arguments);
+    a->total = total;
+    a->timeout_secs = json_is_integer(timeout) ? json_integer_value(timeout) : -1;
+    jpt__idmap_init(&a->seen);
+    jpt__timer_init(&a->timer, on_timeout, a);
+    jpt__defer_init(&a->step, run_slice, a);
+    call->await = a;
+    resolve_slice(a);
 }
 
 void jpt__await_cancel(jpt__call *call)
 {
     if (call->await != NULL)
-        finish(call->await, "cancelled");
+        answer(call->await, "cancelled");
 }
 
 void jpt__await_free(jpt__call *call)
 {
-    if (call->await == NULL)
-        return;
-    jpt__await *a = call->await;
-    detach(a);
-    await_release(a);
+    if (call->await != NULL)
+        await_release(call->await);
 }
