@@ -1615,7 +1615,9 @@ class Registry(_Closable):
     def wait(self, batch: "Batch", timeout_ms: int = -1) -> bool:
         """Polls and dispatches until ``batch`` is done
         (``jpt_registry_wait``): True when done, False when ``timeout_ms``
-        passed first (-1: no limit). Releases the GIL while it polls."""
+        passed first (-1: no limit). Releases the GIL while it polls.
+        Raises JptError(JPT_ERR_CANCELLED) when a callback closed the batch
+        meanwhile."""
         if not isinstance(batch, Batch) or batch._registry is not self:
             raise TypeError("wait: the batch must be one this registry submitted")
         p, b = self._p(), batch._p()

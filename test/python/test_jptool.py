@@ -1069,6 +1069,23 @@ class RegistryOneShotTest(unittest.TestCase):
                                        "inquiry handler failed: LookupError: no such "
                                        "branch", "is_error": True}])
 
+    def test_handler_closing_the_batch_being_waited_on_ends_the_wait(self):
+        # issue 7: this was a use after free inside jpt_registry_wait.
+        held = []
+        b = self.r.submit([{"id": "c", "name": "merge", "arguments": {}}])
+
+        def handler(q):
+            held.append(q)
+            b.close()
+
+        self.r.set_inquiry_handler(handler)
+        with self.assertRaises(JptError) as cm:
+            self.r.wait(b, WAIT_MS)
+        self.assertEqual(cm.exception.status, jptool.JPT_ERR_CANCELLED)
+        self.assertTrue(b.closed)
+        held.pop().cancel()
+        self.assertTrue(self.r.run(WAIT_MS))
+
     def test_inquiry_outlives_its_batch_and_dies_with_the_registry(self):
         held = []
         self.r.set_inquiry_handler(held.append)
