@@ -539,10 +539,11 @@ static void on_kill_timeout(jpt__timer *t)
 
 static void flush_input(jpt__child *c);
 
-/* Reads what the stream has, a bounded amount. Returns false when the
- * child is gone (freed by the output callback, or reaped and reported at
- * the end of its output). */
-static bool read_stream(jpt__child *c, stream *st)
+/* Reads what the stream has, a bounded amount; a short read ends it (the
+ * loop hears of more) unless `to_the_end`, which reads on until the pipe
+ * is empty or ends. Returns false when the child is gone (freed by the
+ * output callback, or reaped and reported at the end of its output). */
+static bool read_stream(jpt__child *c, stream *st, bool to_the_end)
 {
     int which = st == &c->out ? JPT__STDOUT : JPT__STDERR;
     char buf[READ_CHUNK];
@@ -557,7 +558,7 @@ static bool read_stream(jpt__child *c, stream *st)
                 release(c);
                 return false;
             }
-            if ((size_t)n < sizeof(buf))
+            if ((size_t)n < sizeof(buf) && !to_the_end)
                 break;
             continue;
         }
@@ -582,14 +583,16 @@ static void on_output(jpt__watch *w, uint32_t events)
     if ((events & EPOLLOUT) && c->pty)
         flush_input(c);
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-        read_stream(c, st);
+        read_stream(c, st, false);
 }
 
 void jpt__child_poll(jpt__child *c)
 {
     if (c->reaped || c->in_output_call)
         return;
-    if (!read_stream(c, &c->out) || !read_stream(c, &c->err))
+    /* To the end of what is there: a tool that printed and exited is then
+     * seen to have ended. */
+    if (!read_stream(c, &c->out, true) || !read_stream(c, &c->err, true))
         return;
     /* Exited with its output still held open (a grandchild): the drain
      * window starts now rather than when the loop hears of the exit. */
