@@ -1151,12 +1151,19 @@ class Registry(_Closable):
     ``kill_grace_ms`` (SIGTERM to SIGKILL, 5000), ``capture_bytes`` (output
     kept per stream, 1 MiB), ``output_limit`` (bytes of output per result,
     30000), ``settle_ms`` (150), ``yield_ms`` (10000), ``drain_ms`` (100),
-    ``max_inquiry_rounds`` (16), ``spool_dir`` (full output also written
-    there), ``state_file`` (live children recorded there for
-    :func:`reap_stale`), ``turn_end_timeout_ms`` (how long :meth:`end_turn`
-    waits for handles, 120000). Raises JptError(JPT_ERR_INVALID) for a negative
-    duration or a root that is not a directory, JPT_ERR_IO when the epoll
-    fd, timerfd, eventfd or state file cannot be made.
+    ``max_inquiry_rounds`` (16), ``spool_dir`` (output longer than the
+    model reads of it is written whole to a file there, named to the
+    model; output that fits leaves none), ``state_file`` (live children
+    recorded there for :func:`reap_stale`), ``turn_end_timeout_ms`` (how
+    long :meth:`end_turn` waits for handles, 120000), ``max_processes``
+    (tool processes alive at once, calls beyond it waiting for a slot;
+    default from the fd limit, leaving the host a quarter of it, at least
+    32 fds, and at most 256), ``max_events`` (events queued before the
+    oldest is dropped, 4096), ``keep_spool`` (JPT_REGISTRY_KEEP_SPOOL: the
+    spool files outlive the registry; by default :meth:`close` removes
+    them). Raises JptError(JPT_ERR_INVALID) for a negative duration or a
+    root that is not a directory, JPT_ERR_IO when the epoll fd, timerfd,
+    eventfd or state file cannot be made.
 
     Drive it with :meth:`wait` or :meth:`run` (blocking), or from your own
     loop: poll :meth:`fileno` for reading at most :meth:`timeout`
@@ -1367,7 +1374,8 @@ class Registry(_Closable):
         of the same name. All definitions are checked before any is added:
         on error nothing changes and JptError's message names the tool and
         the field (JPT_ERR_INVALID; JPT_ERR_EXISTS for a duplicate name;
-        JPT_ERR_UNSUPPORTED for runtime "vfs")."""
+        JPT_ERR_UNSUPPORTED for runtime "vfs", and for "sandbox", which
+        this version does not enforce and so refuses)."""
         raw = isinstance(config, (str, bytes, bytearray, memoryview))
         text = _json_arg(config, raw, "config")
         rc = _lib.jpt_registry_load_tools(self._p(), text,
@@ -1615,9 +1623,9 @@ class Registry(_Closable):
     def wait(self, batch: "Batch", timeout_ms: int = -1) -> bool:
         """Polls and dispatches until ``batch`` is done
         (``jpt_registry_wait``): True when done, False when ``timeout_ms``
-        passed first (-1: no limit). Releases the GIL while it polls.
-        Raises JptError(JPT_ERR_CANCELLED) when a callback closed the batch
-        meanwhile."""
+        passed first (-1: no limit). Raises JptError(JPT_ERR_CANCELLED) when
+        a callback closed ``batch`` meanwhile. Releases the GIL while it
+        polls."""
         if not isinstance(batch, Batch) or batch._registry is not self:
             raise TypeError("wait: the batch must be one this registry submitted")
         p, b = self._p(), batch._p()
@@ -1640,12 +1648,12 @@ class Registry(_Closable):
 
     def events(self) -> Iterator[Dict[str, Any]]:
         """Pops the queued events, oldest first (``jpt_registry_next_event``),
-        each as a dict: "type" ("call_done", "batch_done", "output" or
-        "state"), "call_id" (call_done), "handle_id" (output, state; the
-        call_done of an action), "tool" (all but batch_done), "state"
-        ("waiting" or "stopped" for a state event) and "batch" (the
-        :class:`Batch` of a call_done or batch_done, if it is still open);
-        what does not apply is None. A generator: stops when none is left."""
+        each as a dict: "type" ("call_done", "batch_done", "output",
+        "state" or "shutdown"), "call_id" (call_done), "handle_id" (output,
+        state; the call_done of an action), "tool" (all but batch_done and
+        shutdown), "state" ("waiting" or "stopped" for a state event) and
+        "batch" (the :class:`Batch` of a call_done or batch_done, if it is
+        still open); what does not apply is None. A generator: stops when none is left."""
         while True:
             ev = _EventPtr()
             rc = _lib.jpt_registry_next_event(self._p(), ctypes.byref(ev))
@@ -1856,15 +1864,17 @@ class Batch(_Closable):
         """Cancels every call of the batch still in flight
         (``jpt_batch_cancel``; RFD 037's cancellation, for a host's Ctrl+C),
         at the registry's next dispatch: one-shot children are killed and
-        their calls end with an error, awaits answer with the handles'
-        states and ``"cancelled": true``, spawn and apply answer at once
-        with the output so far (their handles keep running), calls not yet
-        started never run. Finished calls keep their results; drive the
+        their calls end with an error that carries the output so far,
+        awaits answer with the handles' states and ``"cancelled": true``,
+        spawn and apply answer at once with the output so far (their
+        handles keep running), calls not yet started never run. Finished calls keep their results; drive the
         registry (:meth:`Registry.wait`) to collect the rest."""
         _lib.jpt_batch_cancel(self._p())
 
     def close(self) -> None:
-        """Frees the batch (``jpt_batch_free``). Closing twice is harmless."""
+        """Frees the batch (``jpt_batch_free``). Closing twice is harmless.
+        A callback may close it, also while :meth:`Registry.wait` waits on
+        it: that wait then raises JptError(JPT_ERR_CANCELLED)."""
         ptr, self._ptr = getattr(self, "_ptr", None), None
         reg = getattr(self, "_registry", None)
         if ptr and reg is not None and reg._live():

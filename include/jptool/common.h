@@ -100,7 +100,8 @@ JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a);
  *            not be written;
  *   INFO     each tool process's start (tool, handle or call id, pid,
  *            program), its end (how it ended), its timeout, every SIGTERM
- *            and the SIGKILL after the grace, a registry's shutdown;
+ *            and the SIGKILL after the grace, a registry's shutdown, and
+ *            how many processes jpt_registry_free() ends itself;
  *   DEBUG    every error a function returns, with its message. */
 #define JPT_LOG_ERROR 1
 #define JPT_LOG_WARNING 2

@@ -17,13 +17,30 @@
  *
  * (jpt_registry_wait() is that loop, for hosts without their own.)
  *
- * Every call is a handle that runs, waits for input and stops. A call whose
- * arguments have no `action` is one-shot: the tool runs to the end and its
- * output is the result; a question it asks goes to the inquiry handler and
- * the tool is run again with the answer. A call with an `action` drives a
- * stateful tool: `spawn` starts a handle with an id the model chooses,
- * `fetch` returns its new output, `apply` sends it input or answers its
- * question, `abort` stops it.
+ * Every call runs as a handle: one run of a tool (a process, or a builtin's
+ * callbacks), which is running, waiting for input, or stopped. A call whose
+ * arguments have no `action` is one-shot, to a stateful tool too (its stdin
+ * is then /dev/null): the tool runs to the end and its output is the
+ * result; a question it asks is an inquiry (below), and the tool is run
+ * again with the answer. A call with an `action` drives a stateful tool:
+ * `spawn` starts a handle with an id the model chooses, `fetch` returns its
+ * new output, `apply` sends it input or answers its question, `abort` stops
+ * it. spawn and apply settle: they answer once the tool's output has been
+ * quiet for settle_ms, or yield_ms after the action at the latest, with the
+ * handle still running if it is; fetch answers at once. Every answer holds
+ * all the tool printed up to the moment it is made, and the exit if the
+ * process has ended, however long the host went without dispatching. With
+ * `wait_secs` (spawn, fetch and apply; up to a day) a handle with nothing
+ * new is given that long to print or stop, then settles as usual, so the
+ * model can wait for a slow command instead of polling. An apply whose
+ * input the tool does not take (it closed its stdin) is an error to the
+ * model saying how many bytes were lost.
+ *
+ * An inquiry is a question a tool asks that the model did not drive: a
+ * one-shot tool's, a stateful handle's while an await watches it, or the
+ * turn end's (jpt_registry_end_turn). It goes to the host's inquiry
+ * handler (jpt_registry_set_inquiry_handler), which answers it then or
+ * later; the call waits meanwhile.
  *
  * Event loop: the registry owns one epoll fd (jpt_registry_get_fd) that
  * never changes and is readable whenever jpt_registry_dispatch() has work.
@@ -69,20 +86,31 @@ typedef struct jpt_registry_options {
     const char *root;        /* workspace root, the tools' working directory;
                                 default: the current directory */
     int kill_grace_ms;       /* SIGTERM to SIGKILL; default 5000 */
-    size_t capture_bytes;    /* output kept per stream (head + tail);
-                                default 1 MiB */
+    size_t capture_bytes;    /* output kept per stream, and of a stateful
+                                tool's structured (JSON-line) blocks not
+                                yet read: the first and last halves, what
+                                lies between dropped and counted (blocks
+                                give way to a marker block); default 1 MiB */
     size_t output_limit;     /* bytes of output the model reads per result;
                                 default 30000 (a tool may set its own) */
     int settle_ms;           /* spawn/apply answer once output is quiet this
                                 long; default 150 (per tool: settle_ms) */
-    int yield_ms;            /* … or this long after the action at most;
+    int yield_ms;            /* … or this long after the action at most
+                                (the model's wait_secs may be longer);
                                 default 10000 (per tool: yield_ms) */
     int drain_ms;            /* reading after a child exits, for output a
                                 grandchild still holds; default 100 */
     int max_inquiry_rounds;  /* questions answered per one-shot call;
                                 default 16 */
-    const char *spool_dir;   /* if set, each handle's full output is also
-                                written to a file here, named to the model */
+    const char *spool_dir;   /* if set, a handle whose stdout outgrows what
+                                the model reads of it (output_limit) has
+                                all of it written to a file here, named to
+                                the model in the cut output; output that
+                                fits leaves no file. The files are removed
+                                with the registry unless
+                                JPT_REGISTRY_KEEP_SPOOL. A file that cannot
+                                be written is logged (WARNING) and the
+                                output kept in memory only. */
     const char *state_file;  /* if set, live children are recorded here for
                                 jpt_registry_reap_stale() */
     int turn_end_timeout_ms; /* how long the turn end waits for handles;
@@ -107,18 +135,20 @@ typedef struct jpt_registry_options {
 
 /* Creates a registry; `opts` may be NULL for every default. The root must be
  * an existing directory; it is made absolute. Errors: JPT_ERR_INVALID (NULL
- * out, struct too small, a negative duration, a root that is not a
- * directory), JPT_ERR_UNSUPPORTED (`opts` sets fields of a newer jptool),
- * JPT_ERR_EXISTS (the state file lists children already: another registry
- * uses it, or a crashed one left it; see jpt_registry_reap_stale()),
- * JPT_ERR_IO (creating the epoll fd, timerfd or eventfd, or writing the
- * state file), JPT_ERR_NOMEM. */
+ * out, struct too small, a negative duration or max_inquiry_rounds, a root
+ * that is not a directory, unknown flags), JPT_ERR_UNSUPPORTED (`opts`
+ * sets fields of a newer jptool), JPT_ERR_EXISTS (the state file lists
+ * children already: another registry uses it, or a crashed one left it;
+ * see jpt_registry_reap_stale()), JPT_ERR_IO (creating the epoll fd,
+ * timerfd or eventfd, opening /dev/null, or writing the state file),
+ * JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts,
                                 jpt_registry **out);
 
 /* Ends every live handle (SIGTERM to each process group, the grace period,
  * SIGKILL, and every child reaped before it returns), frees the batches,
- * events and inquiries still held, and the registry. NULL-safe. Called from
+ * events and inquiries still held, removes the spool files (unless
+ * JPT_REGISTRY_KEEP_SPOOL), and frees the registry. NULL-safe. Called from
  * a callback (the inquiry handler, a builtin's), the registry is freed as
  * the outermost dispatch under way returns, and nothing else runs before:
  * that dispatch (jpt_registry_dispatch, run, wait) returns
@@ -148,9 +178,10 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
 
 /* Loads tool definitions from JSON: {"tools": [definition, …]}. A
  * definition is an object with these keys (only `name` and, for stdio
- * tools, `command` are required):
+ * tools, `command` are required; any other key is an error):
  *
- *   name             [A-Za-z0-9_-]{1,64}, unique (unless JPT_LOAD_REPLACE)
+ *   name             [A-Za-z0-9_-]{1,64}, unique (unless JPT_LOAD_REPLACE);
+ *                    "await" is reserved for the await tool
  *   description      string
  *   parameters       JSON Schema of the arguments (default: any object)
  *   runtime          "stdio" (default) or "builtin" (jpt_registry_add_builtin);
@@ -164,16 +195,19 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    three, and on stdin, a real is written in the shortest
  *                    form that reads back as the same double (0.2, 1.0,
  *                    1e+22), an integer as it is
+ *   options          an object passed to the tool as the "options" of
+ *                    {{tool}} (default: {})
  *   stdin            true: write the {{tool}} JSON to stdin instead
  *   stateful         true: the tool takes actions (spawn is implied)
  *   actions          those of "fetch", "apply", "abort" it supports
- *                    (default: all three)
+ *                    (default: all three; needs stateful)
  *   pty              true: run on a pseudo-terminal (TERM=dumb, 24x80)
  *   question_target  "user" (default) or "assistant": who the inquiry
  *                    handler should ask
  *   settle_ms, yield_ms   as in the registry options, for this tool
  *   output_limit     bytes of output the model reads, for this tool
- *   timeout_ms       one-shot calls are killed after this (default: none)
+ *   timeout_ms       one-shot calls are killed after this, their result
+ *                    an error with the output so far (default: none)
  *   env              {"inherit": true|false, "allow": [names],
  *                     "set": {"NAME": "value"}}: by default the host's
  *                    environment; with inherit false only the allowed
@@ -182,7 +216,8 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    {"notifications": {"on_success", "on_failure",
  *                    "on_waiting", "on_content": booleans},
  *                    "lifecycle": {"on_turn_end": "inquire" | "await" |
- *                    "abort"}} (see jpt_registry_take_notifications and
+ *                    "abort"}, "stateful": as the top-level key} (see
+ *                    jpt_registry_take_notifications and
  *                    jpt_registry_end_turn)
  *   sandbox          refused with JPT_ERR_UNSUPPORTED: this version does not
  *                    confine tools, and never accepts a security setting it
@@ -217,8 +252,9 @@ typedef struct jpt_builtin_ops {
 /* Adds a builtin tool from a definition (the keys of load_tools; runtime
  * and command do not apply). `ops` is copied; `ud` is passed to every
  * callback. Errors as jpt_registry_load_tools(), JPT_ERR_INVALID for a
- * missing start callback or an `ops->size` too small, JPT_ERR_UNSUPPORTED
- * for ops that set fields of a newer jptool. */
+ * missing start callback, a missing apply callback of a tool whose actions
+ * include "apply", or an `ops->size` too small, JPT_ERR_UNSUPPORTED for
+ * ops that set fields of a newer jptool. */
 JPT_EXPORT int jpt_registry_add_builtin(jpt_registry *r, const char *definition_json,
                                         const jpt_builtin_ops *ops, void *ud);
 
@@ -354,7 +390,7 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
  * made readable, so an event-driven host meets it at its next dispatch
  * like any other. Errors: JPT_ERR_INVALID (the calls are not such an
  * array, or a call lacks its id or name; jpt_registry_errmsg() says
- * where), JPT_ERR_NOMEM. */
+ * where), JPT_ERR_STATE (the registry is shutting down), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json,
                                    jpt_batch **out);
 
@@ -398,9 +434,10 @@ JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char *
 
 /* Cancels every call of the batch still in flight (RFD 037's cancellation,
  * for a host's Ctrl+C), at the next dispatch: one-shot children are killed
- * and their calls end with an error, awaits answer with the handles' states
- * and "cancelled": true, spawn and apply answer at once with the output so
- * far (their handles keep running), calls not yet started never run.
+ * and their calls end with an error that carries the output so far, awaits
+ * answer with the handles' states and "cancelled": true, spawn and apply
+ * answer at once with the output so far (their handles keep running),
+ * calls not yet started never run.
  * Finished calls keep their results. NULL-safe. */
 JPT_EXPORT void jpt_batch_cancel(jpt_batch *b);
 
@@ -422,25 +459,28 @@ JPT_EXPORT int jpt_registry_get_timeout(const jpt_registry *r);
 /* Does what is ready, without blocking and with bounded work: reads output,
  * reaps children, fires timers, completes calls, calls the inquiry handler.
  * Returns >0 if more work is ready at once (call it again before polling),
- * 0 if not, JPT_ERR_IO if the epoll fd failed, or JPT_ERR_CANCELLED if a
- * callback freed the registry (it is gone when this returns, unless this
- * dispatch is nested in another, which then returns the same). A callback
- * may dispatch again (or run, or wait). */
+ * 0 if not, JPT_ERR_INVALID for NULL, JPT_ERR_IO if the epoll fd failed,
+ * or JPT_ERR_CANCELLED if a callback freed the registry (it is gone when
+ * this returns, unless this dispatch is nested in another, which then
+ * returns the same). A callback may dispatch again (or run, or wait). */
 JPT_EXPORT int jpt_registry_dispatch(jpt_registry *r);
 
 /* Polls and dispatches until no call is in flight or `timeout_ms` passes
- * (-1: no limit). JPT_OK when idle, JPT_ERR_TIMEOUT, JPT_ERR_IO,
- * JPT_ERR_CANCELLED (a callback freed the registry, as for dispatch). */
+ * (-1: no limit). JPT_OK when idle, JPT_ERR_TIMEOUT, JPT_ERR_INVALID (NULL),
+ * JPT_ERR_IO, JPT_ERR_CANCELLED (a callback freed the registry, as for
+ * dispatch). */
 JPT_EXPORT int jpt_registry_run(jpt_registry *r, int timeout_ms);
 
 /* Polls and dispatches until batch `b` is done or `timeout_ms` passes
- * (-1: no limit). JPT_OK, JPT_ERR_TIMEOUT, JPT_ERR_INVALID, JPT_ERR_IO,
- * JPT_ERR_CANCELLED (a callback freed `b`, which is then freed as this
- * returns, or freed the registry, as for dispatch). */
+ * (-1: no limit). JPT_OK, JPT_ERR_TIMEOUT, JPT_ERR_INVALID (NULL, or a
+ * batch of another registry), JPT_ERR_IO, JPT_ERR_CANCELLED (a callback
+ * freed `b`, which is then freed as this returns, or freed the registry,
+ * as for dispatch). */
 JPT_EXPORT int jpt_registry_wait(jpt_registry *r, jpt_batch *b, int timeout_ms);
 
 /* Makes the registry's fd readable, so a thread blocked polling it returns.
- * The one function that may be called from any thread at any time. */
+ * The one function that may be called from any thread at any time (while
+ * the registry exists). JPT_OK, or JPT_ERR_INVALID for NULL. */
 JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r);
 
 /* ---- Events ------------------------------------------------------------------------ */
@@ -454,14 +494,16 @@ JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r);
                                     tool process is reaped */
 
 /* Pops the oldest event; the caller frees it with jpt_event_free(). Returns
- * JPT_ERR_AGAIN when there is none. */
+ * JPT_ERR_AGAIN when there is none, JPT_ERR_INVALID for NULL. The queue
+ * holds max_events (jpt_registry_options); past that the oldest event is
+ * dropped, with a warning in the log. */
 JPT_EXPORT int jpt_registry_next_event(jpt_registry *r, jpt_event **out);
 JPT_EXPORT int jpt_event_type(const jpt_event *e);
 /* The call id (CALL_DONE), or NULL. */
 JPT_EXPORT const char *jpt_event_call_id(const jpt_event *e);
 /* The handle id (OUTPUT, STATE; CALL_DONE of an action), or NULL. */
 JPT_EXPORT const char *jpt_event_handle_id(const jpt_event *e);
-/* The tool's name, or NULL for BATCH_DONE. */
+/* The tool's name, or NULL for BATCH_DONE and SHUTDOWN. */
 JPT_EXPORT const char *jpt_event_tool(const jpt_event *e);
 /* The handle's JPT_STATE_* kind (STATE), or 0. */
 JPT_EXPORT int jpt_event_state(const jpt_event *e);
@@ -500,14 +542,22 @@ JPT_EXPORT const char *jpt_inquiry_question_json(const jpt_inquiry *q);
 JPT_EXPORT int jpt_inquiry_target(const jpt_inquiry *q);
 JPT_EXPORT const jpt_state *jpt_inquiry_context(const jpt_inquiry *q);
 
-/* Answers with JSON checked against the question's schema. On JPT_OK the
- * tool runs again with the accumulated answers and `q` is freed. On
- * JPT_ERR_INVALID (the answer is not JSON or does not match; the message
- * is in jpt_inquiry_errmsg()) `q` stays valid for another try. If the call
- * ended meanwhile (aborted, batch cancelled, registry freeing), returns
+/* Answers with JSON checked against the question's schema. On JPT_OK `q`
+ * is freed and the answer delivered: a one-shot tool runs again with the
+ * accumulated answers, a stateful handle reads {"id", "answer"} as a line
+ * on its stdin (a builtin's apply callback gets the answer, at the next
+ * dispatch), the turn end acts on it. On JPT_ERR_INVALID (the answer is
+ * not JSON or does not match; the message is in jpt_inquiry_errmsg()) `q`
+ * stays valid for another try, as it does
+ * on JPT_ERR_NOMEM and on JPT_ERR_STATE (a stateful handle that no longer
+ * takes input). If the call ended meanwhile (aborted, batch cancelled,
+ * registry freeing, or the handle moved on to another question), returns
  * JPT_ERR_CANCELLED and frees `q`. */
 JPT_EXPORT int jpt_inquiry_answer(jpt_inquiry *q, const char *answer_json);
-/* Ends the call with an error naming `reason` (may be NULL) and frees `q`. */
+/* Declines the question and frees `q`: a one-shot call ends with an error
+ * naming `reason` (may be NULL), a stateful handle is stopped with that
+ * error (RFD 037), and the turn end treats its handles as "await". JPT_OK,
+ * JPT_ERR_INVALID (NULL), JPT_ERR_NOMEM (`q` then stays valid). */
 JPT_EXPORT int jpt_inquiry_cancel(jpt_inquiry *q, const char *reason);
 JPT_EXPORT const char *jpt_inquiry_errmsg(const jpt_inquiry *q);
 

@@ -155,8 +155,11 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     r->freeing = true;
     /* Every process ends and is reaped before anything else goes. */
     size_t n = jpt__handles_children(r, &children);
-    if (n > 0)
+    if (n > 0) {
+        jpt__log(JPT_LOG_INFO, "registry freed: ending %zu tool processes (SIGTERM, SIGKILL "
+                               "after %d ms)", n, r->kill_grace_ms);
         jpt__children_shutdown(children, n, r->kill_grace_ms);
+    }
     jpt__free(children);
 
     jpt__turn_free(r);
