@@ -79,6 +79,114 @@ static void test_limited_text_short_output_is_whole(void **state)
     jpt__capture_free(&c);
 }
 
+/* Cuts fall on line boundaries: the head ends with a whole line (its
+ * newline is the marker's), the tail starts with one. */
+static void test_limited_text_cuts_at_lines(void **state)
+{
+    static const char text[] = "one\ntwo\nthree\nfour\nfive\n";
+    jpt__buf out = JPT__BUF_INIT;
+
+    (void)state;
+    assert_int_equal(jpt__limit_text(text, strlen(text), 12, NULL, &out), JPT_OK);
+    assert_string_equal(out.data, "one\n[… 16 bytes omitted …]\nfive\n");
+    jpt__buf_free(&out);
+}
+
+/* One line longer than the look-back is still cut inside. */
+static void test_limited_text_cuts_a_huge_line_inside(void **state)
+{
+    jpt__buf text = JPT__BUF_INIT, out = JPT__BUF_INIT;
+
+    (void)state;
+    assert_int_equal(jpt__buf_puts(&text, "start\n"), JPT_OK);
+    for (int i = 0; i < 20000; i++)
+        assert_int_equal(jpt__buf_putc(&text, (char)('a' + i % 26)), JPT_OK);
+    assert_int_equal(jpt__buf_puts(&text, "\nend\n"), JPT_OK);
+    assert_int_equal(jpt__limit_text(text.data, text.len, 16000, NULL, &out), JPT_OK);
+    /* 8000 bytes of head: "start\n" and 7994 letters. */
+    assert_memory_equal(out.data, "start\nabc", 9);
+    static const char marker[] = "\n[… 4011 bytes omitted …]\n";
+    assert_memory_equal(out.data + 8000, marker, strlen(marker));
+    assert_int_equal(out.len, 16000 + strlen(marker));
+    jpt__buf_free(&text);
+    jpt__buf_free(&out);
+}
+
+/* `seq 1 100000`: what stands around the marker are whole numbers, the
+ * head counting up from 1 and the tail up to 100000, and the count is
+ * every byte between them. */
+static void assert_whole_numbers(const char *text, uint64_t total)
+{
+    const char *marker = strstr(text, "\n[… ");
+    unsigned long omitted, expect = 1;
+    const char *p = text;
+
+    assert_non_null(marker);
+    for (; p < marker; expect++) {
+        char *end;
+        assert_int_equal(strtoul(p, &end, 10), expect);
+        assert_true(*end == '\n' || end == marker);
+        p = end == marker ? marker : end + 1;
+    }
+    assert_int_equal(sscanf(marker, "\n[… %lu bytes omitted …]\n", &omitted), 1);
+    p = strchr(marker + 1, '\n') + 1;
+    const char *tail = p;
+    unsigned long first = strtoul(p, NULL, 10), n = first;
+    assert_true(first > expect);
+    while (*p != '\0') {
+        char *end;
+        assert_int_equal(strtoul(p, &end, 10), n++);
+        assert_int_equal(*end, '\n');
+        p = end + 1;
+    }
+    assert_int_equal(n - 1, 100000);
+    assert_int_equal(omitted, total - (uint64_t)(marker - text) - strlen(tail));
+}
+
+static void seq(jpt__buf *out)
+{
+    for (int i = 1; i <= 100000; i++)
+        assert_int_equal(jpt__buf_printf(out, "%d\n", i), JPT_OK);
+}
+
+static void test_limited_text_of_seq_shows_whole_numbers(void **state)
+{
+    jpt__buf text = JPT__BUF_INIT, out = JPT__BUF_INIT;
+
+    (void)state;
+    seq(&text);
+    assert_int_equal(jpt__limit_text(text.data, text.len, 30000, NULL, &out), JPT_OK);
+    assert_whole_numbers(out.data, text.len);
+    jpt__buf_free(&text);
+    jpt__buf_free(&out);
+}
+
+/* The same when the capture itself dropped the middle: its text, and its
+ * text cut again to a smaller limit. */
+static void test_capture_of_seq_shows_whole_numbers(void **state)
+{
+    jpt__buf text = JPT__BUF_INIT;
+    jpt__capture c;
+
+    (void)state;
+    seq(&text);
+    jpt__capture_init(&c, 65536);
+    for (size_t at = 0; at < text.len; at += 1000)
+        assert_int_equal(jpt__capture_append(&c, text.data + at,
+                                             text.len - at < 1000 ? text.len - at : 1000),
+                         JPT_OK);
+    assert_true(jpt__capture_omitted(&c) > 0);
+    jpt__buf whole = JPT__BUF_INIT;
+    assert_int_equal(jpt__capture_text(&c, &whole), JPT_OK);
+    assert_whole_numbers(whole.data, text.len);
+    char *cut = limited(&c, 30000);
+    assert_whole_numbers(cut, text.len);
+    jpt_free(cut);
+    jpt__buf_free(&whole);
+    jpt__buf_free(&text);
+    jpt__capture_free(&c);
+}
+
 /* ---- A child in a bare loop ------------------------------------------------------ */
 
 typedef struct run {
@@ -279,6 +387,10 @@ int main(void)
         cmocka_unit_test(test_limited_text_keeps_the_end),
         cmocka_unit_test(test_limited_text_counts_every_hidden_byte),
         cmocka_unit_test(test_limited_text_short_output_is_whole),
+        cmocka_unit_test(test_limited_text_cuts_at_lines),
+        cmocka_unit_test(test_limited_text_cuts_a_huge_line_inside),
+        cmocka_unit_test(test_limited_text_of_seq_shows_whole_numbers),
+        cmocka_unit_test(test_capture_of_seq_shows_whole_numbers),
         cmocka_unit_test(test_input_to_closed_stdin_raises_no_sigpipe),
         cmocka_unit_test(test_pending_sigpipe_of_the_host_is_kept),
         cmocka_unit_test(test_free_from_output_callback),
