@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test-util.h"
@@ -293,7 +294,7 @@ static void test_input_to_closed_stdin_raises_no_sigpipe(void **state)
 /* A SIGPIPE the host had pending before is its own and stays pending. */
 static void test_pending_sigpipe_of_the_host_is_kept(void **state)
 {
-    static const char *const argv[] = {"/bin/sh", "-c", "exec <&-; echo closed", NULL};
+    static const char *const argv[] = {"/bin/sh", "-c", "exec <&-; echo closed; sleep 1", NULL};
     sigset_t pipe_set, old, pending;
     run r;
 
@@ -341,6 +342,28 @@ static void test_free_from_output_callback(void **state)
         assert_true(jpt__loop_dispatch(r.loop) >= 0);
     }
     assert_int_equal(r.outputs, 1);
+    run_end(&r);
+}
+
+/* A child's end costs one wake-up when all of it is there: the end of
+ * stdout, of stderr and the pidfd are taken together, by whichever event
+ * comes first. */
+static void test_exit_is_taken_in_one_event(void **state)
+{
+    static const char *const argv[] = {"/bin/sh", "-c", "echo out; echo err >&2", NULL};
+    siginfo_t info;
+    run r;
+
+    (void)state;
+    run_start(&r, argv, false);
+    /* Exited, not reaped: both pipes at their end and the pidfd readable. */
+    memset(&info, 0, sizeof(info));
+    assert_int_equal(waitid(P_PID, (id_t)jpt__child_pid(r.child), &info, WEXITED | WNOWAIT), 0);
+    uint64_t before = jpt__loop_events(r.loop);
+    run_until(&r, has_exited);
+    assert_int_equal(jpt__loop_events(r.loop) - before, 1);
+    assert_int_equal(r.status.code, 0);
+    assert_int_equal(r.out.len, 8);
     run_end(&r);
 }
 
@@ -394,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_input_to_closed_stdin_raises_no_sigpipe),
         cmocka_unit_test(test_pending_sigpipe_of_the_host_is_kept),
         cmocka_unit_test(test_free_from_output_callback),
+        cmocka_unit_test(test_exit_is_taken_in_one_event),
         cmocka_unit_test(test_empty_path_element_is_the_current_directory),
     };
 

@@ -35,6 +35,7 @@ struct jpt__loop {
     /* The batch being dispatched, so a stopped watch can be struck out. */
     struct epoll_event events[EVENT_BATCH];
     int nevents, current;
+    uint64_t callbacks; /* watch callbacks run, for jpt__loop_events */
 };
 
 uint64_t jpt__now(void)
@@ -394,8 +395,10 @@ int jpt__loop_dispatch(jpt__loop *l)
     l->nevents = n > 0 ? n : 0;
     for (l->current = 0; l->current < l->nevents; l->current++) {
         jpt__watch *w = l->events[l->current].data.ptr;
-        if (w != NULL)
+        if (w != NULL) {
+            l->callbacks++;
             w->fn(w, l->events[l->current].events);
+        }
     }
     l->current = -1;
     l->nevents = 0;
@@ -403,6 +406,11 @@ int jpt__loop_dispatch(jpt__loop *l)
     more |= run_timers(l);
     more |= l->defer_head != NULL;
     return more ? 1 : 0;
+}
+
+uint64_t jpt__loop_events(const jpt__loop *l)
+{
+    return l->callbacks;
 }
 
 int jpt__loop_poll(jpt__loop *l, int timeout_ms)

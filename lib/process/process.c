@@ -507,12 +507,26 @@ static bool has_exited(jpt__child *c)
     return true;
 }
 
+static bool read_stream(jpt__child *c, stream *st, bool until_empty);
+
+/* Reads everything both streams hold now, to their end if the writers are
+ * gone; false if the child was freed from an output callback meanwhile. */
+static bool read_streams(jpt__child *c)
+{
+    return (c->out.fd < 0 || read_stream(c, &c->out, true)) &&
+           (c->err.fd < 0 || read_stream(c, &c->err, true));
+}
+
 static void on_pidfd(jpt__watch *w, uint32_t events)
 {
     jpt__child *c = w->ud;
 
     (void)events;
     c->exited = true;
+    /* The output ended as the process exited: take its end now rather
+     * than from further events. */
+    if (!read_streams(c))
+        return;
     if (output_done(c)) {
         finish(c);
         return;
@@ -535,17 +549,16 @@ static void on_kill_timeout(jpt__timer *t)
 
 static void flush_input(jpt__child *c);
 
-static void on_output(jpt__watch *w, uint32_t events)
+/* Reads what `st` holds, up to a bound, and closes it at its end. After a
+ * short read the pipe is most likely empty and is left until its next
+ * event, unless `until_empty` (its writers are gone, or the process has
+ * ended): then the end of file may be right behind. False if the child was
+ * freed from the output callback. */
+static bool read_stream(jpt__child *c, stream *st, bool until_empty)
 {
-    jpt__child *c = w->ud;
-    stream *st = w == &c->out.watch ? &c->out : &c->err;
     int which = st == &c->out ? JPT__STDOUT : JPT__STDERR;
     char buf[READ_CHUNK];
 
-    if ((events & EPOLLOUT) && c->pty)
-        flush_input(c);
-    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-        return;
     for (int i = 0; i < READS_PER_EVENT && st->fd >= 0; i++) {
         ssize_t n = read(st->fd, buf, sizeof(buf));
         if (n > 0) {
@@ -554,9 +567,9 @@ static void on_output(jpt__watch *w, uint32_t events)
             c->in_output_call = false;
             if (c->free_pending) {
                 release(c);
-                return;
+                return false;
             }
-            if ((size_t)n < sizeof(buf))
+            if ((size_t)n < sizeof(buf) && !until_empty)
                 break;
             continue;
         }
@@ -564,10 +577,28 @@ static void on_output(jpt__watch *w, uint32_t events)
             break;
         /* End of file; on a PTY, EIO once the last slave fd is closed. */
         close_stream(c, st);
-        if (output_done(c) && (c->exited || has_exited(c)))
-            finish(c);
-        return;
     }
+    return true;
+}
+
+static void on_output(jpt__watch *w, uint32_t events)
+{
+    jpt__child *c = w->ud;
+    stream *st = w == &c->out.watch ? &c->out : &c->err;
+
+    if ((events & EPOLLOUT) && c->pty)
+        flush_input(c);
+    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        return;
+    if (!read_stream(c, st, (events & EPOLLHUP) != 0) || st->fd >= 0)
+        return;
+    /* The end of one stream is most often the process exiting: the other
+     * stream's end and the exit are taken now too, so that the whole end
+     * costs one wake-up when it is all there. */
+    if (!read_streams(c))
+        return;
+    if (output_done(c) && (c->exited || has_exited(c)))
+        finish(c);
 }
 
 /* ---- Input ------------------------------------------------------------------------ */
