@@ -80,7 +80,8 @@ tool list dialects ``JPT_DIALECT_OPENAI``, ``JPT_DIALECT_ANTHROPIC``,
 ``JPT_DIALECT_FLAT``; the events ``JPT_EVENT_CALL_DONE``,
 ``JPT_EVENT_BATCH_DONE``, ``JPT_EVENT_OUTPUT``, ``JPT_EVENT_STATE``; the
 question targets ``JPT_TARGET_USER`` and ``JPT_TARGET_ASSISTANT``; the
-turn-end flag ``JPT_TURN_KEEP``.
+turn-end flag ``JPT_TURN_KEEP``; the containment modes ``JPT_CONTAIN_AUTO``,
+``JPT_CONTAIN_CGROUP``, ``JPT_CONTAIN_SUBREAPER``, ``JPT_CONTAIN_SESSION``.
 
 Threading: as in C, a state is used from one thread at a time until it is
 shared (:meth:`State.ref`); :func:`set_log` is meant to be called once, before
@@ -179,6 +180,10 @@ __all__ = [
     "JPT_TARGET_USER",
     "JPT_TARGET_ASSISTANT",
     "JPT_TURN_KEEP",
+    "JPT_CONTAIN_AUTO",
+    "JPT_CONTAIN_CGROUP",
+    "JPT_CONTAIN_SUBREAPER",
+    "JPT_CONTAIN_SESSION",
 ]
 
 # ---- Constants (common.h, state.h) ------------------------------------------
@@ -255,6 +260,11 @@ JPT_TARGET_USER = 1
 JPT_TARGET_ASSISTANT = 2
 
 JPT_TURN_KEEP = 0x1
+
+JPT_CONTAIN_AUTO = 0
+JPT_CONTAIN_CGROUP = 1
+JPT_CONTAIN_SUBREAPER = 2
+JPT_CONTAIN_SESSION = 3
 
 _KIND_NAMES = {
     "running": JPT_STATE_RUNNING,
@@ -422,6 +432,7 @@ class _RegistryOptions(ctypes.Structure):
         ("spool_dir", ctypes.c_char_p),
         ("state_file", ctypes.c_char_p),
         ("turn_end_timeout_ms", ctypes.c_int),
+        ("containment", ctypes.c_int),
     ]
 
 
@@ -1120,9 +1131,16 @@ class Registry(_Closable):
     ``max_inquiry_rounds`` (16), ``spool_dir`` (full output also written
     there), ``state_file`` (live children recorded there for
     :func:`reap_stale`), ``turn_end_timeout_ms`` (how long :meth:`end_turn`
-    waits for handles, 120000). Raises JptError(JPT_ERR_INVALID) for a negative
-    duration or a root that is not a directory, JPT_ERR_IO when the epoll
-    fd, timerfd, eventfd or state file cannot be made.
+    waits for handles, 120000), ``containment`` (what the end of a tool's
+    process kills: ``JPT_CONTAIN_AUTO``, the default, a cgroup per process
+    where the host's cgroup allows it, else the process group;
+    ``JPT_CONTAIN_CGROUP``, ``JPT_CONTAIN_SUBREAPER``, which makes this
+    whole process a child subreaper for good, or ``JPT_CONTAIN_SESSION``;
+    see registry.h). Raises JptError(JPT_ERR_INVALID) for a negative
+    duration, a root that is not a directory or an unknown containment,
+    JPT_ERR_UNSUPPORTED for ``JPT_CONTAIN_CGROUP`` where cgroups are not
+    available, JPT_ERR_IO when the epoll fd, timerfd, eventfd or state file
+    cannot be made.
 
     Drive it with :meth:`wait` or :meth:`run` (blocking), or from your own
     loop: poll :meth:`fileno` for reading at most :meth:`timeout`
@@ -1149,7 +1167,8 @@ class Registry(_Closable):
                  max_inquiry_rounds: Optional[int] = None,
                  spool_dir: Optional[Union[_Text, os.PathLike]] = None,
                  state_file: Optional[Union[_Text, os.PathLike]] = None,
-                 turn_end_timeout_ms: Optional[int] = None):
+                 turn_end_timeout_ms: Optional[int] = None,
+                 containment: Optional[int] = None):
         self._ptr = None
         self._pending: List[BaseException] = []
         self._inquiry_fn: Optional[Callable[["Inquiry"], None]] = None
@@ -1176,7 +1195,8 @@ class Registry(_Closable):
         for name, value in (("kill_grace_ms", kill_grace_ms), ("settle_ms", settle_ms),
                             ("yield_ms", yield_ms), ("drain_ms", drain_ms),
                             ("max_inquiry_rounds", max_inquiry_rounds),
-                            ("turn_end_timeout_ms", turn_end_timeout_ms)):
+                            ("turn_end_timeout_ms", turn_end_timeout_ms),
+                            ("containment", containment)):
             if value is not None:
                 setattr(opts, name, _c_int_arg(value, name))
         for name, value in (("capture_bytes", capture_bytes),

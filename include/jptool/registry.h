@@ -87,22 +87,78 @@ typedef struct jpt_registry_options {
                                 jpt_registry_reap_stale() */
     int turn_end_timeout_ms; /* how long the turn end waits for handles;
                                 default 120000 */
+    int containment;         /* what the end of a tool's process kills
+                                (JPT_CONTAIN_*); default JPT_CONTAIN_AUTO */
 } jpt_registry_options;
+
+/* Containment: what the end of a handle's process (the tool exits, is
+ * aborted or times out, or the registry is freed) kills besides the tool
+ * itself. A tool always runs in a session and process group of its own.
+ *
+ * JPT_CONTAIN_AUTO       CGROUP where the host's cgroup allows it, else
+ *                        SESSION.
+ * JPT_CONTAIN_CGROUP     Every process of the tool is killed, whatever it
+ *                        did to get away (a double fork, setsid, a daemon):
+ *                        each process handle gets a cgroup v2 of its own
+ *                        under the host's cgroup (jptool-<pid>-<n>), joined
+ *                        before the tool's program starts, so everything it
+ *                        starts is inside; only a process privileged to
+ *                        move itself to another cgroup can leave. The end
+ *                        kills what is left in it (cgroup.kill, Linux 5.14;
+ *                        before that SIGKILL to each member) and removes
+ *                        the cgroup once it is empty; jpt_registry_free()
+ *                        returns when every cgroup it made is gone. Needs
+ *                        the host's cgroup to be writable by the host
+ *                        (root, or a delegated subtree such as systemd's
+ *                        Delegate=yes); where it is not, jpt_registry_new()
+ *                        fails with JPT_ERR_UNSUPPORTED and logs why (at
+ *                        JPT_LOG_ERROR). Costs a mkdir and an rmdir per
+ *                        process.
+ * JPT_CONTAIN_SUBREAPER  For hosts without cgroups, opt-in. jptool makes
+ *                        the host process a child subreaper
+ *                        (PR_SET_CHILD_SUBREAPER), for good: this affects
+ *                        the whole host process, whose orphaned
+ *                        descendants, of tools and of its other children
+ *                        alike, are then reparented to it instead of to
+ *                        init, and stay zombies until reaped (a host that
+ *                        reaps with waitpid(-1) reaps them). Every tool
+ *                        starts with an environment variable
+ *                        JPTOOL_CONTAIN_<token>=<n> that marks it; the end
+ *                        stops and kills the processes in the tool's
+ *                        session, those of the host's children that carry
+ *                        the mark, and everything below them, and reaps
+ *                        them: never another child of the host. A
+ *                        descendant escapes only if it leaves the session
+ *                        and also runs a program with an environment
+ *                        without the mark (env -i), or one whose
+ *                        environment the host may not read (setuid). Each
+ *                        end reads /proc.
+ * JPT_CONTAIN_SESSION    The process group is killed, nothing more: a
+ *                        descendant that calls setsid() or setpgid() lives
+ *                        on. */
+#define JPT_CONTAIN_AUTO 0
+#define JPT_CONTAIN_CGROUP 1
+#define JPT_CONTAIN_SUBREAPER 2
+#define JPT_CONTAIN_SESSION 3
 
 /* Creates a registry; `opts` may be NULL for every default. The root must be
  * an existing directory; it is made absolute. Errors: JPT_ERR_INVALID (NULL
  * out, struct too small, a negative duration, a root that is not a
- * directory), JPT_ERR_UNSUPPORTED (`opts` sets fields of a newer jptool),
+ * directory, an unknown containment), JPT_ERR_UNSUPPORTED (`opts` sets
+ * fields of a newer jptool, or JPT_CONTAIN_CGROUP where cgroups are not
+ * available),
  * JPT_ERR_EXISTS (the state file lists children already: another registry
  * uses it, or a crashed one left it; see jpt_registry_reap_stale()),
- * JPT_ERR_IO (creating the epoll fd, timerfd or eventfd, or writing the
- * state file), JPT_ERR_NOMEM. */
+ * JPT_ERR_IO (creating the epoll fd, timerfd or eventfd, writing the
+ * state file, or becoming a child subreaper), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts,
                                 jpt_registry **out);
 
 /* Ends every live handle (SIGTERM to each process group, the grace period,
- * SIGKILL, and every child reaped before it returns), frees the batches,
- * events and inquiries still held, and the registry. NULL-safe. */
+ * SIGKILL, and every child reaped before it returns; with containment, every
+ * process of the tools killed, the cgroups removed and the orphans reaped),
+ * frees the batches, events and inquiries still held, and the registry.
+ * NULL-safe. */
 JPT_EXPORT void jpt_registry_free(jpt_registry *r);
 
 /* The message of the last failed call on `r`, or "". */

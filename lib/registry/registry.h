@@ -199,6 +199,7 @@ struct jpt_registry {
     int max_inquiry_rounds;
     char *spool_dir;
     char *state_file;
+    jpt__contain *contain; /* what a child's end kills (options.containment) */
 
     jpt__tool **tools;
     size_t ntools, cap_tools;
