@@ -3,6 +3,7 @@
  * stdin, freeing a child from its own output callback, PATH lookup). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,6 +368,58 @@ static void test_exit_is_taken_in_one_event(void **state)
     run_end(&r);
 }
 
+/* Before Linux 5.14 a cgroup has no cgroup.kill: its members are sent
+ * SIGKILL one by one, until a read of cgroup.procs shows none that was not
+ * signalled; processes forked in the background go too. */
+static void test_cgroup_members_are_killed_one_by_one(void **state)
+{
+    jpt__errbuf err;
+    char name[64], line[16];
+    int ready[2], status;
+    int host = jpt__cgroup_open_host(&err);
+
+    (void)state;
+    snprintf(name, sizeof(name), "jpt-test-%d", (int)getpid());
+    if (host < 0 || mkdirat(host, name, 0755) < 0) {
+        if (host >= 0)
+            close(host);
+        skip();
+    }
+    int dir = openat(host, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int procs = openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    int events = openat(dir, "cgroup.events", O_RDONLY | O_CLOEXEC);
+    assert_true(dir >= 0 && procs >= 0 && events >= 0);
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (write(procs, "0", 1) == 1 && dup2(ready[1], 1) == 1)
+            execl("/bin/sh", "sh", "-c", "sleep 300 & sleep 300 & echo ready; exec sleep 300",
+                  (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    assert_int_equal(read(ready[0], line, 6), 6);
+    assert_memory_equal(line, "ready\n", 6);
+    assert_int_equal(jpt__cgroup_populated(events), 1);
+
+    assert_int_equal(jpt__cgroup_kill_each(dir), JPT_OK);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    /* The background sleeps go too: the cgroup empties (reading
+     * cgroup.events arms it; poll reports the next change). */
+    while (jpt__cgroup_populated(events) == 1) {
+        struct pollfd p = {.fd = events, .events = POLLPRI};
+        assert_int_equal(poll(&p, 1, 10000), 1);
+    }
+    assert_int_equal(unlinkat(host, name, AT_REMOVEDIR), 0);
+    close(ready[0]);
+    close(events);
+    close(procs);
+    close(dir);
+    close(host);
+}
+
 /* An empty element of PATH is the current directory, as for execvp. */
 static void test_empty_path_element_is_the_current_directory(void **state)
 {
@@ -418,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_pending_sigpipe_of_the_host_is_kept),
         cmocka_unit_test(test_free_from_output_callback),
         cmocka_unit_test(test_exit_is_taken_in_one_event),
+        cmocka_unit_test(test_cgroup_members_are_killed_one_by_one),
         cmocka_unit_test(test_empty_path_element_is_the_current_directory),
     };
 
