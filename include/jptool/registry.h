@@ -132,7 +132,8 @@ typedef struct jpt_registry_options {
  *                        and also runs a program with an environment
  *                        without the mark (env -i), or one whose
  *                        environment the host may not read (setuid). Each
- *                        end reads /proc.
+ *                        end reads /proc. Needs pidfd_open (Linux 5.3;
+ *                        JPT_ERR_UNSUPPORTED without it).
  * JPT_CONTAIN_SESSION    The process group is killed, nothing more: a
  *                        descendant that calls setsid() or setpgid() lives
  *                        on. */
@@ -145,8 +146,8 @@ typedef struct jpt_registry_options {
  * an existing directory; it is made absolute. Errors: JPT_ERR_INVALID (NULL
  * out, struct too small, a negative duration, a root that is not a
  * directory, an unknown containment), JPT_ERR_UNSUPPORTED (`opts` sets
- * fields of a newer jptool, or JPT_CONTAIN_CGROUP where cgroups are not
- * available),
+ * fields of a newer jptool, JPT_CONTAIN_CGROUP where cgroups are not
+ * available, JPT_CONTAIN_SUBREAPER without pidfd_open),
  * JPT_ERR_EXISTS (the state file lists children already: another registry
  * uses it, or a crashed one left it; see jpt_registry_reap_stale()),
  * JPT_ERR_IO (creating the epoll fd, timerfd or eventfd, writing the

@@ -532,11 +532,18 @@ static void reap_orphans_blocking(jpt__contain *ct)
     }
 }
 
-/* A mark no other registry's children carry: a random token. */
+/* A mark no other registry's children carry: a random token. Orphans are
+ * held by pidfds (pidfd_open, Linux 5.3), so that a pid the host reaped
+ * and the system reused is never signalled or reaped. */
 static int start_subreaper(jpt__contain *ct, jpt__errbuf *err)
 {
     uint64_t token;
+    int self = (int)syscall(SYS_pidfd_open, ct->host, 0);
 
+    if (self < 0)
+        return jpt__err(err, JPT_ERR_UNSUPPORTED, "subreaper containment needs pidfd_open: %s",
+                        strerror(errno));
+    close(self);
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
         return jpt__err(err, JPT_ERR_IO, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
     if (getrandom(&token, sizeof(token), GRND_NONBLOCK) != (ssize_t)sizeof(token))

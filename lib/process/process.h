@@ -49,7 +49,8 @@ typedef struct jpt__contained {
 /* Sets up `mode` for the children spawned in loop `l`. AUTO becomes CGROUP
  * where the host's cgroup lets it make child cgroups, else SESSION.
  * SUBREAPER makes the host process a child subreaper, for good. Errors:
- * JPT_ERR_UNSUPPORTED (CGROUP is not available here; `err` says why),
+ * JPT_ERR_UNSUPPORTED (CGROUP is not available here, or SUBREAPER lacks
+ * pidfd_open; `err` says why),
  * JPT_ERR_INVALID (no such mode), JPT_ERR_IO (prctl failed), JPT_ERR_NOMEM. */
 int jpt__contain_new(jpt__loop *l, int mode, jpt__contain **out, jpt__errbuf *err);
 /* The mode in effect (never AUTO). */

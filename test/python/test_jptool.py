@@ -1409,11 +1409,9 @@ class RegistryTest(unittest.TestCase):
                 raise
             self.skipTest("no cgroup v2 this process may make cgroups in")
         with r, tempfile.TemporaryDirectory() as d:
-            pidfile = os.path.join(d, "grandchild.pid")
-            r.load_tools({"tools": [{"name": "escape",
-                                     "command": [tool("escape"), pidfile]}]})
+            r.load_tools({"tools": [{"name": "escape", "command": [tool("escape"), d]}]})
             self.assertEqual(r.call("escape"), ("ready\n", False))
-            with open(pidfile) as f:
+            with open(os.path.join(d, "pid")) as f:
                 pid = int(f.read())
             try:
                 pidfd = os.pidfd_open(pid)

@@ -1,11 +1,12 @@
 /* escape: a tool whose descendant gets away from its session and process
  * group the way a daemon does. It forks; the child forks again and exits;
- * the grandchild calls setsid(), lets go of the tool's stdio, writes its pid
- * to PIDFILE (whole, by rename) and sleeps 300 seconds. The tool waits for
- * the pid to be written, prints "ready", and then exits, or with "stay"
- * waits for a signal.
+ * the grandchild calls setsid(), lets go of the tool's stdio, opens DIR/alive
+ * for writing if it exists (a FIFO whose reader sees the end of file when
+ * the grandchild is gone), writes its pid to DIR/pid (whole, by rename) and
+ * sleeps 300 seconds. The tool waits for the pid to be written, prints
+ * "ready", and then exits, or with "stay" waits for a signal.
  *
- * Usage: escape PIDFILE [stay]
+ * Usage: escape DIR [stay]
  * jptool's containment must kill the grandchild when the tool's handle
  * ends; this program deliberately leaves it running. */
 #define _GNU_SOURCE
@@ -17,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static void grandchild(const char *pidfile, int ready)
+static void grandchild(const char *dir, int ready)
 {
-    char tmp[4096], pid[32];
+    char path[4096], tmp[4096], pid[32];
     int null = open("/dev/null", O_RDWR);
 
     setsid();
@@ -27,10 +28,15 @@ static void grandchild(const char *pidfile, int ready)
     dup2(null, 1);
     dup2(null, 2);
     close(null);
-    snprintf(tmp, sizeof(tmp), "%s.tmp", pidfile);
+    /* Held open until this process is gone. */
+    snprintf(path, sizeof(path), "%s/alive", dir);
+    if (open(path, O_WRONLY) < 0 && errno != ENOENT)
+        _exit(1);
+    snprintf(path, sizeof(path), "%s/pid", dir);
+    snprintf(tmp, sizeof(tmp), "%s/pid.tmp", dir);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-    if (fd < 0 || write(fd, pid, (size_t)n) != n || close(fd) < 0 || rename(tmp, pidfile) < 0)
+    if (fd < 0 || write(fd, pid, (size_t)n) != n || close(fd) < 0 || rename(tmp, path) < 0)
         _exit(1);
     (void)!write(ready, "x", 1);
     close(ready);
@@ -46,7 +52,7 @@ int main(int argc, char **argv)
     char byte;
 
     if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "stay") != 0)) {
-        fputs("usage: escape PIDFILE [stay]\n", stderr);
+        fputs("usage: escape DIR [stay]\n", stderr);
         return 2;
     }
     if (pipe(ready) < 0) {
