@@ -42,6 +42,10 @@
 
 #include "bench-util.h"
 
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
 extern char **environ;
 
 static void fail(const char *what)
@@ -229,9 +233,11 @@ static jpt_registry *registry_in(const char *fifo, int containment)
              "\"status=none\"]}]}",
              fifo);
     if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, tools, 0) != JPT_OK ||
-        jpt_registry_add_builtin(r, "{\"name\":\"idle\",\"stateful\":true,\"settle_ms\":1}",
-                                 &idle, NULL) != JPT_OK)
-        fail("registry");
+        jpt_registry_add_builtin(r, "{\"name\":\"idle\",\"stateful\":true,\"actions\":[\"fetch\",\"abort\"],\"settle_ms\":1}",
+                                 &idle, NULL) != JPT_OK) {
+        fprintf(stderr, "bench-await: %s\n", r != NULL ? jpt_registry_errmsg(r) : "registry_new");
+        exit(1);
+    }
     return r;
 }
 
@@ -432,7 +438,7 @@ static void bench_scaling(const char *fifo, bool quick)
 
     for (size_t m = 0; m < 2; m++) {
         const char *mode = m == 0 ? "all" : "any";
-        printf("dispatch per handle stop, await %s:", mode);
+        double base = 0;
         for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
             if (quick && counts[i] > 100)
                 continue;
@@ -441,12 +447,14 @@ static void bench_scaling(const char *fifo, bool quick)
                 double v = dispatch_per_stop(fifo, counts[i], mode);
                 best = v < best ? v : best;
             }
-            printf(" %d handles %.1f us%s", counts[i], best,
-                   i + 1 < sizeof(counts) / sizeof(counts[0]) && !(quick && counts[i + 1] > 100)
-                       ? ","
-                       : "");
+            if (i == 0) {
+                base = best;
+                continue;
+            }
+            printf("dispatch per handle stop, %d handles under one await %s: %.1f us (ratio "
+                   "%.2f vs %d handles at %.1f us; target: flat)\n",
+                   counts[i], mode, best, best / base, counts[0], base);
         }
-        printf(" (target: flat as the count grows)\n");
     }
 }
 
