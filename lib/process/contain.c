@@ -27,6 +27,10 @@
 #define P_PIDFD 3
 #endif
 
+/* Empty cgroups kept for the next children: making and removing one costs
+ * more than the rest of a short tool's spawn (bench-registry). */
+#define POOL_SIZE 16
+
 /* How long removing a cgroup, or reaping an orphan, may block: their
  * processes were sent SIGKILL already, so only one stuck in the kernel (a
  * dead NFS mount) takes this long. */
@@ -58,6 +62,8 @@ struct jpt__contain {
     int cgroups;     /* CGROUP: the host's cgroup directory */
     uint64_t count;  /* children contained so far: numbers them */
     char mark[40];   /* SUBREAPER: "JPTOOL_CONTAIN_<token>=", every mark's start */
+    uint64_t pool[POOL_SIZE]; /* CGROUP: empty cgroups, by number */
+    size_t npool;
     retiring *retiring;
     orphan *orphans;
 };
@@ -207,13 +213,28 @@ static void retire(jpt__contain *ct, uint64_t number)
     check_retiring(rt);
 }
 
-/* After the child is reaped its cgroup is usually empty, and one rmdir is
- * all it costs; a process left in it is killed, and the cgroup retired. */
+/* After the child is reaped its cgroup is usually empty: it goes back to
+ * the pool for the next child (no process can enter an empty cgroup but
+ * by a privileged move), or is removed when the pool is full. A process
+ * left in it is killed, and the cgroup retired. */
 static void release_cgroup(jpt__contain *ct, uint64_t number)
 {
-    char name[64];
+    char name[96];
+    int populated = -1;
 
     cgroup_name(ct, number, name, sizeof(name));
+    size_t n = strlen(name);
+    strcat(name, "/cgroup.events");
+    int events = openat(ct->cgroups, name, O_RDONLY | O_CLOEXEC);
+    name[n] = '\0';
+    if (events >= 0) {
+        populated = jpt__cgroup_populated(events);
+        close(events);
+    }
+    if (populated == 0 && ct->npool < POOL_SIZE) {
+        ct->pool[ct->npool++] = number;
+        return;
+    }
     if (unlinkat(ct->cgroups, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
         return;
     if (errno != EBUSY) {
@@ -618,8 +639,15 @@ int jpt__contain_mode(const jpt__contain *ct)
 
 void jpt__contain_free(jpt__contain *ct)
 {
+    char name[64];
+
     if (ct == NULL)
         return;
+    while (ct->npool > 0) {
+        cgroup_name(ct, ct->pool[--ct->npool], name, sizeof(name));
+        if (remove_tree(ct->cgroups, name) < 0)
+            jpt__log(JPT_LOG_WARNING, "removing the cgroup %s: %s", name, strerror(errno));
+    }
     while (ct->retiring != NULL) {
         retiring *rt = ct->retiring;
         remove_when_empty(ct, rt->number, rt->events, BLOCKING_WAIT_MS);
@@ -650,7 +678,9 @@ int jpt__contain_prepare(jpt__contain *ct, jpt__contained *cd, char *const *envp
     }
     if (ct->mode != JPT__CONTAIN_CGROUP)
         return JPT_OK;
-    if ((rc = make_cgroup(ct, &cd->number, err)) < 0)
+    if (ct->npool > 0)
+        cd->number = ct->pool[--ct->npool];
+    else if ((rc = make_cgroup(ct, &cd->number, err)) < 0)
         return rc;
     cgroup_name(ct, cd->number, path, sizeof(path));
     strcat(path, "/cgroup.procs");
@@ -658,7 +688,8 @@ int jpt__contain_prepare(jpt__contain *ct, jpt__contained *cd, char *const *envp
         int e = errno;
         path[strcspn(path, "/")] = '\0';
         unlinkat(ct->cgroups, path, AT_REMOVEDIR);
-        return jpt__err(err, JPT_ERR_IO, "opening %s/cgroup.procs: %s", path, strerror(e));
+        return jpt__err(err, e == EMFILE || e == ENFILE ? JPT_ERR_LIMIT : JPT_ERR_IO,
+                        "opening %s/cgroup.procs: %s", path, strerror(e));
     }
     cd->ct = ct;
     return JPT_OK;
@@ -666,12 +697,9 @@ int jpt__contain_prepare(jpt__contain *ct, jpt__contained *cd, char *const *envp
 
 void jpt__contain_cancel(jpt__contained *cd)
 {
-    char name[64];
-
-    if (cd->ct != NULL && cd->ct->mode == JPT__CONTAIN_CGROUP) {
-        cgroup_name(cd->ct, cd->number, name, sizeof(name));
-        unlinkat(cd->ct->cgroups, name, AT_REMOVEDIR);
-    }
+    /* A child that failed before execve was reaped already. */
+    if (cd->ct != NULL && cd->ct->mode == JPT__CONTAIN_CGROUP)
+        release_cgroup(cd->ct, cd->number);
     cd->ct = NULL;
 }
 
