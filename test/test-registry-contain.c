@@ -29,6 +29,7 @@ static const char tools[] =
     "{\"name\":\"escape\",\"command\":[\"" TOOL("escape") "\",\"{{arguments.dir}}\"],"
     " \"parameters\":{\"type\":\"object\",\"properties\":{\"dir\":{\"type\":\"string\"}},"
     " \"required\":[\"dir\"]}},"
+    "{\"name\":\"quiet\",\"command\":[\"/bin/true\"]},"
     "{\"name\":\"escape_stay\",\"stateful\":true,"
     " \"command\":[\"" TOOL("escape") "\",\"{{arguments.dir}}\",\"stay\"],"
     " \"parameters\":{\"type\":\"object\",\"properties\":{\"dir\":{\"type\":\"string\"}},"
@@ -260,6 +261,30 @@ static void cgroup_registry_free_kills_the_escaped_grandchild(void **state)
     registry_free_kills(JPT_CONTAIN_CGROUP, true);
 }
 
+/* An empty cgroup is kept for the next handle: one that served a tool
+ * before contains the next as well as a new one. */
+static void reused_cgroup_kills_the_escaped_grandchild(void **state)
+{
+    bool err = true;
+
+    (void)state;
+    if (!cgroups_available())
+        skip();
+    jpt_registry *r = registry(JPT_CONTAIN_CGROUP);
+    for (int i = 0; i < 2; i++) {
+        char *out = ru_call(r, "quiet", "{}", &err);
+        assert_string_equal(out, "");
+        assert_false(err);
+        free(out);
+    }
+    char *out = ru_call(r, "escape", dir_args(), &err);
+    assert_string_equal(out, "ready\n");
+    free(out);
+    assert_dies(grandchild());
+    jpt_registry_free(r);
+    assert_no_cgroup_left();
+}
+
 static void unknown_containment_is_invalid(void **state)
 {
     jpt_registry_options o = {sizeof(o), .containment = JPT_CONTAIN_SESSION + 1};
@@ -314,6 +339,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(cgroup_registry_free_kills_the_escaped_grandchild,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(reused_cgroup_kills_the_escaped_grandchild, setup,
+                                        teardown),
         cmocka_unit_test(unknown_containment_is_invalid),
         cmocka_unit_test_setup_teardown(subreaper_one_shot_end_kills_the_escaped_grandchild,
                                         setup, teardown),

@@ -105,15 +105,17 @@ typedef struct jpt_registry_options {
  *                        starts is inside; only a process privileged to
  *                        move itself to another cgroup can leave. The end
  *                        kills what is left in it (cgroup.kill, Linux 5.14;
- *                        before that SIGKILL to each member) and removes
- *                        the cgroup once it is empty; jpt_registry_free()
- *                        returns when every cgroup it made is gone. Needs
+ *                        before that SIGKILL to each member); a cgroup
+ *                        found empty is kept for a later handle (up to 16),
+ *                        one that was not is removed once it is empty;
+ *                        jpt_registry_free() returns when every cgroup it
+ *                        made is gone. Needs
  *                        the host's cgroup to be writable by the host
  *                        (root, or a delegated subtree such as systemd's
  *                        Delegate=yes); where it is not, jpt_registry_new()
  *                        fails with JPT_ERR_UNSUPPORTED and logs why (at
- *                        JPT_LOG_ERROR). Costs a mkdir and an rmdir per
- *                        process.
+ *                        JPT_LOG_ERROR). Costs a few system calls per
+ *                        process (bench-registry).
  * JPT_CONTAIN_SUBREAPER  For hosts without cgroups, opt-in. jptool makes
  *                        the host process a child subreaper
  *                        (PR_SET_CHILD_SUBREAPER), for good: this affects
