@@ -264,10 +264,12 @@ static int open_cgroups(jpt__contain *ct, jpt__errbuf *err)
                         "the host's cgroup does not let this process move processes "
                         "(cgroup.procs: %s)",
                         strerror(errno));
-    if ((rc = make_cgroup(ct, &number, err)) < 0)
+    if ((rc = make_cgroup(ct, &number, err)) < 0) {
+        jpt__errbuf why = *err;
         return jpt__err(err, JPT_ERR_UNSUPPORTED, "the host's cgroup does not let this "
                                                   "process make cgroups under it: %s",
-                        err->text);
+                        why.text);
+    }
     cgroup_name(ct, number, name, sizeof(name));
     unlinkat(ct->cgroups, name, AT_REMOVEDIR);
     return JPT_OK;
@@ -275,12 +277,12 @@ static int open_cgroups(jpt__contain *ct, jpt__errbuf *err)
 
 /* ---- SUBREAPER ----------------------------------------------------------------- */
 
-/* Every process, as /proc says: pid, parent, session, start time; and
- * whether it is one to kill. */
+/* Every process, as /proc says: pid, parent, session, start time. */
 typedef struct proc_entry {
     pid_t pid;
     jpt__proc_stat st;
-    int pidfd; /* once taken: stopped, to be killed */
+    int pidfd;   /* once taken (stopped, to be killed) */
+    int marked;  /* has_mark, once asked: 1 or 0; -1 before */
 } proc_entry;
 
 typedef struct proc_table {
@@ -308,7 +310,7 @@ static int scan_processes(proc_table *t)
             return JPT_ERR_NOMEM;
         }
         t->v = grown;
-        t->v[t->n++] = (proc_entry){(pid_t)pid, st, -1};
+        t->v[t->n++] = (proc_entry){(pid_t)pid, st, -1, -1};
     }
     closedir(proc);
     return JPT_OK;
@@ -434,10 +436,11 @@ static void kill_orphans(jpt__contain *ct, jpt__contained *const *cds, const pid
                 proc_entry *e = &t.v[i];
                 if (has_pid(taken, ntaken, e->pid))
                     continue;
+                if (e->marked < 0 && e->st.ppid == ct->host)
+                    e->marked = has_mark(ct, e->pid, cds, n);
                 bool ours = has_pid(leaders, n, e->pid) || has_pid(taken, ntaken, e->st.ppid) ||
                             has_pid(leaders, n, e->st.ppid) ||
-                            has_pid(leaders, n, e->st.session) ||
-                            (e->st.ppid == ct->host && has_mark(ct, e->pid, cds, n));
+                            has_pid(leaders, n, e->st.session) || e->marked == 1;
                 if (!ours || !take(e))
                     continue;
                 pid_t *grown_taken =

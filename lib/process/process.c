@@ -774,7 +774,7 @@ void jpt__child_terminate(jpt__child *c, int grace_ms)
         return;
     signal_group(c, SIGTERM);
     if (jpt__timer_start(c->loop, &c->kill_timer, jpt__deadline_ms(grace_ms)) < 0)
-        signal_group(c, SIGKILL);
+        kill_child(c);
 }
 
 /* Frees the child, killing it first unless `killed` says it was, and
