@@ -100,9 +100,10 @@ typedef struct jpt_registry_options {
  * JPT_CONTAIN_CGROUP     Every process of the tool is killed, whatever it
  *                        did to get away (a double fork, setsid, a daemon):
  *                        each process handle gets a cgroup v2 of its own
- *                        under the host's cgroup (jptool-<pid>-<n>), joined
- *                        before the tool's program starts, so everything it
- *                        starts is inside; only a process privileged to
+ *                        under the host's cgroup
+ *                        (jptool-<pid>-<token>-<n>), joined before the
+ *                        tool's program starts, so everything it starts
+ *                        is inside; only a process privileged to
  *                        move itself to another cgroup can leave. The end
  *                        kills what is left in it (cgroup.kill, Linux 5.14;
  *                        before that SIGKILL to each member); a cgroup

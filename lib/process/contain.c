@@ -59,6 +59,8 @@ struct jpt__contain {
     jpt__loop *loop;
     int mode;
     pid_t host;
+    uint64_t token;  /* random: tells this registry's cgroups and marks from
+                        those of others in the same process */
     int cgroups;     /* CGROUP: the host's cgroup directory */
     uint64_t count;  /* children contained so far: numbers them */
     char mark[40];   /* SUBREAPER: "JPTOOL_CONTAIN_<token>=", every mark's start */
@@ -70,13 +72,14 @@ struct jpt__contain {
 
 static void cgroup_name(const jpt__contain *ct, uint64_t number, char *out, size_t n)
 {
-    snprintf(out, n, "jptool-%d-%" PRIu64, (int)ct->host, number);
+    snprintf(out, n, "jptool-%d-%08" PRIx32 "-%" PRIu64, (int)ct->host, (uint32_t)ct->token,
+             number);
 }
 
 /* ---- CGROUP ------------------------------------------------------------------- */
 
-/* A new cgroup under the host's, numbered `*number`. A name an earlier
- * process of the same pid left behind is passed over. */
+/* A new cgroup under the host's, numbered `*number`. A name left behind by
+ * an earlier process (of the same pid and token) is passed over. */
 static int make_cgroup(jpt__contain *ct, uint64_t *number, jpt__errbuf *err)
 {
     char name[64];
@@ -556,12 +559,10 @@ static void reap_orphans_blocking(jpt__contain *ct)
     }
 }
 
-/* A mark no other registry's children carry: a random token. Orphans are
- * held by pidfds (pidfd_open, Linux 5.3), so that a pid the host reaped
- * and the system reused is never signalled or reaped. */
+/* Orphans are held by pidfds (pidfd_open, Linux 5.3), so that a pid the
+ * host reaped and the system reused is never signalled or reaped. */
 static int start_subreaper(jpt__contain *ct, jpt__errbuf *err)
 {
-    uint64_t token;
     int self = (int)syscall(SYS_pidfd_open, ct->host, 0);
 
     if (self < 0)
@@ -570,9 +571,7 @@ static int start_subreaper(jpt__contain *ct, jpt__errbuf *err)
     close(self);
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
         return jpt__err(err, JPT_ERR_IO, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
-    if (getrandom(&token, sizeof(token), GRND_NONBLOCK) != (ssize_t)sizeof(token))
-        token = jpt__now() ^ ((uint64_t)ct->host << 32) ^ (uint64_t)(uintptr_t)ct;
-    snprintf(ct->mark, sizeof(ct->mark), "JPTOOL_CONTAIN_%016" PRIx64 "=", token);
+    snprintf(ct->mark, sizeof(ct->mark), "JPTOOL_CONTAIN_%016" PRIx64 "=", ct->token);
     return JPT_OK;
 }
 
@@ -613,6 +612,8 @@ int jpt__contain_new(jpt__loop *l, int mode, jpt__contain **out, jpt__errbuf *er
     ct->mode = mode;
     ct->host = getpid();
     ct->cgroups = -1;
+    if (getrandom(&ct->token, sizeof(ct->token), GRND_NONBLOCK) != (ssize_t)sizeof(ct->token))
+        ct->token = jpt__now() ^ ((uint64_t)ct->host << 32) ^ (uint64_t)(uintptr_t)ct;
     if (mode == JPT__CONTAIN_AUTO || mode == JPT__CONTAIN_CGROUP) {
         rc = open_cgroups(ct, err);
         if (rc == JPT_OK)
