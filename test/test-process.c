@@ -368,6 +368,63 @@ static void test_exit_is_taken_in_one_event(void **state)
     run_end(&r);
 }
 
+/* The host's cgroup directory from the texts of /proc/self/cgroup and
+ * /proc/self/mountinfo; NULL when there is none (the status in *rc). */
+static char *cgroup_path(const char *cgroup, const char *mountinfo, int *rc)
+{
+    char *c = strdup(cgroup), *m = strdup(mountinfo);
+    jpt__buf dir = JPT__BUF_INIT;
+    jpt__errbuf err;
+
+    *rc = jpt__cgroup_path(c, m, &dir, &err);
+    free(c);
+    free(m);
+    if (*rc != JPT_OK) {
+        jpt__buf_free(&dir);
+        return NULL;
+    }
+    return jpt__buf_take(&dir);
+}
+
+#define V1_LINES "12:pids:/\n4:memory:/x\n"
+#define MOUNT(root, point, fs) "40 31 0:37 " root " " point " rw,relatime shared:9 - " fs " " fs " rw\n"
+
+/* A hybrid system mounts cgroup2 at /sys/fs/cgroup/unified, a pure v2
+ * one at /sys/fs/cgroup; in a container the mount may show a subtree only
+ * (its root field), and mountinfo escapes a space as \040. */
+static void test_cgroup_path_follows_the_cgroup2_mount(void **state)
+{
+    const char *hybrid = MOUNT("/", "/sys/fs/cgroup/memory", "cgroup")
+        MOUNT("/", "/sys/fs/cgroup/unified", "cgroup2");
+    const char *pure = MOUNT("/", "/proc", "proc") MOUNT("/", "/sys/fs/cgroup", "cgroup2");
+    const char *container = MOUNT("/docker/abc", "/sys/fs/cgroup", "cgroup2");
+    const char *spaced = MOUNT("/", "/mnt/cgroup\\040two", "cgroup2");
+    int rc;
+    char *dir;
+
+    (void)state;
+    dir = cgroup_path(V1_LINES "0::/\n", hybrid, &rc);
+    assert_string_equal(dir, "/sys/fs/cgroup/unified/");
+    jpt_free(dir);
+    dir = cgroup_path("0::/user.slice/session-1.scope\n", pure, &rc);
+    assert_string_equal(dir, "/sys/fs/cgroup/user.slice/session-1.scope");
+    jpt_free(dir);
+    dir = cgroup_path("0::/docker/abc/job\n", container, &rc);
+    assert_string_equal(dir, "/sys/fs/cgroup/job");
+    jpt_free(dir);
+    dir = cgroup_path("0::/app", spaced, &rc);
+    assert_string_equal(dir, "/mnt/cgroup two/app");
+    jpt_free(dir);
+    /* A mount that shows another subtree does not show this cgroup. */
+    assert_null(cgroup_path("0::/docker/abcdef\n", container, &rc));
+    assert_int_equal(rc, JPT_ERR_UNSUPPORTED);
+    /* cgroup v1 only: no "0::" line, or no cgroup2 mount. */
+    assert_null(cgroup_path(V1_LINES, hybrid, &rc));
+    assert_int_equal(rc, JPT_ERR_UNSUPPORTED);
+    assert_null(cgroup_path("0::/\n", MOUNT("/", "/sys/fs/cgroup/memory", "cgroup"), &rc));
+    assert_int_equal(rc, JPT_ERR_UNSUPPORTED);
+}
+
 /* Before Linux 5.14 a cgroup has no cgroup.kill: its members are sent
  * SIGKILL one by one, until a read of cgroup.procs shows none that was not
  * signalled; processes forked in the background go too. */
@@ -471,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_pending_sigpipe_of_the_host_is_kept),
         cmocka_unit_test(test_free_from_output_callback),
         cmocka_unit_test(test_exit_is_taken_in_one_event),
+        cmocka_unit_test(test_cgroup_path_follows_the_cgroup2_mount),
         cmocka_unit_test(test_cgroup_members_are_killed_one_by_one),
         cmocka_unit_test(test_empty_path_element_is_the_current_directory),
     };

@@ -72,22 +72,24 @@ static const char *below(const char *path, const char *root)
 }
 
 /* The directory of cgroup `path` through the first cgroup2 mount that
- * shows it, opened, or a negative status. A line of mountinfo reads "ID
- * PARENT MAJ:MIN ROOT POINT OPTIONS… - FSTYPE SOURCE SUPER-OPTIONS". */
-static int open_through_mount(char *mountinfo, const char *path, jpt__errbuf *err)
+ * shows it, appended to `dir`. A line of mountinfo reads "ID PARENT
+ * MAJ:MIN ROOT POINT OPTIONS… - FSTYPE SOURCE SUPER-OPTIONS". */
+static int through_mount(char *mountinfo, const char *path, jpt__buf *dir, jpt__errbuf *err)
 {
     char *next;
 
     for (char *line = mountinfo; *line != '\0'; line = next) {
-        next = strchr(line, '\n');
-        next = next != NULL ? next + 1 : line + strlen(line);
+        char *end = strchr(line, '\n');
+        next = end != NULL ? end + 1 : line + strlen(line);
+        if (end != NULL)
+            *end = '\0';
         const char *dash = strstr(line, " - ");
-        if (dash == NULL || dash > next || strncmp(dash + 3, "cgroup2 ", 8) != 0)
+        if (dash == NULL || strncmp(dash + 3, "cgroup2 ", 8) != 0)
             continue;
         char *field[5], *save = NULL;
         int n = 0;
-        next[-1] = '\0';
-        for (char *t = strtok_r(line, " ", &save); t != NULL && n < 5; t = strtok_r(NULL, " ", &save))
+        for (char *t = strtok_r(line, " ", &save); t != NULL && n < 5;
+             t = strtok_r(NULL, " ", &save))
             field[n++] = t;
         if (n < 5)
             continue;
@@ -96,48 +98,46 @@ static int open_through_mount(char *mountinfo, const char *path, jpt__errbuf *er
         const char *rest = below(path, field[3]);
         if (rest == NULL)
             continue;
-        jpt__buf dir = JPT__BUF_INIT;
-        if (jpt__buf_printf(&dir, "%s%s", field[4], rest) < 0)
+        if (jpt__buf_printf(dir, "%s%s", field[4], rest) < 0)
             return jpt__err(err, JPT_ERR_NOMEM, "out of memory naming the host's cgroup");
-        int fd = open(dir.data, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-            fd = jpt__err(err, JPT_ERR_UNSUPPORTED, "opening the host's cgroup %s: %s",
-                          dir.data, strerror(errno));
-        jpt__buf_free(&dir);
-        return fd;
+        return JPT_OK;
     }
     return jpt__err(err, JPT_ERR_UNSUPPORTED,
                     "no cgroup2 file system is mounted where it shows the host's cgroup %s",
                     path);
 }
 
-int jpt__cgroup_open_host(jpt__errbuf *err)
+int jpt__cgroup_path(char *cgroup, char *mountinfo, jpt__buf *dir, jpt__errbuf *err)
 {
-    jpt__buf cgroup = JPT__BUF_INIT, mounts = JPT__BUF_INIT;
-    int fd;
-
-    if (read_whole(AT_FDCWD, "/proc/self/cgroup", &cgroup) < 0 ||
-        read_whole(AT_FDCWD, "/proc/self/mountinfo", &mounts) < 0) {
-        fd = jpt__err(err, errno == ENOMEM ? JPT_ERR_NOMEM : JPT_ERR_UNSUPPORTED,
-                      "reading /proc/self/cgroup and mountinfo: %s", strerror(errno));
-        goto out;
-    }
     /* The unified hierarchy's line is "0::PATH"; v1 hierarchies have
      * their own numbers. */
-    char *path = strncmp(cgroup.data, "0::", 3) == 0 ? cgroup.data + 3
-                                                      : strstr(cgroup.data, "\n0::");
-    if (path == NULL) {
-        fd = jpt__err(err, JPT_ERR_UNSUPPORTED, "the host is in no cgroup v2 "
-                                                "(/proc/self/cgroup has no \"0::\" line)");
-        goto out;
-    }
+    char *path = strncmp(cgroup, "0::", 3) == 0 ? cgroup + 3 : strstr(cgroup, "\n0::");
+
+    if (path == NULL)
+        return jpt__err(err, JPT_ERR_UNSUPPORTED, "the host is in no cgroup v2 "
+                                                  "(/proc/self/cgroup has no \"0::\" line)");
     if (path[0] == '\n')
         path += 4;
     path[strcspn(path, "\n")] = '\0';
-    fd = open_through_mount(mounts.data, path, err);
-out:
+    return through_mount(mountinfo, path, dir, err);
+}
+
+int jpt__cgroup_open_host(jpt__errbuf *err)
+{
+    jpt__buf cgroup = JPT__BUF_INIT, mounts = JPT__BUF_INIT, dir = JPT__BUF_INIT;
+    int fd;
+
+    if (read_whole(AT_FDCWD, "/proc/self/cgroup", &cgroup) < 0 ||
+        read_whole(AT_FDCWD, "/proc/self/mountinfo", &mounts) < 0)
+        fd = jpt__err(err, errno == ENOMEM ? JPT_ERR_NOMEM : JPT_ERR_UNSUPPORTED,
+                      "reading /proc/self/cgroup and mountinfo: %s", strerror(errno));
+    else if ((fd = jpt__cgroup_path(cgroup.data, mounts.data, &dir, err)) == JPT_OK &&
+             (fd = open(dir.data, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        fd = jpt__err(err, JPT_ERR_UNSUPPORTED, "opening the host's cgroup %s: %s", dir.data,
+                      strerror(errno));
     jpt__buf_free(&cgroup);
     jpt__buf_free(&mounts);
+    jpt__buf_free(&dir);
     return fd;
 }
 

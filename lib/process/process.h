@@ -77,6 +77,12 @@ void jpt__contain_exiting(jpt__contained *cd, pid_t leader);
 /* The child's leader was reaped: its cgroup goes once empty. */
 void jpt__contain_reaped(jpt__contained *cd);
 
+/* The directory of the cgroup v2 that the text of /proc/self/cgroup names
+ * (its "0::" line), through the cgroup2 mount in the text of
+ * /proc/self/mountinfo that shows it, appended to `dir`. Both texts are
+ * modified. Errors: JPT_ERR_UNSUPPORTED (no "0::" line, or no mount shows
+ * it), JPT_ERR_NOMEM. */
+int jpt__cgroup_path(char *cgroup, char *mountinfo, jpt__buf *dir, jpt__errbuf *err);
 /* The cgroup v2 directory of this process (the mount of the cgroup2 file
  * system in /proc/self/mountinfo joined with the "0::" line of
  * /proc/self/cgroup), opened; or JPT_ERR_UNSUPPORTED (no such cgroup, or
