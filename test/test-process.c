@@ -387,7 +387,8 @@ static char *cgroup_path(const char *cgroup, const char *mountinfo, int *rc)
 }
 
 #define V1_LINES "12:pids:/\n4:memory:/x\n"
-#define MOUNT(root, point, fs) "40 31 0:37 " root " " point " rw,relatime shared:9 - " fs " " fs " rw\n"
+#define MOUNT(root, point, fs)                                                             \
+    "40 31 0:37 " root " " point " rw,relatime shared:9 - " fs " " fs " rw\n"
 
 /* A hybrid system mounts cgroup2 at /sys/fs/cgroup/unified, a pure v2
  * one at /sys/fs/cgroup; in a container the mount may show a subtree only

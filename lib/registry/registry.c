@@ -21,7 +21,8 @@
 #define DEFAULT_TURN_END_TIMEOUT_MS 120000
 
 /* The public modes are the process room's. */
-_Static_assert(JPT_CONTAIN_AUTO == JPT__CONTAIN_AUTO && JPT_CONTAIN_CGROUP == JPT__CONTAIN_CGROUP &&
+_Static_assert(JPT_CONTAIN_AUTO == JPT__CONTAIN_AUTO &&
+                   JPT_CONTAIN_CGROUP == JPT__CONTAIN_CGROUP &&
                    JPT_CONTAIN_SUBREAPER == JPT__CONTAIN_SUBREAPER &&
                    JPT_CONTAIN_SESSION == JPT__CONTAIN_SESSION,
                "containment modes");

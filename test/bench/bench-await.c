@@ -233,7 +233,9 @@ static jpt_registry *registry_in(const char *fifo, int containment)
              "\"status=none\"]}]}",
              fifo);
     if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, tools, 0) != JPT_OK ||
-        jpt_registry_add_builtin(r, "{\"name\":\"idle\",\"stateful\":true,\"actions\":[\"fetch\",\"abort\"],\"settle_ms\":1}",
+        jpt_registry_add_builtin(r,
+                                 "{\"name\":\"idle\",\"stateful\":true,\"settle_ms\":1,"
+                                 "\"actions\":[\"fetch\",\"abort\"]}",
                                  &idle, NULL) != JPT_OK) {
         fprintf(stderr, "bench-await: %s\n", r != NULL ? jpt_registry_errmsg(r) : "registry_new");
         exit(1);
