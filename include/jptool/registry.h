@@ -96,25 +96,28 @@ typedef struct jpt_registry_options {
  * itself. A tool always runs in a session and process group of its own.
  *
  * JPT_CONTAIN_AUTO       CGROUP where the host's cgroup allows it, else
- *                        SESSION.
+ *                        SESSION (logged at JPT_LOG_INFO). Under systemd,
+ *                        give the host's unit Delegate=yes: systemd does
+ *                        not expect cgroups it did not make elsewhere.
  * JPT_CONTAIN_CGROUP     Every process of the tool is killed, whatever it
  *                        did to get away (a double fork, setsid, a daemon):
  *                        each process handle gets a cgroup v2 of its own
- *                        under the host's cgroup
- *                        (jptool-<pid>-<token>-<n>), joined before the
- *                        tool's program starts, so everything it starts
- *                        is inside; only a process privileged to
- *                        move itself to another cgroup can leave. The end
- *                        kills what is left in it (cgroup.kill, Linux 5.14;
- *                        before that SIGKILL to each member); a cgroup
- *                        found empty is kept for a later handle (up to 16),
- *                        one that was not is removed once it is empty;
+ *                        under the host's cgroup (named
+ *                        jptool-<pid>-<token>-<n>), joined before the
+ *                        tool's program starts, so everything it starts is
+ *                        inside; only a process privileged to move itself
+ *                        to another cgroup can leave. The end kills what
+ *                        is left in it (cgroup.kill, Linux 5.14; before,
+ *                        SIGKILL to each member). A cgroup found empty is
+ *                        kept for a later handle (up to 16); one that was
+ *                        not is removed once its last process is gone.
  *                        jpt_registry_free() returns when every cgroup it
- *                        made is gone. Needs
- *                        the host's cgroup to be writable by the host
- *                        (root, or a delegated subtree such as systemd's
- *                        Delegate=yes); where it is not, jpt_registry_new()
- *                        fails with JPT_ERR_UNSUPPORTED and logs why (at
+ *                        made is removed (a host that exits without it
+ *                        leaves them behind). Needs the host's cgroup to
+ *                        be writable by the host (root, or a delegated
+ *                        subtree such as systemd's Delegate=yes); where it
+ *                        is not, jpt_registry_new() fails with
+ *                        JPT_ERR_UNSUPPORTED and logs why (at
  *                        JPT_LOG_ERROR). Costs a few system calls per
  *                        process (bench-registry).
  * JPT_CONTAIN_SUBREAPER  For hosts without cgroups, opt-in. jptool makes
@@ -135,8 +138,10 @@ typedef struct jpt_registry_options {
  *                        and also runs a program with an environment
  *                        without the mark (env -i), or one whose
  *                        environment the host may not read (setuid). Each
- *                        end reads /proc. Needs pidfd_open (Linux 5.3;
- *                        JPT_ERR_UNSUPPORTED without it).
+ *                        end reads the stat of every process in /proc, a
+ *                        cost that grows with the system's process count.
+ *                        Needs pidfd_open (Linux 5.3; JPT_ERR_UNSUPPORTED
+ *                        without it).
  * JPT_CONTAIN_SESSION    The process group is killed, nothing more: a
  *                        descendant that calls setsid() or setpgid() lives
  *                        on. */
