@@ -3,11 +3,13 @@
  * stdin, freeing a child from its own output callback, PATH lookup). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test-util.h"
@@ -76,6 +78,114 @@ static void test_limited_text_short_output_is_whole(void **state)
     assert_int_equal(strlen(text), 40);
     assert_null(strstr(text, "omitted"));
     jpt_free(text);
+    jpt__capture_free(&c);
+}
+
+/* Cuts fall on line boundaries: the head ends with a whole line (its
+ * newline is the marker's), the tail starts with one. */
+static void test_limited_text_cuts_at_lines(void **state)
+{
+    static const char text[] = "one\ntwo\nthree\nfour\nfive\n";
+    jpt__buf out = JPT__BUF_INIT;
+
+    (void)state;
+    assert_int_equal(jpt__limit_text(text, strlen(text), 12, NULL, &out), JPT_OK);
+    assert_string_equal(out.data, "one\n[… 16 bytes omitted …]\nfive\n");
+    jpt__buf_free(&out);
+}
+
+/* One line longer than the look-back is still cut inside. */
+static void test_limited_text_cuts_a_huge_line_inside(void **state)
+{
+    jpt__buf text = JPT__BUF_INIT, out = JPT__BUF_INIT;
+
+    (void)state;
+    assert_int_equal(jpt__buf_puts(&text, "start\n"), JPT_OK);
+    for (int i = 0; i < 20000; i++)
+        assert_int_equal(jpt__buf_putc(&text, (char)('a' + i % 26)), JPT_OK);
+    assert_int_equal(jpt__buf_puts(&text, "\nend\n"), JPT_OK);
+    assert_int_equal(jpt__limit_text(text.data, text.len, 16000, NULL, &out), JPT_OK);
+    /* 8000 bytes of head: "start\n" and 7994 letters. */
+    assert_memory_equal(out.data, "start\nabc", 9);
+    static const char marker[] = "\n[… 4011 bytes omitted …]\n";
+    assert_memory_equal(out.data + 8000, marker, strlen(marker));
+    assert_int_equal(out.len, 16000 + strlen(marker));
+    jpt__buf_free(&text);
+    jpt__buf_free(&out);
+}
+
+/* `seq 1 100000`: what stands around the marker are whole numbers, the
+ * head counting up from 1 and the tail up to 100000, and the count is
+ * every byte between them. */
+static void assert_whole_numbers(const char *text, uint64_t total)
+{
+    const char *marker = strstr(text, "\n[… ");
+    unsigned long omitted, expect = 1;
+    const char *p = text;
+
+    assert_non_null(marker);
+    for (; p < marker; expect++) {
+        char *end;
+        assert_int_equal(strtoul(p, &end, 10), expect);
+        assert_true(*end == '\n' || end == marker);
+        p = end == marker ? marker : end + 1;
+    }
+    assert_int_equal(sscanf(marker, "\n[… %lu bytes omitted …]\n", &omitted), 1);
+    p = strchr(marker + 1, '\n') + 1;
+    const char *tail = p;
+    unsigned long first = strtoul(p, NULL, 10), n = first;
+    assert_true(first > expect);
+    while (*p != '\0') {
+        char *end;
+        assert_int_equal(strtoul(p, &end, 10), n++);
+        assert_int_equal(*end, '\n');
+        p = end + 1;
+    }
+    assert_int_equal(n - 1, 100000);
+    assert_int_equal(omitted, total - (uint64_t)(marker - text) - strlen(tail));
+}
+
+static void seq(jpt__buf *out)
+{
+    for (int i = 1; i <= 100000; i++)
+        assert_int_equal(jpt__buf_printf(out, "%d\n", i), JPT_OK);
+}
+
+static void test_limited_text_of_seq_shows_whole_numbers(void **state)
+{
+    jpt__buf text = JPT__BUF_INIT, out = JPT__BUF_INIT;
+
+    (void)state;
+    seq(&text);
+    assert_int_equal(jpt__limit_text(text.data, text.len, 30000, NULL, &out), JPT_OK);
+    assert_whole_numbers(out.data, text.len);
+    jpt__buf_free(&text);
+    jpt__buf_free(&out);
+}
+
+/* The same when the capture itself dropped the middle: its text, and its
+ * text cut again to a smaller limit. */
+static void test_capture_of_seq_shows_whole_numbers(void **state)
+{
+    jpt__buf text = JPT__BUF_INIT;
+    jpt__capture c;
+
+    (void)state;
+    seq(&text);
+    jpt__capture_init(&c, 65536);
+    for (size_t at = 0; at < text.len; at += 1000)
+        assert_int_equal(jpt__capture_append(&c, text.data + at,
+                                             text.len - at < 1000 ? text.len - at : 1000),
+                         JPT_OK);
+    assert_true(jpt__capture_omitted(&c) > 0);
+    jpt__buf whole = JPT__BUF_INIT;
+    assert_int_equal(jpt__capture_text(&c, &whole), JPT_OK);
+    assert_whole_numbers(whole.data, text.len);
+    char *cut = limited(&c, 30000);
+    assert_whole_numbers(cut, text.len);
+    jpt_free(cut);
+    jpt__buf_free(&whole);
+    jpt__buf_free(&text);
     jpt__capture_free(&c);
 }
 
@@ -187,7 +297,7 @@ static void test_input_to_closed_stdin_raises_no_sigpipe(void **state)
 /* A SIGPIPE the host had pending before is its own and stays pending. */
 static void test_pending_sigpipe_of_the_host_is_kept(void **state)
 {
-    static const char *const argv[] = {"/bin/sh", "-c", "exec <&-; echo closed", NULL};
+    static const char *const argv[] = {"/bin/sh", "-c", "exec <&-; echo closed; sleep 1", NULL};
     sigset_t pipe_set, old, pending;
     run r;
 
@@ -238,6 +348,138 @@ static void test_free_from_output_callback(void **state)
     run_end(&r);
 }
 
+/* A child's end costs one wake-up when all of it is there: the end of
+ * stdout, of stderr and the pidfd are taken together, by whichever event
+ * comes first. */
+static void test_exit_is_taken_in_one_event(void **state)
+{
+    static const char *const argv[] = {"/bin/sh", "-c", "echo out; echo err >&2", NULL};
+    siginfo_t info;
+    run r;
+
+    (void)state;
+    run_start(&r, argv, false);
+    /* Exited, not reaped: both pipes at their end and the pidfd readable. */
+    memset(&info, 0, sizeof(info));
+    assert_int_equal(waitid(P_PID, (id_t)jpt__child_pid(r.child), &info, WEXITED | WNOWAIT), 0);
+    uint64_t before = jpt__loop_events(r.loop);
+    run_until(&r, has_exited);
+    assert_int_equal(jpt__loop_events(r.loop) - before, 1);
+    assert_int_equal(r.status.code, 0);
+    assert_int_equal(r.out.len, 8);
+    run_end(&r);
+}
+
+/* The host's cgroup directory from the texts of /proc/self/cgroup and
+ * /proc/self/mountinfo; NULL when there is none (the status in *rc). */
+static char *cgroup_path(const char *cgroup, const char *mountinfo, int *rc)
+{
+    char *c = strdup(cgroup), *m = strdup(mountinfo);
+    jpt__buf dir = JPT__BUF_INIT;
+    jpt__errbuf err;
+
+    *rc = jpt__cgroup_path(c, m, &dir, &err);
+    free(c);
+    free(m);
+    if (*rc != JPT_OK) {
+        jpt__buf_free(&dir);
+        return NULL;
+    }
+    return jpt__buf_take(&dir);
+}
+
+#define V1_LINES "12:pids:/\n4:memory:/x\n"
+#define MOUNT(root, point, fs)                                                             \
+    "40 31 0:37 " root " " point " rw,relatime shared:9 - " fs " " fs " rw\n"
+
+/* A hybrid system mounts cgroup2 at /sys/fs/cgroup/unified, a pure v2
+ * one at /sys/fs/cgroup; in a container the mount may show a subtree only
+ * (its root field), and mountinfo escapes a space as \040. */
+static void test_cgroup_path_follows_the_cgroup2_mount(void **state)
+{
+    const char *hybrid = MOUNT("/", "/sys/fs/cgroup/memory", "cgroup")
+        MOUNT("/", "/sys/fs/cgroup/unified", "cgroup2");
+    const char *pure = MOUNT("/", "/proc", "proc") MOUNT("/", "/sys/fs/cgroup", "cgroup2");
+    const char *container = MOUNT("/docker/abc", "/sys/fs/cgroup", "cgroup2");
+    const char *spaced = MOUNT("/", "/mnt/cgroup\\040two", "cgroup2");
+    int rc;
+    char *dir;
+
+    (void)state;
+    dir = cgroup_path(V1_LINES "0::/\n", hybrid, &rc);
+    assert_string_equal(dir, "/sys/fs/cgroup/unified/");
+    jpt_free(dir);
+    dir = cgroup_path("0::/user.slice/session-1.scope\n", pure, &rc);
+    assert_string_equal(dir, "/sys/fs/cgroup/user.slice/session-1.scope");
+    jpt_free(dir);
+    dir = cgroup_path("0::/docker/abc/job\n", container, &rc);
+    assert_string_equal(dir, "/sys/fs/cgroup/job");
+    jpt_free(dir);
+    dir = cgroup_path("0::/app", spaced, &rc);
+    assert_string_equal(dir, "/mnt/cgroup two/app");
+    jpt_free(dir);
+    /* A mount that shows another subtree does not show this cgroup. */
+    assert_null(cgroup_path("0::/docker/abcdef\n", container, &rc));
+    assert_int_equal(rc, JPT_ERR_UNSUPPORTED);
+    /* cgroup v1 only: no "0::" line, or no cgroup2 mount. */
+    assert_null(cgroup_path(V1_LINES, hybrid, &rc));
+    assert_int_equal(rc, JPT_ERR_UNSUPPORTED);
+    assert_null(cgroup_path("0::/\n", MOUNT("/", "/sys/fs/cgroup/memory", "cgroup"), &rc));
+    assert_int_equal(rc, JPT_ERR_UNSUPPORTED);
+}
+
+/* Before Linux 5.14 a cgroup has no cgroup.kill: its members are sent
+ * SIGKILL one by one, until a read of cgroup.procs shows none that was not
+ * signalled; processes forked in the background go too. */
+static void test_cgroup_members_are_killed_one_by_one(void **state)
+{
+    jpt__errbuf err;
+    char name[64], line[16];
+    int ready[2], status;
+    int host = jpt__cgroup_open_host(&err);
+
+    (void)state;
+    snprintf(name, sizeof(name), "jpt-test-%d", (int)getpid());
+    if (host < 0 || mkdirat(host, name, 0755) < 0) {
+        if (host >= 0)
+            close(host);
+        skip();
+    }
+    int dir = openat(host, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int procs = openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    int events = openat(dir, "cgroup.events", O_RDONLY | O_CLOEXEC);
+    assert_true(dir >= 0 && procs >= 0 && events >= 0);
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (write(procs, "0", 1) == 1 && dup2(ready[1], 1) == 1)
+            execl("/bin/sh", "sh", "-c", "sleep 300 & sleep 300 & echo ready; exec sleep 300",
+                  (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    assert_int_equal(read(ready[0], line, 6), 6);
+    assert_memory_equal(line, "ready\n", 6);
+    assert_int_equal(jpt__cgroup_populated(events), 1);
+
+    assert_int_equal(jpt__cgroup_kill_each(dir), JPT_OK);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    /* The background sleeps go too: the cgroup empties (reading
+     * cgroup.events arms it; poll reports the next change). */
+    while (jpt__cgroup_populated(events) == 1) {
+        struct pollfd p = {.fd = events, .events = POLLPRI};
+        assert_int_equal(poll(&p, 1, 10000), 1);
+    }
+    assert_int_equal(unlinkat(host, name, AT_REMOVEDIR), 0);
+    close(ready[0]);
+    close(events);
+    close(procs);
+    close(dir);
+    close(host);
+}
+
 /* An empty element of PATH is the current directory, as for execvp. */
 static void test_empty_path_element_is_the_current_directory(void **state)
 {
@@ -281,9 +523,16 @@ int main(void)
         cmocka_unit_test(test_limited_text_keeps_the_end),
         cmocka_unit_test(test_limited_text_counts_every_hidden_byte),
         cmocka_unit_test(test_limited_text_short_output_is_whole),
+        cmocka_unit_test(test_limited_text_cuts_at_lines),
+        cmocka_unit_test(test_limited_text_cuts_a_huge_line_inside),
+        cmocka_unit_test(test_limited_text_of_seq_shows_whole_numbers),
+        cmocka_unit_test(test_capture_of_seq_shows_whole_numbers),
         cmocka_unit_test(test_input_to_closed_stdin_raises_no_sigpipe),
         cmocka_unit_test(test_pending_sigpipe_of_the_host_is_kept),
         cmocka_unit_test(test_free_from_output_callback),
+        cmocka_unit_test(test_exit_is_taken_in_one_event),
+        cmocka_unit_test(test_cgroup_path_follows_the_cgroup2_mount),
+        cmocka_unit_test(test_cgroup_members_are_killed_one_by_one),
         cmocka_unit_test(test_empty_path_element_is_the_current_directory),
     };
 

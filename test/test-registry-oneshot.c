@@ -250,11 +250,12 @@ static void flood_is_cut_with_an_exact_marker(void **state)
     jpt_registry *r = ru_registry(tools);
     char *out = call(r, "flood", "{\"bytes\":4000000}", NULL);
 
-    /* 500 bytes of head, the marker, 500 bytes of tail. */
+    /* 500 bytes of head and of tail, cut to whole 64-byte lines: 7 lines
+     * (the last newline is the marker's), the marker, 7 lines. */
     assert_memory_equal(out, "line 0000001 xxxx", 17);
-    ru_assert_contains(out, "\n[… 3999000 bytes omitted …]\n");
+    ru_assert_contains(out, "x\n[… 3999105 bytes omitted …]\nline 0062494 x");
     size_t n = strlen(out);
-    assert_int_equal(n, 1000 + strlen("\n[… 3999000 bytes omitted …]\n"));
+    assert_int_equal(n, 447 + 448 + strlen("\n[… 3999105 bytes omitted …]\n"));
     assert_memory_equal(out + n - 1, "\n", 1);
     free(out);
     jpt_registry_free(r);
@@ -279,7 +280,7 @@ static void spooled_output_is_named_to_the_model(void **state)
     assert_int_equal(sscanf(at, "the full output is in %255s", path), 1);
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_size, 3000000);
-    snprintf(marker, sizeof(marker), "\n[… 2999000 bytes omitted; the full output is in %s …]\n",
+    snprintf(marker, sizeof(marker), "\n[… 2999105 bytes omitted; the full output is in %s …]\n",
              path);
     ru_assert_contains(out, marker);
     free(out);

@@ -83,7 +83,8 @@ the flags ``JPT_DIALECT_FLAT``, ``JPT_DIALECT_ONEOF`` and
 ``JPT_EVENT_STATE``, ``JPT_EVENT_SHUTDOWN``; the question targets
 ``JPT_TARGET_USER`` and ``JPT_TARGET_ASSISTANT``; the turn-end flags
 ``JPT_TURN_KEEP`` and ``JPT_TURN_ABORT``; the registry flag
-``JPT_REGISTRY_KEEP_SPOOL``.
+``JPT_REGISTRY_KEEP_SPOOL``; the containment modes ``JPT_CONTAIN_AUTO``,
+``JPT_CONTAIN_CGROUP``, ``JPT_CONTAIN_SUBREAPER``, ``JPT_CONTAIN_SESSION``.
 
 Threading: as in C, a state is used from one thread at a time until it is
 shared (:meth:`State.ref`); :func:`set_log` is meant to be called once, before
@@ -189,6 +190,10 @@ __all__ = [
     "JPT_TURN_KEEP",
     "JPT_TURN_ABORT",
     "JPT_REGISTRY_KEEP_SPOOL",
+    "JPT_CONTAIN_AUTO",
+    "JPT_CONTAIN_CGROUP",
+    "JPT_CONTAIN_SUBREAPER",
+    "JPT_CONTAIN_SESSION",
 ]
 
 # ---- Constants (common.h, state.h) ------------------------------------------
@@ -273,6 +278,11 @@ JPT_TURN_KEEP = 0x1
 JPT_TURN_ABORT = 0x2
 
 JPT_REGISTRY_KEEP_SPOOL = 0x1
+
+JPT_CONTAIN_AUTO = 0
+JPT_CONTAIN_CGROUP = 1
+JPT_CONTAIN_SUBREAPER = 2
+JPT_CONTAIN_SESSION = 3
 
 _KIND_NAMES = {
     "running": JPT_STATE_RUNNING,
@@ -454,6 +464,7 @@ class _RegistryOptions(ctypes.Structure):
         ("max_processes", ctypes.c_size_t),
         ("max_events", ctypes.c_size_t),
         ("flags", ctypes.c_uint),
+        ("containment", ctypes.c_int),
     ]
 
 
@@ -1161,9 +1172,16 @@ class Registry(_Closable):
     32 fds, and at most 256), ``max_events`` (events queued before the
     oldest is dropped, 4096), ``keep_spool`` (JPT_REGISTRY_KEEP_SPOOL: the
     spool files outlive the registry; by default :meth:`close` removes
-    them). Raises JptError(JPT_ERR_INVALID) for a negative duration or a
-    root that is not a directory, JPT_ERR_IO when the epoll fd, timerfd,
-    eventfd or state file cannot be made.
+    them), ``containment`` (what the end of a tool's process kills:
+    ``JPT_CONTAIN_AUTO``, the default, a cgroup per process where the
+    host's cgroup allows it, else the process group;
+    ``JPT_CONTAIN_CGROUP``, ``JPT_CONTAIN_SUBREAPER``, which makes this
+    whole process a child subreaper for good, or ``JPT_CONTAIN_SESSION``;
+    see registry.h). Raises JptError(JPT_ERR_INVALID) for a negative
+    duration, a root that is not a directory or an unknown containment,
+    JPT_ERR_UNSUPPORTED for ``JPT_CONTAIN_CGROUP`` where cgroups are not
+    available, JPT_ERR_IO when the epoll fd, timerfd, eventfd or state file
+    cannot be made.
 
     Drive it with :meth:`wait` or :meth:`run` (blocking), or from your own
     loop: poll :meth:`fileno` for reading at most :meth:`timeout`
@@ -1193,7 +1211,8 @@ class Registry(_Closable):
                  turn_end_timeout_ms: Optional[int] = None,
                  max_processes: Optional[int] = None,
                  max_events: Optional[int] = None,
-                 keep_spool: bool = False):
+                 keep_spool: bool = False,
+                 containment: Optional[int] = None):
         self._ptr = None
         self._pending: List[BaseException] = []
         self._inquiry_fn: Optional[Callable[["Inquiry"], None]] = None
@@ -1220,7 +1239,8 @@ class Registry(_Closable):
         for name, value in (("kill_grace_ms", kill_grace_ms), ("settle_ms", settle_ms),
                             ("yield_ms", yield_ms), ("drain_ms", drain_ms),
                             ("max_inquiry_rounds", max_inquiry_rounds),
-                            ("turn_end_timeout_ms", turn_end_timeout_ms)):
+                            ("turn_end_timeout_ms", turn_end_timeout_ms),
+                            ("containment", containment)):
             if value is not None:
                 setattr(opts, name, _c_int_arg(value, name))
         if keep_spool:

@@ -128,33 +128,97 @@ typedef struct jpt_registry_options {
     size_t max_events;       /* events queued before the oldest is dropped
                                 (with a warning in the log); default 4096 */
     unsigned flags;          /* JPT_REGISTRY_* below */
+    int containment;         /* what the end of a tool's process kills
+                                (JPT_CONTAIN_*); default JPT_CONTAIN_AUTO */
 } jpt_registry_options;
 
 /* Flags for jpt_registry_options.flags. */
 #define JPT_REGISTRY_KEEP_SPOOL 0x1u /* spool files outlive the registry */
 
+/* Containment: what the end of a handle's process (the tool exits, is
+ * aborted or times out, or the registry is freed) kills besides the tool
+ * itself. A tool always runs in a session and process group of its own.
+ *
+ * JPT_CONTAIN_AUTO       CGROUP where the host's cgroup allows it, else
+ *                        SESSION (logged at JPT_LOG_INFO). Under systemd,
+ *                        give the host's unit Delegate=yes: systemd does
+ *                        not expect cgroups it did not make elsewhere.
+ * JPT_CONTAIN_CGROUP     Every process of the tool is killed, whatever it
+ *                        did to get away (a double fork, setsid, a daemon):
+ *                        each process handle gets a cgroup v2 of its own
+ *                        under the host's cgroup (named
+ *                        jptool-<pid>-<token>-<n>), joined before the
+ *                        tool's program starts, so everything it starts is
+ *                        inside; only a process privileged to move itself
+ *                        to another cgroup can leave. The end kills what
+ *                        is left in it (cgroup.kill, Linux 5.14; before,
+ *                        SIGKILL to each member). A cgroup found empty is
+ *                        kept for a later handle (up to 16); one that was
+ *                        not is removed once its last process is gone.
+ *                        jpt_registry_free() returns when every cgroup it
+ *                        made is removed (a host that exits without it
+ *                        leaves them behind). Needs the host's cgroup to
+ *                        be writable by the host (root, or a delegated
+ *                        subtree such as systemd's Delegate=yes); where it
+ *                        is not, jpt_registry_new() fails with
+ *                        JPT_ERR_UNSUPPORTED and logs why (at
+ *                        JPT_LOG_ERROR). Costs a few system calls per
+ *                        process (bench-registry).
+ * JPT_CONTAIN_SUBREAPER  For hosts without cgroups, opt-in. jptool makes
+ *                        the host process a child subreaper
+ *                        (PR_SET_CHILD_SUBREAPER), for good: this affects
+ *                        the whole host process, whose orphaned
+ *                        descendants, of tools and of its other children
+ *                        alike, are then reparented to it instead of to
+ *                        init, and stay zombies until reaped (a host that
+ *                        reaps with waitpid(-1) reaps them). Every tool
+ *                        starts with an environment variable
+ *                        JPTOOL_CONTAIN_<token>=<n> that marks it; the end
+ *                        stops and kills the processes in the tool's
+ *                        session, those of the host's children that carry
+ *                        the mark, and everything below them, and reaps
+ *                        them: never another child of the host. A
+ *                        descendant escapes only if it leaves the session
+ *                        and also runs a program with an environment
+ *                        without the mark (env -i), or one whose
+ *                        environment the host may not read (setuid). Each
+ *                        end reads the stat of every process in /proc, a
+ *                        cost that grows with the system's process count.
+ *                        Needs pidfd_open (Linux 5.3; JPT_ERR_UNSUPPORTED
+ *                        without it).
+ * JPT_CONTAIN_SESSION    The process group is killed, nothing more: a
+ *                        descendant that calls setsid() or setpgid() lives
+ *                        on. */
+#define JPT_CONTAIN_AUTO 0
+#define JPT_CONTAIN_CGROUP 1
+#define JPT_CONTAIN_SUBREAPER 2
+#define JPT_CONTAIN_SESSION 3
+
 /* Creates a registry; `opts` may be NULL for every default. The root must be
  * an existing directory; it is made absolute. Errors: JPT_ERR_INVALID (NULL
  * out, struct too small, a negative duration or max_inquiry_rounds, a root
- * that is not a directory, unknown flags), JPT_ERR_UNSUPPORTED (`opts`
- * sets fields of a newer jptool), JPT_ERR_EXISTS (the state file lists
- * children already: another registry uses it, or a crashed one left it;
- * see jpt_registry_reap_stale()), JPT_ERR_IO (creating the epoll fd,
- * timerfd or eventfd, opening /dev/null, or writing the state file),
- * JPT_ERR_NOMEM. */
+ * that is not a directory, unknown flags, an unknown containment),
+ * JPT_ERR_UNSUPPORTED (`opts` sets fields of a newer jptool,
+ * JPT_CONTAIN_CGROUP where cgroups are not available, JPT_CONTAIN_SUBREAPER
+ * without pidfd_open), JPT_ERR_EXISTS (the state file lists children
+ * already: another registry uses it, or a crashed one left it; see
+ * jpt_registry_reap_stale()), JPT_ERR_IO (creating the epoll fd, timerfd or
+ * eventfd, opening /dev/null, writing the state file, or becoming a child
+ * subreaper), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts,
                                 jpt_registry **out);
 
 /* Ends every live handle (SIGTERM to each process group, the grace period,
- * SIGKILL, and every child reaped before it returns), frees the batches,
- * events and inquiries still held, removes the spool files (unless
- * JPT_REGISTRY_KEEP_SPOOL), and frees the registry. NULL-safe. Called from
- * a callback (the inquiry handler, a builtin's), the registry is freed as
- * the outermost dispatch under way returns, and nothing else runs before:
- * that dispatch (jpt_registry_dispatch, run, wait) returns
- * JPT_ERR_CANCELLED, and the registry must not be used again. Blocks for up
- * to the kill grace for a tool that ignores SIGTERM; an event-loop host
- * calls jpt_registry_shutdown() first. */
+ * SIGKILL, and every child reaped before it returns; with containment, every
+ * process of the tools killed, the cgroups removed and the orphans reaped),
+ * frees the batches, events and inquiries still held, removes the spool
+ * files (unless JPT_REGISTRY_KEEP_SPOOL), and frees the registry.
+ * NULL-safe. Called from a callback (the inquiry handler, a builtin's), the
+ * registry is freed as the outermost dispatch under way returns, and
+ * nothing else runs before: that dispatch (jpt_registry_dispatch, run,
+ * wait) returns JPT_ERR_CANCELLED, and the registry must not be used
+ * again. Blocks for up to the kill grace for a tool that ignores SIGTERM;
+ * an event-loop host calls jpt_registry_shutdown() first. */
 JPT_EXPORT void jpt_registry_free(jpt_registry *r);
 
 /* Begins ending every live handle without blocking, for an event-loop host

@@ -38,6 +38,7 @@ struct jpt__loop {
      * callback may dispatch again), so that a stopped watch can be struck
      * out of each. */
     struct event_batch *batches;
+    uint64_t callbacks; /* watch callbacks run, for jpt__loop_events */
 };
 
 /* The fd events one dispatch fetched; on that dispatch's stack. */
@@ -424,8 +425,10 @@ static int dispatch(jpt__loop *l)
     l->batches = &b;
     for (b.current = 0; b.current < b.n && !l->interrupted; b.current++) {
         jpt__watch *w = b.events[b.current].data.ptr;
-        if (w != NULL)
+        if (w != NULL) {
+            l->callbacks++;
             w->fn(w, b.events[b.current].events);
+        }
     }
     l->batches = b.outer;
     more |= n == EVENT_BATCH;
@@ -454,6 +457,11 @@ void jpt__loop_interrupt(jpt__loop *l)
 {
     if (l->dispatching > 0)
         l->interrupted = true;
+}
+
+uint64_t jpt__loop_events(const jpt__loop *l)
+{
+    return l->callbacks;
 }
 
 int jpt__loop_poll(jpt__loop *l, int timeout_ms)

@@ -102,6 +102,9 @@ void jpt__loop_interrupt(jpt__loop *l);
 /* Blocks until the loop fd is readable or `timeout_ms` passes (-1: no
  * limit). Returns 0, or JPT_ERR_IO. */
 int jpt__loop_poll(jpt__loop *l, int timeout_ms);
+/* Watch callbacks run since the loop was made: a metric (as libuv's
+ * uv_metrics_info counts events) for what an fd's end costs in wake-ups. */
+uint64_t jpt__loop_events(const jpt__loop *l);
 /* Thread-safe: makes the loop fd readable. */
 int jpt__loop_wakeup(jpt__loop *l);
 

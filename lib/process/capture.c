@@ -182,21 +182,39 @@ static int append_marker(jpt__buf *out, uint64_t omitted, const char *spool_path
     return jpt__buf_printf(out, "\n[… %" PRIu64 " bytes omitted …]\n", omitted);
 }
 
+/* The ring's last `n` bytes, in order. */
+static int tail_copy(const jpt__capture *c, size_t n, jpt__buf *out)
+{
+    if (n == 0)
+        return JPT_OK;
+    size_t from = (c->tail_start + c->tail_len - n) % c->tail_cap;
+    size_t first = c->tail_cap - from < n ? c->tail_cap - from : n;
+    int rc = jpt__buf_append(out, c->tail + from, first);
+
+    if (rc == JPT_OK)
+        rc = jpt__buf_append(out, c->tail, n - first);
+    return rc;
+}
+
+static int append_cut(const char *head, size_t head_len, const char *tail, size_t tail_len,
+                      uint64_t total, const char *spool_path, jpt__buf *out);
+
 int jpt__capture_text(const jpt__capture *c, jpt__buf *out)
 {
-    int rc = jpt__buf_append(out, c->head.data, c->head.len);
-    uint64_t omitted = jpt__capture_omitted(c);
-
-    if (rc == JPT_OK && omitted > 0)
-        rc = append_marker(out, omitted, c->spool_path);
-    if (rc == JPT_OK && c->tail_len > 0) {
-        size_t first = c->tail_cap - c->tail_start < c->tail_len
-                           ? c->tail_cap - c->tail_start
-                           : c->tail_len;
-        rc = jpt__buf_append(out, c->tail + c->tail_start, first);
-        if (rc == JPT_OK)
-            rc = jpt__buf_append(out, c->tail, c->tail_len - first);
+    if (jpt__capture_omitted(c) == 0) {
+        int rc = jpt__buf_append(out, c->head.data, c->head.len);
+        if (rc == JPT_OK && c->tail_len > 0)
+            rc = tail_copy(c, c->tail_len, out);
+        return rc;
     }
+    /* The capture dropped the middle at byte counts unrelated to the text:
+     * the cuts move to line boundaries. */
+    jpt__buf tail = JPT__BUF_INIT;
+    int rc = tail_copy(c, c->tail_len, &tail);
+    if (rc == JPT_OK)
+        rc = append_cut(c->head.data, c->head.len, tail.data, tail.len, c->total,
+                        c->spool_path, out);
+    jpt__buf_free(&tail);
     return rc;
 }
 
@@ -235,19 +253,64 @@ static size_t boundary_after(const char *p, size_t n, size_t at)
     return at;
 }
 
+/* How far a cut may move to fall on a line boundary: a few KiB, and at
+ * most half of what is shown, so that a single huge line is still cut
+ * inside and a cut never empties its side. */
+#define LINE_LOOKBACK 4096
+
+static size_t lookback(size_t shown)
+{
+    return shown / 2 < LINE_LOOKBACK ? shown / 2 : LINE_LOOKBACK;
+}
+
+/* The end of the head shown from p[0..len), at most `at`: at the last
+ * newline close before it (the newline itself is left out: the marker
+ * begins with one), else on a character boundary. Numbers the text never
+ * held (`32` of `32768`) are what a cut inside a line shows. */
+static size_t head_end(const char *p, size_t len, size_t at)
+{
+    for (size_t i = at, stop = at - lookback(at); i > stop; i--)
+        if (p[i - 1] == '\n')
+            return i - 1;
+    return boundary_before(p, len, at);
+}
+
+/* The start of the tail shown from p[0..n), at least `at`: just after
+ * the first newline close after it, else on a character boundary. */
+static size_t tail_start(const char *p, size_t n, size_t at)
+{
+    if (at > 0 && p[at - 1] == '\n')
+        return at;
+    for (size_t i = at, stop = at + lookback(n - at); i < stop; i++)
+        if (p[i] == '\n')
+            return i + 1;
+    return boundary_after(p, n, at);
+}
+
+/* Appends head[0..head_len) and tail[0..tail_len) cut to lines, around the
+ * marker; `total` is the length of the whole text they come from, so the
+ * count names every byte not shown. */
+static int append_cut(const char *head, size_t head_len, const char *tail, size_t tail_len,
+                      uint64_t total, const char *spool_path, jpt__buf *out)
+{
+    size_t h = head_len > 0 ? head_end(head, head_len, head_len) : 0;
+    size_t t = tail_len > 0 ? tail_start(tail, tail_len, 0) : 0;
+    int rc = jpt__buf_append(out, head, h);
+
+    if (rc == JPT_OK)
+        rc = append_marker(out, total - h - (tail_len - t), spool_path);
+    if (rc == JPT_OK && t < tail_len)
+        rc = jpt__buf_append(out, tail + t, tail_len - t);
+    return rc;
+}
+
 int jpt__limit_text(const char *p, size_t n, size_t limit, const char *spool_path,
                     jpt__buf *out)
 {
     if (n <= limit)
         return jpt__buf_append(out, p, n);
-    size_t head = boundary_before(p, n, limit / 2);
-    size_t tail_start = boundary_after(p, n, n - (limit - limit / 2));
-    int rc = jpt__buf_append(out, p, head);
-    if (rc == JPT_OK)
-        rc = append_marker(out, tail_start - head, spool_path);
-    if (rc == JPT_OK)
-        rc = jpt__buf_append(out, p + tail_start, n - tail_start);
-    return rc;
+    size_t tail_len = limit - limit / 2;
+    return append_cut(p, limit / 2, p + n - tail_len, tail_len, n, spool_path, out);
 }
 
 int jpt__capture_text_limited(const jpt__capture *c, size_t limit, jpt__buf *out)
@@ -269,19 +332,11 @@ int jpt__capture_text_limited(const jpt__capture *c, size_t limit, jpt__buf *out
      * is exact: everything between what is shown. */
     jpt__buf tail = JPT__BUF_INIT;
     size_t want_tail = limit - limit / 2;
-    size_t have_tail = c->tail_len < want_tail ? c->tail_len : want_tail;
-    int rc = JPT_OK;
-    for (size_t i = c->tail_len - have_tail; rc == JPT_OK && i < c->tail_len; i++)
-        rc = jpt__buf_putc(&tail, c->tail[(c->tail_start + i) % c->tail_cap]);
     size_t head_len = c->head.len < limit / 2 ? c->head.len : limit / 2;
-    head_len = boundary_before(c->head.data, c->head.len, head_len);
-    size_t skip = tail.data != NULL ? boundary_after(tail.data, tail.len, 0) : 0;
+    int rc = tail_copy(c, c->tail_len < want_tail ? c->tail_len : want_tail, &tail);
     if (rc == JPT_OK)
-        rc = jpt__buf_append(out, c->head.data, head_len);
-    if (rc == JPT_OK)
-        rc = append_marker(out, c->total - head_len - (tail.len - skip), c->spool_path);
-    if (rc == JPT_OK && tail.len > skip)
-        rc = jpt__buf_append(out, tail.data + skip, tail.len - skip);
+        rc = append_cut(c->head.data, head_len, tail.data, tail.len, c->total, c->spool_path,
+                        out);
     jpt__buf_free(&tail);
     return rc;
 }

@@ -64,6 +64,7 @@ struct jpt__child {
     jpt__timer drain_timer;
     jpt__timer kill_timer;
     jpt__exit status;
+    jpt__contained contained;
 };
 
 /* ---- The child side ------------------------------------------------------------
@@ -77,6 +78,7 @@ typedef struct spawn_ctx {
     char *const *envp;
     const char *cwd;
     int in, out, err; /* the child's ends, all >= 3 */
+    int join;         /* cgroup.procs of the child's cgroup, or -1 */
     int slave;        /* PTY slave, or -1 */
     pid_t parent;
     sigset_t mask;    /* the parent's mask, to restore */
@@ -90,6 +92,12 @@ static int child_main(void *arg)
     struct sigaction dfl;
     sigset_t empty;
 
+    /* Into its cgroup first, while the parent is suspended (CLONE_VFORK):
+     * nothing the child starts can be outside it. */
+    if (ctx->join >= 0 && write(ctx->join, "0", 1) != 1) {
+        ctx->failed_step = "joining its cgroup";
+        goto fail;
+    }
     /* Handlers belong to the parent's code, which this process is about to
      * leave; ignored signals stay ignored only if the tool says so itself. */
     memset(&dfl, 0, sizeof(dfl));
@@ -358,9 +366,24 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
         .in = f.child_in,
         .out = f.child_out,
         .err = f.child_err,
+        .join = -1,
         .slave = f.slave,
     };
+    char **marked = NULL;
+    if (s->contain != NULL &&
+        (rc = jpt__contain_prepare(s->contain, &c->contained, ctx.envp, &marked, &ctx.join,
+                                   err)) < 0) {
+        close_stdio(&f);
+        jpt__free(c);
+        return rc;
+    }
+    if (marked != NULL)
+        ctx.envp = marked;
     rc = clone_child(&ctx, &pidfd, err);
+    close_fd(&ctx.join);
+    jpt__free(marked);
+    if (rc < 0)
+        jpt__contain_cancel(&c->contained);
     /* The child's ends belong to the child now (or to nobody); on a PTY
      * they are one fd, closed once. */
     int child_in = f.child_in, child_out = f.child_out, child_err = f.child_err;
@@ -436,24 +459,34 @@ static void close_input(jpt__child *c)
     c->input_off = 0;
 }
 
-/* Signals the child's process group, and the child itself (it may have
- * left the group). Only while the child is unreaped: the host may reap it
+/* The child's pid while it is unreaped, else 0: the host may reap it
  * behind our back (waitpid(-1) in a SIGCHLD handler), and then its pid, and
  * the group's id, may belong to someone else by now. */
-static void signal_group(jpt__child *c, int sig)
+static pid_t unreaped_pid(jpt__child *c)
 {
     siginfo_t info;
 
     if (c->reaped || c->pidfd < 0)
-        return;
+        return 0;
     memset(&info, 0, sizeof(info));
     if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info,
                WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD)
+        return 0;
+    return c->pid;
+}
+
+/* Signals the child's process group, and the child itself (it may have
+ * left the group), while it is unreaped. */
+static void signal_group(jpt__child *c, int sig)
+{
+    pid_t pid = unreaped_pid(c);
+
+    if (pid == 0)
         return;
-    kill(-c->pid, sig);
+    kill(-pid, sig);
     /* An exited leader is a zombie: only its group is left to signal. */
     if (!c->exited)
-        kill(c->pid, sig);
+        kill(pid, sig);
 }
 
 /* Reaps the child and reports it: the output is complete (or the drain
@@ -469,6 +502,8 @@ static void finish(jpt__child *c)
     close_stream(c, &c->err);
     close_input(c);
     signal_group(c, SIGKILL);
+    if (c->contained.ct != NULL)
+        jpt__contain_exiting(&c->contained, unreaped_pid(c));
     memset(&info, 0, sizeof(info));
     if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED | __WALL) == 0) {
         c->status.code = info.si_code == CLD_EXITED ? info.si_status : -1;
@@ -483,6 +518,7 @@ static void finish(jpt__child *c)
     c->reaped = true;
     jpt__watch_stop(c->loop, &c->pid_watch);
     close_fd(&c->pidfd);
+    jpt__contain_reaped(&c->contained);
     c->ops->exited(c, &c->status, c->ud);
 }
 
@@ -508,12 +544,26 @@ static bool has_exited(jpt__child *c)
     return true;
 }
 
+static bool read_stream(jpt__child *c, stream *st, bool until_empty);
+
+/* Reads everything both streams hold now, to their end if the writers are
+ * gone; false if the child was freed from an output callback meanwhile. */
+static bool read_streams(jpt__child *c)
+{
+    return (c->out.fd < 0 || read_stream(c, &c->out, true)) &&
+           (c->err.fd < 0 || read_stream(c, &c->err, true));
+}
+
 static void on_pidfd(jpt__watch *w, uint32_t events)
 {
     jpt__child *c = w->ud;
 
     (void)events;
     c->exited = true;
+    /* The output ended as the process exited: take its end now rather
+     * than from further events. */
+    if (!read_streams(c))
+        return;
     if (output_done(c)) {
         finish(c);
         return;
@@ -529,21 +579,34 @@ static void on_drain_timeout(jpt__timer *t)
     finish(t->ud);
 }
 
+/* SIGKILL to the child's group and, when it is contained, to every
+ * process of it. */
+static void kill_child(jpt__child *c)
+{
+    jpt__contained *cd = &c->contained;
+    pid_t pid = unreaped_pid(c);
+
+    signal_group(c, SIGKILL);
+    if (cd->ct != NULL)
+        jpt__contain_kill(&cd, &pid, 1);
+}
+
 static void on_kill_timeout(jpt__timer *t)
 {
     jpt__child *c = t->ud;
 
     jpt__log(JPT_LOG_INFO, "pid %d outlived the kill grace: SIGKILL", (int)c->pid);
-    signal_group(c, SIGKILL);
+    kill_child(c);
 }
 
 static void flush_input(jpt__child *c);
 
-/* Reads what the stream has, a bounded amount; a short read ends it (the
- * loop hears of more) unless `to_the_end`, which reads on until the pipe
- * is empty or ends. Returns false when the child is gone (freed by the
- * output callback, or reaped and reported at the end of its output). */
-static bool read_stream(jpt__child *c, stream *st, bool to_the_end)
+/* Reads what `st` holds, up to a bound, and closes it at its end. After a
+ * short read the pipe is most likely empty and is left until its next
+ * event, unless `until_empty` (its writers are gone, or the process has
+ * ended): then the end of file may be right behind. False if the child was
+ * freed from the output callback. */
+static bool read_stream(jpt__child *c, stream *st, bool until_empty)
 {
     int which = st == &c->out ? JPT__STDOUT : JPT__STDERR;
     char buf[READ_CHUNK];
@@ -558,7 +621,7 @@ static bool read_stream(jpt__child *c, stream *st, bool to_the_end)
                 release(c);
                 return false;
             }
-            if ((size_t)n < sizeof(buf) && !to_the_end)
+            if ((size_t)n < sizeof(buf) && !until_empty)
                 break;
             continue;
         }
@@ -566,11 +629,6 @@ static bool read_stream(jpt__child *c, stream *st, bool to_the_end)
             break;
         /* End of file; on a PTY, EIO once the last slave fd is closed. */
         close_stream(c, st);
-        if (output_done(c) && (c->exited || has_exited(c))) {
-            finish(c);
-            return false;
-        }
-        break;
     }
     return true;
 }
@@ -582,8 +640,17 @@ static void on_output(jpt__watch *w, uint32_t events)
 
     if ((events & EPOLLOUT) && c->pty)
         flush_input(c);
-    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-        read_stream(c, st, false);
+    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        return;
+    if (!read_stream(c, st, (events & EPOLLHUP) != 0) || st->fd >= 0)
+        return;
+    /* The end of one stream is most often the process exiting: the other
+     * stream's end and the exit are taken now too, so that the whole end
+     * costs one wake-up when it is all there. */
+    if (!read_streams(c))
+        return;
+    if (output_done(c) && (c->exited || has_exited(c)))
+        finish(c);
 }
 
 void jpt__child_poll(jpt__child *c)
@@ -592,11 +659,13 @@ void jpt__child_poll(jpt__child *c)
         return;
     /* To the end of what is there: a tool that printed and exited is then
      * seen to have ended. */
-    if (!read_stream(c, &c->out, true) || !read_stream(c, &c->err, true))
+    if (!read_streams(c) || !(c->exited || has_exited(c)))
         return;
-    /* Exited with its output still held open (a grandchild): the drain
-     * window starts now rather than when the loop hears of the exit. */
-    if (!c->exited && has_exited(c) && c->pid_watch.active)
+    if (output_done(c))
+        finish(c);
+    else if (c->pid_watch.active)
+        /* Its output is still held open (a grandchild): the drain window
+         * starts now rather than when the loop hears of the exit. */
         on_pidfd(&c->pid_watch, EPOLLIN);
 }
 
@@ -733,10 +802,12 @@ void jpt__child_terminate(jpt__child *c, int grace_ms)
         return;
     signal_group(c, SIGTERM);
     if (jpt__timer_start(c->loop, &c->kill_timer, jpt__deadline_ms(grace_ms)) < 0)
-        signal_group(c, SIGKILL);
+        kill_child(c);
 }
 
-static void release(jpt__child *c)
+/* Frees the child, killing it first unless `killed` says it was, and
+ * reaping it. */
+static void release_child(jpt__child *c, bool killed)
 {
     jpt__timer_stop(c->loop, &c->drain_timer);
     jpt__timer_stop(c->loop, &c->kill_timer);
@@ -746,15 +817,22 @@ static void release(jpt__child *c)
     jpt__watch_stop(c->loop, &c->pid_watch);
     if (!c->reaped && c->pidfd >= 0) {
         siginfo_t info;
-        signal_group(c, SIGKILL);
+        if (!killed)
+            kill_child(c);
         /* Blocks until the child is gone; after SIGKILL that is at once,
          * unless it sits in uninterruptible sleep (a dead NFS mount). */
         waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED | __WALL);
         c->reaped = true;
     }
+    jpt__contain_reaped(&c->contained);
     close_fd(&c->pidfd);
     jpt__buf_free(&c->input);
     jpt__free(c);
+}
+
+static void release(jpt__child *c)
+{
+    release_child(c, false);
 }
 
 void jpt__child_free(jpt__child *c)
@@ -768,6 +846,33 @@ void jpt__child_free(jpt__child *c)
         return;
     }
     release(c);
+}
+
+/* SIGKILL to every child's group and, with one search for them all, to
+ * every process of the contained ones. */
+static void kill_children(jpt__child **children, size_t n)
+{
+    jpt__contained **cds = jpt__calloc(n ? n : 1, sizeof(*cds));
+    pid_t *pids = jpt__calloc(n ? n : 1, sizeof(*pids));
+    size_t m = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        jpt__child *c = children[i];
+        if (cds == NULL || pids == NULL) {
+            /* Without memory for the list: one by one. */
+            kill_child(c);
+            continue;
+        }
+        if (c->contained.ct != NULL) {
+            cds[m] = &c->contained;
+            pids[m++] = unreaped_pid(c);
+        }
+        signal_group(c, SIGKILL);
+    }
+    if (m > 0)
+        jpt__contain_kill(cds, pids, m);
+    jpt__free(cds);
+    jpt__free(pids);
 }
 
 void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms)
@@ -802,16 +907,15 @@ void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms)
         }
     }
     jpt__free(fds);
+    kill_children(children, n);
     for (size_t i = 0; i < n; i++)
-        release(children[i]);
+        release_child(children[i], true);
 }
 
-/* Fields of /proc/<pid>/stat: the process group (5), the session (6) and
- * the start time (22). False if the process is gone or the file unreadable. */
-static bool read_stat(pid_t pid, pid_t *pgrp, pid_t *session, uint64_t *start)
+bool jpt__process_stat(pid_t pid, jpt__proc_stat *st)
 {
     char path[64], buf[1024];
-    int group, sid;
+    int ppid, group, sid;
     unsigned long long started;
 
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -826,25 +930,25 @@ static bool read_stat(pid_t pid, pid_t *pgrp, pid_t *session, uint64_t *start)
     /* The command name (field 2) may hold spaces and parentheses; the
      * fields after it start at the last ')'. */
     char *p = strrchr(buf, ')');
-    if (p == NULL || sscanf(p + 1, " %*c %*d %d %d", &group, &sid) != 2)
+    if (p == NULL || sscanf(p + 1, " %*c %d %d %d", &ppid, &group, &sid) != 3)
         return false;
     p++;
     for (int field = 3; field < 22 && p != NULL; field++)
         p = strchr(p + 1, ' ');
     if (p == NULL || sscanf(p, " %llu", &started) != 1)
         return false;
-    *pgrp = group;
-    *session = sid;
-    *start = started;
+    st->ppid = ppid;
+    st->pgrp = group;
+    st->session = sid;
+    st->start = started;
     return true;
 }
 
 uint64_t jpt__process_start_time(pid_t pid)
 {
-    pid_t pgrp, session;
-    uint64_t start;
+    jpt__proc_stat st;
 
-    return read_stat(pid, &pgrp, &session, &start) ? start : 0;
+    return jpt__process_stat(pid, &st) ? st.start : 0;
 }
 
 size_t jpt__kill_session(pid_t sid)
@@ -858,10 +962,9 @@ size_t jpt__kill_session(pid_t sid)
     while ((d = readdir(proc)) != NULL) {
         char *end;
         long pid = strtol(d->d_name, &end, 10);
-        pid_t pgrp, session;
-        uint64_t start;
-        if (*end != '\0' || pid <= 1 || !read_stat((pid_t)pid, &pgrp, &session, &start) ||
-            session != sid)
+        jpt__proc_stat st;
+        if (*end != '\0' || pid <= 1 || !jpt__process_stat((pid_t)pid, &st) ||
+            st.session != sid)
             continue;
         if (kill((pid_t)pid, SIGKILL) == 0)
             killed++;

@@ -21,6 +21,82 @@
 
 typedef struct jpt__child jpt__child;
 
+/* ---- Containment (contain.c, cgroup.c) ----------------------------------------
+ * What the end of a child kills besides its process group. The modes and
+ * what each guarantees are the public ones (registry.h, JPT_CONTAIN_*):
+ *   CGROUP     every child runs in a cgroup v2 of its own, made under the
+ *              host's cgroup and joined before execve; its end kills the
+ *              cgroup (cgroup.kill) and removes it once it is empty.
+ *   SUBREAPER  the host process is a child subreaper, so orphaned
+ *              descendants are reparented to it; a child's end stops and
+ *              kills those in the child's session or carrying its mark (an
+ *              environment variable every child gets), and everything
+ *              below them, and reaps them.
+ *   SESSION    nothing more: the process group only. */
+#define JPT__CONTAIN_AUTO 0
+#define JPT__CONTAIN_CGROUP 1
+#define JPT__CONTAIN_SUBREAPER 2
+#define JPT__CONTAIN_SESSION 3
+
+typedef struct jpt__contain jpt__contain;
+
+/* One child's part: which cgroup, or which mark, is its. */
+typedef struct jpt__contained {
+    jpt__contain *ct; /* NULL: not contained (the group only) */
+    uint64_t number;  /* names its cgroup or its mark */
+} jpt__contained;
+
+/* Sets up `mode` for the children spawned in loop `l`. AUTO becomes CGROUP
+ * where the host's cgroup lets it make child cgroups, else SESSION.
+ * SUBREAPER makes the host process a child subreaper, for good. Errors:
+ * JPT_ERR_UNSUPPORTED (CGROUP is not available here, or SUBREAPER lacks
+ * pidfd_open; `err` says why),
+ * JPT_ERR_INVALID (no such mode), JPT_ERR_IO (prctl failed), JPT_ERR_NOMEM. */
+int jpt__contain_new(jpt__loop *l, int mode, jpt__contain **out, jpt__errbuf *err);
+/* The mode in effect (never AUTO). */
+int jpt__contain_mode(const jpt__contain *ct);
+/* Frees it once every cgroup it made is removed and every orphan it killed
+ * is reaped, blocking for that if need be. Every child must be freed
+ * before. NULL-safe. */
+void jpt__contain_free(jpt__contain *ct);
+
+/* process.c's side. Before a spawn: makes the child's cgroup and opens its
+ * cgroup.procs, which the child writes to join it before execve (`*join`,
+ * else -1); or makes the environment that marks its processes (`*envp_out`
+ * from `envp`, freed with jpt__free; else NULL). Errors: JPT_ERR_IO (`err`
+ * says which call failed), JPT_ERR_NOMEM. */
+int jpt__contain_prepare(jpt__contain *ct, jpt__contained *cd, char *const *envp,
+                         char ***envp_out, int *join, jpt__errbuf *err);
+/* The spawn failed: what prepare made goes. */
+void jpt__contain_cancel(jpt__contained *cd);
+/* SIGKILL now to every process of children `cds[0..n)`; `leaders[i]` is
+ * the pid of child i while it is unreaped, else 0. */
+void jpt__contain_kill(jpt__contained *const *cds, const pid_t *leaders, size_t n);
+/* The child's leader has exited and is about to be reaped. */
+void jpt__contain_exiting(jpt__contained *cd, pid_t leader);
+/* The child's leader was reaped: its cgroup goes once empty. */
+void jpt__contain_reaped(jpt__contained *cd);
+
+/* The directory of the cgroup v2 that the text of /proc/self/cgroup names
+ * (its "0::" line), through the cgroup2 mount in the text of
+ * /proc/self/mountinfo that shows it, appended to `dir`. Both texts are
+ * modified. Errors: JPT_ERR_UNSUPPORTED (no "0::" line, or no mount shows
+ * it), JPT_ERR_NOMEM. */
+int jpt__cgroup_path(char *cgroup, char *mountinfo, jpt__buf *dir, jpt__errbuf *err);
+/* The cgroup v2 directory of this process (the mount of the cgroup2 file
+ * system in /proc/self/mountinfo joined with the "0::" line of
+ * /proc/self/cgroup), opened; or JPT_ERR_UNSUPPORTED (no such cgroup, or
+ * it cannot be opened; `err` says why), JPT_ERR_NOMEM. */
+int jpt__cgroup_open_host(jpt__errbuf *err);
+/* SIGKILL to every process of the cgroup `dir` (an open directory):
+ * cgroup.kill, or jpt__cgroup_kill_each where it is missing (before Linux
+ * 5.14). JPT_OK or JPT_ERR_IO. */
+int jpt__cgroup_kill(int dir);
+int jpt__cgroup_kill_each(int dir);
+/* Whether the cgroup whose cgroup.events is open as `events` has a live
+ * process: 1, 0, or -1 when the file cannot be read. */
+int jpt__cgroup_populated(int events);
+
 #define JPT__STDOUT 1
 #define JPT__STDERR 2
 
@@ -47,6 +123,7 @@ typedef struct jpt__spawn {
     bool pty;                 /* stdin, stdout and stderr on a new terminal */
     unsigned short rows, cols;
     int drain_ms;             /* how long to read after the child exits */
+    jpt__contain *contain;    /* NULL: the process group only */
 } jpt__spawn;
 
 /* Starts a child. Errors: JPT_ERR_NOT_FOUND (no such command), JPT_ERR_IO
@@ -79,18 +156,29 @@ void jpt__child_close_input(jpt__child *c);
 /* Bytes queued and not yet written. */
 size_t jpt__child_pending_input(const jpt__child *c);
 
-/* SIGTERM to the process group now, SIGKILL after `grace_ms`. Stops
- * waiting for output a grandchild may still hold. */
+/* SIGTERM to the process group now, SIGKILL after `grace_ms` (to every
+ * process of the child when it is contained). Stops waiting for output a
+ * grandchild may still hold. */
 void jpt__child_terminate(jpt__child *c, int grace_ms);
 
-/* Frees a child; one still running is killed (SIGKILL to its group) and
- * reaped first. */
+/* Frees a child; one still running is killed (SIGKILL to its group, and
+ * to every process of it when it is contained) and reaped first. */
 void jpt__child_free(jpt__child *c);
 
 /* Ends many children at once, for shutdown: SIGTERM to every group, up to
  * `grace_ms` for them to exit, SIGKILL to the rest, and every one reaped
  * before it returns. The children are freed; no callback runs. */
 void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms);
+
+/* What /proc/<pid>/stat says of a process: its parent (field 4), process
+ * group (5), session (6) and start time in clock ticks since boot (22). */
+typedef struct jpt__proc_stat {
+    pid_t ppid, pgrp, session;
+    uint64_t start;
+} jpt__proc_stat;
+
+/* False if the process is gone or the file unreadable. */
+bool jpt__process_stat(pid_t pid, jpt__proc_stat *st);
 
 /* The start time of process `pid` in clock ticks since boot (field 22 of
  * /proc/<pid>/stat), or 0 if it cannot be read. With the pid it identifies a
@@ -137,7 +225,8 @@ void jpt__capture_spool_pause(jpt__capture *c);
 int jpt__capture_append(jpt__capture *c, const char *p, size_t n);
 /* Bytes dropped from the middle. */
 uint64_t jpt__capture_omitted(const jpt__capture *c);
-/* Appends head, a marker for the omitted middle if any, and tail. */
+/* Appends head, a marker for the omitted middle if any, and tail; when the
+ * middle was dropped, head and tail are cut as jpt__limit_text cuts. */
 int jpt__capture_text(const jpt__capture *c, jpt__buf *out);
 /* Empties the buffer (the spool file, if any, keeps growing). */
 void jpt__capture_reset(jpt__capture *c);
@@ -148,7 +237,9 @@ void jpt__capture_free(jpt__capture *c);
  * counting every byte not shown, the spool file named when there is one. */
 int jpt__capture_text_limited(const jpt__capture *c, size_t limit, jpt__buf *out);
 
-/* The same for any text. Cuts fall on UTF-8 character boundaries. */
+/* The same for any text. Cuts fall on line boundaries where a newline is
+ * near (within 4 KiB, and half of what is shown), else on UTF-8 character
+ * boundaries. */
 int jpt__limit_text(const char *p, size_t n, size_t limit, const char *spool_path,
                     jpt__buf *out);
 

@@ -312,6 +312,7 @@ static int spawn_stdio(jpt_handle *h, int action, jpt__buf *why)
         .rows = 24,
         .cols = 80,
         .drain_ms = r->drain_ms,
+        .contain = r->contain,
     };
     rc = jpt__child_spawn(r->loop, &spawn, &child_ops, h, &h->child, &err);
     if (rc == JPT_ERR_LIMIT && r->nchildren > 0) {

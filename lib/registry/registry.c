@@ -28,6 +28,13 @@
 
 static void run_shutdown(jpt__defer *d);
 
+/* The public modes are the process room's. */
+_Static_assert(JPT_CONTAIN_AUTO == JPT__CONTAIN_AUTO &&
+                   JPT_CONTAIN_CGROUP == JPT__CONTAIN_CGROUP &&
+                   JPT_CONTAIN_SUBREAPER == JPT__CONTAIN_SUBREAPER &&
+                   JPT_CONTAIN_SESSION == JPT__CONTAIN_SESSION,
+               "containment modes");
+
 static int opt_ms(int value, int fallback)
 {
     return value > 0 ? value : fallback;
@@ -59,6 +66,17 @@ static int set_root(jpt_registry *r, const char *root)
     return r->root != NULL ? JPT_OK : JPT_ERR_NOMEM;
 }
 
+/* A failure is logged: the caller has no registry to ask for the message. */
+static int contain(jpt_registry *r, int mode)
+{
+    jpt__errbuf err;
+    int rc = jpt__contain_new(r->loop, mode, &r->contain, &err);
+
+    if (rc < 0)
+        jpt__log(JPT_LOG_ERROR, "jpt_registry_new: containment: %s", err.text);
+    return rc;
+}
+
 JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry **out)
 {
     jpt_registry_options o;
@@ -75,7 +93,8 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
         return rc;
     if (o.kill_grace_ms < 0 || o.settle_ms < 0 || o.yield_ms < 0 || o.drain_ms < 0 ||
         o.max_inquiry_rounds < 0 || o.turn_end_timeout_ms < 0 ||
-        (o.flags & ~JPT_REGISTRY_KEEP_SPOOL) != 0)
+        (o.flags & ~JPT_REGISTRY_KEEP_SPOOL) != 0 || o.containment < JPT_CONTAIN_AUTO ||
+        o.containment > JPT_CONTAIN_SESSION)
         return JPT_ERR_INVALID;
 
     jpt_registry *r = jpt__calloc(1, sizeof(*r));
@@ -101,6 +120,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
         (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
         (rc = jpt__loop_new(&r->loop)) < 0 || (r->devnull < 0 && (rc = JPT_ERR_IO) < 0) ||
+        (rc = contain(r, o.containment)) < 0 ||
         /* A state file that lists children belongs to another registry,
          * or to a crashed one whose orphans jpt_registry_reap_stale() must
          * see: never overwritten. */
@@ -185,6 +205,7 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
         jpt__free(r->spool_files[i]);
     }
     jpt__free(r->spool_files);
+    jpt__contain_free(r->contain);
     jpt__loop_free(r->loop);
     if (r->devnull >= 0)
         close(r->devnull);

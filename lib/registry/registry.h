@@ -221,6 +221,7 @@ struct jpt_registry {
     int state_fd;        /* the state file, open while the registry lives */
     size_t *free_slots;  /* its blank slots, for reuse */
     size_t nfree_slots, cap_free_slots, nslots;
+    jpt__contain *contain; /* what a child's end kills (options.containment) */
 
     jpt__tool **tools;
     size_t ntools, cap_tools;

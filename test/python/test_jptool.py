@@ -1482,6 +1482,40 @@ class RegistryTest(unittest.TestCase):
             Registry("/tmp")  # keyword options only
         Registry().close()  # every default
 
+    def test_containment_option(self):
+        Registry(containment=jptool.JPT_CONTAIN_SESSION).close()
+        with self.assertRaises(JptError) as cm:
+            Registry(containment=jptool.JPT_CONTAIN_SESSION + 1)
+        self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+        with self.assertRaises(TypeError):
+            Registry(containment="cgroup")
+
+    def test_cgroup_containment_kills_an_escaped_grandchild(self):
+        try:
+            r = Registry(containment=jptool.JPT_CONTAIN_CGROUP)
+        except JptError as e:
+            if e.status != jptool.JPT_ERR_UNSUPPORTED:
+                raise
+            self.skipTest("no cgroup v2 this process may make cgroups in")
+        with r, tempfile.TemporaryDirectory() as d:
+            r.load_tools({"tools": [{"name": "escape", "command": [tool("escape"), d]}]})
+            self.assertEqual(r.call("escape"), ("ready\n", False))
+            with open(os.path.join(d, "pid")) as f:
+                pid = int(f.read())
+            try:
+                pidfd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                return  # gone and reaped
+            try:
+                with selectors.DefaultSelector() as sel:
+                    sel.register(pidfd, selectors.EVENT_READ)
+                    exited = sel.select(WAIT_MS / 1000)
+                if not exited:
+                    os.kill(pid, 9)
+                self.assertTrue(exited, "the escaped grandchild outlived the call")
+            finally:
+                os.close(pidfd)
+
 
 @needs_tools
 class BuiltinTest(unittest.TestCase):
@@ -2294,7 +2328,7 @@ class RegistryBindingTest(unittest.TestCase):
     def test_constants_match_the_header(self):
         with open(REGISTRY_H) as f:
             defines = re.findall(r"#define (JPT_\w+) (0x[0-9a-f]+|\d+)u?", f.read())
-        self.assertEqual(len(defines), 20, defines)
+        self.assertEqual(len(defines), 24, defines)
         for name, value in defines:
             self.assertEqual(getattr(jptool, name), int(value, 0), name)
             self.assertIn(name, jptool.__all__)
@@ -2305,7 +2339,7 @@ class RegistryBindingTest(unittest.TestCase):
                                   "output_limit", "settle_ms", "yield_ms", "drain_ms",
                                   "max_inquiry_rounds", "spool_dir", "state_file",
                                   "turn_end_timeout_ms", "max_processes", "max_events",
-                                  "flags"])
+                                  "flags", "containment"])
         # Smaller than the first version's struct (0.1.0 ended before
         # max_processes).
         small = jptool._RegistryOptions(jptool._RegistryOptions.max_processes.offset - 1)
