@@ -459,6 +459,14 @@ static void close_input(jpt__child *c)
     c->input_off = 0;
 }
 
+/* waitid() on the child through its pidfd, which names this very process
+ * even after someone else reaped it. */
+static int wait_child(const jpt__child *c, siginfo_t *info, int options)
+{
+    memset(info, 0, sizeof(*info));
+    return waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, info, options | __WALL);
+}
+
 /* The child's pid while it is unreaped, else 0: the host may reap it
  * behind our back (waitpid(-1) in a SIGCHLD handler), and then its pid, and
  * the group's id, may belong to someone else by now. */
@@ -468,25 +476,27 @@ static pid_t unreaped_pid(jpt__child *c)
 
     if (c->reaped || c->pidfd < 0)
         return 0;
-    memset(&info, 0, sizeof(info));
-    if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info,
-               WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD)
+    if (wait_child(c, &info, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
         return 0;
     return c->pid;
 }
 
-/* Signals the child's process group, and the child itself (it may have
- * left the group), while it is unreaped. */
-static void signal_group(jpt__child *c, int sig)
+/* Signals the process group of the child whose unreaped pid is `pid` (0:
+ * none), and the child itself (it may have left the group). */
+static void signal_pid_group(const jpt__child *c, pid_t pid, int sig)
 {
-    pid_t pid = unreaped_pid(c);
-
     if (pid == 0)
         return;
     kill(-pid, sig);
     /* An exited leader is a zombie: only its group is left to signal. */
     if (!c->exited)
         kill(pid, sig);
+}
+
+/* The same while the child is unreaped. */
+static void signal_group(jpt__child *c, int sig)
+{
+    signal_pid_group(c, unreaped_pid(c), sig);
 }
 
 /* Reaps the child and reports it: the output is complete (or the drain
@@ -501,11 +511,13 @@ static void finish(jpt__child *c)
     close_stream(c, &c->out);
     close_stream(c, &c->err);
     close_input(c);
-    signal_group(c, SIGKILL);
+    /* Asked once: each wait on a child costs the kernel a walk over all
+     * the host's children. */
+    pid_t pid = unreaped_pid(c);
+    signal_pid_group(c, pid, SIGKILL);
     if (c->contained.ct != NULL)
-        jpt__contain_exiting(&c->contained, unreaped_pid(c));
-    memset(&info, 0, sizeof(info));
-    if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED | __WALL) == 0) {
+        jpt__contain_exiting(&c->contained, pid);
+    if (wait_child(c, &info, WEXITED) == 0) {
         c->status.code = info.si_code == CLD_EXITED ? info.si_status : -1;
         c->status.signal = info.si_code == CLD_EXITED ? 0 : info.si_status;
         c->status.known = true;
@@ -532,13 +544,10 @@ static bool output_done(const jpt__child *c)
  * readable: asking here saves a round through the host's loop. */
 static bool has_exited(jpt__child *c)
 {
-    siginfo_t info;
+    /* A pidfd is readable once its process has exited. */
+    struct pollfd pfd = {.fd = c->pidfd, .events = POLLIN};
 
-    memset(&info, 0, sizeof(info));
-    if (c->pidfd < 0 ||
-        waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info,
-               WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
-        info.si_pid == 0)
+    if (c->pidfd < 0 || poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
         return false;
     c->exited = true;
     return true;
@@ -821,7 +830,7 @@ static void release_child(jpt__child *c, bool killed)
             kill_child(c);
         /* Blocks until the child is gone; after SIGKILL that is at once,
          * unless it sits in uninterruptible sleep (a dead NFS mount). */
-        waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED | __WALL);
+        wait_child(c, &info, WEXITED);
         c->reaped = true;
     }
     jpt__contain_reaped(&c->contained);

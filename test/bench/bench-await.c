@@ -223,14 +223,19 @@ static int idle_start(jpt_handle *h, const char *arguments_json, void *ud)
 static jpt_registry *registry_in(const char *fifo, int containment)
 {
     char tools[1024];
-    jpt_registry_options o = {sizeof(o), .kill_grace_ms = 1000, .containment = containment};
+    /* Every process handle runs at once (the default max_processes would
+     * queue most of them, and time their spawns as stops). */
+    jpt_registry_options o = {sizeof(o), .kill_grace_ms = 1000, .containment = containment,
+                              .max_processes = 100000};
     jpt_builtin_ops idle = {sizeof(idle), idle_start, NULL, NULL};
     jpt_registry *r = NULL;
 
     snprintf(tools, sizeof(tools),
              "{\"tools\":[{\"name\":\"waiter\",\"stateful\":true,\"settle_ms\":1,"
              "\"command\":[\"dd\",\"if=%s\",\"of=/dev/null\",\"bs=1\",\"count=1\","
-             "\"status=none\"]}]}",
+             "\"status=none\"]},"
+             "{\"name\":\"sleeper\",\"stateful\":true,\"settle_ms\":1,"
+             "\"command\":[\"sleep\",\"3600\"]}]}",
              fifo);
     if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, tools, 0) != JPT_OK ||
         jpt_registry_add_builtin(r,
@@ -471,7 +476,11 @@ static double dispatch_per_stop_live(const char *fifo, int live, int stops, int 
     int stopped = 0;
     double in_dispatch = 0;
 
-    spawn_tool(r, "waiter", 0, procs);
+    /* Only the processes that stop read the FIFO: every reader wakes at
+     * each byte written, and thousands of them would measure the kernel's
+     * wake-ups rather than the registry. */
+    spawn_tool(r, "waiter", 0, stops);
+    spawn_tool(r, "sleeper", stops, procs - stops);
     if (live > procs)
         spawn_tool(r, "idle", procs, live - procs);
     jpt_batch *b = start_await(r, live, "all");
