@@ -510,27 +510,39 @@ static void finish(jpt__child *c)
     jpt__timer_stop(c->loop, &c->kill_timer);
     close_stream(c, &c->out);
     close_stream(c, &c->err);
-    close_input(c);
-    /* Asked once: each wait on a child costs the kernel a walk over all
-     * the host's children. */
-    pid_t pid = unreaped_pid(c);
-    signal_pid_group(c, pid, SIGKILL);
-    if (c->contained.ct != NULL)
+    jpt__watch_stop(c->loop, &c->pid_watch);
+    /* The subreaper finds the tool's strays by its session, which only the
+     * unreaped leader keeps reserved: they go first. */
+    bool strays_first = c->contained.ct != NULL &&
+                        jpt__contain_mode(c->contained.ct) == JPT__CONTAIN_SUBREAPER;
+    if (strays_first) {
+        pid_t pid = unreaped_pid(c);
+        signal_pid_group(c, pid, SIGKILL);
         jpt__contain_exiting(&c->contained, pid);
+    }
     if (wait_child(c, &info, WEXITED) == 0) {
         c->status.code = info.si_code == CLD_EXITED ? info.si_status : -1;
         c->status.signal = info.si_code == CLD_EXITED ? 0 : info.si_status;
         c->status.known = true;
+        /* Stragglers of its group: the group's id stays theirs while any
+         * lives, and pids are handed out again only after the whole pid
+         * space went round, so the just-reaped leader's id names no one
+         * else. One wait on the child instead of two (each costs the
+         * kernel a walk over the host's children). */
+        if (!strays_first)
+            kill(-c->pid, SIGKILL);
     } else {
-        /* ECHILD: the host reaped it (waitpid(-1) in a SIGCHLD handler). */
+        /* ECHILD: the host reaped it (waitpid(-1) in a SIGCHLD handler),
+         * and its pid may be someone else's by now: nothing is signalled. */
         c->status.code = -1;
         c->status.signal = 0;
         c->status.known = false;
     }
     c->reaped = true;
-    jpt__watch_stop(c->loop, &c->pid_watch);
-    close_fd(&c->pidfd);
     jpt__contain_reaped(&c->contained);
+    /* The report goes out before the rest of the clean-up (stdin and the
+     * pidfd are closed when the child is freed): the exit reaches an
+     * await a few system calls sooner. */
     c->ops->exited(c, &c->status, c->ud);
 }
 

@@ -590,15 +590,19 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     char how[128];
 
     h->exit = *e;
-    describe_exit(h, how, sizeof(how));
-    jpt__log(JPT_LOG_INFO, "tool '%s' of '%s' ended: pid %d, %s", h->tool->name, h->id,
-             (int)jpt__child_pid(c), how);
+    if (jpt__log_enabled(JPT_LOG_INFO)) {
+        describe_exit(h, how, sizeof(how));
+        jpt__log(JPT_LOG_INFO, "tool '%s' of '%s' ended: pid %d, %s", h->tool->name, h->id,
+                 (int)jpt__child_pid(c), how);
+    }
     h->input_lost = jpt__child_input_lost(c);
-    jpt__child_free(c);
     h->child = NULL;
     jpt__capture_spool_pause(&h->out);
     child_gone(h);
+    /* Those waiting hear of the stop before the child's fds are closed:
+     * the answer is out a few system calls sooner. */
     stopped(h);
+    jpt__child_free(c);
 }
 
 static void on_settled(jpt__timer *t)
