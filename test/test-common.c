@@ -285,6 +285,38 @@ static void array_reserve_doubles_and_refuses_overflow(void **state)
     jpt__free(v);
 }
 
+/* The width the model reads: NUL and each maximal invalid subpart are the
+ * 3 bytes of U+FFFD; prefixes and suffixes never split a character. */
+static void render_width_counts_repairs_and_cuts_on_characters(void **state)
+{
+    (void)state;
+    /* "a", NUL, "é" (2 bytes), an invalid "\xE0\x80" (one subpart), "z" */
+    const char text[] = "a\0\xC3\xA9\xE0\x80z";
+    size_t n = sizeof(text) - 1;
+
+    assert_int_equal(jpt__render_width(text, n), 1 + 3 + 2 + 3 + 3 + 1);
+    jpt__buf repaired = JPT__BUF_INIT;
+    assert_int_equal(jpt__buf_append_utf8(&repaired, text, n, false), JPT_OK);
+    assert_int_equal(repaired.len, jpt__render_width(text, n));
+    jpt__buf_free(&repaired);
+    assert_int_equal(jpt__render_prefix(text, n, 0), 0);
+    assert_int_equal(jpt__render_prefix(text, n, 3), 1);   /* the NUL needs 3 more */
+    assert_int_equal(jpt__render_prefix(text, n, 4), 2);
+    assert_int_equal(jpt__render_prefix(text, n, 5), 2);   /* "é" needs 2 */
+    assert_int_equal(jpt__render_prefix(text, n, 6), 4);
+    assert_int_equal(jpt__render_prefix(text, n, 100), n);
+    assert_int_equal(jpt__render_suffix(text, n, 1), n - 1);
+    assert_int_equal(jpt__render_suffix(text, n, 3), n - 1); /* the invalid pair needs 4 */
+    assert_int_equal(jpt__render_suffix(text, n, 100), 0);
+    /* 20 000 NULs render as 60 000 bytes: 10 000 of them fit 30 000. */
+    char *nuls = calloc(20000, 1);
+    assert_non_null(nuls);
+    assert_int_equal(jpt__render_width(nuls, 20000), 60000);
+    assert_int_equal(jpt__render_prefix(nuls, 20000, 15000), 5000);
+    assert_int_equal(jpt__render_suffix(nuls, 20000, 15000), 15000);
+    free(nuls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +336,7 @@ int main(void)
         cmocka_unit_test(utf8_validation_follows_unicode),
         cmocka_unit_test(utf8_repair_replaces_each_maximal_subpart),
         cmocka_unit_test(utf8_repair_replaces_nul_unless_kept),
+        cmocka_unit_test(render_width_counts_repairs_and_cuts_on_characters),
         cmocka_unit_test(error_text_is_cut_to_its_buffer),
         cmocka_unit_test(json_string_escapes_what_json_requires),
     };

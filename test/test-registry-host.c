@@ -402,6 +402,28 @@ static void many_calls_under_a_low_fd_limit_all_run(void **state)
             fail_msg("call %zu failed: %s", i, ru_content(results, i));
 }
 
+/* ---- Exact counts of what is omitted (issue 7, §5) ---------------------------------- */
+
+/* The model reads 30 000 bytes at most; 20 000 NULs render as 60 000
+ * (U+FFFD each): 5 000 are shown at each end, and the marker counts the
+ * tool's 10 000 bytes in between, not the repaired text's. */
+static void bytes_omitted_count_the_tools_bytes_for_nul_output(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(js("{'tools':[{'name':'zeros','command':['head','-c',"
+                                  "'{{arguments.n}}','/dev/zero']}]}"));
+    bool is_error;
+
+    char *out = ru_call(r, "zeros", "{\"n\":20000}", &is_error);
+    assert_false(is_error);
+    ru_assert_contains(out, "\n[… 10000 bytes omitted …]\n");
+    free(out);
+    /* Past the capture (1 MiB) too: 10 000 of 2 000 000 shown. */
+    out = ru_call(r, "zeros", "{\"n\":2000000}", &is_error);
+    ru_assert_contains(out, "\n[… 1990000 bytes omitted …]\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +438,7 @@ int main(void)
         T(calls_beyond_max_processes_wait_for_a_slot),
         T(spawn_waiting_for_a_slot_runs_later_and_can_be_aborted_first),
         T(many_calls_under_a_low_fd_limit_all_run),
+        T(bytes_omitted_count_the_tools_bytes_for_nul_output),
     };
 
     return TU_RUN(tests);

@@ -146,6 +146,13 @@ size_t jpt__utf8_valid_prefix(const char *p, size_t n);
 bool jpt__utf8_valid(const char *p, size_t n);
 /* Number of code points in valid UTF-8. */
 size_t jpt__utf8_length(const char *p, size_t n);
+/* The bytes p[0..n) take up once repaired by jpt__buf_append_utf8 (NUL and
+ * each invalid subpart as the 3 bytes of U+FFFD): what the model reads. */
+size_t jpt__render_width(const char *p, size_t n);
+/* The longest prefix of p[0..n) that renders within `budget` bytes, and
+ * the start of the longest suffix that does; never inside a character. */
+size_t jpt__render_prefix(const char *p, size_t n, size_t budget);
+size_t jpt__render_suffix(const char *p, size_t n, size_t budget);
 
 /* ---- jansson glue (json.c) -------------------------------------------------- */
 /* Routes jansson's allocations through the library allocator. */

@@ -149,3 +149,78 @@ int jpt__buf_append_utf8(jpt__buf *b, const char *s, size_t n, bool keep_nul)
     }
     return jpt__buf_append(b, p + start, n - start);
 }
+
+/* ---- Width once rendered -------------------------------------------------
+ * What text takes up once jpt__buf_append_utf8 has repaired it: valid
+ * characters as they are, NUL and each maximal invalid subpart as U+FFFD (3
+ * bytes). A limit on what the model reads is a limit on this width, so that
+ * cutting the tool's bytes to it leaves nothing to cut again after the
+ * repair, and the bytes said to be omitted are the tool's. */
+
+#define REPLACEMENT_WIDTH 3
+
+/* The unit at p[0..n): its length in the source, and its width. */
+static size_t render_unit(const unsigned char *p, size_t n, size_t *width)
+{
+    size_t bad = 1;
+
+    if (p[0] == 0) {
+        *width = REPLACEMENT_WIDTH;
+        return 1;
+    }
+    if (p[0] < 0x80) {
+        *width = 1;
+        return 1;
+    }
+    size_t len = sequence_length(p, n, &bad);
+    if (len > 0) {
+        *width = len;
+        return len;
+    }
+    *width = REPLACEMENT_WIDTH;
+    return bad;
+}
+
+size_t jpt__render_width(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t total = 0, i = 0, width;
+
+    while (i < n) {
+        i += render_unit(p + i, n - i, &width);
+        total += width;
+    }
+    return total;
+}
+
+size_t jpt__render_prefix(const char *s, size_t n, size_t budget)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, used = 0, width;
+
+    while (i < n) {
+        size_t len = render_unit(p + i, n - i, &width);
+        if (used + width > budget)
+            break;
+        used += width;
+        i += len;
+    }
+    return i;
+}
+
+size_t jpt__render_suffix(const char *s, size_t n, size_t budget)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    /* A unit is never narrower than its bytes: the suffix starts no
+     * earlier than `budget` bytes from the end, on a character's start. */
+    size_t start = n > budget ? n - budget : 0, width;
+
+    while (start < n && (p[start] & 0xC0) == 0x80)
+        start++;
+    size_t total = jpt__render_width(s + start, n - start);
+    while (total > budget && start < n) {
+        start += render_unit(p + start, n - start, &width);
+        total -= width;
+    }
+    return start;
+}

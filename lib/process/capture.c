@@ -253,6 +253,10 @@ static size_t boundary_after(const char *p, size_t n, size_t at)
     return at;
 }
 
+/* The most a repair widens text (a NUL becomes the 3 bytes of U+FFFD):
+ * text of at most limit / 3 bytes fits whatever it holds. */
+#define REPAIR_GROWTH 3
+
 /* How far a cut may move to fall on a line boundary: a few KiB, and at
  * most half of what is shown, so that a single huge line is still cut
  * inside and a cut never empties its side. */
@@ -304,19 +308,26 @@ static int append_cut(const char *head, size_t head_len, const char *tail, size_
     return rc;
 }
 
+/* The limit is on the width the model reads (jpt__render_width): a NUL or
+ * an invalid byte shown as U+FFFD counts as the 3 bytes it becomes, so the
+ * repaired text is never cut a second time, and the count of omitted bytes
+ * is the tool's. */
 int jpt__limit_text(const char *p, size_t n, size_t limit, const char *spool_path,
                     jpt__buf *out)
 {
-    if (n <= limit)
+    if (n <= limit / REPAIR_GROWTH || jpt__render_width(p, n) <= limit)
         return jpt__buf_append(out, p, n);
-    size_t tail_len = limit - limit / 2;
-    return append_cut(p, limit / 2, p + n - tail_len, tail_len, n, spool_path, out);
+    size_t head = jpt__render_prefix(p, n, limit / 2);
+    size_t tail = jpt__render_suffix(p, n, limit - limit / 2);
+    if (tail < head)
+        tail = head;
+    return append_cut(p, head, p + tail, n - tail, n, spool_path, out);
 }
 
 int jpt__capture_text_limited(const jpt__capture *c, size_t limit, jpt__buf *out)
 {
     if (jpt__capture_omitted(c) == 0) {
-        if (c->total <= limit)
+        if (c->total <= limit / REPAIR_GROWTH)
             return jpt__capture_text(c, out);
         /* Everything is still here, split between head and ring at some
          * point unrelated to `limit`: cut the whole text instead. */
@@ -329,14 +340,16 @@ int jpt__capture_text_limited(const jpt__capture *c, size_t limit, jpt__buf *out
     }
 
     /* Head and tail straight from the buffer, so the count of omitted bytes
-     * is exact: everything between what is shown. */
+     * is exact: everything between what is shown. A width is never less
+     * than its bytes: the last `want_tail` bytes hold the tail shown. */
     jpt__buf tail = JPT__BUF_INIT;
     size_t want_tail = limit - limit / 2;
-    size_t head_len = c->head.len < limit / 2 ? c->head.len : limit / 2;
+    size_t head_len = jpt__render_prefix(c->head.data, c->head.len, limit / 2);
     int rc = tail_copy(c, c->tail_len < want_tail ? c->tail_len : want_tail, &tail);
+    size_t from = tail.data != NULL ? jpt__render_suffix(tail.data, tail.len, want_tail) : 0;
     if (rc == JPT_OK)
-        rc = append_cut(c->head.data, head_len, tail.data, tail.len, c->total, c->spool_path,
-                        out);
+        rc = append_cut(c->head.data, head_len, tail.data + from, tail.len - from, c->total,
+                        c->spool_path, out);
     jpt__buf_free(&tail);
     return rc;
 }

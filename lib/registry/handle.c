@@ -1071,6 +1071,19 @@ static int failure_state(jpt_handle *h, jpt_state *s, const char *headline)
     return rc;
 }
 
+/* Whether a one-shot run's stdout is one of the structured formats (it
+ * starts with '{', as a JSON object must): else it is raw text. */
+static bool structured_output(const jpt_handle *h)
+{
+    const jpt__buf *head = &h->out.head;
+
+    for (size_t i = 0; i < head->len; i++)
+        if (head->data[i] != ' ' && head->data[i] != '\t' && head->data[i] != '\n' &&
+            head->data[i] != '\r')
+            return head->data[i] == '{';
+    return false;
+}
+
 int jpt__handle_result_state(jpt_handle *h, jpt_state **out)
 {
     jpt_state *s = NULL;
@@ -1083,9 +1096,11 @@ int jpt__handle_result_state(jpt_handle *h, jpt_state **out)
         if ((s = jpt__state_alloc(JPT_STATE_STOPPED)) == NULL)
             return JPT_ERR_NOMEM;
         rc = failure_state(h, s, h->failure);
-    } else if (jpt__capture_omitted(&h->out) > 0) {
-        /* Output past the capture cannot be structured: it is text, cut
-         * here to what the model reads, with the exact count omitted. */
+    } else if (jpt__capture_omitted(&h->out) > 0 || !structured_output(h)) {
+        /* Output past the capture, or any that is not structured, is text:
+         * cut here to what the model reads, at the tool's bytes, so that
+         * the count omitted is exact (the repair of NULs and invalid bytes
+         * never makes it cut again). */
         jpt__buf text = JPT__BUF_INIT;
         rc = jpt__capture_text_limited(&h->out, jpt__tool_output_limit(h->r, h->tool),
                                        &text);
