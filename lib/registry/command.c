@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/registry.h"
+#include "registry/base.h"
 
 extern char **environ;
 

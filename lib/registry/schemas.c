@@ -19,7 +19,7 @@
  * tool's own schema. */
 #include <string.h>
 
-#include "registry/registry.h"
+#include "registry/tools.h"
 
 #define FORM_ONEOF 0
 #define FORM_PLAIN 1
@@ -285,7 +285,7 @@ json_t *jpt__await_schema(void)
     return params;
 }
 
-static const char await_description[] =
+const char jpt__await_description[] =
     "Block until stateful tool handles reach completion. Use `any` to wait for the first "
     "handle to finish, `all` to wait for every handle to finish, or both to combine "
     "conditions.";
@@ -785,8 +785,8 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
                                   listed_schema(&b, t, form)));
     }
     /* RFD 037, "Schema availability": await comes with stateful tools. */
-    if (jpt__await_available(r))
-        push(&b, list, tool_entry(&b, "await", await_description, base, form == FORM_STRICT,
+    if (jpt__tools_have_stateful(r))
+        push(&b, list, tool_entry(&b, "await", jpt__await_description, base, form == FORM_STRICT,
                                   listed_schema(&b, NULL, form)));
     json_t *doc = list;
     if (base == JPT_DIALECT_GEMINI)

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "registry/registry.h"
+#include "registry/base.h"
 
 /* "<pid> <start time>" padded with spaces, then a newline. */
 #define SLOT_BYTES 32
@@ -59,28 +59,27 @@ static void write_slot(jpt_registry *r, size_t slot, const char *text)
                  errno != 0 ? strerror(errno) : "short write");
 }
 
-void jpt__stale_add(jpt_registry *r, jpt_handle *h, pid_t pid)
+size_t jpt__stale_add(jpt_registry *r, pid_t pid)
 {
     char text[SLOT_BYTES];
     size_t slot;
 
     if (r->state_fd < 0)
-        return;
+        return 0;
     if (r->nfree_slots > 0)
         slot = r->free_slots[--r->nfree_slots];
     else
         slot = r->nslots++;
-    h->stale_slot = slot + 1;
     snprintf(text, sizeof(text), "%d %" PRIu64, (int)pid, jpt__process_start_time(pid));
     write_slot(r, slot, text);
+    return slot + 1;
 }
 
-void jpt__stale_remove(jpt_registry *r, jpt_handle *h)
+void jpt__stale_remove(jpt_registry *r, size_t slot_number)
 {
-    if (r->state_fd < 0 || h->stale_slot == 0)
+    if (r->state_fd < 0 || slot_number == 0)
         return;
-    size_t slot = h->stale_slot - 1;
-    h->stale_slot = 0;
+    size_t slot = slot_number - 1;
     write_slot(r, slot, "");
     size_t *grown = jpt__array_reserve(r->free_slots, &r->cap_free_slots,
                                        r->nfree_slots + 1, sizeof(*grown), 16);

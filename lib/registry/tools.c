@@ -4,40 +4,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "registry/registry.h"
+#include "registry/tools.h"
 
+/* The keys of every runtime: a runtime refuses those of others with a
+ * message of its own. */
 static const char *const known_keys[] = {
-    "name",        "description",     "parameters", "runtime",   "command",
-    "stdin",       "stateful",        "actions",    "pty",       "question_target",
-    "settle_ms",   "yield_ms",        "output_limit", "env",     "timeout_ms",
-    "sandbox",     "spawn",           "options",
+    "name",      "description", "parameters", "runtime",   "stateful",
+    "actions",   "question_target", "settle_ms", "yield_ms", "output_limit",
+    "timeout_ms", "sandbox",    "spawn",      "options",   "command",
+    "stdin",     "pty",         "env",
 };
-
-const char *jpt__action_name(int action)
-{
-    switch (action) {
-    case JPT__ACTION_SPAWN:
-        return "spawn";
-    case JPT__ACTION_FETCH:
-        return "fetch";
-    case JPT__ACTION_APPLY:
-        return "apply";
-    case JPT__ACTION_ABORT:
-        return "abort";
-    }
-    return "run";
-}
-
-void jpt__actions_list(unsigned actions, char *out, size_t n)
-{
-    size_t len = 0;
-
-    out[0] = '\0';
-    for (int a = JPT__ACTION_SPAWN; a <= JPT__ACTION_ABORT; a <<= 1)
-        if (actions & (unsigned)a)
-            len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s",
-                                    len ? ", " : "", jpt__action_name(a));
-}
 
 jpt__tool *jpt__tool_ref(jpt__tool *t)
 {
@@ -59,7 +35,8 @@ void jpt__tool_unref(jpt__tool *t)
     jpt__free(t);
 }
 
-jpt__tool *jpt__tool_find(jpt_registry *r, const char *name)
+/* A loaded tool by name. */
+static jpt__tool *loaded(jpt_registry *r, const char *name)
 {
     for (size_t i = 0; i < r->ntools; i++)
         if (strcmp(r->tools[i]->name, name) == 0)
@@ -67,19 +44,43 @@ jpt__tool *jpt__tool_find(jpt_registry *r, const char *name)
     return NULL;
 }
 
-int jpt__tool_settle_ms(const jpt_registry *r, const jpt__tool *t)
+jpt__tool *jpt__tool_new_own(const char *name, const char *description, json_t *parameters,
+                             const jpt__call_ops *ops)
 {
-    return t->settle_ms >= 0 ? t->settle_ms : r->settle_ms;
+    jpt__tool *t = jpt__calloc(1, sizeof(*t));
+
+    if (t == NULL || (t->name = jpt__strdup(name)) == NULL ||
+        (t->description = jpt__strdup(description)) == NULL ||
+        (t->options = json_object()) == NULL) {
+        if (t != NULL)
+            t->refs = 1;
+        jpt__tool_unref(t);
+        json_decref(parameters);
+        return NULL;
+    }
+    t->refs = 1;
+    t->parameters = parameters;
+    t->call_ops = ops;
+    t->question_target = JPT_TARGET_ASSISTANT;
+    t->settle_ms = t->yield_ms = -1;
+    return t;
 }
 
-int jpt__tool_yield_ms(const jpt_registry *r, const jpt__tool *t)
+bool jpt__tools_have_stateful(const jpt_registry *r)
 {
-    return t->yield_ms >= 0 ? t->yield_ms : r->yield_ms;
+    for (size_t i = 0; i < r->ntools; i++)
+        if (r->tools[i]->stateful)
+            return true;
+    return false;
 }
 
-size_t jpt__tool_output_limit(const jpt_registry *r, const jpt__tool *t)
+jpt__tool *jpt__tool_find(jpt_registry *r, const char *name)
 {
-    return t->output_limit > 0 ? t->output_limit : r->output_limit;
+    /* RFD 037, "Schema availability": await is the registry's own tool,
+     * there while a stateful tool is. */
+    if (strcmp(name, "await") == 0)
+        return r->await_tool != NULL && jpt__tools_have_stateful(r) ? r->await_tool : NULL;
+    return loaded(r, name);
 }
 
 /* ---- Checking a definition ------------------------------------------------------ */
@@ -104,20 +105,6 @@ static int tool_error(checker *c, int status, const char *fmt, ...)
     return jpt__err(&c->r->err, status, "tool '%s': %s", c->tool, detail);
 }
 
-static bool valid_name(const char *name)
-{
-    size_t n = strlen(name);
-
-    if (n == 0 || n > 64)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char ch = name[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-              (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
-            return false;
-    }
-    return true;
-}
 
 static int take_bool(checker *c, const json_t *def, const char *key, bool *out)
 {
@@ -147,33 +134,6 @@ static int take_count(checker *c, const json_t *def, const char *key, int64_t ma
     return JPT_OK;
 }
 
-static int take_command(checker *c, jpt__tool *t, const json_t *cmd)
-{
-    char why[256];
-    size_t i;
-    const json_t *arg;
-
-    if (t->runtime == JPT__RUNTIME_BUILTIN) {
-        if (cmd != NULL)
-            return FAIL(c, JPT_ERR_INVALID, "'command' does not apply to a builtin tool");
-        return JPT_OK;
-    }
-    if (cmd == NULL)
-        return FAIL(c, JPT_ERR_INVALID, "'command' is required for a stdio tool");
-    if (!json_is_array(cmd) || json_array_size(cmd) == 0)
-        return FAIL(c, JPT_ERR_INVALID, "'command' must be a non-empty array of strings");
-    json_array_foreach(cmd, i, arg) {
-        if (!json_is_string(arg))
-            return FAIL(c, JPT_ERR_INVALID, "'command[%zu]' is %s, not a string", i,
-                        jpt__json_type_phrase(arg));
-        if (jpt__command_check_template(json_string_value(arg), why, sizeof(why)) < 0)
-            return FAIL(c, JPT_ERR_INVALID, "'command[%zu]': %s", i, why);
-    }
-    if (json_string_length(json_array_get(cmd, 0)) == 0)
-        return FAIL(c, JPT_ERR_INVALID, "'command[0]' is empty");
-    t->command = json_incref((json_t *)cmd);
-    return JPT_OK;
-}
 
 static int take_actions(checker *c, jpt__tool *t, const json_t *actions)
 {
@@ -193,11 +153,7 @@ static int take_actions(checker *c, jpt__tool *t, const json_t *actions)
     if (!json_is_array(actions))
         return FAIL(c, JPT_ERR_INVALID, "'actions' must be an array of action names");
     json_array_foreach(actions, i, a) {
-        const char *name = json_string_value(a);
-        int bit = 0;
-        for (int b = JPT__ACTION_SPAWN; b <= JPT__ACTION_ABORT && name; b <<= 1)
-            if (strcmp(name, jpt__action_name(b)) == 0)
-                bit = b;
+        int bit = jpt__action_from_name(json_string_value(a));
         if (bit == 0)
             return FAIL(c, JPT_ERR_INVALID,
                         "'actions[%zu]' must be \"spawn\", \"fetch\", \"apply\" or \"abort\"", i);
@@ -206,44 +162,6 @@ static int take_actions(checker *c, jpt__tool *t, const json_t *actions)
     return JPT_OK;
 }
 
-static int take_env(checker *c, jpt__tool *t, const json_t *env)
-{
-    const char *key;
-    const json_t *v;
-    size_t i;
-
-    if (env == NULL)
-        return JPT_OK;
-    if (!json_is_object(env))
-        return FAIL(c, JPT_ERR_INVALID, "'env' must be an object");
-    json_object_foreach((json_t *)env, key, v) {
-        if (strcmp(key, "inherit") == 0) {
-            if (!json_is_boolean(v))
-                return FAIL(c, JPT_ERR_INVALID, "'env.inherit' must be a boolean");
-            t->env_inherit = json_is_true(v);
-        } else if (strcmp(key, "allow") == 0) {
-            if (!json_is_array(v))
-                return FAIL(c, JPT_ERR_INVALID, "'env.allow' must be an array of names");
-            const json_t *name;
-            json_array_foreach(v, i, name) if (!json_is_string(name)) return FAIL(
-                c, JPT_ERR_INVALID, "'env.allow[%zu]' is %s, not a string", i,
-                jpt__json_type_phrase(name));
-            t->env_allow = json_incref((json_t *)v);
-        } else if (strcmp(key, "set") == 0) {
-            const char *name;
-            const json_t *value;
-            if (!json_is_object(v))
-                return FAIL(c, JPT_ERR_INVALID, "'env.set' must be an object of strings");
-            json_object_foreach((json_t *)v, name, value) if (!json_is_string(value)) return FAIL(
-                c, JPT_ERR_INVALID, "'env.set.%s' is %s, not a string", name,
-                jpt__json_type_phrase(value));
-            t->env_set = json_incref((json_t *)v);
-        } else
-            return FAIL(c, JPT_ERR_INVALID,
-                        "unknown field 'env.%s' (expected inherit, allow, set)", key);
-    }
-    return JPT_OK;
-}
 
 /* RFD 037's per-tool configuration: spawn.notifications and
  * spawn.lifecycle.on_turn_end. */
@@ -325,21 +243,19 @@ static int take_spawn(checker *c, jpt__tool *t, const json_t *spawn)
 }
 
 /* Reads one definition into a new tool; `runtime` is forced for builtins. */
-static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool **out)
+/* The name (which the messages then use), and no key that no one reads. */
+static int check_name_and_keys(checker *c, const json_t *def)
 {
     const char *key;
     const json_t *v;
-    int64_t n;
-    int rc;
 
-    *out = NULL;
     if (!json_is_object(def))
         return FAIL(c, JPT_ERR_INVALID, "the definition is %s, not an object",
                     jpt__json_type_phrase(def));
     const json_t *name = json_object_get(def, "name");
     if (!json_is_string(name))
         return FAIL(c, JPT_ERR_INVALID, "'name' is required and must be a string");
-    if (!valid_name(json_string_value(name)))
+    if (!jpt__valid_name(json_string_value(name), ""))
         return FAIL(c, JPT_ERR_INVALID,
                     "'name' \"%.80s\" must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -",
                     json_string_value(name));
@@ -354,141 +270,126 @@ static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool
         if (!known)
             return FAIL(c, JPT_ERR_INVALID, "unknown field '%s'", key);
     }
+    /* A security setting is enforced or refused, never accepted and
+     * ignored: nothing in this version confines a tool to a policy. */
+    if (json_object_get(def, "sandbox") != NULL)
+        return FAIL(c, JPT_ERR_UNSUPPORTED,
+                    "'sandbox' is not enforced by this version of jptool, so it is refused: "
+                    "remove it to run the tool unconfined, with the host's rights");
+    return JPT_OK;
+}
 
+/* Description, parameters and options. */
+static int take_texts(checker *c, jpt__tool *t, const json_t *def)
+{
+    const json_t *desc = json_object_get(def, "description");
+    const json_t *params = json_object_get(def, "parameters");
+    const json_t *options = json_object_get(def, "options");
+
+    if (desc != NULL && !json_is_string(desc))
+        return FAIL(c, JPT_ERR_INVALID, "'description' must be a string");
+    if (params != NULL && !json_is_object(params))
+        return FAIL(c, JPT_ERR_INVALID, "'parameters' must be a JSON Schema object");
+    if (options != NULL && !json_is_object(options))
+        return FAIL(c, JPT_ERR_INVALID, "'options' must be an object");
+    t->description = jpt__strdup(desc ? json_string_value(desc) : "");
+    t->parameters = params ? json_incref((json_t *)params) : json_pack("{s:s}", "type", "object");
+    t->options = options ? json_incref((json_t *)options) : json_object();
+    if (t->description == NULL || t->parameters == NULL || t->options == NULL)
+        return FAIL(c, JPT_ERR_NOMEM, "out of memory");
+    return JPT_OK;
+}
+
+/* What runs the tool, and that runtime's own keys. */
+static int take_runtime(checker *c, jpt__tool *t, const json_t *def, bool builtin)
+{
+    const json_t *v = json_object_get(def, "runtime");
+    const char *runtime = json_string_value(v);
+    char why[384];
+
+    if (v != NULL && runtime == NULL)
+        return FAIL(c, JPT_ERR_INVALID, "'runtime' must be a string");
+    if (builtin) {
+        if (runtime != NULL && strcmp(runtime, "builtin") != 0)
+            return FAIL(c, JPT_ERR_INVALID, "'runtime' of a builtin tool must be \"builtin\"");
+        t->rt = &jpt__runtime_builtin;
+    } else if (runtime == NULL || strcmp(runtime, "stdio") == 0)
+        t->rt = &jpt__runtime_process;
+    else if (strcmp(runtime, "builtin") == 0)
+        return FAIL(c, JPT_ERR_INVALID,
+                    "runtime \"builtin\" tools are added with jpt_registry_add_builtin");
+    else if (strcmp(runtime, "vfs") == 0)
+        return FAIL(c, JPT_ERR_UNSUPPORTED,
+                    "runtime \"vfs\" is not available in this version of jptool");
+    else
+        return FAIL(c, JPT_ERR_INVALID, "'runtime' must be \"stdio\" or \"builtin\", not \"%s\"",
+                    runtime);
+    int rc = t->rt->check(t, def, why, sizeof(why));
+    return rc < 0 ? FAIL(c, rc, "%s", why) : JPT_OK;
+}
+
+static int take_target(checker *c, jpt__tool *t, const json_t *def)
+{
+    const json_t *v = json_object_get(def, "question_target");
+    const char *target = json_string_value(v);
+
+    if (v == NULL)
+        return JPT_OK;
+    if (target != NULL && strcmp(target, "user") == 0)
+        t->question_target = JPT_TARGET_USER;
+    else if (target != NULL && strcmp(target, "assistant") == 0)
+        t->question_target = JPT_TARGET_ASSISTANT;
+    else
+        return FAIL(c, JPT_ERR_INVALID, "'question_target' must be \"user\" or \"assistant\"");
+    return JPT_OK;
+}
+
+/* settle_ms, yield_ms, output_limit, timeout_ms. */
+static int take_limits(checker *c, jpt__tool *t, const json_t *def)
+{
+    int64_t settle = -1, yield = -1, limit = 0, timeout = 0;
+    int rc;
+
+    if ((rc = take_count(c, def, "settle_ms", 3600000, &settle)) < 0 ||
+        (rc = take_count(c, def, "yield_ms", 3600000, &yield)) < 0 ||
+        (rc = take_count(c, def, "output_limit", (int64_t)1 << 30, &limit)) < 0 ||
+        (rc = take_count(c, def, "timeout_ms", (int64_t)1 << 40, &timeout)) < 0)
+        return rc;
+    if (json_object_get(def, "output_limit") != NULL && limit < 64)
+        return FAIL(c, JPT_ERR_INVALID, "'output_limit' must be at least 64 bytes");
+    t->settle_ms = (int)settle;
+    t->yield_ms = (int)yield;
+    t->output_limit = (size_t)limit;
+    t->timeout_ms = timeout;
+    return JPT_OK;
+}
+
+/* Reads one definition into a new tool; `builtin` forces its runtime. */
+static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool **out)
+{
+    int rc;
+
+    *out = NULL;
+    if ((rc = check_name_and_keys(c, def)) < 0)
+        return rc;
     jpt__tool *t = jpt__calloc(1, sizeof(*t));
     if (t == NULL)
         return FAIL(c, JPT_ERR_NOMEM, "out of memory");
     t->refs = 1;
-    t->settle_ms = t->yield_ms = -1;
-    t->env_inherit = true;
     t->question_target = JPT_TARGET_USER;
-    t->runtime = JPT__RUNTIME_STDIO;
-    if ((t->name = jpt__strdup(c->tool)) == NULL) {
+    if ((t->name = jpt__strdup(c->tool)) == NULL)
         rc = FAIL(c, JPT_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-
-    const json_t *desc = json_object_get(def, "description");
-    if (desc != NULL && !json_is_string(desc)) {
-        rc = FAIL(c, JPT_ERR_INVALID, "'description' must be a string");
-        goto fail;
-    }
-    if ((t->description = jpt__strdup(desc ? json_string_value(desc) : "")) == NULL) {
-        rc = FAIL(c, JPT_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-
-    const json_t *params = json_object_get(def, "parameters");
-    if (params != NULL && !json_is_object(params)) {
-        rc = FAIL(c, JPT_ERR_INVALID, "'parameters' must be a JSON Schema object");
-        goto fail;
-    }
-    t->parameters = params ? json_incref((json_t *)params)
-                           : json_pack("{s:s}", "type", "object");
-    const json_t *options = json_object_get(def, "options");
-    if (options != NULL && !json_is_object(options)) {
-        rc = FAIL(c, JPT_ERR_INVALID, "'options' must be an object");
-        goto fail;
-    }
-    t->options = options ? json_incref((json_t *)options) : json_object();
-    if (t->parameters == NULL || t->options == NULL) {
-        rc = FAIL(c, JPT_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-
-    const char *runtime = json_string_value(json_object_get(def, "runtime"));
-    if (json_object_get(def, "runtime") != NULL && runtime == NULL) {
-        rc = FAIL(c, JPT_ERR_INVALID, "'runtime' must be a string");
-        goto fail;
-    }
-    if (builtin) {
-        if (runtime != NULL && strcmp(runtime, "builtin") != 0) {
-            rc = FAIL(c, JPT_ERR_INVALID, "'runtime' of a builtin tool must be \"builtin\"");
-            goto fail;
-        }
-        t->runtime = JPT__RUNTIME_BUILTIN;
-    } else if (runtime == NULL || strcmp(runtime, "stdio") == 0)
-        t->runtime = JPT__RUNTIME_STDIO;
-    else if (strcmp(runtime, "builtin") == 0) {
-        rc = FAIL(c, JPT_ERR_INVALID,
-                  "runtime \"builtin\" tools are added with jpt_registry_add_builtin");
-        goto fail;
-    } else if (strcmp(runtime, "vfs") == 0) {
-        rc = FAIL(c, JPT_ERR_UNSUPPORTED,
-                  "runtime \"vfs\" is not available in this version of jptool");
-        goto fail;
-    } else {
-        rc = FAIL(c, JPT_ERR_INVALID,
-                  "'runtime' must be \"stdio\" or \"builtin\", not \"%s\"", runtime);
-        goto fail;
-    }
-
-    if ((rc = take_command(c, t, json_object_get(def, "command"))) < 0 ||
-        (rc = take_bool(c, def, "stdin", &t->stdin_json)) < 0 ||
+    if (rc < 0 || (rc = take_texts(c, t, def)) < 0 ||
+        (rc = take_runtime(c, t, def, builtin)) < 0 ||
         (rc = take_bool(c, def, "stateful", &t->stateful)) < 0 ||
         (rc = take_spawn(c, t, json_object_get(def, "spawn"))) < 0 ||
         (rc = take_actions(c, t, json_object_get(def, "actions"))) < 0 ||
-        (rc = take_bool(c, def, "pty", &t->pty)) < 0 ||
-        (rc = take_env(c, t, json_object_get(def, "env"))) < 0)
-        goto fail;
-    if (t->runtime == JPT__RUNTIME_BUILTIN && (t->stdin_json || t->pty)) {
-        rc = FAIL(c, JPT_ERR_INVALID, "'%s' does not apply to a builtin tool",
-                  t->pty ? "pty" : "stdin");
-        goto fail;
-    }
-    if (t->pty && t->stdin_json) {
-        rc = FAIL(c, JPT_ERR_INVALID, "'stdin' and 'pty' cannot both be true");
-        goto fail;
-    }
-
-    const char *target = json_string_value(json_object_get(def, "question_target"));
-    if (json_object_get(def, "question_target") != NULL) {
-        if (target != NULL && strcmp(target, "user") == 0)
-            t->question_target = JPT_TARGET_USER;
-        else if (target != NULL && strcmp(target, "assistant") == 0)
-            t->question_target = JPT_TARGET_ASSISTANT;
-        else {
-            rc = FAIL(c, JPT_ERR_INVALID,
-                      "'question_target' must be \"user\" or \"assistant\"");
-            goto fail;
-        }
-    }
-
-    n = -1;
-    if ((rc = take_count(c, def, "settle_ms", 3600000, &n)) < 0)
-        goto fail;
-    t->settle_ms = (int)n;
-    n = -1;
-    if ((rc = take_count(c, def, "yield_ms", 3600000, &n)) < 0)
-        goto fail;
-    t->yield_ms = (int)n;
-    n = 0;
-    if ((rc = take_count(c, def, "output_limit", (int64_t)1 << 30, &n)) < 0)
-        goto fail;
-    if (json_object_get(def, "output_limit") != NULL && n < 64) {
-        rc = FAIL(c, JPT_ERR_INVALID, "'output_limit' must be at least 64 bytes");
-        goto fail;
-    }
-    t->output_limit = (size_t)n;
-    n = 0;
-    if ((rc = take_count(c, def, "timeout_ms", (int64_t)1 << 40, &n)) < 0)
-        goto fail;
-    t->timeout_ms = n;
-
-    /* A security setting is enforced or refused, never accepted and
-     * ignored: nothing in this version confines a tool to a policy. */
-    if (json_object_get(def, "sandbox") != NULL) {
-        rc = FAIL(c, JPT_ERR_UNSUPPORTED,
-                  "'sandbox' is not enforced by this version of jptool, so it is refused: "
-                  "remove it to run the tool unconfined, with the host's rights");
-        goto fail;
+        (rc = take_target(c, t, def)) < 0 || (rc = take_limits(c, t, def)) < 0) {
+        jpt__tool_unref(t);
+        return rc;
     }
     *out = t;
     return JPT_OK;
-
-fail:
-    jpt__tool_unref(t);
-    return rc;
 }
 
 /* Adds checked tools; replaces same-named ones only if asked. All or none. */
@@ -502,7 +403,7 @@ static int add_tools(jpt_registry *r, jpt__tool **tools, size_t n, bool replace)
                 return jpt__err(&r->err, JPT_ERR_EXISTS,
                                 "tool '%s' is defined twice in the document",
                                 tools[i]->name);
-        jpt__tool *old = jpt__tool_find(r, tools[i]->name);
+        jpt__tool *old = loaded(r, tools[i]->name);
         if (old != NULL && !replace)
             return jpt__err(&r->err, JPT_ERR_EXISTS,
                             "tool '%s' is already loaded (use JPT_LOAD_REPLACE to "

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/registry.h"
+#include "registry/tools.h"
 
 /* ---- Loading what jansson cannot hold ------------------------------------------ */
 
@@ -243,21 +243,13 @@ static int drop_nulls(const json_t *schema, json_t *obj)
     return rc;
 }
 
-/* The schema the arguments of a call to `name` answer to: the tool's, or
- * await's (the registry's own tool comes first, as when the call runs).
- * New reference, or NULL for an unknown tool. */
-static json_t *call_schema(jpt_registry *r, const char *name, int *rc)
+/* The schema the arguments of a call to `name` answer to (the await tool's
+ * too), or NULL for an unknown tool. */
+static const json_t *call_schema(jpt_registry *r, const char *name)
 {
-    const jpt__tool *t;
+    const jpt__tool *t = jpt__tool_find(r, name);
 
-    if (strcmp(name, "await") == 0 && jpt__await_available(r)) {
-        json_t *s = jpt__await_schema();
-        if (s == NULL)
-            *rc = JPT_ERR_NOMEM;
-        return s;
-    }
-    t = jpt__tool_find(r, name);
-    return t != NULL ? json_incref(t->parameters) : NULL;
+    return t != NULL ? t->parameters : NULL;
 }
 
 /* ---- Reading one call -------------------------------------------------------------- */
@@ -293,10 +285,7 @@ static int take_arguments(jpt_registry *r, jpt__wire_call *wc, const json_t *val
     if (rc == JPT_OK && why.len == 0)
         rc = find_unusable(args, &path, &why);
     if (rc == JPT_OK && why.len == 0) {
-        json_t *schema = call_schema(r, wc->name, &rc);
-        if (rc == JPT_OK)
-            rc = drop_nulls(schema, args);
-        json_decref(schema);
+        rc = drop_nulls(call_schema(r, wc->name), args);
     }
     if (rc == JPT_OK && why.len > 0 && (wc->problem = jpt__buf_take(&why)) == NULL)
         rc = JPT_ERR_NOMEM;
@@ -462,73 +451,42 @@ int jpt__wire_read(jpt_registry *r, const char *text, jpt__wire_call **out, size
 
 /* ---- Results ----------------------------------------------------------------------- */
 
-json_t *jpt__wire_result(const jpt__call *call, int dialect)
+json_t *jpt__wire_result(const jpt__wire_result_of *c, int dialect)
 {
     /* Without even memory for "out of memory", the content is empty. */
-    const char *content = call->content != NULL ? call->content : "";
+    const char *content = c->content != NULL ? c->content : "";
     jpt__field f = {(char *)content, strlen(content)};
     json_t *text = jpt__json_from_field(&f);
     json_t *response;
 
     switch (dialect) {
     case JPT_DIALECT_OPENAI:
-        return json_pack("{s:s, s:s, s:o}", "role", "tool", "tool_call_id", call->id,
-                         "content", text);
+        return json_pack("{s:s, s:s, s:o}", "role", "tool", "tool_call_id", c->id, "content",
+                         text);
     case JPT_DIALECT_OPENAI_RESPONSES:
-        return json_pack("{s:s, s:s, s:o}", "type", "function_call_output", "call_id",
-                         call->id, "output", text);
+        return json_pack("{s:s, s:s, s:o}", "type", "function_call_output", "call_id", c->id,
+                         "output", text);
     case JPT_DIALECT_ANTHROPIC:
         /* Anthropic's content is optional, and an empty text is refused. */
         if (content[0] == '\0') {
             json_decref(text);
-            return json_pack("{s:s, s:s, s:b}", "type", "tool_result", "tool_use_id",
-                             call->id, "is_error", call->is_error);
+            return json_pack("{s:s, s:s, s:b}", "type", "tool_result", "tool_use_id", c->id,
+                             "is_error", c->is_error);
         }
-        return json_pack("{s:s, s:s, s:o, s:b}", "type", "tool_result", "tool_use_id",
-                         call->id, "content", text, "is_error", call->is_error);
+        return json_pack("{s:s, s:s, s:o, s:b}", "type", "tool_result", "tool_use_id", c->id,
+                         "content", text, "is_error", c->is_error);
     case JPT_DIALECT_GEMINI:
         /* Gemini: "Use "output" key to specify function output and "error"
          * key to specify error details". */
-        response = json_pack("{s:s, s:{s:o}}", "name", call->name, "response",
-                             call->is_error ? "error" : "output", text);
-        if (!call->id_made && json_object_set_new(response, "id", json_string(call->id)) < 0) {
+        response = json_pack("{s:s, s:{s:o}}", "name", c->name, "response",
+                             c->is_error ? "error" : "output", text);
+        if (!c->id_made && json_object_set_new(response, "id", json_string(c->id)) < 0) {
             json_decref(response);
             return NULL;
         }
         return json_pack("{s:o}", "functionResponse", response);
     default:
-        return json_pack("{s:s, s:o, s:b}", "id", call->id, "content", text, "is_error",
-                         call->is_error);
+        return json_pack("{s:s, s:o, s:b}", "id", c->id, "content", text, "is_error",
+                         c->is_error);
     }
-}
-
-JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char **out)
-{
-    json_t *arr;
-    int rc;
-
-    if (out == NULL)
-        return JPT_ERR_INVALID;
-    *out = NULL;
-    if (b == NULL ||
-        (dialect != JPT_DIALECT_AS_CALLED && dialect != JPT_DIALECT_OPENAI &&
-         dialect != JPT_DIALECT_OPENAI_RESPONSES && dialect != JPT_DIALECT_ANTHROPIC &&
-         dialect != JPT_DIALECT_GEMINI))
-        return JPT_ERR_INVALID;
-    /* A provider takes the results of a message all at once. */
-    if (b->pending > 0)
-        return JPT_ERR_STATE;
-    if ((arr = json_array()) == NULL)
-        return JPT_ERR_NOMEM;
-    for (size_t i = 0; i < b->n; i++) {
-        const jpt__call *call = b->calls[i];
-        int shape = dialect != JPT_DIALECT_AS_CALLED ? dialect : call->dialect;
-        if (json_array_append_new(arr, jpt__wire_result(call, shape)) < 0) {
-            json_decref(arr);
-            return JPT_ERR_NOMEM;
-        }
-    }
-    rc = jpt__json_dump(arr, JSON_COMPACT, out);
-    json_decref(arr);
-    return rc;
 }

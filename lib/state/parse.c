@@ -203,13 +203,6 @@ static int kind_from_status(const char *status, bool allow_spawned)
     return 0;
 }
 
-static const char *kind_name(int kind)
-{
-    return kind == JPT_STATE_RUNNING   ? "running"
-           : kind == JPT_STATE_WAITING ? "waiting"
-                                       : "stopped";
-}
-
 /* Warnings every format shares about a finished state. */
 static int check_consistency(jpt_state *s, bool status_given)
 {
@@ -220,7 +213,7 @@ static int check_consistency(jpt_state *s, bool status_given)
                                   "question block");
     if (s->kind != JPT_STATE_WAITING && questions > 0 && status_given)
         return jpt__state_warn(s, "the state is %s; its question blocks are not "
-                                  "asked", kind_name(s->kind));
+                                  "asked", jpt__state_kind_name(s->kind));
     return JPT_OK;
 }
 
@@ -265,7 +258,7 @@ static int parse_envelope(jpt_state *s, const json_t *root)
         else if ((rc = jpt__state_warn(
                       s, "_meta.computer.jp/status is not \"running\", "
                          "\"waiting\" or \"stopped\"; read as %s",
-                      kind_name(s->kind))) < 0)
+                      jpt__state_kind_name(s->kind))) < 0)
             return rc;
     }
 
@@ -286,7 +279,7 @@ static int parse_envelope(jpt_state *s, const json_t *root)
     if (is_error) {
         if (s->kind != JPT_STATE_STOPPED && status != NULL &&
             (rc = jpt__state_warn(s, "isError with status \"%s\"; read as stopped",
-                                  kind_name(s->kind))) < 0)
+                                  jpt__state_kind_name(s->kind))) < 0)
             return rc;
         if ((rc = jpt__state_set_error_from_blocks(s, transient)) < 0)
             return rc;

@@ -536,3 +536,10 @@ JPT_EXPORT int jpt_state_add_error_trace(jpt_state *s, const char *line)
         return jpt__err(&s->err, JPT_ERR_NOMEM, "out of memory adding a trace line");
     return JPT_OK;
 }
+
+const char *jpt__state_kind_name(int kind)
+{
+    return kind == JPT_STATE_RUNNING   ? "running"
+           : kind == JPT_STATE_WAITING ? "waiting"
+                                       : "stopped";
+}

@@ -51,6 +51,9 @@ struct jpt_state {
     jpt__errbuf err;
 };
 
+/* RFD 009's ToolState names: "running", "waiting", "stopped" (state.c). */
+const char *jpt__state_kind_name(int kind);
+
 /* Lifecycle (state.c). */
 jpt_state *jpt__state_alloc(int kind);
 void jpt__block_clear(jpt__block *b);

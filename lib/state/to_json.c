@@ -99,13 +99,6 @@ static void set_structured(writer *w, json_t *obj, const jpt_state *s)
             jpt__json_reload(s->structured, strlen(s->structured)));
 }
 
-static const char *kind_name(int kind)
-{
-    return kind == JPT_STATE_RUNNING   ? "running"
-           : kind == JPT_STATE_WAITING ? "waiting"
-                                       : "stopped";
-}
-
 static json_t *to_envelope(writer *w, const jpt_state *s)
 {
     json_t *root = json_object();
@@ -119,7 +112,7 @@ static json_t *to_envelope(writer *w, const jpt_state *s)
      * implicitly stopped". Only a stopped state without questions leaves it
      * out; jptool's parser would read one with questions as waiting. */
     if (s->kind != JPT_STATE_STOPPED || jpt__state_question_count(s) > 0)
-        set(w, meta, "computer.jp/status", json_string(kind_name(s->kind)));
+        set(w, meta, "computer.jp/status", json_string(jpt__state_kind_name(s->kind)));
     if (s->is_error && (s->transient || s->trace.n > 0)) {
         json_t *err = json_object();
         set(w, err, "transient", json_boolean(s->transient));
@@ -180,7 +173,7 @@ static json_t *to_tool_state(writer *w, const jpt_state *s)
 {
     json_t *root = json_object();
 
-    set(w, root, "type", json_string(kind_name(s->kind)));
+    set(w, root, "type", json_string(jpt__state_kind_name(s->kind)));
     if (s->kind == JPT_STATE_RUNNING)
         set_content(w, root, s, 0, s->nblocks, false);
     else if (s->kind == JPT_STATE_WAITING)

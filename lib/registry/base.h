@@ -1,0 +1,271 @@
+/* The registry room, bottom layer: the registry's and a tool's data, and the
+ * services every layer above may use. Never installed.
+ *
+ * The room's files form layers; each calls only the files before it in
+ * this list (test/check-layers.py checks it), and includes only the
+ * headers of its layer and those below:
+ *
+ *   base.h     names.c      actions, ids, elapsed times
+ *              events.c     the event queue the host pops
+ *              stale.c      the state file of live children
+ *              command.c    a stdio tool's argv and environment
+ *   runtime.h  runtime-process.c  what runs a stdio tool: a process
+ *              runtime-builtin.c  what runs a builtin: the host's callbacks
+ *   tools.h    tools.c      tool definitions: loading and checking
+ *              schemas.c    the tool lists for model providers
+ *              wire.c       the providers' shapes of calls and results
+ *   handle.h   handle.c     one run of a tool: its lifecycle, its output,
+ *                           and the changes it publishes to subscribers
+ *              view.c       what the model reads of a handle
+ *   inquiry.h  inquiry.c    questions put to the host's inquiry handler
+ *   call.h     call.c       one tool call of a model message
+ *              batch.c      the calls of one message: submit, results
+ *   party.h    notify.c     notifications (RFD 037, RFD 011's queue)
+ *              await.c      the await tool (RFD 037)
+ *              turn.c       the end of a turn (RFD 037)
+ *   registry.c              the face: the object, its loop, run and wait,
+ *                           shutdown and free
+ *
+ * Upward ties go through hooks the upper file installs: a runtime reports
+ * to its handle through a sink, a handle publishes its changes to
+ * subscribers, an inquiry tells its owner of the answer, a call runs the
+ * await tool through the call ops registry.c gives it, a batch tells its
+ * owner (the turn end) when the host frees it. */
+#ifndef JPT_LIB_REGISTRY_BASE_H
+#define JPT_LIB_REGISTRY_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "common/common.h"
+#include "jptool/registry.h"
+#include "loop/loop.h"
+#include "process/process.h"
+#include "state/state.h"
+
+/* RFD 037's notification flags and turn-end policies. */
+#define JPT__NOTIFY_SUCCESS 1
+#define JPT__NOTIFY_FAILURE 2
+#define JPT__NOTIFY_WAITING 4
+#define JPT__NOTIFY_CONTENT 8
+#define JPT__NOTIFY_DEFAULT (JPT__NOTIFY_SUCCESS | JPT__NOTIFY_FAILURE | JPT__NOTIFY_WAITING)
+#define JPT__TURN_INQUIRE 1
+#define JPT__TURN_AWAIT 2
+#define JPT__TURN_ABORT 3
+
+/* Actions, also as bits of a tool's action set. */
+#define JPT__ACTION_NONE 0 /* a one-shot call */
+#define JPT__ACTION_SPAWN 1
+#define JPT__ACTION_FETCH 2
+#define JPT__ACTION_APPLY 4
+#define JPT__ACTION_ABORT 8
+
+typedef struct jpt__runtime_ops jpt__runtime_ops;
+typedef struct jpt__call jpt__call;
+typedef struct jpt__call_ops jpt__call_ops;
+typedef struct jpt__notice jpt__notice;
+typedef struct jpt__turn jpt__turn;
+typedef struct jpt__observer jpt__observer;
+
+/* A tool definition. Immutable once loaded; held by the registry's list
+ * and by every call and handle of it, so a tool replaced under them stays
+ * theirs. */
+typedef struct jpt__tool {
+    unsigned refs;
+    char *name;
+    char *description;
+    json_t *parameters; /* JSON Schema object */
+    json_t *options;    /* {{tool}}'s "options" */
+    const jpt__runtime_ops *rt; /* what runs it */
+    const jpt__call_ops *call_ops; /* the registry's own tools (await) */
+    json_t *command;    /* array of template strings (stdio) */
+    bool stdin_json;    /* pipe {{tool}} to stdin */
+    bool stateful;
+    unsigned actions;   /* JPT__ACTION_* bits, spawn always set if stateful */
+    bool pty;
+    int question_target;
+    int settle_ms, yield_ms; /* -1: the registry's */
+    size_t output_limit;     /* 0: the registry's */
+    int64_t timeout_ms;      /* one-shot calls; 0: none */
+    bool env_inherit;
+    json_t *env_allow;  /* array of names, or NULL */
+    json_t *env_set;    /* object, or NULL */
+    unsigned notify;    /* JPT__NOTIFY_* bits (RFD 037, spawn.notifications) */
+    int on_turn_end;    /* JPT__TURN_* (RFD 037, spawn.lifecycle.on_turn_end) */
+    jpt_builtin_ops ops;
+    void *ud;
+} jpt__tool;
+
+struct jpt_event {
+    int type;
+    char *call_id;
+    char *handle_id;
+    char *tool;
+    int state;
+    const jpt_batch *batch;
+    jpt_event **slot;   /* OUTPUT: the handle's pointer to it, cleared when
+                           the event goes, so the next output queues another */
+    jpt_event *next;
+};
+
+/* The registry. Its fields are read by every layer; each is written by
+ * the file named beside it. */
+struct jpt_registry {
+    /* options (registry.c) */
+    jpt__loop *loop;
+    int devnull;         /* stdin of one-shot children */
+    char *root;
+    int kill_grace_ms;
+    size_t capture_bytes;
+    size_t output_limit;
+    int settle_ms, yield_ms, drain_ms;
+    int max_inquiry_rounds;
+    char *spool_dir;
+    bool keep_spool;     /* JPT_REGISTRY_KEEP_SPOOL */
+    int turn_end_timeout_ms;
+    size_t max_processes;
+    jpt__contain *contain; /* what a child's end kills */
+
+    /* tools (tools.c) */
+    jpt__tool **tools;
+    size_t ntools, cap_tools;
+    jpt__tool *await_tool; /* RFD 037's, offered with stateful tools */
+
+    /* processes (runtime-process.c) */
+    size_t nchildren;    /* spawned, not reaped */
+    struct jpt__proc *slot_head, *slot_tail; /* waiting for a process slot */
+    jpt__defer slot_step;
+    char **spool_files;  /* created, removed with the registry */
+    size_t nspool_files, cap_spool_files;
+
+    /* the state file (stale.c) */
+    char *state_file;
+    int state_fd;
+    size_t *free_slots;
+    size_t nfree_slots, cap_free_slots, nslots;
+
+    /* handles (handle.c) */
+    jpt_handle *handles; /* every live handle, registered or not */
+    jpt__idmap handle_ids; /* registered handles by id */
+    jpt__observer *observers; /* told of every registered handle's change */
+
+    /* inquiries (inquiry.c) */
+    jpt_inquiry *inquiries;
+    jpt_inquiry_fn inquiry_fn;
+    void *inquiry_ud;
+
+    /* calls and batches (call.c, batch.c) */
+    jpt_batch *batches;
+    jpt__call *calls;    /* in flight, and finished ones of freed batches */
+    size_t calls_in_flight;
+
+    /* notifications (notify.c) and the turn end (turn.c) */
+    jpt__notice *notices_head, *notices_tail;
+    jpt__turn *turn;
+
+    /* events (events.c) */
+    jpt_event *events_head, *events_tail;
+    size_t nevents, max_events;
+
+    /* the face (registry.c) */
+    int dispatching;     /* inside jpt_registry_dispatch (or run, wait) */
+    bool free_pending;   /* freed from a callback: freed as dispatch ends */
+    bool freeing;        /* inside jpt_registry_free */
+    bool shutting_down;  /* jpt_registry_shutdown: nothing new starts */
+    bool shutdown_reported;
+    jpt__defer shutdown_step;
+    void (*on_child_gone)(jpt_registry *r); /* a process was reaped */
+    jpt__errbuf err;
+};
+
+/* Host callbacks run only inside dispatch (registry.h, Threading): `d`
+ * runs at once when inside it, else from the next one. */
+static inline void jpt__registry_soon(jpt_registry *r, jpt__defer *d)
+{
+    if (r->dispatching > 0)
+        d->fn(d);
+    else
+        jpt__defer_queue(r->loop, d);
+}
+
+/* ---- Events (events.c) -------------------------------------------------------
+ * The queue the host pops. The oldest is dropped beyond max_events (with a
+ * warning), so a host that never pops them does not grow without bound.
+ * Pushing never fails the caller: an event that cannot be made is lost
+ * with a warning in the log. */
+void jpt__events_call_done(jpt_registry *r, const jpt_batch *b, const char *call_id,
+                           const char *tool, const char *handle_id);
+void jpt__events_batch_done(jpt_registry *r, const jpt_batch *b);
+void jpt__events_state(jpt_registry *r, const char *handle_id, const char *tool, int kind);
+/* One OUTPUT event per handle until popped: `*slot` points to it while it
+ * is queued and is cleared when it goes; a handle that goes first lets go
+ * of it with jpt__events_forget. */
+void jpt__events_output(jpt_registry *r, const char *handle_id, const char *tool,
+                        jpt_event **slot);
+void jpt__events_forget(jpt_event **slot);
+void jpt__events_shutdown(jpt_registry *r);
+void jpt__events_free(jpt_registry *r);
+
+/* ---- The state file (stale.c) -----------------------------------------------
+ * Opening creates it empty (JPT_ERR_IO if it cannot); adding and removing a
+ * child write its slot (failures are logged: a spawn does not fail for
+ * them); closing removes the file. A slot is named by the number add
+ * returns (0: none was written). */
+int jpt__stale_open(jpt_registry *r);
+void jpt__stale_close(jpt_registry *r);
+size_t jpt__stale_add(jpt_registry *r, pid_t pid);
+void jpt__stale_remove(jpt_registry *r, size_t slot);
+/* JPT_ERR_EXISTS when the file at `path` lists a child, JPT_OK when it is
+ * absent or lists none, JPT_ERR_IO when it cannot be read. */
+int jpt__stale_in_use(const char *path);
+
+/* ---- A stdio tool's command (command.c) --------------------------------------
+ * The argv and environment for one run; `why` receives a model-facing
+ * reason when an argument is missing. */
+typedef struct jpt__command {
+    char **argv;
+    char **envp;
+    char *stdin_json; /* the {{tool}} JSON when the tool takes it on stdin */
+} jpt__command;
+int jpt__command_check_template(const char *tmpl, char *why, size_t n);
+int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
+                       const json_t *arguments, const json_t *answers,
+                       jpt__command *out, jpt__buf *why);
+void jpt__command_free(jpt__command *c);
+
+/* A tool's own setting, else the registry's. */
+static inline int jpt__tool_settle_ms(const jpt_registry *r, const jpt__tool *t)
+{
+    return t->settle_ms >= 0 ? t->settle_ms : r->settle_ms;
+}
+
+static inline int jpt__tool_yield_ms(const jpt_registry *r, const jpt__tool *t)
+{
+    return t->yield_ms >= 0 ? t->yield_ms : r->yield_ms;
+}
+
+static inline size_t jpt__tool_output_limit(const jpt_registry *r, const jpt__tool *t)
+{
+    return t->output_limit > 0 ? t->output_limit : r->output_limit;
+}
+
+/* ---- Names (names.c) ------------------------------------------------------------ */
+
+/* 1 to 64 characters of A-Z, a-z, 0-9, '_', '-' and those of `extra`: a
+ * tool's name (extra ""), a handle id the model chooses (extra "."). */
+bool jpt__valid_name(const char *name, const char *extra);
+#define JPT__HANDLE_ID_EXTRA "."
+/* "spawn", "fetch", "apply", "abort" (or "run" for none), and back (0 for
+ * an unknown name). */
+const char *jpt__action_name(int action);
+int jpt__action_from_name(const char *name);
+/* "spawn, fetch, abort" */
+void jpt__actions_list(unsigned actions, char *out, size_t n);
+/* Seconds since `since` (ns), rounded to a tenth, as RFD 037 shows them. */
+double jpt__elapsed_secs(uint64_t since);
+
+#endif /* JPT_LIB_REGISTRY_BASE_H */

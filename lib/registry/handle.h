@@ -1,0 +1,186 @@
+/* The registry room, handle layer: one run of a tool (handle.c) and what
+ * the model reads of it (view.c). Never installed. See base.h for the
+ * room's layers.
+ *
+ * A handle knows nothing of who watches it: it publishes its changes to
+ * the subscribers on its list, each with the mask of what it wants to
+ * hear, and, for a registered handle, to the registry's observers. The
+ * order is fixed: the event queue first (STATE, OUTPUT events), then the
+ * observers (notifications, which a watched handle does not leave), then
+ * the subscribers in the order they subscribed, and last those marked
+ * `last` (the action waiting on it, so that awaits have counted the stop
+ * before the action's answer completes its batch). The handle is held
+ * (referenced) while it fans out, and the list is taken first: a
+ * subscriber may end any subscription, its own included.
+ *
+ * A handle is reference counted: its creator (a call, or the batch that
+ * pre-registered it), the registry's id map while it is registered, every
+ * subscription, and anyone who pins it across code that may let it go.
+ * It is freed when the last reference goes. */
+#ifndef JPT_LIB_REGISTRY_HANDLE_H
+#define JPT_LIB_REGISTRY_HANDLE_H
+
+#include "registry/tools.h"
+
+/* A handle's lifecycle, changed only through one function (handle.c). */
+#define JPT__PHASE_PENDING 1 /* pre-registered by its batch, not started */
+#define JPT__PHASE_LIVE 2    /* started: running or waiting */
+#define JPT__PHASE_ENDING 3  /* being ended (an abort, a kill, a timeout) */
+#define JPT__PHASE_STOPPED 4 /* its run is over; what it says is fixed */
+
+/* What a handle publishes. */
+#define JPT__HEARD_OUTPUT 0x1u  /* new output while it runs */
+#define JPT__HEARD_WAITING 0x2u /* it became waiting: it asks a question */
+#define JPT__HEARD_STATE 0x4u   /* the tool reported another state */
+#define JPT__HEARD_STOPPED 0x8u /* its run is over */
+#define JPT__HEARD_SEEN 0x10u   /* the model read its state (observers only) */
+
+typedef struct jpt__sub jpt__sub;
+struct jpt__sub {
+    void (*heard)(jpt__sub *s, unsigned what);
+    unsigned mask;       /* JPT__HEARD_* */
+    bool watching;       /* the model watches through it (an action, an
+                            await): then no notification is due (RFD 037) */
+    bool last;           /* told after the others */
+    unsigned role;       /* the subscriber's own */
+    jpt_handle *h;       /* while subscribed, referenced */
+    jpt__sub *next, *prev;
+};
+
+/* Told of every registered handle's changes, before its subscribers. */
+struct jpt__observer {
+    void (*changed)(jpt__observer *o, jpt_handle *h, unsigned what);
+    jpt__observer *next;
+};
+
+struct jpt_handle {
+    jpt__run run;        /* first: see runtime.h */
+    jpt_registry *r;
+    char *id;
+    jpt__tool *tool;
+    int phase;           /* JPT__PHASE_* */
+    int kind;            /* the tool's last reported state, JPT_STATE_* */
+    unsigned refs;
+    bool registered;     /* in the id map (stateful handles), referenced */
+    bool delivered;      /* the model has its final state */
+    uint64_t started;    /* ns, for elapsed_secs */
+    json_t *arguments;   /* without action and id */
+    json_t *answers;     /* accumulated answers (one-shot re-runs) */
+    char *failure;       /* why the registry ended it, or NULL */
+
+    /* What the model has not read yet (view.c reads it). */
+    jpt__blockq blocks;  /* the tool's states' blocks, and text runs */
+    jpt__capture text;   /* the text run not yet turned into a block */
+    jpt__capture recent; /* the end of its stdout, for previews */
+    bool structured;     /* it reported a state */
+    jpt__block question; /* the pending question of a waiting handle */
+    bool has_question;
+    bool stop_error, stop_transient; /* the stopped state it reported */
+    jpt__strv stop_trace;
+    jpt_state *end;      /* what the runtime added at the end, or NULL */
+    char *final_text;    /* the stopped result as the model reads it */
+    bool final_error;
+
+    jpt__sub *subs, *subs_tail;
+    size_t nwatching;    /* subscriptions with `watching` */
+    size_t nlast;        /* subscriptions with `last` */
+    jpt_event *output_event; /* the queued OUTPUT event, until popped */
+    jpt__notice *notice; /* notify.c's, for this handle */
+    jpt__timer timeout_timer;
+    jpt_handle *next, *prev; /* the registry's list of live handles */
+};
+
+/* ---- Lifecycle (handle.c) ---------------------------------------------------------- */
+
+/* A new handle, PENDING, with one reference (the caller's). */
+int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *arguments,
+                    jpt_handle **out);
+jpt_handle *jpt__handle_ref(jpt_handle *h);
+void jpt__handle_unref(jpt_handle *h);
+/* Enters the handle in the registry's id map (a reference): stateful
+ * handles, found by id. JPT_ERR_EXISTS when a registered handle has it. */
+int jpt__handle_register(jpt_handle *h);
+jpt_handle *jpt__handle_find(jpt_registry *r, const char *id);
+/* Starts the tool (again, for a one-shot re-run): `action` is
+ * JPT__ACTION_NONE or JPT__ACTION_SPAWN. On failure `why` holds the
+ * model-facing reason, and the handle is as before. */
+int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why);
+/* The handle never ran (a pre-registered spawn that failed or was
+ * cancelled): it stops with `why` as its result, which the model has. */
+void jpt__handle_fail(jpt_handle *h, const char *why);
+/* Ends the run: an abort (its end is no failure), or a kill for `why`. */
+void jpt__handle_abort(jpt_handle *h);
+void jpt__handle_kill(jpt_handle *h, const char *why);
+/* Takes in what the tool produced and was not yet reported, and its end
+ * if it has ended, before the model is answered: an answer reflects the
+ * moment the action runs, not the last time the host dispatched. */
+void jpt__handle_refresh(jpt_handle *h);
+
+/* Input for a running tool, encoded by its runtime. */
+int jpt__handle_input(jpt_handle *h, const json_t *input, const char *input_json);
+/* Bytes written to the tool that it never read (it closed its input). */
+uint64_t jpt__handle_input_lost(const jpt_handle *h);
+/* The pending question of a waiting handle (a question block), or NULL. */
+const jpt__block *jpt__handle_question(const jpt_handle *h);
+/* Answers the pending question `qid`: the handle runs again. A question
+ * it no longer asks gives JPT_ERR_CANCELLED. */
+int jpt__handle_answer(jpt_handle *h, const char *qid, const json_t *answer,
+                       const char *answer_json);
+/* The result so far of a one-shot run ended before its end (a cancel),
+ * with `why` first: nothing the tool produced is lost. JPT_ERR_STATE when
+ * the runtime keeps nothing of the kind. */
+int jpt__handle_cut_short(jpt_handle *h, const char *why, jpt_state **out);
+
+/* ---- Subscribers (handle.c) ----------------------------------------------------------
+ * A subscription references the handle. `heard` may unsubscribe anything,
+ * itself included. */
+void jpt__handle_subscribe(jpt_handle *h, jpt__sub *s, unsigned mask, bool watching,
+                           bool last);
+void jpt__handle_unsubscribe(jpt__sub *s);
+/* Whether an action or an await of the model is watching the handle. */
+bool jpt__handle_watched(const jpt_handle *h);
+/* Whether an action waits on it (a `last` subscription). */
+bool jpt__handle_acted_on(const jpt_handle *h);
+void jpt__handle_observe(jpt_registry *r, jpt__observer *o);
+/* The model read the handle's current state through an action, or (when
+ * it had stopped) its final one: the handle's id is free again once it
+ * stops and nothing holds it. */
+void jpt__handle_seen(jpt_handle *h);
+void jpt__handle_delivered(jpt_handle *h);
+
+/* ---- Every handle (handle.c) -------------------------------------------------------- */
+
+/* Ends every handle the way a kill does, for `why` (shutdown). */
+void jpt__handles_kill_all(jpt_registry *r, const char *why);
+/* The processes of all live handles, for the registry's free. */
+size_t jpt__handles_take_children(jpt_registry *r, jpt__child ***out);
+/* Frees every handle, whatever holds it (the registry's free). */
+void jpt__handles_free_all(jpt_registry *r);
+
+/* ---- What the model reads (view.c) ---------------------------------------------------- */
+
+/* Whether the model has output of the handle it has not read yet. */
+bool jpt__view_has_news(const jpt_handle *h);
+/* The handle's state as the model should see it now: its output since the
+ * last take (consumed unless `peek`), kind and error. New reference. */
+int jpt__view_take(jpt_handle *h, bool peek, jpt_state **out);
+/* A finished one-shot run's result. New reference. */
+int jpt__view_result(jpt_handle *h, jpt_state **out);
+/* The rendered, limited text the model reads for `s`. */
+int jpt__view_text(const jpt_handle *h, const jpt_state *s, jpt__buf *out);
+/* The result of a stopped handle, rendered once and kept, so that every
+ * reader (fetch, awaits, a notification) gets the same text. */
+int jpt__view_final(jpt_handle *h, const char **text, bool *is_error);
+/* The last `max` bytes of what the model would read now, not consumed,
+ * cut at a character boundary. */
+int jpt__view_preview(jpt_handle *h, size_t max, jpt__buf *out);
+/* RFD 009's handle response, the one writer of it:
+ * {"id","state","content"} while the handle lives (its news consumed),
+ * {"id","state","result"} once it stopped, "error" in place of "result"
+ * for a failed handle when `error_key` (RFD 037's await always says
+ * "result"); a pre-registered spawn that has not started yet is
+ * "pending". Written into `out` directly: it is on the path from a
+ * child's exit to the model's answer. */
+int jpt__view_response(jpt_handle *h, bool error_key, jpt__buf *out, bool *is_error);
+
+#endif /* JPT_LIB_REGISTRY_HANDLE_H */

@@ -1,0 +1,255 @@
+/* The builtin runtime: a tool the host implements in its own process (a
+ * sub-agent, say; RFD 009 "Toward sub-agents"), through the callbacks of
+ * jpt_builtin_ops. The tool reports its states itself, with
+ * jpt_handle_update(), from the callbacks or at any later time. The public
+ * jpt_handle functions live here: a jpt_handle is, first of all, a run. */
+#include <string.h>
+
+#include "registry/runtime.h"
+
+typedef struct builtin_run {
+    bool ended;          /* its stop was reported (or it was aborted) */
+    bool releasing;      /* being freed: updates are accepted and ignored */
+    jpt__defer step;     /* an answer or an abort, from the loop */
+    char *answer;        /* the answer for the apply callback, or NULL: abort */
+} builtin_run;
+
+static builtin_run *builtin_of(const jpt__run *run)
+{
+    return run->impl;
+}
+
+static jpt_handle *handle_of(jpt__run *run)
+{
+    return (jpt_handle *)run;
+}
+
+static int check(jpt__tool *t, const json_t *def, char *why, size_t n)
+{
+    static const char *const not_here[] = {"command", "pty", "stdin", "env"};
+
+    (void)t;
+    for (size_t i = 0; i < sizeof(not_here) / sizeof(not_here[0]); i++)
+        if (json_object_get(def, not_here[i]) != NULL) {
+            snprintf(why, n, "'%s' does not apply to a builtin tool", not_here[i]);
+            return JPT_ERR_INVALID;
+        }
+    return JPT_OK;
+}
+
+/* The tool ends: its abort callback, which may report the stop itself;
+ * else the stop is reported here, with `why` (or NULL) as its error. */
+static void end_now(jpt__run *run, const char *why)
+{
+    builtin_run *b = builtin_of(run);
+
+    if (run->tool->ops.abort != NULL)
+        run->tool->ops.abort(handle_of(run), run->tool->ud);
+    if (b->ended)
+        return;
+    b->ended = true;
+    jpt_state *final = NULL;
+    if (why != NULL && jpt_state_new(JPT_STATE_STOPPED, &final) == JPT_OK &&
+        (jpt_state_add_text(final, why) < 0 ||
+         jpt__state_set_error_from_blocks(final, false) < 0)) {
+        jpt_state_unref(final);
+        final = NULL;
+    }
+    run->sink->stopped(run, final);
+}
+
+/* The answer to its question, to its apply callback; a refusal ends it. */
+static void answer_now(jpt__run *run, char *answer)
+{
+    int rc = run->tool->ops.apply != NULL
+                 ? run->tool->ops.apply(handle_of(run), answer, run->tool->ud)
+                 : JPT_ERR_UNSUPPORTED;
+
+    if (rc < 0 && !builtin_of(run)->ended)
+        end_now(run, "the tool refused the answer to its question");
+}
+
+/* From the loop: what could not run where it was asked (outside
+ * dispatch: callbacks run only inside it). */
+static void run_step(jpt__defer *d)
+{
+    jpt__run *run = d->ud;
+    builtin_run *b = builtin_of(run);
+    char *answer = b->answer;
+
+    b->answer = NULL;
+    if (b->ended) {
+        jpt__free(answer);
+        return;
+    }
+    if (answer != NULL)
+        answer_now(run, answer);
+    else
+        end_now(run, NULL);
+    jpt__free(answer);
+}
+
+static int start(jpt__run *run, jpt__buf *why)
+{
+    char *args = NULL;
+    int rc;
+
+    if (builtin_of(run) == NULL) {
+        builtin_run *b = jpt__calloc(1, sizeof(*b));
+        if (b == NULL)
+            return JPT_ERR_NOMEM;
+        jpt__defer_init(&b->step, run_step, run);
+        run->impl = b;
+    }
+    builtin_of(run)->ended = false;
+    if ((rc = jpt__json_dump(run->arguments, JSON_COMPACT, &args)) < 0)
+        return rc;
+    rc = run->tool->ops.start(handle_of(run), args, run->tool->ud);
+    jpt__free(args);
+    if (rc < 0 && jpt__buf_printf(why, "the tool failed to start: %s", jpt_strerror(rc)) < 0)
+        return JPT_ERR_NOMEM;
+    return rc;
+}
+
+static int input(jpt__run *run, const json_t *value, const char *value_json)
+{
+    (void)value;
+    if (builtin_of(run)->ended)
+        return JPT_ERR_STATE;
+    return run->tool->ops.apply(handle_of(run), value_json, run->tool->ud);
+}
+
+static int answer(jpt__run *run, const char *qid, const json_t *value, const char *value_json)
+{
+    builtin_run *b = builtin_of(run);
+
+    (void)qid;
+    (void)value;
+    if (b->ended)
+        return JPT_ERR_STATE;
+    char *copy = jpt__strdup(value_json);
+    if (copy == NULL)
+        return JPT_ERR_NOMEM;
+    jpt__free(b->answer);
+    b->answer = copy;
+    /* From the loop, like every callback: an inquiry may be answered from
+     * anywhere. */
+    jpt__defer_queue(run->r->loop, &b->step);
+    return JPT_OK;
+}
+
+static void abort_run(jpt__run *run)
+{
+    builtin_run *b = builtin_of(run);
+
+    if (b == NULL || b->ended)
+        return;
+    jpt__free(b->answer);
+    b->answer = NULL;
+    /* From the loop: the callback may stop any handle, and the caller may
+     * be walking them. */
+    jpt__defer_queue(run->r->loop, &b->step);
+}
+
+static void refresh(jpt__run *run)
+{
+    (void)run;
+}
+
+static uint64_t input_lost(const jpt__run *run)
+{
+    (void)run;
+    return 0;
+}
+
+static int partial(jpt__run *run, jpt_state **out)
+{
+    (void)run;
+    *out = NULL;
+    return JPT_ERR_STATE;
+}
+
+static jpt__child *take_child(jpt__run *run)
+{
+    (void)run;
+    return NULL;
+}
+
+/* A builtin that has not stopped is told to, so the host never keeps a
+ * handle the registry has freed (registry.h, jpt_handle_update). */
+static void release(jpt__run *run)
+{
+    builtin_run *b = builtin_of(run);
+
+    if (b == NULL)
+        return;
+    jpt__defer_cancel(run->r->loop, &b->step);
+    if (!b->ended && run->tool->ops.abort != NULL) {
+        b->releasing = true;
+        run->tool->ops.abort(handle_of(run), run->tool->ud);
+    }
+    jpt__free(b->answer);
+    jpt__free(b);
+    run->impl = NULL;
+}
+
+const jpt__runtime_ops jpt__runtime_builtin = {
+    .name = "builtin",
+    .caps = JPT__RT_REPORTS_STATES,
+    .check = check,
+    .start = start,
+    .input = input,
+    .answer = answer,
+    .abort = abort_run,
+    .refresh = refresh,
+    .input_lost = input_lost,
+    .partial = partial,
+    .take_child = take_child,
+    .release = release,
+};
+
+/* ---- The public handle functions ------------------------------------------------- */
+
+JPT_EXPORT int jpt_handle_update(jpt_handle *h, jpt_state *state)
+{
+    jpt__run *run = (jpt__run *)h;
+
+    if (h == NULL || state == NULL || run->tool->rt != &jpt__runtime_builtin ||
+        builtin_of(run) == NULL)
+        return JPT_ERR_INVALID;
+    builtin_run *b = builtin_of(run);
+    /* From the abort callback of a handle being freed: nobody can read the
+     * state any more. */
+    if (b->releasing)
+        return JPT_OK;
+    if (b->ended)
+        return JPT_ERR_STATE;
+    int rc = run->sink->state(run, state);
+    if (rc < 0)
+        return rc;
+    if (jpt_state_kind(state) == JPT_STATE_STOPPED) {
+        b->ended = true;
+        run->sink->stopped(run, NULL);
+    }
+    return JPT_OK;
+}
+
+JPT_EXPORT const char *jpt_handle_id(const jpt_handle *h)
+{
+    return ((const jpt__run *)h)->id;
+}
+
+JPT_EXPORT const char *jpt_handle_tool(const jpt_handle *h)
+{
+    return ((const jpt__run *)h)->tool->name;
+}
+
+JPT_EXPORT void jpt_handle_set_userdata(jpt_handle *h, void *data)
+{
+    ((jpt__run *)h)->userdata = data;
+}
+
+JPT_EXPORT void *jpt_handle_get_userdata(const jpt_handle *h)
+{
+    return ((const jpt__run *)h)->userdata;
+}

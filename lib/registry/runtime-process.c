@@ -1,0 +1,720 @@
+/* The process runtime: a stdio tool run as a child process. It builds the
+ * argv and environment from the definition, waits for a slot beyond
+ * max_processes, captures stdout and stderr (head and tail, spooled to a
+ * file past what the model reads), turns a stateful tool's stdout into the
+ * states it reports (RFD 058 and RFD 009 JSON lines) and text, writes its
+ * input and answers, records it in the state file, and builds what the
+ * model reads of its end: a one-shot run's result, or how a handle's
+ * process ended. */
+#define _GNU_SOURCE /* strsignal */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "registry/runtime.h"
+
+typedef struct jpt__proc {
+    jpt__run *run;
+    jpt__child *child;        /* while the process lives */
+    jpt__capture out, err;    /* everything it wrote, head and tail */
+    jpt__buf line;            /* a stateful tool's incomplete last line */
+    bool structured;          /* its stdout speaks RFD 058/009 lines */
+    jpt__exit exit;
+    uint64_t input_lost;      /* the reaped process's */
+    size_t stale_slot;        /* its slot in the state file, 0: none */
+    bool slot_waiting;        /* queued for a process slot */
+    struct jpt__proc *slot_next, *slot_prev;
+} jpt__proc;
+
+static void on_output(jpt__child *c, int stream, const char *p, size_t n, void *ud);
+static void on_exited(jpt__child *c, const jpt__exit *e, void *ud);
+static const jpt__child_ops child_ops = {on_output, on_exited};
+
+static jpt__proc *proc_of(const jpt__run *run)
+{
+    return run->impl;
+}
+
+/* ---- Definitions ------------------------------------------------------------------ */
+
+static int check_command(jpt__tool *t, const json_t *cmd, char *why, size_t n)
+{
+    char reason[256];
+    size_t i;
+    const json_t *arg;
+
+    if (cmd == NULL)
+        return snprintf(why, n, "'command' is required for a stdio tool"), JPT_ERR_INVALID;
+    if (!json_is_array(cmd) || json_array_size(cmd) == 0)
+        return snprintf(why, n, "'command' must be a non-empty array of strings"),
+               JPT_ERR_INVALID;
+    json_array_foreach(cmd, i, arg) {
+        if (!json_is_string(arg))
+            return snprintf(why, n, "'command[%zu]' is %s, not a string", i,
+                            jpt__json_type_phrase(arg)),
+                   JPT_ERR_INVALID;
+        if (jpt__command_check_template(json_string_value(arg), reason, sizeof(reason)) < 0)
+            return snprintf(why, n, "'command[%zu]': %s", i, reason), JPT_ERR_INVALID;
+    }
+    if (json_string_length(json_array_get(cmd, 0)) == 0)
+        return snprintf(why, n, "'command[0]' is empty"), JPT_ERR_INVALID;
+    t->command = json_incref((json_t *)cmd);
+    return JPT_OK;
+}
+
+static int check_bool(const json_t *def, const char *key, bool *out, char *why, size_t n)
+{
+    const json_t *v = json_object_get(def, key);
+
+    if (v == NULL)
+        return JPT_OK;
+    if (!json_is_boolean(v))
+        return snprintf(why, n, "'%s' is %s, not a boolean", key, jpt__json_type_phrase(v)),
+               JPT_ERR_INVALID;
+    *out = json_is_true(v);
+    return JPT_OK;
+}
+
+static int check_env(jpt__tool *t, const json_t *env, char *why, size_t n)
+{
+    const char *key, *name;
+    const json_t *v, *value;
+    size_t i;
+
+    if (env == NULL)
+        return JPT_OK;
+    if (!json_is_object(env))
+        return snprintf(why, n, "'env' must be an object"), JPT_ERR_INVALID;
+    json_object_foreach((json_t *)env, key, v) {
+        if (strcmp(key, "inherit") == 0) {
+            if (!json_is_boolean(v))
+                return snprintf(why, n, "'env.inherit' must be a boolean"), JPT_ERR_INVALID;
+            t->env_inherit = json_is_true(v);
+        } else if (strcmp(key, "allow") == 0) {
+            if (!json_is_array(v))
+                return snprintf(why, n, "'env.allow' must be an array of names"),
+                       JPT_ERR_INVALID;
+            json_array_foreach(v, i, value) if (!json_is_string(value)) return snprintf(
+                why, n, "'env.allow[%zu]' is %s, not a string", i,
+                jpt__json_type_phrase(value)),
+                JPT_ERR_INVALID;
+            t->env_allow = json_incref((json_t *)v);
+        } else if (strcmp(key, "set") == 0) {
+            if (!json_is_object(v))
+                return snprintf(why, n, "'env.set' must be an object of strings"),
+                       JPT_ERR_INVALID;
+            json_object_foreach((json_t *)v, name, value) if (!json_is_string(value)) return snprintf(
+                why, n, "'env.set.%s' is %s, not a string", name,
+                jpt__json_type_phrase(value)),
+                JPT_ERR_INVALID;
+            t->env_set = json_incref((json_t *)v);
+        } else
+            return snprintf(why, n, "unknown field 'env.%s' (expected inherit, allow, set)",
+                            key),
+                   JPT_ERR_INVALID;
+    }
+    return JPT_OK;
+}
+
+static int check(jpt__tool *t, const json_t *def, char *why, size_t n)
+{
+    int rc;
+
+    t->env_inherit = true;
+    if ((rc = check_command(t, json_object_get(def, "command"), why, n)) < 0 ||
+        (rc = check_bool(def, "stdin", &t->stdin_json, why, n)) < 0 ||
+        (rc = check_bool(def, "pty", &t->pty, why, n)) < 0 ||
+        (rc = check_env(t, json_object_get(def, "env"), why, n)) < 0)
+        return rc;
+    if (t->pty && t->stdin_json)
+        return snprintf(why, n, "'stdin' and 'pty' cannot both be true"), JPT_ERR_INVALID;
+    return JPT_OK;
+}
+
+/* ---- Slots ------------------------------------------------------------------------- */
+
+/* Processes wait for a slot beyond max_processes (registry.h): in order,
+ * each started as a child of the registry is reaped. */
+static void slot_queue_remove(jpt__proc *p)
+{
+    jpt_registry *r = p->run->r;
+
+    if (!p->slot_waiting)
+        return;
+    if (p->slot_prev != NULL)
+        p->slot_prev->slot_next = p->slot_next;
+    else
+        r->slot_head = p->slot_next;
+    if (p->slot_next != NULL)
+        p->slot_next->slot_prev = p->slot_prev;
+    else
+        r->slot_tail = p->slot_prev;
+    p->slot_next = p->slot_prev = NULL;
+    p->slot_waiting = false;
+}
+
+static void slot_queue_push(jpt__proc *p)
+{
+    jpt_registry *r = p->run->r;
+
+    p->slot_waiting = true;
+    p->slot_next = NULL;
+    p->slot_prev = r->slot_tail;
+    if (r->slot_tail != NULL)
+        r->slot_tail->slot_next = p;
+    else
+        r->slot_head = p;
+    r->slot_tail = p;
+}
+
+/* A child of the registry was reaped or freed. */
+static void child_gone(jpt__proc *p)
+{
+    jpt_registry *r = p->run->r;
+
+    r->nchildren--;
+    jpt__stale_remove(r, p->stale_slot);
+    p->stale_slot = 0;
+    if (r->slot_head != NULL)
+        jpt__defer_queue(r->loop, &r->slot_step);
+    if (r->on_child_gone != NULL)
+        r->on_child_gone(r);
+}
+
+/* ---- Starting ---------------------------------------------------------------------- */
+
+static void spooled(void *ud, const char *path)
+{
+    jpt_registry *r = ud;
+    char *copy = jpt__strdup(path);
+    char **grown = copy != NULL ? jpt__array_reserve(r->spool_files, &r->cap_spool_files,
+                                                     r->nspool_files + 1, sizeof(*grown), 8)
+                                : NULL;
+
+    if (grown == NULL) {
+        jpt__log(JPT_LOG_WARNING, "out of memory: spool file %s will outlive the registry",
+                 path);
+        jpt__free(copy);
+        return;
+    }
+    r->spool_files = grown;
+    r->spool_files[r->nspool_files++] = copy;
+}
+
+/* JPT_ERR_AGAIN: no fd or process to be had now, while another child of
+ * the registry lives (it will free some as it ends). */
+static int spawn(jpt__proc *p, jpt__buf *why)
+{
+    jpt__run *run = p->run;
+    jpt_registry *r = run->r;
+    const jpt__tool *t = run->tool;
+    jpt__command cmd;
+    jpt__errbuf err;
+    int rc = jpt__command_build(r, t, run->action, run->arguments, run->answers, &cmd, why);
+
+    if (rc < 0)
+        return rc;
+    /* Output the model reads whole needs no file (registry.h, spool_dir). */
+    if (r->spool_dir != NULL)
+        jpt__capture_spool_in(&p->out, r->spool_dir, jpt__tool_output_limit(r, t), spooled, r);
+    jpt__spawn spawn = {
+        .argv = (const char *const *)cmd.argv,
+        .envp = (const char *const *)cmd.envp,
+        .cwd = r->root,
+        /* RFD 009: without an action the call is one-shot, and a one-shot
+         * child reads /dev/null (an open pipe would keep `sh` waiting). */
+        .stdin_pipe = run->action == JPT__ACTION_SPAWN || t->stdin_json,
+        .devnull = r->devnull,
+        .pty = t->pty,
+        .rows = 24,
+        .cols = 80,
+        .drain_ms = r->drain_ms,
+        .contain = r->contain,
+    };
+    rc = jpt__child_spawn(r->loop, &spawn, &child_ops, p, &p->child, &err);
+    if (rc == JPT_ERR_LIMIT && r->nchildren > 0) {
+        jpt__command_free(&cmd);
+        jpt__log(JPT_LOG_DEBUG, "tool '%s' waits for a slot: %s", t->name, err.text);
+        return JPT_ERR_AGAIN;
+    }
+    if (rc < 0) {
+        jpt__command_free(&cmd);
+        return jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0
+                   ? JPT_ERR_NOMEM
+                   : rc;
+    }
+    r->nchildren++;
+    pid_t pid = jpt__child_pid(p->child);
+    jpt__log(JPT_LOG_INFO, "tool '%s' started for '%s': pid %d (%s)", t->name, run->id,
+             (int)pid, cmd.argv[0]);
+    if (cmd.stdin_json != NULL) {
+        rc = jpt__child_write(p->child, cmd.stdin_json, strlen(cmd.stdin_json));
+        if (rc == JPT_OK)
+            rc = jpt__child_write(p->child, "\n", 1);
+        if (run->action != JPT__ACTION_SPAWN)
+            jpt__child_close_input(p->child);
+    }
+    jpt__command_free(&cmd);
+    p->stale_slot = jpt__stale_add(r, pid);
+    return rc;
+}
+
+/* Starts the process, or queues it for a slot: the call waiting on it sees
+ * it running, without output, until then. */
+static int start_or_queue(jpt__proc *p, jpt__buf *why)
+{
+    jpt_registry *r = p->run->r;
+    int rc = r->nchildren < r->max_processes ? spawn(p, why) : JPT_ERR_AGAIN;
+
+    if (rc == JPT_ERR_AGAIN) {
+        slot_queue_push(p);
+        return JPT_OK;
+    }
+    return rc;
+}
+
+static int add_text(jpt_state *s, const char *text, size_t n);
+
+/* The end of a run that could not start: the reason, as an error. */
+static jpt_state *failed_to_start(const char *why)
+{
+    jpt_state *s = jpt__state_alloc(JPT_STATE_STOPPED);
+
+    if (s != NULL && (add_text(s, why, strlen(why)) < 0 ||
+                      jpt__state_set_error_from_blocks(s, false) < 0)) {
+        jpt_state_unref(s);
+        s = NULL;
+    }
+    return s;
+}
+
+void jpt__process_slots_freed(jpt__defer *d)
+{
+    jpt_registry *r = d->ud;
+
+    for (int n = 0; n < 16 && r->slot_head != NULL && r->nchildren < r->max_processes &&
+                    !r->shutting_down;
+         n++) {
+        jpt__proc *p = r->slot_head;
+        jpt__buf why = JPT__BUF_INIT;
+        slot_queue_remove(p);
+        int rc = spawn(p, &why);
+        if (rc == JPT_ERR_AGAIN)
+            slot_queue_push(p);
+        else if (rc < 0)
+            /* It stops with the reason as its result. */
+            p->run->sink->stopped(p->run,
+                                  failed_to_start(why.data != NULL ? why.data : jpt_strerror(rc)));
+        jpt__buf_free(&why);
+        if (rc == JPT_ERR_AGAIN)
+            break;
+    }
+    if (r->slot_head != NULL && r->nchildren < r->max_processes && !r->shutting_down)
+        jpt__defer_queue(r->loop, d);
+}
+
+static int start(jpt__run *run, jpt__buf *why)
+{
+    jpt__proc *p = proc_of(run);
+
+    if (p == NULL) {
+        if ((p = jpt__calloc(1, sizeof(*p))) == NULL)
+            return JPT_ERR_NOMEM;
+        p->run = run;
+        run->impl = p;
+        jpt__capture_init(&p->out, run->r->capture_bytes);
+        jpt__capture_init(&p->err, run->r->capture_bytes);
+    }
+    /* A one-shot run again, with the answers so far: its output starts
+     * anew (the spool file, if any, grows on). */
+    jpt__capture_reset(&p->out);
+    jpt__capture_reset(&p->err);
+    p->line.len = 0;
+    p->structured = false;
+    return start_or_queue(p, why);
+}
+
+/* ---- Output ------------------------------------------------------------------------ */
+
+/* A complete line of a stateful tool: a structured state, or text. */
+static int take_line(jpt__proc *p, const char *line, size_t n)
+{
+    jpt__run *run = p->run;
+    size_t lead = 0;
+
+    while (lead < n && (line[lead] == ' ' || line[lead] == '\t'))
+        lead++;
+    if (lead < n && line[lead] == '{') {
+        jpt_state *s = NULL;
+        size_t len = n > 0 && line[n - 1] == '\n' ? n - 1 : n;
+        int rc = jpt_state_parse(line, len, 0, &s);
+        if (rc < 0)
+            return rc;
+        if (!s->raw) {
+            p->structured = true;
+            rc = run->sink->state(run, s);
+            jpt_state_unref(s);
+            return rc;
+        }
+        jpt_state_unref(s);
+    }
+    run->sink->text(run, JPT__STDOUT, line, n);
+    return JPT_OK;
+}
+
+/* A stateful tool's stdout, split into lines. */
+static int take_stdout(jpt__proc *p, const char *s, size_t n)
+{
+    jpt__buf *line = &p->line;
+    int rc = JPT_OK;
+
+    while (rc == JPT_OK && n > 0) {
+        const char *nl = memchr(s, '\n', n);
+        size_t k = nl != NULL ? (size_t)(nl - s) + 1 : n;
+        /* A line longer than the capture is text, whatever it starts with. */
+        if (nl == NULL && line->len + k > p->run->r->capture_bytes) {
+            p->run->sink->text(p->run, JPT__STDOUT, line->data, line->len);
+            p->run->sink->text(p->run, JPT__STDOUT, s, k);
+            line->len = 0;
+        } else if (line->len == 0 && nl != NULL)
+            rc = take_line(p, s, k);
+        else if ((rc = jpt__buf_append(line, s, k)) == JPT_OK && nl != NULL) {
+            rc = take_line(p, line->data, line->len);
+            line->len = 0;
+        }
+        s += k;
+        n -= k;
+    }
+    return rc;
+}
+
+static void on_output(jpt__child *c, int stream, const char *s, size_t n, void *ud)
+{
+    jpt__proc *p = ud;
+    jpt__run *run = p->run;
+    int rc;
+
+    (void)c;
+    rc = jpt__capture_append(stream == JPT__STDOUT ? &p->out : &p->err, s, n);
+    /* A handle reads its tool's output as it comes; a one-shot run is read
+     * whole at its end. States are lines of stdout; stderr is text, kept
+     * out of the line being assembled so that it cannot split a state. */
+    if (run->action != JPT__ACTION_SPAWN)
+        ;
+    else if (stream == JPT__STDOUT)
+        rc = rc == JPT_OK ? take_stdout(p, s, n) : rc;
+    else
+        run->sink->text(run, JPT__STDERR, s, n);
+    if (rc < 0)
+        jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
+}
+
+/* ---- The end ----------------------------------------------------------------------- */
+
+/* How a process ended, in words. */
+static void describe_exit(const jpt__proc *p, char *out, size_t n)
+{
+    if (p->run->aborted)
+        snprintf(out, n, "aborted");
+    else if (!p->exit.known)
+        snprintf(out, n, "exit status unknown: another part of the program reaped it");
+    else if (p->exit.signal != 0)
+        snprintf(out, n, "killed by signal %d (%s)", p->exit.signal, strsignal(p->exit.signal));
+    else
+        snprintf(out, n, "exit status %d", p->exit.code);
+}
+
+static bool exit_failed(const jpt__proc *p)
+{
+    return !p->run->aborted && p->exit.known && (p->exit.signal != 0 || p->exit.code != 0);
+}
+
+static int add_text(jpt_state *s, const char *text, size_t n)
+{
+    jpt__block b = {.type = JPT_BLOCK_TEXT};
+    int rc = jpt__field_set(&b.f[JPT_FIELD_TEXT], text, n);
+
+    return rc < 0 ? rc : jpt__state_push_block(s, &b);
+}
+
+/* JP's into_tool_result: a failed run with unstructured output is an error
+ * carrying what the tool said last on each stream, after `headline` (NULL:
+ * how the process ended). A run the registry stopped (a timeout, a cancel)
+ * keeps its output the same way: nothing the tool produced is lost. */
+static int failure_state(jpt__proc *p, jpt_state *s, const char *headline)
+{
+    size_t limit = jpt__tool_output_limit(p->run->r, p->run->tool);
+    jpt__buf text = JPT__BUF_INIT;
+    char how[128];
+    int rc;
+
+    describe_exit(p, how, sizeof(how));
+    rc = headline != NULL ? jpt__buf_puts(&text, headline)
+                          : jpt__buf_printf(&text, "The tool failed (%s).", how);
+    if (rc == JPT_OK && p->err.total > 0 &&
+        (rc = jpt__buf_puts(&text, "\n\nstderr:\n")) == JPT_OK)
+        rc = jpt__capture_text_limited(&p->err, limit / 2, &text);
+    if (rc == JPT_OK && p->out.total > 0 &&
+        (rc = jpt__buf_puts(&text, "\n\nstdout:\n")) == JPT_OK)
+        rc = jpt__capture_text_limited(&p->out, limit / 2, &text);
+    if (rc == JPT_OK)
+        rc = add_text(s, text.data, text.len);
+    jpt__buf_free(&text);
+    if (rc == JPT_OK)
+        rc = jpt__state_set_error_from_blocks(s, false);
+    return rc;
+}
+
+/* Whether a one-shot run's stdout is one of the structured formats (it
+ * starts with '{', as a JSON object must): else it is raw text. */
+static bool structured_output(const jpt__proc *p)
+{
+    const jpt__buf *head = &p->out.head;
+
+    for (size_t i = 0; i < head->len; i++)
+        if (head->data[i] != ' ' && head->data[i] != '\t' && head->data[i] != '\n' &&
+            head->data[i] != '\r')
+            return head->data[i] == '{';
+    return false;
+}
+
+/* The result of a one-shot run: its output parsed as a whole. */
+static int one_shot_result(jpt__proc *p, jpt_state **out)
+{
+    jpt__buf text = JPT__BUF_INIT;
+    jpt_state *s = NULL;
+    int rc;
+
+    *out = NULL;
+    if (p->run->failure != NULL) {
+        if ((s = jpt__state_alloc(JPT_STATE_STOPPED)) == NULL)
+            return JPT_ERR_NOMEM;
+        rc = failure_state(p, s, p->run->failure);
+    } else if (jpt__capture_omitted(&p->out) > 0 || !structured_output(p)) {
+        /* Output past the capture, or any that is not structured, is text:
+         * cut here to what the model reads, at the tool's bytes, so that
+         * the count omitted is exact (the repair of NULs and invalid bytes
+         * never makes it cut again). */
+        rc = jpt__capture_text_limited(&p->out, jpt__tool_output_limit(p->run->r, p->run->tool),
+                                       &text);
+        if (rc == JPT_OK)
+            rc = jpt_state_parse(text.data, text.len, JPT_PARSE_RAW, &s);
+    } else {
+        rc = jpt__capture_text(&p->out, &text);
+        if (rc == JPT_OK)
+            rc = jpt_state_parse(text.data, text.len, 0, &s);
+    }
+    jpt__buf_free(&text);
+    if (rc == JPT_OK && p->run->failure == NULL && s->raw && exit_failed(p)) {
+        jpt_state_unref(s);
+        s = jpt__state_alloc(JPT_STATE_STOPPED);
+        rc = s != NULL ? failure_state(p, s, NULL) : JPT_ERR_NOMEM;
+    }
+    if (rc < 0) {
+        jpt_state_unref(s);
+        return rc;
+    }
+    *out = s;
+    return JPT_OK;
+}
+
+/* What a handle's end adds for the model: how an unstructured process
+ * ended; a structured one said so itself. */
+static int handle_end(jpt__proc *p, jpt_state **out)
+{
+    jpt_state *s = jpt__state_alloc(JPT_STATE_STOPPED);
+    char how[128], text[160];
+    int rc = s != NULL ? JPT_OK : JPT_ERR_NOMEM;
+
+    *out = NULL;
+    if (rc == JPT_OK && !p->structured && p->run->failure == NULL) {
+        describe_exit(p, how, sizeof(how));
+        int n = snprintf(text, sizeof(text), "[process ended: %s]", how);
+        rc = add_text(s, text, n > 0 && (size_t)n < sizeof(text) ? (size_t)n : 0);
+        if (rc == JPT_OK && exit_failed(p))
+            rc = jpt__state_set_error_from_blocks(s, false);
+    }
+    if (rc < 0) {
+        jpt_state_unref(s);
+        return rc;
+    }
+    *out = s;
+    return JPT_OK;
+}
+
+static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
+{
+    jpt__proc *p = ud;
+    jpt__run *run = p->run;
+    jpt_state *final = NULL;
+    char how[128];
+
+    p->exit = *e;
+    if (jpt__log_enabled(JPT_LOG_INFO)) {
+        describe_exit(p, how, sizeof(how));
+        jpt__log(JPT_LOG_INFO, "tool '%s' of '%s' ended: pid %d, %s", run->tool->name,
+                 run->id, (int)jpt__child_pid(c), how);
+    }
+    p->input_lost = jpt__child_input_lost(c);
+    p->child = NULL;
+    jpt__capture_spool_pause(&p->out);
+    child_gone(p);
+    /* What a stateful tool wrote last, without a newline (a prompt). */
+    if (p->line.len > 0) {
+        run->sink->text(run, JPT__STDOUT, p->line.data, p->line.len);
+        p->line.len = 0;
+    }
+    int rc = run->action == JPT__ACTION_SPAWN ? handle_end(p, &final)
+                                               : one_shot_result(p, &final);
+    if (rc < 0)
+        jpt__log(JPT_LOG_ERROR, "out of memory reading the end of '%s'", run->id);
+    /* Those waiting hear of the end before the child's fds are closed: the
+     * answer is out a few system calls sooner. */
+    run->sink->stopped(run, final);
+    jpt__child_free(c);
+}
+
+/* ---- Input, answers, abort --------------------------------------------------------- */
+
+/* RFD 009, "Apply serves two purposes": to a running tool the input, a
+ * string as it is and anything else as its JSON text. */
+static int input(jpt__run *run, const json_t *value, const char *value_json)
+{
+    jpt__proc *p = proc_of(run);
+
+    if (p->child == NULL)
+        return JPT_ERR_STATE;
+    if (json_is_string(value))
+        return jpt__child_write(p->child, json_string_value(value), json_string_length(value));
+    return jpt__child_write(p->child, value_json, strlen(value_json));
+}
+
+/* The answer to a waiting tool's question: a JSON line
+ * {"id": question, "answer": input} on its stdin. */
+static int answer(jpt__run *run, const char *qid, const json_t *value, const char *value_json)
+{
+    jpt__proc *p = proc_of(run);
+    jpt__buf line = JPT__BUF_INIT;
+
+    (void)value_json;
+    if (p->child == NULL)
+        return JPT_ERR_STATE;
+    json_t *msg = json_pack("{s:s, s:O}", "id", qid, "answer", value);
+    int rc = msg != NULL ? jpt__json_dump_buf(msg, JSON_COMPACT, &line) : JPT_ERR_NOMEM;
+    json_decref(msg);
+    if (rc == JPT_OK && (rc = jpt__buf_putc(&line, '\n')) == JPT_OK)
+        rc = jpt__child_write(p->child, line.data, line.len);
+    jpt__buf_free(&line);
+    return rc;
+}
+
+/* SIGTERM now, SIGKILL after the grace: logged, as common.h promises. A
+ * run still waiting for a slot ends here. */
+static void abort_run(jpt__run *run)
+{
+    jpt__proc *p = proc_of(run);
+
+    if (p == NULL)
+        return;
+    if (p->slot_waiting) {
+        slot_queue_remove(p);
+        jpt_state *final = NULL;
+        if (run->action == JPT__ACTION_SPAWN)
+            handle_end(p, &final);
+        else
+            one_shot_result(p, &final);
+        run->sink->stopped(run, final);
+        return;
+    }
+    if (p->child == NULL)
+        return;
+    jpt__log(JPT_LOG_INFO, "ending tool '%s' of '%s': SIGTERM to pid %d, SIGKILL after %d ms",
+             run->tool->name, run->id, (int)jpt__child_pid(p->child), run->r->kill_grace_ms);
+    jpt__child_terminate(p->child, run->r->kill_grace_ms);
+}
+
+static void refresh(jpt__run *run)
+{
+    jpt__proc *p = proc_of(run);
+
+    if (p == NULL)
+        return;
+    /* The exit callback may free the child and end the run. */
+    if (p->child != NULL)
+        jpt__child_poll(p->child);
+    /* What it wrote last, without a newline, is shown too (a prompt). */
+    if (p->child != NULL && p->line.len > 0) {
+        run->sink->text(run, JPT__STDOUT, p->line.data, p->line.len);
+        p->line.len = 0;
+    }
+}
+
+static uint64_t input_lost(const jpt__run *run)
+{
+    const jpt__proc *p = proc_of(run);
+
+    if (p == NULL)
+        return 0;
+    return p->child != NULL ? jpt__child_input_lost(p->child) : p->input_lost;
+}
+
+static int partial(jpt__run *run, jpt_state **out)
+{
+    jpt__proc *p = proc_of(run);
+
+    *out = NULL;
+    if (p == NULL || p->child == NULL)
+        return JPT_ERR_STATE;
+    /* What the tool wrote and nobody read yet is part of it. */
+    jpt__child_poll(p->child);
+    return one_shot_result(p, out);
+}
+
+static jpt__child *take_child(jpt__run *run)
+{
+    jpt__proc *p = proc_of(run);
+    jpt__child *c = p != NULL ? p->child : NULL;
+
+    if (c != NULL) {
+        p->child = NULL;
+        run->r->nchildren--;
+        jpt__stale_remove(run->r, p->stale_slot);
+        p->stale_slot = 0;
+    }
+    return c;
+}
+
+static void release(jpt__run *run)
+{
+    jpt__proc *p = proc_of(run);
+
+    if (p == NULL)
+        return;
+    slot_queue_remove(p);
+    if (p->child != NULL) {
+        jpt__child_free(p->child);
+        p->child = NULL;
+        child_gone(p);
+    }
+    jpt__capture_free(&p->out);
+    jpt__capture_free(&p->err);
+    jpt__buf_free(&p->line);
+    jpt__free(p);
+    run->impl = NULL;
+}
+
+const jpt__runtime_ops jpt__runtime_process = {
+    .name = "stdio",
+    .caps = JPT__RT_RERUN_TO_ANSWER,
+    .check = check,
+    .start = start,
+    .input = input,
+    .answer = answer,
+    .abort = abort_run,
+    .refresh = refresh,
+    .input_lost = input_lost,
+    .partial = partial,
+    .take_child = take_child,
+    .release = release,
+};

@@ -1,0 +1,101 @@
+/* The registry room, runtime layer: what runs a tool (RFD D10's
+ * ToolRuntime). A process for stdio tools (runtime-process.c), the host's
+ * callbacks for builtins (runtime-builtin.c); a runtime is one file and one
+ * ops table, and reports back to the handle through a sink. Never
+ * installed. See base.h for the room's layers. */
+#ifndef JPT_LIB_REGISTRY_RUNTIME_H
+#define JPT_LIB_REGISTRY_RUNTIME_H
+
+#include "registry/base.h"
+
+typedef struct jpt__run jpt__run;
+
+/* How a runtime tells its handle what the tool did. The calls may come
+ * from the loop (a process) or from the host at any time (a builtin's
+ * jpt_handle_update); the handle defers what must run inside dispatch. */
+typedef struct jpt__run_sink {
+    /* Text the tool wrote on stdout (JPT__STDOUT) or stderr: what the
+     * model reads of a tool that does not report states. Out of memory
+     * is the handle's to note. */
+    void (*text)(jpt__run *run, int stream, const char *p, size_t n);
+    /* A state the tool reported (an RFD 058 or RFD 009 line, a builtin's
+     * update): its blocks join what the model reads, and its kind becomes
+     * the handle's. A reported stop does not end the run (a process may
+     * still be running); stopped() does. */
+    int (*state)(jpt__run *run, const jpt_state *s);
+    /* The run is over. `final` (a new reference, or NULL) is what the
+     * runtime adds to the end: for a one-shot run the whole result, for a
+     * handle's what it says of the end ("[process ended: …]"); its
+     * is_error says whether the run failed by the runtime's account. */
+    void (*stopped)(jpt__run *run, jpt_state *final);
+} jpt__run_sink;
+
+/* One run of a tool, as its runtime sees it. Embedded first in the public
+ * jpt_handle (handle.h), so that a builtin's host callbacks get the handle
+ * and the runtime its run from the same pointer. */
+struct jpt__run {
+    jpt_registry *r;
+    jpt__tool *tool;
+    const char *id;            /* the handle's */
+    const json_t *arguments;   /* the handle's; without action and id */
+    const json_t *answers;     /* accumulated answers (one-shot re-runs) */
+    int action;                /* JPT__ACTION_NONE (one-shot) or _SPAWN */
+    const char *failure;       /* why the registry ended it, or NULL */
+    bool aborted;              /* it was aborted (its end is no failure) */
+    const jpt__run_sink *sink;
+    void *impl;                /* the runtime's own */
+    void *userdata;            /* jpt_handle_set_userdata */
+};
+
+/* Runtime capabilities. */
+#define JPT__RT_REPORTS_STATES 0x1u  /* the tool reports its states itself
+                                        (a builtin): a waiting state answers
+                                        the action at once, unsettled */
+#define JPT__RT_RERUN_TO_ANSWER 0x2u /* a one-shot run's question is answered
+                                        by running the tool again with every
+                                        answer so far (a process); else the
+                                        live tool gets the answer */
+
+struct jpt__runtime_ops {
+    const char *name;          /* "stdio", "builtin" */
+    unsigned caps;             /* JPT__RT_* */
+    /* The definition's keys of this runtime (tools.c): fills `t`, or
+     * returns JPT_ERR_INVALID with the reason in `why`. */
+    int (*check)(jpt__tool *t, const json_t *def, char *why, size_t n);
+    /* Starts the run. On failure `why` holds the model-facing reason. */
+    int (*start)(jpt__run *run, jpt__buf *why);
+    /* Input for a running tool (apply), which the runtime encodes.
+     * JPT_ERR_STATE: it takes no more input. */
+    int (*input)(jpt__run *run, const json_t *input, const char *input_json);
+    /* The answer to the tool's question `qid`. */
+    int (*answer)(jpt__run *run, const char *qid, const json_t *answer,
+                  const char *answer_json);
+    /* Ends the run (SIGTERM, the grace, SIGKILL; a builtin's abort
+     * callback, from the loop): its stop comes through the sink. */
+    void (*abort)(jpt__run *run);
+    /* Takes in at once what the tool produced and was not yet reported,
+     * and its end if it has ended. */
+    void (*refresh)(jpt__run *run);
+    /* Bytes of input the tool never read (it closed its input). */
+    uint64_t (*input_lost)(const jpt__run *run);
+    /* The result so far of a one-shot run ended before its end (a cancel):
+     * run->failure and what the tool produced. JPT_ERR_STATE when the
+     * runtime keeps nothing of the kind. */
+    int (*partial)(jpt__run *run, jpt_state **out);
+    /* For the registry's free: hands over the live process, if any, which
+     * the registry ends with all the others at once. */
+    jpt__child *(*take_child)(jpt__run *run);
+    /* Frees what the runtime keeps; a run still live is ended at once (a
+     * process killed and reaped, a builtin told by its abort callback). */
+    void (*release)(jpt__run *run);
+};
+
+/* runtime-process.c: stdio tools. */
+extern const jpt__runtime_ops jpt__runtime_process;
+/* Deferred: starts the processes waiting for a slot (max_processes). */
+void jpt__process_slots_freed(jpt__defer *d);
+
+/* runtime-builtin.c: builtin tools. */
+extern const jpt__runtime_ops jpt__runtime_builtin;
+
+#endif /* JPT_LIB_REGISTRY_RUNTIME_H */
