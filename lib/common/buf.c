@@ -45,27 +45,34 @@ int jpt__buf_putc(jpt__buf *b, char c)
     return jpt__buf_append(b, &c, 1);
 }
 
+int jpt__buf_vprintf(jpt__buf *b, const char *fmt, va_list ap)
+{
+    char small[256];
+    va_list again;
+
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    if (n < 0 || (size_t)n < sizeof(small)) {
+        va_end(again);
+        return n < 0 ? JPT_ERR_INVALID : jpt__buf_append(b, small, (size_t)n);
+    }
+    int rc = jpt__buf_reserve(b, (size_t)n);
+    if (rc == JPT_OK) {
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, again);
+        b->len += (size_t)n;
+    }
+    va_end(again);
+    return rc;
+}
+
 int jpt__buf_printf(jpt__buf *b, const char *fmt, ...)
 {
     va_list ap;
-    char small[256];
 
     va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    int rc = jpt__buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return JPT_ERR_INVALID;
-    if ((size_t)n < sizeof(small))
-        return jpt__buf_append(b, small, (size_t)n);
-
-    int rc = jpt__buf_reserve(b, (size_t)n);
-    if (rc < 0)
-        return rc;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-    return JPT_OK;
+    return rc;
 }
 
 char *jpt__buf_take(jpt__buf *b)

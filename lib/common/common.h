@@ -127,6 +127,7 @@ int jpt__buf_append(jpt__buf *b, const void *p, size_t n);
 int jpt__buf_puts(jpt__buf *b, const char *s);
 int jpt__buf_putc(jpt__buf *b, char c);
 int jpt__buf_printf(jpt__buf *b, const char *fmt, ...) JPT__PRINTF(2, 3);
+int jpt__buf_vprintf(jpt__buf *b, const char *fmt, va_list ap) JPT__PRINTF(2, 0);
 /* Appends `n` bytes with invalid UTF-8 sequences replaced by U+FFFD, one
  * replacement per maximal invalid subpart (Unicode §3.9); NUL bytes are
  * replaced too unless `keep_nul`. */

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "registry/registry.h"
+#include "registry/party.h"
 
 /* Ten years: longer than any turn waits. */
 #define MAX_TIMEOUT_SECS ((json_int_t)10 * 365 * 24 * 3600)
@@ -36,8 +36,11 @@ enum { SNAP_STOPPED = 1, SNAP_RUNNING, SNAP_WAITING, SNAP_PENDING };
 /* The passes of answering. */
 enum { PASS_SNAPSHOT, PASS_COMPLETED, PASS_PENDING, PASS_RELEASE };
 
-struct jpt__await {
-    jpt__watcher base; /* first: the watcher callbacks get this pointer */
+/* What a handle is to the await (a subscription's role bits). */
+#define ROLE_ALL 1u
+#define ROLE_ANY 2u
+
+typedef struct jpt__await {
     jpt__call *call;
     int phase;
     jpt__defer step;      /* the next slice */
@@ -51,14 +54,14 @@ struct jpt__await {
     const char *pending_flag; /* a cancel that came while resolving */
 
     jpt_handle **handles; /* in the order given, all then any, no repeats */
-    jpt__sub *subs;       /* one per handle, its role JPT__ROLE_* bits */
+    jpt__sub *subs;       /* one per handle, its role ROLE_* bits */
     size_t n;
     size_t all_left;      /* handles in `all` not stopped yet */
     bool has_any;
     size_t any_stopped;   /* handles in `any` that have stopped */
     jpt__timer timer;
 
-    /* answering: handles [released, snapped) are held (pinned) */
+    /* answering: handles [released, snapped) are held (referenced) */
     unsigned char *snap;
     size_t snapped;
     const char *flag;
@@ -68,37 +71,29 @@ struct jpt__await {
     bool first;
     size_t released;
     bool failed;          /* out of memory building the answer */
-};
+} jpt__await;
 
 static void run_slice(jpt__defer *d);
-
-bool jpt__await_available(jpt_registry *r)
-{
-    /* RFD 037, "Schema availability": with no stateful tool there is
-     * nothing to await. */
-    for (size_t i = 0; i < r->ntools; i++)
-        if (r->tools[i]->stateful)
-            return true;
-    return false;
-}
 
 static bool satisfied(const jpt__await *a)
 {
     return a->all_left == 0 && (!a->has_any || a->any_stopped > 0);
 }
 
-static void await_release(jpt__await *a)
+/* The call goes (call ops): the await lets go of everything. */
+static void await_release(jpt__call *call)
 {
-    jpt_registry *r = a->call->r;
+    jpt__await *a = call->own;
+    jpt_registry *r = call->r;
 
     jpt__timer_stop(r->loop, &a->timer);
     jpt__defer_cancel(r->loop, &a->step);
     for (size_t i = 0; i < a->n; i++)
-        jpt__handle_unwatch(&a->subs[i]);
+        jpt__handle_unsubscribe(&a->subs[i]);
     if (a->phase == ANSWERING)
         for (size_t i = a->released; i < a->snapped; i++)
-            jpt__handle_unpin(a->handles[i]);
-    a->call->await = NULL;
+            jpt__handle_unref(a->handles[i]);
+    call->own = NULL;
     json_decref(a->arguments);
     jpt__idmap_free(&a->seen);
     jpt__buf_free(&a->json);
@@ -108,14 +103,10 @@ static void await_release(jpt__await *a)
     jpt__free(a);
 }
 
-/* Ends the call with `text`; the await goes first (the call may be freed
- * by its completion). */
+/* Ends the call with `text`, which lets go of the await (call ops). */
 static void complete(jpt__await *a, const char *text, bool is_error)
 {
-    jpt__call *call = a->call;
-
-    await_release(a);
-    jpt__call_complete(call, text, is_error);
+    jpt__call_complete(a->call, text, is_error);
 }
 
 static void next_slice(jpt__await *a)
@@ -137,22 +128,20 @@ static int write_entry(jpt__await *a, size_t i)
 
     if ((a->pass == PASS_COMPLETED) != (a->snap[i] == SNAP_STOPPED))
         return JPT_OK;
-    if ((rc = jpt__buf_puts(out, a->first ? "{\"id\":" : ",{\"id\":")) < 0 ||
-        (rc = jpt__buf_json_string(out, h->id, strlen(h->id))) < 0)
+    if (!a->first && (rc = jpt__buf_putc(out, ',')) < 0)
         return rc;
     a->first = false;
-    if (a->pass == PASS_PENDING) {
-        static const char *const names[] = {
-            [SNAP_RUNNING] = "running", [SNAP_WAITING] = "waiting", [SNAP_PENDING] = "pending"};
-        return jpt__buf_printf(out, ",\"state\":\"%s\"}", names[a->snap[i]]);
+    if (a->pass == PASS_COMPLETED) {
+        /* RFD 037 says "result" whether or not the handle failed. */
+        bool is_error;
+        return jpt__view_response(h, false, out, &is_error);
     }
-    const char *text;
-    bool is_error;
-    if ((rc = jpt__handle_final(h, &text, &is_error)) < 0 ||
-        (rc = jpt__buf_puts(out, ",\"state\":\"stopped\",\"result\":")) < 0 ||
-        (rc = jpt__buf_json_string(out, text, strlen(text))) < 0)
+    static const char *const names[] = {
+        [SNAP_RUNNING] = "running", [SNAP_WAITING] = "waiting", [SNAP_PENDING] = "pending"};
+    if ((rc = jpt__buf_puts(out, "{\"id\":")) < 0 ||
+        (rc = jpt__buf_json_string(out, h->id, strlen(h->id))) < 0)
         return rc;
-    return jpt__buf_putc(out, '}');
+    return jpt__buf_printf(out, ",\"state\":\"%s\"}", names[a->snap[i]]);
 }
 
 /* Takes handle i's state for the answer, and holds the handle until the
@@ -161,14 +150,14 @@ static void snapshot(jpt__await *a, size_t i)
 {
     jpt_handle *h = a->handles[i];
 
-    jpt__handle_unwatch(&a->subs[i]);
-    jpt__handle_pin(h);
+    jpt__handle_ref(h);
+    jpt__handle_unsubscribe(&a->subs[i]);
     /* A tool that said it stopped but whose process has not ended yet is
      * still running. */
-    a->snap[i] = h->exited                       ? SNAP_STOPPED
-                 : h->placeholder                ? SNAP_PENDING
-                 : h->kind == JPT_STATE_WAITING ? SNAP_WAITING
-                                                 : SNAP_RUNNING;
+    a->snap[i] = h->phase == JPT__PHASE_STOPPED   ? SNAP_STOPPED
+                 : h->phase == JPT__PHASE_PENDING ? SNAP_PENDING
+                 : h->kind == JPT_STATE_WAITING  ? SNAP_WAITING
+                                                  : SNAP_RUNNING;
 }
 
 /* A slice of the answer, in passes over the handles: their states are
@@ -204,9 +193,11 @@ static void answer_slice(jpt__await *a)
     for (; a->pass == PASS_RELEASE && a->released < a->n && budget > 0;
          a->released++, budget--) {
         jpt_handle *h = a->handles[a->released];
-        if (!a->failed && a->snap[a->released] == SNAP_STOPPED)
+        if (!a->failed && a->snap[a->released] == SNAP_STOPPED) {
+            jpt__handle_seen(h);
             jpt__handle_delivered(h);
-        jpt__handle_unpin(h);
+        }
+        jpt__handle_unref(h);
     }
     if (a->pass != PASS_RELEASE || a->released < a->n) {
         next_slice(a);
@@ -252,20 +243,85 @@ static void answer(jpt__await *a, const char *flag)
     answer_slice(a);
 }
 
-static void on_handle_stopped(jpt__watcher *w, jpt__sub *s)
-{
-    jpt__await *a = (jpt__await *)w;
-    unsigned role = s->role;
+/* ---- Questions of the handles it watches --------------------------------------------
+ * RFD 037, "Waiting handles and the inquiry system": a handle an await
+ * watches that asks, while no action of the model waits on it, has its
+ * question put to the inquiry handler; the answer goes to the tool. The
+ * inquiry holds the handle. */
 
-    if (role & JPT__ROLE_ALL)
-        a->all_left--;
-    if (role & JPT__ROLE_ANY)
-        a->any_stopped++;
-    if (a->phase == WAITING && satisfied(a))
-        answer(a, NULL);
+static int handle_answered(jpt_inquiry *q, const json_t *answer, const char *answer_json)
+{
+    return jpt__handle_answer(q->owner, q->question_id, answer, answer_json);
 }
 
-static void on_timeout(jpt__timer *t)
+/* A declined question still brings the tool to its end, with an error
+ * result (RFD 037). */
+static void handle_declined(jpt_inquiry *q, const char *why)
+{
+    jpt__handle_kill(q->owner, why);
+}
+
+static void handle_released(jpt_inquiry *q)
+{
+    jpt__handle_unref(q->owner);
+}
+
+static const jpt__inquiry_owner handle_question_owner = {handle_answered, handle_declined,
+                                                         handle_released};
+
+static void ask_for(jpt_handle *h)
+{
+    const jpt__block *question = jpt__handle_question(h);
+    jpt_state *s = NULL;
+
+    if (question == NULL || h->question_asked || jpt__handle_acted_on(h) ||
+        !jpt__inquiry_handler_set(h->r))
+        return;
+    /* The context is the output the tool showed with its question. */
+    if (jpt__view_take(h, true, &s) < 0) {
+        jpt__log(JPT_LOG_WARNING, "out of memory asking handle '%s''s question", h->id);
+        return;
+    }
+    size_t before = 0;
+    while (before < s->nblocks && s->blocks[before].type != JPT_BLOCK_QUESTION)
+        before++;
+    jpt__inquiry_about about = {
+        .question = question,
+        .before = s->blocks,
+        .nbefore = before,
+        .tool = h->tool->name,
+        .handle_id = h->id,
+        .target = h->tool->question_target,
+    };
+    h->question_asked = true;
+    jpt__handle_ref(h);
+    if (jpt__inquiry_ask(h->r, &about, &handle_question_owner, h, NULL) < 0) {
+        h->question_asked = false;
+        jpt__handle_unref(h);
+        jpt__log(JPT_LOG_WARNING, "out of memory asking handle '%s''s question", h->id);
+    }
+    jpt_state_unref(s);
+}
+
+static void heard_handle(jpt__sub *s, unsigned what)
+{
+    jpt__await *a = s->ud;
+
+    if (what & JPT__HEARD_STOPPED) {
+        if (s->role & ROLE_ALL)
+            a->all_left--;
+        if (s->role & ROLE_ANY)
+            a->any_stopped++;
+        if (a->phase == WAITING && satisfied(a))
+            answer(a, NULL);
+        return;
+    }
+    /* Waiting counts as pending while the inquiry handler resolves it. */
+    if ((what & JPT__HEARD_WAITING) && a->phase == WAITING)
+        ask_for(s->h);
+}
+
+static void on_await_timeout(jpt__timer *t)
 {
     answer(t->ud, "timed_out");
 }
@@ -335,7 +391,7 @@ static bool take_id(jpt__await *a, size_t k)
     const char *id = json_string_value(
         in_all ? json_array_get(all, k) : json_array_get(json_object_get(a->arguments, "any"),
                                                          k - nall));
-    unsigned role = in_all ? JPT__ROLE_ALL : JPT__ROLE_ANY;
+    unsigned role = in_all ? ROLE_ALL : ROLE_ANY;
     uintptr_t seen = (uintptr_t)jpt__idmap_get(&a->seen, id);
     jpt__sub *s;
 
@@ -343,10 +399,11 @@ static bool take_id(jpt__await *a, size_t k)
         /* Named again (in `any` after `all`): one more role for the
          * watch, counted as the first was. */
         s = &a->subs[seen - 1];
-        if (!(s->role & role) && role == JPT__ROLE_ANY && a->handles[seen - 1]->exited)
+        if (!(s->role & role) && role == ROLE_ANY &&
+            a->handles[seen - 1]->phase == JPT__PHASE_STOPPED)
             a->any_stopped++;
         s->role |= role;
-        a->has_any |= role == JPT__ROLE_ANY;
+        a->has_any |= role == ROLE_ANY;
         return true;
     }
     /* RFD 037: an unknown id is an error, not a silent skip. */
@@ -366,12 +423,16 @@ static bool take_id(jpt__await *a, size_t k)
     a->handles[i] = h;
     /* Stopped as watchers count it: a tool may report its stop before its
      * process has ended, and is announced only then. */
-    a->has_any |= role == JPT__ROLE_ANY;
-    if (role == JPT__ROLE_ALL && !h->exited)
+    bool stopped = h->phase == JPT__PHASE_STOPPED;
+    a->has_any |= role == ROLE_ANY;
+    if (role == ROLE_ALL && !stopped)
         a->all_left++;
-    if (role == JPT__ROLE_ANY && h->exited)
+    if (role == ROLE_ANY && stopped)
         a->any_stopped++;
-    jpt__handle_watch(h, &a->subs[i], &a->base, role);
+    a->subs[i].heard = heard_handle;
+    a->subs[i].ud = a;
+    a->subs[i].role = role;
+    jpt__handle_subscribe(h, &a->subs[i], JPT__HEARD_STOPPED | JPT__HEARD_WAITING, true, false);
     return true;
 }
 
@@ -396,9 +457,8 @@ static void resolved(jpt__await *a)
         return;
     }
     /* Waiting counts as pending while the inquiry handler resolves it. */
-    for (size_t i = 0; i < a->n; i++)
-        if (a->handles[i]->kind == JPT_STATE_WAITING && a->handles[i]->waiter == NULL)
-            jpt__handle_ask_soon(a->handles[i]);
+    for (size_t i = 0; i < a->n && a->phase == WAITING; i++)
+        ask_for(a->handles[i]);
 }
 
 /* Lets go of the ids' JSON, a slice of elements at a time from the end:
@@ -443,43 +503,48 @@ static void run_slice(jpt__defer *d)
         answer_slice(a);
 }
 
-void jpt__await_start(jpt__call *call, json_t *arguments)
+/* A new await of `total` ids, resolving; NULL when out of memory. */
+static jpt__await *await_new(jpt__call *call, json_t *arguments, size_t total)
 {
-    if (!check_arguments(call, arguments))
-        return;
-    size_t total = json_array_size(json_object_get(arguments, "all")) +
-                   json_array_size(json_object_get(arguments, "any"));
     const json_t *timeout = json_object_get(arguments, "timeout_secs");
     jpt__await *a = jpt__calloc(1, sizeof(*a));
+
     if (a == NULL || (a->handles = jpt__calloc(total, sizeof(*a->handles))) == NULL ||
         (a->subs = jpt__calloc(total, sizeof(*a->subs))) == NULL) {
         if (a != NULL)
             jpt__free(a->handles);
         jpt__free(a);
-        jpt__call_complete(call, "out of memory starting the await", true);
-        return;
+        return NULL;
     }
-    a->base.stopped = on_handle_stopped;
     a->call = call;
     a->phase = RESOLVING;
     a->arguments = json_incref(arguments);
     a->total = total;
     a->timeout_secs = json_is_integer(timeout) ? json_integer_value(timeout) : -1;
     jpt__idmap_init(&a->seen);
-    jpt__timer_init(&a->timer, on_timeout, a);
+    jpt__timer_init(&a->timer, on_await_timeout, a);
     jpt__defer_init(&a->step, run_slice, a);
-    call->await = a;
+    return a;
+}
+
+static void await_start(jpt__call *call, json_t *arguments)
+{
+    if (!check_arguments(call, arguments))
+        return;
+    jpt__await *a = await_new(call, arguments,
+                              json_array_size(json_object_get(arguments, "all")) +
+                                  json_array_size(json_object_get(arguments, "any")));
+    if (a == NULL) {
+        jpt__call_complete(call, "out of memory starting the await", true);
+        return;
+    }
+    call->own = a;
     resolve_slice(a);
 }
 
-void jpt__await_cancel(jpt__call *call)
+static void await_cancel(jpt__call *call)
 {
-    if (call->await != NULL)
-        answer(call->await, "cancelled");
+    answer(call->own, "cancelled");
 }
 
-void jpt__await_free(jpt__call *call)
-{
-    if (call->await != NULL)
-        await_release(call->await);
-}
+const jpt__call_ops jpt__await_ops = {await_start, await_cancel, await_release};

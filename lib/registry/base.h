@@ -69,7 +69,6 @@ typedef struct jpt__call jpt__call;
 typedef struct jpt__call_ops jpt__call_ops;
 typedef struct jpt__notice jpt__notice;
 typedef struct jpt__turn jpt__turn;
-typedef struct jpt__observer jpt__observer;
 
 /* A tool definition. Immutable once loaded; held by the registry's list
  * and by every call and handle of it, so a tool replaced under them stays
@@ -151,7 +150,9 @@ struct jpt_registry {
     /* handles (handle.c) */
     jpt_handle *handles; /* every live handle, registered or not */
     jpt__idmap handle_ids; /* registered handles by id */
-    jpt__observer *observers; /* told of every registered handle's change */
+    /* told of every registered handle's change (notify.c, through
+       registry.c): JPT__HEARD_* bits */
+    void (*on_handle_change)(jpt_handle *h, unsigned what);
 
     /* inquiries (inquiry.c) */
     jpt_inquiry *inquiries;

@@ -12,16 +12,20 @@
 
 /* The end of a handle's stdout kept for previews (notifications, the turn
  * end's question show a few hundred bytes). */
-#define RECENT_BYTES 1024
-
-#define HEARD_GONE 0x100u /* observers: the handle is being freed */
+#define RECENT_BYTES 4096
 
 static void sink_text(jpt__run *run, int stream, const char *p, size_t n);
+static void sink_partial(jpt__run *run);
 static int sink_state(jpt__run *run, const jpt_state *s);
 static void sink_stopped(jpt__run *run, jpt_state *final);
-static const jpt__run_sink sink = {sink_text, sink_state, sink_stopped};
+static void sink_hold(jpt__run *run);
+static void sink_let_go(jpt__run *run);
+static const jpt__run_sink sink = {sink_text,    sink_partial, sink_state,
+                                   sink_stopped, sink_hold,    sink_let_go};
 
 static void on_timeout(jpt__timer *t);
+static void tell_later(jpt__defer *d);
+static void publish(jpt_handle *h, unsigned what);
 
 static jpt_handle *of_run(jpt__run *run)
 {
@@ -71,6 +75,7 @@ int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *argum
     jpt__capture_init(&h->text, r->capture_bytes);
     jpt__capture_init(&h->recent, RECENT_BYTES);
     jpt__timer_init(&h->timeout_timer, on_timeout, h);
+    jpt__defer_init(&h->tell_step, tell_later, h);
     h->run.r = r;
     h->run.tool = h->tool;
     h->run.id = h->id;
@@ -82,18 +87,17 @@ int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *argum
     return JPT_OK;
 }
 
-static void publish(jpt_handle *h, unsigned what);
-
 static void handle_free(jpt_handle *h)
 {
     jpt_registry *r = h->r;
 
-    h->tool->rt != NULL ? h->tool->rt->release(&h->run) : (void)0;
+    h->tool->rt->release(&h->run);
     jpt__timer_stop(r->loop, &h->timeout_timer);
+    jpt__defer_cancel(r->loop, &h->tell_step);
     jpt__events_forget(&h->output_event);
     /* A notice keeps its copies, not the handle. */
-    for (jpt__observer *o = r->observers; o != NULL; o = o->next)
-        o->changed(o, h, HEARD_GONE);
+    if (r->on_handle_change != NULL)
+        r->on_handle_change(h, JPT__HEARD_GONE);
     if (h->registered)
         jpt__idmap_remove(&r->handle_ids, h->id, h);
     JPT__LIST_REMOVE(r->handles, h);
@@ -146,10 +150,43 @@ jpt_handle *jpt__handle_find(jpt_registry *r, const char *id)
  * its result; its id is free again. */
 static void unregister_if_done(jpt_handle *h)
 {
-    if (!h->registered || h->phase != JPT__PHASE_STOPPED || !h->delivered)
+    if (!h->registered || h->phase != JPT__PHASE_STOPPED || !h->delivered || h->holds > 0)
         return;
     h->registered = false;
     jpt__idmap_remove(&h->r->handle_ids, h->id, h);
+    jpt__handle_unref(h);
+}
+
+void jpt__handle_hold(jpt_handle *h)
+{
+    h->holds++;
+}
+
+void jpt__handle_unhold(jpt_handle *h)
+{
+    assert(h->holds > 0);
+    h->holds--;
+    unregister_if_done(h);
+}
+
+void jpt__handle_set_arguments(jpt_handle *h, json_t *arguments)
+{
+    json_incref(arguments);
+    json_decref(h->arguments);
+    h->arguments = arguments;
+    h->run.arguments = arguments;
+}
+
+/* The run is over: every party hears of it, and the handle leaves the id
+ * map if the model has its result. */
+static void stop(jpt_handle *h)
+{
+    h->kind = JPT_STATE_STOPPED;
+    set_phase(h, JPT__PHASE_STOPPED);
+    /* Whoever hears of it may let go of the handle. */
+    jpt__handle_ref(h);
+    publish(h, JPT__HEARD_STOPPED);
+    unregister_if_done(h);
     jpt__handle_unref(h);
 }
 
@@ -177,9 +214,21 @@ int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why)
     h->run.failure = NULL;
     jpt_state_unref(h->end);
     h->end = NULL;
+    jpt__free(h->final_text);
+    h->final_text = NULL;
+    if (h->phase == JPT__PHASE_PENDING)
+        h->started = jpt__now();
     set_phase(h, JPT__PHASE_LIVE);
-    if ((rc = h->tool->rt->start(&h->run, why)) < 0)
+    if ((rc = h->tool->rt->start(&h->run, why)) < 0) {
+        /* It stops with the reason as its result (an await of it in the
+         * same batch reports it); the caller answers the model. */
+        if (h->phase == JPT__PHASE_LIVE) {
+            set_failure(h, why->data != NULL ? why->data : jpt_strerror(rc));
+            h->delivered = true;
+            stop(h);
+        }
         return rc;
+    }
     /* A one-shot call's time limit, whatever runs it. */
     if (action == JPT__ACTION_NONE && h->tool->timeout_ms > 0 &&
         (rc = jpt__timer_start(r->loop, &h->timeout_timer,
@@ -205,10 +254,9 @@ void jpt__handle_fail(jpt_handle *h, const char *why)
     if (h->phase != JPT__PHASE_PENDING)
         return;
     set_failure(h, why);
+    h->started = jpt__now();
     h->delivered = true;
-    h->kind = JPT_STATE_STOPPED;
-    set_phase(h, JPT__PHASE_STOPPED);
-    publish(h, JPT__HEARD_STOPPED);
+    stop(h);
 }
 
 void jpt__handle_abort(jpt_handle *h)
@@ -260,6 +308,18 @@ const jpt__block *jpt__handle_question(const jpt_handle *h)
     return h->kind == JPT_STATE_WAITING && h->has_question ? &h->question : NULL;
 }
 
+int jpt__handle_add_answer(jpt_handle *h, const char *qid, const json_t *answer)
+{
+    return json_object_set(h->answers, qid, (json_t *)answer) == 0 ? JPT_OK : JPT_ERR_NOMEM;
+}
+
+static void clear_question(jpt_handle *h)
+{
+    jpt__block_clear(&h->question);
+    h->has_question = false;
+    h->question_asked = false;
+}
+
 int jpt__handle_answer(jpt_handle *h, const char *qid, const json_t *answer,
                        const char *answer_json)
 {
@@ -272,8 +332,7 @@ int jpt__handle_answer(jpt_handle *h, const char *qid, const json_t *answer,
     if (rc < 0)
         return rc;
     /* Answered: the handle runs again. */
-    jpt__block_clear(&h->question);
-    h->has_question = false;
+    clear_question(h);
     h->kind = JPT_STATE_RUNNING;
     return JPT_OK;
 }
@@ -298,10 +357,13 @@ bool jpt__handle_acted_on(const jpt_handle *h)
     return h->nlast > 0;
 }
 
-void jpt__handle_observe(jpt_registry *r, jpt__observer *o)
+static void tell(jpt_handle *h, unsigned what);
+
+void jpt__handle_question_free(jpt_handle *h)
 {
-    o->next = r->observers;
-    r->observers = o;
+    /* Its subscribers only: the event queue and notifications had it. */
+    if (jpt__handle_question(h) != NULL && h->nlast == 0)
+        tell(h, JPT__HEARD_WAITING);
 }
 
 void jpt__handle_subscribe(jpt_handle *h, jpt__sub *s, unsigned mask, bool watching, bool last)
@@ -374,6 +436,18 @@ static void tell_subscribers(jpt_handle *h, unsigned what)
     jpt__free(told);
 }
 
+/* From the loop: what changed while nobody dispatched. */
+static void tell_later(jpt__defer *d)
+{
+    jpt_handle *h = d->ud;
+    unsigned what = h->untold;
+
+    h->untold = 0;
+    jpt__handle_ref(h);
+    tell_subscribers(h, what);
+    jpt__handle_unref(h);
+}
+
 static void publish(jpt_handle *h, unsigned what)
 {
     jpt_registry *r = h->r;
@@ -384,24 +458,37 @@ static void publish(jpt_handle *h, unsigned what)
             jpt__events_output(r, h->id, h->tool->name, &h->output_event);
         if (what & (JPT__HEARD_WAITING | JPT__HEARD_STOPPED))
             jpt__events_state(r, h->id, h->tool->name, h->kind);
-        for (jpt__observer *o = r->observers; o != NULL; o = o->next)
-            o->changed(o, h, what);
+        if (r->on_handle_change != NULL)
+            r->on_handle_change(h, what);
     }
-    tell_subscribers(h, what);
+    tell(h, what);
     jpt__handle_unref(h);
+}
+
+/* Subscribers run host callbacks (an action's answer ends a batch, an
+ * await asks the inquiry handler): only inside dispatch, and after what
+ * they were not told yet. */
+static void tell(jpt_handle *h, unsigned what)
+{
+    if (h->r->dispatching > 0 && h->untold == 0) {
+        jpt__handle_ref(h);
+        tell_subscribers(h, what);
+        jpt__handle_unref(h);
+        return;
+    }
+    h->untold |= what;
+    jpt__defer_queue(h->r->loop, &h->tell_step);
 }
 
 void jpt__handle_seen(jpt_handle *h)
 {
-    if (h->registered)
-        for (jpt__observer *o = h->r->observers; o != NULL; o = o->next)
-            o->changed(o, h, JPT__HEARD_SEEN);
+    if (h->registered && h->r->on_handle_change != NULL)
+        h->r->on_handle_change(h, JPT__HEARD_SEEN);
 }
 
 void jpt__handle_delivered(jpt_handle *h)
 {
     h->delivered = true;
-    jpt__handle_seen(h);
     unregister_if_done(h);
 }
 
@@ -417,9 +504,19 @@ static void sink_text(jpt__run *run, int stream, const char *p, size_t n)
 {
     jpt_handle *h = of_run(run);
 
+    h->unread_partial = false;
     if (jpt__capture_append(&h->text, p, n) < 0 ||
         (stream == JPT__STDOUT && jpt__capture_append(&h->recent, p, n) < 0))
         out_of_memory(h);
+    if (h->kind == JPT_STATE_RUNNING)
+        publish(h, JPT__HEARD_OUTPUT);
+}
+
+static void sink_partial(jpt__run *run)
+{
+    jpt_handle *h = of_run(run);
+
+    h->unread_partial = true;
     if (h->kind == JPT_STATE_RUNNING)
         publish(h, JPT__HEARD_OUTPUT);
 }
@@ -457,6 +554,7 @@ static int absorb(jpt_handle *h, const jpt_state *s)
             s->kind == JPT_STATE_WAITING && !h->has_question) {
             rc = jpt__block_copy(&s->blocks[i], &h->question);
             h->has_question = rc == JPT_OK;
+            h->question_asked = false;
         }
     }
     if (rc < 0)
@@ -496,10 +594,21 @@ static void sink_stopped(jpt__run *run, jpt_state *final)
     jpt__timer_stop(h->r->loop, &h->timeout_timer);
     jpt_state_unref(h->end);
     h->end = final;
-    h->kind = JPT_STATE_STOPPED;
-    set_phase(h, JPT__PHASE_STOPPED);
-    publish(h, JPT__HEARD_STOPPED);
-    unregister_if_done(h);
+    /* A one-shot run's question is read from its result (view.c); a
+     * handle asks no more. */
+    if (h->registered)
+        clear_question(h);
+    stop(h);
+}
+
+static void sink_hold(jpt__run *run)
+{
+    jpt__handle_ref(of_run(run));
+}
+
+static void sink_let_go(jpt__run *run)
+{
+    jpt__handle_unref(of_run(run));
 }
 
 /* ---- Every handle ------------------------------------------------------------------ */

@@ -4,19 +4,28 @@
  *
  * A handle knows nothing of who watches it: it publishes its changes to
  * the subscribers on its list, each with the mask of what it wants to
- * hear, and, for a registered handle, to the registry's observers. The
+ * hear, and, for a registered handle, to the event queue and the
+ * registry's change hook (notifications, registry.c installs it). The
  * order is fixed: the event queue first (STATE, OUTPUT events), then the
- * observers (notifications, which a watched handle does not leave), then
- * the subscribers in the order they subscribed, and last those marked
- * `last` (the action waiting on it, so that awaits have counted the stop
- * before the action's answer completes its batch). The handle is held
- * (referenced) while it fans out, and the list is taken first: a
- * subscriber may end any subscription, its own included.
+ * hook (a watched handle leaves no notification), then the subscribers in
+ * the order they subscribed, and last those marked `last` (the action
+ * waiting on it, so that awaits have counted the stop before the action's
+ * answer completes its batch). The handle is held (referenced) while it
+ * fans out, and the list is taken first: a subscriber may end any
+ * subscription, its own included.
+ *
+ * Subscribers are told only inside dispatch: a change that happens
+ * outside it (a builtin's jpt_handle_update from the host) reaches them
+ * from the next dispatch, its bits gathered meanwhile. This is the one
+ * place the registry decides "now, or from the loop" for what a handle
+ * does; a subscriber may run host callbacks at once.
  *
  * A handle is reference counted: its creator (a call, or the batch that
  * pre-registered it), the registry's id map while it is registered, every
- * subscription, and anyone who pins it across code that may let it go.
- * It is freed when the last reference goes. */
+ * subscription, an inquiry about its question, and anyone who pins it
+ * across code that may let it go. It is freed when the last reference
+ * goes. It leaves the id map once it has stopped, the model has its
+ * result, and no batch holds it (RFD 009, "Handle lifecycle"). */
 #ifndef JPT_LIB_REGISTRY_HANDLE_H
 #define JPT_LIB_REGISTRY_HANDLE_H
 
@@ -33,7 +42,8 @@
 #define JPT__HEARD_WAITING 0x2u /* it became waiting: it asks a question */
 #define JPT__HEARD_STATE 0x4u   /* the tool reported another state */
 #define JPT__HEARD_STOPPED 0x8u /* its run is over */
-#define JPT__HEARD_SEEN 0x10u   /* the model read its state (observers only) */
+#define JPT__HEARD_SEEN 0x10u   /* the model read its state (the hook only) */
+#define JPT__HEARD_GONE 0x20u   /* it is being freed (the hook only) */
 
 typedef struct jpt__sub jpt__sub;
 struct jpt__sub {
@@ -43,14 +53,9 @@ struct jpt__sub {
                             await): then no notification is due (RFD 037) */
     bool last;           /* told after the others */
     unsigned role;       /* the subscriber's own */
+    void *ud;            /* the subscriber's own */
     jpt_handle *h;       /* while subscribed, referenced */
     jpt__sub *next, *prev;
-};
-
-/* Told of every registered handle's changes, before its subscribers. */
-struct jpt__observer {
-    void (*changed)(jpt__observer *o, jpt_handle *h, unsigned what);
-    jpt__observer *next;
 };
 
 struct jpt_handle {
@@ -63,6 +68,7 @@ struct jpt_handle {
     unsigned refs;
     bool registered;     /* in the id map (stateful handles), referenced */
     bool delivered;      /* the model has its final state */
+    unsigned holds;      /* batches that keep it registered until done */
     uint64_t started;    /* ns, for elapsed_secs */
     json_t *arguments;   /* without action and id */
     json_t *answers;     /* accumulated answers (one-shot re-runs) */
@@ -71,10 +77,13 @@ struct jpt_handle {
     /* What the model has not read yet (view.c reads it). */
     jpt__blockq blocks;  /* the tool's states' blocks, and text runs */
     jpt__capture text;   /* the text run not yet turned into a block */
+    bool unread_partial; /* the tool wrote part of a line since (runtime.h) */
     jpt__capture recent; /* the end of its stdout, for previews */
     bool structured;     /* it reported a state */
     jpt__block question; /* the pending question of a waiting handle */
     bool has_question;
+    bool question_asked; /* put to the inquiry handler (await.c); cleared
+                            with the question */
     bool stop_error, stop_transient; /* the stopped state it reported */
     jpt__strv stop_trace;
     jpt_state *end;      /* what the runtime added at the end, or NULL */
@@ -84,6 +93,8 @@ struct jpt_handle {
     jpt__sub *subs, *subs_tail;
     size_t nwatching;    /* subscriptions with `watching` */
     size_t nlast;        /* subscriptions with `last` */
+    unsigned untold;     /* changes the subscribers hear at the next dispatch */
+    jpt__defer tell_step;
     jpt_event *output_event; /* the queued OUTPUT event, until popped */
     jpt__notice *notice; /* notify.c's, for this handle */
     jpt__timer timeout_timer;
@@ -101,9 +112,17 @@ void jpt__handle_unref(jpt_handle *h);
  * handles, found by id. JPT_ERR_EXISTS when a registered handle has it. */
 int jpt__handle_register(jpt_handle *h);
 jpt_handle *jpt__handle_find(jpt_registry *r, const char *id);
+/* A batch keeps the handle registered until the batch is done, so that
+ * an await anywhere in it finds the id (RFD 037, pre-registration). */
+void jpt__handle_hold(jpt_handle *h);
+void jpt__handle_unhold(jpt_handle *h);
+/* The arguments it runs with (a pre-registered spawn learns them as it
+ * starts). */
+void jpt__handle_set_arguments(jpt_handle *h, json_t *arguments);
 /* Starts the tool (again, for a one-shot re-run): `action` is
  * JPT__ACTION_NONE or JPT__ACTION_SPAWN. On failure `why` holds the
- * model-facing reason, and the handle is as before. */
+ * model-facing reason, and the handle has stopped with it as its
+ * failure. */
 int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why);
 /* The handle never ran (a pre-registered spawn that failed or was
  * cancelled): it stops with `why` as its result, which the model has. */
@@ -122,6 +141,9 @@ int jpt__handle_input(jpt_handle *h, const json_t *input, const char *input_json
 uint64_t jpt__handle_input_lost(const jpt_handle *h);
 /* The pending question of a waiting handle (a question block), or NULL. */
 const jpt__block *jpt__handle_question(const jpt_handle *h);
+/* Keeps the answer to question `qid` for a one-shot re-run, which runs
+ * with every answer so far (RFD 009). */
+int jpt__handle_add_answer(jpt_handle *h, const char *qid, const json_t *answer);
 /* Answers the pending question `qid`: the handle runs again. A question
  * it no longer asks gives JPT_ERR_CANCELLED. */
 int jpt__handle_answer(jpt_handle *h, const char *qid, const json_t *answer,
@@ -141,11 +163,16 @@ void jpt__handle_unsubscribe(jpt__sub *s);
 bool jpt__handle_watched(const jpt_handle *h);
 /* Whether an action waits on it (a `last` subscription). */
 bool jpt__handle_acted_on(const jpt_handle *h);
-void jpt__handle_observe(jpt_registry *r, jpt__observer *o);
-/* The model read the handle's current state through an action, or (when
- * it had stopped) its final one: the handle's id is free again once it
- * stops and nothing holds it. */
+/* The action waiting on the handle has answered: a waiting handle's
+ * question is told again to its subscribers (an await watching it takes
+ * it to the inquiry handler, RFD 037). */
+void jpt__handle_question_free(jpt_handle *h);
+/* The model read the handle's current state through an action or an
+ * await: a notification of it is moot. */
 void jpt__handle_seen(jpt_handle *h);
+/* The model has, or will have, the handle's final result (an action, an
+ * await, a notification): its id is free again once it has stopped and
+ * no batch holds it. */
 void jpt__handle_delivered(jpt_handle *h);
 
 /* ---- Every handle (handle.c) -------------------------------------------------------- */
@@ -154,6 +181,8 @@ void jpt__handle_delivered(jpt_handle *h);
 void jpt__handles_kill_all(jpt_registry *r, const char *why);
 /* The processes of all live handles, for the registry's free. */
 size_t jpt__handles_take_children(jpt_registry *r, jpt__child ***out);
+/* The text run so far becomes a block of what the model reads. */
+int jpt__handle_flush_text(jpt_handle *h);
 /* Frees every handle, whatever holds it (the registry's free). */
 void jpt__handles_free_all(jpt_registry *r);
 

@@ -6,7 +6,7 @@
  * through an action is dropped. */
 #include <string.h>
 
-#include "registry/registry.h"
+#include "registry/party.h"
 
 #define PREVIEW_BYTES 240
 
@@ -39,70 +39,105 @@ static void notice_free(jpt_registry *r, jpt__notice *n)
     jpt__free(n);
 }
 
-static char *preview(jpt_handle *h)
+/* What the notice says: a stopped handle's result, else a preview. */
+static char *notice_text(jpt_handle *h, bool *is_error)
 {
     jpt__buf text = JPT__BUF_INIT;
+    const char *result;
     char *out = NULL;
 
-    if (jpt__handle_preview(h, PREVIEW_BYTES, &text) == JPT_OK)
+    *is_error = false;
+    if (h->kind == JPT_STATE_STOPPED)
+        return jpt__view_final(h, &result, is_error) == JPT_OK ? jpt__strdup(result) : NULL;
+    if (jpt__view_preview(h, PREVIEW_BYTES, &text) == JPT_OK)
         out = jpt__buf_take(&text);
     jpt__buf_free(&text);
     return out;
 }
 
+static jpt__notice *notice_new(jpt_handle *h)
+{
+    jpt_registry *r = h->r;
+    jpt__notice *n = jpt__calloc(1, sizeof(*n));
+
+    if (n == NULL || (n->id = jpt__strdup(h->id)) == NULL ||
+        (n->tool = jpt__strdup(h->tool->name)) == NULL) {
+        if (n != NULL)
+            jpt__free(n->id);
+        jpt__free(n);
+        return NULL;
+    }
+    n->handle = h;
+    h->notice = n;
+    n->prev = r->notices_tail;
+    if (r->notices_tail != NULL)
+        r->notices_tail->next = n;
+    else
+        r->notices_head = n;
+    r->notices_tail = n;
+    return n;
+}
+
 /* Creates or refreshes the handle's notice with its current state. */
 static void post(jpt_handle *h)
 {
-    jpt_registry *r = h->r;
-    jpt__notice *n = h->notice;
-    const char *result;
-    bool is_error = false;
-    char *text = NULL;
+    bool is_error;
+    char *text = notice_text(h, &is_error);
+    jpt__notice *n = text != NULL ? h->notice : NULL;
 
-    if (h->kind == JPT_STATE_STOPPED) {
-        if (jpt__handle_final(h, &result, &is_error) == JPT_OK)
-            text = jpt__strdup(result);
-    } else
-        text = preview(h);
-    if (text == NULL) {
-        jpt__log(JPT_LOG_WARNING, "out of memory: notification for handle '%s' lost", h->id);
-        return;
-    }
+    if (text != NULL && n == NULL)
+        n = notice_new(h);
     if (n == NULL) {
-        if ((n = jpt__calloc(1, sizeof(*n))) == NULL ||
-            (n->id = jpt__strdup(h->id)) == NULL || (n->tool = jpt__strdup(h->tool->name)) == NULL) {
-            if (n != NULL)
-                jpt__free(n->id);
-            jpt__free(n);
-            jpt__free(text);
-            return;
-        }
-        n->handle = h;
-        h->notice = n;
-        n->prev = r->notices_tail;
-        if (r->notices_tail != NULL)
-            r->notices_tail->next = n;
-        else
-            r->notices_head = n;
-        r->notices_tail = n;
+        jpt__log(JPT_LOG_WARNING, "out of memory: notification for handle '%s' lost", h->id);
+        jpt__free(text);
+        return;
     }
     jpt__free(n->text);
     n->text = text;
     n->kind = h->kind;
     n->is_error = is_error;
-    n->elapsed = (double)(jpt__now() - h->started) / 1e9;
+    n->elapsed = jpt__elapsed_secs(h->started);
 }
 
-void jpt__notify_change(jpt_handle *h, unsigned what)
+/* Per the tool's flags: `what` is the JPT__NOTIFY_* of what happened. */
+static void notify(jpt_handle *h, unsigned what)
 {
     if (what == JPT__NOTIFY_SUCCESS) {
         const char *text;
         bool is_error = false;
-        if (jpt__handle_final(h, &text, &is_error) == JPT_OK && is_error)
+        if (jpt__view_final(h, &text, &is_error) == JPT_OK && is_error)
             what = JPT__NOTIFY_FAILURE;
     }
     if (h->tool->notify & what)
         post(h);
+}
+
+void jpt__notify_handle_changed(jpt_handle *h, unsigned what)
+{
+    if (what & JPT__HEARD_GONE) {
+        /* The notice keeps its copies. */
+        if (h->notice != NULL) {
+            h->notice->handle = NULL;
+            h->notice = NULL;
+        }
+        return;
+    }
+    if (what & JPT__HEARD_SEEN) {
+        if (h->notice != NULL)
+            notice_free(h->r, h->notice);
+        return;
+    }
+    /* RFD 037: a handle an action or an await watches tells the model
+     * there; no notification is due. */
+    if (jpt__handle_watched(h))
+        return;
+    if (what & JPT__HEARD_STOPPED) {
+        if (!h->delivered)
+            notify(h, JPT__NOTIFY_SUCCESS);
+    } else if (what & JPT__HEARD_WAITING)
+        notify(h, JPT__NOTIFY_WAITING);
+    else if ((what & (JPT__HEARD_OUTPUT | JPT__HEARD_STATE)) && h->kind == JPT_STATE_RUNNING)
+        notify(h, JPT__NOTIFY_CONTENT);
 }
 
 void jpt__notify_force(jpt_handle *h)
@@ -110,24 +145,27 @@ void jpt__notify_force(jpt_handle *h)
     post(h);
 }
 
-void jpt__notify_seen(jpt_handle *h)
-{
-    if (h->notice != NULL)
-        notice_free(h->r, h->notice);
-}
-
-void jpt__notify_forget(jpt_handle *h)
-{
-    if (h->notice != NULL) {
-        h->notice->handle = NULL;
-        h->notice = NULL;
-    }
-}
-
 void jpt__notices_free(jpt_registry *r)
 {
     while (r->notices_head != NULL)
         notice_free(r, r->notices_head);
+}
+
+static json_t *notice_json(const jpt__notice *n)
+{
+    bool stopped = n->kind == JPT_STATE_STOPPED;
+    jpt__field f = {n->text, strlen(n->text)};
+    json_t *item = json_pack("{s:s, s:s, s:s, s:o, s:f}", "id", n->id, "tool", n->tool,
+                             "state", jpt__state_kind_name(n->kind),
+                             stopped ? "result" : "output_preview", jpt__json_from_field(&f),
+                             "elapsed_secs", n->elapsed);
+
+    if (item != NULL && stopped &&
+        json_object_set_new(item, "is_error", json_boolean(n->is_error)) < 0) {
+        json_decref(item);
+        return NULL;
+    }
+    return item;
 }
 
 JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
@@ -142,21 +180,11 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
         return JPT_ERR_INVALID;
     if ((list = json_array()) == NULL)
         return JPT_ERR_NOMEM;
-    for (jpt__notice *n = r->notices_head; n != NULL; n = n->next) {
-        bool stopped = n->kind == JPT_STATE_STOPPED;
-        jpt__field f = {n->text, strlen(n->text)};
-        json_t *item = json_pack("{s:s, s:s, s:s, s:o, s:f}", "id", n->id, "tool", n->tool,
-                                 "state", jpt__kind_name(n->kind),
-                                 stopped ? "result" : "output_preview",
-                                 jpt__json_from_field(&f), "elapsed_secs",
-                                 (double)(long long)(n->elapsed * 10 + 0.5) / 10);
-        if (item != NULL && stopped)
-            json_object_set_new(item, "is_error", json_boolean(n->is_error));
-        if (json_array_append_new(list, item) < 0) {
+    for (jpt__notice *n = r->notices_head; n != NULL; n = n->next)
+        if (json_array_append_new(list, notice_json(n)) < 0) {
             json_decref(list);
             return jpt__err(&r->err, JPT_ERR_NOMEM, "out of memory taking notifications");
         }
-    }
     rc = jpt__json_dump(list, JSON_COMPACT, json_out);
     json_decref(list);
     if (rc < 0)
@@ -166,10 +194,8 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
         jpt_handle *h = r->notices_head->handle;
         bool stopped = r->notices_head->kind == JPT_STATE_STOPPED;
         notice_free(r, r->notices_head);
-        if (h != NULL && stopped) {
-            h->delivered = true;
-            jpt__handle_release_if_done(h);
-        }
+        if (h != NULL && stopped)
+            jpt__handle_delivered(h);
     }
     return JPT_OK;
 }

@@ -1,5 +1,6 @@
-/* The registry object: options, the loop it is driven through, the event
- * queue, the blocking conveniences, and shutdown. */
+/* The registry object, the room's face: options, its own await tool and
+ * the hooks the layers below report through, the loop it is driven
+ * through, the blocking conveniences, shutdown and free. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "registry/registry.h"
+#include "registry/party.h"
 
 #define DEFAULT_KILL_GRACE_MS 5000
 #define DEFAULT_CAPTURE_BYTES (1024 * 1024)
@@ -27,6 +28,7 @@
 #define DEFAULT_MAX_EVENTS 4096
 
 static void run_shutdown(jpt__defer *d);
+static void child_gone(jpt_registry *r);
 
 /* The public modes are the process room's. */
 _Static_assert(JPT_CONTAIN_AUTO == JPT__CONTAIN_AUTO &&
@@ -77,6 +79,18 @@ static int contain(jpt_registry *r, int mode)
     return rc;
 }
 
+/* RFD 037's await, offered while a stateful tool is loaded (tools.c). */
+static int add_await_tool(jpt_registry *r)
+{
+    json_t *schema = jpt__await_schema();
+
+    /* The tool takes the schema. */
+    if (schema != NULL)
+        r->await_tool = jpt__tool_new_own("await", jpt__await_description, schema,
+                                          &jpt__await_ops);
+    return r->await_tool != NULL ? JPT_OK : JPT_ERR_NOMEM;
+}
+
 JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry **out)
 {
     jpt_registry_options o;
@@ -114,9 +128,11 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     r->max_events = o.max_events > 0 ? o.max_events : DEFAULT_MAX_EVENTS;
     r->keep_spool = (o.flags & JPT_REGISTRY_KEEP_SPOOL) != 0;
     jpt__idmap_init(&r->handle_ids);
-    jpt__defer_init(&r->slot_step, jpt__handle_slots_freed, r);
+    jpt__defer_init(&r->slot_step, jpt__process_slots_freed, r);
     jpt__defer_init(&r->shutdown_step, run_shutdown, r);
-    if ((rc = set_root(r, o.root)) < 0 ||
+    r->on_child_gone = child_gone;
+    r->on_handle_change = jpt__notify_handle_changed;
+    if ((rc = set_root(r, o.root)) < 0 || (rc = add_await_tool(r)) < 0 ||
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
         (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
         (rc = jpt__loop_new(&r->loop)) < 0 || (r->devnull < 0 && (rc = JPT_ERR_IO) < 0) ||
@@ -133,33 +149,6 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     return JPT_OK;
 }
 
-static void free_event(jpt_event *e)
-{
-    jpt__free(e->call_id);
-    jpt__free(e->handle_id);
-    jpt__free(e->tool);
-    jpt__free(e);
-}
-
-/* Takes the oldest event off the queue. */
-static jpt_event *pop_event(jpt_registry *r)
-{
-    jpt_event *e = r->events_head;
-
-    if (e == NULL)
-        return NULL;
-    r->events_head = e->next;
-    if (r->events_head == NULL)
-        r->events_tail = NULL;
-    r->nevents--;
-    e->next = NULL;
-    if (e->output_of != NULL) {
-        jpt__handle_output_event_gone(e->output_of);
-        e->output_of = NULL;
-    }
-    return e;
-}
-
 JPT_EXPORT void jpt_registry_free(jpt_registry *r)
 {
     jpt__child **children = NULL;
@@ -174,7 +163,7 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     }
     r->freeing = true;
     /* Every process ends and is reaped before anything else goes. */
-    size_t n = jpt__handles_children(r, &children);
+    size_t n = jpt__handles_take_children(r, &children);
     if (n > 0) {
         jpt__log(JPT_LOG_INFO, "registry freed: ending %zu tool processes (SIGTERM, SIGKILL "
                                "after %d ms)", n, r->kill_grace_ms);
@@ -187,16 +176,15 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
         jpt_batch_free(r->batches);
     while (r->calls != NULL) /* of batches the host freed, in flight or done */
         jpt__call_free(r->calls);
-    while (r->handles != NULL)
-        jpt__handle_free(r->handles);
-    jpt__idmap_free(&r->handle_ids);
     jpt__inquiries_free(r);
     jpt__notices_free(r);
-    while (r->events_head != NULL)
-        free_event(pop_event(r));
+    jpt__handles_free_all(r);
+    jpt__idmap_free(&r->handle_ids);
+    jpt__events_free(r);
     for (size_t i = 0; i < r->ntools; i++)
         jpt__tool_unref(r->tools[i]);
     jpt__free(r->tools);
+    jpt__tool_unref(r->await_tool);
     jpt__stale_close(r);
     jpt__free(r->free_slots);
     for (size_t i = 0; i < r->nspool_files; i++) {
@@ -220,117 +208,6 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r)
     return r->err.text;
 }
 
-/* ---- Events ----------------------------------------------------------------------- */
-
-jpt_event *jpt__registry_event(jpt_registry *r, int type, jpt__call *call, jpt_handle *h)
-{
-    jpt_event *e = jpt__calloc(1, sizeof(*e));
-
-    if (e == NULL)
-        return NULL;
-    e->type = type;
-    if (type == JPT_EVENT_SHUTDOWN) {
-        /* Of the registry as a whole: nothing to name. */
-    } else if (type == JPT_EVENT_BATCH_DONE) {
-        e->batch = call->batch;
-    } else if (call != NULL) {
-        e->batch = call->batch;
-        e->call_id = jpt__strdup(call->id);
-        e->tool = jpt__strdup(call->name);
-        if (call->handle_id != NULL)
-            e->handle_id = jpt__strdup(call->handle_id);
-        if (e->call_id == NULL || e->tool == NULL ||
-            (call->handle_id != NULL && e->handle_id == NULL)) {
-            free_event(e);
-            return NULL;
-        }
-    } else {
-        e->handle_id = jpt__strdup(h->id);
-        e->tool = jpt__strdup(h->tool->name);
-        e->state = h->kind;
-        if (type == JPT_EVENT_OUTPUT)
-            e->output_of = h;
-        if (e->handle_id == NULL || e->tool == NULL) {
-            free_event(e);
-            return NULL;
-        }
-    }
-    if (r->nevents >= r->max_events) {
-        jpt__log(JPT_LOG_WARNING, "event queue full (%zu events): dropping the oldest",
-                 r->max_events);
-        free_event(pop_event(r));
-    }
-    if (r->events_tail != NULL)
-        r->events_tail->next = e;
-    else
-        r->events_head = e;
-    r->events_tail = e;
-    r->nevents++;
-    return e;
-}
-
-JPT_EXPORT int jpt_registry_next_event(jpt_registry *r, jpt_event **out)
-{
-    if (r == NULL || out == NULL)
-        return JPT_ERR_INVALID;
-    *out = pop_event(r);
-    return *out != NULL ? JPT_OK : JPT_ERR_AGAIN;
-}
-
-JPT_EXPORT int jpt_event_type(const jpt_event *e)
-{
-    return e->type;
-}
-
-JPT_EXPORT const char *jpt_event_call_id(const jpt_event *e)
-{
-    return e->call_id;
-}
-
-JPT_EXPORT const char *jpt_event_handle_id(const jpt_event *e)
-{
-    return e->handle_id;
-}
-
-JPT_EXPORT const char *jpt_event_tool(const jpt_event *e)
-{
-    return e->tool;
-}
-
-JPT_EXPORT int jpt_event_state(const jpt_event *e)
-{
-    return e->type == JPT_EVENT_STATE ? e->state : 0;
-}
-
-JPT_EXPORT const jpt_batch *jpt_event_batch(const jpt_event *e)
-{
-    return e->batch;
-}
-
-JPT_EXPORT void jpt_event_free(jpt_event *e)
-{
-    if (e != NULL)
-        free_event(e);
-}
-
-void jpt__registry_spooled(void *ud, const char *path)
-{
-    jpt_registry *r = ud;
-    char *copy = jpt__strdup(path);
-    char **grown = copy != NULL ? jpt__array_reserve(r->spool_files, &r->cap_spool_files,
-                                                     r->nspool_files + 1, sizeof(*grown), 8)
-                                : NULL;
-
-    if (grown == NULL) {
-        jpt__log(JPT_LOG_WARNING, "out of memory: spool file %s will outlive the registry",
-                 path);
-        jpt__free(copy);
-        return;
-    }
-    r->spool_files = grown;
-    r->spool_files[r->nspool_files++] = copy;
-}
-
 /* ---- Shutting down without blocking ---------------------------------------------- */
 
 static bool shutdown_done(const jpt_registry *r)
@@ -338,11 +215,12 @@ static bool shutdown_done(const jpt_registry *r)
     return r->nchildren == 0 && r->slot_head == NULL && !r->shutdown_step.queued;
 }
 
-void jpt__registry_child_gone(jpt_registry *r)
+/* A tool process was reaped: a shutdown under way may be complete. */
+static void child_gone(jpt_registry *r)
 {
     if (r->shutting_down && !r->shutdown_reported && shutdown_done(r)) {
         r->shutdown_reported = true;
-        jpt__registry_event(r, JPT_EVENT_SHUTDOWN, NULL, NULL);
+        jpt__events_shutdown(r);
     }
 }
 
@@ -354,9 +232,8 @@ static void run_shutdown(jpt__defer *d)
     jpt_registry *r = d->ud;
 
     jpt__calls_cancel_all(r);
-    for (jpt_handle *h = r->handles; h != NULL; h = h->next)
-        jpt__handle_kill(h, "The registry is shutting down: the tool was stopped");
-    jpt__registry_child_gone(r);
+    jpt__handles_kill_all(r, "The registry is shutting down: the tool was stopped");
+    child_gone(r);
 }
 
 JPT_EXPORT int jpt_registry_shutdown(jpt_registry *r)

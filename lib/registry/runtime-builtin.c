@@ -82,11 +82,13 @@ static void run_step(jpt__defer *d)
         jpt__free(answer);
         return;
     }
+    run->sink->hold(run);
     if (answer != NULL)
         answer_now(run, answer);
     else
         end_now(run, NULL);
     jpt__free(answer);
+    run->sink->let_go(run);
 }
 
 static int start(jpt__run *run, jpt__buf *why)
@@ -162,6 +164,12 @@ static uint64_t input_lost(const jpt__run *run)
     return 0;
 }
 
+static const char *spool_path(const jpt__run *run)
+{
+    (void)run;
+    return NULL;
+}
+
 static int partial(jpt__run *run, jpt_state **out)
 {
     (void)run;
@@ -203,6 +211,7 @@ const jpt__runtime_ops jpt__runtime_builtin = {
     .abort = abort_run,
     .refresh = refresh,
     .input_lost = input_lost,
+    .spool_path = spool_path,
     .partial = partial,
     .take_child = take_child,
     .release = release,

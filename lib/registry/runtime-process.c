@@ -382,7 +382,8 @@ static int take_stdout(jpt__proc *p, const char *s, size_t n)
         else if ((rc = jpt__buf_append(line, s, k)) == JPT_OK && nl != NULL) {
             rc = take_line(p, line->data, line->len);
             line->len = 0;
-        }
+        } else if (rc == JPT_OK)
+            p->run->sink->partial(p->run);
         s += k;
         n -= k;
     }
@@ -659,6 +660,13 @@ static uint64_t input_lost(const jpt__run *run)
     return p->child != NULL ? jpt__child_input_lost(p->child) : p->input_lost;
 }
 
+static const char *spool_path(const jpt__run *run)
+{
+    const jpt__proc *p = proc_of(run);
+
+    return p != NULL ? p->out.spool_path : NULL;
+}
+
 static int partial(jpt__run *run, jpt_state **out)
 {
     jpt__proc *p = proc_of(run);
@@ -714,6 +722,7 @@ const jpt__runtime_ops jpt__runtime_process = {
     .abort = abort_run,
     .refresh = refresh,
     .input_lost = input_lost,
+    .spool_path = spool_path,
     .partial = partial,
     .take_child = take_child,
     .release = release,

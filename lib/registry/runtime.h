@@ -18,6 +18,9 @@ typedef struct jpt__run_sink {
      * model reads of a tool that does not report states. Out of memory
      * is the handle's to note. */
     void (*text)(jpt__run *run, int stream, const char *p, size_t n);
+    /* The tool wrote part of a line, held until the line is complete or
+     * the model reads the handle (refresh): activity, not yet text. */
+    void (*partial)(jpt__run *run);
     /* A state the tool reported (an RFD 058 or RFD 009 line, a builtin's
      * update): its blocks join what the model reads, and its kind becomes
      * the handle's. A reported stop does not end the run (a process may
@@ -28,6 +31,11 @@ typedef struct jpt__run_sink {
      * handle's what it says of the end ("[process ended: …]"); its
      * is_error says whether the run failed by the runtime's account. */
     void (*stopped)(jpt__run *run, jpt_state *final);
+    /* Keeps the run (and its handle) from being freed while the runtime
+     * calls the tool from the loop: the tool's callback may report its
+     * stop, and whoever hears of it let go of the handle. */
+    void (*hold)(jpt__run *run);
+    void (*let_go)(jpt__run *run);
 } jpt__run_sink;
 
 /* One run of a tool, as its runtime sees it. Embedded first in the public
@@ -78,6 +86,9 @@ struct jpt__runtime_ops {
     void (*refresh)(jpt__run *run);
     /* Bytes of input the tool never read (it closed its input). */
     uint64_t (*input_lost)(const jpt__run *run);
+    /* The file that holds the tool's whole output, once it outgrew what
+     * the model reads (spool_dir), or NULL. */
+    const char *(*spool_path)(const jpt__run *run);
     /* The result so far of a one-shot run ended before its end (a cancel):
      * run->failure and what the tool produced. JPT_ERR_STATE when the
      * runtime keeps nothing of the kind. */

@@ -15,7 +15,8 @@ void jpt__tool_unref(jpt__tool *t);
 jpt__tool *jpt__tool_find(jpt_registry *r, const char *name);
 bool jpt__tools_have_stateful(const jpt_registry *r);
 /* The registry's own tool `name`, its calls run through `ops` (RFD 037's
- * await); NULL when out of memory. */
+ * await); it takes `parameters`, even on failure. NULL when out of
+ * memory. */
 jpt__tool *jpt__tool_new_own(const char *name, const char *description, json_t *parameters,
                              const jpt__call_ops *ops);
 

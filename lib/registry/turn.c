@@ -15,22 +15,24 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "registry/registry.h"
+#include "registry/party.h"
 
 #define MODE_NOTIFY 1  /* await: result as a notification */
 #define MODE_RESULT 2  /* inquire answered wait: result into the batch */
 #define MODE_ABORT 3   /* killed: result discarded */
 #define MODE_ASKING 4  /* inquire: the question is out */
 
+/* A live handle at the turn end. Its subscription holds it until it
+ * settles; `h` is NULL from then on. */
 typedef struct entry {
     jpt_handle *h;
     int mode;
     bool settled;
-    jpt__sub sub;      /* its subscription to the handle's stop */
+    jpt__sub sub;      /* its subscription to the handle's stop; the role
+                          is the entry's index */
 } entry;
 
 struct jpt__turn {
-    jpt__watcher base; /* first: the watcher callbacks get this pointer */
     jpt_registry *r;
     jpt_batch *batch;
     entry *entries;
@@ -44,52 +46,24 @@ struct jpt__turn {
     jpt__defer start;  /* the policies run from the loop */
     jpt__defer decide; /* so does the answer to the question */
     json_t *answer;    /* the answer, until then */
+    jpt_inquiry *inquiry; /* the question, while it is out */
 };
 
 static void finish_if_settled(jpt__turn *t);
 
-/* A result of the turn's batch: a done call named after the handle. */
+/* A result of the turn's batch, named after the handle: RFD 009's
+ * handle response. */
 static void add_result(jpt__turn *t, jpt_handle *h)
 {
-    jpt_batch *b = t->batch;
-    const char *text;
+    jpt__buf text = JPT__BUF_INIT;
     bool is_error = false;
-    char *json = NULL;
 
-    if (b == NULL)
+    if (t->batch == NULL)
         return;
-    jpt__call *call = jpt__calloc(1, sizeof(*call));
-    jpt__call **grown = jpt__realloc(b->calls, (b->n + 1) * sizeof(*grown));
-    if (grown != NULL)
-        b->calls = grown;
-    int rc = call != NULL && grown != NULL ? jpt__handle_final(h, &text, &is_error)
-                                           : JPT_ERR_NOMEM;
-    if (rc == JPT_OK) {
-        jpt__field f = {(char *)text, strlen(text)};
-        json_t *resp = json_pack("{s:s, s:s, s:o}", "id", h->id, "state", "stopped",
-                                 is_error ? "error" : "result", jpt__json_from_field(&f));
-        rc = resp != NULL ? jpt__json_dump(resp, JSON_COMPACT, &json) : JPT_ERR_NOMEM;
-        json_decref(resp);
-    }
-    if (rc == JPT_OK && ((call->id = jpt__strdup(h->id)) == NULL ||
-                         (call->name = jpt__strdup(h->tool->name)) == NULL))
-        rc = JPT_ERR_NOMEM;
-    if (rc < 0) {
+    if (jpt__view_response(h, true, &text, &is_error) < 0 ||
+        jpt__batch_add_result(t->batch, h->id, h->tool->name, text.data, is_error) < 0)
         jpt__log(JPT_LOG_WARNING, "out of memory: the turn-end result of '%s' is lost", h->id);
-        if (call != NULL) {
-            jpt__free(call->id);
-            jpt__free(call->name);
-        }
-        jpt__free(call);
-        jpt__free(json);
-        return;
-    }
-    call->r = t->r;
-    call->batch = b;
-    call->content = json;
-    call->is_error = is_error;
-    call->done = true;
-    b->calls[b->n++] = call;
+    jpt__buf_free(&text);
 }
 
 /* The turn is done with the handle; it may be freed, so the entry lets
@@ -103,24 +77,23 @@ static void settle(jpt__turn *t, entry *e)
     e->settled = true;
     e->h = NULL;
     t->unsettled--;
-    jpt__handle_unwatch(&e->sub);
-    if (h->exited) {
+    if (h->phase == JPT__PHASE_STOPPED) {
         if (e->mode == MODE_NOTIFY)
             jpt__notify_force(h);
         else if (e->mode == MODE_RESULT)
             add_result(t, h);
         /* Delivered one way or the other (a notice keeps its own copy). */
-        h->delivered = true;
-        jpt__handle_release_if_done(h);
+        jpt__handle_delivered(h);
     }
+    jpt__handle_unsubscribe(&e->sub); /* may free the handle */
 }
 
-static void on_stopped(jpt__watcher *w, jpt__sub *s)
+static void heard_stop(jpt__sub *s, unsigned what)
 {
-    jpt__turn *t = (jpt__turn *)w;
-    /* The role is the entry's index (see run_policies). */
+    jpt__turn *t = s->ud;
     entry *e = &t->entries[s->role];
 
+    (void)what;
     if (e->mode != MODE_ASKING) {
         settle(t, e);
         finish_if_settled(t);
@@ -133,7 +106,7 @@ static void stop_waiting(jpt__turn *t, entry *e)
 {
     if (e->settled)
         return;
-    if (e->h->exited) {
+    if (e->h->phase == JPT__PHASE_STOPPED) {
         settle(t, e);
         return;
     }
@@ -145,7 +118,7 @@ static void stop_waiting(jpt__turn *t, entry *e)
     jpt__handle_abort(e->h);
 }
 
-static void on_timeout(jpt__timer *timer)
+static void on_turn_timeout(jpt__timer *timer)
 {
     jpt__turn *t = timer->ud;
 
@@ -168,10 +141,10 @@ static void turn_release(jpt__turn *t)
     jpt__defer_cancel(r->loop, &t->decide);
     json_decref(t->answer);
     for (size_t i = 0; i < t->n; i++)
-        jpt__handle_unwatch(&t->entries[i].sub);
-    for (jpt_inquiry *q = r->inquiries; q != NULL; q = q->next)
-        if (q->turn == t)
-            q->turn = NULL;
+        jpt__handle_unsubscribe(&t->entries[i].sub);
+    jpt__inquiry_orphan(t->inquiry);
+    if (t->batch != NULL)
+        t->batch->owner_gone = NULL;
     r->turn = NULL;
     jpt__free(t->entries);
     jpt__free(t);
@@ -188,11 +161,8 @@ static void finish_if_settled(jpt__turn *t)
     /* The turn end counted as a call in flight whether or not the host
      * still holds its batch. */
     r->calls_in_flight--;
-    if (b != NULL) {
-        b->pending = 0;
-        jpt__call dummy = {.r = r, .batch = b};
-        jpt__registry_event(r, JPT_EVENT_BATCH_DONE, &dummy, NULL);
-    }
+    if (b != NULL)
+        jpt__batch_one_done(b);
 }
 
 /* Puts the handles of MODE_ASKING into a mode, and starts waiting. */
@@ -201,7 +171,7 @@ static void decide(jpt__turn *t, entry *e, bool wait)
     if (e->mode != MODE_ASKING || e->settled)
         return;
     e->mode = wait ? MODE_RESULT : MODE_ABORT;
-    if (e->h->exited)
+    if (e->h->phase == JPT__PHASE_STOPPED)
         settle(t, e);
     else if (!wait)
         stop_waiting(t, e);
@@ -251,28 +221,45 @@ static void apply_answer(jpt__defer *d)
     finish_if_settled(t);
 }
 
-int jpt__turn_answered(jpt__turn *t, json_t *answer)
+static int turn_answered(jpt_inquiry *q, const json_t *answer, const char *answer_json)
 {
+    jpt__turn *t = q->owner;
+
+    (void)answer_json;
     if (t->answer != NULL)
         return JPT_ERR_STATE;
-    t->answer = json_incref(answer);
+    t->answer = json_incref((json_t *)answer);
     jpt__defer_queue(t->r->loop, &t->decide);
     return JPT_OK;
 }
 
-void jpt__turn_unanswered(jpt__turn *t)
+/* An unanswered turn-end question falls back to the await policy. */
+static void unanswered(jpt__turn *t)
 {
-    /* An unanswered turn-end question falls back to the await policy. */
     for (size_t k = 0; k < t->n; k++)
         if (t->entries[k].mode == MODE_ASKING)
             t->entries[k].mode = MODE_NOTIFY;
     t->asking = false;
     jpt__timer_start(t->r->loop, &t->timer, jpt__deadline_ms(t->r->turn_end_timeout_ms));
     for (size_t k = 0; k < t->n; k++)
-        if (t->entries[k].h != NULL && t->entries[k].h->exited)
+        if (t->entries[k].h != NULL && t->entries[k].h->phase == JPT__PHASE_STOPPED)
             settle(t, &t->entries[k]);
     finish_if_settled(t);
 }
+
+static void turn_declined(jpt_inquiry *q, const char *why)
+{
+    (void)why;
+    unanswered(q->owner);
+}
+
+static void turn_released(jpt_inquiry *q)
+{
+    ((jpt__turn *)q->owner)->inquiry = NULL;
+}
+
+static const jpt__inquiry_owner turn_question_owner = {turn_answered, turn_declined,
+                                                       turn_released};
 
 /* RFD 037's dynamic schema: the answer names handles by id, in any order,
  * each with "wait" or "abort"; every id is one alternative of a oneOf that
@@ -288,19 +275,19 @@ static int ask(jpt__turn *t)
         entry *e = &t->entries[i];
         if (e->mode != MODE_ASKING || e->settled)
             continue;
-        double elapsed = (double)(jpt__now() - e->h->started) / 1e9;
-        elapsed = (double)(long long)(elapsed * 10 + 0.5) / 10;
+        double elapsed = jpt__elapsed_secs(e->h->started);
+        const char *state = jpt__state_kind_name(e->h->kind);
         jpt__buf preview = JPT__BUF_INIT;
-        jpt__handle_preview(e->h, 200, &preview);
+        jpt__view_preview(e->h, 200, &preview);
         jpt__field f = {preview.data != NULL ? preview.data : "", preview.len};
         json_t *detail = json_pack("{s:s, s:s, s:s, s:f, s:o}", "id", e->h->id, "tool",
-                                   e->h->tool->name, "state", jpt__kind_name(e->h->kind),
+                                   e->h->tool->name, "state", state,
                                    "elapsed_secs", elapsed, "output_preview",
                                    jpt__json_from_field(&f));
         jpt__buf_free(&preview);
         json_t *alternative = json_pack("{s:s, s:s, s:s, s:f, s:O}", "const", e->h->id,
-                                        "tool", e->h->tool->name, "state",
-                                        jpt__kind_name(e->h->kind), "elapsed_secs", elapsed,
+                                        "tool", e->h->tool->name, "state", state,
+                                        "elapsed_secs", elapsed,
                                         "output_preview",
                                         json_object_get(detail, "output_preview"));
         if (json_array_append_new(ids, alternative) < 0 ||
@@ -333,9 +320,16 @@ static int ask(jpt__turn *t)
             jpt__field_set(&context.f[JPT_FIELD_TEXT], listing, strlen(listing)) < 0)
             rc = JPT_ERR_NOMEM;
     }
-    jpt_inquiry *q = rc == JPT_OK ? jpt__inquiry_create(r, &question, &context, 1, NULL,
-                                                        JPT_TARGET_ASSISTANT)
-                                  : NULL;
+    jpt__inquiry_about about = {
+        .question = &question,
+        .before = &context,
+        .nbefore = 1,
+        .target = JPT_TARGET_ASSISTANT,
+    };
+    /* The handler may answer before it returns: the turn asks first. */
+    t->asking = rc == JPT_OK;
+    if (rc == JPT_OK)
+        rc = jpt__inquiry_ask(r, &about, &turn_question_owner, t, &t->inquiry);
     json_decref(ids);
     json_decref(defaults);
     json_decref(details);
@@ -344,12 +338,9 @@ static int ask(jpt__turn *t)
     jpt__free(listing);
     jpt__block_clear(&question);
     jpt__block_clear(&context);
-    if (q == NULL)
-        return JPT_ERR_NOMEM;
-    q->turn = t;
-    t->asking = true;
-    r->inquiry_fn(q, r->inquiry_ud);
-    return JPT_OK;
+    if (rc < 0)
+        t->asking = false;
+    return rc;
 }
 
 static int by_start(const void *a, const void *b)
@@ -382,13 +373,15 @@ static void run_policies(jpt__defer *d)
     for (size_t i = 0; i < t->n; i++) {
         entry *e = &t->entries[i];
         jpt_handle *h = e->h;
-        /* The subscription's role is the entry's index. */
-        jpt__handle_watch(h, &e->sub, &t->base, (unsigned)i);
-        if (h->exited)
+        e->sub.heard = heard_stop;
+        e->sub.ud = t;
+        e->sub.role = (unsigned)i;
+        jpt__handle_subscribe(h, &e->sub, JPT__HEARD_STOPPED, true, false);
+        if (h->phase == JPT__PHASE_STOPPED)
             e->mode = MODE_NOTIFY;
         else if (t->abort_all || h->tool->on_turn_end == JPT__TURN_ABORT)
             e->mode = MODE_ABORT;
-        else if (h->tool->on_turn_end == JPT__TURN_INQUIRE && r->inquiry_fn != NULL)
+        else if (h->tool->on_turn_end == JPT__TURN_INQUIRE && jpt__inquiry_handler_set(r))
             e->mode = MODE_ASKING;
         else
             e->mode = MODE_NOTIFY; /* await, or inquire without a handler */
@@ -401,14 +394,13 @@ static void run_policies(jpt__defer *d)
         entry *e = &t->entries[i];
         /* A stopped handle the model never saw: its notice, if its flags
          * allowed one, is queued already; the handle goes. */
-        if (e->h != NULL && e->h->exited && e->mode == MODE_NOTIFY) {
+        if (e->h != NULL && e->h->phase == JPT__PHASE_STOPPED && e->mode == MODE_NOTIFY) {
             jpt_handle *h = e->h;
             e->settled = true;
             e->h = NULL;
             t->unsettled--;
-            jpt__handle_unwatch(&e->sub);
-            h->delivered = true;
-            jpt__handle_release_if_done(h);
+            jpt__handle_delivered(h);
+            jpt__handle_unsubscribe(&e->sub);
         } else if (e->h != NULL && e->mode == MODE_ABORT) {
             /* A builtin's abort may stop and settle it at once. */
             t->busy++;
@@ -423,9 +415,18 @@ static void run_policies(jpt__defer *d)
         rc = ask(t);
     t->busy--;
     if (rc < 0)
-        jpt__turn_unanswered(t);
+        unanswered(t);
     else
         finish_if_settled(t);
+}
+
+/* The host freed the turn's batch: the turn goes on without it. */
+static void batch_gone(jpt_batch *b, void *owner)
+{
+    jpt__turn *t = owner;
+
+    (void)b;
+    t->batch = NULL;
 }
 
 JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch **out)
@@ -444,36 +445,25 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
         return jpt__err(&r->err, JPT_ERR_STATE, "end_turn: the registry is shutting down");
 
     jpt__turn *t = jpt__calloc(1, sizeof(*t));
-    jpt_batch *b = jpt__calloc(1, sizeof(*b));
-    if (t == NULL || b == NULL) {
+    jpt_batch *b = t != NULL ? jpt__batch_new_owned(r, batch_gone, t) : NULL;
+    if (b == NULL) {
         jpt__free(t);
-        jpt__free(b);
         return jpt__err(&r->err, JPT_ERR_NOMEM, "out of memory ending the turn");
     }
-    t->base.stopped = on_stopped;
     t->r = r;
     t->batch = b;
     t->keep = (flags & JPT_TURN_KEEP) != 0;
     t->abort_all = (flags & JPT_TURN_ABORT) != 0;
-    jpt__timer_init(&t->timer, on_timeout, t);
+    jpt__timer_init(&t->timer, on_turn_timeout, t);
     jpt__defer_init(&t->start, run_policies, t);
     jpt__defer_init(&t->decide, apply_answer, t);
-    b->r = r;
-    b->pending = 1;
     r->calls_in_flight++;
-    JPT__LIST_PUSH(r->batches, b);
     r->turn = t;
     /* The policies may run builtins' abort callbacks and the inquiry
      * handler: from the loop, like every callback. */
     jpt__defer_queue(r->loop, &t->start);
     *out = b;
     return JPT_OK;
-}
-
-void jpt__turn_batch_gone(jpt_registry *r, jpt_batch *b)
-{
-    if (r->turn != NULL && r->turn->batch == b)
-        r->turn->batch = NULL;
 }
 
 void jpt__turn_free(jpt_registry *r)

@@ -1,0 +1,332 @@
+/* Batches: the calls of one model message. Submitting reads them (wire.c),
+ * pre-registers every spawn's handle id so that an await in the same batch
+ * finds it (RFD 037), and starts the calls from the next dispatch; the
+ * host reads the results, cancels, and frees the batch. */
+#include <string.h>
+
+#include "registry/call.h"
+
+/* ---- Pre-registration ----------------------------------------------------------------- */
+
+/* RFD 037, "await in parallel tool call batches": two spawns with one id,
+ * or one an active handle holds, reject the whole batch: nothing runs, and
+ * every call says which id. The ids are checked through maps: linear time
+ * however many spawns a batch holds. `*why` is set when it is rejected. */
+static int find_collision(jpt_batch *b, jpt__buf *why)
+{
+    jpt__idmap seen;
+    int rc = JPT_OK;
+
+    jpt__idmap_init(&seen);
+    for (size_t i = 0; i < b->n && rc == JPT_OK; i++) {
+        const char *id = jpt__call_spawn_id(b->calls[i]);
+        const char *holder = NULL;
+        if (id == NULL)
+            continue;
+        if (jpt__handle_find(b->r, id) != NULL)
+            holder = "an active handle already uses it";
+        else if ((rc = jpt__idmap_put(&seen, id, b->calls[i])) == JPT_ERR_EXISTS)
+            holder = "two spawns in this batch use it";
+        if (holder != NULL)
+            rc = jpt__buf_printf(why, "This batch was not run: handle ID `%s` cannot be "
+                                      "used (%s). Choose unique ids and send the calls "
+                                      "again.",
+                                 id, holder) < 0
+                     ? JPT_ERR_NOMEM
+                     : JPT_ERR_EXISTS;
+    }
+    jpt__idmap_free(&seen);
+    return rc == JPT_ERR_EXISTS ? JPT_OK : rc;
+}
+
+/* Every spawn's handle, registered and held by the batch until it is
+ * done, so that an await anywhere in it finds the id, even one whose spawn
+ * fails (RFD 037: "when await looks up a handle ID, the entry exists"). */
+static int preregister(jpt_batch *b)
+{
+    size_t nspawns = 0;
+    int rc = JPT_OK;
+
+    for (size_t i = 0; i < b->n; i++)
+        nspawns += jpt__call_spawn_id(b->calls[i]) != NULL;
+    if (nspawns > 0 && (b->held = jpt__calloc(nspawns, sizeof(*b->held))) == NULL)
+        return JPT_ERR_NOMEM;
+    json_t *none = nspawns > 0 ? json_object() : NULL;
+    if (nspawns > 0 && none == NULL)
+        return JPT_ERR_NOMEM;
+    for (size_t i = 0; i < b->n && rc == JPT_OK; i++) {
+        jpt__call *call = b->calls[i];
+        const char *id = jpt__call_spawn_id(call);
+        jpt_handle *h;
+        if (id == NULL || (rc = jpt__handle_new(b->r, call->tool, id, none, &h)) < 0)
+            continue;
+        if ((rc = jpt__handle_register(h)) < 0) {
+            jpt__handle_unref(h);
+            continue;
+        }
+        jpt__handle_hold(h);
+        b->held[b->nheld++] = h;
+        call->handle = jpt__handle_ref(h);
+    }
+    json_decref(none);
+    return rc; /* on failure the caller lets go of what was made */
+}
+
+/* ---- Submitting ---------------------------------------------------------------------- */
+
+static void batch_destroy(jpt_batch *b);
+
+/* The batch of the calls read, each a call object; JPT_ERR_NOMEM. */
+static int make_batch(jpt_registry *r, jpt__wire_call *wire, size_t n, jpt_batch **out)
+{
+    jpt_batch *b = jpt__calloc(1, sizeof(*b));
+
+    *out = NULL;
+    if (b == NULL)
+        return JPT_ERR_NOMEM;
+    b->r = r;
+    if ((b->calls = jpt__calloc(n + 1, sizeof(*b->calls))) == NULL) {
+        jpt__free(b);
+        return JPT_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((b->calls[i] = jpt__call_new(r, b, &wire[i])) == NULL) {
+            batch_destroy(b);
+            return JPT_ERR_NOMEM;
+        }
+        b->n++;
+    }
+    *out = b;
+    return JPT_OK;
+}
+
+/* From here the calls exist: each gets a result, whatever happens. */
+static void launch(jpt_batch *b, const char *rejected)
+{
+    jpt_registry *r = b->r;
+
+    b->pending = b->n;
+    for (size_t i = 0; i < b->n; i++)
+        jpt__call_fly(b->calls[i]);
+    JPT__LIST_PUSH(r->batches, b);
+    for (size_t i = 0; i < b->n; i++) {
+        jpt__call *call = b->calls[i];
+        if (rejected != NULL)
+            jpt__call_complete(call, rejected, true);
+        else if (call->problem != NULL)
+            jpt__call_completef(call, true, "Invalid arguments for `%s`: %s", call->name,
+                                call->problem);
+        else
+            /* Tools' callbacks (builtins, the inquiry handler) run only
+             * inside dispatch. */
+            jpt__call_start_soon(call);
+    }
+    /* A message without calls is a batch done at once; its BATCH_DONE is
+     * there for the host's next dispatch, as any other batch's. */
+    if (b->n == 0) {
+        jpt__events_batch_done(r, b);
+        jpt__loop_wakeup(r->loop);
+    }
+}
+
+JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_batch **out)
+{
+    jpt__wire_call *wire = NULL;
+    jpt__buf rejected = JPT__BUF_INIT;
+    jpt_batch *b = NULL;
+    size_t n = 0;
+    int rc;
+
+    if (r == NULL || out == NULL)
+        return JPT_ERR_INVALID;
+    *out = NULL;
+    jpt__err_clear(&r->err);
+    if (calls_json == NULL)
+        return jpt__err(&r->err, JPT_ERR_INVALID, "submit: the calls are NULL");
+    if (r->shutting_down)
+        return jpt__err(&r->err, JPT_ERR_STATE, "submit: the registry is shutting down");
+    if ((rc = jpt__wire_read(r, calls_json, &wire, &n)) < 0)
+        return rc;
+    if ((rc = make_batch(r, wire, n, &b)) == JPT_OK &&
+        (rc = find_collision(b, &rejected)) == JPT_OK && rejected.len == 0 &&
+        (rc = preregister(b)) < 0)
+        batch_destroy(b);
+    else if (rc < 0 && b != NULL)
+        batch_destroy(b);
+    jpt__wire_free(wire, n);
+    if (rc < 0) {
+        jpt__buf_free(&rejected);
+        return jpt__err(&r->err, JPT_ERR_NOMEM, "out of memory submitting the calls");
+    }
+    launch(b, rejected.len > 0 ? rejected.data : NULL);
+    jpt__buf_free(&rejected);
+    *out = b;
+    return JPT_OK;
+}
+
+/* ---- Owned batches ------------------------------------------------------------------- */
+
+jpt_batch *jpt__batch_new_owned(jpt_registry *r, void (*owner_gone)(jpt_batch *, void *),
+                                void *owner)
+{
+    jpt_batch *b = jpt__calloc(1, sizeof(*b));
+
+    if (b == NULL || (b->calls = jpt__calloc(1, sizeof(*b->calls))) == NULL) {
+        jpt__free(b);
+        return NULL;
+    }
+    b->r = r;
+    b->pending = 1;
+    b->owner_gone = owner_gone;
+    b->owner = owner;
+    JPT__LIST_PUSH(r->batches, b);
+    return b;
+}
+
+int jpt__batch_add_result(jpt_batch *b, const char *id, const char *name, const char *content,
+                          bool is_error)
+{
+    jpt__wire_call wc = {.id = jpt__strdup(id), .name = jpt__strdup(name)};
+    jpt__call **grown = jpt__realloc(b->calls, (b->n + 1) * sizeof(*grown));
+    jpt__call *call = NULL;
+
+    if (grown != NULL)
+        b->calls = grown;
+    if (grown != NULL && wc.id != NULL && wc.name != NULL)
+        call = jpt__call_new(b->r, b, &wc);
+    if (call != NULL)
+        call->content = jpt__strdup(content);
+    if (call == NULL || call->content == NULL) {
+        if (call != NULL)
+            jpt__call_free(call);
+        jpt__free(wc.id); /* NULL once the call took them */
+        jpt__free(wc.name);
+        return JPT_ERR_NOMEM;
+    }
+    call->is_error = is_error;
+    call->done = true;
+    b->calls[b->n++] = call;
+    return JPT_OK;
+}
+
+/* ---- Results --------------------------------------------------------------------------- */
+
+JPT_EXPORT int jpt_batch_done(const jpt_batch *b)
+{
+    return b != NULL && b->pending == 0;
+}
+
+static json_t *result_json(const jpt__call *call, int dialect)
+{
+    jpt__wire_result_of of = {call->id, call->name, call->content, call->is_error,
+                              call->id_made};
+
+    return jpt__wire_result(&of, dialect);
+}
+
+JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out)
+{
+    json_t *arr;
+    int rc;
+
+    if (out == NULL)
+        return JPT_ERR_INVALID;
+    *out = NULL;
+    if (b == NULL)
+        return JPT_ERR_INVALID;
+    if ((arr = json_array()) == NULL)
+        return JPT_ERR_NOMEM;
+    for (size_t i = 0; i < b->n; i++) {
+        const jpt__call *call = b->calls[i];
+        json_t *item = call->done ? result_json(call, JPT__DIALECT_OWN)
+                                  : json_pack("{s:s, s:n, s:b, s:b}", "id", call->id,
+                                              "content", "is_error", 0, "pending", 1);
+        if (json_array_append_new(arr, item) < 0) {
+            json_decref(arr);
+            return JPT_ERR_NOMEM;
+        }
+    }
+    rc = jpt__json_dump(arr, JSON_COMPACT, out);
+    json_decref(arr);
+    return rc;
+}
+
+JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char **out)
+{
+    json_t *arr;
+    int rc;
+
+    if (out == NULL)
+        return JPT_ERR_INVALID;
+    *out = NULL;
+    if (b == NULL ||
+        (dialect != JPT_DIALECT_AS_CALLED && dialect != JPT_DIALECT_OPENAI &&
+         dialect != JPT_DIALECT_OPENAI_RESPONSES && dialect != JPT_DIALECT_ANTHROPIC &&
+         dialect != JPT_DIALECT_GEMINI))
+        return JPT_ERR_INVALID;
+    /* A provider takes the results of a message all at once. */
+    if (b->pending > 0)
+        return JPT_ERR_STATE;
+    if ((arr = json_array()) == NULL)
+        return JPT_ERR_NOMEM;
+    for (size_t i = 0; i < b->n; i++) {
+        const jpt__call *call = b->calls[i];
+        int shape = dialect != JPT_DIALECT_AS_CALLED ? dialect : call->dialect;
+        if (json_array_append_new(arr, result_json(call, shape)) < 0) {
+            json_decref(arr);
+            return JPT_ERR_NOMEM;
+        }
+    }
+    rc = jpt__json_dump(arr, JSON_COMPACT, out);
+    json_decref(arr);
+    return rc;
+}
+
+/* ---- Cancel and free ------------------------------------------------------------------ */
+
+JPT_EXPORT void jpt_batch_cancel(jpt_batch *b)
+{
+    if (b == NULL)
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        jpt__call_cancel_soon(b->calls[i]);
+}
+
+/* Frees the batch; its calls still in flight finish on their own and free
+ * themselves. */
+static void batch_destroy(jpt_batch *b)
+{
+    for (size_t i = 0; i < b->nheld; i++) {
+        jpt__handle_unhold(b->held[i]);
+        jpt__handle_unref(b->held[i]);
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        jpt__call *call = b->calls[i];
+        if (call->done || !call->in_flight)
+            jpt__call_free(call);
+        else
+            call->batch = NULL;
+    }
+    jpt__free(b->held);
+    jpt__free(b->calls);
+    jpt__free(b);
+}
+
+JPT_EXPORT void jpt_batch_free(jpt_batch *b)
+{
+    jpt_registry *r;
+
+    if (b == NULL)
+        return;
+    r = b->r;
+    /* A wait on it is under way (a callback frees it): the wait frees it
+     * as it returns; the registry's own free frees it at once. */
+    if (b->pins > 0 && !r->freeing) {
+        b->free_pending = true;
+        return;
+    }
+    if (b->owner_gone != NULL)
+        b->owner_gone(b, b->owner);
+    JPT__LIST_REMOVE(r->batches, b);
+    batch_destroy(b);
+}

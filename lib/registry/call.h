@@ -1,0 +1,108 @@
+/* The registry room, call layer: one tool call of a model message
+ * (call.c) and the batches that hold them (batch.c). Never installed. See
+ * base.h for the room's layers. */
+#ifndef JPT_LIB_REGISTRY_CALL_H
+#define JPT_LIB_REGISTRY_CALL_H
+
+#include "registry/inquiry.h"
+
+/* How the registry's own tools run their calls (RFD 037's await, in
+ * await.c): the call hands its arguments over and completes when the
+ * tool says so. */
+struct jpt__call_ops {
+    void (*start)(jpt__call *call, json_t *arguments);
+    /* jpt_batch_cancel: answer now with what there is. */
+    void (*cancel)(jpt__call *call);
+    /* The call goes: let go of call->own. */
+    void (*release)(jpt__call *call);
+};
+
+struct jpt__call {
+    jpt_registry *r;
+    jpt_batch *batch;    /* NULL once the host freed it */
+    char *id;
+    char *name;          /* as the model called it */
+    int dialect;         /* the shape it came in (wire.c) */
+    bool id_made;        /* a Gemini call without id: jptool named it */
+    jpt__tool *tool;     /* resolved once, at submit, and held; or NULL */
+    json_t *arguments;   /* until the call starts */
+    char *problem;       /* why it cannot run (wire.c), until it starts */
+    int action;          /* JPT__ACTION_* */
+    char *handle_id;
+    jpt_handle *handle;  /* referenced */
+    json_t *input;       /* apply */
+    int64_t wait_ms;     /* the model's wait_secs, or -1 */
+    uint64_t input_lost; /* apply: the handle's count before its write */
+    int rounds;          /* questions of a one-shot run answered */
+    jpt_inquiry *inquiry;
+    void *own;           /* the registry's own tool's state (call ops) */
+
+    jpt__sub sub;        /* its wait on the handle, told last */
+    jpt__timer settle_timer, yield_timer;
+    jpt__defer step;     /* runs `step_fn` at the next dispatch */
+    void (*step_fn)(jpt__call *call);
+
+    char *content;       /* the result, once done */
+    bool is_error;
+    bool done;
+    bool in_flight;      /* counted in r->calls_in_flight */
+    bool cancelled;      /* jpt_batch_cancel: its question's answer is refused */
+    jpt__call *next, *prev; /* the registry's: in flight, or done and orphaned */
+};
+
+struct jpt_batch {
+    jpt_registry *r;
+    jpt__call **calls;
+    size_t n;
+    size_t pending;      /* calls not done, and the owner's share */
+    jpt_handle **held;   /* handles it pre-registered, until it is done */
+    size_t nheld;
+    int pins;            /* jpt_registry_wait calls waiting on it */
+    bool free_pending;   /* freed by a callback while waited on */
+    /* The batch's owner, when not the model's message (the turn end):
+     * told when the host frees the batch. */
+    void (*owner_gone)(jpt_batch *b, void *owner);
+    void *owner;
+    jpt_batch *next, *prev;
+};
+
+/* ---- One call (call.c) ------------------------------------------------------------- */
+
+/* A call from what was read (wire.c), taking its id, name, arguments and
+ * problem; its tool is looked up here, once. NULL when out of memory. */
+jpt__call *jpt__call_new(jpt_registry *r, jpt_batch *b, jpt__wire_call *wc);
+/* Enters the call in the registry's list of calls in flight. */
+void jpt__call_fly(jpt__call *call);
+/* Starts the call at the next dispatch (tools' callbacks run only inside
+ * it). */
+void jpt__call_start_soon(jpt__call *call);
+/* The call's result: its batch learns of it (CALL_DONE, BATCH_DONE). */
+void jpt__call_complete(jpt__call *call, const char *content, bool is_error);
+void jpt__call_completef(jpt__call *call, bool is_error, const char *fmt, ...)
+    JPT__PRINTF(3, 4);
+/* jpt_batch_cancel: the call answers from the next dispatch with what it
+ * has; an answer to its question is refused from now on. */
+void jpt__call_cancel_soon(jpt__call *call);
+/* Ends every call in flight as a cancel does, but one-shot runs, which end
+ * when their process does (shutdown). */
+void jpt__calls_cancel_all(jpt_registry *r);
+void jpt__call_free(jpt__call *call);
+/* A spawn's id, when the call is a stateful tool's spawn with a valid one
+ * (pre-registration), else NULL. */
+const char *jpt__call_spawn_id(const jpt__call *call);
+
+/* One more call or share done of the batch: BATCH_DONE at the last, and
+ * the handles it held are let go of. */
+void jpt__batch_one_done(jpt_batch *b);
+
+/* ---- Batches (batch.c) ----------------------------------------------------------------- */
+
+/* An empty batch of `owner` (the turn end), pending until its owner's
+ * share is done (jpt__batch_one_done). NULL when out of memory. */
+jpt_batch *jpt__batch_new_owned(jpt_registry *r, void (*owner_gone)(jpt_batch *, void *),
+                                void *owner);
+/* A result the owner adds to its batch, as a done call. */
+int jpt__batch_add_result(jpt_batch *b, const char *id, const char *name, const char *content,
+                          bool is_error);
+
+#endif /* JPT_LIB_REGISTRY_CALL_H */
