@@ -123,6 +123,7 @@ void jpt__call_free(jpt__call *call)
     jpt__free(call->name);
     jpt__free(call->handle_id);
     jpt__free(call->content);
+    jpt__free(call->refusal);
     jpt__free(call);
 }
 
@@ -337,9 +338,21 @@ static int one_shot_answered(jpt_inquiry *q, const json_t *answer, const char *a
         call_later(call, rerun);
         return JPT_OK;
     }
-    if ((rc = jpt__handle_answer(h, q->question_id, answer, answer_json)) < 0)
+    rc = jpt__handle_answer(h, q->question_id, answer, answer_json);
+    if (rc == JPT_ERR_CANCELLED || rc == JPT_ERR_NOMEM)
         return rc;
     call->rounds++;
+    if (rc < 0) {
+        /* Taken, and refused by the tool: the call's result says so. */
+        jpt__buf why = JPT__BUF_INIT;
+        if (jpt__buf_printf(&why, "`%s` refused the answer: %s", call->name,
+                            jpt_strerror(rc)) < 0)
+            return JPT_ERR_NOMEM;
+        jpt__free(call->refusal);
+        call->refusal = jpt__buf_take(&why);
+        call_later(call, declined_step);
+        return JPT_OK;
+    }
     wait_for(call, false);
     return JPT_OK;
 }
@@ -348,8 +361,8 @@ static void one_shot_declined(jpt_inquiry *q, const char *why)
 {
     jpt__call *call = q->owner;
 
-    jpt__free(call->content);
-    call->content = jpt__strdup(why);
+    jpt__free(call->refusal);
+    call->refusal = jpt__strdup(why);
     /* Ending the call may run a builtin's abort callback: from the loop. */
     call_later(call, declined_step);
 }
@@ -364,9 +377,9 @@ static const jpt__inquiry_owner one_shot_owner = {one_shot_answered, one_shot_de
 
 static void declined_step(jpt__call *call)
 {
-    char *why = call->content;
+    char *why = call->refusal;
 
-    call->content = NULL;
+    call->refusal = NULL;
     jpt__call_complete(call, why != NULL ? why : "The question was not answered", true);
     jpt__free(why);
 }

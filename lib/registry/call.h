@@ -35,6 +35,7 @@ struct jpt__call {
     uint64_t input_lost; /* apply: the handle's count before its write */
     int rounds;          /* questions of a one-shot run answered */
     jpt_inquiry *inquiry;
+    char *refusal;       /* why its question went unanswered, until it ends */
     void *own;           /* the registry's own tool's state (call ops) */
 
     jpt__sub sub;        /* its wait on the handle, told last */

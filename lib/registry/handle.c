@@ -25,6 +25,7 @@ static const jpt__run_sink sink = {sink_text,    sink_partial, sink_state,
 
 static void on_timeout(jpt__timer *t);
 static void tell_later(jpt__defer *d);
+static void answer_later(jpt__defer *d);
 static void publish(jpt_handle *h, unsigned what);
 
 static jpt_handle *of_run(jpt__run *run)
@@ -76,6 +77,7 @@ int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *argum
     jpt__capture_init(&h->recent, RECENT_BYTES);
     jpt__timer_init(&h->timeout_timer, on_timeout, h);
     jpt__defer_init(&h->tell_step, tell_later, h);
+    jpt__defer_init(&h->answer_step, answer_later, h);
     h->run.r = r;
     h->run.tool = h->tool;
     h->run.id = h->id;
@@ -94,6 +96,9 @@ static void handle_free(jpt_handle *h)
     h->tool->rt->release(&h->run);
     jpt__timer_stop(r->loop, &h->timeout_timer);
     jpt__defer_cancel(r->loop, &h->tell_step);
+    jpt__defer_cancel(r->loop, &h->answer_step);
+    json_decref(h->late_answer);
+    jpt__free(h->late_qid);
     jpt__events_forget(&h->output_event);
     /* A notice keeps its copies, not the handle. */
     if (r->on_handle_change != NULL)
@@ -320,21 +325,63 @@ static void clear_question(jpt_handle *h)
     h->question_asked = false;
 }
 
+/* The runtime takes the answer; JSON text for those that want it. */
+static int deliver_answer(jpt_handle *h, const char *qid, const json_t *answer,
+                          const char *answer_json)
+{
+    char *json = NULL;
+    int rc = answer_json == NULL ? jpt__json_dump(answer, JSON_COMPACT | JSON_ENCODE_ANY, &json)
+                                 : JPT_OK;
+
+    if (rc == JPT_OK)
+        rc = h->tool->rt->answer(&h->run, qid, answer, answer_json != NULL ? answer_json : json);
+    jpt__free(json);
+    return rc;
+}
+
+/* From the loop: an answer given outside dispatch. */
+static void answer_later(jpt__defer *d)
+{
+    jpt_handle *h = d->ud;
+    json_t *answer = h->late_answer;
+    char *qid = h->late_qid;
+
+    h->late_answer = NULL;
+    h->late_qid = NULL;
+    if (h->phase == JPT__PHASE_LIVE && deliver_answer(h, qid, answer, NULL) < 0)
+        jpt__handle_kill(h, "the tool refused the answer to its question");
+    json_decref(answer);
+    jpt__free(qid);
+}
+
 int jpt__handle_answer(jpt_handle *h, const char *qid, const json_t *answer,
                        const char *answer_json)
 {
     const jpt__block *q = jpt__handle_question(h);
+    char *id;
+    int rc = JPT_OK;
 
     /* Only the question the handle asks now takes the answer. */
     if (q == NULL || q->f[JPT_FIELD_ID].ptr == NULL || strcmp(q->f[JPT_FIELD_ID].ptr, qid) != 0)
         return JPT_ERR_CANCELLED;
-    int rc = h->tool->rt->answer(&h->run, qid, answer, answer_json);
-    if (rc < 0)
-        return rc;
-    /* Answered: the handle runs again. */
+    /* `qid` may be the question's own, which goes now. */
+    if ((id = jpt__strdup(qid)) == NULL)
+        return JPT_ERR_NOMEM;
+    /* Answered before the tool hears of it: a builtin may report its next
+     * state from inside its callback. A refusal leaves it running. */
     clear_question(h);
     h->kind = JPT_STATE_RUNNING;
-    return JPT_OK;
+    if ((h->tool->rt->caps & JPT__RT_HOST_CALLBACKS) && h->r->dispatching == 0) {
+        json_decref(h->late_answer);
+        jpt__free(h->late_qid);
+        h->late_answer = json_incref((json_t *)answer);
+        h->late_qid = id;
+        jpt__defer_queue(h->r->loop, &h->answer_step);
+        return JPT_OK;
+    }
+    rc = deliver_answer(h, id, answer, answer_json);
+    jpt__free(id);
+    return rc;
 }
 
 int jpt__handle_cut_short(jpt_handle *h, const char *why, jpt_state **out)

@@ -95,6 +95,9 @@ struct jpt_handle {
     size_t nlast;        /* subscriptions with `last` */
     unsigned untold;     /* changes the subscribers hear at the next dispatch */
     jpt__defer tell_step;
+    json_t *late_answer; /* an answer given outside dispatch, for a runtime */
+    char *late_qid;      /* that calls the host: from the next dispatch */
+    jpt__defer answer_step;
     jpt_event *output_event; /* the queued OUTPUT event, until popped */
     jpt__notice *notice; /* notify.c's, for this handle */
     jpt__timer timeout_timer;
@@ -145,7 +148,9 @@ const jpt__block *jpt__handle_question(const jpt_handle *h);
  * with every answer so far (RFD 009). */
 int jpt__handle_add_answer(jpt_handle *h, const char *qid, const json_t *answer);
 /* Answers the pending question `qid`: the handle runs again. A question
- * it no longer asks gives JPT_ERR_CANCELLED. */
+ * it no longer asks gives JPT_ERR_CANCELLED; another error, that the tool
+ * refused the answer. Outside dispatch, a runtime that calls the host
+ * gets it from the next dispatch, and a refusal then ends the handle. */
 int jpt__handle_answer(jpt_handle *h, const char *qid, const json_t *answer,
                        const char *answer_json);
 /* The result so far of a one-shot run ended before its end (a cancel),

@@ -10,8 +10,7 @@
 typedef struct builtin_run {
     bool ended;          /* its stop was reported (or it was aborted) */
     bool releasing;      /* being freed: updates are accepted and ignored */
-    jpt__defer step;     /* an answer or an abort, from the loop */
-    char *answer;        /* the answer for the apply callback, or NULL: abort */
+    jpt__defer abort_step; /* the abort callback, from the loop */
 } builtin_run;
 
 static builtin_run *builtin_of(const jpt__run *run)
@@ -58,36 +57,16 @@ static void end_now(jpt__run *run, const char *why)
     run->sink->stopped(run, final);
 }
 
-/* The answer to its question, to its apply callback; a refusal ends it. */
-static void answer_now(jpt__run *run, char *answer)
-{
-    int rc = run->tool->ops.apply != NULL
-                 ? run->tool->ops.apply(handle_of(run), answer, run->tool->ud)
-                 : JPT_ERR_UNSUPPORTED;
-
-    if (rc < 0 && !builtin_of(run)->ended)
-        end_now(run, "the tool refused the answer to its question");
-}
-
-/* From the loop: what could not run where it was asked (outside
- * dispatch: callbacks run only inside it). */
-static void run_step(jpt__defer *d)
+/* From the loop: the abort callback may stop any handle, and whoever
+ * asked for the abort may be walking them. */
+static void run_abort(jpt__defer *d)
 {
     jpt__run *run = d->ud;
-    builtin_run *b = builtin_of(run);
-    char *answer = b->answer;
 
-    b->answer = NULL;
-    if (b->ended) {
-        jpt__free(answer);
+    if (builtin_of(run)->ended)
         return;
-    }
     run->sink->hold(run);
-    if (answer != NULL)
-        answer_now(run, answer);
-    else
-        end_now(run, NULL);
-    jpt__free(answer);
+    end_now(run, NULL);
     run->sink->let_go(run);
 }
 
@@ -100,7 +79,7 @@ static int start(jpt__run *run, jpt__buf *why)
         builtin_run *b = jpt__calloc(1, sizeof(*b));
         if (b == NULL)
             return JPT_ERR_NOMEM;
-        jpt__defer_init(&b->step, run_step, run);
+        jpt__defer_init(&b->abort_step, run_abort, run);
         run->impl = b;
     }
     builtin_of(run)->ended = false;
@@ -121,36 +100,25 @@ static int input(jpt__run *run, const json_t *value, const char *value_json)
     return run->tool->ops.apply(handle_of(run), value_json, run->tool->ud);
 }
 
+/* The answer to its question, to its apply callback (inside dispatch:
+ * the handle defers it otherwise). */
 static int answer(jpt__run *run, const char *qid, const json_t *value, const char *value_json)
 {
-    builtin_run *b = builtin_of(run);
-
     (void)qid;
     (void)value;
-    if (b->ended)
+    if (builtin_of(run)->ended)
         return JPT_ERR_STATE;
-    char *copy = jpt__strdup(value_json);
-    if (copy == NULL)
-        return JPT_ERR_NOMEM;
-    jpt__free(b->answer);
-    b->answer = copy;
-    /* From the loop, like every callback: an inquiry may be answered from
-     * anywhere. */
-    jpt__defer_queue(run->r->loop, &b->step);
-    return JPT_OK;
+    if (run->tool->ops.apply == NULL)
+        return JPT_ERR_UNSUPPORTED;
+    return run->tool->ops.apply(handle_of(run), value_json, run->tool->ud);
 }
 
 static void abort_run(jpt__run *run)
 {
     builtin_run *b = builtin_of(run);
 
-    if (b == NULL || b->ended)
-        return;
-    jpt__free(b->answer);
-    b->answer = NULL;
-    /* From the loop: the callback may stop any handle, and the caller may
-     * be walking them. */
-    jpt__defer_queue(run->r->loop, &b->step);
+    if (b != NULL && !b->ended)
+        jpt__defer_queue(run->r->loop, &b->abort_step);
 }
 
 static void refresh(jpt__run *run)
@@ -191,19 +159,18 @@ static void release(jpt__run *run)
 
     if (b == NULL)
         return;
-    jpt__defer_cancel(run->r->loop, &b->step);
+    jpt__defer_cancel(run->r->loop, &b->abort_step);
     if (!b->ended && run->tool->ops.abort != NULL) {
         b->releasing = true;
         run->tool->ops.abort(handle_of(run), run->tool->ud);
     }
-    jpt__free(b->answer);
     jpt__free(b);
     run->impl = NULL;
 }
 
 const jpt__runtime_ops jpt__runtime_builtin = {
     .name = "builtin",
-    .caps = JPT__RT_REPORTS_STATES,
+    .caps = JPT__RT_REPORTS_STATES | JPT__RT_HOST_CALLBACKS,
     .check = check,
     .start = start,
     .input = input,

@@ -63,6 +63,9 @@ struct jpt__run {
                                         by running the tool again with every
                                         answer so far (a process); else the
                                         live tool gets the answer */
+#define JPT__RT_HOST_CALLBACKS 0x4u  /* its input and answers run the host's
+                                        callbacks: only inside dispatch (the
+                                        handle defers an answer otherwise) */
 
 struct jpt__runtime_ops {
     const char *name;          /* "stdio", "builtin" */
@@ -72,10 +75,12 @@ struct jpt__runtime_ops {
     int (*check)(jpt__tool *t, const json_t *def, char *why, size_t n);
     /* Starts the run. On failure `why` holds the model-facing reason. */
     int (*start)(jpt__run *run, jpt__buf *why);
-    /* Input for a running tool (apply), which the runtime encodes.
-     * JPT_ERR_STATE: it takes no more input. */
+    /* Input for a running tool (apply), which the runtime encodes; inside
+     * dispatch. JPT_ERR_STATE: it takes no more input; another error:
+     * the tool refused it. */
     int (*input)(jpt__run *run, const json_t *input, const char *input_json);
-    /* The answer to the tool's question `qid`. */
+    /* The answer to the tool's question `qid`, as input is; inside
+     * dispatch when the runtime has JPT__RT_HOST_CALLBACKS. */
     int (*answer)(jpt__run *run, const char *qid, const json_t *answer,
                   const char *answer_json);
     /* Ends the run (SIGTERM, the grace, SIGKILL; a builtin's abort
