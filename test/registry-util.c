@@ -299,3 +299,11 @@ const char ru_await_description[] =
     "Block until stateful tool handles reach completion. Use `any` to wait for the first "
     "handle to finish, `all` to wait for every handle to finish, or both to combine "
     "conditions.";
+
+int ru_wait_ms(void)
+{
+    const char *slow = getenv("JPT_TEST_SLOWDOWN");
+    int factor = slow != NULL ? atoi(slow) : 1;
+
+    return 20000 * (factor >= 1 && factor <= 100 ? factor : 1);
+}
