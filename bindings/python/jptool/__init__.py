@@ -1260,7 +1260,7 @@ class Registry(_Closable):
         self._inquiries: "weakref.WeakSet[Inquiry]" = weakref.WeakSet()
         self._depth = 0  # C calls in progress that may run callbacks
         self._closing = False  # inside jpt_registry_free
-        self._driver = None  # the jptool.aio.AsyncRegistry driving it, if any
+        self._driver: Any = None  # the jptool.aio.AsyncRegistry driving it, if any
 
         # The bytes live in these locals (and the structure's own references)
         # for the whole jpt_registry_new call; the library copies them.

@@ -464,9 +464,10 @@ class AsyncRegistry:
             return
         if not callable(fn):
             raise TypeError("set_inquiry_handler: fn must be callable or None")
+        ask: InquiryHandler = fn
 
         def handler(inquiry: Inquiry) -> None:
-            result = fn(inquiry)
+            result = ask(inquiry)
             if inspect.isawaitable(result):
                 task = self._loop.create_task(self._answer(inquiry, result))
                 self._tasks.add(task)
