@@ -1,8 +1,9 @@
-"""Tests of the ctypes binding examples/python/jptool.py, and through it of
-libjptool's state API as include/jptool/common.h and state.h document it.
+"""Tests of the ctypes binding bindings/python/jptool (the package's
+__init__.py), and through it of libjptool's API as include/jptool/common.h,
+state.h and registry.h document it.
 
 Run by `meson test` (suite "python"), which sets JPTOOL_LIBRARY to the built
-library, PYTHONPATH to examples/python and JPT_TEST_TOOLS to the directory of
+library, PYTHONPATH to bindings/python and JPT_TEST_TOOLS to the directory of
 the helper programs (test/tools) the registry tests run as real tools.
 Standard library only; exits non-zero on any failure (unittest.main).
 """

@@ -1,8 +1,9 @@
 """jptool from Python: a ctypes binding of libjptool's state and registry API.
 
-This module binds the C API of ``include/jptool/common.h``,
+This package binds the C API of ``include/jptool/common.h``,
 ``include/jptool/state.h`` and ``include/jptool/registry.h`` with nothing but
-the standard library (Python 3.9 or later). It follows the library's own
+the standard library (Python 3.9 or later); :mod:`jptool.aio` drives a
+registry from a running asyncio loop. It follows the library's own
 rules: JSON crosses the boundary as text (this module serialises Python
 objects with ``json.dumps`` and parses what comes back with ``json.loads``),
 objects are opaque (a :class:`State` wraps a ``jpt_state *``, a
@@ -44,10 +45,15 @@ builtin callback then returns JPT_ERR_INVALID to the library; an inquiry
 left unanswered by a failing handler is cancelled). Closing a registry from
 inside one of its callbacks raises RuntimeError.
 
-Loading: the library is the file named by the environment variable
-``JPTOOL_LIBRARY`` when it is set, else whatever
-``ctypes.util.find_library("jptool")`` finds, else ``libjptool.so.0`` from the
-dynamic loader's search path.
+Loading: the library is the first of these that names one: the file named by
+the environment variable ``JPTOOL_LIBRARY``; the build tree's library when
+run under ``meson devenv -C <build directory>`` (jptool's meson.build sets
+``JPTOOL_BUILD_LIBRARY`` there, and ``PYTHONPATH`` to this package's source);
+the installed ``libjptool.so.0``, through the dynamic loader's search path.
+A library named but not loadable makes the import fail (it does not fall
+back on another place, which could hold another version); the ImportError
+lists each place, in order, with what it gave. :data:`library_path` says
+which was loaded.
 
 Strings: Python ``str`` arguments are encoded as UTF-8 (with
 ``surrogateescape``, so text decoded by this module round-trips to the same
@@ -99,7 +105,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import json
 import os
 import sys
@@ -351,17 +356,47 @@ _FIELDS = (
 # ---- Loading and prototypes -------------------------------------------------
 
 
-def _find_library() -> str:
-    path = os.environ.get("JPTOOL_LIBRARY")
-    if path:
-        return path
-    return ctypes.util.find_library("jptool") or "libjptool.so.0"
+# The installed library's soname: the major version this binding speaks.
+_SONAME = "libjptool.so.0"
 
 
-library_path = _find_library()
-"""The file name the library was loaded from (as given to ``ctypes.CDLL``)."""
+def _load_library() -> Tuple[ctypes.CDLL, str]:
+    """Loads libjptool from the first of these places that names one: the
+    environment variable JPTOOL_LIBRARY, the build tree of a `meson devenv`
+    (JPTOOL_BUILD_LIBRARY, which jptool's meson.build sets there), the
+    installed soname through the dynamic loader. A library named but not
+    loadable is an error, not a reason to look further: the next place
+    could hold another version. Raises ImportError saying, for each place,
+    what it gave."""
+    places = (
+        ("JPTOOL_LIBRARY", os.environ.get("JPTOOL_LIBRARY")),
+        ("the build tree of `meson devenv` (JPTOOL_BUILD_LIBRARY)",
+         os.environ.get("JPTOOL_BUILD_LIBRARY")),
+        (f"the installed library ({_SONAME}, through the dynamic loader)", _SONAME),
+    )
+    tried = []
+    for i, (place, name) in enumerate(places):
+        if not name:
+            tried.append(f"{place}: not set")
+            continue
+        try:
+            return ctypes.CDLL(name), name
+        except OSError as e:
+            tried.append(f"{place}: {e}")
+            tried.extend(f"{later}: not tried, as the library named above "
+                         f"is the one to use" for later, _ in places[i + 1:])
+            break
+    raise ImportError(
+        "jptool: cannot load libjptool; tried, in order:\n"
+        + "".join(f"  - {line}\n" for line in tried)
+        + "Set JPTOOL_LIBRARY to the library's path, run under "
+          "`meson devenv -C <build directory>`, or install jptool "
+          "(`meson install`, then `ldconfig`).")
 
-_lib = ctypes.CDLL(library_path)
+
+_lib, library_path = _load_library()
+"""``library_path``: what the library was loaded from, as given to
+``ctypes.CDLL`` (a path, or the soname ``libjptool.so.0``)."""
 
 
 class _jpt_state(ctypes.Structure):
@@ -1225,6 +1260,7 @@ class Registry(_Closable):
         self._inquiries: "weakref.WeakSet[Inquiry]" = weakref.WeakSet()
         self._depth = 0  # C calls in progress that may run callbacks
         self._closing = False  # inside jpt_registry_free
+        self._driver: Any = None  # the jptool.aio.AsyncRegistry driving it, if any
 
         # The bytes live in these locals (and the structure's own references)
         # for the whole jpt_registry_new call; the library copies them.

@@ -1,0 +1,586 @@
+"""jptool.aio: a jptool registry driven by the running asyncio loop.
+
+:class:`AsyncRegistry` wraps a :class:`jptool.Registry` and puts it on the
+loop the way registry.h asks a host's loop to: the registry's fd is watched
+for reading (``loop.add_reader``) and each time it is readable the registry
+is dispatched once; after every dispatch a timer is re-armed from
+``jpt_registry_get_timeout`` (``loop.call_later``), and a dispatch that
+reports more work ready runs again on the next loop iteration
+(``loop.call_soon``) rather than in a loop, so other tasks run between. No
+thread, and no polling: nothing runs while the registry has nothing to do.
+
+Awaiting: ``await registry.call(name, arguments)`` runs one call;
+``registry.submit(calls)`` gives an :class:`AsyncBatch`, and ``await
+batch.results()`` resolves once every call has its result; ``async for
+event in registry.events()`` yields the registry's events as they come and
+ends once the registry is closed; ``await registry.aclose()`` ends every
+tool without blocking the loop (``jpt_registry_shutdown``, dispatching
+until every process is reaped) and then frees the registry.
+
+Inquiries: the handler given to :meth:`AsyncRegistry.set_inquiry_handler`
+may be a coroutine function (or any function returning an awaitable). It
+runs as a task; when it returns, what it returned is the answer
+(:meth:`jptool.Inquiry.answer`), unless it answered or cancelled the
+inquiry itself. A handler that raises cancels the inquiry with its error,
+as does an answer the question's schema refuses; cancelling the task
+cancels the inquiry. A plain function works as in :mod:`jptool`. Builtin
+tools' callbacks (:meth:`AsyncRegistry.add_builtin`) are plain functions,
+as in :mod:`jptool`; :meth:`jptool.Handle.update` may be called later from
+a task.
+
+Exceptions: one raised by a callback (a builtin's, a plain inquiry
+handler's, a coroutine handler's, or an answer it returned that was
+refused) cannot cross the C library or the loop's callbacks. It is raised
+by the first ``await`` on the registry that is under way or next begins
+(:meth:`AsyncRegistry.call`, :meth:`AsyncBatch.wait`,
+:meth:`AsyncBatch.results`, the events iterator; or
+:meth:`AsyncRegistry.aclose`, once the registry is freed), once, as
+:mod:`jptool`'s driving calls raise them. A dispatch that fails
+(JPT_ERR_IO: the epoll fd failed) stops the driving: every await on the
+registry raises that error from then on, and :meth:`AsyncRegistry.aclose`
+frees the registry the blocking way.
+
+Cancellation: cancelling ``await registry.call(...)`` cancels the call
+(``jpt_batch_cancel``: a one-shot child is killed, a spawn or apply answers
+at once with its handle left running); cancelling ``await
+batch.results()`` only stops waiting, the batch runs on.
+
+Use one AsyncRegistry per registry, from the thread that runs its loop
+(jptool's threading rule: that thread must outlive the handles), made
+inside a coroutine (it binds to the running loop), and close it with
+:meth:`AsyncRegistry.aclose` or ``async with``: until then the loop keeps
+it alive. The blocking methods of the wrapped :class:`jptool.Registry`
+(:meth:`~jptool.Registry.wait`, :meth:`~jptool.Registry.run`,
+:meth:`~jptool.Registry.call`) still work but hold up the loop while they
+poll; use the awaitable ones.
+
+Example::
+
+    import asyncio, jptool.aio
+
+    async def ask_user(inquiry):
+        return await ui.prompt(inquiry.question["text"])   # the answer
+
+    async def main():
+        async with jptool.aio.AsyncRegistry() as r:
+            r.load_tools({"tools": [{"name": "sh", "stateful": True,
+                                     "command": ["sh"]}]})
+            r.set_inquiry_handler(ask_user)
+            content, is_error = await r.call("sh", {"action": "spawn",
+                                                    "id": "shell"})
+            batch = r.submit(model_message["tool_calls"])
+            results = await batch.results("openai")
+
+    asyncio.run(main())
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+import sys
+import traceback
+import weakref
+from typing import (Any, AsyncIterator, Awaitable, Callable, Deque, Dict, List,
+                    Optional, Set, Tuple, Union)
+
+from . import (JPT_ERR_CANCELLED, Batch, Handle, Inquiry, JptError, Registry,
+               _from_c, _lib, _Text, _to_c)
+
+__all__ = ["AsyncRegistry", "AsyncBatch"]
+
+# An inquiry handler: a plain function, or one whose awaitable result is
+# the answer.
+InquiryHandler = Callable[[Inquiry], Union[None, Awaitable[Any]]]
+
+
+class _Waiter:
+    """One await under way: its future is resolved when ``ready()`` is
+    true after a dispatch, or at once when something all awaits must see
+    happens (an exception to raise, the registry closed)."""
+
+    __slots__ = ("ready", "future")
+
+    def __init__(self, ready: Callable[[], bool], future: "asyncio.Future[None]"):
+        self.ready = ready
+        self.future = future
+
+
+class AsyncRegistry:
+    """A :class:`jptool.Registry` driven by the running asyncio loop (see
+    the module's docstring for how, and what it promises).
+
+    ``AsyncRegistry(**options)`` makes a new registry with the keyword
+    options of :class:`jptool.Registry`; ``AsyncRegistry(registry)`` drives
+    one made already (its tools, builtins and inquiry handler stay). Call it
+    inside a coroutine: it binds to the running loop (RuntimeError
+    otherwise). Raises what :class:`jptool.Registry` raises, TypeError for
+    both a registry and options, ValueError for a closed registry, and
+    RuntimeError for a registry another AsyncRegistry drives.
+
+    :attr:`registry` is the wrapped :class:`jptool.Registry`, for what this
+    class does not repeat (:attr:`~jptool.Registry.errmsg`, say).
+    """
+
+    def __init__(self, registry: Optional[Registry] = None, **options: Any):
+        loop = asyncio.get_running_loop()
+        made_here = registry is None
+        if registry is None:
+            registry = Registry(**options)
+        elif options:
+            raise TypeError("AsyncRegistry: give a Registry or the options of a new "
+                            "one, not both")
+        elif not isinstance(registry, Registry):
+            raise TypeError("AsyncRegistry: registry must be a jptool.Registry, not "
+                            f"{type(registry).__name__}")
+        if registry._driver is not None:
+            raise RuntimeError("AsyncRegistry: this registry is driven by another "
+                               "AsyncRegistry already")
+        self._registry = registry
+        self._loop = loop
+        self._fd = registry.fileno()  # ValueError when closed
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._soon: Optional[asyncio.Handle] = None
+        self._waiters: List[_Waiter] = []
+        self._pending: List[BaseException] = []  # for the next await to raise
+        self._failure: Optional[JptError] = None  # dispatch failed: not driven
+        self._closed = False
+        self._tasks: Set["asyncio.Task[None]"] = set()  # coroutine inquiry handlers
+        # The AsyncBatch of each Batch still open, by id(Batch), for events.
+        self._batches: "weakref.WeakValueDictionary[int, AsyncBatch]" = \
+            weakref.WeakValueDictionary()
+        self._events: Deque[Dict[str, Any]] = collections.deque()
+        self._event_readers = 0  # events() iterators open
+        try:
+            loop.add_reader(self._fd, self._drive)
+        except BaseException:
+            if made_here:
+                registry.close()
+            raise
+        registry._driver = self
+        self._rearm(more=False)
+
+    # -- what the loop runs --
+
+    def _drive(self) -> None:
+        """Dispatches once: the fd is readable, the timer is due, or the
+        last dispatch had more work ready."""
+        if self._soon is not None:
+            self._soon.cancel()
+            self._soon = None
+        reg = self._registry
+        if self._closed or self._failure is not None:
+            return
+        if not reg._live():
+            # Closed through the Registry itself, behind this object's back:
+            # its fd is gone, so stop watching it.
+            self._detach()
+            self._closed = True
+            self._wake(everyone=True)
+            return
+        with reg._busy():
+            rc = _lib.jpt_registry_dispatch(reg._ptr)
+        if reg._pending:
+            exc = reg._pending.pop()
+            reg._pending.clear()
+            self._raise_later(exc)
+        if rc < 0:
+            # JPT_ERR_IO: the epoll fd failed. Watching it again would fail
+            # again at once; every await learns why instead.
+            self._failure = reg._error(rc)
+            self._detach()
+            self._wake(everyone=True)
+            return
+        self._wake()
+        self._rearm(more=rc > 0)
+
+    def _rearm(self, more: bool) -> None:
+        """Schedules the next dispatch that no fd activity will ask for:
+        at once when work is ready, else when the registry's next timer is
+        due (``jpt_registry_get_timeout``), else none."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        ms = _lib.jpt_registry_get_timeout(self._registry._ptr)
+        if more or ms == 0:
+            if self._soon is None:
+                self._soon = self._loop.call_soon(self._drive)
+        elif ms > 0:
+            self._timer = self._loop.call_later(ms / 1000, self._drive)
+
+    def _detach(self) -> None:
+        """Stops watching the fd and drops the scheduled dispatches."""
+        self._loop.remove_reader(self._fd)
+        for handle in (self._timer, self._soon):
+            if handle is not None:
+                handle.cancel()
+        self._timer = self._soon = None
+
+    def _wake(self, everyone: bool = False) -> None:
+        for w in self._waiters:
+            if not w.future.done() and (everyone or w.ready()):
+                w.future.set_result(None)
+
+    def _raise_later(self, exc: BaseException) -> None:
+        """Keeps an exception a callback raised for the first await to
+        raise, and wakes every await so that one under way does."""
+        if self._pending:
+            # Only the first is raised; later ones are reported at once,
+            # as jptool.Registry does.
+            print("jptool.aio: another exception in a registry callback:",
+                  file=sys.stderr)
+            traceback.print_exception(type(exc), exc, exc.__traceback__)
+            return
+        self._pending.append(exc)
+        self._wake(everyone=True)
+
+    async def _until(self, ready: Callable[[], bool], raise_pending: bool = True) -> None:
+        """Returns once ``ready()`` is true or the registry is closed;
+        raises a callback's exception (with ``raise_pending``) or the
+        dispatch failure."""
+        while True:
+            if raise_pending and self._pending:
+                exc = self._pending.pop()
+                raise exc
+            if self._failure is not None:
+                raise self._failure
+            if self._closed or ready():
+                return
+            w = _Waiter(ready, self._loop.create_future())
+            self._waiters.append(w)
+            try:
+                await w.future
+            finally:
+                self._waiters.remove(w)
+
+    def _check_open(self) -> Registry:
+        if self._closed:
+            raise ValueError("operation on a closed AsyncRegistry")
+        return self._registry
+
+    # -- lifetime --
+
+    @property
+    def registry(self) -> Registry:
+        """The wrapped :class:`jptool.Registry`."""
+        return self._registry
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`aclose` (or :meth:`close`) has freed the
+        registry."""
+        return self._closed
+
+    async def aclose(self) -> None:
+        """Ends every tool and frees the registry without blocking the
+        loop: ``jpt_registry_shutdown`` (calls in flight are cancelled, tool
+        processes get SIGTERM and past the kill grace SIGKILL, builtin
+        handles their abort callback), dispatching until every process is
+        reaped (the "shutdown" event is then queued, and an events iterator
+        still open gets it last), then ``jpt_registry_free``, which returns
+        at once. Awaits still under way raise JptError(JPT_ERR_CANCELLED);
+        coroutine inquiry handlers still running are cancelled. If this
+        await is itself cancelled, the registry is freed at once the
+        blocking way (up to the kill grace). Raises an exception a callback
+        raised meanwhile (once the registry is freed). Closing twice is
+        harmless."""
+        if self._closed:
+            return
+        reg = self._registry
+        try:
+            if self._failure is None and reg._live() and not reg.shutdown():
+                await self._until(self._shutdown_done, raise_pending=False)
+        finally:
+            self._free()
+        if self._pending:
+            raise self._pending.pop()
+
+    def _shutdown_done(self) -> bool:
+        return self._registry.shutdown()
+
+    def close(self) -> None:
+        """Frees the registry the blocking way (``jpt_registry_free``):
+        returns once every child is reaped, which may hold up the loop for
+        the kill grace. Prefer :meth:`aclose`. Closing twice is harmless."""
+        if self._closed:
+            return
+        self._free()
+        if self._pending:
+            raise self._pending.pop()
+
+    def _free(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        reg = self._registry
+        if self._event_readers and reg._live():
+            # The events the iterators have not read yet outlive the C queue.
+            self._events.extend(self._adopt(e) for e in reg.events())
+        self._detach()
+        for task in self._tasks:
+            task.cancel()
+        try:
+            reg.close()
+        finally:
+            reg._driver = None
+            self._wake(everyone=True)
+
+    async def __aenter__(self) -> "AsyncRegistry":
+        """Returns the registry; the ``async with`` block closes it with
+        :meth:`aclose`."""
+        self._check_open()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return "<jptool.aio.AsyncRegistry closed>"
+        return f"<jptool.aio.AsyncRegistry fd={self._fd}>"
+
+    # -- tools (as jptool.Registry) --
+
+    def load_tools(self, config: Union[Dict[str, Any], _Text], replace: bool = False) -> None:
+        """:meth:`jptool.Registry.load_tools`."""
+        self._check_open().load_tools(config, replace)
+
+    def tools(self, dialect: Union[str, int] = "openai", flat: bool = False,
+              one_of: bool = False, strict: bool = False) -> Any:
+        """:meth:`jptool.Registry.tools`."""
+        return self._check_open().tools(dialect, flat, one_of, strict)
+
+    def add_builtin(self, definition: Union[Dict[str, Any], _Text],
+                    start: Callable[[Handle, Dict[str, Any]], Optional[int]],
+                    apply: Optional[Callable[[Handle, Any], Optional[int]]] = None,
+                    abort: Optional[Callable[[Handle], None]] = None) -> None:
+        """:meth:`jptool.Registry.add_builtin`: the callbacks are plain
+        functions, run inside the dispatches this class makes; an exception
+        they raise is raised by an await (see the module's docstring)."""
+        self._check_open().add_builtin(definition, start, apply, abort)
+
+    def take_notifications(self) -> List[Dict[str, Any]]:
+        """:meth:`jptool.Registry.take_notifications`."""
+        return self._check_open().take_notifications()
+
+    # -- calls --
+
+    def _wrap(self, batch: Batch) -> "AsyncBatch":
+        ab = self._batches.get(id(batch))
+        if ab is None or ab._batch is not batch:
+            ab = AsyncBatch(self, batch)
+            self._batches[id(batch)] = ab
+        return ab
+
+    def submit(self, calls: Union[List[Dict[str, Any]], _Text]) -> "AsyncBatch":
+        """Submits the tool calls of one model message
+        (:meth:`jptool.Registry.submit`, which says what ``calls`` may be
+        and what it raises); they start at once. Returns an
+        :class:`AsyncBatch`: ``await batch.results()``."""
+        return self._wrap(self._check_open().submit(calls))
+
+    async def call(self, name: _Text, arguments: Any = None,
+                   id: _Text = "c1") -> Tuple[Any, bool]:
+        """Runs one call ``{"id", "name", "arguments"}`` (``arguments`` None
+        is ``{}``) and returns ``(content, is_error)`` once it has its
+        result. Cancelling this await cancels the call; if it raises a
+        callback's exception instead, the call goes on and its result is
+        dropped. Raises as :meth:`submit`, and JptError(JPT_ERR_CANCELLED)
+        when the registry is closed first."""
+        calls = [{"id": _from_c(_to_c(id, "id")), "name": _from_c(_to_c(name, "name")),
+                  "arguments": {} if arguments is None else arguments}]
+        batch = self.submit(calls)
+        try:
+            result = (await batch.results())[0]
+        except asyncio.CancelledError:
+            if not batch.closed:
+                batch.cancel()
+            raise
+        finally:
+            batch.close()
+        return result["content"], bool(result["is_error"])
+
+    def end_turn(self, keep: bool = False, abort: bool = False) -> "AsyncBatch":
+        """Ends the turn (:meth:`jptool.Registry.end_turn`, which says what
+        each policy does and what it raises); returns its results as an
+        :class:`AsyncBatch`. The "inquire" policy's question goes to the
+        inquiry handler, which may be a coroutine."""
+        return self._wrap(self._check_open().end_turn(keep, abort))
+
+    # -- events --
+
+    def _adopt(self, event: Dict[str, Any]) -> Dict[str, Any]:
+        """An event of the wrapped registry, its batch as the AsyncBatch."""
+        if event["batch"] is not None:
+            event["batch"] = self._wrap(event["batch"])
+        return event
+
+    def _event_ready(self) -> bool:
+        if not self._events and not self._closed:
+            event = next(self._registry.events(), None)
+            if event is not None:
+                self._events.append(self._adopt(event))
+        return bool(self._events)
+
+    async def events(self) -> AsyncIterator[Dict[str, Any]]:
+        """Yields the registry's events, oldest first, as they are queued
+        (``jpt_registry_next_event``): dicts as
+        :meth:`jptool.Registry.events` gives them, with ``"batch"`` the
+        :class:`AsyncBatch` of a call_done or batch_done (or None). Waits,
+        without polling, while none is queued; ends once the registry is
+        closed and the events queued before are read. Each event is read
+        once: two iterators share them. Raises a callback's exception (see
+        the module's docstring); the iterator then ends."""
+        self._event_readers += 1
+        try:
+            while True:
+                if self._event_ready():
+                    yield self._events.popleft()
+                    continue
+                if self._closed:
+                    return
+                await self._until(self._event_ready)
+        finally:
+            self._event_readers -= 1
+
+    # -- questions --
+
+    def set_inquiry_handler(self, fn: Optional[InquiryHandler]) -> None:
+        """Installs ``fn(inquiry)`` as the handler of the questions the
+        model did not drive (:meth:`jptool.Registry.set_inquiry_handler`
+        says which and when). When ``fn`` returns an awaitable (it is a
+        coroutine function), that runs as a task and what it returns is the
+        answer, delivered when it finishes unless the task answered or
+        cancelled the inquiry itself (None is JSON null). The inquiry is
+        cancelled, with a reason naming the error, when the task raises,
+        when its answer does not fit the question (JptError), or when the
+        task is cancelled; the exception is raised by an await (see the
+        module's docstring). An answer that comes after the call ended
+        (JPT_ERR_CANCELLED) is dropped. None removes the handler."""
+        reg = self._check_open()
+        if fn is None:
+            reg.set_inquiry_handler(None)
+            return
+        if not callable(fn):
+            raise TypeError("set_inquiry_handler: fn must be callable or None")
+        ask: InquiryHandler = fn
+
+        def handler(inquiry: Inquiry) -> None:
+            result = ask(inquiry)
+            if inspect.isawaitable(result):
+                task = self._loop.create_task(self._answer(inquiry, result))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+        reg.set_inquiry_handler(handler)
+
+    async def _answer(self, inquiry: Inquiry, awaitable: Awaitable[Any]) -> None:
+        """Runs a coroutine inquiry handler and answers with its result."""
+        try:
+            value = await awaitable
+        except BaseException as e:
+            if inquiry.valid:
+                if isinstance(e, asyncio.CancelledError):
+                    inquiry.cancel("the inquiry handler was cancelled")
+                else:
+                    inquiry.cancel(f"the inquiry handler failed: {type(e).__name__}: {e}")
+            if not isinstance(e, Exception):
+                raise  # cancelled, KeyboardInterrupt, SystemExit: not ours to keep
+            self._raise_later(e)
+            return
+        if not inquiry.valid:
+            return  # answered or cancelled by the handler, or the registry closed
+        try:
+            inquiry.answer(value)
+        except JptError as e:
+            if e.status == JPT_ERR_CANCELLED:
+                return  # the call ended meanwhile: nobody waits for the answer
+            if inquiry.valid:
+                inquiry.cancel(f"the inquiry handler's answer was refused: {e.message}")
+            self._raise_later(e)
+        except (TypeError, ValueError) as e:
+            inquiry.cancel(f"the inquiry handler's answer is not JSON: {e}")
+            self._raise_later(e)
+
+
+class AsyncBatch:
+    """The tool calls of one model message (:meth:`AsyncRegistry.submit`)
+    or a turn end's results (:meth:`AsyncRegistry.end_turn`): a
+    :class:`jptool.Batch` whose completion can be awaited.
+
+    :attr:`batch` is the wrapped :class:`jptool.Batch`. :meth:`close` (or
+    the end of a ``with`` block) frees it: calls still in flight go on and
+    their results are dropped.
+    """
+
+    __slots__ = ("_batch", "_driver", "__weakref__")
+
+    def __init__(self, driver: AsyncRegistry, batch: Batch):
+        """Made by :class:`AsyncRegistry`."""
+        self._driver = driver
+        self._batch = batch
+
+    @property
+    def batch(self) -> Batch:
+        """The wrapped :class:`jptool.Batch`."""
+        return self._batch
+
+    @property
+    def done(self) -> bool:
+        """True when every call has its result (``jpt_batch_done``)."""
+        return self._batch.done
+
+    @property
+    def closed(self) -> bool:
+        """True once the batch or its registry was closed."""
+        return self._batch.closed
+
+    def _settled(self) -> bool:
+        return self._batch.closed or self._batch.done
+
+    async def wait(self) -> None:
+        """Returns once every call has its result. Raises ValueError for a
+        closed batch, JptError(JPT_ERR_CANCELLED) when the batch or the
+        registry is closed meanwhile, or a callback's exception (see the
+        module's docstring); the batch runs on after the last two."""
+        self._batch._p()
+        await self._driver._until(self._settled)
+        if self._driver._closed:
+            raise JptError(JPT_ERR_CANCELLED,
+                           "the registry was closed while a batch was awaited")
+        if self._batch.closed:
+            raise JptError(JPT_ERR_CANCELLED, "the batch was closed while it was awaited")
+
+    async def results(self, dialect: Union[None, str, int] = None) -> List[Dict[str, Any]]:
+        """The results once every call has one: :meth:`wait`, then
+        :meth:`jptool.Batch.results` (which says what they look like and
+        what ``dialect`` chooses)."""
+        await self.wait()
+        return self._batch.results(dialect)
+
+    def cancel(self) -> None:
+        """:meth:`jptool.Batch.cancel`: stops the calls still in flight;
+        an await on the batch then resolves with their results."""
+        self._batch.cancel()
+
+    def close(self) -> None:
+        """:meth:`jptool.Batch.close`. An await on the batch under way
+        raises JptError(JPT_ERR_CANCELLED). Closing twice is harmless."""
+        was_open = not self._batch.closed
+        self._batch.close()
+        if was_open:
+            self._driver._wake()
+
+    def __enter__(self) -> "AsyncBatch":
+        """Returns the batch; the ``with`` block closes it."""
+        self._batch._p()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<jptool.aio.AsyncBatch closed>"
+        return f"<jptool.aio.AsyncBatch {'done' if self.done else 'pending'}>"
