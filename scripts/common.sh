@@ -10,10 +10,14 @@ run() {
     "$@"
 }
 
-# Debian packages the build, the tests and the demo need.
+# Debian packages the build, the tests and the demo need. The Rust
+# bindings' tests need rustc and cargo; their freshness check bindgen,
+# which loads libclang at run time and parses with clang's own headers
+# (stddef.h), and rustfmt, which formats what it generates.
 JPT_PACKAGES="meson ninja-build pkg-config gcc g++ libc6-dev \
 libjansson-dev libpcre2-dev libcurl4-openssl-dev libcmocka-dev libseccomp-dev \
-valgrind python3 git"
+valgrind python3 git \
+rustc cargo bindgen rustfmt libclang1-14 libclang-common-14-dev"
 
 install_dependencies() {
     missing=""
