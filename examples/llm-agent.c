@@ -52,7 +52,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -80,7 +79,7 @@ static const char DEFAULT_SYSTEM[] =
 
 /* ---- Small helpers ------------------------------------------------------------- */
 
-static void fail(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
 {
     va_list ap;
 
@@ -320,7 +319,8 @@ static void pump(agent *a)
         t->done = true;
         t->result = msg->data.result;
     }
-    if (nfds == 2 && (fds[1].revents & (CURL_WAIT_POLLIN | POLLHUP)) != 0)
+    /* libcurl reports a hang-up (the end of a pipe) as readable too. */
+    if (nfds == 2 && (fds[1].revents & CURL_WAIT_POLLIN) != 0)
         read_stdin(a);
     while ((rc = jpt_registry_dispatch(a->r)) > 0)
         ;
@@ -379,8 +379,10 @@ static transfer *ask_model(agent *a, jpt_inquiry *q)
 {
     json_t *question = xloads(jpt_inquiry_question_json(q), "the question");
     json_t *schema = json_object_get(question, "schema");
-    json_t *input = json_pack("{s:s, s:{s:O}, s:[s]}", "type", "object", "properties", "answer",
-                              schema != NULL ? schema : json_object(), "required", "answer");
+    /* No schema: any answer. */
+    json_t *answer = schema != NULL ? json_incref(schema) : json_object();
+    json_t *input = json_pack("{s:s, s:{s:o}, s:[s]}", "type", "object", "properties", "answer",
+                              answer, "required", "answer");
     json_t *messages = json_array(), *tools, *choice;
     char *prompt = question_prompt(q);
     static const char description[] = "Your answer to the tool's question";
@@ -570,7 +572,8 @@ static char *request_body(agent *a, json_t *messages, json_t *tools, json_t *too
         if (a->max_tokens > 0)
             json_object_set_new(req, "max_tokens", json_integer(a->max_tokens));
     } else {
-        json_object_set_new(req, "max_tokens", json_integer(a->max_tokens > 0 ? a->max_tokens : 4096));
+        int max_tokens = a->max_tokens > 0 ? a->max_tokens : 4096; /* Anthropic requires it */
+        json_object_set_new(req, "max_tokens", json_integer(max_tokens));
         json_object_set_new(req, "system", json_string(a->system));
         json_object_set(req, "messages", messages);
     }
@@ -592,7 +595,8 @@ static json_t *assistant_message(agent *a, json_t *reply, json_t **calls, const 
     *calls = NULL;
     *text = NULL;
     if (a->provider == OPENAI) {
-        json_t *m = json_object_get(json_array_get(json_object_get(reply, "choices"), 0), "message");
+        json_t *choice = json_array_get(json_object_get(reply, "choices"), 0);
+        json_t *m = json_object_get(choice, "message");
         json_t *content = json_object_get(m, "content");
         json_t *tool_calls = json_object_get(m, "tool_calls");
         if (!json_is_object(m))
@@ -751,7 +755,7 @@ static void run_turn(agent *a, const char *line)
 
 /* ---- Setting up ---------------------------------------------------------------------- */
 
-static void usage(void)
+__attribute__((noreturn)) static void usage(void)
 {
     fputs("usage: llm-agent --provider openai|anthropic --model MODEL [--tools FILE]\n"
           "                 [--root DIR] [--system TEXT] [--max-steps N] [--max-tokens N]\n"
@@ -771,7 +775,8 @@ static char *endpoint(enum provider p)
     size_t n = strlen(base);
     while (n > 0 && base[n - 1] == '/')
         n--;
-    if (asprintf(&url, "%.*s%s", (int)n, base, p == OPENAI ? "/chat/completions" : "/v1/messages") < 0)
+    const char *path = p == OPENAI ? "/chat/completions" : "/v1/messages";
+    if (asprintf(&url, "%.*s%s", (int)n, base, path) < 0)
         fail("out of memory");
     return url;
 }
@@ -788,8 +793,8 @@ static void setup(agent *a, const char *tools_file, const char *root)
         fail("%s: %s", tools_file != NULL ? tools_file : "the default tools",
              jpt_registry_errmsg(a->r));
     free(config);
-    if (jpt_registry_tools_json(a->r, a->provider == OPENAI ? JPT_DIALECT_OPENAI : JPT_DIALECT_ANTHROPIC,
-                                &list) != JPT_OK)
+    int dialect = a->provider == OPENAI ? JPT_DIALECT_OPENAI : JPT_DIALECT_ANTHROPIC;
+    if (jpt_registry_tools_json(a->r, dialect, &list) != JPT_OK)
         fail("tools_json failed");
     a->tools = xloads(list, "the tool list");
     jpt_free(list);
@@ -828,10 +833,10 @@ int main(int argc, char **argv)
     const char *provider = NULL, *tools_file = NULL, *root = NULL;
     char *url;
 
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (val == NULL)
-            usage();
+    if (argc % 2 == 0)
+        usage(); /* every option takes a value */
+    for (int i = 1; i < argc; i += 2) {
+        const char *opt = argv[i], *val = argv[i + 1];
         if (strcmp(opt, "--provider") == 0)
             provider = val;
         else if (strcmp(opt, "--model") == 0)
@@ -848,7 +853,6 @@ int main(int argc, char **argv)
             a.max_tokens = atoi(val);
         else
             usage();
-        i++;
     }
     if (provider == NULL || a.model == NULL || a.max_steps <= 0)
         usage();
