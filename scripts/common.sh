@@ -11,13 +11,17 @@ run() {
 }
 
 # Debian packages the build, the tests and the demo need: the event-loop
-# examples' libuv and GLib, and for the Python package's pip tests
-# setuptools and wheel, installed and as the wheels an isolated build takes.
+# examples' libuv and GLib; for the Python package's pip tests setuptools
+# and wheel, installed and as the wheels an isolated build takes; for the
+# Rust bindings rustc and cargo, and for their freshness check bindgen
+# (which loads libclang at run time and parses with clang's own headers,
+# stddef.h) and rustfmt, which formats what it generates.
 JPT_PACKAGES="meson ninja-build pkg-config gcc g++ libc6-dev \
 libjansson-dev libpcre2-dev libcurl4-openssl-dev libcmocka-dev libseccomp-dev \
 valgrind python3 git libuv1-dev libglib2.0-dev \
 python3-venv python3-pip python3-setuptools python3-wheel \
-python3-setuptools-whl python3-wheel-whl"
+python3-setuptools-whl python3-wheel-whl \
+rustc cargo bindgen rustfmt libclang1-14 libclang-common-14-dev"
 
 install_dependencies() {
     missing=""

@@ -1,0 +1,616 @@
+//! Registry and Batch (registry.h): tool definitions, batches of calls,
+//! the event loop, notifications and the turn end; and the state the
+//! registry shares with its callbacks (closures kept alive until it drops).
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::ffi::CString;
+use std::fmt;
+use std::marker::PhantomData;
+use std::os::raw::c_void;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::ptr;
+use std::rc::Rc;
+use std::time::Duration;
+
+use jptool_sys as sys;
+
+use crate::error::{check, Error, ErrorKind, Result};
+use crate::event::Event;
+use crate::handle::{self, Builtin, BuiltinSlot};
+use crate::inquiry::{self, Inquiry};
+use crate::{c_ptr, c_string, take_string};
+
+/// What the registry shares with its callbacks and with the [`Inquiry`]s
+/// it hands out, which may outlive it.
+pub(crate) struct Shared {
+    /// False once the registry is being freed: inquiries are then the
+    /// library's to free.
+    alive: Cell<bool>,
+    /// The first panic a callback raised, resumed when the dispatching
+    /// call returns.
+    panic: RefCell<Option<Box<dyn Any + Send>>>,
+    inquiry_handler: RefCell<Option<Rc<dyn Fn(Inquiry)>>>,
+    builtins: RefCell<Vec<Box<BuiltinSlot>>>,
+}
+
+impl Shared {
+    pub(crate) fn alive(&self) -> bool {
+        self.alive.get()
+    }
+
+    /// Runs a callback, keeping a panic for later instead of unwinding
+    /// into C. None if it panicked.
+    pub(crate) fn guard<T>(&self, f: impl FnOnce() -> T) -> Option<T> {
+        match panic::catch_unwind(AssertUnwindSafe(f)) {
+            Ok(value) => Some(value),
+            Err(payload) => {
+                let mut slot = self.panic.borrow_mut();
+                if slot.is_none() {
+                    *slot = Some(payload);
+                }
+                None
+            }
+        }
+    }
+
+    fn resume_panic(&self) {
+        let payload = self.panic.borrow_mut().take();
+        if let Some(payload) = payload {
+            panic::resume_unwind(payload);
+        }
+    }
+
+    pub(crate) fn inquiry_handler(&self) -> Option<Rc<dyn Fn(Inquiry)>> {
+        self.inquiry_handler.borrow().clone()
+    }
+}
+
+/// Where a tool's process tree ends (`JPT_CONTAIN_*`; registry.h says what
+/// each guarantees).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Containment {
+    /// A cgroup where the host's cgroup allows it, else the session.
+    Auto,
+    /// Every process of the tool, in a cgroup of its own.
+    Cgroup,
+    /// The host becomes a child subreaper and finds strays by a mark.
+    Subreaper,
+    /// The process group only.
+    Session,
+}
+
+impl Default for Containment {
+    fn default() -> Containment {
+        Containment::Auto
+    }
+}
+
+/// Options for [`Registry::with_options`] (`jpt_registry_options`). None
+/// (or zero) means the library's default, given in registry.h.
+#[derive(Clone, Debug, Default)]
+pub struct RegistryOptions {
+    /// The workspace root, the tools' working directory (default: the
+    /// current directory).
+    pub root: Option<PathBuf>,
+    /// SIGTERM to SIGKILL (5 s).
+    pub kill_grace: Option<Duration>,
+    /// Output kept per stream (1 MiB).
+    pub capture_bytes: Option<usize>,
+    /// Bytes of output the model reads per result (30000).
+    pub output_limit: Option<usize>,
+    /// spawn/apply answer once output is quiet this long (150 ms).
+    pub settle: Option<Duration>,
+    /// … or this long after the action at most (10 s).
+    pub yield_after: Option<Duration>,
+    /// Reading after a child exits, for output a grandchild holds (100 ms).
+    pub drain: Option<Duration>,
+    /// Questions answered per one-shot call (16).
+    pub max_inquiry_rounds: Option<u32>,
+    /// Where output longer than the model reads is written whole.
+    pub spool_dir: Option<PathBuf>,
+    /// Spool files outlive the registry (`JPT_REGISTRY_KEEP_SPOOL`).
+    pub keep_spool: bool,
+    /// Live children recorded here, for [`reap_stale`].
+    pub state_file: Option<PathBuf>,
+    /// How long the turn end waits for handles (120 s).
+    pub turn_end_timeout: Option<Duration>,
+    /// Tool processes alive at once.
+    pub max_processes: Option<usize>,
+    /// Events queued before the oldest is dropped (4096).
+    pub max_events: Option<usize>,
+    /// What the end of a tool's process kills.
+    pub containment: Containment,
+}
+
+fn path_c_string(path: &Path, what: &str) -> Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        Error::new(
+            ErrorKind::Invalid,
+            format!("{} holds a NUL byte: {}", what, path.display()),
+        )
+    })
+}
+
+fn path_c_string_opt(path: &Option<PathBuf>, what: &str) -> Result<Option<CString>> {
+    path.as_deref().map(|p| path_c_string(p, what)).transpose()
+}
+
+/// Milliseconds for the C API: None and durations too long for an int
+/// saturate as documented (None: `none`).
+fn millis(d: Option<Duration>, none: i32) -> i32 {
+    match d {
+        None => none,
+        Some(d) => i32::try_from(d.as_millis()).unwrap_or(i32::MAX),
+    }
+}
+
+/// A tool-list or results dialect (`JPT_DIALECT_*`), with forms OR'd in
+/// by [`Dialect::strict`] and [`Dialect::one_of`]. registry.h says which
+/// provider takes which.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dialect(i32);
+
+impl Dialect {
+    /// Results only: each in the shape its call came in.
+    pub const AS_CALLED: Dialect = Dialect(sys::JPT_DIALECT_AS_CALLED);
+    /// OpenAI Chat Completions.
+    pub const OPENAI: Dialect = Dialect(sys::JPT_DIALECT_OPENAI);
+    /// OpenAI Responses.
+    pub const OPENAI_RESPONSES: Dialect = Dialect(sys::JPT_DIALECT_OPENAI_RESPONSES);
+    /// Anthropic Messages.
+    pub const ANTHROPIC: Dialect = Dialect(sys::JPT_DIALECT_ANTHROPIC);
+    /// Gemini.
+    pub const GEMINI: Dialect = Dialect(sys::JPT_DIALECT_GEMINI);
+    /// An MCP server's tools/list (tool lists only).
+    pub const MCP: Dialect = Dialect(sys::JPT_DIALECT_MCP);
+
+    /// OpenAI's strict mode (`JPT_DIALECT_STRICT`; OpenAI dialects only).
+    pub fn strict(self) -> Dialect {
+        Dialect(self.0 | sys::JPT_DIALECT_STRICT)
+    }
+
+    /// RFD 009's oneOf schemas exactly (`JPT_DIALECT_ONEOF`).
+    pub fn one_of(self) -> Dialect {
+        Dialect(self.0 | sys::JPT_DIALECT_ONEOF)
+    }
+
+    /// The C value.
+    pub fn raw(self) -> i32 {
+        self.0
+    }
+}
+
+/// How [`Registry::end_turn`] treats live handles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TurnEnd {
+    /// Each tool's on_turn_end policy (RFD 037).
+    Policies,
+    /// Kill nothing: handles past their wait stay (`JPT_TURN_KEEP`).
+    Keep,
+    /// Kill every live handle at once (`JPT_TURN_ABORT`).
+    Abort,
+}
+
+/// A registry: tool definitions and the handles of running tools
+/// (`jpt_registry`). Drive it from the thread that created it (it is
+/// neither `Send` nor `Sync`; children die with the thread that spawned
+/// them): poll its fd ([`AsRawFd`]) for reading for at most
+/// [`Registry::timeout`], then [`Registry::dispatch`], or let
+/// [`Registry::wait`] do both. Dropping it ends every tool process
+/// (blocking up to the kill grace; call [`Registry::shutdown`] first to
+/// avoid that) and frees the closures it keeps.
+pub struct Registry {
+    raw: *mut sys::jpt_registry,
+    shared: Rc<Shared>,
+}
+
+impl Registry {
+    /// A registry with every default (`jpt_registry_new(NULL)`).
+    pub fn new() -> Result<Registry> {
+        Registry::create(ptr::null())
+    }
+
+    /// A registry with `options`.
+    pub fn with_options(options: &RegistryOptions) -> Result<Registry> {
+        let root = path_c_string_opt(&options.root, "the root")?;
+        let spool_dir = path_c_string_opt(&options.spool_dir, "the spool directory")?;
+        let state_file = path_c_string_opt(&options.state_file, "the state file")?;
+        let opts = sys::jpt_registry_options {
+            size: std::mem::size_of::<sys::jpt_registry_options>(),
+            root: c_ptr(&root),
+            kill_grace_ms: millis(options.kill_grace, 0),
+            capture_bytes: options.capture_bytes.unwrap_or(0),
+            output_limit: options.output_limit.unwrap_or(0),
+            settle_ms: millis(options.settle, 0),
+            yield_ms: millis(options.yield_after, 0),
+            drain_ms: millis(options.drain, 0),
+            max_inquiry_rounds: options
+                .max_inquiry_rounds
+                .map_or(0, |n| i32::try_from(n).unwrap_or(i32::MAX)),
+            spool_dir: c_ptr(&spool_dir),
+            state_file: c_ptr(&state_file),
+            turn_end_timeout_ms: millis(options.turn_end_timeout, 0),
+            max_processes: options.max_processes.unwrap_or(0),
+            max_events: options.max_events.unwrap_or(0),
+            flags: if options.keep_spool {
+                sys::JPT_REGISTRY_KEEP_SPOOL as u32
+            } else {
+                0
+            },
+            containment: match options.containment {
+                Containment::Auto => sys::JPT_CONTAIN_AUTO,
+                Containment::Cgroup => sys::JPT_CONTAIN_CGROUP,
+                Containment::Subreaper => sys::JPT_CONTAIN_SUBREAPER,
+                Containment::Session => sys::JPT_CONTAIN_SESSION,
+            },
+        };
+        Registry::create(&opts)
+    }
+
+    fn create(opts: *const sys::jpt_registry_options) -> Result<Registry> {
+        let mut raw = ptr::null_mut();
+        let rc = unsafe { sys::jpt_registry_new(opts, &mut raw) };
+        if rc < 0 {
+            // No registry to hold a message: the log has it (JPT_LOG_DEBUG).
+            return Err(Error::new(
+                ErrorKind::from_code(rc),
+                format!("creating the registry: {}", crate::strerror(rc)),
+            ));
+        }
+        Ok(Registry {
+            raw,
+            shared: Rc::new(Shared {
+                alive: Cell::new(true),
+                panic: RefCell::new(None),
+                inquiry_handler: RefCell::new(None),
+                builtins: RefCell::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// The raw registry, for the C API this crate does not cover. It stays
+    /// owned by `self`.
+    pub fn as_ptr(&self) -> *mut sys::jpt_registry {
+        self.raw
+    }
+
+    /// A failed call's error, with the registry's message.
+    fn check(&self, rc: i32) -> Result<()> {
+        let raw = self.raw;
+        check(rc, || unsafe { sys::jpt_registry_errmsg(raw) })
+    }
+
+    /// Loads tool definitions: `{"tools": [definition, …]}`, the keys
+    /// registry.h lists (`jpt_registry_load_tools`). All are checked before
+    /// any is added; the error names the tool and the field.
+    pub fn load_tools(&self, config_json: &str) -> Result<()> {
+        self.load(config_json, 0)
+    }
+
+    /// As [`Registry::load_tools`], a definition replacing a tool of the
+    /// same name (`JPT_LOAD_REPLACE`).
+    pub fn load_tools_replacing(&self, config_json: &str) -> Result<()> {
+        self.load(config_json, sys::JPT_LOAD_REPLACE as u32)
+    }
+
+    fn load(&self, config_json: &str, flags: u32) -> Result<()> {
+        let config = c_string(config_json, "the tool config")?;
+        self.check(unsafe { sys::jpt_registry_load_tools(self.raw, config.as_ptr(), flags) })
+    }
+
+    /// Adds a builtin tool, implemented by `builtin` (a [`Builtin`], or a
+    /// closure `Fn(&Handle, &str) -> Result<()>` for the start of a call),
+    /// from a definition (the keys of load_tools but runtime and command).
+    /// The registry keeps `builtin` until it drops.
+    pub fn add_builtin<B: Builtin + 'static>(
+        &self,
+        definition_json: &str,
+        builtin: B,
+    ) -> Result<()> {
+        let definition = c_string(definition_json, "the builtin definition")?;
+        let slot = Box::new(BuiltinSlot::new(Rc::new(builtin), Rc::as_ptr(&self.shared)));
+        let ops = handle::ops();
+        let ud = &*slot as *const BuiltinSlot as *mut c_void;
+        self.check(unsafe {
+            sys::jpt_registry_add_builtin(self.raw, definition.as_ptr(), &ops, ud)
+        })?;
+        self.shared.builtins.borrow_mut().push(slot);
+        Ok(())
+    }
+
+    /// The tools as the model should see them, in `dialect`
+    /// (`jpt_registry_tools_json`).
+    pub fn tools_json(&self, dialect: Dialect) -> Result<String> {
+        let mut out = ptr::null_mut();
+        let rc = unsafe { sys::jpt_registry_tools_json(self.raw, dialect.raw(), &mut out) };
+        check(rc, ptr::null)?;
+        Ok(take_string(out))
+    }
+
+    /// Submits the tool calls of one model message, in jptool's shape or
+    /// as the provider sent them (OpenAI tool_calls, Responses items,
+    /// Anthropic content, Gemini parts: `jpt_registry_submit`). A call
+    /// that cannot run gets an error result; the batch fails only when the
+    /// calls are not such an array.
+    pub fn submit(&self, calls_json: &str) -> Result<Batch<'_>> {
+        let calls = c_string(calls_json, "the calls")?;
+        let mut out = ptr::null_mut();
+        self.check(unsafe { sys::jpt_registry_submit(self.raw, calls.as_ptr(), &mut out) })?;
+        Ok(Batch {
+            raw: out,
+            _registry: PhantomData,
+        })
+    }
+
+    /// Milliseconds until [`Registry::dispatch`] is due, as a Duration;
+    /// None when only fd activity can make work.
+    pub fn timeout(&self) -> Option<Duration> {
+        let ms = unsafe { sys::jpt_registry_get_timeout(self.raw) };
+        u64::try_from(ms).ok().map(Duration::from_millis)
+    }
+
+    /// Does what is ready, without blocking (`jpt_registry_dispatch`):
+    /// true if more work is ready at once (dispatch again before polling).
+    pub fn dispatch(&self) -> Result<bool> {
+        let rc = unsafe { sys::jpt_registry_dispatch(self.raw) };
+        self.shared.resume_panic();
+        if rc < 0 {
+            return Err(Error::new(
+                ErrorKind::from_code(rc),
+                format!("dispatch: {}", crate::strerror(rc)),
+            ));
+        }
+        Ok(rc > 0)
+    }
+
+    /// Polls and dispatches until no call is in flight, or `timeout`
+    /// passes ([`ErrorKind::Timeout`]; None: no limit).
+    pub fn run(&self, timeout: Option<Duration>) -> Result<()> {
+        let rc = unsafe { sys::jpt_registry_run(self.raw, millis(timeout, -1)) };
+        self.shared.resume_panic();
+        self.wait_status(rc, "calls are still in flight")
+    }
+
+    /// Polls and dispatches until `batch` is done, or `timeout` passes
+    /// ([`ErrorKind::Timeout`]; None: no limit).
+    pub fn wait(&self, batch: &Batch<'_>, timeout: Option<Duration>) -> Result<()> {
+        let rc = unsafe { sys::jpt_registry_wait(self.raw, batch.raw, millis(timeout, -1)) };
+        self.shared.resume_panic();
+        self.wait_status(rc, "the batch is not done")
+    }
+
+    fn wait_status(&self, rc: i32, unfinished: &str) -> Result<()> {
+        match rc {
+            sys::JPT_OK => Ok(()),
+            sys::JPT_ERR_TIMEOUT => Err(Error::new(
+                ErrorKind::Timeout,
+                format!("{} when the timeout passed", unfinished),
+            )),
+            _ => Err(Error::new(
+                ErrorKind::from_code(rc),
+                format!("waiting: {}", crate::strerror(rc)),
+            )),
+        }
+    }
+
+    /// A handle that makes the registry's fd readable from another thread
+    /// (`jpt_registry_wakeup`), so a thread blocked polling it returns.
+    pub fn waker(&self) -> Waker<'_> {
+        Waker {
+            raw: self.raw,
+            _registry: PhantomData,
+        }
+    }
+
+    /// Pops the oldest event, or None when there is none.
+    pub fn next_event(&self) -> Option<Event> {
+        let mut out = ptr::null_mut();
+        if unsafe { sys::jpt_registry_next_event(self.raw, &mut out) } == sys::JPT_OK {
+            Some(unsafe { Event::from_raw(out) })
+        } else {
+            None
+        }
+    }
+
+    /// The queued events, oldest first, each popped as it is read.
+    pub fn events(&self) -> impl Iterator<Item = Event> + '_ {
+        std::iter::from_fn(move || self.next_event())
+    }
+
+    /// Installs the inquiry handler: `handler` gets each question a tool
+    /// asks that the model did not drive, inside dispatch, and answers it
+    /// then or keeps the [`Inquiry`] to answer later (the call waits). It
+    /// replaces an earlier handler; the registry keeps it until it drops or
+    /// [`Registry::clear_inquiry_handler`].
+    pub fn set_inquiry_handler<F: Fn(Inquiry) + 'static>(&self, handler: F) {
+        *self.shared.inquiry_handler.borrow_mut() = Some(Rc::new(handler));
+        let ud = Rc::as_ptr(&self.shared) as *mut c_void;
+        unsafe { sys::jpt_registry_set_inquiry_handler(self.raw, Some(inquiry::trampoline), ud) };
+    }
+
+    /// Removes the inquiry handler: a question then ends its call with an
+    /// error saying that input was required.
+    pub fn clear_inquiry_handler(&self) {
+        unsafe { sys::jpt_registry_set_inquiry_handler(self.raw, None, ptr::null_mut()) };
+        // A handler running now keeps its own reference until it returns.
+        *self.shared.inquiry_handler.borrow_mut() = None;
+    }
+
+    /// Takes the notifications queued since the last call, as JSON for the
+    /// model's next message ("[]" when there are none).
+    pub fn take_notifications(&self) -> Result<String> {
+        let mut out = ptr::null_mut();
+        let rc = unsafe { sys::jpt_registry_take_notifications(self.raw, &mut out) };
+        check(rc, ptr::null)?;
+        Ok(take_string(out))
+    }
+
+    /// Ends the turn (RFD 037): every live handle meets its tool's
+    /// on_turn_end policy, or as `how` says, from the next dispatch. The
+    /// batch is done once every handle has settled.
+    pub fn end_turn(&self, how: TurnEnd) -> Result<Batch<'_>> {
+        let flags = match how {
+            TurnEnd::Policies => 0,
+            TurnEnd::Keep => sys::JPT_TURN_KEEP as u32,
+            TurnEnd::Abort => sys::JPT_TURN_ABORT as u32,
+        };
+        let mut out = ptr::null_mut();
+        self.check(unsafe { sys::jpt_registry_end_turn(self.raw, flags, &mut out) })?;
+        Ok(Batch {
+            raw: out,
+            _registry: PhantomData,
+        })
+    }
+
+    /// Begins ending every live handle without blocking, for a host that
+    /// closes; keep dispatching. Ok(true) once every process is reaped
+    /// (then dropping the registry returns at once), Ok(false) before.
+    pub fn shutdown(&self) -> Result<bool> {
+        match unsafe { sys::jpt_registry_shutdown(self.raw) } {
+            sys::JPT_OK => Ok(true),
+            sys::JPT_ERR_AGAIN => Ok(false),
+            rc => Err(Error::from_code(rc)),
+        }
+    }
+}
+
+impl AsRawFd for Registry {
+    /// The epoll fd to poll for reading; it never changes.
+    fn as_raw_fd(&self) -> RawFd {
+        unsafe { sys::jpt_registry_get_fd(self.raw) }
+    }
+}
+
+impl AsFd for Registry {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: the registry owns the fd and keeps it open while it lives.
+        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        // Inquiries the host still holds are freed by the library from here.
+        self.shared.alive.set(false);
+        unsafe { sys::jpt_registry_free(self.raw) };
+        // The closures go with the registry (builtins' aborts ran above).
+        let handler = self.shared.inquiry_handler.borrow_mut().take();
+        drop(handler);
+        let builtins = std::mem::take(&mut *self.shared.builtins.borrow_mut());
+        drop(builtins);
+        if !std::thread::panicking() {
+            self.shared.resume_panic();
+        }
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("fd", &self.as_raw_fd())
+            .finish()
+    }
+}
+
+/// Wakes a thread blocked polling the registry's fd; the one part of a
+/// registry another thread may use (`jpt_registry_wakeup`).
+#[derive(Clone, Copy, Debug)]
+pub struct Waker<'r> {
+    raw: *mut sys::jpt_registry,
+    _registry: PhantomData<&'r Registry>,
+}
+
+// SAFETY: jpt_registry_wakeup is thread-safe while the registry exists,
+// which the lifetime guarantees.
+unsafe impl Send for Waker<'_> {}
+unsafe impl Sync for Waker<'_> {}
+
+impl Waker<'_> {
+    /// Makes the registry's fd readable.
+    pub fn wake(&self) {
+        unsafe { sys::jpt_registry_wakeup(self.raw) };
+    }
+}
+
+/// The calls of one model message (`jpt_batch`), borrowed from its
+/// registry. Dropping it frees it: calls still in flight keep running and
+/// their results are dropped.
+pub struct Batch<'r> {
+    raw: *mut sys::jpt_batch,
+    _registry: PhantomData<&'r Registry>,
+}
+
+impl Batch<'_> {
+    /// Whether every call has its result.
+    pub fn is_done(&self) -> bool {
+        unsafe { sys::jpt_batch_done(self.raw) != 0 }
+    }
+
+    /// The results in jptool's shape, one per call in order:
+    /// `[{"id", "content", "is_error"}]`; calls still running are
+    /// `{"id", "content": null, "is_error": false, "pending": true}`.
+    pub fn results_json(&self) -> Result<String> {
+        let mut out = ptr::null_mut();
+        check(
+            unsafe { sys::jpt_batch_results_json(self.raw, &mut out) },
+            ptr::null,
+        )?;
+        Ok(take_string(out))
+    }
+
+    /// The results of a finished batch in a provider's shape, ready to
+    /// send back (`jpt_batch_results_json_as`): [`Dialect::AS_CALLED`]
+    /// gives each in the shape its call came in. [`ErrorKind::State`]
+    /// while a call is still running.
+    pub fn results_json_as(&self, dialect: Dialect) -> Result<String> {
+        let mut out = ptr::null_mut();
+        let rc = unsafe { sys::jpt_batch_results_json_as(self.raw, dialect.raw(), &mut out) };
+        if rc == sys::JPT_ERR_STATE {
+            return Err(Error::new(
+                ErrorKind::State,
+                "a call of the batch is still running: a provider takes a message's results together",
+            ));
+        }
+        check(rc, ptr::null)?;
+        Ok(take_string(out))
+    }
+
+    /// Cancels every call still in flight, at the next dispatch (RFD 037's
+    /// cancellation); finished calls keep their results.
+    pub fn cancel(&self) {
+        unsafe { sys::jpt_batch_cancel(self.raw) }
+    }
+
+    pub(crate) fn as_ptr(&self) -> *const sys::jpt_batch {
+        self.raw
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        unsafe { sys::jpt_batch_free(self.raw) }
+    }
+}
+
+impl fmt::Debug for Batch<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Batch")
+            .field("done", &self.is_done())
+            .finish()
+    }
+}
+
+/// Kills the children a crashed host left behind, as recorded in a state
+/// file ([`RegistryOptions::state_file`]), removes the file, and returns
+/// how many were killed (`jpt_registry_reap_stale`).
+pub fn reap_stale(path: &Path) -> Result<usize> {
+    let path = path_c_string(path, "the state file")?;
+    let mut killed = 0usize;
+    let rc = unsafe { sys::jpt_registry_reap_stale(path.as_ptr(), &mut killed) };
+    check(rc, ptr::null)?;
+    Ok(killed)
+}
