@@ -550,12 +550,15 @@ static void out_of_memory(jpt_handle *h)
 static void sink_text(jpt__run *run, int stream, const char *p, size_t n)
 {
     jpt_handle *h = of_run(run);
+    /* The start of this text, part of a line, was announced already. */
+    bool announced = h->partial_announced;
 
     h->unread_partial = false;
+    h->partial_announced = false;
     if (jpt__capture_append(&h->text, p, n) < 0 ||
         (stream == JPT__STDOUT && jpt__capture_append(&h->recent, p, n) < 0))
         out_of_memory(h);
-    if (h->kind == JPT_STATE_RUNNING)
+    if (h->kind == JPT_STATE_RUNNING && !announced)
         publish(h, JPT__HEARD_OUTPUT);
 }
 
@@ -564,6 +567,7 @@ static void sink_partial(jpt__run *run)
     jpt_handle *h = of_run(run);
 
     h->unread_partial = true;
+    h->partial_announced = true;
     if (h->kind == JPT_STATE_RUNNING)
         publish(h, JPT__HEARD_OUTPUT);
 }
@@ -621,6 +625,8 @@ static int sink_state(jpt__run *run, const jpt_state *s)
 {
     jpt_handle *h = of_run(run);
     int before = h->kind;
+    h->unread_partial = false;
+    h->partial_announced = false;
     int rc = absorb(h, s);
 
     if (rc < 0)

@@ -78,6 +78,7 @@ struct jpt_handle {
     jpt__blockq blocks;  /* the tool's states' blocks, and text runs */
     jpt__capture text;   /* the text run not yet turned into a block */
     bool unread_partial; /* the tool wrote part of a line since (runtime.h) */
+    bool partial_announced; /* …and its OUTPUT was published */
     jpt__capture recent; /* the end of its stdout, for previews */
     bool structured;     /* it reported a state */
     jpt__block question; /* the pending question of a waiting handle */
