@@ -965,6 +965,52 @@ static void handle_of_a_replaced_tool_is_still_found_by_fetch_and_abort(void **s
     done(r);
 }
 
+/* issue 8: a call is checked against, and runs, the definition it was
+ * submitted to; a replacement between submit and the dispatch that starts
+ * the call is for later calls. (The tool was once looked up again as the
+ * call started: its arguments were checked against the new schema, and
+ * the old definition run.) */
+#define GREET_DEF(version, key)                                                               \
+    "{'name':'greet','parameters':{'type':'object','properties':{'" key "':{'type':'string'}},"  \
+    "'required':['" key "'],'additionalProperties':false},"                                   \
+    "'command':['echo','" version "','{{arguments." key "}}']}"
+
+static void call_runs_the_definition_it_was_submitted_to(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(js("{'tools':[" GREET_DEF("v1", "who") "]}"), 0);
+
+    jpt_batch *b = ru_submit(r, "[{'id':'g','name':'greet','arguments':{'who':'ada'}}]");
+    assert_int_equal(
+        jpt_registry_load_tools(r, js("{'tools':[" GREET_DEF("v2", "name") "]}"), JPT_LOAD_REPLACE),
+        JPT_OK);
+    json_t *res = ru_finish(r, b);
+    ru_assert_text(res, 0, "g", "v1 ada\n", false);
+    /* A call submitted now gets the new one. */
+    res = ru_run_js(r, "[{'id':'h','name':'greet','arguments':{'name':'bob'}}]");
+    ru_assert_text(res, 0, "h", "v2 bob\n", false);
+    done(r);
+}
+
+/* issue 8: a builtin's `timeout_ms` holds as a process's does. (It was
+ * accepted and never enforced: only the process path started the timer,
+ * and the call waited for ever.) The tool is ended through its abort
+ * callback, inside dispatch, and the result keeps what it said so far. */
+static void builtin_one_shot_timeout_ends_it_through_its_abort(void **state)
+{
+    (void)state;
+    worker x = {0};
+    jpt_registry *r = worker_registry(&x, "{'name':'worker','timeout_ms':200}", 0);
+
+    json_t *res = ru_run_js(r, "[{'id':'w','name':'worker','arguments':{}}]");
+    assert_true(ru_is_error(res, 0));
+    ru_assert_contains(ru_content(res, 0), "started");
+    ru_assert_contains(ru_content(res, 0), "the tool timed out after 200 ms and was stopped");
+    assert_int_equal(x.aborts, 1);
+    assert_int_equal(x.aborts_outside, 0);
+    done(r);
+}
+
 /* ==== 11. An enormous await timeout ================================================== */
 
 /* RFD 037, timeout_secs: "Maximum seconds to wait" — the largest integer
@@ -1235,6 +1281,8 @@ int main(void)
         T(registry_options_of_a_newer_caller_are_checked_to_their_size),
         T(render_options_of_a_newer_caller_are_checked_to_their_size),
         T(builtin_ops_of_a_newer_caller_are_checked_to_their_size),
+        T(call_runs_the_definition_it_was_submitted_to),
+        T(builtin_one_shot_timeout_ends_it_through_its_abort),
     };
 
     /* Counts the library's blocks (and jansson's, which go through the same

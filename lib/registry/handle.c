@@ -625,6 +625,7 @@ static int sink_state(jpt__run *run, const jpt_state *s)
 {
     jpt_handle *h = of_run(run);
     int before = h->kind;
+
     h->unread_partial = false;
     h->partial_announced = false;
     int rc = absorb(h, s);
