@@ -523,21 +523,22 @@ JPT_EXPORT int jpt_registry_get_timeout(const jpt_registry *r);
 /* Does what is ready, without blocking and with bounded work: reads output,
  * reaps children, fires timers, completes calls, calls the inquiry handler.
  * Returns >0 if more work is ready at once (call it again before polling),
- * 0 if not, JPT_ERR_INVALID for NULL, JPT_ERR_IO if the epoll fd failed,
- * or JPT_ERR_CANCELLED if a callback freed the registry (it is gone when
+ * 0 if not, JPT_ERR_INVALID for NULL, JPT_ERR_IO if the epoll fd failed
+ * (jpt_registry_errmsg() gives errno's text), or JPT_ERR_CANCELLED if a callback freed the registry (it is gone when
  * this returns, unless this dispatch is nested in another, which then
  * returns the same). A callback may dispatch again (or run, or wait). */
 JPT_EXPORT int jpt_registry_dispatch(jpt_registry *r);
 
 /* Polls and dispatches until no call is in flight or `timeout_ms` passes
  * (-1: no limit). JPT_OK when idle, JPT_ERR_TIMEOUT, JPT_ERR_INVALID (NULL),
- * JPT_ERR_IO, JPT_ERR_CANCELLED (a callback freed the registry, as for
+ * JPT_ERR_IO (with errno's text in jpt_registry_errmsg()), JPT_ERR_CANCELLED (a callback freed the registry, as for
  * dispatch). */
 JPT_EXPORT int jpt_registry_run(jpt_registry *r, int timeout_ms);
 
 /* Polls and dispatches until batch `b` is done or `timeout_ms` passes
  * (-1: no limit). JPT_OK, JPT_ERR_TIMEOUT, JPT_ERR_INVALID (NULL, or a
- * batch of another registry), JPT_ERR_IO, JPT_ERR_CANCELLED (a callback
+ * batch of another registry), JPT_ERR_IO (with errno's text in
+ * jpt_registry_errmsg()), JPT_ERR_CANCELLED (a callback
  * freed `b`, which is then freed as this returns, or freed the registry,
  * as for dispatch). */
 JPT_EXPORT int jpt_registry_wait(jpt_registry *r, jpt_batch *b, int timeout_ms);

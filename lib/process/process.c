@@ -186,7 +186,9 @@ static int high_fd(int fd)
     if (fd >= 3)
         return fd;
     int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    int e = errno; /* the caller reports the failure, not the close */
     close(fd);
+    errno = e;
     return copy;
 }
 
@@ -292,8 +294,10 @@ static int make_stdio(const jpt__spawn *s, stdio_fds *f, jpt__errbuf *err)
     f->parent_out = out[0];
     f->parent_err = errp[0];
     if (f->child_in < 0 || f->child_out < 0 || f->child_err < 0) {
+        int e = errno; /* read before the closes */
         close_stdio(f);
-        return jpt__err(err, JPT_ERR_IO, "dup: %s", strerror(errno));
+        return jpt__err(err, e == EMFILE || e == ENFILE ? JPT_ERR_LIMIT : JPT_ERR_IO, "dup: %s",
+                        strerror(e));
     }
     if (f->parent_in >= 0)
         set_nonblocking(f->parent_in);

@@ -270,6 +270,7 @@ static int dispatch(jpt_registry *r, bool *gone)
     *gone = false;
     r->dispatching++;
     int rc = jpt__loop_dispatch(r->loop);
+    int e = errno; /* of the loop's system call, when it failed */
     r->dispatching--;
     if (r->free_pending) {
         if (r->dispatching == 0) {
@@ -278,6 +279,9 @@ static int dispatch(jpt_registry *r, bool *gone)
         }
         return JPT_ERR_CANCELLED;
     }
+    if (rc == JPT_ERR_IO)
+        return jpt__err(&r->err, rc, "dispatch: waiting for the registry's events: %s",
+                        strerror(e));
     return rc;
 }
 
@@ -325,7 +329,8 @@ static int drive(jpt_registry *r, int timeout_ms, bool (*done)(jpt_registry *, v
                 wait = left;
         }
         if (jpt__loop_poll(r->loop, wait) < 0)
-            return JPT_ERR_IO;
+            return jpt__err(&r->err, JPT_ERR_IO, "poll on the registry's fd: %s",
+                            strerror(errno));
     }
 }
 
