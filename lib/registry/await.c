@@ -219,7 +219,7 @@ static void answer_slice(jpt__await *a)
 
 /* The condition is met, the time is up, or the call is cancelled: the
  * answer begins. */
-static void answer(jpt__await *a, const char *flag)
+static void answer_await(jpt__await *a, const char *flag)
 {
     jpt_registry *r = a->call->r;
 
@@ -303,7 +303,7 @@ static void ask_for(jpt_handle *h)
     jpt_state_unref(s);
 }
 
-static void heard_handle(jpt__sub *s, unsigned what)
+static void heard_awaited(jpt__sub *s, unsigned what)
 {
     jpt__await *a = s->ud;
 
@@ -313,7 +313,7 @@ static void heard_handle(jpt__sub *s, unsigned what)
         if (s->role & ROLE_ANY)
             a->any_stopped++;
         if (a->phase == WAITING && satisfied(a))
-            answer(a, NULL);
+            answer_await(a, NULL);
         return;
     }
     /* Waiting counts as pending while the inquiry handler resolves it. */
@@ -323,7 +323,7 @@ static void heard_handle(jpt__sub *s, unsigned what)
 
 static void on_await_timeout(jpt__timer *t)
 {
-    answer(t->ud, "timed_out");
+    answer_await(t->ud, "timed_out");
 }
 
 /* ---- Resolving ------------------------------------------------------------------- */
@@ -429,7 +429,7 @@ static bool take_id(jpt__await *a, size_t k)
         a->all_left++;
     if (role == ROLE_ANY && stopped)
         a->any_stopped++;
-    a->subs[i].heard = heard_handle;
+    a->subs[i].heard = heard_awaited;
     a->subs[i].ud = a;
     a->subs[i].role = role;
     jpt__handle_subscribe(h, &a->subs[i], JPT__HEARD_STOPPED | JPT__HEARD_WAITING, true, false);
@@ -446,14 +446,14 @@ static void resolved(jpt__await *a)
     jpt__idmap_free(&a->seen);
     /* RFD 037: an already satisfied condition returns without blocking. */
     if (a->pending_flag != NULL || satisfied(a)) {
-        answer(a, a->pending_flag);
+        answer_await(a, a->pending_flag);
         return;
     }
     /* Beyond any real wait, a timeout is no limit at all; clamped, the
      * product below cannot overflow. */
     json_int_t secs = a->timeout_secs > MAX_TIMEOUT_SECS ? MAX_TIMEOUT_SECS : a->timeout_secs;
     if (secs >= 0 && jpt__timer_start(r->loop, &a->timer, jpt__deadline_ms(secs * 1000)) < 0) {
-        answer(a, "timed_out");
+        answer_await(a, "timed_out");
         return;
     }
     /* Waiting counts as pending while the inquiry handler resolves it. */
@@ -544,7 +544,7 @@ static void await_start(jpt__call *call, json_t *arguments)
 
 static void await_cancel(jpt__call *call)
 {
-    answer(call->own, "cancelled");
+    answer_await(call->own, "cancelled");
 }
 
 const jpt__call_ops jpt__await_ops = {await_start, await_cancel, await_release};

@@ -26,7 +26,7 @@
 
 static void run_call_step(jpt__defer *d);
 static void on_wait_timer(jpt__timer *t);
-static void heard_handle(jpt__sub *s, unsigned what);
+static void heard_waited(jpt__sub *s, unsigned what);
 
 /* ---- The call's life ------------------------------------------------------------------ */
 
@@ -42,7 +42,7 @@ jpt__call *jpt__call_new(jpt_registry *r, jpt_batch *b, jpt__wire_call *wc)
     jpt__defer_init(&call->step, run_call_step, call);
     jpt__timer_init(&call->settle_timer, on_wait_timer, call);
     jpt__timer_init(&call->yield_timer, on_wait_timer, call);
-    call->sub.heard = heard_handle;
+    call->sub.heard = heard_waited;
     call->id = wc->id;
     call->name = wc->name;
     call->dialect = wc->dialect;
@@ -260,7 +260,7 @@ static void answer_now(jpt__call *call)
     respond(call);
 }
 
-static void heard_handle(jpt__sub *s, unsigned what)
+static void heard_waited(jpt__sub *s, unsigned what)
 {
     jpt__call *call = (jpt__call *)((char *)s - offsetof(jpt__call, sub));
 
@@ -385,7 +385,7 @@ static void declined_step(jpt__call *call)
 }
 
 /* A one-shot run ended waiting: ask, or end the call. */
-static void ask(jpt__call *call, const jpt_state *s)
+static void ask_one_shot_question(jpt__call *call, const jpt_state *s)
 {
     size_t qi = 0;
 
@@ -430,7 +430,7 @@ static void finish_one_shot(jpt__call *call)
     int rc = jpt__view_result(call->handle, &s);
 
     if (rc == JPT_OK && s->kind == JPT_STATE_WAITING) {
-        ask(call, s);
+        ask_one_shot_question(call, s);
         jpt_state_unref(s);
         return;
     }
@@ -609,7 +609,7 @@ static bool take_handle_id(jpt__call *call, const json_t *id)
 
 /* A spawn's own arguments: what the flat schema adds for the other actions
  * is not the tool's, and a spawn that carries it does not pass it on. */
-static void spawn(jpt__call *call, const json_t *arguments)
+static void run_spawn(jpt__call *call, const json_t *arguments)
 {
     json_t *args = json_deep_copy(arguments);
 
@@ -678,7 +678,7 @@ static void run_action(jpt__call *call, const json_t *arguments)
         !take_wait_secs(call, json_object_get(arguments, "wait_secs")))
         return;
     if (call->action == JPT__ACTION_SPAWN)
-        spawn(call, arguments);
+        run_spawn(call, arguments);
     else
         act_on_handle(call, arguments);
 }

@@ -49,7 +49,7 @@ static jpt_event *make(int type, const char *call_id, const char *handle_id, con
     return e;
 }
 
-static void push(jpt_registry *r, jpt_event *e)
+static void enqueue(jpt_registry *r, jpt_event *e)
 {
     if (e == NULL) {
         jpt__log(JPT_LOG_WARNING, "out of memory: an event was lost");
@@ -75,7 +75,7 @@ void jpt__events_call_done(jpt_registry *r, const jpt_batch *b, const char *call
 
     if (e != NULL)
         e->batch = b;
-    push(r, e);
+    enqueue(r, e);
 }
 
 void jpt__events_batch_done(jpt_registry *r, const jpt_batch *b)
@@ -84,7 +84,7 @@ void jpt__events_batch_done(jpt_registry *r, const jpt_batch *b)
 
     if (e != NULL)
         e->batch = b;
-    push(r, e);
+    enqueue(r, e);
 }
 
 void jpt__events_state(jpt_registry *r, const char *handle_id, const char *tool, int kind)
@@ -93,7 +93,7 @@ void jpt__events_state(jpt_registry *r, const char *handle_id, const char *tool,
 
     if (e != NULL)
         e->state = kind;
-    push(r, e);
+    enqueue(r, e);
 }
 
 void jpt__events_output(jpt_registry *r, const char *handle_id, const char *tool,
@@ -107,7 +107,7 @@ void jpt__events_output(jpt_registry *r, const char *handle_id, const char *tool
         e->slot = slot;
         *slot = e;
     }
-    push(r, e);
+    enqueue(r, e);
 }
 
 void jpt__events_forget(jpt_event **slot)
@@ -120,7 +120,7 @@ void jpt__events_forget(jpt_event **slot)
 
 void jpt__events_shutdown(jpt_registry *r)
 {
-    push(r, make(JPT_EVENT_SHUTDOWN, NULL, NULL, NULL));
+    enqueue(r, make(JPT_EVENT_SHUTDOWN, NULL, NULL, NULL));
 }
 
 void jpt__events_free(jpt_registry *r)

@@ -28,7 +28,7 @@
 #define DEFAULT_MAX_EVENTS 4096
 
 static void run_shutdown(jpt__defer *d);
-static void child_gone(jpt_registry *r);
+static void check_shutdown_done(jpt_registry *r);
 
 /* The public modes are the process room's. */
 _Static_assert(JPT_CONTAIN_AUTO == JPT__CONTAIN_AUTO &&
@@ -130,7 +130,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     jpt__idmap_init(&r->handle_ids);
     jpt__defer_init(&r->slot_step, jpt__process_slots_freed, r);
     jpt__defer_init(&r->shutdown_step, run_shutdown, r);
-    r->on_child_gone = child_gone;
+    r->on_child_gone = check_shutdown_done;
     r->on_handle_change = jpt__notify_handle_changed;
     if ((rc = set_root(r, o.root)) < 0 || (rc = add_await_tool(r)) < 0 ||
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
@@ -216,7 +216,7 @@ static bool shutdown_done(const jpt_registry *r)
 }
 
 /* A tool process was reaped: a shutdown under way may be complete. */
-static void child_gone(jpt_registry *r)
+static void check_shutdown_done(jpt_registry *r)
 {
     if (r->shutting_down && !r->shutdown_reported && shutdown_done(r)) {
         r->shutdown_reported = true;
@@ -233,7 +233,7 @@ static void run_shutdown(jpt__defer *d)
 
     jpt__calls_cancel_all(r);
     jpt__handles_kill_all(r, "The registry is shutting down: the tool was stopped");
-    child_gone(r);
+    check_shutdown_done(r);
 }
 
 JPT_EXPORT int jpt_registry_shutdown(jpt_registry *r)
@@ -265,7 +265,7 @@ JPT_EXPORT int jpt_registry_get_timeout(const jpt_registry *r)
  * handler, say): the free waits for the outermost dispatch to unwind, and
  * then `*gone` is set and the registry must not be touched again. Every
  * dispatch that was under way returns JPT_ERR_CANCELLED. */
-static int dispatch(jpt_registry *r, bool *gone)
+static int dispatch_once(jpt_registry *r, bool *gone)
 {
     *gone = false;
     r->dispatching++;
@@ -291,7 +291,7 @@ JPT_EXPORT int jpt_registry_dispatch(jpt_registry *r)
 
     if (r == NULL)
         return JPT_ERR_INVALID;
-    return dispatch(r, &gone);
+    return dispatch_once(r, &gone);
 }
 
 JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r)
@@ -302,7 +302,7 @@ JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r)
 }
 
 /* Polls and dispatches until done(r, arg) or the deadline. `*gone` as for
- * dispatch(). */
+ * dispatch_once(). */
 static int drive(jpt_registry *r, int timeout_ms, bool (*done)(jpt_registry *, void *),
                  void *arg, bool *gone)
 {
@@ -314,7 +314,7 @@ static int drive(jpt_registry *r, int timeout_ms, bool (*done)(jpt_registry *, v
     for (;;) {
         int more;
         do {
-            if ((more = dispatch(r, gone)) < 0)
+            if ((more = dispatch_once(r, gone)) < 0)
                 return more;
         } while (more > 0 && !done(r, arg));
         if (done(r, arg))

@@ -27,9 +27,9 @@ typedef struct jpt__proc {
     struct jpt__proc *slot_next, *slot_prev;
 } jpt__proc;
 
-static void on_output(jpt__child *c, int stream, const char *p, size_t n, void *ud);
-static void on_exited(jpt__child *c, const jpt__exit *e, void *ud);
-static const jpt__child_ops child_ops = {on_output, on_exited};
+static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, void *ud);
+static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud);
+static const jpt__child_ops child_ops = {on_child_output, on_child_exited};
 
 static jpt__proc *proc_of(const jpt__run *run)
 {
@@ -274,14 +274,12 @@ static int start_or_queue(jpt__proc *p, jpt__buf *why)
     return rc;
 }
 
-static int add_text(jpt_state *s, const char *text, size_t n);
-
 /* The end of a run that could not start: the reason, as an error. */
 static jpt_state *failed_to_start(const char *why)
 {
     jpt_state *s = jpt__state_alloc(JPT_STATE_STOPPED);
 
-    if (s != NULL && (add_text(s, why, strlen(why)) < 0 ||
+    if (s != NULL && (jpt__state_add_text(s, why, strlen(why)) < 0 ||
                       jpt__state_set_error_from_blocks(s, false) < 0)) {
         jpt_state_unref(s);
         s = NULL;
@@ -390,7 +388,7 @@ static int take_stdout(jpt__proc *p, const char *s, size_t n)
     return rc;
 }
 
-static void on_output(jpt__child *c, int stream, const char *s, size_t n, void *ud)
+static void on_child_output(jpt__child *c, int stream, const char *s, size_t n, void *ud)
 {
     jpt__proc *p = ud;
     jpt__run *run = p->run;
@@ -431,14 +429,6 @@ static bool exit_failed(const jpt__proc *p)
     return !p->run->aborted && p->exit.known && (p->exit.signal != 0 || p->exit.code != 0);
 }
 
-static int add_text(jpt_state *s, const char *text, size_t n)
-{
-    jpt__block b = {.type = JPT_BLOCK_TEXT};
-    int rc = jpt__field_set(&b.f[JPT_FIELD_TEXT], text, n);
-
-    return rc < 0 ? rc : jpt__state_push_block(s, &b);
-}
-
 /* JP's into_tool_result: a failed run with unstructured output is an error
  * carrying what the tool said last on each stream, after `headline` (NULL:
  * how the process ended). A run the registry stopped (a timeout, a cancel)
@@ -460,7 +450,7 @@ static int failure_state(jpt__proc *p, jpt_state *s, const char *headline)
         (rc = jpt__buf_puts(&text, "\n\nstdout:\n")) == JPT_OK)
         rc = jpt__capture_text_limited(&p->out, limit / 2, &text);
     if (rc == JPT_OK)
-        rc = add_text(s, text.data, text.len);
+        rc = jpt__state_add_text(s, text.data, text.len);
     jpt__buf_free(&text);
     if (rc == JPT_OK)
         rc = jpt__state_set_error_from_blocks(s, false);
@@ -532,7 +522,7 @@ static int handle_end(jpt__proc *p, jpt_state **out)
     if (rc == JPT_OK && !p->structured && p->run->failure == NULL) {
         describe_exit(p, how, sizeof(how));
         int n = snprintf(text, sizeof(text), "[process ended: %s]", how);
-        rc = add_text(s, text, n > 0 && (size_t)n < sizeof(text) ? (size_t)n : 0);
+        rc = jpt__state_add_text(s, text, n > 0 && (size_t)n < sizeof(text) ? (size_t)n : 0);
         if (rc == JPT_OK && exit_failed(p))
             rc = jpt__state_set_error_from_blocks(s, false);
     }
@@ -544,7 +534,7 @@ static int handle_end(jpt__proc *p, jpt_state **out)
     return JPT_OK;
 }
 
-static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
+static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
 {
     jpt__proc *p = ud;
     jpt__run *run = p->run;

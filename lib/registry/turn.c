@@ -102,7 +102,7 @@ static void heard_stop(jpt__sub *s, unsigned what)
 
 /* Ends the wait for a handle: killed (it settles once reaped), or left
  * running when the host asked to keep handles. */
-static void stop_waiting(jpt__turn *t, entry *e)
+static void give_up_on(jpt__turn *t, entry *e)
 {
     if (e->settled)
         return;
@@ -127,7 +127,7 @@ static void on_turn_timeout(jpt__timer *timer)
     t->busy++;
     for (size_t i = 0; i < t->n; i++)
         if (t->entries[i].mode != MODE_ASKING && t->entries[i].h != NULL)
-            stop_waiting(t, &t->entries[i]);
+            give_up_on(t, &t->entries[i]);
     t->busy--;
     finish_if_settled(t);
 }
@@ -174,7 +174,7 @@ static void decide(jpt__turn *t, entry *e, bool wait)
     if (e->h->phase == JPT__PHASE_STOPPED)
         settle(t, e);
     else if (!wait)
-        stop_waiting(t, e);
+        give_up_on(t, e);
 }
 
 /* From the loop: aborting a handle runs a builtin's abort callback. */
@@ -265,7 +265,7 @@ static const jpt__inquiry_owner turn_question_owner = {turn_answered, turn_decli
  * each with "wait" or "abort"; every id is one alternative of a oneOf that
  * carries the handle's details (tool, state, elapsed_secs, output_preview)
  * as properties, so the schema itself describes what it asks about. */
-static int ask(jpt__turn *t)
+static int ask_turn_question(jpt__turn *t)
 {
     jpt_registry *r = t->r;
     json_t *ids = json_array(), *defaults = json_array(), *details = json_array();
@@ -404,15 +404,15 @@ static void run_policies(jpt__defer *d)
         } else if (e->h != NULL && e->mode == MODE_ABORT) {
             /* A builtin's abort may stop and settle it at once. */
             t->busy++;
-            stop_waiting(t, e);
+            give_up_on(t, e);
             t->busy--;
         }
     }
     /* The handler may answer before it returns; the turn stays until
-     * ask() is done with it. */
+     * ask_turn_question() is done with it. */
     t->busy++;
     if (asking > 0)
-        rc = ask(t);
+        rc = ask_turn_question(t);
     t->busy--;
     if (rc < 0)
         unanswered(t);

@@ -14,14 +14,6 @@ bool jpt__view_has_news(const jpt_handle *h)
     return h->text.total > 0 || h->unread_partial || !jpt__blockq_empty(&h->blocks);
 }
 
-static int add_text(jpt_state *s, const char *text, size_t n)
-{
-    jpt__block b = {.type = JPT_BLOCK_TEXT};
-    int rc = jpt__field_set(&b.f[JPT_FIELD_TEXT], text, n);
-
-    return rc < 0 ? rc : jpt__state_push_block(s, &b);
-}
-
 /* The text run not yet turned into a block, as one (a peek leaves it). */
 static int add_text_run(jpt_handle *h, jpt_state *s)
 {
@@ -32,7 +24,7 @@ static int add_text_run(jpt_handle *h, jpt_state *s)
         return JPT_OK;
     rc = jpt__capture_text(&h->text, &text);
     if (rc == JPT_OK)
-        rc = add_text(s, text.data, text.len);
+        rc = jpt__state_add_text(s, text.data, text.len);
     jpt__buf_free(&text);
     return rc;
 }
@@ -57,11 +49,11 @@ static int add_end(jpt_handle *h, jpt_state *s)
     int rc = JPT_OK;
 
     if (h->failure != NULL)
-        rc = add_text(s, h->failure, strlen(h->failure));
+        rc = jpt__state_add_text(s, h->failure, strlen(h->failure));
     else if (h->end != NULL && h->end->nblocks > 0)
         rc = add_blocks(s, h->end);
     else if (h->run.aborted)
-        rc = add_text(s, aborted_text, sizeof(aborted_text) - 1);
+        rc = jpt__state_add_text(s, aborted_text, sizeof(aborted_text) - 1);
     bool failed = h->failure != NULL || h->stop_error || (h->end != NULL && h->end->is_error);
     if (rc == JPT_OK && failed && !h->run.aborted) {
         rc = jpt__state_set_error_from_blocks(s, h->stop_transient);

@@ -40,16 +40,6 @@ static int add_content_array(jpt_state *s, const json_t *arr, const char *where)
     return JPT_OK;
 }
 
-static int add_text(jpt_state *s, const char *p, size_t n)
-{
-    jpt__block b = {.type = JPT_BLOCK_TEXT};
-    int rc = jpt__field_set(&b.f[JPT_FIELD_TEXT], p, n);
-
-    if (rc < 0)
-        return rc;
-    return jpt__state_push_block(s, &b);
-}
-
 /* `content` as RFD 009 carries it (a string, "" meaning none) or as RFD 058
  * does (a block array). Absent or null: no content. */
 static int add_content_value(jpt_state *s, const json_t *content,
@@ -60,7 +50,7 @@ static int add_content_value(jpt_state *s, const json_t *content,
     if (json_is_string(content)) {
         if (json_string_length(content) == 0)
             return JPT_OK;
-        return add_text(s, json_string_value(content), json_string_length(content));
+        return jpt__state_add_text(s, json_string_value(content), json_string_length(content));
     }
     if (json_is_array(content))
         return add_content_array(s, content, where);
@@ -101,7 +91,7 @@ static int add_question_member(jpt_state *s, const json_t *q)
         return JPT_OK;
     }
     if (pre_amble != NULL && pre_amble[0] != '\0' &&
-        (rc = add_text(s, pre_amble, strlen(pre_amble))) < 0) {
+        (rc = jpt__state_add_text(s, pre_amble, strlen(pre_amble))) < 0) {
         jpt__block_clear(&b);
         return rc;
     }
@@ -166,7 +156,7 @@ static int take_tool_error(jpt_state *s, const json_t *err, const char *where)
         rc = jpt__state_set_error_from_blocks(s, false);
         if (rc == JPT_OK && (s->error_message_len != len ||
                              memcmp(s->error_message, json_string_value(message), len) != 0))
-            rc = add_text(s, json_string_value(message), len);
+            rc = jpt__state_add_text(s, json_string_value(message), len);
     }
     if (rc < 0)
         return rc;
@@ -227,7 +217,7 @@ static int parse_envelope(jpt_state *s, const json_t *root)
     int rc;
 
     if (json_is_string(content))
-        rc = add_text(s, json_string_value(content), json_string_length(content));
+        rc = jpt__state_add_text(s, json_string_value(content), json_string_length(content));
     else
         rc = add_content_array(s, content, "content");
     if (rc < 0 ||
@@ -353,7 +343,7 @@ static int parse_raw(jpt_state *s, const char *data, size_t len)
 {
     s->kind = JPT_STATE_STOPPED;
     s->raw = true;
-    return add_text(s, data, len);
+    return jpt__state_add_text(s, data, len);
 }
 
 static bool starts_like_object(const char *data, size_t len)

@@ -293,6 +293,14 @@ static int push_or_report(jpt_state *s, jpt__block *b)
     return JPT_OK;
 }
 
+int jpt__state_add_text(jpt_state *s, const char *text, size_t n)
+{
+    jpt__block b = {.type = JPT_BLOCK_TEXT};
+    int rc = jpt__field_set(&b.f[JPT_FIELD_TEXT], text, n);
+
+    return rc < 0 ? rc : jpt__state_push_block(s, &b);
+}
+
 JPT_EXPORT int jpt_state_add_text(jpt_state *s, const char *text)
 {
     jpt__block b = {.type = JPT_BLOCK_TEXT};

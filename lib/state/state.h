@@ -61,6 +61,9 @@ void jpt__block_clear(jpt__block *b);
 int jpt__block_copy(const jpt__block *src, jpt__block *dst);
 /* Appends `b`, taking its fields; on failure `b` is cleared. */
 int jpt__state_push_block(jpt_state *s, jpt__block *b);
+/* Appends a text block of `n` bytes (NULs and invalid UTF-8 kept as they
+ * are). JPT_ERR_NOMEM. */
+int jpt__state_add_text(jpt_state *s, const char *text, size_t n);
 int jpt__state_warn(jpt_state *s, const char *fmt, ...) JPT__PRINTF(2, 3);
 int jpt__strv_push(jpt__strv *sv, const char *p, size_t n);
 /* Makes `s` a stopped error whose message is the text of its text blocks. */
