@@ -242,10 +242,10 @@ static void run_start(run *r, const char *const *argv, bool stdin_pipe)
 /* Dispatches until `done` holds or ten seconds pass. */
 static void run_until(run *r, bool (*done)(const run *r))
 {
-    uint64_t deadline = jpt__deadline_ms(10000);
+    uint64_t deadline = jpt__loop_deadline_ms(10000);
 
     while (!done(r)) {
-        assert_true(jpt__now() < deadline);
+        assert_true(jpt__loop_now() < deadline);
         assert_int_equal(jpt__loop_poll(r->loop, 100), JPT_OK);
         assert_true(jpt__loop_dispatch(r->loop) >= 0);
     }

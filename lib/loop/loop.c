@@ -48,7 +48,7 @@ struct event_batch {
     struct event_batch *outer;
 };
 
-uint64_t jpt__now(void)
+uint64_t jpt__loop_now(void)
 {
     struct timespec ts;
 
@@ -56,9 +56,9 @@ uint64_t jpt__now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t jpt__deadline_ms(int64_t ms)
+uint64_t jpt__loop_deadline_ms(int64_t ms)
 {
-    uint64_t now = jpt__now();
+    uint64_t now = jpt__loop_now();
     uint64_t span = (uint64_t)(ms > 0 ? ms : 0);
 
     /* Saturates: a deadline past the clock's range is never reached. */
@@ -67,7 +67,7 @@ uint64_t jpt__deadline_ms(int64_t ms)
     return now + span * 1000000u;
 }
 
-void jpt__timer_init(jpt__timer *t, jpt__timer_fn fn, void *ud)
+void jpt__loop_timer_init(jpt__timer *t, jpt__timer_fn fn, void *ud)
 {
     t->deadline = 0;
     t->fn = fn;
@@ -75,7 +75,7 @@ void jpt__timer_init(jpt__timer *t, jpt__timer_fn fn, void *ud)
     t->heap_index = JPT__TIMER_IDLE;
 }
 
-void jpt__defer_init(jpt__defer *d, jpt__defer_fn fn, void *ud)
+void jpt__loop_defer_init(jpt__defer *d, jpt__defer_fn fn, void *ud)
 {
     d->fn = fn;
     d->ud = ud;
@@ -83,7 +83,7 @@ void jpt__defer_init(jpt__defer *d, jpt__defer_fn fn, void *ud)
     d->queued = false;
 }
 
-bool jpt__timer_active(const jpt__timer *t)
+bool jpt__loop_timer_active(const jpt__timer *t)
 {
     return t->heap_index != JPT__TIMER_IDLE;
 }
@@ -132,7 +132,7 @@ static void arm(jpt__loop *l)
     if (next == l->armed)
         return;
     memset(&its, 0, sizeof(its));
-    /* A zero it_value disarms; deadlines are never 0 (jpt__timer_start), and
+    /* A zero it_value disarms; deadlines are never 0 (jpt__loop_timer_start), and
      * one already past makes the timerfd readable at once. */
     its.it_value.tv_sec = (time_t)(next / 1000000000u);
     its.it_value.tv_nsec = (long)(next % 1000000000u);
@@ -154,11 +154,11 @@ static void rearm(jpt__loop *l)
         arm(l);
 }
 
-int jpt__timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline)
+int jpt__loop_timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline)
 {
     if (deadline == 0)
         deadline = 1;
-    if (jpt__timer_active(t)) {
+    if (jpt__loop_timer_active(t)) {
         uint64_t old = t->deadline;
         t->deadline = deadline;
         if (deadline < old)
@@ -180,7 +180,7 @@ int jpt__timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline)
     return JPT_OK;
 }
 
-void jpt__timer_stop(jpt__loop *l, jpt__timer *t)
+void jpt__loop_timer_stop(jpt__loop *l, jpt__timer *t)
 {
     size_t i = t->heap_index;
 
@@ -199,7 +199,7 @@ void jpt__timer_stop(jpt__loop *l, jpt__timer *t)
 
 /* ---- Watches ---------------------------------------------------------------- */
 
-int jpt__watch_start(jpt__loop *l, jpt__watch *w, int fd, uint32_t events,
+int jpt__loop_watch_start(jpt__loop *l, jpt__watch *w, int fd, uint32_t events,
                      jpt__watch_fn fn, void *ud)
 {
     struct epoll_event ev = {.events = events, .data.ptr = w};
@@ -214,7 +214,7 @@ int jpt__watch_start(jpt__loop *l, jpt__watch *w, int fd, uint32_t events,
     return JPT_OK;
 }
 
-int jpt__watch_update(jpt__loop *l, jpt__watch *w, uint32_t events)
+int jpt__loop_watch_update(jpt__loop *l, jpt__watch *w, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.ptr = w};
 
@@ -228,7 +228,7 @@ int jpt__watch_update(jpt__loop *l, jpt__watch *w, uint32_t events)
     return JPT_OK;
 }
 
-void jpt__watch_stop(jpt__loop *l, jpt__watch *w)
+void jpt__loop_watch_stop(jpt__loop *l, jpt__watch *w)
 {
     if (!w->active)
         return;
@@ -256,7 +256,7 @@ static void signal_eventfd(jpt__loop *l)
     (void)!write(l->eventfd, &one, sizeof(one));
 }
 
-void jpt__defer_queue(jpt__loop *l, jpt__defer *d)
+void jpt__loop_defer_queue(jpt__loop *l, jpt__defer *d)
 {
     if (d->queued)
         return;
@@ -278,7 +278,7 @@ void jpt__defer_queue(jpt__loop *l, jpt__defer *d)
 
 /* Doubly linked, so that cancelling costs the same however many calls are
  * queued (a batch of thousands of calls queues one each). */
-void jpt__defer_cancel(jpt__loop *l, jpt__defer *d)
+void jpt__loop_defer_cancel(jpt__loop *l, jpt__defer *d)
 {
     if (!d->queued)
         return;
@@ -303,13 +303,13 @@ static bool run_deferred(jpt__loop *l)
      * again runs at the next dispatch, not in a loop here. (By number, as
      * the calls queued now may be cancelled while earlier ones run.) */
     uint64_t last = l->defer_seq;
-    uint64_t until = jpt__now() + JPT__DEFER_BUDGET_NS;
+    uint64_t until = jpt__loop_now() + JPT__DEFER_BUDGET_NS;
 
     while (l->defer_head != NULL && l->defer_head->seq <= last && !l->interrupted) {
         jpt__defer *d = l->defer_head;
-        jpt__defer_cancel(l, d);
+        jpt__loop_defer_cancel(l, d);
         d->fn(d);
-        if (jpt__now() >= until)
+        if (jpt__loop_now() >= until)
             break;
     }
     return l->defer_head != NULL;
@@ -355,8 +355,8 @@ int jpt__loop_new(jpt__loop **out)
     l->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     l->eventfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (l->epfd < 0 || l->timerfd < 0 || l->eventfd < 0 ||
-        (rc = jpt__watch_start(l, &l->timer_watch, l->timerfd, EPOLLIN, on_timerfd, l)) < 0 ||
-        (rc = jpt__watch_start(l, &l->event_watch, l->eventfd, EPOLLIN, on_eventfd, l)) < 0) {
+        (rc = jpt__loop_watch_start(l, &l->timer_watch, l->timerfd, EPOLLIN, on_timerfd, l)) < 0 ||
+        (rc = jpt__loop_watch_start(l, &l->event_watch, l->eventfd, EPOLLIN, on_eventfd, l)) < 0) {
         jpt__loop_free(l);
         return rc;
     }
@@ -391,7 +391,7 @@ int jpt__loop_timeout(const jpt__loop *l)
         return 0;
     if (l->nheap == 0)
         return -1;
-    uint64_t now = jpt__now(), next = l->heap[0]->deadline;
+    uint64_t now = jpt__loop_now(), next = l->heap[0]->deadline;
     if (next <= now)
         return 0;
     uint64_t ms = (next - now + 999999u) / 1000000u;
@@ -400,13 +400,13 @@ int jpt__loop_timeout(const jpt__loop *l)
 
 static bool run_timers(jpt__loop *l)
 {
-    uint64_t now = jpt__now();
+    uint64_t now = jpt__loop_now();
 
     for (int n = 0; n < TIMER_BATCH && !l->interrupted; n++) {
         if (l->nheap == 0 || l->heap[0]->deadline > now)
             break;
         jpt__timer *t = l->heap[0];
-        jpt__timer_stop(l, t);
+        jpt__loop_timer_stop(l, t);
         t->fn(t);
     }
     return l->nheap > 0 && l->heap[0]->deadline <= now;

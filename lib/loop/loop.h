@@ -56,8 +56,8 @@ struct jpt__defer {
 };
 
 /* Initialises a timer or deferred call as idle. */
-void jpt__timer_init(jpt__timer *t, jpt__timer_fn fn, void *ud);
-void jpt__defer_init(jpt__defer *d, jpt__defer_fn fn, void *ud);
+void jpt__loop_timer_init(jpt__timer *t, jpt__timer_fn fn, void *ud);
+void jpt__loop_defer_init(jpt__defer *d, jpt__defer_fn fn, void *ud);
 
 int jpt__loop_new(jpt__loop **out);
 void jpt__loop_free(jpt__loop *l);
@@ -65,25 +65,25 @@ int jpt__loop_fd(const jpt__loop *l);
 
 /* Now on CLOCK_MONOTONIC, in nanoseconds; and a deadline `ms` from now
  * (UINT64_MAX, never, when that is past the clock's range). */
-uint64_t jpt__now(void);
-uint64_t jpt__deadline_ms(int64_t ms);
+uint64_t jpt__loop_now(void);
+uint64_t jpt__loop_deadline_ms(int64_t ms);
 
 /* Adds `fd` to the epoll set for `events` (EPOLLIN, EPOLLOUT, …). */
-int jpt__watch_start(jpt__loop *l, jpt__watch *w, int fd, uint32_t events,
+int jpt__loop_watch_start(jpt__loop *l, jpt__watch *w, int fd, uint32_t events,
                      jpt__watch_fn fn, void *ud);
-int jpt__watch_update(jpt__loop *l, jpt__watch *w, uint32_t events);
+int jpt__loop_watch_update(jpt__loop *l, jpt__watch *w, uint32_t events);
 /* Removes the watch; it receives no further events, even ones already
  * fetched in the current dispatch. Idempotent. Does not close the fd. */
-void jpt__watch_stop(jpt__loop *l, jpt__watch *w);
+void jpt__loop_watch_stop(jpt__loop *l, jpt__watch *w);
 
 /* (Re)starts the timer for an absolute deadline; stopping is idempotent. */
-int jpt__timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline);
-void jpt__timer_stop(jpt__loop *l, jpt__timer *t);
-bool jpt__timer_active(const jpt__timer *t);
+int jpt__loop_timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline);
+void jpt__loop_timer_stop(jpt__loop *l, jpt__timer *t);
+bool jpt__loop_timer_active(const jpt__timer *t);
 
 /* Queues `d` to run at the next dispatch (once, however often queued). */
-void jpt__defer_queue(jpt__loop *l, jpt__defer *d);
-void jpt__defer_cancel(jpt__loop *l, jpt__defer *d);
+void jpt__loop_defer_queue(jpt__loop *l, jpt__defer *d);
+void jpt__loop_defer_cancel(jpt__loop *l, jpt__defer *d);
 
 /* Milliseconds until dispatch is due: 0 when work is pending, -1 when
  * nothing is scheduled. Rounded up, so waiting that long never wakes early. */

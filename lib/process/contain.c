@@ -136,12 +136,12 @@ static void kill_cgroup(jpt__contain *ct, uint64_t number)
  * `events` is its cgroup.events, or -1. */
 static void remove_when_empty(jpt__contain *ct, uint64_t number, int events, int timeout_ms)
 {
-    uint64_t deadline = jpt__deadline_ms(timeout_ms);
+    uint64_t deadline = jpt__loop_deadline_ms(timeout_ms);
     char name[64];
 
     cgroup_name(ct, number, name, sizeof(name));
     while (remove_tree(ct->cgroups, name) < 0) {
-        uint64_t now = jpt__now();
+        uint64_t now = jpt__loop_now();
         if (errno != EBUSY || now >= deadline) {
             jpt__log(JPT_LOG_WARNING, "the cgroup %s is left behind: %s", name,
                      strerror(errno));
@@ -163,7 +163,7 @@ static void remove_when_empty(jpt__contain *ct, uint64_t number, int events, int
 
 static void retired(retiring *rt)
 {
-    jpt__watch_stop(rt->ct->loop, &rt->watch);
+    jpt__loop_watch_stop(rt->ct->loop, &rt->watch);
     close(rt->events);
     JPT__LIST_REMOVE(rt->ct->retiring, rt);
     jpt__free(rt);
@@ -201,7 +201,7 @@ static void retire(jpt__contain *ct, uint64_t number)
     cgroup_name(ct, number, path, sizeof(path));
     strcat(path, "/cgroup.events");
     if (rt == NULL || (events = openat(ct->cgroups, path, O_RDONLY | O_CLOEXEC)) < 0 ||
-        jpt__watch_start(ct->loop, &rt->watch, events, EPOLLPRI, on_cgroup_events, rt) < 0) {
+        jpt__loop_watch_start(ct->loop, &rt->watch, events, EPOLLPRI, on_cgroup_events, rt) < 0) {
         jpt__free(rt);
         remove_when_empty(ct, number, events, BLOCKING_WAIT_MS);
         if (events >= 0)
@@ -400,7 +400,7 @@ static void add_orphan(jpt__contain *ct, int pidfd)
 {
     orphan *o = jpt__calloc(1, sizeof(*o));
 
-    if (o == NULL || jpt__watch_start(ct->loop, &o->watch, pidfd, EPOLLIN, on_orphan, o) < 0) {
+    if (o == NULL || jpt__loop_watch_start(ct->loop, &o->watch, pidfd, EPOLLIN, on_orphan, o) < 0) {
         jpt__log(JPT_LOG_WARNING, "an orphan of a tool cannot be followed: it is left "
                                   "unreaped");
         jpt__free(o);
@@ -513,7 +513,7 @@ static void on_orphan(jpt__watch *w, uint32_t events)
 
     (void)events;
     /* Level-triggered, and readable for good once it has exited. */
-    jpt__watch_stop(o->ct->loop, &o->watch);
+    jpt__loop_watch_stop(o->ct->loop, &o->watch);
     o->exited = true;
     reap_orphans(o->ct);
 }
@@ -521,13 +521,13 @@ static void on_orphan(jpt__watch *w, uint32_t events)
 /* Blocks until every orphan is reaped, or the time is up. */
 static void reap_orphans_blocking(jpt__contain *ct)
 {
-    uint64_t deadline = jpt__deadline_ms(BLOCKING_WAIT_MS);
+    uint64_t deadline = jpt__loop_deadline_ms(BLOCKING_WAIT_MS);
 
     for (;;) {
         size_t n = 0;
         for (orphan *o = ct->orphans; o != NULL; o = o->next)
             n += !o->exited;
-        uint64_t now = jpt__now();
+        uint64_t now = jpt__loop_now();
         if (n == 0 || now >= deadline)
             break;
         struct pollfd *fds = jpt__calloc(n, sizeof(*fds));
@@ -541,7 +541,7 @@ static void reap_orphans_blocking(jpt__contain *ct)
         n = 0;
         for (orphan *o = ct->orphans; o != NULL; o = o->next)
             if (!o->exited && fds[n++].revents != 0) {
-                jpt__watch_stop(ct->loop, &o->watch);
+                jpt__loop_watch_stop(ct->loop, &o->watch);
                 o->exited = true;
             }
         jpt__free(fds);
@@ -552,7 +552,7 @@ static void reap_orphans_blocking(jpt__contain *ct)
         jpt__log(JPT_LOG_WARNING, "orphans of tools are left unreaped");
     while (ct->orphans != NULL) {
         orphan *o = ct->orphans;
-        jpt__watch_stop(ct->loop, &o->watch);
+        jpt__loop_watch_stop(ct->loop, &o->watch);
         close(o->pidfd);
         JPT__LIST_REMOVE(ct->orphans, o);
         jpt__free(o);
@@ -613,7 +613,7 @@ int jpt__contain_new(jpt__loop *l, int mode, jpt__contain **out, jpt__errbuf *er
     ct->host = getpid();
     ct->cgroups = -1;
     if (getrandom(&ct->token, sizeof(ct->token), GRND_NONBLOCK) != (ssize_t)sizeof(ct->token))
-        ct->token = jpt__now() ^ ((uint64_t)ct->host << 32) ^ (uint64_t)(uintptr_t)ct;
+        ct->token = jpt__loop_now() ^ ((uint64_t)ct->host << 32) ^ (uint64_t)(uintptr_t)ct;
     if (mode == JPT__CONTAIN_AUTO || mode == JPT__CONTAIN_CGROUP) {
         rc = open_cgroups(ct, err);
         if (rc == JPT_OK)

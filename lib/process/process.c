@@ -415,12 +415,12 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     c->in_fd = (s->stdin_pipe || s->pty) ? f.parent_in : -1;
     if (c->in_fd < 0)
         close_fd(&f.parent_in);
-    jpt__timer_init(&c->drain_timer, on_drain_timeout, c);
-    jpt__timer_init(&c->kill_timer, on_kill_timeout, c);
-    if ((rc = jpt__watch_start(l, &c->pid_watch, pidfd, EPOLLIN, on_pidfd, c)) < 0 ||
-        (rc = jpt__watch_start(l, &c->out.watch, c->out.fd, EPOLLIN, on_output, c)) < 0 ||
+    jpt__loop_timer_init(&c->drain_timer, on_drain_timeout, c);
+    jpt__loop_timer_init(&c->kill_timer, on_kill_timeout, c);
+    if ((rc = jpt__loop_watch_start(l, &c->pid_watch, pidfd, EPOLLIN, on_pidfd, c)) < 0 ||
+        (rc = jpt__loop_watch_start(l, &c->out.watch, c->out.fd, EPOLLIN, on_output, c)) < 0 ||
         (c->err.fd >= 0 &&
-         (rc = jpt__watch_start(l, &c->err.watch, c->err.fd, EPOLLIN, on_output, c)) < 0)) {
+         (rc = jpt__loop_watch_start(l, &c->err.watch, c->err.fd, EPOLLIN, on_output, c)) < 0)) {
         jpt__child_free(c);
         return jpt__err(err, rc, "adding the child's fds to the loop failed");
     }
@@ -444,7 +444,7 @@ static void close_stream(jpt__child *c, stream *st)
 {
     if (st->fd < 0)
         return;
-    jpt__watch_stop(c->loop, &st->watch);
+    jpt__loop_watch_stop(c->loop, &st->watch);
     if (c->pty && st == &c->out)
         c->in_fd = -1; /* the master was both */
     close_fd(&st->fd);
@@ -455,7 +455,7 @@ static void close_input(jpt__child *c)
     if (c->in_fd < 0)
         return;
     if (!c->pty) {
-        jpt__watch_stop(c->loop, &c->in_watch);
+        jpt__loop_watch_stop(c->loop, &c->in_watch);
         close_fd(&c->in_fd);
     }
     c->in_fd = -1;
@@ -510,11 +510,11 @@ static void finish(jpt__child *c)
 {
     siginfo_t info;
 
-    jpt__timer_stop(c->loop, &c->drain_timer);
-    jpt__timer_stop(c->loop, &c->kill_timer);
+    jpt__loop_timer_stop(c->loop, &c->drain_timer);
+    jpt__loop_timer_stop(c->loop, &c->kill_timer);
     close_stream(c, &c->out);
     close_stream(c, &c->err);
-    jpt__watch_stop(c->loop, &c->pid_watch);
+    jpt__loop_watch_stop(c->loop, &c->pid_watch);
     /* The subreaper finds the tool's strays by its session, which only the
      * unreaped leader keeps reserved: they go first. */
     bool strays_first = c->contained.ct != NULL &&
@@ -594,8 +594,8 @@ static void on_pidfd(jpt__watch *w, uint32_t events)
         return;
     }
     /* Level-triggered: stop hearing of the exit until the pidfd is closed. */
-    jpt__watch_stop(c->loop, &c->pid_watch);
-    if (jpt__timer_start(c->loop, &c->drain_timer, jpt__deadline_ms(c->drain_ms)) < 0)
+    jpt__loop_watch_stop(c->loop, &c->pid_watch);
+    if (jpt__loop_timer_start(c->loop, &c->drain_timer, jpt__loop_deadline_ms(c->drain_ms)) < 0)
         finish(c);
 }
 
@@ -700,12 +700,12 @@ static int want_output_space(jpt__child *c, bool want)
 {
     if (c->pty)
         return c->out.fd < 0 ? JPT_OK
-                             : jpt__watch_update(c->loop, &c->out.watch,
+                             : jpt__loop_watch_update(c->loop, &c->out.watch,
                                                  EPOLLIN | (want ? EPOLLOUT : 0));
     if (want && !c->in_watch.active)
-        return jpt__watch_start(c->loop, &c->in_watch, c->in_fd, EPOLLOUT, on_input, c);
+        return jpt__loop_watch_start(c->loop, &c->in_watch, c->in_fd, EPOLLOUT, on_input, c);
     if (!want)
-        jpt__watch_stop(c->loop, &c->in_watch);
+        jpt__loop_watch_stop(c->loop, &c->in_watch);
     return JPT_OK;
 }
 
@@ -819,14 +819,14 @@ void jpt__child_terminate(jpt__child *c, int grace_ms)
         /* Only a grandchild holding the output is left: end the drain window
          * now. Through the timer, so that the exit is reported from the
          * loop, never from inside the caller. */
-        jpt__timer_start(c->loop, &c->drain_timer, jpt__now());
+        jpt__loop_timer_start(c->loop, &c->drain_timer, jpt__loop_now());
         return;
     }
     /* A second request does not push the deadline of the first back. */
-    if (jpt__timer_active(&c->kill_timer))
+    if (jpt__loop_timer_active(&c->kill_timer))
         return;
     signal_group(c, SIGTERM);
-    if (jpt__timer_start(c->loop, &c->kill_timer, jpt__deadline_ms(grace_ms)) < 0)
+    if (jpt__loop_timer_start(c->loop, &c->kill_timer, jpt__loop_deadline_ms(grace_ms)) < 0)
         kill_child(c);
 }
 
@@ -834,12 +834,12 @@ void jpt__child_terminate(jpt__child *c, int grace_ms)
  * reaping it. */
 static void release_child(jpt__child *c, bool killed)
 {
-    jpt__timer_stop(c->loop, &c->drain_timer);
-    jpt__timer_stop(c->loop, &c->kill_timer);
+    jpt__loop_timer_stop(c->loop, &c->drain_timer);
+    jpt__loop_timer_stop(c->loop, &c->kill_timer);
     close_stream(c, &c->out);
     close_stream(c, &c->err);
     close_input(c);
-    jpt__watch_stop(c->loop, &c->pid_watch);
+    jpt__loop_watch_stop(c->loop, &c->pid_watch);
     if (!c->reaped && c->pidfd >= 0) {
         siginfo_t info;
         if (!killed)
@@ -902,7 +902,7 @@ static void kill_children(jpt__child **children, size_t n)
 
 void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms)
 {
-    uint64_t deadline = jpt__deadline_ms(grace_ms);
+    uint64_t deadline = jpt__loop_deadline_ms(grace_ms);
     struct pollfd *fds = jpt__calloc(n ? n : 1, sizeof(*fds));
 
     for (size_t i = 0; i < n; i++)
@@ -917,7 +917,7 @@ void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms)
             if (!c->reaped && !c->exited && c->pidfd >= 0)
                 fds[waiting++] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
         }
-        uint64_t now = jpt__now();
+        uint64_t now = jpt__loop_now();
         if (waiting == 0 || now >= deadline)
             break;
         int ready = poll(fds, waiting, (int)((deadline - now + 999999u) / 1000000u));

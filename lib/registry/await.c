@@ -86,8 +86,8 @@ static void await_release(jpt__call *call)
     jpt__await *a = call->own;
     jpt_registry *r = call->r;
 
-    jpt__timer_stop(r->loop, &a->timer);
-    jpt__defer_cancel(r->loop, &a->step);
+    jpt__loop_timer_stop(r->loop, &a->timer);
+    jpt__loop_defer_cancel(r->loop, &a->step);
     for (size_t i = 0; i < a->n; i++)
         jpt__handle_unsubscribe(&a->subs[i]);
     if (a->phase == ANSWERING)
@@ -111,7 +111,7 @@ static void complete(jpt__await *a, const char *text, bool is_error)
 
 static void next_slice(jpt__await *a)
 {
-    jpt__defer_queue(a->call->r->loop, &a->step);
+    jpt__loop_defer_queue(a->call->r->loop, &a->step);
 }
 
 /* ---- Answering ------------------------------------------------------------------- */
@@ -230,7 +230,7 @@ static void answer_await(jpt__await *a, const char *flag)
         a->pending_flag = flag;
         return;
     }
-    jpt__timer_stop(r->loop, &a->timer);
+    jpt__loop_timer_stop(r->loop, &a->timer);
     a->snap = jpt__calloc(a->n ? a->n : 1, sizeof(*a->snap));
     if (a->snap == NULL) {
         complete(a, "out of memory building the await response", true);
@@ -452,7 +452,7 @@ static void resolved(jpt__await *a)
     /* Beyond any real wait, a timeout is no limit at all; clamped, the
      * product below cannot overflow. */
     json_int_t secs = a->timeout_secs > MAX_TIMEOUT_SECS ? MAX_TIMEOUT_SECS : a->timeout_secs;
-    if (secs >= 0 && jpt__timer_start(r->loop, &a->timer, jpt__deadline_ms(secs * 1000)) < 0) {
+    if (secs >= 0 && jpt__loop_timer_start(r->loop, &a->timer, jpt__loop_deadline_ms(secs * 1000)) < 0) {
         answer_await(a, "timed_out");
         return;
     }
@@ -522,8 +522,8 @@ static jpt__await *await_new(jpt__call *call, json_t *arguments, size_t total)
     a->total = total;
     a->timeout_secs = json_is_integer(timeout) ? json_integer_value(timeout) : -1;
     jpt__idmap_init(&a->seen);
-    jpt__timer_init(&a->timer, on_await_timeout, a);
-    jpt__defer_init(&a->step, run_slice, a);
+    jpt__loop_timer_init(&a->timer, on_await_timeout, a);
+    jpt__loop_defer_init(&a->step, run_slice, a);
     return a;
 }
 

@@ -190,7 +190,7 @@ static inline void jpt__registry_soon(jpt_registry *r, jpt__defer *d)
     if (r->dispatching > 0)
         d->fn(d);
     else
-        jpt__defer_queue(r->loop, d);
+        jpt__loop_defer_queue(r->loop, d);
 }
 
 /* ---- Events (events.c) -------------------------------------------------------

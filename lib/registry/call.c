@@ -39,9 +39,9 @@ jpt__call *jpt__call_new(jpt_registry *r, jpt_batch *b, jpt__wire_call *wc)
     call->r = r;
     call->batch = b;
     call->wait_ms = -1;
-    jpt__defer_init(&call->step, run_call_step, call);
-    jpt__timer_init(&call->settle_timer, on_wait_timer, call);
-    jpt__timer_init(&call->yield_timer, on_wait_timer, call);
+    jpt__loop_defer_init(&call->step, run_call_step, call);
+    jpt__loop_timer_init(&call->settle_timer, on_wait_timer, call);
+    jpt__loop_timer_init(&call->yield_timer, on_wait_timer, call);
     call->sub.heard = heard_waited;
     call->id = wc->id;
     call->name = wc->name;
@@ -79,8 +79,8 @@ static void land(jpt__call *call)
 /* The call stops waiting on its handle. */
 static void stop_waiting(jpt__call *call)
 {
-    jpt__timer_stop(call->r->loop, &call->settle_timer);
-    jpt__timer_stop(call->r->loop, &call->yield_timer);
+    jpt__loop_timer_stop(call->r->loop, &call->settle_timer);
+    jpt__loop_timer_stop(call->r->loop, &call->yield_timer);
     jpt__handle_unsubscribe(&call->sub);
 }
 
@@ -104,7 +104,7 @@ static void wind_down(jpt__call *call, const char *why)
     stop_waiting(call);
     jpt__inquiry_orphan(call->inquiry);
     call->inquiry = NULL;
-    jpt__defer_cancel(call->r->loop, &call->step);
+    jpt__loop_defer_cancel(call->r->loop, &call->step);
     call->step_fn = NULL;
     if (call->own != NULL && call->tool->call_ops != NULL)
         call->tool->call_ops->release(call);
@@ -164,7 +164,7 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
          * it is freed from the loop (or with the registry), and counts as
          * in flight until then. */
         call->step_fn = jpt__call_free;
-        jpt__defer_queue(call->r->loop, &call->step);
+        jpt__loop_defer_queue(call->r->loop, &call->step);
         return;
     }
     land(call);
@@ -204,7 +204,7 @@ static void call_later(jpt__call *call, void (*fn)(jpt__call *call))
     if (call->step_fn == cancel_now && call->step.queued)
         return;
     call->step_fn = fn;
-    jpt__defer_queue(call->r->loop, &call->step);
+    jpt__loop_defer_queue(call->r->loop, &call->step);
 }
 
 /* ---- Answering from the handle ------------------------------------------------------- */
@@ -269,9 +269,9 @@ static void heard_waited(jpt__sub *s, unsigned what)
         return;
     }
     /* Output: an action waiting for quiet waits longer. */
-    if (jpt__timer_active(&call->settle_timer) &&
-        jpt__timer_start(call->r->loop, &call->settle_timer,
-                         jpt__deadline_ms(jpt__tool_settle_ms(call->r, call->tool))) < 0)
+    if (jpt__loop_timer_active(&call->settle_timer) &&
+        jpt__loop_timer_start(call->r->loop, &call->settle_timer,
+                         jpt__loop_deadline_ms(jpt__tool_settle_ms(call->r, call->tool))) < 0)
         answer_now(call);
 }
 
@@ -312,8 +312,8 @@ static void wait_for(jpt__call *call, bool settle)
         settle_ms = call->wait_ms > settle_ms ? call->wait_ms : settle_ms;
         yield_ms = call->wait_ms > yield_ms ? call->wait_ms : yield_ms;
     }
-    if (jpt__timer_start(r->loop, &call->settle_timer, jpt__deadline_ms(settle_ms)) < 0 ||
-        jpt__timer_start(r->loop, &call->yield_timer, jpt__deadline_ms(yield_ms)) < 0)
+    if (jpt__loop_timer_start(r->loop, &call->settle_timer, jpt__loop_deadline_ms(settle_ms)) < 0 ||
+        jpt__loop_timer_start(r->loop, &call->yield_timer, jpt__loop_deadline_ms(yield_ms)) < 0)
         answer_now(call);
 }
 

@@ -68,16 +68,16 @@ int jpt__handle_new(jpt_registry *r, jpt__tool *t, const char *id, json_t *argum
     h->refs = 1;
     h->phase = JPT__PHASE_PENDING;
     h->kind = JPT_STATE_RUNNING;
-    h->started = jpt__now();
+    h->started = jpt__loop_now();
     h->tool = jpt__tool_ref(t);
     h->arguments = json_incref(arguments);
     /* Structured output is bounded like text (issue 7). */
     jpt__blockq_init(&h->blocks, r->capture_bytes);
     jpt__capture_init(&h->text, r->capture_bytes);
     jpt__capture_init(&h->recent, RECENT_BYTES);
-    jpt__timer_init(&h->timeout_timer, on_timeout, h);
-    jpt__defer_init(&h->tell_step, tell_later, h);
-    jpt__defer_init(&h->answer_step, answer_later, h);
+    jpt__loop_timer_init(&h->timeout_timer, on_timeout, h);
+    jpt__loop_defer_init(&h->tell_step, tell_later, h);
+    jpt__loop_defer_init(&h->answer_step, answer_later, h);
     h->run.r = r;
     h->run.tool = h->tool;
     h->run.id = h->id;
@@ -94,9 +94,9 @@ static void handle_free(jpt_handle *h)
     jpt_registry *r = h->r;
 
     h->tool->rt->release(&h->run);
-    jpt__timer_stop(r->loop, &h->timeout_timer);
-    jpt__defer_cancel(r->loop, &h->tell_step);
-    jpt__defer_cancel(r->loop, &h->answer_step);
+    jpt__loop_timer_stop(r->loop, &h->timeout_timer);
+    jpt__loop_defer_cancel(r->loop, &h->tell_step);
+    jpt__loop_defer_cancel(r->loop, &h->answer_step);
     json_decref(h->late_answer);
     jpt__free(h->late_qid);
     jpt__events_forget(&h->output_event);
@@ -222,7 +222,7 @@ int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why)
     jpt__free(h->final_text);
     h->final_text = NULL;
     if (h->phase == JPT__PHASE_PENDING)
-        h->started = jpt__now();
+        h->started = jpt__loop_now();
     set_phase(h, JPT__PHASE_LIVE);
     if ((rc = h->tool->rt->start(&h->run, why)) < 0) {
         /* It stops with the reason as its result (an await of it in the
@@ -236,8 +236,8 @@ int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why)
     }
     /* A one-shot call's time limit, whatever runs it. */
     if (action == JPT__ACTION_NONE && h->tool->timeout_ms > 0 &&
-        (rc = jpt__timer_start(r->loop, &h->timeout_timer,
-                               jpt__deadline_ms(h->tool->timeout_ms))) < 0)
+        (rc = jpt__loop_timer_start(r->loop, &h->timeout_timer,
+                               jpt__loop_deadline_ms(h->tool->timeout_ms))) < 0)
         jpt__handle_kill(h, "out of memory starting the tool's time limit");
     return JPT_OK;
 }
@@ -259,7 +259,7 @@ void jpt__handle_fail(jpt_handle *h, const char *why)
     if (h->phase != JPT__PHASE_PENDING)
         return;
     set_failure(h, why);
-    h->started = jpt__now();
+    h->started = jpt__loop_now();
     h->delivered = true;
     stop(h);
 }
@@ -376,7 +376,7 @@ int jpt__handle_answer(jpt_handle *h, const char *qid, const json_t *answer,
         jpt__free(h->late_qid);
         h->late_answer = json_incref((json_t *)answer);
         h->late_qid = id;
-        jpt__defer_queue(h->r->loop, &h->answer_step);
+        jpt__loop_defer_queue(h->r->loop, &h->answer_step);
         return JPT_OK;
     }
     rc = deliver_answer(h, id, answer, answer_json);
@@ -524,7 +524,7 @@ static void tell(jpt_handle *h, unsigned what)
         return;
     }
     h->untold |= what;
-    jpt__defer_queue(h->r->loop, &h->tell_step);
+    jpt__loop_defer_queue(h->r->loop, &h->tell_step);
 }
 
 void jpt__handle_seen(jpt_handle *h)
@@ -645,7 +645,7 @@ static void sink_stopped(jpt__run *run, jpt_state *final)
 {
     jpt_handle *h = of_run(run);
 
-    jpt__timer_stop(h->r->loop, &h->timeout_timer);
+    jpt__loop_timer_stop(h->r->loop, &h->timeout_timer);
     jpt_state_unref(h->end);
     h->end = final;
     /* A one-shot run's question is read from its result (view.c); a

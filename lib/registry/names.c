@@ -56,7 +56,7 @@ bool jpt__valid_name(const char *name, const char *extra)
 
 double jpt__elapsed_secs(uint64_t since)
 {
-    double secs = (double)(jpt__now() - since) / 1e9;
+    double secs = (double)(jpt__loop_now() - since) / 1e9;
 
     return (double)(long long)(secs * 10 + 0.5) / 10;
 }

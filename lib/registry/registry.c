@@ -128,8 +128,8 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     r->max_events = o.max_events > 0 ? o.max_events : DEFAULT_MAX_EVENTS;
     r->keep_spool = (o.flags & JPT_REGISTRY_KEEP_SPOOL) != 0;
     jpt__idmap_init(&r->handle_ids);
-    jpt__defer_init(&r->slot_step, jpt__process_slots_freed, r);
-    jpt__defer_init(&r->shutdown_step, run_shutdown, r);
+    jpt__loop_defer_init(&r->slot_step, jpt__process_slots_freed, r);
+    jpt__loop_defer_init(&r->shutdown_step, run_shutdown, r);
     r->on_child_gone = check_shutdown_done;
     r->on_handle_change = jpt__notify_handle_changed;
     if ((rc = set_root(r, o.root)) < 0 || (rc = add_await_tool(r)) < 0 ||
@@ -244,7 +244,7 @@ JPT_EXPORT int jpt_registry_shutdown(jpt_registry *r)
         r->shutting_down = true;
         jpt__log(JPT_LOG_INFO, "registry shutting down: %zu tool processes to end",
                  r->nchildren);
-        jpt__defer_queue(r->loop, &r->shutdown_step);
+        jpt__loop_defer_queue(r->loop, &r->shutdown_step);
     }
     return shutdown_done(r) ? JPT_OK : JPT_ERR_AGAIN;
 }
@@ -306,7 +306,7 @@ JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r)
 static int drive(jpt_registry *r, int timeout_ms, bool (*done)(jpt_registry *, void *),
                  void *arg, bool *gone)
 {
-    uint64_t deadline = timeout_ms >= 0 ? jpt__deadline_ms(timeout_ms) : 0;
+    uint64_t deadline = timeout_ms >= 0 ? jpt__loop_deadline_ms(timeout_ms) : 0;
 
     *gone = false;
     if (r->free_pending)
@@ -321,7 +321,7 @@ static int drive(jpt_registry *r, int timeout_ms, bool (*done)(jpt_registry *, v
             return JPT_OK;
         int wait = jpt__loop_timeout(r->loop);
         if (timeout_ms >= 0) {
-            uint64_t now = jpt__now();
+            uint64_t now = jpt__loop_now();
             if (now >= deadline)
                 return JPT_ERR_TIMEOUT;
             int left = (int)((deadline - now + 999999u) / 1000000u);

@@ -79,7 +79,7 @@ static int start(jpt__run *run, jpt__buf *why)
         builtin_run *b = jpt__calloc(1, sizeof(*b));
         if (b == NULL)
             return JPT_ERR_NOMEM;
-        jpt__defer_init(&b->abort_step, run_abort, run);
+        jpt__loop_defer_init(&b->abort_step, run_abort, run);
         run->impl = b;
     }
     builtin_of(run)->ended = false;
@@ -118,7 +118,7 @@ static void abort_run(jpt__run *run)
     builtin_run *b = builtin_of(run);
 
     if (b != NULL && !b->ended)
-        jpt__defer_queue(run->r->loop, &b->abort_step);
+        jpt__loop_defer_queue(run->r->loop, &b->abort_step);
 }
 
 static void refresh(jpt__run *run)
@@ -159,7 +159,7 @@ static void release(jpt__run *run)
 
     if (b == NULL)
         return;
-    jpt__defer_cancel(run->r->loop, &b->abort_step);
+    jpt__loop_defer_cancel(run->r->loop, &b->abort_step);
     if (!b->ended && run->tool->ops.abort != NULL) {
         b->releasing = true;
         run->tool->ops.abort(handle_of(run), run->tool->ud);

@@ -177,7 +177,7 @@ static void child_gone(jpt__proc *p)
     jpt__stale_remove(r, p->stale_slot);
     p->stale_slot = 0;
     if (r->slot_head != NULL)
-        jpt__defer_queue(r->loop, &r->slot_step);
+        jpt__loop_defer_queue(r->loop, &r->slot_step);
     if (r->on_child_gone != NULL)
         r->on_child_gone(r);
 }
@@ -309,7 +309,7 @@ void jpt__process_slots_freed(jpt__defer *d)
             break;
     }
     if (r->slot_head != NULL && r->nchildren < r->max_processes && !r->shutting_down)
-        jpt__defer_queue(r->loop, d);
+        jpt__loop_defer_queue(r->loop, d);
 }
 
 static int start(jpt__run *run, jpt__buf *why)

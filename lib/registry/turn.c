@@ -136,9 +136,9 @@ static void turn_release(jpt__turn *t)
 {
     jpt_registry *r = t->r;
 
-    jpt__timer_stop(r->loop, &t->timer);
-    jpt__defer_cancel(r->loop, &t->start);
-    jpt__defer_cancel(r->loop, &t->decide);
+    jpt__loop_timer_stop(r->loop, &t->timer);
+    jpt__loop_defer_cancel(r->loop, &t->start);
+    jpt__loop_defer_cancel(r->loop, &t->decide);
     json_decref(t->answer);
     for (size_t i = 0; i < t->n; i++)
         jpt__handle_unsubscribe(&t->entries[i].sub);
@@ -217,7 +217,7 @@ static void apply_answer(jpt__defer *d)
     json_decref(answer);
     t->asking = false;
     /* The wait starts now: the question may have taken a while. */
-    jpt__timer_start(t->r->loop, &t->timer, jpt__deadline_ms(t->r->turn_end_timeout_ms));
+    jpt__loop_timer_start(t->r->loop, &t->timer, jpt__loop_deadline_ms(t->r->turn_end_timeout_ms));
     finish_if_settled(t);
 }
 
@@ -229,7 +229,7 @@ static int turn_answered(jpt_inquiry *q, const json_t *answer, const char *answe
     if (t->answer != NULL)
         return JPT_ERR_STATE;
     t->answer = json_incref((json_t *)answer);
-    jpt__defer_queue(t->r->loop, &t->decide);
+    jpt__loop_defer_queue(t->r->loop, &t->decide);
     return JPT_OK;
 }
 
@@ -240,7 +240,7 @@ static void unanswered(jpt__turn *t)
         if (t->entries[k].mode == MODE_ASKING)
             t->entries[k].mode = MODE_NOTIFY;
     t->asking = false;
-    jpt__timer_start(t->r->loop, &t->timer, jpt__deadline_ms(t->r->turn_end_timeout_ms));
+    jpt__loop_timer_start(t->r->loop, &t->timer, jpt__loop_deadline_ms(t->r->turn_end_timeout_ms));
     for (size_t k = 0; k < t->n; k++)
         if (t->entries[k].h != NULL && t->entries[k].h->phase == JPT__PHASE_STOPPED)
             settle(t, &t->entries[k]);
@@ -388,7 +388,7 @@ static void run_policies(jpt__defer *d)
         asking += e->mode == MODE_ASKING;
         t->unsettled++;
     }
-    if (jpt__timer_start(r->loop, &t->timer, jpt__deadline_ms(r->turn_end_timeout_ms)) < 0)
+    if (jpt__loop_timer_start(r->loop, &t->timer, jpt__loop_deadline_ms(r->turn_end_timeout_ms)) < 0)
         jpt__log(JPT_LOG_WARNING, "out of memory: the turn end waits without a timeout");
     for (size_t i = 0; i < t->n; i++) {
         entry *e = &t->entries[i];
@@ -454,14 +454,14 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
     t->batch = b;
     t->keep = (flags & JPT_TURN_KEEP) != 0;
     t->abort_all = (flags & JPT_TURN_ABORT) != 0;
-    jpt__timer_init(&t->timer, on_turn_timeout, t);
-    jpt__defer_init(&t->start, run_policies, t);
-    jpt__defer_init(&t->decide, apply_answer, t);
+    jpt__loop_timer_init(&t->timer, on_turn_timeout, t);
+    jpt__loop_defer_init(&t->start, run_policies, t);
+    jpt__loop_defer_init(&t->decide, apply_answer, t);
     r->calls_in_flight++;
     r->turn = t;
     /* The policies may run builtins' abort callbacks and the inquiry
      * handler: from the loop, like every callback. */
-    jpt__defer_queue(r->loop, &t->start);
+    jpt__loop_defer_queue(r->loop, &t->start);
     *out = b;
     return JPT_OK;
 }
