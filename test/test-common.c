@@ -8,7 +8,7 @@
 
 #include "test-util.h"
 
-#include "common/common.h"
+#include "common/json.h"
 
 /* ARCHITECTURE.md §4: explicit values, never renumbered. */
 static void status_codes_have_their_documented_values(void **state)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "json.h"
 
 static void *libc_malloc(size_t n, void *ud)
 {

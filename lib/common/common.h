@@ -9,8 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 #include "jptool/common.h"
 
 #define JPT__PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
@@ -154,26 +152,5 @@ size_t jpt__render_width(const char *p, size_t n);
  * the start of the longest suffix that does; never inside a character. */
 size_t jpt__render_prefix(const char *p, size_t n, size_t budget);
 size_t jpt__render_suffix(const char *p, size_t n, size_t budget);
-
-/* ---- jansson glue (json.c) -------------------------------------------------- */
-/* Routes jansson's allocations through the library allocator. */
-void jpt__json_use_library_allocator(void);
-/* Serialises `v` into a new string from the library allocator. `flags` are
- * jansson's json_dumps flags. */
-int jpt__json_dump(const json_t *v, size_t flags, char **out);
-/* Appends the serialisation of `v` to `b`. */
-int jpt__json_dump_buf(const json_t *v, size_t flags, jpt__buf *b);
-/* json_loadb() that tells running out of memory (JPT_ERR_NOMEM) from
- * malformed text (JPT_ERR_INVALID, `err` says where). jansson's own
- * allocations are only seen when they go through the library allocator
- * (jpt_set_allocator); with the C library's malloc, an allocation failure
- * inside jansson may look like malformed text. */
-int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
-                   json_error_t *err);
-/* The JSON type name a schema uses: "object", "array", "string", "integer",
- * "number", "boolean" or "null". */
-const char *jpt__json_type_name(const json_t *v);
-/* The type as a message says it: "an integer", "a string", "null". */
-const char *jpt__json_type_phrase(const json_t *v);
 
 #endif /* JPT_LIB_COMMON_H */

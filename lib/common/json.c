@@ -2,7 +2,7 @@
  * serialisation into our buffers. */
 #include <string.h>
 
-#include "common.h"
+#include "json.h"
 
 static void *json_alloc(size_t n)
 {

@@ -39,9 +39,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <jansson.h>
-
-#include "common/common.h"
+#include "common/json.h"
 #include "jptool/registry.h"
 #include "loop/loop.h"
 #include "process/process.h"

@@ -9,9 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
-#include "common/common.h"
+#include "common/json.h"
 #include "jptool/state.h"
 
 /* Block fields are indexed by their public JPT_FIELD_* number. */
