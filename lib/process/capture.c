@@ -353,3 +353,19 @@ int jpt__capture_text_limited(const jpt__capture *c, size_t limit, jpt__buf *out
     jpt__buf_free(&tail);
     return rc;
 }
+
+uint64_t jpt__capture_total(const jpt__capture *c)
+{
+    return c->total;
+}
+
+const char *jpt__capture_head(const jpt__capture *c, size_t *n)
+{
+    *n = c->head.len;
+    return c->head.data;
+}
+
+const char *jpt__capture_spool_path(const jpt__capture *c)
+{
+    return c->spool_path;
+}

@@ -225,6 +225,12 @@ void jpt__capture_spool_pause(jpt__capture *c);
 int jpt__capture_append(jpt__capture *c, const char *p, size_t n);
 /* Bytes dropped from the middle. */
 uint64_t jpt__capture_omitted(const jpt__capture *c);
+/* Every byte appended since the last reset. */
+uint64_t jpt__capture_total(const jpt__capture *c);
+/* The first bytes kept (up to limit/2), `*n` of them. */
+const char *jpt__capture_head(const jpt__capture *c, size_t *n);
+/* The spool file, once created, or NULL. */
+const char *jpt__capture_spool_path(const jpt__capture *c);
 /* Appends head, a marker for the omitted middle if any, and tail; when the
  * middle was dropped, head and tail are cut as jpt__limit_text cuts. */
 int jpt__capture_text(const jpt__capture *c, jpt__buf *out);

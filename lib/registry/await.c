@@ -282,12 +282,13 @@ static void ask_for(jpt_handle *h)
         jpt__log(JPT_LOG_WARNING, "out of memory asking handle '%s''s question", h->id);
         return;
     }
-    size_t before = 0;
-    while (before < s->nblocks && s->blocks[before].type != JPT_BLOCK_QUESTION)
+    size_t before = 0, n;
+    const jpt__block *blocks = jpt__state_blocks(s, &n);
+    while (before < n && blocks[before].type != JPT_BLOCK_QUESTION)
         before++;
     jpt__inquiry_about about = {
         .question = question,
-        .before = s->blocks,
+        .before = blocks,
         .nbefore = before,
         .tool = h->tool->name,
         .handle_id = h->id,

@@ -387,17 +387,18 @@ static void declined_step(jpt__call *call)
 /* A one-shot run ended waiting: ask, or end the call. */
 static void ask_one_shot_question(jpt__call *call, const jpt_state *s)
 {
-    size_t qi = 0;
+    size_t qi = 0, n;
+    const jpt__block *blocks = jpt__state_blocks(s, &n);
 
-    while (qi < s->nblocks && s->blocks[qi].type != JPT_BLOCK_QUESTION)
+    while (qi < n && blocks[qi].type != JPT_BLOCK_QUESTION)
         qi++;
-    if (qi == s->nblocks) {
+    if (qi == n) {
         jpt__call_completef(call, true, "`%s` reported that it is waiting for input but "
                                         "asked no question",
                             call->name);
         return;
     }
-    const jpt__block *b = &s->blocks[qi];
+    const jpt__block *b = &blocks[qi];
     if (!jpt__inquiry_handler_set(call->r)) {
         jpt__call_completef(call, true,
                             "`%s` needs input that no one can give here: it asked "
@@ -413,7 +414,7 @@ static void ask_one_shot_question(jpt__call *call, const jpt_state *s)
     }
     jpt__inquiry_about about = {
         .question = b,
-        .before = s->blocks,
+        .before = blocks,
         .nbefore = qi,
         .tool = call->name,
         .call_id = call->id,
@@ -429,7 +430,7 @@ static void finish_one_shot(jpt__call *call)
     jpt__buf text = JPT__BUF_INIT;
     int rc = jpt__view_result(call->handle, &s);
 
-    if (rc == JPT_OK && s->kind == JPT_STATE_WAITING) {
+    if (rc == JPT_OK && jpt_state_kind(s) == JPT_STATE_WAITING) {
         ask_one_shot_question(call, s);
         jpt_state_unref(s);
         return;
@@ -437,7 +438,7 @@ static void finish_one_shot(jpt__call *call)
     if (rc == JPT_OK)
         rc = jpt__view_text(call->handle, s, &text);
     if (rc == JPT_OK)
-        jpt__call_complete(call, text.data != NULL ? text.data : "", s->is_error);
+        jpt__call_complete(call, text.data != NULL ? text.data : "", jpt_state_is_error(s));
     else
         jpt__call_complete(call, "out of memory reading the tool's result", true);
     jpt_state_unref(s);

@@ -578,7 +578,7 @@ int jpt__handle_flush_text(jpt_handle *h)
     jpt__buf text = JPT__BUF_INIT;
     jpt__block b = {.type = JPT_BLOCK_TEXT};
 
-    if (h->text.total == 0)
+    if (jpt__capture_total(&h->text) == 0)
         return JPT_OK;
     int rc = jpt__capture_text(&h->text, &text);
     if (rc == JPT_OK) {
@@ -595,15 +595,18 @@ int jpt__handle_flush_text(jpt_handle *h)
  * decides the handle's kind. */
 static int absorb(jpt_handle *h, const jpt_state *s)
 {
+    int kind = jpt_state_kind(s);
+    size_t n;
+    const jpt__block *blocks = jpt__state_blocks(s, &n);
     int rc = jpt__handle_flush_text(h);
 
-    for (size_t i = 0; rc == JPT_OK && i < s->nblocks; i++) {
+    for (size_t i = 0; rc == JPT_OK && i < n; i++) {
         jpt__block copy;
-        if ((rc = jpt__block_copy(&s->blocks[i], &copy)) == JPT_OK)
+        if ((rc = jpt__block_copy(&blocks[i], &copy)) == JPT_OK)
             rc = jpt__blockq_push(&h->blocks, &copy);
-        if (rc == JPT_OK && s->blocks[i].type == JPT_BLOCK_QUESTION &&
-            s->kind == JPT_STATE_WAITING && !h->has_question) {
-            rc = jpt__block_copy(&s->blocks[i], &h->question);
+        if (rc == JPT_OK && blocks[i].type == JPT_BLOCK_QUESTION && kind == JPT_STATE_WAITING &&
+            !h->has_question) {
+            rc = jpt__block_copy(&blocks[i], &h->question);
             h->has_question = rc == JPT_OK;
             h->question_asked = false;
         }
@@ -611,12 +614,13 @@ static int absorb(jpt_handle *h, const jpt_state *s)
     if (rc < 0)
         return rc;
     h->structured = true;
-    h->kind = s->kind;
-    if (s->kind == JPT_STATE_STOPPED) {
-        h->stop_error = s->is_error;
-        h->stop_transient = s->transient;
-        for (size_t i = 0; rc == JPT_OK && i < s->trace.n; i++)
-            rc = jpt__strv_push(&h->stop_trace, s->trace.v[i], strlen(s->trace.v[i]));
+    h->kind = kind;
+    if (kind == JPT_STATE_STOPPED) {
+        const jpt__strv *trace = jpt__state_trace(s);
+        h->stop_error = jpt_state_is_error(s);
+        h->stop_transient = jpt__state_is_transient(s);
+        for (size_t i = 0; rc == JPT_OK && i < trace->n; i++)
+            rc = jpt__strv_push(&h->stop_trace, trace->v[i], strlen(trace->v[i]));
     }
     return rc;
 }

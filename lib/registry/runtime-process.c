@@ -349,7 +349,7 @@ static int take_line(jpt__proc *p, const char *line, size_t n)
         int rc = jpt_state_parse(line, len, 0, &s);
         if (rc < 0)
             return rc;
-        if (!s->raw) {
+        if (!jpt__state_is_raw(s)) {
             p->structured = true;
             rc = run->sink->state(run, s);
             jpt_state_unref(s);
@@ -443,10 +443,10 @@ static int failure_state(jpt__proc *p, jpt_state *s, const char *headline)
     describe_exit(p, how, sizeof(how));
     rc = headline != NULL ? jpt__buf_puts(&text, headline)
                           : jpt__buf_printf(&text, "The tool failed (%s).", how);
-    if (rc == JPT_OK && p->err.total > 0 &&
+    if (rc == JPT_OK && jpt__capture_total(&p->err) > 0 &&
         (rc = jpt__buf_puts(&text, "\n\nstderr:\n")) == JPT_OK)
         rc = jpt__capture_text_limited(&p->err, limit / 2, &text);
-    if (rc == JPT_OK && p->out.total > 0 &&
+    if (rc == JPT_OK && jpt__capture_total(&p->out) > 0 &&
         (rc = jpt__buf_puts(&text, "\n\nstdout:\n")) == JPT_OK)
         rc = jpt__capture_text_limited(&p->out, limit / 2, &text);
     if (rc == JPT_OK)
@@ -461,12 +461,12 @@ static int failure_state(jpt__proc *p, jpt_state *s, const char *headline)
  * starts with '{', as a JSON object must): else it is raw text. */
 static bool structured_output(const jpt__proc *p)
 {
-    const jpt__buf *head = &p->out.head;
+    size_t n;
+    const char *head = jpt__capture_head(&p->out, &n);
 
-    for (size_t i = 0; i < head->len; i++)
-        if (head->data[i] != ' ' && head->data[i] != '\t' && head->data[i] != '\n' &&
-            head->data[i] != '\r')
-            return head->data[i] == '{';
+    for (size_t i = 0; i < n; i++)
+        if (head[i] != ' ' && head[i] != '\t' && head[i] != '\n' && head[i] != '\r')
+            return head[i] == '{';
     return false;
 }
 
@@ -497,7 +497,7 @@ static int one_shot_result(jpt__proc *p, jpt_state **out)
             rc = jpt_state_parse(text.data, text.len, 0, &s);
     }
     jpt__buf_free(&text);
-    if (rc == JPT_OK && p->run->failure == NULL && s->raw && exit_failed(p)) {
+    if (rc == JPT_OK && p->run->failure == NULL && jpt__state_is_raw(s) && exit_failed(p)) {
         jpt_state_unref(s);
         s = jpt__state_alloc(JPT_STATE_STOPPED);
         rc = s != NULL ? failure_state(p, s, NULL) : JPT_ERR_NOMEM;
@@ -654,7 +654,7 @@ static const char *spool_path(const jpt__run *run)
 {
     const jpt__proc *p = proc_of(run);
 
-    return p != NULL ? p->out.spool_path : NULL;
+    return p != NULL ? jpt__capture_spool_path(&p->out) : NULL;
 }
 
 static int partial(jpt__run *run, jpt_state **out)

@@ -11,7 +11,7 @@ static const char aborted_text[] = "[aborted]";
 
 bool jpt__view_has_news(const jpt_handle *h)
 {
-    return h->text.total > 0 || h->unread_partial || !jpt__blockq_empty(&h->blocks);
+    return jpt__capture_total(&h->text) > 0 || h->unread_partial || !jpt__blockq_empty(&h->blocks);
 }
 
 /* The text run not yet turned into a block, as one (a peek leaves it). */
@@ -20,7 +20,7 @@ static int add_text_run(jpt_handle *h, jpt_state *s)
     jpt__buf text = JPT__BUF_INIT;
     int rc;
 
-    if (h->text.total == 0)
+    if (jpt__capture_total(&h->text) == 0)
         return JPT_OK;
     rc = jpt__capture_text(&h->text, &text);
     if (rc == JPT_OK)
@@ -33,9 +33,12 @@ static int add_blocks(jpt_state *s, const jpt_state *from)
 {
     int rc = JPT_OK;
 
-    for (size_t i = 0; rc == JPT_OK && i < from->nblocks; i++) {
+    size_t n;
+    const jpt__block *blocks = jpt__state_blocks(from, &n);
+
+    for (size_t i = 0; rc == JPT_OK && i < n; i++) {
         jpt__block copy;
-        if ((rc = jpt__block_copy(&from->blocks[i], &copy)) == JPT_OK)
+        if ((rc = jpt__block_copy(&blocks[i], &copy)) == JPT_OK)
             rc = jpt__state_push_block(s, &copy);
     }
     return rc;
@@ -50,15 +53,15 @@ static int add_end(jpt_handle *h, jpt_state *s)
 
     if (h->failure != NULL)
         rc = jpt__state_add_text(s, h->failure, strlen(h->failure));
-    else if (h->end != NULL && h->end->nblocks > 0)
+    else if (h->end != NULL && jpt_state_block_count(h->end) > 0)
         rc = add_blocks(s, h->end);
     else if (h->run.aborted)
         rc = jpt__state_add_text(s, aborted_text, sizeof(aborted_text) - 1);
-    bool failed = h->failure != NULL || h->stop_error || (h->end != NULL && h->end->is_error);
+    bool failed = h->failure != NULL || h->stop_error || (h->end != NULL && jpt_state_is_error(h->end));
     if (rc == JPT_OK && failed && !h->run.aborted) {
         rc = jpt__state_set_error_from_blocks(s, h->stop_transient);
         for (size_t i = 0; rc == JPT_OK && i < h->stop_trace.n; i++)
-            rc = jpt__strv_push(&s->trace, h->stop_trace.v[i], strlen(h->stop_trace.v[i]));
+            rc = jpt__state_add_trace(s, h->stop_trace.v[i]);
     }
     return rc;
 }
@@ -131,7 +134,7 @@ int jpt__view_final(jpt_handle *h, const char **text, bool *is_error)
         if (rc == JPT_OK && (h->final_text = jpt__buf_take(&buf)) == NULL)
             rc = JPT_ERR_NOMEM;
         if (rc == JPT_OK)
-            h->final_error = s->is_error;
+            h->final_error = jpt_state_is_error(s);
         jpt_state_unref(s);
         jpt__buf_free(&buf);
         if (rc < 0)

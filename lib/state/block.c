@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "state/state.h"
+#include "state/impl.h"
 
 /* Records why a block is malformed and yields JPT_ERR_INVALID. */
 #define WHY(...) (snprintf(why, why_len, __VA_ARGS__), JPT_ERR_INVALID)

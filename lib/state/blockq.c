@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "state/state.h"
+#include "state/impl.h"
 
 /* What a block costs: its bytes, plus its own size, so that even empty
  * blocks are bounded in number. */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "state/state.h"
+#include "state/impl.h"
 
 static const struct {
     const char *mime;

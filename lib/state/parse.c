@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "state/state.h"
+#include "state/impl.h"
 
 static int warn_block(jpt_state *s, const char *where, size_t i, const char *why)
 {

@@ -3,7 +3,7 @@
  * "Content block ordering"). */
 #include <string.h>
 
-#include "state/state.h"
+#include "state/impl.h"
 
 typedef struct renderer {
     jpt__buf out;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "state/state.h"
+#include "state/impl.h"
 
 typedef struct checker {
     jpt__buf path;   /* JSON Pointer of the value being checked */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "state/state.h"
+#include "state/impl.h"
 
 jpt_state *jpt__state_alloc(int kind)
 {
@@ -550,4 +550,30 @@ const char *jpt__state_kind_name(int kind)
     return kind == JPT_STATE_RUNNING   ? "running"
            : kind == JPT_STATE_WAITING ? "waiting"
                                        : "stopped";
+}
+
+const jpt__block *jpt__state_blocks(const jpt_state *s, size_t *n)
+{
+    *n = s->nblocks;
+    return s->blocks;
+}
+
+bool jpt__state_is_raw(const jpt_state *s)
+{
+    return s->raw;
+}
+
+bool jpt__state_is_transient(const jpt_state *s)
+{
+    return s->transient;
+}
+
+const jpt__strv *jpt__state_trace(const jpt_state *s)
+{
+    return &s->trace;
+}
+
+int jpt__state_add_trace(jpt_state *s, const char *line)
+{
+    return jpt__strv_push(&s->trace, line, strlen(line));
 }

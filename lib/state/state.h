@@ -1,10 +1,10 @@
-/* The state room's internal interface: the layout of jpt_state and its
- * blocks, and the pieces its files share (block <-> JSON, questions, error
- * bookkeeping). Never installed. */
+/* The state room's internal interface: blocks, and what other rooms may
+ * read of a jpt_state and do with it, beyond the public functions; the
+ * pieces its files share (block <-> JSON, questions, error bookkeeping).
+ * jpt_state's layout is the room's own (impl.h). Never installed. */
 #ifndef JPT_LIB_STATE_H
 #define JPT_LIB_STATE_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,23 +31,15 @@ typedef struct jpt__strv {
     size_t cap;
 } jpt__strv;
 
-struct jpt_state {
-    atomic_uint refs;
-    atomic_bool shared; /* set by the first jpt_state_ref(); never cleared */
-    int kind;
-    bool is_error;
-    bool transient;
-    bool raw; /* the raw text fallback: the output was no structured format */
-    char *error_message; /* NULL when not an error */
-    size_t error_message_len; /* it may hold NUL bytes from the text blocks */
-    jpt__strv trace;
-    jpt__block *blocks;
-    size_t nblocks;
-    size_t cap_blocks;
-    jpt__strv warnings;
-    char *structured; /* compact JSON text, or NULL */
-    jpt__errbuf err;
-};
+
+/* What other rooms read of a state (state.c); its kind and error through
+ * jpt_state_kind() and jpt_state_is_error(). */
+const jpt__block *jpt__state_blocks(const jpt_state *s, size_t *n);
+/* The raw text fallback: the output was no structured format. */
+bool jpt__state_is_raw(const jpt_state *s);
+bool jpt__state_is_transient(const jpt_state *s);
+const jpt__strv *jpt__state_trace(const jpt_state *s);
+int jpt__state_add_trace(jpt_state *s, const char *line);
 
 /* RFD 009's ToolState names: "running", "waiting", "stopped" (state.c). */
 const char *jpt__state_kind_name(int kind);

@@ -5,7 +5,7 @@
  * block array instead. */
 #include <string.h>
 
-#include "state/state.h"
+#include "state/impl.h"
 
 /* A builder that remembers the first failure (memory), so that the
  * serialisers read as a list of members instead of a ladder of checks. */

@@ -13,7 +13,7 @@
 
 #include <curl/curl.h>
 
-#include "state/state.h"
+#include "state/impl.h"
 
 static bool is_unreserved(unsigned char c)
 {
