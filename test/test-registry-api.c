@@ -1851,6 +1851,104 @@ static void reap_stale_refuses_a_null_path(void **state)
     assert_int_equal(jpt_registry_reap_stale(NULL, NULL), JPT_ERR_INVALID);
 }
 
+/* common.h, "NULL for the object a function works on is never a crash":
+ * every public function, given NULL for its object, answers by the one
+ * rule (issue 8). */
+static void every_function_takes_null_by_the_one_rule(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    jpt_event *e = NULL;
+    jpt_batch *b = NULL;
+    jpt_state *st = NULL;
+    const jpt_registry_options o = {.size = sizeof(o)};
+    jpt_builtin_ops ops = {sizeof(ops), NULL, NULL, NULL};
+    jpt_resource res = {.size = sizeof(res)};
+
+    /* Statuses. */
+    assert_int_equal(jpt_registry_new(&o, NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_load_tools(NULL, "{}", 0), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_add_builtin(NULL, "{}", &ops, NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_tools_json(NULL, JPT_DIALECT_OPENAI, &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_submit(NULL, "[]", &b), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_end_turn(NULL, 0, &b), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_take_notifications(NULL, &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_next_event(NULL, &e), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_dispatch(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_run(NULL, 0), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_wait(NULL, NULL, 0), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_wakeup(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_shutdown(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_reap_stale(NULL, NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_batch_results_json(NULL, &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_batch_results_json_as(NULL, JPT_DIALECT_AS_CALLED, &text),
+                     JPT_ERR_INVALID);
+    assert_int_equal(jpt_inquiry_answer(NULL, "true"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_inquiry_cancel(NULL, NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_handle_update(NULL, NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_new(JPT_STATE_RUNNING, NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_add_text(NULL, "x"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_add_resource(NULL, &res), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_add_question(NULL, "q", "?", NULL, NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_add_block_json(NULL, "{}"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_set_structured_content(NULL, "{}"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_set_error(NULL, "x", 0), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_add_error_trace(NULL, "x"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_render(NULL, NULL, &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_to_json(NULL, JPT_JSON_ENVELOPE, 0, &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_parse(NULL, 5, 0, &st), JPT_ERR_INVALID);
+    assert_int_equal(jpt_schema_check(NULL, "1", NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_uri_canonicalize(NULL, NULL, &text), JPT_ERR_INVALID);
+    /* Getters of status-like ints. */
+    assert_int_equal(jpt_registry_get_fd(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_get_timeout(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_event_type(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_inquiry_target(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_state_kind(NULL), JPT_ERR_INVALID);
+    /* Yes/no and counts. */
+    assert_int_equal(jpt_batch_done(NULL), 0);
+    assert_int_equal(jpt_event_state(NULL), 0);
+    assert_int_equal(jpt_state_is_error(NULL), 0);
+    assert_int_equal(jpt_state_error_transient(NULL), 0);
+    assert_int_equal(jpt_state_error_trace_count(NULL), 0);
+    assert_int_equal(jpt_state_block_count(NULL), 0);
+    assert_int_equal(jpt_state_block_type(NULL, 0), 0);
+    assert_int_equal(jpt_state_warning_count(NULL), 0);
+    /* Pointers. */
+    assert_null(jpt_event_call_id(NULL));
+    assert_null(jpt_event_handle_id(NULL));
+    assert_null(jpt_event_tool(NULL));
+    assert_null(jpt_event_batch(NULL));
+    assert_null(jpt_inquiry_tool(NULL));
+    assert_null(jpt_inquiry_call_id(NULL));
+    assert_null(jpt_inquiry_handle_id(NULL));
+    assert_null(jpt_inquiry_question_json(NULL));
+    assert_null(jpt_inquiry_context(NULL));
+    assert_null(jpt_handle_id(NULL));
+    assert_null(jpt_handle_tool(NULL));
+    assert_null(jpt_handle_get_userdata(NULL));
+    assert_null(jpt_state_ref(NULL));
+    assert_null(jpt_state_error_trace(NULL, 0));
+    assert_null(jpt_state_structured_content(NULL));
+    assert_null(jpt_state_block_field(NULL, 0, JPT_FIELD_TEXT, NULL));
+    assert_null(jpt_state_warning(NULL, 0));
+    assert_null(jpt_mime_fence_lang(NULL));
+    /* Messages: never NULL. */
+    assert_string_equal(jpt_registry_errmsg(NULL), "");
+    assert_string_equal(jpt_inquiry_errmsg(NULL), "");
+    assert_string_equal(jpt_state_errmsg(NULL), "");
+    assert_string_equal(jpt_state_error_message(NULL), "");
+    /* Frees, cancels, setters. */
+    jpt_registry_free(NULL);
+    jpt_registry_set_inquiry_handler(NULL, NULL, NULL);
+    jpt_batch_cancel(NULL);
+    jpt_batch_free(NULL);
+    jpt_event_free(NULL);
+    jpt_handle_set_userdata(NULL, NULL);
+    jpt_state_unref(NULL);
+    jpt_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1936,6 +2034,7 @@ int main(void)
         cmocka_unit_test(reap_stale_spares_a_pid_whose_start_time_differs),
         cmocka_unit_test(reap_stale_of_a_missing_file_kills_nothing),
         cmocka_unit_test(reap_stale_refuses_a_null_path),
+        cmocka_unit_test(every_function_takes_null_by_the_one_rule),
     };
 
     /* Counts the library's blocks (and jansson's, which go through the same

@@ -13,6 +13,12 @@
  *    library does not know is zero, and is JPT_ERR_UNSUPPORTED otherwise, so
  *    a request is never silently ignored.
  *  - Strings cross the API as NUL-terminated UTF-8; JSON crosses it as text.
+ *  - NULL for the object a function works on is never a crash: a function
+ *    that returns a status returns JPT_ERR_INVALID (so does a getter of a
+ *    status-like int: a kind, a type, a target, an fd); a yes/no or a count
+ *    returns 0; a pointer getter returns NULL, but the message getters
+ *    (`*_errmsg`, jpt_state_error_message), which never return NULL, "";
+ *    a free, cancel or setter does nothing.
  *
  * Threading: the library keeps no global mutable state except the allocator
  * and log hooks below, which are set once before anything else is used. */

@@ -139,32 +139,32 @@ JPT_EXPORT int jpt_registry_next_event(jpt_registry *r, jpt_event **out)
 
 JPT_EXPORT int jpt_event_type(const jpt_event *e)
 {
-    return e->type;
+    return e != NULL ? e->type : JPT_ERR_INVALID;
 }
 
 JPT_EXPORT const char *jpt_event_call_id(const jpt_event *e)
 {
-    return e->call_id;
+    return e != NULL ? e->call_id : NULL;
 }
 
 JPT_EXPORT const char *jpt_event_handle_id(const jpt_event *e)
 {
-    return e->handle_id;
+    return e != NULL ? e->handle_id : NULL;
 }
 
 JPT_EXPORT const char *jpt_event_tool(const jpt_event *e)
 {
-    return e->tool;
+    return e != NULL ? e->tool : NULL;
 }
 
 JPT_EXPORT int jpt_event_state(const jpt_event *e)
 {
-    return e->type == JPT_EVENT_STATE ? e->state : 0;
+    return e != NULL && e->type == JPT_EVENT_STATE ? e->state : 0;
 }
 
 JPT_EXPORT const jpt_batch *jpt_event_batch(const jpt_event *e)
 {
-    return e->batch;
+    return e != NULL ? e->batch : NULL;
 }
 
 JPT_EXPORT void jpt_event_free(jpt_event *e)

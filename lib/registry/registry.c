@@ -205,7 +205,7 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
 
 JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r)
 {
-    return r->err.text;
+    return r != NULL ? r->err.text : "";
 }
 
 /* ---- Shutting down without blocking ---------------------------------------------- */
@@ -253,12 +253,12 @@ JPT_EXPORT int jpt_registry_shutdown(jpt_registry *r)
 
 JPT_EXPORT int jpt_registry_get_fd(const jpt_registry *r)
 {
-    return jpt__loop_fd(r->loop);
+    return r != NULL ? jpt__loop_fd(r->loop) : JPT_ERR_INVALID;
 }
 
 JPT_EXPORT int jpt_registry_get_timeout(const jpt_registry *r)
 {
-    return jpt__loop_timeout(r->loop);
+    return r != NULL ? jpt__loop_timeout(r->loop) : JPT_ERR_INVALID;
 }
 
 /* One dispatch. A callback may free the registry (the host's inquiry

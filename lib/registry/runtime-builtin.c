@@ -212,20 +212,21 @@ JPT_EXPORT int jpt_handle_update(jpt_handle *h, jpt_state *state)
 
 JPT_EXPORT const char *jpt_handle_id(const jpt_handle *h)
 {
-    return ((const jpt__run *)h)->id;
+    return h != NULL ? ((const jpt__run *)h)->id : NULL;
 }
 
 JPT_EXPORT const char *jpt_handle_tool(const jpt_handle *h)
 {
-    return ((const jpt__run *)h)->tool->name;
+    return h != NULL ? ((const jpt__run *)h)->tool->name : NULL;
 }
 
 JPT_EXPORT void jpt_handle_set_userdata(jpt_handle *h, void *data)
 {
-    ((jpt__run *)h)->userdata = data;
+    if (h != NULL)
+        ((jpt__run *)h)->userdata = data;
 }
 
 JPT_EXPORT void *jpt_handle_get_userdata(const jpt_handle *h)
 {
-    return ((const jpt__run *)h)->userdata;
+    return h != NULL ? ((const jpt__run *)h)->userdata : NULL;
 }

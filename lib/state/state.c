@@ -187,53 +187,53 @@ JPT_EXPORT void jpt_state_unref(jpt_state *s)
 
 JPT_EXPORT int jpt_state_kind(const jpt_state *s)
 {
-    return s->kind;
+    return s != NULL ? s->kind : JPT_ERR_INVALID;
 }
 
 JPT_EXPORT int jpt_state_is_error(const jpt_state *s)
 {
-    return s->is_error;
+    return s != NULL && s->is_error;
 }
 
 JPT_EXPORT const char *jpt_state_error_message(const jpt_state *s)
 {
-    return s->error_message != NULL ? s->error_message : "";
+    return s != NULL && s->error_message != NULL ? s->error_message : "";
 }
 
 JPT_EXPORT int jpt_state_error_transient(const jpt_state *s)
 {
-    return s->transient;
+    return s != NULL && s->transient;
 }
 
 JPT_EXPORT size_t jpt_state_error_trace_count(const jpt_state *s)
 {
-    return s->trace.n;
+    return s != NULL ? s->trace.n : 0;
 }
 
 JPT_EXPORT const char *jpt_state_error_trace(const jpt_state *s, size_t i)
 {
-    return i < s->trace.n ? s->trace.v[i] : NULL;
+    return s != NULL && i < s->trace.n ? s->trace.v[i] : NULL;
 }
 
 JPT_EXPORT const char *jpt_state_structured_content(const jpt_state *s)
 {
-    return s->structured;
+    return s != NULL ? s->structured : NULL;
 }
 
 JPT_EXPORT size_t jpt_state_block_count(const jpt_state *s)
 {
-    return s->nblocks;
+    return s != NULL ? s->nblocks : 0;
 }
 
 JPT_EXPORT int jpt_state_block_type(const jpt_state *s, size_t i)
 {
-    return i < s->nblocks ? s->blocks[i].type : 0;
+    return s != NULL && i < s->nblocks ? s->blocks[i].type : 0;
 }
 
 JPT_EXPORT const char *jpt_state_block_field(const jpt_state *s, size_t i,
                                              int field, size_t *len)
 {
-    if (i >= s->nblocks || field < 1 || field > JPT__FIELD_MAX)
+    if (s == NULL || i >= s->nblocks || field < 1 || field > JPT__FIELD_MAX)
         return NULL;
     const jpt__field *f = &s->blocks[i].f[field];
     if (len != NULL)
@@ -243,17 +243,17 @@ JPT_EXPORT const char *jpt_state_block_field(const jpt_state *s, size_t i,
 
 JPT_EXPORT size_t jpt_state_warning_count(const jpt_state *s)
 {
-    return s->warnings.n;
+    return s != NULL ? s->warnings.n : 0;
 }
 
 JPT_EXPORT const char *jpt_state_warning(const jpt_state *s, size_t i)
 {
-    return i < s->warnings.n ? s->warnings.v[i] : NULL;
+    return s != NULL && i < s->warnings.n ? s->warnings.v[i] : NULL;
 }
 
 JPT_EXPORT const char *jpt_state_errmsg(const jpt_state *s)
 {
-    return s->err.text;
+    return s != NULL ? s->err.text : "";
 }
 
 /* ---- Builders ------------------------------------------------------------- */
