@@ -21,7 +21,7 @@ libjansson-dev libpcre2-dev libcurl4-openssl-dev libcmocka-dev libseccomp-dev \
 valgrind python3 git libuv1-dev libglib2.0-dev \
 python3-venv python3-pip python3-setuptools python3-wheel \
 python3-setuptools-whl python3-wheel-whl \
-rustc cargo bindgen rustfmt libclang1-14 libclang-common-14-dev"
+ripgrep rustc cargo bindgen rustfmt libclang1-14 libclang-common-14-dev"
 
 install_dependencies() {
     missing=""

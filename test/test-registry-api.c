@@ -627,11 +627,34 @@ static void load_refuses_a_negative_settle_ms(void **state)
 }
 
 /* registry.h: "vfs" is not available yet: JPT_ERR_UNSUPPORTED. */
-static void load_reports_runtime_vfs_as_unsupported(void **state)
+/* registry.h, "VFS tools": a vfs definition's own keys are checked as a
+ * stdio tool's, and its sandbox is its policy's configuration. */
+static void load_checks_a_vfs_definition(void **state)
 {
     (void)state;
-    assert_load_refused(js("{'tools':[{'name':'t','runtime':'vfs'}]}"), JPT_ERR_UNSUPPORTED,
-                        "tool 't': runtime \"vfs\" is not available in this version of jptool");
+    assert_load_refused(js("{'tools':[{'name':'t','runtime':'vfs'}]}"), JPT_ERR_INVALID,
+                        "tool 't': 'command' is required for a stdio tool");
+    assert_load_refused(js("{'tools':[{'name':'t','runtime':'vfs','command':['x'],"
+                           "'pty':true}]}"),
+                        JPT_ERR_INVALID,
+                        "tool 't': 'pty' does not apply to a vfs tool: its stdin and stdout "
+                        "are the protocol's");
+    assert_load_refused(js("{'tools':[{'name':'t','runtime':'vfs','command':['x'],"
+                           "'sandbox':{'filesystem':{'alow':['.']}}}]}"),
+                        JPT_ERR_INVALID,
+                        "tool 't': 'sandbox': filesystem: unknown key 'alow' (known: allow, "
+                        "writable, deny, hardlinks)");
+    assert_load_refused(js("{'tools':[{'name':'t','runtime':'vfs','command':['x'],"
+                           "'files':'db'}]}"),
+                        JPT_ERR_INVALID,
+                        "tool 't': 'files' names \"db\", which no jpt_registry_add_files() "
+                        "added");
+    /* A stdio tool's sandbox would be accepted and ignored: refused. */
+    assert_load_refused(js("{'tools':[{'name':'t','command':['x'],'sandbox':{}}]}"),
+                        JPT_ERR_UNSUPPORTED,
+                        "tool 't': 'sandbox' is not enforced for a stdio tool, so it is "
+                        "refused: remove it to run the tool unconfined, with the host's "
+                        "rights, or make it a \"vfs\" tool");
 }
 
 /* registry.h: builtin tools come from jpt_registry_add_builtin. */
@@ -1978,7 +2001,7 @@ int main(void)
         cmocka_unit_test(load_refuses_actions_without_stateful),
         cmocka_unit_test(load_refuses_a_bad_question_target),
         cmocka_unit_test(load_refuses_a_negative_settle_ms),
-        cmocka_unit_test(load_reports_runtime_vfs_as_unsupported),
+        cmocka_unit_test(load_checks_a_vfs_definition),
         cmocka_unit_test(load_refuses_runtime_builtin),
         cmocka_unit_test(load_refuses_env_mistakes),
         cmocka_unit_test(load_refuses_text_that_is_not_json),

@@ -1,5 +1,6 @@
 /* Shared test helpers; see test-util.h. */
 #include <dirent.h>
+#include <malloc.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -74,6 +75,14 @@ int tu_hygiene_end(int failed)
 /* ---- Counting allocator --------------------------------------------------- */
 
 static long fail_at, allocations, live;
+static size_t live_bytes, peak_bytes;
+
+static void count_bytes(size_t freed, size_t got)
+{
+    live_bytes += got - freed;
+    if (live_bytes > peak_bytes)
+        peak_bytes = live_bytes;
+}
 
 static bool should_fail(void)
 {
@@ -88,6 +97,8 @@ static void *counting_malloc(size_t n, void *ud)
         return NULL;
     void *p = malloc(n);
     live += p != NULL;
+    if (p != NULL)
+        count_bytes(0, malloc_usable_size(p));
     return p;
 }
 
@@ -96,13 +107,18 @@ static void *counting_realloc(void *p, size_t n, void *ud)
     (void)ud;
     if (should_fail())
         return NULL;
-    return realloc(p, n);
+    size_t before = malloc_usable_size(p);
+    void *q = realloc(p, n);
+    if (q != NULL)
+        count_bytes(before, malloc_usable_size(q));
+    return q;
 }
 
 static void counting_free(void *p, void *ud)
 {
     (void)ud;
     live -= p != NULL;
+    count_bytes(malloc_usable_size(p), 0);
     free(p);
 }
 
@@ -126,6 +142,18 @@ long tu_allocations(void)
 long tu_live_blocks(void)
 {
     return live;
+}
+
+size_t tu_live_bytes(void)
+{
+    return live_bytes;
+}
+
+size_t tu_peak_bytes(void)
+{
+    size_t peak = peak_bytes;
+    peak_bytes = live_bytes;
+    return peak;
 }
 
 /* ---- States ----------------------------------------------------------------- */

@@ -30,6 +30,10 @@ void tu_fail_at(long n);
 long tu_allocations(void);
 /* Blocks allocated and not yet freed. */
 long tu_live_blocks(void);
+/* Bytes allocated and not yet freed (as malloc_usable_size counts them),
+ * and the most there were since the last tu_peak_bytes() call. */
+size_t tu_live_bytes(void);
+size_t tu_peak_bytes(void);
 
 /* RFD 058's waiting example: two text blocks of context and question
  * "hunk_3" with an enum schema and a default. */

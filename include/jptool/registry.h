@@ -65,6 +65,7 @@
 
 #include "common.h"
 #include "state.h"
+#include "vfs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -682,6 +683,31 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
  * Errors: JPT_ERR_INVALID, JPT_ERR_IO (the file cannot be read or
  * removed; a missing file is not an error), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed);
+
+/* ---- VFS tools ---------------------------------------------------------------
+ * A tool whose definition says "runtime": "vfs" (D11) is a process that
+ * does its file access through JSON-RPC requests to the registry, which
+ * serves them from the registry's loop through a ProjectFiles backend,
+ * after the access policy its "sandbox" section gives. Its definition:
+ * "command" (as a stdio tool's, templates and "env" included), "sandbox"
+ * (the policy; absent: the workspace read-only), "files" (the name of a
+ * backend added with jpt_registry_add_files; absent: the registry's root
+ * directory), "request_timeout_ms" (no request nor result for this long
+ * stops the tool; default 60000). It may be stateful (RFD 009): `apply`
+ * reaches it as D11's apply notification, its state notifications are the
+ * handle's. The OS sandbox is not applied yet (vfs.h). */
+
+/* Names a files backend that "vfs" tool definitions may choose with
+ * "files": name. The registry takes a reference; a name is added once.
+ * Errors: JPT_ERR_INVALID (NULL, or a name that is not 1 to 64 characters
+ * of A-Z a-z 0-9 _ -), JPT_ERR_EXISTS, JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_registry_add_files(jpt_registry *r, const char *name, jpt_files *files);
+
+/* The policy handler of the registry's "vfs" tools: called inside
+ * dispatch with each request their policy asks about (vfs.h, "The policy
+ * prompt"); jpt_policy_request_id() gives the call id of a one-shot call,
+ * or the handle id. NULL: none (an ask is denied). */
+JPT_EXPORT void jpt_registry_set_policy_handler(jpt_registry *r, jpt_policy_fn fn, void *ud);
 
 #ifdef __cplusplus
 }

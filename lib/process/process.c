@@ -59,6 +59,7 @@ struct jpt__child {
     bool exited;      /* the process ended (pidfd readable) */
     bool reaped;
     bool in_output_call; /* ops->output is running: freeing waits */
+    bool out_held;       /* stdout is not read for now (jpt__child_hold_output) */
     bool free_pending;   /* jpt__child_free was called meanwhile */
     int drain_ms;
     jpt__timer drain_timer;
@@ -636,7 +637,7 @@ static bool read_stream(jpt__child *c, stream *st, bool until_empty)
     int which = st == &c->out ? JPT__STDOUT : JPT__STDERR;
     char buf[READ_CHUNK];
 
-    for (int i = 0; i < READS_PER_EVENT && st->fd >= 0; i++) {
+    for (int i = 0; i < READS_PER_EVENT && st->fd >= 0 && !(st == &c->out && c->out_held); i++) {
         ssize_t n = read(st->fd, buf, sizeof(buf));
         if (n > 0) {
             c->in_output_call = true;
@@ -774,8 +775,31 @@ static void flush_input(jpt__child *c)
 
 static void on_input(jpt__watch *w, uint32_t events)
 {
+    jpt__child *c = w->ud;
+
     (void)events;
-    flush_input(w->ud);
+    flush_input(c);
+    /* Room again after a full pipe: the writer may queue more. */
+    if (c->in_fd >= 0 && c->input.len == 0 && c->ops->drained != NULL)
+        c->ops->drained(c, c->ud);
+}
+
+void jpt__child_hold_output(jpt__child *c, bool hold)
+{
+    if (c->pty || c->out_held == hold)
+        return;
+    c->out_held = hold;
+    if (c->out.fd < 0)
+        return;
+    if (hold) {
+        jpt__loop_watch_stop(c->loop, &c->out.watch);
+        return;
+    }
+    if (jpt__loop_watch_start(c->loop, &c->out.watch, c->out.fd, EPOLLIN, on_output, c) < 0) {
+        /* Never told of it again: its end is taken when the process's is. */
+        jpt__log(JPT_LOG_ERROR, "pid %d: cannot watch its output again", (int)c->pid);
+        close_stream(c, &c->out);
+    }
 }
 
 int jpt__child_write(jpt__child *c, const char *p, size_t n)

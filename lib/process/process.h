@@ -112,6 +112,9 @@ typedef struct jpt__child_ops {
     /* The child was reaped: its output is complete and its fds are closed.
      * The callback may free the child. */
     void (*exited)(jpt__child *c, const jpt__exit *e, void *ud);
+    /* Input that had to wait for the pipe is all written: a writer that
+     * holds back (bounded memory) may queue more. May be NULL. */
+    void (*drained)(jpt__child *c, void *ud);
 } jpt__child_ops;
 
 typedef struct jpt__spawn {
@@ -151,6 +154,11 @@ int jpt__child_write(jpt__child *c, const char *p, size_t n);
 /* Bytes queued for stdin that were dropped because the child closed its
  * stdin (or it could not be written), over the child's life. */
 uint64_t jpt__child_input_lost(const jpt__child *c);
+/* Stops reading stdout (`hold`), so that a reader that cannot take more
+ * now makes the child wait on a full pipe, and starts again. Pipes only.
+ * Output held when the process ends is read if the hold ends within the
+ * drain window, else dropped. */
+void jpt__child_hold_output(jpt__child *c, bool hold);
 /* Closes stdin once the queued bytes are written. */
 void jpt__child_close_input(jpt__child *c);
 /* Bytes queued and not yet written. */

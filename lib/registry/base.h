@@ -11,6 +11,8 @@
  *              command.c    a stdio tool's argv and environment
  *   runtime.h  runtime-process.c  what runs a stdio tool: a process
  *              runtime-builtin.c  what runs a builtin: the host's callbacks
+ *              runtime-vfs.c      what runs a VFS tool (D11): a process served
+ *                                 by the vfs room's session
  *   tools.h    tools.c      tool definitions: loading and checking
  *              schemas.c    the tool lists for model providers
  *              wire.c       the providers' shapes of calls and results
@@ -63,6 +65,7 @@
 #define JPT__ACTION_ABORT 8
 
 typedef struct jpt__runtime_ops jpt__runtime_ops;
+typedef struct jpt__named_files jpt__named_files;
 typedef struct jpt__call jpt__call;
 typedef struct jpt__call_ops jpt__call_ops;
 typedef struct jpt__notice jpt__notice;
@@ -78,6 +81,7 @@ typedef struct jpt__tool {
     json_t *parameters; /* JSON Schema object */
     json_t *options;    /* {{tool}}'s "options" */
     const jpt__runtime_ops *rt; /* what runs it */
+    void *rt_data;      /* the runtime's own part of the definition */
     const jpt__call_ops *call_ops; /* the registry's own tools (await) */
     json_t *command;    /* array of template strings (stdio) */
     bool stdin_json;    /* pipe {{tool}} to stdin */
@@ -138,6 +142,13 @@ struct jpt_registry {
     jpt__defer slot_step;
     char **spool_files;  /* created, removed with the registry */
     size_t nspool_files, cap_spool_files;
+
+    /* VFS tools (runtime-vfs.c) */
+    jpt_policy_fn policy_fn;
+    void *policy_ud;
+    struct jpt__named_files *named_files;  /* jpt_registry_add_files */
+    size_t nnamed_files, cap_named_files;
+    jpt_files *root_files[2]; /* the root, without and with hard links */
 
     /* the state file (stale.c) */
     char *state_file;
@@ -231,6 +242,9 @@ typedef struct jpt__command {
     char *stdin_json; /* the {{tool}} JSON when the tool takes it on stdin */
 } jpt__command;
 int jpt__command_check_template(const char *tmpl, char *why, size_t n);
+/* A definition's "command" (required: templates checked) and "env" into
+ * `t`, or JPT_ERR_INVALID with the reason in `why` (stdio and vfs tools). */
+int jpt__command_take(jpt__tool *t, const json_t *def, char *why, size_t n);
 int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
                        const json_t *arguments, const json_t *answers,
                        jpt__command *out, jpt__buf *why);

@@ -406,3 +406,82 @@ void jpt__command_free(jpt__command *c)
     jpt__free(c->stdin_json);
     memset(c, 0, sizeof(*c));
 }
+
+/* ---- Definitions ------------------------------------------------------------------ */
+
+static int take_command(jpt__tool *t, const json_t *cmd, char *why, size_t n)
+{
+    char reason[256];
+    size_t i;
+    const json_t *arg;
+
+    if (cmd == NULL)
+        return snprintf(why, n, "'command' is required for a stdio tool"), JPT_ERR_INVALID;
+    if (!json_is_array(cmd) || json_array_size(cmd) == 0)
+        return snprintf(why, n, "'command' must be a non-empty array of strings"),
+               JPT_ERR_INVALID;
+    json_array_foreach(cmd, i, arg) {
+        if (!json_is_string(arg))
+            return snprintf(why, n, "'command[%zu]' is %s, not a string", i,
+                            jpt__json_type_phrase(arg)),
+                   JPT_ERR_INVALID;
+        if (jpt__command_check_template(json_string_value(arg), reason, sizeof(reason)) < 0)
+            return snprintf(why, n, "'command[%zu]': %s", i, reason), JPT_ERR_INVALID;
+    }
+    if (json_string_length(json_array_get(cmd, 0)) == 0)
+        return snprintf(why, n, "'command[0]' is empty"), JPT_ERR_INVALID;
+    t->command = json_incref((json_t *)cmd);
+    return JPT_OK;
+}
+
+static int take_env(jpt__tool *t, const json_t *env, char *why, size_t n)
+{
+    const char *key, *name;
+    const json_t *v, *value;
+    size_t i;
+
+    if (env == NULL)
+        return JPT_OK;
+    if (!json_is_object(env))
+        return snprintf(why, n, "'env' must be an object"), JPT_ERR_INVALID;
+    json_object_foreach((json_t *)env, key, v) {
+        if (strcmp(key, "inherit") == 0) {
+            if (!json_is_boolean(v))
+                return snprintf(why, n, "'env.inherit' must be a boolean"), JPT_ERR_INVALID;
+            t->env_inherit = json_is_true(v);
+        } else if (strcmp(key, "allow") == 0) {
+            if (!json_is_array(v))
+                return snprintf(why, n, "'env.allow' must be an array of names"),
+                       JPT_ERR_INVALID;
+            json_array_foreach(v, i, value) if (!json_is_string(value)) return snprintf(
+                why, n, "'env.allow[%zu]' is %s, not a string", i,
+                jpt__json_type_phrase(value)),
+                JPT_ERR_INVALID;
+            t->env_allow = json_incref((json_t *)v);
+        } else if (strcmp(key, "set") == 0) {
+            if (!json_is_object(v))
+                return snprintf(why, n, "'env.set' must be an object of strings"),
+                       JPT_ERR_INVALID;
+            json_object_foreach((json_t *)v, name, value) if (!json_is_string(value)) return snprintf(
+                why, n, "'env.set.%s' is %s, not a string", name,
+                jpt__json_type_phrase(value)),
+                JPT_ERR_INVALID;
+            t->env_set = json_incref((json_t *)v);
+        } else
+            return snprintf(why, n, "unknown field 'env.%s' (expected inherit, allow, set)",
+                            key),
+                   JPT_ERR_INVALID;
+    }
+    return JPT_OK;
+}
+
+int jpt__command_take(jpt__tool *t, const json_t *def, char *why, size_t n)
+{
+    int rc;
+
+    t->env_inherit = true;
+    if ((rc = take_command(t, json_object_get(def, "command"), why, n)) < 0 ||
+        (rc = take_env(t, json_object_get(def, "env"), why, n)) < 0)
+        return rc;
+    return JPT_OK;
+}

@@ -185,6 +185,7 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
         jpt__tool_unref(r->tools[i]);
     jpt__free(r->tools);
     jpt__tool_unref(r->await_tool);
+    jpt__vfs_runtime_free(r);
     jpt__stale_close(r);
     jpt__free(r->free_slots);
     for (size_t i = 0; i < r->nspool_files; i++) {

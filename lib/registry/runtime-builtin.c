@@ -23,11 +23,18 @@ static jpt_handle *handle_of(jpt__run *run)
     return (jpt_handle *)run;
 }
 
-static int check(jpt__tool *t, const json_t *def, char *why, size_t n)
+static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n)
 {
-    static const char *const not_here[] = {"command", "pty", "stdin", "env"};
+    static const char *const not_here[] = {"command", "pty", "stdin", "env", "files",
+                                           "request_timeout_ms"};
 
+    (void)r;
     (void)t;
+    /* The host's own code: nothing of this version confines it. */
+    if (json_object_get(def, "sandbox") != NULL)
+        return snprintf(why, n, "'sandbox' is not enforced for a builtin tool, so it is "
+                                "refused"),
+               JPT_ERR_UNSUPPORTED;
     for (size_t i = 0; i < sizeof(not_here) / sizeof(not_here[0]); i++)
         if (json_object_get(def, not_here[i]) != NULL) {
             snprintf(why, n, "'%s' does not apply to a builtin tool", not_here[i]);

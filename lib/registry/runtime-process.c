@@ -29,7 +29,7 @@ typedef struct jpt__proc {
 
 static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, void *ud);
 static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud);
-static const jpt__child_ops child_ops = {on_child_output, on_child_exited};
+static const jpt__child_ops child_ops = {on_child_output, on_child_exited, NULL};
 
 static jpt__proc *proc_of(const jpt__run *run)
 {
@@ -37,31 +37,6 @@ static jpt__proc *proc_of(const jpt__run *run)
 }
 
 /* ---- Definitions ------------------------------------------------------------------ */
-
-static int check_command(jpt__tool *t, const json_t *cmd, char *why, size_t n)
-{
-    char reason[256];
-    size_t i;
-    const json_t *arg;
-
-    if (cmd == NULL)
-        return snprintf(why, n, "'command' is required for a stdio tool"), JPT_ERR_INVALID;
-    if (!json_is_array(cmd) || json_array_size(cmd) == 0)
-        return snprintf(why, n, "'command' must be a non-empty array of strings"),
-               JPT_ERR_INVALID;
-    json_array_foreach(cmd, i, arg) {
-        if (!json_is_string(arg))
-            return snprintf(why, n, "'command[%zu]' is %s, not a string", i,
-                            jpt__json_type_phrase(arg)),
-                   JPT_ERR_INVALID;
-        if (jpt__command_check_template(json_string_value(arg), reason, sizeof(reason)) < 0)
-            return snprintf(why, n, "'command[%zu]': %s", i, reason), JPT_ERR_INVALID;
-    }
-    if (json_string_length(json_array_get(cmd, 0)) == 0)
-        return snprintf(why, n, "'command[0]' is empty"), JPT_ERR_INVALID;
-    t->command = json_incref((json_t *)cmd);
-    return JPT_OK;
-}
 
 static int check_bool(const json_t *def, const char *key, bool *out, char *why, size_t n)
 {
@@ -76,56 +51,21 @@ static int check_bool(const json_t *def, const char *key, bool *out, char *why, 
     return JPT_OK;
 }
 
-static int check_env(jpt__tool *t, const json_t *env, char *why, size_t n)
-{
-    const char *key, *name;
-    const json_t *v, *value;
-    size_t i;
-
-    if (env == NULL)
-        return JPT_OK;
-    if (!json_is_object(env))
-        return snprintf(why, n, "'env' must be an object"), JPT_ERR_INVALID;
-    json_object_foreach((json_t *)env, key, v) {
-        if (strcmp(key, "inherit") == 0) {
-            if (!json_is_boolean(v))
-                return snprintf(why, n, "'env.inherit' must be a boolean"), JPT_ERR_INVALID;
-            t->env_inherit = json_is_true(v);
-        } else if (strcmp(key, "allow") == 0) {
-            if (!json_is_array(v))
-                return snprintf(why, n, "'env.allow' must be an array of names"),
-                       JPT_ERR_INVALID;
-            json_array_foreach(v, i, value) if (!json_is_string(value)) return snprintf(
-                why, n, "'env.allow[%zu]' is %s, not a string", i,
-                jpt__json_type_phrase(value)),
-                JPT_ERR_INVALID;
-            t->env_allow = json_incref((json_t *)v);
-        } else if (strcmp(key, "set") == 0) {
-            if (!json_is_object(v))
-                return snprintf(why, n, "'env.set' must be an object of strings"),
-                       JPT_ERR_INVALID;
-            json_object_foreach((json_t *)v, name, value) if (!json_is_string(value)) return snprintf(
-                why, n, "'env.set.%s' is %s, not a string", name,
-                jpt__json_type_phrase(value)),
-                JPT_ERR_INVALID;
-            t->env_set = json_incref((json_t *)v);
-        } else
-            return snprintf(why, n, "unknown field 'env.%s' (expected inherit, allow, set)",
-                            key),
-                   JPT_ERR_INVALID;
-    }
-    return JPT_OK;
-}
-
-static int check(jpt__tool *t, const json_t *def, char *why, size_t n)
+static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n)
 {
     int rc;
 
-    t->env_inherit = true;
-    if ((rc = check_command(t, json_object_get(def, "command"), why, n)) < 0 ||
+    (void)r;
+    /* A security setting is enforced or refused, never accepted and
+     * ignored: nothing confines a stdio tool to a policy. */
+    if (json_object_get(def, "sandbox") != NULL)
+        return snprintf(why, n, "'sandbox' is not enforced for a stdio tool, so it is refused: "
+                                "remove it to run the tool unconfined, with the host's rights, "
+                                "or make it a \"vfs\" tool"),
+               JPT_ERR_UNSUPPORTED;
+    if ((rc = jpt__command_take(t, def, why, n)) < 0 ||
         (rc = check_bool(def, "stdin", &t->stdin_json, why, n)) < 0 ||
-        (rc = check_bool(def, "pty", &t->pty, why, n)) < 0 ||
-        (rc = check_env(t, json_object_get(def, "env"), why, n)) < 0)
+        (rc = check_bool(def, "pty", &t->pty, why, n)) < 0)
         return rc;
     if (t->pty && t->stdin_json)
         return snprintf(why, n, "'stdin' and 'pty' cannot both be true"), JPT_ERR_INVALID;

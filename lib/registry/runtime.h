@@ -72,7 +72,9 @@ struct jpt__runtime_ops {
     unsigned caps;             /* JPT__RT_* */
     /* The definition's keys of this runtime (tools.c): fills `t`, or
      * returns JPT_ERR_INVALID with the reason in `why`. */
-    int (*check)(jpt__tool *t, const json_t *def, char *why, size_t n);
+    int (*check)(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n);
+    /* Frees what check kept in t->rt_data (the tool goes). May be NULL. */
+    void (*forget)(jpt__tool *t);
     /* Starts the run. On failure `why` holds the model-facing reason. */
     int (*start)(jpt__run *run, jpt__buf *why);
     /* Input for a running tool (apply), which the runtime encodes; inside
@@ -113,5 +115,10 @@ void jpt__process_slots_freed(jpt__defer *d);
 
 /* runtime-builtin.c: builtin tools. */
 extern const jpt__runtime_ops jpt__runtime_builtin;
+
+/* runtime-vfs.c: VFS tools (D11), served by the vfs room's session. */
+extern const jpt__runtime_ops jpt__runtime_vfs;
+/* Lets go of the files backends (the registry's free). */
+void jpt__vfs_runtime_free(jpt_registry *r);
 
 #endif /* JPT_LIB_REGISTRY_RUNTIME_H */

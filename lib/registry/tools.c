@@ -12,7 +12,7 @@ static const char *const known_keys[] = {
     "name",      "description", "parameters", "runtime",   "stateful",
     "actions",   "question_target", "settle_ms", "yield_ms", "output_limit",
     "timeout_ms", "sandbox",    "spawn",      "options",   "command",
-    "stdin",     "pty",         "env",
+    "stdin",     "pty",         "env",        "files",     "request_timeout_ms",
 };
 
 jpt__tool *jpt__tool_ref(jpt__tool *t)
@@ -32,6 +32,8 @@ void jpt__tool_unref(jpt__tool *t)
     json_decref(t->command);
     json_decref(t->env_allow);
     json_decref(t->env_set);
+    if (t->rt != NULL && t->rt->forget != NULL)
+        t->rt->forget(t);
     jpt__free(t);
 }
 
@@ -270,12 +272,6 @@ static int check_name_and_keys(checker *c, const json_t *def)
         if (!known)
             return FAIL(c, JPT_ERR_INVALID, "unknown field '%s'", key);
     }
-    /* A security setting is enforced or refused, never accepted and
-     * ignored: nothing in this version confines a tool to a policy. */
-    if (json_object_get(def, "sandbox") != NULL)
-        return FAIL(c, JPT_ERR_UNSUPPORTED,
-                    "'sandbox' is not enforced by this version of jptool, so it is refused: "
-                    "remove it to run the tool unconfined, with the host's rights");
     return JPT_OK;
 }
 
@@ -319,12 +315,11 @@ static int take_runtime(checker *c, jpt__tool *t, const json_t *def, bool builti
         return FAIL(c, JPT_ERR_INVALID,
                     "runtime \"builtin\" tools are added with jpt_registry_add_builtin");
     else if (strcmp(runtime, "vfs") == 0)
-        return FAIL(c, JPT_ERR_UNSUPPORTED,
-                    "runtime \"vfs\" is not available in this version of jptool");
+        t->rt = &jpt__runtime_vfs;
     else
-        return FAIL(c, JPT_ERR_INVALID, "'runtime' must be \"stdio\" or \"builtin\", not \"%s\"",
-                    runtime);
-    int rc = t->rt->check(t, def, why, sizeof(why));
+        return FAIL(c, JPT_ERR_INVALID,
+                    "'runtime' must be \"stdio\", \"vfs\" or \"builtin\", not \"%s\"", runtime);
+    int rc = t->rt->check(c->r, t, def, why, sizeof(why));
     return rc < 0 ? FAIL(c, rc, "%s", why) : JPT_OK;
 }
 

@@ -845,6 +845,143 @@ class CApiContractTest(unittest.TestCase):
                              jptool.JPT_OK)
 
 
+# ---- The access policy (vfs.h) ---------------------------------------------------
+
+VFS_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                     "include", "jptool", "vfs.h")
+
+
+def policy_section():
+    """The text of vfs.h's access policy section."""
+    with open(VFS_H) as f:
+        header = f.read()
+    start = header.index("/* ==== The access policy (lib/policy)")
+    return header[start:header.index("/* ==== ", start + 1)]
+
+
+class PolicyTest(unittest.TestCase):
+    def test_default_policy(self):
+        with jptool.Policy() as p:
+            self.assertEqual(
+                p.check("read", "src/main.rs"),
+                (jptool.JPT_VERDICT_ALLOW, "fs.read 'src/main.rs': allowed: the default "
+                 "policy lets tools read the workspace"))
+            self.assertEqual(
+                p.check(jptool.JPT_ACCESS_WRITE, "src/main.rs"),
+                (jptool.JPT_VERDICT_ASK, "fs.write 'src/main.rs': needs approval: not "
+                 "covered by the policy (the workspace is read-only: filesystem.writable "
+                 "is false)"))
+            self.assertFalse(p.hardlinks_allowed)
+
+    def test_sensitive_paths_and_their_case(self):
+        with jptool.Policy({"filesystem": {"allow": ["."], "writable": True}}) as p:
+            self.assertEqual(
+                p.check("read", ".ENV"),
+                (jptool.JPT_VERDICT_DENY,
+                 "fs.read '.ENV': denied: path is in the sensitive paths list (.env)"))
+            self.assertEqual(p.check("list", "home/.ssh")[0], jptool.JPT_VERDICT_DENY)
+            self.assertEqual(p.check("write", "keys/Id_Rsa.pub")[0], jptool.JPT_VERDICT_DENY)
+        with jptool.Policy({"sensitive": "ask", "sensitive_paths": ["*.key"]}) as p:
+            self.assertEqual(
+                p.check("read", "tls/server.key"),
+                (jptool.JPT_VERDICT_ASK, "fs.read 'tls/server.key': needs approval: path is "
+                 "in the sensitive paths list (*.key)"))
+
+    def test_deny_beats_allow(self):
+        sandbox = '{"filesystem": {"allow": ["src"], "deny": ["src/private"], ' \
+                  '"hardlinks": "allow"}}'
+        with jptool.Policy(sandbox, raw=True) as p:
+            self.assertEqual(p.check("read", "src/a.c")[0], jptool.JPT_VERDICT_ALLOW)
+            self.assertEqual(
+                p.check("read", "src/private/key"),
+                (jptool.JPT_VERDICT_DENY,
+                 "fs.read 'src/private/key': denied: under 'src/private' in filesystem.deny"))
+            self.assertTrue(p.hardlinks_allowed)
+
+    def test_refused_configuration_raises_with_its_message(self):
+        with self.assertRaises(JptError) as cm:
+            jptool.Policy({"filesystem": {"allow": ["/etc"]}})
+        self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+        self.assertEqual(cm.exception.message, "filesystem.allow[0]: '/etc' is absolute: "
+                         "paths are relative to the workspace root")
+        with self.assertRaises(JptError) as cm:
+            jptool.Policy("{", raw=True)
+        self.assertTrue(cm.exception.message.startswith("sandbox: invalid JSON at line 1"),
+                        cm.exception.message)
+        with self.assertRaises(JptError) as cm:
+            jptool.Policy({"netwrk": {}})
+        self.assertEqual(cm.exception.message,
+                         "sandbox: unknown key 'netwrk' (known: filesystem, network, "
+                         "commands, sensitive_paths, sensitive, uncovered)")
+
+    def test_http_and_process_are_denied_in_this_version(self):
+        with jptool.Policy({"network": {"allow": ["https://example.com/api"]},
+                            "commands": {"git": {"args": [["log", "**"]]}}}) as p:
+            self.assertEqual(
+                p.check("http", "https://example.com/api/x"),
+                (jptool.JPT_VERDICT_DENY, "http 'https://example.com/api/x': denied: network "
+                 "access is not available in this version of jptool"))
+            self.assertEqual(
+                p.check("process", ["git", "log"]),
+                (jptool.JPT_VERDICT_DENY, "process.run 'git': denied: running processes is "
+                 "not available in this version of jptool"))
+            self.assertEqual(p.check("process", '["git"]')[0], jptool.JPT_VERDICT_DENY)
+            for bad in ([], "git", [1]):
+                with self.assertRaises(JptError) as cm:
+                    p.check("process", bad)
+                self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+
+    def test_paths_not_normalised(self):
+        with jptool.Policy() as p:
+            self.assertEqual(p.check("read", "a/../.env"),
+                             (jptool.JPT_VERDICT_DENY,
+                              "fs.read 'a/../.env': denied: path is not normalised"))
+            self.assertEqual(p.check("read", jptool.normalize_path("a/../.env"))[0],
+                             jptool.JPT_VERDICT_DENY)
+        self.assertEqual(jptool.normalize_path("./src//lib/../main.rs"), "src/main.rs")
+        self.assertEqual(jptool.normalize_path(""), ".")
+        for bad in ("/etc/passwd", "../x", "a/../.."):
+            with self.assertRaises(JptError) as cm:
+                jptool.normalize_path(bad)
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+
+    def test_arguments_and_lifetime(self):
+        p = jptool.Policy()
+        with self.assertRaises(JptError):
+            p.check("execute", "x")
+        with self.assertRaises(JptError):
+            p.check(9, "x")
+        with self.assertRaises(ValueError):
+            p.check("read", "a\0b")
+        p.close()
+        p.close()
+        self.assertTrue(p.closed)
+        with self.assertRaises(ValueError):
+            p.check("read", "a")
+        lib = jptool._lib
+        self.assertEqual(lib.jpt_policy_check(None, 1, b"a", None), jptool.JPT_ERR_INVALID)
+        self.assertEqual(lib.jpt_policy_new(None, None), jptool.JPT_ERR_INVALID)
+        self.assertEqual(lib.jpt_policy_errmsg(None), b"")
+        self.assertEqual(lib.jpt_policy_hardlinks_allowed(None), 0)
+        lib.jpt_policy_free(None)
+
+    def test_every_function_of_the_section_has_a_prototype(self):
+        names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", policy_section())
+        self.assertEqual(len(names), 6, names)
+        for name in names:
+            self.assertIn(name, jptool._PROTOTYPES, name)
+            fn = getattr(jptool._lib, name)
+            self.assertEqual(tuple(fn.argtypes), tuple(jptool._PROTOTYPES[name][1]), name)
+            self.assertEqual(fn.restype, jptool._PROTOTYPES[name][0], name)
+
+    def test_constants_match_the_header(self):
+        defines = re.findall(r"#define (JPT_\w+) (\d+)", policy_section())
+        self.assertEqual(len(defines), 8, defines)
+        for name, value in defines:
+            self.assertEqual(getattr(jptool, name), int(value), name)
+            self.assertIn(name, jptool.__all__)
+
+
 # ---- Registry (registry.h) ----------------------------------------------------
 
 TOOLS_DIR = os.environ.get("JPT_TEST_TOOLS")
@@ -1309,7 +1446,7 @@ class RegistryTest(unittest.TestCase):
                          replace=True)
             with self.assertRaises(JptError) as cm:
                 r.load_tools({"tools": [{"name": "v", "runtime": "vfs"}]})
-            self.assertEqual(cm.exception.status, jptool.JPT_ERR_UNSUPPORTED)
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
             with self.assertRaises(JptError) as cm:
                 r.load_tools(b"{")
             self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
@@ -2375,6 +2512,63 @@ class RegistryBindingTest(unittest.TestCase):
             with r.end_turn() as b:  # no handle: done at the next dispatch
                 self.assertTrue(r.wait(b, WAIT_MS))
                 self.assertEqual(b.results(), [])
+
+
+class FilesBindingTest(unittest.TestCase):
+    """ProjectFiles (vfs.h) through the binding: the three backends."""
+
+    def test_directory_backend(self):
+        with tempfile.TemporaryDirectory() as root:
+            with jptool.Files.open_dir(root) as f:
+                f.write("src/main.rs", "fn main() {}\n")
+                self.assertEqual(f.read("src/main.rs"), b"fn main() {}\n")
+                self.assertTrue(f.exists("src"))
+                self.assertEqual(f.metadata("src/main.rs"), {"kind": "file", "size": 13})
+                self.assertEqual(f.list_dir("src"), [{"path": "main.rs", "kind": "file"}])
+                found = f.grep("fn main", paths=["src"], context=1)
+                self.assertEqual(found["matches"][0]["lines"][0],
+                                 {"line_number": 1, "content": "fn main() {}", "is_match": True})
+                self.assertFalse(found["truncated"])
+                f.rename("src/main.rs", "lib/main.rs")
+                f.delete("lib/main.rs")
+                self.assertEqual(f.call("fs.exists", {"path": "lib/main.rs"}), {"exists": False})
+                with self.assertRaises(JptError) as e:
+                    f.read("../etc/passwd")
+                self.assertEqual(e.exception.status, jptool.JPT_ERR_INVALID)
+                self.assertIn("'..' is not allowed", str(e.exception))
+                self.assertNotIn(root, str(e.exception))
+
+    def test_memory_backend(self):
+        with jptool.Files.memory() as f:
+            f.write("a.bin", b"\x00\xff")
+            self.assertEqual(f.read("a.bin"), b"\x00\xff")
+            self.assertEqual(f.call("fs.read", {"path": "a.bin"}),
+                             {"content": "AP8=", "encoding": "base64", "size": 2})
+            with self.assertRaises(JptError) as e:
+                f.read("missing")
+            self.assertEqual(e.exception.status, jptool.JPT_ERR_NOT_FOUND)
+
+    def test_host_backend_answering_now_and_later(self):
+        kept = []
+
+        def handler(request):
+            if request.method == "fs.read" and request.params["path"] == "later":
+                kept.append(request)
+            elif request.method == "fs.read":
+                request.reply({"content": "from the host"})
+            else:
+                request.fail(jptool.JPT_ERR_DENIED, "read-only store")
+
+        with jptool.Files.host(handler) as f:
+            self.assertEqual(f.read("./now"), b"from the host")
+            with self.assertRaises(JptError) as e:
+                f.write("x", "y")
+            self.assertEqual(e.exception.status, jptool.JPT_ERR_DENIED)
+            self.assertIn("fs.write 'x': read-only store", str(e.exception))
+            with self.assertRaises(JptError) as e:
+                f.read("later")
+            self.assertEqual(e.exception.status, jptool.JPT_ERR_AGAIN)
+            kept[0].reply({"content": "too late"})  # releases the request
 
 
 if __name__ == "__main__":

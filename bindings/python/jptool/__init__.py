@@ -55,6 +55,12 @@ back on another place, which could hold another version); the ImportError
 lists each place, in order, with what it gave. :data:`library_path` says
 which was loaded.
 
+The access policy (vfs.h, D11): :class:`Policy` is a VFS tool's policy built
+from its ``sandbox`` section; :meth:`Policy.check` gives a request's verdict
+(``JPT_VERDICT_ALLOW`` / ``_DENY`` / ``_ASK``) and the reason the tool is
+told; :func:`normalize_path` gives a requested path the form a check takes.
+The constants ``JPT_ACCESS_*`` and ``JPT_VERDICT_*`` are those of vfs.h.
+
 Strings: Python ``str`` arguments are encoded as UTF-8 (with
 ``surrogateescape``, so text decoded by this module round-trips to the same
 bytes); ``bytes`` are passed as they are. A string holding a NUL character
@@ -126,6 +132,8 @@ __all__ = [
     "uri_canonicalize",
     "mime_fence_lang",
     "schema_check",
+    "Policy",
+    "normalize_path",
     "set_log",
     "library_path",
     # constants
@@ -199,6 +207,14 @@ __all__ = [
     "JPT_CONTAIN_CGROUP",
     "JPT_CONTAIN_SUBREAPER",
     "JPT_CONTAIN_SESSION",
+    "JPT_ACCESS_READ",
+    "JPT_ACCESS_WRITE",
+    "JPT_ACCESS_LIST",
+    "JPT_ACCESS_HTTP",
+    "JPT_ACCESS_PROCESS",
+    "JPT_VERDICT_ALLOW",
+    "JPT_VERDICT_DENY",
+    "JPT_VERDICT_ASK",
 ]
 
 # ---- Constants (common.h, state.h) ------------------------------------------
@@ -288,6 +304,16 @@ JPT_CONTAIN_AUTO = 0
 JPT_CONTAIN_CGROUP = 1
 JPT_CONTAIN_SUBREAPER = 2
 JPT_CONTAIN_SESSION = 3
+# vfs.h: the access policy
+JPT_ACCESS_READ = 1
+JPT_ACCESS_WRITE = 2
+JPT_ACCESS_LIST = 3
+JPT_ACCESS_HTTP = 4
+JPT_ACCESS_PROCESS = 5
+
+JPT_VERDICT_ALLOW = 1
+JPT_VERDICT_DENY = 2
+JPT_VERDICT_ASK = 3
 
 _KIND_NAMES = {
     "running": JPT_STATE_RUNNING,
@@ -480,6 +506,13 @@ _InquiryPtr = ctypes.POINTER(_jpt_inquiry)
 _HandlePtr = ctypes.POINTER(_jpt_handle)
 
 
+class _jpt_policy(ctypes.Structure):
+    """The opaque ``struct jpt_policy``."""
+
+
+_PolicyPtr = ctypes.POINTER(_jpt_policy)
+
+
 class _RegistryOptions(ctypes.Structure):
     """``jpt_registry_options``: zero fields mean the library's defaults."""
 
@@ -639,6 +672,13 @@ _PROTOTYPES = {
     "jpt_registry_end_turn": (_c_int, [_RegistryPtr, _c_uint, ctypes.POINTER(_BatchPtr)]),
     # orphans
     "jpt_registry_reap_stale": (_c_int, [_c_str, ctypes.POINTER(ctypes.c_size_t)]),
+    # vfs.h: the access policy
+    "jpt_policy_new": (_c_int, [_c_str, ctypes.POINTER(_PolicyPtr)]),
+    "jpt_policy_free": (None, [_PolicyPtr]),
+    "jpt_policy_errmsg": (_c_str, [_PolicyPtr]),
+    "jpt_policy_check": (_c_int, [_PolicyPtr, _c_int, _c_str, _out_str]),
+    "jpt_policy_hardlinks_allowed": (_c_int, [_PolicyPtr]),
+    "jpt_policy_normalize_path": (_c_int, [_c_str, _out_str]),
 }
 
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():
@@ -1138,6 +1178,117 @@ class State(_Closable):
         _check(_lib.jpt_state_render(self._p(), ctypes.byref(opts),
                                      ctypes.byref(out)))
         return _take_string(out)
+
+
+# ---- The access policy (vfs.h) ---------------------------------------------------
+
+_ACCESS_NAMES = {
+    "read": JPT_ACCESS_READ,
+    "write": JPT_ACCESS_WRITE,
+    "list": JPT_ACCESS_LIST,
+    "http": JPT_ACCESS_HTTP,
+    "process": JPT_ACCESS_PROCESS,
+}
+
+
+def normalize_path(path: Union[_Text, os.PathLike]) -> str:
+    """The normalised form of a requested path, lexically
+    (``jpt_policy_normalize_path``): "." and empty names dropped,
+    "name/.." removed, "" becomes ".". For checking a request before the
+    files backend resolves it (lexical ".." removal is wrong when "name" is
+    a symlink). Raises JptError (JPT_ERR_INVALID) for an absolute path or a
+    ".." that leaves the root."""
+    out = ctypes.c_void_p()
+    _check(_lib.jpt_policy_normalize_path(_to_c(path, "path"), ctypes.byref(out)))
+    return _take_string(out)
+
+
+class Policy(_Closable):
+    """A VFS tool's access policy (``jpt_policy *``), built from the JSON of
+    its ``sandbox`` section; vfs.h documents the keys, the built-in
+    sensitive paths and the precedence of the rules.
+
+    ``Policy()`` is the default policy (workspace read-only, no network, no
+    processes). ``Policy(sandbox)`` writes a Python value with
+    ``json.dumps``; ``Policy(text, raw=True)`` passes JSON text as it is.
+    A configuration the library refuses raises JptError (JPT_ERR_INVALID)
+    whose message names the key (``jpt_policy_errmsg``). A policy is
+    immutable; close it with :meth:`close` or a ``with`` block (garbage
+    collection frees it too).
+    """
+
+    __slots__ = ("_ptr", "__weakref__")
+
+    def __init__(self, sandbox: Any = None, *, raw: bool = False):
+        text = None if sandbox is None else _json_arg(sandbox, raw, "sandbox")
+        ptr = _PolicyPtr()
+        self._ptr = None
+        rc = _lib.jpt_policy_new(text, ctypes.byref(ptr))
+        if rc < 0:
+            # A refused configuration still comes with a policy holding the
+            # message (vfs.h); it is freed here.
+            message = _from_c(_lib.jpt_policy_errmsg(ptr)) if ptr else None
+            _lib.jpt_policy_free(ptr)
+            raise JptError(rc, message)
+        self._ptr = ptr
+
+    def check(self, access: Union[int, str], target: Any) -> Tuple[int, str]:
+        """The verdict on one request and its reason (``jpt_policy_check``):
+        ``(JPT_VERDICT_ALLOW | _DENY | _ASK, "fs.read '.env': denied: …")``.
+
+        ``access`` is a JPT_ACCESS_* constant or "read", "write", "list",
+        "http", "process". For the file system kinds, ``target`` is a
+        normalised path relative to the workspace root (see
+        :func:`normalize_path`; any other form is denied); for "http" the
+        URL; for "process" the program and its arguments, as a list of
+        strings (written as JSON) or JSON text. Raises JptError
+        (JPT_ERR_INVALID) for an unknown access kind or a malformed process
+        target."""
+        if isinstance(access, str):
+            if access not in _ACCESS_NAMES:
+                raise JptError(JPT_ERR_INVALID, f"unknown access kind {access!r}")
+            access = _ACCESS_NAMES[access]
+        if access == JPT_ACCESS_PROCESS and isinstance(target, (list, tuple)):
+            target = _json_arg(list(target), False, "target")
+        reason = ctypes.c_void_p()
+        verdict = _lib.jpt_policy_check(self._p(), _c_int_arg(access, "access"),
+                                        _to_c(target, "target"), ctypes.byref(reason))
+        text = _take_string(reason)
+        _check(verdict)
+        return verdict, text
+
+    @property
+    def hardlinks_allowed(self) -> bool:
+        """Whether the files backend may open files with several hard links
+        (``"filesystem": {"hardlinks": "allow"}``;
+        ``jpt_policy_hardlinks_allowed``)."""
+        return bool(_lib.jpt_policy_hardlinks_allowed(self._p()))
+
+    def close(self) -> None:
+        """Frees the policy (``jpt_policy_free``). Closing twice is
+        harmless; any other use after closing raises ValueError."""
+        ptr, self._ptr = getattr(self, "_ptr", None), None
+        if ptr:
+            _lib.jpt_policy_free(ptr)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return not self._ptr
+
+    def __del__(self, _free=_lib.jpt_policy_free):
+        ptr = getattr(self, "_ptr", None)
+        if ptr:
+            self._ptr = None
+            _free(ptr)
+
+    def __repr__(self) -> str:
+        return "<jptool.Policy closed>" if not self._ptr else "<jptool.Policy>"
+
+    def _p(self) -> _PolicyPtr:
+        if not self._ptr:
+            raise ValueError("operation on a closed Policy")
+        return self._ptr
 
 
 # ---- Registry (registry.h) ----------------------------------------------------
@@ -2136,3 +2287,234 @@ class Handle:
     def __repr__(self) -> str:
         return (f"<jptool.Handle {self.tool}/{self.id}"
                 f"{'' if self.valid else ' (finished)'}>")
+
+
+# ---- ProjectFiles (include/jptool/vfs.h, "ProjectFiles (lib/files)") ---------
+
+JPT_FILES_ALLOW_HARDLINKS = 0x1
+JPT_FILES_FSYNC = 0x2
+JPT_FILES_KIND_FILE = 1
+JPT_FILES_KIND_DIR = 2
+JPT_FILES_KIND_SYMLINK = 3
+JPT_FILES_KIND_OTHER = 4
+JPT_FILES_READ_LIMIT = 10 * 1000 * 1000
+JPT_FILES_GREP_MAX_MATCHES = 1000
+__all__ += [
+    "Files", "FilesRequest", "JPT_FILES_ALLOW_HARDLINKS", "JPT_FILES_FSYNC",
+    "JPT_FILES_KIND_FILE", "JPT_FILES_KIND_DIR", "JPT_FILES_KIND_SYMLINK",
+    "JPT_FILES_KIND_OTHER", "JPT_FILES_READ_LIMIT", "JPT_FILES_GREP_MAX_MATCHES",
+]
+
+
+class _jpt_files(ctypes.Structure):
+    pass
+
+
+class _jpt_files_request(ctypes.Structure):
+    pass
+
+
+_FilesPtr = ctypes.POINTER(_jpt_files)
+_FilesRequestPtr = ctypes.POINTER(_jpt_files_request)
+_FilesCallFn = ctypes.CFUNCTYPE(_c_int, _FilesRequestPtr, _c_str, _c_str, _c_void)
+_FilesCancelFn = ctypes.CFUNCTYPE(None, _FilesRequestPtr, _c_void)
+_FilesReleaseFn = ctypes.CFUNCTYPE(None, _c_void)
+
+
+class _FilesOps(ctypes.Structure):
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("call", _FilesCallFn),
+        ("cancel", _FilesCancelFn),
+        ("release", _FilesReleaseFn),
+    ]
+
+
+class _FilesEntry(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int)]
+
+
+_FILES_PROTOTYPES = {
+    "jpt_files_open_dir": (_c_int, [_c_str, _c_uint, ctypes.POINTER(_FilesPtr)]),
+    "jpt_files_new_memory": (_c_int, [ctypes.POINTER(_FilesPtr)]),
+    "jpt_files_new": (_c_int, [ctypes.POINTER(_FilesOps), _c_void, ctypes.POINTER(_FilesPtr)]),
+    "jpt_files_request_reply": (_c_int, [_FilesRequestPtr, _c_str]),
+    "jpt_files_request_fail": (_c_int, [_FilesRequestPtr, _c_int, _c_str]),
+    "jpt_files_free": (None, [_FilesPtr]),
+    "jpt_files_errmsg": (_c_str, [_FilesPtr]),
+    "jpt_files_read": (
+        _c_int,
+        [_FilesPtr, _c_str, _c_size, _out_str, ctypes.POINTER(ctypes.c_size_t),
+         ctypes.POINTER(ctypes.c_int)],
+    ),
+    "jpt_files_write": (_c_int, [_FilesPtr, _c_str, ctypes.c_char_p, _c_size]),
+    "jpt_files_exists": (_c_int, [_FilesPtr, _c_str, ctypes.POINTER(ctypes.c_int)]),
+    "jpt_files_metadata": (
+        _c_int,
+        [_FilesPtr, _c_str, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint64)],
+    ),
+    "jpt_files_list_dir": (
+        _c_int,
+        [_FilesPtr, _c_str, _out_str, ctypes.POINTER(ctypes.c_size_t)],
+    ),
+    "jpt_files_delete": (_c_int, [_FilesPtr, _c_str]),
+    "jpt_files_rename": (_c_int, [_FilesPtr, _c_str, _c_str]),
+    "jpt_files_grep": (_c_int, [_FilesPtr, _c_str, _out_str]),
+    "jpt_files_call": (_c_int, [_FilesPtr, _c_str, _c_str, _out_str]),
+}
+
+for _name, (_restype, _argtypes) in _FILES_PROTOTYPES.items():
+    _fn = getattr(_lib, _name)
+    _fn.restype = _restype
+    _fn.argtypes = _argtypes
+del _name, _restype, _argtypes, _fn
+
+_FILES_KINDS = {1: "file", 2: "dir", 3: "symlink", 4: "other"}
+
+
+class FilesRequest:
+    """One request to a host-supplied backend (:meth:`Files.host`): answer
+    it exactly once, now or later, with :meth:`reply` or :meth:`fail`."""
+
+    def __init__(self, ptr, method: str, params: Dict[str, Any]):
+        self._ptr = ptr
+        self.method = method
+        self.params = params
+
+    def reply(self, result: Dict[str, Any]) -> None:
+        """Answers with `result`, a dict of D11's shape for the method."""
+        ptr, self._ptr = self._ptr, None
+        if ptr is None:
+            raise RuntimeError("the request was answered already")
+        _check(_lib.jpt_files_request_reply(ptr, json.dumps(result).encode()))
+
+    def fail(self, status: int, message: Optional[str] = None) -> None:
+        """Fails the request with a JPT_ERR_* status and a message."""
+        ptr, self._ptr = self._ptr, None
+        if ptr is None:
+            raise RuntimeError("the request was answered already")
+        _check(_lib.jpt_files_request_fail(ptr, status, _to_c(message, "message")))
+
+
+class Files(_Closable):
+    """A ProjectFiles backend (``jpt_files``): :meth:`open_dir` (a directory,
+    confined beneath it), :meth:`memory`, or :meth:`host` (methods the
+    Python host serves). Paths are relative to the root; every failure
+    raises :class:`JptError` with the library's message."""
+
+    def __init__(self, ptr, keep=None):
+        self._ptr = ptr
+        self._keep = keep  # ctypes callbacks of a host-supplied backend
+
+    @classmethod
+    def open_dir(cls, root: Union[_Text, os.PathLike], flags: int = 0) -> "Files":
+        p = _FilesPtr()
+        _check(_lib.jpt_files_open_dir(_to_c(root, "root"), flags, ctypes.byref(p)))
+        return cls(p)
+
+    @classmethod
+    def memory(cls) -> "Files":
+        p = _FilesPtr()
+        _check(_lib.jpt_files_new_memory(ctypes.byref(p)))
+        return cls(p)
+
+    @classmethod
+    def host(cls, handler: Callable[[FilesRequest], None]) -> "Files":
+        """A backend whose methods `handler` serves: it gets a
+        :class:`FilesRequest` (method, params) and answers it at once or
+        later. An exception in the handler fails the request."""
+
+        def call(req, method, params, _ud):
+            request = FilesRequest(req, method.decode(), json.loads(params))
+            try:
+                handler(request)
+            except Exception as e:  # the C library cannot take it
+                if request._ptr is not None:
+                    request.fail(JPT_ERR_IO, str(e))
+            return JPT_OK
+
+        ops = _FilesOps(ctypes.sizeof(_FilesOps), _FilesCallFn(call), _FilesCancelFn(),
+                        _FilesReleaseFn())
+        p = _FilesPtr()
+        _check(_lib.jpt_files_new(ctypes.byref(ops), None, ctypes.byref(p)))
+        return cls(p, keep=ops)
+
+    def close(self) -> None:
+        if self._ptr:
+            _lib.jpt_files_free(self._ptr)
+            self._ptr = None
+
+    def __del__(self):
+        self.close()
+
+    def _p(self):
+        if not self._ptr:
+            raise ValueError("the Files object is closed")
+        return self._ptr
+
+    def _check(self, rc: int) -> None:
+        if rc < 0:
+            raise JptError(rc, _from_c(_lib.jpt_files_errmsg(self._ptr)))
+
+    def read(self, path: _Text, limit: int = 0) -> bytes:
+        """The file's content (fs.read), at most `limit` bytes (0: 10 MB)."""
+        out, n, utf8 = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_int()
+        self._check(_lib.jpt_files_read(self._p(), _to_c(path, "path"), limit,
+                                        ctypes.byref(out), ctypes.byref(n),
+                                        ctypes.byref(utf8)))
+        try:
+            return ctypes.string_at(out.value, n.value)
+        finally:
+            _lib.jpt_free(out)
+
+    def write(self, path: _Text, data: Union[str, bytes]) -> None:
+        """Replaces the file's content atomically (fs.write)."""
+        if isinstance(data, str):
+            data = data.encode()
+        self._check(_lib.jpt_files_write(self._p(), _to_c(path, "path"), data, len(data)))
+
+    def exists(self, path: _Text) -> bool:
+        out = ctypes.c_int()
+        self._check(_lib.jpt_files_exists(self._p(), _to_c(path, "path"), ctypes.byref(out)))
+        return bool(out.value)
+
+    def metadata(self, path: _Text) -> Dict[str, Any]:
+        """{"kind": "file" | "dir" | "symlink" | "other", "size": int}"""
+        kind, size = ctypes.c_int(), ctypes.c_uint64()
+        self._check(_lib.jpt_files_metadata(self._p(), _to_c(path, "path"),
+                                            ctypes.byref(kind), ctypes.byref(size)))
+        return {"kind": _FILES_KINDS[kind.value], "size": size.value}
+
+    def list_dir(self, path: _Text = ".") -> List[Dict[str, str]]:
+        """[{"path": name, "kind": …}], sorted by name."""
+        out, n = ctypes.c_void_p(), ctypes.c_size_t()
+        self._check(_lib.jpt_files_list_dir(self._p(), _to_c(path, "path"),
+                                            ctypes.byref(out), ctypes.byref(n)))
+        try:
+            entries = ctypes.cast(out, ctypes.POINTER(_FilesEntry))
+            return [{"path": _from_c(entries[i].name), "kind": _FILES_KINDS[entries[i].kind]}
+                    for i in range(n.value)]
+        finally:
+            _lib.jpt_free(out)
+
+    def delete(self, path: _Text) -> None:
+        self._check(_lib.jpt_files_delete(self._p(), _to_c(path, "path")))
+
+    def rename(self, src: _Text, dst: _Text) -> None:
+        self._check(_lib.jpt_files_rename(self._p(), _to_c(src, "from"), _to_c(dst, "to")))
+
+    def grep(self, pattern: _Text, **params: Any) -> Dict[str, Any]:
+        """fs.grep: `params` are paths, extensions, context,
+        case_insensitive, fixed_strings, max_matches."""
+        params["pattern"] = pattern.decode() if isinstance(pattern, bytes) else pattern
+        out = ctypes.c_void_p()
+        self._check(_lib.jpt_files_grep(self._p(), json.dumps(params).encode(),
+                                        ctypes.byref(out)))
+        return json.loads(_take_string(out))
+
+    def call(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        """Any D11 filesystem method, as a VFS tool would call it."""
+        out = ctypes.c_void_p()
+        self._check(_lib.jpt_files_call(self._p(), method.encode(),
+                                        json.dumps(params).encode(), ctypes.byref(out)))
+        return json.loads(_take_string(out))

@@ -46,6 +46,38 @@ pub const JPT_JSON_ENVELOPE: i32 = 1;
 pub const JPT_JSON_TOOL_STATE: i32 = 2;
 pub const JPT_JSON_OUTCOME: i32 = 3;
 pub const JPT_JSON_PRETTY: i32 = 1;
+pub const JPT_FILES_ALLOW_HARDLINKS: i32 = 1;
+pub const JPT_FILES_FSYNC: i32 = 2;
+pub const JPT_FILES_KIND_FILE: i32 = 1;
+pub const JPT_FILES_KIND_DIR: i32 = 2;
+pub const JPT_FILES_KIND_SYMLINK: i32 = 3;
+pub const JPT_FILES_KIND_OTHER: i32 = 4;
+pub const JPT_FILES_READ_LIMIT: i32 = 10000000;
+pub const JPT_FILES_GREP_MAX_MATCHES: i32 = 1000;
+pub const JPT_ACCESS_READ: i32 = 1;
+pub const JPT_ACCESS_WRITE: i32 = 2;
+pub const JPT_ACCESS_LIST: i32 = 3;
+pub const JPT_ACCESS_HTTP: i32 = 4;
+pub const JPT_ACCESS_PROCESS: i32 = 5;
+pub const JPT_VERDICT_ALLOW: i32 = 1;
+pub const JPT_VERDICT_DENY: i32 = 2;
+pub const JPT_VERDICT_ASK: i32 = 3;
+pub const JPT_VFS_PROTOCOL_VERSION: &[u8; 6usize] = b"0.1.0\0";
+pub const JPT_VFS_CONTENT_LIMIT: i32 = 10485760;
+pub const JPT_VFS_ENVELOPE_LIMIT: i32 = 65536;
+pub const JPT_VFS_E_PARSE: i32 = -32700;
+pub const JPT_VFS_E_INVALID_REQUEST: i32 = -32600;
+pub const JPT_VFS_E_METHOD_NOT_FOUND: i32 = -32601;
+pub const JPT_VFS_E_INVALID_PARAMS: i32 = -32602;
+pub const JPT_VFS_E_INTERNAL: i32 = -32603;
+pub const JPT_VFS_E_ACCESS_DENIED: i32 = -32001;
+pub const JPT_VFS_E_NOT_FOUND: i32 = -32002;
+pub const JPT_VFS_E_EXISTS: i32 = -32003;
+pub const JPT_VFS_E_TIMEOUT: i32 = -32004;
+pub const JPT_VFS_E_CANCELLED: i32 = -32005;
+pub const JPT_DECISION_DENY: i32 = 0;
+pub const JPT_DECISION_ALLOW: i32 = 1;
+pub const JPT_DECISION_ALLOW_ALWAYS: i32 = 2;
 pub const JPT_REGISTRY_KEEP_SPOOL: i32 = 1;
 pub const JPT_CONTAIN_AUTO: i32 = 0;
 pub const JPT_CONTAIN_CGROUP: i32 = 1;
@@ -70,6 +102,11 @@ pub const JPT_TARGET_USER: i32 = 1;
 pub const JPT_TARGET_ASSISTANT: i32 = 2;
 pub const JPT_TURN_KEEP: i32 = 1;
 pub const JPT_TURN_ABORT: i32 = 2;
+pub const JPT_VFS_TOOL_MAX_MESSAGE: i32 = 67108864;
+pub const JPT_VFS_TOOL_FILE: i32 = 1;
+pub const JPT_VFS_TOOL_DIR: i32 = 2;
+pub const JPT_VFS_TOOL_SYMLINK: i32 = 3;
+pub const JPT_VFS_TOOL_OTHER: i32 = 4;
 extern "C" {
     pub fn jpt_version() -> *const ::std::os::raw::c_char;
 }
@@ -219,6 +256,7 @@ extern "C" {
         min_level: ::std::os::raw::c_int,
     );
 }
+pub type __uint64_t = ::std::os::raw::c_ulong;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct jpt_state {
@@ -617,6 +655,578 @@ extern "C" {
         value_json: *const ::std::os::raw::c_char,
         why: *mut *mut ::std::os::raw::c_char,
     ) -> ::std::os::raw::c_int;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_files {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn jpt_files_open_dir(
+        root: *const ::std::os::raw::c_char,
+        flags: ::std::os::raw::c_uint,
+        out: *mut *mut jpt_files,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_new_memory(out: *mut *mut jpt_files) -> ::std::os::raw::c_int;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_files_request {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_files_ops {
+    pub size: usize,
+    pub call: ::std::option::Option<
+        unsafe extern "C" fn(
+            req: *mut jpt_files_request,
+            method: *const ::std::os::raw::c_char,
+            params_json: *const ::std::os::raw::c_char,
+            ud: *mut ::std::os::raw::c_void,
+        ) -> ::std::os::raw::c_int,
+    >,
+    pub cancel: ::std::option::Option<
+        unsafe extern "C" fn(req: *mut jpt_files_request, ud: *mut ::std::os::raw::c_void),
+    >,
+    pub release: ::std::option::Option<unsafe extern "C" fn(ud: *mut ::std::os::raw::c_void)>,
+}
+#[test]
+fn bindgen_test_layout_jpt_files_ops() {
+    assert_eq!(
+        ::std::mem::size_of::<jpt_files_ops>(),
+        32usize,
+        concat!("Size of: ", stringify!(jpt_files_ops))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<jpt_files_ops>(),
+        8usize,
+        concat!("Alignment of ", stringify!(jpt_files_ops))
+    );
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_files_ops>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_files_ops),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+    fn test_field_call() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_files_ops>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).call) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_files_ops),
+                "::",
+                stringify!(call)
+            )
+        );
+    }
+    test_field_call();
+    fn test_field_cancel() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_files_ops>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cancel) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_files_ops),
+                "::",
+                stringify!(cancel)
+            )
+        );
+    }
+    test_field_cancel();
+    fn test_field_release() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_files_ops>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).release) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_files_ops),
+                "::",
+                stringify!(release)
+            )
+        );
+    }
+    test_field_release();
+}
+extern "C" {
+    pub fn jpt_files_new(
+        ops: *const jpt_files_ops,
+        ud: *mut ::std::os::raw::c_void,
+        out: *mut *mut jpt_files,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_request_reply(
+        req: *mut jpt_files_request,
+        result_json: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_request_fail(
+        req: *mut jpt_files_request,
+        status: ::std::os::raw::c_int,
+        message: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_free(f: *mut jpt_files);
+}
+extern "C" {
+    pub fn jpt_files_errmsg(f: *const jpt_files) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_files_read(
+        f: *mut jpt_files,
+        path: *const ::std::os::raw::c_char,
+        limit: usize,
+        data: *mut *mut ::std::os::raw::c_char,
+        len: *mut usize,
+        utf8: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_write(
+        f: *mut jpt_files,
+        path: *const ::std::os::raw::c_char,
+        data: *const ::std::os::raw::c_void,
+        len: usize,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_exists(
+        f: *mut jpt_files,
+        path: *const ::std::os::raw::c_char,
+        exists: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_metadata(
+        f: *mut jpt_files,
+        path: *const ::std::os::raw::c_char,
+        kind: *mut ::std::os::raw::c_int,
+        size: *mut u64,
+    ) -> ::std::os::raw::c_int;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_files_entry {
+    pub name: *const ::std::os::raw::c_char,
+    pub kind: ::std::os::raw::c_int,
+}
+#[test]
+fn bindgen_test_layout_jpt_files_entry() {
+    assert_eq!(
+        ::std::mem::size_of::<jpt_files_entry>(),
+        16usize,
+        concat!("Size of: ", stringify!(jpt_files_entry))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<jpt_files_entry>(),
+        8usize,
+        concat!("Alignment of ", stringify!(jpt_files_entry))
+    );
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_files_entry>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_files_entry),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_kind() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_files_entry>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kind) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_files_entry),
+                "::",
+                stringify!(kind)
+            )
+        );
+    }
+    test_field_kind();
+}
+extern "C" {
+    pub fn jpt_files_list_dir(
+        f: *mut jpt_files,
+        path: *const ::std::os::raw::c_char,
+        entries: *mut *mut jpt_files_entry,
+        count: *mut usize,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_delete(
+        f: *mut jpt_files,
+        path: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_rename(
+        f: *mut jpt_files,
+        from: *const ::std::os::raw::c_char,
+        to: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_grep(
+        f: *mut jpt_files,
+        params_json: *const ::std::os::raw::c_char,
+        result_json: *mut *mut ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_files_call(
+        f: *mut jpt_files,
+        method: *const ::std::os::raw::c_char,
+        params_json: *const ::std::os::raw::c_char,
+        result_json: *mut *mut ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_policy {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn jpt_policy_new(
+        sandbox_json: *const ::std::os::raw::c_char,
+        out: *mut *mut jpt_policy,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_policy_free(p: *mut jpt_policy);
+}
+extern "C" {
+    pub fn jpt_policy_errmsg(p: *const jpt_policy) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_policy_check(
+        p: *const jpt_policy,
+        access: ::std::os::raw::c_int,
+        target: *const ::std::os::raw::c_char,
+        reason: *mut *mut ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_policy_hardlinks_allowed(p: *const jpt_policy) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_policy_normalize_path(
+        path: *const ::std::os::raw::c_char,
+        out: *mut *mut ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_policy_request {
+    _unused: [u8; 0],
+}
+pub type jpt_policy_fn = ::std::option::Option<
+    unsafe extern "C" fn(req: *mut jpt_policy_request, ud: *mut ::std::os::raw::c_void),
+>;
+extern "C" {
+    pub fn jpt_policy_request_tool(req: *const jpt_policy_request)
+        -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_policy_request_method(
+        req: *const jpt_policy_request,
+    ) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_policy_request_path(req: *const jpt_policy_request)
+        -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_policy_request_access(req: *const jpt_policy_request) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_policy_request_reason(
+        req: *const jpt_policy_request,
+    ) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_policy_request_id(req: *const jpt_policy_request) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_policy_request_answer(
+        req: *mut jpt_policy_request,
+        decision: ::std::os::raw::c_int,
+        reason: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_vfs_host {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_vfs_host_options {
+    pub size: usize,
+    pub files: *mut jpt_files,
+    pub root: *const ::std::os::raw::c_char,
+    pub sandbox_json: *const ::std::os::raw::c_char,
+    pub request_timeout_ms: ::std::os::raw::c_int,
+    pub kill_grace_ms: ::std::os::raw::c_int,
+    pub max_message: usize,
+    pub max_violations: ::std::os::raw::c_uint,
+}
+#[test]
+fn bindgen_test_layout_jpt_vfs_host_options() {
+    assert_eq!(
+        ::std::mem::size_of::<jpt_vfs_host_options>(),
+        56usize,
+        concat!("Size of: ", stringify!(jpt_vfs_host_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<jpt_vfs_host_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(jpt_vfs_host_options))
+    );
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_host_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_host_options),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+    fn test_field_files() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_host_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).files) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_host_options),
+                "::",
+                stringify!(files)
+            )
+        );
+    }
+    test_field_files();
+    fn test_field_root() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_host_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).root) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_host_options),
+                "::",
+                stringify!(root)
+            )
+        );
+    }
+    test_field_root();
+    fn test_field_sandbox_json() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_host_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sandbox_json) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_host_options),
+                "::",
+                stringify!(sandbox_json)
+            )
+        );
+    }
+    test_field_sandbox_json();
+    fn test_field_request_timeout_ms() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_host_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).request_timeout_ms) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_host_options),
+                "::",
+                stringify!(request_timeout_ms)
+            )
+        );
+    }
+    test_field_request_timeout_ms();
+    fn test_field_kill_grace_ms() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_host_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kill_grace_ms) as usize - ptr as usize
+            },
+            36usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_host_options),
+                "::",
+                stringify!(kill_grace_ms)
+            )
+        );
+    }
+    test_field_kill_grace_ms();
+    fn test_field_max_message() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_host_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_message) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_host_options),
+                "::",
+                stringify!(max_message)
+            )
+        );
+    }
+    test_field_max_message();
+    fn test_field_max_violations() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_host_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_violations) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_host_options),
+                "::",
+                stringify!(max_violations)
+            )
+        );
+    }
+    test_field_max_violations();
+}
+extern "C" {
+    pub fn jpt_vfs_host_new(
+        opts: *const jpt_vfs_host_options,
+        out: *mut *mut jpt_vfs_host,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_spawn(
+        h: *mut jpt_vfs_host,
+        argv: *const *const ::std::os::raw::c_char,
+        tool_json: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_attach(
+        h: *mut jpt_vfs_host,
+        read_fd: ::std::os::raw::c_int,
+        write_fd: ::std::os::raw::c_int,
+        tool_json: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_get_fd(h: *const jpt_vfs_host) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_get_timeout(h: *const jpt_vfs_host) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_dispatch(h: *mut jpt_vfs_host) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_run(
+        h: *mut jpt_vfs_host,
+        timeout_ms: ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_apply(
+        h: *mut jpt_vfs_host,
+        input_json: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_cancel(h: *mut jpt_vfs_host) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_state(
+        h: *mut jpt_vfs_host,
+        out: *mut *mut jpt_state,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_done(h: *const jpt_vfs_host) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_set_policy_handler(
+        h: *mut jpt_vfs_host,
+        fn_: jpt_policy_fn,
+        ud: *mut ::std::os::raw::c_void,
+    );
+}
+extern "C" {
+    pub fn jpt_vfs_host_errmsg(h: *const jpt_vfs_host) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_vfs_host_free(h: *mut jpt_vfs_host);
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -1244,5 +1854,510 @@ extern "C" {
     pub fn jpt_registry_reap_stale(
         path: *const ::std::os::raw::c_char,
         killed: *mut usize,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_registry_add_files(
+        r: *mut jpt_registry,
+        name: *const ::std::os::raw::c_char,
+        files: *mut jpt_files,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_registry_set_policy_handler(
+        r: *mut jpt_registry,
+        fn_: jpt_policy_fn,
+        ud: *mut ::std::os::raw::c_void,
+    );
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_vfs_tool {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_vfs_connect_options {
+    pub size: usize,
+    pub max_message: usize,
+    pub max_request: usize,
+    pub on_pending: ::std::option::Option<
+        unsafe extern "C" fn(
+            request_id: u64,
+            reason: *const ::std::os::raw::c_char,
+            ud: *mut ::std::os::raw::c_void,
+        ),
+    >,
+    pub ud: *mut ::std::os::raw::c_void,
+}
+#[test]
+fn bindgen_test_layout_jpt_vfs_connect_options() {
+    assert_eq!(
+        ::std::mem::size_of::<jpt_vfs_connect_options>(),
+        40usize,
+        concat!("Size of: ", stringify!(jpt_vfs_connect_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<jpt_vfs_connect_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(jpt_vfs_connect_options))
+    );
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_connect_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_connect_options),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+    fn test_field_max_message() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_connect_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_message) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_connect_options),
+                "::",
+                stringify!(max_message)
+            )
+        );
+    }
+    test_field_max_message();
+    fn test_field_max_request() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_connect_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_request) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_connect_options),
+                "::",
+                stringify!(max_request)
+            )
+        );
+    }
+    test_field_max_request();
+    fn test_field_on_pending() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_connect_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).on_pending) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_connect_options),
+                "::",
+                stringify!(on_pending)
+            )
+        );
+    }
+    test_field_on_pending();
+    fn test_field_ud() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_connect_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ud) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_connect_options),
+                "::",
+                stringify!(ud)
+            )
+        );
+    }
+    test_field_ud();
+}
+extern "C" {
+    pub fn jpt_vfs_tool_connect(out: *mut *mut jpt_vfs_tool) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_connect_fds(
+        in_fd: ::std::os::raw::c_int,
+        out_fd: ::std::os::raw::c_int,
+        opts: *const jpt_vfs_connect_options,
+        out: *mut *mut jpt_vfs_tool,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_free(t: *mut jpt_vfs_tool);
+}
+extern "C" {
+    pub fn jpt_vfs_tool_errmsg(t: *const jpt_vfs_tool) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_error_code(t: *const jpt_vfs_tool) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_name(t: *const jpt_vfs_tool) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_arguments(t: *const jpt_vfs_tool) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_answers(t: *const jpt_vfs_tool) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_options(t: *const jpt_vfs_tool) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_protocol_version(t: *const jpt_vfs_tool) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_read(
+        t: *mut jpt_vfs_tool,
+        path: *const ::std::os::raw::c_char,
+        data: *mut *mut ::std::os::raw::c_char,
+        len: *mut usize,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_write(
+        t: *mut jpt_vfs_tool,
+        path: *const ::std::os::raw::c_char,
+        data: *const ::std::os::raw::c_void,
+        len: usize,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_exists(
+        t: *mut jpt_vfs_tool,
+        path: *const ::std::os::raw::c_char,
+        exists: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_list_dir(
+        t: *mut jpt_vfs_tool,
+        path: *const ::std::os::raw::c_char,
+        entries_json: *mut *mut ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_metadata(
+        t: *mut jpt_vfs_tool,
+        path: *const ::std::os::raw::c_char,
+        kind: *mut ::std::os::raw::c_int,
+        size: *mut u64,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_delete(
+        t: *mut jpt_vfs_tool,
+        path: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_rename(
+        t: *mut jpt_vfs_tool,
+        from: *const ::std::os::raw::c_char,
+        to: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_vfs_grep_query {
+    pub size: usize,
+    pub pattern: *const ::std::os::raw::c_char,
+    pub paths: *const *const ::std::os::raw::c_char,
+    pub npaths: usize,
+    pub extensions: *const *const ::std::os::raw::c_char,
+    pub nextensions: usize,
+    pub context: ::std::os::raw::c_uint,
+    pub case_insensitive: ::std::os::raw::c_int,
+    pub fixed_strings: ::std::os::raw::c_int,
+    pub max_matches: u64,
+}
+#[test]
+fn bindgen_test_layout_jpt_vfs_grep_query() {
+    assert_eq!(
+        ::std::mem::size_of::<jpt_vfs_grep_query>(),
+        72usize,
+        concat!("Size of: ", stringify!(jpt_vfs_grep_query))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<jpt_vfs_grep_query>(),
+        8usize,
+        concat!("Alignment of ", stringify!(jpt_vfs_grep_query))
+    );
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_grep_query>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_grep_query),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+    fn test_field_pattern() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_grep_query>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).pattern) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_grep_query),
+                "::",
+                stringify!(pattern)
+            )
+        );
+    }
+    test_field_pattern();
+    fn test_field_paths() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_grep_query>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).paths) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_grep_query),
+                "::",
+                stringify!(paths)
+            )
+        );
+    }
+    test_field_paths();
+    fn test_field_npaths() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_grep_query>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).npaths) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_grep_query),
+                "::",
+                stringify!(npaths)
+            )
+        );
+    }
+    test_field_npaths();
+    fn test_field_extensions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_grep_query>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).extensions) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_grep_query),
+                "::",
+                stringify!(extensions)
+            )
+        );
+    }
+    test_field_extensions();
+    fn test_field_nextensions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_grep_query>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).nextensions) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_grep_query),
+                "::",
+                stringify!(nextensions)
+            )
+        );
+    }
+    test_field_nextensions();
+    fn test_field_context() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_grep_query>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).context) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_grep_query),
+                "::",
+                stringify!(context)
+            )
+        );
+    }
+    test_field_context();
+    fn test_field_case_insensitive() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_grep_query>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).case_insensitive) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_grep_query),
+                "::",
+                stringify!(case_insensitive)
+            )
+        );
+    }
+    test_field_case_insensitive();
+    fn test_field_fixed_strings() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_grep_query>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).fixed_strings) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_grep_query),
+                "::",
+                stringify!(fixed_strings)
+            )
+        );
+    }
+    test_field_fixed_strings();
+    fn test_field_max_matches() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_grep_query>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_matches) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_grep_query),
+                "::",
+                stringify!(max_matches)
+            )
+        );
+    }
+    test_field_max_matches();
+}
+extern "C" {
+    pub fn jpt_vfs_tool_grep(
+        t: *mut jpt_vfs_tool,
+        query: *const jpt_vfs_grep_query,
+        result_json: *mut *mut ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_call(
+        t: *mut jpt_vfs_tool,
+        method: *const ::std::os::raw::c_char,
+        params_json: *const ::std::os::raw::c_char,
+        result_json: *mut *mut ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_submit(
+        t: *mut jpt_vfs_tool,
+        method: *const ::std::os::raw::c_char,
+        params_json: *const ::std::os::raw::c_char,
+        id: *mut u64,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_submit_read(
+        t: *mut jpt_vfs_tool,
+        path: *const ::std::os::raw::c_char,
+        id: *mut u64,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_submit_write(
+        t: *mut jpt_vfs_tool,
+        path: *const ::std::os::raw::c_char,
+        data: *const ::std::os::raw::c_void,
+        len: usize,
+        id: *mut u64,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_collect(
+        t: *mut jpt_vfs_tool,
+        id: u64,
+        result_json: *mut *mut ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_collect_read(
+        t: *mut jpt_vfs_tool,
+        id: u64,
+        data: *mut *mut ::std::os::raw::c_char,
+        len: *mut usize,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_state(
+        t: *mut jpt_vfs_tool,
+        state_json: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_next_input(
+        t: *mut jpt_vfs_tool,
+        input_json: *mut *mut ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_cancelled(t: *const jpt_vfs_tool) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_result(
+        t: *mut jpt_vfs_tool,
+        content_json: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_result_text(
+        t: *mut jpt_vfs_tool,
+        text: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_error(
+        t: *mut jpt_vfs_tool,
+        message: *const ::std::os::raw::c_char,
+        trace: *const *const ::std::os::raw::c_char,
+        ntrace: usize,
+        transient: ::std::os::raw::c_int,
     ) -> ::std::os::raw::c_int;
 }

@@ -1,0 +1,610 @@
+/* jptool — VFS tools (D11): ProjectFiles, the access policy, and the host
+ * that serves a tool process's JSON-RPC requests through them.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * A VFS tool is a process that touches files only by asking the host over
+ * NDJSON JSON-RPC on its stdin and stdout; each request is checked against
+ * an access policy and served by a ProjectFiles backend. */
+#ifndef JPTOOL_VFS_H
+#define JPTOOL_VFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== ProjectFiles (lib/files) ========================================== */
+
+/* ProjectFiles (RFD D09 as D11 uses it): the files a VFS tool reads and
+ * writes, behind one object with three backends:
+ *
+ *  - a directory (jpt_files_open_dir), confined beneath its root: every
+ *    path is resolved from a descriptor of the root with openat2
+ *    (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), or, on kernels without it,
+ *    one component at a time without following any symlink blindly; the
+ *    checks and the I/O happen on the same descriptor, so renaming
+ *    directories and symlinks meanwhile never leads outside the root;
+ *  - memory (jpt_files_new_memory): files and directories in the
+ *    process, for tests and for sandboxes without a disk;
+ *  - the host's own (jpt_files_new): each method is a request the host
+ *    answers, at once or later (a database, a remote store).
+ *
+ * Paths are relative to the root, '/'-separated: an absolute path, a ".."
+ * component, a NUL byte, an empty component ("a//b") or more than 4095
+ * bytes is JPT_ERR_INVALID. "." components are ignored, one trailing '/'
+ * is allowed, and "" or "." names the root. Symlinks inside the root work
+ * as symlinks do (a symlink whose target leaves the root, or is absolute,
+ * is JPT_ERR_DENIED wherever it is met; the memory backend has none).
+ *
+ * Every error message names the method and the path as requested
+ * ("fs.read 'src/x.rs': not found"), never the root's absolute path or a
+ * symlink's target, so it can be shown to a tool as it is.
+ *
+ * Errors every call may return besides those it lists: JPT_ERR_INVALID
+ * (a NULL argument, a path the rules above refuse), JPT_ERR_DENIED (a
+ * symlink on the way leaves the root; the OS refused access), JPT_ERR_IO
+ * (any other OS error, its text in the message), JPT_ERR_NOMEM; on a
+ * host-supplied backend also whatever the host answered, JPT_ERR_PROTOCOL
+ * for an answer of the wrong shape, and JPT_ERR_AGAIN (below).
+ *
+ * Threading: a jpt_files is used from one thread at a time. */
+typedef struct jpt_files jpt_files;
+
+/* Flags for jpt_files_open_dir(). */
+#define JPT_FILES_ALLOW_HARDLINKS 0x1u /* read and write regular files that have
+                                          more than one hard link (the policy's
+                                          "filesystem": {"hardlinks": "allow"}) */
+#define JPT_FILES_FSYNC 0x2u           /* fs.write syncs the file before it
+                                          replaces the old one */
+
+/* What a path is (list_dir, metadata). */
+#define JPT_FILES_KIND_FILE 1    /* "file": a regular file */
+#define JPT_FILES_KIND_DIR 2     /* "dir" */
+#define JPT_FILES_KIND_SYMLINK 3 /* "symlink": only in list_dir, which does
+                                    not follow symlinks */
+#define JPT_FILES_KIND_OTHER 4   /* "other": a FIFO, socket or device */
+
+/* fs.read's default limit, D11's message size threshold: 10 MB. */
+#define JPT_FILES_READ_LIMIT (10u * 1000u * 1000u)
+/* fs.grep's default cap on matched lines. */
+#define JPT_FILES_GREP_MAX_MATCHES 1000u
+
+/* Opens the directory `root` (absolute or relative to the current
+ * directory; it is opened once, and later renames of it do not matter).
+ * Only regular files are read and written: FIFOs, sockets and devices are
+ * JPT_ERR_UNSUPPORTED at once (a FIFO is opened without blocking), and a
+ * regular file with more than one hard link is JPT_ERR_DENIED (it may be a
+ * file outside the root) unless `flags` has JPT_FILES_ALLOW_HARDLINKS.
+ * Errors: JPT_ERR_INVALID (NULL, unknown flags), JPT_ERR_NOT_FOUND (no
+ * such directory), JPT_ERR_IO (not a directory, or cannot be opened),
+ * JPT_ERR_NOMEM. Free with jpt_files_free(). */
+JPT_EXPORT int jpt_files_open_dir(const char *root, unsigned flags, jpt_files **out);
+
+/* Creates an empty memory backend: the same methods, path rules and
+ * errors as a directory, without symlinks, modes or hard links. Errors:
+ * JPT_ERR_INVALID, JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_files_new_memory(jpt_files **out);
+
+/* A request to a host-supplied backend: one D11 method call. Valid from the
+ * call callback until the host answers it with jpt_files_request_reply()
+ * or jpt_files_request_fail(), which it must do exactly once, from any
+ * later point of the same thread (not from another thread). */
+typedef struct jpt_files_request jpt_files_request;
+
+/* The callbacks of a host-supplied backend. */
+typedef struct jpt_files_ops {
+    size_t size; /* sizeof(jpt_files_ops) */
+    /* A request: `method` is a D11 filesystem method ("fs.read",
+     * "fs.write", "fs.exists", "fs.list_dir", "fs.metadata", "fs.delete",
+     * "fs.rename", "fs.grep") and `params_json` its params object, after
+     * the path rules were checked (paths are in their normal form). Answer
+     * with D11's result shape, now or later. Return JPT_OK once the request
+     * is the host's to answer, or an error status to fail it at once (then
+     * do not answer it). Strings are valid during the call. Required. */
+    int (*call)(jpt_files_request *req, const char *method, const char *params_json,
+                void *ud);
+    /* The request's answer is no longer wanted (its tool went away); the
+     * host may stop the work but must still answer, which releases it. May
+     * be NULL. */
+    void (*cancel)(jpt_files_request *req, void *ud);
+    /* The backend is freed, with no request left unanswered; release `ud`.
+     * May be NULL. */
+    void (*release)(void *ud);
+} jpt_files_ops;
+
+/* Creates a backend whose methods the host serves (`ops` is copied; `ud`
+ * is passed to every callback). Each result is checked for D11's shape.
+ * Errors: JPT_ERR_INVALID (NULL, no call callback, `ops->size` too small),
+ * JPT_ERR_UNSUPPORTED (ops that set fields of a newer jptool),
+ * JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_files_new(const jpt_files_ops *ops, void *ud, jpt_files **out);
+
+/* Answers a request with its result, a JSON object in D11's shape for the
+ * method: {"content": "…", "size": 13} for fs.read (with "encoding":
+ * "base64" for bytes that are not text), {} for fs.write, fs.delete and
+ * fs.rename, {"exists": true}, {"kind": "file", "size": 13},
+ * {"entries": [{"path": name, "kind": "file"}]}, {"matches": […]}. The
+ * request is gone afterwards, whatever the status. Errors:
+ * JPT_ERR_INVALID (NULL, or `result_json` is not a JSON object of that
+ * shape: the request then fails with JPT_ERR_PROTOCOL and a message
+ * saying what was expected), JPT_ERR_NOMEM (the request fails with it). */
+JPT_EXPORT int jpt_files_request_reply(jpt_files_request *req, const char *result_json);
+
+/* Fails a request: `status` is a JPT_ERR_* code (JPT_ERR_NOT_FOUND,
+ * JPT_ERR_DENIED, …; anything else non-negative becomes JPT_ERR_IO) and
+ * `message` says why (may be NULL); the tool is told "<method> '<path>':
+ * <message>". The request is gone afterwards. Errors: JPT_ERR_INVALID
+ * (NULL request). */
+JPT_EXPORT int jpt_files_request_fail(jpt_files_request *req, int status,
+                                      const char *message);
+
+/* Drops the caller's reference; the backend is freed once no VFS host uses
+ * it and (host-supplied) every request is answered. NULL-safe. */
+JPT_EXPORT void jpt_files_free(jpt_files *f);
+
+/* The message of the last failed call on `f`, or "". */
+JPT_EXPORT const char *jpt_files_errmsg(const jpt_files *f);
+
+/* ---- The methods, called directly -------------------------------------------
+ * On a host-supplied backend each call is a request; it returns the
+ * host's answer if the host answered inside its call callback, and
+ * JPT_ERR_AGAIN otherwise (the request is cancelled: a host that answers
+ * later is served through the VFS host, which waits). */
+
+/* fs.read: the whole file into `*data` (NUL-terminated, `*len` bytes
+ * before the NUL; free with jpt_free), and in `*utf8` (may be NULL)
+ * whether it is text D11 sends as it is: valid UTF-8 without a NUL byte;
+ * otherwise D11 sends it in base64. `limit` is the largest size read
+ * (0: JPT_FILES_READ_LIMIT). Errors: JPT_ERR_NOT_FOUND, JPT_ERR_INVALID (a
+ * directory), JPT_ERR_UNSUPPORTED (a FIFO, socket or device),
+ * JPT_ERR_DENIED (more than one hard link), JPT_ERR_LIMIT (larger than
+ * `limit`). On error *data is NULL. */
+JPT_EXPORT int jpt_files_read(jpt_files *f, const char *path, size_t limit, char **data,
+                              size_t *len, int *utf8);
+
+/* fs.write: replaces the file's content atomically (a temporary file in the
+ * same directory, renamed over the old one: a reader sees the old content
+ * or the new, and a failed write leaves the old file as it was), keeping
+ * an existing file's mode; a new file gets 0666 less the umask. Missing
+ * parent directories are created (0777 less the umask), as D11 says. A
+ * symlink (inside the root) is written through: its target is replaced.
+ * A hard-linked file (where JPT_FILES_ALLOW_HARDLINKS allows it) is
+ * replaced by a new file: its other links keep the old content. Errors:
+ * JPT_ERR_INVALID (the root, a directory, a parent that is not a
+ * directory), JPT_ERR_UNSUPPORTED (a FIFO, socket or device is there),
+ * JPT_ERR_DENIED (more than one hard link; a directory the OS does not
+ * let this process write), JPT_ERR_IO (no space, the file size limit: the
+ * old content is intact, and no temporary file is left). */
+JPT_EXPORT int jpt_files_write(jpt_files *f, const char *path, const void *data, size_t len);
+
+/* fs.exists: `*exists` is 1 if something is at `path` (following
+ * symlinks: a dangling one is 0), else 0. Errors: only the common ones. */
+JPT_EXPORT int jpt_files_exists(jpt_files *f, const char *path, int *exists);
+
+/* fs.metadata: what `path` is (following symlinks) and its size in bytes
+ * (0 for what is not a regular file). Errors: JPT_ERR_NOT_FOUND. */
+JPT_EXPORT int jpt_files_metadata(jpt_files *f, const char *path, int *kind, uint64_t *size);
+
+/* One entry of jpt_files_list_dir(). */
+typedef struct jpt_files_entry {
+    const char *name; /* the entry's name, not its path */
+    int kind;         /* JPT_FILES_KIND_*; symlinks are not followed */
+} jpt_files_entry;
+
+/* fs.list_dir: the entries of the directory `path` (without "." and ".."),
+ * sorted by name bytewise, in one block (array and names) that the caller
+ * frees with jpt_free. Errors: JPT_ERR_NOT_FOUND, JPT_ERR_INVALID (not a
+ * directory). On error *entries is NULL and *count 0. */
+JPT_EXPORT int jpt_files_list_dir(jpt_files *f, const char *path, jpt_files_entry **entries,
+                                  size_t *count);
+
+/* fs.delete: removes the file at `path` (a symlink itself, not its
+ * target). Errors: JPT_ERR_NOT_FOUND, JPT_ERR_INVALID (the root or a
+ * directory: D11 deletes files). */
+JPT_EXPORT int jpt_files_delete(jpt_files *f, const char *path);
+
+/* fs.rename: moves `from` (a file, symlink or directory) to `to`, creating
+ * the missing parents of `to`; an existing `to` is never replaced. Errors:
+ * JPT_ERR_NOT_FOUND (no `from`), JPT_ERR_EXISTS (`to` exists),
+ * JPT_ERR_INVALID (the root, a directory into itself, a parent of `to`
+ * that is not a directory). */
+JPT_EXPORT int jpt_files_rename(jpt_files *f, const char *from, const char *to);
+
+/* fs.grep, blocking: searches the files under `params_json`'s paths and
+ * puts the result in `*result_json` (free with jpt_free). The params are
+ * D11's and three more:
+ *   pattern           required; pcre2 syntax (Perl's, close to ripgrep's
+ *                     own), matched in each line as UTF-8 text (\w and
+ *                     friends are Unicode-aware; invalid UTF-8 is
+ *                     tolerated)
+ *   paths             array of paths to search, files or directories
+ *                     (default: the root), each followed if it is a
+ *                     symlink inside the root
+ *   extensions        array of file name extensions ("rs" or ".rs"):
+ *                     only files ending in one are searched
+ *   context           lines around each match, 0 to 100 (default 0)
+ *   case_insensitive  boolean (default false)
+ *   fixed_strings     boolean: the pattern is a plain string (default
+ *                     false)
+ *   max_matches       the most matching lines returned (default
+ *                     JPT_FILES_GREP_MAX_MATCHES); when more exist the
+ *                     result says "truncated": true
+ * The result: {"matches": [{"path", "lines": [{"line_number", "content",
+ * "is_match"}]}], "truncated": false}, files in the order of a walk that
+ * takes each directory's entries sorted by name (ripgrep's --sort path).
+ * Which files, the same set as `rg --no-ignore --hidden -g '!.git'`:
+ * hidden files are searched and ignore files are not read; entries named
+ * ".git" are skipped; symlinks met in the walk are not followed, and
+ * neither are FIFOs, sockets, devices and hard-linked files searched.
+ * Binary files, as ripgrep does by default: files are read in blocks of
+ * 64 KiB (larger for longer lines), each checked for a NUL byte before it
+ * is searched; a NUL in the first block skips the file, a later one ends
+ * its search there (the matches before that block are kept). Line content
+ * excludes the "\n"; invalid UTF-8 in it is replaced by U+FFFD.
+ * Errors: JPT_ERR_INVALID (bad params, a pattern that does not compile),
+ * JPT_ERR_NOT_FOUND (a path of `paths`), JPT_ERR_LIMIT (a line needs more
+ * than pcre2's match limits). */
+JPT_EXPORT int jpt_files_grep(jpt_files *f, const char *params_json, char **result_json);
+
+/* Any D11 filesystem method by name with its params as JSON text, the
+ * result as JSON text (free with jpt_free): what a VFS tool would get. The
+ * content of fs.read is text or {"encoding": "base64"}, as D11 says.
+ * Errors: those of the method; JPT_ERR_UNSUPPORTED for an unknown method;
+ * JPT_ERR_INVALID for params that are not an object of the method's shape. */
+JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *params_json,
+                              char **result_json);
+
+/* ==== The access policy (lib/policy) ==================================== */
+
+/* A VFS tool's access policy (D11 "Access policy enforcement", RFD 075):
+ * built once from the tool definition's `sandbox` section, it gives each
+ * request of the tool a verdict — allow, deny, or ask the host's policy
+ * handler — with a reason the tool is told. A policy never changes once
+ * made (checking does not modify it), so one may serve many tool runs.
+ *
+ * The configuration is D11's `sandbox` section as a JSON object. Every key
+ * is optional; an unknown key, a key given twice, or a value of the wrong
+ * type or form makes jpt_policy_new() fail with a message naming it
+ * (nothing is accepted and then ignored):
+ *
+ *   filesystem.allow     array of path prefixes, relative to the workspace
+ *                        root ("." is the whole workspace): requests under
+ *                        them may read and list. Default ["."].
+ *   filesystem.writable  true: everything under filesystem.allow may also
+ *                        be written (created, replaced, deleted, renamed);
+ *                        an array of prefixes: those may be written, and
+ *                        read (a tool may read back what it writes);
+ *                        false: nothing is granted for writing. Default false.
+ *   filesystem.deny      array of path prefixes that are denied, whatever
+ *                        else grants them.
+ *   filesystem.hardlinks "deny" (default) or "allow": whether the files
+ *                        backend may open a regular file that has more than
+ *                        one hard link (it may be an inode from outside the
+ *                        root); see jpt_policy_hardlinks_allowed().
+ *   sensitive_paths      array of name patterns added to the built-in list
+ *                        below (never replacing it).
+ *   sensitive            "deny" (default) or "ask": the verdict for a
+ *                        sensitive path; "ask" sends such requests to the
+ *                        policy handler instead of refusing them.
+ *   uncovered            "ask" (default) or "deny": the verdict for a
+ *                        request no rule covers (D11: "requests that are not
+ *                        covered by the sandbox config … trigger an inquiry
+ *                        prompt").
+ *   network.allow        array of http:// or https:// URL prefixes (a host,
+ *                        no user information, query or fragment).
+ *   network.envs         array of environment variable names (letters,
+ *                        digits, '_', not starting with a digit) that http
+ *                        header values may substitute (${VAR}).
+ *   commands.<program>   an object: `args`, a non-empty array of argument
+ *                        prefixes, each an array of strings where "**" as
+ *                        the last element allows any further arguments (no
+ *                        `args`: any arguments); `envs`, environment
+ *                        variable names forwarded to the program.
+ *
+ * network.* and commands.* are checked for form now; their requests are
+ * denied by this version (see JPT_ACCESS_HTTP and JPT_ACCESS_PROCESS).
+ *
+ * With no sandbox section (NULL or "{}") a tool gets D11's default:
+ * workspace read-only, no network, no processes — reads and listings
+ * anywhere in the workspace are allowed, writes are not covered (asked),
+ * sensitive paths are denied.
+ *
+ * Path prefixes in filesystem.allow, .writable and .deny are normalised
+ * like jpt_policy_normalize_path() ("./src/" is "src"; "", absolute paths
+ * and ".." that leaves the root are refused) and match whole names: "src"
+ * covers "src" and "src/main.rs", never "src2". filesystem.deny matches
+ * case-insensitively (a deny list must not be dodged on a case-insensitive
+ * file system); allow and writable match exactly.
+ *
+ * Sensitive paths. The built-in list, which no configuration can shrink:
+ *   .env  .env.*  .ssh/  .gnupg/  .aws/credentials  .kube/config
+ *   .docker/config.json  .git/config  .git/hooks/  *.pem  id_rsa*
+ *   id_ed25519*
+ * A pattern is one or more names separated by '/'; '*' in a name matches
+ * any run of characters within that name, '?' any one character. A
+ * pattern without a trailing '/' matches the path's last names (".env"
+ * matches "a/b/.env"; ".aws/credentials" matches "x/.aws/credentials"); a
+ * pattern with a trailing '/' is a directory, and matches that directory
+ * and everything beneath it, at any depth (".ssh/" matches ".ssh" and
+ * "home/.ssh/keys/id"). Names are compared case-insensitively (ASCII, plus
+ * the two characters that case-folding file systems fold to ASCII letters:
+ * U+017F to 's' and U+212A to 'k'), so ".ENV" and "Id_Rsa.pub" match.
+ * Matching is by name at request time, so a file created after the tool
+ * started is covered too. A configured pattern may begin with "**" and a
+ * '/' (patterns match at any depth already); "**" elsewhere, "." and ".."
+ * names, absolute and "~/" patterns are refused. A write (which includes
+ * rename and delete) is also refused on a path that could hold a sensitive
+ * path beneath it under a pattern of several names — renaming ".git" or
+ * ".aws" would otherwise move ".git/config" or ".aws/credentials" out of
+ * the list's reach — and on a directory that holds a filesystem.deny
+ * prefix.
+ *
+ * Precedence, first match wins:
+ *   1. a path that is not normalised: deny;
+ *   2. a sensitive path: deny (with "sensitive": "ask", see 4);
+ *   3. under a filesystem.deny prefix: deny;
+ *   4. a sensitive path with "sensitive": "ask": ask;
+ *   5. a grant (filesystem.allow, filesystem.writable): allow;
+ *   6. anything else: the `uncovered` verdict (ask by default).
+ * So sensitive beats allow, and deny beats allow (and ask) on one path. */
+typedef struct jpt_policy jpt_policy;
+
+/* What a request does, for jpt_policy_check(); the reason names the D11
+ * method beside each. */
+#define JPT_ACCESS_READ 1 /* "fs.read": reading a file, fs.exists,
+                             fs.metadata, fs.grep (per file) */
+#define JPT_ACCESS_WRITE 2 /* "fs.write": writing, creating, deleting or
+                              renaming (both paths) a file or directory */
+#define JPT_ACCESS_LIST 3 /* "fs.list_dir": listing a directory */
+#define JPT_ACCESS_HTTP 4 /* "http": target is the URL. Denied by this
+                             version: network access is not available yet */
+#define JPT_ACCESS_PROCESS 5 /* "process.run": target is a JSON array of
+                                strings, the program then its arguments,
+                                ["cargo","check"]. Denied by this version:
+                                processes are not available yet */
+
+/* Verdicts: positive numbers, never confused with a (negative) status. */
+#define JPT_VERDICT_ALLOW 1 /* go ahead */
+#define JPT_VERDICT_DENY 2  /* refuse; the tool gets -32001 and the reason */
+#define JPT_VERDICT_ASK 3   /* the host's policy handler decides, and may
+                               answer later; a host with no handler refuses,
+                               saying that no one could be asked */
+
+/* Creates a policy from `sandbox_json`, the JSON text of a `sandbox`
+ * section, or NULL for none (the default policy above).
+ * On JPT_OK, *out is the policy; free it with jpt_policy_free().
+ * Errors: JPT_ERR_INVALID for a NULL `out`, and for a configuration that is
+ * not valid JSON or breaks the rules above: then, as with sqlite3_open(),
+ * *out is still a policy, which holds the message for jpt_policy_errmsg()
+ * ("filesystem.allow[1]: '/etc' is absolute: paths are relative to the
+ * workspace root"), denies every check, and must be freed.
+ * JPT_ERR_NOMEM: *out is NULL. */
+JPT_EXPORT int jpt_policy_new(const char *sandbox_json, jpt_policy **out);
+
+/* Frees a policy. NULL-safe. */
+JPT_EXPORT void jpt_policy_free(jpt_policy *p);
+
+/* Why jpt_policy_new() refused the configuration of `p`, or "" for a policy
+ * it accepted (and for NULL). Valid as long as `p`. */
+JPT_EXPORT const char *jpt_policy_errmsg(const jpt_policy *p);
+
+/* The verdict of `p` on one request: JPT_VERDICT_ALLOW, _DENY or _ASK.
+ * `access` is a JPT_ACCESS_* kind and `target` what it applies to: for the
+ * file system kinds, a normalised path relative to the workspace root —
+ * the path the files backend resolved, after following symlinks beneath
+ * the root, so the verdict is on what is actually opened. Normalised means
+ * "." for the root, or names separated by single '/', without a leading or
+ * trailing '/' and without "." or ".." names (jpt_policy_normalize_path()
+ * gives this form for pre-checks); any other path is denied ("path is not
+ * normalised").
+ * If `reason` is not NULL it receives, for every verdict, a sentence for the
+ * tool and the policy handler, to free with jpt_free():
+ *   fs.read '.env': denied: path is in the sensitive paths list (.env)
+ *   fs.write 'src/a.c': needs approval: not covered by the policy (the
+ *     workspace is read-only: filesystem.writable is false)
+ *   fs.read 'src/a.c': allowed: under 'src' in filesystem.allow
+ * (a target longer than 200 bytes is shown cut, ending in "…").
+ * Errors, negative and never a verdict (treat them as a refusal):
+ * JPT_ERR_INVALID (NULL `p` or `target`, an unknown access kind, a process
+ * target that is not a non-empty JSON array of strings with a non-empty
+ * program), JPT_ERR_NOMEM; *reason is NULL after an error. */
+JPT_EXPORT int jpt_policy_check(const jpt_policy *p, int access, const char *target,
+                                char **reason);
+
+/* 1 if the files backend may open files with several hard links
+ * ("filesystem": {"hardlinks": "allow"}), else 0 (also for NULL and for a
+ * refused configuration). */
+JPT_EXPORT int jpt_policy_hardlinks_allowed(const jpt_policy *p);
+
+/* The normalised form of a requested path, lexically: "." and empty names
+ * dropped, "name/.." removed, "" and "./" become ".". For checking a request
+ * before the files backend resolves it; the final check is on the resolved
+ * path, since lexical ".." removal is wrong when "name" is a symlink.
+ * On JPT_OK, *out is the path, to free with jpt_free(). Errors:
+ * JPT_ERR_INVALID (NULL argument, an absolute path, a ".." that leaves the
+ * root), JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
+
+/* ==== The VFS host (lib/vfs) ============================================ */
+
+/* The protocol version the host announces in `init` (D11 "Initial
+ * context"). */
+#define JPT_VFS_PROTOCOL_VERSION "0.1.0"
+
+/* D11 "Deadlock prevention": content larger than this (10 MiB) is refused
+ * rather than sent in one message. A line from a tool may be this long plus
+ * the envelope allowance; a longer one is answered -32600 (id null) and
+ * dropped up to its newline without being kept whole. */
+#define JPT_VFS_CONTENT_LIMIT 10485760
+#define JPT_VFS_ENVELOPE_LIMIT 65536
+
+/* JSON-RPC error codes of the VFS protocol, as they appear on the wire
+ * (D11 "Error codes", plus JSON-RPC 2.0's parse error and internal error).
+ * A request that cannot be read at all is answered with id null. */
+#define JPT_VFS_E_PARSE -32700            /* the line is not valid JSON */
+#define JPT_VFS_E_INVALID_REQUEST -32600  /* not a JSON-RPC 2.0 request */
+#define JPT_VFS_E_METHOD_NOT_FOUND -32601 /* unknown method; http.get, http.post
+                                           * and process.run too, until the
+                                           * host serves them */
+#define JPT_VFS_E_INVALID_PARAMS -32602   /* missing or mistyped params; the
+                                           * message names the field */
+#define JPT_VFS_E_INTERNAL -32603         /* the host failed (memory, I/O) */
+#define JPT_VFS_E_ACCESS_DENIED -32001    /* the access policy refused it */
+#define JPT_VFS_E_NOT_FOUND -32002        /* no such file or resource */
+#define JPT_VFS_E_EXISTS -32003           /* the target exists already */
+#define JPT_VFS_E_TIMEOUT -32004          /* the operation timed out */
+#define JPT_VFS_E_CANCELLED -32005        /* cancelled by the host or user */
+
+/* ---- The policy prompt ---------------------------------------------------
+ * A request the policy answers JPT_VERDICT_ASK (D11: "not covered by the
+ * sandbox config") waits for the host's policy handler, which decides now
+ * or at any later time; the tool is sent D11's `pending` notification
+ * meanwhile ({"request_id", "reason"}). With no handler installed the
+ * request is denied, and the tool is told that no one could be asked. */
+typedef struct jpt_policy_request jpt_policy_request;
+
+/* Decisions for jpt_policy_request_answer(). */
+#define JPT_DECISION_DENY 0         /* refuse: the tool gets -32001 */
+#define JPT_DECISION_ALLOW 1        /* this request only */
+#define JPT_DECISION_ALLOW_ALWAYS 2 /* this request, and every later one of
+                                       this tool run for the same access
+                                       to the same path */
+
+/* Called inside dispatch (of the VFS host, or of the registry for its
+ * "vfs" tools). The request is the handler's until it answers it. */
+typedef void (*jpt_policy_fn)(jpt_policy_request *req, void *ud);
+
+/* What is asked; strings are owned by the request and valid until it is
+ * answered. The tool's name; the D11 method ("fs.write"); the path as the
+ * tool asked for it (fs.rename asks for each of its two paths); the access
+ * (JPT_ACCESS_*); why the policy asks, worded for a person ("'notes.txt' is
+ * not covered by the tool's sandbox: writing is allowed only where the
+ * configuration says so"). The call id or handle id the request belongs
+ * to in a registry, or NULL (a standalone host). NULL for a NULL request. */
+JPT_EXPORT const char *jpt_policy_request_tool(const jpt_policy_request *req);
+JPT_EXPORT const char *jpt_policy_request_method(const jpt_policy_request *req);
+JPT_EXPORT const char *jpt_policy_request_path(const jpt_policy_request *req);
+JPT_EXPORT int jpt_policy_request_access(const jpt_policy_request *req);
+JPT_EXPORT const char *jpt_policy_request_reason(const jpt_policy_request *req);
+JPT_EXPORT const char *jpt_policy_request_id(const jpt_policy_request *req);
+
+/* Decides the request and frees it (`req` is invalid afterwards, whatever
+ * is returned). `reason` (may be NULL) is added to a denial's message to
+ * the tool. Returns JPT_OK; JPT_ERR_CANCELLED when the tool's request is
+ * gone (the tool ended or was stopped first); JPT_ERR_INVALID for a NULL
+ * request or an unknown decision (the request is then not freed). May be
+ * called from anywhere in the host's thread; the tool hears of it from the
+ * next dispatch. */
+JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
+                                         const char *reason);
+
+/* ---- A standalone host ------------------------------------------------------
+ * Serves one VFS tool from the host's own loop, like a registry: one fd to
+ * poll, a timeout, a non-blocking dispatch. The tool is a process the host
+ * spawns, or one the application started itself, on a pair of fds. Its
+ * requests go through `files` after the policy of `sandbox_json`; its
+ * `result`, `error` and `state` notifications become states
+ * (jpt_vfs_host_state). The OS sandbox (RFD 075) is not applied yet: the
+ * policy binds what the tool asks through the protocol, not what its
+ * process could do directly. */
+typedef struct jpt_vfs_host jpt_vfs_host;
+
+typedef struct jpt_vfs_host_options {
+    size_t size;                /* sizeof(jpt_vfs_host_options) */
+    jpt_files *files;           /* the tool's files (the host takes a
+                                   reference); NULL: the directory `root` */
+    const char *root;           /* with files NULL; NULL: the current directory */
+    const char *sandbox_json;   /* the tool's `sandbox` section; NULL: D11's
+                                   default (workspace read-only) */
+    int request_timeout_ms;     /* no request nor result for this long stops
+                                   the tool; 0: 60000; -1: none */
+    int kill_grace_ms;          /* after `cancel`, before SIGTERM, and again
+                                   before SIGKILL; 0: 5000 */
+    size_t max_message;         /* longest line from the tool; 0: 10 MiB +
+                                   64 KiB */
+    unsigned max_violations;    /* protocol violations tolerated; 0: 16 */
+} jpt_vfs_host_options;
+
+/* Creates a host. `opts` may be NULL (every default). Errors:
+ * JPT_ERR_INVALID (a bad option; a sandbox the policy refuses: the message,
+ * which names the key, is logged, as there is no host to ask), JPT_ERR_IO
+ * (the loop's fds; the root cannot be opened), JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host **out);
+
+/* Starts the tool: `argv` (argv[0] looked up in PATH unless it has a '/')
+ * with stdin and stdout as the protocol's pipes, stderr kept (its end is
+ * quoted when the tool fails), then `init` with `tool_json`, an object
+ * {"name", "arguments", "answers", "options"} (name required; the others
+ * default to {}). One tool per host. Errors: JPT_ERR_STATE (a tool was
+ * started already), JPT_ERR_INVALID (tool_json), JPT_ERR_NOT_FOUND (no such
+ * program), JPT_ERR_IO, JPT_ERR_NOMEM; the message says which. */
+JPT_EXPORT int jpt_vfs_host_spawn(jpt_vfs_host *h, const char *const argv[],
+                                  const char *tool_json);
+
+/* Serves a tool the application started itself: the host reads its
+ * messages from `read_fd` and writes to `write_fd` (both made
+ * non-blocking; the host closes them when it is freed, or when the tool
+ * ends). The tool ends when `read_fd` reaches its end. Errors as
+ * jpt_vfs_host_spawn, JPT_ERR_INVALID for a negative fd. */
+JPT_EXPORT int jpt_vfs_host_attach(jpt_vfs_host *h, int read_fd, int write_fd,
+                                   const char *tool_json);
+
+/* The loop: as jpt_registry_get_fd, _get_timeout and _dispatch. Dispatch
+ * returns >0 if more work is ready at once, 0 if not, JPT_ERR_IO (epoll
+ * failed; the message has errno's text). JPT_ERR_INVALID for NULL. */
+JPT_EXPORT int jpt_vfs_host_get_fd(const jpt_vfs_host *h);
+JPT_EXPORT int jpt_vfs_host_get_timeout(const jpt_vfs_host *h);
+JPT_EXPORT int jpt_vfs_host_dispatch(jpt_vfs_host *h);
+
+/* Polls and dispatches until the tool has ended or `timeout_ms` passes
+ * (-1: no limit): JPT_OK, JPT_ERR_TIMEOUT, JPT_ERR_STATE (no tool),
+ * JPT_ERR_IO. */
+JPT_EXPORT int jpt_vfs_host_run(jpt_vfs_host *h, int timeout_ms);
+
+/* A stateful tool's input (RFD 009 apply, D11 `apply` notification):
+ * `input_json` is any JSON value. JPT_ERR_INVALID (not JSON), JPT_ERR_STATE
+ * (no tool, or it has ended), JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_vfs_host_apply(jpt_vfs_host *h, const char *input_json);
+
+/* Cancels the tool: D11's `cancel` notification, SIGTERM after the grace
+ * if it has not ended, SIGKILL after another (a tool on attached fds has
+ * its fds closed instead). Its requests waiting on the policy handler are
+ * answered -32005. JPT_ERR_STATE when no tool runs. */
+JPT_EXPORT int jpt_vfs_host_cancel(jpt_vfs_host *h);
+
+/* The tool's latest state, a new reference for the caller to unref:
+ * running or waiting as its `state` notifications said, and stopped once
+ * it has ended — its result, or an error state saying why it failed (it
+ * exited without a result, with the end of its stderr; it broke the
+ * protocol; it was silent past the request timeout). JPT_ERR_AGAIN while
+ * the tool has reported nothing; JPT_ERR_STATE when none was started. */
+JPT_EXPORT int jpt_vfs_host_state(jpt_vfs_host *h, jpt_state **out);
+
+/* 1 once the tool has ended (its process reaped, or its fds closed), else
+ * 0 (also for NULL). */
+JPT_EXPORT int jpt_vfs_host_done(const jpt_vfs_host *h);
+
+/* Installs the policy handler (NULL: none; an ask is then denied). */
+JPT_EXPORT void jpt_vfs_host_set_policy_handler(jpt_vfs_host *h, jpt_policy_fn fn,
+                                                void *ud);
+
+/* The message of the last failed call, or "". Never NULL. */
+JPT_EXPORT const char *jpt_vfs_host_errmsg(const jpt_vfs_host *h);
+
+/* Frees the host; a tool still running is killed (SIGKILL) and reaped
+ * first, its requests dropped. Policy requests the handler still holds
+ * answer JPT_ERR_CANCELLED and must still be answered to be freed. Not
+ * from inside a callback of this host. NULL-safe. */
+JPT_EXPORT void jpt_vfs_host_free(jpt_vfs_host *h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JPTOOL_VFS_H */

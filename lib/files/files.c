@@ -1,0 +1,433 @@
+/* The jpt_files object: its backends behind one face, the D11 filesystem
+ * methods as JSON requests (what the VFS host submits), the
+ * host-supplied backend's requests and answers, and the direct C calls. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "files/files.h"
+
+/* ---- Entry lists ------------------------------------------------------------------ */
+
+void jpt__files_list_free(jpt__files_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        jpt__free(l->v[i].name);
+    jpt__free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+int jpt__files_list_add(jpt__files_list *l, const char *name, size_t len, int kind)
+{
+    jpt__files_entry *v = jpt__array_reserve(l->v, &l->cap, l->n + 1, sizeof(*v), 16);
+    char *copy;
+
+    if (v == NULL)
+        return JPT_ERR_NOMEM;
+    l->v = v;
+    if ((copy = jpt__memdup0(name, len)) == NULL)
+        return JPT_ERR_NOMEM;
+    v[l->n].name = copy;
+    v[l->n].kind = kind;
+    l->n++;
+    return JPT_OK;
+}
+
+static int compare_entries(const void *a, const void *b)
+{
+    return strcmp(((const jpt__files_entry *)a)->name, ((const jpt__files_entry *)b)->name);
+}
+
+void jpt__files_list_sort(jpt__files_list *l)
+{
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof(*l->v), compare_entries);
+}
+
+const char *const jpt__files_kind_names[5] = {NULL, "file", "dir", "symlink", "other"};
+
+int jpt__files_kind_from_name(const char *s)
+{
+    for (int k = JPT_FILES_KIND_FILE; k <= JPT_FILES_KIND_OTHER; k++)
+        if (strcmp(s, jpt__files_kind_names[k]) == 0)
+            return k;
+    return 0;
+}
+
+/* ---- The object ------------------------------------------------------------------- */
+
+int jpt__files_wrap(int type, const jpt__files_backend *be, void *impl, jpt_files **out)
+{
+    jpt_files *f = jpt__calloc(1, sizeof(*f));
+
+    if (f == NULL)
+        return JPT_ERR_NOMEM;
+    f->refs = 1;
+    f->type = type;
+    f->be = be;
+    f->impl = impl;
+    *out = f;
+    return JPT_OK;
+}
+
+jpt_files *jpt__files_ref(jpt_files *f)
+{
+    f->refs++;
+    return f;
+}
+
+void jpt__files_unref(jpt_files *f)
+{
+    if (f == NULL || --f->refs > 0)
+        return;
+    if (f->be != NULL)
+        f->be->destroy(f);
+    if (f->type == JPT__FILES_HOST && f->ops.release != NULL)
+        f->ops.release(f->ud);
+    jpt__free(f);
+}
+
+JPT_EXPORT int jpt_files_open_dir(const char *root, unsigned flags, jpt_files **out)
+{
+    jpt__errbuf e;
+
+    if (out == NULL)
+        return JPT_ERR_INVALID;
+    *out = NULL;
+    if (root == NULL || (flags & ~(JPT_FILES_ALLOW_HARDLINKS | JPT_FILES_FSYNC |
+                                   JPT__FILES_FORCE_WALK)) != 0)
+        return JPT_ERR_INVALID;
+    return jpt__files_dir_new(root, flags, &e, out);
+}
+
+JPT_EXPORT int jpt_files_new_memory(jpt_files **out)
+{
+    if (out == NULL)
+        return JPT_ERR_INVALID;
+    *out = NULL;
+    return jpt__files_memory_new(out);
+}
+
+JPT_EXPORT int jpt_files_new(const jpt_files_ops *ops, void *ud, jpt_files **out)
+{
+    int rc;
+
+    if (out == NULL)
+        return JPT_ERR_INVALID;
+    *out = NULL;
+    if (ops == NULL || ops->call == NULL)
+        return JPT_ERR_INVALID;
+    if ((rc = jpt__struct_check(ops, ops->size, sizeof(*ops))) < 0)
+        return rc;
+    if ((rc = jpt__files_wrap(JPT__FILES_HOST, NULL, NULL, out)) < 0)
+        return rc;
+    (*out)->ops = *ops;
+    (*out)->ops.size = sizeof(*ops);
+    (*out)->ud = ud;
+    return JPT_OK;
+}
+
+JPT_EXPORT void jpt_files_free(jpt_files *f)
+{
+    jpt__files_unref(f);
+}
+
+JPT_EXPORT const char *jpt_files_errmsg(const jpt_files *f)
+{
+    return f != NULL ? f->err.text : "";
+}
+
+/* ---- The methods and their params ------------------------------------------------------ */
+
+const char *const jpt__files_method_names[JPT__FS_COUNT] = {
+    "fs.read", "fs.write", "fs.exists", "fs.list_dir", "fs.metadata", "fs.delete",
+    "fs.rename", "fs.grep",
+};
+
+int jpt__files_method_id(const char *name)
+{
+    for (int m = 0; m < JPT__FS_COUNT; m++)
+        if (strcmp(name, jpt__files_method_names[m]) == 0)
+            return m;
+    return -1;
+}
+
+/* params[key] as a path: checked, normalised into `norm`, quoted into
+ * `shown`. */
+int jpt__files_take_path(json_t *params, const char *key, int m, char *norm, char *shown,
+                     jpt__errbuf *e)
+{
+    json_t *v = json_object_get(params, key);
+
+    if (!json_is_string(v))
+        return jpt__err(e, JPT_ERR_INVALID, "%s: params.%s must be a string, not %s",
+                        jpt__files_method_names[m], key,
+                        v == NULL ? "missing" : jpt__json_type_phrase(v));
+    jpt__files_path_quote(json_string_value(v), json_string_length(v), shown);
+    return jpt__files_path_check(jpt__files_method_names[m], json_string_value(v),
+                                 json_string_length(v), norm, e);
+}
+
+/* ---- Results in D11's shapes --------------------------------------------------------- */
+
+bool jpt__files_is_text(const char *data, size_t len)
+{
+    return memchr(data, '\0', len) == NULL && jpt__utf8_valid(data, len);
+}
+
+/* {"content", "encoding"?, "size"} of fs.read, written straight into
+ * `out`: the content may be megabytes, and a JSON tree would copy it
+ * twice more. */
+static int read_result(const char *data, size_t len, jpt__buf *out)
+{
+    int rc;
+
+    if (jpt__files_is_text(data, len)) {
+        if ((rc = jpt__buf_puts(out, "{\"content\":")) == JPT_OK &&
+            (rc = jpt__buf_json_string(out, data, len)) == JPT_OK)
+            rc = jpt__buf_printf(out, ",\"size\":%zu}", len);
+        return rc;
+    }
+    if ((rc = jpt__buf_puts(out, "{\"content\":\"")) == JPT_OK &&
+        (rc = jpt__files_base64_encode(data, len, out)) == JPT_OK)
+        rc = jpt__buf_printf(out, "\",\"encoding\":\"base64\",\"size\":%zu}", len);
+    return rc;
+}
+
+/* A name as a JSON string: a file name may be any bytes, and what is not
+ * UTF-8 is shown with U+FFFD. */
+static json_t *name_string(const char *name)
+{
+    jpt__buf fixed = JPT__BUF_INIT;
+    json_t *s;
+
+    if (jpt__utf8_valid(name, strlen(name)))
+        return json_string_nocheck(name);
+    s = jpt__buf_append_utf8(&fixed, name, strlen(name), false) == JPT_OK
+            ? json_stringn_nocheck(fixed.data, fixed.len)
+            : NULL;
+    jpt__buf_free(&fixed);
+    return s;
+}
+
+static json_t *list_result(const jpt__files_list *l)
+{
+    json_t *r = json_object(), *entries = json_array();
+
+    if (r == NULL || json_object_set_new(r, "entries", entries) < 0) {
+        json_decref(r);
+        return NULL;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        json_t *entry = json_object();
+        if (json_array_append_new(entries, entry) < 0 ||
+            json_object_set_new(entry, "path", name_string(l->v[i].name)) < 0 ||
+            json_object_set_new(entry, "kind",
+                                json_string(jpt__files_kind_names[l->v[i].kind])) < 0) {
+            json_decref(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+/* ---- Running a method on the directory or memory backend --------------------------------- */
+
+int jpt__files_nomem(jpt__errbuf *e, int m)
+{
+    return jpt__err(e, JPT_ERR_NOMEM, "%s: out of memory for the result",
+                    jpt__files_method_names[m]);
+}
+
+/* fs.write's content: the text, or the bytes its base64 encodes. */
+static int write_content(json_t *params, jpt__errbuf *e, const char **data, size_t *len,
+                         jpt__buf *decoded)
+{
+    json_t *content = json_object_get(params, "content");
+    json_t *encoding = json_object_get(params, "encoding");
+
+    if (!json_is_string(content))
+        return jpt__err(e, JPT_ERR_INVALID, "fs.write: params.content must be a string, not %s",
+                        content == NULL ? "missing" : jpt__json_type_phrase(content));
+    *data = json_string_value(content);
+    *len = json_string_length(content);
+    if (encoding == NULL || json_is_null(encoding))
+        return JPT_OK;
+    if (!json_is_string(encoding) || strcmp(json_string_value(encoding), "base64") != 0)
+        return jpt__err(e, JPT_ERR_INVALID,
+                        "fs.write: params.encoding must be \"base64\" or absent");
+    int rc = jpt__files_base64_decode(*data, *len, decoded);
+    if (rc == JPT_ERR_NOMEM)
+        return jpt__err(e, rc, "fs.write: out of memory decoding the content");
+    if (rc < 0)
+        return jpt__err(e, rc, "fs.write: params.content is not valid base64");
+    *data = decoded->data != NULL ? decoded->data : "";
+    *len = decoded->len;
+    return JPT_OK;
+}
+
+/* Runs method `m` (not fs.grep) and writes its result into `text`. Small
+ * results are built as trees and dumped; fs.read's is written directly. */
+static int local_call(jpt_files *f, int m, json_t *params, const jpt__files_opts *opts,
+                      jpt__buf *text)
+{
+    char path[JPT__FILES_PATH_MAX + 1], shown[256];
+    char to[JPT__FILES_PATH_MAX + 1], shown_to[256];
+    jpt__files_ctx c = {jpt__files_method_names[m], shown, opts, &f->err};
+    const char *key = m == JPT__FS_RENAME ? "from" : "path";
+    jpt__files_list list = {NULL, 0, 0};
+    jpt__buf buf = JPT__BUF_INIT;
+    json_t *result = NULL;
+    int rc, kind;
+    uint64_t size;
+
+    if ((rc = jpt__files_take_path(params, key, m, path, shown, &f->err)) < 0)
+        return rc;
+    switch (m) {
+    case JPT__FS_READ:
+        if ((rc = f->be->read(f, &c, path, &buf)) == JPT_OK &&
+            read_result(buf.data != NULL ? buf.data : "", buf.len, text) < 0)
+            rc = jpt__files_nomem(&f->err, m);
+        break;
+    case JPT__FS_WRITE: {
+        const char *data = NULL;
+        size_t len = 0;
+        if ((rc = write_content(params, &f->err, &data, &len, &buf)) == JPT_OK)
+            rc = f->be->write(f, &c, path, data, len);
+        break;
+    }
+    case JPT__FS_EXISTS:
+    case JPT__FS_METADATA:
+        if ((rc = f->be->stat(f, &c, path, &kind, &size)) < 0)
+            break;
+        if (m == JPT__FS_EXISTS)
+            result = json_pack("{s:b}", "exists", kind != 0);
+        else if (kind == 0)
+            rc = jpt__err(&f->err, JPT_ERR_NOT_FOUND, "fs.metadata '%s': not found", shown);
+        else
+            result = json_pack("{s:s,s:I}", "kind", jpt__files_kind_names[kind], "size",
+                               (json_int_t)size);
+        if (rc == JPT_OK && result == NULL)
+            rc = jpt__files_nomem(&f->err, m);
+        break;
+    case JPT__FS_LIST:
+        if ((rc = f->be->list(f, &c, path, &list)) == JPT_OK &&
+            (result = list_result(&list)) == NULL)
+            rc = jpt__files_nomem(&f->err, m);
+        jpt__files_list_free(&list);
+        break;
+    case JPT__FS_DELETE:
+        rc = f->be->remove(f, &c, path);
+        break;
+    case JPT__FS_RENAME:
+        if ((rc = jpt__files_take_path(params, "to", m, to, shown_to, &f->err)) == JPT_OK)
+            rc = f->be->rename(f, &c, path, to, shown_to);
+        break;
+    }
+    jpt__buf_free(&buf);
+    /* fs.write, fs.delete and fs.rename answer {} (D11). */
+    if (rc == JPT_OK && m != JPT__FS_READ &&
+        (result != NULL ? jpt__json_dump_buf(result, JSON_COMPACT, text)
+                        : jpt__buf_puts(text, "{}")) < 0)
+        rc = jpt__files_nomem(&f->err, m);
+    json_decref(result);
+    return rc;
+}
+
+/* ---- Requests in flight -------------------------------------------------------------- */
+
+void jpt__files_call_free(jpt__files_call *c)
+{
+    jpt__grep_free(c->grep);
+    jpt__files_unref(c->f);
+    jpt__free(c);
+}
+
+jpt__files_call *jpt__files_call_new(jpt_files *f, jpt__files_done_fn done, void *ud)
+{
+    jpt__files_call *c = jpt__calloc(1, sizeof(*c));
+
+    if (c == NULL)
+        return NULL;
+    c->f = jpt__files_ref(f);
+    c->done = done;
+    c->ud = ud;
+    return c;
+}
+
+/* Ends a host request: its call (unless cancelled) learns the outcome. */
+int jpt__files_submit(jpt_files *f, const char *method, json_t *params,
+                      const jpt__files_opts *opts, jpt__files_done_fn done, void *ud,
+                      jpt__files_call **pending)
+{
+    if (pending != NULL)
+        *pending = NULL;
+    if (f == NULL || method == NULL || done == NULL || pending == NULL)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&f->err);
+    int m = jpt__files_method_id(method);
+    if (m < 0) {
+        char shown[256];
+        jpt__files_path_quote(method, strlen(method), shown);
+        done(ud, jpt__err(&f->err, JPT_ERR_UNSUPPORTED, "unknown method '%s'", shown), NULL, 0,
+             f->err.text);
+        return JPT_OK;
+    }
+    if (!json_is_object(params)) {
+        done(ud, jpt__err(&f->err, JPT_ERR_INVALID, "%s: params must be an object", method),
+             NULL, 0, f->err.text);
+        return JPT_OK;
+    }
+    if (f->type == JPT__FILES_HOST)
+        return jpt__files_host_submit(f, m, params, done, ud, pending);
+    if (m == JPT__FS_GREP) {
+        jpt__grep *g;
+        int rc = jpt__grep_begin(f, params, opts, &f->err, &g);
+        if (rc < 0) {
+            done(ud, rc, NULL, 0, f->err.text);
+            return JPT_OK;
+        }
+        jpt__files_call *c = jpt__files_call_new(f, done, ud);
+        if (c == NULL) {
+            jpt__grep_free(g);
+            return jpt__err(&f->err, JPT_ERR_NOMEM, "fs.grep: out of memory");
+        }
+        c->grep = g;
+        *pending = c;
+        return JPT_OK;
+    }
+    jpt__buf text = JPT__BUF_INIT;
+    int rc = local_call(f, m, params, opts, &text);
+    done(ud, rc, rc < 0 ? NULL : text.data, rc < 0 ? 0 : text.len, rc < 0 ? f->err.text : NULL);
+    jpt__buf_free(&text);
+    return JPT_OK;
+}
+
+bool jpt__files_call_needs_step(const jpt__files_call *c)
+{
+    return c->grep != NULL;
+}
+
+int jpt__files_step(jpt__files_call *c, uint64_t budget_ns)
+{
+    int rc = jpt__grep_step(c->grep, budget_ns);
+
+    if (rc == 1)
+        return 1;
+    if (rc == 0) {
+        size_t len;
+        const char *text = jpt__grep_result(c->grep, &len);
+        c->done(c->ud, JPT_OK, text, len, NULL);
+    } else
+        c->done(c->ud, rc, NULL, 0, jpt__grep_errmsg(c->grep));
+    jpt__files_call_free(c);
+    return 0;
+}
+
+void jpt__files_cancel(jpt__files_call *c)
+{
+    if (c->req != NULL)
+        jpt__files_host_cancel(c);
+    else
+        jpt__files_call_free(c);
+}

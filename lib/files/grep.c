@@ -1,0 +1,674 @@
+/* fs.grep (D11, issue 9 §5) as an iterator: the walk of the tree, the
+ * reading of each file in blocks and the search of its lines all keep
+ * their place between steps, so a host can slice a grep over a huge tree
+ * (or one huge file) across its dispatches. The files searched and the
+ * matches found are ripgrep's for `rg --no-ignore --hidden -g '!.git'
+ * --sort path` (see jpt_files_grep in vfs.h for the rules). */
+#define _GNU_SOURCE /* memrchr */
+#include <string.h>
+#include <time.h>
+
+#include "files/files.h"
+
+/* ripgrep's buffer: a file is read 64 KiB at a time (more for a longer
+ * line), and each block is checked for a NUL byte before it is searched. */
+#define BLOCK (64u * 1024u)
+#define MAX_CONTEXT 100
+
+typedef struct frame {
+    void *dir;
+    jpt__files_list list;
+    size_t next;
+    size_t rel_len, real_len; /* this directory's path in g->rel, g->real */
+} frame;
+
+struct jpt__grep {
+    jpt_files *f;
+    jpt__files_opts opts;
+    jpt__errbuf err;
+    jpt__matcher *m;
+    char **paths;
+    size_t n_paths, next_path;
+    char **exts;
+    size_t n_exts;
+    unsigned context;
+    size_t max_matches, matched;
+    bool truncated, done;
+
+    frame *stack;
+    size_t depth, stack_cap;
+    char rel[JPT__FILES_PATH_MAX + 1];  /* the path reported */
+    char real[JPT__FILES_PATH_MAX + 1]; /* the same after symlinks, for the guard */
+
+    /* The file being searched: buf[start..end) holds what is read and
+     * kept, the lines from `pos` on are not searched yet. */
+    void *file;
+    char *buf;
+    size_t cap, start, pos, end;
+    bool eof, stop;
+    size_t lpos;        /* a line start whose number is lno */
+    uint64_t lno;
+    uint64_t last_out;  /* the number of the last line put out (0: none) */
+    size_t after_pos;   /* the line after the last match, while after_left */
+    unsigned after_left;
+    bool file_listed;   /* the file's entry is open in `out` */
+
+    /* The result as JSON text, written as the search goes: D11's shape,
+     * built without a tree (a result may hold thousands of lines). */
+    jpt__buf out;
+    size_t files_listed;
+};
+
+static jpt__files_ctx ctx_for(jpt__grep *g, const char *shown)
+{
+    jpt__files_ctx c = {"fs.grep", shown, &g->opts, &g->err};
+    return c;
+}
+
+/* ---- Params ------------------------------------------------------------------------- */
+
+static int bad(jpt__grep *g, const char *what)
+{
+    return jpt__err(&g->err, JPT_ERR_INVALID, "fs.grep: %s", what);
+}
+
+static int take_strings(jpt__grep *g, json_t *params, const char *key, char ***out, size_t *n)
+{
+    json_t *v = json_object_get(params, key), *item;
+    size_t i;
+
+    *n = 0;
+    if (v == NULL || json_is_null(v))
+        return JPT_OK;
+    if (!json_is_array(v))
+        return jpt__err(&g->err, JPT_ERR_INVALID, "fs.grep: params.%s must be an array of "
+                        "strings", key);
+    if ((*out = jpt__calloc(json_array_size(v) + 1, sizeof(char *))) == NULL)
+        return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory");
+    json_array_foreach(v, i, item)
+    {
+        char norm[JPT__FILES_PATH_MAX + 1];
+        const char *s = json_string_value(item);
+        size_t len = json_string_length(item);
+        int rc;
+        if (!json_is_string(item))
+            return jpt__err(&g->err, JPT_ERR_INVALID, "fs.grep: params.%s must be an array "
+                            "of strings", key);
+        if (strcmp(key, "paths") == 0) {
+            if ((rc = jpt__files_path_check("fs.grep", s, len, norm, &g->err)) < 0)
+                return rc;
+            s = norm;
+            len = strlen(norm);
+        } else {
+            if (len > 0 && s[0] == '.') {
+                s++;
+                len--;
+            }
+            if (len == 0 || memchr(s, '\0', len) != NULL || memchr(s, '/', len) != NULL)
+                return bad(g, "params.extensions must hold names like \"rs\" or \".rs\"");
+        }
+        if (((*out)[*n] = jpt__memdup0(s, len)) == NULL)
+            return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory");
+        (*n)++;
+    }
+    return JPT_OK;
+}
+
+static int take_bool(jpt__grep *g, json_t *params, const char *key, bool *out)
+{
+    json_t *v = json_object_get(params, key);
+
+    *out = false;
+    if (v == NULL || json_is_null(v))
+        return JPT_OK;
+    if (!json_is_boolean(v))
+        return jpt__err(&g->err, JPT_ERR_INVALID, "fs.grep: params.%s must be a boolean", key);
+    *out = json_is_true(v);
+    return JPT_OK;
+}
+
+static int take_params(jpt__grep *g, json_t *params, bool *fixed, bool *caseless)
+{
+    json_t *context = json_object_get(params, "context");
+    json_t *max = json_object_get(params, "max_matches");
+    int rc;
+
+    if ((rc = take_strings(g, params, "paths", &g->paths, &g->n_paths)) < 0 ||
+        (rc = take_strings(g, params, "extensions", &g->exts, &g->n_exts)) < 0 ||
+        (rc = take_bool(g, params, "fixed_strings", fixed)) < 0 ||
+        (rc = take_bool(g, params, "case_insensitive", caseless)) < 0)
+        return rc;
+    if (context != NULL && !json_is_null(context)) {
+        if (!json_is_integer(context) || json_integer_value(context) < 0 ||
+            json_integer_value(context) > MAX_CONTEXT)
+            return bad(g, "params.context must be an integer from 0 to 100");
+        g->context = (unsigned)json_integer_value(context);
+    }
+    g->max_matches = g->opts.grep_max_matches ? g->opts.grep_max_matches
+                                              : JPT_FILES_GREP_MAX_MATCHES;
+    if (max != NULL && !json_is_null(max)) {
+        if (!json_is_integer(max) || json_integer_value(max) < 1)
+            return bad(g, "params.max_matches must be a positive integer");
+        g->max_matches = (size_t)json_integer_value(max);
+    }
+    return JPT_OK;
+}
+
+int jpt__grep_begin(jpt_files *f, json_t *params, const jpt__files_opts *opts, jpt__errbuf *e,
+                    jpt__grep **out)
+{
+    json_t *pattern = json_object_get(params, "pattern");
+    bool fixed, caseless;
+    jpt__grep *g;
+    int rc;
+
+    *out = NULL;
+    if ((g = jpt__calloc(1, sizeof(*g))) == NULL)
+        return jpt__err(e, JPT_ERR_NOMEM, "fs.grep: out of memory");
+    g->f = jpt__files_ref(f);
+    if (opts != NULL)
+        g->opts = *opts;
+    if (!json_is_string(pattern))
+        rc = jpt__err(&g->err, JPT_ERR_INVALID, "fs.grep: params.pattern must be a string, "
+                      "not %s", pattern == NULL ? "missing" : jpt__json_type_phrase(pattern));
+    else if ((rc = take_params(g, params, &fixed, &caseless)) == JPT_OK)
+        rc = jpt__matcher_new(json_string_value(pattern), json_string_length(pattern), fixed,
+                              caseless, &g->err, &g->m);
+    if (rc == JPT_OK && jpt__buf_puts(&g->out, "{\"matches\":[") == JPT_OK &&
+        (g->buf = jpt__calloc(1, BLOCK)) != NULL)
+        g->cap = BLOCK;
+    else if (rc == JPT_OK)
+        rc = jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory");
+    if (rc < 0) {
+        memcpy(e->text, g->err.text, sizeof(e->text));
+        jpt__grep_free(g);
+        return rc;
+    }
+    *out = g;
+    return JPT_OK;
+}
+
+/* ---- Lines out ------------------------------------------------------------------------ */
+
+static int nomem(jpt__grep *g)
+{
+    return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory for the result");
+}
+
+static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *end, bool match)
+{
+    jpt__buf *b = &g->out;
+    int rc = JPT_OK;
+
+    /* A file's entry opens with its first line, which is a match or the
+     * context before one: files without a match never appear. */
+    if (!g->file_listed) {
+        if ((rc = jpt__buf_puts(b, g->files_listed > 0 ? ",{\"path\":" : "{\"path\":")) ==
+                JPT_OK &&
+            (rc = jpt__buf_json_string(b, g->rel, strlen(g->rel))) == JPT_OK)
+            rc = jpt__buf_puts(b, ",\"lines\":[");
+        g->file_listed = true;
+        g->files_listed++;
+    } else
+        rc = jpt__buf_putc(b, ',');
+    if (rc == JPT_OK)
+        rc = jpt__buf_printf(b, "{\"line_number\":%llu,\"content\":", (unsigned long long)number);
+    if (rc == JPT_OK)
+        rc = jpt__buf_json_string(b, p, (size_t)(end - p));
+    if (rc == JPT_OK)
+        rc = jpt__buf_puts(b, match ? ",\"is_match\":true}" : ",\"is_match\":false}");
+    if (rc < 0)
+        return nomem(g);
+    g->last_out = number;
+    return JPT_OK;
+}
+
+/* The '\n' in p[0..n): every line is counted, so this must be fast. Byte
+ * counters summed every 255 rounds are what compilers turn into vector
+ * compares. */
+static uint64_t count_lines(const char *p, size_t n)
+{
+    uint64_t total = 0;
+
+    while (n > 0) {
+        size_t chunk = n < 255 * 16 ? n : 255 * 16, i = 0;
+        unsigned char acc[16] = {0};
+        for (; i + 16 <= chunk; i += 16)
+            for (int k = 0; k < 16; k++)
+                acc[k] = (unsigned char)(acc[k] + (p[i + (size_t)k] == '\n'));
+        for (int k = 0; k < 16; k++)
+            total += acc[k];
+        for (; i < chunk; i++)
+            total += p[i] == '\n';
+        p += chunk;
+        n -= chunk;
+    }
+    return total;
+}
+
+/* The number of the line starting at `at` (at or after g->lpos). */
+static uint64_t number_at(jpt__grep *g, size_t at)
+{
+    g->lno += count_lines(g->buf + g->lpos, at - g->lpos);
+    g->lpos = at;
+    return g->lno;
+}
+
+/* Puts out the lines after the last match, while context remains, up to
+ * `limit` (a line start). */
+static int put_after(jpt__grep *g, size_t limit)
+{
+    while (g->after_left > 0 && g->after_pos < limit) {
+        const char *p = g->buf + g->after_pos;
+        const char *nl = memchr(p, '\n', limit - g->after_pos);
+        const char *le = nl != NULL ? nl : g->buf + limit;
+        int rc = put_line(g, g->last_out + 1, p, le, false);
+        if (rc < 0)
+            return rc;
+        g->after_left--;
+        g->after_pos = (size_t)(le - g->buf) + 1;
+    }
+    return JPT_OK;
+}
+
+/* Puts out the context lines before the match line at `ls` (numbered
+ * `number`), back to what was put out already or kept in the buffer. */
+static int put_before(jpt__grep *g, size_t ls, uint64_t number)
+{
+    size_t starts[MAX_CONTEXT];
+    unsigned n = 0;
+    size_t at = ls;
+
+    while (n < g->context && at > g->start && number - n - 1 > g->last_out) {
+        const char *prev = g->buf + at - 1; /* the '\n' ending the line before */
+        const char *nl = prev > g->buf + g->start
+                             ? memrchr(g->buf + g->start, '\n', (size_t)(prev - g->buf) - g->start)
+                             : NULL;
+        at = nl != NULL ? (size_t)(nl - g->buf) + 1 : g->start;
+        starts[n++] = at;
+    }
+    while (n > 0) {
+        n--;
+        size_t s = starts[n];
+        const char *le = memchr(g->buf + s, '\n', ls - s);
+        int rc = put_line(g, number - n - 1, g->buf + s, le, false);
+        if (rc < 0)
+            return rc;
+    }
+    return JPT_OK;
+}
+
+/* ---- Searching one file ------------------------------------------------------------------ */
+
+static void file_close(jpt__grep *g)
+{
+    if (g->file != NULL)
+        g->f->be->file_close(g->f, g->file);
+    g->file = NULL;
+}
+
+/* Ends the file, and its entry in the result if it has one. */
+static int file_finish(jpt__grep *g)
+{
+    file_close(g);
+    if (!g->file_listed)
+        return JPT_OK;
+    g->file_listed = false;
+    return jpt__buf_puts(&g->out, "]}") < 0 ? nomem(g) : JPT_OK;
+}
+
+/* Searches the whole lines of buf[pos..limit). */
+static int search_region(jpt__grep *g, size_t limit)
+{
+    const char *line, *le;
+    int rc;
+
+    while (g->pos < limit) {
+        int found = jpt__matcher_find(g->m, g->buf + g->pos, g->buf + limit, &line, &le);
+        if (found < 0)
+            return jpt__err(&g->err, found,
+                            found == JPT_ERR_NOMEM ? "fs.grep: out of memory"
+                                                   : "fs.grep '%s': a line needs more than the "
+                                                     "pattern's match limits allow", g->rel);
+        if (found == 0)
+            break;
+        size_t ls = (size_t)(line - g->buf);
+        if ((rc = put_after(g, ls)) < 0)
+            return rc;
+        if (g->matched == g->max_matches) {
+            g->truncated = g->stop = true;
+            return JPT_OK;
+        }
+        uint64_t number = number_at(g, ls);
+        if ((rc = put_before(g, ls, number)) < 0 || (rc = put_line(g, number, line, le, true)) < 0)
+            return rc;
+        g->matched++;
+        g->after_left = g->context;
+        g->after_pos = (size_t)(le - g->buf) + 1;
+        g->pos = g->after_pos;
+    }
+    g->pos = limit;
+    return put_after(g, limit);
+}
+
+/* Makes room for the next read as ripgrep's line buffer does: what is
+ * kept moves to the front, and a buffer full of one line doubles. */
+static int make_room(jpt__grep *g)
+{
+    size_t shift = g->start;
+
+    if (shift > 0) {
+        memmove(g->buf, g->buf + shift, g->end - shift);
+        g->start = 0;
+        g->pos -= shift;
+        g->end -= shift;
+        g->lpos -= shift;
+        g->after_pos = g->after_pos >= shift ? g->after_pos - shift : 0;
+    }
+    if (g->end < g->cap)
+        return JPT_OK;
+    char *bigger = g->cap > SIZE_MAX / 2 ? NULL : jpt__realloc(g->buf, g->cap * 2);
+    if (bigger == NULL)
+        return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep '%s': out of memory for a line",
+                        g->rel);
+    /* Defined bytes past the data: pcre2's JIT reads ahead of a subject's
+     * end in whole words (harmless, but memcheck would call it a use of
+     * uninitialised memory). */
+    memset(bigger + g->cap, 0, g->cap);
+    g->buf = bigger;
+    g->cap *= 2;
+    return JPT_OK;
+}
+
+/* What is kept for the next block: the last `context` lines before pos. */
+static void keep_context(jpt__grep *g)
+{
+    size_t at = g->pos;
+
+    for (unsigned n = 0; n < g->context && at > g->start; n++) {
+        const char *nl = at - 1 > g->start
+                             ? memrchr(g->buf + g->start, '\n', at - 1 - g->start)
+                             : NULL;
+        at = nl != NULL ? (size_t)(nl - g->buf) + 1 : g->start;
+    }
+    g->start = at;
+    if (g->lpos < g->start)
+        number_at(g, g->start); /* what moves out is counted first */
+}
+
+/* Reads and searches one block. Returns 1 while the file goes on, 0 when
+ * it is done, or an error. */
+static int search_block(jpt__grep *g)
+{
+    jpt__files_ctx c = ctx_for(g, g->rel);
+    int rc;
+
+    keep_context(g);
+    if ((rc = make_room(g)) < 0)
+        return rc;
+    long n = g->f->be->file_read(g->f, &c, g->file, g->buf + g->end, g->cap - g->end);
+    if (n < 0)
+        return 0; /* unreadable from here on: what was found stays */
+    if (n == 0)
+        g->eof = true;
+    else if (memchr(g->buf + g->end, '\0', (size_t)n) != NULL) {
+        /* Binary (ripgrep's default): nothing of this block is searched,
+         * and in the first block that is the whole file. */
+        return 0;
+    }
+    g->end += (size_t)n;
+    if (g->eof) {
+        rc = search_region(g, g->end);
+        return rc < 0 ? rc : 0;
+    }
+    const char *nl = memrchr(g->buf + g->pos, '\n', g->end - g->pos);
+    if (nl == NULL)
+        return 1; /* one long line: read more */
+    rc = search_region(g, (size_t)(nl - g->buf) + 1);
+    return rc < 0 ? rc : 1;
+}
+
+static void file_begin(jpt__grep *g, void *file)
+{
+    g->file = file;
+    g->start = g->pos = g->end = g->lpos = 0;
+    g->lno = 1;
+    g->last_out = 0;
+    g->after_left = 0;
+    g->eof = false;
+}
+
+/* ---- The walk ------------------------------------------------------------------------- */
+
+static bool ext_ok(jpt__grep *g, const char *name)
+{
+    size_t len = strlen(name);
+
+    if (g->n_exts == 0)
+        return true;
+    for (size_t i = 0; i < g->n_exts; i++) {
+        size_t el = strlen(g->exts[i]);
+        if (len > el && name[len - el - 1] == '.' && memcmp(name + len - el, g->exts[i], el) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the guard lets the walk see `real`; `why` (may be NULL) gets its
+ * reason when it does not. */
+static bool allowed(jpt__grep *g, const char *real, char *why, size_t cap)
+{
+    char ignored[8];
+
+    if (why == NULL) {
+        why = ignored;
+        cap = sizeof(ignored);
+    }
+    why[0] = '\0';
+    return g->opts.guard == NULL ||
+           g->opts.guard(g->opts.guard_ud, JPT__FILES_ACCESS_READ, real, why, cap) >= 0;
+}
+
+static void pop(jpt__grep *g)
+{
+    frame *fr = &g->stack[--g->depth];
+
+    g->f->be->dir_close(g->f, fr->dir);
+    jpt__files_list_free(&fr->list);
+}
+
+static int push(jpt__grep *g, void *dir)
+{
+    jpt__files_ctx c = ctx_for(g, g->rel);
+    frame *stack = jpt__array_reserve(g->stack, &g->stack_cap, g->depth + 1, sizeof(*stack), 8);
+    int rc;
+
+    if (stack == NULL) {
+        g->f->be->dir_close(g->f, dir);
+        return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory");
+    }
+    g->stack = stack;
+    frame *fr = &stack[g->depth++];
+    memset(fr, 0, sizeof(*fr));
+    fr->dir = dir;
+    fr->rel_len = strlen(g->rel);
+    fr->real_len = strlen(g->real);
+    if ((rc = g->f->be->dir_list(g->f, &c, dir, &fr->list)) < 0) {
+        pop(g);
+        return rc == JPT_ERR_NOMEM ? rc : JPT_OK; /* unreadable: skipped */
+    }
+    return JPT_OK;
+}
+
+/* Sets g->rel and g->real to a child of the top frame. */
+static bool child_path(jpt__grep *g, const frame *fr, const char *name)
+{
+    size_t nl = strlen(name);
+
+    if (fr->rel_len + 1 + nl > JPT__FILES_PATH_MAX || fr->real_len + 1 + nl > JPT__FILES_PATH_MAX)
+        return false;
+    bool root = fr->rel_len == 0;
+    g->rel[fr->rel_len] = '/';
+    memcpy(g->rel + fr->rel_len + !root, name, nl + 1);
+    bool real_root = fr->real_len == 0;
+    size_t at = fr->real_len;
+    g->real[at] = '/';
+    memcpy(g->real + at + !real_root, name, nl + 1);
+    return true;
+}
+
+/* One of `paths`: a directory is pushed, a file opened. */
+static int start_path(jpt__grep *g, const char *path)
+{
+    char shown[256];
+    jpt__files_ctx c = ctx_for(g, shown);
+    int kind, rc;
+    uint64_t size;
+    void *h;
+
+    jpt__files_path_quote(path, strlen(path), shown);
+    if ((rc = g->f->be->stat(g->f, &c, path, &kind, &size)) < 0)
+        return rc;
+    if (kind == 0)
+        return jpt__err(&g->err, JPT_ERR_NOT_FOUND, "fs.grep '%s': not found", shown);
+    snprintf(g->real, sizeof(g->real), "%s", path);
+    if (g->opts.guard != NULL && (rc = g->f->be->realpath(g->f, &c, path, g->real)) < 0)
+        return rc;
+    char why[256];
+    if (!allowed(g, g->real, why, sizeof(why)))
+        return jpt__err(&g->err, JPT_ERR_DENIED, "fs.grep '%s': %s", shown,
+                        why[0] != '\0' ? why : jpt_strerror(JPT_ERR_DENIED));
+    snprintf(g->rel, sizeof(g->rel), "%s", strcmp(path, ".") == 0 ? "" : path);
+    if (strcmp(g->real, ".") == 0)
+        g->real[0] = '\0';
+    if (kind == JPT_FILES_KIND_DIR) {
+        if ((rc = g->f->be->dir_open(g->f, &c, path, &h)) < 0)
+            return rc;
+        return push(g, h);
+    }
+    if (kind != JPT_FILES_KIND_FILE || !ext_ok(g, path))
+        return JPT_OK;
+    rc = g->f->be->file_open(g->f, &c, path, &h);
+    if (rc == JPT_OK)
+        file_begin(g, h);
+    return rc == JPT_ERR_NOMEM ? rc : JPT_OK;
+}
+
+/* Moves to the next file to search: 1 when one is open, 0 when the walk is
+ * over, or an error. */
+static int next_file(jpt__grep *g)
+{
+    int rc;
+
+    while (g->file == NULL) {
+        if (g->depth == 0) {
+            if (g->next_path == (g->n_paths ? g->n_paths : 1))
+                return 0;
+            const char *path = g->n_paths ? g->paths[g->next_path] : ".";
+            g->next_path++;
+            if ((rc = start_path(g, path)) < 0)
+                return rc;
+            continue;
+        }
+        frame *fr = &g->stack[g->depth - 1];
+        if (fr->next == fr->list.n) {
+            pop(g);
+            continue;
+        }
+        jpt__files_entry *ent = &fr->list.v[fr->next++];
+        jpt__files_ctx c = ctx_for(g, g->rel);
+        void *h;
+        /* rg -g '!.git': the repository's own files are not the project's. */
+        if (strcmp(ent->name, ".git") == 0 || !child_path(g, fr, ent->name))
+            continue;
+        if (ent->kind == JPT_FILES_KIND_DIR && allowed(g, g->real, NULL, 0)) {
+            rc = g->f->be->dir_open_at(g->f, &c, fr->dir, ent->name, g->rel, &h);
+            if (rc == JPT_OK && (rc = push(g, h)) < 0)
+                return rc;
+            if (rc == JPT_ERR_NOMEM)
+                return rc;
+        } else if (ent->kind == JPT_FILES_KIND_FILE && ext_ok(g, ent->name) &&
+                   allowed(g, g->real, NULL, 0)) {
+            rc = g->f->be->file_open_at(g->f, &c, fr->dir, ent->name, &h);
+            if (rc == JPT_ERR_NOMEM)
+                return rc;
+            if (rc == JPT_OK)
+                file_begin(g, h);
+        }
+        /* Symlinks (not followed, as in ripgrep), FIFOs, sockets, devices,
+         * and what vanished or may not be read are skipped. */
+    }
+    return 1;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int finish(jpt__grep *g)
+{
+    while (g->depth > 0)
+        pop(g);
+    g->done = true;
+    if (jpt__buf_puts(&g->out, g->truncated ? "],\"truncated\":true}"
+                                            : "],\"truncated\":false}") < 0)
+        return nomem(g);
+    return 0;
+}
+
+int jpt__grep_step(jpt__grep *g, uint64_t budget_ns)
+{
+    uint64_t deadline = budget_ns ? now_ns() + budget_ns : 0;
+    int rc;
+
+    if (g->done)
+        return 0;
+    for (;;) {
+        if (g->file == NULL && (rc = next_file(g)) <= 0)
+            return rc < 0 ? rc : finish(g);
+        if ((rc = search_block(g)) < 0)
+            return rc;
+        if ((rc == 0 || g->stop) && (rc = file_finish(g)) < 0)
+            return rc;
+        if (g->stop)
+            return finish(g);
+        if (deadline != 0 && now_ns() >= deadline)
+            return 1;
+    }
+}
+
+const char *jpt__grep_result(const jpt__grep *g, size_t *len)
+{
+    *len = g->done ? g->out.len : 0;
+    return g->done ? g->out.data : NULL;
+}
+
+const char *jpt__grep_errmsg(const jpt__grep *g)
+{
+    return g->err.text;
+}
+
+void jpt__grep_free(jpt__grep *g)
+{
+    if (g == NULL)
+        return;
+    file_close(g);
+    while (g->depth > 0)
+        pop(g);
+    jpt__free(g->stack);
+    for (size_t i = 0; i < g->n_paths; i++)
+        jpt__free(g->paths[i]);
+    jpt__free(g->paths);
+    for (size_t i = 0; i < g->n_exts; i++)
+        jpt__free(g->exts[i]);
+    jpt__free(g->exts);
+    jpt__matcher_free(g->m);
+    jpt__free(g->buf);
+    jpt__buf_free(&g->out);
+    jpt__files_unref(g->f);
+    jpt__free(g);
+}

@@ -1,0 +1,467 @@
+/* The `sandbox` section read into a policy (vfs.h, "The access policy";
+ * rfd/README.md, "Policy configuration"): D11's keys and jptool's, each
+ * checked for type and form. A message names the key as D11 writes it
+ * ("filesystem.allow[1]: …"); no key is accepted and then ignored. */
+#include <stdio.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "policy/policy.h"
+
+/* Keys are named in messages up to this length ("commands.<program>.args"). */
+#define WHERE_MAX 160
+
+/* Reads the value of one key; `where` names it. */
+typedef int (*read_fn)(jpt_policy *p, const json_t *v, const char *where);
+
+typedef struct member {
+    const char *key;
+    read_fn read;
+} member;
+
+static int invalid_type(jpt_policy *p, const char *where, const char *expected,
+                        const json_t *v)
+{
+    return jpt__err(&p->err, JPT_ERR_INVALID, "%s: expected %s, got %s", where, expected,
+                    jpt__json_type_phrase(v));
+}
+
+/* `key` is not one of `members`: the message lists the ones there are. */
+static int unknown_key(jpt_policy *p, const char *where, const char *key,
+                       const member *members, size_t n)
+{
+    char known[WHERE_MAX] = "";
+    size_t len = 0;
+
+    for (size_t i = 0; i < n && len < sizeof(known); i++)
+        len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "",
+                                members[i].key);
+    return jpt__err(&p->err, JPT_ERR_INVALID, "%s: unknown key '%.80s' (known: %s)%s",
+                    where, key, known,
+                    strchr(key, '.') != NULL ? "; write dotted keys as nested objects" : "");
+}
+
+/* The name of a member of the object named `where` ("sandbox" is the
+ * section itself, whose members are named alone). */
+static void member_where(char *out, const char *where, const char *key)
+{
+    if (strcmp(where, "sandbox") == 0)
+        snprintf(out, WHERE_MAX, "%s", key);
+    else
+        snprintf(out, WHERE_MAX, "%s.%s", where, key);
+}
+
+static int read_members(jpt_policy *p, const json_t *obj, const char *where,
+                        const member *members, size_t n)
+{
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(obj))
+        return invalid_type(p, where, "an object", obj);
+    json_object_foreach((json_t *)obj, key, v) {
+        const member *m = NULL;
+        for (size_t i = 0; i < n && m == NULL; i++)
+            if (strcmp(members[i].key, key) == 0)
+                m = &members[i];
+        if (m == NULL)
+            return unknown_key(p, where, key, members, n);
+
+        char child[WHERE_MAX];
+        member_where(child, where, key);
+        int rc = m->read(p, v, child);
+        if (rc < 0)
+            return rc;
+    }
+    return JPT_OK;
+}
+
+/* One of two words: *first is whether it is the first. */
+static int read_choice(jpt_policy *p, const json_t *v, const char *where,
+                       const char *one, const char *other, bool *first)
+{
+    const char *s = json_string_value(v);
+
+    if (s != NULL && strcmp(s, one) == 0)
+        *first = true;
+    else if (s != NULL && strcmp(s, other) == 0)
+        *first = false;
+    else if (s != NULL)
+        return jpt__err(&p->err, JPT_ERR_INVALID, "%s: expected \"%s\" or \"%s\", got \"%.80s\"",
+                        where, one, other, s);
+    else
+        return jpt__err(&p->err, JPT_ERR_INVALID, "%s: expected \"%s\" or \"%s\", got %s",
+                        where, one, other, jpt__json_type_phrase(v));
+    return JPT_OK;
+}
+
+/* The i-th element of an array of strings, or an error. */
+static int string_at(jpt_policy *p, const json_t *array, size_t i, const char *where,
+                     const char **out)
+{
+    const json_t *v = json_array_get(array, i);
+
+    if ((*out = json_string_value(v)) == NULL)
+        return jpt__err(&p->err, JPT_ERR_INVALID, "%s[%zu]: expected a string, got %s",
+                        where, i, jpt__json_type_phrase(v));
+    return JPT_OK;
+}
+
+/* ---- filesystem ------------------------------------------------------------------ */
+
+/* One configured prefix, normalised, appended to `list` (which has room). */
+static int add_prefix(jpt_policy *p, jpt__policy_prefixes *list, const char *s,
+                      const char *where, size_t i)
+{
+    jpt__buf b = JPT__BUF_INIT;
+    const char *why = NULL;
+    int rc = JPT_OK;
+
+    if (s[0] == '\0')
+        why = "is empty (\".\" is the whole workspace)";
+    else if ((rc = jpt__path_normalize(s, &b, &why)) == JPT_OK &&
+             jpt__path_longest_name(b.data) > JPT__POLICY_NAME_MAX)
+        why = "has a name longer than 255 bytes, which no file can have";
+    if (why != NULL) {
+        jpt__buf_free(&b);
+        return jpt__err(&p->err, JPT_ERR_INVALID, "%s[%zu]: '%.80s' %s", where, i, s, why);
+    }
+    if (rc == JPT_OK && (list->paths[list->n] = jpt__buf_take(&b)) == NULL)
+        rc = JPT_ERR_NOMEM;
+    else if (rc == JPT_OK)
+        list->n++;
+    jpt__buf_free(&b);
+    return rc;
+}
+
+static int read_prefixes(jpt_policy *p, const json_t *v, const char *where,
+                         jpt__policy_prefixes *list)
+{
+    const char *s;
+
+    if (!json_is_array(v))
+        return invalid_type(p, where, "an array of paths", v);
+    list->paths = jpt__calloc(json_array_size(v), sizeof(char *));
+    if (list->paths == NULL)
+        return JPT_ERR_NOMEM;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        int rc = string_at(p, v, i, where, &s);
+        if (rc == JPT_OK)
+            rc = add_prefix(p, list, s, where, i);
+        if (rc < 0)
+            return rc;
+    }
+    return JPT_OK;
+}
+
+static int read_allow(jpt_policy *p, const json_t *v, const char *where)
+{
+    p->allow_configured = true;
+    return read_prefixes(p, v, where, &p->allow);
+}
+
+static int read_writable(jpt_policy *p, const json_t *v, const char *where)
+{
+    if (json_is_boolean(v)) {
+        p->writable_all = json_is_true(v);
+        return JPT_OK;
+    }
+    if (!json_is_array(v))
+        return invalid_type(p, where, "a boolean or an array of paths", v);
+    return read_prefixes(p, v, where, &p->writable);
+}
+
+/* filesystem.deny, kept as written for reasons and folded for matching. */
+static int read_deny(jpt_policy *p, const json_t *v, const char *where)
+{
+    int rc = read_prefixes(p, v, where, &p->deny);
+
+    if (rc == JPT_OK && (p->deny_folded.paths = jpt__calloc(p->deny.n, sizeof(char *))) == NULL)
+        rc = JPT_ERR_NOMEM;
+    for (size_t i = 0; rc == JPT_OK && i < p->deny.n; i++) {
+        jpt__buf b = JPT__BUF_INIT;
+        const char *path = p->deny.paths[i];
+        if ((rc = jpt__fold(path, strlen(path), &b)) == JPT_OK &&
+            (p->deny_folded.paths[i] = jpt__buf_take(&b)) != NULL)
+            p->deny_folded.n++;
+        else
+            rc = JPT_ERR_NOMEM;
+        jpt__buf_free(&b);
+    }
+    return rc;
+}
+
+static int read_hardlinks(jpt_policy *p, const json_t *v, const char *where)
+{
+    return read_choice(p, v, where, "allow", "deny", &p->hardlinks);
+}
+
+static const member filesystem_members[] = {
+    {"allow", read_allow},
+    {"writable", read_writable},
+    {"deny", read_deny},
+    {"hardlinks", read_hardlinks},
+};
+
+static int read_filesystem(jpt_policy *p, const json_t *v, const char *where)
+{
+    return read_members(p, v, where, filesystem_members,
+                        sizeof(filesystem_members) / sizeof(filesystem_members[0]));
+}
+
+/* ---- sensitive paths ------------------------------------------------------------ */
+
+static int read_sensitive_paths(jpt_policy *p, const json_t *v, const char *where)
+{
+    const char *s, *why = NULL;
+
+    if (!json_is_array(v))
+        return invalid_type(p, where, "an array of patterns", v);
+    p->patterns = jpt__calloc(json_array_size(v), sizeof(*p->patterns));
+    if (p->patterns == NULL)
+        return JPT_ERR_NOMEM;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        int rc = string_at(p, v, i, where, &s);
+        if (rc == JPT_OK)
+            rc = jpt__pattern_compile(s, &p->patterns[p->n_patterns], &why);
+        if (rc == JPT_ERR_INVALID && why != NULL)
+            return jpt__err(&p->err, rc, "%s[%zu]: '%.80s' %s", where, i, s, why);
+        if (rc < 0)
+            return rc;
+        p->n_patterns++;
+    }
+    return JPT_OK;
+}
+
+static int read_sensitive(jpt_policy *p, const json_t *v, const char *where)
+{
+    bool deny = true;
+    int rc = read_choice(p, v, where, "deny", "ask", &deny);
+
+    p->sensitive_verdict = deny ? JPT_VERDICT_DENY : JPT_VERDICT_ASK;
+    return rc;
+}
+
+static int read_uncovered(jpt_policy *p, const json_t *v, const char *where)
+{
+    bool ask = true;
+    int rc = read_choice(p, v, where, "ask", "deny", &ask);
+
+    p->uncovered_verdict = ask ? JPT_VERDICT_ASK : JPT_VERDICT_DENY;
+    return rc;
+}
+
+/* ---- network and commands -----------------------------------------------------
+ * Checked for form only: this version denies their requests (vfs.h). */
+
+/* POSIX: "names … consist solely of uppercase letters, digits, and the
+ * underscore … and do not begin with a digit"; lowercase is allowed too. */
+static bool is_env_name(const char *s)
+{
+    if (s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
+        return false;
+    for (; *s != '\0'; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+static int read_envs(jpt_policy *p, const json_t *v, const char *where)
+{
+    const char *s;
+
+    if (!json_is_array(v))
+        return invalid_type(p, where, "an array of variable names", v);
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        int rc = string_at(p, v, i, where, &s);
+        if (rc < 0)
+            return rc;
+        if (!is_env_name(s))
+            return jpt__err(&p->err, JPT_ERR_INVALID,
+                            "%s[%zu]: '%.80s' is not an environment variable name "
+                            "(letters, digits and '_', not starting with a digit)",
+                            where, i, s);
+    }
+    return JPT_OK;
+}
+
+/* Whether the URL `u` has `part`. */
+static bool has_part(CURLU *u, CURLUPart part)
+{
+    char *value = NULL;
+    CURLUcode code = curl_url_get(u, part, &value, 0);
+
+    curl_free(value);
+    return code == CURLUE_OK;
+}
+
+/* What is wrong with a network.allow entry, or NULL; JPT_ERR_NOMEM. D11
+ * ("http.get") with RFD 016's NetworkSandbox: "Allowed outbound URL
+ * prefixes … The prefix implicitly restricts protocol and domain". */
+static int check_url(const char *s, const char **why)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL;
+
+    *why = NULL;
+    if (u == NULL)
+        return JPT_ERR_NOMEM;
+    CURLUcode code = curl_url_set(u, CURLUPART_URL, s, 0);
+    if (code == CURLUE_OUT_OF_MEMORY) {
+        curl_url_cleanup(u);
+        return JPT_ERR_NOMEM;
+    }
+    if (code != CURLUE_OK || curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0))
+        *why = "is not an http:// or https:// URL";
+    else if (!has_part(u, CURLUPART_HOST))
+        *why = "has no host";
+    else if (has_part(u, CURLUPART_USER) || has_part(u, CURLUPART_PASSWORD))
+        *why = "has user information: an allowed prefix names a host and a path";
+    else if (has_part(u, CURLUPART_QUERY))
+        *why = "has a query: an allowed prefix names a host and a path";
+    else if (has_part(u, CURLUPART_FRAGMENT))
+        *why = "has a fragment: an allowed prefix names a host and a path";
+    curl_free(scheme);
+    curl_url_cleanup(u);
+    return *why != NULL ? JPT_ERR_INVALID : JPT_OK;
+}
+
+static int read_network_allow(jpt_policy *p, const json_t *v, const char *where)
+{
+    const char *s, *why = NULL;
+
+    if (!json_is_array(v))
+        return invalid_type(p, where, "an array of URL prefixes", v);
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        int rc = string_at(p, v, i, where, &s);
+        if (rc == JPT_OK)
+            rc = check_url(s, &why);
+        if (rc == JPT_ERR_INVALID && why != NULL)
+            return jpt__err(&p->err, rc, "%s[%zu]: '%.80s' %s", where, i, s, why);
+        if (rc < 0)
+            return rc;
+    }
+    return JPT_OK;
+}
+
+static const member network_members[] = {
+    {"allow", read_network_allow},
+    {"envs", read_envs},
+};
+
+static int read_network(jpt_policy *p, const json_t *v, const char *where)
+{
+    return read_members(p, v, where, network_members,
+                        sizeof(network_members) / sizeof(network_members[0]));
+}
+
+/* RFD 016's CommandRule.args: "Each entry is a sequence of values that
+ * must match the start of the actual arguments. `**` as the last element
+ * allows any remaining arguments. If absent, any arguments are permitted." */
+static int read_args(jpt_policy *p, const json_t *v, const char *where)
+{
+    const char *s;
+    char entry[WHERE_MAX];
+
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        return jpt__err(&p->err, JPT_ERR_INVALID,
+                        "%s: expected a non-empty array of argument lists, got %s "
+                        "(leave args out to allow any arguments)",
+                        where, json_is_array(v) ? "an empty array" : jpt__json_type_phrase(v));
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *list = json_array_get(v, i);
+        snprintf(entry, sizeof(entry), "%s[%zu]", where, i);
+        if (!json_is_array(list))
+            return invalid_type(p, entry, "an array of strings", list);
+        for (size_t j = 0; j < json_array_size(list); j++) {
+            int rc = string_at(p, list, j, entry, &s);
+            if (rc < 0)
+                return rc;
+            if (strcmp(s, "**") == 0 && j + 1 < json_array_size(list))
+                return jpt__err(&p->err, JPT_ERR_INVALID,
+                                "%s[%zu]: '**' may only be the last element", entry, j);
+        }
+    }
+    return JPT_OK;
+}
+
+static const member command_members[] = {
+    {"args", read_args},
+    {"envs", read_envs},
+};
+
+static int read_commands(jpt_policy *p, const json_t *v, const char *where)
+{
+    const char *program;
+    json_t *rule;
+    char child[WHERE_MAX];
+
+    if (!json_is_object(v))
+        return invalid_type(p, where, "an object", v);
+    json_object_foreach((json_t *)v, program, rule) {
+        if (program[0] == '\0')
+            return jpt__err(&p->err, JPT_ERR_INVALID, "%s: a program name is empty", where);
+        member_where(child, where, program);
+        int rc = read_members(p, rule, child, command_members,
+                              sizeof(command_members) / sizeof(command_members[0]));
+        if (rc < 0)
+            return rc;
+    }
+    return JPT_OK;
+}
+
+/* ---- the section ---------------------------------------------------------------- */
+
+static const member sandbox_members[] = {
+    {"filesystem", read_filesystem},
+    {"network", read_network},
+    {"commands", read_commands},
+    {"sensitive_paths", read_sensitive_paths},
+    {"sensitive", read_sensitive},
+    {"uncovered", read_uncovered},
+};
+
+int jpt__policy_configure(jpt_policy *p, const json_t *sandbox)
+{
+    int rc = JPT_OK;
+
+    p->sensitive_verdict = JPT_VERDICT_DENY;
+    p->uncovered_verdict = JPT_VERDICT_ASK;
+    if (sandbox != NULL)
+        rc = read_members(p, sandbox, "sandbox", sandbox_members,
+                          sizeof(sandbox_members) / sizeof(sandbox_members[0]));
+    /* D11: "A VFS tool with no sandbox section gets the default policy:
+     * workspace read-only". */
+    if (rc == JPT_OK && !p->allow_configured) {
+        if ((p->allow.paths = jpt__calloc(1, sizeof(char *))) == NULL ||
+            (p->allow.paths[0] = jpt__strdup(".")) == NULL)
+            return JPT_ERR_NOMEM;
+        p->allow.n = 1;
+    }
+    return rc;
+}
+
+static void free_prefixes(jpt__policy_prefixes *list)
+{
+    for (size_t i = 0; i < list->n; i++)
+        jpt__free(list->paths[i]);
+    jpt__free(list->paths);
+    list->paths = NULL;
+    list->n = 0;
+}
+
+void jpt__policy_clear(jpt_policy *p)
+{
+    free_prefixes(&p->allow);
+    free_prefixes(&p->writable);
+    free_prefixes(&p->deny);
+    free_prefixes(&p->deny_folded);
+    for (size_t i = 0; i < p->n_patterns; i++)
+        jpt__free(p->patterns[i].storage);
+    jpt__free(p->patterns);
+    p->patterns = NULL;
+    p->n_patterns = 0;
+}

@@ -1,0 +1,343 @@
+/* The access policy object (vfs.h, "The access policy"; D11 "Access policy
+ * enforcement"): created from the `sandbox` JSON, it gives one request its
+ * verdict, by the precedence vfs.h documents, and the reason the tool and
+ * the policy handler are told. */
+#include <string.h>
+
+#include "policy/policy.h"
+
+/* A target is shown in a reason up to this many bytes. */
+#define SHOWN_MAX 200
+
+/* Why a verdict was given; the reason spells it out. */
+typedef enum reason_code {
+    WHY_REFUSED,          /* the configuration was refused */
+    WHY_NOT_NORMALISED,
+    WHY_SENSITIVE,        /* detail: the pattern */
+    WHY_HOLDS_SENSITIVE,  /* detail: the pattern */
+    WHY_DENY_UNDER,       /* detail: the filesystem.deny prefix */
+    WHY_DENY_HOLDS,       /* detail: the filesystem.deny prefix */
+    WHY_ALLOW,            /* detail: the filesystem.allow prefix */
+    WHY_ALLOW_DEFAULT,    /* no filesystem.allow: the workspace */
+    WHY_ALLOW_WRITABLE,   /* detail: the filesystem.allow prefix */
+    WHY_WRITABLE,         /* detail: the filesystem.writable prefix */
+    WHY_OUTSIDE_ALLOW,
+    WHY_READ_ONLY,
+    WHY_OUTSIDE_WRITABLE,
+    WHY_NO_NETWORK,
+    WHY_NO_PROCESSES,
+} reason_code;
+
+typedef struct decision {
+    int verdict;
+    reason_code why;
+    const char *detail;
+} decision;
+
+static decision make(int verdict, reason_code why, const char *detail)
+{
+    decision d = {verdict, why, detail};
+    return d;
+}
+
+/* ---- Creating ------------------------------------------------------------------------ */
+
+/* The end of making the policy `p`: reads `sandbox` into it unless `rc`
+ * says reading the text failed already. A refused configuration leaves `p`
+ * with its message, denying everything (vfs.h; as sqlite3_open() does);
+ * running out of memory frees it. */
+static int finish_new(jpt_policy *p, const json_t *sandbox, int rc, jpt_policy **out)
+{
+    if (rc == JPT_OK)
+        rc = jpt__policy_configure(p, sandbox);
+    if (rc == JPT_ERR_NOMEM) {
+        jpt_policy_free(p);
+        p = NULL;
+    } else if (rc < 0) {
+        jpt__policy_clear(p);
+        p->refused = true;
+    }
+    *out = p;
+    return rc;
+}
+
+int jpt__policy_new_json(const json_t *sandbox, jpt_policy **out)
+{
+    jpt_policy *p = jpt__calloc(1, sizeof(*p));
+
+    *out = NULL;
+    return p != NULL ? finish_new(p, sandbox, JPT_OK, out) : JPT_ERR_NOMEM;
+}
+
+JPT_EXPORT int jpt_policy_new(const char *sandbox_json, jpt_policy **out)
+{
+    json_t *sandbox = NULL;
+    json_error_t err;
+    int rc = JPT_OK;
+
+    if (out == NULL)
+        return JPT_ERR_INVALID;
+    jpt_policy *p = jpt__calloc(1, sizeof(*p));
+    *out = NULL;
+    if (p == NULL)
+        return JPT_ERR_NOMEM;
+    if (sandbox_json != NULL) {
+        rc = jpt__json_load(sandbox_json, strlen(sandbox_json),
+                            JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &sandbox, &err);
+        if (rc == JPT_ERR_INVALID)
+            jpt__err(&p->err, rc, "sandbox: invalid JSON at line %d, column %d: %s", err.line,
+                     err.column, err.text);
+    }
+    rc = finish_new(p, sandbox, rc, out);
+    json_decref(sandbox);
+    return rc;
+}
+
+JPT_EXPORT void jpt_policy_free(jpt_policy *p)
+{
+    if (p == NULL)
+        return;
+    jpt__policy_clear(p);
+    jpt__free(p);
+}
+
+JPT_EXPORT const char *jpt_policy_errmsg(const jpt_policy *p)
+{
+    return p != NULL ? p->err.text : "";
+}
+
+JPT_EXPORT int jpt_policy_hardlinks_allowed(const jpt_policy *p)
+{
+    return p != NULL && !p->refused && p->hardlinks;
+}
+
+/* ---- Deciding ---------------------------------------------------------------------- */
+
+/* Steps 5 and 6 of the precedence: what grants the request, or why nothing
+ * does. */
+static decision decide_grant(const jpt_policy *p, bool write, const char *path)
+{
+    const char *prefix;
+    size_t i;
+
+    if (write) {
+        if (p->writable_all && (prefix = jpt__prefixes_find(&p->allow, path, false, &i)))
+            return make(JPT_VERDICT_ALLOW, WHY_ALLOW_WRITABLE, prefix);
+        if ((prefix = jpt__prefixes_find(&p->writable, path, false, &i)) != NULL)
+            return make(JPT_VERDICT_ALLOW, WHY_WRITABLE, prefix);
+        return make(p->uncovered_verdict,
+                    p->writable_all            ? WHY_OUTSIDE_ALLOW
+                    : p->writable.paths != NULL ? WHY_OUTSIDE_WRITABLE
+                                                : WHY_READ_ONLY,
+                    NULL);
+    }
+    if ((prefix = jpt__prefixes_find(&p->allow, path, false, &i)) != NULL)
+        return make(JPT_VERDICT_ALLOW, p->allow_configured ? WHY_ALLOW : WHY_ALLOW_DEFAULT,
+                    prefix);
+    if ((prefix = jpt__prefixes_find(&p->writable, path, false, &i)) != NULL)
+        return make(JPT_VERDICT_ALLOW, WHY_WRITABLE, prefix);
+    return make(p->uncovered_verdict, WHY_OUTSIDE_ALLOW, NULL);
+}
+
+/* A filesystem.deny prefix that denies `path`: one it is under, or, for a
+ * write, one beneath it (renaming or deleting the directory would take the
+ * prefix's files out of the list's reach). */
+static bool find_denied(const jpt_policy *p, bool write, const char *path, decision *d)
+{
+    size_t i;
+
+    if (jpt__prefixes_find(&p->deny_folded, path, true, &i) != NULL) {
+        *d = make(JPT_VERDICT_DENY, WHY_DENY_UNDER, p->deny.paths[i]);
+        return true;
+    }
+    for (i = 0; write && i < p->deny_folded.n; i++)
+        if (jpt__path_above(path, p->deny_folded.paths[i])) {
+            *d = make(JPT_VERDICT_DENY, WHY_DENY_HOLDS, p->deny.paths[i]);
+            return true;
+        }
+    return false;
+}
+
+/* The precedence of vfs.h for a file system request. */
+static decision decide_path(const jpt_policy *p, int access, const char *path)
+{
+    bool write = access == JPT_ACCESS_WRITE;
+    bool inside;
+    decision d;
+
+    if (!jpt__path_is_normalized(path))
+        return make(JPT_VERDICT_DENY, WHY_NOT_NORMALISED, NULL);
+
+    const jpt__policy_pattern *sensitive = jpt__pattern_find(p, path, write, &inside);
+    decision flagged = make(p->sensitive_verdict, inside ? WHY_HOLDS_SENSITIVE : WHY_SENSITIVE,
+                            sensitive != NULL ? sensitive->text : NULL);
+    if (sensitive != NULL && flagged.verdict == JPT_VERDICT_DENY)
+        return flagged;
+    if (find_denied(p, write, path, &d))
+        return d;
+    if (sensitive != NULL)
+        return flagged;
+    return decide_grant(p, write, path);
+}
+
+/* ---- The reason ---------------------------------------------------------------------- */
+
+static const char *method_of(int access)
+{
+    switch (access) {
+    case JPT_ACCESS_READ:
+        return "fs.read";
+    case JPT_ACCESS_WRITE:
+        return "fs.write";
+    case JPT_ACCESS_LIST:
+        return "fs.list_dir";
+    case JPT_ACCESS_HTTP:
+        return "http";
+    default:
+        return "process.run";
+    }
+}
+
+static const char *outcome_of(int verdict)
+{
+    return verdict == JPT_VERDICT_ALLOW  ? "allowed"
+           : verdict == JPT_VERDICT_DENY ? "denied"
+                                         : "needs approval";
+}
+
+/* Appends n bytes of `shown`, cut at SHOWN_MAX bytes on a character
+ * boundary with "…" after. */
+static int put_shown(jpt__buf *b, const char *shown, size_t n)
+{
+    if (n <= SHOWN_MAX)
+        return jpt__buf_append(b, shown, n);
+    n = SHOWN_MAX;
+    while (n > 0 && ((unsigned char)shown[n] & 0xC0) == 0x80)
+        n--; /* not inside a UTF-8 sequence */
+    int rc = jpt__buf_append(b, shown, n);
+    return rc == JPT_OK ? jpt__buf_puts(b, "\xE2\x80\xA6") : rc;
+}
+
+static int put_why(jpt__buf *b, const jpt_policy *p, decision d)
+{
+    switch (d.why) {
+    case WHY_REFUSED:
+        return jpt__buf_printf(b, "the sandbox configuration was refused (%s)", p->err.text);
+    case WHY_NOT_NORMALISED:
+        return jpt__buf_puts(b, "path is not normalised");
+    case WHY_SENSITIVE:
+        return jpt__buf_printf(b, "path is in the sensitive paths list (%s)", d.detail);
+    case WHY_HOLDS_SENSITIVE:
+        return jpt__buf_printf(b, "path may hold a path of the sensitive paths list (%s)",
+                               d.detail);
+    case WHY_DENY_UNDER:
+        return jpt__buf_printf(b, "under '%s' in filesystem.deny", d.detail);
+    case WHY_DENY_HOLDS:
+        return jpt__buf_printf(b, "path holds '%s', which filesystem.deny lists", d.detail);
+    case WHY_ALLOW:
+        return jpt__buf_printf(b, "under '%s' in filesystem.allow", d.detail);
+    case WHY_ALLOW_DEFAULT:
+        return jpt__buf_puts(b, "the default policy lets tools read the workspace");
+    case WHY_ALLOW_WRITABLE:
+        return jpt__buf_printf(b, "under '%s' in filesystem.allow, and filesystem.writable "
+                                  "is true",
+                               d.detail);
+    case WHY_WRITABLE:
+        return jpt__buf_printf(b, "under '%s' in filesystem.writable", d.detail);
+    case WHY_OUTSIDE_ALLOW:
+        return jpt__buf_puts(b, "not covered by the policy (outside filesystem.allow)");
+    case WHY_READ_ONLY:
+        return jpt__buf_puts(b, "not covered by the policy (the workspace is read-only: "
+                                "filesystem.writable is false)");
+    case WHY_OUTSIDE_WRITABLE:
+        return jpt__buf_puts(b, "not covered by the policy (outside filesystem.writable)");
+    case WHY_NO_NETWORK:
+        return jpt__buf_puts(b, "network access is not available in this version of jptool");
+    case WHY_NO_PROCESSES:
+        return jpt__buf_puts(b, "running processes is not available in this version of "
+                                "jptool");
+    }
+    return JPT_OK;
+}
+
+/* "<method> '<shown>': <outcome>: <why>" into *reason. */
+static int write_reason(const jpt_policy *p, const char *method, const char *shown,
+                        size_t shown_len, decision d, char **reason)
+{
+    jpt__buf b = JPT__BUF_INIT;
+    /* An empty method: the caller names the request itself. */
+    int rc = method[0] != '\0' ? jpt__buf_printf(&b, "%s '", method) : JPT_OK;
+
+    if (rc == JPT_OK && method[0] != '\0')
+        rc = put_shown(&b, shown, shown_len);
+    if (rc == JPT_OK)
+        rc = jpt__buf_printf(&b, "%s%s: ", method[0] != '\0' ? "': " : "",
+                             outcome_of(d.verdict));
+    if (rc == JPT_OK)
+        rc = put_why(&b, p, d);
+    if (rc == JPT_OK && (*reason = jpt__buf_take(&b)) == NULL)
+        rc = JPT_ERR_NOMEM;
+    jpt__buf_free(&b);
+    return rc;
+}
+
+/* ---- Checking ------------------------------------------------------------------------ */
+
+/* A process target: a JSON array of strings, the program first. Its
+ * program is what a reason shows. */
+static int read_process_target(const char *target, jpt__buf *program)
+{
+    json_error_t err;
+    json_t *argv;
+    int rc = jpt__json_load(target, strlen(target), 0, &argv, &err);
+
+    if (rc < 0)
+        return rc;
+    const char *name = json_string_value(json_array_get(argv, 0));
+    bool valid = name != NULL && name[0] != '\0';
+    for (size_t i = 1; valid && i < json_array_size(argv); i++)
+        valid = json_is_string(json_array_get(argv, i));
+    rc = valid ? jpt__buf_puts(program, name) : JPT_ERR_INVALID;
+    json_decref(argv);
+    return rc;
+}
+
+int jpt__policy_check(const jpt_policy *p, int access, const char *target,
+                      const char *method, const char *shown, char **reason)
+{
+    jpt__buf program = JPT__BUF_INIT;
+    decision d;
+    int rc = JPT_OK;
+
+    if (reason != NULL)
+        *reason = NULL;
+    if (p == NULL || target == NULL || access < JPT_ACCESS_READ || access > JPT_ACCESS_PROCESS)
+        return JPT_ERR_INVALID;
+    if (access == JPT_ACCESS_PROCESS) {
+        if ((rc = read_process_target(target, &program)) < 0)
+            return rc;
+        shown = program.data;
+    } else if (shown == NULL)
+        shown = target;
+
+    if (p->refused)
+        d = make(JPT_VERDICT_DENY, WHY_REFUSED, NULL);
+    else if (access == JPT_ACCESS_HTTP)
+        d = make(JPT_VERDICT_DENY, WHY_NO_NETWORK, NULL);
+    else if (access == JPT_ACCESS_PROCESS)
+        d = make(JPT_VERDICT_DENY, WHY_NO_PROCESSES, NULL);
+    else
+        d = decide_path(p, access, target);
+
+    if (reason != NULL)
+        rc = write_reason(p, method != NULL ? method : method_of(access), shown, strlen(shown),
+                          d, reason);
+    jpt__buf_free(&program);
+    return rc < 0 ? rc : d.verdict;
+}
+
+JPT_EXPORT int jpt_policy_check(const jpt_policy *p, int access, const char *target,
+                                char **reason)
+{
+    return jpt__policy_check(p, access, target, NULL, NULL, reason);
+}

@@ -1,0 +1,477 @@
+/* The VFS runtime (D11 "VfsRuntime"): a tool process that does its file
+ * access through JSON-RPC requests, served by the vfs room's session in
+ * the registry's loop, through the tool's files backend after the access
+ * policy of its "sandbox" section. One-shot runs end with the tool's
+ * result (a question is answered by running it again with every answer so
+ * far in init, as a stdio tool is); stateful ones report their states and
+ * take apply notifications. The public jpt_registry_add_files and
+ * jpt_registry_set_policy_handler live here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "files/files.h"
+#include "policy/policy.h"
+#include "registry/runtime.h"
+#include "vfs/vfs.h"
+
+/* A day: longer than any tool should go silent. */
+#define MAX_REQUEST_TIMEOUT_MS 86400000
+#define DEFAULT_REQUEST_TIMEOUT_MS 60000
+
+struct jpt__named_files {
+    char *name;
+    jpt_files *files;
+};
+
+/* The runtime's part of a definition. */
+typedef struct vfs_def {
+    jpt_policy *policy;
+    jpt_files *files;        /* chosen by "files", or NULL: the root */
+    int request_timeout_ms;
+} vfs_def;
+
+/* One run. */
+typedef struct vfs_run {
+    jpt__run *run;
+    jpt__vfs_session *session;
+    jpt_state *last;         /* a one-shot run's latest state */
+    size_t stale_slot;
+    bool counted;            /* in r->nchildren */
+} vfs_run;
+
+static vfs_run *vfs_of(const jpt__run *run)
+{
+    return run->impl;
+}
+
+static const vfs_def *def_of(const jpt__tool *t)
+{
+    return t->rt_data;
+}
+
+/* ---- Files backends -------------------------------------------------------------------- */
+
+static jpt_files *named(const jpt_registry *r, const char *name)
+{
+    for (size_t i = 0; i < r->nnamed_files; i++)
+        if (strcmp(r->named_files[i].name, name) == 0)
+            return r->named_files[i].files;
+    return NULL;
+}
+
+JPT_EXPORT int jpt_registry_add_files(jpt_registry *r, const char *name, jpt_files *files)
+{
+    if (r == NULL)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&r->err);
+    if (name == NULL || files == NULL || !jpt__valid_name(name, ""))
+        return jpt__err(&r->err, JPT_ERR_INVALID,
+                        "add_files: a name of 1 to 64 characters of A-Z, a-z, 0-9, _ and - "
+                        "and a backend are required");
+    if (named(r, name) != NULL)
+        return jpt__err(&r->err, JPT_ERR_EXISTS, "add_files: '%s' is added already", name);
+    jpt__named_files *grown = jpt__array_reserve(r->named_files, &r->cap_named_files,
+                                                 r->nnamed_files + 1, sizeof(*grown), 4);
+    char *copy = grown != NULL ? jpt__strdup(name) : NULL;
+    if (copy == NULL)
+        return jpt__err(&r->err, JPT_ERR_NOMEM, "out of memory adding files '%s'", name);
+    r->named_files = grown;
+    r->named_files[r->nnamed_files].name = copy;
+    r->named_files[r->nnamed_files].files = jpt__files_ref(files);
+    r->nnamed_files++;
+    return JPT_OK;
+}
+
+JPT_EXPORT void jpt_registry_set_policy_handler(jpt_registry *r, jpt_policy_fn fn, void *ud)
+{
+    if (r == NULL)
+        return;
+    r->policy_fn = fn;
+    r->policy_ud = ud;
+}
+
+void jpt__vfs_runtime_free(jpt_registry *r)
+{
+    for (size_t i = 0; i < r->nnamed_files; i++) {
+        jpt__free(r->named_files[i].name);
+        jpt__files_unref(r->named_files[i].files);
+    }
+    jpt__free(r->named_files);
+    r->named_files = NULL;
+    r->nnamed_files = 0;
+    for (size_t i = 0; i < 2; i++) {
+        jpt__files_unref(r->root_files[i]);
+        r->root_files[i] = NULL;
+    }
+}
+
+/* The registry's root as a files backend, opened once for each hard-link
+ * setting. */
+static int root_files(jpt_registry *r, bool hardlinks, jpt_files **out, jpt__buf *why)
+{
+    jpt_files **slot = &r->root_files[hardlinks];
+
+    if (*slot == NULL) {
+        int rc = jpt_files_open_dir(r->root, hardlinks ? JPT_FILES_ALLOW_HARDLINKS : 0, slot);
+        if (rc < 0)
+            return jpt__buf_printf(why, "the workspace cannot be opened: %s",
+                                   jpt_strerror(rc)) < 0
+                       ? JPT_ERR_NOMEM
+                       : rc;
+    }
+    *out = *slot;
+    return JPT_OK;
+}
+
+/* ---- Definitions ------------------------------------------------------------------------ */
+
+static void forget(jpt__tool *t)
+{
+    vfs_def *d = t->rt_data;
+
+    if (d == NULL)
+        return;
+    jpt_policy_free(d->policy);
+    jpt__files_unref(d->files);
+    jpt__free(d);
+    t->rt_data = NULL;
+}
+
+static int take_files(jpt_registry *r, vfs_def *d, const json_t *v, char *why, size_t n)
+{
+    if (v == NULL)
+        return JPT_OK;
+    const char *name = json_string_value(v);
+    if (name == NULL)
+        return snprintf(why, n, "'files' must be the name of a files backend"), JPT_ERR_INVALID;
+    jpt_files *f = named(r, name);
+    if (f == NULL)
+        return snprintf(why, n,
+                        "'files' names \"%.64s\", which no jpt_registry_add_files() added", name),
+               JPT_ERR_INVALID;
+    d->files = jpt__files_ref(f);
+    return JPT_OK;
+}
+
+static int take_timeout(vfs_def *d, const json_t *v, char *why, size_t n)
+{
+    d->request_timeout_ms = DEFAULT_REQUEST_TIMEOUT_MS;
+    if (v == NULL)
+        return JPT_OK;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        json_integer_value(v) > MAX_REQUEST_TIMEOUT_MS)
+        return snprintf(why, n, "'request_timeout_ms' must be a whole number of milliseconds, "
+                                "0 (none) to %d",
+                        MAX_REQUEST_TIMEOUT_MS),
+               JPT_ERR_INVALID;
+    d->request_timeout_ms = (int)json_integer_value(v);
+    return JPT_OK;
+}
+
+static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n)
+{
+    static const char *const not_here[] = {"pty", "stdin"};
+    int rc;
+
+    for (size_t i = 0; i < sizeof(not_here) / sizeof(not_here[0]); i++)
+        if (json_object_get(def, not_here[i]) != NULL)
+            return snprintf(why, n, "'%s' does not apply to a vfs tool: its stdin and stdout "
+                                    "are the protocol's",
+                            not_here[i]),
+                   JPT_ERR_INVALID;
+    if ((rc = jpt__command_take(t, def, why, n)) < 0)
+        return rc;
+    vfs_def *d = jpt__calloc(1, sizeof(*d));
+    if (d == NULL)
+        return snprintf(why, n, "out of memory"), JPT_ERR_NOMEM;
+    t->rt_data = d;
+    /* D11: no sandbox section is the default policy (workspace read-only,
+     * no network, no processes). */
+    rc = jpt__policy_new_json(json_object_get(def, "sandbox"), &d->policy);
+    if (rc == JPT_ERR_INVALID)
+        return snprintf(why, n, "'sandbox': %s", jpt_policy_errmsg(d->policy)), rc;
+    if (rc < 0)
+        return snprintf(why, n, "out of memory reading 'sandbox'"), rc;
+    if ((rc = take_files(r, d, json_object_get(def, "files"), why, n)) < 0 ||
+        (rc = take_timeout(d, json_object_get(def, "request_timeout_ms"), why, n)) < 0)
+        return rc;
+    return JPT_OK;
+}
+
+/* ---- The session's reports ---------------------------------------------------------- */
+
+/* The process is gone (reaped, or taken for the registry's free). */
+static void uncount(vfs_run *v)
+{
+    jpt_registry *r = v->run->r;
+
+    if (!v->counted)
+        return;
+    v->counted = false;
+    r->nchildren--;
+    jpt__stale_remove(r, v->stale_slot);
+    v->stale_slot = 0;
+    if (r->slot_head != NULL)
+        jpt__loop_defer_queue(r->loop, &r->slot_step);
+    if (r->on_child_gone != NULL)
+        r->on_child_gone(r);
+}
+
+static void session_state(void *ud, jpt_state *st)
+{
+    vfs_run *v = ud;
+    jpt__run *run = v->run;
+
+    /* A handle reads its tool's states as they come; a one-shot run ends
+     * with its last. */
+    if (run->action == JPT__ACTION_SPAWN) {
+        if (run->sink->state(run, st) < 0)
+            jpt__log(JPT_LOG_ERROR, "out of memory keeping a state of '%s'", run->id);
+        jpt_state_unref(st);
+        return;
+    }
+    jpt_state_unref(v->last);
+    v->last = st;
+}
+
+static void session_ended(void *ud, jpt_state *failure)
+{
+    vfs_run *v = ud;
+    jpt__run *run = v->run;
+    jpt_state *final = failure;
+
+    if (final == NULL && run->action != JPT__ACTION_SPAWN) {
+        final = v->last;
+        v->last = NULL;
+    }
+    uncount(v);
+    run->sink->stopped(run, final);
+}
+
+static bool session_ask(void *ud, jpt_policy_request *req)
+{
+    vfs_run *v = ud;
+    jpt_registry *r = v->run->r;
+
+    if (r->policy_fn == NULL)
+        return false;
+    r->policy_fn(req, r->policy_ud);
+    return true;
+}
+
+static const jpt__vfs_session_ops session_ops = {session_state, session_ended, session_ask,
+                                                 NULL};
+
+/* ---- Runs ------------------------------------------------------------------------------- */
+
+/* init's texts: the arguments, answers and options as JSON. */
+static int init_texts(const jpt__run *run, char *texts[3])
+{
+    int rc = jpt__json_dump(run->arguments, JSON_COMPACT, &texts[0]);
+
+    if (rc == JPT_OK)
+        rc = jpt__json_dump(run->answers, JSON_COMPACT, &texts[1]);
+    if (rc == JPT_OK)
+        rc = jpt__json_dump(run->tool->options, JSON_COMPACT, &texts[2]);
+    return rc;
+}
+
+static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
+{
+    jpt__run *run = v->run;
+    jpt_registry *r = run->r;
+    const vfs_def *d = def_of(run->tool);
+    jpt__errbuf err;
+    char *texts[3] = {NULL, NULL, NULL};
+    jpt_files *files = d->files;
+    int rc = files != NULL ? JPT_OK
+                           : root_files(r, jpt_policy_hardlinks_allowed(d->policy) == 1, &files,
+                                        why);
+
+    if (rc < 0)
+        return rc;
+    if ((rc = init_texts(run, texts)) < 0)
+        goto out;
+    jpt__vfs_session_config cfg = {
+        .loop = r->loop,
+        .files = files,
+        .policy = d->policy,
+        .init = {run->tool->name, texts[0], texts[1], texts[2]},
+        .request_id = run->id,
+        .request_timeout_ms = d->request_timeout_ms,
+        .kill_grace_ms = r->kill_grace_ms,
+    };
+    jpt__vfs_session_ops ops = session_ops;
+    ops.ud = v;
+    jpt__spawn spawn = {
+        .argv = (const char *const *)cmd->argv,
+        .envp = (const char *const *)cmd->envp,
+        .cwd = r->root,
+        .stdin_pipe = true,
+        .devnull = r->devnull,
+        .drain_ms = r->drain_ms,
+        .contain = r->contain,
+    };
+    rc = jpt__vfs_session_spawn(&cfg, &spawn, &ops, &err, &v->session);
+    if (rc < 0 && jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0)
+        rc = JPT_ERR_NOMEM;
+out:
+    for (size_t i = 0; i < 3; i++)
+        jpt__free(texts[i]);
+    return rc;
+}
+
+static int start(jpt__run *run, jpt__buf *why)
+{
+    jpt_registry *r = run->r;
+    vfs_run *v = vfs_of(run);
+    jpt__command cmd;
+
+    if (v == NULL) {
+        if ((v = jpt__calloc(1, sizeof(*v))) == NULL)
+            return JPT_ERR_NOMEM;
+        v->run = run;
+        run->impl = v;
+    }
+    /* A one-shot run again, with the answers so far. */
+    jpt__vfs_session_free(v->session);
+    v->session = NULL;
+    jpt_state_unref(v->last);
+    v->last = NULL;
+    if (r->nchildren >= r->max_processes)
+        return jpt__buf_printf(why, "the registry runs %zu tool processes already "
+                                    "(max_processes); try again once one has ended",
+                               r->nchildren) < 0
+                   ? JPT_ERR_NOMEM
+                   : JPT_ERR_LIMIT;
+    int rc = jpt__command_build(r, run->tool, run->action, run->arguments, run->answers, &cmd,
+                                why);
+    if (rc < 0)
+        return rc;
+    rc = open_session(v, &cmd, why);
+    jpt__command_free(&cmd);
+    if (rc < 0)
+        return rc;
+    r->nchildren++;
+    v->counted = true;
+    v->stale_slot = jpt__stale_add(r, jpt__vfs_session_pid(v->session));
+    jpt__log(JPT_LOG_INFO, "vfs tool '%s' started for '%s': pid %d", run->tool->name, run->id,
+             (int)jpt__vfs_session_pid(v->session));
+    return JPT_OK;
+}
+
+/* RFD 009 apply: D11's apply notification with the model's input. */
+static int input(jpt__run *run, const json_t *value, const char *value_json)
+{
+    vfs_run *v = vfs_of(run);
+
+    (void)value;
+    if (v == NULL || v->session == NULL || jpt__vfs_session_ended(v->session))
+        return JPT_ERR_STATE;
+    return jpt__vfs_session_apply(v->session, value_json, strlen(value_json));
+}
+
+/* A waiting tool's answer arrives as the input of an apply notification:
+ * the answer the tool's question asked for. */
+static int answer(jpt__run *run, const char *qid, const json_t *value, const char *value_json)
+{
+    (void)qid;
+    return input(run, value, value_json);
+}
+
+/* D11 "Cancellation": cancel, SIGTERM after the grace, SIGKILL after
+ * another. */
+static void abort_run(jpt__run *run)
+{
+    vfs_run *v = vfs_of(run);
+
+    if (v != NULL && v->session != NULL)
+        jpt__vfs_session_cancel(v->session);
+}
+
+static void refresh(jpt__run *run)
+{
+    vfs_run *v = vfs_of(run);
+
+    if (v != NULL && v->session != NULL)
+        jpt__vfs_session_refresh(v->session);
+}
+
+static uint64_t input_lost(const jpt__run *run)
+{
+    (void)run;
+    return 0;
+}
+
+static const char *spool_path(const jpt__run *run)
+{
+    (void)run;
+    return NULL;
+}
+
+/* What a cancelled one-shot run said last, after why it was cut short. */
+static int partial(jpt__run *run, jpt_state **out)
+{
+    vfs_run *v = vfs_of(run);
+    jpt_state *s = NULL;
+    int rc;
+
+    *out = NULL;
+    if (v == NULL || run->failure == NULL)
+        return JPT_ERR_STATE;
+    if ((rc = jpt_state_new(JPT_STATE_STOPPED, &s)) < 0 ||
+        (rc = jpt_state_add_text(s, run->failure)) < 0 ||
+        (rc = jpt_state_set_error(s, "", 0)) < 0) {
+        jpt_state_unref(s);
+        return rc;
+    }
+    *out = s;
+    return JPT_OK;
+}
+
+static jpt__child *take_child(jpt__run *run)
+{
+    vfs_run *v = vfs_of(run);
+    jpt__child *c = v != NULL && v->session != NULL ? jpt__vfs_session_take_child(v->session)
+                                                   : NULL;
+
+    if (c != NULL) {
+        /* The registry ends it with all the others; its end is not
+         * reported. */
+        v->counted = false;
+        run->r->nchildren--;
+        jpt__stale_remove(run->r, v->stale_slot);
+        v->stale_slot = 0;
+    }
+    return c;
+}
+
+static void release(jpt__run *run)
+{
+    vfs_run *v = vfs_of(run);
+
+    if (v == NULL)
+        return;
+    jpt__vfs_session_free(v->session); /* a live process is killed and reaped */
+    uncount(v);
+    jpt_state_unref(v->last);
+    jpt__free(v);
+    run->impl = NULL;
+}
+
+const jpt__runtime_ops jpt__runtime_vfs = {
+    .name = "vfs",
+    .caps = JPT__RT_RERUN_TO_ANSWER,
+    .check = check,
+    .forget = forget,
+    .start = start,
+    .input = input,
+    .answer = answer,
+    .abort = abort_run,
+    .refresh = refresh,
+    .input_lost = input_lost,
+    .spool_path = spool_path,
+    .partial = partial,
+    .take_child = take_child,
+    .release = release,
+};

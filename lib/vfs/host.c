@@ -1,0 +1,343 @@
+/* The standalone VFS host (vfs.h, "A standalone host"): a loop of its own
+ * around one session, for an application that serves a VFS tool without a
+ * registry. The tool's states are kept as they come; its end fixes the
+ * last one. */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files/files.h"
+#include "policy/policy.h"
+#include "vfs/vfs.h"
+
+#define DEFAULT_REQUEST_TIMEOUT_MS 60000
+#define DEFAULT_KILL_GRACE_MS 5000
+
+struct jpt_vfs_host {
+    jpt__loop *loop;
+    jpt_files *files;
+    jpt_policy *policy;
+    int request_timeout_ms, kill_grace_ms;
+    jpt__vfs_limits limits;
+    jpt__vfs_session *session;
+    bool started, done;
+    jpt_state *state;        /* the latest, or the end's */
+    jpt_policy_fn policy_fn;
+    void *policy_ud;
+    jpt__errbuf err;
+};
+
+static bool host_ask(void *ud, jpt_policy_request *req)
+{
+    jpt_vfs_host *h = ud;
+
+    if (h->policy_fn == NULL)
+        return false;
+    h->policy_fn(req, h->policy_ud);
+    return true;
+}
+
+static void host_state(void *ud, jpt_state *st)
+{
+    jpt_vfs_host *h = ud;
+
+    jpt_state_unref(h->state);
+    h->state = st;
+}
+
+static void host_ended(void *ud, jpt_state *failure)
+{
+    jpt_vfs_host *h = ud;
+
+    h->done = true;
+    if (failure != NULL) {
+        jpt_state_unref(h->state);
+        h->state = failure;
+    } else if (h->state == NULL || jpt_state_kind(h->state) != JPT_STATE_STOPPED) {
+        /* Cancelled before it said how it ended. */
+        jpt_state *st = NULL;
+        if (jpt_state_new(JPT_STATE_STOPPED, &st) == JPT_OK &&
+            jpt_state_add_text(st, "The tool was cancelled before it ended") == JPT_OK &&
+            jpt_state_set_error(st, "", 0) == JPT_OK) {
+            jpt_state_unref(h->state);
+            h->state = st;
+        } else
+            jpt_state_unref(st);
+    }
+}
+
+static const jpt__vfs_session_ops host_ops = {host_state, host_ended, host_ask, NULL};
+
+static int take_options(jpt_vfs_host_options *o, const jpt_vfs_host_options *opts)
+{
+    memset(o, 0, sizeof(*o));
+    if (opts == NULL)
+        return JPT_OK;
+    int rc = jpt__struct_take(o, sizeof(*o), opts, opts->size, sizeof(*o));
+    if (rc < 0)
+        return rc;
+    if (o->request_timeout_ms < -1 || o->kill_grace_ms < 0 || (o->files != NULL && o->root != NULL))
+        return JPT_ERR_INVALID;
+    return JPT_OK;
+}
+
+JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host **out)
+{
+    jpt_vfs_host_options o;
+    int rc;
+
+    if (out == NULL)
+        return JPT_ERR_INVALID;
+    *out = NULL;
+    if ((rc = take_options(&o, opts)) < 0)
+        return rc;
+    jpt_vfs_host *h = jpt__calloc(1, sizeof(*h));
+    if (h == NULL)
+        return JPT_ERR_NOMEM;
+    h->request_timeout_ms = o.request_timeout_ms == 0 ? DEFAULT_REQUEST_TIMEOUT_MS
+                                                      : o.request_timeout_ms;
+    h->kill_grace_ms = o.kill_grace_ms > 0 ? o.kill_grace_ms : DEFAULT_KILL_GRACE_MS;
+    h->limits.max_message = o.max_message;
+    h->limits.max_violations = o.max_violations;
+    if ((rc = jpt__loop_new(&h->loop)) < 0)
+        goto fail;
+    if (o.files != NULL)
+        h->files = jpt__files_ref(o.files);
+    else if ((rc = jpt_files_open_dir(o.root != NULL ? o.root : ".", 0, &h->files)) < 0) {
+        jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: cannot open the root: %s",
+                 jpt_strerror(rc));
+        goto fail;
+    }
+    if ((rc = jpt_policy_new(o.sandbox_json, &h->policy)) < 0) {
+        jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: the sandbox: %s",
+                 h->policy != NULL ? jpt_policy_errmsg(h->policy) : jpt_strerror(rc));
+        goto fail;
+    }
+    *out = h;
+    return JPT_OK;
+fail:
+    jpt_vfs_host_free(h);
+    return rc;
+}
+
+/* The init of `tool_json`: {"name", "arguments", "answers", "options"}. */
+static int read_tool(jpt_vfs_host *h, const char *tool_json, json_t **tool,
+                     jpt__vfs_init *init, char **texts)
+{
+    json_error_t jerr;
+    static const char *const keys[] = {"arguments", "answers", "options"};
+
+    if (tool_json == NULL)
+        return jpt__err(&h->err, JPT_ERR_INVALID, "tool_json is NULL");
+    if (jpt__json_load(tool_json, strlen(tool_json), 0, tool, &jerr) < 0)
+        return jpt__err(&h->err, JPT_ERR_INVALID, "tool_json is not JSON: %s", jerr.text);
+    const char *name = json_string_value(json_object_get(*tool, "name"));
+    if (!json_is_object(*tool) || name == NULL || name[0] == '\0')
+        return jpt__err(&h->err, JPT_ERR_INVALID,
+                        "tool_json must be an object with a non-empty \"name\"");
+    const char *key;
+    json_t *v;
+    json_object_foreach(*tool, key, v) {
+        if (strcmp(key, "name") != 0 && strcmp(key, "arguments") != 0 &&
+            strcmp(key, "answers") != 0 && strcmp(key, "options") != 0)
+            return jpt__err(&h->err, JPT_ERR_INVALID,
+                            "tool_json: unknown key '%s' (expected name, arguments, answers, "
+                            "options)",
+                            key);
+    }
+    init->name = name;
+    const char **slots[] = {&init->arguments, &init->answers, &init->options};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *part = json_object_get(*tool, keys[i]);
+        if (part == NULL)
+            continue;
+        if (!json_is_object(part))
+            return jpt__err(&h->err, JPT_ERR_INVALID, "tool_json: \"%s\" must be an object",
+                            keys[i]);
+        if (jpt__json_dump(part, JSON_COMPACT, &texts[i]) < 0)
+            return jpt__err(&h->err, JPT_ERR_NOMEM, "out of memory");
+        *slots[i] = texts[i];
+    }
+    return JPT_OK;
+}
+
+/* Starts the session: a child (`argv`) or attached fds. */
+static int start(jpt_vfs_host *h, const char *const argv[], int rfd, int wfd,
+                 const char *tool_json)
+{
+    json_t *tool = NULL;
+    char *texts[3] = {NULL, NULL, NULL};
+    jpt__vfs_session_config cfg = {
+        .loop = h->loop,
+        .files = h->files,
+        .policy = h->policy,
+        .request_timeout_ms = h->request_timeout_ms,
+        .kill_grace_ms = h->kill_grace_ms,
+        .limits = h->limits,
+    };
+    jpt__vfs_session_ops ops = host_ops;
+    int rc;
+
+    if (h->started)
+        return jpt__err(&h->err, JPT_ERR_STATE, "a tool was started on this host already");
+    ops.ud = h;
+    if ((rc = read_tool(h, tool_json, &tool, &cfg.init, texts)) == JPT_OK) {
+        if (argv != NULL) {
+            jpt__spawn spawn = {.argv = argv, .stdin_pipe = true, .devnull = -1, .drain_ms = 100};
+            rc = jpt__vfs_session_spawn(&cfg, &spawn, &ops, &h->err, &h->session);
+        } else
+            rc = jpt__vfs_session_attach(&cfg, rfd, wfd, &ops, &h->err, &h->session);
+    }
+    json_decref(tool);
+    for (size_t i = 0; i < 3; i++)
+        jpt__free(texts[i]);
+    if (rc == JPT_OK)
+        h->started = true;
+    return rc;
+}
+
+JPT_EXPORT int jpt_vfs_host_spawn(jpt_vfs_host *h, const char *const argv[],
+                                  const char *tool_json)
+{
+    if (h == NULL)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&h->err);
+    if (argv == NULL || argv[0] == NULL)
+        return jpt__err(&h->err, JPT_ERR_INVALID, "spawn: no program to run");
+    return start(h, argv, -1, -1, tool_json);
+}
+
+JPT_EXPORT int jpt_vfs_host_attach(jpt_vfs_host *h, int read_fd, int write_fd,
+                                   const char *tool_json)
+{
+    if (h == NULL)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&h->err);
+    if (read_fd < 0 || write_fd < 0)
+        return jpt__err(&h->err, JPT_ERR_INVALID, "attach: a negative fd");
+    return start(h, NULL, read_fd, write_fd, tool_json);
+}
+
+JPT_EXPORT int jpt_vfs_host_get_fd(const jpt_vfs_host *h)
+{
+    return h != NULL ? jpt__loop_fd(h->loop) : JPT_ERR_INVALID;
+}
+
+JPT_EXPORT int jpt_vfs_host_get_timeout(const jpt_vfs_host *h)
+{
+    return h != NULL ? jpt__loop_timeout(h->loop) : JPT_ERR_INVALID;
+}
+
+JPT_EXPORT int jpt_vfs_host_dispatch(jpt_vfs_host *h)
+{
+    if (h == NULL)
+        return JPT_ERR_INVALID;
+    int rc = jpt__loop_dispatch(h->loop);
+    if (rc == JPT_ERR_IO)
+        return jpt__err(&h->err, rc, "dispatch: waiting for events: %s", strerror(errno));
+    return rc;
+}
+
+JPT_EXPORT int jpt_vfs_host_run(jpt_vfs_host *h, int timeout_ms)
+{
+    if (h == NULL)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&h->err);
+    if (!h->started)
+        return jpt__err(&h->err, JPT_ERR_STATE, "run: no tool was started");
+    uint64_t deadline = timeout_ms >= 0 ? jpt__loop_deadline_ms(timeout_ms) : 0;
+    for (;;) {
+        int more;
+        while ((more = jpt_vfs_host_dispatch(h)) > 0 && !h->done)
+            ;
+        if (more < 0)
+            return more;
+        if (h->done)
+            return JPT_OK;
+        int wait = jpt__loop_timeout(h->loop);
+        if (timeout_ms >= 0) {
+            uint64_t now = jpt__loop_now();
+            if (now >= deadline)
+                return jpt__err(&h->err, JPT_ERR_TIMEOUT, "run: the tool has not ended");
+            int left = (int)((deadline - now + 999999u) / 1000000u);
+            if (wait < 0 || wait > left)
+                wait = left;
+        }
+        if (jpt__loop_poll(h->loop, wait) < 0)
+            return jpt__err(&h->err, JPT_ERR_IO, "poll on the host's fd: %s", strerror(errno));
+    }
+}
+
+JPT_EXPORT int jpt_vfs_host_apply(jpt_vfs_host *h, const char *input_json)
+{
+    if (h == NULL)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&h->err);
+    if (input_json == NULL)
+        return jpt__err(&h->err, JPT_ERR_INVALID, "apply: the input is NULL");
+    if (h->session == NULL || h->done)
+        return jpt__err(&h->err, JPT_ERR_STATE, "apply: no tool is running");
+    int rc = jpt__vfs_session_apply(h->session, input_json, strlen(input_json));
+    if (rc == JPT_ERR_INVALID)
+        return jpt__err(&h->err, rc, "apply: the input is not JSON");
+    if (rc == JPT_ERR_STATE)
+        return jpt__err(&h->err, rc, "apply: the tool is ending");
+    return rc < 0 ? jpt__err(&h->err, rc, "apply: out of memory") : JPT_OK;
+}
+
+JPT_EXPORT int jpt_vfs_host_cancel(jpt_vfs_host *h)
+{
+    if (h == NULL)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&h->err);
+    if (h->session == NULL || h->done)
+        return jpt__err(&h->err, JPT_ERR_STATE, "cancel: no tool is running");
+    jpt__vfs_session_cancel(h->session);
+    return JPT_OK;
+}
+
+JPT_EXPORT int jpt_vfs_host_state(jpt_vfs_host *h, jpt_state **out)
+{
+    if (out == NULL)
+        return JPT_ERR_INVALID;
+    *out = NULL;
+    if (h == NULL)
+        return JPT_ERR_INVALID;
+    if (!h->started)
+        return jpt__err(&h->err, JPT_ERR_STATE, "state: no tool was started");
+    if (h->state == NULL)
+        return JPT_ERR_AGAIN;
+    *out = jpt_state_ref(h->state);
+    return JPT_OK;
+}
+
+JPT_EXPORT int jpt_vfs_host_done(const jpt_vfs_host *h)
+{
+    return h != NULL && h->done;
+}
+
+JPT_EXPORT void jpt_vfs_host_set_policy_handler(jpt_vfs_host *h, jpt_policy_fn fn, void *ud)
+{
+    if (h == NULL)
+        return;
+    h->policy_fn = fn;
+    h->policy_ud = ud;
+}
+
+JPT_EXPORT const char *jpt_vfs_host_errmsg(const jpt_vfs_host *h)
+{
+    return h != NULL ? h->err.text : "";
+}
+
+JPT_EXPORT void jpt_vfs_host_free(jpt_vfs_host *h)
+{
+    if (h == NULL)
+        return;
+    jpt__vfs_session_free(h->session);
+    jpt_state_unref(h->state);
+    jpt_policy_free(h->policy);
+    jpt__files_unref(h->files);
+    jpt__loop_free(h->loop);
+    jpt__free(h);
+}

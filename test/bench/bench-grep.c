@@ -1,0 +1,248 @@
+/* bench-grep: fs.grep over a large tree against ripgrep with one thread
+ * (`rg -j1`) on the same tree, measured in the same run (issue 9 §5).
+ *
+ * The tree is /usr/include (or the directory given as the first
+ * argument). rg is run with the flags that give fs.grep's file set
+ * (--no-ignore --hidden -g '!.git') and prints every matching line with
+ * its number, into a pipe this program reads; fs.grep builds its whole
+ * JSON result (max_matches high enough for every match). The match counts
+ * must be equal, or the run fails. Each figure is the median of
+ * interleaved rounds after a warm-up, so both sides find the tree in the
+ * page cache. Target: a ratio of at most 1.2.
+ *
+ * A second figure slices the same grep as a VFS host does (steps of a 2 ms
+ * budget through the internal interface): the longest step, which is what
+ * the host's loop waits for at most, and the total against one step. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <jptool/jptool.h>
+
+#include "files/files.h"
+
+#include "bench-util.h"
+
+#define ROUNDS 7
+
+typedef struct pattern {
+    const char *name;
+    const char *json; /* the params beyond "pattern" */
+    const char *pattern;
+    const char *rg_flag; /* or NULL */
+} pattern;
+
+static const pattern patterns[] = {
+    {"literal", "", "pthread_mutex_lock", NULL},
+    {"regex-with-literal", "", "struct \\w+_ops\\b", NULL},
+    {"regex-no-literal", "", "[A-Z]{3,}_[0-9]{2,}\\b", NULL},
+    {"case-insensitive", ",\"case_insensitive\":true", "copyright", "-i"},
+};
+
+/* Runs rg in `root`; returns the matching lines it printed, or -1. */
+static long run_rg(const char *rg, const char *root, const pattern *p)
+{
+    const char *argv[] = {rg, "-j1", "--no-config", "--no-ignore", "--hidden", "-g", "!.git",
+                          "-n", "--no-heading", "--with-filename", "--null", "--color",
+                          "never", p->rg_flag != NULL ? p->rg_flag : "-e",
+                          p->rg_flag != NULL ? "-e" : p->pattern,
+                          p->rg_flag != NULL ? p->pattern : NULL, NULL};
+    int fds[2];
+    static char buf[1 << 16];
+    long lines = 0;
+    bool nul_seen = false;
+
+    if (pipe(fds) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        if (chdir(root) == 0)
+            execv(rg, (char *const *)argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    for (;;) {
+        ssize_t n = read(fds[0], buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        /* A match is a line with the NUL after its path; rg's notes about
+         * binary files have none. */
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] == '\0')
+                nul_seen = true;
+            else if (buf[i] == '\n') {
+                lines += nul_seen;
+                nul_seen = false;
+            }
+        }
+    }
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) <= 1 ? lines : -1;
+}
+
+static char *grep_params(const pattern *p)
+{
+    json_t *pat = json_string(p->pattern);
+    char *quoted = json_dumps(pat, JSON_ENCODE_ANY);
+    char *params = NULL;
+
+    json_decref(pat);
+    if (quoted == NULL || asprintf(&params, "{\"pattern\":%s,\"max_matches\":100000000%s}",
+                                   quoted, p->json) < 0)
+        params = NULL;
+    free(quoted);
+    return params;
+}
+
+static size_t last_result_len;
+
+/* Runs fs.grep; returns the matching lines of its result, or -1. */
+static long run_fs_grep(jpt_files *f, const char *params, double *seconds)
+{
+    char *result = NULL;
+    double start = bench_now();
+
+    if (jpt_files_grep(f, params, &result) != JPT_OK) {
+        fprintf(stderr, "bench-grep: fs.grep failed: %s\n", jpt_files_errmsg(f));
+        return -1;
+    }
+    *seconds = bench_now() - start;
+    last_result_len = strlen(result);
+    json_t *r = json_loads(result, 0, NULL), *file, *line;
+    size_t i, j;
+    long matches = 0;
+    json_array_foreach(json_object_get(r, "matches"), i, file)
+        json_array_foreach(json_object_get(file, "lines"), j, line)
+            matches += json_is_true(json_object_get(line, "is_match"));
+    json_decref(r);
+    jpt_free(result);
+    return matches;
+}
+
+typedef struct sliced_answer {
+    int status;
+    size_t len;
+} sliced_answer;
+
+static void done(void *ud, int status, const char *result, size_t len, const char *message)
+{
+    sliced_answer *a = ud;
+
+    (void)result;
+    (void)message;
+    a->status = status;
+    a->len = len;
+}
+
+/* The grep in steps of `budget_ns`: prints the longest step. The result
+ * must be as long as the one-step result's `whole_len`. */
+static int sliced(jpt_files *f, const char *params_text, double whole, size_t whole_len)
+{
+    const uint64_t budget_ns = 2000000;
+    json_t *params = json_loads(params_text, 0, NULL);
+    jpt__files_call *c = NULL;
+    static double steps[200000];
+    double start = bench_now();
+    sliced_answer a = {1, 0};
+    int n = 0;
+
+    if (params == NULL || jpt__files_submit(f, "fs.grep", params, NULL, done, &a, &c) < 0 ||
+        c == NULL)
+        return 1;
+    json_decref(params);
+    for (int more = 1; more && n < 200000; n++) {
+        double t = bench_now();
+        more = jpt__files_step(c, budget_ns);
+        steps[n] = bench_now() - t;
+    }
+    double total = bench_now() - start;
+    double longest = bench_percentile(steps, n, 1.0), p99 = bench_percentile(steps, n, 0.99);
+    printf("fs.grep sliced: %d steps of a 2 ms budget, longest %.2f ms, p99 %.2f ms; "
+           "%.1f ms in all (ratio %.2f vs one step)\n",
+           n, longest * 1e3, p99 * 1e3, total * 1e3, total / whole);
+    if (a.len != whole_len)
+        printf("fs.grep sliced: a result of %zu bytes, not %zu\n", a.len, whole_len);
+    return a.status != JPT_OK || a.len != whole_len;
+}
+
+static const char *find_rg(void)
+{
+    static char path[4096];
+    const char *env = getenv("PATH");
+
+    for (const char *p = env != NULL ? env : "/usr/bin"; *p != '\0';) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon != NULL ? (size_t)(colon - p) : strlen(p);
+        snprintf(path, sizeof(path), "%.*s/rg", (int)n, p);
+        if (access(path, X_OK) == 0)
+            return path;
+        p += n + (colon != NULL);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *root = argc > 1 ? argv[1] : "/usr/include";
+    const char *rg = find_rg();
+    jpt_files *f;
+    int failed = 0;
+
+    if (rg == NULL) {
+        printf("bench-grep: rg is not installed (Debian package ripgrep); skipped\n");
+        return 77;
+    }
+    if (jpt_files_open_dir(root, 0, &f) != JPT_OK) {
+        fprintf(stderr, "bench-grep: cannot open %s\n", root);
+        return 1;
+    }
+    printf("tree: %s\n", root);
+    for (size_t k = 0; k < sizeof(patterns) / sizeof(patterns[0]); k++) {
+        const pattern *p = &patterns[k];
+        char *params = grep_params(p);
+        double ours[ROUNDS], theirs[ROUNDS], t;
+        long n_ours = params != NULL ? run_fs_grep(f, params, &t) : -1; /* warm-up */
+        long n_rg = run_rg(rg, root, p);
+
+        for (int r = 0; r < ROUNDS && n_ours >= 0 && n_rg >= 0; r++) {
+            double start = bench_now();
+            if (run_rg(rg, root, p) != n_rg)
+                n_rg = -1;
+            theirs[r] = bench_now() - start;
+            if (run_fs_grep(f, params, &ours[r]) != n_ours)
+                n_ours = -1;
+        }
+        free(params);
+        if (n_ours < 0 || n_rg < 0 || n_ours != n_rg) {
+            printf("fs.grep %s '%s': match counts differ: fs.grep %ld, rg %ld\n", p->name,
+                   p->pattern, n_ours, n_rg);
+            failed = 1;
+            continue;
+        }
+        double mine = bench_median(ours, ROUNDS), ref = bench_median(theirs, ROUNDS);
+        printf("rg -j1 %s '%s': %.1f ms, %ld matching lines\n", p->name, p->pattern, ref * 1e3,
+               n_rg);
+        printf("fs.grep %s: %.1f ms (ratio %.2f vs rg -j1, target <= 1.2)\n", p->name,
+               mine * 1e3, mine / ref);
+        if (k == 0) {
+            char *again = grep_params(p);
+            failed |= again == NULL || sliced(f, again, mine, last_result_len);
+            free(again);
+        }
+    }
+    jpt_files_free(f);
+    return failed;
+}

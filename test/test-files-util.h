@@ -1,0 +1,27 @@
+/* What the ProjectFiles suites share: real file trees in temporary
+ * directories, made and read back with plain system calls. Every helper
+ * fails the running test on an error. */
+#ifndef JPT_TEST_FILES_UTIL_H
+#define JPT_TEST_FILES_UTIL_H
+
+#include <stddef.h>
+
+#include "test-util.h"
+
+/* A new directory /tmp/jpt-files-XXXXXX; free() the path. */
+char *fu_tempdir(void);
+/* Removes a tree without following symlinks. */
+void fu_rmtree(const char *path);
+/* "<dir>/<rel>" in a static buffer of four (the fifth call reuses the first). */
+const char *fu_path(const char *dir, const char *rel);
+/* Writes a file, creating its parents. */
+void fu_write(const char *dir, const char *rel, const char *content);
+void fu_write_n(const char *dir, const char *rel, const void *data, size_t n);
+/* The content of a file (NUL-terminated; free()), or NULL if it is missing. */
+char *fu_read(const char *dir, const char *rel, size_t *n);
+void fu_mkdir(const char *dir, const char *rel);
+void fu_symlink(const char *dir, const char *rel, const char *target);
+/* How many entries a directory has (without "." and ".."). */
+int fu_count_entries(const char *dir);
+
+#endif

@@ -1,0 +1,1191 @@
+/* The access policy (vfs.h, "The access policy"; issue 9 §3): the default
+ * policy, every rule and its precedence, sensitive paths (built in, case,
+ * names beneath directories, extension, no shrinking, "ask"), the path
+ * contract, every configuration error with its message, and allocation
+ * failure. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy.h"
+#include "test-util.h"
+
+#define ALLOW JPT_VERDICT_ALLOW
+#define DENY JPT_VERDICT_DENY
+#define ASK JPT_VERDICT_ASK
+#define READ JPT_ACCESS_READ
+#define WRITE JPT_ACCESS_WRITE
+#define LIST JPT_ACCESS_LIST
+
+static jpt_policy *policy(const char *json)
+{
+    jpt_policy *p = NULL;
+    int rc = jpt_policy_new(json, &p);
+
+    if (rc != JPT_OK)
+        fail_msg("jpt_policy_new(%s): %s: %s", json ? json : "NULL", jpt_status_name(rc),
+                 p != NULL ? jpt_policy_errmsg(p) : "");
+    assert_string_equal(jpt_policy_errmsg(p), "");
+    return p;
+}
+
+/* Checks the verdict and the exact reason; frees what it holds before it
+ * fails, so that a valgrind run shows only the library's leaks. */
+static void expect(const jpt_policy *p, int access, const char *target, int verdict,
+                   const char *reason)
+{
+    char *got = NULL;
+    char text[1024];
+    int rc = jpt_policy_check(p, access, target, &got);
+
+    snprintf(text, sizeof(text), "%s", got != NULL ? got : "(no reason)");
+    jpt_free(got);
+    if (rc != verdict || strcmp(text, reason) != 0)
+        fail_msg("check(%d, '%s'): expected %d \"%s\", got %d \"%s\"", access, target,
+                 verdict, reason, rc, text);
+}
+
+/* Only the verdict (the reason is not asked for). */
+static void expect_verdict(const jpt_policy *p, int access, const char *target, int verdict)
+{
+    int rc = jpt_policy_check(p, access, target, NULL);
+
+    if (rc != verdict)
+        fail_msg("check(%d, '%s'): expected %d, got %d", access, target, verdict, rc);
+}
+
+/* jpt_policy_new() refuses `json` with exactly `message`; the policy it
+ * still hands out denies everything, naming the message. */
+static void expect_refused(const char *json, const char *message)
+{
+    jpt_policy *p = NULL;
+    char got[JPT__ERRMSG_MAX], reason[1024], expected[1024];
+    char *r = NULL;
+    int rc = jpt_policy_new(json, &p);
+
+    if (rc != JPT_ERR_INVALID || p == NULL) {
+        jpt_policy_free(p);
+        fail_msg("%s: expected JPT_ERR_INVALID and a policy, got %s", json,
+                 jpt_status_name(rc));
+    }
+    snprintf(got, sizeof(got), "%s", jpt_policy_errmsg(p));
+    int verdict = jpt_policy_check(p, READ, "src/main.rs", &r);
+    snprintf(reason, sizeof(reason), "%s", r != NULL ? r : "");
+    jpt_free(r);
+    int hardlinks = jpt_policy_hardlinks_allowed(p);
+    jpt_policy_free(p);
+    if (strcmp(got, message) != 0)
+        fail_msg("%s:\n expected \"%s\"\n      got \"%s\"", json, message, got);
+    snprintf(expected, sizeof(expected),
+             "fs.read 'src/main.rs': denied: the sandbox configuration was refused (%s)",
+             message);
+    assert_int_equal(verdict, DENY);
+    assert_string_equal(reason, expected);
+    assert_int_equal(hardlinks, 0);
+}
+
+/* ---- The default policy ----------------------------------------------------------- */
+
+/* D11: "A VFS tool with no sandbox section gets the default policy:
+ * workspace read-only, no network, no subprocess spawning." */
+static void default_policy_reads_and_lists_the_workspace(void **state)
+{
+    (void)state;
+    const char *configs[] = {NULL, "{}"};
+    for (size_t i = 0; i < 2; i++) {
+        jpt_policy *p = policy(configs[i]);
+        expect(p, READ, "src/main.rs", ALLOW,
+               "fs.read 'src/main.rs': allowed: the default policy lets tools read the "
+               "workspace");
+        expect(p, LIST, ".", ALLOW,
+               "fs.list_dir '.': allowed: the default policy lets tools read the workspace");
+        expect(p, READ, "README.md", ALLOW,
+               "fs.read 'README.md': allowed: the default policy lets tools read the "
+               "workspace");
+        jpt_policy_free(p);
+    }
+}
+
+static void default_policy_asks_before_any_write(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    expect(p, WRITE, "src/main.rs", ASK,
+           "fs.write 'src/main.rs': needs approval: not covered by the policy (the "
+           "workspace is read-only: filesystem.writable is false)");
+    expect(p, WRITE, "new.txt", ASK,
+           "fs.write 'new.txt': needs approval: not covered by the policy (the workspace is "
+           "read-only: filesystem.writable is false)");
+    jpt_policy_free(p);
+}
+
+static void default_policy_denies_network_and_processes(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    expect(p, JPT_ACCESS_HTTP, "https://api.github.com/repos/o/r", DENY,
+           "http 'https://api.github.com/repos/o/r': denied: network access is not "
+           "available in this version of jptool");
+    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"check\",\"--message-format=json\"]", DENY,
+           "process.run 'cargo': denied: running processes is not available in this "
+           "version of jptool");
+    jpt_policy_free(p);
+}
+
+static void default_policy_denies_sensitive_paths(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{}");
+    expect(p, READ, ".env", DENY,
+           "fs.read '.env': denied: path is in the sensitive paths list (.env)");
+    jpt_policy_free(p);
+}
+
+static void hardlinks_are_denied_unless_allowed(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    assert_int_equal(jpt_policy_hardlinks_allowed(p), 0);
+    jpt_policy_free(p);
+    p = policy("{\"filesystem\":{\"hardlinks\":\"deny\"}}");
+    assert_int_equal(jpt_policy_hardlinks_allowed(p), 0);
+    jpt_policy_free(p);
+    p = policy("{\"filesystem\":{\"hardlinks\":\"allow\"}}");
+    assert_int_equal(jpt_policy_hardlinks_allowed(p), 1);
+    jpt_policy_free(p);
+    assert_int_equal(jpt_policy_hardlinks_allowed(NULL), 0);
+}
+
+/* ---- Sensitive paths ---------------------------------------------------------------- */
+
+typedef struct sensitive_case {
+    const char *path;
+    const char *pattern;
+} sensitive_case;
+
+/* rfd/README.md's list, each pattern at the root and deeper. */
+static const sensitive_case builtin_cases[] = {
+    {".env", ".env"},
+    {"app/.env", ".env"},
+    {".env.local", ".env.*"},
+    {"deploy/.env.production", ".env.*"},
+    {".ssh", ".ssh/"},
+    {".ssh/id_ecdsa", ".ssh/"},
+    {"home/user/.ssh/known_hosts", ".ssh/"},
+    {".gnupg/private-keys-v1.d/key", ".gnupg/"},
+    {".aws/credentials", ".aws/credentials"},
+    {"home/.aws/credentials", ".aws/credentials"},
+    {".kube/config", ".kube/config"},
+    {".docker/config.json", ".docker/config.json"},
+    {".git/config", ".git/config"},
+    {"vendor/lib/.git/config", ".git/config"},
+    {".git/hooks", ".git/hooks/"},
+    {".git/hooks/pre-commit", ".git/hooks/"},
+    {"sub/.git/hooks/post-checkout", ".git/hooks/"},
+    {"server.pem", "*.pem"},
+    {"certs/ca.pem", "*.pem"},
+    {".pem", "*.pem"},
+    {"id_rsa", "id_rsa*"},
+    {"keys/id_rsa.pub", "id_rsa*"},
+    {"id_ed25519", "id_ed25519*"},
+    {"id_ed25519.pub", "id_ed25519*"},
+};
+
+static void every_builtin_pattern_is_denied_for_every_access(void **state)
+{
+    (void)state;
+    static const struct {
+        int access;
+        const char *method;
+    } kinds[] = {{READ, "fs.read"}, {WRITE, "fs.write"}, {LIST, "fs.list_dir"}};
+    jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\".\"],\"writable\":true}}");
+    char reason[512];
+
+    for (size_t i = 0; i < sizeof(builtin_cases) / sizeof(builtin_cases[0]); i++)
+        for (size_t k = 0; k < 3; k++) {
+            snprintf(reason, sizeof(reason),
+                     "%s '%s': denied: path is in the sensitive paths list (%s)",
+                     kinds[k].method, builtin_cases[i].path, builtin_cases[i].pattern);
+            expect(p, kinds[k].access, builtin_cases[i].path, DENY, reason);
+        }
+    jpt_policy_free(p);
+}
+
+static void names_match_case_insensitively(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    expect(p, READ, ".ENV", DENY,
+           "fs.read '.ENV': denied: path is in the sensitive paths list (.env)");
+    expect(p, READ, "keys/Id_Rsa.pub", DENY,
+           "fs.read 'keys/Id_Rsa.pub': denied: path is in the sensitive paths list "
+           "(id_rsa*)");
+    expect(p, READ, ".SSH/config", DENY,
+           "fs.read '.SSH/config': denied: path is in the sensitive paths list (.ssh/)");
+    expect(p, READ, "CA.PEM", DENY,
+           "fs.read 'CA.PEM': denied: path is in the sensitive paths list (*.pem)");
+    expect(p, READ, ".Git/Config", DENY,
+           "fs.read '.Git/Config': denied: path is in the sensitive paths list "
+           "(.git/config)");
+    expect(p, READ, ".Env.Production", DENY,
+           "fs.read '.Env.Production': denied: path is in the sensitive paths list "
+           "(.env.*)");
+    expect_verdict(p, READ, ".GIT/HOOKS/Pre-Commit", DENY);
+    expect_verdict(p, READ, "ID_ED25519", DENY);
+    jpt_policy_free(p);
+}
+
+/* A case-folding file system (ext4 casefold, APFS) opens ".ssh" for
+ * ".\u017Fsh" and ".kube" for ".\u212Aube". */
+static void characters_folding_to_ascii_letters_match(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    expect(p, READ, ".\xC5\xBFsh/id", DENY,
+           "fs.read '.\xC5\xBFsh/id': denied: path is in the sensitive paths list (.ssh/)");
+    expect(p, READ, ".\xE2\x84\xAAube/config", DENY,
+           "fs.read '.\xE2\x84\xAAube/config': denied: path is in the sensitive paths list "
+           "(.kube/config)");
+    expect_verdict(p, READ, ".s\xC5\xBF", ALLOW); /* ".ss": no pattern */
+    jpt_policy_free(p);
+}
+
+static void names_that_only_look_alike_are_not_sensitive(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {
+        ".envrc", "env", "my.env", "x.pem.bak", "my_id_rsa", ".sshx/id", "ssh/id",
+        "credentials", ".aws/credentials.bak", ".aws/config", "config", ".git/config.d",
+        ".git/description", "hooks/pre-commit", "git/hooks/x", ".kube/cache/x",
+        ".docker/daemon.json", "docker/config.json",
+        /* a Python virtual environment named ".env" is a directory: ".env"
+         * matches the last name only */
+        ".env/bin/activate",
+    };
+    jpt_policy *p = policy(NULL);
+
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+        expect_verdict(p, READ, paths[i], ALLOW);
+    jpt_policy_free(p);
+}
+
+/* rfd/README.md: matching is by name when the request comes, so a file the
+ * tool creates (or that appears) after it started is covered. */
+static void a_name_never_seen_before_is_covered(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"writable\":true}}");
+    expect(p, WRITE, "generated/2026/.env.test", DENY,
+           "fs.write 'generated/2026/.env.test': denied: path is in the sensitive paths "
+           "list (.env.*)");
+    expect_verdict(p, READ, "generated/2026/.env.test", DENY);
+    jpt_policy_free(p);
+}
+
+/* Renaming ".git" to "g" would turn ".git/config" into "g/config"; a
+ * directory that may hold a pattern of several names cannot be written,
+ * renamed or deleted, though it can be read and listed. */
+static void directories_holding_sensitive_paths_cannot_be_written(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"writable\":true}}");
+    expect(p, WRITE, ".git", DENY,
+           "fs.write '.git': denied: path may hold a path of the sensitive paths list "
+           "(.git/config)");
+    expect(p, WRITE, "home/.aws", DENY,
+           "fs.write 'home/.aws': denied: path may hold a path of the sensitive paths list "
+           "(.aws/credentials)");
+    expect_verdict(p, WRITE, ".kube", DENY);
+    expect_verdict(p, WRITE, ".Docker", DENY);
+    expect_verdict(p, READ, ".git", ALLOW);
+    expect_verdict(p, LIST, ".git", ALLOW);
+    expect_verdict(p, WRITE, ".git/description", ALLOW);
+    expect_verdict(p, WRITE, "home", ALLOW);
+    jpt_policy_free(p);
+}
+
+static void configured_patterns_extend_the_list(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"sensitive_paths\":[\"secrets/\",\"*.key\",\"config/prod.yaml\","
+                           "\"**/.secret.*\",\"backup-????.tar\"]}");
+    expect(p, READ, "app/secrets/db", DENY,
+           "fs.read 'app/secrets/db': denied: path is in the sensitive paths list "
+           "(secrets/)");
+    expect(p, READ, "tls/Server.KEY", DENY,
+           "fs.read 'tls/Server.KEY': denied: path is in the sensitive paths list (*.key)");
+    expect(p, READ, "deploy/config/prod.yaml", DENY,
+           "fs.read 'deploy/config/prod.yaml': denied: path is in the sensitive paths list "
+           "(config/prod.yaml)");
+    expect(p, READ, ".secret.json", DENY,
+           "fs.read '.secret.json': denied: path is in the sensitive paths list "
+           "(**/.secret.*)");
+    expect_verdict(p, READ, "backup-2026.tar", DENY);
+    expect_verdict(p, READ, "backup-26.tar", ALLOW);
+    expect_verdict(p, READ, "config/dev.yaml", ALLOW);
+    expect_verdict(p, WRITE, "deploy/config", DENY); /* may hold config/prod.yaml */
+    expect(p, READ, ".env", DENY,
+           "fs.read '.env': denied: path is in the sensitive paths list (.env)");
+    jpt_policy_free(p);
+}
+
+/* rfd/README.md: a configuration "can never shrink the built-in list". */
+static void no_configuration_shrinks_the_list(void **state)
+{
+    (void)state;
+    static const char *const configs[] = {
+        "{\"sensitive_paths\":[]}",
+        "{\"filesystem\":{\"allow\":[\".env\",\".ssh\"],\"writable\":true}}",
+        "{\"filesystem\":{\"writable\":[\".env\",\".ssh\"]}}",
+        "{\"sensitive_paths\":[\"other\"],\"uncovered\":\"ask\"}",
+    };
+    for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+        jpt_policy *p = policy(configs[i]);
+        expect_verdict(p, READ, ".env", DENY);
+        expect_verdict(p, WRITE, ".env", DENY);
+        expect_verdict(p, READ, ".ssh/id_rsa", DENY);
+        jpt_policy_free(p);
+    }
+    /* and no key removes from it */
+    expect_refused("{\"sensitive\":\"allow\"}",
+                   "sensitive: expected \"deny\" or \"ask\", got \"allow\"");
+    expect_refused("{\"sensitive_paths\":{\"remove\":[\".env\"]}}",
+                   "sensitive_paths: expected an array of patterns, got an object");
+}
+
+static void sensitive_ask_sends_them_to_the_handler(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"sensitive\":\"ask\",\"filesystem\":{\"writable\":true}}");
+    expect(p, READ, ".env", ASK,
+           "fs.read '.env': needs approval: path is in the sensitive paths list (.env)");
+    expect(p, WRITE, ".git", ASK,
+           "fs.write '.git': needs approval: path may hold a path of the sensitive paths "
+           "list (.git/config)");
+    expect_verdict(p, READ, "src/main.rs", ALLOW);
+    jpt_policy_free(p);
+}
+
+/* Compiling each built-in pattern's text gives its table entry. */
+static void builtin_table_matches_its_patterns(void **state)
+{
+    (void)state;
+    assert_int_equal(jpt__pattern_builtin_count(), 12);
+    for (size_t i = 0; i < jpt__pattern_builtin_count(); i++) {
+        const jpt__policy_pattern *b = jpt__pattern_builtin(i);
+        jpt__policy_pattern c;
+        const char *why = NULL;
+        assert_int_equal(jpt__pattern_compile(b->text, &c, &why), JPT_OK);
+        assert_string_equal(c.text, b->text);
+        assert_string_equal(c.names, b->names);
+        assert_int_equal(c.n_names, b->n_names);
+        assert_int_equal(c.dir, b->dir);
+        jpt__free(c.storage);
+    }
+}
+
+/* ---- Grants -------------------------------------------------------------------------- */
+
+static void allow_prefixes_match_whole_names(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\"src\",\"docs/api\"]}}");
+    expect(p, READ, "src", ALLOW, "fs.read 'src': allowed: under 'src' in filesystem.allow");
+    expect(p, READ, "src/a/b.c", ALLOW,
+           "fs.read 'src/a/b.c': allowed: under 'src' in filesystem.allow");
+    expect(p, LIST, "docs/api", ALLOW,
+           "fs.list_dir 'docs/api': allowed: under 'docs/api' in filesystem.allow");
+    expect(p, READ, "src2/x", ASK,
+           "fs.read 'src2/x': needs approval: not covered by the policy (outside "
+           "filesystem.allow)");
+    expect_verdict(p, READ, "srcx", ASK);
+    expect_verdict(p, LIST, "docs", ASK);
+    expect_verdict(p, READ, "docs/apix", ASK);
+    expect_verdict(p, LIST, ".", ASK);
+    jpt_policy_free(p);
+}
+
+static void allow_prefixes_are_normalised(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\"./src/\",\"lib//x\",\"a/../docs\"]}}");
+    expect(p, READ, "src/x", ALLOW, "fs.read 'src/x': allowed: under 'src' in filesystem.allow");
+    expect(p, READ, "lib/x/y", ALLOW,
+           "fs.read 'lib/x/y': allowed: under 'lib/x' in filesystem.allow");
+    expect(p, READ, "docs", ALLOW, "fs.read 'docs': allowed: under 'docs' in filesystem.allow");
+    expect_verdict(p, READ, "a", ASK);
+    jpt_policy_free(p);
+}
+
+/* Allowing less on a case-insensitive file system is the safe mistake. */
+static void allow_prefixes_match_case_exactly(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\"src\"],\"writable\":true}}");
+    expect_verdict(p, READ, "SRC/x", ASK);
+    expect_verdict(p, WRITE, "Src/x", ASK);
+    jpt_policy_free(p);
+}
+
+static void an_empty_allow_list_grants_nothing(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"allow\":[]}}");
+    expect(p, LIST, ".", ASK,
+           "fs.list_dir '.': needs approval: not covered by the policy (outside "
+           "filesystem.allow)");
+    expect_verdict(p, READ, "src/main.rs", ASK);
+    jpt_policy_free(p);
+}
+
+/* D11's example: filesystem.allow = ["."], filesystem.writable = true. */
+static void writable_true_makes_the_allowed_prefixes_writable(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\".\"],\"writable\":true}}");
+    expect(p, WRITE, "src/main.rs", ALLOW,
+           "fs.write 'src/main.rs': allowed: under '.' in filesystem.allow, and "
+           "filesystem.writable is true");
+    jpt_policy_free(p);
+
+    p = policy("{\"filesystem\":{\"allow\":[\"src\"],\"writable\":true}}");
+    expect(p, WRITE, "src/a.c", ALLOW,
+           "fs.write 'src/a.c': allowed: under 'src' in filesystem.allow, and "
+           "filesystem.writable is true");
+    expect(p, WRITE, "README.md", ASK,
+           "fs.write 'README.md': needs approval: not covered by the policy (outside "
+           "filesystem.allow)");
+    jpt_policy_free(p);
+
+    p = policy("{\"filesystem\":{\"writable\":true}}"); /* allow defaults to "." */
+    expect_verdict(p, WRITE, "any/where", ALLOW);
+    jpt_policy_free(p);
+}
+
+static void a_writable_list_grants_writing_and_reading_there(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\"src\"],\"writable\":[\"build\"]}}");
+    expect(p, WRITE, "build/out.o", ALLOW,
+           "fs.write 'build/out.o': allowed: under 'build' in filesystem.writable");
+    expect(p, READ, "build/out.o", ALLOW,
+           "fs.read 'build/out.o': allowed: under 'build' in filesystem.writable");
+    expect(p, WRITE, "src/a.c", ASK,
+           "fs.write 'src/a.c': needs approval: not covered by the policy (outside "
+           "filesystem.writable)");
+    expect_verdict(p, READ, "src/a.c", ALLOW);
+    jpt_policy_free(p);
+
+    p = policy("{\"filesystem\":{\"writable\":[]}}");
+    expect(p, WRITE, "a", ASK,
+           "fs.write 'a': needs approval: not covered by the policy (outside "
+           "filesystem.writable)");
+    jpt_policy_free(p);
+}
+
+static void writable_false_grants_no_write(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\".\"],\"writable\":false}}");
+    expect(p, WRITE, "a", ASK,
+           "fs.write 'a': needs approval: not covered by the policy (the workspace is "
+           "read-only: filesystem.writable is false)");
+    expect(p, READ, "a", ALLOW, "fs.read 'a': allowed: under '.' in filesystem.allow");
+    jpt_policy_free(p);
+}
+
+static void uncovered_deny_refuses_what_nothing_grants(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"uncovered\":\"deny\",\"filesystem\":{\"allow\":[\"src\"]}}");
+    expect(p, READ, "README.md", DENY,
+           "fs.read 'README.md': denied: not covered by the policy (outside "
+           "filesystem.allow)");
+    expect(p, WRITE, "src/a.c", DENY,
+           "fs.write 'src/a.c': denied: not covered by the policy (the workspace is "
+           "read-only: filesystem.writable is false)");
+    expect_verdict(p, READ, "src/a.c", ALLOW);
+    jpt_policy_free(p);
+
+    p = policy("{\"uncovered\":\"ask\"}");
+    expect_verdict(p, WRITE, "a", ASK);
+    jpt_policy_free(p);
+}
+
+/* ---- Deny and precedence -------------------------------------------------------------- */
+
+/* TESTING.md: "deny and allow on the same path". */
+static void deny_beats_allow_on_the_same_path(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\"src\"],\"writable\":[\"src\"],"
+                           "\"deny\":[\"src\",\"docs/private\"]}}");
+    expect(p, READ, "src/a.c", DENY, "fs.read 'src/a.c': denied: under 'src' in filesystem.deny");
+    expect(p, WRITE, "src", DENY, "fs.write 'src': denied: under 'src' in filesystem.deny");
+    expect(p, LIST, "docs/private/x", DENY,
+           "fs.list_dir 'docs/private/x': denied: under 'docs/private' in filesystem.deny");
+    expect_verdict(p, READ, "docs/public", ASK);
+    jpt_policy_free(p);
+}
+
+/* A deny list must not be dodged on a case-insensitive file system. */
+static void deny_prefixes_match_case_insensitively(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"deny\":[\"Secrets/Prod\"]}}");
+    expect(p, READ, "secrets/prod/db.yaml", DENY,
+           "fs.read 'secrets/prod/db.yaml': denied: under 'Secrets/Prod' in filesystem.deny");
+    expect_verdict(p, READ, "SECRETS/PROD", DENY);
+    expect_verdict(p, READ, "secrets/\xC5\xBFtaging", ALLOW);
+    expect_verdict(p, READ, "secrets/products", ALLOW);
+    jpt_policy_free(p);
+}
+
+/* Renaming "config" would move "config/prod" out of the deny list's reach. */
+static void directories_holding_denied_prefixes_cannot_be_written(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"writable\":true,\"deny\":[\"config/prod\"]}}");
+    expect(p, WRITE, "config", DENY,
+           "fs.write 'config': denied: path holds 'config/prod', which filesystem.deny lists");
+    expect(p, WRITE, ".", DENY,
+           "fs.write '.': denied: path holds 'config/prod', which filesystem.deny lists");
+    expect_verdict(p, WRITE, "CONFIG", DENY);
+    expect_verdict(p, READ, "config", ALLOW);
+    expect_verdict(p, WRITE, "config/dev", ALLOW);
+    expect_verdict(p, WRITE, "conf", ALLOW);
+    jpt_policy_free(p);
+}
+
+/* vfs.h's order: not normalised, sensitive (deny), filesystem.deny,
+ * sensitive (ask), grants, uncovered. */
+static void precedence_is_as_documented(void **state)
+{
+    (void)state;
+    /* a sensitive path that the deny list names too: the sensitive reason */
+    jpt_policy *p = policy("{\"filesystem\":{\"deny\":[\".env\"]}}");
+    expect(p, READ, ".env", DENY,
+           "fs.read '.env': denied: path is in the sensitive paths list (.env)");
+    jpt_policy_free(p);
+
+    /* deny beats ask */
+    p = policy("{\"sensitive\":\"ask\",\"filesystem\":{\"deny\":[\".env\"]}}");
+    expect(p, READ, ".env", DENY, "fs.read '.env': denied: under '.env' in filesystem.deny");
+    expect_verdict(p, READ, "app/.env", ASK);
+    jpt_policy_free(p);
+
+    /* ask (sensitive) beats allow */
+    p = policy("{\"sensitive\":\"ask\",\"filesystem\":{\"allow\":[\".env\"]}}");
+    expect_verdict(p, READ, ".env", ASK);
+    jpt_policy_free(p);
+
+    /* not normalised beats everything, even a refused path's grant */
+    p = policy("{\"filesystem\":{\"allow\":[\".\"]}}");
+    expect(p, READ, "a/../.env", DENY, "fs.read 'a/../.env': denied: path is not normalised");
+    jpt_policy_free(p);
+}
+
+/* ---- The path contract ---------------------------------------------------------------- */
+
+static void paths_that_are_not_normalised_are_denied(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {
+        "", "/", "/etc/passwd", "a//b", "a/", "./a", "a/./b", "a/..", "../x", "..",
+        "a/../b", "//a", ".//", "a/b/.",
+    };
+    char reason[256];
+    jpt_policy *p = policy("{\"filesystem\":{\"writable\":true}}");
+
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        snprintf(reason, sizeof(reason), "fs.read '%s': denied: path is not normalised",
+                 paths[i]);
+        expect(p, READ, paths[i], DENY, reason);
+        expect_verdict(p, WRITE, paths[i], DENY);
+        expect_verdict(p, LIST, paths[i], DENY);
+    }
+    jpt_policy_free(p);
+}
+
+static void expect_normalized(const char *path, const char *expected)
+{
+    char *out = NULL;
+    char got[256];
+    int rc = jpt_policy_normalize_path(path, &out);
+
+    snprintf(got, sizeof(got), "%s", out != NULL ? out : "(none)");
+    jpt_free(out);
+    if (rc != JPT_OK || strcmp(got, expected) != 0)
+        fail_msg("normalize('%s'): expected '%s', got %s '%s'", path, expected,
+                 jpt_status_name(rc), got);
+}
+
+static void expect_not_normalizable(const char *path)
+{
+    char *out = (char *)&out;
+    int rc = jpt_policy_normalize_path(path, &out);
+
+    if (rc != JPT_ERR_INVALID)
+        fail_msg("normalize('%s'): expected JPT_ERR_INVALID, got %s", path ? path : "NULL",
+                 jpt_status_name(rc));
+    assert_null(out);
+}
+
+static void normalize_path_gives_the_form_checks_take(void **state)
+{
+    (void)state;
+    expect_normalized("a/b", "a/b");
+    expect_normalized("./a//b/", "a/b");
+    expect_normalized("a/../b", "b");
+    expect_normalized("a/b/../../c", "c");
+    expect_normalized("", ".");
+    expect_normalized(".", ".");
+    expect_normalized("./", ".");
+    expect_normalized("a/..", ".");
+    expect_normalized("a/./././b//.", "a/b");
+    expect_normalized("...", "...");
+    expect_normalized("..a/b..", "..a/b..");
+    expect_not_normalizable("/a");
+    expect_not_normalizable("/");
+    expect_not_normalizable("..");
+    expect_not_normalizable("../a");
+    expect_not_normalizable("a/../..");
+    expect_not_normalizable("a/../../b");
+    expect_not_normalizable(NULL);
+    assert_int_equal(jpt_policy_normalize_path("a", NULL), JPT_ERR_INVALID);
+}
+
+/* What the normaliser gives, a check takes: a pre-check sees through
+ * "x/../.env". */
+static void a_normalized_request_is_checked_by_its_names(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    char *path = NULL;
+    assert_int_equal(jpt_policy_normalize_path("src/../.env", &path), JPT_OK);
+    int verdict = jpt_policy_check(p, READ, path, NULL);
+    jpt_free(path);
+    assert_int_equal(verdict, DENY);
+    jpt_policy_free(p);
+}
+
+/* ---- The check call --------------------------------------------------------------------- */
+
+static void check_refuses_bad_arguments(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    char *reason = (char *)&reason;
+
+    assert_int_equal(jpt_policy_check(NULL, READ, "a", &reason), JPT_ERR_INVALID);
+    assert_null(reason);
+    assert_int_equal(jpt_policy_check(p, READ, NULL, &reason), JPT_ERR_INVALID);
+    assert_int_equal(jpt_policy_check(p, 0, "a", &reason), JPT_ERR_INVALID);
+    assert_int_equal(jpt_policy_check(p, JPT_ACCESS_PROCESS + 1, "a", &reason),
+                     JPT_ERR_INVALID);
+    assert_null(reason);
+    assert_int_equal(jpt_policy_new(NULL, NULL), JPT_ERR_INVALID);
+    assert_string_equal(jpt_policy_errmsg(NULL), "");
+    jpt_policy_free(NULL);
+    jpt_policy_free(p);
+}
+
+/* vfs.h: a process target is a JSON array of strings, the program first. */
+static void a_process_target_is_a_json_argv(void **state)
+{
+    (void)state;
+    static const char *const invalid[] = {
+        "cargo", "[]", "[\"\"]", "[\"cargo\",1]", "{\"program\":\"cargo\"}", "[null]",
+        "[\"a\\u0000b\"]", "",
+    };
+    jpt_policy *p = policy(NULL);
+    char *reason = (char *)&reason;
+
+    for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+        int rc = jpt_policy_check(p, JPT_ACCESS_PROCESS, invalid[i], &reason);
+        if (rc != JPT_ERR_INVALID)
+            fail_msg("process target %s: expected JPT_ERR_INVALID, got %d", invalid[i], rc);
+        assert_null(reason);
+    }
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\"]", DENY,
+           "process.run 'git': denied: running processes is not available in this version "
+           "of jptool");
+    jpt_policy_free(p);
+}
+
+/* The VFS host names the method it serves and the path as the tool asked
+ * for it (jpt__policy_check): a symlink "src/config" resolved to ".env" is
+ * denied without naming where it leads. */
+static void the_reason_names_the_request_served(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    char *reason = NULL;
+    char text[256];
+
+    int rc = jpt__policy_check(p, READ, ".ssh/id_rsa", "fs.metadata", NULL, &reason);
+    snprintf(text, sizeof(text), "%s", reason);
+    jpt_free(reason);
+    assert_int_equal(rc, DENY);
+    assert_string_equal(text,
+                        "fs.metadata '.ssh/id_rsa': denied: path is in the sensitive paths "
+                        "list (.ssh/)");
+
+    rc = jpt__policy_check(p, READ, ".env", NULL, "src/config", &reason);
+    snprintf(text, sizeof(text), "%s", reason);
+    jpt_free(reason);
+    assert_int_equal(rc, DENY);
+    assert_string_equal(text,
+                        "fs.read 'src/config': denied: path is in the sensitive paths list "
+                        "(.env)");
+    jpt_policy_free(p);
+}
+
+static void long_targets_are_cut_in_reasons(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    char path[512], expected[1024];
+
+    /* 198 ASCII bytes, then "é" (2 bytes) would end at byte 200; then more */
+    memset(path, 'a', 199);
+    memcpy(path + 199, "\xC3\xA9/.env", 8);
+    snprintf(expected, sizeof(expected),
+             "fs.read '%.199s\xE2\x80\xA6': denied: path is in the sensitive paths list (.env)",
+             path);
+    expect(p, READ, path, DENY, expected);
+
+    /* exactly 200 bytes are shown whole */
+    memset(path, 'b', 200);
+    path[200] = '\0';
+    snprintf(expected, sizeof(expected),
+             "fs.read '%s': allowed: the default policy lets tools read the workspace", path);
+    expect(p, READ, path, ALLOW, expected);
+    jpt_policy_free(p);
+}
+
+/* Matching costs time linear in the path (pattern.c): a one-mebibyte name
+ * against patterns that would blow up a backtracking matcher, and a path
+ * of 100 000 names against directory patterns. A quadratic or exponential
+ * matcher would not finish within the suite's timeout. */
+static void hostile_paths_are_matched_in_linear_time(void **state)
+{
+    (void)state;
+    size_t n = 1 << 20;
+    char *path = malloc(n + 1);
+    jpt_policy *p = policy("{\"sensitive_paths\":[\"*a*a*a*a*a*a*a*a*a*a*b\","
+                           "\"x/y/z/\",\"a*a*a*a*a*a*a*c/\"]}");
+
+    assert_non_null(path);
+    memset(path, 'a', n);
+    path[n] = '\0';
+    expect_verdict(p, READ, path, ALLOW);
+    path[n - 1] = 'b';
+    expect_verdict(p, READ, path, DENY);
+
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        path[i] = i % 6 == 0 ? 'x' : 'y';
+        path[i + 1] = '/';
+    }
+    path[n - 1] = 'z';
+    expect_verdict(p, READ, path, ALLOW);
+    expect_verdict(p, WRITE, path, ASK);
+    free(path);
+    jpt_policy_free(p);
+}
+
+/* ---- Configuration errors ---------------------------------------------------------------- */
+
+typedef struct refusal {
+    const char *json;
+    const char *message;
+} refusal;
+
+static const refusal refusals[] = {
+    /* the section */
+    {"not json", "sandbox: invalid JSON at line 1, column 3: invalid token near 'not'"},
+    {"{\"sensitive\":\"ask\",\"sensitive\":\"deny\"}",
+     "sandbox: invalid JSON at line 1, column 30: duplicate object key near '\"sensitive\"'"},
+    {"{\"sensitive_paths\":[\"a\\u0000b\"]}",
+     "sandbox: invalid JSON at line 1, column 30: \\u0000 is not allowed without "
+     "JSON_ALLOW_NUL near '\"a\\u0000b\"'"},
+    {"[]", "sandbox: expected an object, got an array"},
+    {"null", "sandbox: expected an object, got null"},
+    {"{\"filesytem\":{}}",
+     "sandbox: unknown key 'filesytem' (known: filesystem, network, commands, "
+     "sensitive_paths, sensitive, uncovered)"},
+    {"{\"filesystem.allow\":[\".\"]}",
+     "sandbox: unknown key 'filesystem.allow' (known: filesystem, network, commands, "
+     "sensitive_paths, sensitive, uncovered); write dotted keys as nested objects"},
+    /* filesystem */
+    {"{\"filesystem\":[]}", "filesystem: expected an object, got an array"},
+    {"{\"filesystem\":{\"readable\":true}}",
+     "filesystem: unknown key 'readable' (known: allow, writable, deny, hardlinks)"},
+    {"{\"filesystem\":{\"allow\":\".\"}}",
+     "filesystem.allow: expected an array of paths, got a string"},
+    {"{\"filesystem\":{\"allow\":[\".\",3]}}",
+     "filesystem.allow[1]: expected a string, got an integer"},
+    {"{\"filesystem\":{\"allow\":[\"/etc\"]}}",
+     "filesystem.allow[0]: '/etc' is absolute: paths are relative to the workspace root"},
+    {"{\"filesystem\":{\"allow\":[\"src/../../x\"]}}",
+     "filesystem.allow[0]: 'src/../../x' leaves the workspace root"},
+    {"{\"filesystem\":{\"allow\":[\"\"]}}",
+     "filesystem.allow[0]: '' is empty (\".\" is the whole workspace)"},
+    {"{\"filesystem\":{\"writable\":\"yes\"}}",
+     "filesystem.writable: expected a boolean or an array of paths, got a string"},
+    {"{\"filesystem\":{\"writable\":[\"..\"]}}",
+     "filesystem.writable[0]: '..' leaves the workspace root"},
+    {"{\"filesystem\":{\"deny\":[\"/home\"]}}",
+     "filesystem.deny[0]: '/home' is absolute: paths are relative to the workspace root"},
+    {"{\"filesystem\":{\"deny\":null}}", "filesystem.deny: expected an array of paths, got null"},
+    {"{\"filesystem\":{\"hardlinks\":true}}",
+     "filesystem.hardlinks: expected \"allow\" or \"deny\", got a boolean"},
+    {"{\"filesystem\":{\"hardlinks\":\"maybe\"}}",
+     "filesystem.hardlinks: expected \"allow\" or \"deny\", got \"maybe\""},
+    /* sensitive paths */
+    {"{\"sensitive_paths\":\".env\"}", "sensitive_paths: expected an array of patterns, got a string"},
+    {"{\"sensitive_paths\":[true]}", "sensitive_paths[0]: expected a string, got a boolean"},
+    {"{\"sensitive_paths\":[\"\"]}", "sensitive_paths[0]: '' is empty"},
+    {"{\"sensitive_paths\":[\"ok\",\"/etc/shadow\"]}",
+     "sensitive_paths[1]: '/etc/shadow' is absolute: patterns name files inside the "
+     "workspace, at any depth"},
+    {"{\"sensitive_paths\":[\"~/.myapp/secrets\"]}",
+     "sensitive_paths[0]: '~/.myapp/secrets' names a home directory: patterns name files "
+     "inside the workspace, at any depth"},
+    {"{\"sensitive_paths\":[\"a/**/b\"]}",
+     "sensitive_paths[0]: 'a/**/b' has a '**' name: patterns match at any depth already, "
+     "and '*' matches within a name"},
+    {"{\"sensitive_paths\":[\"**\"]}",
+     "sensitive_paths[0]: '**' has a '**' name: patterns match at any depth already, and "
+     "'*' matches within a name"},
+    {"{\"sensitive_paths\":[\"a//b\"]}", "sensitive_paths[0]: 'a//b' has an empty name"},
+    {"{\"sensitive_paths\":[\"./x\"]}",
+     "sensitive_paths[0]: './x' has a '.' or '..' name: patterns match names, they are not "
+     "resolved"},
+    {"{\"sensitive_paths\":[\"**/\"]}", "sensitive_paths[0]: '**/' has no name"},
+    {"{\"sensitive\":\"allow\"}", "sensitive: expected \"deny\" or \"ask\", got \"allow\""},
+    {"{\"sensitive\":1}", "sensitive: expected \"deny\" or \"ask\", got an integer"},
+    {"{\"uncovered\":\"allow\"}", "uncovered: expected \"ask\" or \"deny\", got \"allow\""},
+    /* network */
+    {"{\"network\":true}", "network: expected an object, got a boolean"},
+    {"{\"network\":{\"proxy\":\"x\"}}", "network: unknown key 'proxy' (known: allow, envs)"},
+    {"{\"network\":{\"allow\":\"https://x\"}}",
+     "network.allow: expected an array of URL prefixes, got a string"},
+    {"{\"network\":{\"allow\":[\"ftp://example.com\"]}}",
+     "network.allow[0]: 'ftp://example.com' is not an http:// or https:// URL"},
+    {"{\"network\":{\"allow\":[\"example.com\"]}}",
+     "network.allow[0]: 'example.com' is not an http:// or https:// URL"},
+    {"{\"network\":{\"allow\":[\"https://allowed@evil.example\"]}}",
+     "network.allow[0]: 'https://allowed@evil.example' has user information: an allowed "
+     "prefix names a host and a path"},
+    {"{\"network\":{\"allow\":[\"https://example.com/?q=1\"]}}",
+     "network.allow[0]: 'https://example.com/?q=1' has a query: an allowed prefix names a "
+     "host and a path"},
+    {"{\"network\":{\"allow\":[\"https://example.com/#x\"]}}",
+     "network.allow[0]: 'https://example.com/#x' has a fragment: an allowed prefix names a "
+     "host and a path"},
+    {"{\"network\":{\"envs\":[\"GITHUB-TOKEN\"]}}",
+     "network.envs[0]: 'GITHUB-TOKEN' is not an environment variable name (letters, digits "
+     "and '_', not starting with a digit)"},
+    {"{\"network\":{\"envs\":[\"1X\"]}}",
+     "network.envs[0]: '1X' is not an environment variable name (letters, digits and '_', "
+     "not starting with a digit)"},
+    {"{\"network\":{\"envs\":\"TOKEN\"}}",
+     "network.envs: expected an array of variable names, got a string"},
+    /* commands */
+    {"{\"commands\":[]}", "commands: expected an object, got an array"},
+    {"{\"commands\":{\"\":{}}}", "commands: a program name is empty"},
+    {"{\"commands\":{\"git\":[]}}", "commands.git: expected an object, got an array"},
+    {"{\"commands\":{\"git\":{\"env\":[]}}}",
+     "commands.git: unknown key 'env' (known: args, envs)"},
+    {"{\"commands\":{\"git\":{\"args\":[]}}}",
+     "commands.git.args: expected a non-empty array of argument lists, got an empty array "
+     "(leave args out to allow any arguments)"},
+    {"{\"commands\":{\"git\":{\"args\":\"log\"}}}",
+     "commands.git.args: expected a non-empty array of argument lists, got a string (leave "
+     "args out to allow any arguments)"},
+    {"{\"commands\":{\"git\":{\"args\":[\"log\"]}}}",
+     "commands.git.args[0]: expected an array of strings, got a string"},
+    {"{\"commands\":{\"git\":{\"args\":[[\"log\",1]]}}}",
+     "commands.git.args[0][1]: expected a string, got an integer"},
+    {"{\"commands\":{\"git\":{\"args\":[[\"status\"],[\"**\",\"log\"]]}}}",
+     "commands.git.args[1][0]: '**' may only be the last element"},
+    {"{\"commands\":{\"curl\":{\"envs\":[\"A=B\"]}}}",
+     "commands.curl.envs[0]: 'A=B' is not an environment variable name (letters, digits and "
+     "'_', not starting with a digit)"},
+};
+
+static void malformed_configurations_are_refused_with_their_message(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+        expect_refused(refusals[i].json, refusals[i].message);
+}
+
+static void names_longer_than_a_file_system_holds_are_refused(void **state)
+{
+    (void)state;
+    char name[257], json[1024], message[512];
+
+    memset(name, 'n', 256);
+    name[256] = '\0';
+    snprintf(json, sizeof(json), "{\"filesystem\":{\"allow\":[\"src/%s\"]}}", name);
+    snprintf(message, sizeof(message),
+             "filesystem.allow[0]: 'src/%.76s' has a name longer than 255 bytes, which no "
+             "file can have",
+             name);
+    expect_refused(json, message);
+
+    snprintf(json, sizeof(json), "{\"sensitive_paths\":[\"%s\"]}", name);
+    snprintf(message, sizeof(message),
+             "sensitive_paths[0]: '%.80s' has a name longer than 255 bytes, which no file "
+             "can have",
+             name);
+    expect_refused(json, message);
+
+    name[255] = '\0'; /* 255 bytes: fine */
+    snprintf(json, sizeof(json), "{\"sensitive_paths\":[\"%s\"],\"filesystem\":{\"allow\":[\"%s\"]}}",
+             name, name);
+    jpt_policy_free(policy(json));
+}
+
+/* RFD 016's examples and D11's keys, accepted; their requests are denied
+ * by this version, saying so. */
+static void network_and_commands_are_accepted_in_their_forms(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(
+        "{\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"],[\"diff\",\"**\"],[\"status\"],[]]},"
+        "\"curl\":{\"envs\":[\"SLACK_TOKEN\"]},\"cargo\":{}},"
+        "\"network\":{\"allow\":[\"https://slack.com/api\",\"http://localhost:8080/x\","
+        "\"HTTPS://Jira.Example.com\"],\"envs\":[\"JIRA_API_TOKEN\",\"_x1\"]}}");
+    expect(p, JPT_ACCESS_HTTP, "https://slack.com/api/chat.postMessage", DENY,
+           "http 'https://slack.com/api/chat.postMessage': denied: network access is not "
+           "available in this version of jptool");
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"log\"]", DENY,
+           "process.run 'git': denied: running processes is not available in this version "
+           "of jptool");
+    jpt_policy_free(p);
+}
+
+/* jpt__policy_new_json(), for rooms that hold the section parsed: the
+ * same policy, and the same refusal. */
+static void a_parsed_section_gives_the_same_policy(void **state)
+{
+    (void)state;
+    json_error_t err;
+    json_t *sandbox = json_loads("{\"filesystem\":{\"allow\":[\"src\"]}}", 0, &err);
+    jpt_policy *p = NULL;
+
+    assert_non_null(sandbox);
+    assert_int_equal(jpt__policy_new_json(sandbox, &p), JPT_OK);
+    json_decref(sandbox);
+    expect(p, READ, "src/a", ALLOW, "fs.read 'src/a': allowed: under 'src' in filesystem.allow");
+    expect_verdict(p, READ, "b", ASK);
+    jpt_policy_free(p);
+
+    assert_int_equal(jpt__policy_new_json(NULL, &p), JPT_OK);
+    expect_verdict(p, READ, "b", ALLOW);
+    jpt_policy_free(p);
+
+    sandbox = json_loads("{\"sensitive\":\"never\"}", 0, &err);
+    assert_int_equal(jpt__policy_new_json(sandbox, &p), JPT_ERR_INVALID);
+    json_decref(sandbox);
+    assert_string_equal(jpt_policy_errmsg(p),
+                        "sensitive: expected \"deny\" or \"ask\", got \"never\"");
+    expect_verdict(p, READ, "b", DENY);
+    jpt_policy_free(p);
+}
+
+/* ---- Allocation failure ------------------------------------------------------------------- */
+
+/* Runs `op` with allocation n failing, for n = 1, 2, … until it succeeds:
+ * each failing run returns JPT_ERR_NOMEM and leaves nothing allocated. */
+static void sweep(const char *what, int (*op)(const void *ctx), const void *ctx)
+{
+    for (long n = 1;; n++) {
+        long live = tu_live_blocks();
+        tu_fail_at(n);
+        int rc = op(ctx);
+        tu_fail_at(0);
+        if (tu_live_blocks() != live)
+            fail_msg("%s: %ld block(s) leaked with allocation %ld failing", what,
+                     tu_live_blocks() - live, n);
+        if (rc != JPT_ERR_NOMEM)
+            return;
+        assert_true(n < 100000);
+    }
+}
+
+typedef struct new_ctx {
+    const char *json;
+    int rc;              /* what an unhindered call returns */
+    const char *message; /* and its message */
+} new_ctx;
+
+/* Out of memory never looks like a malformed configuration, nor the other
+ * way round: either JPT_ERR_NOMEM with no policy, or the unhindered result. */
+static int new_op(const void *ctx)
+{
+    const new_ctx *c = ctx;
+    jpt_policy *p = (jpt_policy *)&p;
+    int rc = jpt_policy_new(c->json, &p);
+
+    if (rc == JPT_ERR_NOMEM) {
+        assert_null(p);
+        return rc;
+    }
+    tu_fail_at(0);
+    char message[JPT__ERRMSG_MAX];
+    snprintf(message, sizeof(message), "%s", jpt_policy_errmsg(p));
+    jpt_policy_free(p);
+    assert_int_equal(rc, c->rc);
+    assert_string_equal(message, c->message);
+    return rc;
+}
+
+static void policy_new_survives_allocation_failure(void **state)
+{
+    (void)state;
+    static const char *const valid[] = {
+        NULL,
+        "{}",
+        "{\"filesystem\":{\"allow\":[\"src\",\"./lib/\"],\"writable\":[\"build\"],"
+        "\"deny\":[\"src/Secret\",\"x\"],\"hardlinks\":\"allow\"},"
+        "\"sensitive_paths\":[\"*.key\",\"**/secrets/\",\"config/prod.yaml\"],"
+        "\"sensitive\":\"ask\",\"uncovered\":\"deny\","
+        "\"network\":{\"allow\":[\"https://example.com/api\"],\"envs\":[\"TOKEN\"]},"
+        "\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"]],\"envs\":[\"HOME\"]}}}",
+    };
+    for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
+        new_ctx c = {valid[i], JPT_OK, ""};
+        sweep("jpt_policy_new", new_op, &c);
+    }
+    for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+        new_ctx c = {refusals[i].json, JPT_ERR_INVALID, refusals[i].message};
+        sweep("jpt_policy_new (refused)", new_op, &c);
+    }
+}
+
+typedef struct check_ctx {
+    const jpt_policy *p;
+    int access;
+    const char *target;
+} check_ctx;
+
+/* A check either runs out of memory with no reason, or gives the verdict
+ * and reason of an unhindered check. */
+static int check_op(const void *ctx)
+{
+    const check_ctx *c = ctx;
+    char *reason = (char *)&reason, *expected = NULL;
+    int rc = jpt_policy_check(c->p, c->access, c->target, &reason);
+
+    if (rc == JPT_ERR_NOMEM) {
+        assert_null(reason);
+        return rc;
+    }
+    tu_fail_at(0);
+    int verdict = jpt_policy_check(c->p, c->access, c->target, &expected);
+    bool same = strcmp(reason, expected) == 0;
+    jpt_free(reason);
+    jpt_free(expected);
+    assert_int_equal(rc, verdict);
+    assert_true(same);
+    return rc;
+}
+
+static void policy_check_survives_allocation_failure(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\"src\"],\"writable\":true,"
+                           "\"deny\":[\"src/private\"]},\"sensitive_paths\":[\"*.key\"]}");
+    static const check_ctx cases[] = {
+        {NULL, READ, "src/main.rs"},        {NULL, WRITE, "src/a.c"},
+        {NULL, READ, ".env"},               {NULL, WRITE, ".git"},
+        {NULL, LIST, "src/private"},        {NULL, WRITE, "src"},
+        {NULL, READ, "docs/x.key"},         {NULL, READ, "a//b"},
+        {NULL, JPT_ACCESS_HTTP, "https://x"}, {NULL, JPT_ACCESS_PROCESS, "[\"cargo\",\"b\"]"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        check_ctx c = cases[i];
+        c.p = p;
+        sweep("jpt_policy_check", check_op, &c);
+    }
+    jpt_policy_free(p);
+
+    jpt_policy *refused = NULL;
+    assert_int_equal(jpt_policy_new("[]", &refused), JPT_ERR_INVALID);
+    check_ctx c = {refused, READ, "a"};
+    sweep("jpt_policy_check (refused)", check_op, &c);
+    jpt_policy_free(refused);
+}
+
+static int normalize_op(const void *ctx)
+{
+    char *out = (char *)&out;
+    int rc = jpt_policy_normalize_path(ctx, &out);
+
+    if (rc == JPT_OK)
+        jpt_free(out);
+    else
+        assert_null(out);
+    return rc;
+}
+
+static void normalize_path_survives_allocation_failure(void **state)
+{
+    (void)state;
+    sweep("jpt_policy_normalize_path", normalize_op, "./a//b/../c/./d/");
+    sweep("jpt_policy_normalize_path", normalize_op, "");
+}
+
+int main(void)
+{
+    tu_install_counting_allocator();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(default_policy_reads_and_lists_the_workspace),
+        cmocka_unit_test(default_policy_asks_before_any_write),
+        cmocka_unit_test(default_policy_denies_network_and_processes),
+        cmocka_unit_test(default_policy_denies_sensitive_paths),
+        cmocka_unit_test(hardlinks_are_denied_unless_allowed),
+        cmocka_unit_test(every_builtin_pattern_is_denied_for_every_access),
+        cmocka_unit_test(names_match_case_insensitively),
+        cmocka_unit_test(characters_folding_to_ascii_letters_match),
+        cmocka_unit_test(names_that_only_look_alike_are_not_sensitive),
+        cmocka_unit_test(a_name_never_seen_before_is_covered),
+        cmocka_unit_test(directories_holding_sensitive_paths_cannot_be_written),
+        cmocka_unit_test(configured_patterns_extend_the_list),
+        cmocka_unit_test(no_configuration_shrinks_the_list),
+        cmocka_unit_test(sensitive_ask_sends_them_to_the_handler),
+        cmocka_unit_test(builtin_table_matches_its_patterns),
+        cmocka_unit_test(allow_prefixes_match_whole_names),
+        cmocka_unit_test(allow_prefixes_are_normalised),
+        cmocka_unit_test(allow_prefixes_match_case_exactly),
+        cmocka_unit_test(an_empty_allow_list_grants_nothing),
+        cmocka_unit_test(writable_true_makes_the_allowed_prefixes_writable),
+        cmocka_unit_test(a_writable_list_grants_writing_and_reading_there),
+        cmocka_unit_test(writable_false_grants_no_write),
+        cmocka_unit_test(uncovered_deny_refuses_what_nothing_grants),
+        cmocka_unit_test(deny_beats_allow_on_the_same_path),
+        cmocka_unit_test(deny_prefixes_match_case_insensitively),
+        cmocka_unit_test(directories_holding_denied_prefixes_cannot_be_written),
+        cmocka_unit_test(precedence_is_as_documented),
+        cmocka_unit_test(paths_that_are_not_normalised_are_denied),
+        cmocka_unit_test(normalize_path_gives_the_form_checks_take),
+        cmocka_unit_test(a_normalized_request_is_checked_by_its_names),
+        cmocka_unit_test(check_refuses_bad_arguments),
+        cmocka_unit_test(a_process_target_is_a_json_argv),
+        cmocka_unit_test(the_reason_names_the_request_served),
+        cmocka_unit_test(long_targets_are_cut_in_reasons),
+        cmocka_unit_test(hostile_paths_are_matched_in_linear_time),
+        cmocka_unit_test(malformed_configurations_are_refused_with_their_message),
+        cmocka_unit_test(names_longer_than_a_file_system_holds_are_refused),
+        cmocka_unit_test(network_and_commands_are_accepted_in_their_forms),
+        cmocka_unit_test(a_parsed_section_gives_the_same_policy),
+        cmocka_unit_test(policy_new_survives_allocation_failure),
+        cmocka_unit_test(policy_check_survives_allocation_failure),
+        cmocka_unit_test(normalize_path_survives_allocation_failure),
+    };
+    return TU_RUN(tests);
+}

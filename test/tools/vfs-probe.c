@@ -1,0 +1,280 @@
+/* vfs-probe: a VFS tool for test-vfs-host, driven by its init arguments.
+ * Each mode reports what it saw as its result text, one line per step,
+ * which the test compares with what the host should have done.
+ *
+ *   {"ops": [{"method": "fs.read", "params": {...}}, ...]}
+ *       each request in turn: "<method> ok <result JSON>" or
+ *       "<method> err <code> <message>"
+ *   {"repeat": {"method", "params", "count"}}
+ *       the request `count` times: "ok N err M" and each distinct result
+ *       or error once, with how often ("<n>x ok <result>")
+ *   {"pipeline": N, "path": p}
+ *       N reads of `p` submitted at once, collected in reverse: "N ok"
+ *   {"stateful": true}
+ *       reports a running state, then for each apply: an input "read P"
+ *       reads P and reports it as a running state; "stop" ends with a
+ *       stopped state; a cancel ends the tool
+ *   {"silent": true}       sends nothing and waits for its stdin to end
+ *   {"exit": N, "stderr": "text"}
+ *       writes the text to stderr and exits N without a result
+ *   {"garbage": N}         N lines that are not JSON, then a result
+ *   {"long_line": N}       one line of N bytes, then an fs.exists, then a
+ *                          result: "exists ok ..."
+ *   {"no_read": N}         N requests written without ever reading stdin,
+ *                          then it waits to be stopped
+ *   {"unterminated": true} ends with a line without its newline */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jptool/vfs_tool.h>
+
+static jpt_vfs_tool *t;
+static char *report;
+static size_t report_len, report_cap;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    char *line = NULL;
+
+    va_start(ap, fmt);
+    int n = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        exit(1);
+    if (report_len + (size_t)n + 2 > report_cap) {
+        report_cap = (report_len + (size_t)n + 2) * 2;
+        if ((report = realloc(report, report_cap)) == NULL)
+            exit(1);
+    }
+    memcpy(report + report_len, line, (size_t)n);
+    report_len += (size_t)n;
+    report[report_len++] = '\n';
+    report[report_len] = '\0';
+    free(line);
+}
+
+_Noreturn static void die(const char *what)
+{
+    fprintf(stderr, "vfs-probe: %s: %s (code %d)\n", what, t ? jpt_vfs_tool_errmsg(t) : "",
+            t ? jpt_vfs_tool_error_code(t) : 0);
+    exit(1);
+}
+
+static void finish(void)
+{
+    if (report_len > 0)
+        report[--report_len] = '\0';
+    if (jpt_vfs_tool_result_text(t, report != NULL ? report : "") != JPT_OK)
+        die("result");
+}
+
+/* One request: its outcome as a line. */
+static void one(const char *method, const json_t *params, char *line, size_t n)
+{
+    char *p = json_dumps(params, JSON_COMPACT), *result = NULL;
+    int rc = jpt_vfs_tool_call(t, method, p != NULL ? p : "{}", &result);
+
+    if (rc == JPT_OK)
+        snprintf(line, n, "%s ok %s", method, result);
+    else
+        snprintf(line, n, "%s err %d %s", method, jpt_vfs_tool_error_code(t),
+                 jpt_vfs_tool_errmsg(t));
+    jpt_free(result);
+    free(p);
+}
+
+static void mode_ops(const json_t *ops)
+{
+    size_t i;
+    const json_t *op;
+    static char line[1 << 16];
+
+    json_array_foreach(ops, i, op) {
+        one(json_string_value(json_object_get(op, "method")), json_object_get(op, "params"),
+            line, sizeof(line));
+        say("%s", line);
+    }
+    finish();
+}
+
+static void mode_repeat(const json_t *r)
+{
+    const char *method = json_string_value(json_object_get(r, "method"));
+    const json_t *params = json_object_get(r, "params");
+    json_int_t count = json_integer_value(json_object_get(r, "count"));
+    json_t *seen = json_object();
+    static char line[4096];
+
+    for (json_int_t k = 0; k < count; k++) {
+        one(method, params, line, sizeof(line));
+        json_t *n = json_object_get(seen, line);
+        json_object_set_new(seen, line, json_integer(n != NULL ? json_integer_value(n) + 1 : 1));
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(seen, key, v)
+        say("%" JSON_INTEGER_FORMAT "x %s", json_integer_value(v), key);
+    json_decref(seen);
+    finish();
+}
+
+static void mode_pipeline(json_int_t n, const char *path)
+{
+    uint64_t *ids = calloc((size_t)n, sizeof(*ids));
+    json_int_t good = 0;
+
+    if (ids == NULL)
+        exit(1);
+    for (json_int_t i = 0; i < n; i++)
+        if (jpt_vfs_tool_submit_read(t, path, &ids[i]) != JPT_OK)
+            die("submit");
+    for (json_int_t i = n - 1; i >= 0; i--) {
+        char *data = NULL;
+        size_t len;
+        if (jpt_vfs_tool_collect_read(t, ids[i], &data, &len) == JPT_OK)
+            good++;
+        jpt_free(data);
+    }
+    free(ids);
+    say("%" JSON_INTEGER_FORMAT " ok", good);
+    finish();
+}
+
+static void report_state(const char *type, const char *content)
+{
+    json_t *st = json_pack("{s:s, s:s}", "type", type, "content", content);
+    char *text = json_dumps(st, JSON_COMPACT);
+
+    if (text == NULL || jpt_vfs_tool_state(t, text) != JPT_OK)
+        die("state");
+    free(text);
+    json_decref(st);
+}
+
+static void mode_stateful(void)
+{
+    char *input = NULL;
+    static char line[1 << 16];
+
+    report_state("running", "ready");
+    for (;;) {
+        int rc = jpt_vfs_tool_next_input(t, &input);
+        if (rc == JPT_ERR_CANCELLED || rc == JPT_ERR_IO)
+            exit(0);
+        if (rc != JPT_OK)
+            die("next_input");
+        json_t *v = json_loads(input, JSON_DECODE_ANY, NULL);
+        const char *text = json_string_value(v);
+        if (text != NULL && strncmp(text, "read ", 5) == 0) {
+            json_t *params = json_pack("{s:s}", "path", text + 5);
+            one("fs.read", params, line, sizeof(line));
+            json_decref(params);
+            report_state("running", line);
+        } else if (text != NULL && strcmp(text, "stop") == 0) {
+            json_t *st = json_pack("{s:s, s:s}", "type", "stopped", "result", "stopped on request");
+            char *s = json_dumps(st, JSON_COMPACT);
+            if (jpt_vfs_tool_state(t, s) != JPT_OK)
+                die("state");
+            free(s);
+            json_decref(st);
+            exit(0);
+        } else
+            report_state("running", input);
+        json_decref(v);
+        jpt_free(input);
+    }
+}
+
+/* Raw lines on stdout, bypassing the SDK (the protocol's stdout is ours). */
+static void raw(const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(1, p, n);
+        if (k <= 0)
+            exit(2);
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+static void mode_long_line(json_int_t n)
+{
+    char chunk[65536];
+
+    memset(chunk, 'x', sizeof(chunk));
+    raw("{\"jsonrpc\":\"2.0\",\"method\":\"fs.read\",\"id\":1,\"params\":{\"path\":\"", 61);
+    for (json_int_t left = n; left > 0; left -= (json_int_t)sizeof(chunk))
+        raw(chunk, left < (json_int_t)sizeof(chunk) ? (size_t)left : sizeof(chunk));
+    raw("\"}}\n", 4);
+    static char line[4096];
+    json_t *params = json_pack("{s:s}", "path", ".");
+    one("fs.exists", params, line, sizeof(line));
+    json_decref(params);
+    say("%s", line);
+    finish();
+}
+
+int main(void)
+{
+    if (jpt_vfs_tool_connect(&t) != JPT_OK)
+        die("connect");
+    json_t *args = json_loads(jpt_vfs_tool_arguments(t), 0, NULL);
+    const json_t *v;
+
+    if ((v = json_object_get(args, "ops")) != NULL)
+        mode_ops(v);
+    else if ((v = json_object_get(args, "repeat")) != NULL)
+        mode_repeat(v);
+    else if ((v = json_object_get(args, "pipeline")) != NULL)
+        mode_pipeline(json_integer_value(v), json_string_value(json_object_get(args, "path")));
+    else if (json_object_get(args, "stateful") != NULL)
+        mode_stateful();
+    else if (json_object_get(args, "silent") != NULL) {
+        char c;
+        while (read(0, &c, 1) > 0)
+            ;
+        return 0;
+    } else if ((v = json_object_get(args, "exit")) != NULL) {
+        const char *text = json_string_value(json_object_get(args, "stderr"));
+        if (text != NULL)
+            fputs(text, stderr);
+        return (int)json_integer_value(v);
+    } else if ((v = json_object_get(args, "garbage")) != NULL) {
+        for (json_int_t i = 0; i < json_integer_value(v); i++)
+            raw("this is not JSON\n", 17);
+        say("survived");
+        finish();
+    } else if ((v = json_object_get(args, "long_line")) != NULL)
+        mode_long_line(json_integer_value(v));
+    else if ((v = json_object_get(args, "no_read")) != NULL) {
+        char req[128];
+        for (json_int_t i = 0; i < json_integer_value(v); i++) {
+            int n = snprintf(req, sizeof(req),
+                             "{\"jsonrpc\":\"2.0\",\"method\":\"fs.exists\",\"id\":%" JSON_INTEGER_FORMAT
+                             ",\"params\":{\"path\":\".\"}}\n",
+                             i + 1);
+            raw(req, (size_t)n);
+        }
+        pause(); /* until the host stops it */
+        return 0;
+    } else if (json_object_get(args, "unterminated") != NULL) {
+        raw("{\"jsonrpc\":\"2.0\"", 16);
+        return 0;
+    } else {
+        say("unknown mode");
+        finish();
+    }
+    json_decref(args);
+    jpt_vfs_tool_free(t);
+    free(report);
+    return 0;
+}
