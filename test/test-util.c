@@ -46,6 +46,10 @@ static size_t list_fds(int *fds)
 
 void tu_hygiene_begin(void)
 {
+    /* JPT_TEST_FILTER=glob runs only the matching tests (debugging). */
+    const char *filter = getenv("JPT_TEST_FILTER");
+    if (filter != NULL && *filter != '\0')
+        cmocka_set_test_filter(filter);
     nfds_before = list_fds(fds_before);
 }
 
