@@ -626,14 +626,13 @@ static void load_refuses_a_negative_settle_ms(void **state)
                         "tool 't': 'settle_ms' must be an integer from 0 to 3600000");
 }
 
-/* registry.h: "vfs" is not available yet: JPT_ERR_UNSUPPORTED. */
 /* registry.h, "VFS tools": a vfs definition's own keys are checked as a
  * stdio tool's, and its sandbox is its policy's configuration. */
 static void load_checks_a_vfs_definition(void **state)
 {
     (void)state;
     assert_load_refused(js("{'tools':[{'name':'t','runtime':'vfs'}]}"), JPT_ERR_INVALID,
-                        "tool 't': 'command' is required for a stdio tool");
+                        "tool 't': 'command' is required for a vfs tool");
     assert_load_refused(js("{'tools':[{'name':'t','runtime':'vfs','command':['x'],"
                            "'pty':true}]}"),
                         JPT_ERR_INVALID,

@@ -21,6 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jptool/vfs_tool.h>
+
 #include "registry-util.h"
 #include "test-util.h"
 
@@ -284,6 +286,11 @@ static void a_hard_link_to_an_outside_file_is_refused(void **state)
                       NULL);
     assert_null(strstr(end, "OUTSIDE"));
     assert_end_contains(end, "fs.read err -32001 ");
+    /* ...unless the policy allows hard links: then the standalone host
+     * opens its root with them allowed (it used to ignore the setting). */
+    assert_end(probe("{'filesystem':{'hardlinks':'allow'}}",
+                     "{'ops':[{'method':'fs.read','params':{'path':'linked.txt'}}]}", NULL),
+               "ok: fs.read ok {\"content\":\"OUTSIDE\\n\",\"size\":8}");
     unlink(to);
 }
 
@@ -435,10 +442,42 @@ static void a_denied_ask_tells_the_tool_why(void **state)
 static void without_a_handler_an_ask_is_denied_saying_so(void **state)
 {
     (void)state;
-    assert_end_contains(probe(NULL, "{'ops':[{'method':'fs.write','params':{'path':'n.txt',"
-                                    "'content':'a'}}]}",
-                              NULL),
-                        "no one could be asked (the host has no policy handler)");
+    assert_end(probe(NULL, "{'ops':[{'method':'fs.write','params':{'path':'n.txt',"
+                           "'content':'a'}}]}",
+                     NULL),
+               "ok: fs.write err -32001 fs.write 'n.txt': needs approval: not covered by the "
+               "policy (the workspace is read-only: filesystem.writable is false); no one could "
+               "be asked (the host has no policy handler), so it is denied");
+}
+
+/* The `pending` notification names the request as every other message to
+ * the tool does. */
+static void pending_names_the_request(void **state)
+{
+    (void)state;
+    asked a = {.decision = JPT_DECISION_ALLOW};
+    assert_end(probe(NULL, "{'show_pending':true,'ops':[{'method':'fs.write','params':"
+                           "{'path':'n.txt','content':'a'}}]}",
+                     &a),
+               "ok: pending fs.write 'n.txt': needs approval: not covered by the policy (the "
+               "workspace is read-only: filesystem.writable is false)\nfs.write ok {}");
+}
+
+/* fs.rename asks about each of its paths; allowing each once lets it
+ * through (it used to ask for the first path again, forever). */
+static void a_rename_allowed_once_asks_for_each_path_once(void **state)
+{
+    (void)state;
+    asked a = {.decision = JPT_DECISION_ALLOW};
+    assert_end(probe(NULL, "{'ops':[{'method':'fs.rename','params':{'from':'hello.txt',"
+                           "'to':'moved.txt'}}]}",
+                     &a),
+               "ok: fs.rename ok {}");
+    assert_int_equal(a.count, 2);
+    char moved[512], back[512];
+    snprintf(moved, sizeof(moved), "%s/moved.txt", root);
+    snprintf(back, sizeof(back), "%s/hello.txt", root);
+    assert_int_equal(rename(moved, back), 0);
 }
 
 /* The handler may answer at any later time, from outside dispatch; the
@@ -683,6 +722,106 @@ static void a_stateful_vfs_tool_takes_apply_and_await(void **state)
     jpt_registry_free(r);
 }
 
+/* common.h's NULL rule over vfs.h and vfs_tool.h: statuses (and status-like
+ * ints) JPT_ERR_INVALID, yes/no and counts 0, pointers NULL, messages "",
+ * frees and setters nothing. */
+static void every_vfs_function_takes_null_by_the_one_rule(void **state)
+{
+    (void)state;
+    char *text = NULL, *data = NULL;
+    size_t len = 0;
+    int v = 0;
+    uint64_t size = 0, id = 0;
+    jpt_files *f = NULL;
+    jpt_files_entry *entries = NULL;
+    jpt_policy *p = NULL;
+    jpt_vfs_host *h = NULL;
+    jpt_vfs_tool *t = NULL;
+    jpt_state *st = NULL;
+    jpt_vfs_grep_query q = {.size = sizeof(q), .pattern = "x"};
+    const char *argv[] = {"x", NULL};
+
+    assert_int_equal(jpt_files_open_dir(NULL, 0, &f), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_new_memory(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_new(NULL, NULL, &f), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_request_reply(NULL, "{}"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_request_fail(NULL, JPT_ERR_IO, "x"), JPT_ERR_INVALID);
+    jpt_files_free(NULL);
+    assert_string_equal(jpt_files_errmsg(NULL), "");
+    assert_int_equal(jpt_files_read(NULL, "a", 0, &data, &len, &v), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_write(NULL, "a", "", 0), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_exists(NULL, "a", &v), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_metadata(NULL, "a", &v, &size), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_list_dir(NULL, "a", &entries, &len), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_delete(NULL, "a"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_rename(NULL, "a", "b"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_grep(NULL, "{}", &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_files_call(NULL, "fs.read", "{}", &text), JPT_ERR_INVALID);
+
+    assert_int_equal(jpt_policy_new(NULL, NULL), JPT_ERR_INVALID);
+    jpt_policy_free(NULL);
+    assert_string_equal(jpt_policy_errmsg(NULL), "");
+    assert_int_equal(jpt_policy_check(NULL, JPT_ACCESS_READ, "a", &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_policy_hardlinks_allowed(NULL), 0);
+    assert_int_equal(jpt_policy_normalize_path(NULL, &text), JPT_ERR_INVALID);
+    assert_null(jpt_policy_request_tool(NULL));
+    assert_null(jpt_policy_request_method(NULL));
+    assert_null(jpt_policy_request_path(NULL));
+    assert_int_equal(jpt_policy_request_access(NULL), JPT_ERR_INVALID);
+    assert_null(jpt_policy_request_reason(NULL));
+    assert_null(jpt_policy_request_id(NULL));
+    assert_int_equal(jpt_policy_request_answer(NULL, JPT_DECISION_ALLOW, NULL), JPT_ERR_INVALID);
+
+    assert_int_equal(jpt_vfs_host_new(NULL, NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_spawn(NULL, argv, "{}"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_attach(NULL, 0, 1, "{}"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_get_fd(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_get_timeout(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_dispatch(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_run(NULL, 0), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_apply(NULL, "{}"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_cancel(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_state(NULL, &st), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_done(NULL), 0);
+    jpt_vfs_host_set_policy_handler(NULL, on_ask, NULL);
+    assert_string_equal(jpt_vfs_host_errmsg(NULL), "");
+    jpt_vfs_host_free(NULL);
+
+    assert_int_equal(jpt_vfs_tool_connect(NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_connect_fds(0, 1, NULL, NULL), JPT_ERR_INVALID);
+    jpt_vfs_tool_free(NULL);
+    assert_string_equal(jpt_vfs_tool_errmsg(NULL), "");
+    assert_int_equal(jpt_vfs_tool_error_code(NULL), 0); /* a JSON-RPC code: none */
+    assert_null(jpt_vfs_tool_name(NULL));
+    assert_null(jpt_vfs_tool_arguments(NULL));
+    assert_null(jpt_vfs_tool_answers(NULL));
+    assert_null(jpt_vfs_tool_options(NULL));
+    assert_null(jpt_vfs_tool_protocol_version(NULL));
+    assert_int_equal(jpt_vfs_tool_read(NULL, "a", &data, &len), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_write(NULL, "a", "", 0), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_exists(NULL, "a", &v), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_list_dir(NULL, "a", &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_metadata(NULL, "a", &v, &size), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_delete(NULL, "a"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_rename(NULL, "a", "b"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_grep(NULL, &q, &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_call(NULL, "fs.read", "{}", &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_submit(NULL, "fs.read", "{}", &id), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_submit_read(NULL, "a", &id), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_submit_write(NULL, "a", "", 0, &id), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_collect(NULL, 1, &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_collect_read(NULL, 1, &data, &len), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_state(NULL, "{}"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_next_input(NULL, &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_cancelled(NULL), 0);
+    assert_int_equal(jpt_vfs_tool_result(NULL, "[]"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_result_text(NULL, "x"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_tool_error(NULL, "x", NULL, 0, 0), JPT_ERR_INVALID);
+    (void)p;
+    (void)h;
+    (void)t;
+}
+
 int main(void)
 {
     tu_install_counting_allocator();
@@ -698,6 +837,8 @@ int main(void)
         cmocka_unit_test(allow_always_asks_once_per_path),
         cmocka_unit_test(a_denied_ask_tells_the_tool_why),
         cmocka_unit_test(without_a_handler_an_ask_is_denied_saying_so),
+        cmocka_unit_test(pending_names_the_request),
+        cmocka_unit_test(a_rename_allowed_once_asks_for_each_path_once),
         cmocka_unit_test(an_ask_answered_later_goes_on),
         cmocka_unit_test(an_ask_outliving_its_tool_is_cancelled),
         cmocka_unit_test(ten_thousand_pipelined_requests_are_all_answered),
@@ -711,6 +852,7 @@ int main(void)
         cmocka_unit_test(cancel_kills_a_tool_that_ignores_it),
         cmocka_unit_test(a_tool_started_by_the_application_is_served_on_its_fds),
         cmocka_unit_test(host_misuse_is_refused_with_a_message),
+        cmocka_unit_test(every_vfs_function_takes_null_by_the_one_rule),
         cmocka_unit_test(a_one_shot_vfs_call_runs_through_the_registry),
         cmocka_unit_test(a_stateful_vfs_tool_takes_apply_and_await),
     };

@@ -243,14 +243,16 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
 
 /* Loads tool definitions from JSON: {"tools": [definition, …]}. A
  * definition is an object with these keys (only `name` and, for stdio
- * tools, `command` are required; any other key is an error):
+ * and vfs tools, `command` are required; any other key is an error):
  *
  *   name             [A-Za-z0-9_-]{1,64}, unique (unless JPT_LOAD_REPLACE);
  *                    "await" is reserved for the await tool
  *   description      string
  *   parameters       JSON Schema of the arguments (default: any object)
- *   runtime          "stdio" (default) or "builtin" (jpt_registry_add_builtin);
- *                    "vfs" is not available yet
+ *   runtime          "stdio" (default), "builtin" (jpt_registry_add_builtin)
+ *                    or "vfs" (a D11 tool: see "VFS tools" below, which
+ *                    lists its own keys: sandbox, files,
+ *                    request_timeout_ms; pty and stdin do not apply)
  *   command          argv array of strings; each element may hold
  *                    {{tool}}      {"name","arguments","answers","options"} JSON
  *                    {{context}}   {"action","root"} JSON
@@ -284,14 +286,16 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    "abort"}, "stateful": as the top-level key} (see
  *                    jpt_registry_take_notifications and
  *                    jpt_registry_end_turn)
- *   sandbox          refused with JPT_ERR_UNSUPPORTED: this version does not
- *                    confine tools, and never accepts a security setting it
- *                    would ignore
+ *   sandbox          for a vfs tool, its access policy (D11; vfs.h,
+ *                    jpt_policy_new); for stdio and builtin tools refused
+ *                    with JPT_ERR_UNSUPPORTED: this version does not
+ *                    confine their processes, and never accepts a security
+ *                    setting it would ignore
  *
  * All definitions are checked before any is added: on error nothing changes
  * and jpt_registry_errmsg() names the tool and the field. Errors:
  * JPT_ERR_INVALID, JPT_ERR_EXISTS (a tool of that name exists),
- * JPT_ERR_UNSUPPORTED (runtime "vfs", or "sandbox"), JPT_ERR_NOMEM. */
+ * JPT_ERR_UNSUPPORTED ("sandbox" on a stdio or builtin tool), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_load_tools(jpt_registry *r, const char *config_json,
                                        unsigned flags);
 

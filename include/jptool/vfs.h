@@ -531,10 +531,14 @@ typedef struct jpt_vfs_host_options {
     unsigned max_violations;    /* protocol violations tolerated; 0: 16 */
 } jpt_vfs_host_options;
 
-/* Creates a host. `opts` may be NULL (every default). Errors:
- * JPT_ERR_INVALID (a bad option; a sandbox the policy refuses: the message,
- * which names the key, is logged, as there is no host to ask), JPT_ERR_IO
- * (the loop's fds; the root cannot be opened), JPT_ERR_NOMEM. */
+/* Creates a host. `opts` may be NULL (every default). The root directory
+ * is opened with JPT_FILES_ALLOW_HARDLINKS when the sandbox says
+ * "filesystem": {"hardlinks": "allow"}; `files` given by the application
+ * keeps the flags it was opened with. Errors: JPT_ERR_INVALID (a bad
+ * option; a sandbox the policy refuses: the message, which names the key,
+ * is logged, as there is no host to ask), JPT_ERR_NOT_FOUND (no root
+ * directory), JPT_ERR_IO (the loop's fds; the root cannot be opened),
+ * JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host **out);
 
 /* Starts the tool: `argv` (argv[0] looked up in PATH unless it has a '/')

@@ -131,7 +131,7 @@ JPT_EXPORT const char *jpt_vfs_tool_errmsg(const jpt_vfs_tool *t);
 
 /* The JSON-RPC error code (JPT_VFS_E_*) of the last failed call when the
  * host answered it with an error; 0 when the last call succeeded or failed
- * on this side. */
+ * on this side, and for a NULL `t` (there was no answer from a host). */
 JPT_EXPORT int jpt_vfs_tool_error_code(const jpt_vfs_tool *t);
 
 /* ---- The initial context (D11 "Initial context") ----------------------

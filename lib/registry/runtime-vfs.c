@@ -179,6 +179,8 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
                                     "are the protocol's",
                             not_here[i]),
                    JPT_ERR_INVALID;
+    if (json_object_get(def, "command") == NULL)
+        return snprintf(why, n, "'command' is required for a vfs tool"), JPT_ERR_INVALID;
     if ((rc = jpt__command_take(t, def, why, n)) < 0)
         return rc;
     vfs_def *d = jpt__calloc(1, sizeof(*d));

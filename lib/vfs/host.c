@@ -102,16 +102,19 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
     h->limits.max_violations = o.max_violations;
     if ((rc = jpt__loop_new(&h->loop)) < 0)
         goto fail;
-    if (o.files != NULL)
-        h->files = jpt__files_ref(o.files);
-    else if ((rc = jpt_files_open_dir(o.root != NULL ? o.root : ".", 0, &h->files)) < 0) {
-        jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: cannot open the root: %s",
-                 jpt_strerror(rc));
-        goto fail;
-    }
     if ((rc = jpt_policy_new(o.sandbox_json, &h->policy)) < 0) {
         jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: the sandbox: %s",
                  h->policy != NULL ? jpt_policy_errmsg(h->policy) : jpt_strerror(rc));
+        goto fail;
+    }
+    /* The policy's "hardlinks": "allow" is the directory's flag; a backend
+     * the application opened keeps the flags it was opened with. */
+    unsigned flags = jpt_policy_hardlinks_allowed(h->policy) == 1 ? JPT_FILES_ALLOW_HARDLINKS : 0;
+    if (o.files != NULL)
+        h->files = jpt__files_ref(o.files);
+    else if ((rc = jpt_files_open_dir(o.root != NULL ? o.root : ".", flags, &h->files)) < 0) {
+        jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: cannot open the root '%s': %s",
+                 o.root != NULL ? o.root : ".", jpt_strerror(rc));
         goto fail;
     }
     *out = h;

@@ -42,6 +42,13 @@ struct jpt_policy_request {
     jpt_policy_request *next, *prev; /* the session's decided ones */
 };
 
+/* An (access, resolved path) pair the prompt allowed. */
+typedef struct allowed {
+    int access;
+    char *path;
+    struct allowed *next;
+} allowed;
+
 /* One fs.* request being served. */
 struct vfs_req {
     jpt__vfs_session *s;
@@ -54,17 +61,11 @@ struct vfs_req {
     /* the guard's ask, while the request waits on the prompt */
     int ask_access;
     char *ask_path, *ask_reason;
-    /* allowed by the prompt for this request */
-    int once_access;
-    char *once_path;
+    /* allowed by the prompt for this request: a list, for fs.rename asks
+     * about both of its paths and must not ask again for the first */
+    allowed *once;
     vfs_req *next, *prev;
 };
-
-typedef struct allowed {
-    int access;
-    char *path;
-    struct allowed *next;
-} allowed;
 
 struct jpt__vfs_session {
     jpt__loop *loop;
@@ -180,15 +181,42 @@ static int access_of(const vfs_req *r, int files_access)
     return r->method == JPT__VFS_FS_LIST_DIR ? JPT_ACCESS_LIST : JPT_ACCESS_READ;
 }
 
-static bool is_allowed(const jpt__vfs_session *s, const vfs_req *r, int access,
-                       const char *path)
+static bool in_list(const allowed *a, int access, const char *path)
 {
-    if (r->once_path != NULL && r->once_access == access && strcmp(r->once_path, path) == 0)
-        return true;
-    for (const allowed *a = s->allowed; a != NULL; a = a->next)
+    for (; a != NULL; a = a->next)
         if (a->access == access && strcmp(a->path, path) == 0)
             return true;
     return false;
+}
+
+static bool is_allowed(const jpt__vfs_session *s, const vfs_req *r, int access,
+                       const char *path)
+{
+    return in_list(r->once, access, path) || in_list(s->allowed, access, path);
+}
+
+/* Puts (access, path) in front of *list, taking `path`; false without memory. */
+static bool allow(allowed **list, int access, char *path)
+{
+    allowed *a = jpt__calloc(1, sizeof(*a));
+
+    if (a == NULL)
+        return false;
+    a->access = access;
+    a->path = path;
+    a->next = *list;
+    *list = a;
+    return true;
+}
+
+static void allowed_free(allowed **list)
+{
+    while (*list != NULL) {
+        allowed *a = *list;
+        *list = a->next;
+        jpt__free(a->path);
+        jpt__free(a);
+    }
 }
 
 /* The files room's guard: the policy's verdict on what the request
@@ -237,7 +265,7 @@ static void req_free(vfs_req *r)
     json_decref(r->params);
     jpt__free(r->ask_path);
     jpt__free(r->ask_reason);
-    jpt__free(r->once_path);
+    allowed_free(&r->once);
     jpt__vfs_session *s = r->s;
     jpt__free(r);
     /* An answer went out: the tool owes the next message. */
@@ -425,8 +453,9 @@ static void ask_prompt(vfs_req *r)
         r->asking = NULL;
         policy_request_free(pr);
         jpt__buf text = JPT__BUF_INIT;
-        int rc = jpt__buf_printf(&text, "%s; no one could be asked (the host has no policy "
-                                        "handler), so it is denied",
+        int rc = jpt__buf_printf(&text, "%s '%s': %s; no one could be asked (the host has no "
+                                        "policy handler), so it is denied",
+                                 jpt__vfs_method_name(r->method), shown,
                                  reason != NULL ? reason : "the access policy asks the host");
         req_error(r, JPT_VFS_E_ACCESS_DENIED, rc == JPT_OK ? text.data : "denied");
         jpt__buf_free(&text);
@@ -435,9 +464,15 @@ static void ask_prompt(vfs_req *r)
     /* The tool may extend its own timeout (D11 "Inquiry prompt blocking"):
      * sent now even when the handler decided at once, which takes effect
      * from the loop. */
-    if (r->asking != NULL && jpt__vfs_call_pending(r->call, r->asking->reason) < 0)
-        jpt__log(JPT_LOG_WARNING, "VFS tool '%s': out of memory telling it a request waits",
-                 s->tool_name);
+    if (r->asking != NULL) {
+        /* Worded like every message the tool gets: the request first. */
+        jpt__buf text = JPT__BUF_INIT;
+        if (jpt__buf_printf(&text, "%s '%s': %s", pr->method, pr->path, pr->reason) < 0 ||
+            jpt__vfs_call_pending(r->call, text.data) < 0)
+            jpt__log(JPT_LOG_WARNING, "VFS tool '%s': out of memory telling it a request waits",
+                     s->tool_name);
+        jpt__buf_free(&text);
+    }
     if (!s->in_feed)
         flush_output(s);
 }
@@ -457,18 +492,14 @@ static void apply_decision(jpt__vfs_session *s, jpt_policy_request *pr)
         req_error(r, JPT_VFS_E_ACCESS_DENIED, rc == JPT_OK ? text.data : "denied by the host");
         jpt__buf_free(&text);
     } else {
+        /* Without memory to remember it, the request is asked again. */
         if (pr->decision == JPT_DECISION_ALLOW_ALWAYS) {
-            allowed *a = jpt__calloc(1, sizeof(*a));
-            if (a != NULL && (a->path = jpt__strdup(r->ask_path)) != NULL) {
-                a->access = r->ask_access;
-                a->next = s->allowed;
-                s->allowed = a;
-            } else
-                jpt__free(a);
+            char *path = jpt__strdup(r->ask_path);
+            if (path != NULL && !allow(&s->allowed, r->ask_access, path))
+                jpt__free(path);
         }
-        jpt__free(r->once_path);
-        r->once_path = r->ask_path;
-        r->once_access = r->ask_access;
+        if (!allow(&r->once, r->ask_access, r->ask_path))
+            jpt__free(r->ask_path);
         r->ask_path = NULL;
         jpt__free(r->ask_reason);
         r->ask_reason = NULL;
@@ -1041,12 +1072,7 @@ void jpt__vfs_session_free(jpt__vfs_session *s)
         jpt__loop_watch_stop(s->loop, &s->wwatch);
         close(s->wfd);
     }
-    while (s->allowed != NULL) {
-        allowed *a = s->allowed;
-        s->allowed = a->next;
-        jpt__free(a->path);
-        jpt__free(a);
-    }
+    allowed_free(&s->allowed);
     jpt__vfs_engine_free(s->engine);
     jpt__files_unref(s->files);
     jpt__capture_free(&s->err_tail);

@@ -297,7 +297,7 @@ JPT_EXPORT void jpt_vfs_tool_free(jpt_vfs_tool *t)
 
 JPT_EXPORT const char *jpt_vfs_tool_errmsg(const jpt_vfs_tool *t)
 {
-    return t != NULL ? t->err.text : "no tool";
+    return t != NULL ? t->err.text : "";
 }
 
 JPT_EXPORT int jpt_vfs_tool_error_code(const jpt_vfs_tool *t)

@@ -22,13 +22,16 @@
  *                          result: "exists ok ..."
  *   {"no_read": N}         N requests written without ever reading stdin,
  *                          then it waits to be stopped
- *   {"unterminated": true} ends with a line without its newline */
+ *   {"unterminated": true} ends with a line without its newline
+ * and with any mode, {"show_pending": true} adds "pending <reason>" for
+ * each `pending` notification, before the line of its request. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,12 +270,26 @@ static void mode_long_line(json_int_t n)
     exit(0);
 }
 
+/* {"show_pending": true}: each `pending` the host sends is a line too. */
+static bool show_pending;
+
+static void on_pending(uint64_t request_id, const char *reason, void *ud)
+{
+    (void)request_id;
+    (void)ud;
+    if (show_pending)
+        say("pending %s", reason);
+}
+
 int main(void)
 {
-    if (jpt_vfs_tool_connect(&t) != JPT_OK)
+    jpt_vfs_connect_options opts = {.size = sizeof(opts), .on_pending = on_pending};
+    if (jpt_vfs_tool_connect_fds(0, 1, &opts, &t) != JPT_OK)
         die("connect");
     json_t *args = json_loads(jpt_vfs_tool_arguments(t), 0, NULL);
     const json_t *v;
+
+    show_pending = json_object_get(args, "show_pending") != NULL;
 
     if ((v = json_object_get(args, "ops")) != NULL)
         mode_ops(v);
