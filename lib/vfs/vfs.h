@@ -389,6 +389,9 @@ typedef struct jpt__vfs_session_ops {
      * has none (the request is then denied, saying no one could be
      * asked). NULL: no handler ever. */
     bool (*ask)(void *ud, jpt_policy_request *req);
+    /* Bytes of the tool's stderr as they are read (its stdout is the
+     * protocol's). May be NULL. */
+    void (*stderr_bytes)(void *ud, const char *p, size_t n);
     void *ud;
 } jpt__vfs_session_ops;
 
