@@ -703,6 +703,29 @@ static void a_one_shot_vfs_call_runs_through_the_registry(void **state)
     jpt_registry_free(r);
 }
 
+static void on_output(const jpt_output *o, void *ud)
+{
+    char *buf = ud;
+    size_t have = strlen(buf);
+
+    assert_int_equal(o->stream, JPT_STREAM_STDERR); /* stdout is the protocol's */
+    snprintf(buf + have, 128 - have, "%s:%.*s", o->id, (int)o->len, o->data);
+}
+
+/* The registry's output handler gets a vfs tool's stderr as it comes. */
+static void the_output_handler_gets_a_vfs_tools_stderr(void **state)
+{
+    (void)state;
+    char seen[128] = "";
+    jpt_registry *r = vfs_registry();
+    jpt_registry_set_output_handler(r, on_output, seen);
+    json_t *res = ru_run_js(r, "[{'id':'c1','name':'probe','arguments':{'exit':3,"
+                               "'stderr':'it broke'}}]");
+    assert_true(ru_is_error(res, 0));
+    assert_string_equal(seen, "c1:it broke");
+    jpt_registry_free(r);
+}
+
 static void a_stateful_vfs_tool_takes_apply_and_await(void **state)
 {
     (void)state;
@@ -855,6 +878,7 @@ int main(void)
         cmocka_unit_test(every_vfs_function_takes_null_by_the_one_rule),
         cmocka_unit_test(a_one_shot_vfs_call_runs_through_the_registry),
         cmocka_unit_test(a_stateful_vfs_tool_takes_apply_and_await),
+        cmocka_unit_test(the_output_handler_gets_a_vfs_tools_stderr),
     };
     return tu_hygiene_end(
         (tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
