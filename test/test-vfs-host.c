@@ -726,6 +726,28 @@ static void the_output_handler_gets_a_vfs_tools_stderr(void **state)
     jpt_registry_free(r);
 }
 
+static void answer_yes(jpt_inquiry *q, void *ud)
+{
+    int *count = ud;
+
+    (*count)++;
+    assert_int_equal(jpt_inquiry_answer(q, "true"), JPT_OK);
+}
+
+/* A one-shot vfs tool's question goes to the inquiry handler, and the tool
+ * runs again with the answer (RFD 009), as a stdio tool's does. */
+static void a_one_shot_vfs_question_is_answered_and_the_tool_reruns(void **state)
+{
+    (void)state;
+    int count = 0;
+    jpt_registry *r = vfs_registry();
+    jpt_registry_set_inquiry_handler(r, answer_yes, &count);
+    json_t *res = ru_run_js(r, "[{'id':'c1','name':'probe','arguments':{'ask':true}}]");
+    ru_assert_text(res, 0, "c1", "answered true", false);
+    assert_int_equal(count, 1);
+    jpt_registry_free(r);
+}
+
 static void a_stateful_vfs_tool_takes_apply_and_await(void **state)
 {
     (void)state;
@@ -878,6 +900,7 @@ int main(void)
         cmocka_unit_test(every_vfs_function_takes_null_by_the_one_rule),
         cmocka_unit_test(a_one_shot_vfs_call_runs_through_the_registry),
         cmocka_unit_test(a_stateful_vfs_tool_takes_apply_and_await),
+        cmocka_unit_test(a_one_shot_vfs_question_is_answered_and_the_tool_reruns),
         cmocka_unit_test(the_output_handler_gets_a_vfs_tools_stderr),
     };
     return tu_hygiene_end(

@@ -23,6 +23,9 @@
  *   {"no_read": N}         N requests written without ever reading stdin,
  *                          then it waits to be stopped
  *   {"unterminated": true} ends with a line without its newline
+ *   {"ask": true}          a one-shot question: without an answer to "go",
+ *                          a result holding a question block; with one,
+ *                          "answered <answer JSON>"
  * and with any mode, {"show_pending": true} adds "pending <reason>" for
  * each `pending` notification, before the line of its request. */
 #define _GNU_SOURCE
@@ -293,6 +296,22 @@ int main(void)
 
     if ((v = json_object_get(args, "ops")) != NULL)
         mode_ops(v);
+    else if (json_object_get(args, "ask") != NULL) {
+        json_t *answers = json_loads(jpt_vfs_tool_answers(t), 0, NULL);
+        const json_t *go = json_object_get(answers, "go");
+        if (go == NULL) {
+            if (jpt_vfs_tool_result(t, "[{\"type\":\"question\",\"question\":{\"id\":\"go\","
+                                       "\"text\":\"Go?\",\"schema\":{\"type\":\"boolean\"}}}]") !=
+                JPT_OK)
+                die("result");
+        } else {
+            char *text = json_dumps(go, JSON_ENCODE_ANY);
+            say("answered %s", text);
+            free(text);
+            finish();
+        }
+        json_decref(answers);
+    }
     else if ((v = json_object_get(args, "repeat")) != NULL)
         mode_repeat(v);
     else if ((v = json_object_get(args, "pipeline")) != NULL)
