@@ -317,7 +317,7 @@ static void grep_files_prints_as_ripgrep_does(void **state)
                 "2 matching lines in 2 files");
     expect_text(r, "grep_files", "{'pattern':'help.r(','fixed_strings':true}",
                 "No matches for 'help.r('.");
-    expect_text(r, "grep_files", "{'pattern':'zebra','paths':['src','docs']}",
+    expect_text(r, "grep_files", "{'pattern':'zebra','paths':['./src/','docs']}",
                 "No matches for 'zebra' in 'src', 'docs'.");
     expect_text(r, "grep_files", "{'pattern':'e','paths':['hello.txt'],'max_matches':1}",
                 "hello.txt:1:one\n\n1 matching line in 1 file (the search stopped at "

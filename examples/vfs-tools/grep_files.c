@@ -38,7 +38,10 @@ int main(void)
     char *result = NULL;
 
     q.pattern = vt_arg_string(t, args, "pattern", true, true);
-    q.paths = vt_arg_strings(t, args, "paths", &q.npaths);
+    const char **paths = vt_arg_strings(t, args, "paths", &q.npaths);
+    for (size_t i = 0; i < q.npaths; i++)
+        paths[i] = vt_normal_path(t, "paths", paths[i]); /* the host takes no "a//b" */
+    q.paths = paths;
     q.extensions = vt_arg_strings(t, args, "extensions", &q.nextensions);
     q.context = (unsigned)vt_arg_uint(t, args, "context", 0, 0, 100);
     q.case_insensitive = vt_arg_bool(t, args, "case_insensitive", false);
