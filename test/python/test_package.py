@@ -234,10 +234,10 @@ class MesonInstallTest(unittest.TestCase):
             self.assertEqual(len(inits), 1, inits)
             package = os.path.dirname(inits[0])
             self.assertEqual(sorted(os.listdir(package)),
-                             ["__init__.py", "aio.py", "py.typed"])
+                             ["__init__.py", "aio.py", "py.typed", "vfs_tool.py"])
             # Nothing else: the library and headers have tags of their own.
             installed = [os.path.join(d, f) for d, _, files in os.walk(dest) for f in files]
-            self.assertEqual(len(installed), 3, installed)
+            self.assertEqual(len(installed), 4, installed)
             rc, out, err = run([sys.executable, "-c", SHOW],
                                clean_env(PYTHONPATH=os.path.dirname(package),
                                          JPTOOL_LIBRARY=LIBRARY))
