@@ -404,10 +404,13 @@ class VfsTool:
             self._fail(_LIMIT, f"line {self._line_number + 1} from the host is longer than "
                                f"the limit of {self._max_message} bytes")
 
-    def _take_lines(self) -> None:
-        """Handles the lines read, one at a time: an on_pending callback
-        that raises leaves the rest for the next call."""
-        while self._lines and self._failure is None:
+    def _take_lines(self, ready: Callable[[], bool]) -> None:
+        """Handles the lines read, in order, until ``ready()``: the rest
+        wait for the next blocking call, so the host's messages are taken
+        in their order relative to the tool's own calls (as the C SDK reads
+        only while it waits). An on_pending callback that raises leaves
+        them for the next call too."""
+        while self._lines and self._failure is None and not ready():
             line = self._lines.popleft()
             if line.strip(b" \t\r"):
                 self._take_message(line)
@@ -417,7 +420,7 @@ class VfsTool:
         awaited for the message when the host closes the tool's stdin
         first."""
         while True:
-            self._take_lines()
+            self._take_lines(ready)
             self._write_some()
             if ready():
                 return
