@@ -60,6 +60,17 @@ def make_tree(root):
             f.write(text)
 
 
+def open_fds():
+    """This process's open fds, by number and what they are."""
+    out = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            out[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            pass  # the directory's own fd, closed meanwhile
+    return out
+
+
 def drive_until(host, ready, timeout_ms=WAIT_MS):
     """Drives a VfsHost from a selectors loop, as a host's own loop would,
     until ready() (or fails the test when it takes past timeout_ms)."""
@@ -84,12 +95,13 @@ class WorkspaceTestCase(unittest.TestCase):
         self.root = os.path.realpath(self.tmp.name)
         make_tree(self.root)
         # The first cleanup runs last: after every host and registry closed.
-        self.addCleanup(self.no_child_left)
+        self.addCleanup(self.nothing_left, open_fds())
 
-    def no_child_left(self):
+    def nothing_left(self, fds_before):
         gc.collect()
         self.tmp.cleanup()
         self.assertEqual(children_in_proc(), [])
+        self.assertEqual(open_fds(), fds_before)
 
     def path(self, rel):
         return os.path.join(self.root, rel)
@@ -886,10 +898,14 @@ class AsyncVfsTest(unittest.IsolatedAsyncioTestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.root = os.path.realpath(self.tmp.name)
         make_tree(self.root)
+        self.fds = open_fds()
 
     async def asyncTearDown(self):
+        gc.collect()
         self.tmp.cleanup()
         self.assertEqual(children_in_proc(), [])
+        # The loop's own fds (its selector, its self-pipe) were open already.
+        self.assertEqual(open_fds(), self.fds)
 
     def registry(self):
         r = AsyncRegistry(root=self.root, kill_grace_ms=300, settle_ms=100)
@@ -1020,6 +1036,7 @@ class ScriptedHostTest(unittest.TestCase):
     tool's ids are 1, 2, … in order."""
 
     def setUp(self):
+        self.addCleanup(lambda before: self.assertEqual(open_fds(), before), open_fds())
         self.to_tool_r, self.to_tool_w = os.pipe()
         self.from_tool_r, self.from_tool_w = os.pipe()
         os.set_blocking(self.from_tool_r, False)

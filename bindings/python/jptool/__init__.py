@@ -1,9 +1,12 @@
-"""jptool from Python: a ctypes binding of libjptool's state and registry API.
+"""jptool from Python: a ctypes binding of libjptool's state, registry and VFS API.
 
 This package binds the C API of ``include/jptool/common.h``,
-``include/jptool/state.h`` and ``include/jptool/registry.h`` with nothing but
-the standard library (Python 3.9 or later); :mod:`jptool.aio` drives a
-registry from a running asyncio loop. It follows the library's own
+``include/jptool/state.h``, ``include/jptool/registry.h`` and
+``include/jptool/vfs.h`` with nothing but the standard library (Python 3.9
+or later); :mod:`jptool.aio` drives a registry or a VFS host from a running
+asyncio loop, and :mod:`jptool.vfs_tool` is the tool side of the VFS
+protocol in pure Python (what ``include/jptool/vfs_tool.h`` offers C). It
+follows the library's own
 rules: JSON crosses the boundary as text (this module serialises Python
 objects with ``json.dumps`` and parses what comes back with ``json.loads``),
 objects are opaque (a :class:`State` wraps a ``jpt_state *``, a
@@ -55,11 +58,22 @@ back on another place, which could hold another version); the ImportError
 lists each place, in order, with what it gave. :data:`library_path` says
 which was loaded.
 
-The access policy (vfs.h, D11): :class:`Policy` is a VFS tool's policy built
+VFS tools (vfs.h, D11): a VFS tool is a process that touches files only
+through JSON-RPC requests to its host, each checked against an access
+policy. :class:`Files` is a ProjectFiles backend (a directory confined
+beneath its root, memory, or methods a Python handler serves as
+:class:`FilesRequest` objects). :class:`Policy` is a tool's policy built
 from its ``sandbox`` section; :meth:`Policy.check` gives a request's verdict
 (``JPT_VERDICT_ALLOW`` / ``_DENY`` / ``_ASK``) and the reason the tool is
 told; :func:`normalize_path` gives a requested path the form a check takes.
-The constants ``JPT_ACCESS_*`` and ``JPT_VERDICT_*`` are those of vfs.h.
+:class:`VfsHost` serves one tool from the host's own loop, without a
+registry; in a registry, ``"runtime": "vfs"`` definitions run the same
+engine, choosing a backend added with :meth:`Registry.add_files`. A request
+the policy asks about reaches the policy handler
+(:meth:`VfsHost.set_policy_handler`, :meth:`Registry.set_policy_handler`)
+as a :class:`PolicyRequest`, answered at once or later. vfs_tool.h's
+functions are not bound: a Python tool uses :mod:`jptool.vfs_tool`, which
+needs neither ctypes nor the library.
 
 Strings: Python ``str`` arguments are encoded as UTF-8 (with
 ``surrogateescape``, so text decoded by this module round-trips to the same
@@ -76,7 +90,7 @@ reference on :meth:`State.close`, at the end of a ``with`` block, or when it
 is garbage collected.
 
 Not bound: ``jpt_set_allocator``. Its prototype is declared (so every function
-of the two headers has its argument and result types), but no wrapper is
+of the headers has its argument and result types), but no wrapper is
 offered: an allocator written in Python would be called, with the GIL, for
 every allocation the library and jansson make, and it could only forward to
 the C library's malloc anyway. Python hosts use the default allocator.
@@ -96,7 +110,12 @@ the flags ``JPT_DIALECT_FLAT``, ``JPT_DIALECT_ONEOF`` and
 ``JPT_TARGET_USER`` and ``JPT_TARGET_ASSISTANT``; the turn-end flags
 ``JPT_TURN_KEEP`` and ``JPT_TURN_ABORT``; the registry flag
 ``JPT_REGISTRY_KEEP_SPOOL``; the containment modes ``JPT_CONTAIN_AUTO``,
-``JPT_CONTAIN_CGROUP``, ``JPT_CONTAIN_SUBREAPER``, ``JPT_CONTAIN_SESSION``.
+``JPT_CONTAIN_CGROUP``, ``JPT_CONTAIN_SUBREAPER``, ``JPT_CONTAIN_SESSION``;
+vfs.h's ``JPT_FILES_*`` (flags, kinds and limits), ``JPT_ACCESS_*``,
+``JPT_VERDICT_*``, ``JPT_DECISION_DENY``, ``JPT_DECISION_ALLOW``,
+``JPT_DECISION_ALLOW_ALWAYS``, ``JPT_VFS_PROTOCOL_VERSION``,
+``JPT_VFS_CONTENT_LIMIT``, ``JPT_VFS_ENVELOPE_LIMIT`` and the protocol's
+JSON-RPC error codes ``JPT_VFS_E_*``.
 
 Threading: as in C, a state is used from one thread at a time until it is
 shared (:meth:`State.ref`); :func:`set_log` is meant to be called once, before
@@ -104,7 +123,10 @@ anything else. A registry and everything it hands out are used from one
 thread at a time, which must outlive its handles (children die with the
 thread that spawned them); :meth:`Registry.wakeup` is the one method another
 thread may call. The blocking calls (:meth:`Registry.run`,
-:meth:`Registry.wait`) release the GIL while they poll.
+:meth:`Registry.wait`, :meth:`VfsHost.run`) release the GIL while they
+poll. A VFS host, its files backend and the policy and files requests it
+hands out are used from the host's thread (requests may be answered later,
+from that thread).
 """
 
 from __future__ import annotations

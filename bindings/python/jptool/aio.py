@@ -1,4 +1,4 @@
-"""jptool.aio: a jptool registry driven by the running asyncio loop.
+"""jptool.aio: a jptool registry or VFS host driven by the running asyncio loop.
 
 :class:`AsyncRegistry` wraps a :class:`jptool.Registry` and puts it on the
 loop the way registry.h asks a host's loop to: the registry's fd is watched
@@ -28,9 +28,24 @@ tools' callbacks (:meth:`AsyncRegistry.add_builtin`) are plain functions,
 as in :mod:`jptool`; :meth:`jptool.Handle.update` may be called later from
 a task.
 
-Exceptions: one raised by a callback (a builtin's, a plain inquiry
-handler's, a coroutine handler's, or an answer it returned that was
-refused) cannot cross the C library or the loop's callbacks. It is raised
+VFS tools' policy prompt: the handler given to
+:meth:`AsyncRegistry.set_policy_handler` or
+:meth:`AsyncVfsHost.set_policy_handler` may be a coroutine function too;
+what it returns is the decision (``JPT_DECISION_ALLOW``,
+``JPT_DECISION_ALLOW_ALWAYS``, ``JPT_DECISION_DENY``, True or False),
+unless it answered the :class:`jptool.PolicyRequest` itself. The tool waits
+meanwhile, told ``pending``. A handler that raises, returns None or
+something else, or is cancelled, denies the request.
+
+:class:`AsyncVfsHost` puts a standalone :class:`jptool.VfsHost` on the loop
+the same way: ``await host.wait()`` gives the tool's final state, ``await
+host.aclose()`` cancels a tool still running and frees the host without
+blocking the loop.
+
+Exceptions: one raised by a callback (a builtin's, a plain inquiry or
+policy handler's, a coroutine handler's, or an answer or decision it
+returned that was refused) cannot cross the C library or the loop's
+callbacks. It is raised
 by the first ``await`` on the registry that is under way or next begins
 (:meth:`AsyncRegistry.call`, :meth:`AsyncBatch.wait`,
 :meth:`AsyncBatch.results`, the events iterator; or
@@ -72,6 +87,19 @@ Example::
             results = await batch.results("openai")
 
     asyncio.run(main())
+
+A VFS tool with a policy prompt answered from a coroutine::
+
+    async def may_write(request):              # a jptool.PolicyRequest
+        return await ui.confirm(f"{request.tool}: {request.reason}")
+
+    async def edit():
+        async with jptool.aio.AsyncVfsHost(root="project") as host:
+            host.set_policy_handler(may_write)
+            host.spawn(["python3", "edit_tool.py"],
+                       {"name": "edit", "arguments": {"path": "src/main.c"}})
+            with await host.wait() as state:
+                print(state.render())
 """
 
 from __future__ import annotations
