@@ -273,7 +273,7 @@ class VfsHostTest(HostTestCase):
         self.assertIn("no tool is running", str(e.exception))
 
     def test_cancel_ends_a_tool_waiting_for_input(self):
-        h = self.host()
+        h = self.host(kill_grace_ms=WAIT_MS)  # it ends by itself, not by a signal
         h.spawn(probe_argv(), {"name": "keeper", "arguments": {"stateful": True}})
         drive_until(h, lambda: h.state() is not None)
         h.cancel()
@@ -436,6 +436,7 @@ class PolicyHandlerTest(HostTestCase):
         asked = []
 
         def handler(request):
+            self.assertIsInstance(request, PolicyRequest)
             asked.append((request.tool, request.method, request.path, request.access,
                           request.id, request.valid))
             self.assertIsInstance(request.reason, str)

@@ -925,6 +925,13 @@ def _json_arg(value: Any, raw: bool, what: str) -> bytes:
     return text.encode("ascii")
 
 
+def _take_json(p: ctypes.c_void_p) -> Any:
+    """Reads JSON text the caller owns, frees it, returns it parsed (None
+    for a NULL pointer)."""
+    text = _take_string(p)
+    return None if text is None else json.loads(text)
+
+
 def _take_string(p: ctypes.c_void_p) -> Optional[str]:
     """Reads a `char *` the caller owns, frees it, returns it as str."""
     if not p.value:
@@ -1602,7 +1609,7 @@ class Registry(_Closable):
         self._inquiry_fn: Optional[Callable[["Inquiry"], None]] = None
         self._inquiry_cb = None   # the one C trampoline, kept until close
         self._policy_fn: Optional[Callable[["PolicyRequest"], None]] = None
-        self._policy_cb = None    # the C policy callback, kept until close
+        self._policy_cb: Any = None  # the C policy callback, kept until close
         self._builtins: List[Any] = []  # ops structs and C callbacks
         self._batches: "weakref.WeakValueDictionary[int, Batch]" = \
             weakref.WeakValueDictionary()
@@ -2148,7 +2155,7 @@ class Registry(_Closable):
         keeps its C callback alive until it is closed."""
         p = self._p()
         if fn is None:
-            _lib.jpt_registry_set_policy_handler(p, _PolicyFn(), None)
+            _lib.jpt_registry_set_policy_handler(p, _PolicyFn(0), None)
             self._policy_fn = None
             return
         if not callable(fn):
@@ -2805,7 +2812,7 @@ class Files(_Closable):
                                  ctypes.byref(n), None)
         self._check(rc)
         try:
-            return ctypes.string_at(out.value, n.value)
+            return ctypes.string_at(out, n.value)
         finally:
             _lib.jpt_free(out)
 
@@ -2845,7 +2852,7 @@ class Files(_Closable):
                                             ctypes.byref(out), ctypes.byref(n)))
         try:
             entries = ctypes.cast(out, ctypes.POINTER(_FilesEntry))
-            return [{"path": _from_c(entries[i].name),
+            return [{"path": entries[i].name.decode("utf-8", "surrogateescape"),
                      "kind": _FILES_KINDS.get(entries[i].kind, "other")}
                     for i in range(n.value)]
         finally:
@@ -2877,9 +2884,9 @@ class Files(_Closable):
         out = ctypes.c_void_p()
         rc = _lib.jpt_files_grep(self._p(), _json_arg(params, False, "params"),
                                  ctypes.byref(out))
-        text = _take_string(out)
+        found = _take_json(out)
         self._check(rc)
-        return json.loads(text)
+        return found
 
     def call(self, method: _Text, params: Union[Dict[str, Any], _Text]) -> Dict[str, Any]:
         """Any D11 filesystem method by name (``jpt_files_call``), its params
@@ -2890,9 +2897,9 @@ class Files(_Closable):
         out = ctypes.c_void_p()
         rc = _lib.jpt_files_call(self._p(), _to_c(method, "method"),
                                  _json_arg(params, raw, "params"), ctypes.byref(out))
-        text = _take_string(out)
+        got = _take_json(out)
         self._check(rc)
-        return json.loads(text)
+        return got
 
 
 # ---- The policy prompt (vfs.h, "The policy prompt") ---------------------------------
@@ -3073,7 +3080,7 @@ class VfsHost(_Closable):
                  max_violations: Optional[int] = None):
         self._ptr = None
         self._policy_fn: Optional[Callable[[PolicyRequest], None]] = None
-        self._policy_cb = None
+        self._policy_cb: Any = None  # the C policy callback, kept until close
         self._pending: List[BaseException] = []
         self._depth = 0
         if files is not None and root is not None:
@@ -3167,7 +3174,7 @@ class VfsHost(_Closable):
     @property
     def errmsg(self) -> str:
         """The message of the last failed call, or "" (``jpt_vfs_host_errmsg``)."""
-        return _from_c(_lib.jpt_vfs_host_errmsg(self._p()))
+        return _from_c(_lib.jpt_vfs_host_errmsg(self._p())) or ""
 
     def _error(self, rc: int) -> JptError:
         return JptError(rc, _from_c(_lib.jpt_vfs_host_errmsg(self._ptr)) or None)
@@ -3283,7 +3290,7 @@ class VfsHost(_Closable):
         asked. The host keeps the C callback until it is closed."""
         p = self._p()
         if fn is None:
-            _lib.jpt_vfs_host_set_policy_handler(p, _PolicyFn(), None)
+            _lib.jpt_vfs_host_set_policy_handler(p, _PolicyFn(0), None)
             self._policy_fn = None
             return
         if not callable(fn):

@@ -110,8 +110,8 @@ import inspect
 import sys
 import traceback
 import weakref
-from typing import (Any, AsyncIterator, Awaitable, Callable, Deque, Dict, List,
-                    Optional, Set, Tuple, Union)
+from typing import (Any, AsyncIterator, Awaitable, Callable, Coroutine, Deque, Dict,
+                    List, Optional, Set, Tuple, Union)
 
 from . import (JPT_DECISION_ALLOW, JPT_DECISION_DENY, JPT_ERR_CANCELLED, JPT_ERR_STATE,
                Batch, Files, Handle, Inquiry, JptError, PolicyRequest, Registry, State,
@@ -273,10 +273,10 @@ class _LoopDriver:
             finally:
                 self._waiters.remove(w)
 
-    def _run_task(self, coro: Awaitable[None]) -> None:
+    def _run_task(self, coro: Coroutine[Any, Any, None]) -> None:
         """Runs a coroutine handler's task; the driver cancels those still
         running when it closes."""
-        task = self._loop.create_task(coro)  # type: ignore[arg-type]
+        task: "asyncio.Task[None]" = self._loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

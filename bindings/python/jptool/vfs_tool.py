@@ -481,11 +481,11 @@ class VfsTool:
                     self._replies[rid] = ("error", JPT_VFS_E_CANCELLED, "cancelled by the host")
             self._inputs.append(_CANCEL)
         elif method == "pending" and isinstance(params, dict):
-            rid = params.get("request_id")
+            told = params.get("request_id")
             reason = params.get("reason")
             if self._on_pending is not None:
-                self._on_pending(rid if isinstance(rid, int) and not isinstance(rid, bool)
-                                 and rid in self._replies else 0,
+                self._on_pending(told if isinstance(told, int) and not isinstance(told, bool)
+                                 and told in self._replies else 0,
                                  reason if isinstance(reason, str) else "")
         # Unknown notifications are ignored (D11 "Protocol versioning").
 
@@ -595,6 +595,7 @@ class VfsTool:
             raise VfsToolError(_NOT_FOUND, f"request {id} is not outstanding")
         self._pump(lambda: self._replies[id] is not _WAITING, f"answering request {id}")
         reply = self._replies.pop(id)
+        assert reply is not _WAITING  # what the pump waited for
         if reply[0] == "error":
             code, message = reply[1], reply[2]
             raise VfsToolError(_STATUS_OF_CODE.get(code, _IO),
