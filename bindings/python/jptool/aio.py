@@ -852,10 +852,13 @@ class AsyncVfsHost(_LoopDriver):
         return self._host
 
     def _started(self) -> bool:
+        """Whether a tool was started on the host."""
         try:
-            self._host.state()
+            state = self._host.state()
         except JptError as e:
             return e.status != JPT_ERR_STATE
+        if state is not None:
+            state.close()
         return True
 
     async def aclose(self) -> None:
