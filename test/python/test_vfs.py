@@ -1004,6 +1004,25 @@ class AsyncVfsTest(unittest.IsolatedAsyncioTestCase):
         self.assertTrue(h.closed)
         self.assertGreater(ticks, 0)
 
+    async def test_async_vfs_host_arguments(self):
+        with self.assertRaises(TypeError):
+            AsyncVfsHost("host")
+        host = VfsHost(root=self.root)
+        with self.assertRaises(TypeError):
+            AsyncVfsHost(host, root=self.root)
+        driver = AsyncVfsHost(host)
+        with self.assertRaises(RuntimeError):
+            AsyncVfsHost(host)
+        self.assertIs(driver.host, host)
+        self.assertIn("fd=", repr(driver))
+        await driver.aclose()  # no tool: frees at once
+        self.assertEqual(repr(driver), "<jptool.aio.AsyncVfsHost closed>")
+        self.assertTrue(host.closed)
+        with self.assertRaises(ValueError):
+            AsyncVfsHost(host)
+        with self.assertRaises(ValueError):
+            driver.spawn(probe_argv(), {"name": "x"})
+
     async def test_an_async_vfs_host_stateful_apply(self):
         async with AsyncVfsHost(root=self.root) as h:
             h.spawn(probe_argv(), {"name": "keeper", "arguments": {"stateful": True}})

@@ -3069,7 +3069,8 @@ class VfsHost(_Closable):
     protocol, not what its process could do directly.
     """
 
-    __slots__ = ("_ptr", "_policy_fn", "_policy_cb", "_pending", "_depth", "__weakref__")
+    __slots__ = ("_ptr", "_policy_fn", "_policy_cb", "_pending", "_depth", "_driver",
+                 "__weakref__")
 
     def __init__(self, *, files: Optional[Files] = None,
                  root: Optional[Union[_Text, os.PathLike]] = None,
@@ -3083,6 +3084,7 @@ class VfsHost(_Closable):
         self._policy_cb: Any = None  # the C policy callback, kept until close
         self._pending: List[BaseException] = []
         self._depth = 0
+        self._driver: Any = None  # the jptool.aio.AsyncVfsHost driving it, if any
         if files is not None and root is not None:
             raise JptError(JPT_ERR_INVALID, "VfsHost: give files or root, not both")
         if files is not None and not isinstance(files, Files):

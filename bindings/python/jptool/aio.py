@@ -778,7 +778,7 @@ class AsyncVfsHost(_LoopDriver):
     already (a tool may have been started on it). Call it inside a
     coroutine (RuntimeError otherwise). Raises what :class:`jptool.VfsHost`
     raises, TypeError for both a host and options, ValueError for a closed
-    host.
+    host, and RuntimeError for a host another AsyncVfsHost drives.
 
     Start the tool with :meth:`spawn` or :meth:`attach`, ``await``
     :meth:`wait` for its final state; :meth:`apply`, :meth:`cancel` and
@@ -804,6 +804,9 @@ class AsyncVfsHost(_LoopDriver):
         elif not isinstance(host, VfsHost):
             raise TypeError("AsyncVfsHost: host must be a jptool.VfsHost, not "
                             f"{type(host).__name__}")
+        if host._driver is not None:
+            raise RuntimeError("AsyncVfsHost: this host is driven by another AsyncVfsHost "
+                               "already")
         super().__init__(loop, host.fileno())  # ValueError when closed
         self._host = host
         try:
@@ -812,6 +815,7 @@ class AsyncVfsHost(_LoopDriver):
             if made_here:
                 host.close()
             raise
+        host._driver = self
         self._rearm(more=False)
 
     # -- the driver's hooks --
@@ -904,6 +908,7 @@ class AsyncVfsHost(_LoopDriver):
         try:
             self._host.close()
         finally:
+            self._host._driver = None
             self._wake(everyone=True)
 
     async def __aenter__(self) -> "AsyncVfsHost":
