@@ -570,10 +570,8 @@ class PolicyHandlerTest(HostTestCase):
         self.assertIn("n.txt", e.exception.message)
         self.assertFalse(kept[0].valid)
 
-    # Known host issue (the lead is fixing it in main): a rename allowed
-    # once by the prompt may ask again for the same path without end. The
-    # handler gives up after 4 asks so that the test ends either way.
-    @unittest.expectedFailure
+    # A rename allowed once used to ask again for the same path without end;
+    # the handler gives up after 4 asks so that the test ends either way.
     def test_a_rename_allowed_once_asks_for_each_path_once(self):
         asked = []
 

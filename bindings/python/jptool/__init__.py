@@ -266,6 +266,7 @@ __all__ = [
     "JPT_VFS_E_EXISTS",
     "JPT_VFS_E_TIMEOUT",
     "JPT_VFS_E_CANCELLED",
+    "JPT_STREAM_STDOUT", "JPT_STREAM_STDERR",
 ]
 
 # ---- Constants (common.h, state.h) ------------------------------------------
@@ -342,6 +343,10 @@ JPT_EVENT_BATCH_DONE = 2
 JPT_EVENT_OUTPUT = 3
 JPT_EVENT_STATE = 4
 JPT_EVENT_SHUTDOWN = 5
+
+# Streams of jpt_output (jpt_registry_set_output_handler).
+JPT_STREAM_STDOUT = 1
+JPT_STREAM_STDERR = 2
 
 JPT_TARGET_USER = 1
 JPT_TARGET_ASSISTANT = 2
@@ -701,6 +706,21 @@ class _BuiltinOps(ctypes.Structure):
 
 _InquiryFn = ctypes.CFUNCTYPE(None, _InquiryPtr, ctypes.c_void_p)
 
+
+class _Output(ctypes.Structure):
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("id", ctypes.c_char_p),
+        ("tool", ctypes.c_char_p),
+        ("stateful", ctypes.c_int),
+        ("stream", ctypes.c_int),
+        ("data", ctypes.c_void_p),
+        ("len", ctypes.c_size_t),
+    ]
+
+
+_OutputFn = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Output), ctypes.c_void_p)
+
 _c_int, _c_uint, _c_size = ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
 _c_str, _c_void = ctypes.c_char_p, ctypes.c_void_p
 _out_str = ctypes.POINTER(ctypes.c_void_p)  # char **out, freed with jpt_free
@@ -784,6 +804,9 @@ _PROTOTYPES = {
     "jpt_batch_results_json": (_c_int, [_BatchPtr, _out_str]),
     "jpt_batch_results_json_as": (_c_int, [_BatchPtr, _c_int, _out_str]),
     "jpt_batch_cancel": (None, [_BatchPtr]),
+    "jpt_batch_cancel_call": (_c_int, [_BatchPtr, _c_str]),
+    "jpt_batch_set_call_timeout": (_c_int, [_BatchPtr, _c_str, _c_int]),
+    "jpt_registry_set_output_handler": (None, [_RegistryPtr, _OutputFn, _c_void]),
     "jpt_batch_free": (None, [_BatchPtr]),
     # driving the registry
     "jpt_registry_get_fd": (_c_int, [_RegistryPtr]),
@@ -1608,6 +1631,7 @@ class Registry(_Closable):
         self._pending: List[BaseException] = []
         self._inquiry_fn: Optional[Callable[["Inquiry"], None]] = None
         self._inquiry_cb = None   # the one C trampoline, kept until close
+        self._output_cb: Any = None  # the C output callback, kept until close
         self._policy_fn: Optional[Callable[["PolicyRequest"], None]] = None
         self._policy_cb: Any = None  # the C policy callback, kept until close
         self._builtins: List[Any] = []  # ops structs and C callbacks
@@ -1713,6 +1737,7 @@ class Registry(_Closable):
             # No C code refers to the callbacks any more.
             self._inquiry_fn = None
             self._inquiry_cb = None
+            self._output_cb = None
             self._policy_fn = None
             self._policy_cb = None
             self._builtins = []
@@ -2126,6 +2151,41 @@ class Registry(_Closable):
         self._inquiry_fn = fn
         _lib.jpt_registry_set_inquiry_handler(p, self._inquiry_cb, None)
 
+    # -- streaming output --
+
+    def set_output_handler(self, fn: Optional[Callable[[str, str, bool, int, bytes], None]]
+                           ) -> None:
+        """Installs ``fn(id, tool, stateful, stream, data)``, called inside
+        dispatch with each piece of output a tool process writes, as it is
+        read (``jpt_registry_set_output_handler``): ``id`` is the call id of
+        a one-shot call or the handle id (``stateful`` True), ``stream``
+        JPT_STREAM_STDOUT or JPT_STREAM_STDERR, ``data`` the bytes. It
+        consumes nothing: the model's results and fetches read the same
+        output. stdio tools' stdout and stderr, vfs tools' stderr. If ``fn``
+        raises, the exception is raised again when the registry call that
+        ran it returns. None removes it."""
+        p = self._p()
+        if fn is None:
+            _lib.jpt_registry_set_output_handler(p, _OutputFn(), None)
+            self._output_cb = None
+            return
+        if not callable(fn):
+            raise TypeError("set_output_handler: fn must be callable or None")
+        reg_ref = weakref.ref(self)
+
+        def trampoline(optr, _ud):
+            o = optr.contents
+            try:
+                fn(o.id.decode("utf-8", "replace"), o.tool.decode("utf-8", "replace"),
+                   bool(o.stateful), o.stream, ctypes.string_at(o.data, o.len))
+            except BaseException as e:  # noqa: B902 - it cannot cross C
+                reg = reg_ref()
+                if reg is not None:
+                    reg._stash(e)
+
+        self._output_cb = _OutputFn(trampoline)
+        _lib.jpt_registry_set_output_handler(p, self._output_cb, None)
+
     # -- VFS tools (D11) --
 
     def add_files(self, name: _Text, files: "Files") -> None:
@@ -2329,6 +2389,22 @@ class Batch(_Closable):
         handles keep running), calls not yet started never run. Finished calls keep their results; drive the
         registry (:meth:`Registry.wait`) to collect the rest."""
         _lib.jpt_batch_cancel(self._p())
+
+    def cancel_call(self, call_id: _Text) -> None:
+        """Cancels one call of the batch, as :meth:`cancel` cancels each
+        (``jpt_batch_cancel_call``); the others go on. A finished call keeps
+        its result. Raises JptError(JPT_ERR_NOT_FOUND) for an id the batch
+        does not hold."""
+        _check(_lib.jpt_batch_cancel_call(self._p(), _to_c(call_id, "call_id")))
+
+    def set_call_timeout(self, call_id: Optional[_Text], timeout_ms: int) -> None:
+        """A host-side time limit (``jpt_batch_set_call_timeout``):
+        ``timeout_ms`` from now the call (None: every call of the batch) is
+        cancelled, its result saying that it reached the host's time limit,
+        with the output so far. 0 removes the limit."""
+        _check(_lib.jpt_batch_set_call_timeout(
+            self._p(), _to_c(call_id, "call_id") if call_id is not None else None,
+            _c_int_arg(timeout_ms, "timeout_ms")))
 
     def close(self) -> None:
         """Frees the batch (``jpt_batch_free``). Closing twice is harmless.
