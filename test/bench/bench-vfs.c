@@ -39,6 +39,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -219,6 +220,44 @@ static void figure(const char *name, double ours, double ref, const char *unit,
     fflush(stdout);
 }
 
+/* ---- Where the two processes run -------------------------------------------------
+ * A round trip's cost depends on whether the two processes share a CPU: a
+ * wake-up across CPUs costs an inter-processor interrupt, which on a
+ * virtual machine can cost more than the whole exchange on one CPU. The
+ * sequential figure is measured both ways, each side of it placed alike:
+ * the child (the tool, or the floor's answering process) is started on
+ * `child_cpu` and this process runs on `parent_cpu`. -1: anywhere. */
+
+static int child_cpu = -1, parent_cpu = -1;
+static cpu_set_t original_cpus;
+
+static void run_on(int cpu)
+{
+    cpu_set_t set;
+
+    if (cpu < 0)
+        set = original_cpus;
+    else {
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+    }
+    if (sched_setaffinity(0, sizeof(set), &set) < 0)
+        die("sched_setaffinity: %s", strerror(errno));
+}
+
+/* Call before starting the child, and after, to place both. */
+static void place_child(void)
+{
+    if (child_cpu >= 0)
+        run_on(child_cpu);
+}
+
+static void place_parent(void)
+{
+    if (child_cpu >= 0 || parent_cpu >= 0)
+        run_on(parent_cpu);
+}
+
 /* ---- The host and its tool ------------------------------------------------------ */
 
 /* Runs vfs-bench-tool with `args_json` through a host on `root` (with
@@ -242,7 +281,10 @@ static int run_tool(const char *root, bool writable, const char *args_json, doub
         fprintf(stderr, "bench-vfs: jpt_vfs_host_new on %s failed\n", root);
         goto out;
     }
-    if (jpt_vfs_host_spawn(h, argv, tool_json) != JPT_OK) {
+    place_child();
+    int spawned = jpt_vfs_host_spawn(h, argv, tool_json);
+    place_parent();
+    if (spawned != JPT_OK) {
         fprintf(stderr, "bench-vfs: spawning the tool: %s\n", jpt_vfs_host_errmsg(h));
         goto out;
     }
@@ -324,6 +366,7 @@ static double ping_pong(long count, size_t request_len, size_t reply_len)
 
     if (pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0)
         die("pipe: %s", strerror(errno));
+    place_child();
     pid_t pid = fork();
     if (pid < 0)
         die("fork: %s", strerror(errno));
@@ -336,6 +379,7 @@ static double ping_pong(long count, size_t request_len, size_t reply_len)
             write_all(from[1], out, reply_len + 1);
         _exit(0);
     }
+    place_parent();
     close(to[0]);
     close(from[1]);
     memset(out, 'r', request_len);
@@ -618,18 +662,45 @@ static double mcp_pipelined(mcp *m, const char *tool, long count, long window)
 
 /* ---- The figures ------------------------------------------------------------------ */
 
-/* Figure 1: sequential 4 KiB fs.read against the pipe ping-pong floor. */
-static void sequential_reads(void)
+/* What fs.read of `path` costs the host in system calls alone, done here
+ * directly (open, fstat, read to the end, close): seconds per read. */
+static double direct_read(const char *rel, long count)
+{
+    char *path = xasprintf("%s/%s", tree, rel), buf[READ_SIZE * 2];
+    double start = bench_now();
+
+    for (long i = 0; i < count; i++) {
+        struct stat st;
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0 || read(fd, buf, sizeof(buf)) != READ_SIZE ||
+            read(fd, buf, sizeof(buf)) != 0)
+            die("reading %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    double seconds = (bench_now() - start) / count;
+    free(path);
+    return seconds;
+}
+
+/* Figure 1: sequential 4 KiB fs.read against the pipe ping-pong floor,
+ * with the tool and the floor's child on `tool_on`, this process on
+ * `host_on`. */
+static void sequential_reads(const char *placement, int tool_on, int host_on)
 {
     const long count = 20000;
     /* The SDK's request line, {"jsonrpc":"2.0","id":N,"method":"fs.read",
      * "params":{"path":"read4k.txt"}}, without its newline. */
     const size_t request_len = 74;
-    double ours[ROUNDS], floor[ROUNDS], s;
+    double ours[ROUNDS], floor[ROUNDS], direct[ROUNDS], s;
     char *args = xasprintf("{\"scenario\":\"read\",\"path\":\"read4k.txt\",\"count\":%ld,"
                            "\"size\":%d,\"sum\":\"%" PRIx64 "\"}",
                            count, READ_SIZE, fnv1a(read4k, READ_SIZE));
+    char name[96];
 
+    snprintf(name, sizeof(name), "fs.read 4 KiB sequential, %s", placement);
+    child_cpu = tool_on;
+    parent_cpu = host_on;
+    place_parent();
     if (run_tool(tree, false, args, &s, NULL) < 0) /* warm-up */
         goto failed;
     ping_pong(count / 10, request_len, READ_SIZE);
@@ -638,16 +709,22 @@ static void sequential_reads(void)
         if (run_tool(tree, false, args, &s, NULL) < 0)
             goto failed;
         ours[r] = count / s;
+        direct[r] = direct_read("read4k.txt", count / 4);
     }
-    printf("pipe ping-pong floor (%zu-byte line out, 4 KiB line back): %.0f round trips/s\n",
-           request_len + 1, bench_median(floor, ROUNDS));
-    figure("fs.read 4 KiB sequential", bench_median(ours, ROUNDS),
-           bench_median(floor, ROUNDS), "round trips/s", "the pipe floor", 0.80, true);
-    free(args);
-    return;
+    double f = bench_median(floor, ROUNDS), d = bench_median(direct, ROUNDS);
+    printf("pipe ping-pong floor, %s (%zu-byte line out, 4 KiB line back): %.0f round "
+           "trips/s; the file's own system calls %.2f us, so a host with no other cost "
+           "would reach %.0f round trips/s (%.2f of the floor)\n",
+           placement, request_len + 1, f, d * 1e6, 1 / (1 / f + d), 1 / (1 / f + d) / f);
+    figure(name, bench_median(ours, ROUNDS), f, "round trips/s", "the pipe floor", 0.80, true);
+    goto out;
 failed:
-    printf("fs.read 4 KiB sequential: FAILED\n");
+    printf("%s: FAILED\n", name);
     failures++;
+out:
+    child_cpu = parent_cpu = -1;
+    place_parent();
+    run_on(-1);
     free(args);
 }
 
@@ -806,33 +883,65 @@ out:
     free(quoted);
 }
 
+static bool wanted(const char *only, const char *name)
+{
+    return only == NULL || strcmp(only, name) == 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *grep_root = argc > 1 ? argv[1] : "/usr/include";
-    const char *found = bench_find_program("rg");
-    char *rg = found != NULL ? strdup(found) : NULL;
+    const char *only = NULL, *grep_root = "/usr/include";
     mcp m;
 
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (argv[i][0] != '-')
+            grep_root = argv[i];
+        else {
+            fprintf(stderr, "usage: bench-vfs [--only sequential|pipelined|big|grep] "
+                            "[grep-root]\n");
+            return 2;
+        }
+    }
+    const char *found = bench_find_program("rg");
+    char *rg = found != NULL ? strdup(found) : NULL;
     /* A server that dies makes writes fail with EPIPE, reported. */
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
     make_tree();
     printf("tree: %s; tool: %s\n", tree, JPT_BENCH_VFS_TOOL);
 
-    sequential_reads();
+    if (sched_getaffinity(0, sizeof(original_cpus), &original_cpus) < 0)
+        die("sched_getaffinity: %s", strerror(errno));
+    if (wanted(only, "sequential")) {
+        int cpus[2] = {-1, -1}, n = 0;
+        for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+            if (CPU_ISSET(c, &original_cpus))
+                cpus[n++] = c;
+        sequential_reads("one CPU", cpus[0], cpus[0]);
+        if (n == 2)
+            sequential_reads("two CPUs", cpus[1], cpus[0]);
+        else
+            printf("bench-vfs: one CPU only; the sequential figure across two CPUs is "
+                   "skipped\n");
+    }
 
-    if (mcp_start(&m, tree)) {
+    if ((wanted(only, "pipelined") || wanted(only, "big")) && mcp_start(&m, tree)) {
         printf("MCP filesystem server %s (node, stdio)\n", m.version);
-        pipelined(&m, "fs.read", "read_text_file", 20000, 4000);
-        pipelined(&m, "fs.metadata", "get_file_info", 20000, 4000);
-        big_transfers(&m);
+        if (wanted(only, "pipelined")) {
+            pipelined(&m, "fs.read", "read_text_file", 20000, 4000);
+            pipelined(&m, "fs.metadata", "get_file_info", 20000, 4000);
+        }
+        if (wanted(only, "big"))
+            big_transfers(&m);
         mcp_stop(&m);
     }
 
-    if (rg == NULL)
+    if (wanted(only, "grep") && rg == NULL)
         printf("bench-vfs: rg is not installed (Debian package ripgrep); the fs.grep "
                "figures are skipped\n");
-    else {
+    else if (wanted(only, "grep")) {
         grep_figure(rg, grep_root, "literal", "pthread_mutex_lock", false);
         grep_figure(rg, grep_root, "regex", "struct \\w+_ops\\b", false);
         grep_figure(rg, grep_root, "case-insensitive", "copyright", true);
