@@ -1,0 +1,636 @@
+/* Secret scrubbing (scrub.h): the forms of each value, the Aho–Corasick
+ * automaton over them, and the streaming scrubber that covers every
+ * occurrence while holding back no more than the longest form. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vfs/scrub.h"
+
+typedef struct pattern {
+    const char *p;
+    size_t n;
+} pattern;
+
+struct jpt__scrub_set {
+    jpt__buf storage;   /* every form, back to back */
+    pattern *pats;      /* distinct forms, sorted bytewise */
+    size_t npats, max_len;
+    /* The automaton: node 0 is the root. Node v's edges are
+     * edge_byte/edge_to[edge_start[v] .. edge_start[v + 1]), sorted by byte;
+     * the root's are also in `root` (0: none). */
+    uint32_t nodes;
+    uint32_t *fail;       /* the longest proper suffix that is a trie node */
+    uint32_t *depth;      /* the node's string length */
+    uint32_t *out;        /* the longest form that ends the node's string */
+    uint32_t *edge_start; /* nodes + 1 */
+    unsigned char *edge_byte;
+    uint32_t *edge_to;
+    uint32_t root[256];
+};
+
+/* ---- Forms ------------------------------------------------------------------------ */
+
+static const char hex_upper[] = "0123456789ABCDEF";
+static const char hex_lower[] = "0123456789abcdef";
+
+/* The next code point of valid UTF-8 at p[0..n), its width in *w; -1 when
+ * the bytes there are not valid UTF-8. */
+static long utf8_next(const unsigned char *p, size_t n, size_t *w)
+{
+    /* One character at most: the rest is not looked at. */
+    size_t valid = jpt__utf8_valid_prefix((const char *)p, n < 4 ? n : 4);
+    unsigned char c = p[0];
+
+    if (valid == 0)
+        return -1;
+    if (c < 0x80) {
+        *w = 1;
+        return c;
+    }
+    *w = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    if (valid < *w)
+        return -1;
+    long cp = c & (0x3F >> (*w - 1));
+    for (size_t i = 1; i < *w; i++)
+        cp = (cp << 6) | (p[i] & 0x3F);
+    return cp;
+}
+
+#define JSON_SLASH 1u /* '/' as "\/" */
+#define JSON_ASCII 2u /* non-ASCII as \uXXXX */
+#define JSON_HTML 4u  /* '<' '>' '&' as \u003c \u003e \u0026 */
+#define JSON_UPPER 8u /* \u hex digits in capitals */
+
+static int put_u(jpt__buf *b, unsigned long cp, const char *hex)
+{
+    char e[6] = {'\\', 'u', hex[(cp >> 12) & 15], hex[(cp >> 8) & 15], hex[(cp >> 4) & 15],
+                 hex[cp & 15]};
+    return jpt__buf_append(b, e, sizeof(e));
+}
+
+/* The JSON-escaped form of v with `flags`; 1 when the variant does not
+ * apply (JSON_ASCII on bytes that are not UTF-8). */
+static int json_form(const unsigned char *v, size_t n, unsigned flags, jpt__buf *b)
+{
+    const char *hex = flags & JSON_UPPER ? hex_upper : hex_lower;
+    int rc = JPT_OK;
+
+    for (size_t i = 0; i < n && rc == JPT_OK;) {
+        unsigned char c = v[i];
+        char esc = c == '"' ? '"' : c == '\\' ? '\\' : c == '\b' ? 'b' : c == '\f' ? 'f'
+                 : c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't'
+                 : c == '/' && (flags & JSON_SLASH) ? '/' : 0;
+        if (esc != 0) {
+            char e[2] = {'\\', esc};
+            rc = jpt__buf_append(b, e, 2);
+            i++;
+        } else if (c < 0x20 || ((flags & JSON_HTML) && (c == '<' || c == '>' || c == '&'))) {
+            rc = put_u(b, c, hex);
+            i++;
+        } else if (c >= 0x80 && (flags & JSON_ASCII)) {
+            size_t w;
+            long cp = utf8_next(v + i, n - i, &w);
+            if (cp < 0)
+                return 1;
+            if (cp >= 0x10000) {
+                cp -= 0x10000;
+                rc = put_u(b, 0xD800 + ((unsigned long)cp >> 10), hex);
+                if (rc == JPT_OK)
+                    rc = put_u(b, 0xDC00 + ((unsigned long)cp & 0x3FF), hex);
+            } else
+                rc = put_u(b, (unsigned long)cp, hex);
+            i += w;
+        } else {
+            rc = jpt__buf_append(b, v + i, 1);
+            i++;
+        }
+    }
+    return rc;
+}
+
+#define URL_LOWER 1u /* %xx in lower case */
+#define URL_SLASH 2u /* '/' kept (Python's quote) */
+#define URL_PLUS 4u  /* ' ' as '+' (HTML forms) */
+#define URL_MARKS 8u /* ! ' ( ) * kept (encodeURIComponent) */
+
+static int url_form(const unsigned char *v, size_t n, unsigned flags, jpt__buf *b)
+{
+    const char *hex = flags & URL_LOWER ? hex_lower : hex_upper;
+    int rc = JPT_OK;
+
+    for (size_t i = 0; i < n && rc == JPT_OK; i++) {
+        unsigned char c = v[i];
+        bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '.' || c == '_' || c == '~' ||
+                    (c == '/' && (flags & URL_SLASH)) ||
+                    ((flags & URL_MARKS) && c != 0 && strchr("!'()*", c) != NULL);
+        if (keep)
+            rc = jpt__buf_append(b, v + i, 1);
+        else if (c == ' ' && (flags & URL_PLUS))
+            rc = jpt__buf_putc(b, '+');
+        else {
+            char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+            rc = jpt__buf_append(b, e, 3);
+        }
+    }
+    return rc;
+}
+
+static const char b64_std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64_url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* The base64 characters of `k` zero bytes followed by v, from the first
+ * that v alone determines to the last (`core`), or v's whole encoding,
+ * padded or not. Character c covers bits [6c, 6c + 6) of the data; v's bits
+ * are [8k, 8(k + n)). */
+static int base64_form(const unsigned char *v, size_t n, const char *alphabet, unsigned k,
+                       bool core, bool padded, jpt__buf *b)
+{
+    size_t bits = 8 * (k + n);
+    size_t first = core ? (8 * k + 5) / 6 : 0;
+    size_t end = core ? bits / 6 : (bits + 5) / 6;
+    int rc = JPT_OK;
+
+    for (size_t c = first; c < end && rc == JPT_OK; c++) {
+        unsigned sextet = 0;
+        for (size_t bit = 6 * c; bit < 6 * c + 6; bit++) {
+            size_t byte = bit / 8;
+            unsigned value = byte < k ? 0 : byte - k < n ? v[byte - k] : 0;
+            sextet = (sextet << 1) | ((value >> (7 - bit % 8)) & 1u);
+        }
+        rc = jpt__buf_putc(b, alphabet[sextet]);
+    }
+    for (size_t c = end; padded && c % 4 != 0 && rc == JPT_OK; c++)
+        rc = jpt__buf_putc(b, '=');
+    return rc;
+}
+
+/* Forms are collected as offsets into the storage, which may move. */
+typedef struct form_list {
+    jpt__buf *storage;
+    size_t *ends; /* end offset of each form; form i starts at ends[i - 1] */
+    size_t n, cap;
+} form_list;
+
+/* Keeps what was appended since `start` as a form, or drops it (too short). */
+static int keep_form(form_list *l, size_t start)
+{
+    if (l->storage->len - start < JPT__SCRUB_MIN_VALUE) {
+        l->storage->len = start;
+        return JPT_OK;
+    }
+    size_t *grown = jpt__array_reserve(l->ends, &l->cap, l->n + 1, sizeof(*l->ends), 16);
+    if (grown == NULL)
+        return JPT_ERR_NOMEM;
+    l->ends = grown;
+    l->ends[l->n++] = l->storage->len;
+    return JPT_OK;
+}
+
+static int add_forms(form_list *l, const unsigned char *v, size_t n)
+{
+    jpt__buf *b = l->storage;
+    size_t start = b->len;
+    int rc = jpt__buf_append(b, v, n);
+
+    if (rc == JPT_OK)
+        rc = keep_form(l, start);
+    for (unsigned f = 0; f < 16 && rc == JPT_OK; f++) {
+        start = b->len;
+        rc = json_form(v, n, f, b);
+        if (rc == 1) {
+            b->len = start;
+            rc = JPT_OK;
+        } else if (rc == JPT_OK)
+            rc = keep_form(l, start);
+    }
+    for (unsigned f = 0; f < 16 && rc == JPT_OK; f++) {
+        start = b->len;
+        if ((rc = url_form(v, n, f, b)) == JPT_OK)
+            rc = keep_form(l, start);
+    }
+    const char *alphabets[] = {b64_std, b64_url};
+    for (size_t a = 0; a < 2 && rc == JPT_OK; a++) {
+        for (unsigned padded = 0; padded < 2 && rc == JPT_OK; padded++) {
+            start = b->len;
+            if ((rc = base64_form(v, n, alphabets[a], 0, false, padded, b)) == JPT_OK)
+                rc = keep_form(l, start);
+        }
+        for (unsigned k = 0; k < 3 && rc == JPT_OK; k++) {
+            start = b->len;
+            if ((rc = base64_form(v, n, alphabets[a], k, true, false, b)) == JPT_OK)
+                rc = keep_form(l, start);
+        }
+    }
+    return rc;
+}
+
+static int pattern_cmp(const void *a, const void *b)
+{
+    const pattern *x = a, *y = b;
+    int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
+
+    return c != 0 ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* ---- The automaton ------------------------------------------------------------------ */
+
+static inline uint32_t child(const jpt__scrub_set *t, uint32_t u, unsigned char b)
+{
+    if (u == 0)
+        return t->root[b];
+    uint32_t lo = t->edge_start[u], end = t->edge_start[u + 1], hi = end;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->edge_byte[mid] < b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < end && t->edge_byte[lo] == b ? t->edge_to[lo] : 0;
+}
+
+/* The trie of the sorted, distinct patterns: nodes are made in pattern
+ * order, so each node's children are made in increasing byte order, and
+ * the edge into node v is (parent[v], byte[v]). */
+static int build_trie(jpt__scrub_set *t, uint32_t *parent, unsigned char *byte_of)
+{
+    uint32_t *path = jpt__calloc(t->max_len + 1, sizeof(*path));
+    const pattern *prev = NULL;
+
+    if (path == NULL)
+        return JPT_ERR_NOMEM;
+    t->nodes = 1;
+    for (size_t i = 0; i < t->npats; i++) {
+        const pattern *pt = &t->pats[i];
+        size_t common = 0;
+        while (prev != NULL && common < prev->n && common < pt->n &&
+               prev->p[common] == pt->p[common])
+            common++;
+        for (size_t d = common; d < pt->n; d++) {
+            uint32_t v = t->nodes++;
+            parent[v] = path[d];
+            byte_of[v] = (unsigned char)pt->p[d];
+            t->depth[v] = (uint32_t)d + 1;
+            path[d + 1] = v;
+        }
+        t->out[path[pt->n]] = (uint32_t)pt->n;
+        prev = pt;
+    }
+    jpt__free(path);
+    return JPT_OK;
+}
+
+/* Edges in CSR form, then failure links and outputs breadth first. */
+static int link_trie(jpt__scrub_set *t, const uint32_t *parent, const unsigned char *byte_of)
+{
+    uint32_t *queue = jpt__malloc((size_t)t->nodes * sizeof(*queue));
+    uint32_t *fill = jpt__calloc((size_t)t->nodes + 1, sizeof(*fill));
+
+    if (queue == NULL || fill == NULL) {
+        jpt__free(queue);
+        jpt__free(fill);
+        return JPT_ERR_NOMEM;
+    }
+    for (uint32_t v = 1; v < t->nodes; v++)
+        t->edge_start[parent[v] + 1]++;
+    for (uint32_t u = 0; u < t->nodes; u++)
+        t->edge_start[u + 1] += t->edge_start[u];
+    for (uint32_t v = 1; v < t->nodes; v++) {
+        uint32_t at = t->edge_start[parent[v]] + fill[parent[v]]++;
+        t->edge_byte[at] = byte_of[v];
+        t->edge_to[at] = v;
+        if (parent[v] == 0)
+            t->root[byte_of[v]] = v;
+    }
+    size_t qhead = 0, qtail = 0;
+    queue[qtail++] = 0;
+    while (qhead < qtail) {
+        uint32_t u = queue[qhead++];
+        for (uint32_t e = t->edge_start[u]; e < t->edge_start[u + 1]; e++) {
+            uint32_t v = t->edge_to[e], f = 0;
+            unsigned char b = t->edge_byte[e];
+            if (u != 0) {
+                for (f = t->fail[u];; f = t->fail[f]) {
+                    uint32_t c = child(t, f, b);
+                    if (c != 0) {
+                        f = c;
+                        break;
+                    }
+                    if (f == 0)
+                        break;
+                }
+            }
+            t->fail[v] = f;
+            if (t->out[v] == 0)
+                t->out[v] = t->out[f];
+            queue[qtail++] = v;
+        }
+    }
+    jpt__free(queue);
+    jpt__free(fill);
+    return JPT_OK;
+}
+
+static int build_automaton(jpt__scrub_set *t)
+{
+    size_t total = 1;
+
+    for (size_t i = 0; i < t->npats; i++)
+        total += t->pats[i].n;
+    if (total >= UINT32_MAX)
+        return JPT_ERR_NOMEM;
+    uint32_t *parent = jpt__calloc(total, sizeof(*parent));
+    unsigned char *byte_of = jpt__calloc(total, 1);
+    t->fail = jpt__calloc(total, sizeof(uint32_t));
+    t->depth = jpt__calloc(total, sizeof(uint32_t));
+    t->out = jpt__calloc(total, sizeof(uint32_t));
+    t->edge_start = jpt__calloc(total + 1, sizeof(uint32_t));
+    t->edge_byte = jpt__calloc(total, 1);
+    t->edge_to = jpt__calloc(total, sizeof(uint32_t));
+    int rc = parent == NULL || byte_of == NULL || t->fail == NULL || t->depth == NULL ||
+                     t->out == NULL || t->edge_start == NULL || t->edge_byte == NULL ||
+                     t->edge_to == NULL
+                 ? JPT_ERR_NOMEM
+                 : build_trie(t, parent, byte_of);
+    if (rc == JPT_OK)
+        rc = link_trie(t, parent, byte_of);
+    jpt__free(parent);
+    jpt__free(byte_of);
+    return rc;
+}
+
+int jpt__scrub_set_new(const char *const *values, const size_t *lens, size_t n,
+                       jpt__scrub_set **out)
+{
+    jpt__scrub_set *t = jpt__calloc(1, sizeof(*t));
+    form_list forms = {0};
+    int rc = JPT_OK;
+
+    *out = NULL;
+    if (t == NULL)
+        return JPT_ERR_NOMEM;
+    forms.storage = &t->storage;
+    for (size_t i = 0; i < n && rc == JPT_OK; i++)
+        if (lens[i] >= JPT__SCRUB_MIN_VALUE)
+            rc = add_forms(&forms, (const unsigned char *)values[i], lens[i]);
+    if (rc == JPT_OK && forms.n > 0 &&
+        (t->pats = jpt__calloc(forms.n, sizeof(*t->pats))) == NULL)
+        rc = JPT_ERR_NOMEM;
+    for (size_t i = 0; rc == JPT_OK && i < forms.n; i++) {
+        size_t start = i == 0 ? 0 : forms.ends[i - 1];
+        pattern pt = {t->storage.data + start, forms.ends[i] - start};
+        t->pats[i] = pt;
+    }
+    if (rc == JPT_OK && forms.n > 0) {
+        qsort(t->pats, forms.n, sizeof(*t->pats), pattern_cmp);
+        for (size_t i = 0; i < forms.n; i++)
+            if (t->npats == 0 || pattern_cmp(&t->pats[t->npats - 1], &t->pats[i]) != 0)
+                t->pats[t->npats++] = t->pats[i];
+        for (size_t i = 0; i < t->npats; i++)
+            if (t->pats[i].n > t->max_len)
+                t->max_len = t->pats[i].n;
+    }
+    jpt__free(forms.ends);
+    if (rc == JPT_OK)
+        rc = build_automaton(t);
+    if (rc < 0) {
+        jpt__scrub_set_free(t);
+        return rc;
+    }
+    *out = t;
+    return JPT_OK;
+}
+
+void jpt__scrub_set_free(jpt__scrub_set *t)
+{
+    if (t == NULL)
+        return;
+    jpt__buf_free(&t->storage);
+    jpt__free(t->pats);
+    jpt__free(t->fail);
+    jpt__free(t->depth);
+    jpt__free(t->out);
+    jpt__free(t->edge_start);
+    jpt__free(t->edge_byte);
+    jpt__free(t->edge_to);
+    jpt__free(t);
+}
+
+size_t jpt__scrub_set_patterns(const jpt__scrub_set *t)
+{
+    return t->npats;
+}
+
+size_t jpt__scrub_set_max_len(const jpt__scrub_set *t)
+{
+    return t->max_len;
+}
+
+const char *jpt__scrub_set_pattern(const jpt__scrub_set *t, size_t i, size_t *len)
+{
+    if (i >= t->npats)
+        return NULL;
+    *len = t->pats[i].n;
+    return t->pats[i].p;
+}
+
+/* ---- Scrubbing ------------------------------------------------------------------------- */
+
+void jpt__scrubber_init(jpt__scrubber *s, const jpt__scrub_set *set, jpt__scrub_sink sink,
+                        void *ud)
+{
+    memset(s, 0, sizeof(*s));
+    s->set = set;
+    s->sink = sink;
+    s->ud = ud;
+}
+
+void jpt__scrubber_free(jpt__scrubber *s)
+{
+    jpt__buf_free(&s->carry);
+    jpt__free(s->runs);
+    s->runs = NULL;
+    s->head = s->count = s->cap = 0;
+}
+
+/* The bytes being scrubbed: the held-back ones, then the new ones. */
+typedef struct source {
+    const char *carry;
+    uint64_t carry_base; /* stream position of carry[0] */
+    const char *chunk;
+    uint64_t chunk_base; /* stream position of chunk[0] */
+} source;
+
+static int sink(jpt__scrubber *s, const char *p, size_t n)
+{
+    if (s->failed == 0 && n > 0) {
+        int rc = s->sink(s->ud, p, n);
+        if (rc < 0)
+            s->failed = rc;
+    }
+    return s->failed;
+}
+
+/* Writes the stream's bytes [a, b). */
+static void put(jpt__scrubber *s, const source *src, uint64_t a, uint64_t b)
+{
+    if (a < src->chunk_base) {
+        uint64_t end = b < src->chunk_base ? b : src->chunk_base;
+        sink(s, src->carry + (a - src->carry_base), (size_t)(end - a));
+        a = end;
+    }
+    if (a < b)
+        sink(s, src->chunk + (a - src->chunk_base), (size_t)(b - a));
+}
+
+static jpt__scrub_run *run_at(jpt__scrubber *s, size_t i)
+{
+    return &s->runs[(s->head + i) % s->cap];
+}
+
+/* Writes every run that ends at or before `final` (no later occurrence can
+ * start before it), with the bytes before it. */
+static void finalize(jpt__scrubber *s, const source *src, uint64_t final)
+{
+    while (s->count > 0 && run_at(s, 0)->e <= final) {
+        jpt__scrub_run r = *run_at(s, 0);
+        if (s->emitted < r.s)
+            put(s, src, s->emitted, r.s);
+        sink(s, JPT__SCRUB_MARK, sizeof(JPT__SCRUB_MARK) - 1);
+        s->redactions++;
+        s->emitted = r.e;
+        s->head = (s->head + 1) % s->cap;
+        s->count--;
+    }
+}
+
+/* An occurrence [ms, me): merged with the runs it overlaps (they are the
+ * newest: every run ends at or before me). */
+static int add_occurrence(jpt__scrubber *s, uint64_t ms, uint64_t me)
+{
+    while (s->count > 0) {
+        jpt__scrub_run *last = run_at(s, s->count - 1);
+        if (ms >= last->e)
+            break;
+        if (last->s < ms)
+            ms = last->s;
+        s->count--;
+    }
+    if (s->count == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        jpt__scrub_run *grown = jpt__malloc(cap * sizeof(*grown));
+        if (grown == NULL)
+            return JPT_ERR_NOMEM;
+        for (size_t i = 0; i < s->count; i++)
+            grown[i] = *run_at(s, i);
+        jpt__free(s->runs);
+        s->runs = grown;
+        s->cap = cap;
+        s->head = 0;
+    }
+    jpt__scrub_run r = {ms, me};
+    *run_at(s, s->count++) = r;
+    return JPT_OK;
+}
+
+/* The end of a feed (or of the stream, with final == pos): everything
+ * before `final` is written, and carry holds the rest. */
+static int settle(jpt__scrubber *s, const source *src, uint64_t final)
+{
+    finalize(s, src, final);
+    uint64_t limit = final;
+    if (s->count > 0 && run_at(s, 0)->s < limit)
+        limit = run_at(s, 0)->s; /* [s, final) is inside that run */
+    if (s->emitted < limit)
+        put(s, src, s->emitted, limit);
+    if (s->emitted < final)
+        s->emitted = final;
+    if (s->failed != 0)
+        return s->failed;
+
+    /* Hold back [emitted, pos): from the old carry's end and the chunk. */
+    size_t keep = (size_t)(s->pos - s->emitted);
+    size_t from_chunk = (size_t)(s->pos - src->chunk_base);
+    if (keep <= from_chunk) {
+        s->carry.len = 0;
+        if (keep > 0 && jpt__buf_append(&s->carry, src->chunk + (from_chunk - keep), keep) < 0)
+            return s->failed = JPT_ERR_NOMEM;
+        return JPT_OK;
+    }
+    size_t old = keep - from_chunk;
+    memmove(s->carry.data, s->carry.data + (s->carry.len - old), old);
+    s->carry.len = old;
+    if (from_chunk > 0 && jpt__buf_append(&s->carry, src->chunk, from_chunk) < 0)
+        return s->failed = JPT_ERR_NOMEM;
+    return JPT_OK;
+}
+
+int jpt__scrubber_feed(jpt__scrubber *s, const char *p, size_t n)
+{
+    const jpt__scrub_set *t = s->set;
+    source src = {s->carry.data, s->emitted, p, s->pos};
+    uint32_t st = s->state;
+    uint64_t steps = 0;
+
+    if (s->failed != 0)
+        return s->failed;
+    if (t->npats == 0) {
+        s->pos += n;
+        s->emitted = s->pos;
+        return sink(s, p, n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)p[i];
+        uint32_t next;
+        while ((next = child(t, st, b)) == 0 && st != 0) {
+            st = t->fail[st];
+            steps++;
+        }
+        st = next;
+        steps++;
+        if (t->out[st] != 0) {
+            uint64_t end = src.chunk_base + i + 1;
+            if (add_occurrence(s, end - t->out[st], end) < 0) {
+                s->failed = JPT_ERR_NOMEM;
+                return s->failed;
+            }
+            /* Nothing that starts before the node's string can still
+             * grow into an occurrence. */
+            finalize(s, &src, end - t->depth[st]);
+        }
+    }
+    s->state = st;
+    s->steps += steps;
+    s->pos += n;
+    return settle(s, &src, s->pos - t->depth[st]);
+}
+
+int jpt__scrubber_finish(jpt__scrubber *s)
+{
+    source src = {s->carry.data, s->emitted, NULL, s->pos};
+
+    if (s->failed != 0)
+        return s->failed;
+    int rc = settle(s, &src, s->pos);
+    s->state = 0;
+    s->carry.len = 0;
+    return rc;
+}
+
+static int append_to_buf(void *ud, const char *p, size_t n)
+{
+    return jpt__buf_append(ud, p, n);
+}
+
+int jpt__scrub(const jpt__scrub_set *set, const char *p, size_t n, jpt__buf *out)
+{
+    jpt__scrubber s;
+
+    jpt__scrubber_init(&s, set, append_to_buf, out);
+    int rc = jpt__scrubber_feed(&s, p, n);
+    if (rc == JPT_OK)
+        rc = jpt__scrubber_finish(&s);
+    jpt__scrubber_free(&s);
+    return rc;
+}
