@@ -119,16 +119,23 @@ static void default_policy_asks_before_any_write(void **state)
     jpt_policy_free(p);
 }
 
-static void default_policy_denies_network_and_processes(void **state)
+/* D11's default: no network; no process is covered (asked, as writes
+ * are), and "uncovered": "deny" refuses them. */
+static void default_policy_denies_network_and_asks_for_processes(void **state)
 {
     (void)state;
     jpt_policy *p = policy(NULL);
     expect(p, JPT_ACCESS_HTTP, "https://api.github.com/repos/o/r", DENY,
            "http 'https://api.github.com/repos/o/r': denied: network access is not "
            "available in this version of jptool");
-    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"check\",\"--message-format=json\"]", DENY,
-           "process.run 'cargo': denied: running processes is not available in this "
-           "version of jptool");
+    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"check\",\"--message-format=json\"]", ASK,
+           "process.run 'cargo': needs approval: not covered by the policy (commands has no "
+           "rule for this program)");
+    jpt_policy_free(p);
+    p = policy("{\"uncovered\":\"deny\"}");
+    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\"]", DENY,
+           "process.run 'cargo': denied: not covered by the policy (commands has no rule for "
+           "this program)");
     jpt_policy_free(p);
 }
 
@@ -707,9 +714,9 @@ static void a_process_target_is_a_json_argv(void **state)
             fail_msg("process target %s: expected JPT_ERR_INVALID, got %d", invalid[i], rc);
         assert_null(reason);
     }
-    expect(p, JPT_ACCESS_PROCESS, "[\"git\"]", DENY,
-           "process.run 'git': denied: running processes is not available in this version "
-           "of jptool");
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\"]", ASK,
+           "process.run 'git': needs approval: not covered by the policy (commands has no "
+           "rule for this program)");
     jpt_policy_free(p);
 }
 
@@ -897,7 +904,30 @@ static const refusal refusals[] = {
     {"{\"commands\":{\"\":{}}}", "commands: a program name is empty"},
     {"{\"commands\":{\"git\":[]}}", "commands.git: expected an object, got an array"},
     {"{\"commands\":{\"git\":{\"env\":[]}}}",
-     "commands.git: unknown key 'env' (known: args, envs)"},
+     "commands.git: unknown key 'env' (known: args, envs, timeout_ms, output_limit)"},
+    {"{\"commands\":{\"bin/tool\":{}}}",
+     "commands.bin/tool: a relative path: name a program found in PATH, or give its "
+     "absolute path"},
+    {"{\"commands\":{\"./x\":{}}}",
+     "commands../x: a relative path: name a program found in PATH, or give its absolute "
+     "path"},
+    {"{\"commands\":{\"make\":{\"envs\":[\"HOME\",\"LD_PRELOAD\"]}}}",
+     "commands.make.envs[1]: 'LD_PRELOAD' is read by the dynamic loader or the C library to "
+     "load code or files, and is never forwarded"},
+    {"{\"commands\":{\"make\":{\"envs\":[\"GCONV_PATH\"]}}}",
+     "commands.make.envs[0]: 'GCONV_PATH' is read by the dynamic loader or the C library to "
+     "load code or files, and is never forwarded"},
+    {"{\"commands\":{\"make\":{\"envs\":[\"GLIBC_TUNABLES\"]}}}",
+     "commands.make.envs[0]: 'GLIBC_TUNABLES' is read by the dynamic loader or the C library "
+     "to load code or files, and is never forwarded"},
+    {"{\"commands\":{\"make\":{\"timeout_ms\":0}}}",
+     "commands.make.timeout_ms: expected an integer from 1 to 86400000, got 0"},
+    {"{\"commands\":{\"make\":{\"timeout_ms\":\"5s\"}}}",
+     "commands.make.timeout_ms: expected an integer from 1 to 86400000, got a string"},
+    {"{\"commands\":{\"make\":{\"output_limit\":63}}}",
+     "commands.make.output_limit: expected an integer from 64 to 4194304, got 63"},
+    {"{\"commands\":{\"make\":{\"output_limit\":4194305}}}",
+     "commands.make.output_limit: expected an integer from 64 to 4194304, got 4194305"},
     {"{\"commands\":{\"git\":{\"args\":[]}}}",
      "commands.git.args: expected a non-empty array of argument lists, got an empty array "
      "(leave args out to allow any arguments)"},
@@ -949,23 +979,103 @@ static void names_longer_than_a_file_system_holds_are_refused(void **state)
     jpt_policy_free(policy(json));
 }
 
-/* RFD 016's examples and D11's keys, accepted; their requests are denied
- * by this version, saying so. */
+/* RFD 016's examples and D11's keys, accepted; network requests are
+ * denied by this version, saying so. */
 static void network_and_commands_are_accepted_in_their_forms(void **state)
 {
     (void)state;
     jpt_policy *p = policy(
         "{\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"],[\"diff\",\"**\"],[\"status\"],[]]},"
-        "\"curl\":{\"envs\":[\"SLACK_TOKEN\"]},\"cargo\":{}},"
+        "\"curl\":{\"envs\":[\"SLACK_TOKEN\"]},\"cargo\":{},\"/usr/bin/make\":{\"timeout_ms\":5,"
+        "\"output_limit\":64}},"
         "\"network\":{\"allow\":[\"https://slack.com/api\",\"http://localhost:8080/x\","
         "\"HTTPS://Jira.Example.com\"],\"envs\":[\"JIRA_API_TOKEN\",\"_x1\"]}}");
     expect(p, JPT_ACCESS_HTTP, "https://slack.com/api/chat.postMessage", DENY,
            "http 'https://slack.com/api/chat.postMessage': denied: network access is not "
            "available in this version of jptool");
-    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"log\"]", DENY,
-           "process.run 'git': denied: running processes is not available in this version "
-           "of jptool");
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"log\"]", ALLOW,
+           "process.run 'git': allowed: the arguments match commands.git.args[0]");
+    const jpt__policy_command *make = jpt__policy_command_find(p, "/usr/bin/make");
+    assert_non_null(make);
+    assert_int_equal(make->timeout_ms, 5);
+    assert_int_equal(make->output_limit, 64);
+    const jpt__policy_command *curl = jpt__policy_command_find(p, "curl");
+    assert_non_null(curl);
+    assert_int_equal(curl->timeout_ms, JPT_VFS_PROCESS_TIMEOUT_MS);
+    assert_int_equal(curl->output_limit, JPT_VFS_PROCESS_OUTPUT_LIMIT);
+    assert_int_equal(curl->n_envs, 1);
+    assert_string_equal(curl->envs[0], "SLACK_TOKEN");
+    assert_null(jpt__policy_command_find(p, "make"));
+    assert_null(jpt__policy_command_find(p, "Cargo"));
     jpt_policy_free(p);
+}
+
+/* RFD 016's CommandRule: a list without "**" is the whole argument list;
+ * "**" last allows any further arguments, none included; no args allows
+ * anything; the rest is not covered. */
+static void commands_allow_their_argument_lists(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(
+        "{\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"],[\"status\"],[],[\"**\"]]},"
+        "\"cargo\":{\"args\":[[\"check\",\"**\"],[\"test\",\"--lib\"]]},\"ls\":{}}}");
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"log\"]", ALLOW,
+           "process.run 'git': allowed: the arguments match commands.git.args[0]");
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"log\",\"-p\",\"--all\"]", ALLOW,
+           "process.run 'git': allowed: the arguments match commands.git.args[0]");
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"status\"]", ALLOW,
+           "process.run 'git': allowed: the arguments match commands.git.args[1]");
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\"]", ALLOW,
+           "process.run 'git': allowed: the arguments match commands.git.args[2]");
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"push\"]", ALLOW,
+           "process.run 'git': allowed: the arguments match commands.git.args[3]");
+    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"check\"]", ALLOW,
+           "process.run 'cargo': allowed: the arguments match commands.cargo.args[0]");
+    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"check\",\"--workspace\"]", ALLOW,
+           "process.run 'cargo': allowed: the arguments match commands.cargo.args[0]");
+    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"test\",\"--lib\"]", ALLOW,
+           "process.run 'cargo': allowed: the arguments match commands.cargo.args[1]");
+    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"test\",\"--lib\",\"x\"]", ASK,
+           "process.run 'cargo': needs approval: not covered by the policy (the arguments "
+           "match none of commands.cargo.args)");
+    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"test\"]", ASK,
+           "process.run 'cargo': needs approval: not covered by the policy (the arguments "
+           "match none of commands.cargo.args)");
+    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\"]", ASK,
+           "process.run 'cargo': needs approval: not covered by the policy (the arguments "
+           "match none of commands.cargo.args)");
+    expect(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"publish\",\"check\"]", ASK,
+           "process.run 'cargo': needs approval: not covered by the policy (the arguments "
+           "match none of commands.cargo.args)");
+    /* Arguments are compared exactly: no globbing, no case folding. */
+    expect_verdict(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"Check\"]", ASK);
+    expect_verdict(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"check*\"]", ASK);
+    expect(p, JPT_ACCESS_PROCESS, "[\"ls\",\"-la\",\"/\"]", ALLOW,
+           "process.run 'ls': allowed: commands.ls allows any arguments");
+    /* The program is its rule's key exactly. */
+    expect_verdict(p, JPT_ACCESS_PROCESS, "[\"/usr/bin/ls\"]", ASK);
+    expect_verdict(p, JPT_ACCESS_PROCESS, "[\"LS\"]", ASK);
+    jpt_policy_free(p);
+
+    /* A refused configuration denies every process too. */
+    assert_int_equal(jpt_policy_new("{\"commands\":{\"ls\":{\"x\":1}}}", &p), JPT_ERR_INVALID);
+    expect_verdict(p, JPT_ACCESS_PROCESS, "[\"ls\"]", DENY);
+    assert_null(jpt__policy_command_find(p, "ls"));
+    jpt_policy_free(p);
+}
+
+static void loader_variables_are_known(void **state)
+{
+    (void)state;
+    static const char *const loader[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
+                                         "LD_", "DYLD_INSERT_LIBRARIES", "GCONV_PATH",
+                                         "GLIBC_TUNABLES", "LOCPATH", "NLSPATH"};
+    static const char *const plain[] = {"HOME", "PATH", "TMPDIR", "LD", "ld_preload",
+                                        "OLD_PRELOAD", "CARGO_TERM_COLOR"};
+    for (size_t i = 0; i < sizeof(loader) / sizeof(loader[0]); i++)
+        assert_true(jpt__policy_env_is_loader(loader[i]));
+    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+        assert_false(jpt__policy_env_is_loader(plain[i]));
 }
 
 /* jpt__policy_new_json(), for rooms that hold the section parsed: the
@@ -1056,6 +1166,9 @@ static void policy_new_survives_allocation_failure(void **state)
         "\"sensitive\":\"ask\",\"uncovered\":\"deny\","
         "\"network\":{\"allow\":[\"https://example.com/api\"],\"envs\":[\"TOKEN\"]},"
         "\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"]],\"envs\":[\"HOME\"]}}}",
+        "{\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"],[\"status\"],[]],"
+        "\"envs\":[\"HOME\",\"TOKEN\"],\"timeout_ms\":100,\"output_limit\":4096},"
+        "\"/bin/ls\":{},\"make\":{\"envs\":[]}}}",
     };
     for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
         new_ctx c = {valid[i], JPT_OK, ""};
@@ -1099,13 +1212,16 @@ static void policy_check_survives_allocation_failure(void **state)
 {
     (void)state;
     jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\"src\"],\"writable\":true,"
-                           "\"deny\":[\"src/private\"]},\"sensitive_paths\":[\"*.key\"]}");
+                           "\"deny\":[\"src/private\"]},\"sensitive_paths\":[\"*.key\"],"
+                           "\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"]]}}}");
     static const check_ctx cases[] = {
         {NULL, READ, "src/main.rs"},        {NULL, WRITE, "src/a.c"},
         {NULL, READ, ".env"},               {NULL, WRITE, ".git"},
         {NULL, LIST, "src/private"},        {NULL, WRITE, "src"},
         {NULL, READ, "docs/x.key"},         {NULL, READ, "a//b"},
         {NULL, JPT_ACCESS_HTTP, "https://x"}, {NULL, JPT_ACCESS_PROCESS, "[\"cargo\",\"b\"]"},
+        {NULL, JPT_ACCESS_PROCESS, "[\"git\",\"log\",\"-p\"]"},
+        {NULL, JPT_ACCESS_PROCESS, "[\"git\",\"push\"]"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         check_ctx c = cases[i];
@@ -1146,7 +1262,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(default_policy_reads_and_lists_the_workspace),
         cmocka_unit_test(default_policy_asks_before_any_write),
-        cmocka_unit_test(default_policy_denies_network_and_processes),
+        cmocka_unit_test(default_policy_denies_network_and_asks_for_processes),
         cmocka_unit_test(default_policy_denies_sensitive_paths),
         cmocka_unit_test(hardlinks_are_denied_unless_allowed),
         cmocka_unit_test(every_builtin_pattern_is_denied_for_every_access),
@@ -1176,6 +1292,8 @@ int main(void)
         cmocka_unit_test(a_normalized_request_is_checked_by_its_names),
         cmocka_unit_test(check_refuses_bad_arguments),
         cmocka_unit_test(a_process_target_is_a_json_argv),
+        cmocka_unit_test(commands_allow_their_argument_lists),
+        cmocka_unit_test(loader_variables_are_known),
         cmocka_unit_test(the_reason_names_the_request_served),
         cmocka_unit_test(long_targets_are_cut_in_reasons),
         cmocka_unit_test(hostile_paths_are_matched_in_linear_time),

@@ -301,19 +301,40 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *   network.envs         array of environment variable names (letters,
  *                        digits, '_', not starting with a digit) that http
  *                        header values may substitute (${VAR}).
- *   commands.<program>   an object: `args`, a non-empty array of argument
- *                        prefixes, each an array of strings where "**" as
- *                        the last element allows any further arguments (no
- *                        `args`: any arguments); `envs`, environment
- *                        variable names forwarded to the program.
+ *   commands.<program>   an object, the rule that lets process.run start
+ *                        <program> (RFD 016's CommandRule). The key is the
+ *                        program exactly as a tool names it: a name looked
+ *                        up in the host's PATH ("cargo") or an absolute path
+ *                        ("/usr/bin/make"); a relative path with a '/' is
+ *                        refused. Members, all optional:
+ *     args               a non-empty array of argument lists, each an array
+ *                        of strings: the arguments (after the program) must
+ *                        equal one list exactly, or, when "**" is the list's
+ *                        last element, begin with the strings before it
+ *                        (["check","**"] allows "check" and "check --all";
+ *                        ["status"] only "status"; [] no arguments). No
+ *                        `args`: any arguments.
+ *     envs               array of environment variable names the tool may
+ *                        ask to forward (process.run's own `envs` picks from
+ *                        these). Names the dynamic loader or the C library
+ *                        act on (LD_*, DYLD_*, GCONV_PATH, GETCONF_DIR,
+ *                        GLIBC_TUNABLES, HOSTALIASES, LOCALDOMAIN, LOCPATH,
+ *                        MALLOC_TRACE, NIS_PATH, NLSPATH, RESOLV_HOST_CONF,
+ *                        RES_OPTIONS, TZDIR) are refused.
+ *     timeout_ms         how long the process may run before its process
+ *                        group is killed, 1 to JPT_VFS_PROCESS_TIMEOUT_MAX_MS
+ *                        (default JPT_VFS_PROCESS_TIMEOUT_MS).
+ *     output_limit       bytes kept of each of stdout and stderr, 64 to
+ *                        JPT_VFS_PROCESS_OUTPUT_MAX (default
+ *                        JPT_VFS_PROCESS_OUTPUT_LIMIT).
  *
- * network.* and commands.* are checked for form now; their requests are
- * denied by this version (see JPT_ACCESS_HTTP and JPT_ACCESS_PROCESS).
+ * network.* is checked for form now; its requests are denied by this
+ * version (see JPT_ACCESS_HTTP).
  *
  * With no sandbox section (NULL or "{}") a tool gets D11's default:
  * workspace read-only, no network, no processes — reads and listings
- * anywhere in the workspace are allowed, writes are not covered (asked),
- * sensitive paths are denied.
+ * anywhere in the workspace are allowed, writes and processes are not
+ * covered (asked), sensitive paths are denied.
  *
  * Path prefixes in filesystem.allow, .writable and .deny are normalised
  * like jpt_policy_normalize_path() ("./src/" is "src"; "", absolute paths
@@ -352,7 +373,18 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *   4. a sensitive path with "sensitive": "ask": ask;
  *   5. a grant (filesystem.allow, filesystem.writable): allow;
  *   6. anything else: the `uncovered` verdict (ask by default).
- * So sensitive beats allow, and deny beats allow (and ask) on one path. */
+ * So sensitive beats allow, and deny beats allow (and ask) on one path.
+ *
+ * A process (JPT_ACCESS_PROCESS) is allowed when commands has a rule for
+ * its program whose `args` admit its arguments; a program without a rule,
+ * or arguments that no list admits, get the `uncovered` verdict. */
+
+/* process.run's limits (commands.<program>.timeout_ms and .output_limit):
+ * their defaults and largest values. */
+#define JPT_VFS_PROCESS_TIMEOUT_MS 60000
+#define JPT_VFS_PROCESS_TIMEOUT_MAX_MS 86400000
+#define JPT_VFS_PROCESS_OUTPUT_LIMIT 1048576
+#define JPT_VFS_PROCESS_OUTPUT_MAX 4194304
 typedef struct jpt_policy jpt_policy;
 
 /* What a request does, for jpt_policy_check(); the reason names the D11
@@ -366,8 +398,8 @@ typedef struct jpt_policy jpt_policy;
                              version: network access is not available yet */
 #define JPT_ACCESS_PROCESS 5 /* "process.run": target is a JSON array of
                                 strings, the program then its arguments,
-                                ["cargo","check"]. Denied by this version:
-                                processes are not available yet */
+                                ["cargo","check"]; checked against
+                                commands.<program> */
 
 /* Verdicts: positive numbers, never confused with a (negative) status. */
 #define JPT_VERDICT_ALLOW 1 /* go ahead */
@@ -409,7 +441,12 @@ JPT_EXPORT const char *jpt_policy_errmsg(const jpt_policy *p);
  *   fs.write 'src/a.c': needs approval: not covered by the policy (the
  *     workspace is read-only: filesystem.writable is false)
  *   fs.read 'src/a.c': allowed: under 'src' in filesystem.allow
- * (a target longer than 200 bytes is shown cut, ending in "…").
+ *   process.run 'cargo': allowed: the arguments match
+ *     commands.cargo.args[0]
+ *   process.run 'rm': needs approval: not covered by the policy (commands
+ *     has no rule for this program)
+ * (a target longer than 200 bytes is shown cut, ending in "…"; a process
+ * is shown by its program).
  * Errors, negative and never a verdict (treat them as a refusal):
  * JPT_ERR_INVALID (NULL `p` or `target`, an unknown access kind, a process
  * target that is not a non-empty JSON array of strings with a non-empty

@@ -252,12 +252,11 @@ static int read_uncovered(jpt_policy *p, const json_t *v, const char *where)
     return rc;
 }
 
-/* ---- network and commands -----------------------------------------------------
- * Checked for form only: this version denies their requests (vfs.h). */
+/* ---- network and commands ----------------------------------------------------- */
 
 /* POSIX: "names … consist solely of uppercase letters, digits, and the
  * underscore … and do not begin with a digit"; lowercase is allowed too. */
-static bool is_env_name(const char *s)
+bool jpt__policy_env_name(const char *s)
 {
     if (s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
         return false;
@@ -278,7 +277,7 @@ static int read_envs(jpt_policy *p, const json_t *v, const char *where)
         int rc = string_at(p, v, i, where, &s);
         if (rc < 0)
             return rc;
-        if (!is_env_name(s))
+        if (!jpt__policy_env_name(s))
             return jpt__err(&p->err, JPT_ERR_INVALID,
                             "%s[%zu]: '%.80s' is not an environment variable name "
                             "(letters, digits and '_', not starting with a digit)",
@@ -358,11 +357,32 @@ static int read_network(jpt_policy *p, const json_t *v, const char *where)
                         sizeof(network_members) / sizeof(network_members[0]));
 }
 
+/* The rule being read: commands.<program> fills the last one. */
+static jpt__policy_command *current_command(jpt_policy *p)
+{
+    return &p->commands[p->n_commands - 1];
+}
+
+/* A copy of the strings of `list` (checked), the first `n` of them; on
+ * failure the slots not copied are NULL. */
+static int copy_strings(const json_t *list, size_t n, char ***out)
+{
+    if ((*out = jpt__calloc(n > 0 ? n : 1, sizeof(char *))) == NULL)
+        return JPT_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (((*out)[i] = jpt__strdup(json_string_value(json_array_get(list, i)))) == NULL)
+            return JPT_ERR_NOMEM;
+    return JPT_OK;
+}
+
 /* RFD 016's CommandRule.args: "Each entry is a sequence of values that
  * must match the start of the actual arguments. `**` as the last element
- * allows any remaining arguments. If absent, any arguments are permitted." */
+ * allows any remaining arguments. If absent, any arguments are permitted."
+ * An entry without "**" is the whole argument list, or "**" would add
+ * nothing (vfs.h). */
 static int read_args(jpt_policy *p, const json_t *v, const char *where)
 {
+    jpt__policy_command *cmd = current_command(p);
     const char *s;
     char entry[WHERE_MAX];
 
@@ -371,26 +391,91 @@ static int read_args(jpt_policy *p, const json_t *v, const char *where)
                         "%s: expected a non-empty array of argument lists, got %s "
                         "(leave args out to allow any arguments)",
                         where, json_is_array(v) ? "an empty array" : jpt__json_type_phrase(v));
+    if ((cmd->args = jpt__calloc(json_array_size(v), sizeof(*cmd->args))) == NULL)
+        return JPT_ERR_NOMEM;
     for (size_t i = 0; i < json_array_size(v); i++) {
         const json_t *list = json_array_get(v, i);
         snprintf(entry, sizeof(entry), "%s[%zu]", where, i);
         if (!json_is_array(list))
             return invalid_type(p, entry, "an array of strings", list);
-        for (size_t j = 0; j < json_array_size(list); j++) {
+        size_t n = json_array_size(list);
+        for (size_t j = 0; j < n; j++) {
             int rc = string_at(p, list, j, entry, &s);
             if (rc < 0)
                 return rc;
-            if (strcmp(s, "**") == 0 && j + 1 < json_array_size(list))
+            if (strcmp(s, "**") == 0 && j + 1 < n)
                 return jpt__err(&p->err, JPT_ERR_INVALID,
                                 "%s[%zu]: '**' may only be the last element", entry, j);
         }
+        jpt__policy_args *a = &cmd->args[cmd->n_args++];
+        a->rest = n > 0 && strcmp(json_string_value(json_array_get(list, n - 1)), "**") == 0;
+        a->n = a->rest ? n - 1 : n;
+        if (copy_strings(list, a->n, &a->words) < 0)
+            return JPT_ERR_NOMEM;
     }
     return JPT_OK;
 }
 
+/* The variables forwarded to the program: names, never a loader's. */
+static int read_command_envs(jpt_policy *p, const json_t *v, const char *where)
+{
+    jpt__policy_command *cmd = current_command(p);
+    int rc = read_envs(p, v, where);
+
+    for (size_t i = 0; rc == JPT_OK && i < json_array_size(v); i++)
+        if (jpt__policy_env_is_loader(json_string_value(json_array_get(v, i))))
+            return jpt__err(&p->err, JPT_ERR_INVALID,
+                            "%s[%zu]: '%s' is read by the dynamic loader or the C library "
+                            "to load code or files, and is never forwarded",
+                            where, i, json_string_value(json_array_get(v, i)));
+    if (rc == JPT_OK) {
+        cmd->n_envs = json_array_size(v); /* what was copied is freed on failure */
+        rc = copy_strings(v, cmd->n_envs, &cmd->envs);
+    }
+    return rc;
+}
+
+/* An integer from `min` to `max`. */
+static int read_integer(jpt_policy *p, const json_t *v, const char *where, json_int_t min,
+                        json_int_t max, json_int_t *out)
+{
+    if (!json_is_integer(v))
+        return jpt__err(&p->err, JPT_ERR_INVALID,
+                        "%s: expected an integer from %" JSON_INTEGER_FORMAT
+                        " to %" JSON_INTEGER_FORMAT ", got %s",
+                        where, min, max, jpt__json_type_phrase(v));
+    if (json_integer_value(v) < min || json_integer_value(v) > max)
+        return jpt__err(&p->err, JPT_ERR_INVALID,
+                        "%s: expected an integer from %" JSON_INTEGER_FORMAT
+                        " to %" JSON_INTEGER_FORMAT ", got %" JSON_INTEGER_FORMAT,
+                        where, min, max, json_integer_value(v));
+    *out = json_integer_value(v);
+    return JPT_OK;
+}
+
+static int read_timeout(jpt_policy *p, const json_t *v, const char *where)
+{
+    json_int_t ms = 0;
+    int rc = read_integer(p, v, where, 1, JPT_VFS_PROCESS_TIMEOUT_MAX_MS, &ms);
+
+    current_command(p)->timeout_ms = (int)ms;
+    return rc;
+}
+
+static int read_output_limit(jpt_policy *p, const json_t *v, const char *where)
+{
+    json_int_t bytes = 0;
+    int rc = read_integer(p, v, where, 64, JPT_VFS_PROCESS_OUTPUT_MAX, &bytes);
+
+    current_command(p)->output_limit = (size_t)bytes;
+    return rc;
+}
+
 static const member command_members[] = {
     {"args", read_args},
-    {"envs", read_envs},
+    {"envs", read_command_envs},
+    {"timeout_ms", read_timeout},
+    {"output_limit", read_output_limit},
 };
 
 static int read_commands(jpt_policy *p, const json_t *v, const char *where)
@@ -401,10 +486,24 @@ static int read_commands(jpt_policy *p, const json_t *v, const char *where)
 
     if (!json_is_object(v))
         return invalid_type(p, where, "an object", v);
+    if ((p->commands = jpt__calloc(json_object_size(v) + 1, sizeof(*p->commands))) == NULL)
+        return JPT_ERR_NOMEM;
     json_object_foreach((json_t *)v, program, rule) {
         if (program[0] == '\0')
             return jpt__err(&p->err, JPT_ERR_INVALID, "%s: a program name is empty", where);
         member_where(child, where, program);
+        /* The child's directory is the workspace, but a program is found
+         * from the host's: a relative path would name a file of either. */
+        if (program[0] != '/' && strchr(program, '/') != NULL)
+            return jpt__err(&p->err, JPT_ERR_INVALID,
+                            "%s: a relative path: name a program found in PATH, or give "
+                            "its absolute path",
+                            child);
+        jpt__policy_command *cmd = &p->commands[p->n_commands++];
+        cmd->timeout_ms = JPT_VFS_PROCESS_TIMEOUT_MS;
+        cmd->output_limit = JPT_VFS_PROCESS_OUTPUT_LIMIT;
+        if ((cmd->program = jpt__strdup(program)) == NULL)
+            return JPT_ERR_NOMEM;
         int rc = read_members(p, rule, child, command_members,
                               sizeof(command_members) / sizeof(command_members[0]));
         if (rc < 0)
@@ -464,4 +563,20 @@ void jpt__policy_clear(jpt_policy *p)
     jpt__free(p->patterns);
     p->patterns = NULL;
     p->n_patterns = 0;
+    for (size_t i = 0; i < p->n_commands; i++) {
+        jpt__policy_command *cmd = &p->commands[i];
+        for (size_t j = 0; j < cmd->n_args; j++) {
+            for (size_t k = 0; cmd->args[j].words != NULL && k < cmd->args[j].n; k++)
+                jpt__free(cmd->args[j].words[k]);
+            jpt__free(cmd->args[j].words);
+        }
+        jpt__free(cmd->args);
+        for (size_t j = 0; cmd->envs != NULL && j < cmd->n_envs; j++)
+            jpt__free(cmd->envs[j]);
+        jpt__free(cmd->envs);
+        jpt__free(cmd->program);
+    }
+    jpt__free(p->commands);
+    p->commands = NULL;
+    p->n_commands = 0;
 }

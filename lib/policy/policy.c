@@ -25,18 +25,22 @@ typedef enum reason_code {
     WHY_READ_ONLY,
     WHY_OUTSIDE_WRITABLE,
     WHY_NO_NETWORK,
-    WHY_NO_PROCESSES,
+    WHY_COMMAND_ANY,      /* detail: the program */
+    WHY_COMMAND_ARGS,     /* detail: the program; index: the args entry */
+    WHY_NO_COMMAND,
+    WHY_ARGS_UNMATCHED,   /* detail: the program */
 } reason_code;
 
 typedef struct decision {
     int verdict;
     reason_code why;
     const char *detail;
+    size_t index;
 } decision;
 
 static decision make(int verdict, reason_code why, const char *detail)
 {
-    decision d = {verdict, why, detail};
+    decision d = {verdict, why, detail, 0};
     return d;
 }
 
@@ -180,6 +184,67 @@ static decision decide_path(const jpt_policy *p, int access, const char *path)
     return decide_grant(p, write, path);
 }
 
+/* ---- Processes ---------------------------------------------------------------------- */
+
+const jpt__policy_command *jpt__policy_command_find(const jpt_policy *p, const char *program)
+{
+    for (size_t i = 0; p != NULL && !p->refused && i < p->n_commands; i++)
+        if (strcmp(p->commands[i].program, program) == 0)
+            return &p->commands[i];
+    return NULL;
+}
+
+/* glibc's list of variables it drops for set-user-ID programs
+ * (sysdeps/generic/unsecvars.h), less TMPDIR, which only names a
+ * directory, and the macOS loader's. */
+bool jpt__policy_env_is_loader(const char *name)
+{
+    static const char *const names[] = {
+        "GCONV_PATH",  "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES",      "LOCALDOMAIN",
+        "LOCPATH",     "MALLOC_TRACE", "NIS_PATH",      "NLSPATH",          "RESOLV_HOST_CONF",
+        "RES_OPTIONS", "TZDIR",
+    };
+
+    if (strncmp(name, "LD_", 3) == 0 || strncmp(name, "DYLD_", 5) == 0)
+        return true;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Whether the arguments argv[1..] fit the entry `a`. */
+static bool args_match(const jpt__policy_args *a, const json_t *argv)
+{
+    size_t n = json_array_size(argv) - 1;
+
+    if (n < a->n || (!a->rest && n != a->n))
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(json_string_value(json_array_get(argv, i + 1)), a->words[i]) != 0)
+            return false;
+    return true;
+}
+
+/* RFD 016's CommandRule: the program's rule, then its argument lists. */
+static decision decide_process(const jpt_policy *p, const json_t *argv)
+{
+    const char *program = json_string_value(json_array_get(argv, 0));
+    const jpt__policy_command *cmd = jpt__policy_command_find(p, program);
+
+    if (cmd == NULL)
+        return make(p->uncovered_verdict, WHY_NO_COMMAND, NULL);
+    if (cmd->args == NULL)
+        return make(JPT_VERDICT_ALLOW, WHY_COMMAND_ANY, cmd->program);
+    for (size_t i = 0; i < cmd->n_args; i++)
+        if (args_match(&cmd->args[i], argv)) {
+            decision d = make(JPT_VERDICT_ALLOW, WHY_COMMAND_ARGS, cmd->program);
+            d.index = i;
+            return d;
+        }
+    return make(p->uncovered_verdict, WHY_ARGS_UNMATCHED, cmd->program);
+}
+
 /* ---- The reason ---------------------------------------------------------------------- */
 
 static const char *method_of(int access)
@@ -253,9 +318,18 @@ static int put_why(jpt__buf *b, const jpt_policy *p, decision d)
         return jpt__buf_puts(b, "not covered by the policy (outside filesystem.writable)");
     case WHY_NO_NETWORK:
         return jpt__buf_puts(b, "network access is not available in this version of jptool");
-    case WHY_NO_PROCESSES:
-        return jpt__buf_puts(b, "running processes is not available in this version of "
-                                "jptool");
+    case WHY_COMMAND_ANY:
+        return jpt__buf_printf(b, "commands.%s allows any arguments", d.detail);
+    case WHY_COMMAND_ARGS:
+        return jpt__buf_printf(b, "the arguments match commands.%s.args[%zu]", d.detail,
+                               d.index);
+    case WHY_NO_COMMAND:
+        return jpt__buf_puts(b, "not covered by the policy (commands has no rule for this "
+                                "program)");
+    case WHY_ARGS_UNMATCHED:
+        return jpt__buf_printf(b, "not covered by the policy (the arguments match none of "
+                                  "commands.%s.args)",
+                               d.detail);
     }
     return JPT_OK;
 }
@@ -283,29 +357,31 @@ static int write_reason(const jpt_policy *p, const char *method, const char *sho
 
 /* ---- Checking ------------------------------------------------------------------------ */
 
-/* A process target: a JSON array of strings, the program first. Its
- * program is what a reason shows. */
-static int read_process_target(const char *target, jpt__buf *program)
+/* A process target: a JSON array of strings, the program first (not
+ * empty). Its program is what a reason shows. */
+static int read_process_target(const char *target, json_t **argv)
 {
     json_error_t err;
-    json_t *argv;
-    int rc = jpt__json_load(target, strlen(target), 0, &argv, &err);
+    int rc = jpt__json_load(target, strlen(target), 0, argv, &err);
 
     if (rc < 0)
         return rc;
-    const char *name = json_string_value(json_array_get(argv, 0));
+    const char *name = json_string_value(json_array_get(*argv, 0));
     bool valid = name != NULL && name[0] != '\0';
-    for (size_t i = 1; valid && i < json_array_size(argv); i++)
-        valid = json_is_string(json_array_get(argv, i));
-    rc = valid ? jpt__buf_puts(program, name) : JPT_ERR_INVALID;
-    json_decref(argv);
-    return rc;
+    for (size_t i = 1; valid && i < json_array_size(*argv); i++)
+        valid = json_is_string(json_array_get(*argv, i));
+    if (!valid) {
+        json_decref(*argv);
+        *argv = NULL;
+        return JPT_ERR_INVALID;
+    }
+    return JPT_OK;
 }
 
 int jpt__policy_check(const jpt_policy *p, int access, const char *target,
                       const char *method, const char *shown, char **reason)
 {
-    jpt__buf program = JPT__BUF_INIT;
+    json_t *argv = NULL;
     decision d;
     int rc = JPT_OK;
 
@@ -314,9 +390,9 @@ int jpt__policy_check(const jpt_policy *p, int access, const char *target,
     if (p == NULL || target == NULL || access < JPT_ACCESS_READ || access > JPT_ACCESS_PROCESS)
         return JPT_ERR_INVALID;
     if (access == JPT_ACCESS_PROCESS) {
-        if ((rc = read_process_target(target, &program)) < 0)
+        if ((rc = read_process_target(target, &argv)) < 0)
             return rc;
-        shown = program.data;
+        shown = json_string_value(json_array_get(argv, 0));
     } else if (shown == NULL)
         shown = target;
 
@@ -325,14 +401,14 @@ int jpt__policy_check(const jpt_policy *p, int access, const char *target,
     else if (access == JPT_ACCESS_HTTP)
         d = make(JPT_VERDICT_DENY, WHY_NO_NETWORK, NULL);
     else if (access == JPT_ACCESS_PROCESS)
-        d = make(JPT_VERDICT_DENY, WHY_NO_PROCESSES, NULL);
+        d = decide_process(p, argv);
     else
         d = decide_path(p, access, target);
 
     if (reason != NULL)
         rc = write_reason(p, method != NULL ? method : method_of(access), shown, strlen(shown),
                           d, reason);
-    jpt__buf_free(&program);
+    json_decref(argv);
     return rc < 0 ? rc : d.verdict;
 }
 

@@ -25,6 +25,25 @@ typedef struct jpt__policy_prefixes {
     size_t n;
 } jpt__policy_prefixes;
 
+/* One entry of commands.<program>.args: the arguments must be `words`
+ * exactly, or with `rest` ("**" last) begin with them. */
+typedef struct jpt__policy_args {
+    char **words;
+    size_t n;
+    bool rest;
+} jpt__policy_args;
+
+/* A sandbox.commands.<program> rule (RFD 016's CommandRule, vfs.h). */
+typedef struct jpt__policy_command {
+    char *program;          /* the key: a name looked up in PATH, or absolute */
+    jpt__policy_args *args; /* NULL: any arguments */
+    size_t n_args;
+    char **envs;            /* the variables that may be forwarded */
+    size_t n_envs;
+    int timeout_ms;         /* JPT_VFS_PROCESS_TIMEOUT_MS unless configured */
+    size_t output_limit;    /* JPT_VFS_PROCESS_OUTPUT_LIMIT unless configured */
+} jpt__policy_command;
+
 /* A sensitive path pattern. */
 typedef struct jpt__policy_pattern {
     char *storage;     /* owns text and names; NULL for a built-in */
@@ -48,6 +67,8 @@ struct jpt_policy {
     int uncovered_verdict; /* JPT_VERDICT_ASK or _DENY */
     jpt__policy_pattern *patterns; /* sensitive_paths, after the built-ins */
     size_t n_patterns;
+    jpt__policy_command *commands; /* sandbox.commands, in no particular order */
+    size_t n_commands;
 };
 
 /* ---- policy.c ---------------------------------------------------------------- */
@@ -66,6 +87,19 @@ int jpt__policy_new_json(const json_t *sandbox, jpt_policy **out);
  * says which request it is (the files room's guard). */
 int jpt__policy_check(const jpt_policy *p, int access, const char *target,
                       const char *method, const char *shown, char **reason);
+
+/* The commands.<program> rule for `program` (compared exactly), or NULL:
+ * none, or a refused configuration. */
+const jpt__policy_command *jpt__policy_command_find(const jpt_policy *p, const char *program);
+
+/* Whether `name` is an environment variable name: letters, digits and
+ * '_', not starting with a digit. */
+bool jpt__policy_env_name(const char *name);
+
+/* Whether `name` is an environment variable that makes the dynamic loader
+ * or the C library load or read files of the caller's choosing (LD_*,
+ * DYLD_*, GCONV_PATH, GLIBC_TUNABLES, …): never forwarded to a process. */
+bool jpt__policy_env_is_loader(const char *name);
 
 /* ---- config.c ------------------------------------------------------------------ */
 

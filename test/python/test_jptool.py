@@ -914,7 +914,7 @@ class PolicyTest(unittest.TestCase):
                          "sandbox: unknown key 'netwrk' (known: filesystem, network, "
                          "commands, sensitive_paths, sensitive, uncovered)")
 
-    def test_http_and_process_are_denied_in_this_version(self):
+    def test_http_is_denied_and_processes_follow_their_commands_rule(self):
         with jptool.Policy({"network": {"allow": ["https://example.com/api"]},
                             "commands": {"git": {"args": [["log", "**"]]}}}) as p:
             self.assertEqual(
@@ -922,10 +922,14 @@ class PolicyTest(unittest.TestCase):
                 (jptool.JPT_VERDICT_DENY, "http 'https://example.com/api/x': denied: network "
                  "access is not available in this version of jptool"))
             self.assertEqual(
-                p.check("process", ["git", "log"]),
-                (jptool.JPT_VERDICT_DENY, "process.run 'git': denied: running processes is "
-                 "not available in this version of jptool"))
-            self.assertEqual(p.check("process", '["git"]')[0], jptool.JPT_VERDICT_DENY)
+                p.check("process", ["git", "log", "-p"]),
+                (jptool.JPT_VERDICT_ALLOW, "process.run 'git': allowed: the arguments match "
+                 "commands.git.args[0]"))
+            self.assertEqual(
+                p.check("process", ["git", "push"]),
+                (jptool.JPT_VERDICT_ASK, "process.run 'git': needs approval: not covered by "
+                 "the policy (the arguments match none of commands.git.args)"))
+            self.assertEqual(p.check("process", '["git"]')[0], jptool.JPT_VERDICT_ASK)
             for bad in ([], "git", [1]):
                 with self.assertRaises(JptError) as cm:
                     p.check("process", bad)
