@@ -486,9 +486,11 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * A request that cannot be read at all is answered with id null. */
 #define JPT_VFS_E_PARSE -32700            /* the line is not valid JSON */
 #define JPT_VFS_E_INVALID_REQUEST -32600  /* not a JSON-RPC 2.0 request */
-#define JPT_VFS_E_METHOD_NOT_FOUND -32601 /* unknown method; http.get, http.post
-                                           * and process.run too, until the
-                                           * host serves them */
+#define JPT_VFS_E_METHOD_NOT_FOUND -32601 /* unknown method; http.get and
+                                           * http.post too, until the host
+                                           * serves them; process.run on a
+                                           * workspace that is not a
+                                           * directory */
 #define JPT_VFS_E_INVALID_PARAMS -32602   /* missing or mistyped params; the
                                            * message names the field */
 #define JPT_VFS_E_INTERNAL -32603         /* the host failed (memory, I/O) */
@@ -519,11 +521,14 @@ typedef void (*jpt_policy_fn)(jpt_policy_request *req, void *ud);
 
 /* What is asked; strings are owned by the request and valid until it is
  * answered. The tool's name; the D11 method ("fs.write"); the path as the
- * tool asked for it (fs.rename asks for each of its two paths); the access
- * (JPT_ACCESS_*); why the policy asks, worded for a person ("'notes.txt' is
- * not covered by the tool's sandbox: writing is allowed only where the
- * configuration says so"). The call id or handle id the request belongs
- * to in a registry, or NULL (a standalone host). NULL for a NULL request. */
+ * tool asked for it (fs.rename asks for each of its two paths; for
+ * process.run it is the command line as a JSON array of strings,
+ * ["cargo","publish"], and JPT_DECISION_ALLOW_ALWAYS covers that exact
+ * command line); the access (JPT_ACCESS_*); why the policy asks, worded
+ * for a person ("'notes.txt' is not covered by the tool's sandbox:
+ * writing is allowed only where the configuration says so"). The call id
+ * or handle id the request belongs to in a registry, or NULL (a
+ * standalone host). NULL for a NULL request. */
 JPT_EXPORT const char *jpt_policy_request_tool(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_method(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_path(const jpt_policy_request *req);
@@ -541,6 +546,60 @@ JPT_EXPORT const char *jpt_policy_request_id(const jpt_policy_request *req);
 JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
                                          const char *reason);
 
+/* ---- process.run -------------------------------------------------------------
+ * A host (standalone or a registry's, for "vfs" tools) serves D11's
+ * process.run, {"program", "args", "envs"}, with the result
+ * {"stdout", "stderr", "exit_code"}:
+ *   - The policy decides on the command line (JPT_ACCESS_PROCESS; the
+ *     `commands` keys above), asking the policy handler when it is not
+ *     covered. Every name in `envs` must be listed in the program's
+ *     commands.<program>.envs (-32001 names the variable, never its value);
+ *     a malformed name is -32602.
+ *   - The process runs with a clean environment: PATH (the host's) and the
+ *     variables of `envs` that the host has set, nothing else — no LD_* or
+ *     other loader variable ever, whatever the host's environment holds.
+ *     (A registry with JPT_CONTAIN_SUBREAPER also gives it the
+ *     JPTOOL_CONTAIN_… variable that marks its processes.)
+ *   - Its working directory is the workspace root, entered through the
+ *     directory backend's open descriptor. A memory or host-supplied
+ *     backend has no directory: process.run is -32601 there, saying so.
+ *   - stdin is /dev/null; it runs in a session and process group of its
+ *     own (and the registry's containment), and dies with the host. When
+ *     it exits, whatever is left of its group is killed. After
+ *     commands.<program>.timeout_ms (default JPT_VFS_PROCESS_TIMEOUT_MS)
+ *     its group gets SIGTERM, and SIGKILL after the host's kill grace; the
+ *     tool is answered -32004 once it is reaped, with what it wrote as the
+ *     error's `data` (same shape as the result). When the tool ends or is
+ *     cancelled, its running processes are killed (SIGKILL to the group)
+ *     and reaped, and a cancelled tool's process.run requests answer
+ *     -32005.
+ *   - Secret scrubbing (D11, RFD 016): before anything else sees them,
+ *     stdout and stderr have every forwarded value (PATH's aside) replaced
+ *     by "[REDACTED]", and also its JSON-escaped forms (with and without
+ *     "\/", \uXXXX for non-ASCII, \u003c-style HTML escapes, either hex
+ *     case), its URL-encoded forms (%XX in either case, '/' kept or not,
+ *     '+' for space, !'()* kept or not) and its base64 forms (standard and
+ *     URL-safe alphabets, padded or not, and the characters the value
+ *     alone decides at each alignment inside longer base64 data). A value
+ *     split across two reads is found all the same; overlapping
+ *     occurrences become one "[REDACTED]", so the longest wins and no byte
+ *     of either survives. Values shorter than 8 bytes are NOT scrubbed:
+ *     they are ordinary words of any output ("1", "true", "dev"), and
+ *     replacing them would mangle it. Scrubbing takes time linear in the
+ *     output and holds back at most the longest form's length. It is a
+ *     last line of defence, not a sandbox: a process can always transform
+ *     a value some other way (reverse it, hex-encode it) before printing.
+ *   - Each of stdout and stderr is kept up to commands.<program>
+ *     .output_limit bytes (default JPT_VFS_PROCESS_OUTPUT_LIMIT): the first
+ *     and the last halves, the middle replaced by "[… N bytes omitted …]";
+ *     the process is never stopped for writing more. The text is UTF-8
+ *     (invalid bytes become U+FFFD).
+ *   - "exit_code" is null when a signal killed the process, with "signal"
+ *     its number, and null alone when someone else reaped it (a host that
+ *     reaps every child with waitpid(-1)).
+ *   - The tool's other requests are served meanwhile; several processes
+ *     may run at once. */
+
 /* ---- A standalone host ------------------------------------------------------
  * Serves one VFS tool from the host's own loop, like a registry: one fd to
  * poll, a timeout, a non-blocking dispatch. The tool is a process the host
@@ -549,7 +608,8 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  * `result`, `error` and `state` notifications become states
  * (jpt_vfs_host_state). The OS sandbox (RFD 075) is not applied yet: the
  * policy binds what the tool asks through the protocol, not what its
- * process could do directly. */
+ * process could do directly. process.run is served as described above,
+ * with `kill_grace_ms` as its kill grace. */
 typedef struct jpt_vfs_host jpt_vfs_host;
 
 typedef struct jpt_vfs_host_options {

@@ -134,6 +134,13 @@ JPT_EXPORT const char *jpt_vfs_tool_errmsg(const jpt_vfs_tool *t);
  * on this side, and for a NULL `t` (there was no answer from a host). */
 JPT_EXPORT int jpt_vfs_tool_error_code(const jpt_vfs_tool *t);
 
+/* The `data` of that error (JSON-RPC's error.data) as JSON text, or NULL
+ * when it had none (and whenever jpt_vfs_tool_error_code() is 0). jptool's
+ * host sends it with process.run's timeout: {"stdout", "stderr",
+ * "exit_code", …}, what the process wrote before it was killed. Valid
+ * until the next call on `t`. */
+JPT_EXPORT const char *jpt_vfs_tool_error_data(const jpt_vfs_tool *t);
+
 /* ---- The initial context (D11 "Initial context") ----------------------
  * Owned by the tool, valid until jpt_vfs_tool_free(); NULL if connecting
  * failed. */
@@ -205,8 +212,9 @@ JPT_EXPORT int jpt_vfs_tool_grep(jpt_vfs_tool *t, const jpt_vfs_grep_query *quer
 
 /* Sends `method` with `params_json` (JSON text, or NULL for none) and
  * waits: the result's JSON text. For methods this SDK has no function for
- * (http.get, http.post, process.run as the host starts to serve them).
- * `result_json` may be NULL when the result does not matter. */
+ * (http.get, http.post as the host starts to serve them), and for
+ * process.run's result as the host sent it. `result_json` may be NULL
+ * when the result does not matter. */
 JPT_EXPORT int jpt_vfs_tool_call(jpt_vfs_tool *t, const char *method, const char *params_json,
                                  char **result_json);
 
@@ -227,6 +235,36 @@ JPT_EXPORT int jpt_vfs_tool_submit_write(jpt_vfs_tool *t, const char *path, cons
 JPT_EXPORT int jpt_vfs_tool_collect(jpt_vfs_tool *t, uint64_t id, char **result_json);
 JPT_EXPORT int jpt_vfs_tool_collect_read(jpt_vfs_tool *t, uint64_t id, char **data,
                                          size_t *len);
+
+/* ---- Processes (D11 "Process methods") -----------------------------------*/
+
+/* What jpt_vfs_tool_run() reports when the host could not learn how the
+ * process ended (its exit_code is null without a signal). */
+#define JPT_VFS_TOOL_EXIT_UNKNOWN (-256)
+
+/* process.run: asks the host to run `program` (a name the host looks up in
+ * its PATH, or an absolute path) with `nargs` arguments `args`, forwarding
+ * the host's variables named in `envs` (`nenvs` names; each must be listed
+ * in the tool's sandbox.commands.<program>.envs), and waits until it has
+ * ended. The process runs in the project root with only PATH and those
+ * variables, and its output comes back with every forwarded value of 8
+ * bytes or more (and its JSON-, URL- and base64-encoded forms) replaced by
+ * "[REDACTED]", invalid UTF-8 replaced by U+FFFD, and each stream kept to
+ * the host's limit, head and tail around a note of what was left out.
+ * `*exit_code`: its exit status (0 to 255), -N when signal N killed it, or
+ * JPT_VFS_TOOL_EXIT_UNKNOWN; `*stdout_text` and `*stderr_text` the output
+ * (free with jpt_free). Any out pointer may be NULL; `args` and `envs` may
+ * be NULL when their count is 0. The host's refusals come as its errors:
+ * JPT_ERR_DENIED (the policy, a variable that may not be forwarded; the
+ * host's policy handler may have been asked first), JPT_ERR_NOT_FOUND (no
+ * such program), JPT_ERR_TIMEOUT (it ran past its time and its process
+ * group was killed: jpt_vfs_tool_error_data() holds what it wrote),
+ * JPT_ERR_UNSUPPORTED (this host runs no processes), JPT_ERR_INVALID (a
+ * relative program path; a string that is not UTF-8);
+ * JPT_ERR_PROTOCOL for a result not of D11's shape. */
+JPT_EXPORT int jpt_vfs_tool_run(jpt_vfs_tool *t, const char *program, const char *const *args,
+                                size_t nargs, const char *const *envs, size_t nenvs,
+                                int *exit_code, char **stdout_text, char **stderr_text);
 
 /* ---- Stateful tools (D11 "Integration with the stateful tool protocol") */
 

@@ -655,6 +655,11 @@ static const jpt__files_backend dir_backend = {
     .destroy = dir_destroy,
 };
 
+int jpt__files_root_fd(const jpt_files *f)
+{
+    return f->type == JPT__FILES_DIR ? ((const jpt__dirfs *)f->impl)->root_fd : -1;
+}
+
 int jpt__files_dir_new(const char *root, unsigned flags, jpt__errbuf *e, jpt_files **out)
 {
     char shown[256];

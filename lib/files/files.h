@@ -126,6 +126,11 @@ int jpt__files_step(jpt__files_call *c, uint64_t budget_ns);
  * request stays valid for the host to answer (its answer is dropped). */
 void jpt__files_cancel(jpt__files_call *c);
 
+/* The directory backend's root, an open directory the caller
+ * may use but not close: where process.run starts its children. -1 for
+ * the memory and host-supplied backends, which have no directory. */
+int jpt__files_root_fd(const jpt_files *f);
+
 /* References: a jpt_files shared by several hosts lives until the last
  * reference goes (jpt_files_free drops the creator's). */
 jpt_files *jpt__files_ref(jpt_files *f);

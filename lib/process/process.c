@@ -78,6 +78,7 @@ typedef struct spawn_ctx {
     char *const *argv;
     char *const *envp;
     const char *cwd;
+    int cwd_fd;       /* a directory to fchdir into, or -1 */
     int in, out, err; /* the child's ends, all >= 3 */
     int join;         /* cgroup.procs of the child's cgroup, or -1 */
     int slave;        /* PTY slave, or -1 */
@@ -117,6 +118,11 @@ static int child_main(void *arg)
         ctx->failed_step = "prctl(PR_SET_PDEATHSIG)";
         goto fail;
     }
+    /* Before dup2 and close_range, which may take the fd's number. */
+    if (ctx->cwd_fd >= 0 && fchdir(ctx->cwd_fd) < 0) {
+        ctx->failed_step = "fchdir";
+        goto fail;
+    }
     if (ctx->slave >= 0 && ioctl(ctx->slave, TIOCSCTTY, 0) < 0) {
         ctx->failed_step = "ioctl(TIOCSCTTY)";
         goto fail;
@@ -131,7 +137,7 @@ static int child_main(void *arg)
         for (int fd = 3; fd < (max > 0 ? max : 1024); fd++)
             close(fd);
     }
-    if (ctx->cwd != NULL && chdir(ctx->cwd) < 0) {
+    if (ctx->cwd_fd < 0 && ctx->cwd != NULL && chdir(ctx->cwd) < 0) {
         ctx->failed_step = "chdir";
         goto fail;
     }
@@ -368,6 +374,7 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
         .argv = (char *const *)s->argv,
         .envp = s->envp != NULL ? (char *const *)s->envp : environ,
         .cwd = s->cwd,
+        .cwd_fd = s->cwd_fd != NULL ? *s->cwd_fd : -1,
         .in = f.child_in,
         .out = f.child_out,
         .err = f.child_err,

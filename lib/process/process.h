@@ -121,6 +121,9 @@ typedef struct jpt__spawn {
     const char *const *argv;  /* argv[0] is looked up in PATH unless it has a '/' */
     const char *const *envp;  /* NULL: the host's environment */
     const char *cwd;          /* NULL: the host's current directory */
+    const int *cwd_fd;        /* an open directory (O_PATH will do) the child
+                                 starts in, by fchdir before it closes the
+                                 host's fds; cwd is then ignored. NULL: none */
     bool stdin_pipe;          /* else /dev/null (ignored with pty) */
     int devnull;              /* an open /dev/null to use, or -1 */
     bool pty;                 /* stdin, stdout and stderr on a new terminal */

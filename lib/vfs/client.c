@@ -71,6 +71,7 @@ static void entry_free(entry *en)
 {
     jpt__free(en->reply.message);
     jpt__free(en->reply.storage);
+    jpt__free(en->reply.data);
     jpt__free(en);
 }
 
@@ -312,8 +313,8 @@ static int keep_result(jpt__vfs_client *c, jpt__vfs_line *line, jpt__vfs_span re
 
 static int keep_error(jpt__vfs_client *c, jpt__vfs_span error, jpt__vfs_reply *r)
 {
-    static const char *const names[] = {"code", "message", NULL};
-    jpt__vfs_span m[2];
+    static const char *const names[] = {"code", "message", "data", NULL};
+    jpt__vfs_span m[3];
     bool ok;
 
     if (jpt__json_type(error) != JPT__JSON_OBJECT)
@@ -330,6 +331,10 @@ static int keep_error(jpt__vfs_client *c, jpt__vfs_span error, jpt__vfs_reply *r
     if (ok && r->message == NULL)
         r->message = jpt__strdup("");
     if (r->message == NULL)
+        return fail(c, JPT_ERR_NOMEM, "out of memory keeping an error response");
+    /* JSON-RPC's optional data: kept as JSON text (a timed-out
+     * process.run's output, say). */
+    if (m[2].p != NULL && (r->data = jpt__memdup0(m[2].p, m[2].n)) == NULL)
         return fail(c, JPT_ERR_NOMEM, "out of memory keeping an error response");
     r->code = -(int)magnitude;
     return JPT_OK;

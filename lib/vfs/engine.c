@@ -235,6 +235,32 @@ int jpt__vfs_call_answer_error(jpt__vfs_call *c, int code, const char *fmt, ...)
     return JPT_OK;
 }
 
+int jpt__vfs_call_answer_error_data(jpt__vfs_call *c, int code, const char *message,
+                                    const char *data, size_t len)
+{
+    jpt__vfs_engine *e = c->engine;
+    jpt__buf *b = &e->out.buf;
+    jpt__json_error jerr;
+    size_t mark;
+
+    if (jpt__json_validate(data, len, &jerr) < 0)
+        return jpt__err(&e->err, JPT_ERR_INVALID,
+                        "the error data for request %s is not JSON: %s at byte %zu", c->id,
+                        jerr.what, jerr.offset);
+    int rc = jpt__vfs_outq_begin(&e->out, 80 + strlen(c->id) + strlen(message) + len, &mark);
+    if (rc == JPT_OK && (rc = put(b, "{\"jsonrpc\":\"2.0\",\"id\":")) == JPT_OK &&
+        (rc = put(b, c->id)) == JPT_OK &&
+        (rc = jpt__buf_printf(b, ",\"error\":{\"code\":%d,\"message\":", code)) == JPT_OK &&
+        (rc = jpt__json_append_string(b, message, strlen(message))) == JPT_OK &&
+        (rc = put(b, ",\"data\":")) == JPT_OK &&
+        (rc = jpt__json_append_flat(b, data, len)) == JPT_OK)
+        rc = put(b, "}}");
+    if ((rc = jpt__vfs_outq_end(&e->out, mark, rc)) < 0)
+        return jpt__err(&e->err, rc, "out of memory answering request %s", c->id);
+    call_free(c);
+    return JPT_OK;
+}
+
 /* Issue 9 / D11 "Inquiry prompt blocking": the tool learns that its request
  * waits for a person, so it can extend its own timeout. */
 int jpt__vfs_call_pending(jpt__vfs_call *c, const char *reason)

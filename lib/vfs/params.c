@@ -265,6 +265,29 @@ static int decode_grep(fields *f, jpt__vfs_span params, jpt__vfs_params *out, vo
                          &out->nextensions);
 }
 
+/* D11 process.run: the program, its arguments and the variables to
+ * forward. */
+static int decode_run(fields *f, jpt__vfs_span params, jpt__vfs_params *out, void **arrays)
+{
+    static const char *const names[] = {"program", "args", "envs", NULL};
+    int rc;
+
+    if ((rc = collect(f, params, names)) < 0 ||
+        (rc = string_field(f, "program", true, &out->program)) < 0)
+        return rc;
+    if (out->program[0] == '\0')
+        return bad(f, "'%s' must not be empty", "program");
+    size_t nargs = array_length(field(f, "args"));
+    size_t nenvs = array_length(field(f, "envs"));
+    const char **slots = jpt__calloc(nargs + nenvs + 1, sizeof(*slots));
+    if (slots == NULL)
+        return JPT_ERR_NOMEM;
+    *arrays = slots;
+    if ((rc = strings_field(f, "args", slots, &out->args, &out->nargs)) < 0)
+        return rc;
+    return strings_field(f, "envs", slots + nargs, &out->envs, &out->nenvs);
+}
+
 int jpt__vfs_params_decode(int method, jpt__vfs_span params, jpt__vfs_params *out,
                            void **arrays, char *why, size_t why_len)
 {
@@ -283,6 +306,8 @@ int jpt__vfs_params_decode(int method, jpt__vfs_span params, jpt__vfs_params *ou
         return decode_rename(&f, params, out);
     case JPT__VFS_FS_GREP:
         return decode_grep(&f, params, out, arrays);
+    case JPT__VFS_PROCESS_RUN:
+        return decode_run(&f, params, out, arrays);
     default:
         return decode_path(&f, params, out);
     }

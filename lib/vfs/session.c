@@ -18,6 +18,7 @@
 
 #include "files/files.h"
 #include "policy/policy.h"
+#include "vfs/run.h"
 #include "vfs/vfs.h"
 
 /* Bytes handed to the child's stdin queue at most at once. */
@@ -49,7 +50,7 @@ typedef struct allowed {
     struct allowed *next;
 } allowed;
 
-/* One fs.* request being served. */
+/* One fs.* or process.run request being served. */
 struct vfs_req {
     jpt__vfs_session *s;
     jpt__vfs_call *call;
@@ -57,6 +58,7 @@ struct vfs_req {
     json_t *params;           /* as the files room takes them */
     const char *shown;        /* the requested path, for the policy's words */
     jpt__files_call *fc;      /* in flight: a grep, or a host backend's */
+    jpt__vfs_run *run;        /* in flight: process.run's child */
     jpt_policy_request *asking;
     /* the guard's ask, while the request waits on the prompt */
     int ask_access;
@@ -78,6 +80,7 @@ struct jpt__vfs_session {
 
     /* transport */
     jpt__child *child;
+    jpt__contain *contain;    /* the tool's containment, for process.run */
     int rfd, wfd;             /* attached fds, else -1 */
     jpt__watch rwatch, wwatch;
     jpt__buf backlog;         /* read, not yet taken by the engine */
@@ -176,6 +179,8 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
 
 static int access_of(const vfs_req *r, int files_access)
 {
+    if (r->method == JPT__VFS_PROCESS_RUN)
+        return JPT_ACCESS_PROCESS;
     if (files_access == JPT__FILES_ACCESS_WRITE)
         return JPT_ACCESS_WRITE;
     return r->method == JPT__VFS_FS_LIST_DIR ? JPT_ACCESS_LIST : JPT_ACCESS_READ;
@@ -258,6 +263,8 @@ static void req_free(vfs_req *r)
     JPT__LIST_REMOVE(r->s->reqs, r);
     if (r->fc != NULL)
         jpt__files_cancel(r->fc);
+    if (r->run != NULL)
+        jpt__vfs_run_cancel(r->run);
     if (r->asking != NULL) {
         r->asking->req = NULL;
         r->asking->s = NULL;
@@ -315,17 +322,34 @@ static void ask_prompt(vfs_req *r);
 static void req_done(void *ud, int status, const char *result, size_t len, const char *message)
 {
     vfs_req *r = ud;
+    jpt__vfs_session *s = r->s;
 
     r->fc = NULL;
+    r->run = NULL;
     if (status == JPT_ERR_AGAIN && r->ask_path != NULL) {
         ask_prompt(r);
         return;
     }
-    if (status < 0) {
-        req_error(r, wire_code(status), message != NULL ? message : jpt_strerror(status));
+    /* process.run on a workspace that is no directory: the method is not
+     * available here (JSON-RPC's -32601), not a bad param. */
+    int code = r->method == JPT__VFS_PROCESS_RUN && status == JPT_ERR_UNSUPPORTED
+                   ? JPT_VFS_E_METHOD_NOT_FOUND
+                   : wire_code(status);
+    if (status < 0 && result != NULL) {
+        /* A timed-out process.run: what it wrote, as the error's data. */
+        if (jpt__vfs_call_answer_error_data(r->call, code, message, result, len) < 0) {
+            req_error(r, code, message);
+            return;
+        }
+        req_free(r);
+        if (!s->in_feed)
+            flush_output(s);
         return;
     }
-    jpt__vfs_session *s = r->s;
+    if (status < 0) {
+        req_error(r, code, message != NULL ? message : jpt_strerror(status));
+        return;
+    }
     if (jpt__vfs_call_answer_json(r->call, result, len) < 0) {
         req_error(r, JPT_VFS_E_INTERNAL, "the host could not send the result");
         return;
@@ -335,14 +359,25 @@ static void req_done(void *ud, int status, const char *result, size_t len, const
         flush_output(s);
 }
 
-/* Runs the request through the files backend; its answer comes through
- * req_done, now (most methods) or later (a grep, a host backend). */
+/* Runs the request through the files backend (or process.run); its
+ * answer comes through req_done, now (most methods) or later (a grep, a
+ * host backend, a process). */
 static void req_submit(vfs_req *r)
 {
     jpt__vfs_session *s = r->s;
     jpt__files_opts opts = {.guard = guard, .guard_ud = r};
     jpt__files_call *pending = NULL;
 
+    if (r->method == JPT__VFS_PROCESS_RUN) {
+        jpt__vfs_run_env env = {s->loop, s->files, s->policy, s->contain, s->kill_grace_ms};
+        jpt__vfs_run *run = NULL;
+        if (jpt__vfs_run_submit(&env, jpt__vfs_call_params(r->call), guard, r, req_done, r,
+                                &run) < 0)
+            req_error(r, JPT_VFS_E_INTERNAL, "out of memory serving the request");
+        else if (run != NULL)
+            r->run = run; /* else req_done has run, and `r` is gone */
+        return;
+    }
     int rc = jpt__files_submit(s->files, jpt__vfs_method_name(r->method), r->params, &opts,
                                req_done, r, &pending);
     if (rc < 0) {
@@ -397,7 +432,7 @@ static json_t *files_params(int method, const jpt__vfs_params *p)
     return o;
 }
 
-/* The engine's handler of every fs.* method. */
+/* The engine's handler of every fs.* method, and of process.run. */
 static void serve_fs(void *ud, jpt__vfs_call *call)
 {
     jpt__vfs_session *s = ud;
@@ -908,6 +943,7 @@ static int session_new(const jpt__vfs_session_config *cfg, const jpt__vfs_sessio
         return jpt__err(err, JPT_ERR_NOMEM, "out of memory starting the VFS tool");
     for (int m = JPT__VFS_FS_READ; m <= JPT__VFS_FS_GREP; m++)
         h.method[m] = serve_fs;
+    h.method[JPT__VFS_PROCESS_RUN] = serve_fs; /* run.c through req_submit */
     s->loop = cfg->loop;
     s->files = jpt__files_ref(cfg->files);
     s->policy = cfg->policy;
@@ -944,6 +980,7 @@ int jpt__vfs_session_spawn(const jpt__vfs_session_config *cfg, const jpt__spawn 
     *out = NULL;
     if (rc < 0)
         return rc;
+    s->contain = spawn->contain;
     jpt__spawn sp = *spawn;
     sp.stdin_pipe = true;
     sp.pty = false;
@@ -1006,7 +1043,7 @@ void jpt__vfs_session_cancel(jpt__vfs_session *s)
     /* Requests waiting on the prompt are moot (D11 -32005). */
     for (vfs_req *r = s->reqs, *next; r != NULL; r = next) {
         next = r->next;
-        if (r->asking != NULL && r->asking->decision < 0)
+        if ((r->asking != NULL && r->asking->decision < 0) || r->run != NULL)
             req_error(r, JPT_VFS_E_CANCELLED, "cancelled: the tool is being stopped");
     }
     if (jpt__vfs_engine_cancel(s->engine) < 0)

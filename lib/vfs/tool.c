@@ -26,6 +26,7 @@ struct jpt_vfs_tool {
     int in_fd, out_fd;
     int in_flags, out_flags; /* as found, restored at free; -1: untouched */
     int code;                /* JSON-RPC code of the last failure, or 0 */
+    char *error_data;        /* its error's data as JSON text, or NULL */
     jpt_vfs_connect_options opts; /* a copy: the caller's may be gone */
     char *chunk;             /* READ_CHUNK bytes */
     jpt__errbuf err;
@@ -292,6 +293,7 @@ JPT_EXPORT void jpt_vfs_tool_free(jpt_vfs_tool *t)
         fcntl(t->out_fd, F_SETFL, t->out_flags);
     jpt__vfs_client_free(t->client);
     jpt__free(t->chunk);
+    jpt__free(t->error_data);
     jpt__free(t);
 }
 
@@ -303,6 +305,11 @@ JPT_EXPORT const char *jpt_vfs_tool_errmsg(const jpt_vfs_tool *t)
 JPT_EXPORT int jpt_vfs_tool_error_code(const jpt_vfs_tool *t)
 {
     return t != NULL ? t->code : 0;
+}
+
+JPT_EXPORT const char *jpt_vfs_tool_error_data(const jpt_vfs_tool *t)
+{
+    return t != NULL && t->code != 0 ? t->error_data : NULL;
 }
 
 static const char *init_field(const jpt_vfs_tool *t, int field)
@@ -352,6 +359,8 @@ static int usable(jpt_vfs_tool *t, bool args_ok)
         return client_err(t, rc);
     t->code = 0;
     t->err.text[0] = '\0';
+    jpt__free(t->error_data);
+    t->error_data = NULL;
     return JPT_OK;
 }
 
@@ -380,6 +389,9 @@ static int wait_reply(jpt_vfs_tool *t, uint64_t id, jpt__vfs_reply **out)
         rc = tool_err(t, status_of_code(r->code), "%s",
                       r->message != NULL ? r->message : "cancelled by the host");
         t->code = r->code;
+        jpt__free(t->error_data);
+        t->error_data = r->data;
+        r->data = NULL;
         jpt__vfs_client_forget(t->client, id);
         return rc;
     }
@@ -657,7 +669,7 @@ static int put_string(jpt_vfs_tool *t, jpt__buf *b, const char *s)
     return jpt__json_append_string(b, s, len);
 }
 
-static int put_strings(jpt_vfs_tool *t, jpt__buf *b, const char *name,
+static int put_strings(jpt_vfs_tool *t, jpt__buf *b, const char *method, const char *name,
                        const char *const *v, size_t n)
 {
     int rc = JPT_OK;
@@ -665,12 +677,13 @@ static int put_strings(jpt_vfs_tool *t, jpt__buf *b, const char *name,
     if (n == 0)
         return JPT_OK;
     if (v == NULL)
-        return tool_err(t, JPT_ERR_INVALID, "fs.grep: %s is NULL with a count of %zu", name, n);
+        return tool_err(t, JPT_ERR_INVALID, "%s: %s is NULL with a count of %zu", method, name,
+                        n);
     if ((rc = jpt__buf_printf(b, ",\"%s\":[", name)) < 0)
         return rc;
     for (size_t i = 0; i < n && rc == JPT_OK; i++) {
         if (v[i] == NULL)
-            return tool_err(t, JPT_ERR_INVALID, "fs.grep: %s[%zu] is NULL", name, i);
+            return tool_err(t, JPT_ERR_INVALID, "%s: %s[%zu] is NULL", method, name, i);
         if (i > 0)
             rc = jpt__buf_putc(b, ',');
         if (rc == JPT_OK)
@@ -684,8 +697,8 @@ static int grep_params(jpt_vfs_tool *t, const jpt_vfs_grep_query *q, jpt__buf *b
     int rc;
 
     if ((rc = jpt__buf_puts(b, "{\"pattern\":")) < 0 || (rc = put_string(t, b, q->pattern)) < 0 ||
-        (rc = put_strings(t, b, "paths", q->paths, q->npaths)) < 0 ||
-        (rc = put_strings(t, b, "extensions", q->extensions, q->nextensions)) < 0)
+        (rc = put_strings(t, b, "fs.grep", "paths", q->paths, q->npaths)) < 0 ||
+        (rc = put_strings(t, b, "fs.grep", "extensions", q->extensions, q->nextensions)) < 0)
         return rc;
     if (q->context != 0 && (rc = jpt__buf_printf(b, ",\"context\":%u", q->context)) < 0)
         return rc;
@@ -719,6 +732,87 @@ JPT_EXPORT int jpt_vfs_tool_grep(jpt_vfs_tool *t, const jpt_vfs_grep_query *quer
     if (rc == JPT_OK)
         rc = jpt_vfs_tool_call(t, "fs.grep", params.data, result_json);
     jpt__buf_free(&params);
+    return rc;
+}
+
+/* ---- Processes ------------------------------------------------------------------------- */
+
+/* A string member of the result, decoded into a new allocation. */
+static int take_text(jpt_vfs_tool *t, const jpt__vfs_reply *r, const char *name, char **out)
+{
+    jpt__vfs_span v = result_member(r, name);
+
+    if (v.p == NULL || jpt__json_type(v) != JPT__JSON_STRING)
+        return tool_err(t, JPT_ERR_PROTOCOL, "the host's process.run result has no string '%s'",
+                        name);
+    if (out == NULL)
+        return JPT_OK;
+    if ((*out = jpt__malloc(v.n)) == NULL)
+        return tool_err(t, JPT_ERR_NOMEM, "out of memory reading process.run's %s", name);
+    (*out)[jpt__json_unescape(v, *out)] = '\0';
+    return JPT_OK;
+}
+
+/* D11's exit_code (null and a signal when one killed the process). */
+static int take_status(jpt_vfs_tool *t, const jpt__vfs_reply *r, int *exit_code)
+{
+    jpt__vfs_span code = result_member(r, "exit_code"), sig = result_member(r, "signal");
+    uint64_t n;
+
+    if (code.p != NULL && jpt__json_uint(code, 255, &n))
+        *exit_code = (int)n;
+    else if (code.p != NULL && jpt__json_type(code) == JPT__JSON_NULL && sig.p != NULL &&
+             jpt__json_uint(sig, 255, &n) && n > 0)
+        *exit_code = -(int)n;
+    else if (code.p != NULL && jpt__json_type(code) == JPT__JSON_NULL && sig.p == NULL)
+        *exit_code = JPT_VFS_TOOL_EXIT_UNKNOWN;
+    else
+        return tool_err(t, JPT_ERR_PROTOCOL, "the host's process.run result has no exit_code "
+                                             "from 0 to 255, nor null with a signal");
+    return JPT_OK;
+}
+
+JPT_EXPORT int jpt_vfs_tool_run(jpt_vfs_tool *t, const char *program, const char *const *args,
+                                size_t nargs, const char *const *envs, size_t nenvs,
+                                int *exit_code, char **stdout_text, char **stderr_text)
+{
+    jpt__buf params = JPT__BUF_INIT;
+    jpt__vfs_reply *r;
+    uint64_t id;
+    int status = 0;
+    int rc = usable(t, program != NULL);
+
+    if (rc < 0)
+        return rc;
+    if ((rc = jpt__buf_puts(&params, "{\"program\":")) == JPT_OK &&
+        (rc = put_string(t, &params, program)) == JPT_OK &&
+        (rc = put_strings(t, &params, "process.run", "args", args, nargs)) == JPT_OK &&
+        (rc = put_strings(t, &params, "process.run", "envs", envs, nenvs)) == JPT_OK)
+        rc = jpt__buf_putc(&params, '}');
+    if (rc == JPT_ERR_NOMEM)
+        rc = tool_err(t, rc, "out of memory building a process.run request");
+    if (rc == JPT_OK)
+        rc = sent(t, jpt__vfs_client_request(t->client, "process.run", params.data, &id));
+    jpt__buf_free(&params);
+    if (rc == JPT_OK)
+        rc = wait_reply(t, id, &r);
+    if (rc < 0)
+        return rc;
+    char *out = NULL, *err = NULL;
+    if ((rc = take_status(t, r, &status)) == JPT_OK &&
+        (rc = take_text(t, r, "stdout", stdout_text != NULL ? &out : NULL)) == JPT_OK &&
+        (rc = take_text(t, r, "stderr", stderr_text != NULL ? &err : NULL)) == JPT_OK) {
+        if (exit_code != NULL)
+            *exit_code = status;
+        if (stdout_text != NULL)
+            *stdout_text = out;
+        if (stderr_text != NULL)
+            *stderr_text = err;
+    } else {
+        jpt__free(out);
+        jpt__free(err);
+    }
+    jpt__vfs_client_forget(t->client, id);
     return rc;
 }
 

@@ -206,6 +206,12 @@ typedef struct jpt__vfs_params {
     unsigned context;              /* lines each side, 0 by default */
     bool case_insensitive, fixed_strings;
     uint64_t max_matches;          /* 0: not given (the backend's default) */
+    /* process.run */
+    const char *program;
+    const char *const *args;       /* NULL when not given: no arguments */
+    size_t nargs;
+    const char *const *envs;       /* NULL when not given: none */
+    size_t nenvs;
 } jpt__vfs_params;
 
 /* The method named by the raw JSON string `name` (no quotes), or -1. */
@@ -216,7 +222,8 @@ const char *jpt__vfs_method_name(int method);
  * request had none) of `method` into `out`. String values are unescaped in
  * place, so params.p must be writable and owned by the caller; arrays (fs.grep's
  * paths, extensions) are one allocation stored in `*arrays` for the
- * caller to free. JPT_OK; JPT_ERR_INVALID with `why` naming the field
+ * caller to free (fs.grep's paths and extensions, process.run's args and
+ * envs). JPT_OK; JPT_ERR_INVALID with `why` naming the field
  * ("'path' must be a string"); JPT_ERR_NOMEM. */
 int jpt__vfs_params_decode(int method, jpt__vfs_span params, jpt__vfs_params *out,
                            void **arrays, char *why, size_t why_len);
@@ -234,7 +241,7 @@ typedef void (*jpt__vfs_method_fn)(void *ud, jpt__vfs_call *call);
 
 typedef struct jpt__vfs_handlers {
     /* Indexed by JPT__VFS_*; NULL answers -32601 (for http.* and
-     * process.run: not served until the next issue, and the message says so). */
+     * process.run the message says this host does not serve them). */
     jpt__vfs_method_fn method[JPT__VFS_METHODS];
     /* A `result`, `error` or `state` notification as a state (RFD 058, RFD
      * 009), whose reference the handler takes. Required. `result` is the
@@ -361,6 +368,12 @@ int jpt__vfs_call_answer_read(jpt__vfs_call *c, const void *data, size_t len);
 int jpt__vfs_call_answer_error(jpt__vfs_call *c, int code, const char *fmt, ...)
     JPT__PRINTF(3, 4);
 
+/* An error response whose `data` (JSON-RPC 2.0's error.data) is the JSON
+ * text data[0..len) (JPT_ERR_INVALID and nothing queued if it is not
+ * JSON): what a timed-out process.run had written, say. */
+int jpt__vfs_call_answer_error_data(jpt__vfs_call *c, int code, const char *message,
+                                    const char *data, size_t len);
+
 /* ==== session.c: serving one tool on a loop ============================== */
 
 typedef struct jpt__vfs_session jpt__vfs_session;
@@ -443,6 +456,7 @@ typedef struct jpt__vfs_reply {
     char *message;         /* the error's message (NUL-terminated) */
     char *storage;         /* owns the bytes `result` points into */
     jpt__vfs_span result;  /* the result's JSON text, writable in place */
+    char *data;            /* an error's data as JSON text, or NULL */
 } jpt__vfs_reply;
 
 /* `max_message`: the longest line taken from the host, 0 for

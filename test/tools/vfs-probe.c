@@ -4,7 +4,18 @@
  *
  *   {"ops": [{"method": "fs.read", "params": {...}}, ...]}
  *       each request in turn: "<method> ok <result JSON>" or
- *       "<method> err <code> <message>"
+ *       "<method> err <code> <message>", and " data <JSON>" after it when
+ *       the error has data
+ *   {"concurrent": [ops]}
+ *       every request submitted at once, collected last first; the lines
+ *       in the order of the ops
+ *   {"run": {"program", "args", "envs"}}
+ *       process.run through jpt_vfs_tool_run: "run <exit> stdout=<JSON
+ *       string> stderr=<JSON string>", or "run err <code> <message>"
+ *   {"abandon": op, "wait_for": path, "then": "exit" | "cancel"}
+ *       submits op, asks fs.exists(path) until it is true, then ends with
+ *       the result "abandoned" (its request never collected), or waits for
+ *       the host's cancel and exits
  *   {"repeat": {"method", "params", "count"}}
  *       the request `count` times: "ok N err M" and each distinct result
  *       or error once, with how often ("<n>x ok <result>")
@@ -38,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jptool/vfs_tool.h>
@@ -85,6 +97,15 @@ static void finish(void)
         die("result");
 }
 
+/* The last call's error as a line. */
+static void error_line(const char *method, char *line, size_t n)
+{
+    const char *data = jpt_vfs_tool_error_data(t);
+
+    snprintf(line, n, "%s err %d %s%s%s", method, jpt_vfs_tool_error_code(t),
+             jpt_vfs_tool_errmsg(t), data != NULL ? " data " : "", data != NULL ? data : "");
+}
+
 /* One request: its outcome as a line. */
 static void one(const char *method, const json_t *params, char *line, size_t n)
 {
@@ -94,8 +115,7 @@ static void one(const char *method, const json_t *params, char *line, size_t n)
     if (rc == JPT_OK)
         snprintf(line, n, "%s ok %s", method, result);
     else
-        snprintf(line, n, "%s err %d %s", method, jpt_vfs_tool_error_code(t),
-                 jpt_vfs_tool_errmsg(t));
+        error_line(method, line, n);
     jpt_free(result);
     free(p);
 }
@@ -112,6 +132,116 @@ static void mode_ops(const json_t *ops)
         say("%s", line);
     }
     finish();
+}
+
+static void mode_concurrent(const json_t *ops)
+{
+    size_t n = json_array_size(ops), i;
+    const json_t *op;
+    uint64_t *ids = calloc(n + 1, sizeof(*ids));
+    char **lines = calloc(n + 1, sizeof(*lines));
+
+    if (ids == NULL || lines == NULL)
+        exit(1);
+    json_array_foreach(ops, i, op) {
+        char *p = json_dumps(json_object_get(op, "params"), JSON_COMPACT);
+        if (jpt_vfs_tool_submit(t, json_string_value(json_object_get(op, "method")), p,
+                                &ids[i]) != JPT_OK)
+            die("submit");
+        free(p);
+    }
+    for (i = n; i-- > 0;) {
+        const char *method = json_string_value(json_object_get(json_array_get(ops, i), "method"));
+        char *result = NULL;
+        if ((lines[i] = malloc(1 << 16)) == NULL)
+            exit(1);
+        if (jpt_vfs_tool_collect(t, ids[i], &result) == JPT_OK)
+            snprintf(lines[i], 1 << 16, "%s ok %s", method, result);
+        else
+            error_line(method, lines[i], 1 << 16);
+        jpt_free(result);
+    }
+    for (i = 0; i < n; i++) {
+        say("%s", lines[i]);
+        free(lines[i]);
+    }
+    free(lines);
+    free(ids);
+    finish();
+}
+
+/* The strings of a JSON array, for jpt_vfs_tool_run. */
+static const char **strings(const json_t *a, size_t *n)
+{
+    const char **v = calloc(json_array_size(a) + 1, sizeof(*v));
+    size_t i;
+    const json_t *s;
+
+    if (v == NULL)
+        exit(1);
+    json_array_foreach(a, i, s)
+        v[i] = json_string_value(s);
+    *n = json_array_size(a);
+    return v;
+}
+
+static void mode_run(const json_t *r)
+{
+    size_t nargs, nenvs;
+    const char **args = strings(json_object_get(r, "args"), &nargs);
+    const char **envs = strings(json_object_get(r, "envs"), &nenvs);
+    char *out = NULL, *err = NULL;
+    int code = 0;
+    static char line[1 << 16];
+
+    if (jpt_vfs_tool_run(t, json_string_value(json_object_get(r, "program")), args, nargs, envs,
+                         nenvs, &code, &out, &err) == JPT_OK) {
+        json_t *o = json_string(out), *e = json_string(err);
+        char *os = json_dumps(o, JSON_ENCODE_ANY), *es = json_dumps(e, JSON_ENCODE_ANY);
+        say("run %d stdout=%s stderr=%s", code, os, es);
+        free(os);
+        free(es);
+        json_decref(o);
+        json_decref(e);
+    } else {
+        error_line("run", line, sizeof(line));
+        say("%s", line);
+    }
+    jpt_free(out);
+    jpt_free(err);
+    free(args);
+    free(envs);
+    finish();
+}
+
+/* The probe's exit status. */
+static int mode_abandon(const json_t *op, const char *wait_for, const char *then)
+{
+    char *p = json_dumps(json_object_get(op, "params"), JSON_COMPACT);
+    uint64_t id;
+    int exists = 0;
+
+    if (jpt_vfs_tool_submit(t, json_string_value(json_object_get(op, "method")), p, &id) !=
+        JPT_OK)
+        die("submit");
+    free(p);
+    while (!exists) {
+        if (jpt_vfs_tool_exists(t, wait_for, &exists) != JPT_OK)
+            die("exists");
+        if (!exists) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (then != NULL && strcmp(then, "cancel") == 0) {
+        char *input = NULL;
+        int rc = jpt_vfs_tool_next_input(t, &input);
+        jpt_free(input);
+        return rc == JPT_ERR_CANCELLED ? 0 : 5;
+    }
+    say("abandoned");
+    finish();
+    return 0;
 }
 
 static void mode_repeat(const json_t *r)
@@ -312,6 +442,13 @@ int main(void)
         }
         json_decref(answers);
     }
+    else if ((v = json_object_get(args, "concurrent")) != NULL)
+        mode_concurrent(v);
+    else if ((v = json_object_get(args, "run")) != NULL)
+        mode_run(v);
+    else if ((v = json_object_get(args, "abandon")) != NULL)
+        code = mode_abandon(v, json_string_value(json_object_get(args, "wait_for")),
+                            json_string_value(json_object_get(args, "then")));
     else if ((v = json_object_get(args, "repeat")) != NULL)
         mode_repeat(v);
     else if ((v = json_object_get(args, "pipeline")) != NULL)

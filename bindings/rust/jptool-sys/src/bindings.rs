@@ -54,6 +54,10 @@ pub const JPT_FILES_KIND_SYMLINK: i32 = 3;
 pub const JPT_FILES_KIND_OTHER: i32 = 4;
 pub const JPT_FILES_READ_LIMIT: i32 = 10000000;
 pub const JPT_FILES_GREP_MAX_MATCHES: i32 = 1000;
+pub const JPT_VFS_PROCESS_TIMEOUT_MS: i32 = 60000;
+pub const JPT_VFS_PROCESS_TIMEOUT_MAX_MS: i32 = 86400000;
+pub const JPT_VFS_PROCESS_OUTPUT_LIMIT: i32 = 1048576;
+pub const JPT_VFS_PROCESS_OUTPUT_MAX: i32 = 4194304;
 pub const JPT_ACCESS_READ: i32 = 1;
 pub const JPT_ACCESS_WRITE: i32 = 2;
 pub const JPT_ACCESS_LIST: i32 = 3;
@@ -109,6 +113,7 @@ pub const JPT_VFS_TOOL_FILE: i32 = 1;
 pub const JPT_VFS_TOOL_DIR: i32 = 2;
 pub const JPT_VFS_TOOL_SYMLINK: i32 = 3;
 pub const JPT_VFS_TOOL_OTHER: i32 = 4;
+pub const JPT_VFS_TOOL_EXIT_UNKNOWN: i32 = -256;
 extern "C" {
     pub fn jpt_version() -> *const ::std::os::raw::c_char;
 }
@@ -2177,6 +2182,9 @@ extern "C" {
     pub fn jpt_vfs_tool_error_code(t: *const jpt_vfs_tool) -> ::std::os::raw::c_int;
 }
 extern "C" {
+    pub fn jpt_vfs_tool_error_data(t: *const jpt_vfs_tool) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
     pub fn jpt_vfs_tool_name(t: *const jpt_vfs_tool) -> *const ::std::os::raw::c_char;
 }
 extern "C" {
@@ -2491,6 +2499,19 @@ extern "C" {
         id: u64,
         data: *mut *mut ::std::os::raw::c_char,
         len: *mut usize,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_run(
+        t: *mut jpt_vfs_tool,
+        program: *const ::std::os::raw::c_char,
+        args: *const *const ::std::os::raw::c_char,
+        nargs: usize,
+        envs: *const *const ::std::os::raw::c_char,
+        nenvs: usize,
+        exit_code: *mut ::std::os::raw::c_int,
+        stdout_text: *mut *mut ::std::os::raw::c_char,
+        stderr_text: *mut *mut ::std::os::raw::c_char,
     ) -> ::std::os::raw::c_int;
 }
 extern "C" {

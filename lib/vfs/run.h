@@ -1,0 +1,75 @@
+/* process.run for a VFS session (D11 "Process methods"): the checks, the
+ * child in the workspace with a clean environment, its output scrubbed
+ * and bounded, its timeout. session.c calls this in place of the files
+ * backend for process.run, with the same guard and completion callbacks,
+ * so the policy prompt serves it as it serves fs.*. Never installed.
+ *
+ * What the child gets:
+ *   - argv: the program (looked up in the host's PATH unless it is an
+ *     absolute path) and the request's args;
+ *   - the environment: PATH (the host's, or /usr/local/bin:/usr/bin:/bin
+ *     when it has none), and each variable of the request's `envs` that
+ *     the program's commands rule lists and the host has set — nothing
+ *     else, never a loader variable (jpt__policy_env_is_loader); in a
+ *     registry whose containment is "subreaper", also jptool's own mark
+ *     (JPTOOL_CONTAIN_<token>), which finds its strays;
+ *   - stdin /dev/null; cwd the workspace root, by fchdir on the directory
+ *     backend's root fd (so renaming the root meanwhile does not matter);
+ *   - its own session and process group (and the registry's containment);
+ *     the group is killed when the child exits (stragglers), on the
+ *     timeout (SIGTERM, SIGKILL after the kill grace), and when the
+ *     request is cancelled (SIGKILL, reaped before the cancel returns).
+ * Its stdout and stderr are scrubbed (scrub.h: the forwarded values but
+ * PATH's) before anything else sees them, then kept head and tail up to
+ * the rule's output_limit each, the middle replaced by a note of how many
+ * bytes were left out. */
+#ifndef JPT_LIB_VFS_RUN_H
+#define JPT_LIB_VFS_RUN_H
+
+#include "files/files.h"
+#include "loop/loop.h"
+#include "process/process.h"
+#include "vfs/vfs.h"
+
+typedef struct jpt__vfs_run jpt__vfs_run;
+
+/* What the session lends a run; all outlive it. */
+typedef struct jpt__vfs_run_env {
+    jpt__loop *loop;
+    jpt_files *files;         /* the workspace: a directory backend */
+    const jpt_policy *policy;
+    jpt__contain *contain;    /* NULL: the process group only */
+    int kill_grace_ms;        /* timeout: SIGTERM, then SIGKILL after this */
+} jpt__vfs_run_env;
+
+/* Starts process.run with the request's params `p` (which must stay valid
+ * until `done` runs or the run is cancelled). In order:
+ *   - a program that is a relative path with a '/': JPT_ERR_INVALID;
+ *   - a workspace that is not a directory: JPT_ERR_UNSUPPORTED;
+ *   - `envs`: a name that is not a variable name is JPT_ERR_INVALID, a
+ *     loader variable or one the rule does not list JPT_ERR_DENIED (PATH
+ *     is always given and always allowed);
+ *   - the policy, through `guard` (as the files room calls it, with the
+ *     JSON argv ["program", args…] as the path): JPT_OK goes on,
+ *     JPT_ERR_AGAIN is passed to `done` as it is (the session asks and
+ *     submits again once allowed), any other status fails the request;
+ *   - the spawn: JPT_ERR_NOT_FOUND (no such program), JPT_ERR_IO,
+ *     JPT_ERR_LIMIT (no fds or processes left).
+ * `done` runs exactly once unless the run is cancelled first: inside this
+ * call for every refusal above, else from the loop once the child is
+ * reaped: JPT_OK with D11's result {"stdout", "stderr", "exit_code"}
+ * ("exit_code": null and "signal": N when a signal killed it; null alone
+ * when someone else reaped it); JPT_ERR_TIMEOUT with `result` the same
+ * object, for the response's error data, when the timeout killed it;
+ * JPT_ERR_NOMEM. Messages begin "process.run '<program>': ". Returns
+ * JPT_OK (then *pending is the run in flight, or NULL if `done` ran), or
+ * JPT_ERR_NOMEM without calling `done`. */
+int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
+                        jpt__files_guard_fn guard, void *guard_ud, jpt__files_done_fn done,
+                        void *ud, jpt__vfs_run **pending);
+
+/* Abandons a run: its process group is killed and reaped now, and `done`
+ * does not run. */
+void jpt__vfs_run_cancel(jpt__vfs_run *r);
+
+#endif /* JPT_LIB_VFS_RUN_H */
