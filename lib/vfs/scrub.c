@@ -136,32 +136,31 @@ static int url_form(const unsigned char *v, size_t n, unsigned flags, jpt__buf *
     return rc;
 }
 
-static const char b64_std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-static const char b64_url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/* The base64 characters of `k` zero bytes followed by v, from the first
- * that v alone determines to the last (`core`), or v's whole encoding,
- * padded or not. Character c covers bits [6c, 6c + 6) of the data; v's bits
- * are [8k, 8(k + n)). */
-static int base64_form(const unsigned char *v, size_t n, const char *alphabet, unsigned k,
-                       bool core, bool padded, jpt__buf *b)
+/* The base64 characters of `k` zero bytes followed by v (common/base64.c's
+ * standard alphabet, or the URL-safe one with `url`): v's whole encoding
+ * (k 0), padded or not, or only the characters v alone determines
+ * (`core`). Character c covers bits [6c, 6c + 6) of the data; v's bits are
+ * [8k, 8(k + n)). */
+static int base64_form(const unsigned char *v, size_t n, bool url, unsigned k, bool core,
+                       bool padded, jpt__buf *b)
 {
     size_t bits = 8 * (k + n);
     size_t first = core ? (8 * k + 5) / 6 : 0;
-    size_t end = core ? bits / 6 : (bits + 5) / 6;
-    int rc = JPT_OK;
+    size_t end = core ? bits / 6 : padded ? jpt__base64_size(n) : (bits + 5) / 6;
+    unsigned char *data = jpt__malloc(k + n);
+    char *text = jpt__malloc(jpt__base64_size(k + n) + 1);
+    int rc = data != NULL && text != NULL ? JPT_OK : JPT_ERR_NOMEM;
 
-    for (size_t c = first; c < end && rc == JPT_OK; c++) {
-        unsigned sextet = 0;
-        for (size_t bit = 6 * c; bit < 6 * c + 6; bit++) {
-            size_t byte = bit / 8;
-            unsigned value = byte < k ? 0 : byte - k < n ? v[byte - k] : 0;
-            sextet = (sextet << 1) | ((value >> (7 - bit % 8)) & 1u);
-        }
-        rc = jpt__buf_putc(b, alphabet[sextet]);
+    if (rc == JPT_OK) {
+        memset(data, 0, k);
+        memcpy(data + k, v, n);
+        jpt__base64_encode(text, data, k + n);
+        for (size_t c = first; url && c < end; c++)
+            text[c] = text[c] == '+' ? '-' : text[c] == '/' ? '_' : text[c];
+        rc = jpt__buf_append(b, text + first, end - first);
     }
-    for (size_t c = end; padded && c % 4 != 0 && rc == JPT_OK; c++)
-        rc = jpt__buf_putc(b, '=');
+    jpt__free(data);
+    jpt__free(text);
     return rc;
 }
 
@@ -209,16 +208,15 @@ static int add_forms(form_list *l, const unsigned char *v, size_t n)
         if ((rc = url_form(v, n, f, b)) == JPT_OK)
             rc = keep_form(l, start);
     }
-    const char *alphabets[] = {b64_std, b64_url};
-    for (size_t a = 0; a < 2 && rc == JPT_OK; a++) {
+    for (unsigned url = 0; url < 2 && rc == JPT_OK; url++) {
         for (unsigned padded = 0; padded < 2 && rc == JPT_OK; padded++) {
             start = b->len;
-            if ((rc = base64_form(v, n, alphabets[a], 0, false, padded, b)) == JPT_OK)
+            if ((rc = base64_form(v, n, url, 0, false, padded, b)) == JPT_OK)
                 rc = keep_form(l, start);
         }
         for (unsigned k = 0; k < 3 && rc == JPT_OK; k++) {
             start = b->len;
-            if ((rc = base64_form(v, n, alphabets[a], k, true, false, b)) == JPT_OK)
+            if ((rc = base64_form(v, n, url, k, true, false, b)) == JPT_OK)
                 rc = keep_form(l, start);
         }
     }
