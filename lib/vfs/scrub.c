@@ -26,7 +26,19 @@ struct jpt__scrub_set {
     unsigned char *edge_byte;
     uint32_t *edge_to;
     uint32_t root[256];
+    /* Nodes are numbered breadth first, and the first `nrows` (the
+     * shallowest, where ordinary text keeps the automaton) have their
+     * whole row of transitions, failure links followed already: one
+     * lookup per byte. */
+    uint32_t nrows;
+    uint32_t *rows;       /* 256 per row */
 };
+
+/* Rows kept: 256 KiB of transitions. */
+#define DENSE_ROWS 256u
+/* A transition in a row: the node, with this bit when a form ends there. */
+#define ENDS_FORM 0x80000000u
+#define NODE_MASK 0x7FFFFFFFu
 
 /* ---- Forms ------------------------------------------------------------------------ */
 
@@ -279,6 +291,72 @@ static int build_trie(jpt__scrub_set *t, uint32_t *parent, unsigned char *byte_o
     return JPT_OK;
 }
 
+/* Numbers the nodes in the breadth-first order `order`, so that a node's
+ * failure link and its parent have smaller numbers than it. */
+static int renumber(jpt__scrub_set *t, const uint32_t *order)
+{
+    size_t n = t->nodes;
+    uint32_t *rank = jpt__malloc(n * sizeof(uint32_t)), *fail = jpt__malloc(n * sizeof(uint32_t));
+    uint32_t *depth = jpt__malloc(n * sizeof(uint32_t)), *out = jpt__malloc(n * sizeof(uint32_t));
+    uint32_t *start = jpt__malloc((n + 1) * sizeof(uint32_t));
+    uint32_t *to = jpt__malloc(n * sizeof(uint32_t));
+    unsigned char *byte = jpt__malloc(n);
+    int rc = rank && fail && depth && out && start && to && byte ? JPT_OK : JPT_ERR_NOMEM;
+
+    for (uint32_t i = 0; rc == JPT_OK && i < n; i++)
+        rank[order[i]] = i;
+    for (uint32_t i = 0, e = 0; rc == JPT_OK && i < n; i++) {
+        uint32_t v = order[i];
+        fail[i] = rank[t->fail[v]];
+        depth[i] = t->depth[v];
+        out[i] = t->out[v];
+        start[i] = e;
+        for (uint32_t k = t->edge_start[v]; k < t->edge_start[v + 1]; k++, e++) {
+            byte[e] = t->edge_byte[k];
+            to[e] = rank[t->edge_to[k]];
+        }
+        start[i + 1] = e;
+    }
+    for (unsigned b = 0; rc == JPT_OK && b < 256; b++)
+        t->root[b] = t->root[b] != 0 ? rank[t->root[b]] : 0;
+    if (rc == JPT_OK) {
+        uint32_t *old[] = {t->fail, t->depth, t->out, t->edge_start, t->edge_to};
+        unsigned char *old_byte = t->edge_byte;
+        t->fail = fail, t->depth = depth, t->out = out, t->edge_start = start, t->edge_to = to;
+        t->edge_byte = byte;
+        fail = old[0], depth = old[1], out = old[2], start = old[3], to = old[4];
+        byte = old_byte;
+    }
+    jpt__free(rank);
+    jpt__free(fail);
+    jpt__free(depth);
+    jpt__free(out);
+    jpt__free(start);
+    jpt__free(to);
+    jpt__free(byte);
+    return rc;
+}
+
+/* Whole rows for the first nodes: a node's failure link has a smaller
+ * number, so its row is made before. */
+static int fill_rows(jpt__scrub_set *t)
+{
+    t->nrows = t->nodes < DENSE_ROWS ? t->nodes : DENSE_ROWS;
+    if ((t->rows = jpt__malloc((size_t)t->nrows * 256 * sizeof(*t->rows))) == NULL)
+        return JPT_ERR_NOMEM;
+    for (uint32_t v = 0; v < t->nrows; v++) {
+        uint32_t *row = &t->rows[(size_t)v * 256];
+        const uint32_t *fail_row = &t->rows[(size_t)t->fail[v] * 256];
+        for (unsigned b = 0; b < 256; b++) {
+            uint32_t c = child(t, v, (unsigned char)b);
+            row[b] = c != 0     ? c | (t->out[c] != 0 ? ENDS_FORM : 0)
+                     : v == 0 ? 0
+                              : fail_row[b];
+        }
+    }
+    return JPT_OK;
+}
+
 /* Edges in CSR form, then failure links and outputs breadth first. */
 static int link_trie(jpt__scrub_set *t, const uint32_t *parent, const unsigned char *byte_of)
 {
@@ -325,9 +403,12 @@ static int link_trie(jpt__scrub_set *t, const uint32_t *parent, const unsigned c
             queue[qtail++] = v;
         }
     }
+    int rc = renumber(t, queue);
+    if (rc == JPT_OK)
+        rc = fill_rows(t);
     jpt__free(queue);
     jpt__free(fill);
-    return JPT_OK;
+    return rc;
 }
 
 static int build_automaton(jpt__scrub_set *t)
@@ -336,7 +417,7 @@ static int build_automaton(jpt__scrub_set *t)
 
     for (size_t i = 0; i < t->npats; i++)
         total += t->pats[i].n;
-    if (total >= UINT32_MAX)
+    if (total > NODE_MASK)
         return JPT_ERR_NOMEM;
     uint32_t *parent = jpt__calloc(total, sizeof(*parent));
     unsigned char *byte_of = jpt__calloc(total, 1);
@@ -412,6 +493,7 @@ void jpt__scrub_set_free(jpt__scrub_set *t)
     jpt__free(t->edge_start);
     jpt__free(t->edge_byte);
     jpt__free(t->edge_to);
+    jpt__free(t->rows);
     jpt__free(t);
 }
 
@@ -564,6 +646,22 @@ static int settle(jpt__scrubber *s, const source *src, uint64_t final)
     return JPT_OK;
 }
 
+/* The transition from a node without a row: failure links down to a node
+ * that has a child for `b`, or to one with a row. */
+static uint32_t slow_step(const jpt__scrub_set *t, uint32_t st, unsigned char b,
+                          uint64_t *steps)
+{
+    for (;;) {
+        if (st < t->nrows)
+            return t->rows[(size_t)st * 256 + b];
+        uint32_t next = child(t, st, b);
+        if (next != 0)
+            return next | (t->out[next] != 0 ? ENDS_FORM : 0);
+        st = t->fail[st];
+        (*steps)++;
+    }
+}
+
 int jpt__scrubber_feed(jpt__scrubber *s, const char *p, size_t n)
 {
     const jpt__scrub_set *t = s->set;
@@ -580,14 +678,10 @@ int jpt__scrubber_feed(jpt__scrubber *s, const char *p, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         unsigned char b = (unsigned char)p[i];
-        uint32_t next;
-        while ((next = child(t, st, b)) == 0 && st != 0) {
-            st = t->fail[st];
-            steps++;
-        }
-        st = next;
+        uint32_t e = st < t->nrows ? t->rows[(size_t)st * 256 + b] : slow_step(t, st, b, &steps);
+        st = e & NODE_MASK;
         steps++;
-        if (t->out[st] != 0) {
+        if (e & ENDS_FORM) {
             uint64_t end = src.chunk_base + i + 1;
             if (add_occurrence(s, end - t->out[st], end) < 0) {
                 s->failed = JPT_ERR_NOMEM;

@@ -25,9 +25,10 @@
  * them survives; occurrences that merely touch stay two.
  *
  * Cost: the forms go into one Aho–Corasick automaton (a trie with failure
- * links, edges sorted per node, the root's 256 in a table). Building it is
- * O(P log σ) for P bytes of forms; scrubbing n bytes is O(n log σ) in time
- * whatever the input (each byte is one transition plus failure links,
+ * links, edges sorted per node; the 256 shallowest nodes, where ordinary
+ * text keeps the automaton, with whole rows of transitions). Building it
+ * is O(P log σ) for P bytes of forms; scrubbing n bytes is O(n log σ) in
+ * time whatever the input (each byte is one transition plus failure links,
  * whose number is bounded by the bytes consumed: amortised O(1)), and the
  * memory beyond the automaton is bounded by the longest form: output is
  * held back only while it may still be the start of a form, so a value

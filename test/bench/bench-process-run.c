@@ -1,0 +1,141 @@
+/* bench-process-run: D11's process.run of /bin/true through a standalone
+ * VFS host, as a tool sees it (the request, the policy, the spawn in the
+ * workspace with a clean environment, the scrubbed result), against
+ * posix_spawn + waitpid of the same program in the same run; and the MB/s
+ * of a process's output coming back through process.run (`seq 2000000`,
+ * 14.9 MB of lines, kept head and tail, scrubbed of one forwarded value)
+ * against reading the same program's pipe directly.
+ *
+ * The tool is test/tools/vfs-probe in its "repeat" mode: one run with
+ * `count` calls minus one with a single call is the cost of count - 1
+ * calls, the tool's start and end taken out. Each figure is the median of
+ * interleaved rounds. */
+#define _GNU_SOURCE
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jptool/jptool.h>
+
+#include "bench-util.h"
+
+#ifndef JPT_BENCH_TOOLS
+#error "JPT_BENCH_TOOLS must name the test tools' directory"
+#endif
+#define PROBE JPT_BENCH_TOOLS "/vfs-probe"
+
+#define CALLS 100
+#define ROUNDS 7
+
+extern char **environ;
+
+static void die(const char *what, const char *why)
+{
+    fprintf(stderr, "bench-process-run: %s: %s\n", what, why);
+    exit(1);
+}
+
+/* Seconds for the probe to make `count` identical process.run calls. */
+static double time_probe(const char *sandbox, const char *params, int count)
+{
+    char tool[2048];
+    const char *argv[] = {PROBE, NULL};
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = "/tmp", .sandbox_json = sandbox};
+    jpt_vfs_host *h = NULL;
+    jpt_state *st = NULL;
+
+    snprintf(tool, sizeof(tool),
+             "{\"name\":\"bench\",\"arguments\":{\"repeat\":{\"method\":\"process.run\","
+             "\"params\":%s,\"count\":%d}}}",
+             params, count);
+    if (jpt_vfs_host_new(&o, &h) != JPT_OK)
+        die("jpt_vfs_host_new", "failed");
+    double t0 = bench_now();
+    if (jpt_vfs_host_spawn(h, argv, tool) != JPT_OK)
+        die("spawn", jpt_vfs_host_errmsg(h));
+    if (jpt_vfs_host_run(h, -1) != JPT_OK)
+        die("run", jpt_vfs_host_errmsg(h));
+    double t = bench_now() - t0;
+    char *text = NULL;
+    if (jpt_vfs_host_state(h, &st) != JPT_OK || jpt_state_render(st, NULL, &text) != JPT_OK ||
+        jpt_state_is_error(st) || strstr(text, " err ") != NULL)
+        die("the probe", text != NULL ? text : "no result");
+    jpt_free(text);
+    jpt_state_unref(st);
+    jpt_vfs_host_free(h);
+    return t;
+}
+
+static size_t output_bytes;
+
+static double time_posix_spawn(const char *const *argv, int calls, bool read_output)
+{
+    double t0 = bench_now();
+    static char buf[1 << 16];
+
+    for (int i = 0; i < calls; i++) {
+        pid_t pid;
+        int status, p[2] = {-1, -1};
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        if (read_output) {
+            if (pipe(p) < 0)
+                die("pipe", "failed");
+            posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+            posix_spawn_file_actions_addclose(&fa, p[0]);
+        }
+        if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) != 0)
+            die("posix_spawn", argv[0]);
+        posix_spawn_file_actions_destroy(&fa);
+        if (read_output) {
+            close(p[1]);
+            ssize_t got;
+            output_bytes = 0;
+            while ((got = read(p[0], buf, sizeof(buf))) > 0)
+                output_bytes += (size_t)got;
+            close(p[0]);
+        }
+        if (waitpid(pid, &status, 0) != pid)
+            die("waitpid", "failed");
+    }
+    return bench_now() - t0;
+}
+
+int main(void)
+{
+    static const char true_sandbox[] = "{\"commands\":{\"/bin/true\":{}}}";
+    static const char true_params[] = "{\"program\":\"/bin/true\"}";
+    static const char out_sandbox[] =
+        "{\"commands\":{\"/usr/bin/seq\":{\"envs\":[\"JPT_BENCH_SECRET\"]}}}";
+    static const char out_params[] =
+        "{\"program\":\"/usr/bin/seq\",\"args\":[\"2000000\"],\"envs\":[\"JPT_BENCH_SECRET\"]}";
+    const char *true_argv[] = {"/bin/true", NULL};
+    const char *seq_argv[] = {"/usr/bin/seq", "2000000", NULL};
+
+    if (setenv("JPT_BENCH_SECRET", "bench-secret-value-0123456789", 1) < 0)
+        die("setenv", "failed");
+
+    double run[ROUNDS], ref[ROUNDS], out[ROUNDS], out_ref[ROUNDS];
+    time_probe(true_sandbox, true_params, 2); /* warm up */
+    for (int r = 0; r < ROUNDS; r++) {
+        double one = time_probe(true_sandbox, true_params, 1);
+        run[r] = (time_probe(true_sandbox, true_params, CALLS + 1) - one) / CALLS;
+        ref[r] = time_posix_spawn(true_argv, CALLS, false) / CALLS;
+        out[r] = time_probe(out_sandbox, out_params, 2) - time_probe(out_sandbox, out_params, 1);
+        out_ref[r] = time_posix_spawn(seq_argv, 1, true);
+    }
+    double t_run = bench_median(run, ROUNDS), t_ref = bench_median(ref, ROUNDS);
+    double t_out = bench_median(out, ROUNDS), t_out_ref = bench_median(out_ref, ROUNDS);
+    printf("process.run /bin/true round trip: %.0f us (ratio %.2f vs posix_spawn+waitpid at "
+           "%.0f us)\n",
+           t_run * 1e6, t_run / t_ref, t_ref * 1e6);
+    printf("process.run output, %.1f MB kept to 1 MiB and scrubbed: %.0f MB/s (ratio %.2f vs "
+           "reading the pipe at %.0f MB/s)\n",
+           output_bytes / 1e6, output_bytes / 1e6 / t_out, t_out / t_out_ref,
+           output_bytes / 1e6 / t_out_ref);
+    return 0;
+}
