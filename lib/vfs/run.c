@@ -250,13 +250,14 @@ static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
     jpt__vfs_run *r = ud;
     jpt__buf result = JPT__BUF_INIT;
     char message[512];
+    jpt__exit status = *e; /* it lives in the child */
 
     r->child = NULL;
     jpt__child_free(c);
     jpt__loop_timer_stop(r->loop, &r->timer);
     for (int i = 0; i < 2 && r->failed == 0; i++)
         r->failed = jpt__scrubber_finish(&r->scrub[i]);
-    int rc = r->failed != 0 ? r->failed : result_json(r, e, &result);
+    int rc = r->failed != 0 ? r->failed : result_json(r, &status, &result);
     if (rc < 0) {
         snprintf(message, sizeof(message),
                  "process.run '%s': out of memory keeping its output (nothing of it is shown)",
