@@ -389,6 +389,117 @@ static void output_without_secrets_comes_through_unchanged(void **state)
     jpt__scrub_set_free(set);
 }
 
+/* ---- Against a naive reference ------------------------------------------------------ */
+
+typedef struct span {
+    size_t s, e;
+} span;
+
+static int size_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return (x->s > y->s) - (x->s < y->s);
+}
+
+/* What scrub.h promises, the slow way: every occurrence of every form
+ * found by comparing at every offset; occurrences that share a byte merge
+ * into one mark. */
+static char *naive(const jpt__scrub_set *set, const char *text, size_t n)
+{
+    span *spans = NULL;
+    size_t count = 0, cap = 0, len;
+    const char *form;
+    jpt__buf out = JPT__BUF_INIT;
+
+    for (size_t i = 0; (form = jpt__scrub_set_pattern(set, i, &len)) != NULL; i++)
+        for (size_t at = 0; at + len <= n; at++)
+            if (memcmp(text + at, form, len) == 0) {
+                if (count == cap)
+                    spans = realloc(spans, (cap = cap ? cap * 2 : 16) * sizeof(*spans));
+                spans[count].s = at;
+                spans[count++].e = at + len;
+            }
+    if (count > 0)
+        qsort(spans, count, sizeof(*spans), span_cmp);
+    size_t at = 0;
+    for (size_t i = 0; i < count;) {
+        span run = spans[i++];
+        while (i < count && spans[i].s < run.e) {
+            if (spans[i].e > run.e)
+                run.e = spans[i].e;
+            i++;
+        }
+        assert_int_equal(jpt__buf_append(&out, text + at, run.s - at), JPT_OK);
+        assert_int_equal(jpt__buf_puts(&out, MARK), JPT_OK);
+        at = run.e;
+    }
+    assert_int_equal(jpt__buf_append(&out, text + at, n - at), JPT_OK);
+    free(spans);
+    char *r = jpt__buf_take(&out);
+    assert_non_null(r);
+    return r;
+}
+
+/* Random values over a few characters, texts made of pieces of their
+ * forms (whole, cut, overlapping) and noise, fed in random pieces: the
+ * scrubber says exactly what the reference says. */
+static void random_texts_match_a_naive_reference(void **state)
+{
+    (void)state;
+    unsigned seed = 20240601;
+#define RAND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
+    static const char alphabet[] = "ab/+ %=";
+    for (int round = 0; round < 3000; round++) {
+        char values[3][16];
+        const char *v[3];
+        size_t nv = 1 + RAND() % 3;
+        for (size_t i = 0; i < nv; i++) {
+            size_t len = 6 + RAND() % 8;
+            for (size_t k = 0; k < len; k++)
+                values[i][k] = alphabet[RAND() % 4];
+            values[i][len] = '\0';
+            v[i] = values[i];
+        }
+        jpt__scrub_set *set = set_of(v, nv);
+        size_t npat = jpt__scrub_set_patterns(set);
+        char text[512];
+        size_t n = 0;
+        while (n < 400) {
+            size_t len;
+            if (npat > 0 && RAND() % 2 == 0) {
+                const char *form = jpt__scrub_set_pattern(set, RAND() % npat, &len);
+                size_t from = RAND() % 3 == 0 ? RAND() % len : 0;
+                size_t to = RAND() % 3 == 0 ? from + RAND() % (len - from + 1) : len;
+                memcpy(text + n, form + from, to - from);
+                n += to - from;
+            } else {
+                len = RAND() % 4;
+                for (size_t k = 0; k < len; k++)
+                    text[n++] = alphabet[RAND() % (sizeof(alphabet) - 1)];
+            }
+        }
+        char *want = naive(set, text, n);
+        size_t cuts[4];
+        for (size_t k = 0; k < 4; k++)
+            cuts[k] = RAND() % (n + 1);
+        qsort(cuts, 4, sizeof(cuts[0]), size_cmp);
+        char *got = scrub_pieces(set, text, n, cuts, 4);
+        if (strcmp(got, want) != 0)
+            fail_msg("round %d, values '%s' '%s' '%s':\n text %.*s\n got  %s\n want %s", round,
+                     v[0], nv > 1 ? v[1] : "", nv > 2 ? v[2] : "", (int)n, text, got, want);
+        jpt__free(got);
+        jpt__free(want);
+        jpt__scrub_set_free(set);
+    }
+#undef RAND
+}
+
 /* ---- Cost ------------------------------------------------------------------------------ */
 
 /* Inputs built to make a naive matcher quadratic: long runs that almost
@@ -506,6 +617,7 @@ int main(void)
         cmocka_unit_test(a_long_form_started_but_not_finished_leaves_a_short_one_covered),
         cmocka_unit_test(a_value_split_across_reads_is_found_at_every_offset),
         cmocka_unit_test(output_without_secrets_comes_through_unchanged),
+        cmocka_unit_test(random_texts_match_a_naive_reference),
         cmocka_unit_test(work_is_linear_and_memory_bounded),
         cmocka_unit_test(every_allocation_failure_is_reported_without_a_leak),
     };
