@@ -870,8 +870,9 @@ static void every_vfs_function_takes_null_by_the_one_rule(void **state)
     assert_int_equal(jpt_vfs_tool_result_text(NULL, "x"), JPT_ERR_INVALID);
     assert_int_equal(jpt_vfs_tool_error(NULL, "x", NULL, 0, 0), JPT_ERR_INVALID);
     assert_null(jpt_vfs_tool_error_data(NULL));
-    assert_int_equal(jpt_vfs_tool_run(NULL, "x", NULL, 0, NULL, 0, &v, &text, &data),
-                     JPT_ERR_INVALID);
+    assert_int_equal(
+        jpt_vfs_tool_process_run(NULL, "x", NULL, 0, NULL, 0, &v, &text, &data),
+        JPT_ERR_INVALID);
     (void)p;
     (void)h;
     (void)t;

@@ -6,7 +6,7 @@
  * or asked, scrubbed output, the timeout killing the whole process group,
  * the output limit, a workspace that is not a directory, fs.* served while
  * processes run, the tool's end and cancel killing its processes, D11's
- * result shape, the SDK's jpt_vfs_tool_run, and a registry's vfs tool. */
+ * result shape, the SDK's jpt_vfs_tool_process_run, and a registry's vfs tool. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

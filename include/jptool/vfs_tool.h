@@ -238,8 +238,8 @@ JPT_EXPORT int jpt_vfs_tool_collect_read(jpt_vfs_tool *t, uint64_t id, char **da
 
 /* ---- Processes (D11 "Process methods") -----------------------------------*/
 
-/* What jpt_vfs_tool_run() reports when the host could not learn how the
- * process ended (its exit_code is null without a signal). */
+/* What jpt_vfs_tool_process_run() reports when the host could not learn
+ * how the process ended (its exit_code is null without a signal). */
 #define JPT_VFS_TOOL_EXIT_UNKNOWN (-256)
 
 /* process.run: asks the host to run `program` (a name the host looks up in
@@ -262,9 +262,10 @@ JPT_EXPORT int jpt_vfs_tool_collect_read(jpt_vfs_tool *t, uint64_t id, char **da
  * JPT_ERR_UNSUPPORTED (this host runs no processes), JPT_ERR_INVALID (a
  * relative program path; a string that is not UTF-8);
  * JPT_ERR_PROTOCOL for a result not of D11's shape. */
-JPT_EXPORT int jpt_vfs_tool_run(jpt_vfs_tool *t, const char *program, const char *const *args,
-                                size_t nargs, const char *const *envs, size_t nenvs,
-                                int *exit_code, char **stdout_text, char **stderr_text);
+JPT_EXPORT int jpt_vfs_tool_process_run(jpt_vfs_tool *t, const char *program,
+                                        const char *const *args, size_t nargs,
+                                        const char *const *envs, size_t nenvs, int *exit_code,
+                                        char **stdout_text, char **stderr_text);
 
 /* ---- Stateful tools (D11 "Integration with the stateful tool protocol") */
 

@@ -772,9 +772,10 @@ static int take_status(jpt_vfs_tool *t, const jpt__vfs_reply *r, int *exit_code)
     return JPT_OK;
 }
 
-JPT_EXPORT int jpt_vfs_tool_run(jpt_vfs_tool *t, const char *program, const char *const *args,
-                                size_t nargs, const char *const *envs, size_t nenvs,
-                                int *exit_code, char **stdout_text, char **stderr_text)
+JPT_EXPORT int jpt_vfs_tool_process_run(jpt_vfs_tool *t, const char *program,
+                                        const char *const *args, size_t nargs,
+                                        const char *const *envs, size_t nenvs, int *exit_code,
+                                        char **stdout_text, char **stderr_text)
 {
     jpt__buf params = JPT__BUF_INIT;
     jpt__vfs_reply *r;

@@ -10,7 +10,7 @@
  *       every request submitted at once, collected last first; the lines
  *       in the order of the ops
  *   {"run": {"program", "args", "envs"}}
- *       process.run through jpt_vfs_tool_run: "run <exit> stdout=<JSON
+ *       process.run through jpt_vfs_tool_process_run: "run <exit> stdout=<JSON
  *       string> stderr=<JSON string>", or "run err <code> <message>"
  *   {"abandon": op, "wait_for": path, "then": "exit" | "cancel"}
  *       submits op, asks fs.exists(path) until it is true, then ends with
@@ -170,7 +170,7 @@ static void mode_concurrent(const json_t *ops)
     finish();
 }
 
-/* The strings of a JSON array, for jpt_vfs_tool_run. */
+/* The strings of a JSON array, for jpt_vfs_tool_process_run. */
 static const char **strings(const json_t *a, size_t *n)
 {
     const char **v = calloc(json_array_size(a) + 1, sizeof(*v));
@@ -194,8 +194,8 @@ static void mode_run(const json_t *r)
     int code = 0;
     static char line[1 << 16];
 
-    if (jpt_vfs_tool_run(t, json_string_value(json_object_get(r, "program")), args, nargs, envs,
-                         nenvs, &code, &out, &err) == JPT_OK) {
+    if (jpt_vfs_tool_process_run(t, json_string_value(json_object_get(r, "program")), args,
+                                 nargs, envs, nenvs, &code, &out, &err) == JPT_OK) {
         json_t *o = json_string(out), *e = json_string(err);
         char *os = json_dumps(o, JSON_ENCODE_ANY), *es = json_dumps(e, JSON_ENCODE_ANY);
         say("run %d stdout=%s stderr=%s", code, os, es);

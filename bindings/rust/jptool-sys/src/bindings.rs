@@ -2502,7 +2502,7 @@ extern "C" {
     ) -> ::std::os::raw::c_int;
 }
 extern "C" {
-    pub fn jpt_vfs_tool_run(
+    pub fn jpt_vfs_tool_process_run(
         t: *mut jpt_vfs_tool,
         program: *const ::std::os::raw::c_char,
         args: *const *const ::std::os::raw::c_char,
