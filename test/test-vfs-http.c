@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include "http/http.h"
@@ -123,30 +124,49 @@ static int teardown(void **state)
 
 /* ---- Text with the server's ports ------------------------------------------------- */
 
-/* printf into one of a few rotating buffers, then js() (single quotes
- * become double quotes). "$P" is the HTTP port, "$T" the HTTPS one. */
-static const char *fmt(const char *format, ...) JPT__PRINTF(1, 2);
-
-static const char *fmt(const char *format, ...)
+/* printf into one of many rotating buffers with "$P" the HTTP port and
+ * "$T" the HTTPS one; fmt() also turns single quotes into double quotes
+ * (as js() does), txt() does not. The text lives until 64 more calls. */
+static const char *expand(bool quotes, const char *format, va_list ap)
 {
-    static char bufs[8][1 << 14];
+    static char bufs[64][1 << 13];
     static int next;
-    char raw[1 << 14], *out = bufs[next++ % 8];
-    va_list ap;
+    char raw[1 << 13], *out = bufs[next++ % 64];
 
-    va_start(ap, format);
     vsnprintf(raw, sizeof(raw), format, ap);
-    va_end(ap);
     size_t n = 0;
     for (const char *p = raw; *p != '\0' && n < sizeof(bufs[0]) - 8; p++) {
         if (p[0] == '$' && (p[1] == 'P' || p[1] == 'T')) {
             n += (size_t)snprintf(out + n, sizeof(bufs[0]) - n, "%d", p[1] == 'P' ? port : tls_port);
             p++;
         } else
-            out[n++] = *p;
+            out[n++] = quotes && *p == '\'' ? '"' : *p;
     }
     out[n] = '\0';
-    return js(out);
+    return out;
+}
+
+static const char *fmt(const char *format, ...) JPT__PRINTF(1, 2);
+static const char *txt(const char *format, ...) JPT__PRINTF(1, 2);
+
+static const char *fmt(const char *format, ...)
+{
+    va_list ap;
+
+    va_start(ap, format);
+    const char *out = expand(true, format, ap);
+    va_end(ap);
+    return out;
+}
+
+static const char *txt(const char *format, ...)
+{
+    va_list ap;
+
+    va_start(ap, format);
+    const char *out = expand(false, format, ap);
+    va_end(ap);
+    return out;
 }
 
 /* ---- Running a probe ----------------------------------------------------------------- */
@@ -211,13 +231,13 @@ static const char *one(const char *sandbox, const char *method, const char *para
     return line;
 }
 
-static __attribute__((unused)) void assert_starts(const char *text, const char *prefix)
+static void assert_starts(const char *text, const char *prefix)
 {
     if (strncmp(text, prefix, strlen(prefix)) != 0)
         fail_msg("'%s' does not start with '%s'", text, prefix);
 }
 
-static __attribute__((unused)) void assert_contains(const char *text, const char *part)
+static void assert_contains(const char *text, const char *part)
 {
     if (strstr(text, part) == NULL)
         fail_msg("'%s' is not in '%s'", part, text);
@@ -254,10 +274,382 @@ static void an_allowed_url_is_fetched(void **state)
     json_decref(r);
 }
 
+
+/* D11 "The prefix implicitly restricts protocol and domain": scheme, host
+ * and port match exactly, the path by whole segments. */
+static void paths_match_by_whole_segments(void **state)
+{
+    (void)state;
+    const char *sandbox = fmt("{'network':{'allow':['http://127.0.0.1:$P/hel',"
+                              "'http://127.0.0.1:$P/status/']}}");
+    assert_starts(one(sandbox, "http.get", fmt("{'url':'http://127.0.0.1:$P/hello'}"), NULL),
+                  "http.get err -32001 http.get 'http://127.0.0.1:");
+    assert_starts(one(sandbox, "http.get", fmt("{'url':'http://127.0.0.1:$P/status?code=204'}"),
+                      NULL),
+                  "http.get ok {\"status\":204,");
+    /* Dot segments are removed before matching, as libcurl sends them. */
+    assert_starts(one(sandbox, "http.get",
+                      fmt("{'url':'http://127.0.0.1:$P/status/../hello'}"), NULL),
+                  "http.get err -32001 ");
+    assert_contains(one(fmt("{'network':{'allow':['http://127.0.0.1:$P/hello/']}}"), "http.get",
+                        fmt("{'url':'HTTP://127.0.0.1:$P/x/../hello'}"), NULL),
+                    "http.get ok {\"status\":200,");
+    /* Another port of the same host is another origin. */
+    assert_starts(one(fmt("{'network':{'allow':['http://127.0.0.1:$T/']}}"), "http.get",
+                      fmt("{'url':'http://127.0.0.1:$P/hello'}"), NULL),
+                  "http.get err -32001 ");
+}
+
+/* A host the policy does not list: asked (the default "uncovered"), or
+ * denied with "uncovered": "deny" or when no one can be asked. */
+static void a_host_not_listed_is_asked_or_denied(void **state)
+{
+    (void)state;
+    const char *sandbox = fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}");
+    const char *url = "{'url':'http://not-listed.invalid/x'}";
+
+    assert_string_equal(one(sandbox, "http.get", fmt("%s", url), NULL),
+                        "http.get err -32001 http.get 'http://not-listed.invalid/x': needs "
+                        "approval: not covered by the policy (outside network.allow); no one "
+                        "could be asked (the host has no policy handler), so it is denied");
+    assert_string_equal(
+        one(fmt("{'uncovered':'deny','network':{'allow':['http://127.0.0.1:$P/']}}"), "http.get",
+            fmt("%s", url), NULL),
+        "http.get err -32001 http.get 'http://not-listed.invalid/x': denied: not covered by "
+        "the policy (outside network.allow)");
+    asked a = {.decision = JPT_DECISION_DENY};
+    assert_string_equal(one(sandbox, "http.get", fmt("%s", url), &a),
+                        "http.get err -32001 http.get 'http://not-listed.invalid/x': denied by "
+                        "the host");
+    assert_int_equal(a.count, 1);
+    assert_string_equal(a.last, "http.get http://not-listed.invalid/x: needs approval: not "
+                                "covered by the policy (outside network.allow)");
+    /* Allowed by the prompt: the request runs (and fails to resolve). */
+    a = (asked){.decision = JPT_DECISION_ALLOW};
+    assert_starts(one(sandbox, "http.get", fmt("%s", url), &a),
+                  "http.get err -32603 http.get 'http://not-listed.invalid/x': the request "
+                  "failed: ");
+    assert_int_equal(a.count, 1);
+    /* No network section: nothing is listed, and the reason says so. */
+    a = (asked){.decision = JPT_DECISION_DENY};
+    one(NULL, "http.get", fmt("%s", url), &a);
+    assert_string_equal(a.last, "http.get http://not-listed.invalid/x: needs approval: not "
+                                "covered by the policy (network.allow lists no URL)");
+}
+
+static void allow_always_asks_once_per_url(void **state)
+{
+    (void)state;
+    asked a = {.decision = JPT_DECISION_ALLOW_ALWAYS};
+    char *end = probe(NULL,
+                      fmt("{'ops':[{'method':'http.get','params':{'url':'http://a.invalid/'}},"
+                          "{'method':'http.get','params':{'url':'HTTP://A.invalid'}},"
+                          "{'method':'http.get','params':{'url':'http://b.invalid/'}}]}"),
+                      &a);
+    assert_int_equal(a.count, 2); /* the second is the first URL, as libcurl reads it */
+    free(end);
+}
+
+/* Issue 10: "userinfo in a URL is refused" — never asked, whatever the
+ * host: "https://allowed@evil/" names the host evil. */
+static void userinfo_is_refused(void **state)
+{
+    (void)state;
+    asked a = {.decision = JPT_DECISION_ALLOW};
+    const char *sandbox = fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}");
+
+    assert_string_equal(one(sandbox, "http.get", fmt("{'url':'http://127.0.0.1:$P@evil.invalid/'}"),
+                            &a),
+                        txt("http.get err -32001 http.get 'http://127.0.0.1:$P@evil.invalid/': "
+                            "denied: the URL has user information (user@host), which is "
+                            "refused"));
+    assert_starts(one(sandbox, "http.get", fmt("{'url':'http://user:pw@127.0.0.1:$P/hello'}"), &a),
+                  "http.get err -32001 ");
+    assert_starts(one(sandbox, "http.get", fmt("{'url':'http://@127.0.0.1:$P/hello'}"), &a),
+                  "http.get err -32001 ");
+    assert_int_equal(a.count, 0);
+}
+
+/* Issue 10: "IP literals and localhost only when listed as such". libcurl
+ * reads the decimal, octal and hexadecimal forms of an IPv4 address as
+ * the dotted one, so they are the address the entry lists; the
+ * IPv4-mapped IPv6 form is another literal, listed or not on its own. */
+static void ip_literals_and_localhost_only_when_listed(void **state)
+{
+    (void)state;
+    asked a = {.decision = JPT_DECISION_ALLOW};
+    static const char *const forms[] = {
+        "127.0.0.1", "2130706433", "0177.0.0.1", "0x7f.0.0.1", "127.1", "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]", "localhost", "LOCALHOST", "foo.localhost", "[::1]",
+    };
+    /* A policy that lists a name only: every form is refused, unasked. */
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s", fmt("{'network':{'allow':['http://example.com/']}}"));
+    for (size_t i = 0; i < sizeof(forms) / sizeof(*forms); i++) {
+        const char *line = one(sandbox, "http.get",
+                               fmt("{'url':'http://%s:$P/hello'}", forms[i]), &a);
+        assert_starts(line, "http.get err -32001 ");
+        assert_contains(line, "denied: an IP address or localhost is allowed only where "
+                              "network.allow names it as such");
+    }
+    assert_int_equal(a.count, 0);
+    /* 127.0.0.1 listed: its IPv4 spellings are it; the mapped form is not. */
+    snprintf(sandbox, sizeof(sandbox), "%s", fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}"));
+    for (size_t i = 0; i < 5; i++)
+        assert_starts(one(sandbox, "http.get", fmt("{'url':'http://%s:$P/hello'}", forms[i]),
+                          &a),
+                      "http.get ok {\"status\":200,");
+    for (size_t i = 5; i < sizeof(forms) / sizeof(*forms); i++)
+        assert_starts(one(sandbox, "http.get", fmt("{'url':'http://%s:$P/hello'}", forms[i]),
+                          &a),
+                      "http.get err -32001 ");
+    /* The mapped form listed as such: the two spellings of it are one
+     * (and reach the IPv4 server). */
+    assert_starts(one(fmt("{'network':{'allow':['http://[::FFFF:7F00:1]:$P/']}}"), "http.get",
+                      fmt("{'url':'http://[::ffff:127.0.0.1]:$P/hello'}"), &a),
+                  "http.get ok {\"status\":200,");
+    /* localhost listed as such. */
+    assert_starts(one(fmt("{'network':{'allow':['http://localhost:$P/']}}"), "http.get",
+                      fmt("{'url':'http://LocalHost:$P/hello'}"), &a),
+                  "http.get ok {\"status\":200,");
+    assert_int_equal(a.count, 0);
+}
+
+/* A name (not localhost, not a literal) that the host's resolver sends to
+ * a loopback address, from /etc/hosts, or NULL. */
+static const char *loopback_name(void)
+{
+    static char name[256];
+    char line[512];
+    FILE *f = fopen("/etc/hosts", "r");
+
+    if (f == NULL)
+        return NULL;
+    name[0] = '\0';
+    while (name[0] == '\0' && fgets(line, sizeof(line), f) != NULL) {
+        char addr[64], host[256];
+        int used = 0;
+        if (line[0] == '#' || sscanf(line, "%63s%n", addr, &used) != 1 ||
+            strncmp(addr, "127.", 4) != 0)
+            continue;
+        for (char *p = line + used; sscanf(p, "%255s%n", host, &used) == 1; p += used)
+            if (strstr(host, "localhost") == NULL && strchr(host, '#') == NULL) {
+                snprintf(name, sizeof(name), "%s", host);
+                break;
+            }
+    }
+    fclose(f);
+    return name[0] != '\0' ? name : NULL;
+}
+
+/* A listed name that resolves to a loopback address reaches the host's
+ * own services: refused at the connect, since only an entry that names
+ * localhost or the address allows that. */
+static void a_name_resolving_to_loopback_is_refused(void **state)
+{
+    (void)state;
+    const char *name = loopback_name();
+    if (name == NULL) {
+        print_message("skipped: /etc/hosts maps no name but localhost to 127.x\n");
+        skip();
+    }
+    const char *line = one(fmt("{'network':{'allow':['http://%s:$P/']}}", name), "http.get",
+                           fmt("{'url':'http://%s:$P/hello'}", name), NULL);
+    assert_string_equal(line, txt("http.get err -32001 http.get 'http://%s:$P/hello': its host "
+                                  "name resolves to a local address (loopback, link-local or "
+                                  "unspecified), which only a network.allow entry naming "
+                                  "localhost or the address itself allows",
+                                  name));
+}
+
+static void local_addresses_are_recognised(void **state)
+{
+    (void)state;
+    struct sockaddr_in v4 = {.sin_family = AF_INET};
+    struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+    static const struct {
+        const char *addr;
+        bool local;
+    } cases[] = {
+        {"127.0.0.1", true},     {"127.255.1.2", true},       {"0.0.0.0", true},
+        {"169.254.169.254", true}, {"10.0.0.1", false},       {"192.168.1.1", false},
+        {"8.8.8.8", false},      {"::1", true},               {"::", true},
+        {"fe80::1", true},       {"::ffff:127.0.0.1", true},  {"::ffff:169.254.0.1", true},
+        {"::127.0.0.1", true},   {"::ffff:8.8.8.8", false},   {"2001:db8::1", false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        const struct sockaddr *sa;
+        if (inet_pton(AF_INET, cases[i].addr, &v4.sin_addr) == 1)
+            sa = (const struct sockaddr *)&v4;
+        else {
+            assert_int_equal(inet_pton(AF_INET6, cases[i].addr, &v6.sin6_addr), 1);
+            sa = (const struct sockaddr *)&v6;
+        }
+        if (jpt__http_address_is_local(sa) != cases[i].local)
+            fail_msg("%s: expected %s", cases[i].addr, cases[i].local ? "local" : "not local");
+    }
+}
+
+/* ---- Redirects --------------------------------------------------------------------- */
+
+static void redirects_are_not_followed_by_default(void **state)
+{
+    (void)state;
+    json_t *r = result_of(one(fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}"), "http.get",
+                              fmt("{'url':'http://127.0.0.1:$P/redirect?to=/hello'}"), NULL));
+    assert_int_equal(json_integer_value(json_object_get(r, "status")), 302);
+    json_t *h;
+    size_t i;
+    bool located = false;
+    json_array_foreach(json_object_get(r, "headers"), i, h)
+        located |= strcmp(json_string_value(json_object_get(h, "name")), "Location") == 0 &&
+                   strcmp(json_string_value(json_object_get(h, "value")), "/hello") == 0;
+    assert_true(located);
+    json_decref(r);
+}
+
+/* network.redirects: each hop is checked against the policy again, and
+ * one it does not allow ends the request (never asked). */
+static void each_redirect_hop_is_checked_again(void **state)
+{
+    (void)state;
+    asked a = {.decision = JPT_DECISION_ALLOW};
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':['http://127.0.0.1:$P/redirect','http://127.0.0.1:$P/hello'],"
+                 "'redirects':2}}"));
+    assert_starts(one(sandbox, "http.get",
+                      fmt("{'url':'http://127.0.0.1:$P/redirect?to=/hello'}"), &a),
+                  "http.get ok {\"status\":200,");
+    /* Two hops to reach /hello. */
+    const char *twice = txt("http://127.0.0.1:$P/redirect?to=/redirect%%3Fto%%3D/hello");
+    assert_starts(one(sandbox, "http.get", fmt("{'url':'%s'}", twice), &a),
+                  "http.get ok {\"status\":200,");
+    /* Out of the allowlist: to another path, another host, a literal. */
+    const char *line = one(sandbox, "http.get",
+                           fmt("{'url':'http://127.0.0.1:$P/redirect?to=/echo'}"), &a);
+    assert_string_equal(line, txt("http.get err -32001 http.get "
+                                  "'http://127.0.0.1:$P/redirect?to=/echo': "
+                                  "'http://127.0.0.1:$P/redirect?to=/echo' redirects to "
+                                  "'http://127.0.0.1:$P/echo', which is not followed: denied: an "
+                                  "IP address or localhost is allowed only where network.allow "
+                                  "names it as such (a redirect is followed only to a URL the "
+                                  "policy allows, without asking)"));
+    line = one(sandbox, "http.get",
+               fmt("{'url':'http://127.0.0.1:$P/redirect?to=http://evil.invalid/x'}"), &a);
+    assert_contains(line, "redirects to 'http://evil.invalid/x', which is not followed: needs "
+                          "approval: not covered by the policy (outside network.allow)");
+    assert_starts(line, "http.get err -32001 ");
+    assert_starts(one(sandbox, "http.get",
+                      fmt("{'url':'http://127.0.0.1:$P/redirect?to=http://u@127.0.0.1:$P/hello'}"),
+                      &a),
+                  "http.get err -32001 ");
+    /* Not to another scheme than http and https. */
+    line = one(sandbox, "http.get",
+               fmt("{'url':'http://127.0.0.1:$P/redirect?to=file:///etc/passwd'}"), &a);
+    assert_contains(line, "which is not followed: denied: only http:// and https:// URLs are "
+                          "served");
+    assert_int_equal(a.count, 0);
+    /* Past network.redirects hops: the last redirect is the response. */
+    const char *thrice = txt("http://127.0.0.1:$P/redirect?to=/redirect%%3Fto%%3D/redirect%%253Fto%%253D/hello");
+    json_t *r = result_of(one(sandbox, "http.get", fmt("{'url':'%s'}", thrice), &a));
+    assert_int_equal(json_integer_value(json_object_get(r, "status")), 302);
+    json_decref(r);
+}
+
+/* 303 (and 301, 302) turn a POST into a GET; 307 and 308 keep it. */
+static void a_redirected_post_follows_the_status(void **state)
+{
+    (void)state;
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'redirects':1}}"));
+    json_t *r = result_of(one(sandbox, "http.post",
+                              fmt("{'url':'http://127.0.0.1:$P/redirect?code=303&to=/echo',"
+                                  "'body':'payload'}"),
+                              NULL));
+    json_t *echo = parse(json_string_value(json_object_get(r, "body")));
+    assert_string_equal(json_string_value(json_object_get(echo, "method")), "GET");
+    assert_string_equal(json_string_value(json_object_get(echo, "body")), "");
+    json_decref(echo);
+    json_decref(r);
+    r = result_of(one(sandbox, "http.post",
+                      fmt("{'url':'http://127.0.0.1:$P/redirect?code=307&to=/echo',"
+                          "'body':'payload'}"),
+                      NULL));
+    echo = parse(json_string_value(json_object_get(r, "body")));
+    assert_string_equal(json_string_value(json_object_get(echo, "method")), "POST");
+    assert_string_equal(json_string_value(json_object_get(echo, "body")), "payload");
+    json_decref(echo);
+    json_decref(r);
+}
+
+/* ---- Limits ------------------------------------------------------------------------ */
+
+static void a_response_over_the_size_limit_is_stopped(void **state)
+{
+    (void)state;
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'max_response_bytes':1000}}"));
+    /* With a Content-Length (refused at once) and without (cut off). */
+    for (int length = 0; length <= 1; length++) {
+        const char *line = one(sandbox, "http.get",
+                               fmt("{'url':'http://127.0.0.1:$P/bytes?n=5000&length=%d'}", length),
+                               NULL);
+        assert_string_equal(line, txt("http.get err -32603 http.get "
+                                      "'http://127.0.0.1:$P/bytes?n=5000&length=%d': the response "
+                                      "is larger than 1000 bytes (network.max_response_bytes); "
+                                      "the transfer was stopped",
+                                      length));
+    }
+    /* Headers count too; a body that fits arrives whole. */
+    assert_starts(one(sandbox, "http.get", fmt("{'url':'http://127.0.0.1:$P/bytes?n=500'}"), NULL),
+                  "http.get ok {\"status\":200,");
+    /* The default limit, 10 MB, against 100 MB without a length. */
+    const char *line = one(fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}"), "http.get",
+                           fmt("{'url':'http://127.0.0.1:$P/bytes?n=100000000&length=0'}"), NULL);
+    assert_contains(line, "the response is larger than 10000000 bytes");
+}
+
+static void a_server_that_never_answers_times_out(void **state)
+{
+    (void)state;
+    const char *line = one(fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'timeout_ms':300}}"),
+                           "http.get", fmt("{'url':'http://127.0.0.1:$P/never'}"), NULL);
+    assert_string_equal(line, txt("http.get err -32004 http.get 'http://127.0.0.1:$P/never': no "
+                                  "complete response within 300 ms (network.timeout_ms)"));
+}
+
+/* Issue 10: "TLS verification always on": a self-signed certificate is
+ * refused, and no setting turns the check off. */
+static void tls_verification_is_always_on(void **state)
+{
+    (void)state;
+    const char *line = one(fmt("{'network':{'allow':['https://127.0.0.1:$T/']}}"), "http.get",
+                           fmt("{'url':'https://127.0.0.1:$T/hello'}"), NULL);
+    assert_starts(line, txt("http.get err -32603 http.get 'https://127.0.0.1:$T/hello': the "
+                            "request failed: "));
+    assert_contains(line, "certificate");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(an_allowed_url_is_fetched),
+        cmocka_unit_test(paths_match_by_whole_segments),
+        cmocka_unit_test(a_host_not_listed_is_asked_or_denied),
+        cmocka_unit_test(allow_always_asks_once_per_url),
+        cmocka_unit_test(userinfo_is_refused),
+        cmocka_unit_test(ip_literals_and_localhost_only_when_listed),
+        cmocka_unit_test(a_name_resolving_to_loopback_is_refused),
+        cmocka_unit_test(local_addresses_are_recognised),
+        cmocka_unit_test(redirects_are_not_followed_by_default),
+        cmocka_unit_test(each_redirect_hop_is_checked_again),
+        cmocka_unit_test(a_redirected_post_follows_the_status),
+        cmocka_unit_test(a_response_over_the_size_limit_is_stopped),
+        cmocka_unit_test(a_server_that_never_answers_times_out),
+        cmocka_unit_test(tls_verification_is_always_on),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

@@ -95,6 +95,31 @@ static int classify(jpt__policy_url *u)
     return JPT_OK;
 }
 
+/* The parse rewritten with the host in its canonical form and without a
+ * port that is the scheme's default, so that one URL has one text (what
+ * the prompt's allowed lists compare), and the text. */
+static int canonical_text(jpt__policy_url *u)
+{
+    unsigned fallback = strcmp(u->scheme, "http") == 0    ? 80
+                        : strcmp(u->scheme, "https") == 0 ? 443
+                                                          : 0;
+    char *value = NULL;
+    CURLUcode code = u->host[0] != '\0' ? curl_url_set(u->u, CURLUPART_HOST, u->host, 0)
+                                        : CURLUE_OK;
+
+    if (code == CURLUE_OK && u->port == fallback)
+        code = curl_url_set(u->u, CURLUPART_PORT, NULL, 0);
+    if (code == CURLUE_OK)
+        code = curl_url_get(u->u, CURLUPART_URL, &value, 0);
+    if (code == CURLUE_OUT_OF_MEMORY)
+        return JPT_ERR_NOMEM;
+    if (code != CURLUE_OK)
+        return JPT_ERR_INVALID;
+    u->text = jpt__strdup(value);
+    curl_free(value);
+    return u->text != NULL ? JPT_OK : JPT_ERR_NOMEM;
+}
+
 int jpt__policy_url_parse(const char *text, jpt__policy_url *u, const char **why)
 {
     CURLUcode code;
@@ -114,24 +139,30 @@ int jpt__policy_url_parse(const char *text, jpt__policy_url *u, const char **why
     }
     u->userinfo = has_part(u->u, CURLUPART_USER) || has_part(u->u, CURLUPART_PASSWORD) ||
                   has_part(u->u, CURLUPART_OPTIONS);
-    if ((u->scheme = get_part(u->u, CURLUPART_SCHEME, 0, &code)) == NULL ||
-        (u->text = get_part(u->u, CURLUPART_URL, 0, &code)) == NULL)
+    if ((u->scheme = get_part(u->u, CURLUPART_SCHEME, 0, &code)) == NULL)
         goto fail;
     if ((u->host = get_part(u->u, CURLUPART_HOST, 0, &code)) == NULL) {
         if (code != CURLUE_NO_HOST)
             goto fail;
-        *why = "the URL has no host";
-        jpt__policy_url_clear(u);
-        return JPT_ERR_INVALID;
+        /* file:///x has none: the policy refuses it for its scheme. */
+        if (jpt__policy_url_is_web(u)) {
+            *why = "the URL has no host";
+            jpt__policy_url_clear(u);
+            return JPT_ERR_INVALID;
+        }
+        if ((u->host = jpt__strdup("")) == NULL)
+            goto nomem;
     }
     char *zone = get_part(u->u, CURLUPART_ZONEID, 0, &code);
     if (zone == NULL && code != CURLUE_NO_ZONEID)
         goto fail;
-    if ((port = get_part(u->u, CURLUPART_PORT, CURLU_DEFAULT_PORT, &code)) == NULL) {
+    /* A scheme libcurl knows no default port of has none. */
+    if ((port = get_part(u->u, CURLUPART_PORT, CURLU_DEFAULT_PORT, &code)) == NULL &&
+        code != CURLUE_NO_PORT) {
         jpt__free(zone);
         goto fail;
     }
-    u->port = (unsigned)strtoul(port, NULL, 10);
+    u->port = port != NULL ? (unsigned)strtoul(port, NULL, 10) : 0;
     jpt__free(port);
     if ((u->path = get_part(u->u, CURLUPART_PATH, 0, &code)) == NULL) {
         jpt__free(zone);
@@ -140,6 +171,8 @@ int jpt__policy_url_parse(const char *text, jpt__policy_url *u, const char **why
     lower(u->scheme);
     lower(u->host);
     int rc = classify(u);
+    if (rc == JPT_OK)
+        rc = canonical_text(u);
     if (rc == JPT_OK && zone != NULL) {
         /* A link-local literal's zone is part of the address. */
         jpt__buf b = JPT__BUF_INIT;
@@ -153,6 +186,11 @@ int jpt__policy_url_parse(const char *text, jpt__policy_url *u, const char **why
         jpt__buf_free(&b);
     }
     jpt__free(zone);
+    if (rc == JPT_ERR_INVALID) {
+        *why = "the URL cannot be written back once its host is made canonical";
+        jpt__policy_url_clear(u);
+        return rc;
+    }
     if (rc < 0)
         goto nomem;
     return JPT_OK;
