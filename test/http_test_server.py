@@ -10,6 +10,8 @@ Standard library only.
                           base64- and URL-encoded; each request header
                           also comes back as a response header X-Echo-<name>
   /redirect?to=U&code=N   N (default 302) with Location U
+  /leak?to=U              302 with Location U followed by the request's
+                          Authorization header, URL-encoded
   /bytes?n=N&length=0|1   N bytes of 'a', with or without Content-Length
   /binary                 the 256 byte values, application/octet-stream
   /never                  reads the request and never answers
@@ -93,6 +95,11 @@ class Handler(BaseHTTPRequestHandler):
     def page_redirect(self, query):
         self.body()
         self.send(int(query.get("code", "302")), b"", extra=[("Location", query["to"])])
+
+    def page_leak(self, query):
+        self.body()
+        auth = urllib.parse.quote(self.headers.get("Authorization", ""), safe="")
+        self.send(302, b"", extra=[("Location", query["to"] + auth)])
 
     def page_bytes(self, query):
         n = int(query["n"])

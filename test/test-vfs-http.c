@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 
 #include "http/http.h"
+#include "vfs/vfs.h"
 #include "policy/policy.h"
 #include "registry-util.h"
 #include "test-util.h"
@@ -633,6 +634,278 @@ static void tls_verification_is_always_on(void **state)
     assert_contains(line, "certificate");
 }
 
+/* ---- ${VAR} headers --------------------------------------------------------------- */
+
+/* Every log line the library writes meanwhile, to check it for secrets. */
+static char *log_text;
+static size_t log_len;
+
+static void keep_log(int level, const char *msg, void *ud)
+{
+    (void)level;
+    (void)ud;
+    size_t n = strlen(msg);
+    log_text = realloc(log_text, log_len + n + 2);
+    assert_non_null(log_text);
+    memcpy(log_text + log_len, msg, n);
+    log_len += n;
+    log_text[log_len++] = '\n';
+    log_text[log_len] = '\0';
+}
+
+/* Fails if `text` holds the secret in any form a tool could decode: as it
+ * is, JSON-escaped, URL-encoded, or any 8 characters of its base64 at any
+ * alignment. */
+static void assert_no_secret(const char *text)
+{
+    char *b64 = NULL;
+    static const char *const plain[] = {
+        SECRET,
+        "s3cr3t/value+with=chars\\\"&more",                 /* JSON */
+        "s3cr3t%2Fvalue%2Bwith%3Dchars%22%26more",          /* URL */
+        "s3cr3t",                                            /* any piece of it */
+        "value+with",
+    };
+    for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++)
+        if (strstr(text, plain[i]) != NULL)
+            fail_msg("'%s' leaked into:\n%s", plain[i], text);
+    for (int shift = 0; shift < 3; shift++) {
+        /* base64 of the secret after `shift` bytes: its middle is the
+         * secret's alone. */
+        char cmd[256];
+        snprintf(cmd, sizeof(cmd), "printf '%%s' '%.*s%s' | base64 -w0", shift, "xx",
+                 "s3cr3t/value+with=chars\"&more");
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        char enc[256] = "";
+        assert_non_null(fgets(enc, sizeof(enc), p));
+        pclose(p);
+        size_t n = strlen(enc);
+        for (size_t at = 4; at + 8 + 4 <= n; at++) {
+            char piece[9];
+            memcpy(piece, enc + at, 8);
+            piece[8] = '\0';
+            if (strstr(text, piece) != NULL)
+                fail_msg("base64 piece '%s' of the secret leaked into:\n%s", piece, text);
+        }
+    }
+    free(b64);
+}
+
+static void a_header_variable_is_substituted_and_never_shown(void **state)
+{
+    (void)state;
+    jpt_set_log(keep_log, NULL, JPT_LOG_DEBUG);
+    char *end = probe(
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'envs':['JPT_TEST_SECRET']}}"),
+        fmt("{'ops':["
+            "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/echo','headers':["
+            "{'name':'Authorization','value':'Bearer ${JPT_TEST_SECRET}'},"
+            "{'name':'X-Twice','value':'${JPT_TEST_SECRET}${JPT_TEST_SECRET}'},"
+            "{'name':'X-Plain','value':'visible'}]}},"
+            "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/leak?to=/hello%%3Ft%%3D',"
+            "'headers':[{'name':'Authorization','value':'${JPT_TEST_SECRET}'}]}},"
+            "{'method':'http.post','params':{'url':'http://127.0.0.1:$P/echo','body':'x',"
+            "'headers':[{'name':'Authorization','value':'${JPT_TEST_SECRET}'}]}}]}"),
+        NULL);
+    jpt_set_log(NULL, NULL, 0);
+    assert_starts(end, "ok: http.get ok {\"status\":200,");
+    assert_no_secret(end);
+    assert_no_secret(log_text != NULL ? log_text : "");
+    /* What the server saw, as the tool reads it: the value was sent. */
+    char *first = strchr(end, '\n');
+    assert_non_null(first);
+    *first = '\0';
+    json_t *r = result_of(end + 4);
+    json_t *echo = parse(json_string_value(json_object_get(r, "body")));
+    json_t *headers = json_object_get(echo, "headers");
+    assert_string_equal(json_string_value(json_object_get(headers, "Authorization")),
+                        "Bearer [REDACTED]");
+    assert_string_equal(json_string_value(json_object_get(headers, "X-Twice")),
+                        "[REDACTED][REDACTED]");
+    assert_string_equal(json_string_value(json_object_get(headers, "X-Plain")), "visible");
+    assert_contains(json_string_value(json_object_get(json_object_get(echo, "urlencoded"),
+                                                      "Authorization")),
+                    "[REDACTED]");
+    assert_contains(json_string_value(json_object_get(json_object_get(echo, "base64"),
+                                                      "Authorization")),
+                    "[REDACTED]");
+    json_t *h;
+    size_t i;
+    json_array_foreach(json_object_get(r, "headers"), i, h)
+        if (strcmp(json_string_value(json_object_get(h, "name")), "X-Echo-Authorization") == 0)
+            assert_string_equal(json_string_value(json_object_get(h, "value")),
+                                "Bearer [REDACTED]");
+    json_decref(echo);
+    json_decref(r);
+    /* The redirect's Location, and a refused hop's message. */
+    assert_contains(first + 1, "{\"name\":\"Location\",\"value\":\"/hello?t=[REDACTED]\"}");
+    free(end);
+    const char *line = one(
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'envs':['JPT_TEST_SECRET'],"
+            "'redirects':1}}"),
+        "http.get",
+        fmt("{'url':'http://127.0.0.1:$P/leak?to=http://evil.invalid/',"
+            "'headers':[{'name':'Authorization','value':'${JPT_TEST_SECRET}'}]}"),
+        NULL);
+    assert_contains(line, "redirects to 'http://evil.invalid/[REDACTED]', which is not "
+                          "followed");
+    assert_no_secret(line);
+    free(log_text);
+    log_text = NULL;
+    log_len = 0;
+}
+
+/* A credential is not carried to another origin by a redirect (libcurl's
+ * own rule for Authorization): substituted headers, Authorization and
+ * Cookie stay behind; the others go on. */
+static void credentials_stay_with_their_origin(void **state)
+{
+    (void)state;
+    json_t *r = result_of(one(
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/','http://localhost:$P/'],"
+            "'envs':['JPT_TEST_SECRET'],'redirects':1}}"),
+        "http.get",
+        fmt("{'url':'http://127.0.0.1:$P/redirect?to=http://localhost:$P/echo','headers':["
+            "{'name':'X-Token','value':'${JPT_TEST_SECRET}'},"
+            "{'name':'Cookie','value':'a=b'},{'name':'X-Plain','value':'visible'}]}"),
+        NULL));
+    json_t *echo = parse(json_string_value(json_object_get(r, "body")));
+    json_t *headers = json_object_get(echo, "headers");
+    assert_null(json_object_get(headers, "X-Token"));
+    assert_null(json_object_get(headers, "Cookie"));
+    assert_string_equal(json_string_value(json_object_get(headers, "X-Plain")), "visible");
+    json_decref(echo);
+    json_decref(r);
+}
+
+/* Issue 10: "an unknown or disallowed variable is an error response
+ * naming the variable (never its value)". */
+static void a_variable_not_allowed_is_an_error_naming_it(void **state)
+{
+    (void)state;
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':['http://127.0.0.1:$P/'],"
+                 "'envs':['JPT_TEST_SECRET','JPT_TEST_SHORT','JPT_TEST_UNSET']}}"));
+    static const struct {
+        const char *value, *line;
+    } cases[] = {
+        {"${HOME}", "http.get err -32001 http.get 'http://127.0.0.1:$P/echo': header "
+                    "'Authorization': ${HOME} is not in network.envs"},
+        {"x ${JPT_TEST_UNSET} y", "http.get err -32002 http.get 'http://127.0.0.1:$P/echo': "
+                                  "header 'Authorization': ${JPT_TEST_UNSET} is not set in the "
+                                  "host's environment"},
+        {"${JPT_TEST_SHORT}", "http.get err -32602 http.get 'http://127.0.0.1:$P/echo': header "
+                              "'Authorization': the value of ${JPT_TEST_SHORT} is shorter than "
+                              "8 bytes, too short to be kept out of what the tool receives"},
+        {"${1X}", "http.get err -32602 http.get 'http://127.0.0.1:$P/echo': header "
+                  "'Authorization': '${' is not followed by a variable name and '}' (write "
+                  "${NAME} with letters, digits and '_')"},
+        {"${JPT_TEST_SECRET", "http.get err -32602 http.get 'http://127.0.0.1:$P/echo': header "
+                              "'Authorization': '${' is not followed by a variable name and '}' "
+                              "(write ${NAME} with letters, digits and '_')"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
+        assert_string_equal(
+            one(sandbox, "http.get",
+                fmt("{'url':'http://127.0.0.1:$P/echo','headers':[{'name':'Authorization',"
+                    "'value':'%s'}]}",
+                    cases[i].value),
+                NULL),
+            txt("%s", cases[i].line));
+}
+
+/* ---- Requests and responses ------------------------------------------------------- */
+
+static void a_binary_body_comes_as_base64(void **state)
+{
+    (void)state;
+    json_t *r = result_of(one(fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}"), "http.get",
+                              fmt("{'url':'http://127.0.0.1:$P/binary'}"), NULL));
+    assert_string_equal(json_string_value(json_object_get(r, "encoding")), "base64");
+    const char *b64 = json_string_value(json_object_get(r, "body"));
+    unsigned char bytes[512];
+    size_t n = 0;
+    assert_true(strlen(b64) < sizeof(bytes) && jpt__base64_decode(b64, strlen(b64), bytes, &n));
+    assert_int_equal(n, 256);
+    for (size_t i = 0; i < 256; i++)
+        assert_int_equal(bytes[i], i);
+    json_decref(r);
+}
+
+static void a_post_sends_its_body_and_only_the_headers_written(void **state)
+{
+    (void)state;
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s", fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}"));
+    json_t *r = result_of(one(sandbox, "http.post",
+                              fmt("{'url':'http://127.0.0.1:$P/echo','body':'{\\\"k\\\": 1}',"
+                                  "'headers':[{'name':'Content-Type','value':'application/json'},"
+                                  "{'name':'X-Empty','value':''}]}"),
+                              NULL));
+    assert_int_equal(json_integer_value(json_object_get(r, "status")), 200);
+    json_t *echo = parse(json_string_value(json_object_get(r, "body")));
+    json_t *headers = json_object_get(echo, "headers");
+    assert_string_equal(json_string_value(json_object_get(echo, "method")), "POST");
+    assert_string_equal(json_string_value(json_object_get(echo, "body")), "{\"k\": 1}");
+    assert_string_equal(json_string_value(json_object_get(headers, "Content-Type")),
+                        "application/json");
+    assert_string_equal(json_string_value(json_object_get(headers, "X-Empty")), "");
+    assert_null(json_object_get(headers, "Expect"));
+    assert_string_equal(json_string_value(json_object_get(headers, "User-Agent")),
+                        txt("jptool/%s", jpt_version()));
+    json_decref(echo);
+    json_decref(r);
+    /* A binary body in base64; no Content-Type unless the tool writes one. */
+    r = result_of(one(sandbox, "http.post",
+                      fmt("{'url':'http://127.0.0.1:$P/echo','body':'gP9h','encoding':'base64'}"),
+                      NULL));
+    echo = parse(json_string_value(json_object_get(r, "body")));
+    assert_null(json_object_get(json_object_get(echo, "headers"), "Content-Type"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(echo, "headers"),
+                                                          "Content-Length")),
+                        "3");
+    json_decref(echo);
+    json_decref(r);
+}
+
+/* Headers that would contradict the request, or forge lines, are refused
+ * before anything is sent. */
+static void bad_headers_are_refused(void **state)
+{
+    (void)state;
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s", fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}"));
+    static const struct {
+        const char *header, *why;
+    } cases[] = {
+        {"{'name':'Host','value':'evil.invalid'}",
+         "header 'Host' is set by the host, not by the tool"},
+        {"{'name':'content-length','value':'1'}",
+         "header 'content-length' is set by the host, not by the tool"},
+        {"{'name':'Bad Name','value':'x'}", "header name 'Bad Name' is not an HTTP token"},
+        {"{'name':'X','value':'a\\r\\nInjected: 1'}",
+         "the value of header 'X' holds a line break or another control character"},
+        {"{'name':'X'}", "'headers[0]' needs both 'name' and 'value'"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        const char *line = one(sandbox, "http.get",
+                               fmt("{'url':'http://127.0.0.1:$P/echo','headers':[%s]}",
+                                   cases[i].header),
+                               NULL);
+        assert_starts(line, "http.get err -32602 ");
+        assert_contains(line, cases[i].why);
+    }
+    assert_starts(one(sandbox, "http.get", "{\"url\":\"http://[::1\"}", NULL),
+                  "http.get err -32602 http.get 'http://[::1': 'url' is not a valid URL (");
+    assert_string_equal(one(sandbox, "http.get", "{\"url\":\"file:///etc/passwd\"}", NULL),
+                        "http.get err -32001 http.get 'file:///etc/passwd': denied: only "
+                        "http:// and https:// URLs are served");
+    assert_starts(one(sandbox, "http.get", "{}", NULL),
+                  "http.get err -32602 Invalid params: 'url' is required");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -650,6 +923,12 @@ int main(void)
         cmocka_unit_test(a_response_over_the_size_limit_is_stopped),
         cmocka_unit_test(a_server_that_never_answers_times_out),
         cmocka_unit_test(tls_verification_is_always_on),
+        cmocka_unit_test(a_header_variable_is_substituted_and_never_shown),
+        cmocka_unit_test(credentials_stay_with_their_origin),
+        cmocka_unit_test(a_variable_not_allowed_is_an_error_naming_it),
+        cmocka_unit_test(a_binary_body_comes_as_base64),
+        cmocka_unit_test(a_post_sends_its_body_and_only_the_headers_written),
+        cmocka_unit_test(bad_headers_are_refused),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

@@ -147,8 +147,11 @@ typedef struct jpt__secret_form {
 
 /* The values substituted into one request, in every form scrubbed: as
  * they are, JSON-escaped, URL-encoded (upper- and lower-case hex), and
- * base64 (standard and URL-safe alphabets, without padding). Zeroed is
- * empty. */
+ * base64 in the standard and URL-safe alphabets — for each of the three
+ * places a value can start in a 3-byte group of longer encoded text, the
+ * characters that encode its bytes alone (a value inside
+ * base64("Bearer <value>") is found too; the at most two characters at
+ * each end that mix in neighbouring bytes are left). Zeroed is empty. */
 typedef struct jpt__secrets {
     jpt__secret_form *forms; /* longest first */
     size_t n, cap;

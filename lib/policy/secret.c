@@ -102,16 +102,26 @@ static int url_form(const char *v, size_t n, const char *digits, jpt__buf *out)
     return rc;
 }
 
-/* Base64 without its padding, which a value embedded in longer encoded
- * text does not have; `url`: the URL-safe alphabet. */
-static int base64_form(const char *v, size_t n, bool url, jpt__buf *out)
+/* The base64 characters that encode only bytes of the value when it
+ * starts `shift` bytes into a 3-byte group of longer encoded text (any
+ * bytes before and after it): each character holds 6 bits, kept when all
+ * of them are the value's. `url`: the URL-safe alphabet. */
+static int base64_form(const char *v, size_t n, size_t shift, bool url, jpt__buf *out)
 {
-    int rc = jpt__files_base64_encode(v, n, out);
+    jpt__buf padded = JPT__BUF_INIT, encoded = JPT__BUF_INIT;
+    int rc = jpt__buf_append(&padded, "\0\0", shift);
 
-    while (rc == JPT_OK && out->len > 0 && out->data[out->len - 1] == '=')
-        out->data[--out->len] = '\0';
-    for (size_t i = 0; rc == JPT_OK && url && i < out->len; i++)
-        out->data[i] = out->data[i] == '+' ? '-' : out->data[i] == '/' ? '_' : out->data[i];
+    if (rc == JPT_OK)
+        rc = jpt__buf_append(&padded, v, n);
+    if (rc == JPT_OK)
+        rc = jpt__files_base64_encode(padded.data, padded.len, &encoded);
+    size_t first = (8 * shift + 5) / 6, end = 8 * (shift + n) / 6;
+    for (size_t j = first; rc == JPT_OK && j < end; j++) {
+        char c = encoded.data[j];
+        rc = jpt__buf_putc(out, url && c == '+' ? '-' : url && c == '/' ? '_' : c);
+    }
+    jpt__buf_free(&padded);
+    jpt__buf_free(&encoded);
     return rc;
 }
 
@@ -122,7 +132,7 @@ int jpt__secrets_add(jpt__secrets *s, const char *value)
 
     if (n == 0)
         return JPT_OK;
-    for (int form = 0; form < 6 && rc == JPT_OK; form++) {
+    for (int form = 0; form < 10 && rc == JPT_OK; form++) {
         jpt__buf b = JPT__BUF_INIT;
         switch (form) {
         case 0:
@@ -137,8 +147,8 @@ int jpt__secrets_add(jpt__secrets *s, const char *value)
         case 3:
             rc = url_form(value, n, "0123456789abcdef", &b);
             break;
-        default:
-            rc = base64_form(value, n, form == 5, &b);
+        default: /* 4 to 9: three shifts, two alphabets */
+            rc = base64_form(value, n, (size_t)(form - 4) % 3, form >= 7, &b);
             break;
         }
         if (rc == JPT_OK && b.len > 0)
