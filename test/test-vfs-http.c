@@ -906,6 +906,65 @@ static void bad_headers_are_refused(void **state)
                   "http.get err -32602 Invalid params: 'url' is required");
 }
 
+/* ---- Many at once ---------------------------------------------------------------- */
+
+/* Fifty transfers held open by the server at once, while the tool's fs.*
+ * requests go on being answered: the gate opens only when /release is
+ * asked, after the reads, and says how many transfers were waiting. A
+ * host that served transfers one at a time, or blocked on one, would never
+ * get there. */
+static void fifty_transfers_at_once_while_files_are_served(void **state)
+{
+    (void)state;
+    char *end = probe(
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'timeout_ms':%d}}", WAIT_MS),
+        fmt("{'concurrent':{'submit':{'method':'http.get','params':"
+            "{'url':'http://127.0.0.1:$P/gate'},'count':50},'then':["
+            "{'method':'fs.read','params':{'path':'hello.txt'}},"
+            "{'method':'fs.exists','params':{'path':'hello.txt'}},"
+            "{'method':'fs.list_dir','params':{'path':'.'}},"
+            "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/release'}}]}}"),
+        NULL);
+    assert_starts(end, "ok: fs.read ok {\"content\":\"hello\\n\",\"size\":6}\n"
+                       "fs.exists ok {\"exists\":true}\n"
+                       "fs.list_dir ok {\"entries\":[{\"path\":\"hello.txt\",\"kind\":\"file\"}]}\n"
+                       "http.get ok {\"status\":200,");
+    assert_contains(end, "\"body\":\"50 waiting\"}\n50x http.get ok {\"status\":200,");
+    assert_contains(end, "\"body\":\"open\"}");
+    free(end);
+}
+
+/* The registry's "vfs" runtime serves http.* in its own loop, with one
+ * HTTP object for all its tools. */
+static void a_registry_vfs_tool_fetches(void **state)
+{
+    (void)state;
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200};
+    char tools[1024];
+    snprintf(tools, sizeof(tools), "%s",
+             fmt("{'tools':[{'name':'probe','runtime':'vfs','command':['%s'],"
+                 "'parameters':{'type':'object'},"
+                 "'sandbox':{'network':{'allow':['http://127.0.0.1:$P/hello']}}}]}",
+                 PROBE));
+    jpt_registry *r = ru_registry_with(&o, tools);
+    asked a = {.decision = JPT_DECISION_DENY};
+    jpt_registry_set_policy_handler(r, on_ask, &a);
+    json_t *res = ru_run(r, fmt("[{'id':'c1','name':'probe','arguments':{'ops':["
+                                "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/hello'}},"
+                                "{'method':'http.get','params':{'url':'http://x.invalid/'}}]}},"
+                                "{'id':'c2','name':'probe','arguments':{'ops':["
+                                "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/hello'}}]}}]"));
+    for (size_t i = 0; i < 2; i++) {
+        assert_false(ru_is_error(res, i));
+        assert_starts(ru_content(res, i), "http.get ok {\"status\":200,");
+    }
+    assert_contains(ru_content(res, 0), "\nhttp.get err -32001 http.get 'http://x.invalid/': "
+                                        "denied by the host");
+    assert_int_equal(a.count, 1);
+    json_decref(res);
+    jpt_registry_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -929,6 +988,8 @@ int main(void)
         cmocka_unit_test(a_binary_body_comes_as_base64),
         cmocka_unit_test(a_post_sends_its_body_and_only_the_headers_written),
         cmocka_unit_test(bad_headers_are_refused),
+        cmocka_unit_test(fifty_transfers_at_once_while_files_are_served),
+        cmocka_unit_test(a_registry_vfs_tool_fetches),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }
