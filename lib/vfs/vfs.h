@@ -251,8 +251,8 @@ typedef struct jpt__vfs_call jpt__vfs_call;
 typedef void (*jpt__vfs_method_fn)(void *ud, jpt__vfs_call *call);
 
 typedef struct jpt__vfs_handlers {
-    /* Indexed by JPT__VFS_*; NULL answers -32601 (for http.* and
-     * process.run: not served until the next issue, and the message says so). */
+    /* Indexed by JPT__VFS_*; NULL answers -32601 ("'<method>' is not served
+     * by this host"). */
     jpt__vfs_method_fn method[JPT__VFS_METHODS];
     /* A `result`, `error` or `state` notification as a state (RFD 058, RFD
      * 009), whose reference the handler takes. Required. `result` is the
