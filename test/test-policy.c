@@ -1307,8 +1307,11 @@ static void policy_check_survives_allocation_failure(void **state)
 {
     (void)state;
     jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\"src\"],\"writable\":true,"
-                           "\"deny\":[\"src/private\"]},\"sensitive_paths\":[\"*.key\"]}");
+                           "\"deny\":[\"src/private\"]},\"sensitive_paths\":[\"*.key\"],"
+                           "\"network\":{\"allow\":[\"https://x/a\",\"http://[::1]/\"]}}");
     static const check_ctx cases[] = {
+        {NULL, JPT_ACCESS_HTTP, "https://x/a/b"}, {NULL, JPT_ACCESS_HTTP, "http://[0::1]/"},
+        {NULL, JPT_ACCESS_HTTP, "https://u@x/a"}, {NULL, JPT_ACCESS_HTTP, "http://[::1"},
         {NULL, READ, "src/main.rs"},        {NULL, WRITE, "src/a.c"},
         {NULL, READ, ".env"},               {NULL, WRITE, ".git"},
         {NULL, LIST, "src/private"},        {NULL, WRITE, "src"},
@@ -1346,6 +1349,39 @@ static void normalize_path_survives_allocation_failure(void **state)
     (void)state;
     sweep("jpt_policy_normalize_path", normalize_op, "./a//b/../c/./d/");
     sweep("jpt_policy_normalize_path", normalize_op, "");
+}
+
+/* ${VAR} substitution and scrubbing: JPT_ERR_NOMEM and no leak at every
+ * allocation, or the whole result. */
+static int substitute_op(const void *ctx)
+{
+    const jpt_policy *p = ctx;
+    jpt__secrets s;
+    jpt__buf out = JPT__BUF_INIT, clean = JPT__BUF_INIT;
+    char why[256];
+
+    memset(&s, 0, sizeof(s));
+    int rc = jpt__policy_substitute(p, "Bearer ${JPT_T_SWEEP} and ${JPT_T_SWEEP}", &out, &s,
+                                    why, sizeof(why));
+    if (rc == JPT_OK)
+        rc = jpt__secrets_scrub(&s, out.data, out.len, &clean);
+    if (rc == JPT_OK) {
+        tu_fail_at(0);
+        assert_string_equal(clean.data, "Bearer [REDACTED] and [REDACTED]");
+    }
+    jpt__buf_free(&out);
+    jpt__buf_free(&clean);
+    jpt__secrets_free(&s);
+    return rc;
+}
+
+static void substitution_survives_allocation_failure(void **state)
+{
+    (void)state;
+    setenv("JPT_T_SWEEP", "sweep-secret-value", 1);
+    jpt_policy *p = policy("{\"network\":{\"envs\":[\"JPT_T_SWEEP\"]}}");
+    sweep("jpt__policy_substitute", substitute_op, p);
+    jpt_policy_free(p);
 }
 
 int main(void)
@@ -1398,6 +1434,7 @@ int main(void)
         cmocka_unit_test(policy_new_survives_allocation_failure),
         cmocka_unit_test(policy_check_survives_allocation_failure),
         cmocka_unit_test(normalize_path_survives_allocation_failure),
+        cmocka_unit_test(substitution_survives_allocation_failure),
     };
     return TU_RUN(tests);
 }
