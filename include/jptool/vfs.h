@@ -531,7 +531,9 @@ typedef struct jpt_policy_request jpt_policy_request;
 #define JPT_DECISION_ALLOW 1        /* this request only */
 #define JPT_DECISION_ALLOW_ALWAYS 2 /* this request, and every later one of
                                        this tool run for the same access
-                                       to the same path */
+                                       to the same path (for http.*, the
+                                       same URL as libcurl reads it, which
+                                       redirects may then reach too) */
 
 /* Called inside dispatch (of the VFS host, or of the registry for its
  * "vfs" tools). The request is the handler's until it answers it. */
@@ -539,7 +541,8 @@ typedef void (*jpt_policy_fn)(jpt_policy_request *req, void *ud);
 
 /* What is asked; strings are owned by the request and valid until it is
  * answered. The tool's name; the D11 method ("fs.write"); the path as the
- * tool asked for it (fs.rename asks for each of its two paths); the access
+ * tool asked for it (fs.rename asks for each of its two paths; http.get
+ * and http.post: the URL as the tool wrote it); the access
  * (JPT_ACCESS_*); why the policy asks, worded for a person ("'notes.txt' is
  * not covered by the tool's sandbox: writing is allowed only where the
  * configuration says so"). The call id or handle id the request belongs
