@@ -15,15 +15,22 @@ Standard library only.
   /bytes?n=N&length=0|1   N bytes of 'a', with or without Content-Length
   /binary                 the 256 byte values, application/octet-stream
   /never                  reads the request and never answers
-  /gate                   waits until /release is asked, then 200 "open"
-  /release                200 with how many /gate requests wait, and opens
-                          the gate
+  /gate?name=G&open_at=N  waits until gate G opens: when /release?name=G
+                          is asked, or when N requests wait at it; then 200
+                          "open" (a client that closes its connection stops
+                          waiting)
+  /release?name=G         200 with how many requests wait at gate G, and
+                          opens it
+  /peak?name=G            200 with the most requests that waited at G at
+                          once
   /status?code=N          N with a body "status N"
 """
 
 import base64
 import json
 import os
+import select
+import socket
 import ssl
 import subprocess
 import sys
@@ -32,9 +39,28 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 stop = threading.Event()
-gate = threading.Event()
-waiting_lock = threading.Lock()
-waiting = [0]
+gates_lock = threading.Lock()
+gates = {}
+
+
+class Gate:
+    def __init__(self):
+        self.opened = threading.Event()
+        self.waiting = []  # the connections waiting
+        self.peak = 0
+
+
+def client_gone(connection):
+    try:
+        readable, _, _ = select.select([connection], [], [], 0)
+        return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
+def gate_named(query):
+    with gates_lock:
+        return gates.setdefault(query.get("name", ""), Gate())
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -121,16 +147,36 @@ class Handler(BaseHTTPRequestHandler):
         stop.wait(120)
 
     def page_gate(self, query):
-        with waiting_lock:
-            waiting[0] += 1
-        gate.wait(120)
-        self.send(200, b"open")
+        gate = gate_named(query)
+        with gates_lock:
+            # Those whose client gave up (closed its connection) no longer
+            # count: checked as each request arrives.
+            gate.waiting = [c for c in gate.waiting if not client_gone(c)]
+            gate.waiting.append(self.connection)
+            gate.peak = max(gate.peak, len(gate.waiting))
+            if len(gate.waiting) >= int(query.get("open_at", "0") or "0") > 0:
+                gate.opened.set()
+        while not gate.opened.wait(0.02) and not stop.is_set():
+            if client_gone(self.connection):
+                break
+        with gates_lock:
+            if self.connection in gate.waiting:
+                gate.waiting.remove(self.connection)
+        if gate.opened.is_set():
+            self.send(200, b"open")
 
     def page_release(self, query):
-        with waiting_lock:
-            count = waiting[0]
-        gate.set()
+        gate = gate_named(query)
+        with gates_lock:
+            count = len([c for c in gate.waiting if not client_gone(c)])
+        gate.opened.set()
         self.send(200, ("%d waiting" % count).encode())
+
+    def page_peak(self, query):
+        gate = gate_named(query)
+        with gates_lock:
+            peak = gate.peak
+        self.send(200, ("%d" % peak).encode())
 
     def page_status(self, query):
         code = int(query["code"])
@@ -167,7 +213,9 @@ def main():
     print("PORT %d %d" % (ports[0], ports[1]), flush=True)
     sys.stdin.read()
     stop.set()
-    gate.set()
+    with gates_lock:
+        for gate in gates.values():
+            gate.opened.set()
     for s in servers:
         s.shutdown()
 

@@ -5,7 +5,8 @@
  * every form, localhost), the prompt, redirects off and hop by hop, the
  * size limit, the timeout, TLS verification, ${VAR} headers whose values
  * never reach the tool, base64 bodies, fifty transfers at once while fs.*
- * requests go on being answered, and the registry's "vfs" runtime. */
+ * requests go on being answered, a session's most at once (64), and the
+ * registry's "vfs" runtime. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -919,11 +920,11 @@ static void fifty_transfers_at_once_while_files_are_served(void **state)
     char *end = probe(
         fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'timeout_ms':%d}}", WAIT_MS),
         fmt("{'concurrent':{'submit':{'method':'http.get','params':"
-            "{'url':'http://127.0.0.1:$P/gate'},'count':50},'then':["
+            "{'url':'http://127.0.0.1:$P/gate?name=held'},'count':50},'then':["
             "{'method':'fs.read','params':{'path':'hello.txt'}},"
             "{'method':'fs.exists','params':{'path':'hello.txt'}},"
             "{'method':'fs.list_dir','params':{'path':'.'}},"
-            "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/release'}}]}}"),
+            "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/release?name=held'}}]}}"),
         NULL);
     assert_starts(end, "ok: fs.read ok {\"content\":\"hello\\n\",\"size\":6}\n"
                        "fs.exists ok {\"exists\":true}\n"
@@ -931,6 +932,28 @@ static void fifty_transfers_at_once_while_files_are_served(void **state)
                        "http.get ok {\"status\":200,");
     assert_contains(end, "\"body\":\"50 waiting\"}\n50x http.get ok {\"status\":200,");
     assert_contains(end, "\"body\":\"open\"}");
+    free(end);
+}
+
+/* A session runs at most 64 transfers at once; the others wait their
+ * turn in the host, so one tool holds at most 64 responses in memory. The
+ * gate opens only when 65 requests wait at it, which never happens: the
+ * first 64 time out, then the six that waited start and time out too; the
+ * server says at most 64 ever waited at once. (A host without the limit
+ * would open the gate, and every request would succeed.) */
+static void a_session_runs_at_most_64_transfers_at_once(void **state)
+{
+    (void)state;
+    char *end = probe(
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'timeout_ms':%d}}", WAIT_MS / 20),
+        fmt("{'concurrent':{'submit':{'method':'http.get','params':"
+            "{'url':'http://127.0.0.1:$P/gate?name=cap&open_at=65'},'count':70},'then':["
+            "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/peak?name=cap'}}]}}"),
+        NULL);
+    assert_contains(end, txt("\"body\":\"64\"}\n70x http.get err -32004 http.get "
+                             "'http://127.0.0.1:$P/gate?name=cap&open_at=65': no complete "
+                             "response within %d ms (network.timeout_ms)",
+                             WAIT_MS / 20));
     free(end);
 }
 
@@ -989,6 +1012,7 @@ int main(void)
         cmocka_unit_test(a_post_sends_its_body_and_only_the_headers_written),
         cmocka_unit_test(bad_headers_are_refused),
         cmocka_unit_test(fifty_transfers_at_once_while_files_are_served),
+        cmocka_unit_test(a_session_runs_at_most_64_transfers_at_once),
         cmocka_unit_test(a_registry_vfs_tool_fetches),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));

@@ -31,6 +31,9 @@ static const char *const credential_headers[] = {"Authorization", "Cookie"};
 
 struct jpt__vfs_http_call {
     jpt__http *http;
+    jpt__vfs_http_queue *q;
+    bool waiting, active;      /* in the queue; started */
+    jpt__vfs_http_call *next, *prev; /* the queue's */
     const jpt_policy *policy;
     bool post;
     const char *method;        /* "http.get" */
@@ -53,8 +56,74 @@ struct jpt__vfs_http_call {
     jpt__http_xfer *xfer;
 };
 
+/* ---- The queue ----------------------------------------------------------------------- */
+
+static int start_hop(jpt__vfs_http_call *c, jpt__policy_url *url);
+
+static void start(jpt__vfs_http_call *c)
+{
+    c->active = true;
+    c->q->active++;
+    c->deadline = jpt__loop_deadline_ms(c->policy->http_timeout_ms);
+    /* The exchange takes libcurl's parse that the policy judged; the rest
+     * of the origin stays for comparing hops with. A failure has ended
+     * the call. */
+    (void)start_hop(c, &c->origin);
+}
+
+static void on_drain(jpt__defer *d)
+{
+    jpt__vfs_http_queue *q = d->ud;
+
+    while (q->head != NULL && q->active < JPT__VFS_HTTP_MAX_ACTIVE) {
+        jpt__vfs_http_call *c = q->head;
+        JPT__LIST_REMOVE(q->head, c);
+        if (q->head == NULL)
+            q->tail = NULL;
+        c->waiting = false;
+        start(c);
+    }
+}
+
+void jpt__vfs_http_queue_init(jpt__vfs_http_queue *q, jpt__loop *loop)
+{
+    memset(q, 0, sizeof(*q));
+    q->loop = loop;
+    jpt__loop_defer_init(&q->drain, on_drain, q);
+}
+
+void jpt__vfs_http_queue_clear(jpt__vfs_http_queue *q)
+{
+    jpt__loop_defer_cancel(q->loop, &q->drain);
+}
+
+static void enqueue(jpt__vfs_http_call *c)
+{
+    jpt__vfs_http_queue *q = c->q;
+
+    c->waiting = true;
+    c->next = NULL;
+    c->prev = q->tail;
+    if (q->tail != NULL)
+        q->tail->next = c;
+    else
+        q->head = c;
+    q->tail = c;
+}
+
+/* ---- Calls ---------------------------------------------------------------------------- */
+
 static void call_free(jpt__vfs_http_call *c)
 {
+    jpt__vfs_http_queue *q = c->q;
+
+    if (c->waiting) {
+        if (q->tail == c)
+            q->tail = c->prev;
+        JPT__LIST_REMOVE(q->head, c);
+    }
+    if (c->active && --q->active < JPT__VFS_HTTP_MAX_ACTIVE && q->head != NULL)
+        jpt__loop_defer_queue(q->loop, &q->drain); /* the next starts from the loop */
     jpt__http_xfer_free(c->xfer);
     jpt__policy_url_clear(&c->origin);
     jpt__free(c->hop_text);
@@ -399,7 +468,8 @@ static void on_exchange(jpt__http_xfer *x, void *ud)
 
 /* ---- The request ------------------------------------------------------------------- */
 
-int jpt__vfs_http_submit(struct jpt__http *http, const jpt_policy *policy, int method,
+int jpt__vfs_http_submit(struct jpt__http *http, jpt__vfs_http_queue *q,
+                         const jpt_policy *policy, int method,
                          const jpt__vfs_params *p, jpt__vfs_http_guard_fn guard,
                          void *guard_ud, jpt__vfs_http_done_fn done, void *ud,
                          jpt__vfs_http_call **pending)
@@ -412,6 +482,7 @@ int jpt__vfs_http_submit(struct jpt__http *http, const jpt_policy *policy, int m
     if (c == NULL)
         return JPT_ERR_NOMEM;
     c->http = http;
+    c->q = q;
     c->policy = policy;
     c->post = method == JPT__VFS_HTTP_POST;
     c->method = jpt__vfs_method_name(method);
@@ -447,11 +518,14 @@ int jpt__vfs_http_submit(struct jpt__http *http, const jpt_policy *policy, int m
     }
     if (build_headers(c, p) < 0)
         return JPT_OK;
-    c->deadline = jpt__loop_deadline_ms(policy->http_timeout_ms);
-    /* The exchange takes libcurl's parse that the policy judged; the rest
-     * of the origin stays for comparing hops with. */
-    if (start_hop(c, &c->origin) == JPT_OK)
+    if (q->active >= JPT__VFS_HTTP_MAX_ACTIVE) {
+        enqueue(c);
         *pending = c;
+        return JPT_OK;
+    }
+    *pending = c;
+    start(c);
+    /* A start that failed has run `done`, which forgot the call. */
     return JPT_OK;
 }
 

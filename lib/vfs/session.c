@@ -74,6 +74,7 @@ struct jpt__vfs_session {
     jpt_files *files;
     const jpt_policy *policy;
     struct jpt__http *http;
+    jpt__vfs_http_queue http_queue;
     jpt__vfs_session_ops ops;
     char *tool_name, *request_id;
     int request_timeout_ms, kill_grace_ms;
@@ -356,7 +357,8 @@ static void req_submit(vfs_req *r)
     jpt__files_call *pending = NULL;
 
     if (is_http(r->method)) {
-        if (jpt__vfs_http_submit(s->http, s->policy, r->method, jpt__vfs_call_params(r->call),
+        if (jpt__vfs_http_submit(s->http, &s->http_queue, s->policy, r->method,
+                                 jpt__vfs_call_params(r->call),
                                  guard, r, req_done, r, &r->hc) < 0)
             req_error(r, JPT_VFS_E_INTERNAL, "out of memory serving the request");
         return;
@@ -932,6 +934,7 @@ static int session_new(const jpt__vfs_session_config *cfg, const jpt__vfs_sessio
     s->files = jpt__files_ref(cfg->files);
     s->policy = cfg->policy;
     s->http = cfg->http;
+    jpt__vfs_http_queue_init(&s->http_queue, cfg->loop);
     s->ops = *ops;
     s->rfd = s->wfd = -1;
     s->request_timeout_ms = cfg->request_timeout_ms;
@@ -1080,6 +1083,7 @@ void jpt__vfs_session_free(jpt__vfs_session *s)
     jpt__loop_timer_stop(s->loop, &s->grace_timer);
     while (s->reqs != NULL)
         req_free(s->reqs);
+    jpt__vfs_http_queue_clear(&s->http_queue);
     while (s->decided != NULL) {
         jpt_policy_request *pr = s->decided;
         JPT__LIST_REMOVE(s->decided, pr);

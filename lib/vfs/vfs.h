@@ -401,9 +401,25 @@ typedef int (*jpt__vfs_http_guard_fn)(void *ud, int kind, const char *url, char 
 typedef void (*jpt__vfs_http_done_fn)(void *ud, int status, const char *result, size_t len,
                                       const char *message);
 
+/* A session's transfers: at most JPT__VFS_HTTP_MAX_ACTIVE run at once,
+ * the others wait their turn in order (their timeout starts with them),
+ * so that one tool holds at most that many responses in memory. */
+#define JPT__VFS_HTTP_MAX_ACTIVE 64
+
+typedef struct jpt__vfs_http_queue {
+    jpt__loop *loop;
+    size_t active;
+    jpt__vfs_http_call *head, *tail; /* waiting, oldest first */
+    jpt__defer drain;                /* starts waiting calls */
+} jpt__vfs_http_queue;
+
+void jpt__vfs_http_queue_init(jpt__vfs_http_queue *q, jpt__loop *loop);
+/* Stops the queue's deferred work; cancel its calls first. */
+void jpt__vfs_http_queue_clear(jpt__vfs_http_queue *q);
+
 /* Serves an http.get or http.post whose params are `p` (kept by the caller
  * until `done` or the cancel), on `http`, under `policy`'s network.*
- * settings. Statuses `done` gets: JPT_ERR_INVALID (-32602: a URL libcurl
+ * settings, in the session's queue `q`. Statuses `done` gets: JPT_ERR_INVALID (-32602: a URL libcurl
  * cannot parse, a bad header name or value, "${" without a name),
  * JPT_ERR_DENIED (the guard; a header's ${VAR} not in network.envs; a
  * redirect the policy does not allow; a host name resolving to a local
@@ -412,7 +428,8 @@ typedef void (*jpt__vfs_http_done_fn)(void *ud, int status, const char *result, 
  * JPT_ERR_IO (the transfer failed: libcurl's words), JPT_ERR_NOMEM.
  * JPT_OK with *pending NULL when `done` has run already, else the call in
  * flight; JPT_ERR_NOMEM without `done`. */
-int jpt__vfs_http_submit(struct jpt__http *http, const jpt_policy *policy, int method,
+int jpt__vfs_http_submit(struct jpt__http *http, jpt__vfs_http_queue *q,
+                         const jpt_policy *policy, int method,
                          const jpt__vfs_params *p, jpt__vfs_http_guard_fn guard,
                          void *guard_ud, jpt__vfs_http_done_fn done, void *ud,
                          jpt__vfs_http_call **pending);
