@@ -1,13 +1,19 @@
 /* agent-demo: a scripted agent (no model needed) driving jptool the way a
  * real one would, printed as a chat transcript.
  *
- *   agent-demo TOOLS_DIR
+ *   agent-demo TOOLS_DIR [VFS_TOOLS_DIR]
  *
  * It loads a tool config, prints the tool schemas the model would see, then
  * replays RFD 009's interactive staging (`git add --patch` in a scratch
  * repository, through spawn / apply / fetch) and a one-shot call whose tool
  * asks two questions, answered by the inquiry handler as an assistant
- * would. TOOLS_DIR holds the example tools (examples/tools). */
+ * would. TOOLS_DIR holds the example tools (examples/tools).
+ *
+ * With VFS_TOOLS_DIR (the build's examples/vfs-tools, which holds the VFS
+ * tools and their tools.json), it then loads those "runtime": "vfs" tools
+ * and replays calls to them (D11): a read, a read of .env the policy
+ * denies, a search, and an edit whose tool asks first (the file has
+ * uncommitted changes) and whose write the policy handler approves. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,25 +121,6 @@ static void call(jpt_registry *r, const char *tool, const char *arguments)
     batch(r, calls);
 }
 
-/* The assistant's side of an inquiry: in a real host, a structured model
- * call or a prompt to the user. Here, scripted answers. */
-static void answer_inquiry(jpt_inquiry *q, void *ud)
-{
-    int *round = ud;
-    static const char *const answers[] = {"\"develop\"", "true"};
-    const jpt_state *context = jpt_inquiry_context(q);
-
-    printf("  [inquiry for the %s] %s\n",
-           jpt_inquiry_target(q) == JPT_TARGET_ASSISTANT ? "assistant" : "user",
-           jpt_inquiry_question_json(q));
-    for (size_t i = 0; i < jpt_state_block_count(context); i++)
-        printf("  [shown before it] %s\n",
-               jpt_state_block_field(context, i, JPT_FIELD_TEXT, NULL));
-    printf("  [answer] %s\n", answers[*round]);
-    if (jpt_inquiry_answer(q, answers[(*round)++]) != JPT_OK)
-        printf("  [answer refused] %s\n", jpt_inquiry_errmsg(q));
-}
-
 static int shell(const char *dir, const char *cmd)
 {
     char line[2048];
@@ -141,15 +128,103 @@ static int shell(const char *dir, const char *cmd)
     return system(line);
 }
 
+/* The assistant's (or the user's) side of an inquiry: in a real host, a
+ * structured model call or a prompt to the user. Here, scripted answers,
+ * by question id. */
+static void answer_inquiry(jpt_inquiry *q, void *ud)
+{
+    static const struct {
+        const char *id, *answer;
+    } scripted[] = {
+        {"branch", "\"develop\""}, /* merge.py */
+        {"confirm", "true"},       /* merge.py */
+        {"write_anyway", "true"},  /* modify_file: the file has uncommitted changes */
+    };
+    const jpt_state *context = jpt_inquiry_context(q);
+    json_t *question = json_loads(jpt_inquiry_question_json(q), 0, NULL);
+    const char *id = json_string_value(json_object_get(question, "id")), *answer = NULL;
+
+    (void)ud;
+    printf("  [inquiry for the %s] %s\n",
+           jpt_inquiry_target(q) == JPT_TARGET_ASSISTANT ? "assistant" : "user",
+           jpt_inquiry_question_json(q));
+    for (size_t i = 0; i < jpt_state_block_count(context); i++)
+        printf("  [shown before it] %s\n",
+               jpt_state_block_field(context, i, JPT_FIELD_TEXT, NULL));
+    for (size_t i = 0; i < sizeof(scripted) / sizeof(scripted[0]) && id != NULL; i++)
+        if (strcmp(scripted[i].id, id) == 0)
+            answer = scripted[i].answer;
+    json_decref(question);
+    if (answer == NULL) {
+        printf("  [no scripted answer: declined]\n");
+        jpt_inquiry_cancel(q, "the demo has no answer to this question");
+        return;
+    }
+    printf("  [answer] %s\n", answer);
+    if (jpt_inquiry_answer(q, answer) != JPT_OK)
+        printf("  [answer refused] %s\n", jpt_inquiry_errmsg(q));
+}
+
+/* The policy handler: a VFS tool's request the sandbox does not cover (a
+ * write: the default sandbox is read-only). A real host asks the user;
+ * the demo approves this one request. */
+static void answer_policy(jpt_policy_request *req, void *ud)
+{
+    (void)ud;
+    printf("  [policy] %s (call %s) asks for %s '%s'\n", jpt_policy_request_tool(req),
+           jpt_policy_request_id(req), jpt_policy_request_method(req),
+           jpt_policy_request_path(req));
+    printf("  [policy reason] %s\n", jpt_policy_request_reason(req));
+    printf("  [policy answer] allow, this request only\n");
+    if (jpt_policy_request_answer(req, JPT_DECISION_ALLOW, NULL) != JPT_OK)
+        printf("  [policy answer refused: the tool's request is gone]\n");
+}
+
+/* D11: the example VFS tools, loaded from the tools.json meson wrote into
+ * their build directory. */
+static void vfs_section(jpt_registry *r, const char *repo, const char *vfs_dir)
+{
+    char path[4096];
+    json_error_t error;
+
+    snprintf(path, sizeof(path), "%s/tools.json", vfs_dir);
+    json_t *config = json_load_file(path, 0, &error);
+    char *text = config != NULL ? json_dumps(config, JSON_COMPACT) : NULL;
+    if (text == NULL) {
+        fprintf(stderr, "agent-demo: %s: %s\n", path, error.text);
+        exit(1);
+    }
+    if (jpt_registry_load_tools(r, text, 0) != JPT_OK)
+        die("load_tools (VFS tools)", r);
+    free(text);
+    json_decref(config);
+    jpt_registry_set_policy_handler(r, answer_policy, NULL);
+
+    heading("D11: VFS tools, whose file access goes through the host and its policy");
+    printf("(loaded tools.json from VFS_TOOLS_DIR: read_file, list_files, grep_files and\n"
+           " modify_file, each \"runtime\": \"vfs\"; the workspace now also holds a .env)\n\n");
+    shell(repo, "printf 'API_KEY=demo-secret\\n' > .env");
+    call(r, "read_file", "{\"path\":\"notes.txt\",\"offset\":1,\"limit\":3}");
+    printf("(.env is a sensitive path: the policy denies it, whatever the sandbox allows)\n\n");
+    call(r, "read_file", "{\"path\":\".env\"}");
+    call(r, "grep_files", "{\"pattern\":\"^t\",\"paths\":[\"notes.txt\"]}");
+    printf("(notes.txt still has the hunk git add --patch left unstaged: modify_file asks\n"
+           " before writing over it, then the host asks the policy handler about the write)\n\n");
+    call(r, "modify_file", "{\"path\":\"notes.txt\",\"pattern\":\"twenty-eight\","
+                           "\"replacement\":\"twenty-eight (28)\"}");
+    printf("(git diff --stat, and line 28 now:)\n");
+    fflush(stdout);
+    shell(repo, "git diff --stat && sed -n 28p notes.txt");
+}
+
 int main(int argc, char **argv)
 {
     char repo[] = "/tmp/jptool-demo-XXXXXX";
     char config[4096];
     jpt_registry *r = NULL;
-    int round = 0;
 
-    if (argc != 2) {
-        fprintf(stderr, "usage: agent-demo TOOLS_DIR\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: agent-demo TOOLS_DIR [VFS_TOOLS_DIR]\n");
         return 2;
     }
     if (mkdtemp(repo) == NULL ||
@@ -193,7 +268,7 @@ int main(int argc, char **argv)
              argv[1]);
     if (jpt_registry_load_tools(r, config, 0) != JPT_OK)
         die("load_tools", r);
-    jpt_registry_set_inquiry_handler(r, answer_inquiry, &round);
+    jpt_registry_set_inquiry_handler(r, answer_inquiry, NULL);
 
     char *schemas = NULL;
     heading("The tools as the model sees them (Anthropic format)");
@@ -225,6 +300,9 @@ int main(int argc, char **argv)
              "{\"name\":\"await\",\"arguments\":{\"any\":[\"crates\",\"github\"]}}]");
     printf("(the slower search is still running; the assistant stops it:)\n\n");
     call(r, "github_code_search", "{\"action\":\"abort\",\"id\":\"github\"}");
+
+    if (argc == 3)
+        vfs_section(r, repo, argv[2]);
 
     jpt_registry_free(r);
     char cleanup[256];

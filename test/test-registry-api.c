@@ -1905,6 +1905,9 @@ static void every_function_takes_null_by_the_one_rule(void **state)
     assert_int_equal(jpt_batch_results_json(NULL, &text), JPT_ERR_INVALID);
     assert_int_equal(jpt_batch_results_json_as(NULL, JPT_DIALECT_AS_CALLED, &text),
                      JPT_ERR_INVALID);
+    assert_int_equal(jpt_batch_cancel_call(NULL, "c"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_batch_set_call_timeout(NULL, "c", 1), JPT_ERR_INVALID);
+    jpt_registry_set_output_handler(NULL, NULL, NULL);
     assert_int_equal(jpt_inquiry_answer(NULL, "true"), JPT_ERR_INVALID);
     assert_int_equal(jpt_inquiry_cancel(NULL, NULL), JPT_ERR_INVALID);
     assert_int_equal(jpt_handle_update(NULL, NULL), JPT_ERR_INVALID);

@@ -424,6 +424,125 @@ static void bytes_omitted_count_the_tools_bytes_for_nul_output(void **state)
     free(out);
 }
 
+/* ---- What hosts expect from the API (issue 11, §5) ---------------------------------- */
+
+#define SLEEP_DEF(name, ms, text)                                                             \
+    "{'name':'" name "','command':['" TOOL("sleep-ms") "','" ms "','" text "']}"
+
+/* What the output handler saw, concatenated per stream. */
+typedef struct seen {
+    char out[256], err[256];
+    char id[64];
+    int stateful, calls;
+} seen;
+
+static void on_output(const jpt_output *o, void *ud)
+{
+    seen *s = ud;
+    char *buf = o->stream == JPT_STREAM_STDERR ? s->err : s->out;
+    size_t have = strlen(buf);
+
+    assert_int_equal(o->size, sizeof(*o));
+    assert_true(o->len > 0);
+    snprintf(buf + have, 256 - have, "%.*s", (int)o->len, o->data);
+    snprintf(s->id, sizeof(s->id), "%s", o->id);
+    s->stateful = o->stateful;
+    s->calls++;
+}
+
+/* A UI streams a tool's output as it comes, and the model still reads all
+ * of it: the handler consumes nothing. */
+static void the_output_handler_streams_bytes_without_consuming_them(void **state)
+{
+    (void)state;
+    seen s = {0};
+    jpt_registry *r = registry(js("{'tools':[" SHELL_DEF ",{'name':'both','command':['sh',"
+                                  "'-c','printf out; printf err >&2']}]}"));
+    jpt_registry_set_output_handler(r, on_output, &s);
+
+    json_t *res = ru_run_js(r, "[{'id':'c1','name':'both','arguments':{}}]");
+    assert_string_equal(s.out, "out");
+    assert_string_equal(s.err, "err");
+    assert_string_equal(s.id, "c1");
+    assert_int_equal(s.stateful, 0);
+    ru_assert_contains(ru_content(res, 0), "out");
+
+    /* A handle: its id, and a fetch that returns what was streamed. */
+    memset(&s, 0, sizeof(s));
+    ru_run_js(r, "[{'id':'c2','name':'sh','arguments':{'action':'spawn','id':'h1'}}]");
+    json_t *applied = ru_run_js(r, "[{'id':'c3','name':'sh','arguments':{'action':'apply',"
+                                   "'id':'h1','input':'echo streamed\\n'}}]");
+    uint64_t end = ru_now_ms() + (uint64_t)WAIT_MS;
+    while (strstr(s.out, "streamed") == NULL && ru_now_ms() < end)
+        ru_poll(r, 50);
+    assert_string_equal(s.id, "h1");
+    assert_int_equal(s.stateful, 1);
+    /* The apply's answer (or else the next fetch) has it all the same. */
+    if (strstr(ru_content(applied, 0), "streamed") == NULL) {
+        json_t *fetched = ru_run_js(r, "[{'id':'c4','name':'sh','arguments':{'action':'fetch',"
+                                       "'id':'h1'}}]");
+        ru_assert_contains(ru_content(fetched, 0), "streamed");
+    }
+
+    /* Removed: no more calls. */
+    jpt_registry_set_output_handler(r, NULL, NULL);
+    int before = s.calls;
+    ru_run_js(r, "[{'id':'c5','name':'both','arguments':{}}]");
+    assert_int_equal(s.calls, before);
+}
+
+/* One call of a batch is cancelled; the others run to their end. */
+static void one_call_is_cancelled_and_the_others_go_on(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(js("{'tools':[" SLEEP_DEF("slow", "60000", "begun") ","
+                                  SLEEP_DEF("quick", "50", "fast") "]}"));
+    jpt_batch *b = ru_submit(r, "[{'id':'s','name':'slow','arguments':{}},"
+                                "{'id':'q','name':'quick','arguments':{}}]");
+    assert_int_equal(jpt_batch_cancel_call(b, "nope"), JPT_ERR_NOT_FOUND);
+    assert_int_equal(jpt_batch_cancel_call(b, NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_batch_cancel_call(NULL, "s"), JPT_ERR_INVALID);
+    assert_int_equal(jpt_batch_cancel_call(b, "s"), JPT_OK);
+    json_t *res = ru_finish(r, b);
+    assert_true(ru_is_error(res, 0));
+    ru_assert_contains(ru_content(res, 0), "The call `slow` was cancelled");
+    assert_false(ru_is_error(res, 1));
+    ru_assert_contains(ru_content(res, 1), "slept 50");
+}
+
+/* A host-side limit per call: the slow call stops with the output so far,
+ * saying why; the quick one is not touched. */
+static void a_call_past_its_host_time_limit_is_stopped_with_its_output(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(js("{'tools':[" SLEEP_DEF("slow", "60000", "begun") ","
+                                  SLEEP_DEF("quick", "50", "fast") "]}"));
+    jpt_batch *b = ru_submit(r, "[{'id':'s','name':'slow','arguments':{}},"
+                                "{'id':'q','name':'quick','arguments':{}}]");
+    assert_int_equal(jpt_batch_set_call_timeout(b, "s", -1), JPT_ERR_INVALID);
+    assert_int_equal(jpt_batch_set_call_timeout(b, "nope", 10), JPT_ERR_NOT_FOUND);
+    assert_int_equal(jpt_batch_set_call_timeout(NULL, "s", 10), JPT_ERR_INVALID);
+    assert_int_equal(jpt_batch_set_call_timeout(b, "s", 300), JPT_OK);
+    uint64_t start = ru_now_ms();
+    json_t *res = ru_finish(r, b);
+    assert_true(ru_now_ms() - start < 30000);
+    assert_true(ru_is_error(res, 0));
+    ru_assert_contains(ru_content(res, 0), "begun");
+    ru_assert_contains(ru_content(res, 0),
+                       "The call `slow` was stopped: it reached the host's time limit of "
+                       "300 ms");
+    assert_false(ru_is_error(res, 1));
+
+    /* NULL: every call of the batch; 0 removes a limit. */
+    b = ru_submit(r, "[{'id':'s','name':'slow','arguments':{}},"
+                     "{'id':'q','name':'quick','arguments':{}}]");
+    assert_int_equal(jpt_batch_set_call_timeout(b, NULL, 200), JPT_OK);
+    assert_int_equal(jpt_batch_set_call_timeout(b, "q", 0), JPT_OK);
+    res = ru_finish(r, b);
+    ru_assert_contains(ru_content(res, 0), "time limit of 200 ms");
+    ru_assert_contains(ru_content(res, 1), "slept 50");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +558,9 @@ int main(void)
         T(spawn_waiting_for_a_slot_runs_later_and_can_be_aborted_first),
         T(many_calls_under_a_low_fd_limit_all_run),
         T(bytes_omitted_count_the_tools_bytes_for_nul_output),
+        T(the_output_handler_streams_bytes_without_consuming_them),
+        T(one_call_is_cancelled_and_the_others_go_on),
+        T(a_call_past_its_host_time_limit_is_stopped_with_its_output),
     };
 
     return TU_RUN(tests);

@@ -156,7 +156,11 @@ static void python_repl_keeps_its_state(void **state)
     json_decref(resp);
     resp = act(r, "py", "{\"action\":\"apply\",\"id\":\"repl\",\"input\":\"x = 6 * 7\\n\"}", NULL);
     json_decref(resp);
-    resp = act(r, "py", "{\"action\":\"apply\",\"id\":\"repl\",\"input\":\"print(x)\\n\"}", NULL);
+    /* wait_secs: under load the interpreter may start after the settle
+     * window of the earlier actions; the model would wait the same way. */
+    resp = act(r, "py",
+               "{\"action\":\"apply\",\"id\":\"repl\",\"input\":\"print(x)\\n\",\"wait_secs\":20}",
+               NULL);
     ru_assert_contains(field(resp, "content"), "42\n");
     json_decref(resp);
     resp = act(r, "py", "{\"action\":\"apply\",\"id\":\"repl\",\"input\":\"raise SystemExit(3)\\n\"}",

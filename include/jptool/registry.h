@@ -510,6 +510,26 @@ JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char *
  * Finished calls keep their results. NULL-safe. */
 JPT_EXPORT void jpt_batch_cancel(jpt_batch *b);
 
+/* Cancels one call of the batch, `call_id` as the model gave it (or as
+ * jptool named a Gemini call without one), exactly as jpt_batch_cancel()
+ * cancels each of its calls, at the next dispatch; the batch's other calls
+ * go on. A finished call keeps its result (JPT_OK). Ids repeated within a
+ * batch name the first such call. Lookups take constant time (an index
+ * built at the first one). Errors: JPT_ERR_INVALID (NULL `b` or
+ * `call_id`), JPT_ERR_NOT_FOUND (no call of that id in the batch). */
+JPT_EXPORT int jpt_batch_cancel_call(jpt_batch *b, const char *call_id);
+
+/* A host-side time limit: `timeout_ms` from now, the call `call_id` (NULL:
+ * every call of the batch) is cancelled as by jpt_batch_cancel_call(), and
+ * its result says that it reached the host's time limit, with the output
+ * so far (an await answers as a cancelled await does: the states so far and
+ * "cancelled": true). Setting it again replaces the limit; 0 removes it. A
+ * finished call is left alone. Unlike a definition's `timeout_ms`, it is
+ * the host's per call, and covers every kind of call (actions and awaits
+ * too). Errors: JPT_ERR_INVALID (NULL `b`, negative `timeout_ms`),
+ * JPT_ERR_NOT_FOUND (no such call), JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_batch_set_call_timeout(jpt_batch *b, const char *call_id, int timeout_ms);
+
 /* Frees the batch. Calls still in flight keep running and their results are
  * dropped; handles they spawned stay in the registry. NULL-safe. May be
  * called from a callback, also while jpt_registry_wait() waits on this
@@ -562,6 +582,37 @@ JPT_EXPORT int jpt_registry_wakeup(jpt_registry *r);
 #define JPT_EVENT_STATE 4        /* a handle became waiting or stopped */
 #define JPT_EVENT_SHUTDOWN 5     /* jpt_registry_shutdown() is complete: every
                                     tool process is reaped */
+
+/* ---- Streaming output ------------------------------------------------------------ */
+
+#define JPT_STREAM_STDOUT 1
+#define JPT_STREAM_STDERR 2
+
+/* Bytes a tool process wrote, as they were read: what a UI shows while the
+ * tool runs. Handing them to the host consumes nothing: the model's fetch,
+ * await and results read the same output as without a handler. */
+typedef struct jpt_output {
+    size_t size;         /* sizeof(jpt_output) of this library */
+    const char *id;      /* the call id of a one-shot call, or the handle id */
+    const char *tool;    /* the tool's name */
+    int stateful;        /* 1 when `id` is a handle's (a spawn), else 0 */
+    int stream;          /* JPT_STREAM_STDOUT or JPT_STREAM_STDERR */
+    const char *data;    /* `len` bytes, not NUL-terminated, as the tool wrote
+                            them (a stateful tool's state lines included);
+                            valid during the call */
+    size_t len;          /* > 0 */
+} jpt_output;
+
+typedef void (*jpt_output_fn)(const jpt_output *out, void *ud);
+
+/* Sets the handler called inside dispatch with each piece of output a tool
+ * process writes: stdout and stderr of stdio tools, stderr of vfs tools
+ * (their stdout is the protocol; their states come as JPT_EVENT_STATE and
+ * JPT_EVENT_OUTPUT events). Builtin tools write no bytes: none. The
+ * handler may call the registry's functions (cancel a call, say); it is
+ * called as often as the tool writes, so it should be quick, and copy what
+ * it keeps. NULL removes it. NULL `r`: nothing. */
+JPT_EXPORT void jpt_registry_set_output_handler(jpt_registry *r, jpt_output_fn fn, void *ud);
 
 /* Pops the oldest event; the caller frees it with jpt_event_free(). Returns
  * JPT_ERR_AGAIN when there is none, JPT_ERR_INVALID for NULL. The queue

@@ -139,6 +139,15 @@ int jpt__buf_json_string(jpt__buf *b, const char *p, size_t n);
 char *jpt__buf_take(jpt__buf *b);
 void jpt__buf_free(jpt__buf *b);
 
+/* ---- Base64 (base64.c) ----------------------------------------------------
+ * RFC 4648 §4, the standard alphabet. Encoding pads: jpt__base64_size(n)
+ * bytes, no NUL. Decoding takes padded or unpadded text in canonical form
+ * (the unused bits of the last character zero), no whitespace; it may work
+ * in place (dst == src) and writes at most n / 4 * 3 + 2 bytes. */
+size_t jpt__base64_size(size_t n);
+void jpt__base64_encode(char *dst, const unsigned char *src, size_t n);
+bool jpt__base64_decode(const char *src, size_t n, unsigned char *dst, size_t *len);
+
 /* ---- UTF-8 (utf8.c) -------------------------------------------------------- */
 /* Length of the longest valid UTF-8 prefix of p[0..n) (NUL counts as valid). */
 size_t jpt__utf8_valid_prefix(const char *p, size_t n);

@@ -50,8 +50,9 @@ void jpt__files_path_quote(const char *path, size_t len, char out[256]);
 /* ---- base64 (base64.c) ------------------------------------------------------ */
 /* Standard alphabet with padding (RFC 4648 §4). */
 int jpt__files_base64_encode(const void *data, size_t len, jpt__buf *out);
-/* Decodes strictly (padding required, no whitespace): JPT_ERR_INVALID for
- * anything else, JPT_ERR_NOMEM. `out` receives the bytes. */
+/* Decodes jpt__base64_decode's texts (canonical, padding optional, no
+ * whitespace): JPT_ERR_INVALID for anything else, JPT_ERR_NOMEM. `out`
+ * receives the bytes. */
 int jpt__files_base64_decode(const char *text, size_t len, jpt__buf *out);
 
 /* ---- Options of one request -------------------------------------------------- */

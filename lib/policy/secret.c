@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "files/files.h"
 #include "policy/policy.h"
 
 static const char REDACTED[] = "[REDACTED]";
@@ -108,20 +107,23 @@ static int url_form(const char *v, size_t n, const char *digits, jpt__buf *out)
  * of them are the value's. `url`: the URL-safe alphabet. */
 static int base64_form(const char *v, size_t n, size_t shift, bool url, jpt__buf *out)
 {
-    jpt__buf padded = JPT__BUF_INIT, encoded = JPT__BUF_INIT;
+    jpt__buf padded = JPT__BUF_INIT;
     int rc = jpt__buf_append(&padded, "\0\0", shift);
+    char *encoded = NULL;
 
     if (rc == JPT_OK)
         rc = jpt__buf_append(&padded, v, n);
+    if (rc == JPT_OK && (encoded = jpt__malloc(jpt__base64_size(padded.len) + 1)) == NULL)
+        rc = JPT_ERR_NOMEM;
     if (rc == JPT_OK)
-        rc = jpt__files_base64_encode(padded.data, padded.len, &encoded);
+        jpt__base64_encode(encoded, (const unsigned char *)padded.data, padded.len);
     size_t first = (8 * shift + 5) / 6, end = 8 * (shift + n) / 6;
     for (size_t j = first; rc == JPT_OK && j < end; j++) {
-        char c = encoded.data[j];
+        char c = encoded[j];
         rc = jpt__buf_putc(out, url && c == '+' ? '-' : url && c == '/' ? '_' : c);
     }
     jpt__buf_free(&padded);
-    jpt__buf_free(&encoded);
+    jpt__free(encoded);
     return rc;
 }
 

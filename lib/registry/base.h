@@ -181,6 +181,8 @@ struct jpt_registry {
     /* events (events.c) */
     jpt_event *events_head, *events_tail;
     size_t nevents, max_events;
+    jpt_output_fn output_fn; /* jpt_registry_set_output_handler */
+    void *output_ud;
 
     /* the face (registry.c) */
     int dispatching;     /* inside jpt_registry_dispatch (or run, wait) */
@@ -218,6 +220,10 @@ void jpt__events_state(jpt_registry *r, const char *handle_id, const char *tool,
 void jpt__events_output(jpt_registry *r, const char *handle_id, const char *tool,
                         jpt_event **slot);
 void jpt__events_forget(jpt_event **slot);
+/* Hands bytes a tool wrote to the host's output handler, if it has one:
+ * `id` is the call's (one-shot) or the handle's (stateful). */
+void jpt__events_stream(jpt_registry *r, const char *id, const char *tool, bool stateful,
+                        int stream, const char *p, size_t n);
 void jpt__events_shutdown(jpt_registry *r);
 void jpt__events_free(jpt_registry *r);
 

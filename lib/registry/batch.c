@@ -292,6 +292,57 @@ JPT_EXPORT void jpt_batch_cancel(jpt_batch *b)
         jpt__call_cancel_soon(b->calls[i]);
 }
 
+/* The batch's call `id`, or NULL. The index is built at the first lookup,
+ * so that a host cancelling each of n calls does n lookups, not n². Ids
+ * repeated within a batch resolve to the first. */
+static jpt__call *find_call(jpt_batch *b, const char *id)
+{
+    if (!b->indexed) {
+        jpt__idmap_init(&b->by_id);
+        for (size_t i = 0; i < b->n; i++) {
+            jpt__call *call = b->calls[i];
+            if (jpt__idmap_get(&b->by_id, call->id) == NULL &&
+                jpt__idmap_put(&b->by_id, call->id, call) < 0) {
+                jpt__idmap_free(&b->by_id);
+                /* Without memory for the index: one pass. */
+                for (size_t j = 0; j < b->n; j++)
+                    if (strcmp(b->calls[j]->id, id) == 0)
+                        return b->calls[j];
+                return NULL;
+            }
+        }
+        b->indexed = true;
+    }
+    return jpt__idmap_get(&b->by_id, id);
+}
+
+JPT_EXPORT int jpt_batch_cancel_call(jpt_batch *b, const char *call_id)
+{
+    if (b == NULL || call_id == NULL)
+        return JPT_ERR_INVALID;
+    jpt__call *call = find_call(b, call_id);
+    if (call == NULL)
+        return JPT_ERR_NOT_FOUND;
+    jpt__call_cancel_soon(call);
+    return JPT_OK;
+}
+
+JPT_EXPORT int jpt_batch_set_call_timeout(jpt_batch *b, const char *call_id, int timeout_ms)
+{
+    if (b == NULL || timeout_ms < 0)
+        return JPT_ERR_INVALID;
+    if (call_id != NULL) {
+        jpt__call *call = find_call(b, call_id);
+        return call == NULL ? JPT_ERR_NOT_FOUND : jpt__call_set_limit(call, timeout_ms);
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        int rc = jpt__call_set_limit(b->calls[i], timeout_ms);
+        if (rc < 0)
+            return rc;
+    }
+    return JPT_OK;
+}
+
 /* Frees the batch; its calls still in flight finish on their own and free
  * themselves. */
 static void batch_destroy(jpt_batch *b)
@@ -307,6 +358,8 @@ static void batch_destroy(jpt_batch *b)
         else
             call->batch = NULL;
     }
+    if (b->indexed)
+        jpt__idmap_free(&b->by_id);
     jpt__free(b->held);
     jpt__free(b->calls);
     jpt__free(b);

@@ -30,6 +30,8 @@ static void heard_waited(jpt__sub *s, unsigned what);
 
 /* ---- The call's life ------------------------------------------------------------------ */
 
+static void on_limit(jpt__timer *t);
+
 jpt__call *jpt__call_new(jpt_registry *r, jpt_batch *b, jpt__wire_call *wc)
 {
     jpt__call *call = jpt__calloc(1, sizeof(*call));
@@ -42,6 +44,7 @@ jpt__call *jpt__call_new(jpt_registry *r, jpt_batch *b, jpt__wire_call *wc)
     jpt__loop_defer_init(&call->step, run_call_step, call);
     jpt__loop_timer_init(&call->settle_timer, on_wait_timer, call);
     jpt__loop_timer_init(&call->yield_timer, on_wait_timer, call);
+    jpt__loop_timer_init(&call->limit_timer, on_limit, call);
     call->sub.heard = heard_waited;
     call->id = wc->id;
     call->name = wc->name;
@@ -102,6 +105,7 @@ static void drop_handle(jpt__call *call, const char *why)
 static void wind_down(jpt__call *call, const char *why)
 {
     stop_waiting(call);
+    jpt__loop_timer_stop(call->r->loop, &call->limit_timer);
     jpt__inquiry_orphan(call->inquiry);
     call->inquiry = NULL;
     jpt__loop_defer_cancel(call->r->loop, &call->step);
@@ -721,6 +725,28 @@ const char *jpt__call_spawn_id(const jpt__call *call)
 
 /* ---- Cancelling ------------------------------------------------------------------------ */
 
+/* Why a cancelled call ended: the host's cancel, or its time limit. */
+static int cancel_words(const jpt__call *call, jpt__buf *why)
+{
+    if (call->limit_hit)
+        return jpt__buf_printf(why, "The call `%s` was stopped: it reached the host's time "
+                                    "limit of %d ms",
+                               call->name, call->limit_ms);
+    return jpt__buf_printf(why, "The call `%s` was cancelled", call->name);
+}
+
+/* Completes the call with cancel_words() alone. */
+static void complete_cancelled(jpt__call *call)
+{
+    jpt__buf why = JPT__BUF_INIT;
+
+    if (cancel_words(call, &why) == JPT_OK)
+        jpt__call_complete(call, why.data, true);
+    else
+        jpt__call_complete(call, "The call was cancelled", true);
+    jpt__buf_free(&why);
+}
+
 /* A one-shot run that is cancelled answers with what the tool produced so
  * far (nothing lost); its process dies with its handle. */
 static void cut_short(jpt__call *call)
@@ -730,7 +756,7 @@ static void cut_short(jpt__call *call)
 
     /* The cancel answers the call: an end taken in now must not. */
     stop_waiting(call);
-    int rc = jpt__buf_printf(&why, "The call `%s` was cancelled", call->name);
+    int rc = cancel_words(call, &why);
     if (rc == JPT_OK)
         rc = jpt__handle_cut_short(call->handle, why.data, &s);
     if (rc == JPT_OK)
@@ -738,7 +764,7 @@ static void cut_short(jpt__call *call)
     if (rc == JPT_OK)
         jpt__call_complete(call, text.data, true);
     else
-        jpt__call_completef(call, true, "The call `%s` was cancelled", call->name);
+        complete_cancelled(call);
     jpt_state_unref(s);
     jpt__buf_free(&why);
     jpt__buf_free(&text);
@@ -758,7 +784,7 @@ static void cancel_now(jpt__call *call)
     else if (waiting)
         cut_short(call);
     else /* not started yet, or its question is pending */
-        jpt__call_completef(call, true, "The call `%s` was cancelled", call->name);
+        complete_cancelled(call);
 }
 
 void jpt__call_cancel_soon(jpt__call *call)
@@ -770,6 +796,26 @@ void jpt__call_cancel_soon(jpt__call *call)
     jpt__inquiry_orphan(call->inquiry);
     call->inquiry = NULL;
     call_later(call, cancel_now);
+}
+
+static void on_limit(jpt__timer *t)
+{
+    jpt__call *call = t->ud;
+
+    call->limit_hit = true;
+    jpt__call_cancel_soon(call);
+}
+
+int jpt__call_set_limit(jpt__call *call, int timeout_ms)
+{
+    if (call->done)
+        return JPT_OK;
+    jpt__loop_timer_stop(call->r->loop, &call->limit_timer);
+    call->limit_ms = timeout_ms;
+    if (timeout_ms == 0)
+        return JPT_OK;
+    return jpt__loop_timer_start(call->r->loop, &call->limit_timer,
+                                 jpt__loop_deadline_ms(timeout_ms));
 }
 
 void jpt__calls_cancel_all(jpt_registry *r)

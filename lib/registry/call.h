@@ -40,6 +40,9 @@ struct jpt__call {
 
     jpt__sub sub;        /* its wait on the handle, told last */
     jpt__timer settle_timer, yield_timer;
+    jpt__timer limit_timer; /* jpt_batch_set_call_timeout */
+    int limit_ms;        /* that limit, for its words; 0: none */
+    bool limit_hit;      /* the cancel is the limit's */
     jpt__defer step;     /* runs `step_fn` at the next dispatch */
     void (*step_fn)(jpt__call *call);
 
@@ -64,6 +67,8 @@ struct jpt_batch {
      * told when the host frees the batch. */
     void (*owner_gone)(jpt_batch *b, void *owner);
     void *owner;
+    jpt__idmap by_id;    /* call id -> call, built at the first lookup */
+    bool indexed;
     jpt_batch *next, *prev;
 };
 
@@ -84,6 +89,9 @@ void jpt__call_completef(jpt__call *call, bool is_error, const char *fmt, ...)
 /* jpt_batch_cancel: the call answers from the next dispatch with what it
  * has; an answer to its question is refused from now on. */
 void jpt__call_cancel_soon(jpt__call *call);
+/* jpt_batch_set_call_timeout: the call is cancelled `timeout_ms` from now
+ * (0: never), its result saying that the host's time limit stopped it. */
+int jpt__call_set_limit(jpt__call *call, int timeout_ms);
 /* Ends every call in flight as a cancel does, but one-shot runs, which end
  * when their process does (shutdown). */
 void jpt__calls_cancel_all(jpt_registry *r);

@@ -110,6 +110,29 @@ void jpt__events_output(jpt_registry *r, const char *handle_id, const char *tool
     enqueue(r, e);
 }
 
+void jpt__events_stream(jpt_registry *r, const char *id, const char *tool, bool stateful,
+                        int stream, const char *p, size_t n)
+{
+    if (r->output_fn == NULL || n == 0)
+        return;
+    jpt_output out = {.size = sizeof(out),
+                      .id = id,
+                      .tool = tool,
+                      .stateful = stateful,
+                      .stream = stream == JPT__STDERR ? JPT_STREAM_STDERR : JPT_STREAM_STDOUT,
+                      .data = p,
+                      .len = n};
+    r->output_fn(&out, r->output_ud);
+}
+
+JPT_EXPORT void jpt_registry_set_output_handler(jpt_registry *r, jpt_output_fn fn, void *ud)
+{
+    if (r == NULL)
+        return;
+    r->output_fn = fn;
+    r->output_ud = ud;
+}
+
 void jpt__events_forget(jpt_event **slot)
 {
     if (*slot != NULL) {

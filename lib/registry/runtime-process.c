@@ -347,6 +347,9 @@ static void on_child_output(jpt__child *c, int stream, const char *s, size_t n, 
         run->sink->text(run, JPT__STDERR, s, n);
     if (rc < 0)
         jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
+    /* Last: the host's handler may call back into the registry. */
+    jpt__events_stream(run->r, run->id, run->tool->name, run->action == JPT__ACTION_SPAWN,
+                       stream, s, n);
 }
 
 /* ---- The end ----------------------------------------------------------------------- */

@@ -264,8 +264,17 @@ static bool session_ask(void *ud, jpt_policy_request *req)
     return true;
 }
 
+static void session_stderr(void *ud, const char *p, size_t n)
+{
+    const vfs_run *v = ud;
+    const jpt__run *run = v->run;
+
+    jpt__events_stream(run->r, run->id, run->tool->name, run->action == JPT__ACTION_SPAWN,
+                       JPT__STDERR, p, n);
+}
+
 static const jpt__vfs_session_ops session_ops = {session_state, session_ended, session_ask,
-                                                 NULL};
+                                                 session_stderr, NULL};
 
 /* ---- Runs ------------------------------------------------------------------------------- */
 

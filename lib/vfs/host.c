@@ -69,7 +69,7 @@ static void host_ended(void *ud, jpt_state *failure)
     }
 }
 
-static const jpt__vfs_session_ops host_ops = {host_state, host_ended, host_ask, NULL};
+static const jpt__vfs_session_ops host_ops = {host_state, host_ended, host_ask, NULL, NULL};
 
 static int take_options(jpt_vfs_host_options *o, const jpt_vfs_host_options *opts)
 {

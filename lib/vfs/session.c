@@ -773,6 +773,8 @@ static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, 
         if (jpt__capture_append(&s->err_tail, p, n) < 0)
             jpt__log(JPT_LOG_WARNING, "VFS tool '%s': out of memory keeping its stderr",
                      s->tool_name);
+        if (s->ops.stderr_bytes != NULL)
+            s->ops.stderr_bytes(s->ops.ud, p, n);
         return;
     }
     if (s->ended || s->failure != NULL)

@@ -114,13 +114,6 @@ int jpt__json_append_string(jpt__buf *b, const char *p, size_t n);
  * only place JSON allows them) turned into spaces, so it fits on one line. */
 int jpt__json_append_flat(jpt__buf *b, const char *p, size_t n);
 
-/* Base64 (RFC 4648 §4, the standard alphabet). Encoding pads; decoding
- * takes padded or unpadded text, no whitespace, and may work in place
- * (dst == src). */
-size_t jpt__base64_size(size_t n);
-void jpt__base64_encode(char *dst, const unsigned char *src, size_t n);
-bool jpt__base64_decode(const char *src, size_t n, unsigned char *dst, size_t *len);
-
 /* ==== frame.c ============================================================ */
 
 /* NDJSON framing of one direction (D11 "Message framing"): a line ends at
@@ -457,6 +450,9 @@ typedef struct jpt__vfs_session_ops {
      * has none (the request is then denied, saying no one could be
      * asked). NULL: no handler ever. */
     bool (*ask)(void *ud, jpt_policy_request *req);
+    /* Bytes of the tool's stderr as they are read (its stdout is the
+     * protocol's). May be NULL. */
+    void (*stderr_bytes)(void *ud, const char *p, size_t n);
     void *ud;
 } jpt__vfs_session_ops;
 

@@ -2208,6 +2208,36 @@ class BatchCancelTest(AwaitTestCase):
         with self.assertRaises(ValueError):
             b.cancel()
 
+    def test_cancel_one_call_and_a_host_time_limit(self):
+        with self.r.submit([{"id": "long", "name": "nap", "arguments": {"ms": 10000}},
+                            {"id": "slow", "name": "nap", "arguments": {"ms": 10000}},
+                            {"id": "short", "name": "nap", "arguments": {"ms": 0}}]) as b:
+            with self.assertRaises(jptool.JptError) as e:
+                b.cancel_call("nope")
+            self.assertEqual(e.exception.status, jptool.JPT_ERR_NOT_FOUND)
+            b.cancel_call("long")
+            b.set_call_timeout("slow", 200)
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            results = b.results()
+            self.assertIn("The call `nap` was cancelled", results[0]["content"])
+            self.assertIn("reached the host's time limit of 200 ms", results[1]["content"])
+            self.assertEqual(results[2], {"id": "short", "content": "xslept 0\n",
+                                          "is_error": False})
+            self.drive_until(lambda: children_in_proc() == [])
+
+    def test_the_output_handler_streams_without_consuming(self):
+        seen = []
+        self.r.set_output_handler(
+            lambda id, tool, stateful, stream, data: seen.append((id, tool, stateful, stream,
+                                                                  data)))
+        with self.r.submit([{"id": "n1", "name": "nap", "arguments": {"ms": 0}}]) as b:
+            self.assertTrue(self.r.wait(b, WAIT_MS))
+            self.assertEqual(b.results()[0]["content"], "xslept 0\n")
+        self.assertEqual(b"".join(d for *_, d in seen), b"xslept 0\n")
+        self.assertEqual({(i, t, s, st) for i, t, s, st, _ in seen},
+                         {("n1", "nap", False, jptool.JPT_STREAM_STDOUT)})
+        self.r.set_output_handler(None)
+
     def test_cancel_an_await_and_a_spawn_in_flight(self):
         self.r.close()
         # Spawns would wait 5 s for quiet output.
@@ -2456,7 +2486,7 @@ class RegistryBindingTest(unittest.TestCase):
         with open(REGISTRY_H) as f:
             header = f.read()
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header)
-        self.assertEqual(len(names), 45, names)
+        self.assertEqual(len(names), 50, names)
         for name in names:
             self.assertIn(name, jptool._PROTOTYPES, name)
             fn = getattr(jptool._lib, name)
@@ -2466,7 +2496,7 @@ class RegistryBindingTest(unittest.TestCase):
     def test_constants_match_the_header(self):
         with open(REGISTRY_H) as f:
             defines = re.findall(r"#define (JPT_\w+) (0x[0-9a-f]+|\d+)u?", f.read())
-        self.assertEqual(len(defines), 24, defines)
+        self.assertEqual(len(defines), 26, defines)
         for name, value in defines:
             self.assertEqual(getattr(jptool, name), int(value, 0), name)
             self.assertIn(name, jptool.__all__)

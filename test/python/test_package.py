@@ -35,7 +35,7 @@ SYSTEM_PYTHON = os.environ["JPT_SYSTEM_PYTHON"]
 DEBIAN_WHEELS = "/usr/share/python-wheels"
 
 # What the child processes print: where the package and the library are.
-SHOW = ("import jptool, jptool.aio; "
+SHOW = ("import jptool, jptool.aio, jptool.vfs_tool; "
         "print(jptool.__file__); print(jptool.library_path); print(jptool.version())")
 
 # The variables that choose a library or a package, or configure pip.
@@ -193,7 +193,7 @@ class PipInstallTest(unittest.TestCase):
         site = os.path.dirname(os.path.dirname(package))
         self.assertTrue(package.startswith(self.venv + os.sep), package)
         self.assertEqual(sorted(os.listdir(os.path.dirname(package))),
-                         ["__init__.py", "aio.py", "py.typed"])
+                         ["__init__.py", "aio.py", "py.typed", "vfs_tool.py"])
         self.assertEqual((library, version), (LIBRARY, jptool.version()))
         [record] = glob.glob(os.path.join(site, "jptool-*.dist-info", "RECORD"))
         with open(record) as f:
@@ -234,10 +234,10 @@ class MesonInstallTest(unittest.TestCase):
             self.assertEqual(len(inits), 1, inits)
             package = os.path.dirname(inits[0])
             self.assertEqual(sorted(os.listdir(package)),
-                             ["__init__.py", "aio.py", "py.typed"])
+                             ["__init__.py", "aio.py", "py.typed", "vfs_tool.py"])
             # Nothing else: the library and headers have tags of their own.
             installed = [os.path.join(d, f) for d, _, files in os.walk(dest) for f in files]
-            self.assertEqual(len(installed), 3, installed)
+            self.assertEqual(len(installed), 4, installed)
             rc, out, err = run([sys.executable, "-c", SHOW],
                                clean_env(PYTHONPATH=os.path.dirname(package),
                                          JPTOOL_LIBRARY=LIBRARY))

@@ -27,6 +27,9 @@
  *   {"no_read": N}         N requests written without ever reading stdin,
  *                          then it waits to be stopped
  *   {"unterminated": true} ends with a line without its newline
+ *   {"ask": true}          a one-shot question: without an answer to "go",
+ *                          a result holding a question block; with one,
+ *                          "answered <answer JSON>"
  * and with any mode, {"show_pending": true} adds "pending <reason>" for
  * each `pending` notification, before the line of its request. */
 #define _GNU_SOURCE
@@ -318,7 +321,6 @@ static void mode_long_line(json_int_t n)
     free(result);
     json_decref(done);
     json_decref(resp);
-    exit(0);
 }
 
 /* {"show_pending": true}: each `pending` the host sends is a line too. */
@@ -341,9 +343,26 @@ int main(void)
     const json_t *v;
 
     show_pending = json_object_get(args, "show_pending") != NULL;
+    int code = 0;
 
     if ((v = json_object_get(args, "ops")) != NULL)
         mode_ops(v);
+    else if (json_object_get(args, "ask") != NULL) {
+        json_t *answers = json_loads(jpt_vfs_tool_answers(t), 0, NULL);
+        const json_t *go = json_object_get(answers, "go");
+        if (go == NULL) {
+            if (jpt_vfs_tool_result(t, "[{\"type\":\"question\",\"question\":{\"id\":\"go\","
+                                       "\"text\":\"Go?\",\"schema\":{\"type\":\"boolean\"}}}]") !=
+                JPT_OK)
+                die("result");
+        } else {
+            char *text = json_dumps(go, JSON_ENCODE_ANY);
+            say("answered %s", text);
+            free(text);
+            finish();
+        }
+        json_decref(answers);
+    }
     else if ((v = json_object_get(args, "repeat")) != NULL)
         mode_repeat(v);
     else if ((v = json_object_get(args, "concurrent")) != NULL)
@@ -358,12 +377,11 @@ int main(void)
         struct pollfd pfd = {.fd = 0, .events = POLLIN};
         while (poll(&pfd, 1, -1) >= 0 && (read(0, &c, 1) > 0 || errno == EAGAIN))
             ;
-        return 0;
     } else if ((v = json_object_get(args, "exit")) != NULL) {
         const char *text = json_string_value(json_object_get(args, "stderr"));
         if (text != NULL)
             fputs(text, stderr);
-        return (int)json_integer_value(v);
+        code = (int)json_integer_value(v);
     } else if ((v = json_object_get(args, "garbage")) != NULL) {
         for (json_int_t i = 0; i < json_integer_value(v); i++)
             raw("this is not JSON\n", 17);
@@ -384,13 +402,13 @@ int main(void)
         return 0;
     } else if (json_object_get(args, "unterminated") != NULL) {
         raw("{\"jsonrpc\":\"2.0\"", 16);
-        return 0;
     } else {
         say("unknown mode");
         finish();
     }
+    /* Everything freed, so that LeakSanitizer reports only real leaks. */
     json_decref(args);
     jpt_vfs_tool_free(t);
     free(report);
-    return 0;
+    return code;
 }

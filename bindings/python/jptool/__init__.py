@@ -1,9 +1,12 @@
-"""jptool from Python: a ctypes binding of libjptool's state and registry API.
+"""jptool from Python: a ctypes binding of libjptool's state, registry and VFS API.
 
 This package binds the C API of ``include/jptool/common.h``,
-``include/jptool/state.h`` and ``include/jptool/registry.h`` with nothing but
-the standard library (Python 3.9 or later); :mod:`jptool.aio` drives a
-registry from a running asyncio loop. It follows the library's own
+``include/jptool/state.h``, ``include/jptool/registry.h`` and
+``include/jptool/vfs.h`` with nothing but the standard library (Python 3.9
+or later); :mod:`jptool.aio` drives a registry or a VFS host from a running
+asyncio loop, and :mod:`jptool.vfs_tool` is the tool side of the VFS
+protocol in pure Python (what ``include/jptool/vfs_tool.h`` offers C). It
+follows the library's own
 rules: JSON crosses the boundary as text (this module serialises Python
 objects with ``json.dumps`` and parses what comes back with ``json.loads``),
 objects are opaque (a :class:`State` wraps a ``jpt_state *``, a
@@ -55,11 +58,22 @@ back on another place, which could hold another version); the ImportError
 lists each place, in order, with what it gave. :data:`library_path` says
 which was loaded.
 
-The access policy (vfs.h, D11): :class:`Policy` is a VFS tool's policy built
+VFS tools (vfs.h, D11): a VFS tool is a process that touches files only
+through JSON-RPC requests to its host, each checked against an access
+policy. :class:`Files` is a ProjectFiles backend (a directory confined
+beneath its root, memory, or methods a Python handler serves as
+:class:`FilesRequest` objects). :class:`Policy` is a tool's policy built
 from its ``sandbox`` section; :meth:`Policy.check` gives a request's verdict
 (``JPT_VERDICT_ALLOW`` / ``_DENY`` / ``_ASK``) and the reason the tool is
 told; :func:`normalize_path` gives a requested path the form a check takes.
-The constants ``JPT_ACCESS_*`` and ``JPT_VERDICT_*`` are those of vfs.h.
+:class:`VfsHost` serves one tool from the host's own loop, without a
+registry; in a registry, ``"runtime": "vfs"`` definitions run the same
+engine, choosing a backend added with :meth:`Registry.add_files`. A request
+the policy asks about reaches the policy handler
+(:meth:`VfsHost.set_policy_handler`, :meth:`Registry.set_policy_handler`)
+as a :class:`PolicyRequest`, answered at once or later. vfs_tool.h's
+functions are not bound: a Python tool uses :mod:`jptool.vfs_tool`, which
+needs neither ctypes nor the library.
 
 Strings: Python ``str`` arguments are encoded as UTF-8 (with
 ``surrogateescape``, so text decoded by this module round-trips to the same
@@ -76,7 +90,7 @@ reference on :meth:`State.close`, at the end of a ``with`` block, or when it
 is garbage collected.
 
 Not bound: ``jpt_set_allocator``. Its prototype is declared (so every function
-of the two headers has its argument and result types), but no wrapper is
+of the headers has its argument and result types), but no wrapper is
 offered: an allocator written in Python would be called, with the GIL, for
 every allocation the library and jansson make, and it could only forward to
 the C library's malloc anyway. Python hosts use the default allocator.
@@ -96,7 +110,12 @@ the flags ``JPT_DIALECT_FLAT``, ``JPT_DIALECT_ONEOF`` and
 ``JPT_TARGET_USER`` and ``JPT_TARGET_ASSISTANT``; the turn-end flags
 ``JPT_TURN_KEEP`` and ``JPT_TURN_ABORT``; the registry flag
 ``JPT_REGISTRY_KEEP_SPOOL``; the containment modes ``JPT_CONTAIN_AUTO``,
-``JPT_CONTAIN_CGROUP``, ``JPT_CONTAIN_SUBREAPER``, ``JPT_CONTAIN_SESSION``.
+``JPT_CONTAIN_CGROUP``, ``JPT_CONTAIN_SUBREAPER``, ``JPT_CONTAIN_SESSION``;
+vfs.h's ``JPT_FILES_*`` (flags, kinds and limits), ``JPT_ACCESS_*``,
+``JPT_VERDICT_*``, ``JPT_DECISION_DENY``, ``JPT_DECISION_ALLOW``,
+``JPT_DECISION_ALLOW_ALWAYS``, ``JPT_VFS_PROTOCOL_VERSION``,
+``JPT_VFS_CONTENT_LIMIT``, ``JPT_VFS_ENVELOPE_LIMIT`` and the protocol's
+JSON-RPC error codes ``JPT_VFS_E_*``.
 
 Threading: as in C, a state is used from one thread at a time until it is
 shared (:meth:`State.ref`); :func:`set_log` is meant to be called once, before
@@ -104,13 +123,17 @@ anything else. A registry and everything it hands out are used from one
 thread at a time, which must outlive its handles (children die with the
 thread that spawned them); :meth:`Registry.wakeup` is the one method another
 thread may call. The blocking calls (:meth:`Registry.run`,
-:meth:`Registry.wait`) release the GIL while they poll.
+:meth:`Registry.wait`, :meth:`VfsHost.run`) release the GIL while they
+poll. A VFS host, its files backend and the policy and files requests it
+hands out are used from the host's thread (requests may be answered later,
+from that thread).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import json
 import os
 import sys
@@ -215,6 +238,35 @@ __all__ = [
     "JPT_VERDICT_ALLOW",
     "JPT_VERDICT_DENY",
     "JPT_VERDICT_ASK",
+    "Files",
+    "FilesRequest",
+    "PolicyRequest",
+    "VfsHost",
+    "JPT_FILES_ALLOW_HARDLINKS",
+    "JPT_FILES_FSYNC",
+    "JPT_FILES_KIND_FILE",
+    "JPT_FILES_KIND_DIR",
+    "JPT_FILES_KIND_SYMLINK",
+    "JPT_FILES_KIND_OTHER",
+    "JPT_FILES_READ_LIMIT",
+    "JPT_FILES_GREP_MAX_MATCHES",
+    "JPT_DECISION_DENY",
+    "JPT_DECISION_ALLOW",
+    "JPT_DECISION_ALLOW_ALWAYS",
+    "JPT_VFS_PROTOCOL_VERSION",
+    "JPT_VFS_CONTENT_LIMIT",
+    "JPT_VFS_ENVELOPE_LIMIT",
+    "JPT_VFS_E_PARSE",
+    "JPT_VFS_E_INVALID_REQUEST",
+    "JPT_VFS_E_METHOD_NOT_FOUND",
+    "JPT_VFS_E_INVALID_PARAMS",
+    "JPT_VFS_E_INTERNAL",
+    "JPT_VFS_E_ACCESS_DENIED",
+    "JPT_VFS_E_NOT_FOUND",
+    "JPT_VFS_E_EXISTS",
+    "JPT_VFS_E_TIMEOUT",
+    "JPT_VFS_E_CANCELLED",
+    "JPT_STREAM_STDOUT", "JPT_STREAM_STDERR",
 ]
 
 # ---- Constants (common.h, state.h) ------------------------------------------
@@ -292,6 +344,10 @@ JPT_EVENT_OUTPUT = 3
 JPT_EVENT_STATE = 4
 JPT_EVENT_SHUTDOWN = 5
 
+# Streams of jpt_output (jpt_registry_set_output_handler).
+JPT_STREAM_STDOUT = 1
+JPT_STREAM_STDERR = 2
+
 JPT_TARGET_USER = 1
 JPT_TARGET_ASSISTANT = 2
 
@@ -314,6 +370,36 @@ JPT_ACCESS_PROCESS = 5
 JPT_VERDICT_ALLOW = 1
 JPT_VERDICT_DENY = 2
 JPT_VERDICT_ASK = 3
+
+# vfs.h: ProjectFiles
+JPT_FILES_ALLOW_HARDLINKS = 0x1
+JPT_FILES_FSYNC = 0x2
+JPT_FILES_KIND_FILE = 1
+JPT_FILES_KIND_DIR = 2
+JPT_FILES_KIND_SYMLINK = 3
+JPT_FILES_KIND_OTHER = 4
+JPT_FILES_READ_LIMIT = 10 * 1000 * 1000
+JPT_FILES_GREP_MAX_MATCHES = 1000
+
+# vfs.h: the VFS host and its policy prompt
+JPT_VFS_PROTOCOL_VERSION = "0.1.0"
+JPT_VFS_CONTENT_LIMIT = 10485760
+JPT_VFS_ENVELOPE_LIMIT = 65536
+
+JPT_VFS_E_PARSE = -32700
+JPT_VFS_E_INVALID_REQUEST = -32600
+JPT_VFS_E_METHOD_NOT_FOUND = -32601
+JPT_VFS_E_INVALID_PARAMS = -32602
+JPT_VFS_E_INTERNAL = -32603
+JPT_VFS_E_ACCESS_DENIED = -32001
+JPT_VFS_E_NOT_FOUND = -32002
+JPT_VFS_E_EXISTS = -32003
+JPT_VFS_E_TIMEOUT = -32004
+JPT_VFS_E_CANCELLED = -32005
+
+JPT_DECISION_DENY = 0
+JPT_DECISION_ALLOW = 1
+JPT_DECISION_ALLOW_ALWAYS = 2
 
 _KIND_NAMES = {
     "running": JPT_STATE_RUNNING,
@@ -513,6 +599,70 @@ class _jpt_policy(ctypes.Structure):
 _PolicyPtr = ctypes.POINTER(_jpt_policy)
 
 
+class _jpt_files(ctypes.Structure):
+    """The opaque ``struct jpt_files``."""
+
+
+class _jpt_files_request(ctypes.Structure):
+    """The opaque ``struct jpt_files_request``."""
+
+
+class _jpt_policy_request(ctypes.Structure):
+    """The opaque ``struct jpt_policy_request``."""
+
+
+class _jpt_vfs_host(ctypes.Structure):
+    """The opaque ``struct jpt_vfs_host``."""
+
+
+_FilesPtr = ctypes.POINTER(_jpt_files)
+_FilesRequestPtr = ctypes.POINTER(_jpt_files_request)
+_PolicyRequestPtr = ctypes.POINTER(_jpt_policy_request)
+_VfsHostPtr = ctypes.POINTER(_jpt_vfs_host)
+
+# jpt_files_ops callbacks. The method name and params arrive as bytes.
+_FilesCallFn = ctypes.CFUNCTYPE(ctypes.c_int, _FilesRequestPtr, ctypes.c_char_p,
+                                ctypes.c_char_p, ctypes.c_void_p)
+_FilesCancelFn = ctypes.CFUNCTYPE(None, _FilesRequestPtr, ctypes.c_void_p)
+_FilesReleaseFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class _FilesOps(ctypes.Structure):
+    """``jpt_files_ops``."""
+
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("call", _FilesCallFn),
+        ("cancel", _FilesCancelFn),
+        ("release", _FilesReleaseFn),
+    ]
+
+
+class _FilesEntry(ctypes.Structure):
+    """``jpt_files_entry``."""
+
+    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int)]
+
+
+# jpt_policy_fn: the request's strings are read through its accessors.
+_PolicyFn = ctypes.CFUNCTYPE(None, _PolicyRequestPtr, ctypes.c_void_p)
+
+
+class _VfsHostOptions(ctypes.Structure):
+    """``jpt_vfs_host_options``: zero fields mean the library's defaults."""
+
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("files", _FilesPtr),
+        ("root", ctypes.c_char_p),
+        ("sandbox_json", ctypes.c_char_p),
+        ("request_timeout_ms", ctypes.c_int),
+        ("kill_grace_ms", ctypes.c_int),
+        ("max_message", ctypes.c_size_t),
+        ("max_violations", ctypes.c_uint),
+    ]
+
+
 class _RegistryOptions(ctypes.Structure):
     """``jpt_registry_options``: zero fields mean the library's defaults."""
 
@@ -555,6 +705,21 @@ class _BuiltinOps(ctypes.Structure):
 
 
 _InquiryFn = ctypes.CFUNCTYPE(None, _InquiryPtr, ctypes.c_void_p)
+
+
+class _Output(ctypes.Structure):
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("id", ctypes.c_char_p),
+        ("tool", ctypes.c_char_p),
+        ("stateful", ctypes.c_int),
+        ("stream", ctypes.c_int),
+        ("data", ctypes.c_void_p),
+        ("len", ctypes.c_size_t),
+    ]
+
+
+_OutputFn = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Output), ctypes.c_void_p)
 
 _c_int, _c_uint, _c_size = ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
 _c_str, _c_void = ctypes.c_char_p, ctypes.c_void_p
@@ -639,6 +804,9 @@ _PROTOTYPES = {
     "jpt_batch_results_json": (_c_int, [_BatchPtr, _out_str]),
     "jpt_batch_results_json_as": (_c_int, [_BatchPtr, _c_int, _out_str]),
     "jpt_batch_cancel": (None, [_BatchPtr]),
+    "jpt_batch_cancel_call": (_c_int, [_BatchPtr, _c_str]),
+    "jpt_batch_set_call_timeout": (_c_int, [_BatchPtr, _c_str, _c_int]),
+    "jpt_registry_set_output_handler": (None, [_RegistryPtr, _OutputFn, _c_void]),
     "jpt_batch_free": (None, [_BatchPtr]),
     # driving the registry
     "jpt_registry_get_fd": (_c_int, [_RegistryPtr]),
@@ -672,6 +840,9 @@ _PROTOTYPES = {
     "jpt_registry_end_turn": (_c_int, [_RegistryPtr, _c_uint, ctypes.POINTER(_BatchPtr)]),
     # orphans
     "jpt_registry_reap_stale": (_c_int, [_c_str, ctypes.POINTER(ctypes.c_size_t)]),
+    # VFS tools
+    "jpt_registry_add_files": (_c_int, [_RegistryPtr, _c_str, _FilesPtr]),
+    "jpt_registry_set_policy_handler": (None, [_RegistryPtr, _PolicyFn, _c_void]),
     # vfs.h: the access policy
     "jpt_policy_new": (_c_int, [_c_str, ctypes.POINTER(_PolicyPtr)]),
     "jpt_policy_free": (None, [_PolicyPtr]),
@@ -679,6 +850,56 @@ _PROTOTYPES = {
     "jpt_policy_check": (_c_int, [_PolicyPtr, _c_int, _c_str, _out_str]),
     "jpt_policy_hardlinks_allowed": (_c_int, [_PolicyPtr]),
     "jpt_policy_normalize_path": (_c_int, [_c_str, _out_str]),
+    # vfs.h: ProjectFiles
+    "jpt_files_open_dir": (_c_int, [_c_str, _c_uint, ctypes.POINTER(_FilesPtr)]),
+    "jpt_files_new_memory": (_c_int, [ctypes.POINTER(_FilesPtr)]),
+    "jpt_files_new": (_c_int, [ctypes.POINTER(_FilesOps), _c_void, ctypes.POINTER(_FilesPtr)]),
+    "jpt_files_request_reply": (_c_int, [_FilesRequestPtr, _c_str]),
+    "jpt_files_request_fail": (_c_int, [_FilesRequestPtr, _c_int, _c_str]),
+    "jpt_files_free": (None, [_FilesPtr]),
+    "jpt_files_errmsg": (_c_str, [_FilesPtr]),
+    "jpt_files_read": (
+        _c_int,
+        [_FilesPtr, _c_str, _c_size, _out_str, ctypes.POINTER(ctypes.c_size_t),
+         ctypes.POINTER(ctypes.c_int)],
+    ),
+    "jpt_files_write": (_c_int, [_FilesPtr, _c_str, _c_str, _c_size]),
+    "jpt_files_exists": (_c_int, [_FilesPtr, _c_str, ctypes.POINTER(ctypes.c_int)]),
+    "jpt_files_metadata": (
+        _c_int,
+        [_FilesPtr, _c_str, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint64)],
+    ),
+    "jpt_files_list_dir": (_c_int, [_FilesPtr, _c_str, _out_str, ctypes.POINTER(ctypes.c_size_t)]),
+    "jpt_files_delete": (_c_int, [_FilesPtr, _c_str]),
+    "jpt_files_rename": (_c_int, [_FilesPtr, _c_str, _c_str]),
+    "jpt_files_grep": (_c_int, [_FilesPtr, _c_str, _out_str]),
+    "jpt_files_call": (_c_int, [_FilesPtr, _c_str, _c_str, _out_str]),
+    # vfs.h: the policy prompt
+    "jpt_policy_request_tool": (_c_str, [_PolicyRequestPtr]),
+    "jpt_policy_request_method": (_c_str, [_PolicyRequestPtr]),
+    "jpt_policy_request_path": (_c_str, [_PolicyRequestPtr]),
+    "jpt_policy_request_access": (_c_int, [_PolicyRequestPtr]),
+    "jpt_policy_request_reason": (_c_str, [_PolicyRequestPtr]),
+    "jpt_policy_request_id": (_c_str, [_PolicyRequestPtr]),
+    "jpt_policy_request_answer": (_c_int, [_PolicyRequestPtr, _c_int, _c_str]),
+    # vfs.h: the standalone host
+    "jpt_vfs_host_new": (
+        _c_int,
+        [ctypes.POINTER(_VfsHostOptions), ctypes.POINTER(_VfsHostPtr)],
+    ),
+    "jpt_vfs_host_spawn": (_c_int, [_VfsHostPtr, ctypes.POINTER(ctypes.c_char_p), _c_str]),
+    "jpt_vfs_host_attach": (_c_int, [_VfsHostPtr, _c_int, _c_int, _c_str]),
+    "jpt_vfs_host_get_fd": (_c_int, [_VfsHostPtr]),
+    "jpt_vfs_host_get_timeout": (_c_int, [_VfsHostPtr]),
+    "jpt_vfs_host_dispatch": (_c_int, [_VfsHostPtr]),
+    "jpt_vfs_host_run": (_c_int, [_VfsHostPtr, _c_int]),
+    "jpt_vfs_host_apply": (_c_int, [_VfsHostPtr, _c_str]),
+    "jpt_vfs_host_cancel": (_c_int, [_VfsHostPtr]),
+    "jpt_vfs_host_state": (_c_int, [_VfsHostPtr, ctypes.POINTER(_StatePtr)]),
+    "jpt_vfs_host_done": (_c_int, [_VfsHostPtr]),
+    "jpt_vfs_host_set_policy_handler": (None, [_VfsHostPtr, _PolicyFn, _c_void]),
+    "jpt_vfs_host_errmsg": (_c_str, [_VfsHostPtr]),
+    "jpt_vfs_host_free": (None, [_VfsHostPtr]),
 }
 
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():
@@ -725,6 +946,13 @@ def _json_arg(value: Any, raw: bool, what: str) -> bytes:
     except (TypeError, ValueError) as e:
         raise type(e)(f"{what}: cannot be written as JSON: {e}") from None
     return text.encode("ascii")
+
+
+def _take_json(p: ctypes.c_void_p) -> Any:
+    """Reads JSON text the caller owns, frees it, returns it parsed (None
+    for a NULL pointer)."""
+    text = _take_string(p)
+    return None if text is None else json.loads(text)
 
 
 def _take_string(p: ctypes.c_void_p) -> Optional[str]:
@@ -1403,6 +1631,9 @@ class Registry(_Closable):
         self._pending: List[BaseException] = []
         self._inquiry_fn: Optional[Callable[["Inquiry"], None]] = None
         self._inquiry_cb = None   # the one C trampoline, kept until close
+        self._output_cb: Any = None  # the C output callback, kept until close
+        self._policy_fn: Optional[Callable[["PolicyRequest"], None]] = None
+        self._policy_cb: Any = None  # the C policy callback, kept until close
         self._builtins: List[Any] = []  # ops structs and C callbacks
         self._batches: "weakref.WeakValueDictionary[int, Batch]" = \
             weakref.WeakValueDictionary()
@@ -1506,6 +1737,9 @@ class Registry(_Closable):
             # No C code refers to the callbacks any more.
             self._inquiry_fn = None
             self._inquiry_cb = None
+            self._output_cb = None
+            self._policy_fn = None
+            self._policy_cb = None
             self._builtins = []
 
     @property
@@ -1580,9 +1814,13 @@ class Registry(_Closable):
         ``replace=True`` (JPT_LOAD_REPLACE) lets a definition replace a tool
         of the same name. All definitions are checked before any is added:
         on error nothing changes and JptError's message names the tool and
-        the field (JPT_ERR_INVALID; JPT_ERR_EXISTS for a duplicate name;
-        JPT_ERR_UNSUPPORTED for runtime "vfs", and for "sandbox", which
-        this version does not enforce and so refuses)."""
+        the field (JPT_ERR_INVALID; JPT_ERR_EXISTS for a duplicate name).
+        A ``"runtime": "vfs"`` definition (D11) takes ``command``, ``env``,
+        ``stateful`` and the keys of a stdio tool but ``pty`` and ``stdin``,
+        plus ``sandbox`` (its access policy; absent: the workspace
+        read-only), ``files`` (the name of a backend added with
+        :meth:`add_files`; absent: the registry's root) and
+        ``request_timeout_ms``; registry.h describes them."""
         raw = isinstance(config, (str, bytes, bytearray, memoryview))
         text = _json_arg(config, raw, "config")
         rc = _lib.jpt_registry_load_tools(self._p(), text,
@@ -1913,6 +2151,80 @@ class Registry(_Closable):
         self._inquiry_fn = fn
         _lib.jpt_registry_set_inquiry_handler(p, self._inquiry_cb, None)
 
+    # -- streaming output --
+
+    def set_output_handler(self, fn: Optional[Callable[[str, str, bool, int, bytes], None]]
+                           ) -> None:
+        """Installs ``fn(id, tool, stateful, stream, data)``, called inside
+        dispatch with each piece of output a tool process writes, as it is
+        read (``jpt_registry_set_output_handler``): ``id`` is the call id of
+        a one-shot call or the handle id (``stateful`` True), ``stream``
+        JPT_STREAM_STDOUT or JPT_STREAM_STDERR, ``data`` the bytes. It
+        consumes nothing: the model's results and fetches read the same
+        output. stdio tools' stdout and stderr, vfs tools' stderr. If ``fn``
+        raises, the exception is raised again when the registry call that
+        ran it returns. None removes it."""
+        p = self._p()
+        if fn is None:
+            _lib.jpt_registry_set_output_handler(p, _OutputFn(), None)
+            self._output_cb = None
+            return
+        if not callable(fn):
+            raise TypeError("set_output_handler: fn must be callable or None")
+        reg_ref = weakref.ref(self)
+
+        def trampoline(optr, _ud):
+            o = optr.contents
+            try:
+                fn(o.id.decode("utf-8", "replace"), o.tool.decode("utf-8", "replace"),
+                   bool(o.stateful), o.stream, ctypes.string_at(o.data, o.len))
+            except BaseException as e:  # noqa: B902 - it cannot cross C
+                reg = reg_ref()
+                if reg is not None:
+                    reg._stash(e)
+
+        self._output_cb = _OutputFn(trampoline)
+        _lib.jpt_registry_set_output_handler(p, self._output_cb, None)
+
+    # -- VFS tools (D11) --
+
+    def add_files(self, name: _Text, files: "Files") -> None:
+        """Names a files backend that ``"runtime": "vfs"`` tool definitions
+        may choose with ``"files": name`` (``jpt_registry_add_files``); the
+        registry takes a reference, so ``files`` may be closed afterwards.
+        Add it before loading the definitions that name it. A name is added
+        once. Raises JptError: JPT_ERR_INVALID (a name that is not 1 to 64
+        characters of A-Z a-z 0-9 _ -), JPT_ERR_EXISTS, JPT_ERR_NOMEM."""
+        if not isinstance(files, Files):
+            raise TypeError(f"add_files: files must be a jptool.Files, not "
+                            f"{type(files).__name__}")
+        rc = _lib.jpt_registry_add_files(self._p(), _to_c(name, "name"), files._p())
+        if rc < 0:
+            raise self._error(rc)
+
+    def set_policy_handler(self, fn: Optional[Callable[["PolicyRequest"], None]]) -> None:
+        """Installs ``fn(request)`` as the policy handler of the registry's
+        "vfs" tools (``jpt_registry_set_policy_handler``): each request their
+        policy asks about comes as a :class:`PolicyRequest` whose ``id`` is
+        the call id of a one-shot call or the handle id of a stateful one;
+        the handler answers it at once or later (keeping the object). It
+        runs inside the registry's driving calls; if it raises, the request
+        is denied (unless answered) and the exception is raised when that
+        call returns, as for the inquiry handler. None removes it (asks are
+        then denied, the tool told that no one could be asked). The registry
+        keeps its C callback alive until it is closed."""
+        p = self._p()
+        if fn is None:
+            _lib.jpt_registry_set_policy_handler(p, _PolicyFn(0), None)
+            self._policy_fn = None
+            return
+        if not callable(fn):
+            raise TypeError("set_policy_handler: fn must be callable or None")
+        if self._policy_cb is None:
+            self._policy_cb = _PolicyFn(_policy_trampoline(weakref.ref(self)))
+        self._policy_fn = fn
+        _lib.jpt_registry_set_policy_handler(p, self._policy_cb, None)
+
     # -- notifications and the end of a turn (RFD 037) --
 
     def take_notifications(self) -> List[Dict[str, Any]]:
@@ -2077,6 +2389,22 @@ class Batch(_Closable):
         handles keep running), calls not yet started never run. Finished calls keep their results; drive the
         registry (:meth:`Registry.wait`) to collect the rest."""
         _lib.jpt_batch_cancel(self._p())
+
+    def cancel_call(self, call_id: _Text) -> None:
+        """Cancels one call of the batch, as :meth:`cancel` cancels each
+        (``jpt_batch_cancel_call``); the others go on. A finished call keeps
+        its result. Raises JptError(JPT_ERR_NOT_FOUND) for an id the batch
+        does not hold."""
+        _check(_lib.jpt_batch_cancel_call(self._p(), _to_c(call_id, "call_id")))
+
+    def set_call_timeout(self, call_id: Optional[_Text], timeout_ms: int) -> None:
+        """A host-side time limit (``jpt_batch_set_call_timeout``):
+        ``timeout_ms`` from now the call (None: every call of the batch) is
+        cancelled, its result saying that it reached the host's time limit,
+        with the output so far. 0 removes the limit."""
+        _check(_lib.jpt_batch_set_call_timeout(
+            self._p(), _to_c(call_id, "call_id") if call_id is not None else None,
+            _c_int_arg(timeout_ms, "timeout_ms")))
 
     def close(self) -> None:
         """Frees the batch (``jpt_batch_free``). Closing twice is harmless.
@@ -2289,232 +2617,806 @@ class Handle:
                 f"{'' if self.valid else ' (finished)'}>")
 
 
-# ---- ProjectFiles (include/jptool/vfs.h, "ProjectFiles (lib/files)") ---------
+# ---- ProjectFiles (vfs.h, "ProjectFiles (lib/files)") ------------------------------
 
-JPT_FILES_ALLOW_HARDLINKS = 0x1
-JPT_FILES_FSYNC = 0x2
-JPT_FILES_KIND_FILE = 1
-JPT_FILES_KIND_DIR = 2
-JPT_FILES_KIND_SYMLINK = 3
-JPT_FILES_KIND_OTHER = 4
-JPT_FILES_READ_LIMIT = 10 * 1000 * 1000
-JPT_FILES_GREP_MAX_MATCHES = 1000
-__all__ += [
-    "Files", "FilesRequest", "JPT_FILES_ALLOW_HARDLINKS", "JPT_FILES_FSYNC",
-    "JPT_FILES_KIND_FILE", "JPT_FILES_KIND_DIR", "JPT_FILES_KIND_SYMLINK",
-    "JPT_FILES_KIND_OTHER", "JPT_FILES_READ_LIMIT", "JPT_FILES_GREP_MAX_MATCHES",
-]
-
-
-class _jpt_files(ctypes.Structure):
-    pass
-
-
-class _jpt_files_request(ctypes.Structure):
-    pass
-
-
-_FilesPtr = ctypes.POINTER(_jpt_files)
-_FilesRequestPtr = ctypes.POINTER(_jpt_files_request)
-_FilesCallFn = ctypes.CFUNCTYPE(_c_int, _FilesRequestPtr, _c_str, _c_str, _c_void)
-_FilesCancelFn = ctypes.CFUNCTYPE(None, _FilesRequestPtr, _c_void)
-_FilesReleaseFn = ctypes.CFUNCTYPE(None, _c_void)
-
-
-class _FilesOps(ctypes.Structure):
-    _fields_ = [
-        ("size", ctypes.c_size_t),
-        ("call", _FilesCallFn),
-        ("cancel", _FilesCancelFn),
-        ("release", _FilesReleaseFn),
-    ]
-
-
-class _FilesEntry(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int)]
-
-
-_FILES_PROTOTYPES = {
-    "jpt_files_open_dir": (_c_int, [_c_str, _c_uint, ctypes.POINTER(_FilesPtr)]),
-    "jpt_files_new_memory": (_c_int, [ctypes.POINTER(_FilesPtr)]),
-    "jpt_files_new": (_c_int, [ctypes.POINTER(_FilesOps), _c_void, ctypes.POINTER(_FilesPtr)]),
-    "jpt_files_request_reply": (_c_int, [_FilesRequestPtr, _c_str]),
-    "jpt_files_request_fail": (_c_int, [_FilesRequestPtr, _c_int, _c_str]),
-    "jpt_files_free": (None, [_FilesPtr]),
-    "jpt_files_errmsg": (_c_str, [_FilesPtr]),
-    "jpt_files_read": (
-        _c_int,
-        [_FilesPtr, _c_str, _c_size, _out_str, ctypes.POINTER(ctypes.c_size_t),
-         ctypes.POINTER(ctypes.c_int)],
-    ),
-    "jpt_files_write": (_c_int, [_FilesPtr, _c_str, ctypes.c_char_p, _c_size]),
-    "jpt_files_exists": (_c_int, [_FilesPtr, _c_str, ctypes.POINTER(ctypes.c_int)]),
-    "jpt_files_metadata": (
-        _c_int,
-        [_FilesPtr, _c_str, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint64)],
-    ),
-    "jpt_files_list_dir": (
-        _c_int,
-        [_FilesPtr, _c_str, _out_str, ctypes.POINTER(ctypes.c_size_t)],
-    ),
-    "jpt_files_delete": (_c_int, [_FilesPtr, _c_str]),
-    "jpt_files_rename": (_c_int, [_FilesPtr, _c_str, _c_str]),
-    "jpt_files_grep": (_c_int, [_FilesPtr, _c_str, _out_str]),
-    "jpt_files_call": (_c_int, [_FilesPtr, _c_str, _c_str, _out_str]),
+_FILES_KINDS = {
+    JPT_FILES_KIND_FILE: "file",
+    JPT_FILES_KIND_DIR: "dir",
+    JPT_FILES_KIND_SYMLINK: "symlink",
+    JPT_FILES_KIND_OTHER: "other",
 }
 
-for _name, (_restype, _argtypes) in _FILES_PROTOTYPES.items():
-    _fn = getattr(_lib, _name)
-    _fn.restype = _restype
-    _fn.argtypes = _argtypes
-del _name, _restype, _argtypes, _fn
 
-_FILES_KINDS = {1: "file", 2: "dir", 3: "symlink", 4: "other"}
+class _HostBackend:
+    """A host-supplied backend's Python side: the handler, and the requests
+    it has not answered yet (by address, weakly: one dropped unanswered is
+    failed by its finaliser)."""
+
+    __slots__ = ("handler", "requests")
+
+    def __init__(self, handler: Callable[["FilesRequest"], None]):
+        self.handler = handler
+        self.requests: "weakref.WeakValueDictionary[int, FilesRequest]" = \
+            weakref.WeakValueDictionary()
+
+
+# The library may use a host-supplied backend after its Files object is
+# closed (a registry or VFS host holds a reference), so its callbacks cannot
+# belong to that object: the one ops table below calls these module-level
+# trampolines, never freed, with a key in `ud` naming the backend in
+# _HOST_BACKENDS until the library releases it.
+_HOST_BACKENDS: Dict[int, _HostBackend] = {}
+_host_backend_keys = itertools.count(1)
+
+
+def _files_call(rptr, method, params, ud):
+    backend = _HOST_BACKENDS.get(ud or 0)
+    if backend is None:  # pragma: no cover - released backends get no calls
+        return JPT_ERR_STATE
+    try:
+        request = FilesRequest(rptr, _from_c(method), json.loads(params))
+    except BaseException:  # noqa: B902 - it cannot cross C
+        traceback.print_exc()
+        return JPT_ERR_NOMEM
+    backend.requests[_address(rptr)] = request
+    try:
+        backend.handler(request)
+    except JptError as e:
+        if request.valid:
+            request.fail(e.status, e.message)
+    except BaseException as e:  # noqa: B902
+        # A bug in the handler, not an answer: the tool is told, and the
+        # traceback goes where Python reports what it cannot raise.
+        if request.valid:
+            request.fail(JPT_ERR_IO, f"the host's files handler failed: "
+                                     f"{type(e).__name__}: {e}")
+        print("jptool: exception in a files handler (Files.host):", file=sys.stderr)
+        traceback.print_exception(type(e), e, e.__traceback__)
+    return JPT_OK
+
+
+def _files_cancel(rptr, ud):
+    backend = _HOST_BACKENDS.get(ud or 0)
+    request = backend.requests.get(_address(rptr)) if backend is not None else None
+    if request is not None:
+        request.cancelled = True
+
+
+def _files_release(ud):
+    _HOST_BACKENDS.pop(ud or 0, None)
+
+
+_HOST_OPS = _FilesOps(ctypes.sizeof(_FilesOps), _FilesCallFn(_files_call),
+                      _FilesCancelFn(_files_cancel), _FilesReleaseFn(_files_release))
 
 
 class FilesRequest:
-    """One request to a host-supplied backend (:meth:`Files.host`): answer
-    it exactly once, now or later, with :meth:`reply` or :meth:`fail`."""
+    """One request to a host-supplied backend (:meth:`Files.host`), given to
+    its handler: answer it exactly once, at once or later (from the same
+    thread), with :meth:`reply` or :meth:`fail` (``jpt_files_request *``).
+
+    ``method`` is the D11 method ("fs.read", "fs.write", "fs.exists",
+    "fs.list_dir", "fs.metadata", "fs.delete", "fs.rename", "fs.grep") and
+    ``params`` its params as a dict, paths already checked and in their
+    normal form. ``cancelled`` becomes True when nobody wants the answer any
+    more (the tool went away): the host may stop the work, but must still
+    answer. A request dropped unanswered (garbage collected) is failed with
+    JPT_ERR_CANCELLED, so the backend can be freed.
+    """
+
+    __slots__ = ("_ptr", "method", "params", "cancelled", "__weakref__")
 
     def __init__(self, ptr, method: str, params: Dict[str, Any]):
+        """Made by the backend for its handler."""
         self._ptr = ptr
         self.method = method
         self.params = params
+        self.cancelled = False
 
-    def reply(self, result: Dict[str, Any]) -> None:
-        """Answers with `result`, a dict of D11's shape for the method."""
-        ptr, self._ptr = self._ptr, None
-        if ptr is None:
-            raise RuntimeError("the request was answered already")
-        _check(_lib.jpt_files_request_reply(ptr, json.dumps(result).encode()))
+    @property
+    def valid(self) -> bool:
+        """True until the request is answered."""
+        return bool(self._ptr)
 
-    def fail(self, status: int, message: Optional[str] = None) -> None:
-        """Fails the request with a JPT_ERR_* status and a message."""
+    def _take(self):
         ptr, self._ptr = self._ptr, None
-        if ptr is None:
-            raise RuntimeError("the request was answered already")
-        _check(_lib.jpt_files_request_fail(ptr, status, _to_c(message, "message")))
+        if not ptr:
+            raise ValueError("the FilesRequest was answered already")
+        return ptr
+
+    def reply(self, result: Union[Dict[str, Any], _Text]) -> None:
+        """Answers with ``result``, D11's result for the method as a dict
+        (or its JSON text): ``{"content": "…"}`` for fs.read (with
+        ``"encoding": "base64"`` for bytes that are not text),
+        ``{}`` for fs.write, fs.delete and fs.rename, ``{"exists": True}``,
+        ``{"kind": "file", "size": 13}``, ``{"entries": [{"path": name,
+        "kind": "file"}]}``, ``{"matches": […]}``
+        (``jpt_files_request_reply``). The request is answered whatever
+        happens. Raises JptError(JPT_ERR_INVALID) for a result not of that
+        shape (the request then fails with JPT_ERR_PROTOCOL, saying what was
+        expected), TypeError/ValueError for a dict that is not JSON (the
+        request then fails with JPT_ERR_IO), ValueError when answered
+        already."""
+        raw = isinstance(result, (str, bytes, bytearray, memoryview))
+        try:
+            text = _json_arg(result, raw, "result")
+        except (TypeError, ValueError) as e:
+            self.fail(JPT_ERR_IO, f"the host's result is not JSON: {e}")
+            raise
+        rc = _lib.jpt_files_request_reply(self._take(), text)
+        if rc == JPT_ERR_INVALID:
+            raise JptError(rc, f"{self.method}: the result is not of D11's shape for the "
+                               f"method; the request failed with JPT_ERR_PROTOCOL")
+        _check(rc)
+
+    def fail(self, status: int, message: Optional[_Text] = None) -> None:
+        """Fails the request (``jpt_files_request_fail``): ``status`` is a
+        JPT_ERR_* code (JPT_ERR_NOT_FOUND, JPT_ERR_DENIED, …; anything not
+        negative becomes JPT_ERR_IO) and ``message`` says why; the tool is
+        told "<method> '<path>': <message>". Raises ValueError when answered
+        already."""
+        status = _c_int_arg(status, "status")
+        message_b = _to_c(message, "message")
+        _check(_lib.jpt_files_request_fail(self._take(), status, message_b))
+
+    def __del__(self, _fail=_lib.jpt_files_request_fail):
+        ptr = getattr(self, "_ptr", None)
+        if ptr:
+            self._ptr = None
+            _fail(ptr, JPT_ERR_CANCELLED, b"the host dropped the request unanswered")
+
+    def __repr__(self) -> str:
+        return (f"<jptool.FilesRequest {self.method} "
+                f"{self.params.get('path', self.params.get('from', ''))!r}"
+                f"{'' if self.valid else ' (answered)'}>")
 
 
 class Files(_Closable):
-    """A ProjectFiles backend (``jpt_files``): :meth:`open_dir` (a directory,
-    confined beneath it), :meth:`memory`, or :meth:`host` (methods the
-    Python host serves). Paths are relative to the root; every failure
-    raises :class:`JptError` with the library's message."""
+    """A ProjectFiles backend (``jpt_files *``): the files a VFS tool reads
+    and writes, for :class:`VfsHost` (``files=``) and
+    :meth:`Registry.add_files`, or used directly. Three kinds:
+    :meth:`open_dir` (a directory, every path confined beneath it),
+    :meth:`memory` (files in this process), :meth:`host` (methods a Python
+    handler serves, at once or later). vfs.h documents the path rules and
+    each method's errors.
 
-    def __init__(self, ptr, keep=None):
-        self._ptr = ptr
-        self._keep = keep  # ctypes callbacks of a host-supplied backend
+    Paths are relative to the root, '/'-separated (str, bytes or path-like);
+    every failure raises :class:`JptError` with the library's message,
+    which names the method and the path as requested, never the root
+    ("fs.read 'src/x.rs': not found"). On a host-supplied backend a method
+    the handler did not answer within its call raises
+    JptError(JPT_ERR_AGAIN) (a VFS host waits instead).
+
+    :meth:`close` (or the end of a ``with`` block, or garbage collection)
+    drops this object's reference; a registry or host that took one keeps
+    the backend alive.
+    """
+
+    __slots__ = ("_ptr", "__weakref__")
+
+    def __init__(self, _ptr):
+        """Wraps a reference the caller owns; use open_dir(), memory() or
+        host() instead."""
+        if not isinstance(_ptr, _FilesPtr) or not _ptr:
+            raise TypeError("Files() takes a jpt_files pointer; use Files.open_dir(), "
+                            "Files.memory() or Files.host()")
+        self._ptr = _ptr
 
     @classmethod
     def open_dir(cls, root: Union[_Text, os.PathLike], flags: int = 0) -> "Files":
+        """The directory ``root``, opened once (``jpt_files_open_dir``);
+        ``flags``: JPT_FILES_ALLOW_HARDLINKS (read and write files with
+        several hard links), JPT_FILES_FSYNC (fs.write syncs before it
+        replaces). Raises JptError: JPT_ERR_NOT_FOUND (no such directory),
+        JPT_ERR_IO (not a directory, or it cannot be opened),
+        JPT_ERR_INVALID (unknown flags)."""
+        root_b = _to_c(root, "root")
         p = _FilesPtr()
-        _check(_lib.jpt_files_open_dir(_to_c(root, "root"), flags, ctypes.byref(p)))
+        rc = _lib.jpt_files_open_dir(root_b, _c_int_arg(flags, "flags"), ctypes.byref(p))
+        if rc < 0:
+            raise JptError(rc, f"cannot open the directory {_from_c(root_b)!r}: "
+                               f"{strerror(rc)}")
         return cls(p)
 
     @classmethod
     def memory(cls) -> "Files":
+        """An empty memory backend (``jpt_files_new_memory``): the same
+        methods, path rules and errors, without symlinks, modes or hard
+        links."""
         p = _FilesPtr()
         _check(_lib.jpt_files_new_memory(ctypes.byref(p)))
         return cls(p)
 
     @classmethod
     def host(cls, handler: Callable[[FilesRequest], None]) -> "Files":
-        """A backend whose methods `handler` serves: it gets a
-        :class:`FilesRequest` (method, params) and answers it at once or
-        later. An exception in the handler fails the request."""
-
-        def call(req, method, params, _ud):
-            request = FilesRequest(req, method.decode(), json.loads(params))
-            try:
-                handler(request)
-            except Exception as e:  # the C library cannot take it
-                if request._ptr is not None:
-                    request.fail(JPT_ERR_IO, str(e))
-            return JPT_OK
-
-        ops = _FilesOps(ctypes.sizeof(_FilesOps), _FilesCallFn(call), _FilesCancelFn(),
-                        _FilesReleaseFn())
+        """A backend whose methods ``handler`` serves (``jpt_files_new``): it
+        gets each request as a :class:`FilesRequest` and answers it at once
+        or later. A JptError the handler raises fails the request with its
+        status and message; any other exception fails it with JPT_ERR_IO
+        naming the exception, and its traceback is printed to stderr (it
+        cannot cross the library). The handler lives as long as the backend
+        does: after this object is closed, while a registry or host still
+        holds it."""
+        if not callable(handler):
+            raise TypeError("Files.host: handler must be callable")
+        key = next(_host_backend_keys)
+        _HOST_BACKENDS[key] = _HostBackend(handler)
         p = _FilesPtr()
-        _check(_lib.jpt_files_new(ctypes.byref(ops), None, ctypes.byref(p)))
-        return cls(p, keep=ops)
+        rc = _lib.jpt_files_new(ctypes.byref(_HOST_OPS), key, ctypes.byref(p))
+        if rc < 0:
+            _HOST_BACKENDS.pop(key, None)
+            raise JptError(rc)
+        return cls(p)
 
     def close(self) -> None:
-        if self._ptr:
-            _lib.jpt_files_free(self._ptr)
-            self._ptr = None
+        """Drops this object's reference (``jpt_files_free``). Closing twice
+        is harmless; any other use afterwards raises ValueError."""
+        ptr, self._ptr = getattr(self, "_ptr", None), None
+        if ptr:
+            _lib.jpt_files_free(ptr)
 
-    def __del__(self):
-        self.close()
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return not self._ptr
+
+    def __del__(self, _free=_lib.jpt_files_free):
+        ptr = getattr(self, "_ptr", None)
+        if ptr:
+            self._ptr = None
+            _free(ptr)
+
+    def __repr__(self) -> str:
+        return "<jptool.Files closed>" if not self._ptr else "<jptool.Files>"
 
     def _p(self):
         if not self._ptr:
-            raise ValueError("the Files object is closed")
+            raise ValueError("operation on a closed Files")
         return self._ptr
 
     def _check(self, rc: int) -> None:
         if rc < 0:
-            raise JptError(rc, _from_c(_lib.jpt_files_errmsg(self._ptr)))
+            raise JptError(rc, _from_c(_lib.jpt_files_errmsg(self._ptr)) or None)
 
-    def read(self, path: _Text, limit: int = 0) -> bytes:
-        """The file's content (fs.read), at most `limit` bytes (0: 10 MB)."""
-        out, n, utf8 = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_int()
-        self._check(_lib.jpt_files_read(self._p(), _to_c(path, "path"), limit,
-                                        ctypes.byref(out), ctypes.byref(n),
-                                        ctypes.byref(utf8)))
+    def read(self, path: Union[_Text, os.PathLike], limit: int = 0) -> bytes:
+        """The file's bytes (fs.read, ``jpt_files_read``), at most ``limit``
+        bytes (0: JPT_FILES_READ_LIMIT): JPT_ERR_LIMIT when larger."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"limit must be a non-negative int, not {limit!r}")
+        out, n = ctypes.c_void_p(), ctypes.c_size_t()
+        rc = _lib.jpt_files_read(self._p(), _to_c(path, "path"), limit, ctypes.byref(out),
+                                 ctypes.byref(n), None)
+        self._check(rc)
         try:
-            return ctypes.string_at(out.value, n.value)
+            return ctypes.string_at(out, n.value)
         finally:
             _lib.jpt_free(out)
 
-    def write(self, path: _Text, data: Union[str, bytes]) -> None:
-        """Replaces the file's content atomically (fs.write)."""
+    def write(self, path: Union[_Text, os.PathLike], data: _Text) -> None:
+        """Replaces the file's content atomically, creating missing parent
+        directories (fs.write, ``jpt_files_write``); str is written as
+        UTF-8."""
         if isinstance(data, str):
-            data = data.encode()
+            data = data.encode("utf-8", "surrogateescape")
+        elif isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        elif not isinstance(data, bytes):
+            raise TypeError(f"data must be bytes or str, not {type(data).__name__}")
         self._check(_lib.jpt_files_write(self._p(), _to_c(path, "path"), data, len(data)))
 
-    def exists(self, path: _Text) -> bool:
+    def exists(self, path: Union[_Text, os.PathLike]) -> bool:
+        """Whether something is at ``path``, following symlinks
+        (fs.exists)."""
         out = ctypes.c_int()
         self._check(_lib.jpt_files_exists(self._p(), _to_c(path, "path"), ctypes.byref(out)))
         return bool(out.value)
 
-    def metadata(self, path: _Text) -> Dict[str, Any]:
-        """{"kind": "file" | "dir" | "symlink" | "other", "size": int}"""
+    def metadata(self, path: Union[_Text, os.PathLike]) -> Dict[str, Any]:
+        """``{"kind": "file" | "dir" | "other", "size": bytes}``, following
+        symlinks (fs.metadata; size 0 for what is not a regular file)."""
         kind, size = ctypes.c_int(), ctypes.c_uint64()
         self._check(_lib.jpt_files_metadata(self._p(), _to_c(path, "path"),
                                             ctypes.byref(kind), ctypes.byref(size)))
-        return {"kind": _FILES_KINDS[kind.value], "size": size.value}
+        return {"kind": _FILES_KINDS.get(kind.value, "other"), "size": size.value}
 
-    def list_dir(self, path: _Text = ".") -> List[Dict[str, str]]:
-        """[{"path": name, "kind": …}], sorted by name."""
+    def list_dir(self, path: Union[_Text, os.PathLike] = ".") -> List[Dict[str, str]]:
+        """The directory's entries as D11 lists them, ``[{"path": name,
+        "kind": "file" | "dir" | "symlink" | "other"}]``, sorted by name
+        bytewise; symlinks are not followed (fs.list_dir)."""
         out, n = ctypes.c_void_p(), ctypes.c_size_t()
         self._check(_lib.jpt_files_list_dir(self._p(), _to_c(path, "path"),
                                             ctypes.byref(out), ctypes.byref(n)))
         try:
             entries = ctypes.cast(out, ctypes.POINTER(_FilesEntry))
-            return [{"path": _from_c(entries[i].name), "kind": _FILES_KINDS[entries[i].kind]}
+            return [{"path": entries[i].name.decode("utf-8", "surrogateescape"),
+                     "kind": _FILES_KINDS.get(entries[i].kind, "other")}
                     for i in range(n.value)]
         finally:
             _lib.jpt_free(out)
 
-    def delete(self, path: _Text) -> None:
+    def delete(self, path: Union[_Text, os.PathLike]) -> None:
+        """Removes the file (a symlink itself) at ``path`` (fs.delete)."""
         self._check(_lib.jpt_files_delete(self._p(), _to_c(path, "path")))
 
-    def rename(self, src: _Text, dst: _Text) -> None:
-        self._check(_lib.jpt_files_rename(self._p(), _to_c(src, "from"), _to_c(dst, "to")))
+    def rename(self, src: Union[_Text, os.PathLike], dst: Union[_Text, os.PathLike]) -> None:
+        """Moves ``src`` to ``dst``, creating the parents of ``dst``; an
+        existing ``dst`` is never replaced (JPT_ERR_EXISTS) (fs.rename)."""
+        self._check(_lib.jpt_files_rename(self._p(), _to_c(src, "src"), _to_c(dst, "dst")))
 
-    def grep(self, pattern: _Text, **params: Any) -> Dict[str, Any]:
-        """fs.grep: `params` are paths, extensions, context,
-        case_insensitive, fixed_strings, max_matches."""
-        params["pattern"] = pattern.decode() if isinstance(pattern, bytes) else pattern
+    def grep(self, pattern: _Text, *, paths: Optional[List[str]] = None,
+             extensions: Optional[List[str]] = None, context: Optional[int] = None,
+             case_insensitive: Optional[bool] = None, fixed_strings: Optional[bool] = None,
+             max_matches: Optional[int] = None) -> Dict[str, Any]:
+        """Searches the files (fs.grep, ``jpt_files_grep``; vfs.h says which
+        files and how): ``{"matches": [{"path", "lines": [{"line_number",
+        "content", "is_match"}]}], "truncated": bool}``. The keywords are
+        D11's params and issue 9's; None leaves one out."""
+        params: Dict[str, Any] = {"pattern": _from_c(_to_c(pattern, "pattern"))}
+        for name, value in (("paths", paths), ("extensions", extensions),
+                            ("context", context), ("case_insensitive", case_insensitive),
+                            ("fixed_strings", fixed_strings), ("max_matches", max_matches)):
+            if value is not None:
+                params[name] = value
         out = ctypes.c_void_p()
-        self._check(_lib.jpt_files_grep(self._p(), json.dumps(params).encode(),
-                                        ctypes.byref(out)))
-        return json.loads(_take_string(out))
+        rc = _lib.jpt_files_grep(self._p(), _json_arg(params, False, "params"),
+                                 ctypes.byref(out))
+        found = _take_json(out)
+        self._check(rc)
+        return found
 
-    def call(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
-        """Any D11 filesystem method, as a VFS tool would call it."""
+    def call(self, method: _Text, params: Union[Dict[str, Any], _Text]) -> Dict[str, Any]:
+        """Any D11 filesystem method by name (``jpt_files_call``), its params
+        a dict or JSON text, its result parsed as a VFS tool gets it (an
+        fs.read's content is text, or base64 with ``"encoding"``).
+        JPT_ERR_UNSUPPORTED for an unknown method."""
+        raw = isinstance(params, (str, bytes, bytearray, memoryview))
         out = ctypes.c_void_p()
-        self._check(_lib.jpt_files_call(self._p(), method.encode(),
-                                        json.dumps(params).encode(), ctypes.byref(out)))
-        return json.loads(_take_string(out))
+        rc = _lib.jpt_files_call(self._p(), _to_c(method, "method"),
+                                 _json_arg(params, raw, "params"), ctypes.byref(out))
+        got = _take_json(out)
+        self._check(rc)
+        return got
+
+
+# ---- The policy prompt (vfs.h, "The policy prompt") ---------------------------------
+
+_DECISIONS = (JPT_DECISION_DENY, JPT_DECISION_ALLOW, JPT_DECISION_ALLOW_ALWAYS)
+
+
+class PolicyRequest:
+    """A VFS tool's request that its access policy asks about
+    (``jpt_policy_request *``; D11: "not covered by the sandbox config"),
+    given to the policy handler of a :class:`VfsHost` or a
+    :class:`Registry`. The tool waits, told ``pending``, until the request
+    is answered, at once or later: :meth:`allow`, :meth:`allow_always`,
+    :meth:`deny`, or :meth:`answer` with a JPT_DECISION_* value.
+
+    Copied when it arrives and readable afterwards: ``tool`` (the tool's
+    name), ``method`` (the D11 method, "fs.write"), ``path`` (as the tool
+    asked for it; fs.rename asks about each of its two paths), ``access``
+    (JPT_ACCESS_*), ``reason`` (why the policy asks, for a person) and
+    ``id`` (the call id of a registry's one-shot call or the handle id of a
+    stateful one; None on a :class:`VfsHost`).
+
+    The library keeps the request until it is answered, even past its
+    host's or registry's end (the answer then raises
+    JptError(JPT_ERR_CANCELLED)). So that a request nobody answers is not
+    kept forever, one garbage collected unanswered is denied: a handler
+    that answers later must keep the object.
+    """
+
+    __slots__ = ("_ptr", "tool", "method", "path", "access", "reason", "id", "__weakref__")
+
+    def __init__(self, ptr):
+        """Made for the policy handler."""
+        self._ptr = None
+        self.tool = _from_c(_lib.jpt_policy_request_tool(ptr))
+        self.method = _from_c(_lib.jpt_policy_request_method(ptr))
+        self.path = _from_c(_lib.jpt_policy_request_path(ptr))
+        self.access = _lib.jpt_policy_request_access(ptr)
+        self.reason = _from_c(_lib.jpt_policy_request_reason(ptr))
+        self.id = _from_c(_lib.jpt_policy_request_id(ptr))
+        self._ptr = ptr
+
+    @property
+    def valid(self) -> bool:
+        """True until the request is answered."""
+        return bool(self._ptr)
+
+    def answer(self, decision: int, reason: Optional[_Text] = None) -> None:
+        """Decides the request (``jpt_policy_request_answer``):
+        JPT_DECISION_DENY (the tool gets -32001, with ``reason`` added to the
+        message when given), JPT_DECISION_ALLOW (this request only) or
+        JPT_DECISION_ALLOW_ALWAYS (this request and every later one of this
+        tool run for the same access to the same path). The tool hears of
+        it from the next dispatch. The request is answered afterwards, even
+        when this raises JptError(JPT_ERR_CANCELLED): the tool's request is
+        gone (the tool ended or was stopped first). Raises
+        JptError(JPT_ERR_INVALID) for an unknown decision (the request stays
+        unanswered), ValueError when answered already."""
+        if isinstance(decision, bool) or decision not in _DECISIONS:
+            raise JptError(JPT_ERR_INVALID, f"unknown policy decision {decision!r} "
+                                            "(JPT_DECISION_DENY, _ALLOW or _ALLOW_ALWAYS)")
+        reason_b = _to_c(reason, "reason")
+        ptr, self._ptr = self._ptr, None
+        if not ptr:
+            raise ValueError("the PolicyRequest was answered already")
+        rc = _lib.jpt_policy_request_answer(ptr, decision, reason_b)
+        if rc == JPT_ERR_CANCELLED:
+            raise JptError(rc, f"{self.method} '{self.path}': the tool's request is gone "
+                               "(the tool ended or was stopped first)")
+        _check(rc)
+
+    def allow(self) -> None:
+        """:meth:`answer` with JPT_DECISION_ALLOW."""
+        self.answer(JPT_DECISION_ALLOW)
+
+    def allow_always(self) -> None:
+        """:meth:`answer` with JPT_DECISION_ALLOW_ALWAYS."""
+        self.answer(JPT_DECISION_ALLOW_ALWAYS)
+
+    def deny(self, reason: Optional[_Text] = None) -> None:
+        """:meth:`answer` with JPT_DECISION_DENY and ``reason``."""
+        self.answer(JPT_DECISION_DENY, reason)
+
+    def __del__(self, _answer=_lib.jpt_policy_request_answer):
+        ptr = getattr(self, "_ptr", None)
+        if ptr:
+            self._ptr = None
+            _answer(ptr, JPT_DECISION_DENY, b"the host dropped the request unanswered")
+
+    def __repr__(self) -> str:
+        return (f"<jptool.PolicyRequest {self.tool}: {self.method} {self.path!r}"
+                f"{'' if self.valid else ' (answered)'}>")
+
+
+def _policy_trampoline(owner_ref: "weakref.ref[Any]"):
+    """The C policy callback of a registry or VFS host (``owner``, which has
+    ``_policy_fn`` and ``_stash``): it wraps the request and calls the
+    current Python handler. A handler that raises denies the request (unless
+    it answered it) and its exception is raised by the owner's driving call
+    that ran it."""
+
+    def trampoline(rptr, _ud):
+        owner = owner_ref()
+        try:
+            request = PolicyRequest(rptr)
+        except BaseException as e:  # noqa: B902 - it cannot cross C
+            _lib.jpt_policy_request_answer(rptr, JPT_DECISION_DENY,
+                                           b"the host could not read the request")
+            if owner is not None:
+                owner._stash(e)
+            return
+        fn = owner._policy_fn if owner is not None else None
+        if fn is None:  # pragma: no cover - the C handler is removed with it
+            request.deny("no policy handler")
+            return
+        try:
+            fn(request)
+        except BaseException as e:  # noqa: B902
+            if request.valid:
+                try:
+                    request.deny(f"the policy handler failed: {type(e).__name__}: {e}")
+                except JptError:
+                    pass  # the tool's request is gone: nothing to deny
+            owner._stash(e)
+
+    return trampoline
+
+
+# ---- The VFS host (vfs.h, "A standalone host") -----------------------------------------
+
+
+class VfsHost(_Closable):
+    """Serves one VFS tool (D11) from the host's own loop, without a
+    registry (``jpt_vfs_host *``): the tool's JSON-RPC requests go through
+    ``files`` after the policy of ``sandbox``, and its ``result``,
+    ``error`` and ``state`` notifications become :class:`State` objects
+    (:meth:`state`).
+
+    Keyword options (``jpt_vfs_host_options``; None keeps the library's
+    default): ``files`` (a :class:`Files` backend; the host takes a
+    reference) or ``root`` (a directory, opened as one; default the current
+    directory), not both; ``sandbox`` (the tool's D11 ``sandbox`` section,
+    a dict or its JSON text; default: the workspace read-only);
+    ``request_timeout_ms`` (no request nor result for this long stops the
+    tool; 60000, -1 for none); ``kill_grace_ms`` (after ``cancel``, before
+    SIGTERM, and again before SIGKILL; 5000); ``max_message`` (longest line
+    from the tool; 10 MiB + 64 KiB); ``max_violations`` (protocol
+    violations tolerated; 16). Raises JptError(JPT_ERR_INVALID) for a bad
+    option or a sandbox the policy refuses (the message names the key),
+    JPT_ERR_IO or JPT_ERR_NOT_FOUND when ``root`` cannot be opened.
+
+    Start the tool with :meth:`spawn` or :meth:`attach`, then drive the host
+    with :meth:`run` (blocking, releases the GIL) or from your own loop:
+    poll :meth:`fileno` for reading at most :meth:`timeout` milliseconds,
+    then :meth:`dispatch`. A stateful tool takes :meth:`apply`;
+    :meth:`cancel` stops one. Requests the policy asks about go to the
+    handler of :meth:`set_policy_handler` (without one they are denied).
+
+    The policy handler runs inside :meth:`dispatch` and :meth:`run`; an
+    exception it raises cannot cross the library: the request is denied
+    and the exception is raised when that call returns.
+
+    :meth:`close` (or the end of a ``with`` block, or garbage collection)
+    kills a tool still running (SIGKILL), reaps it and frees the host; not
+    from inside the policy handler (RuntimeError). The OS sandbox is not
+    applied yet (vfs.h): the policy binds what the tool asks through the
+    protocol, not what its process could do directly.
+    """
+
+    __slots__ = ("_ptr", "_policy_fn", "_policy_cb", "_pending", "_depth", "_driver",
+                 "__weakref__")
+
+    def __init__(self, *, files: Optional[Files] = None,
+                 root: Optional[Union[_Text, os.PathLike]] = None,
+                 sandbox: Union[None, Dict[str, Any], _Text] = None,
+                 request_timeout_ms: Optional[int] = None,
+                 kill_grace_ms: Optional[int] = None,
+                 max_message: Optional[int] = None,
+                 max_violations: Optional[int] = None):
+        self._ptr = None
+        self._policy_fn: Optional[Callable[[PolicyRequest], None]] = None
+        self._policy_cb: Any = None  # the C policy callback, kept until close
+        self._pending: List[BaseException] = []
+        self._depth = 0
+        self._driver: Any = None  # the jptool.aio.AsyncVfsHost driving it, if any
+        if files is not None and root is not None:
+            raise JptError(JPT_ERR_INVALID, "VfsHost: give files or root, not both")
+        if files is not None and not isinstance(files, Files):
+            raise TypeError(f"VfsHost: files must be a jptool.Files, not "
+                            f"{type(files).__name__}")
+        sandbox_b = None
+        if sandbox is not None:
+            raw = isinstance(sandbox, (str, bytes, bytearray, memoryview))
+            sandbox_b = _json_arg(sandbox, raw, "sandbox")
+            # jpt_vfs_host_new only logs why it refuses a sandbox (there is
+            # no host to ask): the policy says it here, naming the key.
+            try:
+                Policy(sandbox_b, raw=True).close()
+            except JptError as e:
+                raise JptError(e.status, f"VfsHost: the sandbox: {e.message}") from None
+        root_b = _to_c(root, "root")
+        opts = _VfsHostOptions()
+        opts.size = ctypes.sizeof(_VfsHostOptions)
+        opts.files = files._p() if files is not None else None
+        opts.root = root_b
+        opts.sandbox_json = sandbox_b
+        if request_timeout_ms is not None:
+            opts.request_timeout_ms = _c_int_arg(request_timeout_ms, "request_timeout_ms")
+            if request_timeout_ms < -1:
+                raise JptError(JPT_ERR_INVALID, "VfsHost: request_timeout_ms must be -1 "
+                                                "(none), 0 (the default) or more")
+        if kill_grace_ms is not None:
+            opts.kill_grace_ms = _c_int_arg(kill_grace_ms, "kill_grace_ms")
+            if kill_grace_ms < 0:
+                raise JptError(JPT_ERR_INVALID, "VfsHost: kill_grace_ms must not be negative")
+        for name, value, bits in (("max_message", max_message, 8 * ctypes.sizeof(_c_size)),
+                                  ("max_violations", max_violations, 32)):
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+                if not 0 <= value < 2 ** bits:
+                    raise ValueError(f"{name} is out of range: {value}")
+                setattr(opts, name, value)
+        ptr = _VfsHostPtr()
+        rc = _lib.jpt_vfs_host_new(ctypes.byref(opts), ctypes.byref(ptr))
+        if rc < 0:
+            if root_b is not None and rc in (JPT_ERR_IO, JPT_ERR_NOT_FOUND):
+                raise JptError(rc, f"VfsHost: cannot open the root {_from_c(root_b)!r}: "
+                                   f"{strerror(rc)}")
+            raise JptError(rc)
+        self._ptr = ptr
+
+    # -- lifetime --
+
+    def close(self) -> None:
+        """Kills a tool still running (SIGKILL), reaps it and frees the host
+        (``jpt_vfs_host_free``). Policy requests still unanswered stay
+        valid; answering them raises JptError(JPT_ERR_CANCELLED). Closing
+        twice is harmless; other use afterwards raises ValueError. Raises
+        RuntimeError from inside the policy handler."""
+        ptr = getattr(self, "_ptr", None)
+        if not ptr:
+            return
+        if self._depth:
+            raise RuntimeError("VfsHost.close() called from its policy handler; close "
+                               "it once the call returns")
+        self._ptr = None
+        _lib.jpt_vfs_host_free(ptr)
+        # No C code refers to the callback any more.
+        self._policy_fn = None
+        self._policy_cb = None
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return not self._ptr
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
+
+    def __repr__(self) -> str:
+        if not self._ptr:
+            return "<jptool.VfsHost closed>"
+        return f"<jptool.VfsHost fd={self.fileno()}{' done' if self.done else ''}>"
+
+    def _p(self):
+        if not self._ptr:
+            raise ValueError("operation on a closed VfsHost")
+        return self._ptr
+
+    @property
+    def errmsg(self) -> str:
+        """The message of the last failed call, or "" (``jpt_vfs_host_errmsg``)."""
+        return _from_c(_lib.jpt_vfs_host_errmsg(self._p())) or ""
+
+    def _error(self, rc: int) -> JptError:
+        return JptError(rc, _from_c(_lib.jpt_vfs_host_errmsg(self._ptr)) or None)
+
+    @contextlib.contextmanager
+    def _busy(self):
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+
+    def _stash(self, exc: BaseException) -> None:
+        """Keeps an exception the policy handler raised, for the driving
+        call to raise."""
+        if self._pending:
+            print("jptool: another exception in a VFS host's policy handler:",
+                  file=sys.stderr)
+            traceback.print_exception(type(exc), exc, exc.__traceback__)
+            return
+        self._pending.append(exc)
+
+    def _reraise(self) -> None:
+        if self._pending:
+            exc = self._pending.pop()
+            raise exc
+
+    # -- the tool --
+
+    def spawn(self, argv: List[Union[_Text, os.PathLike]],
+              tool: Union[Dict[str, Any], _Text]) -> None:
+        """Starts the tool (``jpt_vfs_host_spawn``): ``argv`` (argv[0]
+        looked up in PATH unless it has a '/') with its stdin and stdout as
+        the protocol's pipes and its stderr kept (its end is quoted when the
+        tool fails); the host then writes ``init`` with ``tool``, a dict
+        ``{"name", "arguments", "answers", "options"}`` or its JSON text
+        (name required; the others objects, default {}). One tool per host.
+        Raises JptError: JPT_ERR_STATE (a tool was started already),
+        JPT_ERR_INVALID (``tool``), JPT_ERR_NOT_FOUND (no such program),
+        JPT_ERR_IO, with the host's message."""
+        if isinstance(argv, (str, bytes)) or not argv:
+            raise TypeError("spawn: argv must be a non-empty list of strings")
+        items = [_to_c(a, f"argv[{i}]") for i, a in enumerate(argv)]
+        c_argv = (ctypes.c_char_p * (len(items) + 1))(*items, None)
+        text = _json_arg(tool, isinstance(tool, (str, bytes, bytearray, memoryview)), "tool")
+        rc = _lib.jpt_vfs_host_spawn(self._p(), c_argv, text)
+        if rc < 0:
+            raise self._error(rc)
+
+    def attach(self, read_fd: int, write_fd: int, tool: Union[Dict[str, Any], _Text]) -> None:
+        """Serves a tool the application started itself
+        (``jpt_vfs_host_attach``): the host reads the tool's messages from
+        ``read_fd`` and writes to ``write_fd`` (both made non-blocking),
+        then writes ``init`` with ``tool`` as :meth:`spawn` does. The fds
+        become the host's: it closes them when the tool ends (``read_fd``
+        reaches its end) or the host is closed. On error they stay the
+        caller's. Raises as :meth:`spawn`, and JPT_ERR_INVALID for a
+        negative fd."""
+        text = _json_arg(tool, isinstance(tool, (str, bytes, bytearray, memoryview)), "tool")
+        rc = _lib.jpt_vfs_host_attach(self._p(), _c_int_arg(read_fd, "read_fd"),
+                                      _c_int_arg(write_fd, "write_fd"), text)
+        if rc < 0:
+            raise self._error(rc)
+
+    def apply(self, input: Any, raw: bool = False) -> None:
+        """Gives a stateful tool its next input (``jpt_vfs_host_apply``,
+        D11's ``apply`` notification): any Python value, written with
+        ``json.dumps``, or JSON text with ``raw=True``. Raises
+        JptError(JPT_ERR_STATE) when no tool runs, JPT_ERR_INVALID for
+        text that is not JSON."""
+        rc = _lib.jpt_vfs_host_apply(self._p(), _json_arg(input, raw, "input"))
+        if rc < 0:
+            raise self._error(rc)
+
+    def cancel(self) -> None:
+        """Cancels the tool (``jpt_vfs_host_cancel``): D11's ``cancel``
+        notification, SIGTERM after the kill grace if it has not ended,
+        SIGKILL after another (a tool on attached fds has its fds closed
+        instead); its requests waiting for the policy handler are answered
+        -32005. Raises JptError(JPT_ERR_STATE) when no tool runs."""
+        rc = _lib.jpt_vfs_host_cancel(self._p())
+        if rc < 0:
+            raise self._error(rc)
+
+    def state(self) -> Optional[State]:
+        """The tool's latest state as a new :class:`State`
+        (``jpt_vfs_host_state``; close it when done): running or waiting as
+        its ``state`` notifications said, stopped once it has ended — its
+        result, or an error state saying why it failed (it exited without a
+        result, with the end of its stderr; it broke the protocol; it was
+        silent past the request timeout). None while the tool has reported
+        nothing. Raises JptError(JPT_ERR_STATE) when no tool was started."""
+        out = _StatePtr()
+        rc = _lib.jpt_vfs_host_state(self._p(), ctypes.byref(out))
+        if rc == JPT_ERR_AGAIN:
+            return None
+        if rc < 0:
+            raise self._error(rc)
+        return State(out)
+
+    @property
+    def done(self) -> bool:
+        """True once the tool has ended: its process reaped, or its fds
+        closed (``jpt_vfs_host_done``)."""
+        return bool(_lib.jpt_vfs_host_done(self._p()))
+
+    def set_policy_handler(self, fn: Optional[Callable[[PolicyRequest], None]]) -> None:
+        """Installs ``fn(request)`` as the policy handler
+        (``jpt_vfs_host_set_policy_handler``): each request the tool's
+        policy asks about comes as a :class:`PolicyRequest`, which the
+        handler answers at once or later (keeping the object). None removes
+        it: asks are then denied, and the tool is told that no one could be
+        asked. The host keeps the C callback until it is closed."""
+        p = self._p()
+        if fn is None:
+            _lib.jpt_vfs_host_set_policy_handler(p, _PolicyFn(0), None)
+            self._policy_fn = None
+            return
+        if not callable(fn):
+            raise TypeError("set_policy_handler: fn must be callable or None")
+        if self._policy_cb is None:
+            self._policy_cb = _PolicyFn(_policy_trampoline(weakref.ref(self)))
+        self._policy_fn = fn
+        _lib.jpt_vfs_host_set_policy_handler(p, self._policy_cb, None)
+
+    # -- driving the host --
+
+    def fileno(self) -> int:
+        """The host's epoll fd to poll for reading
+        (``jpt_vfs_host_get_fd``); it never changes."""
+        return _lib.jpt_vfs_host_get_fd(self._p())
+
+    def timeout(self) -> int:
+        """Milliseconds until :meth:`dispatch` is due
+        (``jpt_vfs_host_get_timeout``): 0 when work is ready, -1 when only
+        fd activity can make any."""
+        return _lib.jpt_vfs_host_get_timeout(self._p())
+
+    def dispatch(self) -> int:
+        """Does what is ready without blocking (``jpt_vfs_host_dispatch``):
+        reads and answers the tool's requests, calls the policy handler,
+        fires timers, reaps the tool. Returns >0 if more work is ready at
+        once (call it again before polling), else 0. Raises
+        JptError(JPT_ERR_IO), or an exception the policy handler raised."""
+        p = self._p()
+        with self._busy():
+            rc = _lib.jpt_vfs_host_dispatch(p)
+        self._reraise()
+        if rc < 0:
+            raise self._error(rc)
+        return rc
+
+    def run(self, timeout_ms: int = -1) -> bool:
+        """Polls and dispatches until the tool has ended
+        (``jpt_vfs_host_run``): True then, False when ``timeout_ms`` passed
+        first (-1: no limit). Releases the GIL while it polls. Raises
+        JptError(JPT_ERR_STATE) when no tool was started, JPT_ERR_IO, or an
+        exception the policy handler raised."""
+        p = self._p()
+        with self._busy():
+            rc = _lib.jpt_vfs_host_run(p, _c_int_arg(timeout_ms, "timeout_ms"))
+        self._reraise()
+        if rc == JPT_ERR_TIMEOUT:
+            return False
+        if rc < 0:
+            raise self._error(rc)
+        return True

@@ -1,4 +1,4 @@
-"""jptool.aio: a jptool registry driven by the running asyncio loop.
+"""jptool.aio: a jptool registry or VFS host driven by the running asyncio loop.
 
 :class:`AsyncRegistry` wraps a :class:`jptool.Registry` and puts it on the
 loop the way registry.h asks a host's loop to: the registry's fd is watched
@@ -28,9 +28,24 @@ tools' callbacks (:meth:`AsyncRegistry.add_builtin`) are plain functions,
 as in :mod:`jptool`; :meth:`jptool.Handle.update` may be called later from
 a task.
 
-Exceptions: one raised by a callback (a builtin's, a plain inquiry
-handler's, a coroutine handler's, or an answer it returned that was
-refused) cannot cross the C library or the loop's callbacks. It is raised
+VFS tools' policy prompt: the handler given to
+:meth:`AsyncRegistry.set_policy_handler` or
+:meth:`AsyncVfsHost.set_policy_handler` may be a coroutine function too;
+what it returns is the decision (``JPT_DECISION_ALLOW``,
+``JPT_DECISION_ALLOW_ALWAYS``, ``JPT_DECISION_DENY``, True or False),
+unless it answered the :class:`jptool.PolicyRequest` itself. The tool waits
+meanwhile, told ``pending``. A handler that raises, returns None or
+something else, or is cancelled, denies the request.
+
+:class:`AsyncVfsHost` puts a standalone :class:`jptool.VfsHost` on the loop
+the same way: ``await host.wait()`` gives the tool's final state, ``await
+host.aclose()`` cancels a tool still running and frees the host without
+blocking the loop.
+
+Exceptions: one raised by a callback (a builtin's, a plain inquiry or
+policy handler's, a coroutine handler's, or an answer or decision it
+returned that was refused) cannot cross the C library or the loop's
+callbacks. It is raised
 by the first ``await`` on the registry that is under way or next begins
 (:meth:`AsyncRegistry.call`, :meth:`AsyncBatch.wait`,
 :meth:`AsyncBatch.results`, the events iterator; or
@@ -72,6 +87,19 @@ Example::
             results = await batch.results("openai")
 
     asyncio.run(main())
+
+A VFS tool with a policy prompt answered from a coroutine::
+
+    async def may_write(request):              # a jptool.PolicyRequest
+        return await ui.confirm(f"{request.tool}: {request.reason}")
+
+    async def edit():
+        async with jptool.aio.AsyncVfsHost(root="project") as host:
+            host.set_policy_handler(may_write)
+            host.spawn(["python3", "edit_tool.py"],
+                       {"name": "edit", "arguments": {"path": "src/main.c"}})
+            with await host.wait() as state:
+                print(state.render())
 """
 
 from __future__ import annotations
@@ -82,17 +110,22 @@ import inspect
 import sys
 import traceback
 import weakref
-from typing import (Any, AsyncIterator, Awaitable, Callable, Deque, Dict, List,
-                    Optional, Set, Tuple, Union)
+from typing import (Any, AsyncIterator, Awaitable, Callable, Coroutine, Deque, Dict,
+                    List, Optional, Set, Tuple, Union)
 
-from . import (JPT_ERR_CANCELLED, Batch, Handle, Inquiry, JptError, Registry,
-               _from_c, _lib, _Text, _to_c)
+from . import (JPT_DECISION_ALLOW, JPT_DECISION_DENY, JPT_ERR_CANCELLED, JPT_ERR_STATE,
+               Batch, Files, Handle, Inquiry, JptError, PolicyRequest, Registry, State,
+               VfsHost, _from_c, _lib, _Text, _to_c)
 
-__all__ = ["AsyncRegistry", "AsyncBatch"]
+__all__ = ["AsyncRegistry", "AsyncBatch", "AsyncVfsHost"]
 
 # An inquiry handler: a plain function, or one whose awaitable result is
 # the answer.
 InquiryHandler = Callable[[Inquiry], Union[None, Awaitable[Any]]]
+
+# A policy handler: a plain function, or one whose awaitable result is the
+# decision (a JPT_DECISION_* value, or True / False).
+PolicyHandler = Callable[[PolicyRequest], Union[None, Awaitable[Any]]]
 
 
 class _Waiter:
@@ -107,7 +140,160 @@ class _Waiter:
         self.future = future
 
 
-class AsyncRegistry:
+class _LoopDriver:
+    """What puts a library object with a loop fd on the asyncio loop: the fd
+    watched with ``add_reader``, one dispatch each time it is readable, the
+    timer re-armed from the object's timeout after each, a dispatch that
+    reports more work run again with ``call_soon``. The awaits under way
+    wait in ``_waiters`` and are woken after each dispatch. Subclasses say
+    how to dispatch, read the timeout, take a callback's exception and tell
+    whether the object is still open."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int):
+        self._loop = loop
+        self._fd = fd
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._soon: Optional[asyncio.Handle] = None
+        self._waiters: List[_Waiter] = []
+        self._pending: List[BaseException] = []  # for the next await to raise
+        self._failure: Optional[JptError] = None  # dispatch failed: not driven
+        self._closed = False
+        self._tasks: Set["asyncio.Task[None]"] = set()  # coroutine handlers
+
+    # -- what subclasses provide --
+
+    def _alive(self) -> bool:
+        raise NotImplementedError
+
+    def _dispatch_once(self) -> int:
+        raise NotImplementedError
+
+    def _take_callback_exception(self) -> Optional[BaseException]:
+        raise NotImplementedError
+
+    def _dispatch_error(self, rc: int) -> JptError:
+        raise NotImplementedError
+
+    def _get_timeout(self) -> int:
+        raise NotImplementedError
+
+    # -- what the loop runs --
+
+    def _drive(self) -> None:
+        """Dispatches once: the fd is readable, the timer is due, or the
+        last dispatch had more work ready."""
+        if self._soon is not None:
+            self._soon.cancel()
+            self._soon = None
+        if self._closed or self._failure is not None:
+            return
+        if not self._alive():
+            # Closed behind this object's back: its fd is gone, so stop
+            # watching it.
+            self._detach()
+            self._closed = True
+            self._wake(everyone=True)
+            return
+        rc = self._dispatch_once()
+        exc = self._take_callback_exception()
+        if exc is not None:
+            self._raise_later(exc)
+        if rc < 0:
+            # JPT_ERR_IO: the epoll fd failed. Watching it again would fail
+            # again at once; every await learns why instead.
+            self._failure = self._dispatch_error(rc)
+            self._detach()
+            self._wake(everyone=True)
+            return
+        self._wake()
+        self._rearm(more=rc > 0)
+
+    def _kick(self) -> None:
+        """Dispatches on the next loop iteration: a call made outside a
+        dispatch may have started timers or queued output."""
+        if self._soon is None and not self._closed and self._failure is None:
+            self._soon = self._loop.call_soon(self._drive)
+
+    def _rearm(self, more: bool) -> None:
+        """Schedules the next dispatch that no fd activity will ask for:
+        at once when work is ready, else when the object's next timer is
+        due, else none."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        ms = self._get_timeout()
+        if more or ms == 0:
+            if self._soon is None:
+                self._soon = self._loop.call_soon(self._drive)
+        elif ms > 0:
+            self._timer = self._loop.call_later(ms / 1000, self._drive)
+
+    def _detach(self) -> None:
+        """Stops watching the fd and drops the scheduled dispatches."""
+        self._loop.remove_reader(self._fd)
+        for handle in (self._timer, self._soon):
+            if handle is not None:
+                handle.cancel()
+        self._timer = self._soon = None
+
+    def _wake(self, everyone: bool = False) -> None:
+        for w in self._waiters:
+            if not w.future.done() and (everyone or w.ready()):
+                w.future.set_result(None)
+
+    def _raise_later(self, exc: BaseException) -> None:
+        """Keeps an exception a callback raised for the first await to
+        raise, and wakes every await so that one under way does."""
+        if self._pending:
+            # Only the first is raised; later ones are reported at once,
+            # as jptool's driving calls do.
+            print(f"jptool.aio: another exception in a callback of "
+                  f"{type(self).__name__}:", file=sys.stderr)
+            traceback.print_exception(type(exc), exc, exc.__traceback__)
+            return
+        self._pending.append(exc)
+        self._wake(everyone=True)
+
+    async def _until(self, ready: Callable[[], bool], raise_pending: bool = True) -> None:
+        """Returns once ``ready()`` is true or the object is closed; raises
+        a callback's exception (with ``raise_pending``) or the dispatch
+        failure."""
+        while True:
+            if raise_pending and self._pending:
+                exc = self._pending.pop()
+                raise exc
+            if self._failure is not None:
+                raise self._failure
+            if self._closed or ready():
+                return
+            w = _Waiter(ready, self._loop.create_future())
+            self._waiters.append(w)
+            try:
+                await w.future
+            finally:
+                self._waiters.remove(w)
+
+    def _run_task(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Runs a coroutine handler's task; the driver cancels those still
+        running when it closes."""
+        task: "asyncio.Task[None]" = self._loop.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _policy_handler(self, fn: PolicyHandler) -> Callable[[PolicyRequest], None]:
+        """The plain handler that runs ``fn`` and, when it returns an
+        awaitable, decides the request with what that gives."""
+        decide = fn
+
+        def handler(request: PolicyRequest) -> None:
+            result = decide(request)
+            if inspect.isawaitable(result):
+                self._run_task(_decide(request, result, self._raise_later))
+
+        return handler
+
+
+class AsyncRegistry(_LoopDriver):
     """A :class:`jptool.Registry` driven by the running asyncio loop (see
     the module's docstring for how, and what it promises).
 
@@ -137,16 +323,8 @@ class AsyncRegistry:
         if registry._driver is not None:
             raise RuntimeError("AsyncRegistry: this registry is driven by another "
                                "AsyncRegistry already")
+        super().__init__(loop, registry.fileno())  # ValueError when closed
         self._registry = registry
-        self._loop = loop
-        self._fd = registry.fileno()  # ValueError when closed
-        self._timer: Optional[asyncio.TimerHandle] = None
-        self._soon: Optional[asyncio.Handle] = None
-        self._waiters: List[_Waiter] = []
-        self._pending: List[BaseException] = []  # for the next await to raise
-        self._failure: Optional[JptError] = None  # dispatch failed: not driven
-        self._closed = False
-        self._tasks: Set["asyncio.Task[None]"] = set()  # coroutine inquiry handlers
         # The AsyncBatch of each Batch still open, by id(Batch), for events.
         self._batches: "weakref.WeakValueDictionary[int, AsyncBatch]" = \
             weakref.WeakValueDictionary()
@@ -161,98 +339,29 @@ class AsyncRegistry:
         registry._driver = self
         self._rearm(more=False)
 
-    # -- what the loop runs --
+    # -- the driver's hooks --
 
-    def _drive(self) -> None:
-        """Dispatches once: the fd is readable, the timer is due, or the
-        last dispatch had more work ready."""
-        if self._soon is not None:
-            self._soon.cancel()
-            self._soon = None
+    def _alive(self) -> bool:
+        return self._registry._live()
+
+    def _dispatch_once(self) -> int:
         reg = self._registry
-        if self._closed or self._failure is not None:
-            return
-        if not reg._live():
-            # Closed through the Registry itself, behind this object's back:
-            # its fd is gone, so stop watching it.
-            self._detach()
-            self._closed = True
-            self._wake(everyone=True)
-            return
         with reg._busy():
-            rc = _lib.jpt_registry_dispatch(reg._ptr)
-        if reg._pending:
-            exc = reg._pending.pop()
-            reg._pending.clear()
-            self._raise_later(exc)
-        if rc < 0:
-            # JPT_ERR_IO: the epoll fd failed. Watching it again would fail
-            # again at once; every await learns why instead.
-            self._failure = reg._error(rc)
-            self._detach()
-            self._wake(everyone=True)
-            return
-        self._wake()
-        self._rearm(more=rc > 0)
+            return _lib.jpt_registry_dispatch(reg._ptr)
 
-    def _rearm(self, more: bool) -> None:
-        """Schedules the next dispatch that no fd activity will ask for:
-        at once when work is ready, else when the registry's next timer is
-        due (``jpt_registry_get_timeout``), else none."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        ms = _lib.jpt_registry_get_timeout(self._registry._ptr)
-        if more or ms == 0:
-            if self._soon is None:
-                self._soon = self._loop.call_soon(self._drive)
-        elif ms > 0:
-            self._timer = self._loop.call_later(ms / 1000, self._drive)
+    def _take_callback_exception(self) -> Optional[BaseException]:
+        reg = self._registry
+        if not reg._pending:
+            return None
+        exc = reg._pending.pop()
+        reg._pending.clear()
+        return exc
 
-    def _detach(self) -> None:
-        """Stops watching the fd and drops the scheduled dispatches."""
-        self._loop.remove_reader(self._fd)
-        for handle in (self._timer, self._soon):
-            if handle is not None:
-                handle.cancel()
-        self._timer = self._soon = None
+    def _dispatch_error(self, rc: int) -> JptError:
+        return self._registry._error(rc)
 
-    def _wake(self, everyone: bool = False) -> None:
-        for w in self._waiters:
-            if not w.future.done() and (everyone or w.ready()):
-                w.future.set_result(None)
-
-    def _raise_later(self, exc: BaseException) -> None:
-        """Keeps an exception a callback raised for the first await to
-        raise, and wakes every await so that one under way does."""
-        if self._pending:
-            # Only the first is raised; later ones are reported at once,
-            # as jptool.Registry does.
-            print("jptool.aio: another exception in a registry callback:",
-                  file=sys.stderr)
-            traceback.print_exception(type(exc), exc, exc.__traceback__)
-            return
-        self._pending.append(exc)
-        self._wake(everyone=True)
-
-    async def _until(self, ready: Callable[[], bool], raise_pending: bool = True) -> None:
-        """Returns once ``ready()`` is true or the registry is closed;
-        raises a callback's exception (with ``raise_pending``) or the
-        dispatch failure."""
-        while True:
-            if raise_pending and self._pending:
-                exc = self._pending.pop()
-                raise exc
-            if self._failure is not None:
-                raise self._failure
-            if self._closed or ready():
-                return
-            w = _Waiter(ready, self._loop.create_future())
-            self._waiters.append(w)
-            try:
-                await w.future
-            finally:
-                self._waiters.remove(w)
+    def _get_timeout(self) -> int:
+        return _lib.jpt_registry_get_timeout(self._registry._ptr)
 
     def _check_open(self) -> Registry:
         if self._closed:
@@ -503,6 +612,34 @@ class AsyncRegistry:
             inquiry.cancel(f"the inquiry handler's answer is not JSON: {e}")
             self._raise_later(e)
 
+    # -- VFS tools --
+
+    def add_files(self, name: _Text, files: Files) -> None:
+        """:meth:`jptool.Registry.add_files`."""
+        self._check_open().add_files(name, files)
+
+    def set_policy_handler(self, fn: Optional[PolicyHandler]) -> None:
+        """Installs ``fn(request)`` as the policy handler of the registry's
+        "vfs" tools (:meth:`jptool.Registry.set_policy_handler` says which
+        requests come and how). When ``fn`` returns an awaitable (it is a
+        coroutine function), that runs as a task and what it returns is the
+        decision: JPT_DECISION_ALLOW, JPT_DECISION_ALLOW_ALWAYS,
+        JPT_DECISION_DENY, True (allow) or False (deny), delivered when it
+        finishes unless the task answered the request itself; the tool
+        waits meanwhile, told ``pending``. The request is denied, with a
+        reason naming why, when the task returns None without answering,
+        raises, returns something else, or is cancelled; an exception is
+        raised by an await (see the module's docstring). A decision that
+        comes after the tool's request is gone is dropped. A plain function
+        works as in :mod:`jptool`. None removes the handler."""
+        reg = self._check_open()
+        if fn is None:
+            reg.set_policy_handler(None)
+            return
+        if not callable(fn):
+            raise TypeError("set_policy_handler: fn must be callable or None")
+        reg.set_policy_handler(self._policy_handler(fn))
+
 
 class AsyncBatch:
     """The tool calls of one model message (:meth:`AsyncRegistry.submit`)
@@ -584,3 +721,265 @@ class AsyncBatch:
         if self.closed:
             return "<jptool.aio.AsyncBatch closed>"
         return f"<jptool.aio.AsyncBatch {'done' if self.done else 'pending'}>"
+
+
+def _deny(request: PolicyRequest, reason: str) -> None:
+    """Denies a request whose tool may have gone meanwhile."""
+    try:
+        request.deny(reason)
+    except JptError as e:
+        if e.status != JPT_ERR_CANCELLED:
+            raise
+
+
+_BOOL_DECISIONS = {True: JPT_DECISION_ALLOW, False: JPT_DECISION_DENY}
+
+
+async def _decide(request: PolicyRequest, awaitable: Awaitable[Any],
+                  raise_later: Callable[[BaseException], None]) -> None:
+    """Runs a coroutine policy handler and decides the request with its
+    result (see :meth:`AsyncRegistry.set_policy_handler`)."""
+    try:
+        decision = await awaitable
+    except BaseException as e:
+        if request.valid:
+            if isinstance(e, asyncio.CancelledError):
+                _deny(request, "the policy handler was cancelled")
+            else:
+                _deny(request, f"the policy handler failed: {type(e).__name__}: {e}")
+        if not isinstance(e, Exception):
+            raise  # cancelled, KeyboardInterrupt, SystemExit: not ours to keep
+        raise_later(e)
+        return
+    if not request.valid:
+        return  # answered by the handler itself
+    if decision is None:
+        _deny(request, "the policy handler gave no decision")
+        return
+    if isinstance(decision, bool):
+        decision = _BOOL_DECISIONS[decision]
+    try:
+        request.answer(decision)
+    except JptError as e:
+        if e.status == JPT_ERR_CANCELLED:
+            return  # the tool's request is gone: nobody waits for the decision
+        _deny(request, f"the policy handler's decision was refused: {e.message}")
+        raise_later(e)
+
+
+class AsyncVfsHost(_LoopDriver):
+    """A :class:`jptool.VfsHost` driven by the running asyncio loop, as
+    :class:`AsyncRegistry` drives a registry: the host's fd is watched with
+    ``add_reader`` and dispatched when readable, its timer re-armed from
+    ``jpt_vfs_host_get_timeout``; no thread, no polling.
+
+    ``AsyncVfsHost(**options)`` makes a new host with the keyword options
+    of :class:`jptool.VfsHost`; ``AsyncVfsHost(host)`` drives one made
+    already (a tool may have been started on it). Call it inside a
+    coroutine (RuntimeError otherwise). Raises what :class:`jptool.VfsHost`
+    raises, TypeError for both a host and options, ValueError for a closed
+    host, and RuntimeError for a host another AsyncVfsHost drives.
+
+    Start the tool with :meth:`spawn` or :meth:`attach`, ``await``
+    :meth:`wait` for its final state; :meth:`apply`, :meth:`cancel` and
+    :meth:`state` are those of the host. The policy handler
+    (:meth:`set_policy_handler`) may be a coroutine function, as
+    :meth:`AsyncRegistry.set_policy_handler` describes; an exception a
+    handler raises is raised by the first await on this object under way
+    or next begun (:meth:`wait`, :meth:`aclose`), once. Close it with
+    :meth:`aclose` (or ``async with``): a tool still running is cancelled
+    and awaited without blocking the loop, then the host is freed.
+
+    :attr:`host` is the wrapped :class:`jptool.VfsHost`.
+    """
+
+    def __init__(self, host: Optional[VfsHost] = None, **options: Any):
+        loop = asyncio.get_running_loop()
+        made_here = host is None
+        if host is None:
+            host = VfsHost(**options)
+        elif options:
+            raise TypeError("AsyncVfsHost: give a VfsHost or the options of a new one, "
+                            "not both")
+        elif not isinstance(host, VfsHost):
+            raise TypeError("AsyncVfsHost: host must be a jptool.VfsHost, not "
+                            f"{type(host).__name__}")
+        if host._driver is not None:
+            raise RuntimeError("AsyncVfsHost: this host is driven by another AsyncVfsHost "
+                               "already")
+        super().__init__(loop, host.fileno())  # ValueError when closed
+        self._host = host
+        try:
+            loop.add_reader(self._fd, self._drive)
+        except BaseException:
+            if made_here:
+                host.close()
+            raise
+        host._driver = self
+        self._rearm(more=False)
+
+    # -- the driver's hooks --
+
+    def _alive(self) -> bool:
+        return not self._host.closed
+
+    def _dispatch_once(self) -> int:
+        host = self._host
+        with host._busy():
+            return _lib.jpt_vfs_host_dispatch(host._ptr)
+
+    def _take_callback_exception(self) -> Optional[BaseException]:
+        pending = self._host._pending
+        return pending.pop() if pending else None
+
+    def _dispatch_error(self, rc: int) -> JptError:
+        return self._host._error(rc)
+
+    def _get_timeout(self) -> int:
+        return _lib.jpt_vfs_host_get_timeout(self._host._ptr)
+
+    # -- lifetime --
+
+    @property
+    def host(self) -> VfsHost:
+        """The wrapped :class:`jptool.VfsHost`."""
+        return self._host
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`aclose` (or :meth:`close`) has freed the host."""
+        return self._closed
+
+    def _check_open(self) -> VfsHost:
+        if self._closed:
+            raise ValueError("operation on a closed AsyncVfsHost")
+        return self._host
+
+    def _started(self) -> bool:
+        """Whether a tool was started on the host."""
+        try:
+            state = self._host.state()
+        except JptError as e:
+            return e.status != JPT_ERR_STATE
+        if state is not None:
+            state.close()
+        return True
+
+    async def aclose(self) -> None:
+        """Ends the tool and frees the host without blocking the loop: a
+        tool still running is cancelled (:meth:`jptool.VfsHost.cancel`:
+        ``cancel``, SIGTERM after the kill grace, SIGKILL after another)
+        and awaited, then the host is freed. Coroutine policy handlers still
+        running are cancelled (their requests denied). If this await is
+        itself cancelled, the host is freed at once (SIGKILL). Raises an
+        exception a handler raised meanwhile (once the host is freed).
+        Closing twice is harmless."""
+        if self._closed:
+            return
+        host = self._host
+        try:
+            if self._failure is None and not host.closed and self._started() \
+                    and not host.done:
+                host.cancel()
+                self._kick()
+                await self._until(lambda: host.done, raise_pending=False)
+        finally:
+            self._free()
+        if self._pending:
+            raise self._pending.pop()
+
+    def close(self) -> None:
+        """Frees the host the blocking way (:meth:`jptool.VfsHost.close`:
+        a tool still running is killed with SIGKILL and reaped). Closing
+        twice is harmless."""
+        if self._closed:
+            return
+        self._free()
+        if self._pending:
+            raise self._pending.pop()
+
+    def _free(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._detach()
+        for task in self._tasks:
+            task.cancel()
+        try:
+            self._host.close()
+        finally:
+            self._host._driver = None
+            self._wake(everyone=True)
+
+    async def __aenter__(self) -> "AsyncVfsHost":
+        """Returns the host; the ``async with`` block closes it with
+        :meth:`aclose`."""
+        self._check_open()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return "<jptool.aio.AsyncVfsHost closed>"
+        return f"<jptool.aio.AsyncVfsHost fd={self._fd}>"
+
+    # -- the tool (as jptool.VfsHost) --
+
+    def spawn(self, argv: List[Any], tool: Union[Dict[str, Any], _Text]) -> None:
+        """:meth:`jptool.VfsHost.spawn`."""
+        self._check_open().spawn(argv, tool)
+        self._kick()
+
+    def attach(self, read_fd: int, write_fd: int, tool: Union[Dict[str, Any], _Text]) -> None:
+        """:meth:`jptool.VfsHost.attach`."""
+        self._check_open().attach(read_fd, write_fd, tool)
+        self._kick()
+
+    def apply(self, input: Any, raw: bool = False) -> None:
+        """:meth:`jptool.VfsHost.apply`."""
+        self._check_open().apply(input, raw)
+        self._kick()
+
+    def cancel(self) -> None:
+        """:meth:`jptool.VfsHost.cancel`."""
+        self._check_open().cancel()
+        self._kick()
+
+    def state(self) -> Optional[State]:
+        """:meth:`jptool.VfsHost.state`."""
+        return self._check_open().state()
+
+    @property
+    def done(self) -> bool:
+        """:attr:`jptool.VfsHost.done`."""
+        return self._check_open().done
+
+    async def wait(self) -> State:
+        """Returns the tool's final state (a new :class:`jptool.State`;
+        close it) once it has ended. Raises JptError(JPT_ERR_STATE) when no
+        tool was started, JPT_ERR_CANCELLED when the host is closed first,
+        a handler's exception (the tool runs on), or the dispatch failure."""
+        host = self._check_open()
+        if not self._started():
+            raise JptError(JPT_ERR_STATE, "wait: no tool was started on this host")
+        await self._until(lambda: host.done)
+        if self._closed:
+            raise JptError(JPT_ERR_CANCELLED, "the host was closed while its tool was awaited")
+        state = host.state()
+        assert state is not None  # an ended tool always has its final state
+        return state
+
+    def set_policy_handler(self, fn: Optional[PolicyHandler]) -> None:
+        """Installs ``fn(request)`` as the host's policy handler
+        (:meth:`jptool.VfsHost.set_policy_handler`); it may be a coroutine
+        function, whose result is the decision, as
+        :meth:`AsyncRegistry.set_policy_handler` describes."""
+        host = self._check_open()
+        if fn is None:
+            host.set_policy_handler(None)
+            return
+        if not callable(fn):
+            raise TypeError("set_policy_handler: fn must be callable or None")
+        host.set_policy_handler(self._policy_handler(fn))

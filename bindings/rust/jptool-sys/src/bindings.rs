@@ -98,6 +98,8 @@ pub const JPT_EVENT_BATCH_DONE: i32 = 2;
 pub const JPT_EVENT_OUTPUT: i32 = 3;
 pub const JPT_EVENT_STATE: i32 = 4;
 pub const JPT_EVENT_SHUTDOWN: i32 = 5;
+pub const JPT_STREAM_STDOUT: i32 = 1;
+pub const JPT_STREAM_STDERR: i32 = 2;
 pub const JPT_TARGET_USER: i32 = 1;
 pub const JPT_TARGET_ASSISTANT: i32 = 2;
 pub const JPT_TURN_KEEP: i32 = 1;
@@ -1740,6 +1742,19 @@ extern "C" {
     pub fn jpt_batch_cancel(b: *mut jpt_batch);
 }
 extern "C" {
+    pub fn jpt_batch_cancel_call(
+        b: *mut jpt_batch,
+        call_id: *const ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_batch_set_call_timeout(
+        b: *mut jpt_batch,
+        call_id: *const ::std::os::raw::c_char,
+        timeout_ms: ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
     pub fn jpt_batch_free(b: *mut jpt_batch);
 }
 extern "C" {
@@ -1766,6 +1781,159 @@ extern "C" {
 }
 extern "C" {
     pub fn jpt_registry_wakeup(r: *mut jpt_registry) -> ::std::os::raw::c_int;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_output {
+    pub size: usize,
+    pub id: *const ::std::os::raw::c_char,
+    pub tool: *const ::std::os::raw::c_char,
+    pub stateful: ::std::os::raw::c_int,
+    pub stream: ::std::os::raw::c_int,
+    pub data: *const ::std::os::raw::c_char,
+    pub len: usize,
+}
+#[test]
+fn bindgen_test_layout_jpt_output() {
+    assert_eq!(
+        ::std::mem::size_of::<jpt_output>(),
+        48usize,
+        concat!("Size of: ", stringify!(jpt_output))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<jpt_output>(),
+        8usize,
+        concat!("Alignment of ", stringify!(jpt_output))
+    );
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_output>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_output),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+    fn test_field_id() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_output>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).id) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_output),
+                "::",
+                stringify!(id)
+            )
+        );
+    }
+    test_field_id();
+    fn test_field_tool() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_output>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tool) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_output),
+                "::",
+                stringify!(tool)
+            )
+        );
+    }
+    test_field_tool();
+    fn test_field_stateful() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_output>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stateful) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_output),
+                "::",
+                stringify!(stateful)
+            )
+        );
+    }
+    test_field_stateful();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_output>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_output),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+    fn test_field_data() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_output>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).data) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_output),
+                "::",
+                stringify!(data)
+            )
+        );
+    }
+    test_field_data();
+    fn test_field_len() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_output>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).len) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_output),
+                "::",
+                stringify!(len)
+            )
+        );
+    }
+    test_field_len();
+}
+pub type jpt_output_fn = ::std::option::Option<
+    unsafe extern "C" fn(out: *const jpt_output, ud: *mut ::std::os::raw::c_void),
+>;
+extern "C" {
+    pub fn jpt_registry_set_output_handler(
+        r: *mut jpt_registry,
+        fn_: jpt_output_fn,
+        ud: *mut ::std::os::raw::c_void,
+    );
 }
 extern "C" {
     pub fn jpt_registry_next_event(
