@@ -19,8 +19,9 @@ Standard library only.
                           is asked, or when N requests wait at it; then 200
                           "open" (a client that closes its connection stops
                           waiting)
-  /release?name=G         200 with how many requests wait at gate G, and
-                          opens it
+  /release?name=G&expect=N
+                          waits (up to a minute) until N requests wait at
+                          gate G, then 200 with how many wait, and opens it
   /peak?name=G            200 with the most requests that waited at G at
                           once
   /status?code=N          N with a body "status N"
@@ -167,8 +168,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def page_release(self, query):
         gate = gate_named(query)
-        with gates_lock:
-            count = len([c for c in gate.waiting if not client_gone(c)])
+        expect = int(query.get("expect", "0"))
+        # Requests the client has started may still be on their way here.
+        for _ in range(3000):
+            with gates_lock:
+                count = len([c for c in gate.waiting if not client_gone(c)])
+            if count >= expect or stop.is_set():
+                break
+            stop.wait(0.02)
         gate.opened.set()
         self.send(200, ("%d waiting" % count).encode())
 

@@ -911,7 +911,8 @@ static void bad_headers_are_refused(void **state)
 
 /* Fifty transfers held open by the server at once, while the tool's fs.*
  * requests go on being answered: the gate opens only when /release is
- * asked, after the reads, and says how many transfers were waiting. A
+ * asked, after the reads, and says how many transfers were waiting (it
+ * waits for fifty, which may still be connecting, for up to a minute). A
  * host that served transfers one at a time, or blocked on one, would never
  * get there. */
 static void fifty_transfers_at_once_while_files_are_served(void **state)
@@ -924,7 +925,8 @@ static void fifty_transfers_at_once_while_files_are_served(void **state)
             "{'method':'fs.read','params':{'path':'hello.txt'}},"
             "{'method':'fs.exists','params':{'path':'hello.txt'}},"
             "{'method':'fs.list_dir','params':{'path':'.'}},"
-            "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/release?name=held'}}]}}"),
+            "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/release?name=held&expect=50'}}"
+            "]}}"),
         NULL);
     assert_starts(end, "ok: fs.read ok {\"content\":\"hello\\n\",\"size\":6}\n"
                        "fs.exists ok {\"exists\":true}\n"

@@ -914,13 +914,19 @@ class PolicyTest(unittest.TestCase):
                          "sandbox: unknown key 'netwrk' (known: filesystem, network, "
                          "commands, sensitive_paths, sensitive, uncovered)")
 
-    def test_http_and_process_are_denied_in_this_version(self):
+    def test_http_follows_network_allow_and_process_is_denied(self):
         with jptool.Policy({"network": {"allow": ["https://example.com/api"]},
                             "commands": {"git": {"args": [["log", "**"]]}}}) as p:
             self.assertEqual(
                 p.check("http", "https://example.com/api/x"),
-                (jptool.JPT_VERDICT_DENY, "http 'https://example.com/api/x': denied: network "
-                 "access is not available in this version of jptool"))
+                (jptool.JPT_VERDICT_ALLOW, "http 'https://example.com/api/x': allowed: under "
+                 "'https://example.com/api' in network.allow"))
+            self.assertEqual(
+                p.check("http", "https://allowed@example.com/api/x"),
+                (jptool.JPT_VERDICT_DENY, "http 'https://allowed@example.com/api/x': denied: "
+                 "the URL has user information (user@host), which is refused"))
+            self.assertEqual(p.check("http", "https://example.com/apix")[0],
+                             jptool.JPT_VERDICT_ASK)
             self.assertEqual(
                 p.check("process", ["git", "log"]),
                 (jptool.JPT_VERDICT_DENY, "process.run 'git': denied: running processes is "
