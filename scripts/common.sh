@@ -1,4 +1,4 @@
-# Shared by scripts/run-tests and scripts/run-demo: say what is done, and
+# Shared by scripts/run-tests, run-demo and run-bench: say what is done, and
 # install from Debian's packages whatever a fresh Debian 12 machine lacks.
 
 step() {
@@ -36,6 +36,29 @@ install_dependencies() {
         return 0
     fi
     step "Installing missing Debian packages:$missing"
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        sudo="sudo"
+    fi
+    run $sudo apt-get update
+    # shellcheck disable=SC2086 # the list is meant to split into words
+    run env DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends $missing
+}
+
+# Installs the Debian package of each program that is not in $PATH, given
+# as program:package ("node:nodejs"). For programs some machines have from
+# elsewhere (a node with its own npm): a package list would fight those.
+install_commands() {
+    missing=""
+    for pair in "$@"; do
+        if ! command -v "${pair%%:*}" >/dev/null 2>&1; then
+            missing="$missing ${pair#*:}"
+        fi
+    done
+    if [ -z "$missing" ]; then
+        return 0
+    fi
+    step "Installing missing programs' Debian packages:$missing"
     sudo=""
     if [ "$(id -u)" -ne 0 ]; then
         sudo="sudo"

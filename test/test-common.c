@@ -203,6 +203,89 @@ static void utf8_validation_follows_unicode(void **state)
     assert_int_equal(jpt__utf8_length("h\xC3\xA9\xE2\x82\xAC", 6), 3);
 }
 
+static void utf8_validation_stops_at_the_first_bad_byte_at_any_offset(void **state)
+{
+    (void)state;
+    char text[40];
+
+    /* The ASCII runs are skipped eight bytes at a time: a bad byte in any
+     * position of a word, and in the tail after the last whole word. */
+    for (size_t at = 0; at < 33; at++) {
+        memset(text, 'a', sizeof(text));
+        text[at] = '\xFF';
+        assert_int_equal(jpt__utf8_valid_prefix(text, at + 1), at);
+        assert_int_equal(jpt__utf8_valid_prefix(text, sizeof(text)), at);
+        text[at] = '\xC3';
+        text[at + 1] = '\xA9';
+        assert_true(jpt__utf8_valid(text, sizeof(text)));
+    }
+}
+
+/* The literal jpt__buf_json_string() must give, one byte at a time. */
+static void reference_literal(jpt__buf *b, const char *p, size_t n)
+{
+    jpt__buf_putc(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '\n')
+            jpt__buf_puts(b, "\\n");
+        else if (c == '\t')
+            jpt__buf_puts(b, "\\t");
+        else if (c == '\r')
+            jpt__buf_puts(b, "\\r");
+        else if (c == '"' || c == '\\') {
+            jpt__buf_putc(b, '\\');
+            jpt__buf_putc(b, (char)c);
+        } else if (c < 0x20)
+            jpt__buf_printf(b, "\\u%04x", c);
+        else
+            jpt__buf_putc(b, (char)c);
+    }
+    jpt__buf_putc(b, '"');
+}
+
+static void json_string_escapes_every_byte_at_any_offset(void **state)
+{
+    (void)state;
+    char text[40];
+
+    /* Each byte a literal escapes, and some it does not, in every position
+     * of an eight-byte word and in the tail; appended after what the
+     * buffer holds. */
+    for (int c = 0; c < 0x80; c++) {
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7F && c != '/')
+            continue;
+        for (size_t at = 0; at < 34; at++) {
+            jpt__buf got = JPT__BUF_INIT, want = JPT__BUF_INIT;
+            memset(text, 'a', sizeof(text));
+            text[at] = (char)c;
+            text[sizeof(text) - 1] = '"';
+            assert_int_equal(jpt__buf_puts(&got, "x:"), JPT_OK);
+            assert_int_equal(jpt__buf_json_string(&got, text, sizeof(text)), JPT_OK);
+            jpt__buf_puts(&want, "x:");
+            reference_literal(&want, text, sizeof(text));
+            assert_int_equal(got.len, want.len);
+            assert_string_equal(got.data, want.data);
+            jpt__buf_free(&got);
+            jpt__buf_free(&want);
+        }
+    }
+}
+
+static void json_string_repairs_bad_utf8_and_keeps_nul(void **state)
+{
+    (void)state;
+    jpt__buf b = JPT__BUF_INIT;
+
+    assert_int_equal(jpt__buf_json_string(&b, "", 0), JPT_OK);
+    assert_string_equal(b.data, "\"\"");
+    b.len = 0;
+    assert_int_equal(jpt__buf_json_string(&b, "caf\xC3\xA9 \xFF\"\0z", 10), JPT_OK);
+    assert_int_equal(b.len, 20);
+    assert_string_equal(b.data, "\"caf\xC3\xA9 \xEF\xBF\xBD\\\"\\u0000z\"");
+    jpt__buf_free(&b);
+}
+
 static void utf8_repair_replaces_each_maximal_subpart(void **state)
 {
     (void)state;
@@ -334,6 +417,9 @@ int main(void)
         cmocka_unit_test(buffer_grows_through_printf),
         cmocka_unit_test(empty_buffer_takes_as_empty_string),
         cmocka_unit_test(utf8_validation_follows_unicode),
+        cmocka_unit_test(utf8_validation_stops_at_the_first_bad_byte_at_any_offset),
+        cmocka_unit_test(json_string_escapes_every_byte_at_any_offset),
+        cmocka_unit_test(json_string_repairs_bad_utf8_and_keeps_nul),
         cmocka_unit_test(utf8_repair_replaces_each_maximal_subpart),
         cmocka_unit_test(utf8_repair_replaces_nul_unless_kept),
         cmocka_unit_test(render_width_counts_repairs_and_cuts_on_characters),

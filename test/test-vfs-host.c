@@ -61,7 +61,7 @@ static void assert_response(jpt_registry *r, const char *tool, const char *args_
 
 static void write_file(const char *dir, const char *rel, const char *text)
 {
-    char path[512];
+    char path[1100]; /* dir (at most 512 bytes here), '/', rel */
 
     snprintf(path, sizeof(path), "%s/%s", dir, rel);
     FILE *f = fopen(path, "w");

@@ -1,8 +1,49 @@
 /* UTF-8 validation, counting and repair, following Unicode §3.9 (table 3-7):
- * no overlong forms, no surrogates, nothing above U+10FFFF. */
+ * no overlong forms, no surrogates, nothing above U+10FFFF; and JSON string
+ * literals of UTF-8 text. Both run over text that can be megabytes (fs.read
+ * results, grep lines), so they look at eight bytes at a time. */
+#include <stdint.h>
 #include <string.h>
 
 #include "common.h"
+
+/* ---- Eight bytes at a time ------------------------------------------------------
+ * The classic bit tricks ("Bit Twiddling Hacks": haszero, hasless). In a
+ * flagged word only the lowest flagged byte is exact (a borrow runs
+ * upwards only), which is the one wanted. */
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+static inline uint64_t load8(const unsigned char *p)
+{
+    uint64_t x;
+
+    memcpy(&x, p, 8);
+    return x;
+}
+
+static inline uint64_t has_byte(uint64_t x, unsigned char c)
+{
+    uint64_t y = x ^ (ONES * c);
+    return (y - ONES) & ~y & HIGHS;
+}
+
+/* The bytes a JSON string literal must escape: '"', '\\', controls. */
+static inline uint64_t has_escape(uint64_t x)
+{
+    return (((x - ONES * 0x20) & ~x & HIGHS) | has_byte(x, '"') | has_byte(x, '\\'));
+}
+
+/* The index within the word of its lowest flagged byte. */
+static inline size_t first_flagged(uint64_t m)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (size_t)(__builtin_ctzll(m) >> 3);
+#else
+    return (size_t)(__builtin_clzll(m) >> 3);
+#endif
+}
 
 /* The length of the well-formed sequence at p[0..n), or 0 if there is none;
  * then *bad is the length of the maximal subpart to replace (at least 1). */
@@ -49,6 +90,10 @@ size_t jpt__utf8_valid_prefix(const char *s, size_t n)
     size_t i = 0, bad;
 
     while (i < n) {
+        if (i + 8 <= n && (load8(p + i) & HIGHS) == 0) {
+            i += 8;
+            continue;
+        }
         if (p[i] < 0x80) {
             i++;
             continue;
@@ -77,49 +122,86 @@ size_t jpt__utf8_length(const char *s, size_t n)
     return count;
 }
 
+/* The index of the first byte at or after `i` that a string literal must
+ * escape, or n. */
+static size_t plain_run(const unsigned char *p, size_t n, size_t i)
+{
+    for (; i + 8 <= n; i += 8) {
+        uint64_t m = has_escape(load8(p + i));
+        if (m != 0)
+            return i + first_flagged(m);
+    }
+    while (i < n && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\')
+        i++;
+    return i;
+}
+
+/* What an escaped byte becomes after its backslash: a letter, itself, or
+ * 'u' for \u00XX. */
+static char escape_letter(unsigned char c)
+{
+    switch (c) {
+    case '\n':
+        return 'n';
+    case '\t':
+        return 't';
+    case '\r':
+        return 'r';
+    case '"':
+    case '\\':
+        return (char)c;
+    default:
+        return 'u';
+    }
+}
+
 int jpt__buf_json_string(jpt__buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     jpt__buf clean = JPT__BUF_INIT;
-    const char *p = s;
-    int rc = JPT_OK;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t size = n + 2, i, start = 0;
+    int rc;
 
     if (!jpt__utf8_valid(s, n)) {
         if ((rc = jpt__buf_append_utf8(&clean, s, n, true)) < 0)
             return rc;
-        p = clean.data;
+        p = (const unsigned char *)clean.data;
         n = clean.len;
+        size = n + 2;
     }
-    if ((rc = jpt__buf_reserve(b, n + 2)) == JPT_OK)
-        rc = jpt__buf_putc(b, '"');
-    size_t start = 0;
-    for (size_t i = 0; rc == JPT_OK && i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        if ((rc = jpt__buf_append(b, p + start, i - start)) < 0)
+    /* One pass sizes the literal, the next writes it in place: the buffer
+     * grows once, and plain runs are copied whole. */
+    for (i = plain_run(p, n, 0); i < n; i = plain_run(p, n, i + 1))
+        size += escape_letter(p[i]) == 'u' ? 5 : 1;
+    if ((rc = jpt__buf_reserve(b, size)) < 0) {
+        jpt__buf_free(&clean);
+        return rc;
+    }
+    char *dst = b->data + b->len;
+    *dst++ = '"';
+    for (i = plain_run(p, n, 0);; i = plain_run(p, n, i + 1)) {
+        if (i > start)
+            memcpy(dst, p + start, i - start);
+        dst += i - start;
+        if (i >= n)
             break;
-        start = i + 1;
-        char esc[6] = {'\\', (char)c, 0, 0, 0, 0};
-        size_t len = 2;
-        if (c == '\n')
-            esc[1] = 'n';
-        else if (c == '\t')
-            esc[1] = 't';
-        else if (c == '\r')
-            esc[1] = 'r';
-        else if (c < 0x20) {
-            memcpy(esc, "\\u00", 4);
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            len = 6;
+        char letter = escape_letter(p[i]);
+        *dst++ = '\\';
+        *dst++ = letter;
+        if (letter == 'u') {
+            *dst++ = '0';
+            *dst++ = '0';
+            *dst++ = hex[p[i] >> 4];
+            *dst++ = hex[p[i] & 15];
         }
-        rc = jpt__buf_append(b, esc, len);
+        start = i + 1;
     }
-    if (rc == JPT_OK && (rc = jpt__buf_append(b, p + start, n - start)) == JPT_OK)
-        rc = jpt__buf_putc(b, '"');
+    *dst = '"';
+    b->len += size;
+    b->data[b->len] = '\0';
     jpt__buf_free(&clean);
-    return rc;
+    return JPT_OK;
 }
 
 int jpt__buf_append_utf8(jpt__buf *b, const char *s, size_t n, bool keep_nul)

@@ -22,8 +22,10 @@ typedef struct jpt__dirfs {
  * ELOOP (a symlink where none may be, or too many), ENOENT, ENOTDIR,
  * ENAMETOOLONG, EAGAIN (the tree kept changing under the walk), and
  * whatever open(2) says. With `resolved` (JPT__FILES_PATH_MAX + 1 bytes)
- * it also gives the root-relative path of what it opened, and resolves by
- * the component walk (which knows the path it took). */
+ * it also gives the root-relative path of what it opened: a normal path
+ * that meets no symlink is that path (one openat2 with RESOLVE_NO_SYMLINKS
+ * shows it); any other resolves by the component walk, which knows the
+ * path it took. */
 int jpt__dir_resolve(jpt__dirfs *d, const char *path, int oflags, unsigned how,
                      char *resolved);
 

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -282,6 +283,25 @@ static int resolve_walk(jpt__dirfs *d, const char *path, int oflags, unsigned ho
     return fd;
 }
 
+/* Whether `path` is in normal form (path.c): "." or names joined by single
+ * '/', none of them "." or "..". Paths built from a symlink's target may
+ * not be. */
+static bool is_normal(const char *path, size_t len)
+{
+    if (len == 1 && path[0] == '.')
+        return true;
+    for (size_t i = 0; i < len;) {
+        const char *slash = memchr(path + i, '/', len - i);
+        size_t end = slash != NULL ? (size_t)(slash - path) : len;
+        size_t n = end - i;
+        if (n == 0 || (n == 1 && path[i] == '.') ||
+            (n == 2 && path[i] == '.' && path[i + 1] == '.') || (slash != NULL && end + 1 == len))
+            return false;
+        i = end + 1;
+    }
+    return len > 0;
+}
+
 int jpt__dir_resolve(jpt__dirfs *d, const char *path, int oflags, unsigned how, char *resolved)
 {
     if (!d->walk && resolved == NULL) {
@@ -289,6 +309,20 @@ int jpt__dir_resolve(jpt__dirfs *d, const char *path, int oflags, unsigned how, 
         if (fd != -ENOSYS)
             return fd;
         d->walk = true; /* a kernel before 5.6, or a seccomp filter */
+    }
+    /* A normal path that meets no symlink resolves to itself: openat2 with
+     * RESOLVE_NO_SYMLINKS gives the fd and proves that in one call. Only a
+     * path through a symlink (ELOOP), or any failure, takes the walk,
+     * which knows where it went and words every error. */
+    size_t len = strlen(path);
+    if (!d->walk && len <= JPT__FILES_PATH_MAX && is_normal(path, len)) {
+        int fd = resolve_openat2(d, path, oflags, how | JPT__RESOLVE_NO_SYMLINKS);
+        if (fd >= 0) {
+            memcpy(resolved, path, len + 1);
+            return fd;
+        }
+        if (fd == -ENOSYS)
+            d->walk = true;
     }
     return resolve_walk(d, path, oflags, how, resolved);
 }

@@ -14,13 +14,10 @@
  * budget through the internal interface): the longest step, which is what
  * the host's loop waits for at most, and the total against one step. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <jansson.h>
 #include <jptool/jptool.h>
@@ -44,54 +41,6 @@ static const pattern patterns[] = {
     {"regex-no-literal", "", "[A-Z]{3,}_[0-9]{2,}\\b", NULL},
     {"case-insensitive", ",\"case_insensitive\":true", "copyright", "-i"},
 };
-
-/* Runs rg in `root`; returns the matching lines it printed, or -1. */
-static long run_rg(const char *rg, const char *root, const pattern *p)
-{
-    const char *argv[] = {rg, "-j1", "--no-config", "--no-ignore", "--hidden", "-g", "!.git",
-                          "-n", "--no-heading", "--with-filename", "--null", "--color",
-                          "never", p->rg_flag != NULL ? p->rg_flag : "-e",
-                          p->rg_flag != NULL ? "-e" : p->pattern,
-                          p->rg_flag != NULL ? p->pattern : NULL, NULL};
-    int fds[2];
-    static char buf[1 << 16];
-    long lines = 0;
-    bool nul_seen = false;
-
-    if (pipe(fds) < 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        if (chdir(root) == 0)
-            execv(rg, (char *const *)argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    for (;;) {
-        ssize_t n = read(fds[0], buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        /* A match is a line with the NUL after its path; rg's notes about
-         * binary files have none. */
-        for (ssize_t i = 0; i < n; i++) {
-            if (buf[i] == '\0')
-                nul_seen = true;
-            else if (buf[i] == '\n') {
-                lines += nul_seen;
-                nul_seen = false;
-            }
-        }
-    }
-    close(fds[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) <= 1 ? lines : -1;
-}
 
 static char *grep_params(const pattern *p)
 {
@@ -178,26 +127,10 @@ static int sliced(jpt_files *f, const char *params_text, double whole, size_t wh
     return a.status != JPT_OK || a.len != whole_len;
 }
 
-static const char *find_rg(void)
-{
-    static char path[4096];
-    const char *env = getenv("PATH");
-
-    for (const char *p = env != NULL ? env : "/usr/bin"; *p != '\0';) {
-        const char *colon = strchr(p, ':');
-        size_t n = colon != NULL ? (size_t)(colon - p) : strlen(p);
-        snprintf(path, sizeof(path), "%.*s/rg", (int)n, p);
-        if (access(path, X_OK) == 0)
-            return path;
-        p += n + (colon != NULL);
-    }
-    return NULL;
-}
-
 int main(int argc, char **argv)
 {
     const char *root = argc > 1 ? argv[1] : "/usr/include";
-    const char *rg = find_rg();
+    const char *rg = bench_find_program("rg");
     jpt_files *f;
     int failed = 0;
 
@@ -215,11 +148,11 @@ int main(int argc, char **argv)
         char *params = grep_params(p);
         double ours[ROUNDS], theirs[ROUNDS], t;
         long n_ours = params != NULL ? run_fs_grep(f, params, &t) : -1; /* warm-up */
-        long n_rg = run_rg(rg, root, p);
+        long n_rg = bench_rg_lines(rg, root, p->rg_flag, p->pattern);
 
         for (int r = 0; r < ROUNDS && n_ours >= 0 && n_rg >= 0; r++) {
             double start = bench_now();
-            if (run_rg(rg, root, p) != n_rg)
+            if (bench_rg_lines(rg, root, p->rg_flag, p->pattern) != n_rg)
                 n_rg = -1;
             theirs[r] = bench_now() - start;
             if (run_fs_grep(f, params, &ours[r]) != n_ours)

@@ -1,8 +1,14 @@
 /* Helpers the benchmarks share; see bench-util.h. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench-util.h"
 
@@ -49,4 +55,71 @@ char *bench_action_calls(const char *tool, const char *action, const char *prefi
                                 i ? "," : "", prefix, i, tool, action, i);
     snprintf(calls + len, cap - len, "]");
     return calls;
+}
+
+const char *bench_find_program(const char *name)
+{
+    static char path[4096];
+    const char *env = getenv("PATH");
+
+    for (const char *p = env != NULL ? env : "/usr/bin"; *p != '\0';) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon != NULL ? (size_t)(colon - p) : strlen(p);
+        snprintf(path, sizeof(path), "%.*s/%s", (int)n, p, name);
+        if (access(path, X_OK) == 0)
+            return path;
+        p += n + (colon != NULL);
+    }
+    return NULL;
+}
+
+long bench_rg_lines(const char *rg, const char *root, const char *flag, const char *pattern)
+{
+    const char *argv[] = {rg, "-j1", "--no-config", "--no-ignore", "--hidden", "-g", "!.git",
+                          "-n", "--no-heading", "--with-filename", "--null", "--color",
+                          "never", flag != NULL ? flag : "-e", flag != NULL ? "-e" : pattern,
+                          flag != NULL ? pattern : NULL, NULL};
+    int fds[2];
+    static char buf[1 << 16];
+    long lines = 0;
+    bool nul_seen = false;
+
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        if (chdir(root) == 0)
+            execv(rg, (char *const *)argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    for (;;) {
+        ssize_t n = read(fds[0], buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        /* A match is a line with the NUL after its path; rg's notes about
+         * binary files have none. */
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] == '\0')
+                nul_seen = true;
+            else if (buf[i] == '\n') {
+                lines += nul_seen;
+                nul_seen = false;
+            }
+        }
+    }
+    close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) <= 1 ? lines : -1;
 }

@@ -1,5 +1,5 @@
 /* What the benchmarks share: the clock, order statistics of their samples,
- * and the calls of one action on many handles. */
+ * the calls of one action on many handles, and ripgrep as a reference. */
 #ifndef JPT_BENCH_UTIL_H
 #define JPT_BENCH_UTIL_H
 
@@ -14,5 +14,16 @@ double bench_median(double *v, int n);
 /* A batch of `n` calls "<prefix>0".. of `tool`, each {"action": action,
  * "id": "h<i>"}, as JSON text; free() it. Exits on allocation failure. */
 char *bench_action_calls(const char *tool, const char *action, const char *prefix, int n);
+
+/* The executable `name` in $PATH (or /usr/bin without one), or NULL. The
+ * path is in a static buffer, valid until the next call. */
+const char *bench_find_program(const char *name);
+
+/* Runs ripgrep `rg` with one thread in `root` on `pattern`, with the flags
+ * that give fs.grep's file set (--no-ignore --hidden -g '!.git') and
+ * `flag` before it (e.g. "-i"; may be NULL), its output read through a
+ * pipe. Returns the number of matching lines it printed, or -1 when it
+ * could not be run or failed. */
+long bench_rg_lines(const char *rg, const char *root, const char *flag, const char *pattern);
 
 #endif
