@@ -119,15 +119,16 @@ static void default_policy_asks_before_any_write(void **state)
     jpt_policy_free(p);
 }
 
-/* D11's default: no network; no process is covered (asked, as writes
- * are), and "uncovered": "deny" refuses them. */
-static void default_policy_denies_network_and_asks_for_processes(void **state)
+/* D11's default: no URL is listed and no command has a rule, so a request
+ * of either is not covered, and asked about as an uncovered write is;
+ * "uncovered": "deny" refuses them. */
+static void default_policy_asks_for_network_and_processes(void **state)
 {
     (void)state;
     jpt_policy *p = policy(NULL);
-    expect(p, JPT_ACCESS_HTTP, "https://api.github.com/repos/o/r", DENY,
-           "http 'https://api.github.com/repos/o/r': denied: network access is not "
-           "available in this version of jptool");
+    expect(p, JPT_ACCESS_HTTP, "https://api.github.com/repos/o/r", ASK,
+           "http 'https://api.github.com/repos/o/r': needs approval: not covered by the "
+           "policy (network.allow lists no URL)");
     expect(p, JPT_ACCESS_PROCESS, "[\"cargo\",\"check\",\"--message-format=json\"]", ASK,
            "process.run 'cargo': needs approval: not covered by the policy (commands has no "
            "rule for this program)");
@@ -136,6 +137,9 @@ static void default_policy_denies_network_and_asks_for_processes(void **state)
     expect(p, JPT_ACCESS_PROCESS, "[\"cargo\"]", DENY,
            "process.run 'cargo': denied: not covered by the policy (commands has no rule for "
            "this program)");
+    expect(p, JPT_ACCESS_HTTP, "https://api.github.com/", DENY,
+           "http 'https://api.github.com/': denied: not covered by the policy (network.allow "
+           "lists no URL)");
     jpt_policy_free(p);
 }
 
@@ -875,7 +879,25 @@ static const refusal refusals[] = {
     {"{\"uncovered\":\"allow\"}", "uncovered: expected \"ask\" or \"deny\", got \"allow\""},
     /* network */
     {"{\"network\":true}", "network: expected an object, got a boolean"},
-    {"{\"network\":{\"proxy\":\"x\"}}", "network: unknown key 'proxy' (known: allow, envs)"},
+    {"{\"network\":{\"proxy\":\"x\"}}",
+     "network: unknown key 'proxy' (known: allow, envs, redirects, timeout_ms, "
+     "max_response_bytes)"},
+    {"{\"network\":{\"allow\":[\"https://exa mple.com/\"]}}",
+     "network.allow[0]: 'https://exa mple.com/' is not a valid URL (Bad hostname)"},
+    {"{\"network\":{\"allow\":[\"file:///etc\"]}}",
+     "network.allow[0]: 'file:///etc' is not an http:// or https:// URL"},
+    {"{\"network\":{\"redirects\":-1}}",
+     "network.redirects: expected an integer from 0 to 20, got -1"},
+    {"{\"network\":{\"redirects\":21}}",
+     "network.redirects: expected an integer from 0 to 20, got 21"},
+    {"{\"network\":{\"redirects\":true}}",
+     "network.redirects: expected an integer from 0 to 20, got a boolean"},
+    {"{\"network\":{\"timeout_ms\":0}}",
+     "network.timeout_ms: expected an integer from 1 to 600000, got 0"},
+    {"{\"network\":{\"timeout_ms\":1.5}}",
+     "network.timeout_ms: expected an integer from 1 to 600000, got a number"},
+    {"{\"network\":{\"max_response_bytes\":10485761}}",
+     "network.max_response_bytes: expected an integer from 1 to 10485760, got 10485761"},
     {"{\"network\":{\"allow\":\"https://x\"}}",
      "network.allow: expected an array of URL prefixes, got a string"},
     {"{\"network\":{\"allow\":[\"ftp://example.com\"]}}",
@@ -979,8 +1001,7 @@ static void names_longer_than_a_file_system_holds_are_refused(void **state)
     jpt_policy_free(policy(json));
 }
 
-/* RFD 016's examples and D11's keys, accepted; network requests are
- * denied by this version, saying so. */
+/* RFD 016's examples and D11's keys, accepted, and their verdicts. */
 static void network_and_commands_are_accepted_in_their_forms(void **state)
 {
     (void)state;
@@ -989,10 +1010,17 @@ static void network_and_commands_are_accepted_in_their_forms(void **state)
         "\"curl\":{\"envs\":[\"SLACK_TOKEN\"]},\"cargo\":{},\"/usr/bin/make\":{\"timeout_ms\":5,"
         "\"output_limit\":64}},"
         "\"network\":{\"allow\":[\"https://slack.com/api\",\"http://localhost:8080/x\","
-        "\"HTTPS://Jira.Example.com\"],\"envs\":[\"JIRA_API_TOKEN\",\"_x1\"]}}");
-    expect(p, JPT_ACCESS_HTTP, "https://slack.com/api/chat.postMessage", DENY,
-           "http 'https://slack.com/api/chat.postMessage': denied: network access is not "
-           "available in this version of jptool");
+        "\"HTTPS://Jira.Example.com\"],\"envs\":[\"JIRA_API_TOKEN\",\"_x1\"],"
+        "\"redirects\":3,\"timeout_ms\":1000,\"max_response_bytes\":10485760}}");
+    expect(p, JPT_ACCESS_HTTP, "https://slack.com/api/chat.postMessage", ALLOW,
+           "http 'https://slack.com/api/chat.postMessage': allowed: under "
+           "'https://slack.com/api' in network.allow");
+    expect(p, JPT_ACCESS_HTTP, "https://jira.example.com/rest", ALLOW,
+           "http 'https://jira.example.com/rest': allowed: under 'HTTPS://Jira.Example.com' in "
+           "network.allow");
+    expect(p, JPT_ACCESS_HTTP, "http://localhost:8080/x/y", ALLOW,
+           "http 'http://localhost:8080/x/y': allowed: under 'http://localhost:8080/x' in "
+           "network.allow");
     expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"log\"]", ALLOW,
            "process.run 'git': allowed: the arguments match commands.git.args[0]");
     const jpt__policy_command *make = jpt__policy_command_find(p, "/usr/bin/make");
@@ -1076,6 +1104,185 @@ static void loader_variables_are_known(void **state)
         assert_true(jpt__policy_env_is_loader(loader[i]));
     for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
         assert_false(jpt__policy_env_is_loader(plain[i]));
+}
+
+/* ---- network.allow ---------------------------------------------------------------- */
+
+/* Issue 10: entries "matched on the URL parsed with curl_url (scheme,
+ * lowercased host, default port filled, path prefix by whole segments)". */
+static void network_allow_matches_origin_and_whole_segments(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"uncovered\":\"deny\",\"network\":{\"allow\":["
+                           "\"https://api.github.com/repos/o/\",\"http://Example.COM:8080\","
+                           "\"https://a.example/x/y\"]}}");
+    static const struct {
+        const char *url;
+        int verdict;
+    } cases[] = {
+        {"https://api.github.com/repos/o", ALLOW},
+        {"https://api.github.com/repos/o/r/issues?state=open#top", ALLOW},
+        {"https://API.GitHub.com:443/repos/o/r", ALLOW},
+        {"https://api.github.com/repos/o2", DENY},
+        {"https://api.github.com/repos/O/r", DENY},
+        {"https://api.github.com/repos/o%2Fr", DENY}, /* one segment, "o%2Fr" */
+        {"https://api.github.com/repos/o/../../admin", DENY},
+        {"https://api.github.com/repos/x/../o/r", ALLOW},
+        {"http://api.github.com/repos/o/r", DENY},
+        {"https://api.github.com:8443/repos/o/r", DENY},
+        {"https://api.github.com.evil.example/repos/o/r", DENY},
+        {"https://evilapi.github.com/repos/o/r", DENY},
+        {"http://example.com:8080/", ALLOW},
+        {"http://example.com:8080/anything/at/all", ALLOW},
+        {"http://example.com/", DENY},
+        {"https://a.example/x/y", ALLOW},
+        {"https://a.example/x/y/", ALLOW},
+        {"https://a.example/x/yz", DENY},
+        {"https://a.example/x", DENY},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
+        expect_verdict(p, JPT_ACCESS_HTTP, cases[i].url, cases[i].verdict);
+    expect(p, JPT_ACCESS_HTTP, "https://api.github.com/repos/o2", DENY,
+           "http 'https://api.github.com/repos/o2': denied: not covered by the policy "
+           "(outside network.allow)");
+    jpt_policy_free(p);
+}
+
+/* Refused whatever the list says, and never asked: another scheme,
+ * userinfo ("https://allowed@evil/" names the host evil), a URL libcurl
+ * cannot read; IP literals and localhost unless listed as such. */
+static void some_urls_are_refused_outright(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"network\":{\"allow\":[\"https://allowed.example/\","
+                           "\"http://10.0.0.1/\",\"http://[2001:DB8::1]/\"]}}");
+    expect(p, JPT_ACCESS_HTTP, "https://allowed.example@evil.example/", DENY,
+           "http 'https://allowed.example@evil.example/': denied: the URL has user "
+           "information (user@host), which is refused");
+    expect_verdict(p, JPT_ACCESS_HTTP, "https://user:pass@allowed.example/", DENY);
+    expect_verdict(p, JPT_ACCESS_HTTP, "https://:@allowed.example/", DENY);
+    expect(p, JPT_ACCESS_HTTP, "ftp://allowed.example/", DENY,
+           "http 'ftp://allowed.example/': denied: only http:// and https:// URLs are served");
+    expect(p, JPT_ACCESS_HTTP, "file:///etc/passwd", DENY,
+           "http 'file:///etc/passwd': denied: only http:// and https:// URLs are served");
+    expect(p, JPT_ACCESS_HTTP, "https://exa mple/", DENY,
+           "http 'https://exa mple/': denied: not a valid URL (Bad hostname)");
+    expect(p, JPT_ACCESS_HTTP, "http://127.0.0.1/", DENY,
+           "http 'http://127.0.0.1/': denied: an IP address or localhost is allowed only where "
+           "network.allow names it as such");
+    static const char *const literals[] = {
+        "http://2130706433/", "http://0177.0.0.1/", "http://0x7f000001/", "http://[::1]/",
+        "http://[::ffff:127.0.0.1]/", "http://localhost/", "http://LOCALHOST./",
+        "http://x.localhost/", "http://10.0.0.2/", "http://[2001:db8::2]/",
+    };
+    for (size_t i = 0; i < sizeof(literals) / sizeof(*literals); i++)
+        expect_verdict(p, JPT_ACCESS_HTTP, literals[i], DENY);
+    /* The listed ones, in any spelling of the same address. */
+    static const char *const listed[] = {
+        "http://10.0.0.1/x", "http://167772161/", "http://012.0.0.1/", "http://10.1/",
+        "http://[2001:db8::1]/", "http://[2001:0DB8:0:0:0:0:0:1]/",
+    };
+    for (size_t i = 0; i < sizeof(listed) / sizeof(*listed); i++)
+        expect_verdict(p, JPT_ACCESS_HTTP, listed[i], ALLOW);
+    jpt_policy_free(p);
+}
+
+/* ---- ${VAR} and scrubbing ------------------------------------------------------------- */
+
+static void substitution_takes_only_listed_variables(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"network\":{\"envs\":[\"JPT_T_TOKEN\",\"JPT_T_SHORT\","
+                           "\"JPT_T_NL\",\"JPT_T_UNSET\"]}}");
+    jpt__secrets secrets;
+    jpt__buf out = JPT__BUF_INIT;
+    char why[256];
+
+    memset(&secrets, 0, sizeof(secrets));
+    setenv("JPT_T_TOKEN", "tok-12345678", 1);
+    setenv("JPT_T_SHORT", "1234567", 1);
+    setenv("JPT_T_NL", "line\nbreak-here", 1);
+    setenv("JPT_T_OTHER", "other-12345678", 1);
+    unsetenv("JPT_T_UNSET");
+    assert_int_equal(jpt__policy_substitute(p, "Bearer ${JPT_T_TOKEN} $x ${JPT_T_TOKEN}$", &out,
+                                            &secrets, why, sizeof(why)),
+                     JPT_OK);
+    assert_string_equal(out.data, "Bearer tok-12345678 $x tok-12345678$");
+    static const struct {
+        const char *text;
+        int rc;
+        const char *why;
+    } bad[] = {
+        {"${JPT_T_OTHER}", JPT_ERR_DENIED, "${JPT_T_OTHER} is not in network.envs"},
+        {"${JPT_T_UNSET}", JPT_ERR_NOT_FOUND,
+         "${JPT_T_UNSET} is not set in the host's environment"},
+        {"${JPT_T_SHORT}", JPT_ERR_INVALID,
+         "the value of ${JPT_T_SHORT} is shorter than 8 bytes, too short to be kept out of "
+         "what the tool receives"},
+        {"${JPT_T_NL}", JPT_ERR_INVALID,
+         "the value of ${JPT_T_NL} holds a line break or another control character, which a "
+         "header cannot carry"},
+        {"${}", JPT_ERR_INVALID,
+         "'${' is not followed by a variable name and '}' (write ${NAME} with letters, digits "
+         "and '_')"},
+        {"${a-b}", JPT_ERR_INVALID,
+         "'${' is not followed by a variable name and '}' (write ${NAME} with letters, digits "
+         "and '_')"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        out.len = 0;
+        assert_int_equal(jpt__policy_substitute(p, bad[i].text, &out, &secrets, why, sizeof(why)),
+                         bad[i].rc);
+        assert_string_equal(why, bad[i].why);
+    }
+    jpt__buf_free(&out);
+    jpt__secrets_free(&secrets);
+    jpt_policy_free(p);
+}
+
+static char *scrubbed(const jpt__secrets *s, const char *text)
+{
+    jpt__buf out = JPT__BUF_INIT;
+
+    assert_int_equal(jpt__secrets_scrub(s, text, strlen(text), &out), JPT_OK);
+    return jpt__buf_take(&out);
+}
+
+/* Every form a value takes in what a server echoes, replaced; longest
+ * forms first; nothing else touched. */
+static void scrubbing_replaces_every_form(void **state)
+{
+    (void)state;
+    jpt__secrets s;
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(jpt__secrets_add(&s, "ab/c+d\"e f"), JPT_OK);
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"x ab/c+d\"e f y", "x [REDACTED] y"},
+        {"{\"h\":\"ab/c+d\\\"e f\"}", "{\"h\":\"[REDACTED]\"}"},
+        {"?t=ab%2Fc%2Bd%22e%20f&u", "?t=[REDACTED]&u"},
+        {"?t=ab%2fc%2bd%22e%20f&u", "?t=[REDACTED]&u"},
+        /* base64 of the value, and of "Bearer <value>" (shift 1): the
+         * characters of the value alone go. */
+        {"YWIvYytkImUgZg==", "[REDACTED]g=="},
+        {"QmVhcmVyIGFiL2MrZCJlIGY=", "QmVhcmVyIG[REDACTED]Y="},
+        {"nothing to see", "nothing to see"},
+        {"ab/c+d\"e", "ab/c+d\"e"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char *got = scrubbed(&s, cases[i].in);
+        if (strcmp(got, cases[i].out) != 0)
+            fail_msg("scrub(%s): expected %s, got %s", cases[i].in, cases[i].out, got);
+        jpt_free(got);
+    }
+    assert_true(jpt__secrets_found(&s, "..ab/c+d\"e f..", 14));
+    assert_false(jpt__secrets_found(&s, "ab/c+d\"e", 8));
+    jpt__secrets_free(&s);
+    /* No secret: the text as it is. */
+    char *got = scrubbed(&s, "plain");
+    assert_string_equal(got, "plain");
+    jpt_free(got);
 }
 
 /* jpt__policy_new_json(), for rooms that hold the section parsed: the
@@ -1164,7 +1371,8 @@ static void policy_new_survives_allocation_failure(void **state)
         "\"deny\":[\"src/Secret\",\"x\"],\"hardlinks\":\"allow\"},"
         "\"sensitive_paths\":[\"*.key\",\"**/secrets/\",\"config/prod.yaml\"],"
         "\"sensitive\":\"ask\",\"uncovered\":\"deny\","
-        "\"network\":{\"allow\":[\"https://example.com/api\"],\"envs\":[\"TOKEN\"]},"
+        "\"network\":{\"allow\":[\"https://example.com/api\",\"http://[::1]:8/\"],"
+        "\"envs\":[\"TOKEN\"],\"redirects\":2,\"timeout_ms\":5,\"max_response_bytes\":9},"
         "\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"]],\"envs\":[\"HOME\"]}}}",
         "{\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"],[\"status\"],[]],"
         "\"envs\":[\"HOME\",\"TOKEN\"],\"timeout_ms\":100,\"output_limit\":4096},"
@@ -1213,8 +1421,11 @@ static void policy_check_survives_allocation_failure(void **state)
     (void)state;
     jpt_policy *p = policy("{\"filesystem\":{\"allow\":[\"src\"],\"writable\":true,"
                            "\"deny\":[\"src/private\"]},\"sensitive_paths\":[\"*.key\"],"
-                           "\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"]]}}}");
+                           "\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"]]}},"
+                           "\"network\":{\"allow\":[\"https://x/a\",\"http://[::1]/\"]}}");
     static const check_ctx cases[] = {
+        {NULL, JPT_ACCESS_HTTP, "https://x/a/b"}, {NULL, JPT_ACCESS_HTTP, "http://[0::1]/"},
+        {NULL, JPT_ACCESS_HTTP, "https://u@x/a"}, {NULL, JPT_ACCESS_HTTP, "http://[::1"},
         {NULL, READ, "src/main.rs"},        {NULL, WRITE, "src/a.c"},
         {NULL, READ, ".env"},               {NULL, WRITE, ".git"},
         {NULL, LIST, "src/private"},        {NULL, WRITE, "src"},
@@ -1256,13 +1467,46 @@ static void normalize_path_survives_allocation_failure(void **state)
     sweep("jpt_policy_normalize_path", normalize_op, "");
 }
 
+/* ${VAR} substitution and scrubbing: JPT_ERR_NOMEM and no leak at every
+ * allocation, or the whole result. */
+static int substitute_op(const void *ctx)
+{
+    const jpt_policy *p = ctx;
+    jpt__secrets s;
+    jpt__buf out = JPT__BUF_INIT, clean = JPT__BUF_INIT;
+    char why[256];
+
+    memset(&s, 0, sizeof(s));
+    int rc = jpt__policy_substitute(p, "Bearer ${JPT_T_SWEEP} and ${JPT_T_SWEEP}", &out, &s,
+                                    why, sizeof(why));
+    if (rc == JPT_OK)
+        rc = jpt__secrets_scrub(&s, out.data, out.len, &clean);
+    if (rc == JPT_OK) {
+        tu_fail_at(0);
+        assert_string_equal(clean.data, "Bearer [REDACTED] and [REDACTED]");
+    }
+    jpt__buf_free(&out);
+    jpt__buf_free(&clean);
+    jpt__secrets_free(&s);
+    return rc;
+}
+
+static void substitution_survives_allocation_failure(void **state)
+{
+    (void)state;
+    setenv("JPT_T_SWEEP", "sweep-secret-value", 1);
+    jpt_policy *p = policy("{\"network\":{\"envs\":[\"JPT_T_SWEEP\"]}}");
+    sweep("jpt__policy_substitute", substitute_op, p);
+    jpt_policy_free(p);
+}
+
 int main(void)
 {
     tu_install_counting_allocator();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(default_policy_reads_and_lists_the_workspace),
         cmocka_unit_test(default_policy_asks_before_any_write),
-        cmocka_unit_test(default_policy_denies_network_and_asks_for_processes),
+        cmocka_unit_test(default_policy_asks_for_network_and_processes),
         cmocka_unit_test(default_policy_denies_sensitive_paths),
         cmocka_unit_test(hardlinks_are_denied_unless_allowed),
         cmocka_unit_test(every_builtin_pattern_is_denied_for_every_access),
@@ -1300,10 +1544,15 @@ int main(void)
         cmocka_unit_test(malformed_configurations_are_refused_with_their_message),
         cmocka_unit_test(names_longer_than_a_file_system_holds_are_refused),
         cmocka_unit_test(network_and_commands_are_accepted_in_their_forms),
+        cmocka_unit_test(network_allow_matches_origin_and_whole_segments),
+        cmocka_unit_test(some_urls_are_refused_outright),
+        cmocka_unit_test(substitution_takes_only_listed_variables),
+        cmocka_unit_test(scrubbing_replaces_every_form),
         cmocka_unit_test(a_parsed_section_gives_the_same_policy),
         cmocka_unit_test(policy_new_survives_allocation_failure),
         cmocka_unit_test(policy_check_survives_allocation_failure),
         cmocka_unit_test(normalize_path_survives_allocation_failure),
+        cmocka_unit_test(substitution_survives_allocation_failure),
     };
     return TU_RUN(tests);
 }

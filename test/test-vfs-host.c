@@ -242,7 +242,7 @@ static void errors_carry_d11_codes_and_never_the_root(void **state)
                       NULL);
     const char *codes[] = {"fs.read err -32002 ", "fs.rename err -32003 ",
                            "fs.read err -32602 ", "fs.chmod err -32601 ",
-                           "http.get err -32601 ", "fs.read err -32001 ",
+                           "http.get err -32001 ", "fs.read err -32001 ",
                            "fs.read err -32602 ", "fs.read err -32602 "};
     const char *p = end + 4;
     for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {

@@ -273,6 +273,49 @@ static void serve_grep(void *ud, jpt__vfs_call *c)
                               (json_int_t)p->max_matches));
 }
 
+/* http.get and http.post answer what they were asked: the URL and the
+ * headers as response headers, the body back (base64 when it is not text),
+ * 256 bytes in base64 for ".../binary", and -32001 for a "denied" host. */
+static void serve_http(void *ud, jpt__vfs_call *c)
+{
+    const jpt__vfs_params *p = jpt__vfs_call_params(c);
+    json_t *headers = json_pack("[{s:s,s:s}]", "name", "X-Url", "value", p->url);
+
+    (void)ud;
+    if (strstr(p->url, "denied") != NULL) {
+        json_decref(headers);
+        assert_int_equal(jpt__vfs_call_answer_error(c, JPT_VFS_E_ACCESS_DENIED,
+                                                    "http.get '%s': denied", p->url),
+                         JPT_OK);
+        return;
+    }
+    for (size_t i = 0; i < p->nheaders; i++)
+        json_array_append_new(headers, json_pack("{s:s,s:s}", "name", p->header_names[i],
+                                                 "value", p->header_values[i]));
+    unsigned char bytes[256];
+    const char *body = p->body != NULL ? p->body : "";
+    size_t len = p->body_len;
+    if (strstr(p->url, "binary") != NULL) {
+        for (size_t i = 0; i < 256; i++)
+            bytes[i] = (unsigned char)i;
+        body = (const char *)bytes;
+        len = 256;
+    }
+    json_t *r = json_pack("{s:i,s:o}", "status", jpt__vfs_call_method(c) == JPT__VFS_HTTP_POST
+                                                     ? 201 : 200, "headers", headers);
+    if (jpt__json_quoted_size(body, len, true) != 0)
+        json_object_set_new(r, "body", json_stringn(body, len));
+    else {
+        char *b64 = malloc(jpt__base64_size(len) + 1);
+        jpt__base64_encode(b64, (const unsigned char *)body, len);
+        b64[jpt__base64_size(len)] = '\0';
+        json_object_set_new(r, "body", json_string(b64));
+        json_object_set_new(r, "encoding", json_string("base64"));
+        free(b64);
+    }
+    answer_value(c, r);
+}
+
 static void on_state(void *ud, jpt_state *st, bool final)
 {
     (void)final;
@@ -303,6 +346,8 @@ static void start(harness *h, const char *script)
     hs.method[JPT__VFS_FS_DELETE] = serve_delete;
     hs.method[JPT__VFS_FS_RENAME] = serve_rename;
     hs.method[JPT__VFS_FS_GREP] = serve_grep;
+    if (strcmp(script, "http") == 0)
+        hs.method[JPT__VFS_HTTP_GET] = hs.method[JPT__VFS_HTTP_POST] = serve_http;
     snprintf(arguments, sizeof(arguments), "{\"script\":\"%s\"}", script);
     jpt__vfs_init init = {"vfs_test_tool", arguments, "{\"q\":[1,2]}", "{\"confirm\":true}"};
     assert_int_equal(jpt__vfs_engine_new(h->limits, &hs, &init, &err, &h->e), JPT_OK);
@@ -491,7 +536,7 @@ static void every_error_code_reaches_the_tool(void **state)
         "read broken: JPT_ERR_IO -32603 I/O error reading 'broken'\n"
         "call fs.nope: JPT_ERR_UNSUPPORTED -32601 Method not found: 'fs.nope'\n"
         "call http.get: JPT_ERR_UNSUPPORTED -32601 Method not found: 'http.get' is not served by "
-        "this host yet (fs.* methods only)\n"
+        "this host\n"
         "call fs.read {}: JPT_ERR_INVALID -32602 Invalid params: 'path' is required\n"
         "call bad json: JPT_ERR_INVALID 0 the params of fs.read are not JSON: expected a member "
         "name at byte 1\n"
@@ -503,6 +548,33 @@ static void every_error_code_reaches_the_tool(void **state)
         "result bad: JPT_ERR_INVALID 0 a result's content must be a JSON array of content blocks "
         "or a JSON string\n"
         "read fine fine");
+    assert_int_equal(jpt__vfs_engine_violations(h.e), 0);
+    finish(&h);
+}
+
+static void http_calls_work_through_the_sdk(void **state)
+{
+    harness h;
+
+    (void)state;
+    assert_string_equal(
+        run(&h, "http"),
+        "get 200 [{\"name\":\"X-Url\",\"value\":\"https://example.com/a\"},"
+        "{\"name\":\"Authorization\",\"value\":\"Bearer ${TOKEN}\"},"
+        "{\"name\":\"X-A\",\"value\":\"1\"}] 0:\n"
+        "binary 256 same nul\n"
+        "post 201 [{\"name\":\"X-Url\",\"value\":\"https://example.com/p\"},"
+        "{\"name\":\"X-A\",\"value\":\"1\"}] 9:hello \"x\"\n"
+        "post binary 4 same\n"
+        "post empty 201 [{\"name\":\"X-Url\",\"value\":\"https://example.com/p\"}] 0:\n"
+        "get denied: JPT_ERR_DENIED -32001 http.get 'https://denied.example/': denied\n"
+        "after an error 0 none none\n"
+        "get null value: JPT_ERR_INVALID 0 http.get: header 0 has a NULL name or value\n"
+        "get null headers: JPT_ERR_INVALID 0 http.get: headers is NULL with a count of 1\n"
+        "get latin-1: JPT_ERR_INVALID 0 'https://example.com/caf\xef\xbf\xbd' is not valid "
+        "UTF-8\n"
+        "get small: JPT_ERR_INVALID 0 http.get: the response's size does not match this jptool\n"
+        "get null url: JPT_ERR_INVALID 0 a required argument is NULL");
     assert_int_equal(jpt__vfs_engine_violations(h.e), 0);
     finish(&h);
 }
@@ -989,6 +1061,7 @@ int main(void)
         cmocka_unit_test(the_tool_reads_its_initial_context),
         cmocka_unit_test(every_file_method_works_through_the_sdk),
         cmocka_unit_test(every_error_code_reaches_the_tool),
+        cmocka_unit_test(http_calls_work_through_the_sdk),
         cmocka_unit_test(pipelined_reads_are_answered_out_of_order),
         cmocka_unit_test(large_messages_both_ways_at_once_never_deadlock),
         cmocka_unit_test(a_request_the_host_cannot_read_ends_the_session),

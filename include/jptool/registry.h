@@ -743,7 +743,9 @@ JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed);
  * A tool whose definition says "runtime": "vfs" (D11) is a process that
  * does its file access through JSON-RPC requests to the registry, which
  * serves them from the registry's loop through a ProjectFiles backend,
- * after the access policy its "sandbox" section gives. Its definition:
+ * after the access policy its "sandbox" section gives; its http.get and
+ * http.post run on the registry's one libcurl multi handle, in the same
+ * loop (vfs.h, "A standalone host" says how). Its definition:
  * "command" (as a stdio tool's, templates and "env" included), "sandbox"
  * (the policy; absent: the workspace read-only), "files" (the name of a
  * backend added with jpt_registry_add_files; absent: the registry's root

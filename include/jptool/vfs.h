@@ -297,10 +297,34 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *                        covered by the sandbox config … trigger an inquiry
  *                        prompt").
  *   network.allow        array of http:// or https:// URL prefixes (a host,
- *                        no user information, query or fragment).
+ *                        no user information, query or fragment): a URL
+ *                        with an entry's scheme, host and port whose path
+ *                        is the entry's path or beneath it by whole
+ *                        segments is allowed ("https://api.example.com/v1"
+ *                        covers ".../v1" and ".../v1/x", never ".../v10");
+ *                        see "URLs" below.
  *   network.envs         array of environment variable names (letters,
  *                        digits, '_', not starting with a digit) that http
- *                        header values may substitute (${VAR}).
+ *                        header values may substitute (${VAR}); see
+ *                        "Secrets" below.
+ *   network.redirects    0 to 20: the redirects http.* follow (default 0:
+ *                        a 3xx response is the result, its Location header
+ *                        included). Each hop is checked as a request is;
+ *                        a hop the policy does not allow outright (one it
+ *                        would ask about too) fails the request with
+ *                        -32001. Past the count, the last 3xx response is
+ *                        the result. 301, 302 and 303 turn a POST into a
+ *                        GET; 307 and 308 keep it. A header holding a
+ *                        ${VAR}, Authorization and Cookie are not sent to
+ *                        another origin (scheme, host, port).
+ *   network.timeout_ms   1 to 600000: the time a whole request may take,
+ *                        its redirects included (default 30000); past
+ *                        it, -32004.
+ *   network.max_response_bytes
+ *                        1 to 10485760 (JPT_VFS_CONTENT_LIMIT): the
+ *                        response's headers and body together (default
+ *                        10000000, 10 MB); the transfer is stopped beyond
+ *                        it, -32603 saying so.
  *   commands.<program>   an object, the rule that lets process.run start
  *                        <program> (RFD 016's CommandRule). The key is the
  *                        program exactly as a tool names it: a name looked
@@ -328,13 +352,41 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *                        JPT_VFS_PROCESS_OUTPUT_MAX (default
  *                        JPT_VFS_PROCESS_OUTPUT_LIMIT).
  *
- * network.* is checked for form now; its requests are denied by this
- * version (see JPT_ACCESS_HTTP).
- *
  * With no sandbox section (NULL or "{}") a tool gets D11's default:
  * workspace read-only, no network, no processes — reads and listings
- * anywhere in the workspace are allowed, writes and processes are not
- * covered (asked), sensitive paths are denied.
+ * anywhere in the workspace are allowed, writes, URLs and processes are
+ * not covered (asked), sensitive paths are denied.
+ *
+ * URLs (network.allow, http.get, http.post) are read by libcurl's own
+ * parser (curl_url), the one the transfer uses: scheme and host compared
+ * in lower case, the scheme's default port filled in, dot segments
+ * removed, percent-encoding kept as written (".../a%2Fb" is one segment
+ * and matches no entry ".../a"). Refused outright, never asked: a scheme
+ * other than http and https; user information ("https://allowed@evil/"
+ * names the host evil); an IP address or a localhost name ("localhost",
+ * "x.localhost") that no entry names as such. libcurl reads the decimal,
+ * octal and hexadecimal forms of an IPv4 address ("2130706433",
+ * "0177.0.0.1") as the dotted one, which is then the address compared;
+ * an IPv4-mapped IPv6 address ("[::ffff:127.0.0.1]") is a literal of its
+ * own. A host name is refused when it resolves to a loopback, unspecified
+ * or link-local address (127.0.0.0/8, 0.0.0.0/8, 169.254.0.0/16, ::1, ::,
+ * fe80::/10, and their IPv4-mapped forms), checked on the address libcurl
+ * connects to: only an entry naming localhost or the address allows
+ * those. Any other URL no entry covers is not covered: the `uncovered`
+ * verdict (asked by default).
+ *
+ * Secrets. ${NAME} in an http header value is replaced by the value of the
+ * host's own environment variable NAME when network.envs lists it. A
+ * name not listed (-32001), not set (-32002), a value shorter than 8 bytes
+ * or holding a control character other than a tab (-32602), or a "${"
+ * without a name and '}' (-32602) fails the request with a message that
+ * names the variable, never its value. A value shorter than 8 bytes is
+ * refused rather than sent, as it could not be kept from the tool without
+ * mangling ordinary text. The tool never sees a value substituted: every
+ * one is replaced by "[REDACTED]" — as it is, JSON-escaped, URL-encoded
+ * and base64-encoded (at any alignment in longer base64 text) — in the
+ * response's headers and body, in error messages and in redirect URLs
+ * before they reach the tool; jptool logs no header value.
  *
  * Path prefixes in filesystem.allow, .writable and .deny are normalised
  * like jpt_policy_normalize_path() ("./src/" is "src"; "", absolute paths
@@ -394,8 +446,8 @@ typedef struct jpt_policy jpt_policy;
 #define JPT_ACCESS_WRITE 2 /* "fs.write": writing, creating, deleting or
                               renaming (both paths) a file or directory */
 #define JPT_ACCESS_LIST 3 /* "fs.list_dir": listing a directory */
-#define JPT_ACCESS_HTTP 4 /* "http": target is the URL. Denied by this
-                             version: network access is not available yet */
+#define JPT_ACCESS_HTTP 4 /* "http": target is the URL (network.allow,
+                             "URLs" above) */
 #define JPT_ACCESS_PROCESS 5 /* "process.run": target is a JSON array of
                                 strings, the program then its arguments,
                                 ["cargo","check"]; checked against
@@ -486,14 +538,15 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * A request that cannot be read at all is answered with id null. */
 #define JPT_VFS_E_PARSE -32700            /* the line is not valid JSON */
 #define JPT_VFS_E_INVALID_REQUEST -32600  /* not a JSON-RPC 2.0 request */
-#define JPT_VFS_E_METHOD_NOT_FOUND -32601 /* unknown method; http.get and
-                                           * http.post too, until the host
-                                           * serves them; process.run on a
+#define JPT_VFS_E_METHOD_NOT_FOUND -32601 /* unknown method; process.run on a
                                            * workspace that is not a
                                            * directory */
 #define JPT_VFS_E_INVALID_PARAMS -32602   /* missing or mistyped params; the
                                            * message names the field */
-#define JPT_VFS_E_INTERNAL -32603         /* the host failed (memory, I/O) */
+#define JPT_VFS_E_INTERNAL -32603         /* the host failed (memory, I/O); an
+                                           * http transfer that failed (libcurl's
+                                           * words) or passed
+                                           * network.max_response_bytes */
 #define JPT_VFS_E_ACCESS_DENIED -32001    /* the access policy refused it */
 #define JPT_VFS_E_NOT_FOUND -32002        /* no such file or resource */
 #define JPT_VFS_E_EXISTS -32003           /* the target exists already */
@@ -513,7 +566,9 @@ typedef struct jpt_policy_request jpt_policy_request;
 #define JPT_DECISION_ALLOW 1        /* this request only */
 #define JPT_DECISION_ALLOW_ALWAYS 2 /* this request, and every later one of
                                        this tool run for the same access
-                                       to the same path */
+                                       to the same path (for http.*, the
+                                       same URL as libcurl reads it, which
+                                       redirects may then reach too) */
 
 /* Called inside dispatch (of the VFS host, or of the registry for its
  * "vfs" tools). The request is the handler's until it answers it. */
@@ -521,14 +576,14 @@ typedef void (*jpt_policy_fn)(jpt_policy_request *req, void *ud);
 
 /* What is asked; strings are owned by the request and valid until it is
  * answered. The tool's name; the D11 method ("fs.write"); the path as the
- * tool asked for it (fs.rename asks for each of its two paths; for
- * process.run it is the command line as a JSON array of strings,
- * ["cargo","publish"], and JPT_DECISION_ALLOW_ALWAYS covers that exact
- * command line); the access (JPT_ACCESS_*); why the policy asks, worded
- * for a person ("'notes.txt' is not covered by the tool's sandbox:
- * writing is allowed only where the configuration says so"). The call id
- * or handle id the request belongs to in a registry, or NULL (a
- * standalone host). NULL for a NULL request. */
+ * tool asked for it (fs.rename asks for each of its two paths; http.get
+ * and http.post: the URL as the tool wrote it; process.run: the command
+ * line as a JSON array of strings, ["cargo","publish"], and
+ * JPT_DECISION_ALLOW_ALWAYS covers that exact command line); the access
+ * (JPT_ACCESS_*); why the policy asks, worded for a person ("'notes.txt'
+ * is not covered by the tool's sandbox: writing is allowed only where the
+ * configuration says so"). The call id or handle id the request belongs
+ * to in a registry, or NULL (a standalone host). NULL for a NULL request. */
 JPT_EXPORT const char *jpt_policy_request_tool(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_method(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_path(const jpt_policy_request *req);
@@ -609,7 +664,30 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  * (jpt_vfs_host_state). The OS sandbox (RFD 075) is not applied yet: the
  * policy binds what the tool asks through the protocol, not what its
  * process could do directly. process.run is served as described above,
- * with `kill_grace_ms` as its kill grace. */
+ * with `kill_grace_ms` as its kill grace.
+ *
+ * http.get and http.post (D11 "HTTP methods") run on libcurl's
+ * multi-socket interface inside the host's loop: its sockets and timer are
+ * part of the fd and the timeout above, many transfers run at once, and
+ * dispatch never blocks on one. A standalone host has one libcurl multi
+ * handle; a registry has one for all its "vfs" tools, whose connections
+ * they share. libcurl resolves host names on short-lived threads of its
+ * own (its threaded resolver): the one place where threads run, and no
+ * jptool code runs on them. TLS peer and host verification is always on;
+ * no proxy is used (the *_proxy environment variables are ignored); no
+ * cookies are kept; a response's Content-Encoding is passed through, not
+ * decoded.
+ *   Request params: "url"; "headers", an array of {"name", "value"} (at
+ *   most 100, 64 KiB in all; Host, Content-Length, Transfer-Encoding,
+ *   Connection, Upgrade, TE, Trailer, Keep-Alive and Proxy-* are the
+ *   host's to write and refused with -32602, as are names that are not
+ *   HTTP tokens and values with line breaks); http.post's "body", text, or
+ *   base64 with "encoding": "base64". No Content-Type is sent unless the
+ *   tool writes one, and User-Agent is "jptool/<version>" unless it does.
+ *   Result: {"status": 200, "headers": [{"name", "value"}, …] as received
+ *   (of the last response when redirects were followed), "body": "…"},
+ *   with "encoding": "base64" when the body is not UTF-8 text without NUL
+ *   bytes. An HTTP error status is a result, not an error. */
 typedef struct jpt_vfs_host jpt_vfs_host;
 
 typedef struct jpt_vfs_host_options {

@@ -208,13 +208,68 @@ typedef struct jpt_vfs_grep_query {
 JPT_EXPORT int jpt_vfs_tool_grep(jpt_vfs_tool *t, const jpt_vfs_grep_query *query,
                                  char **result_json);
 
+/* ---- HTTP (D11 "HTTP methods") -------------------------------------------
+ * The host fetches the URL when the tool's network policy allows it
+ * (vfs.h, "network.allow" and "URLs"). A header value may hold ${NAME}:
+ * the host puts the value of its own environment variable there (for the
+ * variables its policy lists), and the tool never reads it —
+ * "[REDACTED]" stands wherever the response would show it. An HTTP error
+ * status (404, 500) is a response, not an error; the errors are the
+ * host's: JPT_ERR_DENIED (-32001: the policy, a variable not listed, a
+ * redirect not allowed), JPT_ERR_TIMEOUT (-32004), JPT_ERR_NOT_FOUND
+ * (-32002: a variable not set), JPT_ERR_INVALID (-32602: a URL or header
+ * the host refuses), JPT_ERR_IO (-32603: the transfer failed, or the
+ * response passed the host's size limit; the message says which). */
+
+/* A request header. */
+typedef struct jpt_vfs_http_header {
+    const char *name;
+    const char *value;
+} jpt_vfs_http_header;
+
+/* A response: set `size` to sizeof(jpt_vfs_http_response) and the rest to
+ * zero before the call, which fills it; jpt_vfs_http_response_clear()
+ * frees what it holds. */
+typedef struct jpt_vfs_http_response {
+    size_t size;
+    int status;         /* the HTTP status: 200, 404, … */
+    char *headers_json; /* the headers as D11 sends them, a JSON array
+                           [{"name": "Content-Type", "value": "…"}, …] */
+    char *body;         /* the body's bytes (base64 already decoded),
+                           NUL-terminated */
+    size_t body_len;    /* without the NUL */
+} jpt_vfs_http_response;
+
+/* http.get of `url` with `nheaders` headers (`headers` may be NULL when
+ * there are none), the response in `*response`. Besides the host's
+ * errors: JPT_ERR_INVALID (NULL `t`, `url` or `response`, a NULL header
+ * name or value, text that is not UTF-8, response->size too small),
+ * JPT_ERR_UNSUPPORTED (response->size larger, with non-zero bytes this
+ * jptool does not know), JPT_ERR_PROTOCOL (a result without a status or
+ * body). On error the response holds nothing to free. */
+JPT_EXPORT int jpt_vfs_tool_http_get(jpt_vfs_tool *t, const char *url,
+                                     const jpt_vfs_http_header *headers, size_t nheaders,
+                                     jpt_vfs_http_response *response);
+
+/* http.post of `body_len` bytes (sent as text when they are UTF-8 without
+ * NUL bytes, else base64-encoded; `body` may be NULL when body_len is 0),
+ * otherwise as jpt_vfs_tool_http_get. */
+JPT_EXPORT int jpt_vfs_tool_http_post(jpt_vfs_tool *t, const char *url,
+                                      const jpt_vfs_http_header *headers, size_t nheaders,
+                                      const void *body, size_t body_len,
+                                      jpt_vfs_http_response *response);
+
+/* Frees what a response holds and zeroes it, keeping `size`. NULL is
+ * ignored. */
+JPT_EXPORT void jpt_vfs_http_response_clear(jpt_vfs_http_response *response);
+
 /* ---- Any method, and pipelining -----------------------------------------*/
 
 /* Sends `method` with `params_json` (JSON text, or NULL for none) and
  * waits: the result's JSON text. For methods this SDK has no function for
- * (http.get, http.post as the host starts to serve them), and for
- * process.run's result as the host sent it. `result_json` may be NULL
- * when the result does not matter. */
+ * (the http and process methods have helpers below), and the result as
+ * the host sent it. `result_json` may be NULL when the result does not
+ * matter. */
 JPT_EXPORT int jpt_vfs_tool_call(jpt_vfs_tool *t, const char *method, const char *params_json,
                                  char **result_json);
 

@@ -4,8 +4,7 @@
  * ("filesystem.allow[1]: …"); no key is accepted and then ignored. */
 #include <stdio.h>
 #include <string.h>
-
-#include <curl/curl.h>
+#include <strings.h>
 
 #include "policy/policy.h"
 
@@ -277,7 +276,7 @@ static int read_envs(jpt_policy *p, const json_t *v, const char *where)
         int rc = string_at(p, v, i, where, &s);
         if (rc < 0)
             return rc;
-        if (!jpt__policy_env_name(s))
+        if (!jpt__policy_env_name(s) || strlen(s) > JPT__POLICY_NAME_MAX)
             return jpt__err(&p->err, JPT_ERR_INVALID,
                             "%s[%zu]: '%.80s' is not an environment variable name "
                             "(letters, digits and '_', not starting with a digit)",
@@ -286,69 +285,124 @@ static int read_envs(jpt_policy *p, const json_t *v, const char *where)
     return JPT_OK;
 }
 
-/* Whether the URL `u` has `part`. */
-static bool has_part(CURLU *u, CURLUPart part)
+/* network.envs: the variables http header values may substitute. */
+static int read_network_envs(jpt_policy *p, const json_t *v, const char *where)
 {
-    char *value = NULL;
-    CURLUcode code = curl_url_get(u, part, &value, 0);
+    int rc = read_envs(p, v, where);
 
-    curl_free(value);
-    return code == CURLUE_OK;
+    if (rc < 0)
+        return rc;
+    if ((p->envs = jpt__calloc(json_array_size(v), sizeof(char *))) == NULL)
+        return JPT_ERR_NOMEM;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        if ((p->envs[i] = jpt__strdup(json_string_value(json_array_get(v, i)))) == NULL)
+            return JPT_ERR_NOMEM;
+        p->n_envs++;
+    }
+    return JPT_OK;
 }
 
-/* What is wrong with a network.allow entry, or NULL; JPT_ERR_NOMEM. D11
+/* One network.allow entry, appended to p->urls (which has room). D11
  * ("http.get") with RFD 016's NetworkSandbox: "Allowed outbound URL
  * prefixes … The prefix implicitly restricts protocol and domain". */
-static int check_url(const char *s, const char **why)
+static int add_url(jpt_policy *p, const char *s, const char *where, size_t i)
 {
-    CURLU *u = curl_url();
-    char *scheme = NULL;
+    jpt__policy_url *u = &p->urls[p->n_urls];
+    const char *why = NULL, *curl_why = NULL;
+    int rc = jpt__policy_url_parse(s, u, &curl_why);
 
-    *why = NULL;
-    if (u == NULL)
-        return JPT_ERR_NOMEM;
-    CURLUcode code = curl_url_set(u, CURLUPART_URL, s, 0);
-    if (code == CURLUE_OUT_OF_MEMORY) {
-        curl_url_cleanup(u);
-        return JPT_ERR_NOMEM;
-    }
-    if (code != CURLUE_OK || curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-        (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0))
-        *why = "is not an http:// or https:// URL";
-    else if (!has_part(u, CURLUPART_HOST))
-        *why = "has no host";
-    else if (has_part(u, CURLUPART_USER) || has_part(u, CURLUPART_PASSWORD))
-        *why = "has user information: an allowed prefix names a host and a path";
-    else if (has_part(u, CURLUPART_QUERY))
-        *why = "has a query: an allowed prefix names a host and a path";
-    else if (has_part(u, CURLUPART_FRAGMENT))
-        *why = "has a fragment: an allowed prefix names a host and a path";
-    curl_free(scheme);
-    curl_url_cleanup(u);
-    return *why != NULL ? JPT_ERR_INVALID : JPT_OK;
+    if (rc == JPT_ERR_NOMEM)
+        return rc;
+    if (rc < 0 && strncasecmp(s, "http://", 7) != 0 && strncasecmp(s, "https://", 8) != 0)
+        return jpt__err(&p->err, JPT_ERR_INVALID, "%s[%zu]: '%.80s' is not an http:// or "
+                        "https:// URL", where, i, s);
+    if (rc < 0)
+        return jpt__err(&p->err, JPT_ERR_INVALID, "%s[%zu]: '%.80s' is not a valid URL (%s)",
+                        where, i, s, curl_why);
+    p->n_urls++;
+    if (!jpt__policy_url_is_web(u))
+        why = "is not an http:// or https:// URL";
+    else if (u->userinfo)
+        why = "has user information: an allowed prefix names a host and a path";
+    else if (strchr(s, '?') != NULL)
+        why = "has a query: an allowed prefix names a host and a path";
+    else if (strchr(s, '#') != NULL)
+        why = "has a fragment: an allowed prefix names a host and a path";
+    if (why != NULL)
+        return jpt__err(&p->err, JPT_ERR_INVALID, "%s[%zu]: '%.80s' %s", where, i, s, why);
+    jpt__free(u->text);
+    return (u->text = jpt__strdup(s)) != NULL ? JPT_OK : JPT_ERR_NOMEM;
 }
 
 static int read_network_allow(jpt_policy *p, const json_t *v, const char *where)
 {
-    const char *s, *why = NULL;
+    const char *s;
 
     if (!json_is_array(v))
         return invalid_type(p, where, "an array of URL prefixes", v);
+    if ((p->urls = jpt__calloc(json_array_size(v), sizeof(*p->urls))) == NULL)
+        return JPT_ERR_NOMEM;
     for (size_t i = 0; i < json_array_size(v); i++) {
         int rc = string_at(p, v, i, where, &s);
         if (rc == JPT_OK)
-            rc = check_url(s, &why);
-        if (rc == JPT_ERR_INVALID && why != NULL)
-            return jpt__err(&p->err, rc, "%s[%zu]: '%.80s' %s", where, i, s, why);
+            rc = add_url(p, s, where, i);
         if (rc < 0)
             return rc;
     }
     return JPT_OK;
 }
 
+/* An integer from `min` to `max`. */
+static int read_integer(jpt_policy *p, const json_t *v, const char *where, json_int_t min,
+                        json_int_t max, json_int_t *out)
+{
+    if (!json_is_integer(v))
+        return jpt__err(&p->err, JPT_ERR_INVALID,
+                        "%s: expected an integer from %" JSON_INTEGER_FORMAT
+                        " to %" JSON_INTEGER_FORMAT ", got %s",
+                        where, min, max, jpt__json_type_phrase(v));
+    if (json_integer_value(v) < min || json_integer_value(v) > max)
+        return jpt__err(&p->err, JPT_ERR_INVALID,
+                        "%s: expected an integer from %" JSON_INTEGER_FORMAT
+                        " to %" JSON_INTEGER_FORMAT ", got %" JSON_INTEGER_FORMAT,
+                        where, min, max, json_integer_value(v));
+    *out = json_integer_value(v);
+    return JPT_OK;
+}
+
+static int read_redirects(jpt_policy *p, const json_t *v, const char *where)
+{
+    json_int_t n = 0;
+    int rc = read_integer(p, v, where, 0, JPT__NETWORK_MAX_REDIRECTS, &n);
+
+    p->redirects = (int)n;
+    return rc;
+}
+
+static int read_network_timeout(jpt_policy *p, const json_t *v, const char *where)
+{
+    json_int_t n = 0;
+    int rc = read_integer(p, v, where, 1, JPT__NETWORK_MAX_TIMEOUT_MS, &n);
+
+    p->http_timeout_ms = (int)n;
+    return rc;
+}
+
+static int read_max_response(jpt_policy *p, const json_t *v, const char *where)
+{
+    json_int_t n = 0;
+    int rc = read_integer(p, v, where, 1, JPT_VFS_CONTENT_LIMIT, &n);
+
+    p->max_response = (size_t)n;
+    return rc;
+}
+
 static const member network_members[] = {
     {"allow", read_network_allow},
-    {"envs", read_envs},
+    {"envs", read_network_envs},
+    {"redirects", read_redirects},
+    {"timeout_ms", read_network_timeout},
+    {"max_response_bytes", read_max_response},
 };
 
 static int read_network(jpt_policy *p, const json_t *v, const char *where)
@@ -436,24 +490,7 @@ static int read_command_envs(jpt_policy *p, const json_t *v, const char *where)
 }
 
 /* An integer from `min` to `max`. */
-static int read_integer(jpt_policy *p, const json_t *v, const char *where, json_int_t min,
-                        json_int_t max, json_int_t *out)
-{
-    if (!json_is_integer(v))
-        return jpt__err(&p->err, JPT_ERR_INVALID,
-                        "%s: expected an integer from %" JSON_INTEGER_FORMAT
-                        " to %" JSON_INTEGER_FORMAT ", got %s",
-                        where, min, max, jpt__json_type_phrase(v));
-    if (json_integer_value(v) < min || json_integer_value(v) > max)
-        return jpt__err(&p->err, JPT_ERR_INVALID,
-                        "%s: expected an integer from %" JSON_INTEGER_FORMAT
-                        " to %" JSON_INTEGER_FORMAT ", got %" JSON_INTEGER_FORMAT,
-                        where, min, max, json_integer_value(v));
-    *out = json_integer_value(v);
-    return JPT_OK;
-}
-
-static int read_timeout(jpt_policy *p, const json_t *v, const char *where)
+static int read_command_timeout(jpt_policy *p, const json_t *v, const char *where)
 {
     json_int_t ms = 0;
     int rc = read_integer(p, v, where, 1, JPT_VFS_PROCESS_TIMEOUT_MAX_MS, &ms);
@@ -474,7 +511,7 @@ static int read_output_limit(jpt_policy *p, const json_t *v, const char *where)
 static const member command_members[] = {
     {"args", read_args},
     {"envs", read_command_envs},
-    {"timeout_ms", read_timeout},
+    {"timeout_ms", read_command_timeout},
     {"output_limit", read_output_limit},
 };
 
@@ -529,6 +566,8 @@ int jpt__policy_configure(jpt_policy *p, const json_t *sandbox)
 
     p->sensitive_verdict = JPT_VERDICT_DENY;
     p->uncovered_verdict = JPT_VERDICT_ASK;
+    p->http_timeout_ms = JPT__NETWORK_TIMEOUT_MS;
+    p->max_response = JPT__NETWORK_MAX_RESPONSE;
     if (sandbox != NULL)
         rc = read_members(p, sandbox, "sandbox", sandbox_members,
                           sizeof(sandbox_members) / sizeof(sandbox_members[0]));
@@ -579,4 +618,14 @@ void jpt__policy_clear(jpt_policy *p)
     jpt__free(p->commands);
     p->commands = NULL;
     p->n_commands = 0;
+    for (size_t i = 0; i < p->n_urls; i++)
+        jpt__policy_url_clear(&p->urls[i]);
+    jpt__free(p->urls);
+    p->urls = NULL;
+    p->n_urls = 0;
+    for (size_t i = 0; i < p->n_envs; i++)
+        jpt__free(p->envs[i]);
+    jpt__free(p->envs);
+    p->envs = NULL;
+    p->n_envs = 0;
 }

@@ -24,11 +24,17 @@ typedef enum reason_code {
     WHY_OUTSIDE_ALLOW,
     WHY_READ_ONLY,
     WHY_OUTSIDE_WRITABLE,
-    WHY_NO_NETWORK,
     WHY_COMMAND_ANY,      /* detail: the program */
     WHY_COMMAND_ARGS,     /* detail: the program; index: the args entry */
     WHY_NO_COMMAND,
     WHY_ARGS_UNMATCHED,   /* detail: the program */
+    WHY_URL_INVALID,      /* detail: libcurl's words */
+    WHY_URL_SCHEME,
+    WHY_URL_USERINFO,
+    WHY_URL_ALLOW,        /* detail: the network.allow entry */
+    WHY_URL_LITERAL,      /* an IP literal or localhost no entry names */
+    WHY_URL_OUTSIDE,
+    WHY_URL_NO_NETWORK,   /* network.allow lists nothing */
 } reason_code;
 
 typedef struct decision {
@@ -245,6 +251,35 @@ static decision decide_process(const jpt_policy *p, const json_t *argv)
     return make(p->uncovered_verdict, WHY_ARGS_UNMATCHED, cmd->program);
 }
 
+/* The network.allow verdict on a URL (vfs.h, "network.allow"). */
+static decision decide_url(const jpt_policy *p, const char *target, int *rc)
+{
+    jpt__policy_url url;
+    const char *why = NULL;
+    decision d;
+
+    *rc = jpt__policy_url_parse(target, &url, &why);
+    if (*rc == JPT_ERR_NOMEM)
+        return make(JPT_VERDICT_DENY, WHY_URL_INVALID, NULL);
+    *rc = JPT_OK;
+    if (why != NULL)
+        return make(JPT_VERDICT_DENY, WHY_URL_INVALID, why);
+    const jpt__policy_url *entry = jpt__policy_url_find(p, &url);
+    if (!jpt__policy_url_is_web(&url))
+        d = make(JPT_VERDICT_DENY, WHY_URL_SCHEME, NULL);
+    else if (url.userinfo)
+        d = make(JPT_VERDICT_DENY, WHY_URL_USERINFO, NULL);
+    else if (entry != NULL)
+        d = make(JPT_VERDICT_ALLOW, WHY_URL_ALLOW, entry->text);
+    else if (url.kind != JPT__URL_NAME)
+        d = make(JPT_VERDICT_DENY, WHY_URL_LITERAL, NULL);
+    else
+        d = make(p->uncovered_verdict, p->n_urls > 0 ? WHY_URL_OUTSIDE : WHY_URL_NO_NETWORK,
+                 NULL);
+    jpt__policy_url_clear(&url);
+    return d;
+}
+
 /* ---- The reason ---------------------------------------------------------------------- */
 
 static const char *method_of(int access)
@@ -316,8 +351,6 @@ static int put_why(jpt__buf *b, const jpt_policy *p, decision d)
                                 "filesystem.writable is false)");
     case WHY_OUTSIDE_WRITABLE:
         return jpt__buf_puts(b, "not covered by the policy (outside filesystem.writable)");
-    case WHY_NO_NETWORK:
-        return jpt__buf_puts(b, "network access is not available in this version of jptool");
     case WHY_COMMAND_ANY:
         return jpt__buf_printf(b, "commands.%s allows any arguments", d.detail);
     case WHY_COMMAND_ARGS:
@@ -330,6 +363,22 @@ static int put_why(jpt__buf *b, const jpt_policy *p, decision d)
         return jpt__buf_printf(b, "not covered by the policy (the arguments match none of "
                                   "commands.%s.args)",
                                d.detail);
+    case WHY_URL_INVALID:
+        return d.detail != NULL ? jpt__buf_printf(b, "not a valid URL (%s)", d.detail)
+                                : jpt__buf_puts(b, "out of memory reading the URL");
+    case WHY_URL_SCHEME:
+        return jpt__buf_puts(b, "only http:// and https:// URLs are served");
+    case WHY_URL_USERINFO:
+        return jpt__buf_puts(b, "the URL has user information (user@host), which is refused");
+    case WHY_URL_ALLOW:
+        return jpt__buf_printf(b, "under '%s' in network.allow", d.detail);
+    case WHY_URL_LITERAL:
+        return jpt__buf_puts(b, "an IP address or localhost is allowed only where "
+                                "network.allow names it as such");
+    case WHY_URL_OUTSIDE:
+        return jpt__buf_puts(b, "not covered by the policy (outside network.allow)");
+    case WHY_URL_NO_NETWORK:
+        return jpt__buf_puts(b, "not covered by the policy (network.allow lists no URL)");
     }
     return JPT_OK;
 }
@@ -399,13 +448,13 @@ int jpt__policy_check(const jpt_policy *p, int access, const char *target,
     if (p->refused)
         d = make(JPT_VERDICT_DENY, WHY_REFUSED, NULL);
     else if (access == JPT_ACCESS_HTTP)
-        d = make(JPT_VERDICT_DENY, WHY_NO_NETWORK, NULL);
+        d = decide_url(p, target, &rc);
     else if (access == JPT_ACCESS_PROCESS)
         d = decide_process(p, argv);
     else
         d = decide_path(p, access, target);
 
-    if (reason != NULL)
+    if (rc == JPT_OK && reason != NULL)
         rc = write_reason(p, method != NULL ? method : method_of(access), shown, strlen(shown),
                           d, reason);
     json_decref(argv);

@@ -4,12 +4,17 @@
  *
  *   policy.c   the object, the verdict on a request, the reason
  *   config.c   the `sandbox` JSON read into the object, with its messages
+ *   secret.c   ${VAR} substitution in http headers, and scrubbing the
+ *              values substituted out of what the tool gets back
+ *   network.c  URLs parsed and compared as network.allow says
  *   pattern.c  sensitive name patterns: built-in list, folding, matching
  *   path.c     normalised relative paths and prefixes */
 #ifndef JPT_LIB_POLICY_H
 #define JPT_LIB_POLICY_H
 
 #include <stdbool.h>
+
+#include <curl/curl.h>
 
 #include "common/json.h"
 #include "jptool/vfs.h"
@@ -53,6 +58,31 @@ typedef struct jpt__policy_pattern {
     bool dir; /* a trailing '/': the directory and everything beneath */
 } jpt__policy_pattern;
 
+/* What a URL's host is (network.c). */
+#define JPT__URL_NAME 0      /* a name to resolve */
+#define JPT__URL_IP 1        /* an IPv4 or IPv6 literal */
+#define JPT__URL_LOCALHOST 2 /* "localhost" or a name under ".localhost" */
+
+/* A URL parsed for the network policy: a network.allow entry, or a
+ * request's URL. */
+typedef struct jpt__policy_url {
+    CURLU *u;          /* libcurl's parse, which a transfer may use as is */
+    char *text;        /* the URL as libcurl writes it back; for an entry,
+                          as configured (for reasons) */
+    char *scheme;      /* lower case */
+    char *host;        /* lower case; IPv6 literals canonical, in brackets */
+    unsigned port;     /* the scheme's default when none is written */
+    char *path;        /* "/" at least, dot segments removed */
+    int kind;          /* JPT__URL_* */
+    bool userinfo;     /* a user, password or login options */
+} jpt__policy_url;
+
+/* network.* defaults and bounds (vfs.h). */
+#define JPT__NETWORK_TIMEOUT_MS 30000
+#define JPT__NETWORK_MAX_TIMEOUT_MS 600000
+#define JPT__NETWORK_MAX_RESPONSE 10000000u
+#define JPT__NETWORK_MAX_REDIRECTS 20
+
 struct jpt_policy {
     jpt__errbuf err;
     bool refused; /* the configuration was refused: every check denies */
@@ -69,6 +99,14 @@ struct jpt_policy {
     size_t n_patterns;
     jpt__policy_command *commands; /* sandbox.commands, in no particular order */
     size_t n_commands;
+    /* network */
+    jpt__policy_url *urls; /* network.allow */
+    size_t n_urls;
+    char **envs;           /* network.envs */
+    size_t n_envs;
+    int redirects;         /* network.redirects: hops followed, 0: none */
+    int http_timeout_ms;   /* network.timeout_ms */
+    size_t max_response;   /* network.max_response_bytes */
 };
 
 /* ---- policy.c ---------------------------------------------------------------- */
@@ -110,6 +148,69 @@ int jpt__policy_configure(jpt_policy *p, const json_t *sandbox);
 
 /* Frees what jpt__policy_configure() read, leaving the error text. */
 void jpt__policy_clear(jpt_policy *p);
+
+/* ---- network.c ------------------------------------------------------------------ */
+
+/* Parses `text` with curl_url into `u` (zeroed first): JPT_OK (any scheme
+ * libcurl knows; userinfo is flagged, not refused); JPT_ERR_INVALID with
+ * *why libcurl's words ("Bad hostname") or "the URL has no host";
+ * JPT_ERR_NOMEM. Clear it with jpt__policy_url_clear(). */
+int jpt__policy_url_parse(const char *text, jpt__policy_url *u, const char **why);
+void jpt__policy_url_clear(jpt__policy_url *u);
+/* http or https. */
+bool jpt__policy_url_is_web(const jpt__policy_url *u);
+/* The same scheme, host and port. */
+bool jpt__policy_url_same_origin(const jpt__policy_url *a, const jpt__policy_url *b);
+/* Whether the network.allow `entry` covers `url`: same origin, and the
+ * path is the entry's or beneath it by whole segments. */
+bool jpt__policy_url_covers(const jpt__policy_url *entry, const jpt__policy_url *url);
+/* The first entry of network.allow that covers `url`, or NULL. */
+const jpt__policy_url *jpt__policy_url_find(const jpt_policy *p, const jpt__policy_url *url);
+
+/* ---- secret.c ------------------------------------------------------------------- */
+
+/* Values shorter than this are not substituted: scrubbing them out of a
+ * response would mangle ordinary text, and leaving them in would show them
+ * to the tool. */
+#define JPT__SECRET_MIN 8
+
+typedef struct jpt__secret_form {
+    char *text;
+    size_t len;
+} jpt__secret_form;
+
+/* The values substituted into one request, in every form scrubbed: as
+ * they are, JSON-escaped, URL-encoded (upper- and lower-case hex), and
+ * base64 in the standard and URL-safe alphabets — for each of the three
+ * places a value can start in a 3-byte group of longer encoded text, the
+ * characters that encode its bytes alone (a value inside
+ * base64("Bearer <value>") is found too; the at most two characters at
+ * each end that mix in neighbouring bytes are left). Zeroed is empty. */
+typedef struct jpt__secrets {
+    jpt__secret_form *forms; /* longest first */
+    size_t n, cap;
+    bool first[256];         /* the first bytes of the forms */
+} jpt__secrets;
+
+/* Appends `text` to `out` with every ${NAME} replaced by the value of the
+ * host's environment variable NAME, and adds each value to `secrets`.
+ * NAME is letters, digits and '_', not starting with a digit. JPT_OK;
+ * else `why` (`cap` bytes) names the variable and never its value:
+ * JPT_ERR_DENIED (NAME is not in network.envs), JPT_ERR_NOT_FOUND (not
+ * set), JPT_ERR_INVALID (a "${" without a name and '}'; a value shorter
+ * than JPT__SECRET_MIN bytes, or holding a control character other than
+ * a tab), JPT_ERR_NOMEM. */
+int jpt__policy_substitute(const jpt_policy *p, const char *text, jpt__buf *out,
+                           jpt__secrets *secrets, char *why, size_t cap);
+/* Adds a value's forms (JPT_ERR_NOMEM). */
+int jpt__secrets_add(jpt__secrets *s, const char *value);
+bool jpt__secrets_empty(const jpt__secrets *s);
+/* Appends p[0..n) to `out` with every occurrence of a form replaced by
+ * "[REDACTED]", leftmost first and the longest form at each place. */
+int jpt__secrets_scrub(const jpt__secrets *s, const char *p, size_t n, jpt__buf *out);
+/* Whether p[0..n) holds a form. */
+bool jpt__secrets_found(const jpt__secrets *s, const char *p, size_t n);
+void jpt__secrets_free(jpt__secrets *s);
 
 /* ---- pattern.c ----------------------------------------------------------------- */
 

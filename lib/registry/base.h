@@ -149,6 +149,7 @@ struct jpt_registry {
     struct jpt__named_files *named_files;  /* jpt_registry_add_files */
     size_t nnamed_files, cap_named_files;
     jpt_files *root_files[2]; /* the root, without and with hard links */
+    struct jpt__http *http;   /* their http.* requests, made with the first run */
 
     /* the state file (stale.c) */
     char *state_file;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "files/files.h"
+#include "http/http.h"
 #include "policy/policy.h"
 #include "registry/runtime.h"
 #include "vfs/vfs.h"
@@ -103,6 +104,8 @@ void jpt__vfs_runtime_free(jpt_registry *r)
         jpt__files_unref(r->root_files[i]);
         r->root_files[i] = NULL;
     }
+    jpt__http_free(r->http);
+    r->http = NULL;
 }
 
 /* The registry's root as a files backend, opened once for each hard-link
@@ -301,12 +304,17 @@ static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
 
     if (rc < 0)
         return rc;
+    /* One for every VFS tool of the registry (vfs/vfs.h): made with the
+     * first, its connections shared. */
+    if (r->http == NULL && (rc = jpt__http_new(r->loop, &r->http)) < 0)
+        return rc;
     if ((rc = init_texts(run, texts)) < 0)
         goto out;
     jpt__vfs_session_config cfg = {
         .loop = r->loop,
         .files = files,
         .policy = d->policy,
+        .http = r->http,
         .init = {run->tool->name, texts[0], texts[1], texts[2]},
         .request_id = run->id,
         .request_timeout_ms = d->request_timeout_ms,

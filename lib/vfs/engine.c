@@ -301,11 +301,7 @@ static int method_not_found(jpt__vfs_engine *e, const char *id, jpt__vfs_span me
     char label[96], message[256];
 
     method_label(method, label, sizeof(label));
-    if (m == JPT__VFS_HTTP_GET || m == JPT__VFS_HTTP_POST || m == JPT__VFS_PROCESS_RUN)
-        snprintf(message, sizeof(message),
-                 "Method not found: '%s' is not served by this host yet (fs.* methods only)",
-                 label);
-    else if (m >= 0)
+    if (m >= 0)
         snprintf(message, sizeof(message), "Method not found: '%s' is not served by this host",
                  label);
     else if (strcmp(label, "result") == 0 || strcmp(label, "error") == 0 ||

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "files/files.h"
+#include "http/http.h"
 #include "policy/policy.h"
 #include "vfs/vfs.h"
 
@@ -16,6 +17,7 @@
 
 struct jpt_vfs_host {
     jpt__loop *loop;
+    jpt__http *http;          /* the tool's http.* requests */
     jpt_files *files;
     jpt_policy *policy;
     int request_timeout_ms, kill_grace_ms;
@@ -100,7 +102,7 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
     h->kill_grace_ms = o.kill_grace_ms > 0 ? o.kill_grace_ms : DEFAULT_KILL_GRACE_MS;
     h->limits.max_message = o.max_message;
     h->limits.max_violations = o.max_violations;
-    if ((rc = jpt__loop_new(&h->loop)) < 0)
+    if ((rc = jpt__loop_new(&h->loop)) < 0 || (rc = jpt__http_new(h->loop, &h->http)) < 0)
         goto fail;
     if ((rc = jpt_policy_new(o.sandbox_json, &h->policy)) < 0) {
         jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: the sandbox: %s",
@@ -175,6 +177,7 @@ static int start(jpt_vfs_host *h, const char *const argv[], int rfd, int wfd,
         .loop = h->loop,
         .files = h->files,
         .policy = h->policy,
+        .http = h->http,
         .request_timeout_ms = h->request_timeout_ms,
         .kill_grace_ms = h->kill_grace_ms,
         .limits = h->limits,
@@ -338,6 +341,7 @@ JPT_EXPORT void jpt_vfs_host_free(jpt_vfs_host *h)
     if (h == NULL)
         return;
     jpt__vfs_session_free(h->session);
+    jpt__http_free(h->http);
     jpt_state_unref(h->state);
     jpt_policy_free(h->policy);
     jpt__files_unref(h->files);

@@ -288,6 +288,79 @@ static int decode_run(fields *f, jpt__vfs_span params, jpt__vfs_params *out, voi
     return strings_field(f, "envs", slots + nargs, &out->envs, &out->nenvs);
 }
 
+/* D11 http.get and http.post: `url`, `headers` as [{"name", "value"}], and
+ * http.post's `body`, text, or base64 with "encoding": "base64" (as
+ * fs.write's content: a body of any bytes). */
+static int decode_http(fields *f, jpt__vfs_span params, bool post, jpt__vfs_params *out,
+                       void **arrays)
+{
+    static const char *const get_names[] = {"url", "headers", NULL};
+    static const char *const post_names[] = {"url", "headers", "body", "encoding", NULL};
+    int rc;
+
+    if ((rc = collect(f, params, post ? post_names : get_names)) < 0 ||
+        (rc = string_field(f, "url", true, &out->url)) < 0)
+        return rc;
+    if (post) {
+        const char *encoding;
+        if ((rc = string_field(f, "encoding", false, &encoding)) < 0)
+            return rc;
+        if (encoding != NULL && strcmp(encoding, "base64") != 0)
+            return bad(f, "'%s' must be \"base64\" when given", "encoding");
+        jpt__vfs_span *body = field(f, "body");
+        if (body->p != NULL) {
+            if (jpt__json_type(*body) != JPT__JSON_STRING)
+                return bad(f, "'%s' must be a string", "body");
+            char *text = decode_in_place(*body, &out->body_len);
+            out->body = text;
+            if (encoding != NULL &&
+                !jpt__base64_decode(text, out->body_len, (unsigned char *)text, &out->body_len))
+                return bad(f, "'%s' is not valid base64", "body");
+        } else if (encoding != NULL)
+            return bad(f, "'%s' is given without '%s'", "encoding", "body");
+    }
+
+    jpt__vfs_span *headers = field(f, "headers"), element, key, value;
+    if (headers->p == NULL)
+        return JPT_OK;
+    if (jpt__json_type(*headers) != JPT__JSON_ARRAY)
+        return bad(f, "'%s' must be an array of {\"name\", \"value\"} objects", "headers");
+    size_t n = array_length(headers);
+    const char **slots = jpt__calloc(2 * n + 1, sizeof(*slots));
+    if (slots == NULL)
+        return JPT_ERR_NOMEM;
+    *arrays = slots;
+    out->header_names = slots;
+    out->header_values = slots + n;
+    jpt__json_iter it, members;
+    jpt__json_iter_init(&it, *headers);
+    for (size_t i = 0; jpt__json_next_element(&it, &element); i++) {
+        if (jpt__json_type(element) != JPT__JSON_OBJECT)
+            return bad(f, "'headers[%zu]' must be a {\"name\", \"value\"} object", i);
+        const char **name = &slots[i], **val = &slots[n + i];
+        jpt__json_iter_init(&members, element);
+        while (jpt__json_next_member(&members, &key, &value)) {
+            bool is_name = jpt__json_key_is(key, "name");
+            if (!is_name && !jpt__json_key_is(key, "value"))
+                return bad(f, "'headers[%zu]' has a member other than 'name' and 'value'", i);
+            const char **slot = is_name ? name : val;
+            size_t len;
+            if (*slot != NULL)
+                return bad(f, "'headers[%zu].%s' is given twice", i, is_name ? "name" : "value");
+            if (jpt__json_type(value) != JPT__JSON_STRING)
+                return bad(f, "'headers[%zu].%s' must be a string", i, is_name ? "name" : "value");
+            *slot = decode_in_place(value, &len);
+            if (memchr(*slot, '\0', len) != NULL)
+                return bad(f, "'headers[%zu].%s' must not contain a NUL character", i,
+                           is_name ? "name" : "value");
+        }
+        if (*name == NULL || *val == NULL)
+            return bad(f, "'headers[%zu]' needs both 'name' and 'value'", i);
+        out->nheaders++;
+    }
+    return JPT_OK;
+}
+
 int jpt__vfs_params_decode(int method, jpt__vfs_span params, jpt__vfs_params *out,
                            void **arrays, char *why, size_t why_len)
 {
@@ -308,6 +381,9 @@ int jpt__vfs_params_decode(int method, jpt__vfs_span params, jpt__vfs_params *ou
         return decode_grep(&f, params, out, arrays);
     case JPT__VFS_PROCESS_RUN:
         return decode_run(&f, params, out, arrays);
+    case JPT__VFS_HTTP_GET:
+    case JPT__VFS_HTTP_POST:
+        return decode_http(&f, params, method == JPT__VFS_HTTP_POST, out, arrays);
     default:
         return decode_path(&f, params, out);
     }

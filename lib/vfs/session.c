@@ -59,6 +59,7 @@ struct vfs_req {
     const char *shown;        /* the requested path, for the policy's words */
     jpt__files_call *fc;      /* in flight: a grep, or a host backend's */
     jpt__vfs_run *run;        /* in flight: process.run's child */
+    jpt__vfs_http_call *hc;   /* in flight: http.get, http.post */
     jpt_policy_request *asking;
     /* the guard's ask, while the request waits on the prompt */
     int ask_access;
@@ -74,6 +75,8 @@ struct jpt__vfs_session {
     jpt__vfs_engine *engine;
     jpt_files *files;
     const jpt_policy *policy;
+    struct jpt__http *http;
+    jpt__vfs_http_queue http_queue;
     jpt__vfs_session_ops ops;
     char *tool_name, *request_id;
     int request_timeout_ms, kill_grace_ms;
@@ -177,10 +180,17 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
 
 /* ---- Requests ---------------------------------------------------------------------------- */
 
+static bool is_http(int method)
+{
+    return method == JPT__VFS_HTTP_GET || method == JPT__VFS_HTTP_POST;
+}
+
 static int access_of(const vfs_req *r, int files_access)
 {
     if (r->method == JPT__VFS_PROCESS_RUN)
         return JPT_ACCESS_PROCESS;
+    if (is_http(r->method))
+        return JPT_ACCESS_HTTP;
     if (files_access == JPT__FILES_ACCESS_WRITE)
         return JPT_ACCESS_WRITE;
     return r->method == JPT__VFS_FS_LIST_DIR ? JPT_ACCESS_LIST : JPT_ACCESS_READ;
@@ -248,7 +258,8 @@ static int guard(void *ud, int files_access, const char *resolved, char *message
         return JPT_OK;
     }
     snprintf(message, cap, "%s", reason != NULL ? reason : "denied by the access policy");
-    if (verdict == JPT_VERDICT_ASK && r->method != JPT__VFS_FS_GREP && r->ask_path == NULL &&
+    if (verdict == JPT_VERDICT_ASK && r->method != JPT__VFS_FS_GREP &&
+        files_access != JPT__VFS_HTTP_REDIRECT && r->ask_path == NULL &&
         (r->ask_path = jpt__strdup(resolved)) != NULL) {
         r->ask_access = access;
         r->ask_reason = reason;
@@ -265,6 +276,7 @@ static void req_free(vfs_req *r)
         jpt__files_cancel(r->fc);
     if (r->run != NULL)
         jpt__vfs_run_cancel(r->run);
+    jpt__vfs_http_cancel(r->hc);
     if (r->asking != NULL) {
         r->asking->req = NULL;
         r->asking->s = NULL;
@@ -326,6 +338,7 @@ static void req_done(void *ud, int status, const char *result, size_t len, const
 
     r->fc = NULL;
     r->run = NULL;
+    r->hc = NULL;
     if (status == JPT_ERR_AGAIN && r->ask_path != NULL) {
         ask_prompt(r);
         return;
@@ -376,6 +389,13 @@ static void req_submit(vfs_req *r)
             req_error(r, JPT_VFS_E_INTERNAL, "out of memory serving the request");
         else if (run != NULL)
             r->run = run; /* else req_done has run, and `r` is gone */
+        return;
+    }
+    if (is_http(r->method)) {
+        if (jpt__vfs_http_submit(s->http, &s->http_queue, s->policy, r->method,
+                                 jpt__vfs_call_params(r->call),
+                                 guard, r, req_done, r, &r->hc) < 0)
+            req_error(r, JPT_VFS_E_INTERNAL, "out of memory serving the request");
         return;
     }
     int rc = jpt__files_submit(s->files, jpt__vfs_method_name(r->method), r->params, &opts,
@@ -432,15 +452,16 @@ static json_t *files_params(int method, const jpt__vfs_params *p)
     return o;
 }
 
-/* The engine's handler of every fs.* method, and of process.run. */
-static void serve_fs(void *ud, jpt__vfs_call *call)
+/* The engine's handler of every fs.* method, of process.run, and of
+ * http.* when the owner serves the network. */
+static void serve(void *ud, jpt__vfs_call *call)
 {
     jpt__vfs_session *s = ud;
     int method = jpt__vfs_call_method(call);
     const jpt__vfs_params *p = jpt__vfs_call_params(call);
     vfs_req *r = jpt__calloc(1, sizeof(*r));
 
-    if (r == NULL || (r->params = files_params(method, p)) == NULL) {
+    if (r == NULL || (!is_http(method) && (r->params = files_params(method, p)) == NULL)) {
         jpt__free(r);
         if (jpt__vfs_call_answer_error(call, JPT_VFS_E_INTERNAL, "out of memory") < 0)
             jpt__log(JPT_LOG_ERROR, "VFS tool '%s': out of memory", s->tool_name);
@@ -452,6 +473,7 @@ static void serve_fs(void *ud, jpt__vfs_call *call)
     /* For the policy's words: fs.rename asks about each of its paths, and
      * the resolved one is named then. */
     r->shown = method == JPT__VFS_FS_RENAME ? NULL
+               : is_http(method)             ? p->url
                : p->path != NULL             ? json_string_value(json_object_get(r->params, "path"))
                                              : NULL;
     JPT__LIST_PUSH(s->reqs, r);
@@ -942,11 +964,15 @@ static int session_new(const jpt__vfs_session_config *cfg, const jpt__vfs_sessio
     if (s == NULL)
         return jpt__err(err, JPT_ERR_NOMEM, "out of memory starting the VFS tool");
     for (int m = JPT__VFS_FS_READ; m <= JPT__VFS_FS_GREP; m++)
-        h.method[m] = serve_fs;
-    h.method[JPT__VFS_PROCESS_RUN] = serve_fs; /* run.c through req_submit */
+        h.method[m] = serve;
+    h.method[JPT__VFS_PROCESS_RUN] = serve; /* run.c through req_submit */
+    if (cfg->http != NULL)
+        h.method[JPT__VFS_HTTP_GET] = h.method[JPT__VFS_HTTP_POST] = serve;
     s->loop = cfg->loop;
     s->files = jpt__files_ref(cfg->files);
     s->policy = cfg->policy;
+    s->http = cfg->http;
+    jpt__vfs_http_queue_init(&s->http_queue, cfg->loop);
     s->ops = *ops;
     s->rfd = s->wfd = -1;
     s->request_timeout_ms = cfg->request_timeout_ms;
@@ -1096,6 +1122,7 @@ void jpt__vfs_session_free(jpt__vfs_session *s)
     jpt__loop_timer_stop(s->loop, &s->grace_timer);
     while (s->reqs != NULL)
         req_free(s->reqs);
+    jpt__vfs_http_queue_clear(&s->http_queue);
     while (s->decided != NULL) {
         jpt_policy_request *pr = s->decided;
         JPT__LIST_REMOVE(s->decided, pr);

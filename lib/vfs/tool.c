@@ -817,6 +817,145 @@ JPT_EXPORT int jpt_vfs_tool_process_run(jpt_vfs_tool *t, const char *program,
     return rc;
 }
 
+/* ---- http.get, http.post --------------------------------------------------------------- */
+
+static int http_params(jpt_vfs_tool *t, const char *method, const char *url,
+                       const jpt_vfs_http_header *headers, size_t nheaders, const void *body,
+                       size_t body_len, jpt__buf *b)
+{
+    int rc;
+
+    if (nheaders > 0 && headers == NULL)
+        return tool_err(t, JPT_ERR_INVALID, "%s: headers is NULL with a count of %zu", method,
+                        nheaders);
+    if ((rc = jpt__buf_puts(b, "{\"url\":")) < 0 || (rc = put_string(t, b, url)) < 0 ||
+        (rc = jpt__buf_puts(b, ",\"headers\":[")) < 0)
+        return rc;
+    for (size_t i = 0; i < nheaders; i++) {
+        if (headers[i].name == NULL || headers[i].value == NULL)
+            return tool_err(t, JPT_ERR_INVALID, "%s: header %zu has a NULL name or value",
+                            method, i);
+        if ((rc = jpt__buf_puts(b, i > 0 ? ",{\"name\":" : "{\"name\":")) < 0 ||
+            (rc = put_string(t, b, headers[i].name)) < 0 ||
+            (rc = jpt__buf_puts(b, ",\"value\":")) < 0 ||
+            (rc = put_string(t, b, headers[i].value)) < 0 || (rc = jpt__buf_putc(b, '}')) < 0)
+            return rc;
+    }
+    if ((rc = jpt__buf_putc(b, ']')) < 0)
+        return rc;
+    if (body != NULL || body_len > 0) {
+        /* As fs.write's content: text when it is, else base64. */
+        size_t quoted = jpt__json_quoted_size(body, body_len, true);
+        size_t size = quoted != 0 ? quoted : jpt__base64_size(body_len) + 2;
+        if ((rc = jpt__buf_puts(b, ",\"body\":")) < 0 || (rc = jpt__buf_reserve(b, size)) < 0)
+            return rc;
+        char *dst = b->data + b->len;
+        if (quoted != 0)
+            jpt__json_quote(dst, body, body_len);
+        else {
+            dst[0] = '"';
+            jpt__base64_encode(dst + 1, body, body_len);
+            dst[size - 1] = '"';
+        }
+        b->len += size;
+        b->data[b->len] = '\0';
+        if (quoted == 0 && (rc = jpt__buf_puts(b, ",\"encoding\":\"base64\"")) < 0)
+            return rc;
+    }
+    return jpt__buf_putc(b, '}');
+}
+
+/* D11's http result into `out`: the headers' text copied, then the body
+ * decoded in the reply's own storage (as fs.read's content). */
+static int take_response(jpt_vfs_tool *t, jpt__vfs_reply *r, const char *method,
+                         jpt_vfs_http_response *out)
+{
+    jpt__vfs_span status = result_member(r, "status"), headers = result_member(r, "headers");
+    jpt__vfs_span body = result_member(r, "body"), encoding = result_member(r, "encoding");
+    uint64_t code;
+    size_t n;
+
+    if (status.p == NULL || !jpt__json_uint(status, 999, &code))
+        return bad_result(t, method, "status from 100 to 999");
+    if (headers.p == NULL || jpt__json_type(headers) != JPT__JSON_ARRAY)
+        return bad_result(t, method, "array 'headers'");
+    if (body.p == NULL || jpt__json_type(body) != JPT__JSON_STRING)
+        return bad_result(t, method, "string 'body'");
+    bool base64 = encoding.p != NULL && jpt__json_type(encoding) == JPT__JSON_STRING &&
+                  jpt__json_key_is((jpt__vfs_span){encoding.p + 1, encoding.n - 2}, "base64");
+    if (encoding.p != NULL && jpt__json_type(encoding) != JPT__JSON_NULL && !base64)
+        return bad_result(t, method, "known 'encoding'");
+    char *headers_json = jpt__memdup0(headers.p, headers.n);
+    if (headers_json == NULL)
+        return tool_err(t, JPT_ERR_NOMEM, "out of memory taking the %s response", method);
+    n = jpt__json_unescape(body, r->storage);
+    if (base64 && !jpt__base64_decode(r->storage, n, (unsigned char *)r->storage, &n)) {
+        jpt__free(headers_json);
+        return bad_result(t, method, "valid base64 'body'");
+    }
+    out->status = (int)code;
+    out->headers_json = headers_json;
+    out->body = take_storage(r, r->storage, n);
+    out->body_len = n;
+    return JPT_OK;
+}
+
+static int http_call(jpt_vfs_tool *t, const char *method, const char *url,
+                     const jpt_vfs_http_header *headers, size_t nheaders, const void *body,
+                     size_t body_len, jpt_vfs_http_response *response)
+{
+    jpt__buf params = JPT__BUF_INIT;
+    jpt__vfs_reply *r;
+    uint64_t id;
+    int rc = usable(t, url != NULL && response != NULL && (body != NULL || body_len == 0));
+
+    if (rc < 0)
+        return rc;
+    if ((rc = jpt__struct_check(response, response->size, sizeof(*response))) < 0)
+        return tool_err(t, rc, "%s: the response's size does not match this jptool", method);
+    size_t size = response->size;
+    memset(response, 0, sizeof(*response));
+    response->size = size;
+    rc = http_params(t, method, url, headers, nheaders, body, body_len, &params);
+    if (rc == JPT_ERR_NOMEM)
+        rc = tool_err(t, rc, "out of memory building an %s request", method);
+    if (rc == JPT_OK)
+        rc = sent(t, jpt__vfs_client_request(t->client, method, params.data, &id));
+    jpt__buf_free(&params);
+    if (rc == JPT_OK && (rc = wait_reply(t, id, &r)) == JPT_OK) {
+        rc = take_response(t, r, method, response);
+        jpt__vfs_client_forget(t->client, id);
+    }
+    return rc;
+}
+
+JPT_EXPORT int jpt_vfs_tool_http_get(jpt_vfs_tool *t, const char *url,
+                                     const jpt_vfs_http_header *headers, size_t nheaders,
+                                     jpt_vfs_http_response *response)
+{
+    return http_call(t, "http.get", url, headers, nheaders, NULL, 0, response);
+}
+
+JPT_EXPORT int jpt_vfs_tool_http_post(jpt_vfs_tool *t, const char *url,
+                                      const jpt_vfs_http_header *headers, size_t nheaders,
+                                      const void *body, size_t body_len,
+                                      jpt_vfs_http_response *response)
+{
+    return http_call(t, "http.post", url, headers, nheaders, body != NULL ? body : "", body_len,
+                     response);
+}
+
+JPT_EXPORT void jpt_vfs_http_response_clear(jpt_vfs_http_response *response)
+{
+    if (response == NULL)
+        return;
+    jpt__free(response->headers_json);
+    jpt__free(response->body);
+    size_t size = response->size;
+    memset(response, 0, sizeof(*response));
+    response->size = size;
+}
+
 /* ---- Stateful tools and the end ---------------------------------------------------------- */
 
 /* Sends a notification and waits until it is written. */

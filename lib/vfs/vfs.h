@@ -10,6 +10,9 @@
  *              fs.* through the files backend after the access policy, the
  *              policy prompt, the request timeout, the tool's end (the
  *              registry's "vfs" runtime uses it too)
+ *   http.c     http.get and http.post for a session: the network policy,
+ *              ${VAR} headers, redirects hop by hop, D11's result, secrets
+ *              scrubbed (the exchanges themselves are the http room's)
  *   tool.c     the blocking tool SDK (include/jptool/vfs_tool.h): poll(),
  *              read() and write() on the tool's fds around a client
  *   engine.c   the host engine: messages from the tool in, responses and
@@ -212,6 +215,14 @@ typedef struct jpt__vfs_params {
     size_t nargs;
     const char *const *envs;       /* NULL when not given: none */
     size_t nenvs;
+    /* http.get, http.post */
+    const char *url;
+    const char *const *header_names;  /* nheaders of each, in order */
+    const char *const *header_values;
+    size_t nheaders;
+    const char *body;       /* http.post: the bytes to send, base64 decoded;
+                               may hold NULs (body_len) */
+    size_t body_len;
 } jpt__vfs_params;
 
 /* The method named by the raw JSON string `name` (no quotes), or -1. */
@@ -221,9 +232,9 @@ const char *jpt__vfs_method_name(int method);
 /* Decodes the params object `params` (a validated span; p == NULL when the
  * request had none) of `method` into `out`. String values are unescaped in
  * place, so params.p must be writable and owned by the caller; arrays (fs.grep's
- * paths, extensions) are one allocation stored in `*arrays` for the
- * caller to free (fs.grep's paths and extensions, process.run's args and
- * envs). JPT_OK; JPT_ERR_INVALID with `why` naming the field
+ * paths, extensions; http's headers; process.run's args and envs) are
+ * one allocation stored in `*arrays` for the caller to free. JPT_OK;
+ * JPT_ERR_INVALID with `why` naming the field
  * ("'path' must be a string"); JPT_ERR_NOMEM. */
 int jpt__vfs_params_decode(int method, jpt__vfs_span params, jpt__vfs_params *out,
                            void **arrays, char *why, size_t why_len);
@@ -240,8 +251,8 @@ typedef struct jpt__vfs_call jpt__vfs_call;
 typedef void (*jpt__vfs_method_fn)(void *ud, jpt__vfs_call *call);
 
 typedef struct jpt__vfs_handlers {
-    /* Indexed by JPT__VFS_*; NULL answers -32601 (for http.* and
-     * process.run the message says this host does not serve them). */
+    /* Indexed by JPT__VFS_*; NULL answers -32601 ("'<method>' is not served
+     * by this host"). */
     jpt__vfs_method_fn method[JPT__VFS_METHODS];
     /* A `result`, `error` or `state` notification as a state (RFD 058, RFD
      * 009), whose reference the handler takes. Required. `result` is the
@@ -373,6 +384,62 @@ int jpt__vfs_call_answer_error(jpt__vfs_call *c, int code, const char *fmt, ...)
  * JSON): what a timed-out process.run had written, say. */
 int jpt__vfs_call_answer_error_data(jpt__vfs_call *c, int code, const char *message,
                                     const char *data, size_t len);
+/* ==== http.c: http.get and http.post ===================================== */
+
+struct jpt__http;
+typedef struct jpt__vfs_http_call jpt__vfs_http_call;
+
+/* What a guard is asked about: the request's own URL (the policy may ask
+ * the prompt: the guard returns JPT_ERR_AGAIN), or a redirect's next hop
+ * (allowed or refused, never asked). */
+#define JPT__VFS_HTTP_URL 11
+#define JPT__VFS_HTTP_REDIRECT 12
+
+/* The session's verdict on `url` (a URL as libcurl writes it back), in
+ * the shape of the files room's guard: JPT_OK, JPT_ERR_AGAIN (asked), or
+ * a status with `message` ("denied: …", at most `cap` bytes). */
+typedef int (*jpt__vfs_http_guard_fn)(void *ud, int kind, const char *url, char *message,
+                                      size_t cap);
+/* The request's end, as the files room's: JPT_OK with the result's JSON
+ * text, or a status with its message (which names the method and the
+ * URL, and holds no secret); JPT_ERR_AGAIN when the guard asked. */
+typedef void (*jpt__vfs_http_done_fn)(void *ud, int status, const char *result, size_t len,
+                                      const char *message);
+
+/* A session's transfers: at most JPT__VFS_HTTP_MAX_ACTIVE run at once,
+ * the others wait their turn in order (their timeout starts with them),
+ * so that one tool holds at most that many responses in memory. */
+#define JPT__VFS_HTTP_MAX_ACTIVE 64
+
+typedef struct jpt__vfs_http_queue {
+    jpt__loop *loop;
+    size_t active;
+    jpt__vfs_http_call *head, *tail; /* waiting, oldest first */
+    jpt__defer drain;                /* starts waiting calls */
+} jpt__vfs_http_queue;
+
+void jpt__vfs_http_queue_init(jpt__vfs_http_queue *q, jpt__loop *loop);
+/* Stops the queue's deferred work; cancel its calls first. */
+void jpt__vfs_http_queue_clear(jpt__vfs_http_queue *q);
+
+/* Serves an http.get or http.post whose params are `p` (kept by the caller
+ * until `done` or the cancel), on `http`, under `policy`'s network.*
+ * settings, in the session's queue `q`. Statuses `done` gets: JPT_ERR_INVALID (-32602: a URL libcurl
+ * cannot parse, a bad header name or value, "${" without a name),
+ * JPT_ERR_DENIED (the guard; a header's ${VAR} not in network.envs; a
+ * redirect the policy does not allow; a host name resolving to a local
+ * address), JPT_ERR_NOT_FOUND (a ${VAR} not set), JPT_ERR_TIMEOUT
+ * (network.timeout_ms), JPT_ERR_LIMIT (network.max_response_bytes),
+ * JPT_ERR_IO (the transfer failed: libcurl's words), JPT_ERR_NOMEM.
+ * JPT_OK with *pending NULL when `done` has run already, else the call in
+ * flight; JPT_ERR_NOMEM without `done`. */
+int jpt__vfs_http_submit(struct jpt__http *http, jpt__vfs_http_queue *q,
+                         const jpt_policy *policy, int method,
+                         const jpt__vfs_params *p, jpt__vfs_http_guard_fn guard,
+                         void *guard_ud, jpt__vfs_http_done_fn done, void *ud,
+                         jpt__vfs_http_call **pending);
+/* Abandons a call in flight: `done` will not run. NULL-safe. */
+void jpt__vfs_http_cancel(jpt__vfs_http_call *c);
 
 /* ==== session.c: serving one tool on a loop ============================== */
 
@@ -405,6 +472,9 @@ typedef struct jpt__vfs_session_config {
     jpt__loop *loop;
     jpt_files *files;           /* referenced by the session */
     const jpt_policy *policy;   /* the owner keeps it for the session's life */
+    /* The owner's HTTP object (one per loop owner, outliving its
+     * sessions), or NULL: http.* are then answered -32601. */
+    struct jpt__http *http;
     jpt__vfs_init init;         /* init.name is the tool's name in messages */
     const char *request_id;     /* jpt_policy_request_id(), or NULL */
     int request_timeout_ms;     /* <= 0: none */

@@ -914,13 +914,19 @@ class PolicyTest(unittest.TestCase):
                          "sandbox: unknown key 'netwrk' (known: filesystem, network, "
                          "commands, sensitive_paths, sensitive, uncovered)")
 
-    def test_http_is_denied_and_processes_follow_their_commands_rule(self):
+    def test_http_follows_network_allow_and_processes_their_commands_rule(self):
         with jptool.Policy({"network": {"allow": ["https://example.com/api"]},
                             "commands": {"git": {"args": [["log", "**"]]}}}) as p:
             self.assertEqual(
                 p.check("http", "https://example.com/api/x"),
-                (jptool.JPT_VERDICT_DENY, "http 'https://example.com/api/x': denied: network "
-                 "access is not available in this version of jptool"))
+                (jptool.JPT_VERDICT_ALLOW, "http 'https://example.com/api/x': allowed: under "
+                 "'https://example.com/api' in network.allow"))
+            self.assertEqual(
+                p.check("http", "https://allowed@example.com/api/x"),
+                (jptool.JPT_VERDICT_DENY, "http 'https://allowed@example.com/api/x': denied: "
+                 "the URL has user information (user@host), which is refused"))
+            self.assertEqual(p.check("http", "https://example.com/apix")[0],
+                             jptool.JPT_VERDICT_ASK)
             self.assertEqual(
                 p.check("process", ["git", "log", "-p"]),
                 (jptool.JPT_VERDICT_ALLOW, "process.run 'git': allowed: the arguments match "

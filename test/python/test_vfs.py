@@ -215,13 +215,17 @@ class VfsHostTest(HostTestCase):
             (EXISTS, jptool.JPT_VFS_E_EXISTS),
             (INVALID, jptool.JPT_VFS_E_INVALID_PARAMS),
             (UNSUPPORTED, jptool.JPT_VFS_E_METHOD_NOT_FOUND),
-            (UNSUPPORTED, jptool.JPT_VFS_E_METHOD_NOT_FOUND),
+            (DENIED, jptool.JPT_VFS_E_ACCESS_DENIED),
             (INVALID, jptool.JPT_VFS_E_INVALID_PARAMS),
             (NOT_FOUND, 0),
         ])
         messages = [g["error"][2] for g in got]
         self.assertIn("missing.txt", messages[0])
         self.assertIn("fs.nope", messages[3])
+        # No network.allow: the URL is not covered, and no handler is there
+        # to ask.
+        self.assertIn("network.allow lists no URL", messages[4])
+        self.assertIn("no one could be asked", messages[4])
         self.assertIn("path", messages[5])
         self.assertEqual(messages[6], "request 999 is not outstanding")
         for m in messages:

@@ -21,6 +21,10 @@
  *       or error once, with how often ("<n>x ok <result>")
  *   {"pipeline": N, "path": p}
  *       N reads of `p` submitted at once, collected in reverse: "N ok"
+ *   {"submit_then": {"submit": {"method", "params", "count"}, "then": [ops]}}
+ *       the request `count` times without waiting, then each op of
+ *       `then` in turn (its line as in "ops"), then the submitted ones
+ *       collected: each distinct outcome once, "<n>x <line>"
  *   {"stateful": true}
  *       reports a running state, then for each apply: an input "read P"
  *       reads P and reports it as a running state; "stop" ends with a
@@ -105,6 +109,7 @@ static void error_line(const char *method, char *line, size_t n)
     snprintf(line, n, "%s err %d %s%s%s", method, jpt_vfs_tool_error_code(t),
              jpt_vfs_tool_errmsg(t), data != NULL ? " data " : "", data != NULL ? data : "");
 }
+static void outcome(const char *method, int rc, const char *result, char *line, size_t n);
 
 /* One request: its outcome as a line. */
 static void one(const char *method, const json_t *params, char *line, size_t n)
@@ -112,10 +117,7 @@ static void one(const char *method, const json_t *params, char *line, size_t n)
     char *p = json_dumps(params, JSON_COMPACT), *result = NULL;
     int rc = jpt_vfs_tool_call(t, method, p != NULL ? p : "{}", &result);
 
-    if (rc == JPT_OK)
-        snprintf(line, n, "%s ok %s", method, result);
-    else
-        error_line(method, line, n);
+    outcome(method, rc, result, line, n);
     jpt_free(result);
     free(p);
 }
@@ -287,6 +289,54 @@ static void mode_pipeline(json_int_t n, const char *path)
     finish();
 }
 
+/* One collected response as an ops line. */
+static void outcome(const char *method, int rc, const char *result, char *line, size_t n)
+{
+    if (rc == JPT_OK)
+        snprintf(line, n, "%s ok %s", method, result);
+    else
+        error_line(method, line, n);
+}
+
+static void mode_submit_then(const json_t *c)
+{
+    const json_t *sub = json_object_get(c, "submit"), *op;
+    const char *method = json_string_value(json_object_get(sub, "method"));
+    char *params = json_dumps(json_object_get(sub, "params"), JSON_COMPACT);
+    json_int_t count = json_integer_value(json_object_get(sub, "count"));
+    uint64_t *ids = calloc((size_t)count, sizeof(*ids));
+    json_t *seen = json_object();
+    static char line[1 << 16];
+    size_t i;
+
+    if (ids == NULL || params == NULL || seen == NULL)
+        exit(1);
+    for (json_int_t k = 0; k < count; k++)
+        if (jpt_vfs_tool_submit(t, method, params, &ids[k]) != JPT_OK)
+            die("submit");
+    json_array_foreach(json_object_get(c, "then"), i, op) {
+        one(json_string_value(json_object_get(op, "method")), json_object_get(op, "params"),
+            line, sizeof(line));
+        say("%s", line);
+    }
+    for (json_int_t k = 0; k < count; k++) {
+        char *result = NULL;
+        int rc = jpt_vfs_tool_collect(t, ids[k], &result);
+        outcome(method, rc, result, line, sizeof(line));
+        jpt_free(result);
+        json_t *n = json_object_get(seen, line);
+        json_object_set_new(seen, line, json_integer(n != NULL ? json_integer_value(n) + 1 : 1));
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(seen, key, v)
+        say("%" JSON_INTEGER_FORMAT "x %s", json_integer_value(v), key);
+    json_decref(seen);
+    free(ids);
+    free(params);
+    finish();
+}
+
 static void report_state(const char *type, const char *content)
 {
     json_t *st = json_pack("{s:s, s:s}", "type", type, "content", content);
@@ -451,6 +501,8 @@ int main(void)
                             json_string_value(json_object_get(args, "then")));
     else if ((v = json_object_get(args, "repeat")) != NULL)
         mode_repeat(v);
+    else if ((v = json_object_get(args, "submit_then")) != NULL)
+        mode_submit_then(v);
     else if ((v = json_object_get(args, "pipeline")) != NULL)
         mode_pipeline(json_integer_value(v), json_string_value(json_object_get(args, "path")));
     else if (json_object_get(args, "stateful") != NULL)

@@ -15,6 +15,8 @@
  *   hang       a read the host never answers before its cancel
  *   error      ends with an error notification
  *   eof        a read whose answer never comes: the host closes stdin
+ *   http       http.get and http.post: headers, text and binary bodies
+ *              both ways, a host error, and local errors
  *
  * Exits 0 after writing its result, 1 when the SDK fails where the script
  * did not expect it (the reason on stderr); eof and oversize exit 3 when
@@ -322,6 +324,53 @@ static int connect_to_host(void)
     return rc;
 }
 
+static void say_response(const char *what, const jpt_vfs_http_response *r)
+{
+    say("%s %d %s %zu:%s", what, r->status, r->headers_json, r->body_len, r->body);
+}
+
+static void script_http(void)
+{
+    static const unsigned char bytes[] = {0x00, 0xff, 0x10, 'a'};
+    jpt_vfs_http_header headers[] = {{"Authorization", "Bearer ${TOKEN}"}, {"X-A", "1"}};
+    jpt_vfs_http_response r = {.size = sizeof(r)};
+
+    ok(jpt_vfs_tool_http_get(t, "https://example.com/a", headers, 2, &r), "http_get");
+    say_response("get", &r);
+    jpt_vfs_http_response_clear(&r);
+    ok(jpt_vfs_tool_http_get(t, "https://example.com/binary", NULL, 0, &r), "http_get binary");
+    bool same = r.body_len == 256;
+    for (size_t i = 0; same && i < 256; i++)
+        same = (unsigned char)r.body[i] == i;
+    say("binary %zu %s %s", r.body_len, same ? "same" : "differs", r.body[256] == '\0' ? "nul" : "");
+    jpt_vfs_http_response_clear(&r);
+    ok(jpt_vfs_tool_http_post(t, "https://example.com/p", headers + 1, 1, "hello \"x\"", 9, &r),
+       "http_post");
+    say_response("post", &r);
+    jpt_vfs_http_response_clear(&r);
+    ok(jpt_vfs_tool_http_post(t, "https://example.com/p", NULL, 0, bytes, sizeof(bytes), &r),
+       "http_post binary");
+    say("post binary %zu %s", r.body_len,
+        r.body_len == sizeof(bytes) && memcmp(r.body, bytes, sizeof(bytes)) == 0 ? "same"
+                                                                                : "differs");
+    jpt_vfs_http_response_clear(&r);
+    ok(jpt_vfs_tool_http_post(t, "https://example.com/p", NULL, 0, NULL, 0, &r), "http_post empty");
+    say_response("post empty", &r);
+    jpt_vfs_http_response_clear(&r);
+    outcome("get denied", jpt_vfs_tool_http_get(t, "https://denied.example/", NULL, 0, &r));
+    say("after an error %d %s %s", r.status, r.headers_json ? "headers" : "none",
+        r.body ? "body" : "none");
+    jpt_vfs_http_header bad[] = {{"X", NULL}};
+    outcome("get null value", jpt_vfs_tool_http_get(t, "https://example.com/", bad, 1, &r));
+    outcome("get null headers", jpt_vfs_tool_http_get(t, "https://example.com/", NULL, 1, &r));
+    outcome("get latin-1", jpt_vfs_tool_http_get(t, "https://example.com/caf\xe9", NULL, 0, &r));
+    jpt_vfs_http_response small = {.size = sizeof(size_t)};
+    outcome("get small", jpt_vfs_tool_http_get(t, "https://example.com/", NULL, 0, &small));
+    outcome("get null url", jpt_vfs_tool_http_get(t, NULL, NULL, 0, &r));
+    jpt_vfs_http_response_clear(NULL);
+    finish();
+}
+
 int main(void)
 {
     static const struct {
@@ -331,7 +380,7 @@ int main(void)
         {"init", script_init},       {"files", script_files},   {"errors", script_errors},
         {"pipeline", script_pipeline}, {"big", script_big},     {"stateful", script_stateful},
         {"pending", script_pending}, {"hang", script_hang},     {"error", script_error},
-        {"eof", script_eof},         {"oversize", script_oversize},
+        {"eof", script_eof},         {"oversize", script_oversize}, {"http", script_http},
     };
     if (connect_to_host() != JPT_OK)
         die("connect");

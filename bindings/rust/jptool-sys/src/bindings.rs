@@ -2454,6 +2454,189 @@ extern "C" {
         result_json: *mut *mut ::std::os::raw::c_char,
     ) -> ::std::os::raw::c_int;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_vfs_http_header {
+    pub name: *const ::std::os::raw::c_char,
+    pub value: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_jpt_vfs_http_header() {
+    assert_eq!(
+        ::std::mem::size_of::<jpt_vfs_http_header>(),
+        16usize,
+        concat!("Size of: ", stringify!(jpt_vfs_http_header))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<jpt_vfs_http_header>(),
+        8usize,
+        concat!("Alignment of ", stringify!(jpt_vfs_http_header))
+    );
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_http_header>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_http_header),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_value() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_http_header>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).value) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_http_header),
+                "::",
+                stringify!(value)
+            )
+        );
+    }
+    test_field_value();
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct jpt_vfs_http_response {
+    pub size: usize,
+    pub status: ::std::os::raw::c_int,
+    pub headers_json: *mut ::std::os::raw::c_char,
+    pub body: *mut ::std::os::raw::c_char,
+    pub body_len: usize,
+}
+#[test]
+fn bindgen_test_layout_jpt_vfs_http_response() {
+    assert_eq!(
+        ::std::mem::size_of::<jpt_vfs_http_response>(),
+        40usize,
+        concat!("Size of: ", stringify!(jpt_vfs_http_response))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<jpt_vfs_http_response>(),
+        8usize,
+        concat!("Alignment of ", stringify!(jpt_vfs_http_response))
+    );
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_http_response>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_http_response),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+    fn test_field_status() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_http_response>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).status) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_http_response),
+                "::",
+                stringify!(status)
+            )
+        );
+    }
+    test_field_status();
+    fn test_field_headers_json() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_http_response>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).headers_json) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_http_response),
+                "::",
+                stringify!(headers_json)
+            )
+        );
+    }
+    test_field_headers_json();
+    fn test_field_body() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_http_response>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).body) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_http_response),
+                "::",
+                stringify!(body)
+            )
+        );
+    }
+    test_field_body();
+    fn test_field_body_len() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_http_response>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).body_len) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_http_response),
+                "::",
+                stringify!(body_len)
+            )
+        );
+    }
+    test_field_body_len();
+}
+extern "C" {
+    pub fn jpt_vfs_tool_http_get(
+        t: *mut jpt_vfs_tool,
+        url: *const ::std::os::raw::c_char,
+        headers: *const jpt_vfs_http_header,
+        nheaders: usize,
+        response: *mut jpt_vfs_http_response,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_tool_http_post(
+        t: *mut jpt_vfs_tool,
+        url: *const ::std::os::raw::c_char,
+        headers: *const jpt_vfs_http_header,
+        nheaders: usize,
+        body: *const ::std::os::raw::c_void,
+        body_len: usize,
+        response: *mut jpt_vfs_http_response,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_http_response_clear(response: *mut jpt_vfs_http_response);
+}
 extern "C" {
     pub fn jpt_vfs_tool_call(
         t: *mut jpt_vfs_tool,

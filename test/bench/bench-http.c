@@ -1,0 +1,213 @@
+/* bench-http: 100 sequential http.get of a loopback server through the VFS
+ * host (a tool process, test/tools/vfs-probe, asking the host over the
+ * protocol; the host checking the policy and running the transfer on
+ * libcurl's multi interface in its loop) against libcurl's own
+ * curl_easy_perform loop fetching the same URL 100 times, in the same run
+ * (issue 10 §4).
+ *
+ * The server is a thread of this program answering HTTP/1.1 with
+ * keep-alive, so both sides reuse one connection. The jptool figure is
+ * the tool's run less an empty run of the same tool (its start, init and
+ * exit), divided by 100: what one request costs; the same for fs.exists
+ * shows what the protocol's round trip alone costs. Each figure is the
+ * median of interleaved rounds. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include <jptool/jptool.h>
+
+#include "bench-util.h"
+
+#ifndef JPT_BENCH_TOOLS
+#error "JPT_BENCH_TOOLS must name test/tools in the build tree"
+#endif
+
+#define REQUESTS 100
+#define ROUNDS 9
+
+static int listener;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench-http: %s\n", what);
+    exit(1);
+}
+
+/* One connection: each request (up to its blank line) gets the response. */
+static void *serve_connection(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                                "Content-Length: 6\r\n\r\nhello\n";
+    char buf[8192];
+    size_t have = 0;
+
+    for (;;) {
+        ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+        buf[have] = '\0';
+        char *end;
+        while ((end = strstr(buf, "\r\n\r\n")) != NULL) {
+            if (write(fd, reply, sizeof(reply) - 1) != (ssize_t)sizeof(reply) - 1)
+                goto out;
+            size_t used = (size_t)(end + 4 - buf);
+            memmove(buf, end + 4, have - used);
+            have -= used;
+            buf[have] = '\0';
+        }
+        if (have == sizeof(buf) - 1)
+            break;
+    }
+out:
+    close(fd);
+    return NULL;
+}
+
+static void *serve(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        int fd = accept(listener, NULL, NULL);
+        if (fd < 0)
+            continue;
+        pthread_t t;
+        if (pthread_create(&t, NULL, serve_connection, (void *)(intptr_t)fd) == 0)
+            pthread_detach(t);
+        else
+            close(fd);
+    }
+    return NULL;
+}
+
+static int start_server(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof(a);
+    pthread_t t;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if ((listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+        bind(listener, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(listener, 64) < 0 ||
+        getsockname(listener, (struct sockaddr *)&a, &len) < 0 ||
+        pthread_create(&t, NULL, serve, NULL) != 0)
+        die("cannot start the server");
+    pthread_detach(t);
+    return ntohs(a.sin_port);
+}
+
+/* One run of the probe doing `count` http.get of `url` (or fs.exists of
+ * "." when url is NULL): seconds. */
+static double jptool_run(const char *sandbox, const char *url, int count)
+{
+    jpt_vfs_host_options o = {.size = sizeof(o), .sandbox_json = sandbox};
+    const char *argv[] = {JPT_BENCH_TOOLS "/vfs-probe", NULL};
+    jpt_vfs_host *h = NULL;
+    jpt_state *st = NULL;
+    char tool[512];
+
+    if (url != NULL)
+        snprintf(tool, sizeof(tool),
+                 "{\"name\":\"bench\",\"arguments\":{\"repeat\":{\"method\":\"http.get\","
+                 "\"params\":{\"url\":\"%s\"},\"count\":%d}}}",
+                 url, count);
+    else
+        snprintf(tool, sizeof(tool),
+                 "{\"name\":\"bench\",\"arguments\":{\"repeat\":{\"method\":\"fs.exists\","
+                 "\"params\":{\"path\":\".\"},\"count\":%d}}}",
+                 count);
+    if (jpt_vfs_host_new(&o, &h) != JPT_OK)
+        die("jpt_vfs_host_new");
+    double t0 = bench_now();
+    if (jpt_vfs_host_spawn(h, argv, tool) != JPT_OK || jpt_vfs_host_run(h, 60000) != JPT_OK)
+        die(jpt_vfs_host_errmsg(h));
+    double t = bench_now() - t0;
+    char *text = NULL;
+    char expected[64];
+    snprintf(expected, sizeof(expected), url != NULL ? "%dx http.get ok {\"status\":200,"
+                                                     : "%dx fs.exists ok {\"exists\":true}",
+             count);
+    if (jpt_vfs_host_state(h, &st) != JPT_OK || jpt_state_render(st, NULL, &text) != JPT_OK ||
+        (count > 0 && strncmp(text, expected, strlen(expected)) != 0)) {
+        fprintf(stderr, "the tool said: %s\n", text != NULL ? text : "(nothing)");
+        die("the probe did not fetch as it should");
+    }
+    jpt_free(text);
+    jpt_state_unref(st);
+    jpt_vfs_host_free(h);
+    return t;
+}
+
+static size_t discard(char *p, size_t size, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return size * n;
+}
+
+/* curl's own loop: one easy handle, `count` transfers. */
+static double curl_run(const char *url, int count)
+{
+    CURL *easy = curl_easy_init();
+    long code = 0;
+
+    if (easy == NULL)
+        die("curl_easy_init");
+    curl_easy_setopt(easy, CURLOPT_URL, url);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(easy, CURLOPT_PROXY, "");
+    double t0 = bench_now();
+    for (int i = 0; i < count; i++)
+        if (curl_easy_perform(easy) != CURLE_OK ||
+            curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK || code != 200)
+            die("curl_easy_perform failed");
+    double t = bench_now() - t0;
+    curl_easy_cleanup(easy);
+    return t;
+}
+
+int main(void)
+{
+    double full[ROUNDS], empty[ROUNDS], ref[ROUNDS], fs[ROUNDS];
+    char url[128], sandbox[256];
+    int port = start_server();
+
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/hello", port);
+    snprintf(sandbox, sizeof(sandbox), "{\"network\":{\"allow\":[\"http://127.0.0.1:%d/\"]}}",
+             port);
+    for (int r = 0; r < ROUNDS; r++) {
+        full[r] = jptool_run(sandbox, url, REQUESTS);
+        empty[r] = jptool_run(sandbox, url, 0);
+        ref[r] = curl_run(url, REQUESTS);
+        fs[r] = jptool_run(sandbox, NULL, REQUESTS);
+    }
+    double per_jpt[ROUNDS], per_fs[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        per_jpt[r] = (full[r] - empty[r]) / REQUESTS;
+        per_fs[r] = (fs[r] - empty[r]) / REQUESTS;
+    }
+    double jpt = bench_median(per_jpt, ROUNDS), curl = bench_median(ref, ROUNDS) / REQUESTS;
+    double whole = bench_median(full, ROUNDS);
+    printf("%d sequential http.get of a loopback server, median of %d rounds\n", REQUESTS,
+           ROUNDS);
+    printf("  jptool (tool -> VFS host -> libcurl multi): %8.1f us per request "
+           "(whole run %.1f ms, tool start and exit included)\n",
+           jpt * 1e6, whole * 1e3);
+    printf("  curl_easy_perform loop:                     %8.1f us per request\n", curl * 1e6);
+    printf("  (the protocol's round trip alone, fs.exists: %.1f us per request)\n",
+           bench_median(per_fs, ROUNDS) * 1e6);
+    printf("  ratio jptool / curl: %.2f\n", jpt / curl);
+    curl_global_cleanup();
+    return 0;
+}
