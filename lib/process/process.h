@@ -18,6 +18,7 @@
 
 #include "common/common.h"
 #include "loop/loop.h"
+#include "sandbox/sandbox.h"
 
 typedef struct jpt__child jpt__child;
 
@@ -127,10 +128,18 @@ typedef struct jpt__spawn {
     unsigned short rows, cols;
     int drain_ms;             /* how long to read after the child exits */
     jpt__contain *contain;    /* NULL: the process group only */
+    /* NULL: none. Else the child runs in this sandbox, prepared for this
+     * spawn with the resolved program as spec.program (lib/sandbox), and
+     * applied after its stdio is in place, before execve. */
+    const jpt__sandbox_spec *sandbox;
+    jpt__sandbox_report *sandbox_report; /* filled with what the sandbox
+                                            enforces; may be NULL */
 } jpt__spawn;
 
 /* Starts a child. Errors: JPT_ERR_NOT_FOUND (no such command), JPT_ERR_IO
  * (a system call failed; `err` says which, with errno's text),
+ * JPT_ERR_SANDBOX (the sandbox is required and not enforceable here, or
+ * the child could not apply it), those of jpt__sandbox_prepare,
  * JPT_ERR_NOMEM. */
 int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *ops,
                      void *ud, jpt__child **out, jpt__errbuf *err);
