@@ -138,6 +138,7 @@ struct jpt_registry {
     size_t max_processes;
     jpt__contain *contain; /* what a child's end kills */
     int sandbox_mode;    /* JPT_SANDBOX_REQUIRED, _BEST_EFFORT or _OFF */
+    jpt__sandbox_cache *sandbox_cache; /* the seccomp filters built so far */
 
     /* tools (tools.c) */
     jpt__tool **tools;

@@ -410,6 +410,7 @@ void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, jpt__sandbo
     spec->mode = mode;
     spec->workspace = t->sandbox_profile == JPT__SANDBOX_STDIO ? r->root : NULL;
     spec->workspace_writable = t->sandbox_writable;
+    spec->cache = r->sandbox_cache;
 }
 
 /* spec.read and spec.write from the tool's lists: one array, each list

@@ -136,6 +136,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     r->on_child_gone = check_shutdown_done;
     r->on_handle_change = jpt__notify_handle_changed;
     if ((rc = set_root(r, o.root)) < 0 || (rc = add_await_tool(r)) < 0 ||
+        (r->sandbox_cache = jpt__sandbox_cache_new()) == NULL ||
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
         (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
         (rc = jpt__loop_new(&r->loop)) < 0 || (r->devnull < 0 && (rc = JPT_ERR_IO) < 0) ||
@@ -198,6 +199,7 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     }
     jpt__free(r->spool_files);
     jpt__contain_free(r->contain);
+    jpt__sandbox_cache_free(r->sandbox_cache);
     jpt__loop_free(r->loop);
     if (r->devnull >= 0)
         close(r->devnull);

@@ -21,9 +21,45 @@
 
 struct jpt__sandbox {
     int ruleset;             /* Landlock ruleset, or -1 */
-    jpt__seccomp_prog prog;  /* len 0: no filter */
+    const jpt__seccomp_prog *prog; /* `own`, a cache's, or NULL: no filter */
+    jpt__seccomp_prog own;
     jpt__sandbox_report report;
 };
+
+/* By profile (VFS, STDIO) and whether truncate(2) is denied. */
+struct jpt__sandbox_cache {
+    jpt__seccomp_prog progs[2][2];
+};
+
+jpt__sandbox_cache *jpt__sandbox_cache_new(void)
+{
+    return jpt__calloc(1, sizeof(jpt__sandbox_cache));
+}
+
+void jpt__sandbox_cache_free(jpt__sandbox_cache *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < 2; j++)
+            jpt__seccomp_prog_free(&c->progs[i][j]);
+    jpt__free(c);
+}
+
+/* The filter of `spec`, from its cache or built now. */
+static int filter(jpt__sandbox *sb, const jpt__sandbox_spec *spec, bool deny_truncate,
+                  jpt__errbuf *err)
+{
+    jpt__seccomp_prog *p =
+        spec->cache != NULL ? &spec->cache->progs[spec->profile == JPT__SANDBOX_STDIO][deny_truncate]
+                            : &sb->own;
+    int rc;
+
+    if (p->len == 0 && (rc = jpt__seccomp_build(spec->profile, deny_truncate, p, err)) < 0)
+        return rc;
+    sb->prog = p;
+    return JPT_OK;
+}
 
 /* jpt__sandbox_test_limit's; -1: the kernel's. */
 static int test_max_abi = -1;
@@ -300,8 +336,7 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
         jpt__sandbox_free(sb);
         return rc;
     }
-    bool deny_truncate = abi < 3;
-    if (seccomp && (rc = jpt__seccomp_build(spec->profile, deny_truncate, &sb->prog, err)) < 0) {
+    if (seccomp && (rc = filter(sb, spec, abi < 3, err)) < 0) {
         jpt__sandbox_free(sb);
         return rc;
     }
@@ -345,7 +380,7 @@ void jpt__sandbox_free(jpt__sandbox *sb)
         return;
     if (sb->ruleset >= 0)
         close(sb->ruleset);
-    jpt__seccomp_prog_free(&sb->prog);
+    jpt__seccomp_prog_free(&sb->own);
     jpt__free(sb);
 }
 
@@ -363,8 +398,8 @@ int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step)
         *step = "landlock_restrict_self";
         return errno;
     }
-    if (sb->prog.len > 0) {
-        struct sock_fprog prog = {.len = sb->prog.len, .filter = sb->prog.filter};
+    if (sb->prog != NULL) {
+        struct sock_fprog prog = {.len = sb->prog->len, .filter = sb->prog->filter};
         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
             *step = "seccomp(SECCOMP_SET_MODE_FILTER)";
             return errno;

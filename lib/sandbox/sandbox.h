@@ -33,6 +33,17 @@
 #define JPT__SANDBOX_VFS 1
 #define JPT__SANDBOX_STDIO 2
 
+/* The seccomp filters an owner (a registry) has built, kept for its later
+ * spawns: a filter depends on the profile and the kernel only, and
+ * building one costs more than applying it. One thread at a time, as its
+ * owner. */
+typedef struct jpt__sandbox_cache jpt__sandbox_cache;
+
+/* NULL when out of memory. */
+jpt__sandbox_cache *jpt__sandbox_cache_new(void);
+/* Every sandbox prepared with it must be freed first. NULL-safe. */
+void jpt__sandbox_cache_free(jpt__sandbox_cache *c);
+
 typedef struct jpt__sandbox_spec {
     int profile;               /* JPT__SANDBOX_VFS or _STDIO */
     int mode;                  /* JPT_SANDBOX_REQUIRED or _BEST_EFFORT */
@@ -44,6 +55,8 @@ typedef struct jpt__sandbox_spec {
                                   besides the profile's; NULL-terminated,
                                   or NULL */
     const char *const *write;  /* STDIO: absolute paths writable too */
+    jpt__sandbox_cache *cache; /* filters kept here; NULL: built for this
+                                  sandbox alone */
 } jpt__sandbox_spec;
 
 typedef struct jpt__sandbox jpt__sandbox;

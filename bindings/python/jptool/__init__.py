@@ -1581,8 +1581,8 @@ class Registry(_Closable):
         of the same name. All definitions are checked before any is added:
         on error nothing changes and JptError's message names the tool and
         the field (JPT_ERR_INVALID; JPT_ERR_EXISTS for a duplicate name;
-        JPT_ERR_UNSUPPORTED for runtime "vfs", and for "sandbox", which
-        this version does not enforce and so refuses)."""
+        JPT_ERR_UNSUPPORTED for a "sandbox" key that a stdio tool's OS
+        sandbox cannot enforce, which is refused rather than ignored)."""
         raw = isinstance(config, (str, bytes, bytearray, memoryview))
         text = _json_arg(config, raw, "config")
         rc = _lib.jpt_registry_load_tools(self._p(), text,
