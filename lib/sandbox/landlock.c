@@ -49,7 +49,10 @@ int jpt__landlock_abi(const char **why)
 
     if (abi < 1) {
         if (why != NULL)
-            *why = errno == ENOSYS       ? "the kernel was built without Landlock"
+            *why = errno == ENOSYS
+                       ? "landlock_create_ruleset is not implemented here: a kernel before "
+                         "5.13 or built without Landlock, or a layer that hides the call "
+                         "(a container's seccomp profile, valgrind)"
                    : errno == EOPNOTSUPP ? "Landlock is not enabled at boot "
                                            "(add landlock to the lsm= list)"
                                          : strerror(errno);

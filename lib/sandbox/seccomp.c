@@ -35,7 +35,9 @@ bool jpt__seccomp_available(const char **why)
         return true;
     if (why != NULL)
         *why = errno == ENOSYS || errno == EINVAL
-                   ? "the kernel takes no seccomp filters (CONFIG_SECCOMP_FILTER, Linux 4.14)"
+                   ? "seccomp(SECCOMP_GET_ACTION_AVAIL) fails: a kernel before 4.14 or "
+                     "without CONFIG_SECCOMP_FILTER, or a layer that hides the call "
+                     "(valgrind)"
                    : strerror(errno);
     return false;
 #else
