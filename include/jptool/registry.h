@@ -742,7 +742,7 @@ JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed);
  * sentence saying so and naming what is missing ("vfs profile, Landlock
  * ABI 7: enforced files, …"), or why there is none. Either may be NULL.
  * Each process's start also logs it (JPT_LOG_INFO, or JPT_LOG_WARNING
- * when something is missing). Errors: JPT_ERR_INVALID (NULL r or tool),
+ * when it runs without Landlock or seccomp). Errors: JPT_ERR_INVALID (NULL r or tool),
  * JPT_ERR_NOT_FOUND (no such tool), JPT_ERR_SANDBOX (its mode is
  * "required" and this system cannot enforce it: what a spawn would fail
  * with; the message says what is lacking), JPT_ERR_IO, JPT_ERR_NOMEM. */

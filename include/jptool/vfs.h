@@ -440,7 +440,7 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * in RFD 075's sandbox instead. Linux only; what is enforced depends on
  * the kernel, and each spawn reports it (jpt_vfs_host_sandbox,
  * jpt_registry_tool_sandbox, and a log line at JPT_LOG_INFO per process,
- * JPT_LOG_WARNING when something is missing).
+ * JPT_LOG_WARNING when it runs without Landlock or seccomp).
  *
  * The child of a spawn, between clone and execve, sets no_new_privs,
  * restricts itself with a Landlock ruleset (the kernel's best ABI) and

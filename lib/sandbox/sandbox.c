@@ -318,14 +318,20 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     /* The minimum of "required": Landlock at any ABI (with seccomp denying
      * truncate(2) below ABI 3, and socket() whatever Landlock does with
      * TCP), a seccomp filter, no_new_privs. */
-    if (spec->mode == JPT_SANDBOX_REQUIRED && (abi < 1 || !seccomp))
+    if (spec->mode == JPT_SANDBOX_REQUIRED && (abi < 1 || !seccomp)) {
+        char lacks[JPT__ERRMSG_MAX];
+        if (abi < 1 && !seccomp)
+            snprintf(lacks, sizeof(lacks), "Landlock (%s) and seccomp filters (%s)", ll_why,
+                     sc_why);
+        else if (abi < 1)
+            snprintf(lacks, sizeof(lacks), "Landlock (%s)", ll_why);
+        else
+            snprintf(lacks, sizeof(lacks), "seccomp filters (%s)", sc_why);
         return jpt__err(err, JPT_ERR_SANDBOX,
-                        "the OS sandbox is required, but this system lacks %s%s%s%s%s%s%s "
-                        "(the sandbox mode \"best-effort\" runs tools with what there is)",
-                        abi < 1 ? "Landlock (" : "", abi < 1 ? ll_why : "", abi < 1 ? ")" : "",
-                        abi < 1 && !seccomp ? " and " : "",
-                        !seccomp ? "seccomp filters (" : "", !seccomp ? sc_why : "",
-                        !seccomp ? ")" : "");
+                        "the OS sandbox is required, but this system lacks %s (the sandbox "
+                        "mode \"best-effort\" runs tools with what there is)",
+                        lacks);
+    }
 
     jpt__sandbox *sb = jpt__calloc(1, sizeof(*sb));
     if (sb == NULL)
@@ -368,7 +374,11 @@ const jpt__sandbox_report *jpt__sandbox_report_of(const jpt__sandbox *sb)
 void jpt__sandbox_log(const char *tool, const char *id, int pid,
                       const jpt__sandbox_report *rep)
 {
-    jpt__log(rep->enforced == JPT__SANDBOX_ENFORCED_ALL ? JPT_LOG_INFO : JPT_LOG_WARNING,
+    /* A kernel before 6.12 lacks a part of Landlock, which is worth a
+     * line; a sandbox without Landlock or seccomp at all, a warning. */
+    jpt__log((rep->enforced & JPT__SANDBOX_ENFORCED_MINIMUM) == JPT__SANDBOX_ENFORCED_MINIMUM
+                 ? JPT_LOG_INFO
+                 : JPT_LOG_WARNING,
              "tool '%s'%s%s%s pid %d runs in the OS sandbox: %s", tool,
              id != NULL ? " for '" : "", id != NULL ? id : "", id != NULL ? "':" : ":", pid,
              rep->text);

@@ -89,12 +89,14 @@ int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step);
 /* What it enforces (filled at prepare). */
 const jpt__sandbox_report *jpt__sandbox_report_of(const jpt__sandbox *sb);
 
-/* Every JPT_SANDBOX_ENFORCED_* bit. */
-#define JPT__SANDBOX_ENFORCED_ALL 0x7fu
+/* What mode "required" requires. */
+#define JPT__SANDBOX_ENFORCED_MINIMUM                                                      \
+    (JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS | JPT_SANDBOX_ENFORCED_SECCOMP |                    \
+     JPT_SANDBOX_ENFORCED_FILES | JPT_SANDBOX_ENFORCED_TRUNCATE)
 
 /* Logs what the sandbox of process `pid` of tool `tool` (for call or
  * handle `id`, or NULL) enforces: at JPT_LOG_INFO, or JPT_LOG_WARNING when
- * something is missing. */
+ * it lacks part of the minimum (best-effort without Landlock or seccomp). */
 void jpt__sandbox_log(const char *tool, const char *id, int pid,
                       const jpt__sandbox_report *rep);
 
