@@ -497,6 +497,48 @@ static void off_runs_the_tool_unconfined_and_says_so(void **state)
     free(run.lines);
 }
 
+typedef struct logged {
+    int level;
+    char line[1024];
+} logged;
+
+static void on_log(int level, const char *msg, void *ud)
+{
+    logged *l = ud;
+
+    if (strstr(msg, "runs in the OS sandbox") != NULL) {
+        l->level = level;
+        snprintf(l->line, sizeof(l->line), "%s", msg);
+    }
+}
+
+/* The log's line per process: INFO with Landlock and seccomp, WARNING
+ * without either (best-effort). */
+static void each_spawn_logs_what_its_sandbox_enforces(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    const char *checks[] = {"env:PATH", NULL};
+    logged l = {0, ""};
+    host_run run;
+
+    jpt_set_log(on_log, &l, JPT_LOG_INFO);
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
+    assert_int_equal(l.level, JPT_LOG_INFO);
+    assert_non_null(strstr(l.line, "tool 'probe': pid "));
+    assert_non_null(strstr(l.line, " runs in the OS sandbox: vfs profile, Landlock ABI "));
+    free(run.lines);
+    l.level = 0;
+    jpt__sandbox_test_limit(0, false);
+    run_vfs(JPT_SANDBOX_BEST_EFFORT, NULL, checks, &run);
+    jpt__sandbox_test_limit(-1, false);
+    jpt_set_log(NULL, NULL, 0);
+    assert_int_equal(l.level, JPT_LOG_WARNING);
+    assert_non_null(strstr(l.line, "missing: files (needs Landlock)"));
+    free(run.lines);
+}
+
 static void host_options_are_checked(void **state)
 {
     (void)state;
@@ -907,6 +949,7 @@ int main(void)
         cmocka_unit_test(below_abi_3_seccomp_denies_truncate),
         cmocka_unit_test(required_fails_where_the_system_lacks_landlock_or_seccomp),
         cmocka_unit_test(off_runs_the_tool_unconfined_and_says_so),
+        cmocka_unit_test(each_spawn_logs_what_its_sandbox_enforces),
         cmocka_unit_test(host_options_are_checked),
         cmocka_unit_test(a_spec_is_checked_before_anything_is_opened),
         cmocka_unit_test(a_registry_vfs_tool_runs_sandboxed_with_its_allowed_variables),
