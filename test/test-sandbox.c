@@ -552,6 +552,27 @@ static void host_options_are_checked(void **state)
     assert_int_equal(jpt_vfs_host_new(&bad_path, &h), JPT_ERR_INVALID);
     assert_null(h);
     assert_int_equal(jpt_vfs_host_sandbox(NULL, NULL, NULL), JPT_ERR_INVALID);
+
+    /* A tool the application started is confined by the application. */
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = root};
+    int to_tool[2], from_tool[2];
+    unsigned enforced = 99;
+    const char *report = "untouched";
+    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+    assert_int_equal(jpt_vfs_host_sandbox(h, &enforced, &report), JPT_ERR_STATE);
+    assert_string_equal(jpt_vfs_host_errmsg(h), "sandbox: no tool was started");
+    assert_int_equal(pipe2(to_tool, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(from_tool, O_CLOEXEC), 0);
+    assert_int_equal(jpt_vfs_host_attach(h, from_tool[0], to_tool[1], "{\"name\":\"a\"}"),
+                     JPT_OK);
+    assert_int_equal(jpt_vfs_host_sandbox(h, &enforced, &report), JPT_ERR_STATE);
+    assert_string_equal(jpt_vfs_host_errmsg(h),
+                        "sandbox: the tool was attached: its process is the application's");
+    assert_int_equal(enforced, 0);
+    assert_null(report);
+    jpt_vfs_host_free(h);
+    close(to_tool[0]);
+    close(from_tool[1]);
 }
 
 /* The room's own checks of a spec. */

@@ -672,6 +672,9 @@ _PROTOTYPES = {
     "jpt_registry_end_turn": (_c_int, [_RegistryPtr, _c_uint, ctypes.POINTER(_BatchPtr)]),
     # orphans
     "jpt_registry_reap_stale": (_c_int, [_c_str, ctypes.POINTER(ctypes.c_size_t)]),
+    # the OS sandbox
+    "jpt_registry_tool_sandbox": (_c_int, [_RegistryPtr, _c_str, ctypes.POINTER(_c_uint),
+                                           _out_str]),
     # vfs.h: the access policy
     "jpt_policy_new": (_c_int, [_c_str, ctypes.POINTER(_PolicyPtr)]),
     "jpt_policy_free": (None, [_PolicyPtr]),
@@ -1932,6 +1935,22 @@ class Registry(_Closable):
         if rc < 0:
             raise self._error(rc)
         return json.loads(text)
+
+    def tool_sandbox(self, tool: str) -> Tuple[int, str]:
+        """What the OS sandbox of ``tool``'s processes enforces here
+        (``jpt_registry_tool_sandbox``): the JPT_SANDBOX_ENFORCED_* bits of
+        vfs.h (0 for a tool without one) and a sentence saying so and
+        naming what is missing. Raises JptError: JPT_ERR_NOT_FOUND (no such
+        tool), JPT_ERR_SANDBOX (its mode is "required" and this system
+        cannot enforce it; the message says what is lacking)."""
+        enforced = _c_uint()
+        out = ctypes.c_void_p()
+        rc = _lib.jpt_registry_tool_sandbox(self._p(), tool.encode(), ctypes.byref(enforced),
+                                            ctypes.byref(out))
+        text = _take_string(out)
+        if rc < 0:
+            raise self._error(rc)
+        return enforced.value, text
 
     def end_turn(self, keep: bool = False, abort: bool = False) -> "Batch":
         """Ends the turn (``jpt_registry_end_turn``, RFD 037 "Turn-end
