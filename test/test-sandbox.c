@@ -896,7 +896,8 @@ static void sandbox_settings_that_cannot_hold_are_refused(void **state)
                    "off: remove one of them");
     assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':true,"
                    "'os_sandbox':{'read':['lib']}}]}",
-                   JPT_ERR_INVALID, "tool 't': 'os_sandbox.read[0]' \"lib\" is not an absolute path");
+                   JPT_ERR_INVALID,
+                   "tool 't': 'os_sandbox.read[0]' \"lib\" is not an absolute path");
     assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':true,"
                    "'os_sandbox':{'root':'/'}}]}",
                    JPT_ERR_INVALID,

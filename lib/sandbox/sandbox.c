@@ -50,9 +50,9 @@ void jpt__sandbox_cache_free(jpt__sandbox_cache *c)
 static int filter(jpt__sandbox *sb, const jpt__sandbox_spec *spec, bool deny_truncate,
                   jpt__errbuf *err)
 {
-    jpt__seccomp_prog *p =
-        spec->cache != NULL ? &spec->cache->progs[spec->profile == JPT__SANDBOX_STDIO][deny_truncate]
-                            : &sb->own;
+    bool stdio = spec->profile == JPT__SANDBOX_STDIO;
+    jpt__seccomp_prog *p = spec->cache != NULL ? &spec->cache->progs[stdio][deny_truncate]
+                                               : &sb->own;
     int rc;
 
     if (p->len == 0 && (rc = jpt__seccomp_build(spec->profile, deny_truncate, p, err)) < 0)

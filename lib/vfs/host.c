@@ -84,8 +84,9 @@ static int take_options(jpt_vfs_host_options *o, const jpt_vfs_host_options *opt
     int rc = jpt__struct_take(o, sizeof(*o), opts, opts->size, sizeof(*o));
     if (rc < 0)
         return rc;
-    if (o->request_timeout_ms < -1 || o->kill_grace_ms < 0 || (o->files != NULL && o->root != NULL) ||
-        o->sandbox_mode < JPT_SANDBOX_DEFAULT || o->sandbox_mode > JPT_SANDBOX_OFF)
+    if (o->request_timeout_ms < -1 || o->kill_grace_ms < 0 ||
+        (o->files != NULL && o->root != NULL) || o->sandbox_mode < JPT_SANDBOX_DEFAULT ||
+        o->sandbox_mode > JPT_SANDBOX_OFF)
         return JPT_ERR_INVALID;
     for (size_t i = 0; o->sandbox_read != NULL && o->sandbox_read[i] != NULL; i++)
         if (o->sandbox_read[i][0] != '/')

@@ -247,6 +247,14 @@ static void run(const char *check)
     say(check, outcome(rc));
 }
 
+/* In a sanitizer build, LeakSanitizer's check at exit reads /proc and
+ * uses ptrace, which the sandbox denies: it would fail the probe. */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     jpt_vfs_tool *t = NULL;
