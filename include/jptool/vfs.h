@@ -460,6 +460,9 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    (socketpair() of AF_UNIX streams stays: it reaches no one).
  * Its environment is clean: PATH, and only the host's variables its
  * definition lists in env.allow (registry.h), or none (jpt_vfs_host).
+ * Interpreters under /usr run (python3 without its user site in home); a
+ * tool built with AddressSanitizer must turn LeakSanitizer off, whose
+ * check at exit needs /proc and ptrace.
  *
  * A sandboxed stdio tool (RFD 075: workspace read-write, system
  * read-only, no network) may read and execute what a VFS tool may, and
