@@ -3,8 +3,9 @@
  * head+tail output buffer. Never installed.
  *
  * A child runs in its own session and process group, dies with its parent
- * (PR_SET_PDEATHSIG), inherits no fd but 0-2, and starts with default signal
- * dispositions and an empty mask. It is created with clone(CLONE_PIDFD) and
+ * (PR_SET_PDEATHSIG), inherits no fd but 0-2, starts with default signal
+ * dispositions and an empty mask, and, when the spawn asks for one, in an
+ * OS sandbox (lib/sandbox) it enters just before execve. It is created with clone(CLONE_PIDFD) and
  * reaped only through its pidfd. (The kernel gives it SIGCHLD as its exit
  * signal again at execve, so a host that reaps every child with waitpid(-1)
  * can take its status; the exit is then reported as unknown.) */
