@@ -648,12 +648,14 @@ static void load_checks_a_vfs_definition(void **state)
                         JPT_ERR_INVALID,
                         "tool 't': 'files' names \"db\", which no jpt_registry_add_files() "
                         "added");
-    /* A stdio tool's sandbox would be accepted and ignored: refused. */
-    assert_load_refused(js("{'tools':[{'name':'t','command':['x'],'sandbox':{}}]}"),
+    /* A stdio tool's sandbox is its OS sandbox: what that cannot enforce
+     * would be accepted and ignored, so it is refused. */
+    assert_load_refused(js("{'tools':[{'name':'t','command':['x'],"
+                           "'sandbox':{'network':{'allow':['https://x.org/']}}}]}"),
                         JPT_ERR_UNSUPPORTED,
-                        "tool 't': 'sandbox' is not enforced for a stdio tool, so it is "
-                        "refused: remove it to run the tool unconfined, with the host's "
-                        "rights, or make it a \"vfs\" tool");
+                        "tool 't': 'sandbox.network' cannot be enforced for a stdio tool, "
+                        "whose OS sandbox has no network, no policy per path and no commands "
+                        "to allow: make it a \"vfs\" tool");
 }
 
 /* registry.h: builtin tools come from jpt_registry_add_builtin. */

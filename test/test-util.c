@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "test-util.h"
+#include "sandbox/sandbox.h"
 
 /* ---- Hygiene ---------------------------------------------------------------- */
 
@@ -42,6 +43,21 @@ static size_t list_fds(int *fds)
     closedir(d);
     qsort(fds, n, sizeof(*fds), compare_ints);
     return n;
+}
+
+int tu_sandbox_mode(void)
+{
+    static int mode = -1;
+    const char *why = NULL;
+
+    if (mode < 0) {
+        mode = jpt__landlock_abi(&why) > 0 ? JPT_SANDBOX_DEFAULT : JPT_SANDBOX_BEST_EFFORT;
+        if (mode == JPT_SANDBOX_BEST_EFFORT)
+            print_message("note: no Landlock here (%s): VFS tools run with the OS sandbox "
+                          "best-effort\n",
+                          why);
+    }
+    return mode;
 }
 
 void tu_hygiene_begin(void)

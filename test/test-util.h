@@ -21,6 +21,12 @@
 void tu_hygiene_begin(void);
 int tu_hygiene_end(int failed);
 
+/* The OS sandbox mode for suites that test something else with VFS tools:
+ * the default (required), or best-effort where this process sees no
+ * Landlock (under valgrind 3.19, which does not pass landlock_* calls
+ * through), said once on the test output. test-sandbox tests the modes. */
+int tu_sandbox_mode(void);
+
 /* Installs the counting allocator; must run before any other jptool call.
  * tu_fail_at(n) makes the nth allocation from now (1-based) fail, and every
  * one after it, until tu_fail_at(0). */

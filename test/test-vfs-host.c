@@ -132,7 +132,8 @@ static void on_ask(jpt_policy_request *req, void *ud)
 static jpt_vfs_host *host_new(const char *sandbox_js, int timeout_ms, asked *a)
 {
     jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
-                              .request_timeout_ms = timeout_ms};
+                              .request_timeout_ms = timeout_ms,
+                              .sandbox_mode = tu_sandbox_mode()};
     jpt_vfs_host *h = NULL;
 
     o.sandbox_json = sandbox_js != NULL ? js(sandbox_js) : NULL;
@@ -686,7 +687,8 @@ static const char vfs_tools[] =
 
 static jpt_registry *vfs_registry(void)
 {
-    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200};
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .sandbox_mode = tu_sandbox_mode()};
     return ru_registry_with(&o, js(vfs_tools));
 }
 

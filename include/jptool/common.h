@@ -103,9 +103,11 @@ JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a);
  * function installed here, if any:
  *   ERROR    what the library could not do for lack of memory or an fd;
  *   WARNING  malformed tool output, dropped events, spool files that could
- *            not be written;
+ *            not be written, a tool process whose OS sandbox runs
+ *            best-effort without Landlock or seccomp (vfs.h);
  *   INFO     each tool process's start (tool, handle or call id, pid,
- *            program), its end (how it ended), its timeout, every SIGTERM
+ *            program, what its OS sandbox enforces), its end (how it
+ *            ended), its timeout, every SIGTERM
  *            and the SIGKILL after the grace, a registry's shutdown, and
  *            how many processes jpt_registry_free() ends itself;
  *   DEBUG    every error a function returns, with its message. */

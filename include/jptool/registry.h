@@ -131,6 +131,11 @@ typedef struct jpt_registry_options {
     unsigned flags;          /* JPT_REGISTRY_* below */
     int containment;         /* what the end of a tool's process kills
                                 (JPT_CONTAIN_*); default JPT_CONTAIN_AUTO */
+    int sandbox_mode;        /* the OS sandbox's mode (JPT_SANDBOX_*, vfs.h)
+                                for vfs tools, and for stdio tools whose
+                                definition asks for it, where the
+                                definition's os_sandbox.mode does not say;
+                                default JPT_SANDBOX_REQUIRED */
 } jpt_registry_options;
 
 /* Flags for jpt_registry_options.flags. */
@@ -198,7 +203,8 @@ typedef struct jpt_registry_options {
 /* Creates a registry; `opts` may be NULL for every default. The root must be
  * an existing directory; it is made absolute. Errors: JPT_ERR_INVALID (NULL
  * out, struct too small, a negative duration or max_inquiry_rounds, a root
- * that is not a directory, unknown flags, an unknown containment),
+ * that is not a directory, unknown flags, an unknown containment or
+ * sandbox mode),
  * JPT_ERR_UNSUPPORTED (`opts` sets fields of a newer jptool,
  * JPT_CONTAIN_CGROUP where cgroups are not available, JPT_CONTAIN_SUBREAPER
  * without pidfd_open), JPT_ERR_EXISTS (the state file lists children
@@ -252,7 +258,8 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *   runtime          "stdio" (default), "builtin" (jpt_registry_add_builtin)
  *                    or "vfs" (a D11 tool: see "VFS tools" below, which
  *                    lists its own keys: sandbox, files,
- *                    request_timeout_ms; pty and stdin do not apply)
+ *                    request_timeout_ms; pty and stdin do not apply, and
+ *                    its environment is clean)
  *   command          argv array of strings; each element may hold
  *                    {{tool}}      {"name","arguments","answers","options"} JSON
  *                    {{context}}   {"action","root"} JSON
@@ -277,8 +284,14 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    an error with the output so far (default: none)
  *   env              {"inherit": true|false, "allow": [names],
  *                     "set": {"NAME": "value"}}: by default the host's
- *                    environment; with inherit false only the allowed
- *                    names (and PATH, HOME, LANG) are passed
+ *                    environment without the variables whose names
+ *                    contain KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL
+ *                    (in any case: API_KEY, github_token, KEYBOARD too)
+ *                    unless "allow" names them; with inherit false only
+ *                    the allowed names (and PATH, HOME, LANG) are
+ *                    passed. "set" adds its values whatever their names.
+ *                    A vfs tool's environment is clean: PATH and the
+ *                    allowed names only (inherit true is refused)
  *   spawn            RFD 037's per-tool settings of stateful handles:
  *                    {"notifications": {"on_success", "on_failure",
  *                    "on_waiting", "on_content": booleans},
@@ -287,15 +300,32 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    jpt_registry_take_notifications and
  *                    jpt_registry_end_turn)
  *   sandbox          for a vfs tool, its access policy (D11; vfs.h,
- *                    jpt_policy_new); for stdio and builtin tools refused
- *                    with JPT_ERR_UNSUPPORTED: this version does not
- *                    confine their processes, and never accepts a security
- *                    setting it would ignore
+ *                    jpt_policy_new). For a stdio tool, RFD 075's OS
+ *                    sandbox (vfs.h, "The OS sandbox"): true (the
+ *                    workspace, the registry's root, read-write, the
+ *                    system read-only, no network), false (none, the
+ *                    default), or {"filesystem": {"writable": false}} for
+ *                    the workspace read-only. The policy keys an OS
+ *                    sandbox cannot enforce (network, commands, paths
+ *                    allowed or denied one by one) are refused with
+ *                    JPT_ERR_UNSUPPORTED: a security setting is never
+ *                    accepted and ignored. For builtin tools refused
+ *                    (JPT_ERR_UNSUPPORTED): they run in the host's process
+ *   os_sandbox       the OS sandbox of a vfs tool, or of a stdio tool
+ *                    with "sandbox": {"mode": "required" | "best-effort"
+ *                    | "off"} (default: the registry's sandbox_mode);
+ *                    "read": [absolute paths] the tool's processes may
+ *                    also read and execute (an interpreter's or a
+ *                    library's directory outside /usr, a virtualenv);
+ *                    for a stdio tool "write": [absolute paths] they may
+ *                    also write. Paths that do not exist are skipped
  *
  * All definitions are checked before any is added: on error nothing changes
  * and jpt_registry_errmsg() names the tool and the field. Errors:
  * JPT_ERR_INVALID, JPT_ERR_EXISTS (a tool of that name exists),
- * JPT_ERR_UNSUPPORTED ("sandbox" on a stdio or builtin tool), JPT_ERR_NOMEM. */
+ * JPT_ERR_UNSUPPORTED ("sandbox" or "os_sandbox" on a builtin tool; a
+ * stdio tool's "sandbox" key that its OS sandbox cannot enforce),
+ * JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_load_tools(jpt_registry *r, const char *config_json,
                                        unsigned flags);
 
@@ -752,7 +782,25 @@ JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed);
  * directory), "request_timeout_ms" (no request nor result for this long
  * stops the tool; default 60000). It may be stateful (RFD 009): `apply`
  * reaches it as D11's apply notification, its state notifications are the
- * handle's. The OS sandbox is not applied yet (vfs.h). */
+ * handle's. Its process runs in the OS sandbox (vfs.h, "The OS sandbox";
+ * "os_sandbox" above chooses the mode and adds readable paths), with a
+ * clean environment: PATH and the names its env.allow lists. In mode
+ * "required" (the default) on a system without Landlock or seccomp, the
+ * call fails before the tool starts, its result an error that says what
+ * the system lacks. */
+
+/* What the OS sandbox of `tool`'s processes enforces on this system, as a
+ * spawn now would prepare it: `*enforced` gets the JPT_SANDBOX_ENFORCED_*
+ * bits (0 for a tool without one) and `*report` (free with jpt_free) a
+ * sentence saying so and naming what is missing ("vfs profile, Landlock
+ * ABI 7: enforced files, …"), or why there is none. Either may be NULL.
+ * Each process's start also logs it (JPT_LOG_INFO, or JPT_LOG_WARNING
+ * when it runs without Landlock or seccomp). Errors: JPT_ERR_INVALID (NULL r or tool),
+ * JPT_ERR_NOT_FOUND (no such tool), JPT_ERR_SANDBOX (its mode is
+ * "required" and this system cannot enforce it: what a spawn would fail
+ * with; the message says what is lacking), JPT_ERR_IO, JPT_ERR_NOMEM. */
+JPT_EXPORT int jpt_registry_tool_sandbox(jpt_registry *r, const char *tool, unsigned *enforced,
+                                         char **report);
 
 /* Names a files backend that "vfs" tool definitions may choose with
  * "files": name. The registry takes a reference; a name is added once.

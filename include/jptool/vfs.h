@@ -520,6 +520,94 @@ JPT_EXPORT int jpt_policy_hardlinks_allowed(const jpt_policy *p);
  * root), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
 
+/* ==== The OS sandbox (lib/sandbox) ====================================== */
+
+/* The OS sandbox (RFD 075, D11 "OS-level sandboxing") is what makes the
+ * protocol a VFS tool's only way out: its process runs confined by the
+ * kernel, so it cannot bypass the access policy with open() or connect().
+ * A stdio tool whose definition asks for it ("sandbox", registry.h) runs
+ * in RFD 075's sandbox instead. Linux only; what is enforced depends on
+ * the kernel, and each spawn reports it (jpt_vfs_host_sandbox,
+ * jpt_registry_tool_sandbox, and a log line at JPT_LOG_INFO per process,
+ * JPT_LOG_WARNING when it runs without Landlock or seccomp).
+ *
+ * The child of a spawn, between clone and execve, sets no_new_privs,
+ * restricts itself with a Landlock ruleset (the kernel's best ABI) and
+ * loads a seccomp filter built once in the parent (libseccomp).
+ *
+ * A VFS tool (always, unless the mode is JPT_SANDBOX_OFF) may:
+ *  - read and execute the system's programs and libraries: /usr, /bin,
+ *    /sbin, /lib, /lib32, /lib64, /libx32, /etc/ld.so.cache,
+ *    /etc/ld.so.preload and /etc/localtime; read and write /dev/null,
+ *    /dev/zero and /dev/full; read /dev/random and /dev/urandom;
+ *  - read and execute its own program file, and the paths the host or its
+ *    definition lists as readable (a tool's libraries or interpreter
+ *    outside /usr: a shared library's directory, a virtualenv);
+ *  and nothing else of the file system: not the workspace, not home, not
+ *    /etc/passwd, not /proc (so neither the host's /proc/<pid>/environ)
+ *    nor /sys. Its files it asks the host for. It may create no socket
+ *    (socketpair() of AF_UNIX streams stays: it reaches no one).
+ * Its environment is clean: PATH, and only the host's variables its
+ * definition lists in env.allow (registry.h), or none (jpt_vfs_host).
+ * Interpreters under /usr run (python3 without its user site in home); a
+ * tool built with AddressSanitizer must turn LeakSanitizer off, whose
+ * check at exit needs /proc and ptrace.
+ *
+ * A sandboxed stdio tool (RFD 075: workspace read-write, system
+ * read-only, no network) may read and execute what a VFS tool may, and
+ * /etc, /opt and /sys; read and write the workspace (or only read it,
+ * with "filesystem": {"writable": false}) and /tmp (shared with the
+ * host); create AF_UNIX stream sockets. Not /proc: Landlock denies
+ * ptrace, /proc/<pid>/mem and /proc/<pid>/fd of processes outside the
+ * sandbox but not /proc/<pid>/environ (seen on Linux 6.18), so no
+ * sandboxed tool may read /proc at all (programs such as ps fail; the
+ * /proc/self/exe link still reads). It
+ * cannot connect() any socket: seccomp cannot see a Unix socket's path,
+ * and Landlock (up to ABI 7 at least) does not govern connecting to one,
+ * so forbidding connect() is the only way to keep the host's sockets (an
+ * ssh-agent's, D-Bus, a container engine's) out of its reach. Its
+ * environment is the host's without the names that look like secrets
+ * (registry.h, "env").
+ *
+ * Both: no ptrace, process_vm_readv/writev, pidfd_getfd, io_uring, bpf,
+ * perf_event_open, keyctl/add_key/request_key, mount-family calls,
+ * unshare or clone with CLONE_NEWUSER (clone3 answers ENOSYS, so the C
+ * library falls back to clone), TIOCSTI or TIOCLINUX ioctls, datagram
+ * sockets; each fails with EPERM (the tool gets an error it can report).
+ * Landlock denials fail with EACCES. A system call of another ABI (i386
+ * or x32 on x86-64) kills the process.
+ *
+ * Landlock ABIs: 1 (Linux 5.13) confines files; 3 (6.2) truncation (below
+ * 3, seccomp denies truncate(2) instead); 4 (6.7) TCP bind and connect
+ * (socket() is denied by seccomp whatever the ABI); 5 (6.10) ioctls on
+ * devices; 6 (6.12) signals to and abstract Unix sockets of processes
+ * outside the sandbox. Later ABIs are used at ABI 6's rights.
+ *
+ * Modes:
+ *   JPT_SANDBOX_REQUIRED     the default: a spawn fails with
+ *                            JPT_ERR_SANDBOX, the message naming what the
+ *                            system lacks, where there is no Landlock or no
+ *                            seccomp filter (a kernel without them, or a
+ *                            jptool built without libseccomp);
+ *   JPT_SANDBOX_BEST_EFFORT  the tool runs with what there is, and the
+ *                            report says what is missing;
+ *   JPT_SANDBOX_OFF          no OS sandbox (a VFS tool's environment stays
+ *                            clean). */
+#define JPT_SANDBOX_DEFAULT 0
+#define JPT_SANDBOX_REQUIRED 1
+#define JPT_SANDBOX_BEST_EFFORT 2
+#define JPT_SANDBOX_OFF 3
+
+/* What a sandbox enforced: bits of the report. */
+#define JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS 0x01u /* no set-user-ID gains */
+#define JPT_SANDBOX_ENFORCED_SECCOMP 0x02u      /* the system-call filter */
+#define JPT_SANDBOX_ENFORCED_FILES 0x04u        /* Landlock: files */
+#define JPT_SANDBOX_ENFORCED_TRUNCATE 0x08u     /* truncation by path */
+#define JPT_SANDBOX_ENFORCED_TCP 0x10u          /* Landlock: TCP */
+#define JPT_SANDBOX_ENFORCED_DEVICE_IOCTL 0x20u /* Landlock: device ioctls */
+#define JPT_SANDBOX_ENFORCED_SCOPES 0x40u       /* Landlock: signals and
+                                                   abstract Unix sockets */
+
 /* ==== The VFS host (lib/vfs) ============================================ */
 
 /* The protocol version the host announces in `init` (D11 "Initial
@@ -661,9 +749,10 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  * spawns, or one the application started itself, on a pair of fds. Its
  * requests go through `files` after the policy of `sandbox_json`; its
  * `result`, `error` and `state` notifications become states
- * (jpt_vfs_host_state). The OS sandbox (RFD 075) is not applied yet: the
- * policy binds what the tool asks through the protocol, not what its
- * process could do directly. process.run is served as described above,
+ * (jpt_vfs_host_state). A tool the host spawns runs in the OS sandbox
+ * (above), so the protocol is its only way to the files, with a clean
+ * environment (PATH alone); a tool on attached fds is confined by
+ * whatever the application did. process.run is served as described above,
  * with `kill_grace_ms` as its kill grace.
  *
  * http.get and http.post (D11 "HTTP methods") run on libcurl's
@@ -704,13 +793,20 @@ typedef struct jpt_vfs_host_options {
     size_t max_message;         /* longest line from the tool; 0: 10 MiB +
                                    64 KiB */
     unsigned max_violations;    /* protocol violations tolerated; 0: 16 */
+    int sandbox_mode;           /* the spawned tool's OS sandbox
+                                   (JPT_SANDBOX_*); 0: JPT_SANDBOX_REQUIRED */
+    const char *const *sandbox_read; /* absolute paths the spawned tool may
+                                   also read and execute (its libraries or
+                                   interpreter outside /usr), NULL-terminated
+                                   and copied; NULL: none */
 } jpt_vfs_host_options;
 
 /* Creates a host. `opts` may be NULL (every default). The root directory
  * is opened with JPT_FILES_ALLOW_HARDLINKS when the sandbox says
  * "filesystem": {"hardlinks": "allow"}; `files` given by the application
  * keeps the flags it was opened with. Errors: JPT_ERR_INVALID (a bad
- * option; a sandbox the policy refuses: the message, which names the key,
+ * option, an unknown sandbox mode, a relative sandbox_read path; a
+ * sandbox the policy refuses: the message, which names the key,
  * is logged, as there is no host to ask), JPT_ERR_NOT_FOUND (no root
  * directory), JPT_ERR_IO (the loop's fds; the root cannot be opened),
  * JPT_ERR_NOMEM. */
@@ -720,9 +816,12 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
  * with stdin and stdout as the protocol's pipes, stderr kept (its end is
  * quoted when the tool fails), then `init` with `tool_json`, an object
  * {"name", "arguments", "answers", "options"} (name required; the others
- * default to {}). One tool per host. Errors: JPT_ERR_STATE (a tool was
- * started already), JPT_ERR_INVALID (tool_json), JPT_ERR_NOT_FOUND (no such
- * program), JPT_ERR_IO, JPT_ERR_NOMEM; the message says which. */
+ * default to {}). One tool per host. It runs in the OS sandbox of the
+ * host's sandbox_mode, its environment PATH alone. Errors: JPT_ERR_STATE
+ * (a tool was started already), JPT_ERR_INVALID (tool_json),
+ * JPT_ERR_NOT_FOUND (no such program), JPT_ERR_SANDBOX (the sandbox is
+ * required and this system cannot enforce it; the message names what it
+ * lacks), JPT_ERR_IO, JPT_ERR_NOMEM; the message says which. */
 JPT_EXPORT int jpt_vfs_host_spawn(jpt_vfs_host *h, const char *const argv[],
                                   const char *tool_json);
 
@@ -764,6 +863,14 @@ JPT_EXPORT int jpt_vfs_host_cancel(jpt_vfs_host *h);
  * protocol; it was silent past the request timeout). JPT_ERR_AGAIN while
  * the tool has reported nothing; JPT_ERR_STATE when none was started. */
 JPT_EXPORT int jpt_vfs_host_state(jpt_vfs_host *h, jpt_state **out);
+
+/* What the OS sandbox of the spawned tool enforces: `*enforced` gets the
+ * JPT_SANDBOX_ENFORCED_* bits (0 with JPT_SANDBOX_OFF), `*report` a
+ * sentence saying so and naming what this system lacks ("vfs profile,
+ * Landlock ABI 7: enforced files, …"), valid while the host lives. Either
+ * may be NULL. Also after the tool ended. Errors: JPT_ERR_INVALID (NULL
+ * h), JPT_ERR_STATE (no tool was spawned: none yet, or one attached). */
+JPT_EXPORT int jpt_vfs_host_sandbox(jpt_vfs_host *h, unsigned *enforced, const char **report);
 
 /* 1 once the tool has ended (its process reaped, or its fds closed), else
  * 0 (also for NULL). */

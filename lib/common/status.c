@@ -16,7 +16,7 @@
     X(JPT_ERR_IO, "input/output error")                                        \
     X(JPT_ERR_PROTOCOL, "protocol violation by the peer")                      \
     X(JPT_ERR_AGAIN, "nothing ready yet")                                      \
-    X(JPT_ERR_SANDBOX, "sandbox not enforceable")                              \
+    X(JPT_ERR_SANDBOX, "OS sandbox required but not enforceable here")         \
     X(JPT_ERR_LIMIT, "size or count limit exceeded")
 
 JPT_EXPORT const char *jpt_strerror(int status)

@@ -82,9 +82,11 @@ typedef struct spawn_ctx {
     int in, out, err; /* the child's ends, all >= 3 */
     int join;         /* cgroup.procs of the child's cgroup, or -1 */
     int slave;        /* PTY slave, or -1 */
+    const jpt__sandbox *sandbox; /* or NULL */
     pid_t parent;
     sigset_t mask;    /* the parent's mask, to restore */
     int failed_errno;
+    int failed_status; /* the status to report, 0: by the errno */
     const char *failed_step;
 } spawn_ctx;
 
@@ -130,6 +132,16 @@ static int child_main(void *arg)
     if (dup2(ctx->in, 0) < 0 || dup2(ctx->out, 1) < 0 || dup2(ctx->err, 2) < 0) {
         ctx->failed_step = "dup2";
         goto fail;
+    }
+    /* While the ruleset's fd is still open; the filter lets through every
+     * call left before execve. */
+    if (ctx->sandbox != NULL) {
+        int e = jpt__sandbox_apply_in_child(ctx->sandbox, &ctx->failed_step);
+        if (e != 0) {
+            errno = e;
+            ctx->failed_status = JPT_ERR_SANDBOX;
+            goto fail;
+        }
     }
     if (syscall(SYS_close_range, 3u, ~0u, 0) < 0) {
         /* Before Linux 5.9: close them one by one. */
@@ -340,11 +352,19 @@ static int clone_child(spawn_ctx *ctx, int *pidfd, jpt__errbuf *err)
         siginfo_t info;
         waitid((idtype_t)P_PIDFD, (id_t)*pidfd, &info, WEXITED | __WALL);
         close_fd(pidfd);
-        return jpt__err(err, ctx->failed_errno == ENOENT ? JPT_ERR_NOT_FOUND : JPT_ERR_IO,
-                        "%s%s%s: %s", ctx->failed_step,
+        return jpt__err(err,
+                        ctx->failed_status != 0      ? ctx->failed_status
+                        : ctx->failed_errno == ENOENT ? JPT_ERR_NOT_FOUND
+                                                      : JPT_ERR_IO,
+                        "%s%s%s: %s%s", ctx->failed_step,
                         strcmp(ctx->failed_step, "chdir") == 0 ? " " : "",
                         strcmp(ctx->failed_step, "chdir") == 0 ? ctx->cwd : "",
-                        strerror(ctx->failed_errno));
+                        strerror(ctx->failed_errno),
+                        ctx->sandbox != NULL && ctx->failed_errno == EACCES &&
+                                strcmp(ctx->failed_step, "execve") == 0
+                            ? " (the OS sandbox may not read or execute the program: list "
+                              "its directory as readable)"
+                            : "");
     }
     return pid;
 }
@@ -361,10 +381,22 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     *out = NULL;
     if ((rc = resolve_command(s->argv[0], path, sizeof(path), err)) < 0)
         return rc;
+    jpt__sandbox *sb = NULL;
+    if (s->sandbox != NULL) {
+        jpt__sandbox_spec spec = *s->sandbox;
+        spec.program = path;
+        if ((rc = jpt__sandbox_prepare(&spec, &sb, err)) < 0)
+            return rc;
+        if (s->sandbox_report != NULL)
+            *s->sandbox_report = *jpt__sandbox_report_of(sb);
+    }
     jpt__child *c = jpt__calloc(1, sizeof(*c));
-    if (c == NULL)
+    if (c == NULL) {
+        jpt__sandbox_free(sb);
         return jpt__err(err, JPT_ERR_NOMEM, "out of memory spawning '%s'", s->argv[0]);
+    }
     if ((rc = make_stdio(s, &f, err)) < 0) {
+        jpt__sandbox_free(sb);
         jpt__free(c);
         return rc;
     }
@@ -380,11 +412,13 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
         .err = f.child_err,
         .join = -1,
         .slave = f.slave,
+        .sandbox = sb,
     };
     char **marked = NULL;
     if (s->contain != NULL &&
         (rc = jpt__contain_prepare(s->contain, &c->contained, ctx.envp, &marked, &ctx.join,
                                    err)) < 0) {
+        jpt__sandbox_free(sb);
         close_stdio(&f);
         jpt__free(c);
         return rc;
@@ -392,6 +426,7 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     if (marked != NULL)
         ctx.envp = marked;
     rc = clone_child(&ctx, &pidfd, err);
+    jpt__sandbox_free(sb); /* applied by now, or never */
     close_fd(&ctx.join);
     jpt__free(marked);
     if (rc < 0)

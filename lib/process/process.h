@@ -3,8 +3,9 @@
  * head+tail output buffer. Never installed.
  *
  * A child runs in its own session and process group, dies with its parent
- * (PR_SET_PDEATHSIG), inherits no fd but 0-2, and starts with default signal
- * dispositions and an empty mask. It is created with clone(CLONE_PIDFD) and
+ * (PR_SET_PDEATHSIG), inherits no fd but 0-2, starts with default signal
+ * dispositions and an empty mask, and, when the spawn asks for one, in an
+ * OS sandbox (lib/sandbox) it enters just before execve. It is created with clone(CLONE_PIDFD) and
  * reaped only through its pidfd. (The kernel gives it SIGCHLD as its exit
  * signal again at execve, so a host that reaps every child with waitpid(-1)
  * can take its status; the exit is then reported as unknown.) */
@@ -18,6 +19,7 @@
 
 #include "common/common.h"
 #include "loop/loop.h"
+#include "sandbox/sandbox.h"
 
 typedef struct jpt__child jpt__child;
 
@@ -130,10 +132,18 @@ typedef struct jpt__spawn {
     unsigned short rows, cols;
     int drain_ms;             /* how long to read after the child exits */
     jpt__contain *contain;    /* NULL: the process group only */
+    /* NULL: none. Else the child runs in this sandbox, prepared for this
+     * spawn with the resolved program as spec.program (lib/sandbox), and
+     * applied after its stdio is in place, before execve. */
+    const jpt__sandbox_spec *sandbox;
+    jpt__sandbox_report *sandbox_report; /* filled with what the sandbox
+                                            enforces; may be NULL */
 } jpt__spawn;
 
 /* Starts a child. Errors: JPT_ERR_NOT_FOUND (no such command), JPT_ERR_IO
  * (a system call failed; `err` says which, with errno's text),
+ * JPT_ERR_SANDBOX (the sandbox is required and not enforceable here, or
+ * the child could not apply it), those of jpt__sandbox_prepare,
  * JPT_ERR_NOMEM. */
 int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *ops,
                      void *ud, jpt__child **out, jpt__errbuf *err);

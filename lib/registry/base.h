@@ -92,9 +92,16 @@ typedef struct jpt__tool {
     int settle_ms, yield_ms; /* -1: the registry's */
     size_t output_limit;     /* 0: the registry's */
     int64_t timeout_ms;      /* one-shot calls; 0: none */
-    bool env_inherit;
+    bool env_inherit;   /* else PATH (vfs) or PATH, HOME, LANG, and env.allow */
+    bool env_vfs;       /* a vfs tool's: clean, PATH as base */
     json_t *env_allow;  /* array of names, or NULL */
     json_t *env_set;    /* object, or NULL */
+    /* The OS sandbox (command.c; vfs.h, "The OS sandbox"). */
+    int sandbox_profile; /* JPT__SANDBOX_VFS or _STDIO, 0: none */
+    int sandbox_mode;    /* os_sandbox.mode (JPT_SANDBOX_*), 0: the registry's */
+    bool sandbox_writable; /* stdio: the workspace */
+    json_t *sandbox_read;  /* os_sandbox.read: absolute paths, or NULL */
+    json_t *sandbox_write; /* os_sandbox.write (stdio), or NULL */
     unsigned notify;    /* JPT__NOTIFY_* bits (RFD 037, spawn.notifications) */
     int on_turn_end;    /* JPT__TURN_* (RFD 037, spawn.lifecycle.on_turn_end) */
     jpt_builtin_ops ops;
@@ -130,6 +137,8 @@ struct jpt_registry {
     int turn_end_timeout_ms;
     size_t max_processes;
     jpt__contain *contain; /* what a child's end kills */
+    int sandbox_mode;    /* JPT_SANDBOX_REQUIRED, _BEST_EFFORT or _OFF */
+    jpt__sandbox_cache *sandbox_cache; /* the seccomp filters built so far */
 
     /* tools (tools.c) */
     jpt__tool **tools;
@@ -247,11 +256,17 @@ typedef struct jpt__command {
     char **argv;
     char **envp;
     char *stdin_json; /* the {{tool}} JSON when the tool takes it on stdin */
+    jpt__sandbox_spec sandbox;  /* profile 0: none */
+    const char **sandbox_paths; /* what sandbox.read and .write point into */
 } jpt__command;
 int jpt__command_check_template(const char *tmpl, char *why, size_t n);
-/* A definition's "command" (required: templates checked) and "env" into
- * `t`, or JPT_ERR_INVALID with the reason in `why` (stdio and vfs tools). */
-int jpt__command_take(jpt__tool *t, const json_t *def, char *why, size_t n);
+/* A definition's "command" (required: templates checked), "env" and
+ * "os_sandbox" into `t`, and for a stdio tool (`vfs` false) "sandbox"; or
+ * JPT_ERR_INVALID (JPT_ERR_UNSUPPORTED for a sandbox setting that cannot
+ * be enforced) with the reason in `why`. */
+int jpt__command_take(jpt__tool *t, const json_t *def, bool vfs, char *why, size_t n);
+/* The sandbox a run of `t` gets (`*spec` profile 0: none) and its mode. */
+void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, jpt__sandbox_spec *spec);
 int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
                        const json_t *arguments, const json_t *answers,
                        jpt__command *out, jpt__buf *why);

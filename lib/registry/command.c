@@ -1,8 +1,10 @@
-/* One run of a stdio tool: its argv from the command template (JP's
- * convention: {{tool}}, {{context}}, {{arguments.NAME}}; scalars as they
- * are, composites as JSON), and its environment from the tool's policy.
- * Numbers reach the tool as the model wrote them: integers as they are,
- * reals in the shortest form that reads back as the same double. */
+/* One run of a tool process (stdio or vfs): its argv from the command
+ * template (JP's convention: {{tool}}, {{context}}, {{arguments.NAME}};
+ * scalars as they are, composites as JSON), its environment from the
+ * tool's policy, and the OS sandbox it runs in. Numbers reach the tool as
+ * the model wrote them: integers as they are, reals in the shortest form
+ * that reads back as the same double. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +14,13 @@
 
 extern char **environ;
 
-/* Names always passed to a tool with a clean environment: without them
- * most programs cannot run at all. */
+/* Names always passed to a stdio tool with a clean environment: without
+ * them most programs cannot run at all. A vfs tool gets PATH alone. */
 static const char *const base_env[] = {"PATH", "HOME", "LANG"};
+
+/* What an inherited name must not contain (in any case) to be passed
+ * without env.allow naming it: the host's API keys and passwords. */
+static const char *const secret_words[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"};
 
 /* Finds the next placeholder in `s`: sets start and end around "{{…}}",
  * and name and name_len to its trimmed inside. Returns false when there is
@@ -321,6 +327,33 @@ static int env_pass(envv *e, const char *name)
     return JPT_OK;
 }
 
+static bool looks_secret(const char *name, size_t n)
+{
+    for (size_t w = 0; w < sizeof(secret_words) / sizeof(secret_words[0]); w++) {
+        size_t len = strlen(secret_words[w]);
+        for (size_t i = 0; i + len <= n; i++) {
+            size_t k = 0;
+            while (k < len && toupper((unsigned char)name[i + k]) == secret_words[w][k])
+                k++;
+            if (k == len)
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool allowed(const jpt__tool *t, const char *name, size_t n)
+{
+    size_t i;
+    const json_t *v;
+
+    json_array_foreach(t->env_allow, i, v) {
+        if (json_string_length(v) == n && memcmp(json_string_value(v), name, n) == 0)
+            return true;
+    }
+    return false;
+}
+
 static void strv_free(char **v)
 {
     for (size_t i = 0; v != NULL && v[i] != NULL; i++)
@@ -337,11 +370,14 @@ static int build_env(const jpt__tool *t, char ***out)
     size_t i;
 
     if (t->env_inherit) {
-        for (char **p = environ; rc == JPT_OK && p != NULL && *p != NULL; p++)
-            if (strchr(*p, '=') != NULL)
-                rc = env_put(&e, *p, name_length(*p), *p + name_length(*p) + 1);
+        for (char **p = environ; rc == JPT_OK && p != NULL && *p != NULL; p++) {
+            size_t n = name_length(*p);
+            if (strchr(*p, '=') != NULL && (!looks_secret(*p, n) || allowed(t, *p, n)))
+                rc = env_put(&e, *p, n, *p + n + 1);
+        }
     } else {
-        for (i = 0; rc == JPT_OK && i < sizeof(base_env) / sizeof(base_env[0]); i++)
+        for (i = 0; rc == JPT_OK && i < (t->env_vfs ? 1 : sizeof(base_env) / sizeof(base_env[0]));
+             i++)
             rc = env_pass(&e, base_env[i]);
         json_array_foreach(t->env_allow, i, v) if (rc == JPT_OK) rc =
             env_pass(&e, json_string_value(v));
@@ -360,6 +396,45 @@ static int build_env(const jpt__tool *t, char ***out)
     *out = e.v;
     return JPT_OK;
 }
+
+/* ---- The OS sandbox ---------------------------------------------------------- */
+
+void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, jpt__sandbox_spec *spec)
+{
+    int mode = t->sandbox_mode != 0 ? t->sandbox_mode : r->sandbox_mode;
+
+    memset(spec, 0, sizeof(*spec));
+    if (t->sandbox_profile == 0 || mode == JPT_SANDBOX_OFF)
+        return;
+    spec->profile = t->sandbox_profile;
+    spec->mode = mode;
+    spec->workspace = t->sandbox_profile == JPT__SANDBOX_STDIO ? r->root : NULL;
+    spec->workspace_writable = t->sandbox_writable;
+    spec->cache = r->sandbox_cache;
+}
+
+/* spec.read and spec.write from the tool's lists: one array, each list
+ * NULL-terminated, pointing into the tool's JSON. */
+static int sandbox_paths(const jpt__tool *t, jpt__command *out)
+{
+    size_t nr = json_array_size(t->sandbox_read), nw = json_array_size(t->sandbox_write);
+    const char **v;
+
+    if (nr + nw == 0)
+        return JPT_OK;
+    if ((v = jpt__calloc(nr + nw + 2, sizeof(*v))) == NULL)
+        return JPT_ERR_NOMEM;
+    for (size_t i = 0; i < nr; i++)
+        v[i] = json_string_value(json_array_get(t->sandbox_read, i));
+    for (size_t i = 0; i < nw; i++)
+        v[nr + 1 + i] = json_string_value(json_array_get(t->sandbox_write, i));
+    out->sandbox_paths = v;
+    out->sandbox.read = v;
+    out->sandbox.write = v + nr + 1;
+    return JPT_OK;
+}
+
+/* ---- A run -------------------------------------------------------------------- */
 
 int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
                        const json_t *arguments, const json_t *answers,
@@ -392,6 +467,11 @@ int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
     }
     if (rc == JPT_OK)
         rc = build_env(t, &out->envp);
+    if (rc == JPT_OK) {
+        jpt__command_sandbox(r, t, &out->sandbox);
+        if (out->sandbox.profile != 0)
+            rc = sandbox_paths(t, out);
+    }
     json_decref(tool);
     json_decref(context);
     if (rc < 0)
@@ -404,6 +484,7 @@ void jpt__command_free(jpt__command *c)
     strv_free(c->argv);
     strv_free(c->envp);
     jpt__free(c->stdin_json);
+    jpt__free(c->sandbox_paths);
     memset(c, 0, sizeof(*c));
 }
 
@@ -475,13 +556,130 @@ static int take_env(jpt__tool *t, const json_t *env, char *why, size_t n)
     return JPT_OK;
 }
 
-int jpt__command_take(jpt__tool *t, const json_t *def, char *why, size_t n)
+/* os_sandbox.read or .write: absolute paths. */
+static int take_paths(const json_t *v, const char *key, json_t **out, char *why, size_t n)
+{
+    size_t i;
+    const json_t *path;
+
+    if (!json_is_array(v))
+        return snprintf(why, n, "'os_sandbox.%s' must be an array of absolute paths", key),
+               JPT_ERR_INVALID;
+    json_array_foreach(v, i, path) {
+        if (!json_is_string(path))
+            return snprintf(why, n, "'os_sandbox.%s[%zu]' is %s, not a string", key, i,
+                            jpt__json_type_phrase(path)),
+                   JPT_ERR_INVALID;
+        if (json_string_value(path)[0] != '/' ||
+            strlen(json_string_value(path)) != json_string_length(path))
+            return snprintf(why, n, "'os_sandbox.%s[%zu]' \"%.80s\" is not an absolute path",
+                            key, i, json_string_value(path)),
+                   JPT_ERR_INVALID;
+    }
+    *out = json_incref((json_t *)v);
+    return JPT_OK;
+}
+
+static int take_os_sandbox(jpt__tool *t, const json_t *v, bool vfs, char *why, size_t n)
+{
+    const char *key;
+    const json_t *member;
+    int rc;
+
+    if (v == NULL)
+        return JPT_OK;
+    if (!json_is_object(v))
+        return snprintf(why, n, "'os_sandbox' must be an object"), JPT_ERR_INVALID;
+    json_object_foreach((json_t *)v, key, member) {
+        if (strcmp(key, "mode") == 0) {
+            const char *mode = json_string_value(member);
+            if (mode == NULL || (t->sandbox_mode = jpt__sandbox_mode_from_name(mode)) == 0)
+                return snprintf(why, n, "'os_sandbox.mode' must be \"required\", "
+                                        "\"best-effort\" or \"off\""),
+                       JPT_ERR_INVALID;
+        } else if (strcmp(key, "read") == 0) {
+            if ((rc = take_paths(member, key, &t->sandbox_read, why, n)) < 0)
+                return rc;
+        } else if (strcmp(key, "write") == 0) {
+            if (vfs)
+                return snprintf(why, n, "'os_sandbox.write' does not apply to a vfs tool: "
+                                        "it writes through the protocol"),
+                       JPT_ERR_INVALID;
+            if ((rc = take_paths(member, key, &t->sandbox_write, why, n)) < 0)
+                return rc;
+        } else
+            return snprintf(why, n, "unknown field 'os_sandbox.%s' (expected mode, read%s)",
+                            key, vfs ? "" : ", write"),
+                   JPT_ERR_INVALID;
+    }
+    return JPT_OK;
+}
+
+/* A stdio tool's "sandbox": true, false, or RFD 075's keys that an OS
+ * sandbox can enforce: {"filesystem": {"writable": bool}}. The policy keys
+ * of a vfs tool (network, commands, paths to allow and deny one by one)
+ * need the protocol, and are refused rather than ignored. */
+static int take_stdio_sandbox(jpt__tool *t, const json_t *v, char *why, size_t n)
+{
+    const char *key;
+    const json_t *member;
+
+    t->sandbox_writable = true;
+    if (v == NULL || json_is_false(v))
+        return JPT_OK;
+    if (!json_is_true(v) && !json_is_object(v))
+        return snprintf(why, n, "'sandbox' of a stdio tool must be true, false or "
+                                "{\"filesystem\": {\"writable\": true|false}}"),
+               JPT_ERR_INVALID;
+    json_object_foreach((json_t *)v, key, member) {
+        const json_t *writable = json_object_get(member, "writable");
+        if (strcmp(key, "filesystem") != 0)
+            return snprintf(why, n, "'sandbox.%s' cannot be enforced for a stdio tool, whose "
+                                    "OS sandbox has no network, no policy per path and no "
+                                    "commands to allow: make it a \"vfs\" tool",
+                            key),
+                   JPT_ERR_UNSUPPORTED;
+        if (!json_is_object(member) || json_object_size(member) != 1 ||
+            !json_is_boolean(writable))
+            return snprintf(why, n, "'sandbox.filesystem' of a stdio tool takes one key, "
+                                    "\"writable\": true or false (its OS sandbox cannot "
+                                    "allow or deny paths one by one)"),
+                   JPT_ERR_UNSUPPORTED;
+        t->sandbox_writable = json_is_true(writable);
+    }
+    t->sandbox_profile = JPT__SANDBOX_STDIO;
+    return JPT_OK;
+}
+
+int jpt__command_take(jpt__tool *t, const json_t *def, bool vfs, char *why, size_t n)
 {
     int rc;
 
-    t->env_inherit = true;
+    t->env_inherit = !vfs;
+    t->env_vfs = vfs;
     if ((rc = take_command(t, json_object_get(def, "command"), why, n)) < 0 ||
-        (rc = take_env(t, json_object_get(def, "env"), why, n)) < 0)
+        (rc = take_env(t, json_object_get(def, "env"), why, n)) < 0 ||
+        (rc = take_os_sandbox(t, json_object_get(def, "os_sandbox"), vfs, why, n)) < 0)
         return rc;
+    /* D11: a vfs tool's environment is clean. */
+    if (vfs && t->env_inherit)
+        return snprintf(why, n, "'env.inherit' cannot be true for a vfs tool, whose "
+                                "environment is clean: name the variables it needs in "
+                                "env.allow"),
+               JPT_ERR_INVALID;
+    if (vfs) {
+        t->sandbox_profile = JPT__SANDBOX_VFS;
+        return JPT_OK;
+    }
+    if ((rc = take_stdio_sandbox(t, json_object_get(def, "sandbox"), why, n)) < 0)
+        return rc;
+    if (t->sandbox_profile == 0 && json_object_get(def, "os_sandbox") != NULL)
+        return snprintf(why, n, "'os_sandbox' applies to a stdio tool only with "
+                                "\"sandbox\" (it runs unconfined without)"),
+               JPT_ERR_INVALID;
+    if (t->sandbox_profile != 0 && t->sandbox_mode == JPT_SANDBOX_OFF)
+        return snprintf(why, n, "'sandbox' asks for the OS sandbox and 'os_sandbox.mode' "
+                                "turns it off: remove one of them"),
+               JPT_ERR_INVALID;
     return JPT_OK;
 }

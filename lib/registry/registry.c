@@ -108,7 +108,8 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     if (o.kill_grace_ms < 0 || o.settle_ms < 0 || o.yield_ms < 0 || o.drain_ms < 0 ||
         o.max_inquiry_rounds < 0 || o.turn_end_timeout_ms < 0 ||
         (o.flags & ~JPT_REGISTRY_KEEP_SPOOL) != 0 || o.containment < JPT_CONTAIN_AUTO ||
-        o.containment > JPT_CONTAIN_SESSION)
+        o.containment > JPT_CONTAIN_SESSION || o.sandbox_mode < JPT_SANDBOX_DEFAULT ||
+        o.sandbox_mode > JPT_SANDBOX_OFF)
         return JPT_ERR_INVALID;
 
     jpt_registry *r = jpt__calloc(1, sizeof(*r));
@@ -127,12 +128,15 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     r->max_processes = o.max_processes > 0 ? o.max_processes : default_max_processes();
     r->max_events = o.max_events > 0 ? o.max_events : DEFAULT_MAX_EVENTS;
     r->keep_spool = (o.flags & JPT_REGISTRY_KEEP_SPOOL) != 0;
+    r->sandbox_mode = o.sandbox_mode != JPT_SANDBOX_DEFAULT ? o.sandbox_mode
+                                                            : JPT_SANDBOX_REQUIRED;
     jpt__idmap_init(&r->handle_ids);
     jpt__loop_defer_init(&r->slot_step, jpt__process_slots_freed, r);
     jpt__loop_defer_init(&r->shutdown_step, run_shutdown, r);
     r->on_child_gone = check_shutdown_done;
     r->on_handle_change = jpt__notify_handle_changed;
     if ((rc = set_root(r, o.root)) < 0 || (rc = add_await_tool(r)) < 0 ||
+        (r->sandbox_cache = jpt__sandbox_cache_new()) == NULL ||
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
         (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
         (rc = jpt__loop_new(&r->loop)) < 0 || (r->devnull < 0 && (rc = JPT_ERR_IO) < 0) ||
@@ -195,6 +199,7 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     }
     jpt__free(r->spool_files);
     jpt__contain_free(r->contain);
+    jpt__sandbox_cache_free(r->sandbox_cache);
     jpt__loop_free(r->loop);
     if (r->devnull >= 0)
         close(r->devnull);
@@ -202,6 +207,48 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
     jpt__free(r->spool_dir);
     jpt__free(r->state_file);
     jpt__free(r);
+}
+
+JPT_EXPORT int jpt_registry_tool_sandbox(jpt_registry *r, const char *tool, unsigned *enforced,
+                                         char **report)
+{
+    jpt__sandbox_spec spec;
+    jpt__sandbox *sb = NULL;
+    const char *text;
+    int rc;
+
+    if (enforced != NULL)
+        *enforced = 0;
+    if (report != NULL)
+        *report = NULL;
+    if (r == NULL)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&r->err);
+    if (tool == NULL)
+        return jpt__err(&r->err, JPT_ERR_INVALID, "tool_sandbox: no tool named");
+    jpt__tool *t = jpt__tool_find(r, tool);
+    if (t == NULL)
+        return jpt__err(&r->err, JPT_ERR_NOT_FOUND, "tool_sandbox: no tool '%.80s'", tool);
+    jpt__command_sandbox(r, t, &spec);
+    if (spec.profile == 0)
+        text = t->sandbox_profile != 0 ? "off: the sandbox mode is \"off\""
+               : t->command != NULL    ? "none: a stdio tool without \"sandbox\" runs "
+                                         "unconfined"
+                                       : "none: the tool runs in the host's process";
+    else {
+        jpt__errbuf err;
+        if ((rc = jpt__sandbox_prepare(&spec, &sb, &err)) < 0)
+            return jpt__err(&r->err, rc, "tool '%s': %s", t->name, err.text);
+        const jpt__sandbox_report *rep = jpt__sandbox_report_of(sb);
+        if (enforced != NULL)
+            *enforced = rep->enforced;
+        text = rep->text;
+    }
+    rc = JPT_OK;
+    if (report != NULL && (*report = jpt__strdup(text)) == NULL)
+        rc = jpt__err(&r->err, JPT_ERR_NOMEM, "out of memory");
+    jpt__sandbox_free(sb);
+    return rc;
 }
 
 JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r)

@@ -31,9 +31,9 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
     (void)r;
     (void)t;
     /* The host's own code: nothing of this version confines it. */
-    if (json_object_get(def, "sandbox") != NULL)
-        return snprintf(why, n, "'sandbox' is not enforced for a builtin tool, so it is "
-                                "refused"),
+    if (json_object_get(def, "sandbox") != NULL || json_object_get(def, "os_sandbox") != NULL)
+        return snprintf(why, n, "'%s' is not enforced for a builtin tool, so it is refused",
+                        json_object_get(def, "sandbox") != NULL ? "sandbox" : "os_sandbox"),
                JPT_ERR_UNSUPPORTED;
     for (size_t i = 0; i < sizeof(not_here) / sizeof(not_here[0]); i++)
         if (json_object_get(def, not_here[i]) != NULL) {

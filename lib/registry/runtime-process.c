@@ -56,14 +56,8 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
     int rc;
 
     (void)r;
-    /* A security setting is enforced or refused, never accepted and
-     * ignored: nothing confines a stdio tool to a policy. */
-    if (json_object_get(def, "sandbox") != NULL)
-        return snprintf(why, n, "'sandbox' is not enforced for a stdio tool, so it is refused: "
-                                "remove it to run the tool unconfined, with the host's rights, "
-                                "or make it a \"vfs\" tool"),
-               JPT_ERR_UNSUPPORTED;
-    if ((rc = jpt__command_take(t, def, why, n)) < 0 ||
+    /* "sandbox" is RFD 075's OS sandbox here (command.c). */
+    if ((rc = jpt__command_take(t, def, false, why, n)) < 0 ||
         (rc = check_bool(def, "stdin", &t->stdin_json, why, n)) < 0 ||
         (rc = check_bool(def, "pty", &t->pty, why, n)) < 0)
         return rc;
@@ -151,6 +145,7 @@ static int spawn(jpt__proc *p, jpt__buf *why)
     const jpt__tool *t = run->tool;
     jpt__command cmd;
     jpt__errbuf err;
+    jpt__sandbox_report report;
     int rc = jpt__command_build(r, t, run->action, run->arguments, run->answers, &cmd, why);
 
     if (rc < 0)
@@ -171,6 +166,8 @@ static int spawn(jpt__proc *p, jpt__buf *why)
         .cols = 80,
         .drain_ms = r->drain_ms,
         .contain = r->contain,
+        .sandbox = cmd.sandbox.profile != 0 ? &cmd.sandbox : NULL,
+        .sandbox_report = &report,
     };
     rc = jpt__child_spawn(r->loop, &spawn, &child_ops, p, &p->child, &err);
     if (rc == JPT_ERR_LIMIT && r->nchildren > 0) {
@@ -188,6 +185,8 @@ static int spawn(jpt__proc *p, jpt__buf *why)
     pid_t pid = jpt__child_pid(p->child);
     jpt__log(JPT_LOG_INFO, "tool '%s' started for '%s': pid %d (%s)", t->name, run->id,
              (int)pid, cmd.argv[0]);
+    if (cmd.sandbox.profile != 0)
+        jpt__sandbox_log(t->name, run->id, pid, &report);
     if (cmd.stdin_json != NULL) {
         rc = jpt__child_write(p->child, cmd.stdin_json, strlen(cmd.stdin_json));
         if (rc == JPT_OK)

@@ -184,7 +184,7 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
                    JPT_ERR_INVALID;
     if (json_object_get(def, "command") == NULL)
         return snprintf(why, n, "'command' is required for a vfs tool"), JPT_ERR_INVALID;
-    if ((rc = jpt__command_take(t, def, why, n)) < 0)
+    if ((rc = jpt__command_take(t, def, true, why, n)) < 0)
         return rc;
     vfs_def *d = jpt__calloc(1, sizeof(*d));
     if (d == NULL)
@@ -296,6 +296,7 @@ static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
     jpt_registry *r = run->r;
     const vfs_def *d = def_of(run->tool);
     jpt__errbuf err;
+    jpt__sandbox_report report;
     char *texts[3] = {NULL, NULL, NULL};
     jpt_files *files = d->files;
     int rc = files != NULL ? JPT_OK
@@ -330,10 +331,15 @@ static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
         .devnull = r->devnull,
         .drain_ms = r->drain_ms,
         .contain = r->contain,
+        .sandbox = cmd->sandbox.profile != 0 ? &cmd->sandbox : NULL,
+        .sandbox_report = &report,
     };
     rc = jpt__vfs_session_spawn(&cfg, &spawn, &ops, &err, &v->session);
     if (rc < 0 && jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0)
         rc = JPT_ERR_NOMEM;
+    if (rc == JPT_OK && spawn.sandbox != NULL)
+        jpt__sandbox_log(run->tool->name, run->id, (int)jpt__vfs_session_pid(v->session),
+                         &report);
 out:
     for (size_t i = 0; i < 3; i++)
         jpt__free(texts[i]);

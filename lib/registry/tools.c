@@ -13,6 +13,7 @@ static const char *const known_keys[] = {
     "actions",   "question_target", "settle_ms", "yield_ms", "output_limit",
     "timeout_ms", "sandbox",    "spawn",      "options",   "command",
     "stdin",     "pty",         "env",        "files",     "request_timeout_ms",
+    "os_sandbox",
 };
 
 jpt__tool *jpt__tool_ref(jpt__tool *t)
@@ -32,6 +33,8 @@ void jpt__tool_unref(jpt__tool *t)
     json_decref(t->command);
     json_decref(t->env_allow);
     json_decref(t->env_set);
+    json_decref(t->sandbox_read);
+    json_decref(t->sandbox_write);
     if (t->rt != NULL && t->rt->forget != NULL)
         t->rt->forget(t);
     jpt__free(t);

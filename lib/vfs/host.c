@@ -4,12 +4,14 @@
  * last one. */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "files/files.h"
 #include "http/http.h"
 #include "policy/policy.h"
+#include "sandbox/sandbox.h"
 #include "vfs/vfs.h"
 
 #define DEFAULT_REQUEST_TIMEOUT_MS 60000
@@ -27,6 +29,11 @@ struct jpt_vfs_host {
     jpt_state *state;        /* the latest, or the end's */
     jpt_policy_fn policy_fn;
     void *policy_ud;
+    int sandbox_mode;        /* never DEFAULT */
+    char **sandbox_read;     /* NULL-terminated, or NULL */
+    bool spawned;            /* the tool is a process the host spawned */
+    bool sandboxed;          /* … in the sandbox */
+    jpt__sandbox_report sandbox; /* what it enforced */
     jpt__errbuf err;
 };
 
@@ -79,8 +86,29 @@ static int take_options(jpt_vfs_host_options *o, const jpt_vfs_host_options *opt
     int rc = jpt__struct_take(o, sizeof(*o), opts, opts->size, sizeof(*o));
     if (rc < 0)
         return rc;
-    if (o->request_timeout_ms < -1 || o->kill_grace_ms < 0 || (o->files != NULL && o->root != NULL))
+    if (o->request_timeout_ms < -1 || o->kill_grace_ms < 0 ||
+        (o->files != NULL && o->root != NULL) || o->sandbox_mode < JPT_SANDBOX_DEFAULT ||
+        o->sandbox_mode > JPT_SANDBOX_OFF)
         return JPT_ERR_INVALID;
+    for (size_t i = 0; o->sandbox_read != NULL && o->sandbox_read[i] != NULL; i++)
+        if (o->sandbox_read[i][0] != '/')
+            return JPT_ERR_INVALID;
+    return JPT_OK;
+}
+
+static int copy_paths(const char *const *paths, char ***out)
+{
+    size_t n = 0;
+
+    while (paths != NULL && paths[n] != NULL)
+        n++;
+    if (n == 0)
+        return JPT_OK;
+    if ((*out = jpt__calloc(n + 1, sizeof(**out))) == NULL)
+        return JPT_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (((*out)[i] = jpt__strdup(paths[i])) == NULL)
+            return JPT_ERR_NOMEM;
     return JPT_OK;
 }
 
@@ -102,7 +130,10 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
     h->kill_grace_ms = o.kill_grace_ms > 0 ? o.kill_grace_ms : DEFAULT_KILL_GRACE_MS;
     h->limits.max_message = o.max_message;
     h->limits.max_violations = o.max_violations;
-    if ((rc = jpt__loop_new(&h->loop)) < 0 || (rc = jpt__http_new(h->loop, &h->http)) < 0)
+    h->sandbox_mode = o.sandbox_mode != JPT_SANDBOX_DEFAULT ? o.sandbox_mode
+                                                            : JPT_SANDBOX_REQUIRED;
+    if ((rc = copy_paths(o.sandbox_read, &h->sandbox_read)) < 0 ||
+        (rc = jpt__loop_new(&h->loop)) < 0 || (rc = jpt__http_new(h->loop, &h->http)) < 0)
         goto fail;
     if ((rc = jpt_policy_new(o.sandbox_json, &h->policy)) < 0) {
         jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: the sandbox: %s",
@@ -167,6 +198,43 @@ static int read_tool(jpt_vfs_host *h, const char *tool_json, json_t **tool,
     return JPT_OK;
 }
 
+/* The tool's process: in the OS sandbox (vfs.h) unless its mode is off,
+ * with a clean environment (PATH alone). */
+static int spawn_tool(jpt_vfs_host *h, const char *const argv[],
+                      const jpt__vfs_session_config *cfg, const jpt__vfs_session_ops *ops)
+{
+    jpt__buf path = JPT__BUF_INIT;
+    const char *host_path = getenv("PATH");
+
+    if (jpt__buf_printf(&path, "PATH=%s",
+                        host_path != NULL ? host_path : "/usr/local/bin:/usr/bin:/bin") < 0)
+        return jpt__err(&h->err, JPT_ERR_NOMEM, "out of memory");
+    const char *envp[] = {path.data, NULL};
+    jpt__sandbox_spec spec = {
+        .profile = JPT__SANDBOX_VFS,
+        .mode = h->sandbox_mode,
+        .read = (const char *const *)h->sandbox_read,
+    };
+    jpt__spawn spawn = {
+        .argv = argv,
+        .envp = envp,
+        .stdin_pipe = true,
+        .devnull = -1,
+        .drain_ms = 100,
+        .sandbox = h->sandbox_mode != JPT_SANDBOX_OFF ? &spec : NULL,
+        .sandbox_report = &h->sandbox,
+    };
+    int rc = jpt__vfs_session_spawn(cfg, &spawn, ops, &h->err, &h->session);
+    jpt__buf_free(&path);
+    h->spawned = rc == JPT_OK;
+    if (rc == JPT_OK && spawn.sandbox != NULL) {
+        h->sandboxed = true;
+        jpt__sandbox_log(cfg->init.name, NULL, (int)jpt__vfs_session_pid(h->session),
+                         &h->sandbox);
+    }
+    return rc;
+}
+
 /* Starts the session: a child (`argv`) or attached fds. */
 static int start(jpt_vfs_host *h, const char *const argv[], int rfd, int wfd,
                  const char *tool_json)
@@ -189,10 +257,9 @@ static int start(jpt_vfs_host *h, const char *const argv[], int rfd, int wfd,
         return jpt__err(&h->err, JPT_ERR_STATE, "a tool was started on this host already");
     ops.ud = h;
     if ((rc = read_tool(h, tool_json, &tool, &cfg.init, texts)) == JPT_OK) {
-        if (argv != NULL) {
-            jpt__spawn spawn = {.argv = argv, .stdin_pipe = true, .devnull = -1, .drain_ms = 100};
-            rc = jpt__vfs_session_spawn(&cfg, &spawn, &ops, &h->err, &h->session);
-        } else
+        if (argv != NULL)
+            rc = spawn_tool(h, argv, &cfg, &ops);
+        else
             rc = jpt__vfs_session_attach(&cfg, rfd, wfd, &ops, &h->err, &h->session);
     }
     json_decref(tool);
@@ -318,6 +385,27 @@ JPT_EXPORT int jpt_vfs_host_state(jpt_vfs_host *h, jpt_state **out)
     return JPT_OK;
 }
 
+JPT_EXPORT int jpt_vfs_host_sandbox(jpt_vfs_host *h, unsigned *enforced, const char **report)
+{
+    if (enforced != NULL)
+        *enforced = 0;
+    if (report != NULL)
+        *report = NULL;
+    if (h == NULL)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&h->err);
+    if (!h->started)
+        return jpt__err(&h->err, JPT_ERR_STATE, "sandbox: no tool was started");
+    if (!h->spawned)
+        return jpt__err(&h->err, JPT_ERR_STATE,
+                        "sandbox: the tool was attached: its process is the application's");
+    if (enforced != NULL)
+        *enforced = h->sandboxed ? h->sandbox.enforced : 0;
+    if (report != NULL)
+        *report = h->sandboxed ? h->sandbox.text : "off: the sandbox mode is \"off\"";
+    return JPT_OK;
+}
+
 JPT_EXPORT int jpt_vfs_host_done(const jpt_vfs_host *h)
 {
     return h != NULL && h->done;
@@ -346,5 +434,8 @@ JPT_EXPORT void jpt_vfs_host_free(jpt_vfs_host *h)
     jpt_policy_free(h->policy);
     jpt__files_unref(h->files);
     jpt__loop_free(h->loop);
+    for (size_t i = 0; h->sandbox_read != NULL && h->sandbox_read[i] != NULL; i++)
+        jpt__free(h->sandbox_read[i]);
+    jpt__free(h->sandbox_read);
     jpt__free(h);
 }

@@ -1433,6 +1433,20 @@ class RegistryTest(unittest.TestCase):
             self.assertEqual([t["name"] for t in r.tools("anthropic")],
                              ["t", "s", "await"])
 
+    def test_tool_sandbox_says_what_a_tools_os_sandbox_enforces(self):
+        with Registry() as r:
+            r.load_tools({"tools": [{"name": "t", "command": ["true"]},
+                                    {"name": "s", "command": ["true"], "sandbox": True,
+                                     "os_sandbox": {"mode": "best-effort"}}]})
+            self.assertEqual(r.tool_sandbox("t"),
+                             (0, 'none: a stdio tool without "sandbox" runs unconfined'))
+            enforced, report = r.tool_sandbox("s")
+            self.assertTrue(report.startswith("stdio profile"), report)
+            self.assertEqual(enforced & 0x01, 0x01)  # no_new_privs, always
+            with self.assertRaises(JptError) as cm:
+                r.tool_sandbox("nope")
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_NOT_FOUND)
+
     def test_load_tools_errors_name_the_tool_and_the_field(self):
         with Registry() as r:
             r.load_tools(tools_config())
@@ -2496,7 +2510,7 @@ class RegistryBindingTest(unittest.TestCase):
         with open(REGISTRY_H) as f:
             header = f.read()
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header)
-        self.assertEqual(len(names), 50, names)
+        self.assertEqual(len(names), 51, names)
         for name in names:
             self.assertIn(name, jptool._PROTOTYPES, name)
             fn = getattr(jptool._lib, name)

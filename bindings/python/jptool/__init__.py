@@ -852,6 +852,9 @@ _PROTOTYPES = {
     # VFS tools
     "jpt_registry_add_files": (_c_int, [_RegistryPtr, _c_str, _FilesPtr]),
     "jpt_registry_set_policy_handler": (None, [_RegistryPtr, _PolicyFn, _c_void]),
+    # the OS sandbox
+    "jpt_registry_tool_sandbox": (_c_int, [_RegistryPtr, _c_str, ctypes.POINTER(_c_uint),
+                                           _out_str]),
     # vfs.h: the access policy
     "jpt_policy_new": (_c_int, [_c_str, ctypes.POINTER(_PolicyPtr)]),
     "jpt_policy_free": (None, [_PolicyPtr]),
@@ -1823,7 +1826,9 @@ class Registry(_Closable):
         ``replace=True`` (JPT_LOAD_REPLACE) lets a definition replace a tool
         of the same name. All definitions are checked before any is added:
         on error nothing changes and JptError's message names the tool and
-        the field (JPT_ERR_INVALID; JPT_ERR_EXISTS for a duplicate name).
+        the field (JPT_ERR_INVALID; JPT_ERR_EXISTS for a duplicate name;
+        JPT_ERR_UNSUPPORTED for a "sandbox" key that a stdio tool's OS
+        sandbox cannot enforce, which is refused rather than ignored).
         A ``"runtime": "vfs"`` definition (D11) takes ``command``, ``env``,
         ``stateful`` and the keys of a stdio tool but ``pty`` and ``stdin``,
         plus ``sandbox`` (its access policy; absent: the workspace
@@ -2253,6 +2258,22 @@ class Registry(_Closable):
         if rc < 0:
             raise self._error(rc)
         return json.loads(text)
+
+    def tool_sandbox(self, tool: str) -> Tuple[int, str]:
+        """What the OS sandbox of ``tool``'s processes enforces here
+        (``jpt_registry_tool_sandbox``): the JPT_SANDBOX_ENFORCED_* bits of
+        vfs.h (0 for a tool without one) and a sentence saying so and
+        naming what is missing. Raises JptError: JPT_ERR_NOT_FOUND (no such
+        tool), JPT_ERR_SANDBOX (its mode is "required" and this system
+        cannot enforce it; the message says what is lacking)."""
+        enforced = _c_uint()
+        out = ctypes.c_void_p()
+        rc = _lib.jpt_registry_tool_sandbox(self._p(), tool.encode(), ctypes.byref(enforced),
+                                            ctypes.byref(out))
+        text = _take_string(out)
+        if rc < 0:
+            raise self._error(rc)
+        return enforced.value, text
 
     def end_turn(self, keep: bool = False, abort: bool = False) -> "Batch":
         """Ends the turn (``jpt_registry_end_turn``, RFD 037 "Turn-end

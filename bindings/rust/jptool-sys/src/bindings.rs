@@ -66,6 +66,17 @@ pub const JPT_ACCESS_PROCESS: i32 = 5;
 pub const JPT_VERDICT_ALLOW: i32 = 1;
 pub const JPT_VERDICT_DENY: i32 = 2;
 pub const JPT_VERDICT_ASK: i32 = 3;
+pub const JPT_SANDBOX_DEFAULT: i32 = 0;
+pub const JPT_SANDBOX_REQUIRED: i32 = 1;
+pub const JPT_SANDBOX_BEST_EFFORT: i32 = 2;
+pub const JPT_SANDBOX_OFF: i32 = 3;
+pub const JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS: i32 = 1;
+pub const JPT_SANDBOX_ENFORCED_SECCOMP: i32 = 2;
+pub const JPT_SANDBOX_ENFORCED_FILES: i32 = 4;
+pub const JPT_SANDBOX_ENFORCED_TRUNCATE: i32 = 8;
+pub const JPT_SANDBOX_ENFORCED_TCP: i32 = 16;
+pub const JPT_SANDBOX_ENFORCED_DEVICE_IOCTL: i32 = 32;
+pub const JPT_SANDBOX_ENFORCED_SCOPES: i32 = 64;
 pub const JPT_VFS_PROTOCOL_VERSION: &[u8; 6usize] = b"0.1.0\0";
 pub const JPT_VFS_CONTENT_LIMIT: i32 = 10485760;
 pub const JPT_VFS_ENVELOPE_LIMIT: i32 = 65536;
@@ -1018,12 +1029,14 @@ pub struct jpt_vfs_host_options {
     pub kill_grace_ms: ::std::os::raw::c_int,
     pub max_message: usize,
     pub max_violations: ::std::os::raw::c_uint,
+    pub sandbox_mode: ::std::os::raw::c_int,
+    pub sandbox_read: *const *const ::std::os::raw::c_char,
 }
 #[test]
 fn bindgen_test_layout_jpt_vfs_host_options() {
     assert_eq!(
         ::std::mem::size_of::<jpt_vfs_host_options>(),
-        56usize,
+        64usize,
         concat!("Size of: ", stringify!(jpt_vfs_host_options))
     );
     assert_eq!(
@@ -1167,6 +1180,40 @@ fn bindgen_test_layout_jpt_vfs_host_options() {
         );
     }
     test_field_max_violations();
+    fn test_field_sandbox_mode() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_host_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sandbox_mode) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_host_options),
+                "::",
+                stringify!(sandbox_mode)
+            )
+        );
+    }
+    test_field_sandbox_mode();
+    fn test_field_sandbox_read() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_vfs_host_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sandbox_read) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_vfs_host_options),
+                "::",
+                stringify!(sandbox_read)
+            )
+        );
+    }
+    test_field_sandbox_read();
 }
 extern "C" {
     pub fn jpt_vfs_host_new(
@@ -1217,6 +1264,13 @@ extern "C" {
     pub fn jpt_vfs_host_state(
         h: *mut jpt_vfs_host,
         out: *mut *mut jpt_state,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_vfs_host_sandbox(
+        h: *mut jpt_vfs_host,
+        enforced: *mut ::std::os::raw::c_uint,
+        report: *mut *const ::std::os::raw::c_char,
     ) -> ::std::os::raw::c_int;
 }
 extern "C" {
@@ -1279,12 +1333,13 @@ pub struct jpt_registry_options {
     pub max_events: usize,
     pub flags: ::std::os::raw::c_uint,
     pub containment: ::std::os::raw::c_int,
+    pub sandbox_mode: ::std::os::raw::c_int,
 }
 #[test]
 fn bindgen_test_layout_jpt_registry_options() {
     assert_eq!(
         ::std::mem::size_of::<jpt_registry_options>(),
-        104usize,
+        112usize,
         concat!("Size of: ", stringify!(jpt_registry_options))
     );
     assert_eq!(
@@ -1564,6 +1619,23 @@ fn bindgen_test_layout_jpt_registry_options() {
         );
     }
     test_field_containment();
+    fn test_field_sandbox_mode() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<jpt_registry_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sandbox_mode) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(jpt_registry_options),
+                "::",
+                stringify!(sandbox_mode)
+            )
+        );
+    }
+    test_field_sandbox_mode();
 }
 extern "C" {
     pub fn jpt_registry_new(
@@ -2027,6 +2099,14 @@ extern "C" {
     pub fn jpt_registry_reap_stale(
         path: *const ::std::os::raw::c_char,
         killed: *mut usize,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn jpt_registry_tool_sandbox(
+        r: *mut jpt_registry,
+        tool: *const ::std::os::raw::c_char,
+        enforced: *mut ::std::os::raw::c_uint,
+        report: *mut *mut ::std::os::raw::c_char,
     ) -> ::std::os::raw::c_int;
 }
 extern "C" {

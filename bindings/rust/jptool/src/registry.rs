@@ -247,6 +247,8 @@ impl Registry {
                 Containment::Subreaper => sys::JPT_CONTAIN_SUBREAPER,
                 Containment::Session => sys::JPT_CONTAIN_SESSION,
             },
+            // The OS sandbox's default mode (required); vfs.h.
+            sandbox_mode: sys::JPT_SANDBOX_DEFAULT,
         };
         Registry::create(&opts)
     }

@@ -1,0 +1,990 @@
+/* The OS sandbox (lib/sandbox; vfs.h, "The OS sandbox"): what a tool in it
+ * cannot do, each asserted by test/tools/sandbox-probe from inside a real
+ * sandboxed process — through the standalone host, and through a
+ * registry's vfs and stdio runtimes — what it still can, the modes and
+ * their report, and the environment tools inherit.
+ *
+ * Checks that need a Landlock ABI the kernel lacks are skipped with the
+ * reason printed; everything else is asserted. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "registry-util.h"
+#include "sandbox/sandbox.h"
+
+#define PROBE TOOL("sandbox-probe")
+
+static char root[4096];    /* the workspace */
+static char outside[4096]; /* a directory beside it */
+static char secret[4200];  /* a file in the workspace */
+static char home[4096];
+static int kernel_abi;
+static const char *kernel_why = ""; /* why there is no Landlock */
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_text(const char *path)
+{
+    static char buf[256];
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The workspace and the directory beside it live in the build tree, not in
+ * /tmp, which a stdio sandbox may write. */
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof(root), "%s/../sandbox-root-XXXXXX", JPT_TEST_TOOLS);
+    snprintf(outside, sizeof(outside), "%s/../sandbox-outside-XXXXXX", JPT_TEST_TOOLS);
+    if (mkdtemp(root) == NULL || mkdtemp(outside) == NULL)
+        return -1;
+    snprintf(secret, sizeof(secret), "%s/secret.txt", root);
+    write_text(secret, "the workspace's own\n");
+    const struct passwd *pw = getpwuid(getuid());
+    snprintf(home, sizeof(home), "%s", pw != NULL ? pw->pw_dir : "/root");
+    kernel_abi = jpt__landlock_abi(&kernel_why);
+    /* What an agent host's environment holds. */
+    setenv("JPT_TEST_API_KEY", "sk-host-secret", 1);
+    setenv("JPT_TEST_GITHUB_token", "ghp-host-secret", 1);
+    setenv("JPT_TEST_DB_PASSWORD", "hunter2", 1);
+    setenv("JPT_TEST_PLAIN", "plain", 1);
+    return 0;
+}
+
+static int rm_tree(const char *dir)
+{
+    char cmd[8300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    jpt__sandbox_test_limit(-1, false);
+    return rm_tree(root) | rm_tree(outside);
+}
+
+/* Skips the test, saying why, when the Landlock this process sees is
+ * older than `abi` (none under valgrind 3.19, which does not pass the
+ * landlock_* calls through). */
+#define NEED_ABI(abi, what)                                                                 \
+    do {                                                                                    \
+        if (kernel_abi < (abi)) {                                                           \
+            print_message("[ SKIPPED  ] %s needs Landlock ABI %d; this process sees %d%s%s\n", \
+                          (what), (abi), kernel_abi, kernel_abi == 0 ? ": " : "",           \
+                          kernel_abi == 0 ? kernel_why : "");                               \
+            skip();                                                                         \
+        }                                                                                   \
+    } while (0)
+
+/* The same for seccomp filters (none under valgrind 3.19 either). */
+#define NEED_SECCOMP(what)                                                                  \
+    do {                                                                                    \
+        const char *why_ = NULL;                                                            \
+        if (!jpt__seccomp_available(&why_)) {                                               \
+            print_message("[ SKIPPED  ] %s needs seccomp filters: %s\n", (what), why_);     \
+            skip();                                                                         \
+        }                                                                                   \
+    } while (0)
+
+/* ---- Through the standalone host ------------------------------------------------- */
+
+typedef struct host_run {
+    char *lines;         /* the probe's report (the tool's result text) */
+    unsigned enforced;
+    char report[1024];
+} host_run;
+
+/* Runs the probe with `checks` (NULL-terminated) as a VFS tool of a host
+ * in `mode`, with `read` as sandbox_read. */
+static void run_vfs(int mode, const char *const *read, const char *const *checks, host_run *out)
+{
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .sandbox_mode = mode, .sandbox_read = read};
+    jpt_vfs_host *h = NULL;
+    const char *argv[64] = {PROBE, "--vfs"};
+    size_t n = 2;
+    const char *report = NULL;
+    jpt_state *st = NULL;
+
+    for (size_t i = 0; checks[i] != NULL && n < 63; i++)
+        argv[n++] = checks[i];
+    argv[n] = NULL;
+    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+    if (jpt_vfs_host_spawn(h, argv, "{\"name\":\"probe\"}") != JPT_OK)
+        fail_msg("spawn: %s", jpt_vfs_host_errmsg(h));
+    assert_int_equal(jpt_vfs_host_run(h, WAIT_MS), JPT_OK);
+    assert_int_equal(jpt_vfs_host_sandbox(h, &out->enforced, &report), JPT_OK);
+    snprintf(out->report, sizeof(out->report), "%s", report);
+    assert_int_equal(jpt_vfs_host_state(h, &st), JPT_OK);
+    const char *text = jpt_state_block_field(st, 0, JPT_FIELD_TEXT, NULL);
+    if (jpt_state_is_error(st) || text == NULL)
+        fail_msg("the probe failed: %s", text != NULL ? text : "(no text)");
+    out->lines = strdup(text);
+    jpt_state_unref(st);
+    jpt_vfs_host_free(h);
+}
+
+/* The outcome the probe gave `check` ("EACCES", "ok"). */
+static const char *outcome_of(const char *lines, const char *check)
+{
+    static char out[64];
+    size_t n = strlen(check);
+
+    for (const char *p = lines; p != NULL && *p != '\0';) {
+        const char *end = strchr(p, '\n');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (len > n && strncmp(p, check, n) == 0 && p[n] == ' ') {
+            snprintf(out, sizeof(out), "%.*s", (int)(len - n - 1), p + n + 1);
+            return out;
+        }
+        p = end != NULL ? end + 1 : NULL;
+    }
+    fail_msg("the probe said nothing of '%s':\n%s", check, lines);
+    return NULL;
+}
+
+static void assert_outcome(const char *lines, const char *check, const char *expected)
+{
+    const char *got = outcome_of(lines, check);
+    if (strcmp(got, expected) != 0)
+        fail_msg("%s: %s, not %s\n(the probe said:\n%s)", check, got, expected, lines);
+}
+
+static char *check_of(const char *prefix, const char *path)
+{
+    static char buf[8][4300];
+    static int next;
+    char *b = buf[next++ % 8];
+    snprintf(b, sizeof(buf[0]), "%s%s", prefix, path);
+    return b;
+}
+
+/* A Unix socket of the host's, listening at `path`: what a tool must not
+ * reach. */
+static int unix_listener(const char *path)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    size_t n = strlen(path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (n >= sizeof(sun.sun_path))
+        fail_msg("the socket path is too long for sun_path: %s", path);
+    memcpy(sun.sun_path, path, n + 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    return fd;
+}
+
+/* ---- The VFS profile --------------------------------------------------------------- */
+
+static void a_vfs_tool_reads_no_file_of_the_workspace_home_or_host(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char outside_file[4200];
+    snprintf(outside_file, sizeof(outside_file), "%s/new.txt", outside);
+    const char *checks[] = {check_of("open:", secret), check_of("open:", root),
+                            check_of("open:", home), "open:/etc/passwd", "open:/tmp",
+                            "open:/proc/self/status", "environ",
+                            check_of("create:", outside_file), "create:/tmp/jpt-sandbox-x",
+                            check_of("truncate:", secret), NULL};
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_DEFAULT, NULL, checks, &run);
+    assert_outcome(run.lines, checks[0], "EACCES");
+    assert_outcome(run.lines, checks[1], "EACCES");
+    assert_outcome(run.lines, checks[2], "EACCES");
+    assert_outcome(run.lines, "open:/etc/passwd", "EACCES");
+    assert_outcome(run.lines, "open:/tmp", "EACCES");
+    assert_outcome(run.lines, "open:/proc/self/status", "EACCES");
+    /* The host's environment through /proc: the leak. */
+    assert_outcome(run.lines, "environ", "EACCES");
+    assert_outcome(run.lines, checks[7], "EACCES");
+    assert_outcome(run.lines, "create:/tmp/jpt-sandbox-x", "EACCES");
+    /* Landlock from ABI 3; below it seccomp denies truncate(2). */
+    assert_outcome(run.lines, checks[9], kernel_abi >= 3 ? "EACCES" : "EPERM");
+    assert_string_equal(read_text(secret), "the workspace's own\n");
+    free(run.lines);
+}
+
+static void a_vfs_tool_has_no_socket_and_no_way_to_other_processes(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    /* A host socket the tool must not reach. */
+    char sock_path[4200];
+    snprintf(sock_path, sizeof(sock_path), "%s/host.sock", outside);
+    int listener = unix_listener(sock_path);
+    const char *checks[] = {"socket-inet", "socket-unix", "socket-unix-dgram", "socketpair",
+                            check_of("unix:", sock_path), "io_uring", "ptrace", "process_vm",
+                            "unshare-user", "clone-user", "clone3", "tiocsti", "keyctl", "bpf",
+                            "mount", NULL};
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
+    close(listener);
+    unlink(sock_path);
+    assert_outcome(run.lines, "socket-inet", "EPERM");
+    assert_outcome(run.lines, "socket-unix", "EPERM");
+    assert_outcome(run.lines, "socket-unix-dgram", "EPERM");
+    /* A connected pair reaches no one (asyncio's self-pipe needs it). */
+    assert_outcome(run.lines, "socketpair", "ok");
+    assert_outcome(run.lines, checks[4], "EPERM");
+    assert_outcome(run.lines, "io_uring", "EPERM");
+    assert_outcome(run.lines, "ptrace", "EPERM");
+    assert_outcome(run.lines, "process_vm", "EPERM");
+    assert_outcome(run.lines, "unshare-user", "EPERM");
+    assert_outcome(run.lines, "clone-user", "EPERM");
+    /* So that the C library falls back to clone, which is checked. */
+    assert_outcome(run.lines, "clone3", "ENOSYS");
+    assert_outcome(run.lines, "tiocsti", "EPERM");
+    assert_outcome(run.lines, "keyctl", "EPERM");
+    assert_outcome(run.lines, "bpf", "EPERM");
+    assert_outcome(run.lines, "mount", "EPERM");
+    free(run.lines);
+}
+
+static void a_vfs_tool_cannot_signal_the_host(void **state)
+{
+    (void)state;
+    NEED_ABI(6, "signal scoping");
+    const char *checks[] = {"signal-parent", NULL};
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
+    assert_outcome(run.lines, "signal-parent", "EPERM");
+    free(run.lines);
+}
+
+/* Landlock's own TCP rule, seen with seccomp left out (best-effort on a
+ * pretended system without seccomp): socket() is then allowed, and
+ * connect() is not. Without the sandbox the same connect succeeds. */
+static void tcp_connect_is_denied_by_landlock_too(void **state)
+{
+    (void)state;
+    NEED_ABI(4, "TCP bind and connect");
+    int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr = {htonl(INADDR_LOOPBACK)}};
+    socklen_t len = sizeof(sin);
+    assert_int_equal(bind(listener, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(listen(listener, 4), 0);
+    assert_int_equal(getsockname(listener, (struct sockaddr *)&sin, &len), 0);
+    char port[32];
+    snprintf(port, sizeof(port), "tcp:%d", ntohs(sin.sin_port));
+    const char *checks[] = {"socket-inet", port, NULL};
+    host_run run, off;
+
+    jpt__sandbox_test_limit(-1, true);
+    run_vfs(JPT_SANDBOX_BEST_EFFORT, NULL, checks, &run);
+    jpt__sandbox_test_limit(-1, false);
+    run_vfs(JPT_SANDBOX_OFF, NULL, checks, &off);
+    close(listener);
+    assert_outcome(run.lines, "socket-inet", "ok");
+    assert_outcome(run.lines, port, "EACCES");
+    assert_outcome(off.lines, port, "ok");
+    assert_int_equal(run.enforced & JPT_SANDBOX_ENFORCED_SECCOMP, 0);
+    assert_int_not_equal(run.enforced & JPT_SANDBOX_ENFORCED_TCP, 0);
+    free(run.lines);
+    free(off.lines);
+}
+
+static void a_vfs_tool_still_execs_and_reads_the_system(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    const char *checks[] = {"exec:/bin/true", "exec:/usr/bin/env", "open:/usr/lib",
+                            "open:/etc/ld.so.cache", "open:/dev/urandom", NULL};
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
+    assert_outcome(run.lines, "exec:/bin/true", "ok");
+    assert_outcome(run.lines, "exec:/usr/bin/env", "ok");
+    assert_outcome(run.lines, "open:/usr/lib", "ok");
+    assert_outcome(run.lines, "open:/etc/ld.so.cache", "ok");
+    assert_outcome(run.lines, "open:/dev/urandom", "ok");
+    free(run.lines);
+}
+
+static void sandbox_read_lets_a_vfs_tool_read_a_listed_directory(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char lib[4200];
+    snprintf(lib, sizeof(lib), "%s/lib.txt", outside);
+    write_text(lib, "a library\n");
+    const char *read[] = {outside, NULL};
+    const char *checks[] = {check_of("open:", lib), check_of("open:", secret), NULL};
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_REQUIRED, read, checks, &run);
+    unlink(lib);
+    assert_outcome(run.lines, checks[0], "ok");
+    assert_outcome(run.lines, checks[1], "EACCES");
+    free(run.lines);
+}
+
+static void a_vfs_tools_environment_is_path_alone(void **state)
+{
+    (void)state;
+    const char *checks[] = {"env:PATH", "env:JPT_TEST_PLAIN", "env:JPT_TEST_API_KEY",
+                            "env:HOME", NULL};
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_BEST_EFFORT, NULL, checks, &run);
+    assert_outcome(run.lines, "env:PATH", "set");
+    assert_outcome(run.lines, "env:JPT_TEST_PLAIN", "unset");
+    assert_outcome(run.lines, "env:JPT_TEST_API_KEY", "unset");
+    assert_outcome(run.lines, "env:HOME", "unset");
+    free(run.lines);
+}
+
+/* ---- Modes and the report ----------------------------------------------------------- */
+
+static void the_report_says_what_this_kernel_enforces(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    const char *checks[] = {"env:PATH", NULL};
+    host_run run;
+    unsigned want = JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS | JPT_SANDBOX_ENFORCED_SECCOMP |
+                    JPT_SANDBOX_ENFORCED_FILES | JPT_SANDBOX_ENFORCED_TRUNCATE;
+    char abi[64];
+
+    if (kernel_abi >= 4)
+        want |= JPT_SANDBOX_ENFORCED_TCP;
+    if (kernel_abi >= 5)
+        want |= JPT_SANDBOX_ENFORCED_DEVICE_IOCTL;
+    if (kernel_abi >= 6)
+        want |= JPT_SANDBOX_ENFORCED_SCOPES;
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
+    assert_int_equal(run.enforced, want);
+    snprintf(abi, sizeof(abi), "vfs profile, Landlock ABI %d: enforced files, truncation",
+             kernel_abi);
+    assert_non_null(strstr(run.report, abi));
+    assert_non_null(strstr(run.report, "seccomp (no sockets"));
+    assert_non_null(strstr(run.report, "no_new_privs"));
+    if (kernel_abi >= 6)
+        assert_null(strstr(run.report, "missing"));
+    print_message("[   INFO   ] %s\n", run.report);
+    free(run.lines);
+}
+
+/* jpt__sandbox_test_limit pretends an older kernel: the ruleset is built
+ * for the ABI given, which any newer kernel takes. */
+static void best_effort_on_an_older_kernel_runs_and_reports_the_gaps(void **state)
+{
+    (void)state;
+    NEED_ABI(3, "pretending ABI 3");
+    NEED_SECCOMP("the system-call filter");
+    const char *checks[] = {check_of("open:", secret), "socket-inet", NULL};
+    host_run run;
+
+    jpt__sandbox_test_limit(3, false);
+    run_vfs(JPT_SANDBOX_BEST_EFFORT, NULL, checks, &run);
+    jpt__sandbox_test_limit(-1, false);
+    assert_int_equal(run.enforced, JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS |
+                                       JPT_SANDBOX_ENFORCED_SECCOMP |
+                                       JPT_SANDBOX_ENFORCED_FILES |
+                                       JPT_SANDBOX_ENFORCED_TRUNCATE);
+    assert_non_null(strstr(run.report, "Landlock ABI 3"));
+    assert_non_null(strstr(run.report, "; missing: TCP bind and connect (needs Landlock ABI 4), "
+                                       "device ioctls (needs Landlock ABI 5), signal and "
+                                       "abstract-socket scopes (needs Landlock ABI 6)"));
+    /* What there is still holds. */
+    assert_outcome(run.lines, checks[0], "EACCES");
+    assert_outcome(run.lines, "socket-inet", "EPERM");
+    free(run.lines);
+}
+
+/* Below ABI 3 Landlock does not govern truncate(2): seccomp denies it. */
+static void below_abi_3_seccomp_denies_truncate(void **state)
+{
+    (void)state;
+    NEED_ABI(2, "pretending ABI 2");
+    NEED_SECCOMP("the system-call filter");
+    char outside_file[4200];
+    snprintf(outside_file, sizeof(outside_file), "%s/keep.txt", outside);
+    write_text(outside_file, "kept\n");
+    const char *read[] = {outside, NULL};
+    const char *checks[] = {check_of("truncate:", outside_file), NULL};
+    host_run run;
+
+    jpt__sandbox_test_limit(2, false);
+    run_vfs(JPT_SANDBOX_BEST_EFFORT, read, checks, &run);
+    jpt__sandbox_test_limit(-1, false);
+    assert_outcome(run.lines, checks[0], "EPERM");
+    assert_string_equal(read_text(outside_file), "kept\n");
+    assert_int_not_equal(run.enforced & JPT_SANDBOX_ENFORCED_TRUNCATE, 0);
+    unlink(outside_file);
+    free(run.lines);
+}
+
+static void required_fails_where_the_system_lacks_landlock_or_seccomp(void **state)
+{
+    (void)state;
+    /* The test limit takes away what there is. */
+    NEED_ABI(1, "taking Landlock away");
+    NEED_SECCOMP("taking seccomp away");
+    const struct {
+        int max_abi;
+        bool no_seccomp;
+        const char *message;
+    } cases[] = {
+        {0, false,
+         "the OS sandbox is required, but this system lacks Landlock (not available (limited "
+         "for a test)) (the sandbox mode \"best-effort\" runs tools with what there is)"},
+        {-1, true,
+         "the OS sandbox is required, but this system lacks seccomp filters (not available "
+         "(limited for a test)) (the sandbox mode \"best-effort\" runs tools with what there "
+         "is)"},
+        {0, true,
+         "the OS sandbox is required, but this system lacks Landlock (not available (limited "
+         "for a test)) and seccomp filters (not available (limited for a test)) (the sandbox "
+         "mode \"best-effort\" runs tools with what there is)"},
+    };
+    const char *argv[] = {PROBE, "--vfs", NULL};
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        jpt_vfs_host_options o = {.size = sizeof(o), .root = root};
+        jpt_vfs_host *h = NULL;
+        assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+        jpt__sandbox_test_limit(cases[i].max_abi, cases[i].no_seccomp);
+        int rc = jpt_vfs_host_spawn(h, argv, "{\"name\":\"probe\"}");
+        jpt__sandbox_test_limit(-1, false);
+        assert_int_equal(rc, JPT_ERR_SANDBOX);
+        assert_string_equal(jpt_vfs_host_errmsg(h), cases[i].message);
+        assert_int_equal(jpt_vfs_host_sandbox(h, NULL, NULL), JPT_ERR_STATE);
+        jpt_vfs_host_free(h);
+    }
+}
+
+static void off_runs_the_tool_unconfined_and_says_so(void **state)
+{
+    (void)state;
+    const char *checks[] = {check_of("open:", secret), "env:JPT_TEST_PLAIN", NULL};
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_OFF, NULL, checks, &run);
+    assert_outcome(run.lines, checks[0], "ok");
+    /* The environment stays clean whatever the mode. */
+    assert_outcome(run.lines, "env:JPT_TEST_PLAIN", "unset");
+    assert_int_equal(run.enforced, 0);
+    assert_string_equal(run.report, "off: the sandbox mode is \"off\"");
+    free(run.lines);
+}
+
+typedef struct logged {
+    int level;
+    char line[1024];
+} logged;
+
+static void on_log(int level, const char *msg, void *ud)
+{
+    logged *l = ud;
+
+    if (strstr(msg, "runs in the OS sandbox") != NULL) {
+        l->level = level;
+        snprintf(l->line, sizeof(l->line), "%s", msg);
+    }
+}
+
+/* The log's line per process: INFO with Landlock and seccomp, WARNING
+ * without either (best-effort). */
+static void each_spawn_logs_what_its_sandbox_enforces(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    const char *checks[] = {"env:PATH", NULL};
+    logged l = {0, ""};
+    host_run run;
+
+    jpt_set_log(on_log, &l, JPT_LOG_INFO);
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
+    assert_int_equal(l.level, JPT_LOG_INFO);
+    assert_non_null(strstr(l.line, "tool 'probe': pid "));
+    assert_non_null(strstr(l.line, " runs in the OS sandbox: vfs profile, Landlock ABI "));
+    free(run.lines);
+    l.level = 0;
+    jpt__sandbox_test_limit(0, false);
+    run_vfs(JPT_SANDBOX_BEST_EFFORT, NULL, checks, &run);
+    jpt__sandbox_test_limit(-1, false);
+    jpt_set_log(NULL, NULL, 0);
+    assert_int_equal(l.level, JPT_LOG_WARNING);
+    assert_non_null(strstr(l.line, "missing: files (needs Landlock)"));
+    free(run.lines);
+}
+
+static void host_options_are_checked(void **state)
+{
+    (void)state;
+    const char *relative[] = {"lib", NULL};
+    jpt_vfs_host_options bad_mode = {.size = sizeof(bad_mode), .root = root, .sandbox_mode = 9};
+    jpt_vfs_host_options bad_path = {.size = sizeof(bad_path), .root = root,
+                                     .sandbox_read = relative};
+    jpt_vfs_host *h = NULL;
+
+    assert_int_equal(jpt_vfs_host_new(&bad_mode, &h), JPT_ERR_INVALID);
+    assert_int_equal(jpt_vfs_host_new(&bad_path, &h), JPT_ERR_INVALID);
+    assert_null(h);
+    assert_int_equal(jpt_vfs_host_sandbox(NULL, NULL, NULL), JPT_ERR_INVALID);
+
+    /* A tool the application started is confined by the application. */
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = root};
+    int to_tool[2], from_tool[2];
+    unsigned enforced = 99;
+    const char *report = "untouched";
+    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+    assert_int_equal(jpt_vfs_host_sandbox(h, &enforced, &report), JPT_ERR_STATE);
+    assert_string_equal(jpt_vfs_host_errmsg(h), "sandbox: no tool was started");
+    assert_int_equal(pipe2(to_tool, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(from_tool, O_CLOEXEC), 0);
+    assert_int_equal(jpt_vfs_host_attach(h, from_tool[0], to_tool[1], "{\"name\":\"a\"}"),
+                     JPT_OK);
+    assert_int_equal(jpt_vfs_host_sandbox(h, &enforced, &report), JPT_ERR_STATE);
+    assert_string_equal(jpt_vfs_host_errmsg(h),
+                        "sandbox: the tool was attached: its process is the application's");
+    assert_int_equal(enforced, 0);
+    assert_null(report);
+    jpt_vfs_host_free(h);
+    close(to_tool[0]);
+    close(from_tool[1]);
+}
+
+/* The room's own checks of a spec. */
+static void a_spec_is_checked_before_anything_is_opened(void **state)
+{
+    (void)state;
+    const char *relative[] = {"usr", NULL};
+    const char *write[] = {"/tmp", NULL};
+    const struct {
+        jpt__sandbox_spec spec;
+        const char *message;
+    } cases[] = {
+        {{.profile = 7, .mode = JPT_SANDBOX_REQUIRED}, "sandbox: unknown profile 7"},
+        {{.profile = JPT__SANDBOX_VFS, .mode = JPT_SANDBOX_OFF},
+         "sandbox: mode 3 cannot be prepared"},
+        {{.profile = JPT__SANDBOX_VFS, .mode = JPT_SANDBOX_REQUIRED, .write = write},
+         "sandbox: a VFS tool writes through the protocol: no path may be writable"},
+        {{.profile = JPT__SANDBOX_STDIO, .mode = JPT_SANDBOX_REQUIRED, .read = relative},
+         "sandbox: a readable path 'usr' is not absolute"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        jpt__sandbox *sb = (jpt__sandbox *)1;
+        jpt__errbuf err;
+        assert_int_equal(jpt__sandbox_prepare(&cases[i].spec, &sb, &err), JPT_ERR_INVALID);
+        assert_null(sb);
+        assert_string_equal(err.text, cases[i].message);
+    }
+}
+
+/* ---- Through a registry -------------------------------------------------------------- */
+
+static jpt_registry *registry(int mode, const char *tools_js)
+{
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 300,
+                              .drain_ms = 100, .sandbox_mode = mode};
+    return ru_registry_with(&o, tools_js != NULL ? js(tools_js) : NULL);
+}
+
+/* Runs tool `name` once; its output. */
+static char *call(jpt_registry *r, const char *name, bool *is_error)
+{
+    return ru_call(r, name, "{}", is_error);
+}
+
+static char tools[1 << 14];
+
+/* {"tools":[{name, command: [probe, checks…], and `extra` members}]}, for
+ * js(). */
+static const char *tool_js(const char *name, bool vfs, const char *extra,
+                           const char *const *checks)
+{
+    int n = snprintf(tools, sizeof(tools), "{'tools':[{'name':'%s','command':['%s'%s", name,
+                     PROBE, vfs ? ",'--vfs'" : "");
+    for (size_t i = 0; checks[i] != NULL; i++)
+        n += snprintf(tools + n, sizeof(tools) - (size_t)n, ",'%s'", checks[i]);
+    snprintf(tools + n, sizeof(tools) - (size_t)n, "]%s%s%s}]}", vfs ? ",'runtime':'vfs'" : "",
+             extra[0] != '\0' ? "," : "", extra);
+    return tools;
+}
+
+static void a_registry_vfs_tool_runs_sandboxed_with_its_allowed_variables(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    const char *checks[] = {check_of("open:", secret), "environ", "socket-inet",
+                            "env:JPT_TEST_PLAIN", "env:JPT_TEST_API_KEY", NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT,
+                               tool_js("v", true, "'env':{'allow':['JPT_TEST_PLAIN']}", checks));
+    bool is_error = true;
+    unsigned enforced = 0;
+    char *report = NULL;
+    char *out = call(r, "v", &is_error);
+
+    assert_false(is_error);
+    assert_outcome(out, checks[0], "EACCES");
+    assert_outcome(out, "environ", "EACCES");
+    assert_outcome(out, "socket-inet", "EPERM");
+    assert_outcome(out, "env:JPT_TEST_PLAIN", "set");
+    assert_outcome(out, "env:JPT_TEST_API_KEY", "unset");
+    assert_int_equal(jpt_registry_tool_sandbox(r, "v", &enforced, &report), JPT_OK);
+    assert_int_not_equal(enforced & JPT_SANDBOX_ENFORCED_FILES, 0);
+    assert_non_null(strstr(report, "vfs profile"));
+    jpt_free(report);
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void a_registry_vfs_call_fails_where_the_sandbox_is_required_and_missing(void **state)
+{
+    (void)state;
+    const char *checks[] = {"env:PATH", NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("v", true, "", checks));
+    bool is_error = false;
+    char *report = (char *)"untouched";
+
+    jpt__sandbox_test_limit(0, false);
+    char *out = call(r, "v", &is_error);
+    int rc = jpt_registry_tool_sandbox(r, "v", NULL, &report);
+    jpt__sandbox_test_limit(-1, false);
+    assert_true(is_error);
+    assert_non_null(strstr(out, "the tool could not be started: the OS sandbox is required, "
+                                "but this system lacks Landlock"));
+    assert_int_equal(rc, JPT_ERR_SANDBOX);
+    assert_null(report);
+    assert_non_null(strstr(jpt_registry_errmsg(r), "tool 'v': the OS sandbox is required"));
+    free(out);
+    jpt_registry_free(r);
+
+    /* A definition's own mode wins over the registry's. */
+    r = registry(JPT_SANDBOX_DEFAULT,
+                 tool_js("v", true, "'os_sandbox':{'mode':'best-effort'}", checks));
+    jpt__sandbox_test_limit(0, false);
+    out = call(r, "v", &is_error);
+    jpt__sandbox_test_limit(-1, false);
+    assert_false(is_error);
+    assert_outcome(out, "env:PATH", "set");
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void a_sandboxed_stdio_tool_has_rfd_075s_shape(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    char made[4200], away[4200], sock_path[4200];
+    snprintf(made, sizeof(made), "%s/made.txt", root);
+    snprintf(away, sizeof(away), "%s/away.txt", outside);
+    snprintf(sock_path, sizeof(sock_path), "%s/host.sock", outside);
+    int listener = unix_listener(sock_path);
+    const char *checks[] = {check_of("open:", secret), check_of("create:", made),
+                            check_of("create:", away), check_of("open:", home),
+                            "open:/etc/passwd", "create:/tmp/jpt-sandbox-probe-x", "environ",
+                            "socket-inet", "socket-unix", "socket-unix-dgram",
+                            check_of("unix:", sock_path), "ptrace", "io_uring",
+                            "exec:/bin/true", NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+
+    close(listener);
+    unlink(sock_path);
+    assert_false(is_error);
+    assert_outcome(out, checks[0], "ok");
+    assert_outcome(out, checks[1], "ok");
+    assert_outcome(out, checks[2], "EACCES");
+    assert_outcome(out, checks[3], "EACCES");
+    assert_outcome(out, "open:/etc/passwd", "ok");
+    assert_outcome(out, "create:/tmp/jpt-sandbox-probe-x", "ok");
+    assert_outcome(out, "environ", "EACCES");
+    assert_outcome(out, "socket-inet", "EPERM");
+    assert_outcome(out, "socket-unix", "ok");
+    assert_outcome(out, "socket-unix-dgram", "EPERM");
+    assert_outcome(out, checks[10], "EPERM");
+    assert_outcome(out, "ptrace", "EPERM");
+    assert_outcome(out, "io_uring", "EPERM");
+    assert_outcome(out, "exec:/bin/true", "ok");
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void a_stdio_sandbox_may_keep_the_workspace_read_only(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char made[4200];
+    snprintf(made, sizeof(made), "%s/made.txt", root);
+    const char *checks[] = {check_of("open:", secret), check_of("create:", made),
+                            check_of("truncate:", secret), NULL};
+    jpt_registry *r = registry(
+        JPT_SANDBOX_DEFAULT,
+        tool_js("s", false, "'sandbox':{'filesystem':{'writable':false}}", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+
+    assert_false(is_error);
+    assert_outcome(out, checks[0], "ok");
+    assert_outcome(out, checks[1], "EACCES");
+    assert_outcome(out, checks[2], kernel_abi >= 3 ? "EACCES" : "EPERM");
+    assert_string_equal(read_text(secret), "the workspace's own\n");
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void os_sandbox_write_opens_a_directory_to_a_stdio_tool(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char away[4200];
+    snprintf(away, sizeof(away), "%s/away.txt", outside);
+    const char *checks[] = {check_of("create:", away), NULL};
+    char extra[4300];
+    snprintf(extra, sizeof(extra), "'sandbox':true,'os_sandbox':{'write':['%s']}", outside);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, extra, checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+
+    assert_false(is_error);
+    assert_outcome(out, checks[0], "ok");
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* On a terminal of its own (pty), TIOCSTI would type into the tool's own
+ * input: allowed outside the sandbox (where the kernel still has legacy
+ * TIOCSTI), EPERM inside. */
+static void a_sandboxed_pty_tool_cannot_push_input_into_its_terminal(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    const char *checks[] = {"tiocsti", NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT,
+                               tool_js("s", false, "'pty':true,'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+
+    assert_false(is_error);
+    assert_non_null(strstr(out, "tiocsti EPERM"));
+    free(out);
+    jpt_registry_free(r);
+    r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'pty':true", checks));
+    out = call(r, "s", &is_error);
+    assert_null(strstr(out, "tiocsti EPERM"));
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void stdio_tools_stop_inheriting_what_looks_like_a_secret(void **state)
+{
+    (void)state;
+    const char *checks[] = {"env:JPT_TEST_API_KEY", "env:JPT_TEST_GITHUB_token",
+                            "env:JPT_TEST_DB_PASSWORD", "env:JPT_TEST_PLAIN", "env:PATH",
+                            "env:JPT_TEST_SET_TOKEN", NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT,
+                               tool_js("s", false, "'env':{'set':{'JPT_TEST_SET_TOKEN':'x'}}",
+                                       checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+
+    assert_false(is_error);
+    assert_outcome(out, "env:JPT_TEST_API_KEY", "unset");
+    assert_outcome(out, "env:JPT_TEST_GITHUB_token", "unset");
+    assert_outcome(out, "env:JPT_TEST_DB_PASSWORD", "unset");
+    assert_outcome(out, "env:JPT_TEST_PLAIN", "set");
+    assert_outcome(out, "env:PATH", "set");
+    /* What the definition sets itself is given. */
+    assert_outcome(out, "env:JPT_TEST_SET_TOKEN", "set");
+    free(out);
+    jpt_registry_free(r);
+
+    r = registry(JPT_SANDBOX_DEFAULT,
+                 tool_js("s", false, "'env':{'allow':['JPT_TEST_API_KEY']}", checks));
+    out = call(r, "s", &is_error);
+    assert_outcome(out, "env:JPT_TEST_API_KEY", "set");
+    assert_outcome(out, "env:JPT_TEST_GITHUB_token", "unset");
+    free(out);
+    jpt_registry_free(r);
+}
+
+static void tool_sandbox_reports_each_kind_of_tool(void **state)
+{
+    (void)state;
+    const char *checks[] = {"env:PATH", NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_BEST_EFFORT, tool_js("plain", false, "", checks));
+    unsigned enforced = 99;
+    char *report = NULL;
+
+    assert_int_equal(jpt_registry_tool_sandbox(r, "plain", &enforced, &report), JPT_OK);
+    assert_int_equal(enforced, 0);
+    assert_string_equal(report, "none: a stdio tool without \"sandbox\" runs unconfined");
+    jpt_free(report);
+    assert_int_equal(jpt_registry_load_tools(
+                         r, js(tool_js("off", true, "'os_sandbox':{'mode':'off'}", checks)), 0),
+                     JPT_OK);
+    assert_int_equal(jpt_registry_tool_sandbox(r, "off", &enforced, &report), JPT_OK);
+    assert_int_equal(enforced, 0);
+    assert_string_equal(report, "off: the sandbox mode is \"off\"");
+    jpt_free(report);
+    assert_int_equal(jpt_registry_load_tools(r, js(tool_js("s", false, "'sandbox':true", checks)),
+                                             0),
+                     JPT_OK);
+    assert_int_equal(jpt_registry_tool_sandbox(r, "s", &enforced, NULL), JPT_OK);
+    if (kernel_abi >= 1)
+        assert_int_not_equal(enforced & JPT_SANDBOX_ENFORCED_FILES, 0);
+    assert_int_equal(jpt_registry_tool_sandbox(r, "nope", &enforced, &report), JPT_ERR_NOT_FOUND);
+    assert_string_equal(jpt_registry_errmsg(r), "tool_sandbox: no tool 'nope'");
+    assert_int_equal(jpt_registry_tool_sandbox(r, NULL, NULL, NULL), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_tool_sandbox(NULL, "s", NULL, NULL), JPT_ERR_INVALID);
+    jpt_registry_free(r);
+}
+
+static void assert_refused(const char *tools_js, int status, const char *message)
+{
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, NULL);
+    int rc = jpt_registry_load_tools(r, js(tools_js), 0);
+    char msg[1024];
+
+    snprintf(msg, sizeof(msg), "%s", jpt_registry_errmsg(r));
+    jpt_registry_free(r);
+    assert_int_equal(rc, status);
+    assert_string_equal(msg, message);
+}
+
+static void sandbox_settings_that_cannot_hold_are_refused(void **state)
+{
+    (void)state;
+    assert_refused("{'tools':[{'name':'t','command':['x'],'os_sandbox':{'mode':'strict'}}]}",
+                   JPT_ERR_INVALID,
+                   "tool 't': 'os_sandbox.mode' must be \"required\", \"best-effort\" or \"off\"");
+    assert_refused("{'tools':[{'name':'t','command':['x'],'os_sandbox':{'mode':'required'}}]}",
+                   JPT_ERR_INVALID,
+                   "tool 't': 'os_sandbox' applies to a stdio tool only with \"sandbox\" (it "
+                   "runs unconfined without)");
+    assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':true,"
+                   "'os_sandbox':{'mode':'off'}}]}",
+                   JPT_ERR_INVALID,
+                   "tool 't': 'sandbox' asks for the OS sandbox and 'os_sandbox.mode' turns it "
+                   "off: remove one of them");
+    assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':true,"
+                   "'os_sandbox':{'read':['lib']}}]}",
+                   JPT_ERR_INVALID,
+                   "tool 't': 'os_sandbox.read[0]' \"lib\" is not an absolute path");
+    assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':true,"
+                   "'os_sandbox':{'root':'/'}}]}",
+                   JPT_ERR_INVALID,
+                   "tool 't': unknown field 'os_sandbox.root' (expected mode, read, write)");
+    assert_refused("{'tools':[{'name':'t','runtime':'vfs','command':['x'],"
+                   "'os_sandbox':{'write':['/tmp']}}]}",
+                   JPT_ERR_INVALID,
+                   "tool 't': 'os_sandbox.write' does not apply to a vfs tool: it writes "
+                   "through the protocol");
+    assert_refused("{'tools':[{'name':'t','runtime':'vfs','command':['x'],"
+                   "'env':{'inherit':true}}]}",
+                   JPT_ERR_INVALID,
+                   "tool 't': 'env.inherit' cannot be true for a vfs tool, whose environment is "
+                   "clean: name the variables it needs in env.allow");
+    assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':{'filesystem':"
+                   "{'allow':['src']}}}]}",
+                   JPT_ERR_UNSUPPORTED,
+                   "tool 't': 'sandbox.filesystem' of a stdio tool takes one key, \"writable\": "
+                   "true or false (its OS sandbox cannot allow or deny paths one by one)");
+    assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':'yes'}]}", JPT_ERR_INVALID,
+                   "tool 't': 'sandbox' of a stdio tool must be true, false or "
+                   "{\"filesystem\": {\"writable\": true|false}}");
+}
+
+static int builtin_start(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    (void)h;
+    (void)arguments_json;
+    (void)ud;
+    return JPT_OK;
+}
+
+static void builtin_tools_refuse_os_sandbox(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, NULL);
+    jpt_builtin_ops ops = {.size = sizeof(ops), .start = builtin_start};
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'b','os_sandbox':{}}"), &ops, NULL),
+                     JPT_ERR_UNSUPPORTED);
+    assert_string_equal(jpt_registry_errmsg(r),
+                        "tool 'b': 'os_sandbox' is not enforced for a builtin tool, so it is "
+                        "refused");
+    jpt_registry_free(r);
+}
+
+static void registry_options_refuse_an_unknown_sandbox_mode(void **state)
+{
+    (void)state;
+    jpt_registry_options o = {.size = sizeof(o), .sandbox_mode = 4};
+    jpt_registry *r = NULL;
+
+    assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
+    o.sandbox_mode = -1;
+    assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
+    assert_null(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_vfs_tool_reads_no_file_of_the_workspace_home_or_host),
+        cmocka_unit_test(a_vfs_tool_has_no_socket_and_no_way_to_other_processes),
+        cmocka_unit_test(a_vfs_tool_cannot_signal_the_host),
+        cmocka_unit_test(tcp_connect_is_denied_by_landlock_too),
+        cmocka_unit_test(a_vfs_tool_still_execs_and_reads_the_system),
+        cmocka_unit_test(sandbox_read_lets_a_vfs_tool_read_a_listed_directory),
+        cmocka_unit_test(a_vfs_tools_environment_is_path_alone),
+        cmocka_unit_test(the_report_says_what_this_kernel_enforces),
+        cmocka_unit_test(best_effort_on_an_older_kernel_runs_and_reports_the_gaps),
+        cmocka_unit_test(below_abi_3_seccomp_denies_truncate),
+        cmocka_unit_test(required_fails_where_the_system_lacks_landlock_or_seccomp),
+        cmocka_unit_test(off_runs_the_tool_unconfined_and_says_so),
+        cmocka_unit_test(each_spawn_logs_what_its_sandbox_enforces),
+        cmocka_unit_test(host_options_are_checked),
+        cmocka_unit_test(a_spec_is_checked_before_anything_is_opened),
+        cmocka_unit_test(a_registry_vfs_tool_runs_sandboxed_with_its_allowed_variables),
+        cmocka_unit_test(a_registry_vfs_call_fails_where_the_sandbox_is_required_and_missing),
+        cmocka_unit_test(a_sandboxed_stdio_tool_has_rfd_075s_shape),
+        cmocka_unit_test(a_stdio_sandbox_may_keep_the_workspace_read_only),
+        cmocka_unit_test(os_sandbox_write_opens_a_directory_to_a_stdio_tool),
+        cmocka_unit_test(a_sandboxed_pty_tool_cannot_push_input_into_its_terminal),
+        cmocka_unit_test(stdio_tools_stop_inheriting_what_looks_like_a_secret),
+        cmocka_unit_test(tool_sandbox_reports_each_kind_of_tool),
+        cmocka_unit_test(sandbox_settings_that_cannot_hold_are_refused),
+        cmocka_unit_test(builtin_tools_refuse_os_sandbox),
+        cmocka_unit_test(registry_options_refuse_an_unknown_sandbox_mode),
+    };
+    return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
+}
