@@ -560,6 +560,16 @@ static char *load_config(void)
     }
     fclose(f);
     text[n] = '\0';
+    /* The example tools link the build's libjptool.so. A host linked to it
+     * too lets its sandboxed tools read it (lib/sandbox); this suite is
+     * linked statically, so it names the library's directory itself. */
+    json_t *c = json_loads(text, 0, NULL), *tool;
+    size_t i;
+    json_array_foreach(json_object_get(c, "tools"), i, tool)
+        json_object_set_new(tool, "os_sandbox", json_pack("{s:[s]}", "read", JPT_BUILD_LIB_DIR));
+    free(text);
+    text = json_dumps(c, JSON_COMPACT);
+    json_decref(c);
     return text;
 }
 

@@ -3,8 +3,11 @@
  * makes before execve. See sandbox.h, and vfs.h ("The OS sandbox") for
  * what each profile promises. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -205,9 +208,24 @@ static int allow_list(jpt__sandbox *sb, const char *const *paths, uint64_t acces
     return JPT_OK;
 }
 
+/* The file this library was loaded from, resolved (libjptool.so.0 is a
+ * symlink), in `out`; false when it cannot be told. A tool written with
+ * vfs_tool.h links the library the host runs: when that library is not a
+ * system one (a build tree, /opt), the tool could not even start without
+ * it. Reading it gives the tool nothing it could not have. */
+static bool library_file(char out[PATH_MAX])
+{
+    static const char anchor; /* any address of the library's own */
+    Dl_info info;
+
+    return dladdr(&anchor, &info) != 0 && info.dli_fname != NULL &&
+           info.dli_fname[0] == '/' && realpath(info.dli_fname, out) != NULL;
+}
+
 static int build_ruleset(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
                          jpt__errbuf *err)
 {
+    char library[PATH_MAX];
     jpt__landlock_handled h;
     int rc;
 
@@ -229,6 +247,9 @@ static int build_ruleset(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int ab
      * interpreter). */
     if (spec->program != NULL &&
         (rc = allow(sb, spec->program, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err)) < 0)
+        return rc;
+    if (library_file(library) &&
+        (rc = allow(sb, library, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err)) < 0)
         return rc;
     if (spec->profile == JPT__SANDBOX_STDIO && spec->workspace != NULL &&
         (rc = allow(sb, spec->workspace, spec->workspace_writable ? RW : RX, h.fs, err)) < 0)
