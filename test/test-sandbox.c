@@ -956,9 +956,23 @@ static void registry_options_refuse_an_unknown_sandbox_mode(void **state)
     assert_null(r);
 }
 
+/* Not a check: what this machine's kernel lets the sandbox enforce, in the
+ * test log, so that a CI run says which features it exercised. */
+static void this_machine_enforces(void **state)
+{
+    (void)state;
+    static const char *const checks[] = {NULL};
+    host_run run = {0};
+
+    run_vfs(JPT_SANDBOX_BEST_EFFORT, NULL, checks, &run);
+    print_message("[ SANDBOX  ] %s\n", run.report);
+    free(run.lines);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(this_machine_enforces),
         cmocka_unit_test(a_vfs_tool_reads_no_file_of_the_workspace_home_or_host),
         cmocka_unit_test(a_vfs_tool_has_no_socket_and_no_way_to_other_processes),
         cmocka_unit_test(a_vfs_tool_cannot_signal_the_host),
