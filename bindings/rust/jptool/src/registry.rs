@@ -587,6 +587,37 @@ impl Batch<'_> {
         unsafe { sys::jpt_batch_cancel(self.raw) }
     }
 
+    /// Cancels one call of the batch, `call_id` as the model gave it, as
+    /// [`Batch::cancel`] cancels each (`jpt_batch_cancel_call`); the others
+    /// go on. [`ErrorKind::NotFound`] for an id the batch does not hold.
+    pub fn cancel_call(&self, call_id: &str) -> Result<()> {
+        let id = c_string(call_id, "call_id")?;
+        check(
+            unsafe { sys::jpt_batch_cancel_call(self.raw, id.as_ptr()) },
+            ptr::null,
+        )
+    }
+
+    /// A host-side time limit (`jpt_batch_set_call_timeout`): `timeout_ms`
+    /// from now the call (`None`: every call of the batch) is cancelled,
+    /// its result saying that it reached the host's time limit, with the
+    /// output so far. 0 removes the limit.
+    pub fn set_call_timeout(&self, call_id: Option<&str>, timeout_ms: u32) -> Result<()> {
+        let id = call_id.map(|s| c_string(s, "call_id")).transpose()?;
+        let ms = i32::try_from(timeout_ms)
+            .map_err(|_| Error::new(ErrorKind::Invalid, "timeout_ms is too large"))?;
+        check(
+            unsafe {
+                sys::jpt_batch_set_call_timeout(
+                    self.raw,
+                    id.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
+                    ms,
+                )
+            },
+            ptr::null,
+        )
+    }
+
     pub(crate) fn as_ptr(&self) -> *const sys::jpt_batch {
         self.raw
     }

@@ -94,6 +94,24 @@ fn stateful_shell_spawns_applies_and_is_awaited() {
 }
 
 #[test]
+fn one_call_is_cancelled_and_another_stopped_by_its_time_limit() {
+    let r = Registry::new().unwrap();
+    r.load_tools(r#"{"tools":[{"name":"nap","command":["sleep","60"]},{"name":"ok","command":["echo","done"]}]}"#)
+        .unwrap();
+    let batch = r
+        .submit(r#"[{"id":"a","name":"nap","arguments":{}},{"id":"b","name":"nap","arguments":{}},{"id":"c","name":"ok","arguments":{}}]"#)
+        .unwrap();
+    assert_eq!(batch.cancel_call("nope").unwrap_err().kind(), ErrorKind::NotFound);
+    batch.cancel_call("a").unwrap();
+    batch.set_call_timeout(Some("b"), 200).unwrap();
+    r.wait(&batch, LIMIT).unwrap();
+    let results = batch.results_json().unwrap();
+    assert!(results.contains("The call `nap` was cancelled"), "{}", results);
+    assert!(results.contains("reached the host's time limit of 200 ms"), "{}", results);
+    assert!(results.contains(r#""id":"c","content":"done\n","is_error":false"#), "{}", results);
+}
+
+#[test]
 fn one_shot_tool_answers_in_the_shape_of_its_call() {
     let r = Registry::new().unwrap();
     r.load_tools(
