@@ -144,7 +144,8 @@ int main(void)
         next = swap;
     }
 
-    qsort(shown.v, shown.n, sizeof(*shown.v), by_bytes);
+    if (shown.n > 0) /* qsort's base must not be NULL, even for no element */
+        qsort(shown.v, shown.n, sizeof(*shown.v), by_bytes);
     vt_text out = {0};
     for (size_t i = 0; i < shown.n && i < max; i++)
         vt_printf(&out, "%s\n", shown.v[i]);
