@@ -18,6 +18,7 @@ import asyncio
 import base64
 import ctypes
 import gc
+import http.server
 import json
 import os
 import re
@@ -340,6 +341,54 @@ class VfsHostTest(HostTestCase):
         with self.assertRaises(JptError) as e:
             h.cancel()
         self.assertEqual(e.exception.status, jptool.JPT_ERR_STATE)
+
+    def test_a_python_tool_runs_a_process_through_the_host(self):
+        got = self.steps(["process_run", "echo", ["from", "echo"]],
+                         ["process_run", "sh", ["-c", "pwd; echo oops >&2; exit 3"]],
+                         ["process_run", "rm", ["a.txt"]],
+                         sandbox={"commands": {"echo": {}, "sh": {}}})
+        self.assertEqual(got[:2], [{"ok": [0, "from echo\n", ""]},
+                                   {"ok": [3, self.root + "\n", "oops\n"]}])
+        self.assertEqual(got[2]["error"][:2], [DENIED, jptool.JPT_VFS_E_ACCESS_DENIED])
+        self.assertIn("commands has no rule for this program", got[2]["error"][2])
+        self.assertTrue(os.path.exists(self.path("a.txt")))
+
+    def test_a_python_tool_fetches_urls_through_the_host(self):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.answer(200, f"GET {self.path} {self.headers['X-Probe']}".encode())
+
+            def do_POST(self):
+                length = int(self.headers["Content-Length"])
+                self.answer(201, b"\x00got " + self.rfile.read(length))
+
+            def answer(self, status, body):
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler) as server:
+            thread = threading.Thread(target=server.serve_forever)
+            thread.start()
+            try:
+                base = f"http://127.0.0.1:{server.server_address[1]}"
+                got = self.steps(["http_get", base + "/page", {"X-Probe": "yes"}],
+                                 ["http_post", base + "/form", "a=1"],
+                                 ["http_get", "http://127.0.0.2:1/elsewhere"],
+                                 sandbox={"network": {"allow": [base]}})
+            finally:
+                server.shutdown()
+                thread.join(WAIT)
+        status, headers, body = got[0]["ok"]
+        self.assertEqual((status, base64.b64decode(body)), (200, b"GET /page yes"))
+        self.assertIn({"name": "Content-Length", "value": "13"}, headers)
+        status, _, body = got[1]["ok"]
+        self.assertEqual((status, base64.b64decode(body)), (201, b"\x00got a=1"))
+        self.assertEqual(got[2]["error"][:2], [DENIED, jptool.JPT_VFS_E_ACCESS_DENIED])
 
     def test_the_tools_environment_is_path_and_what_its_command_line_sets(self):
         os.environ["JPT_PROBE_HOSTS_OWN"] = "not for tools"
@@ -1320,6 +1369,57 @@ class ScriptedHostTest(unittest.TestCase):
                          "max_matches": 5}),
             ("http.get", {"url": "u"})])
 
+    def test_http_and_process_run_send_d11s_params_and_read_its_results(self):
+        t = self.connect(
+            result(1, {"status": 200, "headers": [{"name": "A", "value": "b"}], "body": "hi"}),
+            result(2, {"status": 404, "headers": [], "body": "AAE=", "encoding": "base64"}),
+            result(3, {"exit_code": 0, "stdout": "out", "stderr": ""}),
+            result(4, {"exit_code": None, "signal": 9, "stdout": "", "stderr": "killed"}),
+            result(5, {"exit_code": None, "stdout": "", "stderr": ""}),
+            {"jsonrpc": "2.0", "id": 6, "error": {
+                "code": -32004, "message": "timed out",
+                "data": {"exit_code": None, "signal": 15, "stdout": "half", "stderr": ""}}})
+        self.assertEqual(t.http_get("https://a.example/x", {"Authorization": "Bearer ${TOKEN}"}),
+                         (200, [{"name": "A", "value": "b"}], b"hi"))
+        self.assertEqual(t.http_post("https://a.example/y", b"\x00\x01", [("X", "1")]),
+                         (404, [], b"\x00\x01"))
+        self.assertEqual(t.process_run("cargo", ["check"], ["CARGO_HOME"]), (0, "out", ""))
+        self.assertEqual(t.process_run("sleep", ["9"]), (-9, "", "killed"))
+        self.assertEqual(t.process_run("/bin/true"),
+                         (vfs_tool.JPT_VFS_TOOL_EXIT_UNKNOWN, "", ""))
+        with self.assertRaises(vfs_tool.VfsToolError) as e:
+            t.process_run("sleep", ["99"])
+        self.assertEqual((e.exception.status, e.exception.code, e.exception.data),
+                         (jptool.JPT_ERR_TIMEOUT, -32004,
+                          {"exit_code": None, "signal": 15, "stdout": "half", "stderr": ""}))
+        self.assertEqual([(m["method"], m["params"]) for m in self.sent()], [
+            ("http.get", {"url": "https://a.example/x", "headers": [
+                {"name": "Authorization", "value": "Bearer ${TOKEN}"}]}),
+            ("http.post", {"url": "https://a.example/y", "headers": [{"name": "X", "value": "1"}],
+                           "body": "AAE=", "encoding": "base64"}),
+            ("process.run", {"program": "cargo", "args": ["check"], "envs": ["CARGO_HOME"]}),
+            ("process.run", {"program": "sleep", "args": ["9"], "envs": []}),
+            ("process.run", {"program": "/bin/true", "args": [], "envs": []}),
+            ("process.run", {"program": "sleep", "args": ["99"], "envs": []})])
+
+    def test_http_and_process_run_results_of_the_wrong_shape(self):
+        t = self.connect(result(1, {"status": "200", "headers": [], "body": ""}),
+                         result(2, {"status": 200, "headers": [], "body": "!",
+                                    "encoding": "base64"}),
+                         result(3, {"exit_code": 256, "stdout": "", "stderr": ""}),
+                         result(4, {"exit_code": 0, "stdout": "", "stderr": None}),
+                         result(5, {"exists": True}))
+        for call in (lambda: t.http_get("u"), lambda: t.http_post("u", "x"),
+                     lambda: t.process_run("p"), lambda: t.process_run("p")):
+            with self.assertRaises(vfs_tool.VfsToolError) as e:
+                call()
+            self.assertEqual((e.exception.status, e.exception.code), (jptool.JPT_ERR_PROTOCOL, 0))
+        self.assertTrue(t.exists("x"))  # each failed only its own call
+        for bad in (lambda: t.http_get("u", [("only a name",)]), lambda: t.http_get(b"u"),
+                    lambda: t.process_run("p", "args"), lambda: t.process_run("p", envs=[1])):
+            with self.assertRaises(TypeError):
+                bad()
+
     def test_error_codes_map_to_statuses(self):
         table = [(-32001, jptool.JPT_ERR_DENIED), (-32002, jptool.JPT_ERR_NOT_FOUND),
                  (-32003, jptool.JPT_ERR_EXISTS), (-32004, jptool.JPT_ERR_TIMEOUT),
@@ -1575,7 +1675,8 @@ class VfsBindingTest(unittest.TestCase):
             if name.startswith("JPT_"):
                 self.assertEqual(getattr(vfs_tool, name),
                                  getattr(jptool, name, None) or int(re.search(
-                                     r"#define %s (\d+)" % name, header(VFS_TOOL_H))[1]),
+                                     r"#define %s \(?(-?\d+)\)?" % name,
+                                     header(VFS_TOOL_H))[1]),
                                  name)
 
     def test_options_struct_matches_the_header(self):

@@ -13,7 +13,10 @@ it runs without the jptool package}. A step's record is {"ok": result} or
       "call" method params, "pipeline" path n (n reads submitted at once,
       collected in reverse: the count read), "collect" id (an id never
       submitted), "write_size" path n (a write of n bytes of "x"), "state"
-      state (sent as a state notification), "sleep" seconds; and what the
+      state (sent as a state notification), "sleep" seconds, "http_get" url
+      {headers} and "http_post" url text (the record's result [status,
+      headers, body in base64]), "process_run" program [args] [envs]
+      (its result [exit_code, stdout, stderr]); and what the
       process itself may do beside the protocol: "open" path mode (an
       absolute path opened directly, read or written with mode "r" or
       "w"), "socket" (a TCP socket made), "environ" (the names of its
@@ -88,6 +91,11 @@ def make_socket():
         return None
 
 
+def http_record(response):
+    status, headers, body = response
+    return [status, headers, base64.b64encode(body).decode()]
+
+
 def step(host, name, *args):
     if name == "read":
         return record(lambda: base64.b64encode(host.read(args[0])).decode())
@@ -125,6 +133,13 @@ def step(host, name, *args):
     if name == "sleep":
         time.sleep(args[0])
         return {"ok": None}
+    if name == "http_get":
+        return record(lambda: http_record(host.http_get(args[0], args[1] if len(args) > 1
+                                                        else None)))
+    if name == "http_post":
+        return record(lambda: http_record(host.http_post(args[0], args[1])))
+    if name == "process_run":
+        return record(lambda: list(host.process_run(*args)))
     if name == "open":
         return os_record(open_directly, args[0], args[1])
     if name == "socket":
