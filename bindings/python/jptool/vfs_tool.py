@@ -41,8 +41,8 @@ answered with an error) and ``data`` (its error's data, parsed, or None).
 The host's codes map as the C SDK maps them: -32001 JPT_ERR_DENIED,
 -32002 JPT_ERR_NOT_FOUND, -32003 JPT_ERR_EXISTS, -32004 JPT_ERR_TIMEOUT,
 -32005 JPT_ERR_CANCELLED, -32601 JPT_ERR_UNSUPPORTED, -32600, -32602 and
--32700 JPT_ERR_INVALID, any other JPT_ERR_IO. On this side: JPT_ERR_IO (the host closed a pipe, or a read or
-write failed), JPT_ERR_PROTOCOL (the host broke the protocol, or answered
+-32700 JPT_ERR_INVALID, any other JPT_ERR_IO. On this side: JPT_ERR_IO
+(the host closed a pipe, or a read or write failed), JPT_ERR_PROTOCOL (the host broke the protocol, or answered
 with id null: the session is over and every later call raises it; a result
 of the wrong shape fails only its call), JPT_ERR_LIMIT (a request longer
 than ``max_request``, nothing sent; a line from the host longer than
