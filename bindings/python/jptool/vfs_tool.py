@@ -35,22 +35,23 @@ large request and a large response never wait on each other's full pipe.
 Requests may be pipelined: many ids outstanding, answered in any order.
 
 Errors: what the host or the session reports raises :class:`VfsToolError`,
-with ``status`` (a JPT_ERR_* code), ``code`` (the host's JSON-RPC code, or
-0 when the failure is on this side), ``message`` (the host's own when it
+with ``status`` (a JPT_ERR_* code), ``code`` (the host's JSON-RPC code, or 0
+when the failure is on this side), ``message`` (the host's own when it
 answered with an error) and ``data`` (its error's data, parsed, or None).
-The host's codes map as the C SDK maps them: -32001 JPT_ERR_DENIED,
--32002 JPT_ERR_NOT_FOUND, -32003 JPT_ERR_EXISTS, -32004 JPT_ERR_TIMEOUT,
--32005 JPT_ERR_CANCELLED, -32601 JPT_ERR_UNSUPPORTED, -32600, -32602 and
--32700 JPT_ERR_INVALID, any other JPT_ERR_IO. On this side: JPT_ERR_IO
-(the host closed a pipe, or a read or write failed), JPT_ERR_PROTOCOL (the host broke the protocol, or answered
-with id null: the session is over and every later call raises it; a result
-of the wrong shape fails only its call), JPT_ERR_LIMIT (a request longer
-than ``max_request``, nothing sent; a line from the host longer than
-``max_message``, the session over), JPT_ERR_CANCELLED (the host sent
-``cancel``: requests waiting for their response end with it, and so does
-:meth:`~VfsTool.next_input`), JPT_ERR_NOT_FOUND with code 0 (collecting an
-id that is not outstanding). Arguments that cannot be sent at all (not
-JSON, a str that is not valid UTF-8) raise TypeError or ValueError.
+The host's codes map as the C SDK maps them: -32001 JPT_ERR_DENIED, -32002
+JPT_ERR_NOT_FOUND, -32003 JPT_ERR_EXISTS, -32004 JPT_ERR_TIMEOUT, -32005
+JPT_ERR_CANCELLED, -32601 JPT_ERR_UNSUPPORTED, -32600, -32602 and -32700
+JPT_ERR_INVALID, any other JPT_ERR_IO. On this side: JPT_ERR_IO (the host
+closed a pipe, or a read or write failed), JPT_ERR_PROTOCOL (the host broke
+the protocol, or answered with id null: the session is over and every later
+call raises it; a result of the wrong shape fails only its call),
+JPT_ERR_LIMIT (a request longer than ``max_request``, nothing sent; a line
+from the host longer than ``max_message``, the session over),
+JPT_ERR_CANCELLED (the host sent ``cancel``: requests waiting for their
+response end with it, and so does :meth:`~VfsTool.next_input`),
+JPT_ERR_NOT_FOUND with code 0 (collecting an id that is not outstanding).
+Arguments that cannot be sent at all (not JSON, a str that is not valid
+UTF-8) raise TypeError or ValueError.
 
 stdin and stdout: :func:`connect` keeps the protocol on private copies of
 fds 0 and 1, then points fd 0 at /dev/null and fd 1 at stderr, so that a
