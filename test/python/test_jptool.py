@@ -1447,6 +1447,23 @@ class RegistryTest(unittest.TestCase):
                 r.tool_sandbox("nope")
             self.assertEqual(cm.exception.status, jptool.JPT_ERR_NOT_FOUND)
 
+    def test_the_registrys_sandbox_mode_is_the_default_of_its_definitions(self):
+        vfs = {"runtime": "vfs", "command": ["true"]}
+        with Registry(sandbox_mode=jptool.JPT_SANDBOX_OFF) as r:
+            r.load_tools({"tools": [{"name": "v", **vfs},
+                                    {"name": "w", **vfs, "os_sandbox": {"mode": "best-effort"}}]})
+            self.assertEqual(r.tool_sandbox("v"), (0, 'off: the sandbox mode is "off"'))
+            enforced, report = r.tool_sandbox("w")
+            self.assertTrue(report.startswith("vfs profile"), report)
+            self.assertEqual(enforced & jptool.JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS,
+                             jptool.JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS)
+        for bad in (4, -1):
+            with self.assertRaises(JptError) as cm:
+                Registry(sandbox_mode=bad)
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+            self.assertEqual(cm.exception.message,
+                             f"Registry: unknown sandbox_mode {bad} (JPT_SANDBOX_*)")
+
     def test_load_tools_errors_name_the_tool_and_the_field(self):
         with Registry() as r:
             r.load_tools(tools_config())
@@ -2531,7 +2548,7 @@ class RegistryBindingTest(unittest.TestCase):
                                   "output_limit", "settle_ms", "yield_ms", "drain_ms",
                                   "max_inquiry_rounds", "spool_dir", "state_file",
                                   "turn_end_timeout_ms", "max_processes", "max_events",
-                                  "flags", "containment"])
+                                  "flags", "containment", "sandbox_mode"])
         # Smaller than the first version's struct (0.1.0 ended before
         # max_processes).
         small = jptool._RegistryOptions(jptool._RegistryOptions.max_processes.offset - 1)

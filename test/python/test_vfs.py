@@ -8,11 +8,17 @@ vfs_probe.py beside this file, and test/tools/vfs-probe built on the C SDK).
 Run by `meson test` (suite "python") with the environment of
 test_jptool.py, whose helpers it shares. Standard library only; every wait
 is bounded by WAIT_MS, and every test checks that no child is left.
+
+Every tool runs in the OS sandbox (vfs.h), in the default mode, required,
+wherever this system can enforce it; elsewhere in best-effort mode, with
+the tests of the sandbox itself skipped.
 """
 
 import asyncio
 import base64
+import ctypes
 import gc
+import http.server
 import json
 import os
 import re
@@ -32,9 +38,42 @@ from test_jptool import VFS_H, WAIT_MS, children_in_proc, needs_tools, response,
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROBE = os.path.join(HERE, "vfs_probe.py")
-PACKAGE_DIR = os.path.join(HERE, os.pardir, os.pardir, "bindings", "python")
+# Where this test imported jptool from: the probe imports the same.
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(jptool.__file__)))
 VFS_TOOL_H = os.path.join(os.path.dirname(VFS_H), "vfs_tool.h")
 WAIT = WAIT_MS / 1000
+
+# In the OS sandbox a tool reads the system (/usr, /lib, …) and what its
+# host lists, and its environment is PATH alone. vfs_probe.py needs this
+# interpreter, the jptool package and its library
+# (python_tool_read_paths) and this directory, where it lives; and
+# PYTHONPATH and JPTOOL_LIBRARY to find the package and the library.
+READ_PATHS = jptool.python_tool_read_paths() + [HERE]
+PROBE_ENV = {"PYTHONPATH": PACKAGE_DIR, "JPTOOL_LIBRARY": jptool.library_path}
+
+
+def os_sandbox_lacking():
+    """None where this system enforces the VFS tools' OS sandbox, else
+    what it lacks (the registry's answer for a "vfs" tool in the default
+    mode)."""
+    with Registry() as r:
+        r.load_tools({"tools": [{"name": "t", "runtime": "vfs", "command": ["true"]}]})
+        try:
+            r.tool_sandbox("t")
+        except JptError as e:
+            if e.status != jptool.JPT_ERR_SANDBOX:
+                raise
+            return e.message
+    return None
+
+
+SANDBOX_LACKING = os_sandbox_lacking()
+# None: the library's default, JPT_SANDBOX_REQUIRED.
+SANDBOX_MODE = None if SANDBOX_LACKING is None else jptool.JPT_SANDBOX_BEST_EFFORT
+needs_sandbox = unittest.skipIf(SANDBOX_LACKING is not None,
+                                f"this system cannot enforce the OS sandbox: {SANDBOX_LACKING}")
+# A VfsHost's options for the probe.
+HOST_SANDBOX = {"sandbox_read": READ_PATHS, "sandbox_mode": SANDBOX_MODE}
 
 WRITABLE = {"filesystem": {"allow": ["."], "writable": True}}
 
@@ -43,8 +82,22 @@ INVALID, UNSUPPORTED, CANCELLED = (jptool.JPT_ERR_INVALID, jptool.JPT_ERR_UNSUPP
                                    jptool.JPT_ERR_CANCELLED)
 
 
-def probe_argv():
-    return [sys.executable, PROBE]
+def probe_argv(**env):
+    """vfs_probe.py's command for a VfsHost, which gives a tool PATH alone:
+    env(1) sets PROBE_ENV and ``env`` on the way."""
+    variables = {**PROBE_ENV, **env}
+    return ["env", *(f"{k}={v}" for k, v in variables.items()), sys.executable, PROBE]
+
+
+def probe_definition(name, **keys):
+    """A registry definition of vfs_probe.py: what it reads in os_sandbox,
+    the variables it needs in env.set (a "vfs" tool's environment is PATH
+    and what env names)."""
+    os_sandbox = {"read": READ_PATHS}
+    if SANDBOX_MODE is not None:
+        os_sandbox["mode"] = "best-effort"
+    return {"name": name, "runtime": "vfs", "command": [sys.executable, PROBE],
+            "env": {"set": PROBE_ENV}, "os_sandbox": os_sandbox, **keys}
 
 
 def b64(data):
@@ -116,7 +169,7 @@ class WorkspaceTestCase(unittest.TestCase):
 
 class HostTestCase(WorkspaceTestCase):
     def host(self, **kw):
-        opts = {"root": self.root, "kill_grace_ms": 300}
+        opts = {"root": self.root, "kill_grace_ms": 300, **HOST_SANDBOX}
         opts.update(kw)
         h = VfsHost(**opts)
         self.addCleanup(h.close)
@@ -289,6 +342,61 @@ class VfsHostTest(HostTestCase):
             h.cancel()
         self.assertEqual(e.exception.status, jptool.JPT_ERR_STATE)
 
+    def test_a_python_tool_runs_a_process_through_the_host(self):
+        got = self.steps(["process_run", "echo", ["from", "echo"]],
+                         ["process_run", "sh", ["-c", "pwd; echo oops >&2; exit 3"]],
+                         ["process_run", "rm", ["a.txt"]],
+                         sandbox={"commands": {"echo": {}, "sh": {}}})
+        self.assertEqual(got[:2], [{"ok": [0, "from echo\n", ""]},
+                                   {"ok": [3, self.root + "\n", "oops\n"]}])
+        self.assertEqual(got[2]["error"][:2], [DENIED, jptool.JPT_VFS_E_ACCESS_DENIED])
+        self.assertIn("commands has no rule for this program", got[2]["error"][2])
+        self.assertTrue(os.path.exists(self.path("a.txt")))
+
+    def test_a_python_tool_fetches_urls_through_the_host(self):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.answer(200, f"GET {self.path} {self.headers['X-Probe']}".encode())
+
+            def do_POST(self):
+                length = int(self.headers["Content-Length"])
+                self.answer(201, b"\x00got " + self.rfile.read(length))
+
+            def answer(self, status, body):
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler) as server:
+            thread = threading.Thread(target=server.serve_forever)
+            thread.start()
+            try:
+                base = f"http://127.0.0.1:{server.server_address[1]}"
+                got = self.steps(["http_get", base + "/page", {"X-Probe": "yes"}],
+                                 ["http_post", base + "/form", "a=1"],
+                                 ["http_get", "http://127.0.0.2:1/elsewhere"],
+                                 sandbox={"network": {"allow": [base]}})
+            finally:
+                server.shutdown()
+                thread.join(WAIT)
+        status, headers, body = got[0]["ok"]
+        self.assertEqual((status, base64.b64decode(body)), (200, b"GET /page yes"))
+        self.assertIn({"name": "Content-Length", "value": "13"}, headers)
+        status, _, body = got[1]["ok"]
+        self.assertEqual((status, base64.b64decode(body)), (201, b"\x00got a=1"))
+        self.assertEqual(got[2]["error"][:2], [DENIED, jptool.JPT_VFS_E_ACCESS_DENIED])
+
+    def test_the_tools_environment_is_path_and_what_its_command_line_sets(self):
+        os.environ["JPT_PROBE_HOSTS_OWN"] = "not for tools"
+        self.addCleanup(os.environ.pop, "JPT_PROBE_HOSTS_OWN")
+        [got] = self.steps(["environ"])
+        # PEP 538: Python sets LC_CTYPE when it finds itself in the C locale.
+        self.assertEqual(set(got["ok"]) - {"LC_CTYPE"}, {"PATH", *PROBE_ENV})
+
     def test_the_host_driven_from_a_selectors_loop(self):
         h = self.host(sandbox=WRITABLE)
         self.assertIsInstance(h.fileno(), int)
@@ -313,6 +421,11 @@ class VfsHostTest(HostTestCase):
             report = json.loads(s.blocks[0]["text"])
         self.assertEqual(report["init"]["name"], "attached")
         self.assertEqual(report["steps"], [{"ok": "fn main() {}\n"}])
+        # The application started it: its confinement is the application's.
+        with self.assertRaises(JptError) as e:
+            h.sandbox()
+        self.assertEqual(e.exception.status, jptool.JPT_ERR_STATE)
+        self.assertIn("attached", e.exception.message)
         # The host closed both fds when the tool ended.
         for fd in (from_tool_r, to_tool_w):
             with self.assertRaises(OSError):
@@ -397,6 +510,17 @@ class VfsHostApiTest(HostTestCase):
             VfsHost(files="memory")
         with self.assertRaises(ValueError):
             VfsHost(max_message=-1)
+        with self.assertRaises(JptError) as e:
+            VfsHost(sandbox_mode=4)
+        self.assertEqual(e.exception.status, INVALID)
+        self.assertEqual(e.exception.message, "VfsHost: unknown sandbox_mode 4 (JPT_SANDBOX_*)")
+        with self.assertRaises(JptError) as e:
+            VfsHost(sandbox_read=["/usr", "relative/lib"])
+        self.assertEqual(e.exception.status, INVALID)
+        self.assertEqual(e.exception.message,
+                         "VfsHost: sandbox_read[1]: 'relative/lib' is not an absolute path")
+        with self.assertRaises(TypeError):
+            VfsHost(sandbox_read="/opt/python")
         VfsHost(sandbox=json.dumps(WRITABLE)).close()  # JSON text works too
 
     def test_close_is_final_and_refused_from_the_policy_handler(self):
@@ -428,6 +552,69 @@ class VfsHostApiTest(HostTestCase):
         drive_until(h, lambda: len(children_in_proc()) == 1)
         h.close()
         self.assertEqual(children_in_proc(), [])
+
+
+# ---- The OS sandbox ---------------------------------------------------------------------
+
+DENIED_BY_LANDLOCK = {"oserror": ["PermissionError", "EACCES"]}
+DENIED_BY_SECCOMP = {"oserror": ["PermissionError", "EPERM"]}
+
+
+@needs_sandbox
+class SandboxTest(HostTestCase):
+    """What the OS sandbox does to a tool written in Python: the protocol
+    is its only way to the workspace."""
+
+    def test_a_python_tool_cannot_open_workspace_files_but_reads_them_through_the_host(self):
+        opens = [["open", self.path("a.txt"), "r"], ["open", self.path("new.txt"), "w"]]
+        got = self.steps(*opens, ["read_text", "a.txt"], ["write", "new.txt", "through the host"],
+                         sandbox=WRITABLE)
+        self.assertEqual(got, [DENIED_BY_LANDLOCK, DENIED_BY_LANDLOCK, {"ok": "hello\n"},
+                               {"ok": None}])
+        self.assertEqual(self.content("new.txt"), b"through the host")
+        # The sandbox is what refused them: without it the same opens work.
+        got = self.steps(*opens, sandbox_mode=jptool.JPT_SANDBOX_OFF)
+        self.assertEqual(got, [{"ok": "hello\n"}, {"ok": len("written directly")}])
+        self.assertEqual(self.content("new.txt"), b"written directly")
+
+    def test_nor_the_hosts_secrets_nor_a_socket(self):
+        got = self.steps(["open", "/etc/passwd", "r"],
+                         ["open", f"/proc/{os.getpid()}/environ", "r"],
+                         ["socket"])
+        self.assertEqual(got, [DENIED_BY_LANDLOCK, DENIED_BY_LANDLOCK, DENIED_BY_SECCOMP])
+
+    def test_sandbox_says_what_was_enforced(self):
+        h = self.host()
+        with self.assertRaises(JptError) as e:
+            h.sandbox()
+        self.assertEqual(e.exception.status, jptool.JPT_ERR_STATE)
+        self.assertIn("no tool was started", e.exception.message)
+        self.run_probe({"steps": []}, host=h)
+        enforced, report = h.sandbox()  # also once the tool has ended
+        needed = (jptool.JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS | jptool.JPT_SANDBOX_ENFORCED_SECCOMP
+                  | jptool.JPT_SANDBOX_ENFORCED_FILES)
+        self.assertEqual(enforced & needed, needed)
+        self.assertTrue(report.startswith("vfs profile, Landlock ABI "), report)
+        off = self.host(sandbox_mode=jptool.JPT_SANDBOX_OFF)
+        self.run_probe({"steps": []}, host=off)
+        self.assertEqual(off.sandbox(), (0, 'off: the sandbox mode is "off"'))
+
+    @unittest.skipIf(os.path.realpath(sys.base_prefix).startswith("/usr/")
+                     or os.path.realpath(sys.base_prefix) == "/usr",
+                     "this interpreter is under /usr, which the sandbox lets every tool read")
+    def test_a_python_outside_usr_needs_its_prefix_to_start(self):
+        prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix,
+                                                  sys.prefix, sys.exec_prefix)}
+        h = self.host(sandbox_read=[p for p in READ_PATHS if p not in prefixes])
+        # Its own program file it may run; not the rest of its installation.
+        h.spawn([sys.executable, PROBE], {"name": "probe", "arguments": {"steps": []}})
+        self.assertTrue(h.run(WAIT_MS))
+        with h.state() as s:
+            self.assertTrue(s.is_error)
+            # The loader is refused its libpython (unless it finds another
+            # one under /usr), or Python its standard library.
+            self.assertRegex(s.error_message,
+                             r"libpython.*Permission denied|No module named 'encodings'")
 
 
 # ---- The policy prompt -----------------------------------------------------------------
@@ -740,10 +927,10 @@ class FilesBackendTest(HostTestCase):
 
 def registry_tools(extra=()):
     return {"tools": [
-        {"name": "probe", "runtime": "vfs", "command": probe_argv()},
-        {"name": "probe_rw", "runtime": "vfs", "command": probe_argv(), "sandbox": WRITABLE},
-        {"name": "keeper", "runtime": "vfs", "stateful": True, "command": probe_argv()},
-        {"name": "asker", "runtime": "vfs", "command": probe_argv()},
+        probe_definition("probe"),
+        probe_definition("probe_rw", sandbox=WRITABLE),
+        probe_definition("keeper", stateful=True),
+        probe_definition("asker"),
         *extra,
     ]}
 
@@ -852,8 +1039,7 @@ class RegistryVfsTest(WorkspaceTestCase):
             self.assertEqual(e.exception.status, INVALID)
         with self.assertRaises(TypeError):
             self.r.add_files("x", "memory")
-        self.load([{"name": "memo", "runtime": "vfs", "command": probe_argv(),
-                    "files": "mem", "sandbox": WRITABLE}])
+        self.load([probe_definition("memo", files="mem", sandbox=WRITABLE)])
         got = self.report("memo", {"steps": [["read_text", "memo.txt"],
                                              ["write", "new.txt", "n"],
                                              ["read_text", "a.txt"]]})["steps"]
@@ -861,13 +1047,35 @@ class RegistryVfsTest(WorkspaceTestCase):
         self.assertEqual(got[2]["error"][0], NOT_FOUND)
         self.assertFalse(os.path.exists(self.path("new.txt")))
 
+    def test_a_vfs_tools_environment_is_path_and_what_env_names(self):
+        for name in ("JPT_PROBE_ALLOWED", "JPT_PROBE_NOT_ALLOWED"):
+            os.environ[name] = "set in the host"
+            self.addCleanup(os.environ.pop, name)
+        self.load([probe_definition("envy", env={"allow": ["JPT_PROBE_ALLOWED"],
+                                                  "set": PROBE_ENV})])
+        [got] = self.report("envy", {"steps": [["environ"]]})["steps"]
+        # PEP 538: Python sets LC_CTYPE when it finds itself in the C locale.
+        self.assertEqual(set(got["ok"]) - {"LC_CTYPE"},
+                         {"PATH", "JPT_PROBE_ALLOWED", *PROBE_ENV})
+
+    @needs_sandbox
+    def test_a_sandboxed_registry_tool_reads_only_through_the_registry(self):
+        self.load()
+        self.assertEqual(self.r.tool_sandbox("probe")[1][:12], "vfs profile,")
+        got = self.report("probe", {"steps": [["open", self.path("a.txt"), "r"],
+                                              ["read_text", "a.txt"]]})["steps"]
+        self.assertEqual(got, [DENIED_BY_LANDLOCK, {"ok": "hello\n"}])
+
     def test_definitions_are_checked(self):
         for bad, words in (
                 ({"files": "nowhere"}, "nowhere"),
                 ({"sandbox": {"filesystem": {"allow": ["/etc"]}}}, "sandbox"),
                 ({"request_timeout_ms": -5}, "request_timeout_ms"),
-                ({"pty": True}, "pty")):
-            definition = {"name": "bad", "runtime": "vfs", "command": probe_argv(), **bad}
+                ({"pty": True}, "pty"),
+                ({"os_sandbox": {"read": ["relative/lib"]}}, "os_sandbox.read"),
+                ({"os_sandbox": {"mode": "strict"}}, "os_sandbox.mode"),
+                ({"env": {"inherit": True}}, "env.inherit")):
+            definition = probe_definition("bad", **bad)
             with self.assertRaises(JptError) as e:
                 self.r.load_tools({"tools": [definition]})
             self.assertEqual(e.exception.status, INVALID)
@@ -887,7 +1095,8 @@ class RegistryVfsTest(WorkspaceTestCase):
 
     @needs_tools
     def test_the_c_probe_as_a_registry_tool(self):
-        self.load([{"name": "cprobe", "runtime": "vfs", "command": [tool("vfs-probe")]}])
+        self.load([{"name": "cprobe", "runtime": "vfs", "command": [tool("vfs-probe")],
+                    "os_sandbox": probe_definition("x")["os_sandbox"]}])
         content, is_error = self.r.call("cprobe", {"ops": [
             {"method": "fs.exists", "params": {"path": "src"}}]}, timeout_ms=WAIT_MS)
         self.assertEqual((content, is_error), ('fs.exists ok {"exists":true}', False))
@@ -927,6 +1136,7 @@ class AsyncVfsTest(unittest.IsolatedAsyncioTestCase):
             return request.path == "yes.txt"
 
         async with self.registry() as r:
+            self.assertEqual(r.tool_sandbox("probe"), r.registry.tool_sandbox("probe"))
             r.set_policy_handler(ask_user)
             content, is_error = await self.call(r, "probe", {"steps": [
                 ["write", "yes.txt", "y"], ["write", "no.txt", "n"]]})
@@ -974,7 +1184,7 @@ class AsyncVfsTest(unittest.IsolatedAsyncioTestCase):
             await asyncio.sleep(0.01)
             return jptool.JPT_DECISION_ALLOW
 
-        async with AsyncVfsHost(root=self.root, kill_grace_ms=300) as h:
+        async with AsyncVfsHost(root=self.root, kill_grace_ms=300, **HOST_SANDBOX) as h:
             h.set_policy_handler(approve)
             with self.assertRaises(JptError) as e:
                 await h.wait()
@@ -984,12 +1194,13 @@ class AsyncVfsTest(unittest.IsolatedAsyncioTestCase):
             with await asyncio.wait_for(h.wait(), WAIT) as s:
                 report = json.loads(s.blocks[0]["text"])
             self.assertTrue(h.done)
+            self.assertEqual(h.sandbox(), h.host.sandbox())
         self.assertTrue(h.closed)
         self.assertEqual(report["steps"], [{"ok": None}])
         self.assertEqual(len(report["pending"]), 1)
 
     async def test_aclose_cancels_a_running_tool_without_blocking(self):
-        h = AsyncVfsHost(root=self.root, kill_grace_ms=300)
+        h = AsyncVfsHost(root=self.root, kill_grace_ms=300, **HOST_SANDBOX)
         h.spawn(probe_argv(), {"name": "keeper", "arguments": {"stateful": True}})
         ticks = 0
 
@@ -1026,7 +1237,7 @@ class AsyncVfsTest(unittest.IsolatedAsyncioTestCase):
             driver.spawn(probe_argv(), {"name": "x"})
 
     async def test_an_async_vfs_host_stateful_apply(self):
-        async with AsyncVfsHost(root=self.root) as h:
+        async with AsyncVfsHost(root=self.root, **HOST_SANDBOX) as h:
             h.spawn(probe_argv(), {"name": "keeper", "arguments": {"stateful": True}})
             h.apply({"read": "a.txt"})
             h.apply("stop")
@@ -1157,6 +1368,57 @@ class ScriptedHostTest(unittest.TestCase):
                          "context": 2, "case_insensitive": True, "fixed_strings": True,
                          "max_matches": 5}),
             ("http.get", {"url": "u"})])
+
+    def test_http_and_process_run_send_d11s_params_and_read_its_results(self):
+        t = self.connect(
+            result(1, {"status": 200, "headers": [{"name": "A", "value": "b"}], "body": "hi"}),
+            result(2, {"status": 404, "headers": [], "body": "AAE=", "encoding": "base64"}),
+            result(3, {"exit_code": 0, "stdout": "out", "stderr": ""}),
+            result(4, {"exit_code": None, "signal": 9, "stdout": "", "stderr": "killed"}),
+            result(5, {"exit_code": None, "stdout": "", "stderr": ""}),
+            {"jsonrpc": "2.0", "id": 6, "error": {
+                "code": -32004, "message": "timed out",
+                "data": {"exit_code": None, "signal": 15, "stdout": "half", "stderr": ""}}})
+        self.assertEqual(t.http_get("https://a.example/x", {"Authorization": "Bearer ${TOKEN}"}),
+                         (200, [{"name": "A", "value": "b"}], b"hi"))
+        self.assertEqual(t.http_post("https://a.example/y", b"\x00\x01", [("X", "1")]),
+                         (404, [], b"\x00\x01"))
+        self.assertEqual(t.process_run("cargo", ["check"], ["CARGO_HOME"]), (0, "out", ""))
+        self.assertEqual(t.process_run("sleep", ["9"]), (-9, "", "killed"))
+        self.assertEqual(t.process_run("/bin/true"),
+                         (vfs_tool.JPT_VFS_TOOL_EXIT_UNKNOWN, "", ""))
+        with self.assertRaises(vfs_tool.VfsToolError) as e:
+            t.process_run("sleep", ["99"])
+        self.assertEqual((e.exception.status, e.exception.code, e.exception.data),
+                         (jptool.JPT_ERR_TIMEOUT, -32004,
+                          {"exit_code": None, "signal": 15, "stdout": "half", "stderr": ""}))
+        self.assertEqual([(m["method"], m["params"]) for m in self.sent()], [
+            ("http.get", {"url": "https://a.example/x", "headers": [
+                {"name": "Authorization", "value": "Bearer ${TOKEN}"}]}),
+            ("http.post", {"url": "https://a.example/y", "headers": [{"name": "X", "value": "1"}],
+                           "body": "AAE=", "encoding": "base64"}),
+            ("process.run", {"program": "cargo", "args": ["check"], "envs": ["CARGO_HOME"]}),
+            ("process.run", {"program": "sleep", "args": ["9"], "envs": []}),
+            ("process.run", {"program": "/bin/true", "args": [], "envs": []}),
+            ("process.run", {"program": "sleep", "args": ["99"], "envs": []})])
+
+    def test_http_and_process_run_results_of_the_wrong_shape(self):
+        t = self.connect(result(1, {"status": "200", "headers": [], "body": ""}),
+                         result(2, {"status": 200, "headers": [], "body": "!",
+                                    "encoding": "base64"}),
+                         result(3, {"exit_code": 256, "stdout": "", "stderr": ""}),
+                         result(4, {"exit_code": 0, "stdout": "", "stderr": None}),
+                         result(5, {"exists": True}))
+        for call in (lambda: t.http_get("u"), lambda: t.http_post("u", "x"),
+                     lambda: t.process_run("p"), lambda: t.process_run("p")):
+            with self.assertRaises(vfs_tool.VfsToolError) as e:
+                call()
+            self.assertEqual((e.exception.status, e.exception.code), (jptool.JPT_ERR_PROTOCOL, 0))
+        self.assertTrue(t.exists("x"))  # each failed only its own call
+        for bad in (lambda: t.http_get("u", [("only a name",)]), lambda: t.http_get(b"u"),
+                    lambda: t.process_run("p", "args"), lambda: t.process_run("p", envs=[1])):
+            with self.assertRaises(TypeError):
+                bad()
 
     def test_error_codes_map_to_statuses(self):
         table = [(-32001, jptool.JPT_ERR_DENIED), (-32002, jptool.JPT_ERR_NOT_FOUND),
@@ -1365,9 +1627,9 @@ class StdioTest(unittest.TestCase):
 
 class StandaloneTest(HostTestCase):
     def test_vfs_tool_py_works_without_the_package_or_the_library(self):
-        argv = ["env", "VFS_PROBE_STANDALONE=1",
-                "PYTHONPATH=" + os.path.join(PACKAGE_DIR, "jptool"),
-                "JPTOOL_LIBRARY=/nonexistent/libjptool.so", *probe_argv()]
+        argv = probe_argv(VFS_PROBE_STANDALONE="1",
+                          PYTHONPATH=os.path.join(PACKAGE_DIR, "jptool"),
+                          JPTOOL_LIBRARY="/nonexistent/libjptool.so")
         h = self.host()
         h.spawn(argv, {"name": "alone", "arguments": {
             "steps": [["read_text", "a.txt"], ["read", "missing"]]}})
@@ -1391,7 +1653,7 @@ def header(path):
 class VfsBindingTest(unittest.TestCase):
     def test_every_function_of_vfs_h_has_a_prototype(self):
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header(VFS_H))
-        self.assertEqual(len(names), 43, names)
+        self.assertEqual(len(names), 44, names)
         for name in names:
             self.assertIn(name, jptool._PROTOTYPES, name)
             fn = getattr(jptool._lib, name)
@@ -1402,7 +1664,7 @@ class VfsBindingTest(unittest.TestCase):
         defines = re.findall(r"#define (JPT_\w+) (-?\d+|0x[0-9a-f]+)u?\b", header(VFS_H))
         # Every one but JPT_FILES_READ_LIMIT (an expression) and
         # JPT_VFS_PROTOCOL_VERSION (a string), checked below.
-        self.assertEqual(len(defines), 34, defines)
+        self.assertEqual(len(defines), 45, defines)
         for name, value in defines:
             self.assertEqual(getattr(jptool, name), int(value, 0), name)
             self.assertIn(name, jptool.__all__)
@@ -1413,7 +1675,8 @@ class VfsBindingTest(unittest.TestCase):
             if name.startswith("JPT_"):
                 self.assertEqual(getattr(vfs_tool, name),
                                  getattr(jptool, name, None) or int(re.search(
-                                     r"#define %s (\d+)" % name, header(VFS_TOOL_H))[1]),
+                                     r"#define %s \(?(-?\d+)\)?" % name,
+                                     header(VFS_TOOL_H))[1]),
                                  name)
 
     def test_options_struct_matches_the_header(self):
@@ -1423,6 +1686,32 @@ class VfsBindingTest(unittest.TestCase):
         body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
         fields = re.findall(r"\b(\w+);", body)
         self.assertEqual([f[0] for f in jptool._VfsHostOptions._fields_], fields)
+        # The library reads the sandbox fields where the binding writes them.
+        size = ctypes.sizeof(jptool._VfsHostOptions)
+        relative = (ctypes.c_char_p * 2)(b"relative/lib", None)
+        for opts in (jptool._VfsHostOptions(size=size, sandbox_mode=4),
+                     jptool._VfsHostOptions(size=size, sandbox_read=relative)):
+            out = jptool._VfsHostPtr()
+            self.assertEqual(jptool._lib.jpt_vfs_host_new(ctypes.byref(opts), ctypes.byref(out)),
+                             INVALID)
+            self.assertFalse(out)
+
+    def test_python_tool_read_paths(self):
+        paths = jptool.python_tool_read_paths()
+        self.assertEqual(len(set(paths)), len(paths), paths)
+        for p in paths:
+            self.assertEqual(p, os.path.realpath(p))
+            self.assertFalse([q for q in paths if p.startswith(q.rstrip(os.sep) + os.sep)],
+                             f"{p} is beneath another path of {paths}")
+
+        def covered(path):
+            path = os.path.realpath(path)
+            return any(path == p or path.startswith(p.rstrip(os.sep) + os.sep) for p in paths)
+
+        for needed in (sys.executable, sys.base_prefix, sys.prefix, jptool.__file__):
+            self.assertTrue(covered(needed), f"{needed} is not in {paths}")
+        if os.sep in jptool.library_path:
+            self.assertTrue(covered(jptool.library_path), jptool.library_path)
 
     def test_null_arguments_are_refused(self):
         lib = jptool._lib

@@ -13,7 +13,15 @@ it runs without the jptool package}. A step's record is {"ok": result} or
       "call" method params, "pipeline" path n (n reads submitted at once,
       collected in reverse: the count read), "collect" id (an id never
       submitted), "write_size" path n (a write of n bytes of "x"), "state"
-      state (sent as a state notification), "sleep" seconds
+      state (sent as a state notification), "sleep" seconds, "http_get" url
+      {headers} and "http_post" url text (the record's result [status,
+      headers, body in base64]), "process_run" program [args] [envs]
+      (its result [exit_code, stdout, stderr]); and what the
+      process itself may do beside the protocol: "open" path mode (an
+      absolute path opened directly, read or written with mode "r" or
+      "w"), "socket" (a TCP socket made), "environ" (the names of its
+      environment variables); these record {"oserror": [exception class,
+      errno name]} when the OS refuses
   {"stateful": true}
       reports a running state "ready", then for each input: {"read": path}
       reads it and reports its text as a running state; {"write": [path,
@@ -32,13 +40,18 @@ it runs without the jptool package}. A step's record is {"ok": result} or
   {"silent": true}
       sends nothing and waits for its stdin to end, or a cancel
 
-Run with VFS_PROBE_STANDALONE=1 and PYTHONPATH naming the jptool package's
-directory itself, it imports vfs_tool.py as a module of its own.
+It imports jptool from PYTHONPATH, which loads the library JPTOOL_LIBRARY
+names: a VFS tool's environment is PATH alone unless its host passes more,
+so test_vfs.py gives it both (on the command line, or in the definition's
+env.set). Run with VFS_PROBE_STANDALONE=1 and PYTHONPATH naming the jptool
+package's directory itself, it imports vfs_tool.py as a module of its own.
 """
 
 import base64
+import errno
 import json
 import os
+import socket
 import sys
 import time
 
@@ -59,6 +72,28 @@ def record(fn, *args, **kw):
         return {"ok": fn(*args, **kw)}
     except vfs_tool.VfsToolError as e:
         return {"error": [e.status, e.code, e.message]}
+
+
+def os_record(fn, *args):
+    try:
+        return {"ok": fn(*args)}
+    except OSError as e:
+        return {"oserror": [type(e).__name__, errno.errorcode.get(e.errno, str(e.errno))]}
+
+
+def open_directly(path, mode):
+    with open(path, mode) as f:
+        return f.read() if mode == "r" else f.write("written directly")
+
+
+def make_socket():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM):
+        return None
+
+
+def http_record(response):
+    status, headers, body = response
+    return [status, headers, base64.b64encode(body).decode()]
 
 
 def step(host, name, *args):
@@ -98,6 +133,19 @@ def step(host, name, *args):
     if name == "sleep":
         time.sleep(args[0])
         return {"ok": None}
+    if name == "http_get":
+        return record(lambda: http_record(host.http_get(args[0], args[1] if len(args) > 1
+                                                        else None)))
+    if name == "http_post":
+        return record(lambda: http_record(host.http_post(args[0], args[1])))
+    if name == "process_run":
+        return record(lambda: list(host.process_run(*args)))
+    if name == "open":
+        return os_record(open_directly, args[0], args[1])
+    if name == "socket":
+        return os_record(make_socket)
+    if name == "environ":
+        return {"ok": sorted(os.environ)}
     raise SystemExit(f"vfs_probe: unknown step {name!r}")
 
 

@@ -71,9 +71,12 @@ registry; in a registry, ``"runtime": "vfs"`` definitions run the same
 engine, choosing a backend added with :meth:`Registry.add_files`. A request
 the policy asks about reaches the policy handler
 (:meth:`VfsHost.set_policy_handler`, :meth:`Registry.set_policy_handler`)
-as a :class:`PolicyRequest`, answered at once or later. vfs_tool.h's
-functions are not bound: a Python tool uses :mod:`jptool.vfs_tool`, which
-needs neither ctypes nor the library.
+as a :class:`PolicyRequest`, answered at once or later. A tool process
+runs in the OS sandbox (vfs.h; :class:`VfsHost` says what it may do, and
+the options that choose its mode and what else it may read):
+:func:`python_tool_read_paths` names what a tool written in Python needs
+to read. vfs_tool.h's functions are not bound: a Python tool uses
+:mod:`jptool.vfs_tool`, which needs neither ctypes nor the library.
 
 Strings: Python ``str`` arguments are encoded as UTF-8 (with
 ``surrogateescape``, so text decoded by this module round-trips to the same
@@ -114,8 +117,11 @@ the flags ``JPT_DIALECT_FLAT``, ``JPT_DIALECT_ONEOF`` and
 vfs.h's ``JPT_FILES_*`` (flags, kinds and limits), ``JPT_ACCESS_*``,
 ``JPT_VERDICT_*``, ``JPT_DECISION_DENY``, ``JPT_DECISION_ALLOW``,
 ``JPT_DECISION_ALLOW_ALWAYS``, ``JPT_VFS_PROTOCOL_VERSION``,
-``JPT_VFS_CONTENT_LIMIT``, ``JPT_VFS_ENVELOPE_LIMIT`` and the protocol's
-JSON-RPC error codes ``JPT_VFS_E_*``.
+``JPT_VFS_CONTENT_LIMIT``, ``JPT_VFS_ENVELOPE_LIMIT``, the protocol's
+JSON-RPC error codes ``JPT_VFS_E_*``, process.run's limits
+``JPT_VFS_PROCESS_*``, the OS sandbox's modes ``JPT_SANDBOX_DEFAULT``,
+``JPT_SANDBOX_REQUIRED``, ``JPT_SANDBOX_BEST_EFFORT``, ``JPT_SANDBOX_OFF``
+and what it enforced, ``JPT_SANDBOX_ENFORCED_*``.
 
 Threading: as in C, a state is used from one thread at a time until it is
 shared (:meth:`State.ref`); :func:`set_log` is meant to be called once, before
@@ -139,7 +145,7 @@ import os
 import sys
 import traceback
 import weakref
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 __all__ = [
     "JptError",
@@ -157,6 +163,7 @@ __all__ = [
     "schema_check",
     "Policy",
     "normalize_path",
+    "python_tool_read_paths",
     "set_log",
     "library_path",
     # constants
@@ -271,6 +278,17 @@ __all__ = [
     "JPT_VFS_PROCESS_TIMEOUT_MAX_MS",
     "JPT_VFS_PROCESS_OUTPUT_LIMIT",
     "JPT_VFS_PROCESS_OUTPUT_MAX",
+    "JPT_SANDBOX_DEFAULT",
+    "JPT_SANDBOX_REQUIRED",
+    "JPT_SANDBOX_BEST_EFFORT",
+    "JPT_SANDBOX_OFF",
+    "JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS",
+    "JPT_SANDBOX_ENFORCED_SECCOMP",
+    "JPT_SANDBOX_ENFORCED_FILES",
+    "JPT_SANDBOX_ENFORCED_TRUNCATE",
+    "JPT_SANDBOX_ENFORCED_TCP",
+    "JPT_SANDBOX_ENFORCED_DEVICE_IOCTL",
+    "JPT_SANDBOX_ENFORCED_SCOPES",
 ]
 
 # ---- Constants (common.h, state.h) ------------------------------------------
@@ -409,6 +427,20 @@ JPT_VFS_PROCESS_TIMEOUT_MS = 60000
 JPT_VFS_PROCESS_TIMEOUT_MAX_MS = 86400000
 JPT_VFS_PROCESS_OUTPUT_LIMIT = 1048576
 JPT_VFS_PROCESS_OUTPUT_MAX = 4194304
+
+# vfs.h: the OS sandbox's modes (VfsHost sandbox_mode, Registry sandbox_mode)
+JPT_SANDBOX_DEFAULT = 0
+JPT_SANDBOX_REQUIRED = 1
+JPT_SANDBOX_BEST_EFFORT = 2
+JPT_SANDBOX_OFF = 3
+# ... and what it enforced (VfsHost.sandbox, Registry.tool_sandbox)
+JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS = 0x01
+JPT_SANDBOX_ENFORCED_SECCOMP = 0x02
+JPT_SANDBOX_ENFORCED_FILES = 0x04
+JPT_SANDBOX_ENFORCED_TRUNCATE = 0x08
+JPT_SANDBOX_ENFORCED_TCP = 0x10
+JPT_SANDBOX_ENFORCED_DEVICE_IOCTL = 0x20
+JPT_SANDBOX_ENFORCED_SCOPES = 0x40
 
 _KIND_NAMES = {
     "running": JPT_STATE_RUNNING,
@@ -669,6 +701,8 @@ class _VfsHostOptions(ctypes.Structure):
         ("kill_grace_ms", ctypes.c_int),
         ("max_message", ctypes.c_size_t),
         ("max_violations", ctypes.c_uint),
+        ("sandbox_mode", ctypes.c_int),
+        ("sandbox_read", ctypes.POINTER(ctypes.c_char_p)),
     ]
 
 
@@ -692,6 +726,7 @@ class _RegistryOptions(ctypes.Structure):
         ("max_events", ctypes.c_size_t),
         ("flags", ctypes.c_uint),
         ("containment", ctypes.c_int),
+        ("sandbox_mode", ctypes.c_int),
     ]
 
 
@@ -908,6 +943,8 @@ _PROTOTYPES = {
     "jpt_vfs_host_apply": (_c_int, [_VfsHostPtr, _c_str]),
     "jpt_vfs_host_cancel": (_c_int, [_VfsHostPtr]),
     "jpt_vfs_host_state": (_c_int, [_VfsHostPtr, ctypes.POINTER(_StatePtr)]),
+    "jpt_vfs_host_sandbox": (_c_int, [_VfsHostPtr, ctypes.POINTER(_c_uint),
+                                      ctypes.POINTER(_c_str)]),
     "jpt_vfs_host_done": (_c_int, [_VfsHostPtr]),
     "jpt_vfs_host_set_policy_handler": (None, [_VfsHostPtr, _PolicyFn, _c_void]),
     "jpt_vfs_host_errmsg": (_c_str, [_VfsHostPtr]),
@@ -1603,8 +1640,13 @@ class Registry(_Closable):
     host's cgroup allows it, else the process group;
     ``JPT_CONTAIN_CGROUP``, ``JPT_CONTAIN_SUBREAPER``, which makes this
     whole process a child subreaper for good, or ``JPT_CONTAIN_SESSION``;
-    see registry.h). Raises JptError(JPT_ERR_INVALID) for a negative
-    duration, a root that is not a directory or an unknown containment,
+    see registry.h), ``sandbox_mode`` (the OS sandbox of "vfs" tools, and
+    of stdio tools whose definition asks for one, where the definition's
+    ``"os_sandbox": {"mode"}`` does not say: ``JPT_SANDBOX_REQUIRED``, the
+    default, ``JPT_SANDBOX_BEST_EFFORT`` or ``JPT_SANDBOX_OFF``; see
+    :class:`VfsHost` for what it confines). Raises JptError(JPT_ERR_INVALID)
+    for a negative duration, a root that is not a directory, an unknown
+    containment or sandbox mode,
     JPT_ERR_UNSUPPORTED for ``JPT_CONTAIN_CGROUP`` where cgroups are not
     available, JPT_ERR_IO when the epoll fd, timerfd, eventfd or state file
     cannot be made.
@@ -1638,7 +1680,8 @@ class Registry(_Closable):
                  max_processes: Optional[int] = None,
                  max_events: Optional[int] = None,
                  keep_spool: bool = False,
-                 containment: Optional[int] = None):
+                 containment: Optional[int] = None,
+                 sandbox_mode: Optional[int] = None):
         self._ptr = None
         self._pending: List[BaseException] = []
         self._inquiry_fn: Optional[Callable[["Inquiry"], None]] = None
@@ -1670,9 +1713,14 @@ class Registry(_Closable):
                             ("yield_ms", yield_ms), ("drain_ms", drain_ms),
                             ("max_inquiry_rounds", max_inquiry_rounds),
                             ("turn_end_timeout_ms", turn_end_timeout_ms),
-                            ("containment", containment)):
+                            ("containment", containment),
+                            ("sandbox_mode", sandbox_mode)):
             if value is not None:
                 setattr(opts, name, _c_int_arg(value, name))
+        if sandbox_mode is not None and \
+                not JPT_SANDBOX_DEFAULT <= sandbox_mode <= JPT_SANDBOX_OFF:
+            raise JptError(JPT_ERR_INVALID, f"Registry: unknown sandbox_mode {sandbox_mode} "
+                                            "(JPT_SANDBOX_*)")
         if keep_spool:
             opts.flags |= JPT_REGISTRY_KEEP_SPOOL
         for name, value in (("capture_bytes", capture_bytes),
@@ -1834,7 +1882,15 @@ class Registry(_Closable):
         plus ``sandbox`` (its access policy; absent: the workspace
         read-only), ``files`` (the name of a backend added with
         :meth:`add_files`; absent: the registry's root) and
-        ``request_timeout_ms``; registry.h describes them."""
+        ``request_timeout_ms``; registry.h describes them. Its process runs
+        in the OS sandbox (:class:`VfsHost` says what it confines) with
+        PATH and the variables its ``env.allow`` names, nothing else;
+        ``"os_sandbox": {"mode": "required" | "best-effort" | "off",
+        "read": [absolute paths]}`` chooses the mode (default: the
+        registry's ``sandbox_mode``) and what else it may read and execute.
+        A Python tool whose interpreter is not under /usr needs its prefix
+        there: ``"os_sandbox": {"read": jptool.python_tool_read_paths()}``
+        (see :func:`python_tool_read_paths`)."""
         raw = isinstance(config, (str, bytes, bytearray, memoryview))
         text = _json_arg(config, raw, "config")
         rc = _lib.jpt_registry_load_tools(self._p(), text,
@@ -2259,7 +2315,7 @@ class Registry(_Closable):
             raise self._error(rc)
         return json.loads(text)
 
-    def tool_sandbox(self, tool: str) -> Tuple[int, str]:
+    def tool_sandbox(self, tool: _Text) -> Tuple[int, str]:
         """What the OS sandbox of ``tool``'s processes enforces here
         (``jpt_registry_tool_sandbox``): the JPT_SANDBOX_ENFORCED_* bits of
         vfs.h (0 for a tool without one) and a sentence saying so and
@@ -2268,8 +2324,8 @@ class Registry(_Closable):
         cannot enforce it; the message says what is lacking)."""
         enforced = _c_uint()
         out = ctypes.c_void_p()
-        rc = _lib.jpt_registry_tool_sandbox(self._p(), tool.encode(), ctypes.byref(enforced),
-                                            ctypes.byref(out))
+        rc = _lib.jpt_registry_tool_sandbox(self._p(), _to_c(tool, "tool"),
+                                            ctypes.byref(enforced), ctypes.byref(out))
         text = _take_string(out)
         if rc < 0:
             raise self._error(rc)
@@ -3137,6 +3193,46 @@ def _policy_trampoline(owner_ref: "weakref.ref[Any]"):
 # ---- The VFS host (vfs.h, "A standalone host") -----------------------------------------
 
 
+def python_tool_read_paths() -> List[str]:
+    """The paths a VFS tool written in Python needs to read beside what
+    the OS sandbox allows anyway (/usr, /lib, …), when it runs on this
+    interpreter (``sys.executable``) and imports :mod:`jptool.vfs_tool`
+    as this process imported jptool: pass them as
+    ``VfsHost(sandbox_read=…)`` or in a definition's ``"os_sandbox":
+    {"read": […]}``. Without them an interpreter outside /usr (pyenv,
+    /opt) cannot even load its standard library in the sandbox, nor a
+    tool in a virtualenv import its packages. In this order, absolute and
+    with symlinks resolved (the sandbox grants what a path resolves to),
+    each once, and none beneath another of the list:
+
+      - ``sys.base_prefix`` and ``sys.base_exec_prefix``: the interpreter,
+        its shared library and its standard library;
+      - ``sys.prefix`` and ``sys.exec_prefix``: a virtualenv's own
+        site-packages, when this is one;
+      - the directory this jptool package was imported from (its sys.path
+        entry);
+      - the directory of the libjptool this process loaded
+        (:data:`library_path`), when that is a path rather than the
+        installed soname.
+
+    Not included: the tool's script when it is not its program (argv[0]),
+    anything it imports from elsewhere, and its environment. A sandboxed
+    tool's environment is PATH alone (in a registry, with what its
+    definition's ``env`` names), so a tool that imports jptool from
+    outside its interpreter's site-packages needs PYTHONPATH, and one
+    whose libjptool is not installed needs JPTOOL_LIBRARY: set them in the
+    definition's ``env`` (``"allow"`` or ``"set"``) or, for a
+    :class:`VfsHost`, on the command line (``["env",
+    "JPTOOL_LIBRARY=…", sys.executable, script]``)."""
+    candidates = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix,
+                  os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    if os.sep in library_path:
+        candidates.append(os.path.dirname(os.path.abspath(library_path)))
+    paths = list(dict.fromkeys(os.path.realpath(p) for p in candidates))
+    return [p for p in paths
+            if not any(p.startswith(q.rstrip(os.sep) + os.sep) for q in paths if q != p)]
+
+
 class VfsHost(_Closable):
     """Serves one VFS tool (D11) from the host's own loop, without a
     registry (``jpt_vfs_host *``): the tool's JSON-RPC requests go through
@@ -3153,9 +3249,31 @@ class VfsHost(_Closable):
     tool; 60000, -1 for none); ``kill_grace_ms`` (after ``cancel``, before
     SIGTERM, and again before SIGKILL; 5000); ``max_message`` (longest line
     from the tool; 10 MiB + 64 KiB); ``max_violations`` (protocol
-    violations tolerated; 16). Raises JptError(JPT_ERR_INVALID) for a bad
-    option or a sandbox the policy refuses (the message names the key),
-    JPT_ERR_IO or JPT_ERR_NOT_FOUND when ``root`` cannot be opened.
+    violations tolerated; 16); ``sandbox_mode`` (the spawned tool's OS
+    sandbox, below: ``JPT_SANDBOX_REQUIRED``, the default,
+    ``JPT_SANDBOX_BEST_EFFORT`` or ``JPT_SANDBOX_OFF``); ``sandbox_read``
+    (absolute paths, str, bytes or path objects, that the spawned tool may
+    also read and execute; default none). Raises JptError(JPT_ERR_INVALID)
+    for a bad option or a sandbox the policy refuses (the message names the
+    key), JPT_ERR_IO or JPT_ERR_NOT_FOUND when ``root`` cannot be opened.
+
+    The OS sandbox (vfs.h, "The OS sandbox"): a tool :meth:`spawn` starts
+    runs confined by the kernel (Landlock, a seccomp filter,
+    no_new_privs), so that the protocol is its only way to the files. It
+    may read and execute /usr, /bin, /sbin, /lib*, a few files of /etc,
+    its own program file and the ``sandbox_read`` paths, and nothing else:
+    not the workspace (an ``open()`` of a workspace file fails with
+    PermissionError in a Python tool), not home, not /proc. It may create
+    no socket. Its environment is PATH alone: give it anything else on its
+    command line (``["env", "NAME=value", program, …]``). In the default
+    mode :meth:`spawn` raises JptError(JPT_ERR_SANDBOX) on a system that
+    cannot enforce it; :meth:`sandbox` says what was enforced. A Python
+    tool whose interpreter is not under /usr (pyenv, a build in /opt)
+    cannot even start unless the interpreter's prefix is in
+    ``sandbox_read``, nor one in a virtualenv import its packages without
+    the virtualenv's: :func:`python_tool_read_paths` gives the paths a
+    tool that imports :mod:`jptool.vfs_tool` needs. A tool on attached fds
+    (:meth:`attach`) is confined by whatever the application did.
 
     Start the tool with :meth:`spawn` or :meth:`attach`, then drive the host
     with :meth:`run` (blocking, releases the GIL) or from your own loop:
@@ -3170,9 +3288,7 @@ class VfsHost(_Closable):
 
     :meth:`close` (or the end of a ``with`` block, or garbage collection)
     kills a tool still running (SIGKILL), reaps it and frees the host; not
-    from inside the policy handler (RuntimeError). The OS sandbox is not
-    applied yet (vfs.h): the policy binds what the tool asks through the
-    protocol, not what its process could do directly.
+    from inside the policy handler (RuntimeError).
     """
 
     __slots__ = ("_ptr", "_policy_fn", "_policy_cb", "_pending", "_depth", "_driver",
@@ -3184,7 +3300,9 @@ class VfsHost(_Closable):
                  request_timeout_ms: Optional[int] = None,
                  kill_grace_ms: Optional[int] = None,
                  max_message: Optional[int] = None,
-                 max_violations: Optional[int] = None):
+                 max_violations: Optional[int] = None,
+                 sandbox_mode: Optional[int] = None,
+                 sandbox_read: Optional[Iterable[Union[_Text, os.PathLike]]] = None):
         self._ptr = None
         self._policy_fn: Optional[Callable[[PolicyRequest], None]] = None
         self._policy_cb: Any = None  # the C policy callback, kept until close
@@ -3229,6 +3347,29 @@ class VfsHost(_Closable):
                 if not 0 <= value < 2 ** bits:
                     raise ValueError(f"{name} is out of range: {value}")
                 setattr(opts, name, value)
+        if sandbox_mode is not None:
+            opts.sandbox_mode = _c_int_arg(sandbox_mode, "sandbox_mode")
+            if not JPT_SANDBOX_DEFAULT <= sandbox_mode <= JPT_SANDBOX_OFF:
+                raise JptError(JPT_ERR_INVALID, f"VfsHost: unknown sandbox_mode "
+                                                f"{sandbox_mode} (JPT_SANDBOX_*)")
+        # The array lives here for the whole jpt_vfs_host_new call, which
+        # copies the paths.
+        read_array = None
+        if sandbox_read is not None:
+            if isinstance(sandbox_read, (str, bytes, os.PathLike)):
+                raise TypeError("VfsHost: sandbox_read must be a list of paths, not one path")
+            paths: List[bytes] = []
+            for i, item in enumerate(sandbox_read):
+                path = _to_c(item, f"sandbox_read[{i}]")
+                if path is None:
+                    raise TypeError(f"VfsHost: sandbox_read[{i}] is None, not a path")
+                if not path.startswith(b"/"):
+                    raise JptError(JPT_ERR_INVALID, f"VfsHost: sandbox_read[{i}]: "
+                                                    f"{_from_c(path)!r} is not an absolute "
+                                                    "path")
+                paths.append(path)
+            read_array = (ctypes.c_char_p * (len(paths) + 1))(*paths, None)
+            opts.sandbox_read = read_array
         ptr = _VfsHostPtr()
         rc = _lib.jpt_vfs_host_new(ctypes.byref(opts), ctypes.byref(ptr))
         if rc < 0:
@@ -3322,7 +3463,10 @@ class VfsHost(_Closable):
         (name required; the others objects, default {}). One tool per host.
         Raises JptError: JPT_ERR_STATE (a tool was started already),
         JPT_ERR_INVALID (``tool``), JPT_ERR_NOT_FOUND (no such program),
-        JPT_ERR_IO, with the host's message."""
+        JPT_ERR_SANDBOX (the sandbox mode is required and this system
+        cannot enforce it; the message names what it lacks), JPT_ERR_IO,
+        with the host's message. The tool runs in the OS sandbox (see the
+        class) with PATH as its whole environment."""
         if isinstance(argv, (str, bytes)) or not argv:
             raise TypeError("spawn: argv must be a non-empty list of strings")
         items = [_to_c(a, f"argv[{i}]") for i, a in enumerate(argv)]
@@ -3382,6 +3526,20 @@ class VfsHost(_Closable):
         if rc < 0:
             raise self._error(rc)
         return State(out)
+
+    def sandbox(self) -> Tuple[int, str]:
+        """What the OS sandbox of the spawned tool enforces
+        (``jpt_vfs_host_sandbox``): the JPT_SANDBOX_ENFORCED_* bits (0 with
+        ``JPT_SANDBOX_OFF``) and a sentence saying so and naming what this
+        system lacks ("vfs profile, Landlock ABI 7: enforced files, …").
+        Also after the tool ended. Raises JptError(JPT_ERR_STATE) when no
+        tool was spawned (none yet, or one attached)."""
+        enforced = _c_uint()
+        report = _c_str()
+        rc = _lib.jpt_vfs_host_sandbox(self._p(), ctypes.byref(enforced), ctypes.byref(report))
+        if rc < 0:
+            raise self._error(rc)
+        return enforced.value, _from_c(report.value) or ""
 
     @property
     def done(self) -> bool:

@@ -618,6 +618,11 @@ class AsyncRegistry(_LoopDriver):
         """:meth:`jptool.Registry.add_files`."""
         self._check_open().add_files(name, files)
 
+    def tool_sandbox(self, tool: _Text) -> Tuple[int, str]:
+        """:meth:`jptool.Registry.tool_sandbox`: what the OS sandbox of
+        ``tool``'s processes enforces here."""
+        return self._check_open().tool_sandbox(tool)
+
     def set_policy_handler(self, fn: Optional[PolicyHandler]) -> None:
         """Installs ``fn(request)`` as the policy handler of the registry's
         "vfs" tools (:meth:`jptool.Registry.set_policy_handler` says which
@@ -781,8 +786,8 @@ class AsyncVfsHost(_LoopDriver):
     host, and RuntimeError for a host another AsyncVfsHost drives.
 
     Start the tool with :meth:`spawn` or :meth:`attach`, ``await``
-    :meth:`wait` for its final state; :meth:`apply`, :meth:`cancel` and
-    :meth:`state` are those of the host. The policy handler
+    :meth:`wait` for its final state; :meth:`apply`, :meth:`cancel`,
+    :meth:`state` and :meth:`sandbox` are those of the host. The policy handler
     (:meth:`set_policy_handler`) may be a coroutine function, as
     :meth:`AsyncRegistry.set_policy_handler` describes; an exception a
     handler raises is raised by the first await on this object under way
@@ -950,6 +955,11 @@ class AsyncVfsHost(_LoopDriver):
     def state(self) -> Optional[State]:
         """:meth:`jptool.VfsHost.state`."""
         return self._check_open().state()
+
+    def sandbox(self) -> Tuple[int, str]:
+        """:meth:`jptool.VfsHost.sandbox`: what the spawned tool's OS
+        sandbox enforces."""
+        return self._check_open().sandbox()
 
     @property
     def done(self) -> bool:

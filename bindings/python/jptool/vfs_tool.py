@@ -18,8 +18,10 @@ with its names: :func:`connect` and :func:`connect_fds`, then on the
 ``options``, ``protocol_version``), the file methods (:meth:`~VfsTool.read`,
 :meth:`~VfsTool.write`, :meth:`~VfsTool.exists`, :meth:`~VfsTool.list_dir`,
 :meth:`~VfsTool.metadata`, :meth:`~VfsTool.delete`, :meth:`~VfsTool.rename`,
-:meth:`~VfsTool.grep`), any method (:meth:`~VfsTool.call`), pipelining
-(:meth:`~VfsTool.submit`, :meth:`~VfsTool.submit_read`,
+:meth:`~VfsTool.grep`), HTTP through the host (:meth:`~VfsTool.http_get`,
+:meth:`~VfsTool.http_post`), processes the host runs
+(:meth:`~VfsTool.process_run`), any method (:meth:`~VfsTool.call`),
+pipelining (:meth:`~VfsTool.submit`, :meth:`~VfsTool.submit_read`,
 :meth:`~VfsTool.submit_write`, :meth:`~VfsTool.collect`,
 :meth:`~VfsTool.collect_read`), stateful tools (:meth:`~VfsTool.state`,
 :meth:`~VfsTool.next_input`, :attr:`~VfsTool.cancelled`) and the end
@@ -33,22 +35,23 @@ large request and a large response never wait on each other's full pipe.
 Requests may be pipelined: many ids outstanding, answered in any order.
 
 Errors: what the host or the session reports raises :class:`VfsToolError`,
-with ``status`` (a JPT_ERR_* code), ``code`` (the host's JSON-RPC code, or
-0 when the failure is on this side) and ``message`` (the host's own when it
-answered with an error). The host's codes map as the C SDK maps them:
--32001 JPT_ERR_DENIED, -32002 JPT_ERR_NOT_FOUND, -32003 JPT_ERR_EXISTS,
--32004 JPT_ERR_TIMEOUT, -32005 JPT_ERR_CANCELLED, -32601
-JPT_ERR_UNSUPPORTED, -32600, -32602 and -32700 JPT_ERR_INVALID, any other
-JPT_ERR_IO. On this side: JPT_ERR_IO (the host closed a pipe, or a read or
-write failed), JPT_ERR_PROTOCOL (the host broke the protocol, or answered
-with id null: the session is over and every later call raises it; a result
-of the wrong shape fails only its call), JPT_ERR_LIMIT (a request longer
-than ``max_request``, nothing sent; a line from the host longer than
-``max_message``, the session over), JPT_ERR_CANCELLED (the host sent
-``cancel``: requests waiting for their response end with it, and so does
-:meth:`~VfsTool.next_input`), JPT_ERR_NOT_FOUND with code 0 (collecting an
-id that is not outstanding). Arguments that cannot be sent at all (not
-JSON, a str that is not valid UTF-8) raise TypeError or ValueError.
+with ``status`` (a JPT_ERR_* code), ``code`` (the host's JSON-RPC code, or 0
+when the failure is on this side), ``message`` (the host's own when it
+answered with an error) and ``data`` (its error's data, parsed, or None).
+The host's codes map as the C SDK maps them: -32001 JPT_ERR_DENIED, -32002
+JPT_ERR_NOT_FOUND, -32003 JPT_ERR_EXISTS, -32004 JPT_ERR_TIMEOUT, -32005
+JPT_ERR_CANCELLED, -32601 JPT_ERR_UNSUPPORTED, -32600, -32602 and -32700
+JPT_ERR_INVALID, any other JPT_ERR_IO. On this side: JPT_ERR_IO (the host
+closed a pipe, or a read or write failed), JPT_ERR_PROTOCOL (the host broke
+the protocol, or answered with id null: the session is over and every later
+call raises it; a result of the wrong shape fails only its call),
+JPT_ERR_LIMIT (a request longer than ``max_request``, nothing sent; a line
+from the host longer than ``max_message``, the session over),
+JPT_ERR_CANCELLED (the host sent ``cancel``: requests waiting for their
+response end with it, and so does :meth:`~VfsTool.next_input`),
+JPT_ERR_NOT_FOUND with code 0 (collecting an id that is not outstanding).
+Arguments that cannot be sent at all (not JSON, a str that is not valid
+UTF-8) raise TypeError or ValueError.
 
 stdin and stdout: :func:`connect` keeps the protocol on private copies of
 fds 0 and 1, then points fd 0 at /dev/null and fd 1 at stderr, so that a
@@ -60,6 +63,10 @@ Without libjptool: this module uses only the standard library. Imported as
 its errors are :class:`jptool.JptError`; a tool that runs where libjptool
 is not installed may ship this one file beside it and ``import vfs_tool``
 (its errors are then a plain Exception with the same attributes).
+
+In jptool's OS sandbox (vfs.h) the host is a tool's only way out: it
+cannot open the workspace's files, connect to anything or read the host's
+environment itself, so it asks for files, URLs and processes here.
 
 A VfsTool is used from one thread at a time.
 """
@@ -74,7 +81,7 @@ import json
 import os
 import select
 import sys
-from typing import Any, Callable, Deque, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "VfsTool",
@@ -82,6 +89,7 @@ __all__ = [
     "connect",
     "connect_fds",
     "JPT_VFS_TOOL_MAX_MESSAGE",
+    "JPT_VFS_TOOL_EXIT_UNKNOWN",
     "JPT_VFS_CONTENT_LIMIT",
     "JPT_VFS_ENVELOPE_LIMIT",
     "JPT_VFS_E_PARSE",
@@ -99,6 +107,8 @@ __all__ = [
 # ---- Constants (vfs.h, vfs_tool.h, common.h) ---------------------------------
 
 JPT_VFS_TOOL_MAX_MESSAGE = 67108864
+# process_run's exit code when the host could not learn how the process ended.
+JPT_VFS_TOOL_EXIT_UNKNOWN = -256
 JPT_VFS_CONTENT_LIMIT = 10485760
 JPT_VFS_ENVELOPE_LIMIT = 65536
 
@@ -168,13 +178,17 @@ except ImportError:  # this file used on its own, without the jptool package
 class VfsToolError(_ErrorBase):
     """A failed call of the tool side: ``status`` (JPT_ERR_*), ``name`` (its
     symbolic name), ``code`` (the host's JSON-RPC error code, JPT_VFS_E_*,
-    or 0 when the failure is on this side) and ``message`` (the host's own
-    message when it answered with an error). A :class:`jptool.JptError`
-    when this module is imported as part of the jptool package."""
+    or 0 when the failure is on this side), ``message`` (the host's own
+    message when it answered with an error) and ``data`` (that error's
+    ``data``, parsed, or None when it had none: jptool's host sends it with
+    process.run's timeout, what the process wrote before it was killed;
+    ``jpt_vfs_tool_error_data``). A :class:`jptool.JptError` when this
+    module is imported as part of the jptool package."""
 
-    def __init__(self, status: int, message: str, code: int = 0):
+    def __init__(self, status: int, message: str, code: int = 0, data: Any = None):
         super().__init__(status, message)
         self.code = code
+        self.data = data
 
     def __repr__(self) -> str:
         return f"VfsToolError({self.status!r}, {self.message!r}, code={self.code!r})"
@@ -211,27 +225,35 @@ def _path_arg(path: Any, what: str = "path") -> str:
     return path
 
 
-def _content_params(path: Any, data: Union[str, bytes, bytearray, memoryview]
-                    ) -> Dict[str, Any]:
-    """fs.write's params: text as it is when it is UTF-8 without a NUL byte,
-    else base64 (as the C SDK sends it)."""
-    params: Dict[str, Any] = {"path": _path_arg(path)}
+def _text_or_base64(data: Union[str, bytes, bytearray, memoryview], what: str
+                    ) -> Tuple[str, bool]:
+    """Content as D11 sends it, as the C SDK does: text as it is when it is
+    UTF-8 without a NUL byte, else base64 (the bool)."""
     if isinstance(data, str):
-        params["content"] = data
-        return params
+        return data, False
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"data must be bytes or str, not {type(data).__name__}")
+        raise TypeError(f"{what} must be bytes or str, not {type(data).__name__}")
     data = bytes(data)
     if b"\0" not in data:
         try:
-            params["content"] = data.decode("utf-8")
-            return params
+            return data.decode("utf-8"), False
         except UnicodeDecodeError:
             pass
-    params["content"] = base64.b64encode(data).decode("ascii")
-    params["encoding"] = "base64"
+    return base64.b64encode(data).decode("ascii"), True
+
+
+def _content_params(path: Any, data: Union[str, bytes, bytearray, memoryview]
+                    ) -> Dict[str, Any]:
+    """fs.write's params."""
+    params: Dict[str, Any] = {"path": _path_arg(path)}
+    params["content"], encoded = _text_or_base64(data, "data")
+    if encoded:
+        params["encoding"] = "base64"
     return params
 
+
+# http_get's and http_post's headers: a dict, or (name, value) pairs.
+_Headers = Optional[Union[Dict[str, str], Sequence[Tuple[str, str]]]]
 
 # A `cancel` among the inputs.
 _CANCEL = object()
@@ -478,7 +500,8 @@ class VfsTool:
             self._cancelled = True
             for rid, reply in self._replies.items():
                 if reply is _WAITING:
-                    self._replies[rid] = ("error", JPT_VFS_E_CANCELLED, "cancelled by the host")
+                    self._replies[rid] = ("error", JPT_VFS_E_CANCELLED, "cancelled by the host",
+                                          None)
             self._inputs.append(_CANCEL)
         elif method == "pending" and isinstance(params, dict):
             told = params.get("request_id")
@@ -534,7 +557,8 @@ class VfsTool:
                                   "integer code")
             return
         text = error.get("message")
-        self._replies[rid] = ("error", code, text if isinstance(text, str) else "")
+        self._replies[rid] = ("error", code, text if isinstance(text, str) else "",
+                              error.get("data"))
 
     # -- requests --
 
@@ -597,9 +621,9 @@ class VfsTool:
         reply = self._replies.pop(id)
         assert reply is not _WAITING  # what the pump waited for
         if reply[0] == "error":
-            code, message = reply[1], reply[2]
+            code, message, data = reply[1], reply[2], reply[3]
             raise VfsToolError(_STATUS_OF_CODE.get(code, _IO),
-                               message or "cancelled by the host", code)
+                               message or "cancelled by the host", code, data)
         return reply[1]
 
     def collect_read(self, id: int) -> bytes:
@@ -623,8 +647,7 @@ class VfsTool:
     def call(self, method: str, params: Any = None) -> Any:
         """Sends ``method`` with ``params`` (any JSON value; None: none) and
         waits: the result, parsed (``jpt_vfs_tool_call``). For methods this
-        module has no function for (http.get, http.post, process.run as a
-        host starts to serve them)."""
+        module has no function for, and the result as the host sent it."""
         return self.collect(self.submit(method, params))
 
     # -- files (D11 "Filesystem methods") --
@@ -710,6 +733,127 @@ class VfsTool:
         if max_matches:
             params["max_matches"] = max_matches
         return self.call("fs.grep", params)
+
+    # -- HTTP (D11 "HTTP methods") --
+
+    def http_get(self, url: str, headers: _Headers = None) -> Tuple[int, List[Dict[str, str]],
+                                                                   bytes]:
+        """http.get of ``url`` through the host (``jpt_vfs_tool_http_get``),
+        when the tool's network policy allows it: ``(status, headers,
+        body)``, the HTTP status (an error status such as 404 is a
+        response, not an error), the response's headers as D11 sends them
+        (``[{"name": "Content-Type", "value": "…"}, …]``) and the body's
+        bytes (base64 already decoded). ``headers``: a dict or a list of
+        (name, value) pairs; a value may hold ``${NAME}``, which the host
+        replaces with its own variable NAME when the policy lists it (the
+        tool never sees the value: "[REDACTED]" stands wherever the
+        response would show it). The host's refusals raise VfsToolError:
+        JPT_ERR_DENIED (-32001: the policy, a variable not listed, a
+        redirect not allowed), JPT_ERR_TIMEOUT (-32004), JPT_ERR_NOT_FOUND
+        (-32002: a variable not set), JPT_ERR_INVALID (-32602: a URL or
+        header the host refuses), JPT_ERR_IO (-32603: the transfer failed,
+        or the response passed the host's size limit); JPT_ERR_PROTOCOL for
+        a result not of D11's shape."""
+        return self._http("http.get", url, headers, None)
+
+    def http_post(self, url: str, body: Union[str, bytes, bytearray, memoryview] = b"",
+                  headers: _Headers = None) -> Tuple[int, List[Dict[str, str]], bytes]:
+        """http.post of ``body`` to ``url`` (``jpt_vfs_tool_http_post``):
+        a str is sent as text, bytes as text when they are UTF-8 without
+        NUL bytes, else base64-encoded; otherwise as :meth:`http_get`. No
+        Content-Type is sent unless ``headers`` has one."""
+        return self._http("http.post", url, headers, body)
+
+    def _http(self, method: str, url: str, headers: _Headers,
+              body: Optional[Union[str, bytes, bytearray, memoryview]]
+              ) -> Tuple[int, List[Dict[str, str]], bytes]:
+        if not isinstance(url, str):
+            raise TypeError(f"url must be str, not {type(url).__name__}")
+        pairs = list(headers.items()) if isinstance(headers, dict) else list(headers or ())
+        sent = []
+        for i, pair in enumerate(pairs):
+            if not (isinstance(pair, tuple) and len(pair) == 2 and
+                    all(isinstance(x, str) for x in pair)):
+                raise TypeError(f"{method}: header {i} is not a (name, value) pair of str")
+            sent.append({"name": pair[0], "value": pair[1]})
+        params: Dict[str, Any] = {"url": url, "headers": sent}
+        if body is not None:
+            params["body"], encoded = _text_or_base64(body, "body")
+            if encoded:
+                params["encoding"] = "base64"
+        result = self.call(method, params)
+        if not isinstance(result, dict):
+            raise VfsToolError(_PROTOCOL, f"the host's {method} result is not an object")
+        status, got, content = result.get("status"), result.get("headers"), result.get("body")
+        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 999:
+            raise VfsToolError(_PROTOCOL, f"the host's {method} result has no status from 100 "
+                                          "to 999")
+        if not isinstance(got, list):
+            raise VfsToolError(_PROTOCOL, f"the host's {method} result has no array 'headers'")
+        if not isinstance(content, str):
+            raise VfsToolError(_PROTOCOL, f"the host's {method} result has no string 'body'")
+        encoding = result.get("encoding")
+        if encoding is None:
+            return status, got, content.encode("utf-8", "surrogatepass")
+        if encoding != "base64":
+            raise VfsToolError(_PROTOCOL, f"the host's {method} result has no known "
+                                          "'encoding'")
+        try:
+            return status, got, base64.b64decode(content, validate=True)
+        except (binascii.Error, ValueError):
+            raise VfsToolError(_PROTOCOL, f"the host's {method} result has no valid base64 "
+                                          "'body'") from None
+
+    # -- processes (D11 "Process methods") --
+
+    def process_run(self, program: str, args: Sequence[str] = (),
+                    envs: Sequence[str] = ()) -> Tuple[int, str, str]:
+        """process.run (``jpt_vfs_tool_process_run``): asks the host to run
+        ``program`` (a name it looks up in its PATH, or an absolute path)
+        with ``args``, forwarding the host's variables named in ``envs``
+        (each must be listed in the tool's sandbox.commands.<program>.envs),
+        and waits until it has ended: ``(exit_code, stdout, stderr)``. The
+        exit code is the exit status (0 to 255), -N when signal N killed
+        the process, or JPT_VFS_TOOL_EXIT_UNKNOWN. The process runs in the
+        project root with only PATH and those variables; its output comes
+        back with every forwarded value of 8 bytes or more (and its JSON-,
+        URL- and base64-encoded forms) replaced by "[REDACTED]", invalid
+        UTF-8 replaced by U+FFFD, and each stream kept to the host's limit.
+        The host's refusals raise VfsToolError: JPT_ERR_DENIED (the policy,
+        a variable that may not be forwarded), JPT_ERR_NOT_FOUND (no such
+        program), JPT_ERR_TIMEOUT (it ran past its time and was killed: the
+        error's ``data`` holds what it wrote), JPT_ERR_UNSUPPORTED (this
+        host runs no processes), JPT_ERR_INVALID (a relative program path);
+        JPT_ERR_PROTOCOL for a result not of D11's shape."""
+        for what, value in (("args", args), ("envs", envs)):
+            if isinstance(value, (str, bytes)) or \
+                    not all(isinstance(x, str) for x in value):
+                raise TypeError(f"process.run: {what} must be a sequence of str")
+        if not isinstance(program, str):
+            raise TypeError(f"program must be str, not {type(program).__name__}")
+        result = self.call("process.run", {"program": program, "args": list(args),
+                                           "envs": list(envs)})
+        if not isinstance(result, dict):
+            raise VfsToolError(_PROTOCOL, "the host's process.run result is not an object")
+        code, sig = result.get("exit_code"), result.get("signal")
+        if isinstance(code, int) and not isinstance(code, bool) and 0 <= code <= 255:
+            exit_code = code
+        elif code is None and "exit_code" in result and "signal" not in result:
+            exit_code = JPT_VFS_TOOL_EXIT_UNKNOWN
+        elif code is None and "exit_code" in result and isinstance(sig, int) and \
+                not isinstance(sig, bool) and 0 < sig <= 255:
+            exit_code = -sig
+        else:
+            raise VfsToolError(_PROTOCOL, "the host's process.run result has no exit_code "
+                                          "from 0 to 255, nor null with a signal")
+        texts = []
+        for name in ("stdout", "stderr"):
+            text = result.get(name)
+            if not isinstance(text, str):
+                raise VfsToolError(_PROTOCOL, f"the host's process.run result has no string "
+                                              f"'{name}'")
+            texts.append(text)
+        return exit_code, texts[0], texts[1]
 
     # -- stateful tools (D11 "Integration with the stateful tool protocol") --
 
