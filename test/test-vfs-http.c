@@ -194,7 +194,7 @@ static void on_ask(jpt_policy_request *req, void *ud)
 static char *probe(const char *sandbox, const char *arguments, asked *a)
 {
     jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
-                              .sandbox_json = sandbox};
+                              .sandbox_json = sandbox, .sandbox_mode = tu_sandbox_mode()};
     jpt_vfs_host *h = NULL;
     const char *argv[] = {PROBE, NULL};
     char *tool = NULL, *text = NULL, *out = NULL;
@@ -964,7 +964,8 @@ static void a_session_runs_at_most_64_transfers_at_once(void **state)
 static void a_registry_vfs_tool_fetches(void **state)
 {
     (void)state;
-    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200};
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .sandbox_mode = tu_sandbox_mode()};
     char tools[1024];
     snprintf(tools, sizeof(tools), "%s",
              fmt("{'tools':[{'name':'probe','runtime':'vfs','command':['%s'],"

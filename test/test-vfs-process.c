@@ -89,7 +89,8 @@ static void on_ask(jpt_policy_request *req, void *ud)
 static jpt_vfs_host *host_with(jpt_files *files, const char *sandbox_js, asked *a)
 {
     jpt_vfs_host_options o = {.size = sizeof(o), .root = files == NULL ? root : NULL,
-                              .files = files, .kill_grace_ms = 200};
+                              .files = files, .kill_grace_ms = 200,
+                              .sandbox_mode = tu_sandbox_mode()};
     jpt_vfs_host *h = NULL;
 
     o.sandbox_json = sandbox_js != NULL ? js(sandbox_js) : NULL;
@@ -653,7 +654,8 @@ static void a_registry_vfs_tool_runs_processes(void **state)
              "'parameters':{'type':'object'},"
              "'sandbox':{'commands':{'echo':{'args':[['from','**']]}},'uncovered':'deny'}}]}",
              PROBE);
-    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200};
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .sandbox_mode = tu_sandbox_mode()};
     jpt_registry *r = ru_registry_with(&o, js(tools));
     json_t *res = ru_run_js(r, "[{'id':'c1','name':'probe','arguments':{'ops':["
                                "{'method':'process.run','params':{'program':'echo',"

@@ -148,7 +148,7 @@ static void on_inquiry(jpt_inquiry *q, void *ud)
 static jpt_registry *registry(const char *tools, asked *a, inquired *i)
 {
     jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 300,
-                              .drain_ms = 100};
+                              .drain_ms = 100, .sandbox_mode = tu_sandbox_mode()};
     jpt_registry *r = ru_registry_with(&o, tools);
 
     jpt_registry_set_policy_handler(r, a != NULL ? on_policy : NULL, a);
