@@ -66,7 +66,7 @@ pub use crate::handle::{Builtin, Handle};
 pub use crate::inquiry::{Inquiry, Target};
 pub use crate::log::{clear_log, set_log, LogLevel};
 pub use crate::registry::{
-    reap_stale, Batch, Containment, Dialect, Registry, RegistryOptions, TurnEnd, Waker,
+    reap_stale, Batch, Containment, Dialect, Output, Registry, RegistryOptions, TurnEnd, Waker,
 };
 pub use crate::state::{
     mime_fence_lang, schema_check, uri_canonicalize, BlockType, Field, JsonForm, Kind, Resource,

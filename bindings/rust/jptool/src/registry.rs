@@ -34,7 +34,55 @@ pub(crate) struct Shared {
     /// call returns.
     panic: RefCell<Option<Box<dyn Any + Send>>>,
     inquiry_handler: RefCell<Option<Rc<dyn Fn(Inquiry)>>>,
+    output_handler: RefCell<Option<Rc<dyn Fn(&Output<'_>)>>>,
     builtins: RefCell<Vec<Box<BuiltinSlot>>>,
+}
+
+/// A piece of a tool's output as it was read, handed to
+/// [`Registry::set_output_handler`]: what a UI shows while the tool runs.
+/// It consumes nothing the model reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Output<'a> {
+    /// The call id of a one-shot call, or the handle id.
+    pub id: &'a str,
+    /// The tool's name.
+    pub tool: &'a str,
+    /// True when `id` is a handle's (a spawn).
+    pub stateful: bool,
+    /// True for stderr, false for stdout.
+    pub stderr: bool,
+    /// The bytes as the tool wrote them.
+    pub data: &'a [u8],
+}
+
+unsafe extern "C" fn output_trampoline(o: *const sys::jpt_output, ud: *mut c_void) {
+    let shared_ptr = ud as *const Shared;
+    // SAFETY: the registry holds a strong reference while it can dispatch.
+    Rc::increment_strong_count(shared_ptr);
+    let shared = Rc::from_raw(shared_ptr);
+    let o = &*o;
+    let text = |p: *const std::os::raw::c_char| {
+        if p.is_null() {
+            ""
+        } else {
+            std::ffi::CStr::from_ptr(p).to_str().unwrap_or("")
+        }
+    };
+    let output = Output {
+        id: text(o.id),
+        tool: text(o.tool),
+        stateful: o.stateful != 0,
+        stderr: o.stream == sys::JPT_STREAM_STDERR,
+        data: if o.len == 0 {
+            &[]
+        } else {
+            std::slice::from_raw_parts(o.data as *const u8, o.len)
+        },
+    };
+    let handler = shared.output_handler.borrow().clone();
+    if let Some(handler) = handler {
+        shared.guard(move || handler(&output));
+    }
 }
 
 impl Shared {
@@ -269,6 +317,7 @@ impl Registry {
                 alive: Cell::new(true),
                 panic: RefCell::new(None),
                 inquiry_handler: RefCell::new(None),
+                output_handler: RefCell::new(None),
                 builtins: RefCell::new(Vec::new()),
             }),
         })
@@ -440,6 +489,25 @@ impl Registry {
         unsafe { sys::jpt_registry_set_inquiry_handler(self.raw, None, ptr::null_mut()) };
         // A handler running now keeps its own reference until it returns.
         *self.shared.inquiry_handler.borrow_mut() = None;
+    }
+
+    /// Sets the closure called inside dispatch with each piece of output a
+    /// tool process writes, as it is read (`jpt_registry_set_output_handler`):
+    /// stdio tools' stdout and stderr, vfs tools' stderr. It consumes
+    /// nothing: the model's results and fetches read the same output. The
+    /// registry keeps the closure until it is replaced, cleared or the
+    /// registry drops; a panic in it resumes when the dispatching call
+    /// returns.
+    pub fn set_output_handler<F: Fn(&Output<'_>) + 'static>(&self, handler: F) {
+        *self.shared.output_handler.borrow_mut() = Some(Rc::new(handler));
+        let ud = Rc::as_ptr(&self.shared) as *mut c_void;
+        unsafe { sys::jpt_registry_set_output_handler(self.raw, Some(output_trampoline), ud) };
+    }
+
+    /// Removes the output handler.
+    pub fn clear_output_handler(&self) {
+        unsafe { sys::jpt_registry_set_output_handler(self.raw, None, ptr::null_mut()) };
+        *self.shared.output_handler.borrow_mut() = None;
     }
 
     /// Takes the notifications queued since the last call, as JSON for the

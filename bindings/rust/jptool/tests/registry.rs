@@ -112,6 +112,28 @@ fn one_call_is_cancelled_and_another_stopped_by_its_time_limit() {
 }
 
 #[test]
+fn output_handler_streams_bytes_without_consuming_them() {
+    let r = Registry::new().unwrap();
+    r.load_tools(r#"{"tools":[{"name":"both","command":["sh","-c","printf out; printf err >&2"]}]}"#)
+        .unwrap();
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let kept = seen.clone();
+    r.set_output_handler(move |o| {
+        kept.borrow_mut().push((o.id.to_string(), o.tool.to_string(), o.stateful, o.stderr,
+                                o.data.to_vec()))
+    });
+    let out = results(&r, r#"[{"id":"c1","name":"both","arguments":{}}]"#);
+    assert!(out.contains(r#""content":"out""#), "{}", out);
+    let seen = seen.borrow();
+    let stdout: Vec<u8> = seen.iter().filter(|s| !s.3).flat_map(|s| s.4.clone()).collect();
+    let stderr: Vec<u8> = seen.iter().filter(|s| s.3).flat_map(|s| s.4.clone()).collect();
+    assert_eq!(stdout, b"out");
+    assert_eq!(stderr, b"err");
+    assert!(seen.iter().all(|s| s.0 == "c1" && s.1 == "both" && !s.2));
+    r.clear_output_handler();
+}
+
+#[test]
 fn one_shot_tool_answers_in_the_shape_of_its_call() {
     let r = Registry::new().unwrap();
     r.load_tools(
