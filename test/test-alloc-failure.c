@@ -46,26 +46,6 @@ static const char *const inputs[] = {
 
 #define N_INPUTS (sizeof(inputs) / sizeof(inputs[0]))
 
-/* Runs `op` with allocation n failing, for n = 1, 2, … until it succeeds. */
-static void sweep(const char *what, int (*op)(void *ctx), void *ctx)
-{
-    for (long n = 1;; n++) {
-        long live = tu_live_blocks();
-        tu_fail_at(n);
-        int rc = op(ctx);
-        tu_fail_at(0);
-        if (tu_live_blocks() != live)
-            fail_msg("%s: %ld block(s) leaked with allocation %ld failing", what,
-                     tu_live_blocks() - live, n);
-        if (rc == JPT_OK)
-            return;
-        if (rc != JPT_ERR_NOMEM)
-            fail_msg("%s: allocation %ld failing gave %s, not JPT_ERR_NOMEM", what,
-                     n, jpt_status_name(rc));
-        assert_true(n < 100000);
-    }
-}
-
 typedef struct parse_ctx {
     const char *input;
     jpt_state *expected;
@@ -96,7 +76,7 @@ static void parse_survives_allocation_failure(void **state)
     (void)state;
     for (size_t i = 0; i < N_INPUTS; i++) {
         parse_ctx c = {inputs[i], tu_parse(inputs[i])};
-        sweep("jpt_state_parse", parse_op, &c);
+        tu_sweep("jpt_state_parse", parse_op, &c);
         jpt_state_unref(c.expected);
     }
 }
@@ -128,7 +108,7 @@ static void to_json_survives_allocation_failure(void **state)
             if (form == JPT_JSON_OUTCOME && jpt_state_kind(s) == JPT_STATE_RUNNING)
                 continue;
             to_json_ctx c = {s, form};
-            sweep("jpt_state_to_json", to_json_op, &c);
+            tu_sweep("jpt_state_to_json", to_json_op, &c);
         }
         jpt_state_unref(s);
     }
@@ -152,7 +132,7 @@ static void render_survives_allocation_failure(void **state)
     (void)state;
     for (size_t i = 0; i < N_INPUTS; i++) {
         jpt_state *s = tu_parse(inputs[i]);
-        sweep("jpt_state_render", render_op, s);
+        tu_sweep("jpt_state_render", render_op, s);
         jpt_state_unref(s);
     }
 }
@@ -183,7 +163,7 @@ static void schema_check_survives_allocation_failure(void **state)
         {"not json", "1"},
     };
     for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
-        sweep("jpt_schema_check", schema_check_op, (void *)pairs[i]);
+        tu_sweep("jpt_schema_check", schema_check_op, (void *)pairs[i]);
 }
 
 static int uri_op(void *ctx)
@@ -205,7 +185,7 @@ static void uri_canonicalize_survives_allocation_failure(void **state)
         "../outside/x",
     };
     for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); i++)
-        sweep("jpt_uri_canonicalize", uri_op, (void *)uris[i]);
+        tu_sweep("jpt_uri_canonicalize", uri_op, (void *)uris[i]);
 }
 
 /* A builder that fails must leave the state as it was. */
@@ -244,7 +224,7 @@ out:
 static void builders_survive_allocation_failure(void **state)
 {
     (void)state;
-    sweep("builders", builders_op, NULL);
+    tu_sweep("builders", builders_op, NULL);
 }
 
 int main(void)

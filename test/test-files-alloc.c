@@ -10,25 +10,6 @@
 #include "files/files.h"
 #include "test-files-util.h"
 
-static void sweep(const char *what, int (*op)(void *ctx), void *ctx)
-{
-    for (long n = 1;; n++) {
-        long live = tu_live_blocks();
-        tu_fail_at(n);
-        int rc = op(ctx);
-        tu_fail_at(0);
-        if (tu_live_blocks() != live)
-            fail_msg("%s: %ld block(s) leaked with allocation %ld failing", what,
-                     tu_live_blocks() - live, n);
-        if (rc == JPT_OK)
-            return;
-        if (rc != JPT_ERR_NOMEM)
-            fail_msg("%s: allocation %ld failing gave %s, not JPT_ERR_NOMEM", what, n,
-                     jpt_status_name(rc));
-        assert_true(n < 100000);
-    }
-}
-
 /* Runs the D11 methods in turn, stopping at the first failure. */
 static int exercise(jpt_files *f)
 {
@@ -85,7 +66,7 @@ static int memory_op(void *ctx)
 static void memory_backend_survives_allocation_failure(void **state)
 {
     (void)state;
-    sweep("memory backend", memory_op, NULL);
+    tu_sweep("memory backend", memory_op, NULL);
 }
 
 static int dir_op(void *ctx)
@@ -110,7 +91,7 @@ static void directory_backend_survives_allocation_failure(void **state)
     char *base = fu_tempdir();
 
     (void)state;
-    sweep("directory backend", dir_op, base);
+    tu_sweep("directory backend", dir_op, base);
     assert_int_equal(fu_count_entries(base), 3); /* a, d and x, emptied */
     fu_rmtree(base);
     free(base);
@@ -151,7 +132,7 @@ static int host_op(void *ctx)
 static void host_backend_survives_allocation_failure(void **state)
 {
     (void)state;
-    sweep("host backend", host_op, NULL);
+    tu_sweep("host backend", host_op, NULL);
 }
 
 int main(void)

@@ -164,6 +164,25 @@ long tu_live_blocks(void)
     return live;
 }
 
+void tu_sweep(const char *what, int (*op)(void *ctx), void *ctx)
+{
+    for (long n = 1;; n++) {
+        long before = tu_live_blocks();
+        tu_fail_at(n);
+        int rc = op(ctx);
+        tu_fail_at(0);
+        if (tu_live_blocks() != before)
+            fail_msg("%s: %ld block(s) leaked with allocation %ld failing", what,
+                     tu_live_blocks() - before, n);
+        if (rc == JPT_OK)
+            return;
+        if (rc != JPT_ERR_NOMEM)
+            fail_msg("%s: allocation %ld failing gave %s, not JPT_ERR_NOMEM", what, n,
+                     jpt_status_name(rc));
+        assert_true(n < 100000);
+    }
+}
+
 size_t tu_live_bytes(void)
 {
     return live_bytes;

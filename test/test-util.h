@@ -36,6 +36,10 @@ void tu_fail_at(long n);
 long tu_allocations(void);
 /* Blocks allocated and not yet freed. */
 long tu_live_blocks(void);
+/* Runs `op(ctx)` with allocation n failing, for n = 1, 2, … until it
+ * returns JPT_OK: each failing run must return JPT_ERR_NOMEM and leave no
+ * block allocated. `what` names the operation in the failure. */
+void tu_sweep(const char *what, int (*op)(void *ctx), void *ctx);
 /* Bytes allocated and not yet freed (as malloc_usable_size counts them),
  * and the most there were since the last tu_peak_bytes() call. */
 size_t tu_live_bytes(void);
