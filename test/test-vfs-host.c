@@ -25,6 +25,7 @@
 #include <jptool/vfs_tool.h>
 
 #include "registry-util.h"
+#include "test-files-util.h"
 #include "test-util.h"
 
 #define PROBE TOOL("vfs-probe")
@@ -59,49 +60,30 @@ static void assert_response(jpt_registry *r, const char *tool, const char *args_
 
 /* ---- A scratch workspace ------------------------------------------------------- */
 
-static void write_file(const char *dir, const char *rel, const char *text)
-{
-    char path[1100]; /* dir (at most 512 bytes here), '/', rel */
-
-    snprintf(path, sizeof(path), "%s/%s", dir, rel);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void rm_rf(const char *dir)
-{
-    char cmd[600];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-}
-
 static int setup(void **state)
 {
     (void)state;
     snprintf(root, sizeof(root), "/tmp/jpt-vfs-host-%d", (int)getpid());
     snprintf(outside, sizeof(outside), "%s-outside", root);
-    rm_rf(root);
-    rm_rf(outside);
+    fu_rmtree(root);
+    fu_rmtree(outside);
     assert_int_equal(mkdir(root, 0755), 0);
     assert_int_equal(mkdir(outside, 0755), 0);
     char path[512];
     snprintf(path, sizeof(path), "%s/src", root);
     assert_int_equal(mkdir(path, 0755), 0);
-    write_file(root, "hello.txt", "hello\n");
-    write_file(root, "src/main.c", "int main(void) { return 0; }\n");
-    write_file(root, ".env", "TOKEN=secret\n");
-    write_file(outside, "secret.txt", "OUTSIDE\n");
+    fu_write(root, "hello.txt", "hello\n");
+    fu_write(root, "src/main.c", "int main(void) { return 0; }\n");
+    fu_write(root, ".env", "TOKEN=secret\n");
+    fu_write(outside, "secret.txt", "OUTSIDE\n");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    rm_rf(root);
-    rm_rf(outside);
+    fu_rmtree(root);
+    fu_rmtree(outside);
     return 0;
 }
 
@@ -354,7 +336,7 @@ static void swapping_a_directory_with_a_symlink_never_escapes(void **state)
     snprintf(s.a, sizeof(s.a), "%s/swap", root);
     snprintf(s.b, sizeof(s.b), "%s/swap-link", root);
     assert_int_equal(mkdir(s.a, 0755), 0);
-    write_file(s.a, "secret.txt", "inside\n");
+    fu_write(s.a, "secret.txt", "inside\n");
     assert_int_equal(symlink(outside, s.b), 0);
     snprintf(dir, sizeof(dir), "%s", outside);
     pthread_t th;
@@ -382,7 +364,7 @@ static void swapping_a_directory_with_a_symlink_never_escapes(void **state)
     free(end);
     free(listed);
     free(written);
-    rm_rf(s.a);
+    fu_rmtree(s.a);
     unlink(s.b);
 }
 
@@ -402,13 +384,13 @@ static void env_created_after_the_start_is_denied(void **state)
         assert_true(jpt_vfs_host_dispatch(h) >= 0);
     }
     jpt_state_unref(st);
-    write_file(root, "later/.env", "LATE=1\n");
+    fu_write(root, "later/.env", "LATE=1\n");
     assert_int_equal(jpt_vfs_host_apply(h, "\"read later/.env\""), JPT_OK);
     assert_int_equal(jpt_vfs_host_apply(h, "\"stop\""), JPT_OK);
     char *end = host_end(h);
     jpt_vfs_host_free(h);
     assert_end(end, "ok: stopped on request");
-    rm_rf(path);
+    fu_rmtree(path);
 }
 
 /* ---- The prompt ------------------------------------------------------------------------ */

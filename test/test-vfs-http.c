@@ -27,6 +27,7 @@
 #include "vfs/vfs.h"
 #include "policy/policy.h"
 #include "registry-util.h"
+#include "test-files-util.h"
 #include "test-util.h"
 
 #define PROBE TOOL("vfs-probe")
@@ -85,21 +86,13 @@ static void stop_server(void)
     assert_int_equal(waitpid(server_pid, &status, 0), server_pid);
 }
 
-static void rm_rf(const char *dir)
-{
-    char cmd[600];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-}
-
 static int setup(void **state)
 {
     (void)state;
     snprintf(root, sizeof(root), "/tmp/jpt-vfs-http-%d", (int)getpid());
     snprintf(tls_dir, sizeof(tls_dir), "%s-tls", root);
-    rm_rf(root);
-    rm_rf(tls_dir);
+    fu_rmtree(root);
+    fu_rmtree(tls_dir);
     assert_int_equal(mkdir(root, 0755), 0);
     assert_int_equal(mkdir(tls_dir, 0700), 0);
     char path[512];
@@ -119,8 +112,8 @@ static int teardown(void **state)
 {
     (void)state;
     stop_server();
-    rm_rf(root);
-    rm_rf(tls_dir);
+    fu_rmtree(root);
+    fu_rmtree(tls_dir);
     return 0;
 }
 

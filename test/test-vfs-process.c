@@ -19,6 +19,7 @@
 #include <jptool/vfs_tool.h>
 
 #include "registry-util.h"
+#include "test-files-util.h"
 #include "test-util.h"
 
 #define PROBE TOOL("vfs-probe")
@@ -41,12 +42,9 @@ static const char *const test_env[][2] = {
 
 static int setup(void **state)
 {
-    char cmd[300];
-
     (void)state;
     snprintf(root, sizeof(root), "/tmp/jpt-vfs-process-%d", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-    assert_int_equal(system(cmd), 0);
+    fu_rmtree(root);
     assert_int_equal(mkdir(root, 0755), 0);
     assert_non_null(realpath(root, real_root));
     for (size_t i = 0; i < sizeof(test_env) / sizeof(test_env[0]); i++)
@@ -56,13 +54,10 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    char cmd[300];
-
     (void)state;
     for (size_t i = 0; i < sizeof(test_env) / sizeof(test_env[0]); i++)
         unsetenv(test_env[i][0]);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-    assert_int_equal(system(cmd), 0);
+    fu_rmtree(root);
     return 0;
 }
 
