@@ -140,6 +140,22 @@ class _Waiter:
         self.future = future
 
 
+def _adopt(owner: str, noun: str, kind: Any, given: Any, options: Dict[str, Any]) -> Any:
+    """What an async wrapper named `owner` drives, and whether it made it:
+    `given` (a `kind` no other wrapper drives), or a new ``kind(**options)``."""
+    if given is None:
+        return kind(**options), True
+    if options:
+        raise TypeError(f"{owner}: give a {kind.__name__} or the options of a new one, "
+                        "not both")
+    if not isinstance(given, kind):
+        raise TypeError(f"{owner}: {noun} must be a jptool.{kind.__name__}, not "
+                        f"{type(given).__name__}")
+    if given._driver is not None:
+        raise RuntimeError(f"{owner}: this {noun} is driven by another {owner} already")
+    return given, False
+
+
 class _LoopDriver:
     """What puts a library object with a loop fd on the asyncio loop: the fd
     watched with ``add_reader``, one dispatch each time it is readable, the
@@ -311,18 +327,7 @@ class AsyncRegistry(_LoopDriver):
 
     def __init__(self, registry: Optional[Registry] = None, **options: Any):
         loop = asyncio.get_running_loop()
-        made_here = registry is None
-        if registry is None:
-            registry = Registry(**options)
-        elif options:
-            raise TypeError("AsyncRegistry: give a Registry or the options of a new "
-                            "one, not both")
-        elif not isinstance(registry, Registry):
-            raise TypeError("AsyncRegistry: registry must be a jptool.Registry, not "
-                            f"{type(registry).__name__}")
-        if registry._driver is not None:
-            raise RuntimeError("AsyncRegistry: this registry is driven by another "
-                               "AsyncRegistry already")
+        registry, made_here = _adopt("AsyncRegistry", "registry", Registry, registry, options)
         super().__init__(loop, registry.fileno())  # ValueError when closed
         self._registry = registry
         # The AsyncBatch of each Batch still open, by id(Batch), for events.
@@ -800,18 +805,7 @@ class AsyncVfsHost(_LoopDriver):
 
     def __init__(self, host: Optional[VfsHost] = None, **options: Any):
         loop = asyncio.get_running_loop()
-        made_here = host is None
-        if host is None:
-            host = VfsHost(**options)
-        elif options:
-            raise TypeError("AsyncVfsHost: give a VfsHost or the options of a new one, "
-                            "not both")
-        elif not isinstance(host, VfsHost):
-            raise TypeError("AsyncVfsHost: host must be a jptool.VfsHost, not "
-                            f"{type(host).__name__}")
-        if host._driver is not None:
-            raise RuntimeError("AsyncVfsHost: this host is driven by another AsyncVfsHost "
-                               "already")
+        host, made_here = _adopt("AsyncVfsHost", "host", VfsHost, host, options)
         super().__init__(loop, host.fileno())  # ValueError when closed
         self._host = host
         try:
