@@ -402,6 +402,30 @@ static int add_member(jpt__buf *b, const char *name, jpt__vfs_span value, bool *
     return rc < 0 ? rc : jpt__buf_append(b, value.p, value.n);
 }
 
+/* Delivers as the tool's state the object `head` (its opening, "{" or
+ * "{\"type\":…") followed by the members of `names` that `m` holds, in
+ * that order. `params_len` sizes the text. `what` names it when memory runs
+ * out. */
+static int deliver_members(jpt__vfs_engine *e, const char *head, const char *const *names,
+                           const jpt__vfs_span *m, size_t params_len, const char *what)
+{
+    jpt__buf text = JPT__BUF_INIT;
+    bool first = head[1] == '\0'; /* "{" alone: no member written yet */
+    int rc;
+
+    if ((rc = jpt__buf_reserve(&text, params_len + strlen(head) + 1)) == JPT_OK &&
+        (rc = put(&text, head)) == JPT_OK)
+        for (size_t i = 0; names[i] != NULL && rc == JPT_OK; i++)
+            if (m[i].p != NULL)
+                rc = add_member(&text, names[i], m[i], &first);
+    if (rc == JPT_OK && (rc = jpt__buf_putc(&text, '}')) == JPT_OK)
+        rc = deliver(e, text.data, text.len, true);
+    else
+        rc = jpt__err(&e->err, rc, "out of memory reading the tool's %s", what);
+    jpt__buf_free(&text);
+    return rc;
+}
+
 /* Whether `v` (p NULL: absent) is the string literal of `text`. */
 static bool string_is(jpt__vfs_span v, const char *text)
 {
@@ -439,10 +463,7 @@ static int notify_result(jpt__vfs_engine *e, uint64_t line, jpt__vfs_span params
     static const char *const names[] = {"content", "structuredContent", "isError", "_meta",
                                         NULL};
     jpt__vfs_span m[4];
-    jpt__buf text = JPT__BUF_INIT;
     const char *twice;
-    bool first = true;
-    int rc = JPT_OK;
 
     if (params.p == NULL || jpt__json_type(params) != JPT__JSON_OBJECT)
         return violation(e, line, "a result notification needs params {\"content\"}");
@@ -453,17 +474,7 @@ static int notify_result(jpt__vfs_engine *e, uint64_t line, jpt__vfs_span params
                                   "or an array of content blocks");
     if (twice != NULL)
         return violation(e, line, "a result notification gives a member twice");
-    if ((rc = jpt__buf_reserve(&text, params.n + 2)) == JPT_OK &&
-        (rc = jpt__buf_putc(&text, '{')) == JPT_OK)
-        for (size_t i = 0; names[i] != NULL && rc == JPT_OK; i++)
-            if (m[i].p != NULL)
-                rc = add_member(&text, names[i], m[i], &first);
-    if (rc == JPT_OK && (rc = jpt__buf_putc(&text, '}')) == JPT_OK)
-        rc = deliver(e, text.data, text.len, true);
-    else
-        rc = jpt__err(&e->err, rc, "out of memory reading the tool's result");
-    jpt__buf_free(&text);
-    return rc;
+    return deliver_members(e, "{", names, m, params.n, "result");
 }
 
 static bool is_string_array(jpt__vfs_span v)
@@ -486,10 +497,7 @@ static int notify_error(jpt__vfs_engine *e, uint64_t line, jpt__vfs_span params)
 {
     static const char *const names[] = {"message", "trace", "transient", NULL};
     jpt__vfs_span m[3];
-    jpt__buf text = JPT__BUF_INIT;
     const char *twice;
-    bool first = false;
-    int rc;
 
     if (params.p == NULL || jpt__json_type(params) != JPT__JSON_OBJECT)
         return violation(e, line, "an error notification needs params {\"message\"}");
@@ -504,17 +512,7 @@ static int notify_error(jpt__vfs_engine *e, uint64_t line, jpt__vfs_span params)
         return violation(e, line, "an error notification's params.transient must be a boolean");
     if (twice != NULL)
         return violation(e, line, "an error notification gives a member twice");
-    if ((rc = jpt__buf_reserve(&text, params.n + 20)) == JPT_OK &&
-        (rc = put(&text, "{\"type\":\"error\"")) == JPT_OK)
-        for (size_t i = 0; names[i] != NULL && rc == JPT_OK; i++)
-            if (m[i].p != NULL)
-                rc = add_member(&text, names[i], m[i], &first);
-    if (rc == JPT_OK && (rc = jpt__buf_putc(&text, '}')) == JPT_OK)
-        rc = deliver(e, text.data, text.len, true);
-    else
-        rc = jpt__err(&e->err, rc, "out of memory reading the tool's error");
-    jpt__buf_free(&text);
-    return rc;
+    return deliver_members(e, "{\"type\":\"error\"", names, m, params.n, "error");
 }
 
 /* RFD 009 serialises a stopped state's result as Rust's Result: exactly
