@@ -596,7 +596,11 @@ static char *question_prompt(jpt_inquiry *q)
 
 /* Asks the model, with the conversation so far (without an assistant
  * message whose calls still run: the provider would refuse it) and a
- * forced `answer` tool whose input is {"answer": what the question asks}. */
+ * forced `answer` tool whose input is {"answer": what the question asks}.
+ * Forced as each provider documents it: OpenAI's tool_choice {"type":
+ * "function", "function": {"name"}} (the SDK's
+ * ChatCompletionNamedToolChoice), Anthropic's {"type": "tool", "name"}
+ * ("Tool choice", platform.claude.com/cookbook/tool-use-tool-choice). */
 static transfer *ask_model(agent *a, jpt_inquiry *q)
 {
     json_t *question = xloads(jpt_inquiry_question_json(q), "the question");
