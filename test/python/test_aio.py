@@ -353,9 +353,10 @@ class AsyncHostTest(AsyncTestCase):
             # No timer of the registry's but this one: the loop wakes for it.
             batch.set_call_timeout("slow", 200)
             results = await self.results(batch)
-            self.assertEqual(results[0], {
-                "id": "long", "content": "Error: The call `nap` was cancelled\n\nstdout:\nx",
-                "is_error": True})
+            # With what it printed so far, if that was read already.
+            self.assertEqual((results[0]["id"], results[0]["is_error"]), ("long", True))
+            self.assertTrue(results[0]["content"].startswith(
+                "Error: The call `nap` was cancelled"), results[0])
             self.assertEqual(results[1]["id"], "slow")
             self.assertTrue(results[1]["is_error"])
             self.assertIn("reached the host's time limit of 200 ms", results[1]["content"])
