@@ -173,7 +173,7 @@ class OpenAI:
 
     # The provider's errors, as its API sends them.
     @staticmethod
-    def error(status, kind, message):
+    def error(kind, message):
         return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
     RATE_LIMITED = ("retry-after-ms", "1200")
@@ -269,7 +269,7 @@ class Anthropic:
                 "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
 
     @staticmethod
-    def error(status, kind, message):
+    def error(kind, message):
         return {"type": "error", "error": {"type": kind, "message": message}}
 
     RATE_LIMITED = ("retry-after", "1")
@@ -478,11 +478,11 @@ class AgentReplayTest(unittest.TestCase):
             history.append(p.user(text))
             p.check_request(req.body, history)
 
-        rate_limited = Reply(429, p.error(429, "rate_limit_error", "Rate limit reached"),
+        rate_limited = Reply(429, p.error("rate_limit_error", "Rate limit reached"),
                              [p.RATE_LIMITED])
-        overloaded = Reply(p.OVERLOADED, p.error(p.OVERLOADED, "overloaded_error", "Overloaded"),
+        overloaded = Reply(p.OVERLOADED, p.error("overloaded_error", "Overloaded"),
                            [("retry-after", lambda: http_date(2))])
-        server_error = Reply(500, p.error(500, "api_error", "Internal server error"))
+        server_error = Reply(500, p.error("api_error", "Internal server error"))
         return [
             (first, rate_limited), (again, replies[0]),
             (after_batch_1, replies[1]),
@@ -556,7 +556,7 @@ class RequestTest(unittest.TestCase):
         for status in (400, 401, 404, 422):
             with self.subTest(status=status):
                 server, proc = self.reply_once(OpenAI, [
-                    (lambda req: None, Reply(status, OpenAI.error(status, "invalid_request_error",
+                    (lambda req: None, Reply(status, OpenAI.error("invalid_request_error",
                                                                   "refused on purpose")))])
                 self.assertEqual(proc.returncode, 1, proc.stderr)
                 self.assertEqual(len(server.requests), 1)
@@ -568,7 +568,7 @@ class RequestTest(unittest.TestCase):
         for status in (408, 409):
             with self.subTest(status=status):
                 server, proc = self.reply_once(Anthropic, [
-                    (lambda req: None, Reply(status, Anthropic.error(status, "x", "again"))),
+                    (lambda req: None, Reply(status, Anthropic.error("x", "again"))),
                     (lambda req: None, Anthropic.reply(text="hi"))])
                 self.assertEqual(proc.returncode, 0, proc.stderr)
                 self.assertEqual(proc.stdout, "hi\n")
@@ -577,7 +577,7 @@ class RequestTest(unittest.TestCase):
                 self.assertEqual(server.requests[0].raw, server.requests[1].raw)
 
     def test_the_attempts_are_bounded(self):
-        failing = (lambda req: None, Reply(503, OpenAI.error(503, "server_error", "down")))
+        failing = (lambda req: None, Reply(503, OpenAI.error("server_error", "down")))
         server, proc = self.reply_once(OpenAI, [failing] * 3, "--max-retries", "2")
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertEqual(len(server.requests), 3)
@@ -587,7 +587,7 @@ class RequestTest(unittest.TestCase):
 
     def test_no_retries_when_asked_for_none(self):
         server, proc = self.reply_once(
-            OpenAI, [(lambda req: None, Reply(429, OpenAI.error(429, "requests", "slow")))],
+            OpenAI, [(lambda req: None, Reply(429, OpenAI.error("requests", "slow")))],
             "--max-retries", "0")
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertEqual(len(server.requests), 1)
@@ -598,7 +598,7 @@ class RequestTest(unittest.TestCase):
                        ("retry-after-ms", "3600000")):
             with self.subTest(header=header):
                 server, proc = self.reply_once(Anthropic, [
-                    (lambda req: None, Reply(429, Anthropic.error(429, "rate_limit_error", "x"),
+                    (lambda req: None, Reply(429, Anthropic.error("rate_limit_error", "x"),
                                              [header]))])
                 self.assertEqual(proc.returncode, 1, proc.stderr)
                 self.assertEqual(len(server.requests), 1)
@@ -611,7 +611,7 @@ class RequestTest(unittest.TestCase):
         for value in (http_date(-60), "soon", "0"):
             with self.subTest(value=value):
                 server, proc = self.reply_once(OpenAI, [
-                    (lambda req: None, Reply(429, OpenAI.error(429, "requests", "x"),
+                    (lambda req: None, Reply(429, OpenAI.error("requests", "x"),
                                              [("retry-after", value)])),
                     (lambda req: None, OpenAI.reply(text="hi"))])
                 self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -622,7 +622,7 @@ class RequestTest(unittest.TestCase):
     def test_the_asctime_form_of_an_http_date(self):
         # RFC 9110 5.6.7: a recipient reads the two obsolete forms too.
         server, proc = self.reply_once(OpenAI, [
-            (lambda req: None, Reply(503, OpenAI.error(503, "server_error", "x"),
+            (lambda req: None, Reply(503, OpenAI.error("server_error", "x"),
                                      [("retry-after",
                                        lambda: time.asctime(time.gmtime(time.time() + 2)))])),
             (lambda req: None, OpenAI.reply(text="hi"))])
@@ -633,12 +633,12 @@ class RequestTest(unittest.TestCase):
 
     def test_x_should_retry_overrides_the_status(self):
         server, proc = self.reply_once(Anthropic, [
-            (lambda req: None, Reply(500, Anthropic.error(500, "api_error", "final"),
+            (lambda req: None, Reply(500, Anthropic.error("api_error", "final"),
                                      [("x-should-retry", "false")]))])
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertEqual(len(server.requests), 1)
         server, proc = self.reply_once(Anthropic, [
-            (lambda req: None, Reply(400, Anthropic.error(400, "invalid_request_error", "x"),
+            (lambda req: None, Reply(400, Anthropic.error("invalid_request_error", "x"),
                                      [("x-should-retry", "true")])),
             (lambda req: None, Anthropic.reply(text="hi"))])
         self.assertEqual(proc.returncode, 0, proc.stderr)
