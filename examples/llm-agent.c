@@ -3,6 +3,8 @@
  *
  *   llm-agent --provider openai|anthropic --model MODEL [--tools FILE]
  *             [--root DIR] [--system TEXT] [--max-steps N] [--max-tokens N]
+ *             [--max-retries N] [--retry-delay-ms MS] [--max-retry-wait S]
+ *             [--timeout S]
  *
  * Each line on stdin is a user message, and starts a turn: the agent sends
  * the conversation and the tool list (jpt_registry_tools_json in the
@@ -13,7 +15,8 @@
  * blocks with tool_use_id and is_error), and goes on until the model
  * answers without tool calls; then it ends the turn (jpt_registry_end_turn,
  * the tools' turn-end policies). Notifications the tools left meanwhile
- * (jpt_registry_take_notifications) go in front of the next user message.
+ * (jpt_registry_take_notifications), and the results of handles the turn
+ * end waited for, as text, go in front of the next user message.
  * A tool's question for the assistant is put to the same API as a
  * structured call (a forced `answer` tool whose input schema is the
  * question's); a question for the user is asked on stderr and answered
@@ -23,6 +26,16 @@
  * The registry is driven all along, also while a request is in flight:
  * one curl_multi_poll() waits on libcurl's sockets, the registry's fd (for
  * at most jpt_registry_get_timeout()) and stdin when a line is wanted.
+ *
+ * A request that fails for a reason that may pass (a transport error, HTTP
+ * 408, 409, 429 or 5xx) is made again, up to --max-retries (4) more times,
+ * after the wait the provider's retry-after-ms or retry-after header asks
+ * (up to --max-retry-wait, 60 s), else an exponential backoff from
+ * --retry-delay-ms (500 ms); each on stderr. Any other HTTP error ends the
+ * session with the provider's message. --timeout (600 s) bounds one
+ * attempt. --max-tokens is sent as OpenAI's max_completion_tokens (the
+ * o-series and later models refuse max_tokens) and Anthropic's max_tokens
+ * (required; 4096 by default).
  *
  * Environment:
  *   --provider openai     OPENAI_BASE_URL (default https://api.openai.com/v1;
@@ -57,6 +70,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -153,25 +167,48 @@ static char *read_file(const char *path)
 
 /* ---- HTTP requests (libcurl's multi interface) ---------------------------------- */
 
-typedef struct {
+/* A request that fails for a reason that may pass is made again, as the
+ * providers' own SDKs do (openai-python's _base_client.py, _should_retry
+ * and _calculate_retry_timeout; Anthropic's SDKs alike): a transport
+ * failure, or HTTP 408, 409, 429 or any 5xx (Anthropic's 529 "overloaded"
+ * too), at most --max-retries more times; any other 4xx is final, as the
+ * request itself is at fault. The header x-should-retry ("true" or
+ * "false"), which both providers may send, overrides the status. The wait
+ * is what the reply asks in retry-after-ms, or in retry-after, as seconds
+ * or as an HTTP-date (RFC 9110, 10.2.3), when that is above zero and at
+ * most --max-retry-wait (longer ends the session at once, saying so);
+ * else --retry-delay-ms doubled per attempt up to MAX_BACKOFF_MS, less up
+ * to a quarter at random, so that clients refused together do not come
+ * back together. The registry is driven, and stdin read, meanwhile. */
+#define MAX_BACKOFF_MS 8000
+
+typedef struct transfer {
     CURL *easy;
     struct curl_slist *headers;
     char *body; /* the request body: libcurl does not copy it */
     buffer response;
-    bool done;
-    CURLcode result;
+    int attempts;          /* made so far */
+    long long retry_at;    /* CLOCK_MONOTONIC ms of the next attempt, 0: none due */
+    bool done;             /* the last attempt's outcome is final */
+    CURLcode result;       /* the last attempt's */
+    struct transfer *next; /* the agent's transfers under way */
 } transfer;
 
 typedef struct agent {
     enum provider provider;
     const char *url, *key, *model, *system;
     int max_steps, max_tokens;
+    int max_retries;          /* attempts after the first */
+    long retry_delay_ms;      /* the first backoff */
+    long max_retry_wait_ms;   /* the longest retry-after honoured */
+    long timeout_ms;          /* one attempt, connection to reply */
     jpt_registry *r;
     CURLM *multi;
-    json_t *tools;    /* the tool list in the provider's dialect */
-    json_t *messages; /* the conversation, in the provider's shape */
-    size_t settled;   /* messages[0, settled) has no tool call without its result */
-    char *turn_end_results; /* handles that finished as the last turn ended */
+    transfer *transfers; /* under way or waiting to be tried again */
+    json_t *tools;       /* the tool list in the provider's dialect */
+    json_t *messages;    /* the conversation, in the provider's shape */
+    size_t settled;      /* messages[0, settled) has no tool call without its result */
+    char *turn_end_text; /* handles that ended as the last turn ended, for the model */
 
     /* Questions from the inquiry handler, answered one at a time. */
     jpt_inquiry **queued;
@@ -184,10 +221,29 @@ typedef struct agent {
     bool want_line; /* a user message is awaited */
 } agent;
 
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static size_t on_data(char *p, size_t size, size_t n, void *ud)
 {
     buffer_add(ud, p, size * n);
     return size * n;
+}
+
+static void start_attempt(agent *a, transfer *t)
+{
+    t->response.len = 0;
+    if (t->response.data != NULL)
+        t->response.data[0] = '\0';
+    t->attempts++;
+    t->retry_at = 0;
+    if (curl_multi_add_handle(a->multi, t->easy) != CURLM_OK)
+        fail("curl_multi_add_handle failed");
 }
 
 /* Starts a POST of `body` (which it takes) to the provider. */
@@ -219,27 +275,189 @@ static transfer *post(agent *a, char *body)
     curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, &t->response);
     curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
     curl_easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT, 30L);
+    curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, a->timeout_ms);
     curl_easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L);
-    if (curl_multi_add_handle(a->multi, t->easy) != CURLM_OK)
-        fail("curl_multi_add_handle failed");
+    t->next = a->transfers;
+    a->transfers = t;
+    start_attempt(a, t);
     return t;
+}
+
+/* Failures of the way there, which a new attempt may not meet. */
+static bool transport_may_pass(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The value of the reply's header `name`, or NULL. */
+static const char *header_value(CURL *easy, const char *name)
+{
+    struct curl_header *h;
+
+    if (curl_easy_header(easy, name, 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
+        return NULL;
+    return h->value;
+}
+
+/* A number of `unit` ms as the whole header holds it ("2", "1.5"), in ms. */
+static bool header_number(const char *text, double unit, double *ms)
+{
+    char *end;
+    double v;
+
+    if (text == NULL || *text == '\0')
+        return false;
+    errno = 0;
+    v = strtod(text, &end);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (*end != '\0' || errno != 0 || !(v >= 0) || v > 1e12)
+        return false;
+    *ms = v * unit;
+    return true;
+}
+
+/* How long the reply asks to wait before the next attempt, in ms (an
+ * HTTP-date in the past: 0); false when it does not say. */
+static bool asked_wait(CURL *easy, double *ms)
+{
+    const char *after = header_value(easy, "retry-after");
+
+    if (header_number(header_value(easy, "retry-after-ms"), 1, ms) ||
+        header_number(after, 1000, ms))
+        return true;
+    /* curl_getdate() reads the three forms RFC 9110 5.6.7 names. */
+    time_t when = after != NULL ? curl_getdate(after, NULL) : -1;
+    if (when == -1)
+        return false;
+    *ms = when > time(NULL) ? (double)(when - time(NULL)) * 1000 : 0;
+    return true;
+}
+
+/* Whether a failed attempt is worth another, by its status (0: none). */
+static bool status_may_pass(CURL *easy, long status)
+{
+    const char *should = header_value(easy, "x-should-retry");
+
+    if (should != NULL && strcmp(should, "true") == 0)
+        return true;
+    if (should != NULL && strcmp(should, "false") == 0)
+        return false;
+    return status == 408 || status == 409 || status == 429 || status >= 500;
+}
+
+static double backoff_ms(const agent *a, int attempts)
+{
+    double ms = (double)a->retry_delay_ms;
+
+    for (int i = 1; i < attempts && ms < MAX_BACKOFF_MS; i++)
+        ms *= 2;
+    if (ms > MAX_BACKOFF_MS && a->retry_delay_ms <= MAX_BACKOFF_MS)
+        ms = MAX_BACKOFF_MS;
+    return ms * (1 - 0.25 * drand48());
+}
+
+/* An attempt has ended: the transfer is done, or waits for its next one. */
+static void attempt_ended(agent *a, transfer *t, CURLcode result)
+{
+    long status = 0;
+    char what[128];
+    double wait;
+
+    curl_multi_remove_handle(a->multi, t->easy);
+    t->result = result;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    if (result == CURLE_OK && status >= 200 && status <= 299) {
+        t->done = true;
+        return;
+    }
+    if (result != CURLE_OK)
+        snprintf(what, sizeof(what), "%s", curl_easy_strerror(result));
+    else
+        snprintf(what, sizeof(what), "HTTP %ld", status);
+    if (t->attempts > a->max_retries ||
+        !(result != CURLE_OK ? transport_may_pass(result) : status_may_pass(t->easy, status))) {
+        t->done = true;
+        return;
+    }
+    bool asked = result == CURLE_OK && asked_wait(t->easy, &wait);
+    if (asked && wait > (double)a->max_retry_wait_ms) {
+        fprintf(stderr, "[%s from the provider, which asks to wait %.0f s: more than "
+                        "--max-retry-wait allows, so no retry]\n", what, wait / 1000);
+        t->done = true;
+        return;
+    }
+    /* Zero, or a date past, says nothing of how long the load lasts. */
+    bool honoured = asked && wait > 0;
+    if (!honoured)
+        wait = backoff_ms(a, t->attempts);
+    fprintf(stderr, "[%s from the provider: attempt %d of %d in %.3f s%s]\n", what,
+            t->attempts + 1, a->max_retries + 1, wait / 1000, honoured ? ", as it asked" : "");
+    t->retry_at = now_ms() + (long long)wait;
+    if (t->retry_at == 0)
+        t->retry_at = 1;
+}
+
+/* The milliseconds until the next retry is due (-1: none waits). */
+static int retry_timeout(const agent *a)
+{
+    long long next = 0;
+
+    for (const transfer *t = a->transfers; t != NULL; t = t->next)
+        if (t->retry_at != 0 && (next == 0 || t->retry_at < next))
+            next = t->retry_at;
+    if (next == 0)
+        return -1;
+    long long left = next - now_ms();
+    return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
+static void start_due_retries(agent *a)
+{
+    long long now = now_ms();
+
+    for (transfer *t = a->transfers; t != NULL; t = t->next)
+        if (t->retry_at != 0 && t->retry_at <= now)
+            start_attempt(a, t);
 }
 
 /* The finished transfer's JSON reply; fails on a transport or HTTP error. */
 static json_t *reply_of(agent *a, transfer *t)
 {
     long status = 0;
+    char attempts[64] = "";
 
+    if (t->attempts > 1)
+        snprintf(attempts, sizeof(attempts), " (after %d attempts)", t->attempts);
     if (t->result != CURLE_OK)
-        fail("%s: %s", a->url, curl_easy_strerror(t->result));
+        fail("%s: %s%s", a->url, curl_easy_strerror(t->result), attempts);
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     if (status < 200 || status > 299)
-        fail("%s: HTTP %ld: %s", a->url, status, t->response.data ? t->response.data : "");
+        fail("%s: HTTP %ld%s: %s", a->url, status, attempts,
+             t->response.data ? t->response.data : "");
     return xloads(t->response.data != NULL ? t->response.data : "", "the provider's reply");
 }
 
 static void transfer_free(agent *a, transfer *t)
 {
+    for (transfer **p = &a->transfers; *p != NULL; p = &(*p)->next)
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
     curl_multi_remove_handle(a->multi, t->easy);
     curl_easy_cleanup(t->easy);
     curl_slist_free_all(t->headers);
@@ -302,10 +520,12 @@ static void pump(agent *a)
         {.fd = STDIN_FILENO, .events = CURL_WAIT_POLLIN},
     };
     unsigned nfds = wants_stdin(a) ? 2 : 1;
-    int timeout = jpt_registry_get_timeout(a->r);
+    int timeout = jpt_registry_get_timeout(a->r), retry = retry_timeout(a);
     int running, rc;
     CURLMsg *msg;
 
+    if (timeout < 0 || (retry >= 0 && retry < timeout))
+        timeout = retry;
     /* libcurl shortens the wait for its own timers. */
     if (curl_multi_poll(a->multi, fds, nfds, timeout < 0 ? INT_MAX : timeout, NULL) != CURLM_OK)
         fail("curl_multi_poll failed");
@@ -315,10 +535,12 @@ static void pump(agent *a)
         transfer *t = NULL;
         if (msg->msg != CURLMSG_DONE)
             continue;
+        /* Taken first: removing the handle ends `msg`. */
+        CURLcode result = msg->data.result;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
-        t->done = true;
-        t->result = msg->data.result;
+        attempt_ended(a, t, result);
     }
+    start_due_retries(a);
     /* libcurl reports a hang-up (the end of a pipe) as readable too. */
     if (nfds == 2 && (fds[1].revents & CURL_WAIT_POLLIN) != 0)
         read_stdin(a);
@@ -374,7 +596,11 @@ static char *question_prompt(jpt_inquiry *q)
 
 /* Asks the model, with the conversation so far (without an assistant
  * message whose calls still run: the provider would refuse it) and a
- * forced `answer` tool whose input is {"answer": what the question asks}. */
+ * forced `answer` tool whose input is {"answer": what the question asks}.
+ * Forced as each provider documents it: OpenAI's tool_choice {"type":
+ * "function", "function": {"name"}} (the SDK's
+ * ChatCompletionNamedToolChoice), Anthropic's {"type": "tool", "name"}
+ * ("Tool choice", platform.claude.com/cookbook/tool-use-tool-choice). */
 static transfer *ask_model(agent *a, jpt_inquiry *q)
 {
     json_t *question = xloads(jpt_inquiry_question_json(q), "the question");
@@ -569,8 +795,11 @@ static char *request_body(agent *a, json_t *messages, json_t *tools, json_t *too
         json_t *all = json_pack("[{s:s, s:s}]", "role", "system", "content", a->system);
         json_array_extend(all, messages);
         json_object_set_new(req, "messages", all);
+        /* OpenAI's API reference (chat/create): max_tokens "is now
+         * deprecated in favor of max_completion_tokens, and is not
+         * compatible with o-series models", which refuse it. */
         if (a->max_tokens > 0)
-            json_object_set_new(req, "max_tokens", json_integer(a->max_tokens));
+            json_object_set_new(req, "max_completion_tokens", json_integer(a->max_tokens));
     } else {
         int max_tokens = a->max_tokens > 0 ? a->max_tokens : 4096; /* Anthropic requires it */
         json_object_set_new(req, "max_tokens", json_integer(max_tokens));
@@ -629,7 +858,14 @@ static json_t *assistant_message(agent *a, json_t *reply, json_t **calls, const 
     return message;
 }
 
-/* Appends a finished batch's results in the provider's shape. */
+/* Appends a finished batch's results in the provider's shape, after the
+ * assistant message whose calls they answer: OpenAI's one `tool` message
+ * per call, {"role": "tool", "tool_call_id", "content"} (the SDK's
+ * ChatCompletionToolMessageParam, all three required); Anthropic's one
+ * user message of `tool_result` blocks, {"type": "tool_result",
+ * "tool_use_id", "content", "is_error"} ("Handle tool calls",
+ * platform.claude.com/docs/en/agents-and-tools/tool-use/handle-tool-calls).
+ * jpt_batch_results_json_as(JPT_DIALECT_AS_CALLED) gives both. */
 static void append_results(agent *a, jpt_batch *b)
 {
     char *text = NULL;
@@ -675,18 +911,14 @@ static void start_turn(agent *a, const char *line)
     if (jpt_registry_take_notifications(a->r, &notes) != JPT_OK)
         fail("take_notifications: %s", jpt_registry_errmsg(a->r));
     bool have_notes = strcmp(notes, "[]") != 0;
-    n = asprintf(&text, "%s%s%s%s%s%s%s", have_notes ? "[Notifications from your tools: " : "",
+    n = asprintf(&text, "%s%s%s%s%s", have_notes ? "[Notifications from your tools: " : "",
                  have_notes ? notes : "", have_notes ? "]\n\n" : "",
-                 a->turn_end_results != NULL ? "[Results of handles that finished as your "
-                                               "last turn ended: "
-                                             : "",
-                 a->turn_end_results != NULL ? a->turn_end_results : "",
-                 a->turn_end_results != NULL ? "]\n\n" : "", line);
+                 a->turn_end_text != NULL ? a->turn_end_text : "", line);
     if (n < 0)
         fail("out of memory");
     jpt_free(notes);
-    free(a->turn_end_results);
-    a->turn_end_results = NULL;
+    free(a->turn_end_text);
+    a->turn_end_text = NULL;
     append_user_text(a, a->messages, text);
     a->settled = json_array_size(a->messages);
     free(text);
@@ -727,6 +959,49 @@ static bool step(agent *a)
     return true;
 }
 
+/* The turn end's results as text for the model: per handle, a line
+ * saying how it ended, then its result or error as the tool's text. They
+ * cannot be the provider's tool results: the calls that started these
+ * handles were answered long ago, and both APIs take a tool result only
+ * right after the call it answers (OpenAI: a `tool` message per
+ * tool_call_id of the assistant message before it; Anthropic: tool_result
+ * blocks in the user message after the tool_use). Each result is
+ * {"id": handle, "content": JSON text of {"id", "state", "result" |
+ * "error"}, "is_error"} (registry.h, jpt_registry_end_turn): the content
+ * is read, not sent as JSON inside JSON. */
+static char *turn_end_text(const char *results_json)
+{
+    json_t *results = xloads(results_json, "the turn end's results");
+    buffer text = {0};
+    size_t i;
+    json_t *r;
+
+    json_array_foreach(results, i, r) {
+        const char *id = json_string_value(json_object_get(r, "id"));
+        const char *content = json_string_value(json_object_get(r, "content"));
+        json_t *state = content != NULL ? json_loads(content, 0, NULL) : NULL;
+        const char *kind = json_string_value(json_object_get(state, "state"));
+        const char *said = json_string_value(json_object_get(state, "result"));
+        char *head = NULL;
+
+        if (said == NULL)
+            said = json_string_value(json_object_get(state, "error"));
+        if (said == NULL)
+            said = content != NULL ? content : ""; /* not the documented shape: as it is */
+        if (asprintf(&head, "[Handle `%s` ended after your last turn: %s%s]\n",
+                     id != NULL ? id : "?", kind != NULL ? kind : "ended",
+                     json_is_true(json_object_get(r, "is_error")) ? ", with an error" : "") < 0)
+            fail("out of memory");
+        buffer_add(&text, head, strlen(head));
+        buffer_add(&text, said, strlen(said));
+        buffer_add(&text, "\n\n", said[0] != '\0' && said[strlen(said) - 1] == '\n' ? 1 : 2);
+        free(head);
+        json_decref(state);
+    }
+    json_decref(results);
+    return text.data;
+}
+
 /* The turn end: each live handle meets its tool's policy; the results of
  * handles waited for go to the model with the next user message. */
 static void end_turn(agent *a)
@@ -739,8 +1014,7 @@ static void end_turn(agent *a)
     loop_until(a, batch_done, b);
     if (jpt_batch_results_json(b, &results) != JPT_OK)
         fail("reading the turn end's results failed");
-    if (strcmp(results, "[]") != 0 && (a->turn_end_results = strdup(results)) == NULL)
-        fail("out of memory");
+    a->turn_end_text = turn_end_text(results);
     jpt_free(results);
     jpt_batch_free(b);
 }
@@ -759,10 +1033,28 @@ __attribute__((noreturn)) static void usage(void)
 {
     fputs("usage: llm-agent --provider openai|anthropic --model MODEL [--tools FILE]\n"
           "                 [--root DIR] [--system TEXT] [--max-steps N] [--max-tokens N]\n"
+          "                 [--max-retries N] [--retry-delay-ms MS] [--max-retry-wait S]\n"
+          "                 [--timeout S]\n"
           "Each line on stdin is a user message. Environment: OPENAI_BASE_URL,\n"
           "OPENAI_API_KEY; ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY.\n",
           stderr);
     exit(2);
+}
+
+/* An option's whole value as a number from `min` to `max`. */
+static long number(const char *opt, const char *val, long min, long max)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(val, &end, 10);
+    if (errno != 0 || end == val || *end != '\0' || v < min || v > max) {
+        fprintf(stderr, "llm-agent: %s takes a whole number from %ld to %ld, not \"%s\"\n",
+                opt, min, max, val);
+        usage();
+    }
+    return v;
 }
 
 static char *endpoint(enum provider p)
@@ -824,12 +1116,18 @@ static void teardown(agent *a)
     json_decref(a->tools);
     json_decref(a->messages);
     free(a->input.data);
-    free(a->turn_end_results);
+    free(a->turn_end_text);
 }
 
 int main(int argc, char **argv)
 {
-    agent a = {.provider = OPENAI, .max_steps = 20, .system = DEFAULT_SYSTEM};
+    agent a = {.provider = OPENAI,
+               .max_steps = 20,
+               .system = DEFAULT_SYSTEM,
+               .max_retries = 4,
+               .retry_delay_ms = 500,
+               .max_retry_wait_ms = 60 * 1000,
+               .timeout_ms = 600 * 1000};
     const char *provider = NULL, *tools_file = NULL, *root = NULL;
     char *url;
 
@@ -848,13 +1146,21 @@ int main(int argc, char **argv)
         else if (strcmp(opt, "--system") == 0)
             a.system = val;
         else if (strcmp(opt, "--max-steps") == 0)
-            a.max_steps = atoi(val);
+            a.max_steps = (int)number(opt, val, 1, INT_MAX);
         else if (strcmp(opt, "--max-tokens") == 0)
-            a.max_tokens = atoi(val);
+            a.max_tokens = (int)number(opt, val, 1, INT_MAX);
+        else if (strcmp(opt, "--max-retries") == 0)
+            a.max_retries = (int)number(opt, val, 0, 100);
+        else if (strcmp(opt, "--retry-delay-ms") == 0)
+            a.retry_delay_ms = number(opt, val, 0, 3600 * 1000);
+        else if (strcmp(opt, "--max-retry-wait") == 0)
+            a.max_retry_wait_ms = number(opt, val, 0, 24 * 3600) * 1000;
+        else if (strcmp(opt, "--timeout") == 0)
+            a.timeout_ms = number(opt, val, 1, 24 * 3600) * 1000;
         else
             usage();
     }
-    if (provider == NULL || a.model == NULL || a.max_steps <= 0)
+    if (provider == NULL || a.model == NULL)
         usage();
     if (strcmp(provider, "openai") == 0)
         a.provider = OPENAI;
@@ -868,6 +1174,7 @@ int main(int argc, char **argv)
     a.url = url = endpoint(a.provider);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         fail("curl_global_init failed");
+    srand48((long)time(NULL) ^ (long)getpid()); /* the backoff's jitter */
 
     setup(&a, tools_file, root);
     for (;;) {

@@ -9,6 +9,7 @@ failure cannot hang.
 """
 
 import asyncio
+import inspect
 import json
 import os
 import tempfile
@@ -17,7 +18,7 @@ import unittest
 
 import jptool
 from jptool import JptError, Registry
-from jptool.aio import AsyncBatch, AsyncRegistry
+from jptool.aio import AsyncBatch, AsyncRegistry, AsyncVfsHost
 
 from test_jptool import (WAIT_MS, await_call, await_tools_config, children_in_proc,
                          needs_tools, response, slept, spawn_call, tool)
@@ -337,6 +338,121 @@ class AsyncHostTest(AsyncTestCase):
                           "the registry was closed while a batch was awaited"))
         self.assertTrue(batch.closed)
 
+    async def test_one_call_is_cancelled_and_another_meets_a_host_time_limit(self):
+        with self.r.submit([{"id": "long", "name": "nap", "arguments": {"ms": 600000}},
+                            self.hold("slow"),
+                            {"id": "short", "name": "nap", "arguments": {"ms": 0}}]) as batch:
+            with self.assertRaises(JptError) as cm:
+                batch.cancel_call("nope")
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_NOT_FOUND)
+            with self.assertRaises(JptError) as cm:
+                batch.set_call_timeout("nope", 100)
+            self.assertEqual(cm.exception.status, jptool.JPT_ERR_NOT_FOUND)
+            await self.held()
+            batch.cancel_call("long")
+            # No timer of the registry's but this one: the loop wakes for it.
+            batch.set_call_timeout("slow", 200)
+            results = await self.results(batch)
+            # With what it printed so far, if that was read already.
+            self.assertEqual((results[0]["id"], results[0]["is_error"]), ("long", True))
+            self.assertTrue(results[0]["content"].startswith(
+                "Error: The call `nap` was cancelled"), results[0])
+            self.assertEqual(results[1]["id"], "slow")
+            self.assertTrue(results[1]["is_error"])
+            self.assertIn("reached the host's time limit of 200 ms", results[1]["content"])
+            self.assertEqual(results[2], {"id": "short", "content": "xslept 0\n",
+                                          "is_error": False})
+            # A finished call keeps its result.
+            batch.cancel_call("short")
+            batch.set_call_timeout(None, 0)
+            self.assertEqual((await self.results(batch))[2]["content"], "xslept 0\n")
+        with self.assertRaises(ValueError):
+            batch.cancel_call("long")
+        with self.assertRaises(ValueError):
+            batch.set_call_timeout(None, 1)
+
+    async def test_a_time_limit_for_every_call_of_a_batch(self):
+        with self.r.submit([self.hold("a"),
+                            spawn_call("s", "cargo_test", "t", 600000, "T"),
+                            await_call("w", all=["t"])]) as batch:
+            batch.set_call_timeout(None, 300)
+            results = await self.results(batch)
+        self.assertIn("reached the host's time limit of 300 ms", results[0]["content"])
+        self.assertTrue(results[0]["is_error"])
+        self.assertEqual(response(results[1]["content"])["state"], "running")
+        self.assertEqual(response(results[2]["content"]), {
+            "completed": [], "pending": [{"id": "t", "state": "running"}],
+            "cancelled": True})
+
+    async def test_waiting_for_a_batch_with_a_bound(self):
+        batch = self.r.submit([self.hold("h")])
+        await self.held()
+        self.assertFalse(await asyncio.wait_for(self.r.wait(batch, 50), WAIT))
+        self.assertFalse(await self.r.wait(batch, 0))
+        self.assertFalse(batch.done)
+        batch.cancel()
+        self.assertTrue(await asyncio.wait_for(self.r.wait(batch), WAIT))
+        self.assertTrue(await self.r.wait(batch, 0))  # done: at once
+        with self.assertRaises(TypeError):
+            await self.r.wait(batch.batch)
+        with self.assertRaises(TypeError):
+            await self.r.wait(batch, 1.5)
+        batch.close()
+        with self.assertRaises(ValueError):
+            await self.r.wait(batch, 10)
+
+    async def test_a_call_with_a_bound_raises_and_goes_on(self):
+        with self.assertRaises(JptError) as cm:
+            await self.call("hold", self.hold("h")["arguments"], id="h", timeout_ms=100)
+        self.assertEqual((cm.exception.status, cm.exception.message),
+                         (jptool.JPT_ERR_TIMEOUT,
+                          "call 'h' of 'hold' did not finish within 100 ms"))
+        # The call goes on (its result dropped), as jptool.Registry.call's.
+        await self.held()
+        self.assertEqual(len(children_in_proc()), 1)
+        self.assertEqual(await self.call("nap", {"ms": 0}, timeout_ms=WAIT_MS),
+                         ("xslept 0\n", False))
+
+    async def test_the_output_handler_streams_without_consuming(self):
+        seen = []
+        self.r.set_output_handler(
+            lambda id, tool, stateful, stream, data: seen.append((id, tool, stateful, stream,
+                                                                  data)))
+        content, _ = await self.call("nap", {"ms": 0}, id="n1")
+        self.assertEqual(content, "xslept 0\n")
+        content, _ = await self.call("counter", {"action": "spawn", "id": "c"})
+        self.assertEqual(response(content)["content"], "count=0")
+        self.assertEqual(b"".join(d for i, *_, d in seen if i == "n1"), b"xslept 0\n")
+        self.assertEqual({(i, t, s, st) for i, t, s, st, _ in seen},
+                         {("n1", "nap", False, jptool.JPT_STREAM_STDOUT),
+                          ("c", "counter", True, jptool.JPT_STREAM_STDOUT)})
+        self.r.set_output_handler(None)
+        seen.clear()
+        await self.call("nap", {"ms": 0})
+        self.assertEqual(seen, [])
+
+    async def test_an_output_handler_is_a_plain_function(self):
+        async def coroutine_handler(*args):
+            pass  # pragma: no cover - refused before it could run
+        with self.assertRaises(TypeError):
+            self.r.set_output_handler(coroutine_handler)
+        with self.assertRaises(TypeError):
+            self.r.set_output_handler(42)
+
+    async def test_an_output_handler_exception_is_raised_by_an_await(self):
+        pieces = []
+
+        def broken(*args):
+            pieces.append(args[-1])
+            if len(pieces) == 1:
+                raise KeyError("no screen")
+        self.r.set_output_handler(broken)
+        with self.assertRaises(KeyError):
+            await self.call("nap", {"ms": 0})
+        # Raised once; the output goes on to the handler and the model.
+        self.assertEqual(await self.call("nap", {"ms": 0}), ("xslept 0\n", False))
+        self.assertEqual(b"".join(pieces), b"xslept 0\n" * 2)
+
 
 @needs_tools
 class AsyncInquiryTest(AsyncTestCase):
@@ -537,6 +653,99 @@ class AsyncRegistryRulesTest(unittest.IsolatedAsyncioTestCase):
             jptool._lib.jpt_registry_dispatch = real
         await r.aclose()
         self.assertTrue(r.registry.closed)
+
+class AsyncApiParityTest(unittest.TestCase):
+    """Every public method and property of the blocking API has its asyncio
+    form: the method of the same name and parameters on the async class,
+    a coroutine where the blocking one waits; or a form named here; or a
+    reason here why there is none. A blocking method added without its
+    async form fails this test."""
+
+    # The blocking classes and what wraps each for asyncio.
+    ASYNC_CLASS = {Registry: AsyncRegistry, jptool.Batch: AsyncBatch,
+                   jptool.VfsHost: AsyncVfsHost}
+
+    # The public classes that need no async form, and why.
+    USED_AS_THEY_ARE = {
+        "JptError": "an exception",
+        "State": "a value: parsing, building and rendering never wait",
+        "Policy": "a value: check() answers at once",
+        "Files": "direct file access, or a call a Python handler answers within it",
+        "FilesRequest": "answered by the handler that got it, at once or later",
+        "Inquiry": "answered at once or later; the aio handlers may be coroutines",
+        "PolicyRequest": "answered at once or later; the aio handlers may be coroutines",
+        "Handle": "a builtin's progress, updated from a callback or a task",
+    }
+
+    # Blocking methods whose async form has another name.
+    RENAMED = {
+        (Registry, "shutdown"): "aclose",  # shuts down, dispatching until reaped, then frees
+        (jptool.VfsHost, "run"): "wait",   # until the tool ends; gives its final state
+    }
+
+    # Blocking methods with no async form, and why.
+    LOOP = "the loop integration, which the async class does itself on the running loop"
+    NO_ASYNC_FORM = {
+        (Registry, "fileno"): LOOP,
+        (Registry, "timeout"): LOOP,
+        (Registry, "dispatch"): LOOP,
+        (Registry, "wakeup"): LOOP + " (another thread wakes it with "
+                                     "loop.call_soon_threadsafe)",
+        (Registry, "run"): "waits until no call is in flight, which the library tells only "
+                           "its own blocking loop (jpt_registry_run); an asyncio host awaits "
+                           "the batches it submitted",
+        (jptool.VfsHost, "fileno"): LOOP,
+        (jptool.VfsHost, "timeout"): LOOP,
+        (jptool.VfsHost, "dispatch"): LOOP,
+    }
+
+    # Blocking methods that wait: their async forms are coroutines.
+    WAITING = {(Registry, "call"), (Registry, "wait"), (jptool.VfsHost, "run")}
+
+    @staticmethod
+    def public(cls):
+        return sorted(name for name in dir(cls) if not name.startswith("_"))
+
+    def test_every_public_class_is_wrapped_or_needs_no_async_form(self):
+        classes = {name for name, value in vars(jptool).items()
+                   if isinstance(value, type) and not name.startswith("_")
+                   and value.__module__ == "jptool"}
+        wrapped = {cls.__name__ for cls in self.ASYNC_CLASS}
+        self.assertEqual(classes - wrapped, set(self.USED_AS_THEY_ARE))
+
+    def test_every_blocking_method_has_its_async_form(self):
+        missing, differing = [], []
+        for blocking, wrapper in self.ASYNC_CLASS.items():
+            for name in self.public(blocking):
+                if (blocking, name) in self.NO_ASYNC_FORM:
+                    self.assertFalse(hasattr(wrapper, name), (wrapper, name))
+                    continue
+                async_name = self.RENAMED.get((blocking, name), name)
+                if not hasattr(wrapper, async_name):
+                    missing.append(f"{wrapper.__name__}.{async_name} "
+                                   f"(for {blocking.__name__}.{name})")
+                    continue
+                b, a = inspect.getattr_static(blocking, name), \
+                    inspect.getattr_static(wrapper, async_name)
+                self.assertEqual(isinstance(b, property), isinstance(a, property),
+                                 f"{wrapper.__name__}.{async_name}")
+                if isinstance(b, property) or (blocking, name) in self.RENAMED:
+                    continue
+                if list(inspect.signature(b).parameters) != \
+                        list(inspect.signature(a).parameters):
+                    differing.append(f"{wrapper.__name__}.{name}")
+                if (blocking, name) in self.WAITING:
+                    self.assertTrue(inspect.iscoroutinefunction(a), f"{wrapper.__name__}.{name}")
+        self.assertEqual(missing, [])
+        self.assertEqual(differing, [])
+
+    def test_the_lists_name_only_what_exists(self):
+        for blocking, name in list(self.RENAMED) + list(self.NO_ASYNC_FORM) + \
+                list(self.WAITING):
+            self.assertTrue(hasattr(blocking, name), (blocking, name))
+        for (blocking, _), async_name in self.RENAMED.items():
+            self.assertTrue(inspect.iscoroutinefunction(
+                getattr(self.ASYNC_CLASS[blocking], async_name)), async_name)
 
 
 if __name__ == "__main__":

@@ -88,7 +88,9 @@ class DiscoveryTest(unittest.TestCase):
             "  - the installed library (libjptool.so.0, through the dynamic loader): not "
             "tried, as the library named above is the one to use\n"
             "Set JPTOOL_LIBRARY to the library's path, run under `meson devenv -C <build "
-            "directory>`, or install jptool (`meson install`, then `ldconfig`).\n", err)
+            "directory>`, or install jptool (`meson install`, then `ldconfig`). A VFS "
+            "tool gets only PATH and the variables its definition passes: pass it "
+            "jptool.python_tool_env().\n", err)
 
     def test_a_file_that_is_not_a_library(self):
         not_elf = os.path.join(PACKAGE_DIR, "pyproject.toml")

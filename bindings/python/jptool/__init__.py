@@ -75,7 +75,8 @@ as a :class:`PolicyRequest`, answered at once or later. A tool process
 runs in the OS sandbox (vfs.h; :class:`VfsHost` says what it may do, and
 the options that choose its mode and what else it may read):
 :func:`python_tool_read_paths` names what a tool written in Python needs
-to read. vfs_tool.h's functions are not bound: a Python tool uses
+to read, :func:`python_tool_env` the environment it needs to import jptool
+as this process did. vfs_tool.h's functions are not bound: a Python tool uses
 :mod:`jptool.vfs_tool`, which needs neither ctypes nor the library.
 
 Strings: Python ``str`` arguments are encoded as UTF-8 (with
@@ -163,6 +164,7 @@ __all__ = [
     "schema_check",
     "Policy",
     "normalize_path",
+    "python_tool_env",
     "python_tool_read_paths",
     "set_log",
     "library_path",
@@ -544,7 +546,8 @@ def _load_library() -> Tuple[ctypes.CDLL, str]:
         + "".join(f"  - {line}\n" for line in tried)
         + "Set JPTOOL_LIBRARY to the library's path, run under "
           "`meson devenv -C <build directory>`, or install jptool "
-          "(`meson install`, then `ldconfig`).")
+          "(`meson install`, then `ldconfig`). A VFS tool gets only PATH and "
+          "the variables its definition passes: pass it jptool.python_tool_env().")
 
 
 _lib, library_path = _load_library()
@@ -1884,13 +1887,15 @@ class Registry(_Closable):
         :meth:`add_files`; absent: the registry's root) and
         ``request_timeout_ms``; registry.h describes them. Its process runs
         in the OS sandbox (:class:`VfsHost` says what it confines) with
-        PATH and the variables its ``env.allow`` names, nothing else;
+        PATH and the variables its ``env`` names or sets, nothing else;
         ``"os_sandbox": {"mode": "required" | "best-effort" | "off",
         "read": [absolute paths]}`` chooses the mode (default: the
         registry's ``sandbox_mode``) and what else it may read and execute.
         A Python tool whose interpreter is not under /usr needs its prefix
         there: ``"os_sandbox": {"read": jptool.python_tool_read_paths()}``
-        (see :func:`python_tool_read_paths`)."""
+        (see :func:`python_tool_read_paths`), and one that imports jptool
+        the variables that find it: ``"env": {"set":
+        jptool.python_tool_env()}``."""
         raw = isinstance(config, (str, bytes, bytearray, memoryview))
         text = _json_arg(config, raw, "config")
         rc = _lib.jpt_registry_load_tools(self._p(), text,
@@ -3216,14 +3221,8 @@ def python_tool_read_paths() -> List[str]:
         installed soname.
 
     Not included: the tool's script when it is not its program (argv[0]),
-    anything it imports from elsewhere, and its environment. A sandboxed
-    tool's environment is PATH alone (in a registry, with what its
-    definition's ``env`` names), so a tool that imports jptool from
-    outside its interpreter's site-packages needs PYTHONPATH, and one
-    whose libjptool is not installed needs JPTOOL_LIBRARY: set them in the
-    definition's ``env`` (``"allow"`` or ``"set"``) or, for a
-    :class:`VfsHost`, on the command line (``["env",
-    "JPTOOL_LIBRARY=…", sys.executable, script]``)."""
+    anything it imports from elsewhere, and its environment
+    (:func:`python_tool_env`)."""
     candidates = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix,
                   os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
     if os.sep in library_path:
@@ -3231,6 +3230,40 @@ def python_tool_read_paths() -> List[str]:
     paths = list(dict.fromkeys(os.path.realpath(p) for p in candidates))
     return [p for p in paths
             if not any(p.startswith(q.rstrip(os.sep) + os.sep) for q in paths if q != p)]
+
+
+def python_tool_env() -> Dict[str, str]:
+    """The environment a VFS tool written in Python needs, beside PATH, to
+    import :mod:`jptool.vfs_tool` as this process imported jptool, when it
+    runs on this interpreter: pass it as a definition's ``"env": {"set":
+    jptool.python_tool_env()}`` or, for a :class:`VfsHost`, on the command
+    line (``["env", "NAME=value", …, sys.executable, script]``). A tool's
+    environment is PATH and what its definition passes, so the variables
+    that told this process where jptool is (PYTHONPATH, JPTOOL_LIBRARY, or
+    the JPTOOL_BUILD_LIBRARY of ``meson devenv``) do not reach it by
+    themselves; they may not even be variables (``sys.path`` changed in
+    code). Holds:
+
+      - ``PYTHONPATH``: the directory this jptool package was imported
+        from (its sys.path entry), unless it is one of the interpreter's
+        site-packages directories (an installed jptool);
+      - ``JPTOOL_LIBRARY``: the libjptool this process loaded
+        (:data:`library_path`), when that is a path rather than the
+        installed soname.
+
+    {} for an installed jptool. The tool reads these paths in the OS
+    sandbox through :func:`python_tool_read_paths`."""
+    import site  # here: the module's import does not need it
+
+    env = {}
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    own = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
+    own += site.getsitepackages()
+    if not any(os.path.realpath(d) == os.path.realpath(package_parent) for d in own):
+        env["PYTHONPATH"] = package_parent
+    if os.sep in library_path:
+        env["JPTOOL_LIBRARY"] = os.path.abspath(library_path)
+    return env
 
 
 class VfsHost(_Closable):
@@ -3265,7 +3298,8 @@ class VfsHost(_Closable):
     not the workspace (an ``open()`` of a workspace file fails with
     PermissionError in a Python tool), not home, not /proc. It may create
     no socket. Its environment is PATH alone: give it anything else on its
-    command line (``["env", "NAME=value", program, …]``). In the default
+    command line (``["env", "NAME=value", program, …]``; a Python tool
+    needs :func:`python_tool_env`). In the default
     mode :meth:`spawn` raises JptError(JPT_ERR_SANDBOX) on a system that
     cannot enforce it; :meth:`sandbox` says what was enforced. A Python
     tool whose interpreter is not under /usr (pyenv, a build in /opt)

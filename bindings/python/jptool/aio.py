@@ -11,7 +11,9 @@ thread, and no polling: nothing runs while the registry has nothing to do.
 
 Awaiting: ``await registry.call(name, arguments)`` runs one call;
 ``registry.submit(calls)`` gives an :class:`AsyncBatch`, and ``await
-batch.results()`` resolves once every call has its result; ``async for
+batch.results()`` resolves once every call has its result (``await
+registry.wait(batch, timeout_ms)`` as :meth:`jptool.Registry.wait` does,
+with a bound); ``async for
 event in registry.events()`` yields the registry's events as they come and
 ends once the registry is closed; ``await registry.aclose()`` ends every
 tool without blocking the loop (``jpt_registry_shutdown``, dispatching
@@ -26,7 +28,9 @@ as does an answer the question's schema refuses; cancelling the task
 cancels the inquiry. A plain function works as in :mod:`jptool`. Builtin
 tools' callbacks (:meth:`AsyncRegistry.add_builtin`) are plain functions,
 as in :mod:`jptool`; :meth:`jptool.Handle.update` may be called later from
-a task.
+a task. So is the output handler (:meth:`AsyncRegistry.set_output_handler`),
+which sees each piece of a tool's output in order, inside a dispatch; to
+hand it to a coroutine, put it on an :class:`asyncio.Queue`.
 
 VFS tools' policy prompt: the handler given to
 :meth:`AsyncRegistry.set_policy_handler` or
@@ -42,8 +46,9 @@ the same way: ``await host.wait()`` gives the tool's final state, ``await
 host.aclose()`` cancels a tool still running and frees the host without
 blocking the loop.
 
-Exceptions: one raised by a callback (a builtin's, a plain inquiry or
-policy handler's, a coroutine handler's, or an answer or decision it
+Exceptions: one raised by a callback (a builtin's, the output handler's,
+a plain inquiry or policy handler's, a coroutine handler's, or an answer
+or decision it
 returned that was refused) cannot cross the C library or the loop's
 callbacks. It is raised
 by the first ``await`` on the registry that is under way or next begins
@@ -58,7 +63,17 @@ frees the registry the blocking way.
 Cancellation: cancelling ``await registry.call(...)`` cancels the call
 (``jpt_batch_cancel``: a one-shot child is killed, a spawn or apply answers
 at once with its handle left running); cancelling ``await
-batch.results()`` only stops waiting, the batch runs on.
+batch.results()`` only stops waiting, the batch runs on. One call of a
+batch is cancelled with :meth:`AsyncBatch.cancel_call`, and given a
+host-side time limit with :meth:`AsyncBatch.set_call_timeout`.
+
+Every method of the blocking classes has its form here (a test,
+test/python/test_aio.py, enumerates them), but for the loop integration
+that this module does itself (``fileno``, ``timeout``, ``dispatch``,
+``wakeup``) and :meth:`jptool.Registry.run`: wait for the batches you
+submitted instead. :meth:`jptool.Registry.shutdown` is
+:meth:`AsyncRegistry.aclose`, :meth:`jptool.VfsHost.run` is
+:meth:`AsyncVfsHost.wait`.
 
 Use one AsyncRegistry per registry, from the thread that runs its loop
 (jptool's threading rule: that thread must outlive the handles), made
@@ -114,6 +129,7 @@ from typing import (Any, AsyncIterator, Awaitable, Callable, Coroutine, Deque, D
                     List, Optional, Set, Tuple, Union)
 
 from . import (JPT_DECISION_ALLOW, JPT_DECISION_DENY, JPT_ERR_CANCELLED, JPT_ERR_STATE,
+               JPT_ERR_TIMEOUT,
                Batch, Files, Handle, Inquiry, JptError, PolicyRequest, Registry, State,
                VfsHost, _from_c, _lib, _Text, _to_c)
 
@@ -321,8 +337,7 @@ class AsyncRegistry(_LoopDriver):
     both a registry and options, ValueError for a closed registry, and
     RuntimeError for a registry another AsyncRegistry drives.
 
-    :attr:`registry` is the wrapped :class:`jptool.Registry`, for what this
-    class does not repeat (:attr:`~jptool.Registry.errmsg`, say).
+    :attr:`registry` is the wrapped :class:`jptool.Registry`.
     """
 
     def __init__(self, registry: Optional[Registry] = None, **options: Any):
@@ -385,6 +400,12 @@ class AsyncRegistry(_LoopDriver):
         """True once :meth:`aclose` (or :meth:`close`) has freed the
         registry."""
         return self._closed
+
+    @property
+    def errmsg(self) -> str:
+        """:attr:`jptool.Registry.errmsg`: the message of the last failed
+        call on the registry, or ""."""
+        return self._check_open().errmsg
 
     async def aclose(self) -> None:
         """Ends every tool and frees the registry without blocking the
@@ -494,19 +515,26 @@ class AsyncRegistry(_LoopDriver):
         :class:`AsyncBatch`: ``await batch.results()``."""
         return self._wrap(self._check_open().submit(calls))
 
-    async def call(self, name: _Text, arguments: Any = None,
-                   id: _Text = "c1") -> Tuple[Any, bool]:
+    async def call(self, name: _Text, arguments: Any = None, id: _Text = "c1",
+                   timeout_ms: int = -1) -> Tuple[Any, bool]:
         """Runs one call ``{"id", "name", "arguments"}`` (``arguments`` None
         is ``{}``) and returns ``(content, is_error)`` once it has its
         result. Cancelling this await cancels the call; if it raises a
         callback's exception instead, the call goes on and its result is
-        dropped. Raises as :meth:`submit`, and JptError(JPT_ERR_CANCELLED)
-        when the registry is closed first."""
+        dropped. Raises as :meth:`submit`, JptError(JPT_ERR_TIMEOUT) when it
+        has not finished after ``timeout_ms`` (-1: no limit; the call goes
+        on, its result dropped, as :meth:`jptool.Registry.call` does), and
+        JptError(JPT_ERR_CANCELLED) when the registry is closed first."""
+        timeout_ms = _timeout_arg(timeout_ms)
         calls = [{"id": _from_c(_to_c(id, "id")), "name": _from_c(_to_c(name, "name")),
                   "arguments": {} if arguments is None else arguments}]
         batch = self.submit(calls)
         try:
-            result = (await batch.results())[0]
+            if not await _bounded(batch, timeout_ms):
+                raise JptError(JPT_ERR_TIMEOUT,
+                               f"call {calls[0]['id']!r} of {calls[0]['name']!r} did "
+                               f"not finish within {timeout_ms} ms")
+            result = batch.batch.results()[0]
         except asyncio.CancelledError:
             if not batch.closed:
                 batch.cancel()
@@ -514,6 +542,17 @@ class AsyncRegistry(_LoopDriver):
         finally:
             batch.close()
         return result["content"], bool(result["is_error"])
+
+    async def wait(self, batch: "AsyncBatch", timeout_ms: int = -1) -> bool:
+        """Returns True once every call of ``batch`` has its result, False
+        when ``timeout_ms`` passed first (-1: no limit), as
+        :meth:`jptool.Registry.wait` does; the batch runs on either way.
+        Raises TypeError for a batch this registry did not submit, and what
+        :meth:`AsyncBatch.wait` raises."""
+        timeout_ms = _timeout_arg(timeout_ms)
+        if not isinstance(batch, AsyncBatch) or batch._driver is not self:
+            raise TypeError("wait: the batch must be one this AsyncRegistry submitted")
+        return await _bounded(batch, timeout_ms)
 
     def end_turn(self, keep: bool = False, abort: bool = False) -> "AsyncBatch":
         """Ends the turn (:meth:`jptool.Registry.end_turn`, which says what
@@ -617,6 +656,25 @@ class AsyncRegistry(_LoopDriver):
             inquiry.cancel(f"the inquiry handler's answer is not JSON: {e}")
             self._raise_later(e)
 
+    # -- streaming output --
+
+    def set_output_handler(self, fn: Optional[Callable[[str, str, bool, int, bytes], None]]
+                           ) -> None:
+        """:meth:`jptool.Registry.set_output_handler`: ``fn(id, tool,
+        stateful, stream, data)`` gets each piece of output a tool process
+        writes, as the dispatches this class makes read it, in order. A
+        plain function (TypeError for a coroutine function: the pieces
+        would reach it out of order, if at all); to hand them to a
+        coroutine, put them on an :class:`asyncio.Queue`. An exception it
+        raises is raised by an await (see the module's docstring). None
+        removes it."""
+        reg = self._check_open()
+        if inspect.iscoroutinefunction(fn):
+            raise TypeError("set_output_handler: fn must be a plain function, called inside "
+                            "dispatch with each piece of output in order, not a coroutine "
+                            "function (put the pieces on an asyncio.Queue instead)")
+        reg.set_output_handler(fn)
+
     # -- VFS tools --
 
     def add_files(self, name: _Text, files: Files) -> None:
@@ -711,6 +769,21 @@ class AsyncBatch:
         an await on the batch then resolves with their results."""
         self._batch.cancel()
 
+    def cancel_call(self, call_id: _Text) -> None:
+        """:meth:`jptool.Batch.cancel_call`: cancels one call of the batch,
+        at the registry's next dispatch, as :meth:`cancel` cancels each;
+        the others go on. A finished call keeps its result. Raises
+        JptError(JPT_ERR_NOT_FOUND) for an id the batch does not hold."""
+        self._batch.cancel_call(call_id)
+
+    def set_call_timeout(self, call_id: Optional[_Text], timeout_ms: int) -> None:
+        """:meth:`jptool.Batch.set_call_timeout`: ``timeout_ms`` from now
+        the call (None: every call of the batch) is cancelled, its result
+        saying that it reached the host's time limit, with the output so
+        far; 0 removes the limit. The registry's timer is on its fd, so the
+        loop wakes for it without a dispatch from this call."""
+        self._batch.set_call_timeout(call_id, timeout_ms)
+
     def close(self) -> None:
         """:meth:`jptool.Batch.close`. An await on the batch under way
         raises JptError(JPT_ERR_CANCELLED). Closing twice is harmless."""
@@ -731,6 +804,31 @@ class AsyncBatch:
         if self.closed:
             return "<jptool.aio.AsyncBatch closed>"
         return f"<jptool.aio.AsyncBatch {'done' if self.done else 'pending'}>"
+
+
+def _timeout_arg(timeout_ms: Any) -> int:
+    """A ``timeout_ms`` argument as the blocking calls take it: an int,
+    -1 (or any negative) for no limit."""
+    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int):
+        raise TypeError(f"timeout_ms must be an int, not {type(timeout_ms).__name__}")
+    return timeout_ms
+
+
+async def _bounded(batch: "AsyncBatch", timeout_ms: int) -> bool:
+    """Awaits ``batch.wait()``: True once it returns, False when
+    ``timeout_ms`` (negative: no limit) passed first, the batch running on.
+    A done batch is True at once, also for 0 (as jpt_registry_wait)."""
+    if timeout_ms < 0:
+        await batch.wait()
+        return True
+    batch.batch._p()  # ValueError for a closed batch, as wait() raises
+    if batch.done:
+        return True
+    try:
+        await asyncio.wait_for(batch.wait(), timeout_ms / 1000)
+    except asyncio.TimeoutError:
+        return False
+    return True
 
 
 def _deny(request: PolicyRequest, reason: str) -> None:
@@ -848,6 +946,12 @@ class AsyncVfsHost(_LoopDriver):
     def closed(self) -> bool:
         """True once :meth:`aclose` (or :meth:`close`) has freed the host."""
         return self._closed
+
+    @property
+    def errmsg(self) -> str:
+        """:attr:`jptool.VfsHost.errmsg`: the message of the last failed
+        call on the host, or ""."""
+        return self._check_open().errmsg
 
     def _check_open(self) -> VfsHost:
         if self._closed:
