@@ -19,6 +19,9 @@ typedef struct jpt__proc {
     jpt__child *child;        /* while the process lives */
     jpt__capture out, err;    /* everything it wrote, head and tail */
     jpt__buf line;            /* a stateful tool's incomplete last line */
+    bool mid_line;            /* the start of the line being written was
+                                 shown as text (a prompt, a line longer than
+                                 the capture): the rest of it is text too */
     bool structured;          /* its stdout speaks RFD 058/009 lines */
     jpt__exit exit;
     uint64_t input_lost;      /* the reaped process's */
@@ -268,21 +271,31 @@ static int start(jpt__run *run, jpt__buf *why)
     jpt__capture_reset(&p->out);
     jpt__capture_reset(&p->err);
     p->line.len = 0;
+    p->mid_line = false;
     p->structured = false;
     return start_or_queue(p, why);
 }
 
 /* ---- Output ------------------------------------------------------------------------ */
 
-/* A complete line of a stateful tool: a structured state, or text. */
-static int take_line(jpt__proc *p, const char *line, size_t n)
+/* Whether a line (or the start of one) may be a state: RFD 009's and RFD
+ * 058's are JSON objects, one per line. */
+static bool may_be_state(const char *line, size_t n)
 {
-    jpt__run *run = p->run;
     size_t lead = 0;
 
     while (lead < n && (line[lead] == ' ' || line[lead] == '\t'))
         lead++;
-    if (lead < n && line[lead] == '{') {
+    return lead < n && line[lead] == '{';
+}
+
+/* A complete line of a stateful tool (or its last, unterminated one at its
+ * end): a structured state, or text. */
+static int take_line(jpt__proc *p, const char *line, size_t n)
+{
+    jpt__run *run = p->run;
+
+    if (may_be_state(line, n)) {
         jpt_state *s = NULL;
         size_t len = n > 0 && line[n - 1] == '\n' ? n - 1 : n;
         int rc = jpt_state_parse(line, len, 0, &s);
@@ -300,7 +313,29 @@ static int take_line(jpt__proc *p, const char *line, size_t n)
     return JPT_OK;
 }
 
-/* A stateful tool's stdout, split into lines. */
+/* The held line, complete now (or at the tool's end): taken out of p->line
+ * before it is read, because reading a state answers the action waiting on
+ * the handle, whose refresh must not find the line there and show it again
+ * as text (issue 16: a state line was shown raw after its question). */
+static int take_held_line(jpt__proc *p)
+{
+    jpt__buf held = p->line;
+    int rc;
+
+    p->line = (jpt__buf)JPT__BUF_INIT;
+    rc = take_line(p, held.data, held.len);
+    held.len = 0;
+    if (p->line.data == NULL)
+        p->line = held; /* its memory serves the next line */
+    else
+        jpt__buf_free(&held);
+    return rc;
+}
+
+/* A stateful tool's stdout, split into lines. A state line reaches the
+ * handle as a state however its bytes arrive (split across reads, in one
+ * read with text, alone); a line whose start was shown as text already is
+ * text to its end. */
 static int take_stdout(jpt__proc *p, const char *s, size_t n)
 {
     jpt__buf *line = &p->line;
@@ -309,17 +344,21 @@ static int take_stdout(jpt__proc *p, const char *s, size_t n)
     while (rc == JPT_OK && n > 0) {
         const char *nl = memchr(s, '\n', n);
         size_t k = nl != NULL ? (size_t)(nl - s) + 1 : n;
-        /* A line longer than the capture is text, whatever it starts with. */
-        if (nl == NULL && line->len + k > p->run->r->capture_bytes) {
+        if (p->mid_line) {
+            p->run->sink->text(p->run, JPT__STDOUT, s, k);
+            p->mid_line = nl == NULL;
+        } else if (nl == NULL && line->len + k > p->run->r->capture_bytes) {
+            /* A line longer than the capture is text, whatever it starts
+             * with. */
             p->run->sink->text(p->run, JPT__STDOUT, line->data, line->len);
             p->run->sink->text(p->run, JPT__STDOUT, s, k);
             line->len = 0;
+            p->mid_line = true;
         } else if (line->len == 0 && nl != NULL)
             rc = take_line(p, s, k);
-        else if ((rc = jpt__buf_append(line, s, k)) == JPT_OK && nl != NULL) {
-            rc = take_line(p, line->data, line->len);
-            line->len = 0;
-        } else if (rc == JPT_OK)
+        else if ((rc = jpt__buf_append(line, s, k)) == JPT_OK && nl != NULL)
+            rc = take_held_line(p);
+        else if (rc == JPT_OK)
             p->run->sink->partial(p->run);
         s += k;
         n -= k;
@@ -493,11 +532,10 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     p->child = NULL;
     jpt__capture_spool_pause(&p->out);
     child_gone(p);
-    /* What a stateful tool wrote last, without a newline (a prompt). */
-    if (p->line.len > 0) {
-        run->sink->text(run, JPT__STDOUT, p->line.data, p->line.len);
-        p->line.len = 0;
-    }
+    /* What a stateful tool wrote last, without a newline: a prompt, or a
+     * last state written without one. */
+    if (p->line.len > 0 && take_held_line(p) < 0)
+        jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
     int rc = run->action == JPT__ACTION_SPAWN ? handle_end(p, &final)
                                                : one_shot_result(p, &final);
     if (rc < 0)
@@ -576,10 +614,13 @@ static void refresh(jpt__run *run)
     /* The exit callback may free the child and end the run. */
     if (p->child != NULL)
         jpt__child_poll(p->child);
-    /* What it wrote last, without a newline, is shown too (a prompt). */
-    if (p->child != NULL && p->line.len > 0) {
+    /* What it wrote last, without a newline, is shown too (a prompt), and
+     * the rest of its line will be text; but not the start of what may be
+     * a state line, which waits for its end (issue 16). */
+    if (p->child != NULL && p->line.len > 0 && !may_be_state(p->line.data, p->line.len)) {
         run->sink->text(run, JPT__STDOUT, p->line.data, p->line.len);
         p->line.len = 0;
+        p->mid_line = true;
     }
 }
 
