@@ -344,6 +344,244 @@ static void unterminated_lines_are_states_at_the_end_and_prompts_at_once(void **
     done(r);
 }
 
+/* ==== Several calls on one handle in one message (issue 16) ============================ */
+
+#define ECHO_TOOL "{'name':'echo','stateful':true,'command':['" TOOL("echo-lines") "']}"
+#define NAP_TOOL                                                                              \
+    "{'name':'nap','stateful':true,'command':['" TOOL("sleep-ms") "','{{arguments.ms}}'],"    \
+    "'parameters':{'type':'object','properties':{'ms':{'type':'integer'}},'required':['ms']}}"
+#define GHOST_TOOL "{'name':'ghost','stateful':true,'command':['/nonexistent/ghost']}"
+
+static jpt_registry *order_registry(void)
+{
+    return registry_with(js("{'tools':[" ECHO_TOOL "," NAP_TOOL "," GHOST_TOOL "]}"), 0);
+}
+
+/* spawn + apply: the apply runs once the spawn has answered, on the
+ * handle the spawn made, and reads the output after the spawn's. */
+static void spawn_then_apply_acts_on_the_handle_the_spawn_made(void **state)
+{
+    (void)state;
+    jpt_registry *r = order_registry();
+
+    json_t *res = ru_run_js(r, "["
+        "{'id':'1','name':'echo','arguments':{'action':'spawn','id':'e'}},"
+        "{'id':'2','name':'echo','arguments':{'action':'apply','id':'e','input':'x\\n'}}]");
+    ru_assert_response(res, 0, "1", "{'id':'e','state':'running','content':'ready\\n> '}", false);
+    ru_assert_response(res, 1, "2", "{'id':'e','state':'running','content':'echo: x\\n> '}",
+                       false);
+    done(r);
+}
+
+/* apply + apply + fetch, in the order written, each reading what came
+ * after the one before; a last apply that ends the tool answers with its
+ * end, and an abort after it has nothing left to do. */
+static void actions_on_one_handle_answer_in_the_order_written(void **state)
+{
+    (void)state;
+    jpt_registry *r = order_registry();
+
+    call_expect(r, "echo", "{'action':'spawn','id':'e'}",
+                "{'id':'e','state':'running','content':'ready\\n> '}", false);
+    json_t *res = ru_run_js(r, "["
+        "{'id':'1','name':'echo','arguments':{'action':'apply','id':'e','input':'a\\n'}},"
+        "{'id':'2','name':'echo','arguments':{'action':'apply','id':'e','input':'b\\n'}},"
+        "{'id':'3','name':'echo','arguments':{'action':'fetch','id':'e'}},"
+        "{'id':'4','name':'echo','arguments':{'action':'apply','id':'e','input':'quit\\n'}},"
+        "{'id':'5','name':'echo','arguments':{'action':'abort','id':'e'}}]");
+    ru_assert_response(res, 0, "1", "{'id':'e','state':'running','content':'echo: a\\n> '}",
+                       false);
+    ru_assert_response(res, 1, "2", "{'id':'e','state':'running','content':'echo: b\\n> '}",
+                       false);
+    ru_assert_response(res, 2, "3", "{'id':'e','state':'running','content':''}", false);
+    ru_assert_response(res, 3, "4",
+                       "{'id':'e','state':'stopped','result':'bye\\n\\n[process ended: exit "
+                       "status 0]'}",
+                       false);
+    ru_assert_text(res, 4, "5", "Handle `e` has stopped, and an earlier answer gave its result",
+                   false);
+    /* The batch let go of it: the model has its end. */
+    call_expect_text(r, "echo", "{'action':'fetch','id':'e'}", "Handle `e` not found", true);
+    done(r);
+}
+
+/* spawn + await + abort: the abort waits for the await, which waits for the
+ * handle to stop (or for its timeout). */
+static void spawn_await_abort_aborts_only_after_the_await(void **state)
+{
+    (void)state;
+    jpt_registry *r = order_registry();
+
+    json_t *res = ru_run_js(r, "["
+        "{'id':'1','name':'nap','arguments':{'action':'spawn','id':'n','ms':300}},"
+        "{'id':'2','name':'await','arguments':{'all':['n']}},"
+        "{'id':'3','name':'nap','arguments':{'action':'abort','id':'n'}}]");
+    ru_assert_response(res, 0, "1", "{'id':'n','state':'running','content':''}", false);
+    ru_assert_response(res, 1, "2",
+                       "{'completed':[{'id':'n','state':'stopped','result':'slept 300\\n\\n"
+                       "[process ended: exit status 0]'}],'pending':[]}",
+                       false);
+    ru_assert_text(res, 2, "3", "Handle `n` has stopped, and an earlier answer gave its result",
+                   false);
+    /* With a timeout the await answers first, and the abort then ends the
+     * handle still running. */
+    res = ru_run_js(r, "["
+        "{'id':'1','name':'nap','arguments':{'action':'spawn','id':'m','ms':30000}},"
+        "{'id':'2','name':'await','arguments':{'all':['m'],'timeout_secs':0}},"
+        "{'id':'3','name':'nap','arguments':{'action':'abort','id':'m'}}]");
+    ru_assert_response(res, 1, "2",
+                       "{'completed':[],'pending':[{'id':'m','state':'running'}],'timed_out':true}",
+                       false);
+    ru_assert_response(res, 2, "3",
+                       "{'id':'m','state':'stopped','result':'[process ended: aborted]'}", false);
+    done(r);
+}
+
+/* Awaits change nothing: several on one handle wait together, and the call
+ * after them waits for them all. */
+static void awaits_on_one_handle_run_together_before_the_next_call(void **state)
+{
+    (void)state;
+    jpt_registry *r = order_registry();
+
+    json_t *res = ru_run_js(r, "["
+        "{'id':'1','name':'nap','arguments':{'action':'spawn','id':'n','ms':300}},"
+        "{'id':'2','name':'await','arguments':{'all':['n']}},"
+        "{'id':'3','name':'await','arguments':{'any':['n','n']}},"
+        "{'id':'4','name':'nap','arguments':{'action':'fetch','id':'n'}}]");
+    static const char awaited[] = "{'completed':[{'id':'n','state':'stopped','result':"
+                                  "'slept 300\\n\\n[process ended: exit status 0]'}],"
+                                  "'pending':[]}";
+    ru_assert_response(res, 1, "2", awaited, false);
+    ru_assert_response(res, 2, "3", awaited, false);
+    ru_assert_text(res, 3, "4", "Handle `n` has stopped, and an earlier answer gave its result",
+                   true);
+    done(r);
+}
+
+/* A spawn that fails: the calls after it on its id say the handle does not
+ * exist, and why. */
+static void calls_after_a_failed_spawn_say_the_handle_does_not_exist(void **state)
+{
+    (void)state;
+    jpt_registry *r = order_registry();
+
+    json_t *res = ru_run_js(r, "["
+        "{'id':'1','name':'ghost','arguments':{'action':'spawn','id':'g'}},"
+        "{'id':'2','name':'ghost','arguments':{'action':'apply','id':'g','input':'x'}},"
+        "{'id':'3','name':'nap','arguments':{'action':'spawn','id':'n','ms':'soon'}},"
+        "{'id':'4','name':'nap','arguments':{'action':'fetch','id':'n'}}]");
+    const char *why = ru_content(res, 0);
+    assert_true(ru_is_error(res, 0));
+    ru_assert_contains(why, "`ghost` could not run: ");
+    char expected[1024];
+    snprintf(expected, sizeof(expected), "Handle `g` does not exist: its spawn failed: %s",
+             why + strlen("`ghost` could not run: "));
+    ru_assert_text(res, 1, "2", expected, true);
+    assert_true(ru_is_error(res, 2));
+    snprintf(expected, sizeof(expected), "Handle `n` does not exist: its spawn failed: %s",
+             ru_content(res, 2));
+    ru_assert_text(res, 3, "4", expected, true);
+    done(r);
+}
+
+/* Calls on other handles do not wait: a fetch on `b` answers while a fetch
+ * on `a` still waits for output. */
+static void calls_on_different_handles_still_run_at_once(void **state)
+{
+    (void)state;
+    jpt_registry *r = order_registry();
+
+    call_expect(r, "echo", "{'action':'spawn','id':'a'}",
+                "{'id':'a','state':'running','content':'ready\\n> '}", false);
+    call_expect(r, "echo", "{'action':'spawn','id':'b'}",
+                "{'id':'b','state':'running','content':'ready\\n> '}", false);
+    jpt_batch *b = ru_submit(r, "["
+        "{'id':'1','name':'echo','arguments':{'action':'fetch','id':'a','wait_secs':600}},"
+        "{'id':'2','name':'echo','arguments':{'action':'apply','id':'b','input':'x\\n'}}]");
+    assert_true(ru_until_event(r, JPT_EVENT_CALL_DONE, "2", 0));
+    assert_false(jpt_batch_done(b));
+    json_t *res = ru_results(b);
+    ru_assert_response(res, 1, "2", "{'id':'b','state':'running','content':'echo: x\\n> '}",
+                       false);
+    json_decref(res);
+    jpt_batch_cancel(b);
+    res = ru_finish(r, b);
+    ru_assert_response(res, 0, "1", "{'id':'a','state':'running','content':''}", false);
+    done(r);
+}
+
+/* A batch cancelled mid-chain: the call under way answers as a cancel
+ * makes it, the one waiting its turn never runs and says so. */
+static void cancel_mid_chain_ends_the_waiting_calls_unrun(void **state)
+{
+    (void)state;
+    jpt_registry *r = order_registry();
+
+    call_expect(r, "echo", "{'action':'spawn','id':'e'}",
+                "{'id':'e','state':'running','content':'ready\\n> '}", false);
+    jpt_batch *b = ru_submit(r, "["
+        "{'id':'1','name':'echo','arguments':{'action':'fetch','id':'e','wait_secs':600}},"
+        "{'id':'2','name':'echo','arguments':{'action':'apply','id':'e','input':'x\\n'}}]");
+    assert_true(jpt_registry_dispatch(r) >= 0); /* the fetch starts and waits */
+    jpt_batch_cancel(b);
+    json_t *res = ru_finish(r, b);
+    ru_assert_response(res, 0, "1", "{'id':'e','state':'running','content':''}", false);
+    ru_assert_text(res, 1, "2",
+                   "The call `echo` was cancelled before it ran (it was waiting for an earlier "
+                   "call on handle `e` to answer)",
+                   true);
+    /* The apply never ran: the tool read nothing. */
+    call_expect(r, "echo", "{'action':'fetch','id':'e'}",
+                "{'id':'e','state':'running','content':''}", false);
+    done(r);
+}
+
+/* Cancelling the first call of a chain lets the next one run. */
+static void cancel_of_one_call_lets_the_next_on_its_handle_run(void **state)
+{
+    (void)state;
+    jpt_registry *r = order_registry();
+
+    call_expect(r, "echo", "{'action':'spawn','id':'e'}",
+                "{'id':'e','state':'running','content':'ready\\n> '}", false);
+    jpt_batch *b = ru_submit(r, "["
+        "{'id':'1','name':'echo','arguments':{'action':'fetch','id':'e','wait_secs':600}},"
+        "{'id':'2','name':'echo','arguments':{'action':'apply','id':'e','input':'x\\n'}}]");
+    assert_true(jpt_registry_dispatch(r) >= 0);
+    assert_int_equal(jpt_batch_cancel_call(b, "1"), JPT_OK);
+    json_t *res = ru_finish(r, b);
+    ru_assert_response(res, 0, "1", "{'id':'e','state':'running','content':''}", false);
+    ru_assert_response(res, 1, "2", "{'id':'e','state':'running','content':'echo: x\\n> '}",
+                       false);
+    done(r);
+}
+
+/* jpt_batch_set_call_timeout counts from when it is set: a call that
+ * waits its turn past it ends unrun, and says so. */
+static void call_timeout_covers_the_wait_for_its_turn(void **state)
+{
+    (void)state;
+    jpt_registry *r = order_registry();
+
+    call_expect(r, "echo", "{'action':'spawn','id':'e'}",
+                "{'id':'e','state':'running','content':'ready\\n> '}", false);
+    jpt_batch *b = ru_submit(r, "["
+        "{'id':'1','name':'echo','arguments':{'action':'fetch','id':'e','wait_secs':600}},"
+        "{'id':'2','name':'echo','arguments':{'action':'apply','id':'e','input':'x\\n'}}]");
+    assert_int_equal(jpt_batch_set_call_timeout(b, "2", 200), JPT_OK);
+    assert_true(ru_until_event(r, JPT_EVENT_CALL_DONE, "2", 0));
+    json_t *res = ru_results(b);
+    ru_assert_text(res, 1, "2",
+                   "The call `echo` was stopped: it reached the host's time limit of 200 ms "
+                   "before it ran (it was waiting for an earlier call on handle `e` to answer)",
+                   true);
+    json_decref(res);
+    assert_int_equal(jpt_batch_cancel_call(b, "1"), JPT_OK);
+    ru_finish(r, b);
+    done(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +590,15 @@ int main(void)
         T(state_line_is_never_shown_raw_however_its_bytes_arrive),
         T(state_line_completed_by_an_apply_answers_it_rendered),
         T(unterminated_lines_are_states_at_the_end_and_prompts_at_once),
+        T(spawn_then_apply_acts_on_the_handle_the_spawn_made),
+        T(actions_on_one_handle_answer_in_the_order_written),
+        T(spawn_await_abort_aborts_only_after_the_await),
+        T(awaits_on_one_handle_run_together_before_the_next_call),
+        T(calls_after_a_failed_spawn_say_the_handle_does_not_exist),
+        T(calls_on_different_handles_still_run_at_once),
+        T(cancel_mid_chain_ends_the_waiting_calls_unrun),
+        T(cancel_of_one_call_lets_the_next_on_its_handle_run),
+        T(call_timeout_covers_the_wait_for_its_turn),
     };
     return TU_RUN(tests);
 }

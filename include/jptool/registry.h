@@ -475,7 +475,31 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
  * without functionCall) are skipped and get no result. Each call
  * remembers its shape, for jpt_batch_results_json_as().
  *
- * The calls run concurrently. A call that cannot run (unknown tool,
+ * The calls run concurrently, but those that name the same handle (an
+ * action's `id`, an id in an await's `any` or `all`) run in the order the
+ * model wrote them, each once the one before it has answered: models send
+ * spawn + apply, apply + apply, apply + fetch, apply + abort and spawn +
+ * await + abort in one message. Each result holds what its call saw at its
+ * turn: an apply after a spawn acts on the handle the spawn made and reads
+ * the output that came after the spawn's answer; a fetch after an apply,
+ * what came after the apply's; an abort after an await runs once the await
+ * has answered (so an await followed by the call that would end its handle
+ * waits for its timeout_secs, or forever without one). Two exceptions keep
+ * RFD 037's batches: a spawn waits for no call (an await written before
+ * it sees it start), and several awaits on one handle wait together (the
+ * call after them waits for them all). The batch keeps every handle its
+ * calls name registered until it is done, so that a call after one that
+ * gave the handle's end (the spawn, a fetch, an apply or an await that
+ * answered with it stopped) finds it, and says so: "Handle `h1` has
+ * stopped, and an earlier answer gave its result" (an error, but for an
+ * abort, which has nothing left to do); a call after a spawn that failed
+ * says "Handle `h1` does not exist: its spawn failed: " and why. Calls on
+ * different handles never wait for each other. Across batches there is no
+ * order: an action on a handle that an action of another batch still waits
+ * on fails at once ("Handle `h1` is busy with another action; try again
+ * once it has answered").
+ *
+ * A call that cannot run (unknown tool,
  * arguments that are not a JSON object or fail the tool's schema, an
  * argument holding a NUL character or a number jptool cannot hold, unknown
  * handle, an action the tool does not declare, a duplicate handle id) gets
@@ -536,7 +560,10 @@ JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char *
  * and their calls end with an error that carries the output so far, awaits
  * answer with the handles' states and "cancelled": true, spawn and apply
  * answer at once with the output so far (their handles keep running),
- * calls not yet started never run.
+ * calls not yet started never run (a call waiting for its turn on a handle
+ * says "… was cancelled before it ran (it was waiting for an earlier call
+ * on handle `h1` to answer)"); cancelling only the call before it
+ * (jpt_batch_cancel_call) lets it run.
  * Finished calls keep their results. NULL-safe. */
 JPT_EXPORT void jpt_batch_cancel(jpt_batch *b);
 
@@ -556,14 +583,17 @@ JPT_EXPORT int jpt_batch_cancel_call(jpt_batch *b, const char *call_id);
  * "cancelled": true). Setting it again replaces the limit; 0 removes it. A
  * finished call is left alone. Unlike a definition's `timeout_ms`, it is
  * the host's per call, and covers every kind of call (actions and awaits
- * too). Errors: JPT_ERR_INVALID (NULL `b`, negative `timeout_ms`),
- * JPT_ERR_NOT_FOUND (no such call), JPT_ERR_NOMEM. */
+ * too), the time a call waits for its turn on a handle included (the
+ * result then says it stopped before it ran). Errors: JPT_ERR_INVALID
+ * (NULL `b`, negative `timeout_ms`), JPT_ERR_NOT_FOUND (no such call),
+ * JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_batch_set_call_timeout(jpt_batch *b, const char *call_id, int timeout_ms);
 
 /* Frees the batch. Calls still in flight keep running and their results are
- * dropped; handles they spawned stay in the registry. NULL-safe. May be
- * called from a callback, also while jpt_registry_wait() waits on this
- * batch: that wait then returns JPT_ERR_CANCELLED. */
+ * dropped; handles they spawned stay in the registry. Calls still waiting
+ * for their turn on a handle never run. NULL-safe. May be called from a
+ * callback, also while jpt_registry_wait() waits on this batch: that wait
+ * then returns JPT_ERR_CANCELLED. */
 JPT_EXPORT void jpt_batch_free(jpt_batch *b);
 
 /* ---- Driving the registry ------------------------------------------------------- */

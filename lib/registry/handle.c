@@ -213,6 +213,7 @@ int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why)
 
     h->run.action = action;
     h->run.aborted = false;
+    h->never_ran = false;
     h->kind = JPT_STATE_RUNNING;
     jpt__free(h->failure);
     h->failure = NULL;
@@ -230,6 +231,7 @@ int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why)
         if (h->phase == JPT__PHASE_LIVE) {
             set_failure(h, why->data != NULL ? why->data : jpt_strerror(rc));
             h->delivered = true;
+            h->never_ran = true;
             stop(h);
         }
         return rc;
@@ -261,6 +263,7 @@ void jpt__handle_fail(jpt_handle *h, const char *why)
     set_failure(h, why);
     h->started = jpt__loop_now();
     h->delivered = true;
+    h->never_ran = true;
     stop(h);
 }
 

@@ -68,6 +68,8 @@ struct jpt_handle {
     unsigned refs;
     bool registered;     /* in the id map (stateful handles), referenced */
     bool delivered;      /* the model has its final state */
+    bool never_ran;      /* it stopped without running: its start failed,
+                            or its pre-registered spawn never started */
     unsigned holds;      /* batches that keep it registered until done */
     uint64_t started;    /* ns, for elapsed_secs */
     json_t *arguments;   /* without action and id */
