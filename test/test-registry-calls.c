@@ -582,6 +582,182 @@ static void call_timeout_covers_the_wait_for_its_turn(void **state)
     done(r);
 }
 
+/* ==== The end of a turn: every handle it touches says what became of it =============== */
+
+/* The notifications taken now, parsed and kept (elapsed_secs dropped: a
+ * duration). */
+static json_t *notifications(jpt_registry *r)
+{
+    char *text = NULL;
+    json_t *item;
+    size_t i;
+
+    assert_int_equal(jpt_registry_take_notifications(r, &text), JPT_OK);
+    json_t *list = ru_keep(parse(text));
+    jpt_free(text);
+    json_array_foreach(list, i, item) {
+        assert_true(json_number_value(json_object_get(item, "elapsed_secs")) >= 0);
+        json_object_del(item, "elapsed_secs");
+    }
+    return list;
+}
+
+static json_t *end_turn(jpt_registry *r, unsigned flags)
+{
+    jpt_batch *b = NULL;
+
+    assert_int_equal(jpt_registry_end_turn(r, flags, &b), JPT_OK);
+    return ru_finish(r, b);
+}
+
+/* Answers every turn-end question: each handle "wait". */
+static void answer_wait(jpt_inquiry *q, void *ud)
+{
+    char answer[256];
+    const char *id = ud;
+
+    snprintf(answer, sizeof(answer), "{'handles':[{'id':'%s','action':'wait'}]}", id);
+    assert_int_equal(jpt_inquiry_answer(q, js(answer)), JPT_OK);
+}
+
+#define SLOW_STEPS "out:working...\\n", "sleep:300", "out:still going\\n", "read"
+#define PAST_LIMIT                                                                            \
+    "The turn end waited 300 ms (turn_end_timeout_ms) for the handle to stop: it was stopped"
+
+/* A handle answered "wait" that outlives turn_end_timeout_ms: its result is
+ * a result of the batch, with its last output and why it ended (it was
+ * killed and left nothing). */
+static void turn_end_wait_past_the_limit_gives_a_result_with_its_last_output(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(300, pieces("slow", "{'stateful':true}", SLOW_STEPS, NULL),
+                                  NULL);
+    char seen[4096];
+
+    json_t *resp = act(r, "slow", js("{'action':'spawn','id':'h'}"), NULL);
+    snprintf(seen, sizeof(seen), "%s", field(resp, "content"));
+    json_decref(resp);
+    jpt_registry_set_inquiry_handler(r, answer_wait, "h");
+    json_t *res = end_turn(r, 0);
+    assert_int_equal(json_array_size(res), 1);
+    assert_true(ru_is_error(res, 0));
+    resp = ru_response(ru_content(res, 0));
+    assert_string_equal(field(resp, "id"), "h");
+    assert_string_equal(field(resp, "state"), "stopped");
+    const char *error = field(resp, "error");
+    strncat(seen, error, sizeof(seen) - strlen(seen) - 1);
+    ru_assert_contains(seen, "working...\n");
+    ru_assert_contains(seen, "still going\n");
+    ru_assert_contains(error, PAST_LIMIT);
+    json_decref(resp);
+    assert_json(notifications(r), "[]");
+    done(r);
+}
+
+/* The same under the await policy: a notification. */
+static void turn_end_await_past_the_limit_notifies_with_its_last_output(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(
+        300,
+        pieces("slow", "{'stateful':true,'spawn':{'lifecycle':{'on_turn_end':'await'}}}",
+               SLOW_STEPS, NULL),
+        NULL);
+    char seen[4096];
+
+    json_t *resp = act(r, "slow", js("{'action':'spawn','id':'h'}"), NULL);
+    snprintf(seen, sizeof(seen), "%s", field(resp, "content"));
+    json_decref(resp);
+    assert_json(end_turn(r, 0), "[]");
+    json_t *list = notifications(r);
+    assert_int_equal(json_array_size(list), 1);
+    json_t *n = json_array_get(list, 0);
+    assert_string_equal(json_string_value(json_object_get(n, "id")), "h");
+    assert_string_equal(json_string_value(json_object_get(n, "state")), "stopped");
+    assert_true(json_is_true(json_object_get(n, "is_error")));
+    const char *result = json_string_value(json_object_get(n, "result"));
+    strncat(seen, result, sizeof(seen) - strlen(seen) - 1);
+    ru_assert_contains(seen, "working...\n");
+    ru_assert_contains(seen, "still going\n");
+    ru_assert_contains(result, PAST_LIMIT);
+    done(r);
+}
+
+/* The issue's case: a live `sh` and no inquiry handler, the default
+ * turn-end timeout (120 s). Nobody can say to wait for it: it is stopped
+ * at once, and its notification says why. */
+static void turn_end_without_a_handler_stops_a_live_shell_at_once(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_with(js("{'tools':[{'name':'sh','stateful':true,"
+                                       "'command':['sh']}]}"),
+                                    0);
+
+    call_expect(r, "sh", "{'action':'spawn','id':'s'}",
+                "{'id':'s','state':'running','content':''}", false);
+    call_expect(r, "sh", "{'action':'apply','id':'s','input':'echo hi\\n'}",
+                "{'id':'s','state':'running','content':'hi\\n'}", false);
+    /* Within WAIT_MS (20 s), far less than the 120 s it used to take. */
+    assert_json(end_turn(r, 0), "[]");
+    assert_json(notifications(r),
+                js("[{'id':'s','tool':'sh','state':'stopped','result':'Error: The turn ended "
+                   "with nobody to ask whether to wait for the handle (no inquiry handler): it "
+                   "was stopped','is_error':true}]"));
+    done(r);
+}
+
+/* JPT_TURN_KEEP leaves handles running: each leaves a notification of its
+ * state, so that the model knows it is still there. */
+static void turn_end_keep_notifies_the_handles_it_leaves_running(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(
+        300,
+        pieces("kept", "{'stateful':true,'spawn':{'lifecycle':{'on_turn_end':'abort'}}}",
+               "out:a\\n", "read", "out:b\\n", "read", NULL),
+        NULL);
+
+    call_expect(r, "kept", "{'action':'spawn','id':'k'}",
+                "{'id':'k','state':'running','content':'a\\n'}", false);
+    assert_json(end_turn(r, JPT_TURN_KEEP), "[]");
+    assert_json(notifications(r), js("[{'id':'k','tool':'kept','state':'running',"
+                                     "'output_preview':'a\\n'}]"));
+    call_expect(r, "kept", "{'action':'apply','id':'k','input':'x\\n'}",
+                "{'id':'k','state':'running','content':'b\\n'}", false);
+    done(r);
+}
+
+/* A handle that stopped unseen, whose tool asks for no notifications: the
+ * turn end removes it, so its result is queued all the same. */
+static void turn_end_queues_the_result_of_a_handle_stopped_unseen_whatever_its_flags(
+    void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_with(
+        js("{'tools':[{'name':'quiet','stateful':true,'command':['sh','-c','echo first; "
+           "while [ ! -e go ]; do sleep 0.02; done; echo done'],"
+           "'spawn':{'notifications':{'on_success':false,'on_failure':false}}}]}"),
+        0);
+
+    call_expect(r, "quiet", "{'action':'spawn','id':'q'}",
+                "{'id':'q','state':'running','content':'first\\n'}", false);
+    char go[128];
+    snprintf(go, sizeof(go), "%s/go", scratch);
+    FILE *f = fopen(go, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "q", JPT_STATE_STOPPED));
+    assert_json(notifications(r), "[]");
+    assert_json(end_turn(r, 0), "[]");
+    json_t *list = notifications(r);
+    assert_int_equal(json_array_size(list), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "state")),
+                        "stopped");
+    ru_assert_contains(json_string_value(json_object_get(json_array_get(list, 0), "result")),
+                       "[process ended: exit status 0]");
+    done(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,6 +775,11 @@ int main(void)
         T(cancel_mid_chain_ends_the_waiting_calls_unrun),
         T(cancel_of_one_call_lets_the_next_on_its_handle_run),
         T(call_timeout_covers_the_wait_for_its_turn),
+        T(turn_end_wait_past_the_limit_gives_a_result_with_its_last_output),
+        T(turn_end_await_past_the_limit_notifies_with_its_last_output),
+        T(turn_end_without_a_handler_stops_a_live_shell_at_once),
+        T(turn_end_keep_notifies_the_handles_it_leaves_running),
+        T(turn_end_queues_the_result_of_a_handle_stopped_unseen_whatever_its_flags),
     };
     return TU_RUN(tests);
 }

@@ -753,8 +753,10 @@ JPT_EXPORT const char *jpt_inquiry_errmsg(const jpt_inquiry *q);
  * not watching it (no action or await on it), as its tool's
  * spawn.notifications flags allow (on_success, on_failure, on_waiting true;
  * on_content false by default); only the latest per handle is kept, and it
- * is dropped once an action shows the model that state. A stopped handle's
- * result reaches the model this way, and the handle then goes. Returns "[]"
+ * is dropped once an action shows the model that state. The turn end
+ * leaves one for each handle it ends or keeps (jpt_registry_end_turn),
+ * whatever the flags. A stopped handle's result reaches the model this way,
+ * and the handle then goes. Returns "[]"
  * when there are none. The caller frees `*json_out` with jpt_free().
  * Errors: JPT_ERR_INVALID, JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out);
@@ -762,15 +764,22 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
 /* Flags for jpt_registry_end_turn() (not both). */
 #define JPT_TURN_KEEP 0x1u  /* kill nothing: handles past their wait stay */
 #define JPT_TURN_ABORT 0x2u /* every live handle is killed at once, whatever
-                               its policy, and its result discarded (RFD 009's
-                               own turn end) */
+                               its policy, and its output discarded (RFD
+                               009's own turn end); each leaves a
+                               notification saying it was aborted */
 
-/* Ends the turn (RFD 037, "Turn-end behavior"): every live handle meets its
- * tool's spawn.lifecycle.on_turn_end policy, from the next dispatch:
- *   "abort"    it is killed and its result discarded;
+/* Ends the turn (RFD 037, "Turn-end behavior"): every live handle meets
+ * its tool's spawn.lifecycle.on_turn_end policy, from the next dispatch:
+ *   "abort"    it is killed and its output discarded; a notification says
+ *              so: {"id", "tool", "state": "stopped", "result": "The turn
+ *              ended: the handle was aborted (on_turn_end \"abort\"), and
+ *              its output discarded", "is_error": false};
  *   "await"    it is waited for, up to turn_end_timeout_ms; its result is
  *              queued as a notification for the next turn; past the
- *              timeout it is killed;
+ *              timeout it is killed, and the notification holds its last
+ *              output (what the model had not read) and then "The turn end
+ *              waited N ms (turn_end_timeout_ms) for the handle to stop: it
+ *              was stopped", an error;
  *   "inquire"  (the default) one question goes to the inquiry handler for
  *              the assistant, listing each such handle (id, tool, state,
  *              elapsed_secs, output_preview) with an action "wait" or
@@ -778,13 +787,24 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
  *              handle answered "wait" (or not mentioned) is waited for (up
  *              to the timeout) and its result becomes a result of the
  *              returned batch: {"id": handle id, "content": {"id", "state",
- *              "result"|"error"} as JSON text, "is_error"}; "abort" kills
- *              it. Without a handler, or if the question is cancelled,
- *              these handles are treated as "await".
- * Stopped handles the model has not seen go (their notifications stay).
- * The batch is done when every handle has settled; then the registry holds
- * no live handles, unless JPT_TURN_KEEP was given (handles are then left
- * running instead of killed). Free the batch with jpt_batch_free().
+ *              "result"|"error"} as JSON text, "is_error"}; past the
+ *              timeout it is killed and that result holds its last output
+ *              and why it ended, as under "await". "abort" kills it as the
+ *              abort policy does (its notification says the answer chose
+ *              it). If the handler cancels the question, these handles are
+ *              treated as "await". Without a handler nobody can choose to
+ *              wait: each is killed at once (not after the timeout), its
+ *              notification holding its last output and "The turn ended
+ *              with nobody to ask whether to wait for the handle (no
+ *              inquiry handler): it was stopped".
+ * So every handle the turn end touches has a result or a notification
+ * that says what became of it. Stopped handles the model has not seen go,
+ * their results queued as notifications whatever their tools'
+ * notification flags. The batch is done when every handle has settled;
+ * then the registry holds no live handles, unless JPT_TURN_KEEP was given:
+ * handles are then left running instead of killed, and each leaves a
+ * notification of its state (a "wait" answer's handle, a result of the
+ * batch). Free the batch with jpt_batch_free().
  * Errors: JPT_ERR_INVALID (unknown flags, or both), JPT_ERR_STATE (a turn end
  * is still settling, or the registry is shutting down), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch **out);
