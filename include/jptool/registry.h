@@ -475,22 +475,23 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
  * without functionCall) are skipped and get no result. Each call
  * remembers its shape, for jpt_batch_results_json_as().
  *
- * The calls run concurrently, but those that name the same handle (an
- * action's `id`, an id in an await's `any` or `all`) run in the order the
- * model wrote them, each once the one before it has answered: models send
- * spawn + apply, apply + apply, apply + fetch, apply + abort and spawn +
- * await + abort in one message. Each result holds what its call saw at its
- * turn: an apply after a spawn acts on the handle the spawn made and reads
- * the output that came after the spawn's answer; a fetch after an apply,
- * what came after the apply's; an abort after an await runs once the await
- * has answered (so an await followed by the call that would end its handle
- * waits for its timeout_secs, or forever without one). Two exceptions keep
- * RFD 037's batches: a spawn waits for no call (an await written before
- * it sees it start), and several awaits on one handle wait together (the
- * call after them waits for them all). The batch keeps every handle its
- * calls name registered until it is done, so that a call after one that
- * gave the handle's end (the spawn, a fetch, an apply or an await that
- * answered with it stopped) finds it, and says so: "Handle `h1` has
+ * The calls run concurrently, but an action (fetch, apply, abort) runs
+ * only once every call before it in the array that names its handle (an
+ * action's `id`, an id in an await's `any` or `all`) has answered: models
+ * send spawn + apply, apply + apply, apply + fetch, apply + abort and spawn
+ * + await + abort in one message, meaning them in that order. Each result
+ * holds what its call saw at its turn: an apply after a spawn acts on the
+ * handle the spawn made and reads the output that came after the spawn's
+ * answer; a fetch after an apply, what came after the apply's; an abort
+ * after an await runs once the await has answered (so an await followed
+ * by the action that would end its handle waits for its timeout_secs, or
+ * for as long as the handle runs without one). Spawns and awaits wait for
+ * no call, as in RFD 037's batches, where they run together: an await
+ * waits for its handles to stop, whenever they started, and one written
+ * before the spawn of its handle sees it start. The batch keeps every
+ * handle its calls name registered until it is done, so that a call after
+ * one that gave the handle's end (the spawn, a fetch, an apply or an await
+ * that answered with it stopped) finds it, and says so: "Handle `h1` has
  * stopped, and an earlier answer gave its result" (an error, but for an
  * abort, which has nothing left to do); a call after a spawn that failed
  * says "Handle `h1` does not exist: its spawn failed: " and why. Calls on

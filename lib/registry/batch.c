@@ -98,13 +98,13 @@ static int preregister(jpt_batch *b)
 /* ---- Order ---------------------------------------------------------------------------- */
 
 /* Issue 16: models send several calls on one handle in one message
- * (spawn + apply, apply + fetch, spawn + await + abort). Calls that name
- * the same handle (an action's id, an await's ids) run in the order the
- * model wrote them, each once the one before it has answered; calls on
- * different handles run at once. Two exceptions keep RFD 037's batches:
- * awaits change nothing, so several on one handle run together (the call
- * after them waits for them all); and a spawn waits for no call, since an
- * await written before it must see it start. */
+ * (spawn + apply, apply + fetch, spawn + await + abort). An action (fetch,
+ * apply, abort) runs once every call before it on its handle (an action's
+ * id, an await's ids) has answered; calls on different handles run at
+ * once. Spawns and awaits keep RFD 037's batches: they wait for no call
+ * ("all three tool calls execute concurrently": an await waits for its
+ * handles to stop, whenever they started), but the actions after them
+ * wait for their answers. */
 typedef struct id_order {
     jpt__call *last;   /* the last call on the id that is not an await */
     jpt__call **awaits; /* the awaits on it since */
@@ -149,7 +149,7 @@ static int order_one(jpt__call *call, const char *id, int how, void *ud)
     id_order *rec = order_of(ud, id);
     int rc = rec != NULL ? JPT_OK : JPT_ERR_NOMEM;
 
-    if (rc == JPT_OK && rec->last != NULL && how != JPT__NAMES_SPAWN)
+    if (rc == JPT_OK && rec->last != NULL && how == JPT__NAMES_ACTION)
         rc = jpt__call_follow(call, rec->last, id);
     if (how == JPT__NAMES_AWAIT) {
         jpt__call **grown = rc == JPT_OK ? jpt__array_reserve(rec->awaits, &rec->cap_awaits,

@@ -2380,7 +2380,11 @@ class TurnEndTest(AwaitTestCase):
             done = [e for e in self.r.events() if e["type"] == "batch_done"]
             self.assertIs(done[-1]["batch"], b)
         self.assertEqual(children_in_proc(), [])
-        self.assertEqual(self.r.take_notifications(), [])
+        # Its output is lost; the model learns that it was aborted.
+        self.assertEqual(self.take_notes(), [
+            {"id": "a", "tool": "job_abort", "state": "stopped",
+             "result": "The turn ended: the handle was aborted (on_turn_end \"abort\"), "
+                       "and its output discarded", "is_error": False}])
         self.assertEqual(self.fetch("job_abort", "a"), ("Handle `a` not found", True))
 
     def test_await_policy_queues_the_result_as_a_notification(self):
@@ -2460,16 +2464,22 @@ class TurnEndTest(AwaitTestCase):
         self.assertEqual(response(res[0]["content"]),
                          {"id": "w", "state": "stopped", "result": slept(800)})
         self.assertEqual(children_in_proc(), [])
-        self.assertEqual(self.r.take_notifications(), [])
+        self.assertEqual(self.take_notes(), [
+            {"id": "a", "tool": "cargo_test", "state": "stopped",
+             "result": "The turn ended: the handle was aborted, as the answer to the "
+                       "turn-end question chose, and its output discarded",
+             "is_error": False}])
         self.assertEqual(self.fetch("job_inquire", "w"), ("Handle `w` not found", True))
         self.assertEqual(self.fetch("cargo_test", "a"), ("Handle `a` not found", True))
 
-    def test_inquire_without_a_handler_or_cancelled_is_await(self):
-        self.spawn("job_inquire", "n", 400, "x")
+    def test_inquire_without_a_handler_stops_and_cancelled_is_await(self):
+        # Nobody to ask: stopped at once, its last output kept.
+        self.spawn("job_inquire", "n", 10000, "x")
         self.assertEqual(self.end_turn(), [])
         self.assertEqual(self.take_notes(), [
             {"id": "n", "tool": "job_inquire", "state": "stopped",
-             "result": slept(400), "is_error": False}])
+             "result": "Error: The turn ended with nobody to ask whether to wait for the "
+                       "handle (no inquiry handler): it was stopped", "is_error": True}])
         self.r.set_inquiry_handler(lambda q: q.cancel("no time"))
         self.spawn("job_inquire", "c", 400, "y")
         self.assertEqual(self.end_turn(), [])
