@@ -1105,7 +1105,8 @@ static void failed_handle_leaves_an_on_failure_notification(void **state)
     touch_go();
     assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
     assert_notifications(r, "[{'id':'b','tool':'build','state':'stopped',"
-                            "'result':'Error: boom\\n\\n[process ended: exit status 3]','is_error':true}]");
+                            "'result':'Error: The tool failed (exit status 3).\\n\\nstdout:\\nboom\\n',"
+                            "'is_error':true}]");
     assert_gone(r, "build", "b");
     done(r);
 }
@@ -1200,7 +1201,8 @@ static void notification_flags_set_false_suppress_them(void **state)
                 "{'id':'s','state':'stopped','result':'built\\n\\n[process ended: exit status 0]'}",
                 false);
     call_expect(r, "quiet_fail", "{'action':'fetch','id':'f'}",
-                "{'id':'f','state':'stopped','error':'Error: boom\\n\\n[process ended: exit status 3]'}",
+                "{'id':'f','state':'stopped','error':'Error: The tool failed (exit status 3).\\n\\n"
+                "stdout:\\nboom\\n'}",
                 true);
     done(r);
 }

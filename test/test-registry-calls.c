@@ -758,6 +758,106 @@ static void turn_end_queues_the_result_of_a_handle_stopped_unseen_whatever_its_f
     done(r);
 }
 
+/* ==== What the model reads of failed handles and terminals ============================ */
+
+/* A failed handle reads as a failed one-shot run: why, then what it said
+ * on stderr and on stdout that the model has not read yet (issue 16: the
+ * handle mixed both under "Error:"). */
+static void failed_handle_reads_as_a_failed_one_shot_run(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(
+        0, pieces("once", NULL, "out:out1\\n", "err:err1\\n", "exit:3", NULL),
+        pieces("handle", "{'stateful':true}", "out:out1\\n", "err:err1\\n", "read", "out:out2\\n",
+               "err:err2\\n", "exit:3", NULL),
+        NULL);
+
+    call_expect_text(r, "once", "{}",
+                     "Error: The tool failed (exit status 3).\n\nstderr:\nerr1\n\n\nstdout:\nout1\n",
+                     true);
+    json_t *resp = act(r, "handle", js("{'action':'spawn','id':'h','wait_secs':5}"), NULL);
+    ru_assert_contains(field(resp, "content"), "out1\n");
+    ru_assert_contains(field(resp, "content"), "err1\n");
+    json_decref(resp);
+    bool err = false;
+    resp = act(r, "handle", js("{'action':'apply','id':'h','input':'go\\n','wait_secs':5}"),
+               &err);
+    /* The exit is usually there by the answer; if not, a fetch gets it. */
+    char seen[1024] = "";
+    while (strcmp(field(resp, "state"), "running") == 0) {
+        strncat(seen, field(resp, "content"), sizeof(seen) - strlen(seen) - 1);
+        json_decref(resp);
+        resp = act(r, "handle", js("{'action':'fetch','id':'h','wait_secs':5}"), &err);
+    }
+    assert_true(err);
+    const char *error = field(resp, "error");
+    if (seen[0] == '\0')
+        assert_string_equal(error, "Error: The tool failed (exit status 3).\n\nstderr:\nerr2\n"
+                                   "\n\nstdout:\nout2\n");
+    else
+        ru_assert_contains(error, "Error: The tool failed (exit status 3).");
+    assert_null(strstr(error, "[process ended"));
+    json_decref(resp);
+    done(r);
+}
+
+#define PY_REPL(name, extra)                                                                  \
+    "{'name':'" name "','stateful':true,'pty':true," extra "'command':['python3','-i','-q']}"
+
+/* A REPL on a terminal: "\r\n" reaches the model as "\n"; the terminal
+ * echoes the input, unless the definition says "pty_echo": false. */
+static void repl_on_a_terminal_reads_with_newlines_and_echo_as_asked(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_with(
+        js("{'tools':[" PY_REPL("py", "") "," PY_REPL("py_quiet", "'pty_echo':false,") "]}"), 0);
+
+    call_expect(r, "py", "{'action':'spawn','id':'p','wait_secs':20}",
+                "{'id':'p','state':'running','content':'>>> '}", false);
+    call_expect(r, "py", "{'action':'apply','id':'p','input':'print(6 * 7)\\n','wait_secs':20}",
+                "{'id':'p','state':'running','content':'print(6 * 7)\\n42\\n>>> '}", false);
+    call_expect(r, "py_quiet", "{'action':'spawn','id':'q','wait_secs':20}",
+                "{'id':'q','state':'running','content':'>>> '}", false);
+    call_expect(r, "py_quiet",
+                "{'action':'apply','id':'q','input':'print(6 * 7)\\n','wait_secs':20}",
+                "{'id':'q','state':'running','content':'42\\n>>> '}", false);
+    done(r);
+}
+
+/* Only "\r\n" changes: a lone '\r' (a progress line) stays, and line ends
+ * written a byte at a time come out the same. */
+static void terminal_line_ends_change_and_nothing_else(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(
+        0, pieces("progress", "{'pty':true}", "out:50%\\r100%\\n", "exit:0", NULL),
+        pieces("bytes", "{'pty':true}", "bytes:one\\ntwo\\n", "exit:0", NULL),
+        pieces("quiet", "{'stateful':true,'pty':true,'pty_echo':false}", "echo", NULL), NULL);
+
+    call_expect_text(r, "progress", "{}", "50%\r100%\n", false);
+    for (int i = 0; i < REPEATS; i++)
+        call_expect_text(r, "bytes", "{}", "one\ntwo\n", false);
+    call_expect(r, "quiet", "{'action':'spawn','id':'q'}",
+                "{'id':'q','state':'running','content':''}", false);
+    call_expect(r, "quiet", "{'action':'apply','id':'q','input':'abc\\n'}",
+                "{'id':'q','state':'running','content':'got: abc\\n'}", false);
+    done(r);
+}
+
+/* pty_echo is a terminal's: refused without one. */
+static void pty_echo_without_a_terminal_is_refused(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_with(js("{'tools':[]}"), 0);
+
+    assert_int_equal(jpt_registry_load_tools(r, js("{'tools':[{'name':'t','command':['true'],"
+                                                   "'pty_echo':false}]}"),
+                                             0),
+                     JPT_ERR_INVALID);
+    ru_assert_contains(jpt_registry_errmsg(r), "'pty_echo' needs 'pty': true");
+    done(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -780,6 +880,10 @@ int main(void)
         T(turn_end_without_a_handler_stops_a_live_shell_at_once),
         T(turn_end_keep_notifies_the_handles_it_leaves_running),
         T(turn_end_queues_the_result_of_a_handle_stopped_unseen_whatever_its_flags),
+        T(failed_handle_reads_as_a_failed_one_shot_run),
+        T(repl_on_a_terminal_reads_with_newlines_and_echo_as_asked),
+        T(terminal_line_ends_change_and_nothing_else),
+        T(pty_echo_without_a_terminal_is_refused),
     };
     return TU_RUN(tests);
 }

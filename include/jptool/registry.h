@@ -27,7 +27,11 @@
  * new output, `apply` sends it input or answers its question, `abort` stops
  * it. spawn and apply settle: they answer once the tool's output has been
  * quiet for settle_ms, or yield_ms after the action at the latest, with the
- * handle still running if it is; fetch answers at once. Every answer holds
+ * handle still running if it is; fetch answers at once. A handle whose
+ * process fails (exits non-zero, is killed by a signal, or is stopped by the
+ * registry) ends as a failed one-shot call does: an error reading "The tool
+ * failed (exit status 3)." (or why the registry stopped it), then
+ * "stderr:" and "stdout:" with what the model had not read yet of each. Every answer holds
  * all the tool printed up to the moment it is made, and the exit if the
  * process has ended, however long the host went without dispatching. With
  * `wait_secs` (spawn, fetch and apply; up to a day) a handle with nothing
@@ -275,7 +279,18 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *   stateful         true: the tool takes actions (spawn is implied)
  *   actions          those of "fetch", "apply", "abort" it supports
  *                    (default: all three; needs stateful)
- *   pty              true: run on a pseudo-terminal (TERM=dumb, 24x80)
+ *   pty              true: run on a pseudo-terminal (TERM=dumb, 24x80). The
+ *                    model reads its output with the terminal's "\r\n"
+ *                    made "\n" (a lone "\r" stays; the output handler
+ *                    gets the bytes as written). A terminal echoes what it
+ *                    reads: an apply's answer starts with its own input, as
+ *                    a person at the terminal would see it
+ *   pty_echo         false: the terminal starts with echo off (termios
+ *                    ECHO), so the model reads only what the program
+ *                    prints; line editors that echo for the terminal
+ *                    (readline: bash -i, python3 -i) then echo nothing
+ *                    either. A program may turn it back on (stty echo).
+ *                    Default true; needs pty
  *   question_target  "user" (default) or "assistant": who the inquiry
  *                    handler should ask
  *   settle_ms, yield_ms   as in the registry options, for this tool

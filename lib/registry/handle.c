@@ -213,6 +213,9 @@ int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why)
 
     h->run.action = action;
     h->run.aborted = false;
+    h->run.read_out = h->run.read_err = 0;
+    h->run.end_has_output = false;
+    h->received_out = h->received_err = 0;
     h->never_ran = false;
     h->kind = JPT_STATE_RUNNING;
     jpt__free(h->failure);
@@ -558,6 +561,10 @@ static void sink_text(jpt__run *run, int stream, const char *p, size_t n)
 
     h->unread_partial = false;
     h->partial_announced = false;
+    if (stream == JPT__STDOUT)
+        h->received_out += n;
+    else
+        h->received_err += n;
     if (jpt__capture_append(&h->text, p, n) < 0 ||
         (stream == JPT__STDOUT && jpt__capture_append(&h->recent, p, n) < 0))
         out_of_memory(h);
