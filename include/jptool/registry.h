@@ -215,7 +215,9 @@ typedef struct jpt_registry_options {
  * already: another registry uses it, or a crashed one left it; see
  * jpt_registry_reap_stale()), JPT_ERR_IO (creating the epoll fd, timerfd or
  * eventfd, opening /dev/null, writing the state file, or becoming a child
- * subreaper), JPT_ERR_NOMEM. */
+ * subreaper), JPT_ERR_NOMEM. There is no registry to hold the message:
+ * jpt_last_error() names the option and why ("jpt_registry_new: settle_ms
+ * is -1: a duration is 0 (the default) or more"). */
 JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts,
                                 jpt_registry **out);
 
@@ -832,7 +834,8 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
  * is killed only if its pid still has the recorded start time, so a reused
  * pid is never touched. `killed` (may be NULL) receives the count.
  * Errors: JPT_ERR_INVALID, JPT_ERR_IO (the file cannot be read or
- * removed; a missing file is not an error), JPT_ERR_NOMEM. */
+ * removed; a missing file is not an error), JPT_ERR_NOMEM; jpt_last_error()
+ * says why. */
 JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed);
 
 /* ---- VFS tools ---------------------------------------------------------------

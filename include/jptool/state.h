@@ -91,7 +91,8 @@ typedef struct jpt_state jpt_state;
  * `flags` is 0 or JPT_PARSE_RAW. `data` may be NULL when `len` is 0.
  *
  * Errors: JPT_ERR_INVALID (out is NULL, data is NULL with len > 0, unknown
- * flags), JPT_ERR_NOMEM. Malformed output is never an error. */
+ * flags), JPT_ERR_NOMEM, with jpt_last_error() saying which. Malformed
+ * output is never an error. */
 JPT_EXPORT int jpt_state_parse(const char *data, size_t len, unsigned flags,
                                jpt_state **out);
 

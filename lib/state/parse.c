@@ -410,15 +410,19 @@ JPT_EXPORT int jpt_state_parse(const char *data, size_t len, unsigned flags,
     bool recognised = false;
     int rc = JPT_OK;
 
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_state_parse: out is NULL");
     *out = NULL;
-    if ((data == NULL && len > 0) || (flags & ~JPT_PARSE_RAW) != 0)
-        return JPT_ERR_INVALID;
+    if (data == NULL && len > 0)
+        return jpt__fail(JPT_ERR_INVALID, "jpt_state_parse: data is NULL but len is %zu", len);
+    if ((flags & ~JPT_PARSE_RAW) != 0)
+        return jpt__fail(JPT_ERR_INVALID, "jpt_state_parse: unknown flags 0x%x",
+                         flags & ~JPT_PARSE_RAW);
 
     jpt_state *s = jpt__state_alloc(JPT_STATE_STOPPED);
     if (s == NULL)
-        return JPT_ERR_NOMEM;
+        return jpt__fail(JPT_ERR_NOMEM, "jpt_state_parse: out of memory");
 
     /* Only an object can be a structured format; checking the first byte
      * keeps plain text (the common case for shell tools) out of the JSON
@@ -435,7 +439,7 @@ JPT_EXPORT int jpt_state_parse(const char *data, size_t len, unsigned flags,
         rc = parse_raw(s, data != NULL ? data : "", len);
     if (rc < 0) {
         jpt_state_unref(s);
-        return rc;
+        return jpt__fail(rc, "jpt_state_parse: out of memory reading %zu bytes of output", len);
     }
     *out = s;
     return JPT_OK;

@@ -675,13 +675,18 @@ class HelperTest(unittest.TestCase):
                          "https://h/a~b%2Fc?q=%3D")
 
     def test_uri_errors(self):
-        for uri in ("", "file://remote.host/x", "file:///a%00b",
-                    "https://exa mple.com/"):
+        # The message is the library's (jpt_last_error): it names the URI.
+        for uri, why in (("", "jpt_uri_canonicalize: the URI is empty"),
+                         ("file://remote.host/x", "jpt_uri_canonicalize 'file://remote.host/x': "
+                                                  "a file URI naming a remote host"),
+                         ("file:///a%00b", "jpt_uri_canonicalize 'file:///a%00b': a file URI"),
+                         ("https://exa mple.com/", "jpt_uri_canonicalize 'https://exa "
+                                                   "mple.com/': libcurl refuses it")):
             with self.assertRaises(JptError) as cm:
                 jptool.uri_canonicalize(uri)
             self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID, uri)
-            self.assertEqual(cm.exception.message,
-                             "invalid argument or malformed input")
+            self.assertTrue(cm.exception.message.startswith(why), cm.exception.message)
+            self.assertEqual(jptool.last_error(), cm.exception.message)
 
     def test_mime_fence_lang(self):
         cases = {
@@ -1639,14 +1644,35 @@ class RegistryTest(unittest.TestCase):
                 self.assertTrue(os.path.exists(state_file))
             self.assertFalse(os.path.exists(state_file))
             self.assertEqual(jptool.reap_stale(state_file), 0)  # missing: no error
+        # The library's message (jpt_last_error) names the option and why
+        # (issue 16: there was none).
         with self.assertRaises(JptError) as cm:
             Registry(root="/nonexistent/jptool/root")
         self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
-        with self.assertRaises(JptError):
+        self.assertEqual(cm.exception.message, "jpt_registry_new: root "
+                         "'/nonexistent/jptool/root': No such file or directory")
+        self.assertEqual(jptool.last_error(), cm.exception.message)
+        with self.assertRaises(JptError) as cm:
             Registry(settle_ms=-1)
+        self.assertEqual(cm.exception.message, "jpt_registry_new: settle_ms is -1: a "
+                         "duration is 0 (the default) or more")
         with self.assertRaises(JptError) as cm:
             Registry(turn_end_timeout_ms=-1)
         self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+        self.assertIn("turn_end_timeout_ms is -1", cm.exception.message)
+        with Registry():
+            self.assertEqual(jptool.last_error(), "")  # a success clears it
+        with self.assertRaises(JptError) as cm:
+            jptool.Files.open_dir("/nonexistent/jptool/root")
+        self.assertIn("jpt_files_open_dir '/nonexistent/jptool/root'", cm.exception.message)
+        with self.assertRaises(JptError) as cm:
+            jptool.State.new(9)
+        self.assertEqual(cm.exception.message,
+                         "jpt_state_new: kind 9 is not a JPT_STATE_* kind")
+        with tempfile.TemporaryDirectory() as d, self.assertRaises(JptError) as cm:
+            jptool.reap_stale(d)  # a directory: it cannot be removed as a file
+        self.assertEqual(cm.exception.status, jptool.JPT_ERR_IO)
+        self.assertIn("jpt_registry_reap_stale: removing", cm.exception.message)
         with self.assertRaises(ValueError):
             Registry(turn_end_timeout_ms=2 ** 31)
         with self.assertRaises(TypeError):
