@@ -286,7 +286,9 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    made "\n" (a lone "\r" stays; the output handler
  *                    gets the bytes as written). A terminal echoes what it
  *                    reads: an apply's answer starts with its own input, as
- *                    a person at the terminal would see it
+ *                    a person at the terminal would see it (twice when it
+ *                    arrives before a line editor such as readline reads
+ *                    it: once from the terminal, once from the editor)
  *   pty_echo         false: the terminal starts with echo off (termios
  *                    ECHO), so the model reads only what the program
  *                    prints; line editors that echo for the terminal
