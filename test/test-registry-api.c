@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -831,7 +832,20 @@ static void new_refuses_an_options_struct_that_is_too_small(void **state)
     o.size = offsetof(jpt_registry_options, max_processes) - 1;
     assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
     assert_null(r);
+    char why[256];
+    snprintf(why, sizeof(why),
+             "jpt_registry_new: opts->size %zu is less than any jpt_registry_options (%zu)",
+             o.size, offsetof(jpt_registry_options, max_processes));
+    assert_string_equal(jpt_last_error(), why);
     assert_int_equal(jpt_registry_new(NULL, NULL), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_registry_new: out is NULL");
+    /* A newer caller's struct with a field this library does not know. */
+    struct {
+        jpt_registry_options o;
+        int newer;
+    } newer = {.o = {.size = sizeof(newer)}, .newer = 1};
+    assert_int_equal(jpt_registry_new(&newer.o, &r), JPT_ERR_UNSUPPORTED);
+    ru_assert_contains(jpt_last_error(), "opts sets fields past the");
 }
 
 /* A host built against 0.1.0's header passes its smaller struct: the
@@ -857,35 +871,71 @@ static void new_takes_the_options_struct_of_an_older_caller(void **state)
     jpt_registry_free(r);
 }
 
+/* Each refusal names its option and why (jpt_last_error; issue 16: there
+ * was no message anywhere). */
 static void new_refuses_negative_durations(void **state)
 {
     (void)state;
-    for (int which = 0; which < 4; which++) {
+    static const char *const names[] = {"kill_grace_ms", "settle_ms", "yield_ms", "drain_ms",
+                                        "turn_end_timeout_ms"};
+    for (int which = 0; which < 5; which++) {
         jpt_registry_options o = {.size = sizeof(o)};
         jpt_registry *r = (jpt_registry *)&o;
+        char why[128];
         if (which == 0)
             o.kill_grace_ms = -1;
         else if (which == 1)
             o.settle_ms = -1;
         else if (which == 2)
             o.yield_ms = -1;
-        else
+        else if (which == 3)
             o.drain_ms = -1;
+        else
+            o.turn_end_timeout_ms = -1;
         assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
         assert_null(r);
+        snprintf(why, sizeof(why),
+                 "jpt_registry_new: %s is -1: a duration is 0 (the default) or more",
+                 names[which]);
+        assert_string_equal(jpt_last_error(), why);
     }
+    jpt_registry *r = NULL;
+    jpt_registry_options o = {.size = sizeof(o), .max_inquiry_rounds = -2};
+    assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_registry_new: max_inquiry_rounds is -2: a count "
+                                          "is 0 (the default) or more");
+    o = (jpt_registry_options){.size = sizeof(o), .flags = 0x10};
+    assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_registry_new: flags 0x10: unknown flags 0x10 "
+                                          "(JPT_REGISTRY_KEEP_SPOOL is the only one)");
+    o = (jpt_registry_options){.size = sizeof(o), .containment = 9};
+    assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(),
+                        "jpt_registry_new: containment 9 is not a JPT_CONTAIN_* mode");
+    o = (jpt_registry_options){.size = sizeof(o), .sandbox_mode = 9};
+    assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(),
+                        "jpt_registry_new: sandbox_mode 9 is not a JPT_SANDBOX_* mode");
+    /* A success clears it. */
+    assert_int_equal(jpt_registry_new(NULL, &r), JPT_OK);
+    assert_string_equal(jpt_last_error(), "");
+    jpt_registry_free(r);
 }
 
 static void new_refuses_a_root_that_is_not_a_directory(void **state)
 {
     (void)state;
     const char *roots[] = {TOOL("sleep-ms"), "/nonexistent/jpt-no-such-dir"};
+    const char *why[] = {"jpt_registry_new: root '" TOOL("sleep-ms") "' is not a directory",
+                         "jpt_registry_new: root '/nonexistent/jpt-no-such-dir': No such file "
+                         "or directory"};
 
     for (size_t i = 0; i < 2; i++) {
         jpt_registry_options o = {sizeof(o), .root = roots[i]};
         jpt_registry *r = (jpt_registry *)&o;
         assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_INVALID);
         assert_null(r);
+        assert_string_equal(jpt_last_error(), why[i]);
     }
 }
 
@@ -901,6 +951,104 @@ static void new_fails_when_the_state_file_cannot_be_written(void **state)
     jpt_registry_free(r);
     assert_int_equal(rc, JPT_ERR_IO);
     assert_false(got_registry);
+    assert_string_equal(jpt_last_error(), "jpt_registry_new: opening the state file "
+                                          "/nonexistent/jpt-no-such-dir/children: No such file "
+                                          "or directory");
+}
+
+/* common.h, jpt_last_error: every function without an object to keep its
+ * message says why it failed, naming the argument or option. */
+static void calls_without_an_object_say_why_they_failed(void **state)
+{
+    (void)state;
+    jpt_vfs_host *h = NULL;
+    jpt_files *f = NULL;
+    jpt_policy *p = NULL;
+    jpt_state *s = NULL;
+    jpt_vfs_tool *t = NULL;
+    char *out = NULL;
+
+    jpt_vfs_host_options ho = {.size = sizeof(ho), .request_timeout_ms = -2};
+    assert_int_equal(jpt_vfs_host_new(&ho, &h), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_vfs_host_new: request_timeout_ms is -2: it is "
+                                          "-1 (none), 0 (the default) or more");
+    ho = (jpt_vfs_host_options){.size = sizeof(ho), .root = "/nonexistent/jpt-no-such-dir"};
+    assert_true(jpt_vfs_host_new(&ho, &h) < 0);
+    ru_assert_contains(jpt_last_error(), "jpt_vfs_host_new: root: jpt_files_open_dir "
+                                         "'/nonexistent/jpt-no-such-dir': ");
+    ho = (jpt_vfs_host_options){.size = sizeof(ho), .sandbox_json = "{\"network\":1}"};
+    assert_int_equal(jpt_vfs_host_new(&ho, &h), JPT_ERR_INVALID);
+    ru_assert_contains(jpt_last_error(), "jpt_vfs_host_new: sandbox_json: ");
+    ru_assert_contains(jpt_last_error(), "network");
+
+    assert_true(jpt_files_open_dir("/nonexistent/jpt-no-such-dir", 0, &f) < 0);
+    ru_assert_contains(jpt_last_error(), "jpt_files_open_dir '/nonexistent/jpt-no-such-dir': ");
+    assert_int_equal(jpt_files_open_dir("/tmp", 0x8000, &f), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_files_open_dir: unknown flags 0x8000");
+    assert_int_equal(jpt_files_new(NULL, NULL, &f), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_files_new: ops is NULL");
+
+    assert_int_equal(jpt_policy_new("{", &p), JPT_ERR_INVALID);
+    char why[600];
+    snprintf(why, sizeof(why), "jpt_policy_new: %s", jpt_policy_errmsg(p));
+    assert_string_equal(jpt_last_error(), why);
+    jpt_policy_free(p);
+    assert_int_equal(jpt_policy_normalize_path("/etc", &out), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_policy_normalize_path '/etc': is absolute: "
+                                          "paths are relative to the workspace root");
+
+    assert_int_equal(jpt_state_parse(NULL, 3, 0, &s), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_state_parse: data is NULL but len is 3");
+    assert_int_equal(jpt_state_parse("x", 1, 0x80, &s), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_state_parse: unknown flags 0x80");
+    assert_int_equal(jpt_state_new(7, &s), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_state_new: kind 7 is not a JPT_STATE_* kind");
+    assert_int_equal(jpt_uri_canonicalize("", NULL, &out), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_uri_canonicalize: the URI is empty");
+    assert_int_equal(jpt_uri_canonicalize("a.txt", "relative", &out), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_uri_canonicalize: root 'relative' is not an "
+                                          "absolute path or file URI");
+
+    assert_int_equal(jpt_registry_reap_stale("/", NULL), JPT_ERR_IO);
+    ru_assert_contains(jpt_last_error(), "jpt_registry_reap_stale: removing '/': ");
+    assert_int_equal(jpt_vfs_tool_connect_fds(-1, 1, NULL, &t), JPT_ERR_INVALID);
+    assert_string_equal(jpt_last_error(), "jpt_vfs_tool_connect: in_fd is -1, not a file "
+                                          "descriptor");
+    assert_int_equal(jpt_set_allocator(NULL), JPT_ERR_STATE);
+    ru_assert_contains(jpt_last_error(), "jpt_set_allocator: the library has allocated memory "
+                                         "already");
+
+    /* A success clears it. */
+    assert_int_equal(jpt_state_new(JPT_STATE_RUNNING, &s), JPT_OK);
+    assert_string_equal(jpt_last_error(), "");
+    jpt_state_unref(s);
+}
+
+static void *fail_in_a_thread(void *arg)
+{
+    jpt_state *s = NULL;
+
+    (void)arg;
+    if (jpt_state_new(8, &s) != JPT_ERR_INVALID)
+        return NULL;
+    return strdup(jpt_last_error());
+}
+
+/* Each thread reads its own last error. */
+static void last_error_is_the_threads_own(void **state)
+{
+    (void)state;
+    jpt_state *s = NULL;
+    pthread_t thread;
+    void *theirs = NULL;
+
+    assert_int_equal(jpt_state_new(7, &s), JPT_ERR_INVALID);
+    assert_int_equal(pthread_create(&thread, NULL, fail_in_a_thread, NULL), 0);
+    assert_int_equal(pthread_join(thread, &theirs), 0);
+    assert_non_null(theirs);
+    assert_string_equal(theirs, "jpt_state_new: kind 8 is not a JPT_STATE_* kind");
+    free(theirs);
+    assert_string_equal(jpt_last_error(), "jpt_state_new: kind 7 is not a JPT_STATE_* kind");
 }
 
 /* ---- Builtin tools ------------------------------------------------------------------- */
@@ -2021,6 +2169,8 @@ int main(void)
         cmocka_unit_test(new_takes_the_options_struct_of_an_older_caller),
         cmocka_unit_test(new_refuses_negative_durations),
         cmocka_unit_test(new_refuses_a_root_that_is_not_a_directory),
+        cmocka_unit_test(calls_without_an_object_say_why_they_failed),
+        cmocka_unit_test(last_error_is_the_threads_own),
         cmocka_unit_test(new_fails_when_the_state_file_cannot_be_written),
         /* Builtins */
         cmocka_unit_test(builtin_one_shot_result_is_the_rendering_of_its_stopped_state),

@@ -1105,7 +1105,8 @@ static void failed_handle_leaves_an_on_failure_notification(void **state)
     touch_go();
     assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
     assert_notifications(r, "[{'id':'b','tool':'build','state':'stopped',"
-                            "'result':'Error: boom\\n\\n[process ended: exit status 3]','is_error':true}]");
+                            "'result':'Error: The tool failed (exit status 3).\\n\\nstdout:\\nboom\\n',"
+                            "'is_error':true}]");
     assert_gone(r, "build", "b");
     done(r);
 }
@@ -1200,7 +1201,8 @@ static void notification_flags_set_false_suppress_them(void **state)
                 "{'id':'s','state':'stopped','result':'built\\n\\n[process ended: exit status 0]'}",
                 false);
     call_expect(r, "quiet_fail", "{'action':'fetch','id':'f'}",
-                "{'id':'f','state':'stopped','error':'Error: boom\\n\\n[process ended: exit status 3]'}",
+                "{'id':'f','state':'stopped','error':'Error: The tool failed (exit status 3).\\n\\n"
+                "stdout:\\nboom\\n'}",
                 true);
     done(r);
 }
@@ -1308,7 +1310,8 @@ static json_t *end_turn(jpt_registry *r, unsigned flags)
 }
 
 /* "abort: JP terminates all outstanding handles immediately. Results are
- * lost." */
+ * lost." — its output; a notification says that it was aborted (issue 16:
+ * every handle the turn end touches says what became of it). */
 static void turn_end_abort_kills_the_handle_and_loses_its_result(void **state)
 {
     (void)state;
@@ -1320,7 +1323,9 @@ static void turn_end_abort_kills_the_handle_and_loses_its_result(void **state)
     json_t *res = end_turn(r, 0);
     assert_json(res, "[]");
     assert_int_equal(children(), 0);
-    assert_notifications(r, "[]");
+    assert_notifications(r, "[{'id':'h','tool':'nap_abort','state':'stopped','result':"
+                            "'The turn ended: the handle was aborted (on_turn_end "
+                            "\\\"abort\\\"), and its output discarded','is_error':false}]");
     assert_gone(r, "nap_abort", "h");
     done(r);
 }
@@ -1343,8 +1348,7 @@ static void turn_end_await_waits_and_queues_the_result(void **state)
 }
 
 /* "If the timeout is exceeded, remaining handles are aborted" (the
- * turn_end_timeout_ms option); no result is queued for it (the header is
- * silent; this is what the library does). */
+ * turn_end_timeout_ms option); its notification says so (issue 16). */
 static void turn_end_await_kills_a_handle_past_the_timeout(void **state)
 {
     (void)state;
@@ -1355,7 +1359,9 @@ static void turn_end_await_kills_a_handle_past_the_timeout(void **state)
     json_t *res = end_turn(r, 0);
     assert_json(res, "[]");
     assert_int_equal(children(), 0);
-    assert_notifications(r, "[]");
+    assert_notifications(r, "[{'id':'h','tool':'nap_await','state':'stopped','result':"
+                            "'Error: The turn end waited 300 ms (turn_end_timeout_ms) for the "
+                            "handle to stop: it was stopped','is_error':true}]");
     assert_gone(r, "nap_await", "h");
     done(r);
 }
@@ -1459,7 +1465,10 @@ static void turn_end_inquire_asks_once_and_waits_or_aborts_per_handle(void **sta
                        false);
     assert_int_equal(inq.asked, 1);
     assert_int_equal(children(), 0);
-    assert_notifications(r, "[]");
+    assert_notifications(r, "[{'id':'test','tool':'cargo_test','state':'stopped','result':"
+                            "'The turn ended: the handle was aborted, as the answer to the "
+                            "turn-end question chose, and its output discarded',"
+                            "'is_error':false}]");
     assert_gone(r, "cargo_check", "check");
     assert_gone(r, "cargo_test", "test");
     done(r);
@@ -1524,19 +1533,23 @@ static void turn_end_answer_is_checked_against_its_schema(void **state)
     done(r);
 }
 
-/* registry.h: "Without a handler … these handles are treated as
- * "await"." */
-static void turn_end_inquire_without_a_handler_awaits(void **state)
+/* registry.h: without a handler nobody can choose to wait, so an
+ * inquire handle is stopped at once (issue 16: it used to block the turn
+ * end for the whole timeout, 120 s by default, and then vanish), its
+ * notification saying why. */
+static void turn_end_inquire_without_a_handler_stops_at_once(void **state)
 {
     (void)state;
     jpt_registry *r = registry(js(policy_tools), 0);
 
-    call_expect(r, "nap_inquire", "{'action':'spawn','id':'h','ms':400}",
+    call_expect(r, "nap_inquire", "{'action':'spawn','id':'h','ms':60000}",
                 "{'id':'h','state':'running','content':''}", false);
     json_t *res = end_turn(r, 0);
     assert_json(res, "[]");
-    assert_notifications(r, "[{'id':'h','tool':'nap_inquire','state':'stopped',"
-                            "'result':'slept 400\\n\\n[process ended: exit status 0]','is_error':false}]");
+    assert_int_equal(children(), 0);
+    assert_notifications(r, "[{'id':'h','tool':'nap_inquire','state':'stopped','result':"
+                            "'Error: The turn ended with nobody to ask whether to wait for the "
+                            "handle (no inquiry handler): it was stopped','is_error':true}]");
     done(r);
 }
 
@@ -1728,7 +1741,7 @@ int main(void)
         T(turn_end_inquire_asks_once_and_waits_or_aborts_per_handle),
         T(turn_end_answer_may_name_handles_in_any_order),
         T(turn_end_answer_is_checked_against_its_schema),
-        T(turn_end_inquire_without_a_handler_awaits),
+        T(turn_end_inquire_without_a_handler_stops_at_once),
         T(turn_end_question_cancelled_awaits),
         T(turn_end_leaves_no_live_handle),
         T(turn_end_keeps_the_notification_of_a_handle_stopped_unseen),

@@ -497,9 +497,10 @@ static void freed_batch_spawn_of_a_missing_command_leaks_nothing(void **state)
     done(r);
 }
 
-/* An action on a handle another action waits on fails at once ("busy");
- * the apply before it in the batch answers later, into the void. */
-static void freed_batch_action_on_a_busy_handle_leaks_nothing(void **state)
+/* Two actions on one handle in one batch run in turn (issue 16): freed at
+ * once, the apply under way answers into the void, and the fetch waiting
+ * for its turn never runs. */
+static void freed_batch_with_a_call_waiting_its_turn_leaks_nothing(void **state)
 {
     (void)state;
     jpt_registry *r = registry(js(stdio_tools), 0);
@@ -509,8 +510,9 @@ static void freed_batch_action_on_a_busy_handle_leaks_nothing(void **state)
     json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'apply','id':'e','input':'x\\n'}},"
         "{'id':'2','name':'echo','arguments':{'action':'fetch','id':'e'}}]");
-    ru_assert_text(res, 1, "2", "Handle `e` is busy with another action; try again once it has "
-                             "answered", true);
+    ru_assert_response(res, 0, "1", "{'id':'e','state':'running','content':'echo: x\\n> '}",
+                       false);
+    ru_assert_response(res, 1, "2", "{'id':'e','state':'running','content':''}", false);
     assert_freed_batch_leaks_nothing(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'apply','id':'e','input':'y\\n'}},"
         "{'id':'2','name':'echo','arguments':{'action':'fetch','id':'e'}}]");
@@ -1253,7 +1255,7 @@ int main(void)
         /* 3 */
         T(freed_batch_spawn_with_arguments_off_the_schema_leaks_nothing),
         T(freed_batch_spawn_of_a_missing_command_leaks_nothing),
-        T(freed_batch_action_on_a_busy_handle_leaks_nothing),
+        T(freed_batch_with_a_call_waiting_its_turn_leaks_nothing),
         /* 4 */
         T(cancelled_one_shot_refuses_the_answer_to_its_question),
         /* 5 */

@@ -441,6 +441,54 @@ static void tool_state_stopped_err_keeps_message_trace_and_transient(void **stat
     jpt_state_unref(s);
 }
 
+/* RFD 009's and D11's examples give the result itself:
+ * {"type":"stopped","result":"Staged 3 hunks."} (issue 16). */
+static void tool_state_stopped_plain_result_is_success_with_text(void **state)
+{
+    (void)state;
+    jpt_state *s = tu_parse("{\"type\":\"stopped\",\"result\":\"Staged 3 hunks.\"}");
+
+    assert_int_equal(jpt_state_kind(s), JPT_STATE_STOPPED);
+    assert_no_error(s);
+    assert_int_equal(jpt_state_block_count(s), 1);
+    assert_text_block(s, 0, "Staged 3 hunks.");
+    assert_warnings(s, NULL);
+    jpt_state_unref(s);
+}
+
+static void tool_state_stopped_result_may_be_blocks_or_null(void **state)
+{
+    (void)state;
+    jpt_state *s = tu_parse("{\"type\":\"stopped\",\"result\":[{\"type\":\"text\","
+                            "\"text\":\"a\"}]}");
+
+    assert_int_equal(jpt_state_block_count(s), 1);
+    assert_text_block(s, 0, "a");
+    assert_warnings(s, NULL);
+    jpt_state_unref(s);
+    s = tu_parse("{\"type\":\"stopped\",\"content\":\"kept\",\"result\":null}");
+    assert_no_error(s);
+    assert_int_equal(jpt_state_block_count(s), 1);
+    assert_text_block(s, 0, "kept");
+    assert_warnings(s, NULL);
+    jpt_state_unref(s);
+}
+
+static void tool_state_stopped_other_result_is_a_warning(void **state)
+{
+    (void)state;
+    jpt_state *s = tu_parse("{\"type\":\"stopped\",\"result\":{\"Ok\":\"a\",\"b\":1}}");
+
+    assert_int_equal(jpt_state_block_count(s), 0);
+    assert_warnings(s, STRINGS("result is another object, not a string, a block array, "
+                               "{\"Ok\": …} or {\"Err\": {…}}; ignored"));
+    jpt_state_unref(s);
+    s = tu_parse("{\"type\":\"stopped\",\"result\":42}");
+    assert_warnings(s, STRINGS("result is an integer, not a string, a block array, "
+                               "{\"Ok\": …} or {\"Err\": {…}}; ignored"));
+    jpt_state_unref(s);
+}
+
 static void tool_state_content_block_array_keeps_blocks(void **state)
 {
     (void)state;
@@ -1295,6 +1343,9 @@ int main(void)
         cmocka_unit_test(tool_state_waiting_puts_question_after_content),
         cmocka_unit_test(tool_state_stopped_ok_is_success_with_text),
         cmocka_unit_test(tool_state_stopped_err_keeps_message_trace_and_transient),
+        cmocka_unit_test(tool_state_stopped_plain_result_is_success_with_text),
+        cmocka_unit_test(tool_state_stopped_result_may_be_blocks_or_null),
+        cmocka_unit_test(tool_state_stopped_other_result_is_a_warning),
         cmocka_unit_test(tool_state_content_block_array_keeps_blocks),
         cmocka_unit_test(tool_state_stopped_with_error_member_is_error),
         cmocka_unit_test(tool_state_stopped_with_null_error_is_success),

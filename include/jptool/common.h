@@ -21,7 +21,8 @@
  *    a free, cancel or setter does nothing.
  *
  * Threading: the library keeps no global mutable state except the allocator
- * and log hooks below, which are set once before anything else is used. */
+ * and log hooks below, which are set once before anything else is used, and
+ * each thread's last error (jpt_last_error), which is the thread's own. */
 #ifndef JPTOOL_COMMON_H
 #define JPTOOL_COMMON_H
 
@@ -71,6 +72,24 @@ JPT_EXPORT const char *jpt_status_name(int status);
 /* Frees memory the library handed to the caller (strings returned through a
  * `char **out` parameter). NULL is accepted and ignored. */
 JPT_EXPORT void jpt_free(void *p);
+
+/* Why the last call on this thread of a function that has no object to
+ * keep its message failed: jpt_registry_new(), jpt_vfs_host_new(),
+ * jpt_files_open_dir(), jpt_files_new_memory(), jpt_files_new(),
+ * jpt_policy_new(), jpt_policy_normalize_path(), jpt_state_new(),
+ * jpt_state_parse(), jpt_uri_canonicalize(), jpt_registry_reap_stale(),
+ * jpt_set_allocator(), and jpt_vfs_tool_connect() and
+ * jpt_vfs_tool_connect_fds() when they return no tool. Each of them clears
+ * it as it begins and, on every error it returns, sets it to a message that
+ * names the argument or option and the reason ("jpt_registry_new:
+ * settle_ms is -1: a duration is 0 (the default) or more"; "jpt_registry_new:
+ * root '/srv/x': No such file or directory"). Like errno, it is meant to be
+ * read right after such a call returned an error: another call into jptool
+ * on the thread may change it. Functions that work on an object keep their
+ * messages there (jpt_registry_errmsg(), jpt_state_errmsg(), …). Never
+ * NULL; the text is the calling thread's own (thread-local storage), valid
+ * until the thread's next call into jptool. */
+JPT_EXPORT const char *jpt_last_error(void);
 
 /* ---- Allocator hook -----------------------------------------------------
  * Every allocation the library makes goes through these functions, and so do

@@ -27,7 +27,11 @@
  * new output, `apply` sends it input or answers its question, `abort` stops
  * it. spawn and apply settle: they answer once the tool's output has been
  * quiet for settle_ms, or yield_ms after the action at the latest, with the
- * handle still running if it is; fetch answers at once. Every answer holds
+ * handle still running if it is; fetch answers at once. A handle whose
+ * process fails (exits non-zero, is killed by a signal, or is stopped by the
+ * registry) ends as a failed one-shot call does: an error reading "The tool
+ * failed (exit status 3)." (or why the registry stopped it), then
+ * "stderr:" and "stdout:" with what the model had not read yet of each. Every answer holds
  * all the tool printed up to the moment it is made, and the exit if the
  * process has ended, however long the host went without dispatching. With
  * `wait_secs` (spawn, fetch and apply; up to a day) a handle with nothing
@@ -211,7 +215,9 @@ typedef struct jpt_registry_options {
  * already: another registry uses it, or a crashed one left it; see
  * jpt_registry_reap_stale()), JPT_ERR_IO (creating the epoll fd, timerfd or
  * eventfd, opening /dev/null, writing the state file, or becoming a child
- * subreaper), JPT_ERR_NOMEM. */
+ * subreaper), JPT_ERR_NOMEM. There is no registry to hold the message:
+ * jpt_last_error() names the option and why ("jpt_registry_new: settle_ms
+ * is -1: a duration is 0 (the default) or more"). */
 JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts,
                                 jpt_registry **out);
 
@@ -275,7 +281,20 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *   stateful         true: the tool takes actions (spawn is implied)
  *   actions          those of "fetch", "apply", "abort" it supports
  *                    (default: all three; needs stateful)
- *   pty              true: run on a pseudo-terminal (TERM=dumb, 24x80)
+ *   pty              true: run on a pseudo-terminal (TERM=dumb, 24x80). The
+ *                    model reads its output with the terminal's "\r\n"
+ *                    made "\n" (a lone "\r" stays; the output handler
+ *                    gets the bytes as written). A terminal echoes what it
+ *                    reads: an apply's answer starts with its own input, as
+ *                    a person at the terminal would see it (twice when it
+ *                    arrives before a line editor such as readline reads
+ *                    it: once from the terminal, once from the editor)
+ *   pty_echo         false: the terminal starts with echo off (termios
+ *                    ECHO), so the model reads only what the program
+ *                    prints; line editors that echo for the terminal
+ *                    (readline: bash -i, python3 -i) then echo nothing
+ *                    either. A program may turn it back on (stty echo).
+ *                    Default true; needs pty
  *   question_target  "user" (default) or "assistant": who the inquiry
  *                    handler should ask
  *   settle_ms, yield_ms   as in the registry options, for this tool
@@ -475,7 +494,32 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
  * without functionCall) are skipped and get no result. Each call
  * remembers its shape, for jpt_batch_results_json_as().
  *
- * The calls run concurrently. A call that cannot run (unknown tool,
+ * The calls run concurrently, but an action (fetch, apply, abort) runs
+ * only once every call before it in the array that names its handle (an
+ * action's `id`, an id in an await's `any` or `all`) has answered: models
+ * send spawn + apply, apply + apply, apply + fetch, apply + abort and spawn
+ * + await + abort in one message, meaning them in that order. Each result
+ * holds what its call saw at its turn: an apply after a spawn acts on the
+ * handle the spawn made and reads the output that came after the spawn's
+ * answer; a fetch after an apply, what came after the apply's; an abort
+ * after an await runs once the await has answered (so an await followed
+ * by the action that would end its handle waits for its timeout_secs, or
+ * for as long as the handle runs without one). Spawns and awaits wait for
+ * no call, as in RFD 037's batches, where they run together: an await
+ * waits for its handles to stop, whenever they started, and one written
+ * before the spawn of its handle sees it start. The batch keeps every
+ * handle its calls name registered until it is done, so that a call after
+ * one that gave the handle's end (the spawn, a fetch, an apply or an await
+ * that answered with it stopped) finds it, and says so: "Handle `h1` has
+ * stopped, and an earlier answer gave its result" (an error, but for an
+ * abort, which has nothing left to do); a call after a spawn that failed
+ * says "Handle `h1` does not exist: its spawn failed: " and why. Calls on
+ * different handles never wait for each other. Across batches there is no
+ * order: an action on a handle that an action of another batch still waits
+ * on fails at once ("Handle `h1` is busy with another action; try again
+ * once it has answered").
+ *
+ * A call that cannot run (unknown tool,
  * arguments that are not a JSON object or fail the tool's schema, an
  * argument holding a NUL character or a number jptool cannot hold, unknown
  * handle, an action the tool does not declare, a duplicate handle id) gets
@@ -536,7 +580,10 @@ JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char *
  * and their calls end with an error that carries the output so far, awaits
  * answer with the handles' states and "cancelled": true, spawn and apply
  * answer at once with the output so far (their handles keep running),
- * calls not yet started never run.
+ * calls not yet started never run (a call waiting for its turn on a handle
+ * says "… was cancelled before it ran (it was waiting for an earlier call
+ * on handle `h1` to answer)"); cancelling only the call before it
+ * (jpt_batch_cancel_call) lets it run.
  * Finished calls keep their results. NULL-safe. */
 JPT_EXPORT void jpt_batch_cancel(jpt_batch *b);
 
@@ -556,14 +603,17 @@ JPT_EXPORT int jpt_batch_cancel_call(jpt_batch *b, const char *call_id);
  * "cancelled": true). Setting it again replaces the limit; 0 removes it. A
  * finished call is left alone. Unlike a definition's `timeout_ms`, it is
  * the host's per call, and covers every kind of call (actions and awaits
- * too). Errors: JPT_ERR_INVALID (NULL `b`, negative `timeout_ms`),
- * JPT_ERR_NOT_FOUND (no such call), JPT_ERR_NOMEM. */
+ * too), the time a call waits for its turn on a handle included (the
+ * result then says it stopped before it ran). Errors: JPT_ERR_INVALID
+ * (NULL `b`, negative `timeout_ms`), JPT_ERR_NOT_FOUND (no such call),
+ * JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_batch_set_call_timeout(jpt_batch *b, const char *call_id, int timeout_ms);
 
 /* Frees the batch. Calls still in flight keep running and their results are
- * dropped; handles they spawned stay in the registry. NULL-safe. May be
- * called from a callback, also while jpt_registry_wait() waits on this
- * batch: that wait then returns JPT_ERR_CANCELLED. */
+ * dropped; handles they spawned stay in the registry. Calls still waiting
+ * for their turn on a handle never run. NULL-safe. May be called from a
+ * callback, also while jpt_registry_wait() waits on this batch: that wait
+ * then returns JPT_ERR_CANCELLED. */
 JPT_EXPORT void jpt_batch_free(jpt_batch *b);
 
 /* ---- Driving the registry ------------------------------------------------------- */
@@ -723,8 +773,10 @@ JPT_EXPORT const char *jpt_inquiry_errmsg(const jpt_inquiry *q);
  * not watching it (no action or await on it), as its tool's
  * spawn.notifications flags allow (on_success, on_failure, on_waiting true;
  * on_content false by default); only the latest per handle is kept, and it
- * is dropped once an action shows the model that state. A stopped handle's
- * result reaches the model this way, and the handle then goes. Returns "[]"
+ * is dropped once an action shows the model that state. The turn end
+ * leaves one for each handle it ends or keeps (jpt_registry_end_turn),
+ * whatever the flags. A stopped handle's result reaches the model this way,
+ * and the handle then goes. Returns "[]"
  * when there are none. The caller frees `*json_out` with jpt_free().
  * Errors: JPT_ERR_INVALID, JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out);
@@ -732,15 +784,22 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
 /* Flags for jpt_registry_end_turn() (not both). */
 #define JPT_TURN_KEEP 0x1u  /* kill nothing: handles past their wait stay */
 #define JPT_TURN_ABORT 0x2u /* every live handle is killed at once, whatever
-                               its policy, and its result discarded (RFD 009's
-                               own turn end) */
+                               its policy, and its output discarded (RFD
+                               009's own turn end); each leaves a
+                               notification saying it was aborted */
 
-/* Ends the turn (RFD 037, "Turn-end behavior"): every live handle meets its
- * tool's spawn.lifecycle.on_turn_end policy, from the next dispatch:
- *   "abort"    it is killed and its result discarded;
+/* Ends the turn (RFD 037, "Turn-end behavior"): every live handle meets
+ * its tool's spawn.lifecycle.on_turn_end policy, from the next dispatch:
+ *   "abort"    it is killed and its output discarded; a notification says
+ *              so: {"id", "tool", "state": "stopped", "result": "The turn
+ *              ended: the handle was aborted (on_turn_end \"abort\"), and
+ *              its output discarded", "is_error": false};
  *   "await"    it is waited for, up to turn_end_timeout_ms; its result is
  *              queued as a notification for the next turn; past the
- *              timeout it is killed;
+ *              timeout it is killed, and the notification holds its last
+ *              output (what the model had not read) and then "The turn end
+ *              waited N ms (turn_end_timeout_ms) for the handle to stop: it
+ *              was stopped", an error;
  *   "inquire"  (the default) one question goes to the inquiry handler for
  *              the assistant, listing each such handle (id, tool, state,
  *              elapsed_secs, output_preview) with an action "wait" or
@@ -748,13 +807,24 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
  *              handle answered "wait" (or not mentioned) is waited for (up
  *              to the timeout) and its result becomes a result of the
  *              returned batch: {"id": handle id, "content": {"id", "state",
- *              "result"|"error"} as JSON text, "is_error"}; "abort" kills
- *              it. Without a handler, or if the question is cancelled,
- *              these handles are treated as "await".
- * Stopped handles the model has not seen go (their notifications stay).
- * The batch is done when every handle has settled; then the registry holds
- * no live handles, unless JPT_TURN_KEEP was given (handles are then left
- * running instead of killed). Free the batch with jpt_batch_free().
+ *              "result"|"error"} as JSON text, "is_error"}; past the
+ *              timeout it is killed and that result holds its last output
+ *              and why it ended, as under "await". "abort" kills it as the
+ *              abort policy does (its notification says the answer chose
+ *              it). If the handler cancels the question, these handles are
+ *              treated as "await". Without a handler nobody can choose to
+ *              wait: each is killed at once (not after the timeout), its
+ *              notification holding its last output and "The turn ended
+ *              with nobody to ask whether to wait for the handle (no
+ *              inquiry handler): it was stopped".
+ * So every handle the turn end touches has a result or a notification
+ * that says what became of it. Stopped handles the model has not seen go,
+ * their results queued as notifications whatever their tools'
+ * notification flags. The batch is done when every handle has settled;
+ * then the registry holds no live handles, unless JPT_TURN_KEEP was given:
+ * handles are then left running instead of killed, and each leaves a
+ * notification of its state (a "wait" answer's handle, a result of the
+ * batch). Free the batch with jpt_batch_free().
  * Errors: JPT_ERR_INVALID (unknown flags, or both), JPT_ERR_STATE (a turn end
  * is still settling, or the registry is shutting down), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch **out);
@@ -766,7 +836,8 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
  * is killed only if its pid still has the recorded start time, so a reused
  * pid is never touched. `killed` (may be NULL) receives the count.
  * Errors: JPT_ERR_INVALID, JPT_ERR_IO (the file cannot be read or
- * removed; a missing file is not an error), JPT_ERR_NOMEM. */
+ * removed; a missing file is not an error), JPT_ERR_NOMEM; jpt_last_error()
+ * says why. */
 JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed);
 
 /* ---- VFS tools ---------------------------------------------------------------

@@ -67,8 +67,14 @@ typedef struct jpt_state jpt_state;
  *     when the content holds a question block — a one-shot tool asking).
  *  2. RFD 009 ToolState: an object whose `type` is "running", "waiting",
  *     "stopped" or "spawned" (read as running), with `content` (a string, ""
- *     meaning none, or a block array), `question`, and `result` as {"Ok": …} or {"Err":
- *     {"message", "trace", "transient"}}.
+ *     meaning none, or a block array), `question`, and a stopped state's
+ *     end in every form the RFDs write it: `result` as the value itself (a
+ *     string, as RFD 009's and D11's examples give it, "Staged 3 hunks.",
+ *     or a block array), as RFD 009's Result {"Ok": …} or {"Err":
+ *     {"message", "trace", "transient"}}, or, without `result`, `error`
+ *     holding that ToolError (RFD 009's From<Outcome>). A stdio tool's
+ *     state lines and a VFS tool's state notifications are read here
+ *     alike.
  *  3. JP's legacy Outcome: `type` "success", "error" or "needs_input", mapped
  *     as RFD 009's table says. JP's Question ({id, text, pre_amble?,
  *     answer_type: "Boolean" | "Text" | {"Select": {"options": [...]}},
@@ -85,7 +91,8 @@ typedef struct jpt_state jpt_state;
  * `flags` is 0 or JPT_PARSE_RAW. `data` may be NULL when `len` is 0.
  *
  * Errors: JPT_ERR_INVALID (out is NULL, data is NULL with len > 0, unknown
- * flags), JPT_ERR_NOMEM. Malformed output is never an error. */
+ * flags), JPT_ERR_NOMEM, with jpt_last_error() saying which. Malformed
+ * output is never an error. */
 JPT_EXPORT int jpt_state_parse(const char *data, size_t len, unsigned flags,
                                jpt_state **out);
 

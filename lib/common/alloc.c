@@ -44,8 +44,10 @@ unsigned long jpt__alloc_failures(void)
 
 JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a)
 {
+    jpt__fail_clear();
     if (allocator_in_use)
-        return JPT_ERR_STATE;
+        return jpt__fail(JPT_ERR_STATE, "jpt_set_allocator: the library has allocated memory "
+                                        "already; set the allocator before any other call");
     if (a == NULL) {
         allocator.malloc = libc_malloc;
         allocator.realloc = libc_realloc;
@@ -54,10 +56,16 @@ JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a)
         return JPT_OK;
     }
     int rc = jpt__struct_check(a, a->size, sizeof(jpt_allocator));
+    if (rc == JPT_ERR_INVALID)
+        return jpt__fail(rc, "jpt_set_allocator: a->size %zu is less than jpt_allocator (%zu)",
+                         a->size, sizeof(jpt_allocator));
     if (rc < 0)
-        return rc;
+        return jpt__fail(rc, "jpt_set_allocator: a sets fields this jptool does not know "
+                             "(built against a newer one)");
     if (a->malloc == NULL || a->realloc == NULL || a->free == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_set_allocator: a->%s is NULL; all three "
+                                          "functions are required",
+                         a->malloc == NULL ? "malloc" : a->realloc == NULL ? "realloc" : "free");
     allocator = *a;
     allocator.size = sizeof(jpt_allocator);
     jpt__json_use_library_allocator();

@@ -44,6 +44,12 @@ typedef struct jpt__errbuf {
 int jpt__err(jpt__errbuf *e, int status, const char *fmt, ...) JPT__PRINTF(3, 4);
 void jpt__err_clear(jpt__errbuf *e);
 
+/* The thread's last error (jpt_last_error), for the public functions that
+ * have no object to keep their message: they clear it as they begin, and
+ * return jpt__fail(status, "…") on every error. */
+int jpt__fail(int status, const char *fmt, ...) JPT__PRINTF(2, 3);
+void jpt__fail_clear(void);
+
 /* ---- Intrusive lists -----------------------------------------------------
  * Objects kept on a doubly linked list through their own `next` and `prev`
  * members, from a head pointer. Removing a node that is on no list (both

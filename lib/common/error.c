@@ -21,6 +21,35 @@ void jpt__err_clear(jpt__errbuf *e)
     e->text[0] = '\0';
 }
 
+/* The calling thread's own: two threads creating registries at once each
+ * read their own message. */
+static _Thread_local jpt__errbuf last_error;
+
+JPT_EXPORT const char *jpt_last_error(void)
+{
+    return last_error.text;
+}
+
+int jpt__fail(int status, const char *fmt, ...)
+{
+    char text[sizeof(last_error.text)];
+    va_list ap;
+
+    /* Formatted aside first: the message may quote the previous one (a
+     * constructor saying why the one it called failed). */
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    memcpy(last_error.text, text, sizeof(text));
+    jpt__log(JPT_LOG_DEBUG, "%s (%s)", last_error.text, jpt_strerror(status));
+    return status;
+}
+
+void jpt__fail_clear(void)
+{
+    last_error.text[0] = '\0';
+}
+
 int jpt__struct_check(const void *p, size_t size, size_t known)
 {
     const unsigned char *bytes = p;

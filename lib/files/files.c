@@ -90,37 +90,53 @@ void jpt__files_unref(jpt_files *f)
 JPT_EXPORT int jpt_files_open_dir(const char *root, unsigned flags, jpt_files **out)
 {
     jpt__errbuf e;
+    unsigned known = JPT_FILES_ALLOW_HARDLINKS | JPT_FILES_FSYNC | JPT__FILES_FORCE_WALK;
 
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_files_open_dir: out is NULL");
     *out = NULL;
-    if (root == NULL || (flags & ~(JPT_FILES_ALLOW_HARDLINKS | JPT_FILES_FSYNC |
-                                   JPT__FILES_FORCE_WALK)) != 0)
-        return JPT_ERR_INVALID;
-    return jpt__files_dir_new(root, flags, &e, out);
+    if (root == NULL)
+        return jpt__fail(JPT_ERR_INVALID, "jpt_files_open_dir: root is NULL");
+    if ((flags & ~known) != 0)
+        return jpt__fail(JPT_ERR_INVALID, "jpt_files_open_dir: unknown flags 0x%x",
+                         flags & ~known);
+    e.text[0] = '\0';
+    int rc = jpt__files_dir_new(root, flags, &e, out);
+    if (rc < 0)
+        return jpt__fail(rc, "jpt_files_open_dir '%s': %s", root,
+                         e.text[0] != '\0' ? e.text : jpt_strerror(rc));
+    return JPT_OK;
 }
 
 JPT_EXPORT int jpt_files_new_memory(jpt_files **out)
 {
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_files_new_memory: out is NULL");
     *out = NULL;
-    return jpt__files_memory_new(out);
+    int rc = jpt__files_memory_new(out);
+    return rc < 0 ? jpt__fail(rc, "jpt_files_new_memory: out of memory") : rc;
 }
 
 JPT_EXPORT int jpt_files_new(const jpt_files_ops *ops, void *ud, jpt_files **out)
 {
     int rc;
 
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_files_new: out is NULL");
     *out = NULL;
     if (ops == NULL || ops->call == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_files_new: %s",
+                         ops == NULL ? "ops is NULL" : "ops->call is NULL");
     if ((rc = jpt__struct_check(ops, ops->size, sizeof(*ops))) < 0)
-        return rc;
+        return jpt__fail(rc, rc == JPT_ERR_INVALID
+                                 ? "jpt_files_new: ops->size is less than jpt_files_ops"
+                                 : "jpt_files_new: ops sets fields this jptool does not know "
+                                   "(built against a newer one)");
     if ((rc = jpt__files_wrap(JPT__FILES_HOST, NULL, NULL, out)) < 0)
-        return rc;
+        return jpt__fail(rc, "jpt_files_new: out of memory");
     (*out)->ops = *ops;
     (*out)->ops.size = sizeof(*ops);
     (*out)->ud = ud;

@@ -83,16 +83,21 @@ int jpt__path_normalize(const char *path, jpt__buf *out, const char **why)
 JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out)
 {
     jpt__buf b = JPT__BUF_INIT;
-    const char *why;
+    const char *why = NULL;
 
+    jpt__fail_clear();
     if (out != NULL)
         *out = NULL;
     if (path == NULL || out == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_policy_normalize_path: %s is NULL",
+                         path == NULL ? "path" : "out");
     int rc = jpt__path_normalize(path, &b, &why);
     if (rc == JPT_OK && (*out = jpt__buf_take(&b)) == NULL)
         rc = JPT_ERR_NOMEM;
     jpt__buf_free(&b);
+    if (rc < 0)
+        return jpt__fail(rc, "jpt_policy_normalize_path '%s': %s", path,
+                         why != NULL ? why : "out of memory");
     return rc;
 }
 

@@ -85,12 +85,13 @@ JPT_EXPORT int jpt_policy_new(const char *sandbox_json, jpt_policy **out)
     json_error_t err;
     int rc = JPT_OK;
 
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_policy_new: out is NULL");
     jpt_policy *p = jpt__calloc(1, sizeof(*p));
     *out = NULL;
     if (p == NULL)
-        return JPT_ERR_NOMEM;
+        return jpt__fail(JPT_ERR_NOMEM, "jpt_policy_new: out of memory");
     if (sandbox_json != NULL) {
         rc = jpt__json_load(sandbox_json, strlen(sandbox_json),
                             JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &sandbox, &err);
@@ -100,6 +101,11 @@ JPT_EXPORT int jpt_policy_new(const char *sandbox_json, jpt_policy **out)
     }
     rc = finish_new(p, sandbox, rc, out);
     json_decref(sandbox);
+    /* A refused configuration's policy keeps its message too. */
+    if (rc < 0)
+        jpt__fail(rc, "jpt_policy_new: %s",
+                  *out != NULL && jpt_policy_errmsg(*out)[0] != '\0' ? jpt_policy_errmsg(*out)
+                                                                      : jpt_strerror(rc));
     return rc;
 }
 

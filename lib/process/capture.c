@@ -354,6 +354,41 @@ int jpt__capture_text_limited(const jpt__capture *c, size_t limit, jpt__buf *out
     return rc;
 }
 
+int jpt__capture_text_since(const jpt__capture *c, uint64_t from, size_t limit, jpt__buf *out)
+{
+    uint64_t tail_from = c->total - c->tail_len;
+    jpt__buf text = JPT__BUF_INIT;
+    int rc = JPT_OK;
+
+    if (from == 0)
+        return jpt__capture_text_limited(c, limit, out);
+    if (from >= c->total)
+        return JPT_OK;
+    if (from >= tail_from)
+        rc = tail_copy(c, (size_t)(c->total - from), &text);
+    else if (jpt__capture_omitted(c) == 0) {
+        /* Head and tail are one run of the text: `from` is in the head. */
+        rc = jpt__buf_append(&text, c->head.data + from, c->head.len - (size_t)from);
+        if (rc == JPT_OK)
+            rc = tail_copy(c, c->tail_len, &text);
+    } else {
+        /* The middle was dropped: what is kept of the bytes since `from`,
+         * around a marker that counts the rest. */
+        jpt__buf tail = JPT__BUF_INIT;
+        size_t in_head = from < c->head.len ? c->head.len - (size_t)from : 0;
+        rc = tail_copy(c, c->tail_len, &tail);
+        if (rc == JPT_OK)
+            rc = append_cut(c->head.data + (c->head.len - in_head), in_head, tail.data,
+                            tail.len, c->total - from, c->spool_path, &text);
+        jpt__buf_free(&tail);
+    }
+    if (rc == JPT_OK)
+        rc = jpt__limit_text(text.data != NULL ? text.data : "", text.len, limit, c->spool_path,
+                             out);
+    jpt__buf_free(&text);
+    return rc;
+}
+
 uint64_t jpt__capture_total(const jpt__capture *c)
 {
     return c->total;

@@ -218,18 +218,28 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-static int open_pty(int *master, int *slave, unsigned short rows,
-                    unsigned short cols, jpt__errbuf *err)
+/* Clears the terminal's ECHO: it no longer shows what it reads. */
+static int echo_off(int fd)
+{
+    struct termios t;
+
+    if (tcgetattr(fd, &t) < 0)
+        return -1;
+    t.c_lflag &= ~(tcflag_t)ECHO;
+    return tcsetattr(fd, TCSANOW, &t);
+}
+
+static int open_pty(int *master, int *slave, const jpt__spawn *s, jpt__errbuf *err)
 {
     char name[128];
-    struct winsize ws = {.ws_row = rows ? rows : 24, .ws_col = cols ? cols : 80};
+    struct winsize ws = {.ws_row = s->rows ? s->rows : 24, .ws_col = s->cols ? s->cols : 80};
 
     *slave = -1;
     *master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (*master < 0 || grantpt(*master) < 0 || unlockpt(*master) < 0 ||
         ptsname_r(*master, name, sizeof(name)) != 0 ||
         (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
-        ioctl(*master, TIOCSWINSZ, &ws) < 0) {
+        ioctl(*master, TIOCSWINSZ, &ws) < 0 || (s->pty_no_echo && echo_off(*slave) < 0)) {
         int e = errno;
         close_fd(master);
         close_fd(slave);
@@ -281,7 +291,7 @@ static int make_stdio(const jpt__spawn *s, stdio_fds *f, jpt__errbuf *err)
     memset(f, -1, sizeof(*f));
     if (s->pty) {
         int master, slave;
-        if ((rc = open_pty(&master, &slave, s->rows, s->cols, err)) < 0)
+        if ((rc = open_pty(&master, &slave, s, err)) < 0)
             return rc;
         f->parent_in = f->parent_out = master;
         f->child_in = f->child_out = f->child_err = f->slave = high_fd(slave);

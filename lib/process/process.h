@@ -129,6 +129,8 @@ typedef struct jpt__spawn {
     bool stdin_pipe;          /* else /dev/null (ignored with pty) */
     int devnull;              /* an open /dev/null to use, or -1 */
     bool pty;                 /* stdin, stdout and stderr on a new terminal */
+    bool pty_no_echo;         /* that terminal starts without echo (termios
+                                 ECHO cleared) */
     unsigned short rows, cols;
     int drain_ms;             /* how long to read after the child exits */
     jpt__contain *contain;    /* NULL: the process group only */
@@ -263,6 +265,9 @@ void jpt__capture_free(jpt__capture *c);
  * marker): the first and last halves around "[… N bytes omitted …]", N
  * counting every byte not shown, the spool file named when there is one. */
 int jpt__capture_text_limited(const jpt__capture *c, size_t limit, jpt__buf *out);
+/* The same for the bytes from offset `from` (counted from the start, or
+ * the last reset) to the end: what came after a reader took the rest. */
+int jpt__capture_text_since(const jpt__capture *c, uint64_t from, size_t limit, jpt__buf *out);
 
 /* The same for any text. Cuts fall on line boundaries where a newline is
  * near (within 4 KiB, and half of what is shown), else on UTF-8 character

@@ -548,4 +548,26 @@ static void await_cancel(jpt__call *call)
     answer_await(call->own, "cancelled");
 }
 
-const jpt__call_ops jpt__await_ops = {await_start, await_cancel, await_release};
+/* The ids of `all` and `any`, for the order of a batch's calls (issue 16,
+ * batch.c). */
+static int await_each_handle(jpt__call *call, const json_t *arguments, jpt__call_handle_fn fn,
+                             void *ud)
+{
+    static const char *const lists[] = {"all", "any"};
+    int rc = JPT_OK;
+
+    for (size_t k = 0; k < 2 && rc == JPT_OK; k++) {
+        const json_t *list = json_object_get(arguments, lists[k]);
+        size_t i;
+        const json_t *id;
+        json_array_foreach(list, i, id) {
+            if (json_is_string(id) &&
+                (rc = fn(call, json_string_value(id), JPT__NAMES_AWAIT, ud)) < 0)
+                break;
+        }
+    }
+    return rc;
+}
+
+const jpt__call_ops jpt__await_ops = {await_each_handle, await_start, await_cancel,
+                                      await_release};

@@ -88,6 +88,7 @@ typedef struct jpt__tool {
     bool stateful;
     unsigned actions;   /* JPT__ACTION_* bits, spawn always set if stateful */
     bool pty;
+    bool pty_echo;      /* the terminal echoes what it reads (default) */
     int question_target;
     int settle_ms, yield_ms; /* -1: the registry's */
     size_t output_limit;     /* 0: the registry's */

@@ -39,36 +39,157 @@ static int find_collision(jpt_batch *b, jpt__buf *why)
     return rc == JPT_ERR_EXISTS ? JPT_OK : rc;
 }
 
+/* The batch keeps `h` registered until it is done: an await anywhere in
+ * it finds the id (RFD 037), and a call after another on the handle finds
+ * it even when the one before gave its end (issue 16). */
+static int reserve_holds(jpt_batch *b, size_t more)
+{
+    jpt_handle **grown = jpt__array_reserve(b->held, &b->cap_held, b->nheld + more,
+                                            sizeof(*grown), 4);
+
+    if (grown == NULL)
+        return JPT_ERR_NOMEM;
+    b->held = grown;
+    return JPT_OK;
+}
+
+static int hold(jpt_batch *b, jpt_handle *h)
+{
+    if (reserve_holds(b, 1) < 0)
+        return JPT_ERR_NOMEM;
+    jpt__handle_hold(h);
+    b->held[b->nheld++] = jpt__handle_ref(h);
+    return JPT_OK;
+}
+
 /* Every spawn's handle, registered and held by the batch until it is
  * done, so that an await anywhere in it finds the id, even one whose spawn
  * fails (RFD 037: "when await looks up a handle ID, the entry exists"). */
 static int preregister(jpt_batch *b)
 {
+    json_t *none = NULL;
     size_t nspawns = 0;
     int rc = JPT_OK;
 
+    /* Room for them all first: a handle registered is held, or the id
+     * would stay taken by a spawn that never comes. */
     for (size_t i = 0; i < b->n; i++)
         nspawns += jpt__call_spawn_id(b->calls[i]) != NULL;
-    if (nspawns > 0 && (b->held = jpt__calloc(nspawns, sizeof(*b->held))) == NULL)
-        return JPT_ERR_NOMEM;
-    json_t *none = nspawns > 0 ? json_object() : NULL;
-    if (nspawns > 0 && none == NULL)
+    if (nspawns > 0 && reserve_holds(b, nspawns) < 0)
         return JPT_ERR_NOMEM;
     for (size_t i = 0; i < b->n && rc == JPT_OK; i++) {
         jpt__call *call = b->calls[i];
         const char *id = jpt__call_spawn_id(call);
         jpt_handle *h;
-        if (id == NULL || (rc = jpt__handle_new(b->r, call->tool, id, none, &h)) < 0)
+        if (id == NULL)
             continue;
-        if ((rc = jpt__handle_register(h)) < 0) {
-            jpt__handle_unref(h);
-            continue;
-        }
-        jpt__handle_hold(h);
-        b->held[b->nheld++] = h;
-        call->handle = jpt__handle_ref(h);
+        if (none == NULL && (none = json_object()) == NULL)
+            return JPT_ERR_NOMEM;
+        if ((rc = jpt__handle_new(b->r, call->tool, id, none, &h)) < 0)
+            break;
+        if ((rc = jpt__handle_register(h)) == JPT_OK && (rc = hold(b, h)) == JPT_OK)
+            call->handle = jpt__handle_ref(h);
+        jpt__handle_unref(h);
     }
     json_decref(none);
+    return rc; /* on failure the caller lets go of what was made */
+}
+
+/* ---- Order ---------------------------------------------------------------------------- */
+
+/* Issue 16: models send several calls on one handle in one message
+ * (spawn + apply, apply + fetch, spawn + await + abort). An action (fetch,
+ * apply, abort) runs once every call before it on its handle (an action's
+ * id, an await's ids) has answered; calls on different handles run at
+ * once. Spawns and awaits keep RFD 037's batches: they wait for no call
+ * ("all three tool calls execute concurrently": an await waits for its
+ * handles to stop, whenever they started), but the actions after them
+ * wait for their answers. */
+typedef struct id_order {
+    jpt__call *last;   /* the last call on the id that is not an await */
+    jpt__call **awaits; /* the awaits on it since */
+    size_t nawaits, cap_awaits;
+} id_order;
+
+typedef struct ordering {
+    jpt_batch *b;
+    jpt__idmap by_id;  /* handle id -> its id_order */
+    id_order **all;    /* to free */
+    size_t n, cap;
+} ordering;
+
+/* The id's record, made (and a live handle of that id held) the first
+ * time the batch names it; NULL when out of memory. The id's key lives in
+ * the call's arguments, which outlive the map. */
+static id_order *order_of(ordering *o, const char *id)
+{
+    id_order *rec = jpt__idmap_get(&o->by_id, id);
+    jpt_handle *h;
+
+    if (rec != NULL)
+        return rec;
+    id_order **grown = jpt__array_reserve(o->all, &o->cap, o->n + 1, sizeof(*grown), 8);
+    if (grown == NULL)
+        return NULL;
+    o->all = grown;
+    if ((rec = jpt__calloc(1, sizeof(*rec))) == NULL)
+        return NULL;
+    o->all[o->n++] = rec;
+    if (jpt__idmap_put(&o->by_id, id, rec) < 0)
+        return NULL;
+    /* A handle this batch pre-registered is held already. */
+    if ((h = jpt__handle_find(o->b->r, id)) != NULL && h->phase != JPT__PHASE_PENDING &&
+        hold(o->b, h) < 0)
+        return NULL;
+    return rec;
+}
+
+static int order_one(jpt__call *call, const char *id, int how, void *ud)
+{
+    id_order *rec = order_of(ud, id);
+    int rc = rec != NULL ? JPT_OK : JPT_ERR_NOMEM;
+
+    if (rc == JPT_OK && rec->last != NULL && how == JPT__NAMES_ACTION)
+        rc = jpt__call_follow(call, rec->last, id);
+    if (how == JPT__NAMES_AWAIT) {
+        jpt__call **grown = rc == JPT_OK ? jpt__array_reserve(rec->awaits, &rec->cap_awaits,
+                                                             rec->nawaits + 1, sizeof(*grown), 2)
+                                         : NULL;
+        if (grown == NULL)
+            return JPT_ERR_NOMEM;
+        rec->awaits = grown;
+        /* Named twice by one await: once. */
+        if (rec->nawaits == 0 || rec->awaits[rec->nawaits - 1] != call)
+            rec->awaits[rec->nawaits++] = call;
+        return JPT_OK;
+    }
+    for (size_t i = 0; rc == JPT_OK && how != JPT__NAMES_SPAWN && i < rec->nawaits; i++)
+        rc = jpt__call_follow(call, rec->awaits[i], id);
+    if (rc == JPT_OK) {
+        rec->last = call;
+        /* After a spawn the awaits written before it still come first. */
+        if (how != JPT__NAMES_SPAWN)
+            rec->nawaits = 0;
+    }
+    return rc;
+}
+
+/* Links each call to the calls before it on its handles; linear in the
+ * ids named (an await of thousands costs a lookup each). */
+static int order_calls(jpt_batch *b)
+{
+    ordering o = {.b = b};
+    int rc = JPT_OK;
+
+    jpt__idmap_init(&o.by_id);
+    for (size_t i = 0; i < b->n && rc == JPT_OK; i++)
+        rc = jpt__call_each_handle(b->calls[i], order_one, &o);
+    for (size_t i = 0; i < o.n; i++) {
+        jpt__free(o.all[i]->awaits);
+        jpt__free(o.all[i]);
+    }
+    jpt__free(o.all);
+    jpt__idmap_free(&o.by_id);
     return rc; /* on failure the caller lets go of what was made */
 }
 
@@ -118,8 +239,9 @@ static void launch(jpt_batch *b, const char *rejected)
                                 call->problem);
         else
             /* Tools' callbacks (builtins, the inquiry handler) run only
-             * inside dispatch. */
-            jpt__call_start_soon(call);
+             * inside dispatch; a call that follows another on its handle
+             * starts once that one has answered. */
+            jpt__call_start_in_order(call);
     }
     /* A message without calls is a batch done at once; its BATCH_DONE is
      * there for the host's next dispatch, as any other batch's. */
@@ -149,7 +271,7 @@ JPT_EXPORT int jpt_registry_submit(jpt_registry *r, const char *calls_json, jpt_
         return rc;
     if ((rc = make_batch(r, wire, n, &b)) == JPT_OK &&
         (rc = find_collision(b, &rejected)) == JPT_OK && rejected.len == 0 &&
-        (rc = preregister(b)) < 0)
+        ((rc = preregister(b)) < 0 || (rc = order_calls(b)) < 0))
         batch_destroy(b);
     else if (rc < 0 && b != NULL)
         batch_destroy(b);
@@ -343,17 +465,21 @@ JPT_EXPORT int jpt_batch_set_call_timeout(jpt_batch *b, const char *call_id, int
     return JPT_OK;
 }
 
-/* Frees the batch; its calls still in flight finish on their own and free
- * themselves. */
+/* Frees the batch; its calls under way finish on their own and free
+ * themselves, and those still waiting for their turn go with it. */
 static void batch_destroy(jpt_batch *b)
 {
     for (size_t i = 0; i < b->nheld; i++) {
         jpt__handle_unhold(b->held[i]);
         jpt__handle_unref(b->held[i]);
     }
+    /* Calls still waiting for their turn never run; those under way know
+     * no more of them. */
+    for (size_t i = 0; i < b->n; i++)
+        jpt__call_drop_followers(b->calls[i]);
     for (size_t i = 0; i < b->n; i++) {
         jpt__call *call = b->calls[i];
-        if (call->done || !call->in_flight)
+        if (call->done || !call->in_flight || call->blockers > 0)
             jpt__call_free(call);
         else
             call->batch = NULL;

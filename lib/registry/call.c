@@ -27,6 +27,8 @@
 static void run_call_step(jpt__defer *d);
 static void on_wait_timer(jpt__timer *t);
 static void heard_waited(jpt__sub *s, unsigned what);
+static void start_now(jpt__call *call);
+static void call_later(jpt__call *call, void (*fn)(jpt__call *call));
 
 /* ---- The call's life ------------------------------------------------------------------ */
 
@@ -119,6 +121,8 @@ void jpt__call_free(jpt__call *call)
 {
     wind_down(call, "The spawn was cancelled before it ran");
     land(call);
+    jpt__call_drop_followers(call);
+    jpt__free(call->queued_on);
     json_decref(call->arguments);
     json_decref(call->input);
     jpt__tool_unref(call->tool);
@@ -145,6 +149,23 @@ void jpt__batch_one_done(jpt_batch *b)
     b->nheld = 0;
 }
 
+/* The calls that waited for this one's answer go on (issue 16); one that
+ * ended meanwhile (cancelled) stays ended. */
+static void release_followers(jpt__call *call)
+{
+    jpt__call **followers = call->followers;
+    size_t n = call->nfollowers;
+
+    call->followers = NULL;
+    call->nfollowers = call->cap_followers = 0;
+    for (size_t i = 0; i < n; i++) {
+        jpt__call *f = followers[i];
+        if (--f->blockers == 0 && !f->done)
+            call_later(f, start_now);
+    }
+    jpt__free(followers);
+}
+
 void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
 {
     jpt_batch *b = call->batch;
@@ -163,6 +184,7 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
     wind_down(call, call->cancelled          ? "The spawn was cancelled before it ran"
                     : call->content != NULL ? call->content
                                             : "out of memory");
+    release_followers(call);
     if (b == NULL) {
         /* Nobody reads the result. The caller may still hold the call, so
          * it is freed from the loop (or with the registry), and counts as
@@ -644,6 +666,23 @@ static void act_on_handle(jpt__call *call, const json_t *arguments)
         jpt__call_completef(call, true, "Handle `%s` not found", call->handle_id);
         return;
     }
+    /* Only a batch that holds the handle finds it stopped and delivered:
+     * an earlier call of the batch answered with its end, or its spawn
+     * failed (issue 16). */
+    if (h->phase == JPT__PHASE_STOPPED && h->never_ran) {
+        jpt__call_completef(call, true, "Handle `%s` does not exist: its spawn failed: %s",
+                            h->id, h->failure != NULL ? h->failure : "it could not run");
+        return;
+    }
+    if (h->phase == JPT__PHASE_STOPPED && h->delivered) {
+        /* An abort of it has nothing left to do: no error. */
+        jpt__call_completef(call, call->action != JPT__ACTION_ABORT,
+                            "Handle `%s` has stopped, and an earlier answer gave its result",
+                            h->id);
+        return;
+    }
+    /* An action of another batch waits on it (those of one batch run in
+     * turn). */
     if (jpt__handle_acted_on(h)) {
         jpt__call_completef(call, true,
                             "Handle `%s` is busy with another action; try again once it "
@@ -693,6 +732,7 @@ static void start_now(jpt__call *call)
     json_t *arguments = call->arguments;
 
     call->arguments = NULL;
+    call->started = true;
     if (call->tool == NULL)
         jpt__call_completef(call, true, "Unknown tool `%s`", call->name);
     else if (call->tool->call_ops != NULL)
@@ -711,6 +751,62 @@ void jpt__call_start_soon(jpt__call *call)
     call_later(call, start_now);
 }
 
+void jpt__call_start_in_order(jpt__call *call)
+{
+    if (call->blockers == 0)
+        jpt__call_start_soon(call);
+}
+
+/* ---- The order of a batch's calls on one handle (issue 16) -------------------------- */
+
+int jpt__call_each_handle(jpt__call *call, jpt__call_handle_fn fn, void *ud)
+{
+    const json_t *arguments = call->arguments;
+
+    if (call->tool == NULL || call->problem != NULL || !json_is_object(arguments))
+        return JPT_OK;
+    if (call->tool->call_ops != NULL)
+        return call->tool->call_ops->each_handle != NULL
+                   ? call->tool->call_ops->each_handle(call, arguments, fn, ud)
+                   : JPT_OK;
+    const char *action = json_string_value(json_object_get(arguments, "action"));
+    const char *id = json_string_value(json_object_get(arguments, "id"));
+    /* What run_action acts on: a stateful tool's action with a valid id. */
+    if (!call->tool->stateful || action == NULL || id == NULL ||
+        !jpt__valid_name(id, JPT__HANDLE_ID_EXTRA))
+        return JPT_OK;
+    return fn(call, id,
+              jpt__action_from_name(action) == JPT__ACTION_SPAWN ? JPT__NAMES_SPAWN
+                                                                 : JPT__NAMES_ACTION,
+              ud);
+}
+
+int jpt__call_follow(jpt__call *call, jpt__call *before, const char *id)
+{
+    /* Once per pair: an await may name several handles `before` names, and
+     * the links of one call are made together. */
+    if (before == call ||
+        (before->nfollowers > 0 && before->followers[before->nfollowers - 1] == call))
+        return JPT_OK;
+    jpt__call **grown = jpt__array_reserve(before->followers, &before->cap_followers,
+                                           before->nfollowers + 1, sizeof(*grown), 2);
+    if (grown == NULL)
+        return JPT_ERR_NOMEM;
+    before->followers = grown;
+    if (call->queued_on == NULL && (call->queued_on = jpt__strdup(id)) == NULL)
+        return JPT_ERR_NOMEM;
+    before->followers[before->nfollowers++] = call;
+    call->blockers++;
+    return JPT_OK;
+}
+
+void jpt__call_drop_followers(jpt__call *call)
+{
+    jpt__free(call->followers);
+    call->followers = NULL;
+    call->nfollowers = call->cap_followers = 0;
+}
+
 const char *jpt__call_spawn_id(const jpt__call *call)
 {
     const char *action = json_string_value(json_object_get(call->arguments, "action"));
@@ -725,14 +821,21 @@ const char *jpt__call_spawn_id(const jpt__call *call)
 
 /* ---- Cancelling ------------------------------------------------------------------------ */
 
-/* Why a cancelled call ended: the host's cancel, or its time limit. */
+/* Why a cancelled call ended: the host's cancel, or its time limit; and,
+ * for a call that was still waiting its turn, that it never ran. */
 static int cancel_words(const jpt__call *call, jpt__buf *why)
 {
-    if (call->limit_hit)
-        return jpt__buf_printf(why, "The call `%s` was stopped: it reached the host's time "
-                                    "limit of %d ms",
-                               call->name, call->limit_ms);
-    return jpt__buf_printf(why, "The call `%s` was cancelled", call->name);
+    int rc = call->limit_hit
+                 ? jpt__buf_printf(why, "The call `%s` was stopped: it reached the host's time "
+                                        "limit of %d ms",
+                                   call->name, call->limit_ms)
+                 : jpt__buf_printf(why, "The call `%s` was cancelled", call->name);
+
+    if (rc == JPT_OK && !call->started && call->queued_on != NULL)
+        rc = jpt__buf_printf(why, " before it ran (it was waiting for an earlier call on "
+                                  "handle `%s` to answer)",
+                             call->queued_on);
+    return rc;
 }
 
 /* Completes the call with cancel_words() alone. */

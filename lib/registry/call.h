@@ -6,10 +6,21 @@
 
 #include "registry/inquiry.h"
 
+/* How a call names a handle (jpt__call_each_handle). */
+#define JPT__NAMES_ACTION 1 /* fetch, apply, abort */
+#define JPT__NAMES_SPAWN 2
+#define JPT__NAMES_AWAIT 3
+/* Told of each handle id a call names, and how. */
+typedef int (*jpt__call_handle_fn)(jpt__call *call, const char *id, int how, void *ud);
+
 /* How the registry's own tools run their calls (RFD 037's await, in
  * await.c): the call hands its arguments over and completes when the
  * tool says so. */
 struct jpt__call_ops {
+    /* The handle ids `arguments` name, each told to `fn`, for the order of
+     * the calls of a batch; stops at the first error `fn` returns. */
+    int (*each_handle)(jpt__call *call, const json_t *arguments, jpt__call_handle_fn fn,
+                       void *ud);
     void (*start)(jpt__call *call, json_t *arguments);
     /* jpt_batch_cancel: answer now with what there is. */
     void (*cancel)(jpt__call *call);
@@ -46,6 +57,15 @@ struct jpt__call {
     jpt__defer step;     /* runs `step_fn` at the next dispatch */
     void (*step_fn)(jpt__call *call);
 
+    /* The order of the calls of a batch that name one handle (issue 16):
+     * each waits for the answers of the calls before it. */
+    jpt__call **followers; /* the calls waiting for its answer, until it
+                              has answered */
+    size_t nfollowers, cap_followers;
+    size_t blockers;     /* calls before it that have not answered yet */
+    bool started;        /* it has begun to run */
+    char *queued_on;     /* the handle id it waits on, for its words */
+
     char *content;       /* the result, once done */
     bool is_error;
     bool done;
@@ -59,8 +79,9 @@ struct jpt_batch {
     jpt__call **calls;
     size_t n;
     size_t pending;      /* calls not done, and the owner's share */
-    jpt_handle **held;   /* handles it pre-registered, until it is done */
-    size_t nheld;
+    jpt_handle **held;   /* handles its calls name (those it pre-registered
+                            too), kept registered until it is done */
+    size_t nheld, cap_held;
     int pins;            /* jpt_registry_wait calls waiting on it */
     bool free_pending;   /* freed by a callback while waited on */
     /* The batch's owner, when not the model's message (the turn end):
@@ -99,6 +120,16 @@ void jpt__call_free(jpt__call *call);
 /* A spawn's id, when the call is a stateful tool's spawn with a valid one
  * (pre-registration), else NULL. */
 const char *jpt__call_spawn_id(const jpt__call *call);
+/* Tells `fn` of each handle id the call names before it starts: an
+ * action's id, an await's ids. */
+int jpt__call_each_handle(jpt__call *call, jpt__call_handle_fn fn, void *ud);
+/* `call` runs once `before` has answered, waiting on handle `id`. */
+int jpt__call_follow(jpt__call *call, jpt__call *before, const char *id);
+/* Starts the call now if no call it follows is still to answer, else once
+ * the last of them has. */
+void jpt__call_start_in_order(jpt__call *call);
+/* The batch goes: the call lets go of those that wait for it. */
+void jpt__call_drop_followers(jpt__call *call);
 
 /* One more call or share done of the batch: BATCH_DONE at the last, and
  * the handles it held are let go of. */

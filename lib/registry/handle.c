@@ -213,6 +213,10 @@ int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why)
 
     h->run.action = action;
     h->run.aborted = false;
+    h->run.read_out = h->run.read_err = 0;
+    h->run.end_has_output = false;
+    h->received_out = h->received_err = 0;
+    h->never_ran = false;
     h->kind = JPT_STATE_RUNNING;
     jpt__free(h->failure);
     h->failure = NULL;
@@ -230,6 +234,7 @@ int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why)
         if (h->phase == JPT__PHASE_LIVE) {
             set_failure(h, why->data != NULL ? why->data : jpt_strerror(rc));
             h->delivered = true;
+            h->never_ran = true;
             stop(h);
         }
         return rc;
@@ -261,6 +266,7 @@ void jpt__handle_fail(jpt_handle *h, const char *why)
     set_failure(h, why);
     h->started = jpt__loop_now();
     h->delivered = true;
+    h->never_ran = true;
     stop(h);
 }
 
@@ -555,6 +561,10 @@ static void sink_text(jpt__run *run, int stream, const char *p, size_t n)
 
     h->unread_partial = false;
     h->partial_announced = false;
+    if (stream == JPT__STDOUT)
+        h->received_out += n;
+    else
+        h->received_err += n;
     if (jpt__capture_append(&h->text, p, n) < 0 ||
         (stream == JPT__STDOUT && jpt__capture_append(&h->recent, p, n) < 0))
         out_of_memory(h);

@@ -68,6 +68,8 @@ struct jpt_handle {
     unsigned refs;
     bool registered;     /* in the id map (stateful handles), referenced */
     bool delivered;      /* the model has its final state */
+    bool never_ran;      /* it stopped without running: its start failed,
+                            or its pre-registered spawn never started */
     unsigned holds;      /* batches that keep it registered until done */
     uint64_t started;    /* ns, for elapsed_secs */
     json_t *arguments;   /* without action and id */
@@ -77,6 +79,7 @@ struct jpt_handle {
     /* What the model has not read yet (view.c reads it). */
     jpt__blockq blocks;  /* the tool's states' blocks, and text runs */
     jpt__capture text;   /* the text run not yet turned into a block */
+    uint64_t received_out, received_err; /* text bytes of each stream so far */
     bool unread_partial; /* the tool wrote part of a line since (runtime.h) */
     bool partial_announced; /* …and its OUTPUT was published */
     jpt__capture recent; /* the end of its stdout, for previews */

@@ -78,11 +78,10 @@ static jpt__notice *notice_new(jpt_handle *h)
     return n;
 }
 
-/* Creates or refreshes the handle's notice with its current state. */
-static void post(jpt_handle *h)
+/* Creates or refreshes the handle's notice with its current state and
+ * `text` (taken; NULL: out of memory). */
+static void post_text(jpt_handle *h, char *text, bool is_error)
 {
-    bool is_error;
-    char *text = notice_text(h, &is_error);
     jpt__notice *n = text != NULL ? h->notice : NULL;
 
     if (text != NULL && n == NULL)
@@ -97,6 +96,15 @@ static void post(jpt_handle *h)
     n->kind = h->kind;
     n->is_error = is_error;
     n->elapsed = jpt__elapsed_secs(h->started);
+}
+
+/* Creates or refreshes the handle's notice with its current state. */
+static void post(jpt_handle *h)
+{
+    bool is_error;
+    char *text = notice_text(h, &is_error);
+
+    post_text(h, text, is_error);
 }
 
 /* Per the tool's flags: `what` is the JPT__NOTIFY_* of what happened. */
@@ -143,6 +151,11 @@ void jpt__notify_handle_changed(jpt_handle *h, unsigned what)
 void jpt__notify_force(jpt_handle *h)
 {
     post(h);
+}
+
+void jpt__notify_instead(jpt_handle *h, const char *text, bool is_error)
+{
+    post_text(h, jpt__strdup(text), is_error);
 }
 
 void jpt__notices_free(jpt_registry *r)

@@ -15,9 +15,12 @@
 
 /* The registry's change hook (base.h, on_handle_change). */
 void jpt__notify_handle_changed(jpt_handle *h, unsigned what);
-/* Queues the stopped handle's result whatever its flags say (the turn
- * end's await policy). */
+/* Queues the handle's state (a stopped handle's result) whatever its
+ * flags say (the turn end). */
 void jpt__notify_force(jpt_handle *h);
+/* Queues `text` as what the model learns of the handle, in place of its
+ * result (the turn end's abort, which discards the output). */
+void jpt__notify_instead(jpt_handle *h, const char *text, bool is_error);
 void jpt__notices_free(jpt_registry *r);
 
 /* ---- The await tool (await.c) --------------------------------------------------------- */

@@ -56,19 +56,26 @@ static size_t default_max_processes(void)
     return n < 1 ? 1 : n > DEFAULT_MAX_PROCESSES ? DEFAULT_MAX_PROCESSES : n;
 }
 
+/* jpt_registry_new's errors go to the thread's last error (and, for the
+ * steps that use one, through the registry's own message). */
+#define FAIL(status, ...) jpt__fail(status, "jpt_registry_new: " __VA_ARGS__)
+
 static int set_root(jpt_registry *r, const char *root)
 {
     char resolved[PATH_MAX];
     struct stat st;
+    const char *name = root != NULL ? root : ".";
 
-    if (realpath(root != NULL ? root : ".", resolved) == NULL || stat(resolved, &st) < 0 ||
-        !S_ISDIR(st.st_mode))
-        return JPT_ERR_INVALID;
-    r->root = jpt__strdup(resolved);
-    return r->root != NULL ? JPT_OK : JPT_ERR_NOMEM;
+    if (realpath(name, resolved) == NULL || stat(resolved, &st) < 0)
+        return FAIL(JPT_ERR_INVALID, "root '%s': %s", name, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return FAIL(JPT_ERR_INVALID, "root '%s' is not a directory", name);
+    if ((r->root = jpt__strdup(resolved)) == NULL)
+        return FAIL(JPT_ERR_NOMEM, "out of memory");
+    return JPT_OK;
 }
 
-/* A failure is logged: the caller has no registry to ask for the message. */
+/* A failure is also logged, as it always was. */
 static int contain(jpt_registry *r, int mode)
 {
     jpt__errbuf err;
@@ -76,7 +83,57 @@ static int contain(jpt_registry *r, int mode)
 
     if (rc < 0)
         jpt__log(JPT_LOG_ERROR, "jpt_registry_new: containment: %s", err.text);
-    return rc;
+    return rc < 0 ? FAIL(rc, "containment: %s", err.text) : rc;
+}
+
+/* The options one by one, each refusal naming the option and why. */
+static int check_duration(const char *name, int value)
+{
+    if (value < 0)
+        return FAIL(JPT_ERR_INVALID, "%s is %d: a duration is 0 (the default) or more", name,
+                    value);
+    return JPT_OK;
+}
+
+static int check_options(const jpt_registry_options *o)
+{
+    int rc;
+
+    if ((rc = check_duration("kill_grace_ms", o->kill_grace_ms)) < 0 ||
+        (rc = check_duration("settle_ms", o->settle_ms)) < 0 ||
+        (rc = check_duration("yield_ms", o->yield_ms)) < 0 ||
+        (rc = check_duration("drain_ms", o->drain_ms)) < 0 ||
+        (rc = check_duration("turn_end_timeout_ms", o->turn_end_timeout_ms)) < 0)
+        return rc;
+    if (o->max_inquiry_rounds < 0)
+        return FAIL(JPT_ERR_INVALID, "max_inquiry_rounds is %d: a count is 0 (the default) "
+                                     "or more",
+                    o->max_inquiry_rounds);
+    if ((o->flags & ~JPT_REGISTRY_KEEP_SPOOL) != 0)
+        return FAIL(JPT_ERR_INVALID, "flags 0x%x: unknown flags 0x%x (JPT_REGISTRY_KEEP_SPOOL "
+                                     "is the only one)",
+                    o->flags, o->flags & ~JPT_REGISTRY_KEEP_SPOOL);
+    if (o->containment < JPT_CONTAIN_AUTO || o->containment > JPT_CONTAIN_SESSION)
+        return FAIL(JPT_ERR_INVALID, "containment %d is not a JPT_CONTAIN_* mode",
+                    o->containment);
+    if (o->sandbox_mode < JPT_SANDBOX_DEFAULT || o->sandbox_mode > JPT_SANDBOX_OFF)
+        return FAIL(JPT_ERR_INVALID, "sandbox_mode %d is not a JPT_SANDBOX_* mode",
+                    o->sandbox_mode);
+    return JPT_OK;
+}
+
+/* A registry in use for the state file: what stands in the way. */
+static int check_state_file(const char *path)
+{
+    int rc = jpt__stale_in_use(path);
+
+    if (rc == JPT_ERR_EXISTS)
+        return FAIL(rc, "state_file '%s' lists live children: another registry uses it, or a "
+                        "crashed one left them (jpt_registry_reap_stale)",
+                    path);
+    if (rc < 0)
+        return FAIL(rc, "state_file '%s' cannot be read: %s", path, strerror(errno));
+    return JPT_OK;
 }
 
 /* RFD 037's await, offered while a stateful tool is loaded (tools.c). */
@@ -96,27 +153,30 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     jpt_registry_options o;
     int rc;
 
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return FAIL(JPT_ERR_INVALID, "out is NULL");
     *out = NULL;
     memset(&o, 0, sizeof(o));
     /* 0.1.0's struct ended before max_processes. */
     if (opts != NULL &&
         (rc = jpt__struct_take(&o, sizeof(o), opts, opts->size,
                                offsetof(jpt_registry_options, max_processes))) < 0)
+        return rc == JPT_ERR_INVALID
+                   ? FAIL(rc, "opts->size %zu is less than any jpt_registry_options (%zu)",
+                          opts->size, offsetof(jpt_registry_options, max_processes))
+                   : FAIL(rc, "opts sets fields past the %zu bytes of this jptool's "
+                              "jpt_registry_options (built against a newer one)",
+                          sizeof(o));
+    if ((rc = check_options(&o)) < 0)
         return rc;
-    if (o.kill_grace_ms < 0 || o.settle_ms < 0 || o.yield_ms < 0 || o.drain_ms < 0 ||
-        o.max_inquiry_rounds < 0 || o.turn_end_timeout_ms < 0 ||
-        (o.flags & ~JPT_REGISTRY_KEEP_SPOOL) != 0 || o.containment < JPT_CONTAIN_AUTO ||
-        o.containment > JPT_CONTAIN_SESSION || o.sandbox_mode < JPT_SANDBOX_DEFAULT ||
-        o.sandbox_mode > JPT_SANDBOX_OFF)
-        return JPT_ERR_INVALID;
 
     jpt_registry *r = jpt__calloc(1, sizeof(*r));
     if (r == NULL)
-        return JPT_ERR_NOMEM;
+        return FAIL(JPT_ERR_NOMEM, "out of memory");
     r->state_fd = -1;
     r->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int devnull_errno = errno;
     r->kill_grace_ms = opt_ms(o.kill_grace_ms, DEFAULT_KILL_GRACE_MS);
     r->capture_bytes = o.capture_bytes > 0 ? o.capture_bytes : DEFAULT_CAPTURE_BYTES;
     r->output_limit = o.output_limit > 0 ? o.output_limit : DEFAULT_OUTPUT_LIMIT;
@@ -135,22 +195,39 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     jpt__loop_defer_init(&r->shutdown_step, run_shutdown, r);
     r->on_child_gone = check_shutdown_done;
     r->on_handle_change = jpt__notify_handle_changed;
-    if ((rc = set_root(r, o.root)) < 0 || (rc = add_await_tool(r)) < 0 ||
-        (r->sandbox_cache = jpt__sandbox_cache_new()) == NULL ||
+    if ((rc = set_root(r, o.root)) < 0)
+        goto fail;
+    if ((rc = add_await_tool(r)) < 0 || (r->sandbox_cache = jpt__sandbox_cache_new()) == NULL ||
         (o.spool_dir != NULL && (r->spool_dir = jpt__strdup(o.spool_dir)) == NULL) ||
-        (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL) ||
-        (rc = jpt__loop_new(&r->loop)) < 0 || (r->devnull < 0 && (rc = JPT_ERR_IO) < 0) ||
-        (rc = contain(r, o.containment)) < 0 ||
+        (o.state_file != NULL && (r->state_file = jpt__strdup(o.state_file)) == NULL)) {
+        rc = FAIL(JPT_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = jpt__loop_new(&r->loop)) < 0) {
+        rc = rc == JPT_ERR_NOMEM ? FAIL(rc, "out of memory")
+                                 : FAIL(rc, "creating its epoll fd, timerfd and eventfd: %s",
+                                        strerror(errno));
+        goto fail;
+    }
+    if (r->devnull < 0) {
+        rc = FAIL(JPT_ERR_IO, "opening /dev/null: %s", strerror(devnull_errno));
+        goto fail;
+    }
+    if ((rc = contain(r, o.containment)) < 0 ||
         /* A state file that lists children belongs to another registry,
          * or to a crashed one whose orphans jpt_registry_reap_stale() must
          * see: never overwritten. */
-        (r->state_file != NULL && (rc = jpt__stale_in_use(r->state_file)) < 0) ||
-        (rc = jpt__stale_open(r)) < 0) {
-        jpt_registry_free(r);
-        return rc < 0 ? rc : JPT_ERR_NOMEM;
+        (r->state_file != NULL && (rc = check_state_file(r->state_file)) < 0))
+        goto fail;
+    if ((rc = jpt__stale_open(r)) < 0) {
+        rc = FAIL(rc, "%s", r->err.text);
+        goto fail;
     }
     *out = r;
     return JPT_OK;
+fail:
+    jpt_registry_free(r);
+    return rc;
 }
 
 JPT_EXPORT void jpt_registry_free(jpt_registry *r)

@@ -25,8 +25,8 @@ static jpt_handle *handle_of(jpt__run *run)
 
 static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n)
 {
-    static const char *const not_here[] = {"command", "pty", "stdin", "env", "files",
-                                           "request_timeout_ms"};
+    static const char *const not_here[] = {"command", "pty",   "pty_echo", "stdin",
+                                           "env",     "files", "request_timeout_ms"};
 
     (void)r;
     (void)t;

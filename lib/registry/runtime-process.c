@@ -19,6 +19,11 @@ typedef struct jpt__proc {
     jpt__child *child;        /* while the process lives */
     jpt__capture out, err;    /* everything it wrote, head and tail */
     jpt__buf line;            /* a stateful tool's incomplete last line */
+    jpt__buf crlf;            /* a terminal's output with "\r\n" made "\n" */
+    bool cr_pending;          /* a terminal's last read ended with '\r' */
+    bool mid_line;            /* the start of the line being written was
+                                 shown as text (a prompt, a line longer than
+                                 the capture): the rest of it is text too */
     bool structured;          /* its stdout speaks RFD 058/009 lines */
     jpt__exit exit;
     uint64_t input_lost;      /* the reaped process's */
@@ -57,12 +62,16 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
 
     (void)r;
     /* "sandbox" is RFD 075's OS sandbox here (command.c). */
+    t->pty_echo = true;
     if ((rc = jpt__command_take(t, def, false, why, n)) < 0 ||
         (rc = check_bool(def, "stdin", &t->stdin_json, why, n)) < 0 ||
-        (rc = check_bool(def, "pty", &t->pty, why, n)) < 0)
+        (rc = check_bool(def, "pty", &t->pty, why, n)) < 0 ||
+        (rc = check_bool(def, "pty_echo", &t->pty_echo, why, n)) < 0)
         return rc;
     if (t->pty && t->stdin_json)
         return snprintf(why, n, "'stdin' and 'pty' cannot both be true"), JPT_ERR_INVALID;
+    if (json_object_get(def, "pty_echo") != NULL && !t->pty)
+        return snprintf(why, n, "'pty_echo' needs 'pty': true"), JPT_ERR_INVALID;
     return JPT_OK;
 }
 
@@ -162,6 +171,7 @@ static int spawn(jpt__proc *p, jpt__buf *why)
         .stdin_pipe = run->action == JPT__ACTION_SPAWN || t->stdin_json,
         .devnull = r->devnull,
         .pty = t->pty,
+        .pty_no_echo = t->pty && !t->pty_echo,
         .rows = 24,
         .cols = 80,
         .drain_ms = r->drain_ms,
@@ -268,21 +278,32 @@ static int start(jpt__run *run, jpt__buf *why)
     jpt__capture_reset(&p->out);
     jpt__capture_reset(&p->err);
     p->line.len = 0;
+    p->cr_pending = false;
+    p->mid_line = false;
     p->structured = false;
     return start_or_queue(p, why);
 }
 
 /* ---- Output ------------------------------------------------------------------------ */
 
-/* A complete line of a stateful tool: a structured state, or text. */
-static int take_line(jpt__proc *p, const char *line, size_t n)
+/* Whether a line (or the start of one) may be a state: RFD 009's and RFD
+ * 058's are JSON objects, one per line. */
+static bool may_be_state(const char *line, size_t n)
 {
-    jpt__run *run = p->run;
     size_t lead = 0;
 
     while (lead < n && (line[lead] == ' ' || line[lead] == '\t'))
         lead++;
-    if (lead < n && line[lead] == '{') {
+    return lead < n && line[lead] == '{';
+}
+
+/* A complete line of a stateful tool (or its last, unterminated one at its
+ * end): a structured state, or text. */
+static int take_line(jpt__proc *p, const char *line, size_t n)
+{
+    jpt__run *run = p->run;
+
+    if (may_be_state(line, n)) {
         jpt_state *s = NULL;
         size_t len = n > 0 && line[n - 1] == '\n' ? n - 1 : n;
         int rc = jpt_state_parse(line, len, 0, &s);
@@ -300,7 +321,29 @@ static int take_line(jpt__proc *p, const char *line, size_t n)
     return JPT_OK;
 }
 
-/* A stateful tool's stdout, split into lines. */
+/* The held line, complete now (or at the tool's end): taken out of p->line
+ * before it is read, because reading a state answers the action waiting on
+ * the handle, whose refresh must not find the line there and show it again
+ * as text (issue 16: a state line was shown raw after its question). */
+static int take_held_line(jpt__proc *p)
+{
+    jpt__buf held = p->line;
+    int rc;
+
+    p->line = (jpt__buf)JPT__BUF_INIT;
+    rc = take_line(p, held.data, held.len);
+    held.len = 0;
+    if (p->line.data == NULL)
+        p->line = held; /* its memory serves the next line */
+    else
+        jpt__buf_free(&held);
+    return rc;
+}
+
+/* A stateful tool's stdout, split into lines. A state line reaches the
+ * handle as a state however its bytes arrive (split across reads, in one
+ * read with text, alone); a line whose start was shown as text already is
+ * text to its end. */
 static int take_stdout(jpt__proc *p, const char *s, size_t n)
 {
     jpt__buf *line = &p->line;
@@ -309,21 +352,73 @@ static int take_stdout(jpt__proc *p, const char *s, size_t n)
     while (rc == JPT_OK && n > 0) {
         const char *nl = memchr(s, '\n', n);
         size_t k = nl != NULL ? (size_t)(nl - s) + 1 : n;
-        /* A line longer than the capture is text, whatever it starts with. */
-        if (nl == NULL && line->len + k > p->run->r->capture_bytes) {
+        if (p->mid_line) {
+            p->run->sink->text(p->run, JPT__STDOUT, s, k);
+            p->mid_line = nl == NULL;
+        } else if (nl == NULL && line->len + k > p->run->r->capture_bytes) {
+            /* A line longer than the capture is text, whatever it starts
+             * with. */
             p->run->sink->text(p->run, JPT__STDOUT, line->data, line->len);
             p->run->sink->text(p->run, JPT__STDOUT, s, k);
             line->len = 0;
+            p->mid_line = true;
         } else if (line->len == 0 && nl != NULL)
             rc = take_line(p, s, k);
-        else if ((rc = jpt__buf_append(line, s, k)) == JPT_OK && nl != NULL) {
-            rc = take_line(p, line->data, line->len);
-            line->len = 0;
-        } else if (rc == JPT_OK)
+        else if ((rc = jpt__buf_append(line, s, k)) == JPT_OK && nl != NULL)
+            rc = take_held_line(p);
+        else if (rc == JPT_OK)
             p->run->sink->partial(p->run);
         s += k;
         n -= k;
     }
+    return rc;
+}
+
+/* A terminal ends its lines with "\r\n" (ONLCR): the model reads "\n",
+ * as from a pipe (issue 16). A '\r' that ends a read waits for the next
+ * byte; a lone '\r' (a progress line) stays. */
+static int crlf_to_lf(jpt__proc *p, const char *s, size_t n)
+{
+    jpt__buf *out = &p->crlf;
+    int rc = JPT_OK;
+
+    out->len = 0;
+    if (p->cr_pending && (n == 0 || s[0] != '\n'))
+        rc = jpt__buf_putc(out, '\r');
+    p->cr_pending = false;
+    while (rc == JPT_OK && n > 0) {
+        const char *cr = memchr(s, '\r', n);
+        size_t k = cr != NULL ? (size_t)(cr - s) : n;
+        rc = jpt__buf_append(out, s, k);
+        s += k;
+        n -= k;
+        if (rc < 0 || n == 0)
+            break;
+        /* At a '\r': dropped before '\n', held at the end of the read. */
+        if (n == 1)
+            p->cr_pending = true;
+        else if (s[1] != '\n')
+            rc = jpt__buf_putc(out, '\r');
+        s++;
+        n--;
+    }
+    return rc;
+}
+
+/* Output as the model reads it: kept, and a handle's split into lines. */
+static int take_output(jpt__proc *p, int stream, const char *s, size_t n)
+{
+    int rc = jpt__capture_append(stream == JPT__STDOUT ? &p->out : &p->err, s, n);
+
+    /* A handle reads its tool's output as it comes; a one-shot run is read
+     * whole at its end. States are lines of stdout; stderr is text, kept
+     * out of the line being assembled so that it cannot split a state. */
+    if (p->run->action != JPT__ACTION_SPAWN || n == 0)
+        ;
+    else if (stream == JPT__STDOUT)
+        rc = rc == JPT_OK ? take_stdout(p, s, n) : rc;
+    else
+        p->run->sink->text(p->run, JPT__STDERR, s, n);
     return rc;
 }
 
@@ -334,16 +429,10 @@ static void on_child_output(jpt__child *c, int stream, const char *s, size_t n, 
     int rc;
 
     (void)c;
-    rc = jpt__capture_append(stream == JPT__STDOUT ? &p->out : &p->err, s, n);
-    /* A handle reads its tool's output as it comes; a one-shot run is read
-     * whole at its end. States are lines of stdout; stderr is text, kept
-     * out of the line being assembled so that it cannot split a state. */
-    if (run->action != JPT__ACTION_SPAWN)
-        ;
-    else if (stream == JPT__STDOUT)
-        rc = rc == JPT_OK ? take_stdout(p, s, n) : rc;
-    else
-        run->sink->text(run, JPT__STDERR, s, n);
+    if (!run->tool->pty)
+        rc = take_output(p, stream, s, n);
+    else if ((rc = crlf_to_lf(p, s, n)) == JPT_OK)
+        rc = take_output(p, stream, p->crlf.data, p->crlf.len);
     if (rc < 0)
         jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
     /* Last: the host's handler may call back into the registry. */
@@ -374,7 +463,9 @@ static bool exit_failed(const jpt__proc *p)
 /* JP's into_tool_result: a failed run with unstructured output is an error
  * carrying what the tool said last on each stream, after `headline` (NULL:
  * how the process ended). A run the registry stopped (a timeout, a cancel)
- * keeps its output the same way: nothing the tool produced is lost. */
+ * keeps its output the same way: nothing the tool produced is lost. A
+ * handle's failure reads the same, with the output the model has not read
+ * yet (from the run's read counts; a one-shot run's are 0). */
 static int failure_state(jpt__proc *p, jpt_state *s, const char *headline)
 {
     size_t limit = jpt__tool_output_limit(p->run->r, p->run->tool);
@@ -385,12 +476,12 @@ static int failure_state(jpt__proc *p, jpt_state *s, const char *headline)
     describe_exit(p, how, sizeof(how));
     rc = headline != NULL ? jpt__buf_puts(&text, headline)
                           : jpt__buf_printf(&text, "The tool failed (%s).", how);
-    if (rc == JPT_OK && jpt__capture_total(&p->err) > 0 &&
+    if (rc == JPT_OK && jpt__capture_total(&p->err) > p->run->read_err &&
         (rc = jpt__buf_puts(&text, "\n\nstderr:\n")) == JPT_OK)
-        rc = jpt__capture_text_limited(&p->err, limit / 2, &text);
-    if (rc == JPT_OK && jpt__capture_total(&p->out) > 0 &&
+        rc = jpt__capture_text_since(&p->err, p->run->read_err, limit / 2, &text);
+    if (rc == JPT_OK && jpt__capture_total(&p->out) > p->run->read_out &&
         (rc = jpt__buf_puts(&text, "\n\nstdout:\n")) == JPT_OK)
-        rc = jpt__capture_text_limited(&p->out, limit / 2, &text);
+        rc = jpt__capture_text_since(&p->out, p->run->read_out, limit / 2, &text);
     if (rc == JPT_OK)
         rc = jpt__state_add_text(s, text.data, text.len);
     jpt__buf_free(&text);
@@ -453,7 +544,9 @@ static int one_shot_result(jpt__proc *p, jpt_state **out)
 }
 
 /* What a handle's end adds for the model: how an unstructured process
- * ended; a structured one said so itself. */
+ * ended; a structured one said so itself. A failed one ends as a failed
+ * one-shot run does (issue 16: one format), with the output the model has
+ * not read, stream by stream, in place of that output. */
 static int handle_end(jpt__proc *p, jpt_state **out)
 {
     jpt_state *s = jpt__state_alloc(JPT_STATE_STOPPED);
@@ -461,12 +554,13 @@ static int handle_end(jpt__proc *p, jpt_state **out)
     int rc = s != NULL ? JPT_OK : JPT_ERR_NOMEM;
 
     *out = NULL;
-    if (rc == JPT_OK && !p->structured && p->run->failure == NULL) {
+    if (rc == JPT_OK && !p->structured && (p->run->failure != NULL || exit_failed(p))) {
+        rc = failure_state(p, s, p->run->failure);
+        p->run->end_has_output = rc == JPT_OK;
+    } else if (rc == JPT_OK && !p->structured && p->run->failure == NULL) {
         describe_exit(p, how, sizeof(how));
         int n = snprintf(text, sizeof(text), "[process ended: %s]", how);
         rc = jpt__state_add_text(s, text, n > 0 && (size_t)n < sizeof(text) ? (size_t)n : 0);
-        if (rc == JPT_OK && exit_failed(p))
-            rc = jpt__state_set_error_from_blocks(s, false);
     }
     if (rc < 0) {
         jpt_state_unref(s);
@@ -493,11 +587,16 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     p->child = NULL;
     jpt__capture_spool_pause(&p->out);
     child_gone(p);
-    /* What a stateful tool wrote last, without a newline (a prompt). */
-    if (p->line.len > 0) {
-        run->sink->text(run, JPT__STDOUT, p->line.data, p->line.len);
-        p->line.len = 0;
+    /* A terminal's last '\r', which no '\n' followed. */
+    if (p->cr_pending) {
+        p->cr_pending = false;
+        if (take_output(p, JPT__STDOUT, "\r", 1) < 0)
+            jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
     }
+    /* What a stateful tool wrote last, without a newline: a prompt, or a
+     * last state written without one. */
+    if (p->line.len > 0 && take_held_line(p) < 0)
+        jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
     int rc = run->action == JPT__ACTION_SPAWN ? handle_end(p, &final)
                                                : one_shot_result(p, &final);
     if (rc < 0)
@@ -576,10 +675,13 @@ static void refresh(jpt__run *run)
     /* The exit callback may free the child and end the run. */
     if (p->child != NULL)
         jpt__child_poll(p->child);
-    /* What it wrote last, without a newline, is shown too (a prompt). */
-    if (p->child != NULL && p->line.len > 0) {
+    /* What it wrote last, without a newline, is shown too (a prompt), and
+     * the rest of its line will be text; but not the start of what may be
+     * a state line, which waits for its end (issue 16). */
+    if (p->child != NULL && p->line.len > 0 && !may_be_state(p->line.data, p->line.len)) {
         run->sink->text(run, JPT__STDOUT, p->line.data, p->line.len);
         p->line.len = 0;
+        p->mid_line = true;
     }
 }
 
@@ -640,6 +742,7 @@ static void release(jpt__run *run)
     jpt__capture_free(&p->out);
     jpt__capture_free(&p->err);
     jpt__buf_free(&p->line);
+    jpt__buf_free(&p->crlf);
     jpt__free(p);
     run->impl = NULL;
 }

@@ -173,7 +173,7 @@ static int take_timeout(vfs_def *d, const json_t *v, char *why, size_t n)
 
 static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n)
 {
-    static const char *const not_here[] = {"pty", "stdin"};
+    static const char *const not_here[] = {"pty", "pty_echo", "stdin"};
     int rc;
 
     for (size_t i = 0; i < sizeof(not_here) / sizeof(not_here[0]); i++)

@@ -50,6 +50,12 @@ struct jpt__run {
     int action;                /* JPT__ACTION_NONE (one-shot) or _SPAWN */
     const char *failure;       /* why the registry ended it, or NULL */
     bool aborted;              /* it was aborted (its end is no failure) */
+    /* Bytes of stdout and stderr the model has read as text (the handle
+     * counts them), and whether the runtime's end of a handle holds what
+     * came after, stream by stream, in place of the text not read yet (a
+     * failed process's, as a one-shot run's failure reads). */
+    uint64_t read_out, read_err;
+    bool end_has_output;
     const jpt__run_sink *sink;
     void *impl;                /* the runtime's own */
     void *userdata;            /* jpt_handle_set_userdata */

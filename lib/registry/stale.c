@@ -115,13 +115,17 @@ JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed)
     uint64_t start;
     size_t count = 0;
 
+    jpt__fail_clear();
     if (killed != NULL)
         *killed = 0;
     if (path == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_registry_reap_stale: path is NULL");
     FILE *f = fopen(path, "re");
+    if (f == NULL && errno == ENOENT)
+        return JPT_OK;
     if (f == NULL)
-        return errno == ENOENT ? JPT_OK : JPT_ERR_IO;
+        return jpt__fail(JPT_ERR_IO, "jpt_registry_reap_stale: reading '%s': %s", path,
+                         strerror(errno));
     /* fscanf skips the blank slots as whitespace. */
     while (fscanf(f, "%d %" SCNu64, &pid, &start) == 2) {
         if (pid <= 1 || start == 0)
@@ -143,5 +147,8 @@ JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed)
     fclose(f);
     if (killed != NULL)
         *killed = count;
-    return unlink(path) == 0 ? JPT_OK : JPT_ERR_IO;
+    if (unlink(path) < 0)
+        return jpt__fail(JPT_ERR_IO, "jpt_registry_reap_stale: removing '%s': %s", path,
+                         strerror(errno));
+    return JPT_OK;
 }

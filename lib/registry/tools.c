@@ -13,7 +13,7 @@ static const char *const known_keys[] = {
     "actions",   "question_target", "settle_ms", "yield_ms", "output_limit",
     "timeout_ms", "sandbox",    "spawn",      "options",   "command",
     "stdin",     "pty",         "env",        "files",     "request_timeout_ms",
-    "os_sandbox",
+    "os_sandbox", "pty_echo",
 };
 
 jpt__tool *jpt__tool_ref(jpt__tool *t)

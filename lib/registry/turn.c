@@ -1,17 +1,22 @@
 /* The end of a turn (RFD 037, "Turn-end behavior"): each live handle meets
  * its tool's spawn.lifecycle.on_turn_end policy.
  *
- *   abort    killed; its result discarded.
+ *   abort    killed; its output discarded, a notification saying so.
  *   await    waited for (up to the turn-end timeout); its result is queued
- *            as a notification for the next turn; past the timeout killed.
+ *            as a notification for the next turn; past the timeout killed,
+ *            the notification saying so after its last output.
  *   inquire  one question to the assistant through the inquiry handler,
  *            listing every such handle, answered per handle "wait" (its
- *            result becomes a result of the turn's batch) or "abort".
- *            Without a handler: as await.
+ *            result becomes a result of the turn's batch, killed at the
+ *            timeout as await's are) or "abort" (as the abort policy).
+ *            Without a handler there is nobody to ask: killed at once,
+ *            the notification saying why after its last output. A
+ *            cancelled question: as await.
  *
- * The batch jpt_registry_end_turn returns completes once every handle has
- * settled; stopped handles the model never saw leave their notifications
- * and go. */
+ * Every handle the turn end touches has a result or a notification that
+ * says what became of it (issue 16). The batch jpt_registry_end_turn
+ * returns completes once every handle has settled; stopped handles the
+ * model never saw leave their results as notifications and go. */
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +32,7 @@
 typedef struct entry {
     jpt_handle *h;
     int mode;
+    const char *aborted;  /* MODE_ABORT: what its notification says */
     bool settled;
     jpt__sub sub;      /* its subscription to the handle's stop; the role
                           is the entry's index */
@@ -47,7 +53,22 @@ struct jpt__turn {
     jpt__defer decide; /* so does the answer to the question */
     json_t *answer;    /* the answer, until then */
     jpt_inquiry *inquiry; /* the question, while it is out */
+    char past_limit[160]; /* why a handle killed at the timeout ended */
 };
+
+/* What the notification of an aborted handle says (RFD 037: "Results are
+ * lost"; the model still learns that the handle is gone). */
+static const char aborted_by_policy[] =
+    "The turn ended: the handle was aborted (on_turn_end \"abort\"), and its output "
+    "discarded";
+static const char aborted_by_answer[] =
+    "The turn ended: the handle was aborted, as the answer to the turn-end question chose, "
+    "and its output discarded";
+static const char aborted_by_host[] =
+    "The turn ended: the handle was aborted, and its output discarded";
+static const char nobody_to_ask[] =
+    "The turn ended with nobody to ask whether to wait for the handle (no inquiry handler): "
+    "it was stopped";
 
 static void finish_if_settled(jpt__turn *t);
 
@@ -77,14 +98,17 @@ static void settle(jpt__turn *t, entry *e)
     e->settled = true;
     e->h = NULL;
     t->unsettled--;
-    if (h->phase == JPT__PHASE_STOPPED) {
-        if (e->mode == MODE_NOTIFY)
-            jpt__notify_force(h);
-        else if (e->mode == MODE_RESULT)
-            add_result(t, h);
-        /* Delivered one way or the other (a notice keeps its own copy). */
+    if (h->phase == JPT__PHASE_STOPPED && h->delivered)
+        ; /* the model has its end already (a batch of its held it) */
+    else if (e->mode == MODE_RESULT)
+        add_result(t, h);
+    else if (e->mode == MODE_ABORT && h->phase == JPT__PHASE_STOPPED)
+        jpt__notify_instead(h, e->aborted, false);
+    else /* its result; or, kept running (JPT_TURN_KEEP), its output so far */
+        jpt__notify_force(h);
+    /* Delivered one way or the other (a notice keeps its own copy). */
+    if (h->phase == JPT__PHASE_STOPPED)
         jpt__handle_delivered(h);
-    }
     jpt__handle_unsubscribe(&e->sub); /* may free the handle */
 }
 
@@ -100,22 +124,22 @@ static void heard_stop(jpt__sub *s, unsigned what)
     }
 }
 
-/* Ends the wait for a handle: killed (it settles once reaped), or left
- * running when the host asked to keep handles. */
-static void give_up_on(jpt__turn *t, entry *e)
+/* Ends the wait for a handle: killed for `why` (it settles once reaped,
+ * its result or notification saying why after its last output), aborted
+ * when `why` is NULL (MODE_ABORT), or left running when the host asked to
+ * keep handles. */
+static void give_up_on(jpt__turn *t, entry *e, const char *why)
 {
     if (e->settled)
         return;
-    if (e->h->phase == JPT__PHASE_STOPPED) {
+    if (e->h->phase == JPT__PHASE_STOPPED || t->keep) {
         settle(t, e);
         return;
     }
-    if (t->keep) {
-        settle(t, e);
-        return;
-    }
-    e->mode = MODE_ABORT;
-    jpt__handle_abort(e->h);
+    if (why != NULL)
+        jpt__handle_kill(e->h, why);
+    else
+        jpt__handle_abort(e->h);
 }
 
 static void on_turn_timeout(jpt__timer *timer)
@@ -123,11 +147,14 @@ static void on_turn_timeout(jpt__timer *timer)
     jpt__turn *t = timer->ud;
 
     /* A builtin's abort stops its handle at once, which may settle the
-     * last entry: the turn stays until the loop is over. */
+     * last entry: the turn stays until the loop is over. Handles being
+     * aborted are ending already. */
     t->busy++;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->entries[i].mode != MODE_ASKING && t->entries[i].h != NULL)
-            give_up_on(t, &t->entries[i]);
+    for (size_t i = 0; i < t->n; i++) {
+        entry *e = &t->entries[i];
+        if (e->mode != MODE_ASKING && e->mode != MODE_ABORT && e->h != NULL)
+            give_up_on(t, e, t->past_limit);
+    }
     t->busy--;
     finish_if_settled(t);
 }
@@ -171,10 +198,11 @@ static void decide(jpt__turn *t, entry *e, bool wait)
     if (e->mode != MODE_ASKING || e->settled)
         return;
     e->mode = wait ? MODE_RESULT : MODE_ABORT;
+    e->aborted = aborted_by_answer;
     if (e->h->phase == JPT__PHASE_STOPPED)
         settle(t, e);
     else if (!wait)
-        give_up_on(t, e);
+        give_up_on(t, e, NULL);
 }
 
 /* From the loop: aborting a handle runs a builtin's abort callback. */
@@ -377,6 +405,7 @@ static void run_policies(jpt__defer *d)
         e->sub.ud = t;
         e->sub.role = (unsigned)i;
         jpt__handle_subscribe(h, &e->sub, JPT__HEARD_STOPPED, true, false);
+        e->aborted = t->abort_all ? aborted_by_host : aborted_by_policy;
         if (h->phase == JPT__PHASE_STOPPED)
             e->mode = MODE_NOTIFY;
         else if (t->abort_all || h->tool->on_turn_end == JPT__TURN_ABORT)
@@ -392,21 +421,22 @@ static void run_policies(jpt__defer *d)
         jpt__log(JPT_LOG_WARNING, "out of memory: the turn end waits without a timeout");
     for (size_t i = 0; i < t->n; i++) {
         entry *e = &t->entries[i];
-        /* A stopped handle the model never saw: its notice, if its flags
-         * allowed one, is queued already; the handle goes. */
-        if (e->h != NULL && e->h->phase == JPT__PHASE_STOPPED && e->mode == MODE_NOTIFY) {
-            jpt_handle *h = e->h;
-            e->settled = true;
-            e->h = NULL;
-            t->unsettled--;
-            jpt__handle_delivered(h);
-            jpt__handle_unsubscribe(&e->sub);
-        } else if (e->h != NULL && e->mode == MODE_ABORT) {
-            /* A builtin's abort may stop and settle it at once. */
-            t->busy++;
-            give_up_on(t, e);
-            t->busy--;
-        }
+        jpt_handle *h = e->h;
+        /* A builtin's abort may stop and settle it at once. */
+        t->busy++;
+        if (h == NULL)
+            ;
+        else if (h->phase == JPT__PHASE_STOPPED)
+            /* Stopped, and the model never saw it: its result is queued,
+             * whatever its flags, and the handle goes. */
+            settle(t, e);
+        else if (e->mode == MODE_ABORT)
+            give_up_on(t, e, NULL);
+        else if (e->mode == MODE_NOTIFY && h->tool->on_turn_end == JPT__TURN_INQUIRE)
+            /* Inquire without a handler: nobody can say to wait for it, and
+             * waiting out the timeout helps no one (issue 16). */
+            give_up_on(t, e, nobody_to_ask);
+        t->busy--;
     }
     /* The handler may answer before it returns; the turn stays until
      * ask_turn_question() is done with it. */
@@ -452,6 +482,10 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
     }
     t->r = r;
     t->batch = b;
+    snprintf(t->past_limit, sizeof(t->past_limit),
+             "The turn end waited %d ms (turn_end_timeout_ms) for the handle to stop: it was "
+             "stopped",
+             r->turn_end_timeout_ms);
     t->keep = (flags & JPT_TURN_KEEP) != 0;
     t->abort_all = (flags & JPT_TURN_ABORT) != 0;
     jpt__loop_timer_init(&t->timer, on_turn_timeout, t);

@@ -51,7 +51,9 @@ static int add_end(jpt_handle *h, jpt_state *s)
 {
     int rc = JPT_OK;
 
-    if (h->failure != NULL)
+    if (h->run.end_has_output)
+        rc = add_blocks(s, h->end); /* why it ended, then its output */
+    else if (h->failure != NULL)
         rc = jpt__state_add_text(s, h->failure, strlen(h->failure));
     else if (h->end != NULL && jpt_state_block_count(h->end) > 0)
         rc = add_blocks(s, h->end);
@@ -70,13 +72,18 @@ int jpt__view_take(jpt_handle *h, bool peek, jpt_state **out)
 {
     jpt_state *s = jpt__state_alloc(h->kind);
     int rc = s != NULL ? JPT_OK : JPT_ERR_NOMEM;
+    /* The end holds the text not read yet, stream by stream. */
+    bool in_end = h->kind == JPT_STATE_STOPPED && h->run.end_has_output;
 
     *out = NULL;
-    if (rc == JPT_OK && !peek)
+    if (rc == JPT_OK && !peek) {
         rc = jpt__handle_flush_text(h);
-    if (rc == JPT_OK)
+        h->run.read_out = h->received_out;
+        h->run.read_err = h->received_err;
+    }
+    if (rc == JPT_OK && !in_end)
         rc = jpt__blockq_copy(&h->blocks, s);
-    if (rc == JPT_OK && peek)
+    if (rc == JPT_OK && peek && !in_end)
         rc = add_text_run(h, s);
     if (rc == JPT_OK && h->kind == JPT_STATE_STOPPED)
         rc = add_end(h, s);

@@ -277,6 +277,44 @@ static int parse_envelope(jpt_state *s, const json_t *root)
     return check_consistency(s, status != NULL);
 }
 
+/* A stopped ToolState's end, in every form the RFDs write it (issue 16):
+ *   "result": {"Ok": value} | {"Err": ToolError}  RFD 009's Result, as serde
+ *                                                 writes it;
+ *   "result": value                               the value itself: a string
+ *                                                 (RFD 009's and D11's
+ *                                                 examples, "Staged 3
+ *                                                 hunks.") or a block array;
+ *   "error": ToolError, no "result"               RFD 009's From<Outcome>
+ *                                                 sketch, Stopped { content,
+ *                                                 error }.
+ * Both runtimes (a stdio tool's state line, a VFS tool's state
+ * notification) read it here. */
+static int take_stopped_end(jpt_state *s, const json_t *root)
+{
+    const json_t *result = json_object_get(root, "result");
+    const json_t *ok = json_object_get(result, "Ok");
+    const json_t *err = json_object_get(result, "Err");
+
+    if (result == NULL) {
+        err = json_object_get(root, "error");
+        if (err == NULL || json_is_null(err))
+            return JPT_OK;
+        return json_is_object(err) ? take_tool_error(s, err, "error")
+                                   : jpt__state_warn(s, "error is %s, not an object; ignored",
+                                                     jpt__json_type_phrase(err));
+    }
+    if (json_is_string(result) || json_is_array(result) || json_is_null(result))
+        return add_content_value(s, result, "result");
+    if (ok != NULL && json_object_size(result) == 1)
+        return add_content_value(s, ok, "result.Ok");
+    if (json_is_object(err) && json_object_size(result) == 1)
+        return take_tool_error(s, err, "result.Err");
+    return jpt__state_warn(s, "result is %s, not a string, a block array, {\"Ok\": …} or "
+                              "{\"Err\": {…}}; ignored",
+                           json_is_object(result) ? "another object"
+                                                  : jpt__json_type_phrase(result));
+}
+
 /* 2. RFD 009 ToolState. */
 static int parse_tool_state(jpt_state *s, const json_t *root, int kind)
 {
@@ -289,26 +327,8 @@ static int parse_tool_state(jpt_state *s, const json_t *root, int kind)
         return rc;
     if (kind == JPT_STATE_WAITING)
         rc = add_question_member(s, json_object_get(root, "question"));
-    else if (kind == JPT_STATE_STOPPED) {
-        const json_t *result = json_object_get(root, "result");
-        const json_t *ok = json_object_get(result, "Ok");
-        const json_t *err = json_object_get(result, "Err");
-        if (result == NULL) {
-            /* RFD 009's From<Outcome> sketch: Stopped { content, error }. */
-            err = json_object_get(root, "error");
-            if (err != NULL && !json_is_null(err))
-                rc = json_is_object(err)
-                         ? take_tool_error(s, err, "error")
-                         : jpt__state_warn(s, "error is %s, not an object; ignored",
-                                           jpt__json_type_phrase(err));
-        } else if (ok != NULL && json_object_size(result) == 1)
-            rc = add_content_value(s, ok, "result.Ok");
-        else if (json_is_object(err) && json_object_size(result) == 1)
-            rc = take_tool_error(s, err, "result.Err");
-        else
-            rc = jpt__state_warn(s, "result is not {\"Ok\": …} or {\"Err\": {…}}; "
-                                    "ignored");
-    }
+    else if (kind == JPT_STATE_STOPPED)
+        rc = take_stopped_end(s, root);
     if (rc < 0)
         return rc;
     return check_consistency(s, true);
@@ -390,15 +410,19 @@ JPT_EXPORT int jpt_state_parse(const char *data, size_t len, unsigned flags,
     bool recognised = false;
     int rc = JPT_OK;
 
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_state_parse: out is NULL");
     *out = NULL;
-    if ((data == NULL && len > 0) || (flags & ~JPT_PARSE_RAW) != 0)
-        return JPT_ERR_INVALID;
+    if (data == NULL && len > 0)
+        return jpt__fail(JPT_ERR_INVALID, "jpt_state_parse: data is NULL but len is %zu", len);
+    if ((flags & ~JPT_PARSE_RAW) != 0)
+        return jpt__fail(JPT_ERR_INVALID, "jpt_state_parse: unknown flags 0x%x",
+                         flags & ~JPT_PARSE_RAW);
 
     jpt_state *s = jpt__state_alloc(JPT_STATE_STOPPED);
     if (s == NULL)
-        return JPT_ERR_NOMEM;
+        return jpt__fail(JPT_ERR_NOMEM, "jpt_state_parse: out of memory");
 
     /* Only an object can be a structured format; checking the first byte
      * keeps plain text (the common case for shell tools) out of the JSON
@@ -415,7 +439,7 @@ JPT_EXPORT int jpt_state_parse(const char *data, size_t len, unsigned flags,
         rc = parse_raw(s, data != NULL ? data : "", len);
     if (rc < 0) {
         jpt_state_unref(s);
-        return rc;
+        return jpt__fail(rc, "jpt_state_parse: out of memory reading %zu bytes of output", len);
     }
     *out = s;
     return JPT_OK;

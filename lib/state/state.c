@@ -260,14 +260,16 @@ JPT_EXPORT const char *jpt_state_errmsg(const jpt_state *s)
 
 JPT_EXPORT int jpt_state_new(int kind, jpt_state **out)
 {
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_state_new: out is NULL");
     *out = NULL;
     if (kind != JPT_STATE_RUNNING && kind != JPT_STATE_WAITING &&
         kind != JPT_STATE_STOPPED)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_state_new: kind %d is not a JPT_STATE_* kind",
+                         kind);
     *out = jpt__state_alloc(kind);
-    return *out != NULL ? JPT_OK : JPT_ERR_NOMEM;
+    return *out != NULL ? JPT_OK : jpt__fail(JPT_ERR_NOMEM, "jpt_state_new: out of memory");
 }
 
 /* Every builder starts here: a shared state is immutable, and content ends

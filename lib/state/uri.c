@@ -336,16 +336,20 @@ JPT_EXPORT int jpt_uri_canonicalize(const char *uri, const char *root,
     jpt__buf b = JPT__BUF_INIT;
     int rc;
 
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_uri_canonicalize: out is NULL");
     *out = NULL;
     if (uri == NULL || uri[0] == '\0')
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_uri_canonicalize: the URI is %s",
+                         uri == NULL ? "NULL" : "empty");
 
     /* The root is checked even when this URI does not need it, so that a
      * bad root fails the same way for every URI. */
     if (root != NULL && (rc = jpt__uri_check_root(root)) < 0)
-        return rc;
+        return jpt__fail(rc, "jpt_uri_canonicalize: root '%s' is not an absolute path or file "
+                             "URI",
+                         root);
     size_t scheme_len = scheme_length(uri);
     if (scheme_len == 0 || is_file_scheme(uri, scheme_len))
         rc = canonicalize_file(uri, root, &b);
@@ -356,5 +360,13 @@ JPT_EXPORT int jpt_uri_canonicalize(const char *uri, const char *root,
     if (rc == JPT_OK && (*out = jpt__buf_take(&b)) == NULL)
         rc = JPT_ERR_NOMEM;
     jpt__buf_free(&b);
+    if (rc == JPT_ERR_NOMEM)
+        return jpt__fail(rc, "jpt_uri_canonicalize: out of memory");
+    if (rc < 0)
+        return jpt__fail(rc, "jpt_uri_canonicalize '%s': %s", uri,
+                         scheme_len == 0 || is_file_scheme(uri, scheme_len)
+                             ? "a file URI naming a remote host or holding an encoded NUL, or "
+                               "one libcurl refuses"
+                             : "libcurl refuses it");
     return rc;
 }

@@ -515,53 +515,10 @@ static int notify_error(jpt__vfs_engine *e, uint64_t line, jpt__vfs_span params)
     return deliver_members(e, "{\"type\":\"error\"", names, m, params.n, "error");
 }
 
-/* RFD 009 serialises a stopped state's result as Rust's Result: exactly
- * one member, "Ok" or "Err". */
-static bool is_ok_or_err(jpt__vfs_span result)
-{
-    jpt__json_iter it;
-    jpt__vfs_span key, value;
-
-    if (jpt__json_type(result) != JPT__JSON_OBJECT)
-        return false;
-    jpt__json_iter_init(&it, result);
-    if (!jpt__json_next_member(&it, &key, &value) ||
-        !(jpt__json_key_is(key, "Ok") || jpt__json_key_is(key, "Err")))
-        return false;
-    return !jpt__json_next_member(&it, &key, &value);
-}
-
-/* D11's example of a stopped state gives its result as the value itself
- * ({"type":"stopped","result":"Staged 3 hunks."}); RFD 009 wraps it in
- * {"Ok": …}. The state is rewritten in RFD 009's form, every other member
- * kept. */
-static int deliver_stopped(jpt__vfs_engine *e, jpt__vfs_span params, jpt__vfs_span result)
-{
-    jpt__buf text = JPT__BUF_INIT;
-    jpt__json_iter it;
-    jpt__vfs_span key, value;
-    int rc = jpt__buf_reserve(&text, params.n + 16);
-
-    if (rc == JPT_OK)
-        rc = put(&text, "{\"result\":{\"Ok\":");
-    if (rc == JPT_OK && (rc = jpt__buf_append(&text, result.p, result.n)) == JPT_OK)
-        rc = put(&text, "}");
-    jpt__json_iter_init(&it, params);
-    while (rc == JPT_OK && jpt__json_next_member(&it, &key, &value)) {
-        if (jpt__json_key_is(key, "result"))
-            continue;
-        if ((rc = jpt__buf_printf(&text, ",\"%.*s\":", (int)key.n, key.p)) == JPT_OK)
-            rc = jpt__buf_append(&text, value.p, value.n);
-    }
-    if (rc == JPT_OK && (rc = put(&text, "}")) == JPT_OK)
-        rc = deliver(e, text.data, text.len, false);
-    else
-        rc = jpt__err(&e->err, rc, "out of memory reading the tool's state");
-    jpt__buf_free(&text);
-    return rc;
-}
-
-/* D11 `state`: RFD 009's ToolState, running, waiting or stopped. */
+/* D11 `state`: RFD 009's ToolState, running, waiting or stopped. The
+ * state room reads it, in every form the RFDs give a stopped state's
+ * result (D11's "result": "Staged 3 hunks." too), as it reads a stdio
+ * tool's state line. */
 static int notify_state(jpt__vfs_engine *e, uint64_t line, jpt__vfs_span params)
 {
     static const char *const names[] = {"type", "result", NULL};
@@ -577,8 +534,6 @@ static int notify_state(jpt__vfs_engine *e, uint64_t line, jpt__vfs_span params)
           string_is(m[0], "stopped")))
         return violation(e, line, "a state notification's params.type must be \"running\", "
                                   "\"waiting\" or \"stopped\"");
-    if (string_is(m[0], "stopped") && m[1].p != NULL && !is_ok_or_err(m[1]))
-        return deliver_stopped(e, params, m[1]);
     return deliver(e, params.p, params.n, false);
 }
 

@@ -78,21 +78,39 @@ static void host_ended(void *ud, jpt_state *failure)
 
 static const jpt__vfs_session_ops host_ops = {host_state, host_ended, host_ask, NULL, NULL};
 
+/* jpt_vfs_host_new's errors, in the thread's last error. */
+#define FAIL(status, ...) jpt__fail(status, "jpt_vfs_host_new: " __VA_ARGS__)
+
 static int take_options(jpt_vfs_host_options *o, const jpt_vfs_host_options *opts)
 {
     memset(o, 0, sizeof(*o));
     if (opts == NULL)
         return JPT_OK;
     int rc = jpt__struct_take(o, sizeof(*o), opts, opts->size, sizeof(*o));
+    if (rc == JPT_ERR_INVALID)
+        return FAIL(rc, "opts->size %zu is less than jpt_vfs_host_options (%zu)", opts->size,
+                    sizeof(*o));
     if (rc < 0)
-        return rc;
-    if (o->request_timeout_ms < -1 || o->kill_grace_ms < 0 ||
-        (o->files != NULL && o->root != NULL) || o->sandbox_mode < JPT_SANDBOX_DEFAULT ||
-        o->sandbox_mode > JPT_SANDBOX_OFF)
-        return JPT_ERR_INVALID;
+        return FAIL(rc, "opts sets fields past the %zu bytes of this jptool's "
+                        "jpt_vfs_host_options (built against a newer one)",
+                    sizeof(*o));
+    if (o->request_timeout_ms < -1)
+        return FAIL(JPT_ERR_INVALID, "request_timeout_ms is %d: it is -1 (none), 0 (the "
+                                     "default) or more",
+                    o->request_timeout_ms);
+    if (o->kill_grace_ms < 0)
+        return FAIL(JPT_ERR_INVALID, "kill_grace_ms is %d: a duration is 0 (the default) or "
+                                     "more",
+                    o->kill_grace_ms);
+    if (o->files != NULL && o->root != NULL)
+        return FAIL(JPT_ERR_INVALID, "files and root are both set: give one");
+    if (o->sandbox_mode < JPT_SANDBOX_DEFAULT || o->sandbox_mode > JPT_SANDBOX_OFF)
+        return FAIL(JPT_ERR_INVALID, "sandbox_mode %d is not a JPT_SANDBOX_* mode",
+                    o->sandbox_mode);
     for (size_t i = 0; o->sandbox_read != NULL && o->sandbox_read[i] != NULL; i++)
         if (o->sandbox_read[i][0] != '/')
-            return JPT_ERR_INVALID;
+            return FAIL(JPT_ERR_INVALID, "sandbox_read[%zu] '%s' is not an absolute path", i,
+                        o->sandbox_read[i]);
     return JPT_OK;
 }
 
@@ -117,14 +135,15 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
     jpt_vfs_host_options o;
     int rc;
 
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return FAIL(JPT_ERR_INVALID, "out is NULL");
     *out = NULL;
     if ((rc = take_options(&o, opts)) < 0)
         return rc;
     jpt_vfs_host *h = jpt__calloc(1, sizeof(*h));
     if (h == NULL)
-        return JPT_ERR_NOMEM;
+        return FAIL(JPT_ERR_NOMEM, "out of memory");
     h->request_timeout_ms = o.request_timeout_ms == 0 ? DEFAULT_REQUEST_TIMEOUT_MS
                                                       : o.request_timeout_ms;
     h->kill_grace_ms = o.kill_grace_ms > 0 ? o.kill_grace_ms : DEFAULT_KILL_GRACE_MS;
@@ -133,11 +152,16 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
     h->sandbox_mode = o.sandbox_mode != JPT_SANDBOX_DEFAULT ? o.sandbox_mode
                                                             : JPT_SANDBOX_REQUIRED;
     if ((rc = copy_paths(o.sandbox_read, &h->sandbox_read)) < 0 ||
-        (rc = jpt__loop_new(&h->loop)) < 0 || (rc = jpt__http_new(h->loop, &h->http)) < 0)
+        (rc = jpt__loop_new(&h->loop)) < 0 || (rc = jpt__http_new(h->loop, &h->http)) < 0) {
+        rc = rc == JPT_ERR_NOMEM ? FAIL(rc, "out of memory")
+                                 : FAIL(rc, "creating its event loop: %s", strerror(errno));
         goto fail;
+    }
     if ((rc = jpt_policy_new(o.sandbox_json, &h->policy)) < 0) {
         jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: the sandbox: %s",
                  h->policy != NULL ? jpt_policy_errmsg(h->policy) : jpt_strerror(rc));
+        rc = FAIL(rc, "sandbox_json: %s",
+                  h->policy != NULL ? jpt_policy_errmsg(h->policy) : "out of memory");
         goto fail;
     }
     /* The policy's "hardlinks": "allow" is the directory's flag; a backend
@@ -148,6 +172,8 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
     else if ((rc = jpt_files_open_dir(o.root != NULL ? o.root : ".", flags, &h->files)) < 0) {
         jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: cannot open the root '%s': %s",
                  o.root != NULL ? o.root : ".", jpt_strerror(rc));
+        /* jpt_files_open_dir said why, naming the root. */
+        rc = FAIL(rc, "root: %s", jpt_last_error());
         goto fail;
     }
     *out = h;

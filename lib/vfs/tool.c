@@ -250,24 +250,32 @@ JPT_EXPORT int jpt_vfs_tool_connect_fds(int in_fd, int out_fd,
     jpt_vfs_connect_options o;
     int rc;
 
+    jpt__fail_clear();
     if (out == NULL)
-        return JPT_ERR_INVALID;
+        return jpt__fail(JPT_ERR_INVALID, "jpt_vfs_tool_connect: out is NULL");
     *out = NULL;
     jpt_vfs_tool *t = jpt__calloc(1, sizeof(*t));
     if (t == NULL)
-        return JPT_ERR_NOMEM;
+        return jpt__fail(JPT_ERR_NOMEM, "jpt_vfs_tool_connect: out of memory");
     t->in_fd = in_fd;
     t->out_fd = out_fd;
     t->in_flags = t->out_flags = -1;
     if ((rc = check_options(opts, &o)) < 0) {
         jpt__free(t);
-        return rc;
+        return jpt__fail(rc, rc == JPT_ERR_INVALID
+                                 ? "jpt_vfs_tool_connect: opts->size is less than "
+                                   "jpt_vfs_connect_options"
+                                 : "jpt_vfs_tool_connect: opts sets fields this jptool does "
+                                   "not know (built against a newer one)");
     }
     if (in_fd < 0 || out_fd < 0)
-        rc = JPT_ERR_INVALID;
+        rc = jpt__fail(JPT_ERR_INVALID, "jpt_vfs_tool_connect: %s is %d, not a file descriptor",
+                       in_fd < 0 ? "in_fd" : "out_fd", in_fd < 0 ? in_fd : out_fd);
     else if ((rc = jpt__vfs_client_new(o.max_message, o.max_request, &t->client)) == JPT_OK &&
              (t->chunk = jpt__malloc(READ_CHUNK)) == NULL)
         rc = JPT_ERR_NOMEM;
+    if (rc == JPT_ERR_NOMEM)
+        jpt__fail(rc, "jpt_vfs_tool_connect: out of memory");
     if (rc < 0) {
         jpt_vfs_tool_free(t);
         return rc;

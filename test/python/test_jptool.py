@@ -675,13 +675,18 @@ class HelperTest(unittest.TestCase):
                          "https://h/a~b%2Fc?q=%3D")
 
     def test_uri_errors(self):
-        for uri in ("", "file://remote.host/x", "file:///a%00b",
-                    "https://exa mple.com/"):
+        # The message is the library's (jpt_last_error): it names the URI.
+        for uri, why in (("", "jpt_uri_canonicalize: the URI is empty"),
+                         ("file://remote.host/x", "jpt_uri_canonicalize 'file://remote.host/x': "
+                                                  "a file URI naming a remote host"),
+                         ("file:///a%00b", "jpt_uri_canonicalize 'file:///a%00b': a file URI"),
+                         ("https://exa mple.com/", "jpt_uri_canonicalize 'https://exa "
+                                                   "mple.com/': libcurl refuses it")):
             with self.assertRaises(JptError) as cm:
                 jptool.uri_canonicalize(uri)
             self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID, uri)
-            self.assertEqual(cm.exception.message,
-                             "invalid argument or malformed input")
+            self.assertTrue(cm.exception.message.startswith(why), cm.exception.message)
+            self.assertEqual(jptool.last_error(), cm.exception.message)
 
     def test_mime_fence_lang(self):
         cases = {
@@ -1639,14 +1644,35 @@ class RegistryTest(unittest.TestCase):
                 self.assertTrue(os.path.exists(state_file))
             self.assertFalse(os.path.exists(state_file))
             self.assertEqual(jptool.reap_stale(state_file), 0)  # missing: no error
+        # The library's message (jpt_last_error) names the option and why
+        # (issue 16: there was none).
         with self.assertRaises(JptError) as cm:
             Registry(root="/nonexistent/jptool/root")
         self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
-        with self.assertRaises(JptError):
+        self.assertEqual(cm.exception.message, "jpt_registry_new: root "
+                         "'/nonexistent/jptool/root': No such file or directory")
+        self.assertEqual(jptool.last_error(), cm.exception.message)
+        with self.assertRaises(JptError) as cm:
             Registry(settle_ms=-1)
+        self.assertEqual(cm.exception.message, "jpt_registry_new: settle_ms is -1: a "
+                         "duration is 0 (the default) or more")
         with self.assertRaises(JptError) as cm:
             Registry(turn_end_timeout_ms=-1)
         self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+        self.assertIn("turn_end_timeout_ms is -1", cm.exception.message)
+        with Registry():
+            self.assertEqual(jptool.last_error(), "")  # a success clears it
+        with self.assertRaises(JptError) as cm:
+            jptool.Files.open_dir("/nonexistent/jptool/root")
+        self.assertIn("jpt_files_open_dir '/nonexistent/jptool/root'", cm.exception.message)
+        with self.assertRaises(JptError) as cm:
+            jptool.State.new(9)
+        self.assertEqual(cm.exception.message,
+                         "jpt_state_new: kind 9 is not a JPT_STATE_* kind")
+        with tempfile.TemporaryDirectory() as d, self.assertRaises(JptError) as cm:
+            jptool.reap_stale(d)  # a directory: it cannot be removed as a file
+        self.assertEqual(cm.exception.status, jptool.JPT_ERR_IO)
+        self.assertIn("jpt_registry_reap_stale: removing", cm.exception.message)
         with self.assertRaises(ValueError):
             Registry(turn_end_timeout_ms=2 ** 31)
         with self.assertRaises(TypeError):
@@ -2380,7 +2406,11 @@ class TurnEndTest(AwaitTestCase):
             done = [e for e in self.r.events() if e["type"] == "batch_done"]
             self.assertIs(done[-1]["batch"], b)
         self.assertEqual(children_in_proc(), [])
-        self.assertEqual(self.r.take_notifications(), [])
+        # Its output is lost; the model learns that it was aborted.
+        self.assertEqual(self.take_notes(), [
+            {"id": "a", "tool": "job_abort", "state": "stopped",
+             "result": "The turn ended: the handle was aborted (on_turn_end \"abort\"), "
+                       "and its output discarded", "is_error": False}])
         self.assertEqual(self.fetch("job_abort", "a"), ("Handle `a` not found", True))
 
     def test_await_policy_queues_the_result_as_a_notification(self):
@@ -2460,16 +2490,22 @@ class TurnEndTest(AwaitTestCase):
         self.assertEqual(response(res[0]["content"]),
                          {"id": "w", "state": "stopped", "result": slept(800)})
         self.assertEqual(children_in_proc(), [])
-        self.assertEqual(self.r.take_notifications(), [])
+        self.assertEqual(self.take_notes(), [
+            {"id": "a", "tool": "cargo_test", "state": "stopped",
+             "result": "The turn ended: the handle was aborted, as the answer to the "
+                       "turn-end question chose, and its output discarded",
+             "is_error": False}])
         self.assertEqual(self.fetch("job_inquire", "w"), ("Handle `w` not found", True))
         self.assertEqual(self.fetch("cargo_test", "a"), ("Handle `a` not found", True))
 
-    def test_inquire_without_a_handler_or_cancelled_is_await(self):
-        self.spawn("job_inquire", "n", 400, "x")
+    def test_inquire_without_a_handler_stops_and_cancelled_is_await(self):
+        # Nobody to ask: stopped at once, its last output kept.
+        self.spawn("job_inquire", "n", 10000, "x")
         self.assertEqual(self.end_turn(), [])
         self.assertEqual(self.take_notes(), [
             {"id": "n", "tool": "job_inquire", "state": "stopped",
-             "result": slept(400), "is_error": False}])
+             "result": "Error: The turn ended with nobody to ask whether to wait for the "
+                       "handle (no inquiry handler): it was stopped", "is_error": True}])
         self.r.set_inquiry_handler(lambda q: q.cancel("no time"))
         self.spawn("job_inquire", "c", 400, "y")
         self.assertEqual(self.end_turn(), [])

@@ -158,6 +158,7 @@ __all__ = [
     "reap_stale",
     "version",
     "strerror",
+    "last_error",
     "status_name",
     "uri_canonicalize",
     "mime_fence_lang",
@@ -783,6 +784,7 @@ _PROTOTYPES = {
     "jpt_strerror": (_c_str, [_c_int]),
     "jpt_status_name": (_c_str, [_c_int]),
     "jpt_free": (None, [_c_void]),
+    "jpt_last_error": (_c_str, []),
     "jpt_set_allocator": (_c_int, [ctypes.POINTER(_Allocator)]),
     "jpt_set_log": (None, [_LogFn, _c_void, _c_int]),
     # state.h: parsing, references
@@ -1050,6 +1052,24 @@ def _check(rc: int, message: Optional[str] = None) -> int:
     return rc
 
 
+def last_error() -> str:
+    """Why the last call on this thread of a library function that has no
+    object to keep its message failed (``jpt_last_error``): a constructor
+    (``jpt_registry_new``, ``jpt_vfs_host_new``, ``jpt_files_open_dir``,
+    ``jpt_policy_new``, …) or a parser (``jpt_state_parse``,
+    ``jpt_uri_canonicalize``, …). The JptError those raise carries it
+    already; "" when the last such call succeeded."""
+    return _lib.jpt_last_error().decode("utf-8", "replace")
+
+
+def _check_new(rc: int) -> int:
+    """_check for a function without an object: the exception carries the
+    thread's last error, which names the argument or option and why."""
+    if rc < 0:
+        raise JptError(rc, last_error())
+    return rc
+
+
 # ---- Common -----------------------------------------------------------------
 
 
@@ -1115,8 +1135,8 @@ def uri_canonicalize(uri: _Text, root: Optional[Union[_Text, os.PathLike]] = Non
     Raises JptError (JPT_ERR_INVALID) for a URI the library rejects.
     """
     out = ctypes.c_void_p()
-    _check(_lib.jpt_uri_canonicalize(_to_c(uri, "uri"), _to_c(root, "root"),
-                                     ctypes.byref(out)))
+    _check_new(_lib.jpt_uri_canonicalize(_to_c(uri, "uri"), _to_c(root, "root"),
+                                         ctypes.byref(out)))
     return _take_string(out)
 
 
@@ -1212,8 +1232,8 @@ class State(_Closable):
         elif not isinstance(data, bytes):
             raise TypeError(f"data must be bytes or str, not {type(data).__name__}")
         ptr = _StatePtr()
-        _check(_lib.jpt_state_parse(data, len(data), JPT_PARSE_RAW if raw else 0,
-                                    ctypes.byref(ptr)))
+        _check_new(_lib.jpt_state_parse(data, len(data), JPT_PARSE_RAW if raw else 0,
+                                        ctypes.byref(ptr)))
         return cls(ptr)
 
     @classmethod
@@ -1226,7 +1246,7 @@ class State(_Closable):
                 raise JptError(JPT_ERR_INVALID, f"unknown state kind {kind!r}")
             kind = _KIND_NAMES[kind]
         ptr = _StatePtr()
-        _check(_lib.jpt_state_new(kind, ctypes.byref(ptr)))
+        _check_new(_lib.jpt_state_new(kind, ctypes.byref(ptr)))
         return cls(ptr)
 
     def ref(self) -> "State":
@@ -1479,7 +1499,7 @@ def normalize_path(path: Union[_Text, os.PathLike]) -> str:
     a symlink). Raises JptError (JPT_ERR_INVALID) for an absolute path or a
     ".." that leaves the root."""
     out = ctypes.c_void_p()
-    _check(_lib.jpt_policy_normalize_path(_to_c(path, "path"), ctypes.byref(out)))
+    _check_new(_lib.jpt_policy_normalize_path(_to_c(path, "path"), ctypes.byref(out)))
     return _take_string(out)
 
 
@@ -1507,7 +1527,7 @@ class Policy(_Closable):
         if rc < 0:
             # A refused configuration still comes with a policy holding the
             # message (vfs.h); it is freed here.
-            message = _from_c(_lib.jpt_policy_errmsg(ptr)) if ptr else None
+            message = _from_c(_lib.jpt_policy_errmsg(ptr)) if ptr else last_error()
             _lib.jpt_policy_free(ptr)
             raise JptError(rc, message)
         self._ptr = ptr
@@ -1612,7 +1632,7 @@ def reap_stale(path: Union[_Text, os.PathLike]) -> int:
     Raises JptError: JPT_ERR_IO when the file cannot be read or removed,
     JPT_ERR_INVALID, JPT_ERR_NOMEM."""
     killed = ctypes.c_size_t()
-    _check(_lib.jpt_registry_reap_stale(_to_c(path, "path"), ctypes.byref(killed)))
+    _check_new(_lib.jpt_registry_reap_stale(_to_c(path, "path"), ctypes.byref(killed)))
     return killed.value
 
 
@@ -1737,7 +1757,7 @@ class Registry(_Closable):
                     raise ValueError(f"{name} is out of range: {value}")
                 setattr(opts, name, value)
         ptr = _RegistryPtr()
-        _check(_lib.jpt_registry_new(ctypes.byref(opts), ctypes.byref(ptr)))
+        _check_new(_lib.jpt_registry_new(ctypes.byref(opts), ctypes.byref(ptr)))
         self._ptr = ptr
 
     # -- lifetime --
@@ -2903,10 +2923,7 @@ class Files(_Closable):
         JPT_ERR_INVALID (unknown flags)."""
         root_b = _to_c(root, "root")
         p = _FilesPtr()
-        rc = _lib.jpt_files_open_dir(root_b, _c_int_arg(flags, "flags"), ctypes.byref(p))
-        if rc < 0:
-            raise JptError(rc, f"cannot open the directory {_from_c(root_b)!r}: "
-                               f"{strerror(rc)}")
+        _check_new(_lib.jpt_files_open_dir(root_b, _c_int_arg(flags, "flags"), ctypes.byref(p)))
         return cls(p)
 
     @classmethod
@@ -2915,7 +2932,7 @@ class Files(_Closable):
         methods, path rules and errors, without symlinks, modes or hard
         links."""
         p = _FilesPtr()
-        _check(_lib.jpt_files_new_memory(ctypes.byref(p)))
+        _check_new(_lib.jpt_files_new_memory(ctypes.byref(p)))
         return cls(p)
 
     @classmethod
@@ -2936,7 +2953,7 @@ class Files(_Closable):
         rc = _lib.jpt_files_new(ctypes.byref(_HOST_OPS), key, ctypes.byref(p))
         if rc < 0:
             _HOST_BACKENDS.pop(key, None)
-            raise JptError(rc)
+            raise JptError(rc, last_error())
         return cls(p)
 
     def close(self) -> None:
@@ -3352,12 +3369,6 @@ class VfsHost(_Closable):
         if sandbox is not None:
             raw = isinstance(sandbox, (str, bytes, bytearray, memoryview))
             sandbox_b = _json_arg(sandbox, raw, "sandbox")
-            # jpt_vfs_host_new only logs why it refuses a sandbox (there is
-            # no host to ask): the policy says it here, naming the key.
-            try:
-                Policy(sandbox_b, raw=True).close()
-            except JptError as e:
-                raise JptError(e.status, f"VfsHost: the sandbox: {e.message}") from None
         root_b = _to_c(root, "root")
         opts = _VfsHostOptions()
         opts.size = ctypes.sizeof(_VfsHostOptions)
@@ -3405,12 +3416,7 @@ class VfsHost(_Closable):
             read_array = (ctypes.c_char_p * (len(paths) + 1))(*paths, None)
             opts.sandbox_read = read_array
         ptr = _VfsHostPtr()
-        rc = _lib.jpt_vfs_host_new(ctypes.byref(opts), ctypes.byref(ptr))
-        if rc < 0:
-            if root_b is not None and rc in (JPT_ERR_IO, JPT_ERR_NOT_FOUND):
-                raise JptError(rc, f"VfsHost: cannot open the root {_from_c(root_b)!r}: "
-                                   f"{strerror(rc)}")
-            raise JptError(rc)
+        _check_new(_lib.jpt_vfs_host_new(ctypes.byref(opts), ctypes.byref(ptr)))
         self._ptr = ptr
 
     # -- lifetime --

@@ -137,6 +137,9 @@ extern "C" {
 extern "C" {
     pub fn jpt_free(p: *mut ::std::os::raw::c_void);
 }
+extern "C" {
+    pub fn jpt_last_error() -> *const ::std::os::raw::c_char;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct jpt_allocator {

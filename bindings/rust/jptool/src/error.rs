@@ -1,7 +1,8 @@
 //! jptool's status codes as a Rust error: the code and the library's
 //! message (`jpt_registry_errmsg`, `jpt_state_errmsg`,
-//! `jpt_inquiry_errmsg`), or the code's description where the call leaves
-//! no message.
+//! `jpt_inquiry_errmsg`, and for the calls without an object, the thread's
+//! `jpt_last_error`), or the code's description where the call leaves no
+//! message.
 
 use std::ffi::CStr;
 use std::fmt;
@@ -198,4 +199,24 @@ pub(crate) fn check(code: c_int, msg: impl FnOnce() -> *const c_char) -> Result<
     } else {
         Err(Error::from_status(code, msg()))
     }
+}
+
+/// [`check`] for a function that has no object to keep its message (a
+/// constructor, a parser): the message is the thread's last error, which
+/// names the argument or option and why.
+pub(crate) fn check_new(code: c_int) -> Result<()> {
+    // SAFETY: never NULL; thread-local text, copied at once.
+    check(code, || unsafe { sys::jpt_last_error() })
+}
+
+/// Why the last call on this thread of a library function that has no
+/// object to keep its message failed (`jpt_last_error`): a constructor
+/// (`jpt_registry_new`, …) or a parser (`jpt_state_parse`,
+/// `jpt_uri_canonicalize`, …). The [`Error`] those calls return carries it
+/// already; "" when the last such call succeeded.
+pub fn last_error() -> String {
+    // SAFETY: never NULL; thread-local text, copied at once.
+    unsafe { CStr::from_ptr(sys::jpt_last_error()) }
+        .to_string_lossy()
+        .into_owned()
 }

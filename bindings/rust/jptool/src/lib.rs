@@ -60,7 +60,7 @@ mod log;
 mod registry;
 mod state;
 
-pub use crate::error::{status_name, strerror, Error, ErrorKind, Result};
+pub use crate::error::{last_error, status_name, strerror, Error, ErrorKind, Result};
 pub use crate::event::{Event, EventKind};
 pub use crate::handle::{Builtin, Handle};
 pub use crate::inquiry::{Inquiry, Target};

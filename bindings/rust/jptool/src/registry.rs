@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use jptool_sys as sys;
 
-use crate::error::{check, Error, ErrorKind, Result};
+use crate::error::{check, check_new, Error, ErrorKind, Result};
 use crate::event::Event;
 use crate::handle::{self, Builtin, BuiltinSlot};
 use crate::inquiry::{self, Inquiry};
@@ -303,14 +303,8 @@ impl Registry {
 
     fn create(opts: *const sys::jpt_registry_options) -> Result<Registry> {
         let mut raw = ptr::null_mut();
-        let rc = unsafe { sys::jpt_registry_new(opts, &mut raw) };
-        if rc < 0 {
-            // No registry to hold a message: the log has it (JPT_LOG_DEBUG).
-            return Err(Error::new(
-                ErrorKind::from_code(rc),
-                format!("creating the registry: {}", crate::strerror(rc)),
-            ));
-        }
+        // No registry to hold a message: the thread's last error has it.
+        check_new(unsafe { sys::jpt_registry_new(opts, &mut raw) })?;
         Ok(Registry {
             raw,
             shared: Rc::new(Shared {
@@ -711,7 +705,6 @@ impl fmt::Debug for Batch<'_> {
 pub fn reap_stale(path: &Path) -> Result<usize> {
     let path = path_c_string(path, "the state file")?;
     let mut killed = 0usize;
-    let rc = unsafe { sys::jpt_registry_reap_stale(path.as_ptr(), &mut killed) };
-    check(rc, ptr::null)?;
+    check_new(unsafe { sys::jpt_registry_reap_stale(path.as_ptr(), &mut killed) })?;
     Ok(killed)
 }

@@ -10,7 +10,7 @@ use std::ptr::{self, NonNull};
 
 use jptool_sys as sys;
 
-use crate::error::{check, Error, ErrorKind, Result};
+use crate::error::{check, check_new, Error, ErrorKind, Result};
 use crate::{borrowed_str, c_ptr, c_string, c_string_opt, take_string};
 
 /// A lifecycle state (RFD 009): `JPT_STATE_*`.
@@ -185,17 +185,14 @@ impl State {
                 &mut out,
             )
         };
-        check(rc, ptr::null)?;
+        check_new(rc)?;
         Ok(unsafe { State::from_raw(out) })
     }
 
     /// A new empty state of `kind`, to build (`jpt_state_new`).
     pub fn new(kind: Kind) -> Result<State> {
         let mut out = ptr::null_mut();
-        check(
-            unsafe { sys::jpt_state_new(kind.raw(), &mut out) },
-            ptr::null,
-        )?;
+        check_new(unsafe { sys::jpt_state_new(kind.raw(), &mut out) })?;
         Ok(unsafe { State::from_raw(out) })
     }
 
@@ -446,7 +443,7 @@ pub fn uri_canonicalize(uri: &str, root: Option<&str>) -> Result<String> {
     let root = c_string_opt(root, "the root")?;
     let mut out = ptr::null_mut();
     let rc = unsafe { sys::jpt_uri_canonicalize(uri.as_ptr(), c_ptr(&root), &mut out) };
-    check(rc, ptr::null)?;
+    check_new(rc)?;
     Ok(take_string(out))
 }
 

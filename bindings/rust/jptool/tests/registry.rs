@@ -76,7 +76,8 @@ fn stateful_shell_spawns_applies_and_is_awaited() {
         ),
         r#"[{"id":"c2","content":"{\"id\":\"shell\",\"state\":\"running\",\"content\":\"hello\\n\"}","is_error":false}]"#
     );
-    // An apply and an await in one batch, answered in Anthropic's shape.
+    // An apply and an await in one batch, answered in Anthropic's shape; a
+    // failed handle ends as a failed one-shot call does.
     let batch = r
         .submit(
             r#"[{"type":"text","text":"Stopping it."},
@@ -88,7 +89,7 @@ fn stateful_shell_spawns_applies_and_is_awaited() {
     assert!(batch.is_done());
     assert_eq!(
         batch.results_json_as(Dialect::AS_CALLED).unwrap(),
-        r#"[{"type":"tool_result","tool_use_id":"toolu_1","content":"{\"id\":\"shell\",\"state\":\"stopped\",\"error\":\"Error: [process ended: exit status 3]\"}","is_error":true},{"type":"tool_result","tool_use_id":"toolu_2","content":"{\"completed\":[{\"id\":\"shell\",\"state\":\"stopped\",\"result\":\"Error: [process ended: exit status 3]\"}],\"pending\":[]}","is_error":false}]"#
+        r#"[{"type":"tool_result","tool_use_id":"toolu_1","content":"{\"id\":\"shell\",\"state\":\"stopped\",\"error\":\"Error: The tool failed (exit status 3).\"}","is_error":true},{"type":"tool_result","tool_use_id":"toolu_2","content":"{\"completed\":[{\"id\":\"shell\",\"state\":\"stopped\",\"result\":\"Error: The tool failed (exit status 3).\"}],\"pending\":[]}","is_error":false}]"#
     );
     assert_eq!(r.take_notifications().unwrap(), "[]");
 }
@@ -480,6 +481,39 @@ fn turn_end_asks_the_assistant_which_handles_to_keep() {
             r#"[{"id":"c2","name":"sh","arguments":{"action":"fetch","id":"shell"}}]"#
         ),
         r#"[{"id":"c2","content":"Handle `shell` not found","is_error":true}]"#
+    );
+}
+
+/// A call without an object to keep its message (a constructor, a parser)
+/// carries the thread's last error (issue 16: `jpt_registry_new` with a
+/// missing root said nothing).
+#[test]
+fn errors_of_calls_without_an_object_carry_the_library_message() {
+    let options = jptool::RegistryOptions {
+        root: Some("/nonexistent/jptool/root".into()),
+        ..Default::default()
+    };
+    let e = Registry::with_options(&options).err().expect("a missing root is refused");
+    assert_eq!(e.kind(), ErrorKind::Invalid);
+    assert_eq!(
+        e.message(),
+        "jpt_registry_new: root '/nonexistent/jptool/root': No such file or directory"
+    );
+    assert_eq!(jptool::last_error(), e.message());
+    drop(Registry::new().unwrap());
+    assert_eq!(jptool::last_error(), "");
+    let e = jptool::uri_canonicalize("", None).unwrap_err();
+    assert_eq!(e.message(), "jpt_uri_canonicalize: the URI is empty");
+    // A directory where the state file should be: it cannot be removed.
+    let dir = std::env::temp_dir().join(format!("jptool-rust-{}", std::process::id()));
+    std::fs::create_dir(&dir).unwrap();
+    let e = jptool::reap_stale(&dir).unwrap_err();
+    std::fs::remove_dir(&dir).unwrap();
+    assert_eq!(e.kind(), ErrorKind::Io);
+    assert!(
+        e.message().starts_with("jpt_registry_reap_stale: removing"),
+        "{}",
+        e
     );
 }
 
