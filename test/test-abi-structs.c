@@ -28,6 +28,14 @@
     ((offsetof(type, last) + sizeof(((type *)0)->last) + alignof(type) - 1) /  \
      alignof(type) * alignof(type))
 
+/* Fails the test, naming `what` and why, unless `rc` is JPT_OK. */
+static void accepted(int rc, const char *what, const char *errmsg)
+{
+    if (rc != JPT_OK)
+        fail_msg("%s refused what a 0.1.0 program passes: %s (%s)", what, jpt_strerror(rc),
+                 errmsg);
+}
+
 /* A copy of the first `size` bytes of `full` in a block of exactly that
  * size: the struct as a 0.1.0 program has it. Free with free(). */
 static void *as_released(const void *full, size_t size)
@@ -71,8 +79,9 @@ static void an_allocator_of_0_1_0_is_installed_and_used(void **state)
     jpt_allocator *old = as_released(&full, full.size);
     jpt_state *s = NULL;
 
-    assert_int_equal(jpt_set_allocator(old), JPT_OK);
+    int rc = jpt_set_allocator(old);
     free(old);
+    accepted(rc, "jpt_set_allocator", "");
     assert_int_equal(jpt_state_new(JPT_STATE_STOPPED, &s), JPT_OK);
     assert_true(allocator_calls > 0);
     jpt_state_unref(s);
@@ -92,7 +101,7 @@ static void registry_options_of_0_1_0_make_a_registry(void **state)
 
     int rc = jpt_registry_new(old, &r);
     free(old);
-    assert_int_equal(rc, JPT_OK);
+    accepted(rc, "jpt_registry_new", "");
     jpt_registry_free(r);
 }
 
@@ -116,7 +125,7 @@ static void builtin_ops_of_0_1_0_add_a_tool_that_runs(void **state)
 
     int rc = jpt_registry_add_builtin(r, js("{'name':'b'}"), old, NULL);
     free(old);
-    assert_int_equal(rc, JPT_OK);
+    accepted(rc, "jpt_registry_add_builtin", jpt_registry_errmsg(r));
     ru_assert_text(ru_run_js(r, "[{'id':'c','name':'b','arguments':{}}]"), 0, "c", "done", false);
     ru_release_kept();
     jpt_registry_free(r);
@@ -170,8 +179,8 @@ static void a_resource_and_render_options_of_0_1_0_are_taken(void **state)
     int rendered = jpt_state_render(s, o, &out);
     free(r);
     free(o);
-    assert_int_equal(added, JPT_OK);
-    assert_int_equal(rendered, JPT_OK);
+    accepted(added, "jpt_state_add_resource", jpt_state_errmsg(s));
+    accepted(rendered, "jpt_state_render", "");
     ru_assert_contains(out, "a.txt");
     ru_assert_contains(out, "alpha");
     jpt_free(out);
@@ -202,7 +211,7 @@ static void files_ops_of_0_1_0_make_a_backend_that_answers(void **state)
 
     int rc = jpt_files_new(old, NULL, &f);
     free(old);
-    assert_int_equal(rc, JPT_OK);
+    accepted(rc, "jpt_files_new", "");
     assert_int_equal(jpt_files_exists(f, "a", &exists), JPT_OK);
     assert_int_equal(exists, 1);
     jpt_files_free(f);
@@ -220,7 +229,7 @@ static void vfs_host_options_of_0_1_0_make_a_host(void **state)
 
     int rc = jpt_vfs_host_new(old, &h);
     free(old);
-    assert_int_equal(rc, JPT_OK);
+    accepted(rc, "jpt_vfs_host_new", "");
     jpt_vfs_host_free(h);
 }
 
@@ -283,9 +292,13 @@ static void a_0_1_0_tool_connects_greps_and_fetches(void **state)
     char *grep = NULL;
     pid_t host = start_host(&in_fd, &out_fd);
 
+    char why[3][256];
     int connected = jpt_vfs_tool_connect_fds(in_fd, out_fd, c, &t);
+    snprintf(why[0], sizeof(why[0]), "%s", jpt_vfs_tool_errmsg(t));
     int grepped = jpt_vfs_tool_grep(t, q, &grep);
+    snprintf(why[1], sizeof(why[1]), "%s", jpt_vfs_tool_errmsg(t));
     int fetched = jpt_vfs_tool_http_get(t, "https://example.com/", NULL, 0, r);
+    snprintf(why[2], sizeof(why[2]), "%s", jpt_vfs_tool_errmsg(t));
     char body[16];
     snprintf(body, sizeof(body), "%s", r->body != NULL ? r->body : "(none)");
     int http_status = r->status;
@@ -298,11 +311,11 @@ static void a_0_1_0_tool_connects_greps_and_fetches(void **state)
     close(out_fd);
     assert_int_equal(waitpid(host, &status, 0), host);
 
-    assert_int_equal(connected, JPT_OK);
-    assert_int_equal(grepped, JPT_OK);
+    accepted(connected, "jpt_vfs_tool_connect_fds", why[0]);
+    accepted(grepped, "jpt_vfs_tool_grep", why[1]);
     ru_assert_contains(grep, "\"matches\"");
     jpt_free(grep);
-    assert_int_equal(fetched, JPT_OK);
+    accepted(fetched, "jpt_vfs_tool_http_get", why[2]);
     assert_int_equal(http_status, 200);
     assert_string_equal(body, "fetched");
 }
