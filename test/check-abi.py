@@ -15,7 +15,8 @@ does. abidiff then compares them:
 - a struct that starts with `size_t size` may grow at its end (common.h,
   "ABI promises"): the members the release did not have are cut off
   before the comparison, and listed. Its members up to there are compared
-  as any other struct's. (libabigail's own suppression for this,
+  as any other struct's. A new member must begin past the released size,
+  not in its tail padding, which the release's programs pass as theirs. (libabigail's own suppression for this,
   has_data_member_inserted_at = end, also hides a changed member's type in
   libabigail 2.2, Debian 12's, so it is not used.)
 - a symbol added since a release must carry a version node of its own: one
@@ -73,13 +74,14 @@ def member_names(decl):
 
 def cut_growth(baseline_root, current_root):
     """Cuts each size-versioned struct of `current_root` back to the members
-    the baseline had; {struct: [members cut]}."""
-    grown = {}
+    the baseline had: ({struct: [members cut]}, problems)."""
+    grown, problems = {}, []
     current = definitions(current_root)
     for name, decls in definitions(baseline_root).items():
         released = member_names(decls[0])
         if released[:1] != ["size"]:
             continue
+        released_bits = int(decls[0].get("size-in-bits"))
         for decl in current.get(name, []):
             members = decl.findall("data-member")
             # Only a struct whose released members come first, by name, grew
@@ -87,11 +89,21 @@ def cut_growth(baseline_root, current_root):
             # place of the last one for a harmless rename.
             if len(members) <= len(released) or member_names(decl)[:len(released)] != released:
                 continue
-            grown[name] = member_names(decl)[len(released):]
+            added = member_names(decl)[len(released):]
+            offset = int(members[len(released)].get("layout-offset-in-bits"))
+            # A member in the released struct's tail padding is inside the
+            # size an older program passes, holding whatever its padding
+            # held: the size no longer says whether the caller set it.
+            if offset < released_bits and name not in grown:
+                problems.append("struct %s: %s begins at bit %d, inside the %d bits the "
+                                "release's programs pass as its size; begin it at bit %d "
+                                "(after a member that fills the padding)"
+                                % (name, added[0], offset, released_bits, released_bits))
+            grown[name] = added
             for member in members[len(released):]:
                 decl.remove(member)
-            decl.set("size-in-bits", decls[0].get("size-in-bits"))
-    return grown
+            decl.set("size-in-bits", str(released_bits))
+    return grown, problems
 
 
 def symbols(root):
@@ -127,7 +139,7 @@ def compare(args, baseline, current_xml, tmp):
     release = release_of(baseline)
     baseline_root = ET.parse(baseline).getroot()
     current = ET.parse(current_xml)
-    grown = cut_growth(baseline_root, current.getroot())
+    grown, problems = cut_growth(baseline_root, current.getroot())
     cut = os.path.join(tmp, "cut-%s.abi" % release)
     current.write(cut, encoding="unicode")
 
@@ -137,7 +149,7 @@ def compare(args, baseline, current_xml, tmp):
         print(report)
     for name, members in sorted(grown.items()):
         print("struct %s grew at its end: %s" % (name, ", ".join(members)))
-    problems = misplaced(baseline_root, current.getroot(), release)
+    problems += misplaced(baseline_root, current.getroot(), release)
     if full.returncode & (ABIDIFF_ERROR | ABIDIFF_USAGE_ERROR):
         return problems + ["abidiff could not compare (exit %d): %s"
                            % (full.returncode, " ".join(cmd))]
