@@ -11,7 +11,10 @@
  *    A size below the first version's is JPT_ERR_INVALID. A larger one (a
  *    caller built against a newer jptool) is accepted when every field this
  *    library does not know is zero, and is JPT_ERR_UNSUPPORTED otherwise, so
- *    a request is never silently ignored.
+ *    a request is never silently ignored. A struct the library fills in
+ *    (jpt_output) carries its size too. The two that travel in arrays
+ *    (jpt_files_entry, jpt_vfs_http_header) have no size and never change;
+ *    every other type is opaque. Checked against each release: README "ABI".
  *  - Strings cross the API as NUL-terminated UTF-8; JSON crosses it as text.
  *  - NULL for the object a function works on is never a crash: a function
  *    that returns a status returns JPT_ERR_INVALID (so does a getter of a

@@ -191,7 +191,10 @@ JPT_EXPORT int jpt_files_exists(jpt_files *f, const char *path, int *exists);
  * (0 for what is not a regular file). Errors: JPT_ERR_NOT_FOUND. */
 JPT_EXPORT int jpt_files_metadata(jpt_files *f, const char *path, int *kind, uint64_t *size);
 
-/* One entry of jpt_files_list_dir(). */
+/* One entry of jpt_files_list_dir(). It has no `size`: a program steps
+ * through the array by its own sizeof, so the layout is fixed for good.
+ * What D11 may add to an entry reaches the host through
+ * jpt_files_call("fs.list_dir"), whose JSON grows freely. */
 typedef struct jpt_files_entry {
     const char *name; /* the entry's name, not its path */
     int kind;         /* JPT_FILES_KIND_*; symlinks are not followed */

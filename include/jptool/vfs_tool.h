@@ -221,7 +221,9 @@ JPT_EXPORT int jpt_vfs_tool_grep(jpt_vfs_tool *t, const jpt_vfs_grep_query *quer
  * the host refuses), JPT_ERR_IO (-32603: the transfer failed, or the
  * response passed the host's size limit; the message says which). */
 
-/* A request header. */
+/* A request header: a name and a value, all a header has. It has no
+ * `size`: the library steps through the array by sizeof, so the layout is
+ * fixed for good. */
 typedef struct jpt_vfs_http_header {
     const char *name;
     const char *value;
