@@ -310,7 +310,7 @@ static void directories_holding_sensitive_paths_cannot_be_written(void **state)
     expect_verdict(p, WRITE, ".Docker", DENY);
     expect_verdict(p, READ, ".git", ALLOW);
     expect_verdict(p, LIST, ".git", ALLOW);
-    expect_verdict(p, WRITE, ".git/description", ALLOW);
+    expect_verdict(p, WRITE, ".aws/config", ALLOW);
     expect_verdict(p, WRITE, "home", ALLOW);
     jpt_policy_free(p);
 }
@@ -831,7 +831,7 @@ static const refusal refusals[] = {
     /* filesystem */
     {"{\"filesystem\":[]}", "filesystem: expected an object, got an array"},
     {"{\"filesystem\":{\"readable\":true}}",
-     "filesystem: unknown key 'readable' (known: allow, writable, deny, hardlinks)"},
+     "filesystem: unknown key 'readable' (known: allow, writable, deny, hardlinks, git)"},
     {"{\"filesystem\":{\"allow\":\".\"}}",
      "filesystem.allow: expected an array of paths, got a string"},
     {"{\"filesystem\":{\"allow\":[\".\",3]}}",

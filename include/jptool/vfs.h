@@ -663,18 +663,32 @@ typedef struct jpt_policy_request jpt_policy_request;
 typedef void (*jpt_policy_fn)(jpt_policy_request *req, void *ud);
 
 /* What is asked; strings are owned by the request and valid until it is
- * answered. The tool's name; the D11 method ("fs.write"); the path as the
- * tool asked for it (fs.rename asks for each of its two paths; http.get
- * and http.post: the URL as the tool wrote it; process.run: the command
- * line as a JSON array of strings, ["cargo","publish"], and
- * JPT_DECISION_ALLOW_ALWAYS covers that exact command line); the access
- * (JPT_ACCESS_*); why the policy asks, worded for a person ("'notes.txt'
- * is not covered by the tool's sandbox: writing is allowed only where the
- * configuration says so"). The call id or handle id the request belongs
- * to in a registry, or NULL (a standalone host). NULL for a NULL request. */
+ * answered. The tool's name; the D11 method ("fs.write"); the path:
+ *  - for fs.* methods, the root-relative path the request will touch,
+ *    after the symlinks inside the root are followed — what the policy
+ *    judged and what a decision covers. A write through "scratch/ci.yml",
+ *    a symlink to ".github/workflows/ci.yml", is asked about as
+ *    ".github/workflows/ci.yml". fs.rename asks for each of its two
+ *    paths; a write asks for a directory it would create when the policy
+ *    asks about that directory (a sensitive name with "sensitive": "ask"),
+ *    before it creates any;
+ *  - http.get and http.post: the URL as the tool wrote it;
+ *  - process.run: the command line as a JSON array of strings,
+ *    ["cargo","publish"], and JPT_DECISION_ALLOW_ALWAYS covers that exact
+ *    command line;
+ * the requested path: the path as the tool wrote it that led there
+ * ("scratch/ci.yml"; the same as the path when no symlink was followed,
+ * and for http.* and process.run). Show both when they differ: the tool
+ * chose the written one, the request touches the other. Messages to the
+ * tool name only the written one. The access (JPT_ACCESS_*); why the
+ * policy asks, worded for a person ("needs approval: not covered by the
+ * policy (the workspace is read-only: filesystem.writable is false)").
+ * The call id or handle id the request belongs to in a registry, or NULL
+ * (a standalone host). NULL for a NULL request. */
 JPT_EXPORT const char *jpt_policy_request_tool(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_method(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_path(const jpt_policy_request *req);
+JPT_EXPORT const char *jpt_policy_request_requested_path(const jpt_policy_request *req);
 JPT_EXPORT int jpt_policy_request_access(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_reason(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_id(const jpt_policy_request *req);
