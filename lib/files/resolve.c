@@ -215,7 +215,7 @@ static int walk_into(walk *w, const char *comp, size_t clen, unsigned how)
     return 0;
 }
 
-/* Whether rest[i..i+n) is "." or "..". */
+/* Whether s[0..n) is "." or "..". */
 static bool is_dots(const char *s, size_t n)
 {
     return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
@@ -233,7 +233,6 @@ static int walk_stop(walk *w, int err, const char *comp, size_t clen)
         return -err;
     if (n + 1 + clen > JPT__FILES_PATH_MAX)
         return -ENAMETOOLONG;
-    s->err = err;
     memcpy(s->path, w->res, n);
     s->exists_len = n;
     if (n > 0)
@@ -267,6 +266,7 @@ static int walk_stop(walk *w, int err, const char *comp, size_t clen)
         } else if ((s->fd = fcntl(w->d->root_fd, F_DUPFD_CLOEXEC, 0)) < 0)
             return -errno;
     }
+    s->err = err;
     return -err;
 }
 
