@@ -816,7 +816,9 @@ static int with_walk(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        BOTH(a_write_through_two_thousand_missing_directories_is_served),
+        /* the walk's way: on the small stack below */
+        cmocka_unit_test_setup_teardown(a_write_through_two_thousand_missing_directories_is_served,
+                                        with_openat2, teardown),
         BOTH(a_host_on_a_small_stack_serves_deep_paths),
         BOTH(a_refused_write_leaves_the_tree_byte_for_byte),
         BOTH(the_prompt_comes_before_any_directory_is_made),
