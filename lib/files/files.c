@@ -260,9 +260,11 @@ int jpt__files_guard_write(const jpt__files_ctx *c, const char *dirs, size_t exi
 
     if (!jpt__files_guarded(c))
         return JPT_OK;
+    if (strcmp(dirs, ".") == 0)
+        len = 0; /* the root: nothing to make */
     /* Each directory the write would make, outermost first: a loop, as
      * deep as the path is (issue 15 §1). */
-    for (size_t i = exists_len + (exists_len > 0); strcmp(dirs, ".") != 0 && i <= len;) {
+    for (size_t i = exists_len + (exists_len > 0); i < len;) {
         const char *slash = memchr(dirs + i, '/', len - i);
         size_t end = slash != NULL ? (size_t)(slash - dirs) : len;
         memcpy(dir, dirs, end);
