@@ -348,7 +348,7 @@ static int dir_write(jpt_files *f, const jpt__files_ctx *c, const char *path, co
      * its target; then what is there; and only then anything made. */
     if (!jpt__files_join(target, plan.path, name))
         rc = fail_errno(c, ENAMETOOLONG);
-    else if ((rc = jpt__files_guard_write(c, plan.path, plan.exists_len, target, false)) < 0)
+    else if ((rc = jpt__files_guard_write(c, target, plan.exists_len, false)) < 0)
         ;
     else if (st_rc == 0 && (rc = check_regular(f, c, &st)) < 0)
         ;
@@ -579,7 +579,7 @@ static int rename_target(jpt__dirfs *d, const jpt__files_ctx *c, const jpt__file
         return fail_errno(c, -rc);
     if (!jpt__files_join(rto, plan.path, *tname))
         rc = fail_errno(c, ENAMETOOLONG);
-    else if ((rc = jpt__files_guard_write(c, plan.path, plan.exists_len, rto, true)) < 0)
+    else if ((rc = jpt__files_guard_write(c, rto, plan.exists_len, true)) < 0)
         ;
     else if (is_within(rto, rfrom))
         /* Refused before any directory is made inside `from`. */

@@ -251,27 +251,25 @@ int jpt__files_guard(const jpt__files_ctx *c, int access, const char *resolved)
                     why[0] != '\0' ? why : jpt_strerror(rc));
 }
 
-int jpt__files_guard_write(const jpt__files_ctx *c, const char *dirs, size_t exists_len,
-                           const char *target, bool to)
+int jpt__files_guard_write(const jpt__files_ctx *c, const char *target, size_t exists_len,
+                           bool to)
 {
     char dir[JPT__FILES_PATH_MAX + 1];
-    size_t len = strlen(dirs);
+    size_t len = strlen(target);
     int flag = to ? JPT__FILES_ACCESS_TO : 0, rc;
+    const char *slash;
 
     if (!jpt__files_guarded(c))
         return JPT_OK;
-    if (strcmp(dirs, ".") == 0)
-        len = 0; /* the root: nothing to make */
     /* Each directory the write would make, outermost first: a loop, as
      * deep as the path is (issue 15 §1). */
-    for (size_t i = exists_len + (exists_len > 0); i < len;) {
-        const char *slash = memchr(dirs + i, '/', len - i);
-        size_t end = slash != NULL ? (size_t)(slash - dirs) : len;
-        memcpy(dir, dirs, end);
-        dir[end] = '\0';
+    for (size_t i = exists_len + (exists_len > 0);
+         i < len && (slash = memchr(target + i, '/', len - i)) != NULL;
+         i = (size_t)(slash - target) + 1) {
+        memcpy(dir, target, (size_t)(slash - target));
+        dir[slash - target] = '\0';
         if ((rc = jpt__files_guard(c, JPT__FILES_ACCESS_CREATE | flag, dir)) < 0)
             return rc;
-        i = end + 1;
     }
     return jpt__files_guard(c, JPT__FILES_ACCESS_WRITE | flag, target);
 }

@@ -183,12 +183,13 @@ bool jpt__files_guarded(const jpt__files_ctx *c);
  * JPT_OK (also without a guard), or its refusal with the message
  * "<method> '<shown>': <why>" in c->e. */
 int jpt__files_guard(const jpt__files_ctx *c, int access, const char *resolved);
-/* jpt__files_guard() on the directories a write would create — the
- * prefixes of the normal path `dirs` longer than `exists_len` bytes, each
- * JPT__FILES_ACCESS_CREATE (with `to`: JPT__FILES_ACCESS_TO) — and then
- * on `target`, JPT__FILES_ACCESS_WRITE. */
-int jpt__files_guard_write(const jpt__files_ctx *c, const char *dirs, size_t exists_len,
-                           const char *target, bool to);
+/* jpt__files_guard() on a write of the normal path `target`: first on
+ * each directory above it that it would create — those longer than the
+ * `exists_len` bytes of it that are there — as JPT__FILES_ACCESS_CREATE,
+ * then on `target` as JPT__FILES_ACCESS_WRITE; with `to`, each or'ed with
+ * JPT__FILES_ACCESS_TO. */
+int jpt__files_guard_write(const jpt__files_ctx *c, const char *target, size_t exists_len,
+                           bool to);
 /* Joins a parent's root-relative path ("." the root) and a name into
  * `out` (JPT__FILES_PATH_MAX + 1 bytes); false if it is too long. */
 bool jpt__files_join(char *out, const char *parent, const char *name);

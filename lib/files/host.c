@@ -79,25 +79,6 @@ static int host_params(int m, json_t *params, jpt__errbuf *e, char *shown, json_
     return rc;
 }
 
-/* The guard on one path of the host's params, as `access`; a write's
- * (JPT__FILES_ACCESS_WRITE) every directory above it too, as ones it may
- * create: the host does not say which it will. */
-static int guard_path(const jpt__files_ctx *c, int access, const char *path)
-{
-    char dir[JPT__FILES_PATH_MAX + 1];
-    const char *slash = strrchr(path, '/');
-
-    if (JPT__FILES_ACCESS_KIND(access) != JPT__FILES_ACCESS_WRITE)
-        return jpt__files_guard(c, access, path);
-    if (slash == NULL)
-        memcpy(dir, ".", 2);
-    else {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = '\0';
-    }
-    return jpt__files_guard_write(c, dir, 0, path, access & JPT__FILES_ACCESS_TO);
-}
-
 /* The access policy on a request before the host sees it (the host's
  * params, normalised): there are no symlinks that jptool knows of, so each
  * path is judged as requested (issue 15 §2: the policy decides before
@@ -123,20 +104,23 @@ static int guard_request(jpt_files *f, int m, json_t *hp, const jpt__files_opts 
         }
         strcpy(shown, ".");
         return rc;
+    /* A write's every directory above counts as one it may create: the
+     * host does not say which it will. */
     case JPT__FS_WRITE:
+        return jpt__files_guard_write(&c, json_string_value(json_object_get(hp, "path")), 0,
+                                      false);
     case JPT__FS_DELETE:
-        return guard_path(&c, JPT__FILES_ACCESS_WRITE,
-                          json_string_value(json_object_get(hp, "path")));
+        return jpt__files_guard(&c, JPT__FILES_ACCESS_WRITE,
+                                json_string_value(json_object_get(hp, "path")));
     case JPT__FS_RENAME: {
         char to[256];
-        if ((rc = guard_path(&c, JPT__FILES_ACCESS_WRITE,
-                             json_string_value(json_object_get(hp, "from")))) < 0)
+        if ((rc = jpt__files_guard(&c, JPT__FILES_ACCESS_WRITE,
+                                   json_string_value(json_object_get(hp, "from")))) < 0)
             return rc;
         v = json_object_get(hp, "to");
         jpt__files_path_quote(json_string_value(v), json_string_length(v), to);
         c.shown = to;
-        return guard_path(&c, JPT__FILES_ACCESS_WRITE | JPT__FILES_ACCESS_TO,
-                          json_string_value(v));
+        return jpt__files_guard_write(&c, json_string_value(v), 0, true);
     }
     default:
         return jpt__files_guard(&c, JPT__FILES_ACCESS_READ,

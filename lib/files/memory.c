@@ -194,28 +194,23 @@ static int parent_of(memfs *m, const jpt__files_ctx *c, const char *path, bool c
     return JPT_OK;
 }
 
-/* The length of the longest prefix of the normal path `dir` whose names
- * are all directories that are there (0: only the root). */
-static size_t existing_prefix(memfs *m, const char *dir)
+/* How much of the directories above the normal path `path` is there: the
+ * length of its longest prefix of names that are directories, short of
+ * its last name (0: only the root). */
+static size_t existing_prefix(memfs *m, const char *path)
 {
     node *cur = &m->root;
     size_t there = 0;
 
-    if (strcmp(dir, ".") == 0)
-        return 0;
-    for (const char *p = dir;;) {
-        const char *slash = strchr(p, '/');
-        size_t len = slash != NULL ? (size_t)(slash - p) : strlen(p);
+    for (const char *p = path, *slash; (slash = strchr(p, '/')) != NULL; p = slash + 1) {
         bool found;
-        size_t i = find_kid(cur, p, len, &found);
+        size_t i = find_kid(cur, p, (size_t)(slash - p), &found);
         if (!found || cur->kids[i]->kind != JPT_FILES_KIND_DIR)
-            return there;
+            break;
         cur = cur->kids[i];
-        there = (size_t)(p - dir) + len;
-        if (slash == NULL)
-            return there;
-        p = slash + 1;
+        there = (size_t)(slash - path);
     }
+    return there;
 }
 
 /* The guard on a write of `path` (issue 15 §2): every directory it would
@@ -223,18 +218,9 @@ static size_t existing_prefix(memfs *m, const char *dir)
  * path as requested. */
 static int guard_write(memfs *m, const jpt__files_ctx *c, const char *path, bool to)
 {
-    char dir[JPT__FILES_PATH_MAX + 1];
-    const char *slash = strrchr(path, '/');
-
     if (!jpt__files_guarded(c))
         return JPT_OK;
-    if (slash == NULL)
-        memcpy(dir, ".", 2);
-    else {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = '\0';
-    }
-    return jpt__files_guard_write(c, dir, existing_prefix(m, dir), path, to);
+    return jpt__files_guard_write(c, path, existing_prefix(m, path), to);
 }
 
 static int mem_read(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt__buf *out)

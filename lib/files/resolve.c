@@ -452,7 +452,8 @@ int jpt__dir_plan(jpt__dirfs *d, const char *path, const char **name, jpt__dir_s
     if (fd >= 0) {
         size_t len = strlen(resolved);
         memcpy(plan->path, resolved, len + 1);
-        plan->exists_len = plan->miss_len = len;
+        /* "." is the root, of which nothing counts in a path beneath it. */
+        plan->exists_len = plan->miss_len = strcmp(resolved, ".") == 0 ? 0 : len;
         plan->linked = false;
         plan->fd = fd;
         return 0;
