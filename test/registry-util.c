@@ -307,3 +307,62 @@ int ru_wait_ms(void)
 
     return 20000 * (factor >= 1 && factor <= 100 ? factor : 1);
 }
+
+/* ---- VFS tools ------------------------------------------------------------------ */
+
+void ru_on_ask(jpt_policy_request *req, void *ud)
+{
+    ru_asked *a = ud;
+
+    a->count++;
+    snprintf(a->last, sizeof(a->last), "%s %s [%s]: %s", jpt_policy_request_method(req),
+             jpt_policy_request_path(req), jpt_policy_request_tool(req),
+             jpt_policy_request_reason(req));
+    snprintf(a->requested, sizeof(a->requested), "%s", jpt_policy_request_requested_path(req));
+    if (a->decision < 0)
+        a->kept = req;
+    else
+        assert_int_equal(jpt_policy_request_answer(req, a->decision, a->reason), JPT_OK);
+}
+
+jpt_vfs_host *ru_vfs_host(const char *root, jpt_files *files, const char *sandbox_js,
+                          int timeout_ms, ru_asked *a)
+{
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .files = files,
+                              .kill_grace_ms = 200, .request_timeout_ms = timeout_ms,
+                              .sandbox_mode = tu_sandbox_mode()};
+    jpt_vfs_host *h = NULL;
+
+    o.sandbox_json = sandbox_js != NULL ? js(sandbox_js) : NULL;
+    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+    if (a != NULL)
+        jpt_vfs_host_set_policy_handler(h, ru_on_ask, a);
+    return h;
+}
+
+void ru_vfs_spawn(jpt_vfs_host *h, const char *arguments_json)
+{
+    const char *argv[] = {TOOL("vfs-probe"), NULL};
+    char *tool = NULL;
+
+    assert_true(asprintf(&tool, "{\"name\":\"probe\",\"arguments\":%s}", arguments_json) > 0);
+    if (jpt_vfs_host_spawn(h, argv, tool) != JPT_OK)
+        fail_msg("spawn: %s", jpt_vfs_host_errmsg(h));
+    free(tool);
+}
+
+char *ru_vfs_end(jpt_vfs_host *h)
+{
+    jpt_state *st = NULL;
+    char *text = NULL, *out = NULL;
+
+    assert_int_equal(jpt_vfs_host_run(h, WAIT_MS), JPT_OK);
+    assert_int_equal(jpt_vfs_host_done(h), 1);
+    assert_int_equal(jpt_vfs_host_state(h, &st), JPT_OK);
+    assert_int_equal(jpt_state_kind(st), JPT_STATE_STOPPED);
+    assert_int_equal(jpt_state_render(st, NULL, &text), JPT_OK);
+    assert_true(asprintf(&out, "%s: %s", jpt_state_is_error(st) ? "error" : "ok", text) > 0);
+    jpt_free(text);
+    jpt_state_unref(st);
+    return out;
+}

@@ -111,4 +111,33 @@ extern const char ru_await_description[];
 /* Asserts that `haystack` contains `needle`. */
 void ru_assert_contains(const char *haystack, const char *needle);
 
+/* ---- VFS tools: a standalone host serving test/tools/vfs-probe ---------- */
+
+/* What a policy handler was asked, and how it answers. */
+typedef struct ru_asked {
+    int count;
+    int decision;              /* what the handler answers, or -1: it keeps
+                                  the request (in `kept`) */
+    const char *reason;        /* added to a denial */
+    jpt_policy_request *kept;
+    char last[1024];           /* "method path [tool]: reason" of the last ask */
+    char requested[512];       /* its jpt_policy_request_requested_path() */
+} ru_asked;
+
+/* The policy handler (jpt_policy_fn) that records into the ru_asked `ud`. */
+void ru_on_ask(jpt_policy_request *req, void *ud);
+
+/* A standalone VFS host on the directory `root` (or on `files`, when not
+ * NULL), with the sandbox section `sandbox_js` (written for js(); NULL:
+ * none), the request timeout `timeout_ms` (0: the default), `a`'s policy
+ * handler (NULL: none), in the OS sandbox mode of tu_sandbox_mode(). */
+jpt_vfs_host *ru_vfs_host(const char *root, jpt_files *files, const char *sandbox_js,
+                          int timeout_ms, ru_asked *a);
+/* Spawns test/tools/vfs-probe, named "probe", with the init arguments
+ * `arguments_json` (JSON text of any length). */
+void ru_vfs_spawn(jpt_vfs_host *h, const char *arguments_json);
+/* Runs the tool to its end (WAIT_MS), rendered: "ok: text" or "error:
+ * text" (free()). */
+char *ru_vfs_end(jpt_vfs_host *h);
+
 #endif

@@ -76,9 +76,9 @@ void fu_write(const char *dir, const char *rel, const char *content)
     fu_write_n(dir, rel, content, strlen(content));
 }
 
-char *fu_read(const char *dir, const char *rel, size_t *n)
+static char *read_path(const char *path, size_t *n)
 {
-    FILE *fp = fopen(fu_path(dir, rel), "rb");
+    FILE *fp = fopen(path, "rb");
     char *data = NULL;
     size_t len = 0, cap = 0;
 
@@ -100,6 +100,11 @@ char *fu_read(const char *dir, const char *rel, size_t *n)
     if (n != NULL)
         *n = len;
     return data;
+}
+
+char *fu_read(const char *dir, const char *rel, size_t *n)
+{
+    return read_path(fu_path(dir, rel), n);
 }
 
 void fu_mkdir(const char *dir, const char *rel)
@@ -127,4 +132,62 @@ int fu_count_entries(const char *dir)
         n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
     closedir(d);
     return n;
+}
+
+/* nftw's callback has no user data: the snapshot being taken. */
+static struct {
+    char **lines;
+    size_t n, cap, root_len;
+} snap;
+
+static int snap_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    char *line = NULL, *content = NULL, target[8192] = "";
+
+    (void)type;
+    (void)ftw;
+    if (S_ISREG(st->st_mode))
+        content = read_path(path, NULL);
+    if (S_ISLNK(st->st_mode)) {
+        ssize_t n = readlink(path, target, sizeof(target) - 1);
+        target[n > 0 ? n : 0] = '\0';
+    }
+    assert_true(asprintf(&line, "%s %o %s%s", path + snap.root_len, (unsigned)st->st_mode,
+                         content != NULL ? content : "", target) > 0);
+    free(content);
+    if (snap.n == snap.cap) {
+        snap.cap = snap.cap * 2 + 16;
+        assert_non_null(snap.lines = realloc(snap.lines, snap.cap * sizeof(*snap.lines)));
+    }
+    snap.lines[snap.n++] = line;
+    return 0;
+}
+
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *fu_snapshot(const char *dir)
+{
+    size_t len = 1;
+    char *out;
+
+    snap.n = 0;
+    snap.root_len = strlen(dir);
+    assert_int_equal(nftw(dir, snap_one, 16, FTW_PHYS), 0);
+    qsort(snap.lines, snap.n, sizeof(*snap.lines), by_text);
+    for (size_t i = 0; i < snap.n; i++)
+        len += strlen(snap.lines[i]) + 1;
+    assert_non_null(out = malloc(len));
+    out[0] = '\0';
+    for (size_t i = 0; i < snap.n; i++) {
+        strcat(out, snap.lines[i]);
+        strcat(out, "\n");
+        free(snap.lines[i]);
+    }
+    free(snap.lines);
+    snap.lines = NULL;
+    snap.cap = 0;
+    return out;
 }

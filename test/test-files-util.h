@@ -21,6 +21,10 @@ void fu_write_n(const char *dir, const char *rel, const void *data, size_t n);
 char *fu_read(const char *dir, const char *rel, size_t *n);
 void fu_mkdir(const char *dir, const char *rel);
 void fu_symlink(const char *dir, const char *rel, const char *target);
+/* Everything under `dir`, as text to compare: one line per entry (its
+ * path below `dir`, mode, and a file's content or a symlink's target),
+ * sorted (free()). */
+char *fu_snapshot(const char *dir);
 /* How many entries a directory has (without "." and ".."). */
 int fu_count_entries(const char *dir);
 

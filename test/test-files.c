@@ -292,6 +292,15 @@ static void hardlinks_are_refused_unless_allowed(void **state)
         skip(); /* /tmp on another file system than the test's files */
     expect_read_error(t, "hl", JPT_ERR_DENIED, "'hl': denied: the file has 2 hard links");
     expect_error(t, jpt_files_write(t->f, "hl", "pwned", 5), JPT_ERR_DENIED, "'hl'");
+    /* Its size and times are the outside file's: refused as a read is
+     * (issue 15 §2); that something is there is no secret. */
+    int kind = 0, exists = 0;
+    uint64_t size = 0;
+    expect_error(t, jpt_files_metadata(t->f, "hl", &kind, &size), JPT_ERR_DENIED,
+                 "fs.metadata 'hl': denied: the file has 2 hard links");
+    assert_int_equal(size, 0);
+    assert_int_equal(jpt_files_exists(t->f, "hl", &exists), JPT_OK);
+    assert_int_equal(exists, 1);
     char *secret = fu_read(t->outside, "secret", NULL);
     assert_string_equal(secret, "SECRET\n");
     free(secret);

@@ -310,7 +310,7 @@ static void directories_holding_sensitive_paths_cannot_be_written(void **state)
     expect_verdict(p, WRITE, ".Docker", DENY);
     expect_verdict(p, READ, ".git", ALLOW);
     expect_verdict(p, LIST, ".git", ALLOW);
-    expect_verdict(p, WRITE, ".git/description", ALLOW);
+    expect_verdict(p, WRITE, ".aws/config", ALLOW);
     expect_verdict(p, WRITE, "home", ALLOW);
     jpt_policy_free(p);
 }
@@ -374,6 +374,93 @@ static void sensitive_ask_sends_them_to_the_handler(void **state)
            "fs.write '.git': needs approval: path may hold a path of the sensitive paths "
            "list (.git/config)");
     expect_verdict(p, READ, "src/main.rs", ALLOW);
+    jpt_policy_free(p);
+}
+
+/* issue 15 §2: writing git's files is a way out (the next `git status`
+ * runs a core.fsmonitor the tool wrote): any ".git" name and a file named
+ * HEAD are sensitive to writes, in any case; reads are as before. */
+static void git_files_are_sensitive_to_writes(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"writable\":true}}");
+    static const char *const refused[] = {
+        ".git/HEAD", ".GIT/commondir", ".Git/objects/info/alternates", "sub/.git",
+        "sub/.git/config", "a/b/.gIT/x/y", "HEAD", "bare/head", "x/Head", ".git",
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+        expect_verdict(p, WRITE, refused[i], DENY);
+    expect(p, WRITE, "sub/.git/objects/x", DENY,
+           "fs.write 'sub/.git/objects/x': denied: path is in a git repository's own files "
+           "(a '.git' name), which could make git run commands; filesystem.git is "
+           "\"protected\"");
+    expect(p, WRITE, "bare/HEAD", DENY,
+           "fs.write 'bare/HEAD': denied: a file named HEAD makes its directory a git "
+           "repository, which could make git run commands; filesystem.git is \"protected\"");
+    static const char *const written[] = {
+        ".gitignore", ".github/workflows/ci.yml", "git/HEAD.md", "HEADER", "x.git/y",
+        "HEAD/x", "src/.gitattributes", "my.git",
+    };
+    for (size_t i = 0; i < sizeof(written) / sizeof(written[0]); i++)
+        expect_verdict(p, WRITE, written[i], ALLOW);
+    expect_verdict(p, READ, ".git/HEAD", ALLOW);
+    expect_verdict(p, LIST, ".git/refs", ALLOW);
+    expect_verdict(p, READ, "bare/HEAD", ALLOW);
+    jpt_policy_free(p);
+
+    /* "sensitive": "ask" asks about them, as about the list's. */
+    p = policy("{\"sensitive\":\"ask\",\"filesystem\":{\"writable\":true}}");
+    expect_verdict(p, WRITE, ".git/HEAD", ASK);
+    jpt_policy_free(p);
+
+    /* "git": "writable": the host says the tool may; the other rules
+     * decide, and the list's .git/config and .git/hooks/ stay. */
+    p = policy("{\"filesystem\":{\"writable\":true,\"git\":\"writable\"}}");
+    expect_verdict(p, WRITE, ".git/HEAD", ALLOW);
+    expect_verdict(p, WRITE, "bare/HEAD", ALLOW);
+    expect_verdict(p, WRITE, ".git/config", DENY);
+    expect_verdict(p, WRITE, ".git/hooks/pre-commit", DENY);
+    jpt_policy_free(p);
+    p = policy("{\"filesystem\":{\"git\":\"writable\"}}");
+    expect_verdict(p, WRITE, ".git/HEAD", ASK); /* the workspace is read-only */
+    jpt_policy_free(p);
+    p = policy("{\"filesystem\":{\"writable\":true,\"git\":\"protected\"}}");
+    expect_verdict(p, WRITE, ".git/HEAD", DENY);
+    jpt_policy_free(p);
+}
+
+/* A directory a write creates on its way (the files room's check before
+ * it makes any) is refused for what its name is, and never for want of a
+ * grant: that is its target's check. */
+static void a_directory_a_write_creates_is_judged_by_its_name(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy("{\"filesystem\":{\"writable\":[\"out/gen\"],"
+                           "\"deny\":[\"secret\"]}}");
+    char *reason = NULL;
+
+    /* "out" is not writable, but making it is how "out/gen/x" is written */
+    assert_int_equal(jpt__policy_check(p, JPT__ACCESS_CREATE, "out", NULL, NULL, NULL), ALLOW);
+    assert_int_equal(jpt__policy_check(p, JPT__ACCESS_CREATE, "elsewhere", NULL, NULL, NULL),
+                     ALLOW);
+    assert_int_equal(jpt__policy_check(p, JPT__ACCESS_CREATE, "a/.env", NULL, NULL, &reason),
+                     DENY);
+    assert_string_equal(reason, "fs.write 'a/.env': denied: path is in the sensitive paths "
+                                "list (.env)");
+    jpt_free(reason);
+    static const char *const refused[] = {".ssh", "x/.ssh/keys", "secret", "Secret/a",
+                                          ".git", "sub/.GIT", "bare/HEAD", "id_rsa"};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+        if (jpt__policy_check(p, JPT__ACCESS_CREATE, refused[i], NULL, NULL, NULL) != DENY)
+            fail_msg("making the directory '%s' is not refused", refused[i]);
+    /* an empty directory neither moves a sensitive path nor a denied one */
+    assert_int_equal(jpt__policy_check(p, JPT__ACCESS_CREATE, ".aws", NULL, NULL, NULL), ALLOW);
+    jpt_policy_free(p);
+    p = policy("{\"filesystem\":{\"deny\":[\"a/b/secret\"]}}");
+    assert_int_equal(jpt__policy_check(p, JPT__ACCESS_CREATE, "a", NULL, NULL, NULL), ALLOW);
+    jpt_policy_free(p);
+    p = policy("{\"sensitive\":\"ask\"}");
+    assert_int_equal(jpt__policy_check(p, JPT__ACCESS_CREATE, "x/.ssh", NULL, NULL, NULL), ASK);
     jpt_policy_free(p);
 }
 
@@ -830,8 +917,12 @@ static const refusal refusals[] = {
      "sensitive_paths, sensitive, uncovered); write dotted keys as nested objects"},
     /* filesystem */
     {"{\"filesystem\":[]}", "filesystem: expected an object, got an array"},
+    {"{\"filesystem\":{\"git\":true}}",
+     "filesystem.git: expected \"writable\" or \"protected\", got a boolean"},
+    {"{\"filesystem\":{\"git\":\"allow\"}}",
+     "filesystem.git: expected \"writable\" or \"protected\", got \"allow\""},
     {"{\"filesystem\":{\"readable\":true}}",
-     "filesystem: unknown key 'readable' (known: allow, writable, deny, hardlinks)"},
+     "filesystem: unknown key 'readable' (known: allow, writable, deny, hardlinks, git)"},
     {"{\"filesystem\":{\"allow\":\".\"}}",
      "filesystem.allow: expected an array of paths, got a string"},
     {"{\"filesystem\":{\"allow\":[\".\",3]}}",
@@ -1518,6 +1609,8 @@ int main(void)
         cmocka_unit_test(configured_patterns_extend_the_list),
         cmocka_unit_test(no_configuration_shrinks_the_list),
         cmocka_unit_test(sensitive_ask_sends_them_to_the_handler),
+        cmocka_unit_test(git_files_are_sensitive_to_writes),
+        cmocka_unit_test(a_directory_a_write_creates_is_judged_by_its_name),
         cmocka_unit_test(builtin_table_matches_its_patterns),
         cmocka_unit_test(allow_prefixes_match_whole_names),
         cmocka_unit_test(allow_prefixes_are_normalised),

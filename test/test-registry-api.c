@@ -643,7 +643,7 @@ static void load_checks_a_vfs_definition(void **state)
                            "'sandbox':{'filesystem':{'alow':['.']}}}]}"),
                         JPT_ERR_INVALID,
                         "tool 't': 'sandbox': filesystem: unknown key 'alow' (known: allow, "
-                        "writable, deny, hardlinks)");
+                        "writable, deny, hardlinks, git)");
     assert_load_refused(js("{'tools':[{'name':'t','runtime':'vfs','command':['x'],"
                            "'files':'db'}]}"),
                         JPT_ERR_INVALID,

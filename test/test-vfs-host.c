@@ -89,76 +89,23 @@ static int teardown(void **state)
 
 /* ---- Running a probe through a standalone host --------------------------------- */
 
-typedef struct asked {
-    int count;
-    int decision;            /* what the handler answers, or -1: keep it */
-    const char *reason;
-    jpt_policy_request *kept;
-    char last[512];          /* "method path: reason" of the last ask */
-} asked;
-
-static void on_ask(jpt_policy_request *req, void *ud)
+static jpt_vfs_host *host_new(const char *sandbox_js, int timeout_ms, ru_asked *a)
 {
-    asked *a = ud;
-
-    a->count++;
-    snprintf(a->last, sizeof(a->last), "%s %s [%s]: %s", jpt_policy_request_method(req),
-             jpt_policy_request_path(req), jpt_policy_request_tool(req),
-             jpt_policy_request_reason(req));
-    if (a->decision < 0)
-        a->kept = req;
-    else
-        assert_int_equal(jpt_policy_request_answer(req, a->decision, a->reason), JPT_OK);
-}
-
-static jpt_vfs_host *host_new(const char *sandbox_js, int timeout_ms, asked *a)
-{
-    jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
-                              .request_timeout_ms = timeout_ms,
-                              .sandbox_mode = tu_sandbox_mode()};
-    jpt_vfs_host *h = NULL;
-
-    o.sandbox_json = sandbox_js != NULL ? js(sandbox_js) : NULL;
-    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
-    if (a != NULL)
-        jpt_vfs_host_set_policy_handler(h, on_ask, a);
-    return h;
+    return ru_vfs_host(root, NULL, sandbox_js, timeout_ms, a);
 }
 
 static void host_spawn(jpt_vfs_host *h, const char *arguments_js)
 {
-    const char *argv[] = {PROBE, NULL};
-    char tool[1 << 14];
-
-    snprintf(tool, sizeof(tool), "{\"name\":\"probe\",\"arguments\":%s}", js(arguments_js));
-    if (jpt_vfs_host_spawn(h, argv, tool) != JPT_OK)
-        fail_msg("spawn: %s", jpt_vfs_host_errmsg(h));
-}
-
-/* The tool's end, rendered: "ok: text" or "error: text". */
-static char *host_end(jpt_vfs_host *h)
-{
-    jpt_state *st = NULL;
-    char *text = NULL, *out = NULL;
-
-    assert_int_equal(jpt_vfs_host_run(h, WAIT_MS), JPT_OK);
-    assert_int_equal(jpt_vfs_host_done(h), 1);
-    assert_int_equal(jpt_vfs_host_state(h, &st), JPT_OK);
-    assert_int_equal(jpt_state_kind(st), JPT_STATE_STOPPED);
-    assert_int_equal(jpt_state_render(st, NULL, &text), JPT_OK);
-    assert_true(asprintf(&out, "%s: %s", jpt_state_is_error(st) ? "error" : "ok", text) > 0);
-    jpt_free(text);
-    jpt_state_unref(st);
-    return out;
+    ru_vfs_spawn(h, js(arguments_js));
 }
 
 /* Runs a probe to its end with `sandbox_js` and `arguments_js`. */
-static char *probe(const char *sandbox_js, const char *arguments_js, asked *a)
+static char *probe(const char *sandbox_js, const char *arguments_js, ru_asked *a)
 {
     jpt_vfs_host *h = host_new(sandbox_js, 0, a);
 
     host_spawn(h, arguments_js);
-    char *end = host_end(h);
+    char *end = ru_vfs_end(h);
     jpt_vfs_host_free(h);
     return end;
 }
@@ -387,7 +334,7 @@ static void env_created_after_the_start_is_denied(void **state)
     fu_write(root, "later/.env", "LATE=1\n");
     assert_int_equal(jpt_vfs_host_apply(h, "\"read later/.env\""), JPT_OK);
     assert_int_equal(jpt_vfs_host_apply(h, "\"stop\""), JPT_OK);
-    char *end = host_end(h);
+    char *end = ru_vfs_end(h);
     jpt_vfs_host_free(h);
     assert_end(end, "ok: stopped on request");
     fu_rmtree(path);
@@ -402,7 +349,7 @@ static void env_created_after_the_start_is_denied(void **state)
 static void an_allowed_ask_lets_the_request_through_once(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     assert_end(probe(NULL, WRITE_TWICE, &a), "ok: fs.write ok {}\nfs.write ok {}");
     assert_int_equal(a.count, 2);
     assert_string_equal(a.last, "fs.write notes.txt [probe]: needs approval: not covered by "
@@ -413,7 +360,7 @@ static void an_allowed_ask_lets_the_request_through_once(void **state)
 static void allow_always_asks_once_per_path(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW_ALWAYS};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW_ALWAYS};
     assert_end(probe(NULL, WRITE_TWICE, &a), "ok: fs.write ok {}\nfs.write ok {}");
     assert_int_equal(a.count, 1);
 }
@@ -421,7 +368,7 @@ static void allow_always_asks_once_per_path(void **state)
 static void a_denied_ask_tells_the_tool_why(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_DENY, .reason = "not today"};
+    ru_asked a = {.decision = JPT_DECISION_DENY, .reason = "not today"};
     char *end = probe(NULL, "{'ops':[{'method':'fs.write','params':{'path':'notes.txt',"
                             "'content':'a'}}]}",
                       &a);
@@ -445,7 +392,7 @@ static void without_a_handler_an_ask_is_denied_saying_so(void **state)
 static void pending_names_the_request(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     assert_end(probe(NULL, "{'show_pending':true,'ops':[{'method':'fs.write','params':"
                            "{'path':'n.txt','content':'a'}}]}",
                      &a),
@@ -458,7 +405,7 @@ static void pending_names_the_request(void **state)
 static void a_rename_allowed_once_asks_for_each_path_once(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     assert_end(probe(NULL, "{'ops':[{'method':'fs.rename','params':{'from':'hello.txt',"
                            "'to':'moved.txt'}}]}",
                      &a),
@@ -475,7 +422,7 @@ static void a_rename_allowed_once_asks_for_each_path_once(void **state)
 static void an_ask_answered_later_goes_on(void **state)
 {
     (void)state;
-    asked a = {.decision = -1};
+    ru_asked a = {.decision = -1};
     jpt_vfs_host *h = host_new(NULL, 0, &a);
     host_spawn(h, "{'ops':[{'method':'fs.write','params':{'path':'n.txt','content':'a'}}]}");
     while (a.kept == NULL) {
@@ -484,7 +431,7 @@ static void an_ask_answered_later_goes_on(void **state)
     }
     assert_int_equal(jpt_vfs_host_done(h), 0);
     assert_int_equal(jpt_policy_request_answer(a.kept, JPT_DECISION_ALLOW, NULL), JPT_OK);
-    assert_end(host_end(h), "ok: fs.write ok {}");
+    assert_end(ru_vfs_end(h), "ok: fs.write ok {}");
     jpt_vfs_host_free(h);
 }
 
@@ -492,7 +439,7 @@ static void an_ask_answered_later_goes_on(void **state)
 static void an_ask_outliving_its_tool_is_cancelled(void **state)
 {
     (void)state;
-    asked a = {.decision = -1};
+    ru_asked a = {.decision = -1};
     jpt_vfs_host *h = host_new(NULL, 0, &a);
     host_spawn(h, "{'ops':[{'method':'fs.write','params':{'path':'n.txt','content':'a'}}]}");
     while (a.kept == NULL) {
@@ -522,7 +469,7 @@ static void a_100_mb_line_is_dropped_in_bounded_memory(void **state)
     size_t before = tu_live_bytes();
     jpt_vfs_host *h = host_new(NULL, 0, NULL);
     host_spawn(h, "{'long_line':100000000}");
-    char *end = host_end(h);
+    char *end = ru_vfs_end(h);
     size_t peak = tu_peak_bytes();
     jpt_vfs_host_free(h);
     assert_end(end, "ok: fs.exists ok {\"exists\":true}");
@@ -539,7 +486,7 @@ static void a_tool_that_never_reads_neither_blocks_nor_grows_the_host(void **sta
     size_t before = tu_live_bytes();
     jpt_vfs_host *h = host_new(NULL, 500, NULL);
     host_spawn(h, "{'no_read':200000}");
-    char *end = host_end(h);
+    char *end = ru_vfs_end(h);
     size_t peak = tu_peak_bytes();
     jpt_vfs_host_free(h);
     assert_end_contains(end, "request timeout");
@@ -561,7 +508,7 @@ static void a_silent_tool_is_stopped_by_the_request_timeout(void **state)
     (void)state;
     jpt_vfs_host *h = host_new(NULL, 300, NULL);
     host_spawn(h, "{'silent':true}");
-    assert_end(host_end(h), "error: Error: The tool wrote no request and no result for 300 ms "
+    assert_end(ru_vfs_end(h), "error: Error: The tool wrote no request and no result for 300 ms "
                             "and was stopped (D11 request timeout)");
     jpt_vfs_host_free(h);
 }
@@ -591,7 +538,7 @@ static void cancel_ends_a_tool_that_reads_it(void **state)
     }
     jpt_state_unref(st);
     assert_int_equal(jpt_vfs_host_cancel(h), JPT_OK);
-    assert_end(host_end(h), "error: Error: The tool was cancelled before it ended");
+    assert_end(ru_vfs_end(h), "error: Error: The tool was cancelled before it ended");
     assert_int_equal(jpt_vfs_host_apply(h, "\"x\""), JPT_ERR_STATE);
     jpt_vfs_host_free(h);
 }
@@ -604,7 +551,7 @@ static void cancel_kills_a_tool_that_ignores_it(void **state)
     jpt_vfs_host *h = host_new(NULL, -1, NULL);
     host_spawn(h, "{'silent':true}");
     assert_int_equal(jpt_vfs_host_cancel(h), JPT_OK);
-    assert_end(host_end(h), "error: Error: The tool was cancelled before it ended");
+    assert_end(ru_vfs_end(h), "error: Error: The tool was cancelled before it ended");
     jpt_vfs_host_free(h);
 }
 
@@ -632,7 +579,7 @@ static void a_tool_started_by_the_application_is_served_on_its_fds(void **state)
                                          js("{'name':'probe','arguments':{'ops':[{'method':"
                                             "'fs.read','params':{'path':'hello.txt'}}]}}")),
                      JPT_OK);
-    char *end = host_end(h);
+    char *end = ru_vfs_end(h);
     jpt_vfs_host_free(h);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -677,9 +624,9 @@ static jpt_registry *vfs_registry(void)
 static void a_one_shot_vfs_call_runs_through_the_registry(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_DENY};
+    ru_asked a = {.decision = JPT_DECISION_DENY};
     jpt_registry *r = vfs_registry();
-    jpt_registry_set_policy_handler(r, on_ask, &a);
+    jpt_registry_set_policy_handler(r, ru_on_ask, &a);
     json_t *res = ru_run_js(r, "[{'id':'c1','name':'probe','arguments':{'ops':["
                                "{'method':'fs.read','params':{'path':'hello.txt'}},"
                                "{'method':'fs.read','params':{'path':'.env'}},"
@@ -819,7 +766,7 @@ static void every_vfs_function_takes_null_by_the_one_rule(void **state)
     assert_int_equal(jpt_vfs_host_cancel(NULL), JPT_ERR_INVALID);
     assert_int_equal(jpt_vfs_host_state(NULL, &st), JPT_ERR_INVALID);
     assert_int_equal(jpt_vfs_host_done(NULL), 0);
-    jpt_vfs_host_set_policy_handler(NULL, on_ask, NULL);
+    jpt_vfs_host_set_policy_handler(NULL, ru_on_ask, NULL);
     assert_string_equal(jpt_vfs_host_errmsg(NULL), "");
     jpt_vfs_host_free(NULL);
 

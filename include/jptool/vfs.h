@@ -40,7 +40,11 @@ extern "C" {
  * bytes is JPT_ERR_INVALID. "." components are ignored, one trailing '/'
  * is allowed, and "" or "." names the root. Symlinks inside the root work
  * as symlinks do (a symlink whose target leaves the root, or is absolute,
- * is JPT_ERR_DENIED wherever it is met; the memory backend has none).
+ * is JPT_ERR_DENIED wherever it is met; the memory backend has none). A
+ * path with a name on the way that is not a directory is JPT_ERR_NOT_FOUND,
+ * as one with a missing name is. Paths are resolved one name at a time in
+ * a loop: a path of 2 000 names (the most 4095 bytes hold) costs 2 000
+ * steps and no deeper stack than a path of one.
  *
  * Every error message names the method and the path as requested
  * ("fs.read 'src/x.rs': not found"), never the root's absolute path or a
@@ -172,8 +176,11 @@ JPT_EXPORT int jpt_files_read(jpt_files *f, const char *path, size_t limit, char
  * same directory, renamed over the old one: a reader sees the old content
  * or the new, and a failed write leaves the old file as it was), keeping
  * an existing file's mode; a new file gets 0666 less the umask. Missing
- * parent directories are created (0777 less the umask), as D11 says. A
- * symlink (inside the root) is written through: its target is replaced.
+ * parent directories are created (0777 less the umask), as D11 says —
+ * served to a VFS tool, only once the access policy has let the write and
+ * every directory it would create (nothing is made for a refused or a
+ * pending request). A symlink (inside the root) is written through: its
+ * target is replaced, and its target's missing directories are created.
  * A hard-linked file (where JPT_FILES_ALLOW_HARDLINKS allows it) is
  * replaced by a new file: its other links keep the old content. Errors:
  * JPT_ERR_INVALID (the root, a directory, a parent that is not a
@@ -188,7 +195,10 @@ JPT_EXPORT int jpt_files_write(jpt_files *f, const char *path, const void *data,
 JPT_EXPORT int jpt_files_exists(jpt_files *f, const char *path, int *exists);
 
 /* fs.metadata: what `path` is (following symlinks) and its size in bytes
- * (0 for what is not a regular file). Errors: JPT_ERR_NOT_FOUND. */
+ * (0 for what is not a regular file). Errors: JPT_ERR_NOT_FOUND,
+ * JPT_ERR_DENIED (a regular file with more than one hard link, as
+ * jpt_files_read() refuses it: its size and times may be those of a file
+ * outside the root). */
 JPT_EXPORT int jpt_files_metadata(jpt_files *f, const char *path, int *kind, uint64_t *size);
 
 /* One entry of jpt_files_list_dir(). It has no `size`: a program steps
@@ -290,6 +300,14 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *                        backend may open a regular file that has more than
  *                        one hard link (it may be an inode from outside the
  *                        root); see jpt_policy_hardlinks_allowed().
+ *   filesystem.git       "protected" (default) or "writable": whether a
+ *                        write may make or change a git repository (see
+ *                        "Git's files" below). "writable" is the host saying
+ *                        that the tool may; the other rules then decide
+ *                        (a write must still be granted, and .git/config
+ *                        and .git/hooks/ stay sensitive — which is no wall:
+ *                        a tool that may write .git/commondir or .git/HEAD
+ *                        can point git at a configuration of its own).
  *   sensitive_paths      array of name patterns added to the built-in list
  *                        below (never replacing it).
  *   sensitive            "deny" (default) or "ask": the verdict for a
@@ -421,9 +439,42 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  * the list's reach — and on a directory that holds a filesystem.deny
  * prefix.
  *
+ * Git's files. A tool that may write a repository's files has a way out of
+ * any sandbox: the user's next `git status` runs the core.fsmonitor (or a
+ * hook, a pager, a diff driver) of a configuration the tool wrote. Git
+ * finds a repository, from the directory it runs in and each one above
+ * it, in a ".git" (a directory, or a file "gitdir: <path>" naming one,
+ * whose "commondir" may name another) or in the directory itself when it
+ * holds HEAD, objects/ and refs/ (a bare repository, which git uses as it
+ * finds it unless safe.bareRepository is "explicit"). So, unless
+ * filesystem.git is "writable", a write (fs.write, fs.delete, either path
+ * of fs.rename, and each directory a write would create) is sensitive
+ * when a name of its path is ".git" — a directory or a file, anywhere, in
+ * any case (".GIT", ".Git") — or when its last name is "HEAD" (any case):
+ * without a HEAD no directory is a repository. Reading them is as before.
+ * Not covered: a repository that is there already outside a ".git" (a
+ * bare one the workspace holds, "x.git/"): its files are written as the
+ * other rules say; name it in filesystem.deny or sensitive_paths.
+ *
+ * Before anything happens. The policy is asked before a request changes
+ * anything: a write that creates directories is judged on each of them
+ * (as a write, for what its name is: sensitive, denied, a repository's;
+ * the grant is the target's to have) and on its target, all before the
+ * first is made, so a refused request — or one that waits on the policy
+ * handler — leaves the tree as it was. A path that is not there is judged
+ * as the path it would be before "not found" is said, so a refused name
+ * answers the same whether or not it exists: fs.read of ".ENV" is denied
+ * as ".env" is, whether or not either is there, and under a
+ * filesystem.deny prefix every path is denied, there or not. The policy
+ * applies to every backend: the directory (on what is actually opened,
+ * after symlinks), the memory backend and a host-supplied one (on the
+ * path as requested; a host's fs.grep result is cut to the files the
+ * policy lets the tool read).
+ *
  * Precedence, first match wins:
  *   1. a path that is not normalised: deny;
- *   2. a sensitive path: deny (with "sensitive": "ask", see 4);
+ *   2. a sensitive path (for a write, git's files too): deny (with
+ *      "sensitive": "ask", see 4);
  *   3. under a filesystem.deny prefix: deny;
  *   4. a sensitive path with "sensitive": "ask": ask;
  *   5. a grant (filesystem.allow, filesystem.writable): allow;
@@ -666,18 +717,32 @@ typedef struct jpt_policy_request jpt_policy_request;
 typedef void (*jpt_policy_fn)(jpt_policy_request *req, void *ud);
 
 /* What is asked; strings are owned by the request and valid until it is
- * answered. The tool's name; the D11 method ("fs.write"); the path as the
- * tool asked for it (fs.rename asks for each of its two paths; http.get
- * and http.post: the URL as the tool wrote it; process.run: the command
- * line as a JSON array of strings, ["cargo","publish"], and
- * JPT_DECISION_ALLOW_ALWAYS covers that exact command line); the access
- * (JPT_ACCESS_*); why the policy asks, worded for a person ("'notes.txt'
- * is not covered by the tool's sandbox: writing is allowed only where the
- * configuration says so"). The call id or handle id the request belongs
- * to in a registry, or NULL (a standalone host). NULL for a NULL request. */
+ * answered. The tool's name; the D11 method ("fs.write"); the path:
+ *  - for fs.* methods, the root-relative path the request will touch,
+ *    after the symlinks inside the root are followed — what the policy
+ *    judged and what a decision covers. A write through "scratch/ci.yml",
+ *    a symlink to ".github/workflows/ci.yml", is asked about as
+ *    ".github/workflows/ci.yml". fs.rename asks for each of its two
+ *    paths; a write asks for a directory it would create when the policy
+ *    asks about that directory (a sensitive name with "sensitive": "ask"),
+ *    before it creates any;
+ *  - http.get and http.post: the URL as the tool wrote it;
+ *  - process.run: the command line as a JSON array of strings,
+ *    ["cargo","publish"], and JPT_DECISION_ALLOW_ALWAYS covers that exact
+ *    command line;
+ * the requested path: the path as the tool wrote it that led there
+ * ("scratch/ci.yml"; the same as the path when no symlink was followed,
+ * and for http.* and process.run). Show both when they differ: the tool
+ * chose the written one, the request touches the other. Messages to the
+ * tool name only the written one. The access (JPT_ACCESS_*); why the
+ * policy asks, worded for a person ("needs approval: not covered by the
+ * policy (the workspace is read-only: filesystem.writable is false)").
+ * The call id or handle id the request belongs to in a registry, or NULL
+ * (a standalone host). NULL for a NULL request. */
 JPT_EXPORT const char *jpt_policy_request_tool(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_method(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_path(const jpt_policy_request *req);
+JPT_EXPORT const char *jpt_policy_request_requested_path(const jpt_policy_request *req);
 JPT_EXPORT int jpt_policy_request_access(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_reason(const jpt_policy_request *req);
 JPT_EXPORT const char *jpt_policy_request_id(const jpt_policy_request *req);
@@ -785,7 +850,8 @@ typedef struct jpt_vfs_host jpt_vfs_host;
 typedef struct jpt_vfs_host_options {
     size_t size;                /* sizeof(jpt_vfs_host_options) */
     jpt_files *files;           /* the tool's files (the host takes a
-                                   reference); NULL: the directory `root` */
+                                   reference; the policy applies to any
+                                   backend); NULL: the directory `root` */
     const char *root;           /* with files NULL; NULL: the current directory */
     const char *sandbox_json;   /* the tool's `sandbox` section; NULL: D11's
                                    default (workspace read-only) */

@@ -220,7 +220,7 @@ static int stat_path(jpt_files *f, int m, const char *path, int *kind, uint64_t 
     if (f->type != JPT__FILES_HOST) {
         if ((rc = direct_path(f, m, path, norm, shown)) < 0)
             return rc;
-        return f->be->stat(f, &c, norm, kind, size);
+        return f->be->stat(f, &c, norm, kind, m == JPT__FS_METADATA ? size : NULL);
     }
     if ((rc = call_path(f, m, path, &r)) < 0)
         return rc;

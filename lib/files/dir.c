@@ -18,15 +18,16 @@
 
 #include "files/dir.h"
 
-/* The message and status of an errno from resolving or using a path. */
+/* The message and status of an errno from resolving or using a path. A
+ * name on the way that is not a directory is "not found" as a missing one
+ * is: which of the two it is would tell whether a file of that name exists
+ * where the policy hides it (".env/x"; issue 15 §2). */
 static int fail_errno(const jpt__files_ctx *c, int err)
 {
     switch (err) {
     case ENOENT:
-        return jpt__err(c->e, JPT_ERR_NOT_FOUND, "%s '%s': not found", c->method, c->shown);
     case ENOTDIR:
-        return jpt__err(c->e, JPT_ERR_NOT_FOUND, "%s '%s': not found (a parent is not a directory)",
-                        c->method, c->shown);
+        return jpt__err(c->e, JPT_ERR_NOT_FOUND, "%s '%s': not found", c->method, c->shown);
     case EXDEV:
         return jpt__err(c->e, JPT_ERR_DENIED,
                         "%s '%s': denied: the path leads outside the root through a symlink",
@@ -52,47 +53,45 @@ static int fail_errno(const jpt__files_ctx *c, int err)
     }
 }
 
-static int guard(const jpt__files_ctx *c, int access, const char *resolved)
-{
-    char why[256] = "";
-
-    if (c->opts == NULL || c->opts->guard == NULL)
-        return JPT_OK;
-    int rc = c->opts->guard(c->opts->guard_ud, access, resolved, why, sizeof(why));
-    if (rc >= 0)
-        return JPT_OK;
-    return jpt__err(c->e, rc, "%s '%s': %s", c->method, c->shown,
-                    why[0] != '\0' ? why : jpt_strerror(rc));
-}
-
-static bool guarded(const jpt__files_ctx *c)
-{
-    return c->opts != NULL && c->opts->guard != NULL;
-}
-
-/* Joins a parent's root-relative path and a name into `out`
- * (JPT__FILES_PATH_MAX + 1 bytes); false if it is too long. */
-static bool join(char *out, const char *parent, const char *name)
-{
-    size_t pl = strcmp(parent, ".") == 0 ? 0 : strlen(parent), nl = strlen(name);
-
-    if (pl + 1 + nl > JPT__FILES_PATH_MAX)
-        return false;
-    memcpy(out, parent, pl);
-    out[pl] = '/';
-    memcpy(out + pl + (pl > 0), name, nl + 1);
-    return true;
-}
-
 /* The guard on the entry `name` of the directory at `rparent`. */
 static int guard_entry(const jpt__files_ctx *c, int access, const char *rparent,
                        const char *name)
 {
     char resolved[JPT__FILES_PATH_MAX + 1];
 
-    if (!join(resolved, rparent, name))
+    if (!jpt__files_guarded(c))
+        return JPT_OK;
+    if (!jpt__files_join(resolved, rparent, name))
         return fail_errno(c, ENAMETOOLONG);
-    return guard(c, access, resolved);
+    return jpt__files_guard(c, access, resolved);
+}
+
+/* A resolution that failed with `err`: a path that is not there (`stop`,
+ * if not NULL, says what it would be, `name` its last name when `stop` is
+ * its parent's) is first judged by the guard as if it were, so that a refused
+ * name answers the same whether or not it exists (issue 15 §2). */
+static int fail_missing(const jpt__files_ctx *c, int access, int err, const jpt__dir_stop *stop,
+                        const char *name)
+{
+    int rc;
+
+    if ((err == ENOENT || err == ENOTDIR) && stop != NULL && stop->err != 0 &&
+        (rc = name != NULL ? guard_entry(c, access, stop->path, name)
+                           : jpt__files_guard(c, access, stop->path)) < 0)
+        return rc;
+    return fail_errno(c, err);
+}
+
+/* A regular file with several hard links may be a file outside the root:
+ * refused unless hard links are allowed. */
+static int check_links(jpt_files *f, const jpt__files_ctx *c, nlink_t links)
+{
+    if (links > 1 && !(f->flags & JPT_FILES_ALLOW_HARDLINKS))
+        return jpt__err(c->e, JPT_ERR_DENIED,
+                        "%s '%s': denied: the file has %lu hard links and may be a file outside "
+                        "the root (hard links are not allowed)",
+                        c->method, c->shown, (unsigned long)links);
+    return JPT_OK;
 }
 
 /* What may be read or written: a regular file with one link (or hard links
@@ -108,12 +107,7 @@ static int check_regular(jpt_files *f, const jpt__files_ctx *c, const struct sta
                         : S_ISSOCK(st->st_mode) ? "socket"
                         : S_ISLNK(st->st_mode)  ? "symlink"
                                                 : "device");
-    if (st->st_nlink > 1 && !(f->flags & JPT_FILES_ALLOW_HARDLINKS))
-        return jpt__err(c->e, JPT_ERR_DENIED,
-                        "%s '%s': denied: the file has %lu hard links and may be a file outside "
-                        "the root (hard links are not allowed)",
-                        c->method, c->shown, (unsigned long)st->st_nlink);
-    return JPT_OK;
+    return check_links(f, c, st->st_nlink);
 }
 
 static int kind_of(mode_t mode)
@@ -125,18 +119,22 @@ static int kind_of(mode_t mode)
 }
 
 /* An open that failed for what the path is (a socket is ENXIO, a device
- * without a driver ENODEV): said as check_regular() says it. */
-static int open_failed(jpt_files *f, const jpt__files_ctx *c, const char *path, int err)
+ * without a driver ENODEV): said as check_regular() says it, once the
+ * guard has let the path be seen. */
+static int open_failed(jpt_files *f, const jpt__files_ctx *c, const char *path, int err,
+                       const jpt__dir_stop *stop)
 {
+    char resolved[JPT__FILES_PATH_MAX + 1];
     struct stat st;
     int rc;
 
     if (err != ENXIO && err != ENODEV)
-        return fail_errno(c, err);
-    int fd = jpt__dir_resolve(f->impl, path, O_PATH, JPT__RESOLVE_FOLLOW, NULL);
+        return fail_missing(c, JPT__FILES_ACCESS_READ, err, stop, NULL);
+    int fd = jpt__dir_resolve(f->impl, path, O_PATH, JPT__RESOLVE_FOLLOW, resolved, NULL);
     if (fd < 0)
         return fail_errno(c, -fd);
-    rc = fstat(fd, &st) < 0 ? fail_errno(c, errno) : check_regular(f, c, &st);
+    if ((rc = jpt__files_guard(c, JPT__FILES_ACCESS_READ, resolved)) == JPT_OK)
+        rc = fstat(fd, &st) < 0 ? fail_errno(c, errno) : check_regular(f, c, &st);
     close(fd);
     return rc < 0 ? rc : fail_errno(c, err);
 }
@@ -169,24 +167,33 @@ static int read_all(const jpt__files_ctx *c, int fd, size_t size, size_t limit, 
     return JPT_OK;
 }
 
+/* Where a guarded request wants the resolved path and where it stopped;
+ * an unguarded one takes openat2's one call. */
+#define RESOLVED(c, buf) (jpt__files_guarded(c) ? (buf) : NULL)
+#define STOP(c, stop) (jpt__files_guarded(c) ? (stop) : NULL)
+
 static int dir_read(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt__buf *out)
 {
     jpt__dirfs *d = f->impl;
     char resolved[JPT__FILES_PATH_MAX + 1];
+    jpt__dir_stop stop;
     size_t limit = c->opts != NULL && c->opts->read_limit ? c->opts->read_limit
                                                           : JPT_FILES_READ_LIMIT;
     struct stat st;
     int rc;
 
+    stop.err = 0;
     int fd = jpt__dir_resolve(d, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, JPT__RESOLVE_FOLLOW,
-                              guarded(c) ? resolved : NULL);
+                              RESOLVED(c, resolved), STOP(c, &stop));
     if (fd < 0)
-        return open_failed(f, c, path, -fd);
-    if (fstat(fd, &st) < 0)
+        return open_failed(f, c, path, -fd, &stop);
+    /* The guard first: what a refused path is (a directory, a FIFO, a
+     * hard link) is none of the tool's business. */
+    if ((rc = jpt__files_guard(c, JPT__FILES_ACCESS_READ, resolved)) < 0)
+        ;
+    else if (fstat(fd, &st) < 0)
         rc = fail_errno(c, errno);
     else if ((rc = check_regular(f, c, &st)) < 0)
-        ;
-    else if (guarded(c) && (rc = guard(c, JPT__FILES_ACCESS_READ, resolved)) < 0)
         ;
     else if ((uint64_t)st.st_size > limit)
         rc = jpt__err(c->e, JPT_ERR_LIMIT,
@@ -200,30 +207,33 @@ static int dir_read(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt
 
 /* ---- write --------------------------------------------------------------------- */
 
-/* Finds where a write of `path` lands: the parent directory (created as
- * needed) and the name in it, through a symlink in the last component
- * (which stays inside the root). `*st_rc` is 0 with `st` the existing
- * entry, or -ENOENT. Returns the parent's fd or -errno. */
+/* Finds where a write of `path` lands, creating nothing: the plan of its
+ * parent (dir.h) and the name in it, through a symlink in the last
+ * component (which stays inside the root). `*st_rc` is 0 with `st` the
+ * existing entry, or -ENOENT. Returns 0 (plan->fd open) or -errno. */
 static int write_target(jpt__dirfs *d, const char *path, char *cur, const char **name,
-                        struct stat *st, int *st_rc, char *rparent)
+                        struct stat *st, int *st_rc, jpt__dir_stop *plan)
 {
     memcpy(cur, path, strlen(path) + 1);
     for (int links = 0;; links++) {
-        int pfd = jpt__dir_parent(d, cur, true, name, rparent);
-        if (pfd < 0)
-            return pfd;
-        *st_rc = fstatat(pfd, *name, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+        int rc = jpt__dir_plan(d, cur, name, plan);
+        if (rc < 0)
+            return rc;
+        *st_rc = -ENOENT;
+        if (plan->err != 0)
+            return 0; /* its parent is not there: neither is it */
+        *st_rc = fstatat(plan->fd, *name, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
         if (*st_rc < 0 && *st_rc != -ENOENT) {
-            close(pfd);
+            close(plan->fd);
             return *st_rc;
         }
         if (*st_rc < 0 || !S_ISLNK(st->st_mode))
-            return pfd;
+            return 0;
         /* Written through, as editors do: the target is what changes. */
         char target[JPT__FILES_PATH_MAX + 1];
-        ssize_t n = readlinkat(pfd, *name, target, sizeof(target) - 1);
+        ssize_t n = readlinkat(plan->fd, *name, target, sizeof(target) - 1);
         int saved = errno;
-        close(pfd);
+        close(plan->fd);
         if (n < 0)
             return -saved;
         target[n] = '\0';
@@ -236,6 +246,28 @@ static int write_target(jpt__dirfs *d, const char *path, char *cur, const char *
             return -ENAMETOOLONG;
         memmove(cur + dirlen, target, (size_t)n + 1);
     }
+}
+
+/* The parent directory a planned request writes in: the plan's, or the
+ * directories it lacks made now that the guard has let them be. Returns
+ * an fd (the caller's) or a status with its message. */
+static int plan_parent(const jpt__files_ctx *c, jpt__dir_stop *plan)
+{
+    if (plan->err == ENOTDIR)
+        return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': a parent is not a directory",
+                        c->method, c->shown);
+    if (plan->err == ENOENT && plan->linked)
+        return fail_errno(c, ENOENT); /* through a symlink to nowhere */
+    if (plan->err == 0) {
+        int fd = plan->fd;
+        plan->fd = -1;
+        return fd;
+    }
+    int fd = jpt__dir_make(plan);
+    if (fd == -ENOTDIR || fd == -EEXIST)
+        return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': a parent is not a directory",
+                        c->method, c->shown);
+    return fd < 0 ? fail_errno(c, -fd) : fd;
 }
 
 static int write_fd(int fd, const char *data, size_t len)
@@ -290,11 +322,19 @@ static int replace_atomically(jpt_files *f, int pfd, const char *name, const voi
     return rc;
 }
 
+static void plan_close(jpt__dir_stop *plan)
+{
+    if (plan->fd >= 0)
+        close(plan->fd);
+    plan->fd = -1;
+}
+
 static int dir_write(jpt_files *f, const jpt__files_ctx *c, const char *path, const void *data,
                      size_t len)
 {
     jpt__dirfs *d = f->impl;
-    char cur[JPT__FILES_PATH_MAX + 1], rparent[JPT__FILES_PATH_MAX + 1];
+    char cur[JPT__FILES_PATH_MAX + 1], target[JPT__FILES_PATH_MAX + 1];
+    jpt__dir_stop plan;
     const char *name;
     struct stat st;
     int st_rc, rc;
@@ -302,19 +342,23 @@ static int dir_write(jpt_files *f, const jpt__files_ctx *c, const char *path, co
     if (strcmp(path, ".") == 0)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is the root directory", c->method,
                         c->shown);
-    int pfd = write_target(d, path, cur, &name, &st, &st_rc, guarded(c) ? rparent : NULL);
-    if (pfd == -ENOTDIR || pfd == -EEXIST)
-        return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': a parent is not a directory",
-                        c->method, c->shown);
-    if (pfd < 0)
-        return fail_errno(c, -pfd);
-    if (st_rc == 0 && (rc = check_regular(f, c, &st)) < 0)
+    if ((rc = write_target(d, path, cur, &name, &st, &st_rc, &plan)) < 0)
+        return fail_errno(c, -rc);
+    /* The policy first, on every directory the write would create and on
+     * its target; then what is there; and only then anything made. */
+    if (!jpt__files_join(target, plan.path, name))
+        rc = fail_errno(c, ENAMETOOLONG);
+    else if ((rc = jpt__files_guard_write(c, target, plan.exists_len, false)) < 0)
         ;
-    else if (guarded(c) && (rc = guard_entry(c, JPT__FILES_ACCESS_WRITE, rparent, name)) < 0)
+    else if (st_rc == 0 && (rc = check_regular(f, c, &st)) < 0)
         ;
-    else if ((rc = replace_atomically(f, pfd, name, data, len, st_rc == 0 ? &st : NULL)) < 0)
-        rc = fail_errno(c, -rc);
-    close(pfd);
+    else if ((rc = plan_parent(c, &plan)) >= 0) {
+        int pfd = rc;
+        if ((rc = replace_atomically(f, pfd, name, data, len, st_rc == 0 ? &st : NULL)) < 0)
+            rc = fail_errno(c, -rc);
+        close(pfd);
+    }
+    plan_close(&plan);
     return rc;
 }
 
@@ -325,22 +369,32 @@ static int dir_stat(jpt_files *f, const jpt__files_ctx *c, const char *path, int
 {
     jpt__dirfs *d = f->impl;
     char resolved[JPT__FILES_PATH_MAX + 1];
+    jpt__dir_stop stop;
     struct stat st;
-    int rc = JPT_OK;
+    int rc;
 
     *kind = 0;
-    *size = 0;
-    int fd = jpt__dir_resolve(d, path, O_PATH, JPT__RESOLVE_FOLLOW,
-                              guarded(c) ? resolved : NULL);
+    if (size != NULL)
+        *size = 0;
+    stop.err = 0;
+    int fd = jpt__dir_resolve(d, path, O_PATH, JPT__RESOLVE_FOLLOW, RESOLVED(c, resolved),
+                              STOP(c, &stop));
+    /* Nothing there, once the guard has judged what would be. */
     if (fd == -ENOENT || fd == -ENOTDIR)
-        return JPT_OK;
+        return stop.err != 0 ? jpt__files_guard(c, JPT__FILES_ACCESS_READ, stop.path) : JPT_OK;
     if (fd < 0)
         return fail_errno(c, -fd);
-    if (fstat(fd, &st) < 0)
+    if ((rc = jpt__files_guard(c, JPT__FILES_ACCESS_READ, resolved)) < 0)
+        ;
+    else if (fstat(fd, &st) < 0)
         rc = fail_errno(c, errno);
-    else if ((rc = guard(c, JPT__FILES_ACCESS_READ, resolved)) == JPT_OK) {
+    else if (size != NULL && S_ISREG(st.st_mode) &&
+             (rc = check_links(f, c, st.st_nlink)) < 0)
+        ;
+    else {
         *kind = kind_of(st.st_mode);
-        *size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+        if (size != NULL)
+            *size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
     }
     close(fd);
     return rc;
@@ -407,20 +461,26 @@ static int dir_list(jpt_files *f, const jpt__files_ctx *c, const char *path,
 {
     jpt__dirfs *d = f->impl;
     char resolved[JPT__FILES_PATH_MAX + 1];
+    jpt__dir_stop stop;
+    int rc;
 
+    stop.err = 0;
     int fd = jpt__dir_resolve(d, path, O_RDONLY | O_DIRECTORY | O_NONBLOCK, JPT__RESOLVE_FOLLOW,
-                              guarded(c) ? resolved : NULL);
+                              RESOLVED(c, resolved), STOP(c, &stop));
     if (fd == -ENOTDIR) {
-        int any = jpt__dir_resolve(d, path, O_PATH, JPT__RESOLVE_FOLLOW, NULL);
+        int any = jpt__dir_resolve(d, path, O_PATH, JPT__RESOLVE_FOLLOW, RESOLVED(c, resolved),
+                                   NULL);
         if (any >= 0) {
             close(any);
+            if ((rc = jpt__files_guard(c, JPT__FILES_ACCESS_READ, resolved)) < 0)
+                return rc;
             return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is not a directory", c->method,
                             c->shown);
         }
     }
     if (fd < 0)
-        return fail_errno(c, -fd);
-    int rc = guard(c, JPT__FILES_ACCESS_READ, resolved);
+        return fail_missing(c, JPT__FILES_ACCESS_READ, -fd, &stop, NULL);
+    rc = jpt__files_guard(c, JPT__FILES_ACCESS_READ, resolved);
     if (rc == JPT_OK && (rc = list_fd(fd, out)) < 0)
         rc = fail_errno(c, -rc);
     close(fd);
@@ -429,9 +489,37 @@ static int dir_list(jpt_files *f, const jpt__files_ctx *c, const char *path,
 
 /* ---- delete, rename ----------------------------------------------------------------- */
 
+/* Resolves the parent of an existing entry to remove or move (`path`, not
+ * "."), and lstats it: returns the parent's fd (its resolved path in
+ * `rparent`), or a status with its message once the guard (`access`) has
+ * judged a path that is not there. */
+static int existing_entry(jpt__dirfs *d, const jpt__files_ctx *c, int access, const char *path,
+                          const char **name, char *rparent, struct stat *st)
+{
+    jpt__dir_stop stop;
+
+    *name = path;
+    stop.err = 0;
+    int pfd = jpt__dir_parent(d, path, name, rparent, STOP(c, &stop));
+    if (pfd < 0)
+        return fail_missing(c, access, -pfd, &stop, *name);
+    if (fstatat(pfd, *name, st, AT_SYMLINK_NOFOLLOW) < 0) {
+        int err = errno, rc = JPT_OK;
+        close(pfd);
+        if (err == ENOENT || err == ENOTDIR)
+            rc = guard_entry(c, access, rparent, *name);
+        return rc < 0 ? rc : fail_errno(c, err);
+    }
+    int rc = guard_entry(c, access, rparent, *name);
+    if (rc < 0) {
+        close(pfd);
+        return rc;
+    }
+    return pfd;
+}
+
 static int dir_remove(jpt_files *f, const jpt__files_ctx *c, const char *path)
 {
-    jpt__dirfs *d = f->impl;
     char rparent[JPT__FILES_PATH_MAX + 1];
     const char *name;
     struct stat st;
@@ -440,16 +528,12 @@ static int dir_remove(jpt_files *f, const jpt__files_ctx *c, const char *path)
     if (strcmp(path, ".") == 0)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is the root directory", c->method,
                         c->shown);
-    int pfd = jpt__dir_parent(d, path, false, &name, guarded(c) ? rparent : NULL);
+    int pfd = existing_entry(f->impl, c, JPT__FILES_ACCESS_WRITE, path, &name, rparent, &st);
     if (pfd < 0)
-        return fail_errno(c, -pfd);
-    if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        rc = fail_errno(c, errno);
-    else if (S_ISDIR(st.st_mode))
+        return pfd;
+    if (S_ISDIR(st.st_mode))
         rc = jpt__err(c->e, JPT_ERR_INVALID,
                       "%s '%s': is a directory (fs.delete deletes files)", c->method, c->shown);
-    else if (guarded(c) && (rc = guard_entry(c, JPT__FILES_ACCESS_WRITE, rparent, name)) < 0)
-        ;
     else if (unlinkat(pfd, name, 0) < 0)
         rc = fail_errno(c, errno);
     close(pfd);
@@ -472,12 +556,50 @@ static int rename_noreplace(int pfrom, const char *from, int pto, const char *to
     return renameat(pfrom, from, pto, to) < 0 ? -errno : 0;
 }
 
+/* Whether the root-relative path `path` is `dir` or beneath it. */
+static bool is_within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* fs.rename's `to`, once `from` (resolved `rfrom`) is judged: the plan of
+ * its parent, judged with every directory it would create, then made.
+ * Returns the parent's fd or a status with its message (in `c`'s words
+ * for `to`, in `cfrom`'s for `from`). */
+static int rename_target(jpt__dirfs *d, const jpt__files_ctx *c, const jpt__files_ctx *cfrom,
+                         const char *to, const char *rfrom, const char **tname)
+{
+    char rto[JPT__FILES_PATH_MAX + 1];
+    jpt__dir_stop plan;
+    int rc = jpt__dir_plan(d, to, tname, &plan);
+
+    if (rc < 0)
+        return fail_errno(c, -rc);
+    if (!jpt__files_join(rto, plan.path, *tname))
+        rc = fail_errno(c, ENAMETOOLONG);
+    else if ((rc = jpt__files_guard_write(c, rto, plan.exists_len, true)) < 0)
+        ;
+    else if (is_within(rto, rfrom))
+        /* Refused before any directory is made inside `from`. */
+        rc = strcmp(rto, rfrom) == 0
+                 ? jpt__err(c->e, JPT_ERR_EXISTS, "%s '%s': exists already", c->method,
+                            c->shown)
+                 : jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': cannot move a directory into itself",
+                            c->method, cfrom->shown);
+    else
+        rc = plan_parent(c, &plan);
+    plan_close(&plan);
+    return rc;
+}
+
 static int dir_rename(jpt_files *f, const jpt__files_ctx *c, const char *from, const char *to,
                       const char *shown_to)
 {
     jpt__dirfs *d = f->impl;
     jpt__files_ctx cto = *c;
-    char rfrom[JPT__FILES_PATH_MAX + 1], rto[JPT__FILES_PATH_MAX + 1];
+    char rfrom[JPT__FILES_PATH_MAX + 1], rparent[JPT__FILES_PATH_MAX + 1];
     const char *fname, *tname;
     struct stat st;
     int rc = JPT_OK;
@@ -489,24 +611,14 @@ static int dir_rename(jpt_files *f, const jpt__files_ctx *c, const char *from, c
     if (strcmp(to, ".") == 0)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is the root directory", c->method,
                         shown_to);
-    int pfrom = jpt__dir_parent(d, from, false, &fname, guarded(c) ? rfrom : NULL);
+    int pfrom = existing_entry(d, c, JPT__FILES_ACCESS_WRITE, from, &fname, rparent, &st);
     if (pfrom < 0)
-        return fail_errno(c, -pfrom);
-    if (fstatat(pfrom, fname, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-        rc = fail_errno(c, errno);
-        close(pfrom);
-        return rc;
-    }
-    int pto = jpt__dir_parent(d, to, true, &tname, guarded(c) ? rto : NULL);
-    if (pto == -ENOTDIR || pto == -EEXIST)
-        rc = jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': a parent is not a directory", c->method,
-                      shown_to);
-    else if (pto < 0)
-        rc = fail_errno(&cto, -pto);
-    else if (guarded(c) && (rc = guard_entry(c, JPT__FILES_ACCESS_WRITE, rfrom, fname)) < 0)
-        ;
-    else if (guarded(c) && (rc = guard_entry(&cto, JPT__FILES_ACCESS_WRITE, rto, tname)) < 0)
-        ;
+        return pfrom;
+    int pto = jpt__files_join(rfrom, rparent, fname)
+                  ? rename_target(d, &cto, c, to, rfrom, &tname)
+                  : fail_errno(c, ENAMETOOLONG);
+    if (pto < 0)
+        rc = pto;
     else if ((rc = rename_noreplace(pfrom, fname, pto, tname)) == -EEXIST ||
              rc == -ENOTEMPTY)
         rc = jpt__err(c->e, JPT_ERR_EXISTS, "%s '%s': exists already", c->method, shown_to);
@@ -537,7 +649,7 @@ static int handle_fd(void *h)
 static int dir_tree_open(jpt_files *f, const jpt__files_ctx *c, const char *path, void **dir)
 {
     int fd = jpt__dir_resolve(f->impl, path, O_RDONLY | O_DIRECTORY | O_NONBLOCK,
-                              JPT__RESOLVE_FOLLOW, NULL);
+                              JPT__RESOLVE_FOLLOW, NULL, NULL);
     if (fd < 0)
         return fail_errno(c, -fd);
     *dir = fd_handle(fd);
@@ -591,9 +703,9 @@ static int file_checked(jpt_files *f, const jpt__files_ctx *c, int fd, void **fi
 static int dir_file_open(jpt_files *f, const jpt__files_ctx *c, const char *path, void **file)
 {
     int fd = jpt__dir_resolve(f->impl, path, O_RDONLY | O_NONBLOCK | O_NOCTTY,
-                              JPT__RESOLVE_FOLLOW, NULL);
+                              JPT__RESOLVE_FOLLOW, NULL, NULL);
     if (fd < 0)
-        return open_failed(f, c, path, -fd);
+        return open_failed(f, c, path, -fd, NULL);
     return file_checked(f, c, fd, file);
 }
 
@@ -621,7 +733,7 @@ static long dir_file_read(jpt_files *f, const jpt__files_ctx *c, void *file, cha
 
 static int dir_realpath(jpt_files *f, const jpt__files_ctx *c, const char *path, char *out)
 {
-    int fd = jpt__dir_resolve(f->impl, path, O_PATH, JPT__RESOLVE_FOLLOW, out);
+    int fd = jpt__dir_resolve(f->impl, path, O_PATH, JPT__RESOLVE_FOLLOW, out, NULL);
     if (fd < 0)
         return fail_errno(c, -fd);
     close(fd);

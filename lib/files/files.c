@@ -247,6 +247,61 @@ static json_t *list_result(const jpt__files_list *l)
     return r;
 }
 
+/* ---- The guard (the access policy) ----------------------------------------------------- */
+
+bool jpt__files_guarded(const jpt__files_ctx *c)
+{
+    return c->opts != NULL && c->opts->guard != NULL;
+}
+
+int jpt__files_guard(const jpt__files_ctx *c, int access, const char *resolved)
+{
+    char why[256] = "";
+
+    if (!jpt__files_guarded(c))
+        return JPT_OK;
+    int rc = c->opts->guard(c->opts->guard_ud, access, resolved, why, sizeof(why));
+    if (rc >= 0)
+        return JPT_OK;
+    return jpt__err(c->e, rc, "%s '%s': %s", c->method, c->shown,
+                    why[0] != '\0' ? why : jpt_strerror(rc));
+}
+
+int jpt__files_guard_write(const jpt__files_ctx *c, const char *target, size_t exists_len,
+                           bool to)
+{
+    char dir[JPT__FILES_PATH_MAX + 1];
+    size_t len = strlen(target);
+    int flag = to ? JPT__FILES_ACCESS_TO : 0, rc;
+    const char *slash;
+
+    if (!jpt__files_guarded(c))
+        return JPT_OK;
+    /* Each directory the write would make, outermost first: a loop, as
+     * deep as the path is (issue 15 §1). */
+    for (size_t i = exists_len + (exists_len > 0);
+         i < len && (slash = memchr(target + i, '/', len - i)) != NULL;
+         i = (size_t)(slash - target) + 1) {
+        memcpy(dir, target, (size_t)(slash - target));
+        dir[slash - target] = '\0';
+        if ((rc = jpt__files_guard(c, JPT__FILES_ACCESS_CREATE | flag, dir)) < 0)
+            return rc;
+    }
+    return jpt__files_guard(c, JPT__FILES_ACCESS_WRITE | flag, target);
+}
+
+bool jpt__files_join(char *out, const char *parent, const char *name)
+{
+    size_t pl = strcmp(parent, ".") == 0 ? 0 : strlen(parent), nl = strlen(name);
+
+    if (pl + 1 + nl > JPT__FILES_PATH_MAX)
+        return false;
+    memmove(out, parent, pl);
+    out[pl] = '/';
+    memmove(out + pl + (pl > 0), name, nl + 1);
+    return true;
+}
+
 /* ---- Running a method on the directory or memory backend --------------------------------- */
 
 int jpt__files_nomem(jpt__errbuf *e, int m)
@@ -314,7 +369,7 @@ static int local_call(jpt_files *f, int m, json_t *params, const jpt__files_opts
     }
     case JPT__FS_EXISTS:
     case JPT__FS_METADATA:
-        if ((rc = f->be->stat(f, &c, path, &kind, &size)) < 0)
+        if ((rc = f->be->stat(f, &c, path, &kind, m == JPT__FS_METADATA ? &size : NULL)) < 0)
             break;
         if (m == JPT__FS_EXISTS)
             result = json_pack("{s:b}", "exists", kind != 0);
@@ -395,7 +450,7 @@ int jpt__files_submit(jpt_files *f, const char *method, json_t *params,
         return JPT_OK;
     }
     if (f->type == JPT__FILES_HOST)
-        return jpt__files_host_submit(f, m, params, done, ud, pending);
+        return jpt__files_host_submit(f, m, params, opts, done, ud, pending);
     if (m == JPT__FS_GREP) {
         jpt__grep *g;
         int rc = jpt__grep_begin(f, params, opts, &f->err, &g);

@@ -60,13 +60,28 @@ int jpt__files_base64_decode(const char *text, size_t len, jpt__buf *out);
 /* Access kinds a guard is asked about. */
 #define JPT__FILES_ACCESS_READ 1  /* read, list, grep, exists, metadata */
 #define JPT__FILES_ACCESS_WRITE 2 /* write, delete, rename (both ends) */
+/* A directory that a write (fs.write, fs.rename's target) creates on its
+ * way to what it writes, asked about before anything is created: refused
+ * for what its name is, never for want of a grant, which is the target's
+ * to have (issue 15 §2). */
+#define JPT__FILES_ACCESS_CREATE 3
+/* Or'ed into the kind when the check is about fs.rename's `to` (the
+ * other paths are the request's `path` or `from`), for the words of a
+ * prompt. */
+#define JPT__FILES_ACCESS_TO 0x100
+/* The kind without JPT__FILES_ACCESS_TO. */
+#define JPT__FILES_ACCESS_KIND(access) ((access) & 0xff)
 
 /* Called with the root-relative path of what a request actually touches,
  * after every symlink is resolved, right before the I/O on the same fd
  * (the access policy's check: D11 "The policy is checked on what is
- * actually opened"). Return JPT_OK to go on, or a status with a message
- * (at most `cap` bytes with its NUL) to refuse; the request then fails
- * with that status and "<method> '<requested path>': <message>". */
+ * actually opened"); for a path that is not there, with the path it would
+ * be, before "not found" is said, so that a refused name answers the same
+ * whether or not it exists; for a write, with every directory it would
+ * create and its target before anything is created. Return JPT_OK to go
+ * on, or a status with a message (at most `cap` bytes with its NUL) to
+ * refuse; the request then fails with that status and "<method>
+ * '<requested path>': <message>". */
 typedef int (*jpt__files_guard_fn)(void *ud, int access, const char *resolved, char *message,
                                    size_t cap);
 
@@ -162,11 +177,31 @@ typedef struct jpt__files_ctx {
     jpt__errbuf *e;
 } jpt__files_ctx;
 
+/* Whether the request has a guard (an access policy) to ask. */
+bool jpt__files_guarded(const jpt__files_ctx *c);
+/* The guard's verdict on `resolved` for `access` (JPT__FILES_ACCESS_*):
+ * JPT_OK (also without a guard), or its refusal with the message
+ * "<method> '<shown>': <why>" in c->e. */
+int jpt__files_guard(const jpt__files_ctx *c, int access, const char *resolved);
+/* jpt__files_guard() on a write of the normal path `target`: first on
+ * each directory above it that it would create — those longer than the
+ * `exists_len` bytes of it that are there — as JPT__FILES_ACCESS_CREATE,
+ * then on `target` as JPT__FILES_ACCESS_WRITE; with `to`, each or'ed with
+ * JPT__FILES_ACCESS_TO. */
+int jpt__files_guard_write(const jpt__files_ctx *c, const char *target, size_t exists_len,
+                           bool to);
+/* Joins a parent's root-relative path ("." the root) and a name into
+ * `out` (JPT__FILES_PATH_MAX + 1 bytes); false if it is too long. */
+bool jpt__files_join(char *out, const char *parent, const char *name);
+
 typedef struct jpt__files_backend {
     int (*read)(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt__buf *out);
     int (*write)(jpt_files *f, const jpt__files_ctx *c, const char *path, const void *data,
                  size_t len);
-    /* *kind: JPT_FILES_KIND_*, or 0 when nothing is there. */
+    /* *kind: JPT_FILES_KIND_*, or 0 when nothing is there. `size` is NULL
+     * when only the kind is wanted (fs.exists); with it, a regular file
+     * with several hard links is refused as fs.read refuses it (its size
+     * and times are those of a file that may be outside the root). */
     int (*stat)(jpt_files *f, const jpt__files_ctx *c, const char *path, int *kind,
                 uint64_t *size);
     int (*list)(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt__files_list *out);
@@ -253,6 +288,7 @@ struct jpt__files_call {
     jpt_files *f;
     jpt__files_done_fn done;
     void *ud;
+    jpt__files_opts opts;   /* a host backend's: its grep's matches are guarded */
     jpt__grep *grep;        /* a grep on the directory or memory backend */
     jpt_files_request *req; /* a host-supplied backend's request */
 };
@@ -262,8 +298,8 @@ void jpt__files_call_free(jpt__files_call *c);
 
 /* Method `m` as a request to the host (host.c), as jpt__files_submit()
  * promises. */
-int jpt__files_host_submit(jpt_files *f, int m, json_t *params, jpt__files_done_fn done,
-                           void *ud, jpt__files_call **pending);
+int jpt__files_host_submit(jpt_files *f, int m, json_t *params, const jpt__files_opts *opts,
+                           jpt__files_done_fn done, void *ud, jpt__files_call **pending);
 /* jpt__files_cancel() of a host request. */
 void jpt__files_host_cancel(jpt__files_call *c);
 

@@ -523,11 +523,10 @@ static int start_path(jpt__grep *g, const char *path)
     char shown[256];
     jpt__files_ctx c = ctx_for(g, shown);
     int kind, rc;
-    uint64_t size;
     void *h;
 
     jpt__files_path_quote(path, strlen(path), shown);
-    if ((rc = g->f->be->stat(g->f, &c, path, &kind, &size)) < 0)
+    if ((rc = g->f->be->stat(g->f, &c, path, &kind, NULL)) < 0)
         return rc;
     if (kind == 0)
         return jpt__err(&g->err, JPT_ERR_NOT_FOUND, "fs.grep '%s': not found", shown);

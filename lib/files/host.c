@@ -79,8 +79,57 @@ static int host_params(int m, json_t *params, jpt__errbuf *e, char *shown, json_
     return rc;
 }
 
-int jpt__files_host_submit(jpt_files *f, int m, json_t *params, jpt__files_done_fn done,
-                           void *ud, jpt__files_call **pending)
+/* The access policy on a request before the host sees it (the host's
+ * params, normalised): there are no symlinks that jptool knows of, so each
+ * path is judged as requested (issue 15 §2: the policy decides before
+ * anything happens). fs.grep's matches are judged again in its result. */
+static int guard_request(jpt_files *f, int m, json_t *hp, const jpt__files_opts *opts,
+                         char *shown)
+{
+    jpt__files_ctx c = {jpt__files_method_names[m], shown, opts, &f->err};
+    json_t *paths = json_object_get(hp, "paths"), *v;
+    size_t i;
+    int rc = JPT_OK;
+
+    if (!jpt__files_guarded(&c))
+        return JPT_OK;
+    switch (m) {
+    case JPT__FS_GREP:
+        if (paths == NULL)
+            return jpt__files_guard(&c, JPT__FILES_ACCESS_READ, ".");
+        json_array_foreach(paths, i, v) {
+            jpt__files_path_quote(json_string_value(v), json_string_length(v), shown);
+            if ((rc = jpt__files_guard(&c, JPT__FILES_ACCESS_READ, json_string_value(v))) < 0)
+                break;
+        }
+        strcpy(shown, ".");
+        return rc;
+    /* A write's every directory above counts as one it may create: the
+     * host does not say which it will. */
+    case JPT__FS_WRITE:
+        return jpt__files_guard_write(&c, json_string_value(json_object_get(hp, "path")), 0,
+                                      false);
+    case JPT__FS_DELETE:
+        return jpt__files_guard(&c, JPT__FILES_ACCESS_WRITE,
+                                json_string_value(json_object_get(hp, "path")));
+    case JPT__FS_RENAME: {
+        char to[256];
+        if ((rc = jpt__files_guard(&c, JPT__FILES_ACCESS_WRITE,
+                                   json_string_value(json_object_get(hp, "from")))) < 0)
+            return rc;
+        v = json_object_get(hp, "to");
+        jpt__files_path_quote(json_string_value(v), json_string_length(v), to);
+        c.shown = to;
+        return jpt__files_guard_write(&c, json_string_value(v), 0, true);
+    }
+    default:
+        return jpt__files_guard(&c, JPT__FILES_ACCESS_READ,
+                                json_string_value(json_object_get(hp, "path")));
+    }
+}
+
+int jpt__files_host_submit(jpt_files *f, int m, json_t *params, const jpt__files_opts *opts,
+                           jpt__files_done_fn done, void *ud, jpt__files_call **pending)
 {
     json_t *hp;
     char *text = NULL;
@@ -88,6 +137,8 @@ int jpt__files_host_submit(jpt_files *f, int m, json_t *params, jpt__files_done_
     bool answered = false;
 
     int rc = host_params(m, params, &f->err, shown, &hp);
+    if (rc == JPT_OK && (rc = guard_request(f, m, hp, opts, shown)) < 0)
+        json_decref(hp);
     if (rc < 0) {
         done(ud, rc, NULL, 0, f->err.text);
         return JPT_OK;
@@ -103,6 +154,8 @@ int jpt__files_host_submit(jpt_files *f, int m, json_t *params, jpt__files_done_
         return jpt__err(&f->err, JPT_ERR_NOMEM, "%s: out of memory", jpt__files_method_names[m]);
     }
     req->f = jpt__files_ref(f);
+    if (opts != NULL)
+        c->opts = *opts;
     req->call = c;
     req->method = m;
     memcpy(req->shown, shown, sizeof(shown));
@@ -190,6 +243,35 @@ static bool result_shape_ok(int m, json_t *r, const char **why)
     }
 }
 
+/* A host's fs.grep searched what it holds: the matches in files the
+ * access policy does not let the tool read are dropped, as a walk of the
+ * directory backend skips them. */
+static int filter_matches(jpt_files_request *req, json_t *r)
+{
+    json_t *matches = json_object_get(r, "matches"), *kept = json_array(), *match;
+    char norm[JPT__FILES_PATH_MAX + 1], shown[256];
+    jpt__errbuf e;
+    jpt__files_ctx c = {"fs.grep", shown, &req->call->opts, &e};
+    size_t i;
+
+    if (kept == NULL)
+        return JPT_ERR_NOMEM;
+    json_array_foreach(matches, i, match) {
+        json_t *path = json_object_get(match, "path");
+        if (!json_is_string(path) ||
+            jpt__files_path_check("fs.grep", json_string_value(path), json_string_length(path),
+                                  norm, &e) < 0)
+            continue;
+        jpt__files_path_quote(norm, strlen(norm), shown);
+        if (jpt__files_guard(&c, JPT__FILES_ACCESS_READ, norm) == JPT_OK &&
+            json_array_append(kept, match) < 0) {
+            json_decref(kept);
+            return JPT_ERR_NOMEM;
+        }
+    }
+    return json_object_set_new(r, "matches", kept) < 0 ? JPT_ERR_NOMEM : JPT_OK;
+}
+
 JPT_EXPORT int jpt_files_request_reply(jpt_files_request *req, const char *result_json)
 {
     json_t *r = NULL;
@@ -221,6 +303,12 @@ JPT_EXPORT int jpt_files_request_reply(jpt_files_request *req, const char *resul
         json_decref(r);
         request_complete(req, JPT_ERR_PROTOCOL, NULL, 0, e.text);
         return JPT_ERR_INVALID;
+    }
+    if (req->method == JPT__FS_GREP && req->call != NULL && (rc = filter_matches(req, r)) < 0) {
+        json_decref(r);
+        jpt__err(&e, rc, "%s '%s': out of memory for the backend's result", method, req->shown);
+        request_complete(req, rc, NULL, 0, e.text);
+        return rc;
     }
     /* Compact, whatever the host sent: the result goes into one NDJSON
      * line. */

@@ -21,6 +21,7 @@ struct node {
     blob *content;
     node **kids; /* sorted by name */
     size_t n, cap;
+    node *doomed; /* node_free's list of what it has still to free */
 };
 
 typedef struct memfs {
@@ -33,16 +34,25 @@ static void blob_unref(blob *b)
         jpt__free(b);
 }
 
+/* Frees a node and everything beneath it: a loop over a list of what is
+ * left, not a recursion, since renames make a tree deeper than any path
+ * (issue 15 §1). */
 static void node_free(node *n)
 {
-    if (n == NULL)
-        return;
-    for (size_t i = 0; i < n->n; i++)
-        node_free(n->kids[i]);
-    jpt__free(n->kids);
-    blob_unref(n->content);
-    jpt__free(n->name);
-    jpt__free(n);
+    if (n != NULL)
+        n->doomed = NULL;
+    while (n != NULL) {
+        node *next = n->doomed;
+        for (size_t i = 0; i < n->n; i++) {
+            n->kids[i]->doomed = next;
+            next = n->kids[i];
+        }
+        jpt__free(n->kids);
+        blob_unref(n->content);
+        jpt__free(n->name);
+        jpt__free(n);
+        n = next;
+    }
 }
 
 /* The index of `name` among `dir`'s children, or where it would go. */
@@ -69,25 +79,19 @@ static size_t find_kid(const node *dir, const char *name, size_t len, bool *foun
     return lo;
 }
 
-/* The node at `path` (normal form), or NULL; *parent_is_file tells a path
- * through a file (a "parent is not a directory") from a missing one. */
-static node *lookup(memfs *m, const char *path, bool *through_file)
+/* The node at `path` (normal form), or NULL. */
+static node *lookup(memfs *m, const char *path)
 {
     node *cur = &m->root;
 
-    if (through_file != NULL)
-        *through_file = false;
     if (strcmp(path, ".") == 0)
         return cur;
     while (*path != '\0') {
         const char *slash = strchr(path, '/');
         size_t len = slash != NULL ? (size_t)(slash - path) : strlen(path);
         bool found;
-        if (cur->kind != JPT_FILES_KIND_DIR) {
-            if (through_file != NULL)
-                *through_file = true;
+        if (cur->kind != JPT_FILES_KIND_DIR)
             return NULL;
-        }
         size_t i = find_kid(cur, path, len, &found);
         if (!found)
             return NULL;
@@ -135,6 +139,13 @@ static void detach_kid(node *dir, const node *kid)
     dir->n--;
 }
 
+/* A file on the way is "not found" as a missing name is (dir.c says
+ * why). */
+static int not_found(const jpt__files_ctx *c)
+{
+    return jpt__err(c->e, JPT_ERR_NOT_FOUND, "%s '%s': not found", c->method, c->shown);
+}
+
 /* The parent directory of `path` (not "."), created with its missing
  * parents when `create`: JPT_ERR_NOT_FOUND, JPT_ERR_INVALID (a file on the
  * way), JPT_ERR_NOMEM (then nothing was created). `*name` is the last
@@ -151,16 +162,15 @@ static int parent_of(memfs *m, const jpt__files_ctx *c, const char *path, bool c
         size_t len = (size_t)(slash - path);
         bool found;
         size_t i = find_kid(cur, path, len, &found);
+        if (found && cur->kids[i]->kind != JPT_FILES_KIND_DIR && create)
+            return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': a parent is not a directory",
+                            c->method, c->shown);
         if (found && cur->kids[i]->kind != JPT_FILES_KIND_DIR)
-            return jpt__err(c->e, create ? JPT_ERR_INVALID : JPT_ERR_NOT_FOUND, "%s '%s': %s",
-                            c->method, c->shown,
-                            create ? "a parent is not a directory"
-                                   : "not found (a parent is not a directory)");
+            return not_found(c);
         if (found)
             cur = cur->kids[i];
         else if (!create)
-            return jpt__err(c->e, JPT_ERR_NOT_FOUND, "%s '%s': not found", c->method,
-                            c->shown);
+            return not_found(c);
         else {
             node *dir = node_new(path, len, JPT_FILES_KIND_DIR);
             if (dir == NULL || insert_kid(cur, dir) < 0) {
@@ -184,21 +194,47 @@ static int parent_of(memfs *m, const jpt__files_ctx *c, const char *path, bool c
     return JPT_OK;
 }
 
-static int not_found(const jpt__files_ctx *c, bool through_file)
+/* How much of the directories above the normal path `path` is there: the
+ * length of its longest prefix of names that are directories, short of
+ * its last name (0: only the root). */
+static size_t existing_prefix(memfs *m, const char *path)
 {
-    return jpt__err(c->e, JPT_ERR_NOT_FOUND, "%s '%s': not found%s", c->method, c->shown,
-                    through_file ? " (a parent is not a directory)" : "");
+    node *cur = &m->root;
+    size_t there = 0;
+
+    for (const char *p = path, *slash; (slash = strchr(p, '/')) != NULL; p = slash + 1) {
+        bool found;
+        size_t i = find_kid(cur, p, (size_t)(slash - p), &found);
+        if (!found || cur->kids[i]->kind != JPT_FILES_KIND_DIR)
+            break;
+        cur = cur->kids[i];
+        there = (size_t)(slash - path);
+    }
+    return there;
+}
+
+/* The guard on a write of `path` (issue 15 §2): every directory it would
+ * create, then `path` itself; there are no symlinks here, so each is the
+ * path as requested. */
+static int guard_write(memfs *m, const jpt__files_ctx *c, const char *path, bool to)
+{
+    if (!jpt__files_guarded(c))
+        return JPT_OK;
+    return jpt__files_guard_write(c, path, existing_prefix(m, path), to);
 }
 
 static int mem_read(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt__buf *out)
 {
     size_t limit = c->opts != NULL && c->opts->read_limit ? c->opts->read_limit
                                                           : JPT_FILES_READ_LIMIT;
-    bool through;
-    node *n = lookup(f->impl, path, &through);
+    /* The guard first, whatever is there (issue 15 §2). */
+    int rc = jpt__files_guard(c, JPT__FILES_ACCESS_READ, path);
+    if (rc < 0)
+        return rc;
+    node *n = lookup(f->impl, path);
 
     if (n == NULL)
-        return not_found(c, through);
+        return not_found(c);
     if (n->kind == JPT_FILES_KIND_DIR)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is a directory", c->method, c->shown);
     if (n->content->len > limit)
@@ -221,9 +257,11 @@ static int mem_write(jpt_files *f, const jpt__files_ctx *c, const char *path, co
     if (strcmp(path, ".") == 0)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is the root directory", c->method,
                         c->shown);
+    if ((rc = guard_write(f->impl, c, path, false)) < 0)
+        return rc;
     size_t at = 0;
     node *existing = NULL;
-    if ((dir = lookup(f->impl, path, NULL)) != NULL && dir->kind == JPT_FILES_KIND_DIR)
+    if ((dir = lookup(f->impl, path)) != NULL && dir->kind == JPT_FILES_KIND_DIR)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is a directory", c->method, c->shown);
     blob *b = jpt__malloc(sizeof(blob) + len);
     if (b == NULL)
@@ -257,12 +295,13 @@ static int mem_write(jpt_files *f, const jpt__files_ctx *c, const char *path, co
 static int mem_stat(jpt_files *f, const jpt__files_ctx *c, const char *path, int *kind,
                     uint64_t *size)
 {
-    node *n = lookup(f->impl, path, NULL);
+    int rc = jpt__files_guard(c, JPT__FILES_ACCESS_READ, path);
+    node *n = rc == JPT_OK ? lookup(f->impl, path) : NULL;
 
-    (void)c;
     *kind = n != NULL ? n->kind : 0;
-    *size = n != NULL && n->content != NULL ? n->content->len : 0;
-    return JPT_OK;
+    if (size != NULL)
+        *size = n != NULL && n->content != NULL ? n->content->len : 0;
+    return rc;
 }
 
 static int list_node(const jpt__files_ctx *c, const node *n, jpt__files_list *out)
@@ -278,11 +317,13 @@ static int list_node(const jpt__files_ctx *c, const node *n, jpt__files_list *ou
 static int mem_list(jpt_files *f, const jpt__files_ctx *c, const char *path,
                     jpt__files_list *out)
 {
-    bool through;
-    node *n = lookup(f->impl, path, &through);
+    int rc = jpt__files_guard(c, JPT__FILES_ACCESS_READ, path);
+    if (rc < 0)
+        return rc;
+    node *n = lookup(f->impl, path);
 
     if (n == NULL)
-        return not_found(c, through);
+        return not_found(c);
     if (n->kind != JPT_FILES_KIND_DIR)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is not a directory", c->method,
                         c->shown);
@@ -298,12 +339,14 @@ static int mem_remove(jpt_files *f, const jpt__files_ctx *c, const char *path)
     if (strcmp(path, ".") == 0)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is the root directory", c->method,
                         c->shown);
-    int rc = parent_of(f->impl, c, path, false, &dir, &name);
+    int rc = jpt__files_guard(c, JPT__FILES_ACCESS_WRITE, path);
+    if (rc == JPT_OK)
+        rc = parent_of(f->impl, c, path, false, &dir, &name);
     if (rc < 0)
         return rc;
     size_t at = find_kid(dir, name, strlen(name), &found);
     if (!found)
-        return not_found(c, false);
+        return not_found(c);
     node *n = dir->kids[at];
     if (n->kind == JPT_FILES_KIND_DIR)
         return jpt__err(c->e, JPT_ERR_INVALID,
@@ -327,19 +370,23 @@ static int mem_rename(jpt_files *f, const jpt__files_ctx *c, const char *from, c
     if (strcmp(from, ".") == 0 || strcmp(to, ".") == 0)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is the root directory", c->method,
                         strcmp(from, ".") == 0 ? c->shown : shown_to);
-    int rc = parent_of(f->impl, c, from, false, &fdir, &fname);
+    int rc = jpt__files_guard(c, JPT__FILES_ACCESS_WRITE, from);
+    if (rc == JPT_OK)
+        rc = parent_of(f->impl, c, from, false, &fdir, &fname);
     if (rc < 0)
         return rc;
     size_t at = find_kid(fdir, fname, strlen(fname), &found);
     if (!found)
-        return not_found(c, false);
+        return not_found(c);
+    if ((rc = guard_write(f->impl, &cto, to, true)) < 0)
+        return rc;
     node *n = fdir->kids[at];
     if (strncmp(to, from, flen) == 0 && (to[flen] == '/' || to[flen] == '\0'))
         return jpt__err(c->e, to[flen] == '\0' ? JPT_ERR_EXISTS : JPT_ERR_INVALID,
                         to[flen] == '\0' ? "%s '%s': exists already"
                                          : "%s '%s': cannot move a directory into itself",
                         c->method, to[flen] == '\0' ? shown_to : c->shown);
-    if (lookup(f->impl, to, NULL) != NULL)
+    if (lookup(f->impl, to) != NULL)
         return jpt__err(c->e, JPT_ERR_EXISTS, "%s '%s': exists already", c->method, shown_to);
     char *name = jpt__strdup(strrchr(to, '/') != NULL ? strrchr(to, '/') + 1 : to);
     if (name == NULL)
@@ -369,11 +416,10 @@ typedef struct mem_file {
 
 static int open_dir_handle(memfs *m, const jpt__files_ctx *c, const char *path, void **dir)
 {
-    bool through;
-    node *n = lookup(m, path, &through);
+    node *n = lookup(m, path);
 
     if (n == NULL)
-        return not_found(c, through);
+        return not_found(c);
     if (n->kind != JPT_FILES_KIND_DIR)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is not a directory", c->method,
                         c->shown);
@@ -408,11 +454,10 @@ static void mem_dir_close(jpt_files *f, void *dir)
 
 static int open_file(memfs *m, const jpt__files_ctx *c, const char *path, void **file)
 {
-    bool through;
-    node *n = lookup(m, path, &through);
+    node *n = lookup(m, path);
 
     if (n == NULL)
-        return not_found(c, through);
+        return not_found(c);
     if (n->kind != JPT_FILES_KIND_FILE)
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is a directory", c->method, c->shown);
     mem_file *mf = jpt__malloc(sizeof(*mf));
@@ -440,7 +485,7 @@ static int mem_file_open_at(jpt_files *f, const jpt__files_ctx *c, void *dir, co
     if (strcmp(d, ".") == 0)
         dl = 0;
     if (dl + 1 + nl > JPT__FILES_PATH_MAX)
-        return not_found(c, false);
+        return not_found(c);
     memcpy(path, d, dl);
     path[dl] = '/';
     memcpy(path + dl + (dl > 0), name, nl + 1);

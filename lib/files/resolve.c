@@ -5,7 +5,10 @@
  * symlink only by reading it and splicing its target into the rest of the
  * path. Either way what is returned is an fd, and callers do their checks
  * (fstat) and their I/O on it: a name is never checked and then opened
- * again. */
+ * again. Every step is a loop over the components, never a recursion: a
+ * tool controls how many there are (issue 15 §1). A path that is not there
+ * says where it stopped, for the policy to judge it, and a write plans the
+ * directories it will create before any is made (issue 15 §2). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +54,11 @@ typedef struct walk {
     size_t rlen;
     char rest[2 * (JPT__FILES_PATH_MAX + 1)];
     size_t rpos, rend; /* rest[rpos..rend) */
+    size_t link_end;   /* rest[0..link_end) came from symlinks' targets */
+    size_t cstart;     /* where the component being resolved starts in rest */
     int links;
+    jpt__dir_stop *stop; /* may be NULL */
+    bool keep;           /* JPT__RESOLVE_KEEP */
 } walk;
 
 static void walk_enter(walk *w, int fd)
@@ -112,11 +119,14 @@ static int walk_splice(walk *w, int link_fd, unsigned how)
     size_t tail = w->rend - w->rpos;
     if ((size_t)n + 1 + tail > sizeof(w->rest))
         return -ENAMETOOLONG;
+    /* What is left of an earlier target stays a target's text. */
+    size_t linked = w->link_end > w->rpos ? w->link_end - w->rpos : 0;
     memmove(w->rest + n + 1, w->rest + w->rpos, tail);
     memcpy(w->rest, target, (size_t)n);
     w->rest[n] = '/';
     w->rpos = 0;
     w->rend = (size_t)n + 1 + tail;
+    w->link_end = (size_t)n + (linked > 0 ? 1 + linked : 0);
     return 0;
 }
 
@@ -205,6 +215,61 @@ static int walk_into(walk *w, const char *comp, size_t clen, unsigned how)
     return 0;
 }
 
+/* Whether s[0..n) is "." or "..". */
+static bool is_dots(const char *s, size_t n)
+{
+    return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/* Fills w->stop for a walk that met `err` (ENOENT or ENOTDIR) at the
+ * component `comp`: what the path would be. Returns -err, or the errno of
+ * a failure of its own (a path too long, no fd left). */
+static int walk_stop(walk *w, int err, const char *comp, size_t clen)
+{
+    jpt__dir_stop *s = w->stop;
+    size_t n = w->rlen;
+
+    if (s == NULL)
+        return -err;
+    if (n + 1 + clen > JPT__FILES_PATH_MAX)
+        return -ENAMETOOLONG;
+    memcpy(s->path, w->res, n);
+    s->exists_len = n;
+    if (n > 0)
+        s->path[n++] = '/';
+    memcpy(s->path + n, comp, clen);
+    n += clen;
+    s->miss_len = n;
+    s->linked = w->cstart < w->link_end;
+    /* The rest as written: names only (a "." or ".." comes from a
+     * target, which is not planned through). */
+    for (size_t i = w->rpos; !s->linked && i < w->rend;) {
+        const char *slash = memchr(w->rest + i, '/', w->rend - i);
+        size_t end = slash != NULL ? (size_t)(slash - w->rest) : w->rend, len = end - i;
+        if (is_dots(w->rest + i, len)) {
+            s->linked = true;
+            n = s->miss_len;
+        } else if (len > 0) {
+            if (n + 1 + len > JPT__FILES_PATH_MAX)
+                return -ENAMETOOLONG;
+            s->path[n++] = '/';
+            memcpy(s->path + n, w->rest + i, len);
+            n += len;
+        }
+        i = end + 1;
+    }
+    s->path[n] = '\0';
+    if (w->keep) {
+        if (w->cur != w->d->root_fd) {
+            s->fd = w->cur; /* the stop's now */
+            w->cur = w->d->root_fd;
+        } else if ((s->fd = fcntl(w->d->root_fd, F_DUPFD_CLOEXEC, 0)) < 0)
+            return -errno;
+    }
+    s->err = err;
+    return -err;
+}
+
 static int walk_once(walk *w, int oflags, unsigned how)
 {
     int fd = -1;
@@ -212,6 +277,7 @@ static int walk_once(walk *w, int oflags, unsigned how)
     while (fd < 0) {
         while (w->rpos < w->rend && w->rest[w->rpos] == '/')
             w->rpos++;
+        w->cstart = w->rpos;
         char comp[JPT__FILES_PATH_MAX + 1];
         const char *slash = memchr(w->rest + w->rpos, '/', w->rend - w->rpos);
         size_t end = slash != NULL ? (size_t)(slash - w->rest) : w->rend;
@@ -245,6 +311,8 @@ static int walk_once(walk *w, int oflags, unsigned how)
         else if ((rc = walk_last(w, comp, oflags, how, &fd)) == 0 &&
                  (rc = walk_push(w, comp, clen)) < 0)
             close(fd);
+        if (rc == -ENOENT || rc == -ENOTDIR)
+            return walk_stop(w, -rc, comp, clen);
         if (rc < 0)
             return rc;
         if (rc == 1)
@@ -254,7 +322,7 @@ static int walk_once(walk *w, int oflags, unsigned how)
 }
 
 static int resolve_walk(jpt__dirfs *d, const char *path, int oflags, unsigned how,
-                        char *resolved)
+                        char *resolved, jpt__dir_stop *stop)
 {
     size_t len = strlen(path);
     walk w;
@@ -270,7 +338,16 @@ static int resolve_walk(jpt__dirfs *d, const char *path, int oflags, unsigned ho
         memcpy(w.rest, path, len);
         w.rpos = 0;
         w.rend = len;
+        w.link_end = 0;
         w.links = 0;
+        w.stop = stop;
+        w.keep = how & JPT__RESOLVE_KEEP;
+        if (stop != NULL && stop->fd >= 0)
+            close(stop->fd);
+        if (stop != NULL) {
+            stop->err = 0;
+            stop->fd = -1;
+        }
         fd = walk_once(&w, oflags, how);
         walk_enter(&w, d->root_fd);
     }
@@ -302,8 +379,13 @@ static bool is_normal(const char *path, size_t len)
     return len > 0;
 }
 
-int jpt__dir_resolve(jpt__dirfs *d, const char *path, int oflags, unsigned how, char *resolved)
+int jpt__dir_resolve(jpt__dirfs *d, const char *path, int oflags, unsigned how, char *resolved,
+                     jpt__dir_stop *stop)
 {
+    if (stop != NULL) {
+        stop->err = 0;
+        stop->fd = -1;
+    }
     if (!d->walk && resolved == NULL) {
         int fd = resolve_openat2(d, path, oflags, how);
         if (fd != -ENOSYS)
@@ -324,53 +406,93 @@ int jpt__dir_resolve(jpt__dirfs *d, const char *path, int oflags, unsigned how, 
         if (fd == -ENOSYS)
             d->walk = true;
     }
-    return resolve_walk(d, path, oflags, how, resolved);
+    return resolve_walk(d, path, oflags, how, resolved, stop);
 }
 
-/* Resolves the directory `path`, creating it and its missing parents. */
-static int resolve_creating(jpt__dirfs *d, const char *path, char *resolved)
-{
-    int fd = jpt__dir_resolve(d, path, O_PATH | O_DIRECTORY, JPT__RESOLVE_FOLLOW, resolved);
-    if (fd != -ENOENT)
-        return fd;
-    const char *slash = strrchr(path, '/');
-    char parent[JPT__FILES_PATH_MAX + 1];
-    const char *name = path;
-    int pfd;
-    if (slash == NULL)
-        pfd = jpt__dir_resolve(d, ".", O_PATH | O_DIRECTORY, JPT__RESOLVE_FOLLOW, NULL);
-    else {
-        memcpy(parent, path, (size_t)(slash - path));
-        parent[slash - path] = '\0';
-        name = slash + 1;
-        pfd = resolve_creating(d, parent, NULL);
-    }
-    if (pfd < 0)
-        return pfd;
-    int made = mkdirat(pfd, name, 0777);
-    int saved = errno;
-    close(pfd);
-    if (made < 0 && saved != EEXIST)
-        return -saved;
-    return jpt__dir_resolve(d, path, O_PATH | O_DIRECTORY, JPT__RESOLVE_FOLLOW, resolved);
-}
-
-int jpt__dir_parent(jpt__dirfs *d, const char *path, bool create, const char **name,
-                    char *resolved)
+/* Copies the parent of `path` (not ".") into `parent` and points *name at
+ * the last component. */
+static int split_parent(const char *path, char *parent, const char **name)
 {
     const char *slash = strrchr(path, '/');
-    char parent[JPT__FILES_PATH_MAX + 1];
 
     if (slash == NULL) {
         *name = path;
-        return jpt__dir_resolve(d, ".", O_PATH | O_DIRECTORY, JPT__RESOLVE_FOLLOW, resolved);
+        memcpy(parent, ".", 2);
+        return 0;
     }
     if ((size_t)(slash - path) > JPT__FILES_PATH_MAX)
         return -ENAMETOOLONG;
     memcpy(parent, path, (size_t)(slash - path));
     parent[slash - path] = '\0';
     *name = slash + 1;
-    if (create)
-        return resolve_creating(d, parent, resolved);
-    return jpt__dir_resolve(d, parent, O_PATH | O_DIRECTORY, JPT__RESOLVE_FOLLOW, resolved);
+    return 0;
+}
+
+int jpt__dir_parent(jpt__dirfs *d, const char *path, const char **name, char *resolved,
+                    jpt__dir_stop *stop)
+{
+    char parent[JPT__FILES_PATH_MAX + 1];
+    int rc = split_parent(path, parent, name);
+
+    if (rc < 0)
+        return rc;
+    return jpt__dir_resolve(d, parent, O_PATH | O_DIRECTORY, JPT__RESOLVE_FOLLOW, resolved,
+                            stop);
+}
+
+int jpt__dir_plan(jpt__dirfs *d, const char *path, const char **name, jpt__dir_stop *plan)
+{
+    char parent[JPT__FILES_PATH_MAX + 1], resolved[JPT__FILES_PATH_MAX + 1];
+    int rc = split_parent(path, parent, name);
+
+    if (rc < 0)
+        return rc;
+    int fd = jpt__dir_resolve(d, parent, O_PATH | O_DIRECTORY,
+                              JPT__RESOLVE_FOLLOW | JPT__RESOLVE_KEEP, resolved, plan);
+    if (fd >= 0) {
+        size_t len = strlen(resolved);
+        memcpy(plan->path, resolved, len + 1);
+        /* "." is the root, of which nothing counts in a path beneath it. */
+        plan->exists_len = plan->miss_len = strcmp(resolved, ".") == 0 ? 0 : len;
+        plan->linked = false;
+        plan->fd = fd;
+        return 0;
+    }
+    return fd == -ENOENT || fd == -ENOTDIR ? 0 : fd;
+}
+
+int jpt__dir_make(const jpt__dir_stop *plan)
+{
+    char comp[JPT__FILES_PATH_MAX + 1];
+    size_t len = strlen(plan->path);
+    size_t i = plan->exists_len + (plan->exists_len > 0);
+    int cur = plan->fd, rc = 0;
+
+    /* One name at a time, a loop however many there are (issue 15 §1). */
+    while (i < len && rc == 0) {
+        const char *slash = memchr(plan->path + i, '/', len - i);
+        size_t end = slash != NULL ? (size_t)(slash - plan->path) : len;
+        memcpy(comp, plan->path + i, end - i);
+        comp[end - i] = '\0';
+        if (mkdirat(cur, comp, 0777) < 0 && errno != EEXIST) {
+            rc = -errno;
+            break;
+        }
+        int next = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0)
+            rc = errno == ELOOP ? -EAGAIN : -errno;
+        if (cur != plan->fd)
+            close(cur);
+        cur = next;
+        i = end + 1;
+    }
+    if (rc < 0) {
+        if (cur >= 0 && cur != plan->fd)
+            close(cur);
+        return rc;
+    }
+    if (cur != plan->fd)
+        return cur;
+    int fd = fcntl(cur, F_DUPFD_CLOEXEC, 0);
+    return fd < 0 ? -errno : fd;
 }

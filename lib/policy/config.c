@@ -196,11 +196,19 @@ static int read_hardlinks(jpt_policy *p, const json_t *v, const char *where)
     return read_choice(p, v, where, "allow", "deny", &p->hardlinks);
 }
 
+/* filesystem.git: whether a write may make or change a git repository
+ * (vfs.h; issue 15 §2): "protected" unless the host says otherwise. */
+static int read_git(jpt_policy *p, const json_t *v, const char *where)
+{
+    return read_choice(p, v, where, "writable", "protected", &p->git_writable);
+}
+
 static const member filesystem_members[] = {
     {"allow", read_allow},
     {"writable", read_writable},
     {"deny", read_deny},
     {"hardlinks", read_hardlinks},
+    {"git", read_git},
 };
 
 static int read_filesystem(jpt_policy *p, const json_t *v, const char *where)

@@ -212,6 +212,21 @@ static bool pattern_holds(const jpt__policy_pattern *pt, const char *path,
     return false;
 }
 
+bool jpt__pattern_has_name(const char *path, const char *name, bool last)
+{
+    const char *end = path + strlen(path);
+    size_t n = strlen(name);
+
+    for (const char *s = last ? last_names(path, end, 1) : path; s != NULL && s < end;) {
+        const char *slash = memchr(s, '/', (size_t)(end - s));
+        const char *stop = slash != NULL ? slash : end;
+        if (name_matches(name, n, s, (size_t)(stop - s)))
+            return true;
+        s = slash != NULL ? slash + 1 : NULL;
+    }
+    return false;
+}
+
 /* The i-th pattern of `p`'s list: the built-in ones, then the configured. */
 static const jpt__policy_pattern *nth_pattern(const jpt_policy *p, size_t i)
 {

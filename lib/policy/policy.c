@@ -15,6 +15,9 @@ typedef enum reason_code {
     WHY_NOT_NORMALISED,
     WHY_SENSITIVE,        /* detail: the pattern */
     WHY_HOLDS_SENSITIVE,  /* detail: the pattern */
+    WHY_GIT_NAME,         /* a write with a ".git" name */
+    WHY_GIT_HEAD,         /* a write of a name "HEAD" */
+    WHY_ON_THE_WAY,       /* a directory a write creates: its target decides */
     WHY_DENY_UNDER,       /* detail: the filesystem.deny prefix */
     WHY_DENY_HOLDS,       /* detail: the filesystem.deny prefix */
     WHY_ALLOW,            /* detail: the filesystem.allow prefix */
@@ -174,25 +177,63 @@ static bool find_denied(const jpt_policy *p, bool write, const char *path, decis
     return false;
 }
 
-/* The precedence of vfs.h for a file system request. */
+/* Whether a write of `path` is sensitive as a repository's: with
+ * filesystem.git "protected" (the default), a write that makes or changes
+ * a git repository is a way out of the sandbox — the next `git status` of
+ * the user runs a core.fsmonitor or a hook the tool wrote (issue 15 §2).
+ * Git finds a repository in a directory's ".git" (a directory, or a file
+ * naming one: "gitdir: …"), or in the directory itself when it holds
+ * HEAD, objects/ and refs/ (a bare repository, which git uses as it finds
+ * it unless safe.bareRepository is "explicit"); so a write is sensitive
+ * when a name of its path is ".git", or its last name is "HEAD" (without
+ * one, no directory is a repository), in any case. */
+static bool git_sensitive(const jpt_policy *p, const char *path, reason_code *why)
+{
+    if (p->git_writable)
+        return false;
+    if (jpt__pattern_has_name(path, ".git", false)) {
+        *why = WHY_GIT_NAME;
+        return true;
+    }
+    if (jpt__pattern_has_name(path, "head", true)) {
+        *why = WHY_GIT_HEAD;
+        return true;
+    }
+    return false;
+}
+
+/* The precedence of vfs.h for a file system request. A directory that a
+ * write creates on its way (JPT__ACCESS_CREATE) is judged by steps 1 to 4
+ * as a write, and allowed past them: what grants the write is the check of
+ * its target (issue 15 §2). */
 static decision decide_path(const jpt_policy *p, int access, const char *path)
 {
-    bool write = access == JPT_ACCESS_WRITE;
+    bool write = access == JPT_ACCESS_WRITE, create = access == JPT__ACCESS_CREATE;
     bool inside;
+    reason_code git_why;
     decision d;
 
     if (!jpt__path_is_normalized(path))
         return make(JPT_VERDICT_DENY, WHY_NOT_NORMALISED, NULL);
 
-    const jpt__policy_pattern *sensitive = jpt__pattern_find(p, path, write, &inside);
+    /* Moving or deleting a directory may take a sensitive path out of the
+     * list's reach; making an empty one cannot. */
+    const jpt__policy_pattern *pattern = jpt__pattern_find(p, path, write, &inside);
+    bool sensitive = pattern != NULL;
     decision flagged = make(p->sensitive_verdict, inside ? WHY_HOLDS_SENSITIVE : WHY_SENSITIVE,
-                            sensitive != NULL ? sensitive->text : NULL);
-    if (sensitive != NULL && flagged.verdict == JPT_VERDICT_DENY)
+                            sensitive ? pattern->text : NULL);
+    if (!sensitive && (write || create) && git_sensitive(p, path, &git_why)) {
+        sensitive = true;
+        flagged = make(p->sensitive_verdict, git_why, NULL);
+    }
+    if (sensitive && flagged.verdict == JPT_VERDICT_DENY)
         return flagged;
     if (find_denied(p, write, path, &d))
         return d;
-    if (sensitive != NULL)
+    if (sensitive)
         return flagged;
+    if (create)
+        return make(JPT_VERDICT_ALLOW, WHY_ON_THE_WAY, NULL);
     return decide_grant(p, write, path);
 }
 
@@ -294,6 +335,7 @@ static const char *method_of(int access)
     case JPT_ACCESS_READ:
         return "fs.read";
     case JPT_ACCESS_WRITE:
+    case JPT__ACCESS_CREATE:
         return "fs.write";
     case JPT_ACCESS_LIST:
         return "fs.list_dir";
@@ -336,6 +378,16 @@ static int put_why(jpt__buf *b, const jpt_policy *p, decision d)
     case WHY_HOLDS_SENSITIVE:
         return jpt__buf_printf(b, "path may hold a path of the sensitive paths list (%s)",
                                d.detail);
+    case WHY_GIT_NAME:
+        return jpt__buf_puts(b, "path is in a git repository's own files (a '.git' name), "
+                                "which could make git run commands; filesystem.git is "
+                                "\"protected\"");
+    case WHY_GIT_HEAD:
+        return jpt__buf_puts(b, "a file named HEAD makes its directory a git repository, "
+                                "which could make git run commands; filesystem.git is "
+                                "\"protected\"");
+    case WHY_ON_THE_WAY:
+        return jpt__buf_puts(b, "a directory the write creates; its target is judged");
     case WHY_DENY_UNDER:
         return jpt__buf_printf(b, "under '%s' in filesystem.deny", d.detail);
     case WHY_DENY_HOLDS:
@@ -442,7 +494,9 @@ int jpt__policy_check(const jpt_policy *p, int access, const char *target,
 
     if (reason != NULL)
         *reason = NULL;
-    if (p == NULL || target == NULL || access < JPT_ACCESS_READ || access > JPT_ACCESS_PROCESS)
+    if (p == NULL || target == NULL ||
+        ((access < JPT_ACCESS_READ || access > JPT_ACCESS_PROCESS) &&
+         access != JPT__ACCESS_CREATE))
         return JPT_ERR_INVALID;
     if (access == JPT_ACCESS_PROCESS) {
         if ((rc = read_process_target(target, &argv)) < 0)

@@ -93,6 +93,7 @@ struct jpt_policy {
     jpt__policy_prefixes deny;        /* as configured, for reasons */
     jpt__policy_prefixes deny_folded; /* the same, folded for matching */
     bool hardlinks;
+    bool git_writable;     /* filesystem.git: "writable" */
     int sensitive_verdict; /* JPT_VERDICT_DENY or _ASK */
     int uncovered_verdict; /* JPT_VERDICT_ASK or _DENY */
     jpt__policy_pattern *patterns; /* sensitive_paths, after the built-ins */
@@ -115,6 +116,14 @@ struct jpt_policy {
  * room that holds the tool definition as JSON: the same results, and on
  * JPT_ERR_INVALID the refused policy with its message. */
 int jpt__policy_new_json(const json_t *sandbox, jpt_policy **out);
+
+/* jpt__policy_check()'s access for a directory that a write creates on
+ * its way to what it writes (fs.write, fs.rename's target): refused (or
+ * asked) where a write of that path would be for what it is — a sensitive
+ * name, under filesystem.deny, a repository's name — and allowed
+ * otherwise: granting the write is the check of its target (issue 15 §2).
+ * Its reason names "fs.write". */
+#define JPT__ACCESS_CREATE 16
 
 /* jpt_policy_check() for the VFS host, whose reason names what the tool
  * asked for: `method` ("fs.metadata"; NULL: the access kind's own) and
@@ -225,6 +234,10 @@ int jpt__pattern_compile(const char *text, jpt__policy_pattern *pt, const char *
  * hold what the pattern matches — and *inside is set then. */
 const jpt__policy_pattern *jpt__pattern_find(const jpt_policy *p, const char *path,
                                              bool as_container, bool *inside);
+
+/* Whether a name of the normalised `path` (with `last`: its last name)
+ * is `name` (folded, as the list's names are) when read folded. */
+bool jpt__pattern_has_name(const char *path, const char *name, bool last);
 
 /* The built-in list, for the tests. */
 size_t jpt__pattern_builtin_count(void);

@@ -37,6 +37,7 @@ struct jpt_policy_request {
     vfs_req *req;        /* NULL once the tool's request is gone */
     jpt__vfs_session *s; /* likewise */
     char *tool, *method, *path, *reason, *id;
+    char *requested;     /* the path as the tool wrote it (`path`: as resolved) */
     int access;
     int decision;        /* once answered: JPT_DECISION_*, else -1 */
     char *denial;        /* the handler's reason for a denial */
@@ -64,6 +65,7 @@ struct vfs_req {
     /* the guard's ask, while the request waits on the prompt */
     int ask_access;
     char *ask_path, *ask_reason;
+    const char *ask_requested; /* the path the tool wrote that led there */
     /* allowed by the prompt for this request: a list, for fs.rename asks
      * about both of its paths and must not ask again for the first */
     allowed *once;
@@ -123,6 +125,7 @@ static void policy_request_free(jpt_policy_request *pr)
     jpt__free(pr->tool);
     jpt__free(pr->method);
     jpt__free(pr->path);
+    jpt__free(pr->requested);
     jpt__free(pr->reason);
     jpt__free(pr->id);
     jpt__free(pr->denial);
@@ -142,6 +145,11 @@ JPT_EXPORT const char *jpt_policy_request_method(const jpt_policy_request *req)
 JPT_EXPORT const char *jpt_policy_request_path(const jpt_policy_request *req)
 {
     return req != NULL ? req->path : NULL;
+}
+
+JPT_EXPORT const char *jpt_policy_request_requested_path(const jpt_policy_request *req)
+{
+    return req != NULL ? req->requested : NULL;
 }
 
 JPT_EXPORT int jpt_policy_request_access(const jpt_policy_request *req)
@@ -185,15 +193,31 @@ static bool is_http(int method)
     return method == JPT__VFS_HTTP_GET || method == JPT__VFS_HTTP_POST;
 }
 
+/* The access a request is judged and asked about. A directory that a
+ * write creates (JPT__FILES_ACCESS_CREATE) is asked about as a write. */
 static int access_of(const vfs_req *r, int files_access)
 {
+    int kind = JPT__FILES_ACCESS_KIND(files_access);
+
     if (r->method == JPT__VFS_PROCESS_RUN)
         return JPT_ACCESS_PROCESS;
     if (is_http(r->method))
         return JPT_ACCESS_HTTP;
-    if (files_access == JPT__FILES_ACCESS_WRITE)
+    if (kind == JPT__FILES_ACCESS_WRITE || kind == JPT__FILES_ACCESS_CREATE)
         return JPT_ACCESS_WRITE;
     return r->method == JPT__VFS_FS_LIST_DIR ? JPT_ACCESS_LIST : JPT_ACCESS_READ;
+}
+
+/* The path the tool wrote that a check of the files room is about:
+ * fs.rename's `to` or `from`, or the request's path (NULL for http and
+ * process.run, whose prompt names what the tool sent). */
+static const char *requested_of(const vfs_req *r, int files_access)
+{
+    const jpt__vfs_params *p = jpt__vfs_call_params(r->call);
+
+    if (r->method == JPT__VFS_FS_RENAME)
+        return files_access & JPT__FILES_ACCESS_TO ? p->to : p->from;
+    return r->method == JPT__VFS_PROCESS_RUN || is_http(r->method) ? NULL : p->path;
 }
 
 static bool in_list(const allowed *a, int access, const char *path)
@@ -243,12 +267,15 @@ static int guard(void *ud, int files_access, const char *resolved, char *message
     vfs_req *r = ud;
     jpt__vfs_session *s = r->s;
     int access = access_of(r, files_access);
+    bool creates = !is_http(r->method) && r->method != JPT__VFS_PROCESS_RUN &&
+                   JPT__FILES_ACCESS_KIND(files_access) == JPT__FILES_ACCESS_CREATE;
     char *reason = NULL;
 
     if (is_allowed(s, r, access, resolved))
         return JPT_OK;
     /* The files room names the request in front of the reason. */
-    int verdict = jpt__policy_check(s->policy, access, resolved, "", r->shown, &reason);
+    int verdict = jpt__policy_check(s->policy, creates ? JPT__ACCESS_CREATE : access, resolved,
+                                    "", r->shown, &reason);
     if (verdict < 0) {
         snprintf(message, cap, "the access policy failed: %s", jpt_strerror(verdict));
         return verdict;
@@ -263,6 +290,7 @@ static int guard(void *ud, int files_access, const char *resolved, char *message
         (r->ask_path = jpt__strdup(resolved)) != NULL) {
         r->ask_access = access;
         r->ask_reason = reason;
+        r->ask_requested = requested_of(r, files_access);
         return JPT_ERR_AGAIN;
     }
     jpt__free(reason);
@@ -488,10 +516,18 @@ static void ask_prompt(vfs_req *r)
     char *reason = r->ask_reason;
 
     jpt_policy_request *pr = jpt__calloc(1, sizeof(*pr));
-    const char *shown = r->shown != NULL ? r->shown : r->ask_path;
+    /* The tool is told of its request by the path it wrote, never where a
+     * symlink led (issue 9 §2); the handler sees both (issue 15 §2): the
+     * path the request touches, which its decision covers, and the one
+     * written. http.* and process.run name what the tool sent. */
+    const char *shown = r->ask_requested != NULL ? r->ask_requested
+                        : r->shown != NULL       ? r->shown
+                                                 : r->ask_path;
+    const char *touched = r->ask_requested != NULL ? r->ask_path : shown;
     if (pr == NULL || (pr->tool = jpt__strdup(s->tool_name)) == NULL ||
         (pr->method = jpt__strdup(jpt__vfs_method_name(r->method))) == NULL ||
-        (pr->path = jpt__strdup(shown)) == NULL ||
+        (pr->path = jpt__strdup(touched)) == NULL ||
+        (pr->requested = jpt__strdup(shown)) == NULL ||
         (pr->reason = jpt__strdup(reason != NULL ? reason : "")) == NULL ||
         (s->request_id != NULL && (pr->id = jpt__strdup(s->request_id)) == NULL)) {
         if (pr != NULL)
@@ -524,7 +560,7 @@ static void ask_prompt(vfs_req *r)
     if (r->asking != NULL) {
         /* Worded like every message the tool gets: the request first. */
         jpt__buf text = JPT__BUF_INIT;
-        if (jpt__buf_printf(&text, "%s '%s': %s", pr->method, pr->path, pr->reason) < 0 ||
+        if (jpt__buf_printf(&text, "%s '%s': %s", pr->method, pr->requested, pr->reason) < 0 ||
             jpt__vfs_call_pending(r->call, text.data) < 0)
             jpt__log(JPT_LOG_WARNING, "VFS tool '%s': out of memory telling it a request waits",
                      s->tool_name);
@@ -543,7 +579,8 @@ static void apply_decision(jpt__vfs_session *s, jpt_policy_request *pr)
     r->asking = NULL;
     if (pr->decision == JPT_DECISION_DENY) {
         jpt__buf text = JPT__BUF_INIT;
-        int rc = jpt__buf_printf(&text, "%s '%s': denied by the host%s%s", pr->method, pr->path,
+        int rc = jpt__buf_printf(&text, "%s '%s': denied by the host%s%s", pr->method,
+                                 pr->requested,
                                  pr->denial != NULL ? ": " : "",
                                  pr->denial != NULL ? pr->denial : "");
         req_error(r, JPT_VFS_E_ACCESS_DENIED, rc == JPT_OK ? text.data : "denied by the host");
@@ -560,6 +597,7 @@ static void apply_decision(jpt__vfs_session *s, jpt_policy_request *pr)
         r->ask_path = NULL;
         jpt__free(r->ask_reason);
         r->ask_reason = NULL;
+        r->ask_requested = NULL;
         req_submit(r);
     }
     policy_request_free(pr);

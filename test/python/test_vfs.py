@@ -648,6 +648,33 @@ class PolicyHandlerTest(HostTestCase):
             self.assertTrue(reason)
         self.assertEqual(self.content("n.txt"), b"again")
 
+    def test_the_prompt_names_the_path_a_write_touches_through_a_symlink(self):
+        # issue 15 §2: the tool writes scratch/ci.yml, a symlink to the CI
+        # workflow; the person asked sees what the write would replace.
+        os.makedirs(self.path(".github/workflows"))
+        with open(self.path(".github/workflows/ci.yml"), "w") as f:
+            f.write("on: push\n")
+        os.makedirs(self.path("scratch"))
+        os.symlink("../.github/workflows/ci.yml", self.path("scratch/ci.yml"))
+        asked = []
+
+        def handler(request):
+            asked.append((request.path, request.requested_path, repr(request)))
+            request.deny()
+
+        h = self.host()
+        h.set_policy_handler(handler)
+        report = self.run_probe({"steps": [["write", "scratch/ci.yml", "run: evil"]]}, host=h)
+        self.assertEqual(asked, [(".github/workflows/ci.yml", "scratch/ci.yml",
+                                  "<jptool.PolicyRequest probe: fs.write "
+                                  "'.github/workflows/ci.yml' (written 'scratch/ci.yml')>")])
+        # The tool is told of the path it wrote, never where the link leads.
+        message = report["steps"][0]["error"][2]
+        self.assertIn("fs.write 'scratch/ci.yml': denied by the host", message)
+        self.assertNotIn(".github", message)
+        self.assertNotIn(".github", json.dumps(report["pending"]))
+        self.assertEqual(self.content(".github/workflows/ci.yml"), b"on: push\n")
+
     def test_a_denied_ask_tells_the_tool_why(self):
         h = self.host()
         h.set_policy_handler(lambda request: request.deny("not today"))
@@ -1653,7 +1680,7 @@ def header(path):
 class VfsBindingTest(unittest.TestCase):
     def test_every_function_of_vfs_h_has_a_prototype(self):
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header(VFS_H))
-        self.assertEqual(len(names), 44, names)
+        self.assertEqual(len(names), 45, names)
         for name in names:
             self.assertIn(name, jptool._PROTOTYPES, name)
             fn = getattr(jptool._lib, name)

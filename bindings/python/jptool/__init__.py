@@ -930,6 +930,7 @@ _PROTOTYPES = {
     "jpt_policy_request_tool": (_c_str, [_PolicyRequestPtr]),
     "jpt_policy_request_method": (_c_str, [_PolicyRequestPtr]),
     "jpt_policy_request_path": (_c_str, [_PolicyRequestPtr]),
+    "jpt_policy_request_requested_path": (_c_str, [_PolicyRequestPtr]),
     "jpt_policy_request_access": (_c_int, [_PolicyRequestPtr]),
     "jpt_policy_request_reason": (_c_str, [_PolicyRequestPtr]),
     "jpt_policy_request_id": (_c_str, [_PolicyRequestPtr]),
@@ -3100,11 +3101,17 @@ class PolicyRequest:
     :meth:`deny`, or :meth:`answer` with a JPT_DECISION_* value.
 
     Copied when it arrives and readable afterwards: ``tool`` (the tool's
-    name), ``method`` (the D11 method, "fs.write"), ``path`` (as the tool
-    asked for it; fs.rename asks about each of its two paths), ``access``
-    (JPT_ACCESS_*), ``reason`` (why the policy asks, for a person) and
-    ``id`` (the call id of a registry's one-shot call or the handle id of a
-    stateful one; None on a :class:`VfsHost`).
+    name), ``method`` (the D11 method, "fs.write"), ``path`` (for fs.*
+    methods the path the request will touch, after the symlinks inside the
+    workspace are followed: what the decision covers; fs.rename asks about
+    each of its two paths; the URL or the command line of http.* and
+    process.run), ``requested_path`` (the path as the tool wrote it:
+    "scratch/ci.yml" when ``path`` is ".github/workflows/ci.yml", where
+    scratch/ci.yml is a symlink; the same as ``path`` when no symlink was
+    followed — show both when they differ), ``access`` (JPT_ACCESS_*),
+    ``reason`` (why the policy asks, for a person) and ``id`` (the call id
+    of a registry's one-shot call or the handle id of a stateful one; None
+    on a :class:`VfsHost`).
 
     The library keeps the request until it is answered, even past its
     host's or registry's end (the answer then raises
@@ -3113,7 +3120,8 @@ class PolicyRequest:
     that answers later must keep the object.
     """
 
-    __slots__ = ("_ptr", "tool", "method", "path", "access", "reason", "id", "__weakref__")
+    __slots__ = ("_ptr", "tool", "method", "path", "requested_path", "access", "reason", "id",
+                 "__weakref__")
 
     def __init__(self, ptr):
         """Made for the policy handler."""
@@ -3121,6 +3129,7 @@ class PolicyRequest:
         self.tool = _from_c(_lib.jpt_policy_request_tool(ptr))
         self.method = _from_c(_lib.jpt_policy_request_method(ptr))
         self.path = _from_c(_lib.jpt_policy_request_path(ptr))
+        self.requested_path = _from_c(_lib.jpt_policy_request_requested_path(ptr))
         self.access = _lib.jpt_policy_request_access(ptr)
         self.reason = _from_c(_lib.jpt_policy_request_reason(ptr))
         self.id = _from_c(_lib.jpt_policy_request_id(ptr))
@@ -3151,7 +3160,7 @@ class PolicyRequest:
             raise ValueError("the PolicyRequest was answered already")
         rc = _lib.jpt_policy_request_answer(ptr, decision, reason_b)
         if rc == JPT_ERR_CANCELLED:
-            raise JptError(rc, f"{self.method} '{self.path}': the tool's request is gone "
+            raise JptError(rc, f"{self.method} '{self.requested_path}': the tool's request is gone "
                                "(the tool ended or was stopped first)")
         _check(rc)
 
@@ -3174,7 +3183,9 @@ class PolicyRequest:
             _answer(ptr, JPT_DECISION_DENY, b"the host dropped the request unanswered")
 
     def __repr__(self) -> str:
-        return (f"<jptool.PolicyRequest {self.tool}: {self.method} {self.path!r}"
+        written = (f" (written {self.requested_path!r})"
+                   if self.requested_path != self.path else "")
+        return (f"<jptool.PolicyRequest {self.tool}: {self.method} {self.path!r}{written}"
                 f"{'' if self.valid else ' (answered)'}>")
 
 

@@ -999,6 +999,11 @@ extern "C" {
         -> *const ::std::os::raw::c_char;
 }
 extern "C" {
+    pub fn jpt_policy_request_requested_path(
+        req: *const jpt_policy_request,
+    ) -> *const ::std::os::raw::c_char;
+}
+extern "C" {
     pub fn jpt_policy_request_access(req: *const jpt_policy_request) -> ::std::os::raw::c_int;
 }
 extern "C" {
