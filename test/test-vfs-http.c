@@ -1,12 +1,22 @@
 /* http.get and http.post (D11 "HTTP methods", issue 10 §1) through real
  * tool processes (test/tools/vfs-probe) against a server this suite starts
- * on 127.0.0.1 (test/http_test_server.py): the network.allow policy on the
- * URL as libcurl parses it (whole path segments, userinfo, IP literals in
- * every form, localhost), the prompt, redirects off and hop by hop, the
- * size limit, the timeout, TLS verification, ${VAR} headers whose values
- * never reach the tool, base64 bodies, fifty transfers at once while fs.*
- * requests go on being answered, a session's most at once (64), and the
- * registry's "vfs" runtime. */
+ * on 127.0.0.1 and on the wildcard address (test/http_test_server.py):
+ * the network.allow policy on the URL as libcurl parses it (whole path
+ * segments, userinfo, IP literals in every form, localhost), the prompt,
+ * redirects off and hop by hop, the size limit, the timeout, TLS
+ * verification, ${VAR} headers whose values never reach the tool, base64
+ * bodies, fifty transfers at once while fs.* requests go on being
+ * answered, a session's most at once (64), and the registry's "vfs"
+ * runtime. Issue 15 §5: secrets only for URLs whose entry names them
+ * (never for an asked one, nor a redirect's hop outside them), reflected
+ * back in every form and encoding yet never seen, paths matched as the
+ * server reads them, and host names that lead to this machine or its
+ * networks refused.
+ *
+ * Host names under ".jpt.test" resolve through this program's own
+ * getaddrinfo (below), a test-only resolver: no production code knows
+ * of it. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -21,6 +31,8 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
 #include <netinet/in.h>
 
 #include "http/http.h"
@@ -39,7 +51,7 @@
 extern char **environ;
 
 static char root[200], tls_dir[220];
-static int port, tls_port;
+static int port, tls_port, any_port;
 static pid_t server_pid;
 static int server_stdin = -1;
 
@@ -74,7 +86,72 @@ static void start_server(void)
     }
     line[n] = '\0';
     close(out[0]);
-    assert_int_equal(sscanf(line, "PORT %d %d", &port, &tls_port), 2);
+    assert_int_equal(sscanf(line, "PORT %d %d %d", &port, &tls_port, &any_port), 3);
+}
+
+/* ---- A test-only resolver -------------------------------------------------------
+ * libcurl's resolver threads call getaddrinfo; this program defines it, and
+ * an executable's definition comes first in the dynamic linker's lookup,
+ * before the C library's (or a sanitizer's interceptor, which RTLD_NEXT
+ * then reaches). A name of `fake` resolves to its numeric address; any
+ * other is the C library's. The table is set before a host runs and only
+ * read meanwhile. */
+static struct {
+    const char *name;
+    char addr[64];
+} fake[8];
+
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+                struct addrinfo **res)
+{
+    typedef int (*real_fn)(const char *, const char *, const struct addrinfo *,
+                           struct addrinfo **);
+    void *symbol = dlsym(RTLD_NEXT, "getaddrinfo");
+    real_fn real;
+    struct addrinfo numeric = {.ai_flags = AI_NUMERICHOST};
+
+    memcpy(&real, &symbol, sizeof(real)); /* POSIX: dlsym's pointer is callable */
+    if (hints != NULL) {
+        numeric.ai_socktype = hints->ai_socktype;
+        numeric.ai_protocol = hints->ai_protocol;
+    }
+    for (size_t i = 0; node != NULL && i < sizeof(fake) / sizeof(*fake); i++)
+        if (fake[i].name != NULL && strcmp(node, fake[i].name) == 0)
+            return real(fake[i].addr, service, &numeric, res);
+    return real(node, service, hints, res);
+}
+
+static void fake_name(size_t i, const char *name, const char *addr)
+{
+    fake[i].name = name;
+    snprintf(fake[i].addr, sizeof(fake[i].addr), "%s", addr);
+}
+
+/* An address of this machine's interfaces of `family` that is neither
+ * loopback nor link-local, or NULL. */
+static const char *own_address(int family)
+{
+    static char text[2][INET6_ADDRSTRLEN];
+    char *out = text[family == AF_INET6];
+    struct ifaddrs *list = NULL;
+
+    out[0] = '\0';
+    assert_int_equal(getifaddrs(&list), 0);
+    for (struct ifaddrs *i = list; i != NULL && out[0] == '\0'; i = i->ifa_next) {
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != family)
+            continue;
+        if (family == AF_INET) {
+            const struct in_addr *a = &((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
+            if ((ntohl(a->s_addr) >> 24) != 127 && (ntohl(a->s_addr) >> 16) != 0xA9FE)
+                inet_ntop(AF_INET, a, out, INET6_ADDRSTRLEN);
+        } else {
+            const struct in6_addr *a = &((const struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr;
+            if (!IN6_IS_ADDR_LOOPBACK(a) && !IN6_IS_ADDR_LINKLOCAL(a))
+                inet_ntop(AF_INET6, a, out, INET6_ADDRSTRLEN);
+        }
+    }
+    freeifaddrs(list);
+    return out[0] != '\0' ? out : NULL;
 }
 
 static void stop_server(void)
@@ -119,8 +196,8 @@ static int teardown(void **state)
 
 /* ---- Text with the server's ports ------------------------------------------------- */
 
-/* printf into one of many rotating buffers with "$P" the HTTP port and
- * "$T" the HTTPS one; fmt() also turns single quotes into double quotes
+/* printf into one of many rotating buffers with "$P" the HTTP port,
+ * "$T" the HTTPS one and "$A" the wildcard one; fmt() also turns single quotes into double quotes
  * (as js() does), txt() does not. The text lives until 64 more calls. */
 static const char *expand(bool quotes, const char *format, va_list ap)
 {
@@ -131,8 +208,9 @@ static const char *expand(bool quotes, const char *format, va_list ap)
     vsnprintf(raw, sizeof(raw), format, ap);
     size_t n = 0;
     for (const char *p = raw; *p != '\0' && n < sizeof(bufs[0]) - 8; p++) {
-        if (p[0] == '$' && (p[1] == 'P' || p[1] == 'T')) {
-            n += (size_t)snprintf(out + n, sizeof(bufs[0]) - n, "%d", p[1] == 'P' ? port : tls_port);
+        if (p[0] == '$' && (p[1] == 'P' || p[1] == 'T' || p[1] == 'A')) {
+            n += (size_t)snprintf(out + n, sizeof(bufs[0]) - n, "%d",
+                                  p[1] == 'P' ? port : p[1] == 'T' ? tls_port : any_port);
             p++;
         } else
             out[n++] = quotes && *p == '\'' ? '"' : *p;
@@ -410,67 +488,114 @@ static void ip_literals_and_localhost_only_when_listed(void **state)
     assert_int_equal(a.count, 0);
 }
 
-/* A name (not localhost, not a literal) that the host's resolver sends to
- * a loopback address, from /etc/hosts, or NULL. */
-static const char *loopback_name(void)
-{
-    static char name[256];
-    char line[512];
-    FILE *f = fopen("/etc/hosts", "r");
-
-    if (f == NULL)
-        return NULL;
-    name[0] = '\0';
-    while (name[0] == '\0' && fgets(line, sizeof(line), f) != NULL) {
-        char addr[64], host[256];
-        int used = 0;
-        if (line[0] == '#' || sscanf(line, "%63s%n", addr, &used) != 1 ||
-            strncmp(addr, "127.", 4) != 0)
-            continue;
-        for (char *p = line + used; sscanf(p, "%255s%n", host, &used) == 1; p += used)
-            if (strstr(host, "localhost") == NULL && strchr(host, '#') == NULL) {
-                snprintf(name, sizeof(name), "%s", host);
-                break;
-            }
-    }
-    fclose(f);
-    return name[0] != '\0' ? name : NULL;
-}
-
 /* A listed name that resolves to a loopback address reaches the host's
  * own services: refused at the connect, since only an entry that names
  * localhost or the address allows that. */
 static void a_name_resolving_to_loopback_is_refused(void **state)
 {
     (void)state;
-    const char *name = loopback_name();
-    if (name == NULL) {
-        print_message("skipped: /etc/hosts maps no name but localhost to 127.x\n");
-        skip();
+    fake_name(0, "loop.jpt.test", "127.0.0.1");
+    fake_name(1, "mapped.jpt.test", "::ffff:127.0.0.1");
+    static const char *const names[] = {"loop.jpt.test", "mapped.jpt.test"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *line = one(fmt("{'network':{'allow':['http://%s:$P/']}}", names[i]),
+                               "http.get", fmt("{'url':'http://%s:$P/hello'}", names[i]), NULL);
+        assert_string_equal(line, txt("http.get err -32001 http.get 'http://%s:$P/hello': its "
+                                      "host name resolves to %s (a loopback, link-local, "
+                                      "multicast, reserved or unspecified address), which a "
+                                      "host name may not reach: only a network.allow entry "
+                                      "naming the address itself does (\"private\": true on "
+                                      "an entry lets its host name reach private addresses)",
+                                      names[i], i == 0 ? "127.0.0.1" : "::ffff:127.0.0.1"));
     }
-    const char *line = one(fmt("{'network':{'allow':['http://%s:$P/']}}", name), "http.get",
-                           fmt("{'url':'http://%s:$P/hello'}", name), NULL);
-    assert_string_equal(line, txt("http.get err -32001 http.get 'http://%s:$P/hello': its host "
-                                  "name resolves to a local address (loopback, link-local or "
-                                  "unspecified), which only a network.allow entry naming "
-                                  "localhost or the address itself allows",
-                                  name));
+    memset(fake, 0, sizeof(fake));
 }
 
-static void local_addresses_are_recognised(void **state)
+/* Issue 15 §5: "A name that resolves to one of the machine's own
+ * non-loopback addresses … reaches a server bound to the wildcard
+ * address." Refused at the connect, for IPv4 and IPv6, whatever the
+ * entry; the address itself reached as a literal an entry names. A
+ * private address needs "private": true on an entry of its origin, and
+ * even then not one of this machine's. */
+static void a_name_resolving_to_this_machine_is_refused(void **state)
+{
+    (void)state;
+    const char *v4 = own_address(AF_INET), *v6 = own_address(AF_INET6);
+    if (v4 == NULL) {
+        print_message("skipped: this machine has no IPv4 address but loopback\n");
+        skip();
+    }
+    char literal[64];
+    snprintf(literal, sizeof(literal), "%s", v4);
+    fake_name(0, "self4.jpt.test", literal);
+    if (v6 != NULL)
+        fake_name(1, "self6.jpt.test", v6);
+    fake_name(2, "lan.jpt.test", "10.255.255.1");
+    /* The server answers on this address: as a literal an entry names. */
+    assert_starts(one(fmt("{'network':{'allow':['http://%s:$A/']}}", literal), "http.get",
+                      fmt("{'url':'http://%s:$A/hello'}", literal), NULL),
+                  "http.get ok {\"status\":200,");
+    const char *line = one(fmt("{'network':{'allow':['http://self4.jpt.test:$A/']}}"), "http.get",
+                           fmt("{'url':'http://self4.jpt.test:$A/hello'}"), NULL);
+    assert_string_equal(line, txt("http.get err -32001 http.get 'http://self4.jpt.test:$A/hello': "
+                                  "its host name resolves to %s (an address of this machine), "
+                                  "which a host name may not reach: only a network.allow entry "
+                                  "naming the address itself does (\"private\": true on an "
+                                  "entry lets its host name reach private addresses)",
+                                  literal));
+    /* "private" does not open this machine. */
+    assert_contains(one(fmt("{'network':{'allow':[{'url':'http://self4.jpt.test:$A/',"
+                            "'private':true}]}}"),
+                        "http.get", fmt("{'url':'http://self4.jpt.test:$A/hello'}"), NULL),
+                    "(an address of this machine)");
+    if (v6 != NULL) {
+        const char *sandbox = fmt("{'network':{'allow':['http://self6.jpt.test:$A/']}}");
+        line = one(sandbox, "http.get", fmt("{'url':'http://self6.jpt.test:$A/hello'}"), NULL);
+        assert_starts(line, "http.get err -32001 ");
+        assert_contains(line, txt("resolves to %s (a", v6));
+        line = one(fmt("{'network':{'allow':[{'url':'http://self6.jpt.test:$A/','private':true}]}}"),
+                   "http.get", fmt("{'url':'http://self6.jpt.test:$A/hello'}"), NULL);
+        assert_contains(line, txt("resolves to %s (an address of this machine)", v6));
+    }
+    /* A private address: refused unless the origin's entry says so (then
+     * the connect is tried: nothing answers there). */
+    line = one(fmt("{'network':{'allow':['http://lan.jpt.test:$A/']}}"), "http.get",
+               fmt("{'url':'http://lan.jpt.test:$A/hello'}"), NULL);
+    assert_contains(line, "resolves to 10.255.255.1 (a private address)");
+    line = one(fmt("{'network':{'allow':[{'url':'http://lan.jpt.test:$A/','private':true}],"
+                   "'timeout_ms':300}}"),
+               "http.get", fmt("{'url':'http://lan.jpt.test:$A/hello'}"), NULL);
+    assert_starts(line, "http.get err -32");
+    assert_null(strstr(line, "-32001"));
+    assert_null(strstr(line, "a private address"));
+    memset(fake, 0, sizeof(fake));
+}
+
+/* Issue 15 §5: what a host name may lead to, by class (http.h). */
+static void address_classes_are_recognised(void **state)
 {
     (void)state;
     struct sockaddr_in v4 = {.sin_family = AF_INET};
     struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+    enum { PUB = JPT__HTTP_ADDR_PUBLIC, PRIV = JPT__HTTP_ADDR_PRIVATE, LOC = JPT__HTTP_ADDR_LOCAL };
     static const struct {
         const char *addr;
-        bool local;
+        int cls;
     } cases[] = {
-        {"127.0.0.1", true},     {"127.255.1.2", true},       {"0.0.0.0", true},
-        {"169.254.169.254", true}, {"10.0.0.1", false},       {"192.168.1.1", false},
-        {"8.8.8.8", false},      {"::1", true},               {"::", true},
-        {"fe80::1", true},       {"::ffff:127.0.0.1", true},  {"::ffff:169.254.0.1", true},
-        {"::127.0.0.1", true},   {"::ffff:8.8.8.8", false},   {"2001:db8::1", false},
+        {"127.0.0.1", LOC},         {"127.255.1.2", LOC},        {"0.0.0.0", LOC},
+        {"0.1.2.3", LOC},           {"169.254.169.254", LOC},    {"224.0.0.1", LOC},
+        {"239.255.255.250", LOC},   {"255.255.255.255", LOC},    {"240.0.0.1", LOC},
+        {"10.0.0.1", PRIV},         {"172.16.0.1", PRIV},        {"172.31.255.255", PRIV},
+        {"192.168.1.1", PRIV},      {"100.64.0.1", PRIV},        {"100.127.255.255", PRIV},
+        {"198.18.0.1", PRIV},       {"192.0.0.170", PRIV},       {"172.32.0.1", PUB},
+        {"100.128.0.1", PUB},       {"8.8.8.8", PUB},            {"192.0.2.2", PUB},
+        {"::1", LOC},               {"::", LOC},                 {"fe80::1", LOC},
+        {"ff02::1", LOC},           {"fc00::1", PRIV},           {"fd00::2", PRIV},
+        {"fec0::1", PRIV},          {"::ffff:127.0.0.1", LOC},   {"::ffff:169.254.0.1", LOC},
+        {"::127.0.0.1", LOC},       {"::ffff:10.1.2.3", PRIV},   {"::ffff:8.8.8.8", PUB},
+        {"64:ff9b::7f00:1", LOC},   {"64:ff9b::a00:1", PRIV},    {"64:ff9b::808:808", PUB},
+        {"64:ff9b:1::808:808", PRIV}, {"2002:7f00:1::", LOC},    {"2002:c0a8:101::1", PRIV},
+        {"2002:808:808::1", PUB},   {"2001:db8::1", PUB},        {"2606:4700::1111", PUB},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         const struct sockaddr *sa;
@@ -480,8 +605,9 @@ static void local_addresses_are_recognised(void **state)
             assert_int_equal(inet_pton(AF_INET6, cases[i].addr, &v6.sin6_addr), 1);
             sa = (const struct sockaddr *)&v6;
         }
-        if (jpt__http_address_is_local(sa) != cases[i].local)
-            fail_msg("%s: expected %s", cases[i].addr, cases[i].local ? "local" : "not local");
+        if (jpt__http_address_class(sa) != cases[i].cls)
+            fail_msg("%s: class %d, expected %d", cases[i].addr, jpt__http_address_class(sa),
+                     cases[i].cls);
     }
 }
 
@@ -786,7 +912,8 @@ static void a_variable_not_allowed_is_an_error_naming_it(void **state)
         const char *value, *line;
     } cases[] = {
         {"${HOME}", "http.get err -32001 http.get 'http://127.0.0.1:$P/echo': header "
-                    "'Authorization': ${HOME} is not in network.envs"},
+                    "'Authorization': ${HOME} is not in network.envs nor in the envs of a "
+                    "network.allow entry"},
         {"x ${JPT_TEST_UNSET} y", "http.get err -32002 http.get 'http://127.0.0.1:$P/echo': "
                                   "header 'Authorization': ${JPT_TEST_UNSET} is not set in the "
                                   "host's environment"},
@@ -994,7 +1121,8 @@ int main(void)
         cmocka_unit_test(userinfo_is_refused),
         cmocka_unit_test(ip_literals_and_localhost_only_when_listed),
         cmocka_unit_test(a_name_resolving_to_loopback_is_refused),
-        cmocka_unit_test(local_addresses_are_recognised),
+        cmocka_unit_test(a_name_resolving_to_this_machine_is_refused),
+        cmocka_unit_test(address_classes_are_recognised),
         cmocka_unit_test(redirects_are_not_followed_by_default),
         cmocka_unit_test(each_redirect_hop_is_checked_again),
         cmocka_unit_test(a_redirected_post_follows_the_status),

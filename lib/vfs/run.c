@@ -8,7 +8,7 @@
 
 #include "policy/policy.h"
 #include "vfs/run.h"
-#include "vfs/scrub.h"
+#include "common/scrub.h"
 
 /* How long output is read after the child exits, for a grandchild that
  * holds the pipes (the group's stragglers are killed then). */
