@@ -34,7 +34,8 @@ escapes, merges slashes and resolves dot segments; servlet containers drop
   /reflect?form=F&enc=E&code=N&header=1
                           N (default 200) with a body "before <v> after",
                           <v> the request's Authorization header in form F
-                          (raw, json, json-slash, json-html, quote,
+                          (raw, json, json-slash, json-html — the
+                          inside of a JSON string —, quote,
                           quote-plus, html, hex, HEX, utf16le, utf16be,
                           b64-0, b64-1, b64-2, b64url-1, truncated,
                           truncated-json, first8), the body compressed by E
@@ -220,9 +221,9 @@ class Handler(BaseHTTPRequestHandler):
         b = v.encode()
         forms = {
             "raw": lambda: b,
-            "json": lambda: json.dumps(v).encode(),
-            "json-slash": lambda: json.dumps(v).replace("/", "\\/").encode(),
-            "json-html": lambda: json.dumps(v).replace("<", "\\u003c").replace(
+            "json": lambda: json.dumps(v)[1:-1].encode(),
+            "json-slash": lambda: json.dumps(v)[1:-1].replace("/", "\\/").encode(),
+            "json-html": lambda: json.dumps(v)[1:-1].replace("<", "\\u003c").replace(
                 ">", "\\u003e").replace("&", "\\u0026").encode(),
             "quote": lambda: urllib.parse.quote(v).encode(),
             "quote-plus": lambda: urllib.parse.quote_plus(v).encode(),
@@ -236,7 +237,7 @@ class Handler(BaseHTTPRequestHandler):
             "b64-2": lambda: base64.b64encode(b"xy" + b),
             "b64url-1": lambda: base64.urlsafe_b64encode(b"x" + b),
             "truncated": lambda: b[:-1],
-            "truncated-json": lambda: json.dumps(v[:-1]).encode(),
+            "truncated-json": lambda: json.dumps(v[:-1])[1:-1].encode(),
             "first8": lambda: b[:8],
         }
         reflected = forms[form]()

@@ -58,6 +58,7 @@ static int server_stdin = -1;
 /* The value the tests put in the host's environment: what no tool may
  * ever read, in any encoding. */
 #define SECRET "s3cr3t/value+with=chars\"&more"
+#define MARK "[REDACTED]"
 
 /* ---- The server --------------------------------------------------------------- */
 
@@ -773,43 +774,53 @@ static void keep_log(int level, const char *msg, void *ud)
     log_text[log_len] = '\0';
 }
 
-/* Fails if `text` holds the secret in any form a tool could decode: as it
- * is, JSON-escaped, URL-encoded, or any 8 characters of its base64 at any
- * alignment. */
-static void assert_no_secret(const char *text)
+/* Fails if p[0..n) holds the secret in any form a tool could decode: as
+ * it is or any 6 bytes of it, JSON-escaped, URL-encoded, in hex of either
+ * case, in UTF-16 of either byte order, or any 8 characters of its
+ * base64 at any alignment. */
+static void assert_no_secret_bytes(const char *p, size_t n)
 {
-    char *b64 = NULL;
-    static const char *const plain[] = {
-        SECRET,
-        "s3cr3t/value+with=chars\\\"&more",                 /* JSON */
-        "s3cr3t%2Fvalue%2Bwith%3Dchars%22%26more",          /* URL */
-        "s3cr3t",                                            /* any piece of it */
-        "value+with",
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } plain[] = {
+        {SECRET, sizeof(SECRET) - 1},
+        {"s3cr3t/value+with=chars\\\"&more", 31},              /* JSON */
+        {"s3cr3t%2Fvalue%2Bwith%3Dchars%22%26more", 39},        /* URL */
+        {"s3cr3t", 6},                                          /* any piece of it */
+        {"value+with", 10},
+        {"with=chars", 10},
+        {"733363723374", 12},                                   /* hex of "s3cr3t" */
+        {"2f76616c7565", 12},                                   /* hex of "/value" */
+        {"2F76616C7565", 12},
+        {"s\0003\000c\000r\0003\000t", 11},                     /* UTF-16 */
+        {"\0s\0003\000c\000r\0003\000", 11},
     };
     for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++)
-        if (strstr(text, plain[i]) != NULL)
-            fail_msg("'%s' leaked into:\n%s", plain[i], text);
+        if (memmem(p, n, plain[i].bytes, plain[i].len) != NULL)
+            fail_msg("'%.*s' leaked into:\n%.*s", (int)plain[i].len, plain[i].bytes, (int)n, p);
     for (int shift = 0; shift < 3; shift++) {
         /* base64 of the secret after `shift` bytes: its middle is the
          * secret's alone. */
         char cmd[256];
         snprintf(cmd, sizeof(cmd), "printf '%%s' '%.*s%s' | base64 -w0", shift, "xx",
                  "s3cr3t/value+with=chars\"&more");
-        FILE *p = popen(cmd, "r");
-        assert_non_null(p);
+        FILE *f = popen(cmd, "r");
+        assert_non_null(f);
         char enc[256] = "";
-        assert_non_null(fgets(enc, sizeof(enc), p));
-        pclose(p);
-        size_t n = strlen(enc);
-        for (size_t at = 4; at + 8 + 4 <= n; at++) {
-            char piece[9];
-            memcpy(piece, enc + at, 8);
-            piece[8] = '\0';
-            if (strstr(text, piece) != NULL)
-                fail_msg("base64 piece '%s' of the secret leaked into:\n%s", piece, text);
-        }
+        assert_non_null(fgets(enc, sizeof(enc), f));
+        pclose(f);
+        size_t len = strlen(enc);
+        for (size_t at = 4; at + 8 + 4 <= len; at++)
+            if (memmem(p, n, enc + at, 8) != NULL)
+                fail_msg("base64 piece '%.8s' of the secret leaked into:\n%.*s", enc + at,
+                         (int)n, p);
     }
-    free(b64);
+}
+
+static void assert_no_secret(const char *text)
+{
+    assert_no_secret_bytes(text, strlen(text));
 }
 
 static void a_header_variable_is_substituted_and_never_shown(void **state)
@@ -935,6 +946,242 @@ static void a_variable_not_allowed_is_an_error_naming_it(void **state)
                     cases[i].value),
                 NULL),
             txt("%s", cases[i].line));
+}
+
+/* The header `name` of an echo, or NULL. */
+static const char *echoed(json_t *echo, const char *name)
+{
+    return json_string_value(json_object_get(json_object_get(echo, "headers"), name));
+}
+
+/* The echo of a request that succeeded: the server's JSON, parsed. */
+static json_t *echo_of(const char *line)
+{
+    json_t *r = result_of(line);
+    json_t *echo = parse(json_string_value(json_object_get(r, "body")));
+    json_decref(r);
+    return echo;
+}
+
+#define AUTH_SECRET "'headers':[{'name':'Authorization','value':'${JPT_TEST_SECRET}'}]"
+
+/* Issue 15 §5: "Substitute secrets only for URLs that a policy rule naming
+ * that variable covers". An entry's "envs" names what it carries: a URL it
+ * covers gets the value (the server sees it, the tool does not); a URL of
+ * another entry of the same server gets an error naming the variable, and
+ * nothing is sent. A string entry carries network.envs, as before. */
+static void a_secret_goes_only_where_an_entry_naming_it_covers(void **state)
+{
+    (void)state;
+    char sandbox[512];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':[{'url':'http://127.0.0.1:$P/echo',"
+                 "'envs':['JPT_TEST_SECRET']},'http://127.0.0.1:$P/reflect']}}"));
+    json_t *echo = echo_of(one(sandbox, "http.get",
+                               fmt("{'url':'http://127.0.0.1:$P/echo'," AUTH_SECRET "}"), NULL));
+    assert_string_equal(echoed(echo, "Authorization"), "[REDACTED]");
+    json_decref(echo);
+    assert_string_equal(
+        one(sandbox, "http.get", fmt("{'url':'http://127.0.0.1:$P/reflect'," AUTH_SECRET "}"),
+            NULL),
+        txt("http.get err -32001 http.get 'http://127.0.0.1:$P/reflect': header "
+            "'Authorization': ${JPT_TEST_SECRET} is not sent to this URL: no network.allow "
+            "entry that covers it names the variable (a URL the policy asks about, or one "
+            "that an entry without the variable covers, gets no secret)"));
+    /* Without the variable, that URL is served. */
+    assert_starts(one(sandbox, "http.get", fmt("{'url':'http://127.0.0.1:$P/reflect'}"), NULL),
+                  "http.get ok {\"status\":200,");
+    /* The form configurations had before entries could name variables. */
+    echo = echo_of(one(fmt("{'network':{'allow':['http://127.0.0.1:$P/echo'],"
+                           "'envs':['JPT_TEST_SECRET']}}"),
+                       "http.get", fmt("{'url':'http://127.0.0.1:$P/echo'," AUTH_SECRET "}"),
+                       NULL));
+    assert_string_equal(echoed(echo, "Authorization"), "[REDACTED]");
+    json_decref(echo);
+}
+
+/* Issue 15 §5: "A ${VAR} header secret goes to any URL the user approves
+ * at the policy prompt; the prompt does not say a secret rides along." A
+ * URL the policy would ask about gets no secret: the request is refused
+ * before anyone is asked, and nothing is sent. (On the code before, the
+ * prompt approved it and the server on this machine's wildcard address
+ * got the value.) */
+static void an_asked_url_gets_no_secret(void **state)
+{
+    (void)state;
+    const char *v4 = own_address(AF_INET);
+    if (v4 == NULL) {
+        print_message("skipped: this machine has no IPv4 address but loopback\n");
+        skip();
+    }
+    fake_name(0, "asked.jpt.test", v4);
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':['http://127.0.0.1:$P/hello'],'envs':['JPT_TEST_SECRET']}}"));
+    asked a = {.decision = JPT_DECISION_ALLOW};
+    const char *line = one(sandbox, "http.get",
+                           fmt("{'url':'http://asked.jpt.test:$A/echo'," AUTH_SECRET "}"), &a);
+    assert_int_equal(a.count, 0);
+    assert_string_equal(line, txt("http.get err -32001 http.get 'http://asked.jpt.test:$A/echo': "
+                                  "header 'Authorization': ${JPT_TEST_SECRET} is not sent to "
+                                  "this URL: no network.allow entry that covers it names the "
+                                  "variable (a URL the policy asks about, or one that an entry "
+                                  "without the variable covers, gets no secret)"));
+    /* Without the secret the same URL is asked about (and then refused at
+     * the connect: the name leads to this machine). */
+    line = one(sandbox, "http.get", fmt("{'url':'http://asked.jpt.test:$A/echo'}"), &a);
+    assert_int_equal(a.count, 1);
+    assert_contains(line, "(an address of this machine)");
+    memset(fake, 0, sizeof(fake));
+}
+
+/* A redirect's hop gets only the headers whose variables its own entry
+ * carries (the origin is the same: the rule is the entry's, not the
+ * origin's), and a Location that holds a secret is never followed: the
+ * value would go wherever the hop goes. */
+static void a_redirect_hop_carries_only_what_its_entry_names(void **state)
+{
+    (void)state;
+    json_t *echo = echo_of(one(
+        fmt("{'network':{'allow':[{'url':'http://127.0.0.1:$P/redirect',"
+            "'envs':['JPT_TEST_SECRET']},'http://127.0.0.1:$P/echo'],'redirects':1}}"),
+        "http.get",
+        fmt("{'url':'http://127.0.0.1:$P/redirect?to=/echo','headers':["
+            "{'name':'X-Token','value':'${JPT_TEST_SECRET}'},{'name':'X-Plain','value':'seen'}]}"),
+        NULL));
+    assert_null(echoed(echo, "X-Token"));
+    assert_string_equal(echoed(echo, "X-Plain"), "seen");
+    json_decref(echo);
+    const char *line = one(
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'envs':['JPT_TEST_SECRET'],"
+            "'redirects':1}}"),
+        "http.get",
+        fmt("{'url':'http://127.0.0.1:$P/leak?to=/echo%%3Ft%%3D'," AUTH_SECRET "}"), NULL);
+    assert_string_equal(line, txt("http.get err -32001 http.get "
+                                  "'http://127.0.0.1:$P/leak?to=/echo%%3Ft%%3D': "
+                                  "'http://127.0.0.1:$P/leak?to=/echo%%3Ft%%3D' redirects to "
+                                  "'http://127.0.0.1:$P/echo?t=[REDACTED]', which is not "
+                                  "followed: the URL holds the value of a ${VAR} header"));
+}
+
+/* The body of a result, decoded from base64 when it came so. */
+static char *body_of(json_t *r, size_t *n)
+{
+    const char *body = json_string_value(json_object_get(r, "body"));
+    size_t len = json_string_length(json_object_get(r, "body"));
+    char *out = malloc(len + 1);
+
+    assert_non_null(body);
+    if (json_object_get(r, "encoding") != NULL)
+        assert_true(jpt__base64_decode(body, len, (unsigned char *)out, n));
+    else {
+        memcpy(out, body, len);
+        *n = len;
+    }
+    out[*n] = '\0';
+    return out;
+}
+
+/* Issue 15 §5: the server reflects the value in every form and encoding a
+ * server or program could (JSON with "\/" and "\u003c", Python's quote,
+ * HTML, hex of either case, UTF-16 of either byte order, base64 at each
+ * alignment and URL-safe, cut short by a byte or to its first 8 bytes;
+ * compressed with gzip, deflate, gzip twice; in the body, in a header, in
+ * an error status): the tool sees none of it, and a whole form is
+ * replaced exactly. */
+static void a_reflected_secret_reaches_the_tool_in_no_form(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *query;
+        bool exact; /* "before [REDACTED] after" */
+    } cases[] = {
+        {"form=raw&header=1", true},        {"form=json", true},
+        {"form=json-slash", true},          {"form=json-html", true},
+        {"form=quote&header=1", true},      {"form=quote-plus", true},
+        {"form=html", true},                {"form=hex&header=1", true},
+        {"form=HEX", true},                 {"form=utf16le", true},
+        {"form=utf16be", true},             {"form=b64-0&header=1", true},
+        {"form=b64-1", false},              {"form=b64-2", false},
+        {"form=b64url-1", false},           {"form=truncated&header=1", false},
+        {"form=truncated-json", false},     {"form=first8", false},
+        {"form=raw&enc=gzip", true},        {"form=raw&enc=deflate", true},
+        {"form=hex&enc=gzip-gzip", true},   {"form=utf16le&enc=gzip", true},
+        {"form=raw&code=500&header=1", true},
+    };
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'envs':['JPT_TEST_SECRET']}}"));
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        const char *line =
+            one(sandbox, "http.get",
+                fmt("{'url':'http://127.0.0.1:$P/reflect?%s'," AUTH_SECRET "}", cases[i].query),
+                NULL);
+        assert_no_secret(line);
+        json_t *r = result_of(line);
+        size_t n;
+        char *body = body_of(r, &n);
+        assert_no_secret_bytes(body, n);
+        if (cases[i].exact && strcmp(body, "before [REDACTED] after") != 0)
+            fail_msg("%s: the body is '%.*s'", cases[i].query, (int)n, body);
+        if (!cases[i].exact && (strncmp(body, "before ", 7) != 0 || strstr(body, MARK) == NULL))
+            fail_msg("%s: the body is '%.*s'", cases[i].query, (int)n, body);
+        if (strstr(cases[i].query, "header=1") != NULL)
+            assert_contains(line, "{\"name\":\"X-Reflect\",\"value\":\"" MARK);
+        free(body);
+        json_decref(r);
+    }
+    /* Encodings that cannot be decoded: refused, not passed on. */
+    const char *line = one(sandbox, "http.get",
+                           fmt("{'url':'http://127.0.0.1:$P/reflect?enc=te-gzip'," AUTH_SECRET "}"),
+                           NULL);
+    assert_string_equal(line, txt("http.get err -32603 http.get "
+                                  "'http://127.0.0.1:$P/reflect?enc=te-gzip': the request "
+                                  "failed: the response's Transfer-Encoding 'gzip' is refused: "
+                                  "only chunked is read"));
+    line = one(sandbox, "http.get",
+               fmt("{'url':'http://127.0.0.1:$P/reflect?enc=xyz'," AUTH_SECRET "}"), NULL);
+    assert_starts(line, "http.get err -32603 ");
+    assert_no_secret(line);
+}
+
+/* Issue 15 §5: "network.allow path prefixes are matched on the path as
+ * written: /api/%2e%2e/admin counts as under /api and is sent with the
+ * /api rule's credential, and a server that normalises the path (as nginx
+ * does) serves /admin." The server here reads paths leniently and says
+ * which path it received: what is matched is what it gets. */
+static void paths_are_matched_as_the_server_reads_them(void **state)
+{
+    (void)state;
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':['http://127.0.0.1:$P/api'],'envs':['JPT_TEST_SECRET']}}"));
+    /* Decoded, "/api/%2e%2e/echo" is "/echo", outside the entry. */
+    const char *line = one(sandbox, "http.get",
+                           fmt("{'url':'http://127.0.0.1:$P/api/%%2e%%2e/echo'," AUTH_SECRET "}"),
+                           NULL);
+    assert_string_equal(line, txt("http.get err -32001 http.get "
+                                  "'http://127.0.0.1:$P/api/%%2e%%2e/echo': denied: an IP address "
+                                  "or localhost is allowed only where network.allow names it as "
+                                  "such"));
+    /* What is sent is the normalised path: the server gets "/api/echo". */
+    json_t *echo = echo_of(
+        one(sandbox, "http.get",
+            fmt("{'url':'http://127.0.0.1:$P/api/x/%%2E%%2e/%%65cho'," AUTH_SECRET "}"), NULL));
+    assert_string_equal(json_string_value(json_object_get(echo, "path")), "/api/echo");
+    assert_string_equal(echoed(echo, "Authorization"), "[REDACTED]");
+    json_decref(echo);
+    /* What a lenient server reads as another path is refused. */
+    static const char *const hidden[] = {
+        "/api/..%2fecho", "/api/..%2Fecho", "/api/..;/echo", "/api/x\\\\..\\\\..\\\\echo",
+        "/api/x%5c..%5c..%5cecho", "/api/%252e%252e/echo",
+    };
+    for (size_t i = 0; i < sizeof(hidden) / sizeof(*hidden); i++) {
+        line = one(sandbox, "http.get",
+                   fmt("{'url':'http://127.0.0.1:$P%s'," AUTH_SECRET "}", hidden[i]), NULL);
+        assert_starts(line, "http.get err -32602 ");
+        assert_contains(line, "'url' is not a valid URL (its path hides a dot segment");
+    }
 }
 
 /* ---- Requests and responses ------------------------------------------------------- */
@@ -1132,6 +1379,11 @@ int main(void)
         cmocka_unit_test(a_header_variable_is_substituted_and_never_shown),
         cmocka_unit_test(credentials_stay_with_their_origin),
         cmocka_unit_test(a_variable_not_allowed_is_an_error_naming_it),
+        cmocka_unit_test(a_secret_goes_only_where_an_entry_naming_it_covers),
+        cmocka_unit_test(an_asked_url_gets_no_secret),
+        cmocka_unit_test(a_redirect_hop_carries_only_what_its_entry_names),
+        cmocka_unit_test(a_reflected_secret_reaches_the_tool_in_no_form),
+        cmocka_unit_test(paths_are_matched_as_the_server_reads_them),
         cmocka_unit_test(a_binary_body_comes_as_base64),
         cmocka_unit_test(a_post_sends_its_body_and_only_the_headers_written),
         cmocka_unit_test(bad_headers_are_refused),

@@ -588,7 +588,11 @@ int jpt__vfs_http_submit(struct jpt__http *http, jpt__vfs_http_queue *q,
         fail(c, JPT_ERR_INVALID, "'url' is not a valid URL (%s)", why);
         return JPT_OK;
     }
-    if (check_variables(c, p) < 0)
+    /* A URL refused outright is told so; any other, whether allowed or
+     * to be asked about, must carry its variables before anyone is asked. */
+    if (jpt__policy_check(policy, JPT_ACCESS_HTTP, c->origin.text, NULL, NULL, NULL) !=
+            JPT_VERDICT_DENY &&
+        check_variables(c, p) < 0)
         return JPT_OK;
     /* The policy's verdict on the URL as libcurl reads it; an ask goes to
      * the prompt (JPT_ERR_AGAIN) and the request comes back once decided. */
