@@ -11,6 +11,7 @@ struct jpt__scrub_set {
     jpt__buf storage;          /* every pattern, back to back */
     jpt__scrub_pattern *pats;  /* distinct patterns, sorted bytewise */
     size_t npats, max_len;
+    size_t ring;               /* a scrubber's ring of places (ring_size) */
     /* The automaton: node 0 is the root. Node v's edges are
      * edge_byte/edge_to[edge_start[v] .. edge_start[v + 1]), sorted by byte;
      * the root's are also in `root` (0: none). */
@@ -602,6 +603,8 @@ static int build_automaton(jpt__scrub_set *t)
     return rc;
 }
 
+static size_t ring_size(size_t max_len);
+
 int jpt__scrub_set_new(const char *const *values, const size_t *lens, size_t n,
                        jpt__scrub_set **out)
 {
@@ -621,6 +624,7 @@ int jpt__scrub_set_new(const char *const *values, const size_t *lens, size_t n,
     jpt__free(l.items);
     if (rc == JPT_OK)
         rc = build_automaton(t);
+    t->ring = ring_size(t->max_len);
     if (rc < 0) {
         jpt__scrub_set_free(t);
         return rc;
@@ -717,9 +721,10 @@ static void put(jpt__scrubber *s, const source *src, uint64_t a, uint64_t b)
         sink(s, src->chunk + (a - src->chunk_base), (size_t)(b - a));
 }
 
+/* The queue's capacity is a power of two. */
 static jpt__scrub_run *run_at(jpt__scrubber *s, size_t i)
 {
-    return &s->runs[(s->head + i) % s->cap];
+    return &s->runs[(s->head + i) & (s->cap - 1)];
 }
 
 /* Writes every run that ends at or before `final` (no later redaction can
@@ -734,24 +739,23 @@ static void finalize(jpt__scrubber *s, const source *src, uint64_t final)
         s->redactions++;
         if (s->emitted < r.e)
             s->emitted = r.e;
-        s->head = (s->head + 1) % s->cap;
+        s->head = (s->head + 1) & (s->cap - 1);
         s->count--;
     }
 }
 
-/* A redaction [ms, me), merged with the runs it overlaps. Redactions are
- * added in the order of their starts, so those are the newest ones. */
+/* A redaction [ms, me), merged with the run it overlaps. Redactions are
+ * added in the order of their starts, and runs do not overlap, so only
+ * the newest run can. */
 static int add_redaction(jpt__scrubber *s, uint64_t ms, uint64_t me)
 {
-    while (s->count > 0) {
+    if (s->count > 0) {
         jpt__scrub_run *last = run_at(s, s->count - 1);
-        if (ms >= last->e)
-            break;
-        if (last->s < ms)
-            ms = last->s;
-        if (last->e > me)
-            me = last->e;
-        s->count--;
+        if (ms < last->e) {
+            if (me > last->e)
+                last->e = me;
+            return JPT_OK;
+        }
     }
     if (s->count == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 8;
@@ -770,26 +774,36 @@ static int add_redaction(jpt__scrubber *s, uint64_t ms, uint64_t me)
     return JPT_OK;
 }
 
+/* Places are decided in batches of this many bytes of the stream (and at
+ * the end of each feed): a decision costs a call, and text that holds a
+ * trigger at every byte would pay it at every byte. */
+#define DECIDE_BATCH 64u
+
 /* The ring of places with triggers: a place is pending from the trigger
- * found there until no pattern starting there can still be matching, at
- * most the longest pattern's length behind the stream. */
-static size_t ring_size(const jpt__scrub_set *t)
+ * found there until it is decided, at most the longest pattern's length
+ * (plus the byte being read) and a batch behind the stream. A power of
+ * two, for a mask. */
+static size_t ring_size(size_t max_len)
 {
-    return t->max_len + 2;
+    size_t n = 4;
+
+    while (n < max_len + 2 + DECIDE_BATCH)
+        n *= 2;
+    return n;
 }
 
 /* Decides every pending place before `w` (no pattern starting there can
  * still end), in order, each redaction's end at most `limit`. */
 static int decide(jpt__scrubber *s, const source *src, uint64_t w, uint64_t limit)
 {
-    size_t ring = ring_size(s->set);
+    size_t mask = s->set->ring - 1;
 
     for (; s->npending > 0 && s->decided < w; s->decided++) {
-        jpt__scrub_pending *q = &s->pending[s->decided % ring];
+        jpt__scrub_pending *q = &s->pending[s->decided & mask];
         if (q->trig_end == 0)
             continue;
         jpt__scrub_pending d = *q;
-        memset(q, 0, sizeof(*q));
+        q->trig_end = q->span_end = q->whole_end = 0;
         s->npending--;
         /* A trigger inside a whole form found before adds nothing. */
         if (d.whole_end == 0 && d.trig_end <= s->covered)
@@ -802,7 +816,8 @@ static int decide(jpt__scrubber *s, const source *src, uint64_t w, uint64_t limi
     }
     if (s->decided < w)
         s->decided = w;
-    finalize(s, src, w);
+    if (s->count > 0 && run_at(s, 0)->e <= w)
+        finalize(s, src, w);
     return s->failed;
 }
 
@@ -812,9 +827,9 @@ static int decide(jpt__scrubber *s, const source *src, uint64_t w, uint64_t limi
 static int note_patterns(jpt__scrubber *s, uint32_t st, uint64_t end, uint64_t w)
 {
     const jpt__scrub_set *t = s->set;
-    size_t ring = ring_size(t);
+    size_t mask = t->ring - 1;
 
-    if (s->pending == NULL && (s->pending = jpt__calloc(ring, sizeof(*s->pending))) == NULL)
+    if (s->pending == NULL && (s->pending = jpt__calloc(t->ring, sizeof(*s->pending))) == NULL)
         return s->failed = JPT_ERR_NOMEM;
     if (s->npending == 0)
         s->decided = w;
@@ -822,7 +837,7 @@ static int note_patterns(jpt__scrubber *s, uint32_t st, uint64_t end, uint64_t w
         const jpt__scrub_pattern *pt = &t->pats[t->out[v] - 1];
         uint64_t at = end - pt->len;
         uint64_t reach = at + (pt->trigger ? pt->span : pt->len);
-        jpt__scrub_pending *q = &s->pending[at % ring];
+        jpt__scrub_pending *q = &s->pending[at & mask];
         if (q->trig_end == 0)
             s->npending++;
         if (q->trig_end < end)
@@ -898,26 +913,32 @@ int jpt__scrubber_feed(jpt__scrubber *s, const char *p, size_t n)
         s->emitted = s->pos;
         return sink(s, p, n);
     }
+    /* Kept in locals: the bytes read may alias anything of `s`. */
+    const uint32_t *rows = t->rows, nrows = t->nrows;
+    size_t pending = s->npending;
     for (size_t i = 0; i < n; i++) {
         unsigned char b = (unsigned char)p[i];
-        uint32_t e = st < t->nrows ? t->rows[(size_t)st * 256 + b] : slow_step(t, st, b, &steps);
+        uint32_t e = st < nrows ? rows[(size_t)st * 256 + b] : slow_step(t, st, b, &steps);
         st = e & NODE_MASK;
-        steps++;
-        if (!(e & ENDS_PATTERN) && s->npending == 0)
+        if (!(e & ENDS_PATTERN) && pending == 0)
             continue;
         /* The start of the node's string: no pattern starting before it
          * can still end. */
         uint64_t end = src.chunk_base + i + 1, w = end - t->depth[st];
         if (((e & ENDS_PATTERN) && note_patterns(s, st, end, w) < 0) ||
-            decide(s, &src, w, UINT64_MAX) < 0) {
-            s->steps += steps;
+            (w >= s->decided + DECIDE_BATCH && decide(s, &src, w, UINT64_MAX) < 0)) {
+            s->steps += steps + i + 1;
             return s->failed;
         }
+        pending = s->npending;
     }
     s->state = st;
-    s->steps += steps;
+    s->steps += steps + n; /* a transition per byte */
     s->pos += n;
-    return settle(s, &src, s->pos - t->depth[st]);
+    uint64_t final = s->pos - t->depth[st];
+    if (decide(s, &src, final, UINT64_MAX) < 0)
+        return s->failed;
+    return settle(s, &src, final);
 }
 
 int jpt__scrubber_finish(jpt__scrubber *s)

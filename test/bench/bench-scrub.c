@@ -185,7 +185,7 @@ int main(void)
 
     /* Ratios are times: below 1, faster than the reference. */
     printf("scrub %u MiB, %zu values (%zu patterns, longest %zu bytes): %.0f MB/s "
-           "(ratio %.2f vs memmem per form at %.0f MB/s)\n",
+           "(ratio %.2f vs memmem per pattern at %.0f MB/s)\n",
            TEXT_BYTES >> 20, NVALUES, jpt__scrub_set_patterns(set), jpt__scrub_set_max_len(set),
            mbps(TEXT_BYTES, t_scrub), t_scrub / t_mm, mbps(TEXT_BYTES, t_mm));
     printf("scrub vs copy: %.0f MB/s (ratio %.2f vs memcpy at %.0f MB/s)\n",
