@@ -279,6 +279,19 @@ static const char *refusal(int reach, const struct sockaddr *a)
                      : NULL;
 }
 
+/* The address in its usual text ("192.0.2.1", "fd00::2"). */
+static void address_text(const struct sockaddr *a, char *out, size_t cap)
+{
+    const void *bytes = NULL;
+
+    if (a->sa_family == AF_INET)
+        bytes = &((const struct sockaddr_in *)(const void *)a)->sin_addr;
+    else if (a->sa_family == AF_INET6)
+        bytes = &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr;
+    if (bytes == NULL || inet_ntop(a->sa_family, bytes, out, (socklen_t)cap) == NULL)
+        snprintf(out, cap, "an address of family %d", a->sa_family);
+}
+
 /* CURLOPT_OPENSOCKETFUNCTION: the address libcurl resolved, before it
  * connects (each address it tries, so a DNS answer that changes between
  * lookups changes nothing). */
@@ -288,18 +301,13 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
     const char *why = refusal(x->reach, &a->addr);
 
     (void)purpose;
-    if (why != NULL) {
-        char text[INET6_ADDRSTRLEN] = "?";
-        const void *at = a->family == AF_INET
-                             ? (const void *)&((const struct sockaddr_in *)(const void *)&a->addr)->sin_addr
-                             : (const void *)&((const struct sockaddr_in6 *)(const void *)&a->addr)->sin6_addr;
-        if (a->family == AF_INET || a->family == AF_INET6)
-            inet_ntop(a->family, at, text, sizeof(text));
-        snprintf(x->refused_why, sizeof(x->refused_why), "%s (%s)", text, why);
-        x->refused = true;
-        return CURL_SOCKET_BAD;
-    }
-    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (why == NULL)
+        return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    address_text(&a->addr, x->refused_why, sizeof(x->refused_why));
+    size_t n = strlen(x->refused_why);
+    snprintf(x->refused_why + n, sizeof(x->refused_why) - n, " (%s)", why);
+    x->refused = true;
+    return CURL_SOCKET_BAD;
 }
 
 /* CURLOPT_CLOSESOCKETFUNCTION: a connection may outlive its transfer in
