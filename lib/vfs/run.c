@@ -319,11 +319,17 @@ static int start(jpt__vfs_run *r, const jpt__vfs_run_env *env, const jpt__vfs_pa
     rc = jpt__child_spawn(env->loop, &sp, &child_ops, r, &r->child, &err);
     jpt__free(argv);
     child_env_free(&ce);
-    if (rc < 0) {
-        if (rc != JPT_ERR_NOMEM)
-            refuse(r->done, r->ud, rc, r->shown, "%s", err.text);
-        return rc;
+    if (rc < 0 && rc != JPT_ERR_NOMEM) {
+        /* Like the output, the reason goes through the scrubber. */
+        jpt__buf clean = JPT__BUF_INIT;
+        if (jpt__scrub(r->secrets, err.text, strlen(err.text), &clean, NULL) < 0)
+            rc = JPT_ERR_NOMEM;
+        else
+            refuse(r->done, r->ud, rc, r->shown, "%s", clean.data != NULL ? clean.data : "");
+        jpt__buf_free(&clean);
     }
+    if (rc < 0)
+        return rc;
     if (jpt__loop_timer_start(env->loop, &r->timer, jpt__loop_deadline_ms(r->timeout_ms)) < 0) {
         /* No timeout is no run: a process must never outlive its limit. */
         jpt__child_free(r->child);
