@@ -31,6 +31,8 @@ escapes, merges slashes and resolves dot segments; servlet containers drop
   /peak?name=G            200 with the most requests that waited at G at
                           once
   /status?code=N          N with a body "status N"
+  /store                  keeps the request's Authorization header: 200 "kept"
+  /recall                 200 "recalled <what /store kept>"
   /reflect?form=F&enc=E&code=N&header=1
                           N (default 200) with a body "before <v> after",
                           <v> the request's Authorization header in form F
@@ -63,6 +65,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 stop = threading.Event()
 gates_lock = threading.Lock()
 gates = {}
+kept = {"value": ""}
 
 
 class Gate:
@@ -264,6 +267,15 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
             return
         self.send(code, body, "application/octet-stream", extra=extra)
+
+    def page_store(self, query):
+        self.body()
+        kept["value"] = self.headers.get("Authorization", "")
+        self.send(200, b"kept")
+
+    def page_recall(self, query):
+        self.body()
+        self.send(200, ("recalled " + kept["value"]).encode())
 
     def page_status(self, query):
         code = int(query["code"])

@@ -1145,6 +1145,29 @@ static void a_reflected_secret_reaches_the_tool_in_no_form(void **state)
     assert_no_secret(line);
 }
 
+/* A server that keeps a value and shows it to a later request, which
+ * substitutes nothing — or to a process.run child that asks for it: every
+ * value the policy lends is scrubbed from every response and output. */
+static void a_value_kept_by_the_server_is_scrubbed_later(void **state)
+{
+    (void)state;
+    char *end = probe(
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'envs':['JPT_TEST_SECRET']},"
+            "'commands':{'python3':{}}}"),
+        fmt("{'ops':[{'method':'http.get','params':{'url':'http://127.0.0.1:$P/store',"
+            AUTH_SECRET "}},"
+            "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/recall'}},"
+            "{'method':'process.run','params':{'program':'python3','args':['-c',"
+            "'import urllib.request as u, sys; "
+            "sys.stdout.write(u.urlopen(\\\"http://127.0.0.1:$P/recall\\\").read().decode())']}}]}"),
+        NULL);
+    assert_starts(end, "ok: http.get ok {\"status\":200,");
+    assert_contains(end, "\"body\":\"recalled [REDACTED]\"}");
+    assert_contains(end, "process.run ok {\"stdout\":\"recalled [REDACTED]\"");
+    assert_no_secret(end);
+    free(end);
+}
+
 /* Issue 15 §5: "network.allow path prefixes are matched on the path as
  * written: /api/%2e%2e/admin counts as under /api and is sent with the
  * /api rule's credential, and a server that normalises the path (as nginx
@@ -1383,6 +1406,7 @@ int main(void)
         cmocka_unit_test(an_asked_url_gets_no_secret),
         cmocka_unit_test(a_redirect_hop_carries_only_what_its_entry_names),
         cmocka_unit_test(a_reflected_secret_reaches_the_tool_in_no_form),
+        cmocka_unit_test(a_value_kept_by_the_server_is_scrubbed_later),
         cmocka_unit_test(paths_are_matched_as_the_server_reads_them),
         cmocka_unit_test(a_binary_body_comes_as_base64),
         cmocka_unit_test(a_post_sends_its_body_and_only_the_headers_written),

@@ -419,11 +419,14 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  * redirect's hop gets a header holding ${NAME} only when an entry naming
  * NAME covers the hop (and never on another origin, nor Authorization and
  * Cookie); a redirect whose URL holds a value substituted is not followed
- * (-32001). The tool never sees a value substituted: the response's
- * headers and body (decoded first, see "HTTP" below), error messages and
- * redirect URLs go through the streaming scrubber described under
- * process.run (the one process output goes through), before they reach
- * the tool; jptool logs no header value.
+ * (-32001). The tool never sees a value the policy lends — any variable
+ * named in network.envs, an entry's "envs" or a commands rule's "envs"
+ * (PATH aside), whether or not the request at hand used it (a server may
+ * keep a value and show it later): the response's headers and body
+ * (decoded first, see "HTTP" below), error messages and redirect URLs go
+ * through the streaming scrubber described under process.run (the one
+ * process output goes through), before they reach the tool; jptool logs
+ * no header value.
  *
  * Path prefixes in filesystem.allow, .writable and .deny are normalised
  * like jpt_policy_normalize_path() ("./src/" is "src"; "", absolute paths
@@ -754,8 +757,10 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     and reaped, and a cancelled tool's process.run requests answer
  *     -32005.
  *   - Secret scrubbing (D11, RFD 016): before anything else sees them,
- *     stdout and stderr have every forwarded value (PATH's aside) replaced
- *     by "[REDACTED]" — one streaming scrubber, the same that http
+ *     stdout and stderr have every value the policy lends (those
+ *     forwarded, and those of every other variable a commands rule or the
+ *     network section names, PATH's aside: a child may find one a server
+ *     kept) replaced by "[REDACTED]" — one streaming scrubber, the same that http
  *     responses and every error message a tool gets go through — in every
  *     form: as it is; JSON-escaped (with and without "\/", \uXXXX for
  *     non-ASCII, \u003c-style HTML escapes, either hex case); URL-encoded

@@ -206,6 +206,15 @@ int jpt__policy_substitute(const jpt_policy *p, const jpt__policy_url *url, cons
 /* Whether every ${NAME} of `text` (checked already) is carried by `url`:
  * whether a header holding them may go to that URL (a redirect's hop). */
 bool jpt__policy_url_carries(const jpt_policy *p, const jpt__policy_url *url, const char *text);
+/* Adds `value` to `values` unless it is there (JPT_ERR_NOMEM). */
+int jpt__policy_values_add(jpt__policy_values *values, const char *value);
+/* Adds the value of every variable the policy lends a tool — named in
+ * network.envs, in an entry's "envs", in a commands rule's "envs"; PATH
+ * and unset ones aside — as the host's environment holds it now: what any
+ * response, output or message that reaches the tool is scrubbed of,
+ * whether or not that request used it (a server may keep a value and show
+ * it to a later request; a child may find one). JPT_ERR_NOMEM. */
+int jpt__policy_lent_values(const jpt_policy *p, jpt__policy_values *values);
 /* The scrubber's set of the values (NULL: none). JPT_OK, JPT_ERR_NOMEM. */
 int jpt__policy_values_scrub_set(const jpt__policy_values *v, jpt__scrub_set **out);
 void jpt__policy_values_free(jpt__policy_values *v);

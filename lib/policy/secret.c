@@ -4,8 +4,8 @@
  * sandbox.network.envs … The tool never sees the resolved value"):
  * ${NAME} substitution in http header values, for a URL only when a
  * network.allow entry that covers it names the variable (issue 15 §5: "an
- * asked URL gets none"), and the values substituted, which the scrubber
- * (common/scrub.h) keeps out of whatever goes back to the tool. */
+ * asked URL gets none"), and the values the policy lends, which the
+ * scrubber (common/scrub.h) keeps out of whatever goes back to the tool. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +131,7 @@ static int resolve(const jpt_policy *p, const jpt__policy_url *url, const char *
     return JPT_OK;
 }
 
-static int keep_value(jpt__policy_values *v, const char *value)
+int jpt__policy_values_add(jpt__policy_values *v, const char *value)
 {
     for (size_t i = 0; i < v->n; i++)
         if (strcmp(v->values[i], value) == 0)
@@ -161,7 +161,7 @@ int jpt__policy_substitute(const jpt_policy *p, const jpt__policy_url *url, cons
         if (rc == JPT_OK && out != NULL)
             rc = jpt__buf_puts(out, value);
         if (rc == JPT_OK && out != NULL)
-            rc = keep_value(values, value);
+            rc = jpt__policy_values_add(values, value);
         if (rc == JPT_ERR_NOMEM)
             snprintf(why, cap, "out of memory");
         if (rc < 0)
@@ -177,6 +177,29 @@ int jpt__policy_substitute(const jpt_policy *p, const jpt__policy_url *url, cons
     int rc = out != NULL ? jpt__buf_puts(out, run) : JPT_OK;
     if (rc < 0)
         snprintf(why, cap, "out of memory");
+    return rc;
+}
+
+static int add_named(jpt__policy_values *values, char *const *names, size_t n)
+{
+    int rc = JPT_OK;
+
+    for (size_t i = 0; i < n && rc == JPT_OK; i++) {
+        const char *value = strcmp(names[i], "PATH") != 0 ? getenv(names[i]) : NULL;
+        if (value != NULL)
+            rc = jpt__policy_values_add(values, value);
+    }
+    return rc;
+}
+
+int jpt__policy_lent_values(const jpt_policy *p, jpt__policy_values *values)
+{
+    int rc = add_named(values, p->envs, p->n_envs);
+
+    for (size_t i = 0; i < p->n_urls && rc == JPT_OK; i++)
+        rc = add_named(values, p->urls[i].envs, p->urls[i].n_envs);
+    for (size_t i = 0; i < p->n_commands && rc == JPT_OK; i++)
+        rc = add_named(values, p->commands[i].envs, p->commands[i].n_envs);
     return rc;
 }
 

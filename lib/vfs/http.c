@@ -59,7 +59,7 @@ struct jpt__vfs_http_call {
     header *headers;
     size_t nheaders;
     bool has_expect, has_content_type;
-    jpt__policy_values values; /* substituted */
+    jpt__policy_values values; /* substituted, and the others lent */
     jpt__scrub_set *secrets;   /* their forms, or NULL */
     struct curl_slist *sent;   /* the headers of the exchange running now */
     bool stripped;             /* a hop left the origin: no credential since */
@@ -285,7 +285,7 @@ static int keep_header(jpt__vfs_http_call *c, const char *name, const char *text
 }
 
 /* The tool's headers, checked and substituted, and the scrubber's set of
- * the values substituted. */
+ * the values substituted and lent. */
 static int build_headers(jpt__vfs_http_call *c, const jpt__vfs_params *p)
 {
     size_t bytes = 0;
@@ -326,7 +326,11 @@ static int build_headers(jpt__vfs_http_call *c, const jpt__vfs_params *p)
         c->has_expect |= strcasecmp(name, "Expect") == 0;
         c->has_content_type |= strcasecmp(name, "Content-Type") == 0;
     }
-    int rc = jpt__policy_values_scrub_set(&c->values, &c->secrets);
+    /* Every value the policy lends, not only this request's: a server
+     * may keep one and show it to a later request. */
+    int rc = jpt__policy_lent_values(c->policy, &c->values);
+    if (rc == JPT_OK)
+        rc = jpt__policy_values_scrub_set(&c->values, &c->secrets);
     if (rc < 0)
         fail(c, rc, "out of memory");
     return rc;
