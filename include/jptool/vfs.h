@@ -760,9 +760,9 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     stdout and stderr have every value the policy lends (those
  *     forwarded, and those of every other variable a commands rule or the
  *     network section names, PATH's aside: a child may find one a server
- *     kept) replaced by "[REDACTED]" — one streaming scrubber, the same that http
- *     responses and every error message a tool gets go through — in every
- *     form: as it is; JSON-escaped (with and without "\/", \uXXXX for
+ *     kept) replaced by "[REDACTED]" — one streaming scrubber, the same
+ *     that http responses and every error message a tool gets go through
+ *     — in every form: as it is; JSON-escaped (with and without "\/", \uXXXX for
  *     non-ASCII, \u003c-style HTML escapes, either hex case); URL-encoded
  *     (%XX in either case, '/' kept or not, '+' for space, !'()* kept or
  *     not); HTML-escaped (&quot; &#x27;, &#34; &#39;, or only & < >); in
