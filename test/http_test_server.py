@@ -1,8 +1,14 @@
 """The HTTP server test-vfs-http.c starts: on 127.0.0.1, one port for plain
 HTTP and, with --tls DIR, one for HTTPS with a self-signed certificate made
-in DIR by openssl (which no client may trust). It prints "PORT <http>
-<https or 0>" on one line, serves until its stdin ends, then exits.
-Standard library only.
+in DIR by openssl (which no client may trust), and one more port for plain
+HTTP on the wildcard address (dual-stack "::", so every address of this
+machine reaches it). It prints "PORT <http> <https or 0> <wildcard>" on one
+line, serves until its stdin ends, then exits. Standard library only.
+
+Paths are read as a lenient server does before routing (nginx decodes
+escapes, merges slashes and resolves dot segments; servlet containers drop
+';' parameters; Windows servers take '\\' for '/'), and "/api/<page>" is
+"<page>": what a request reaches is the page of its normalised path.
 
   /hello                  200 "hello\\n", text/plain
   /echo                   200, JSON of the request: method, path, headers,
@@ -25,11 +31,27 @@ Standard library only.
   /peak?name=G            200 with the most requests that waited at G at
                           once
   /status?code=N          N with a body "status N"
+  /store                  keeps the request's Authorization header: 200 "kept"
+  /recall                 200 "recalled <what /store kept>"
+  /reflect?form=F&enc=E&code=N&header=1
+                          N (default 200) with a body "before <v> after",
+                          <v> the request's Authorization header in form F
+                          (raw, json, json-slash, json-html — the
+                          inside of a JSON string —, quote,
+                          quote-plus, html, hex, HEX, utf16le, utf16be,
+                          b64-0, b64-1, b64-2, b64url-1, truncated,
+                          truncated-json, first8), the body compressed by E
+                          (gzip, deflate, gzip-gzip, te-gzip: a
+                          Transfer-Encoding, xyz: an unknown one); with
+                          header=1 also as the header X-Reflect
 """
 
 import base64
+import gzip
+import html
 import json
 import os
+import posixpath
 import select
 import socket
 import ssl
@@ -37,11 +59,13 @@ import subprocess
 import sys
 import threading
 import urllib.parse
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 stop = threading.Event()
 gates_lock = threading.Lock()
 gates = {}
+kept = {"value": ""}
 
 
 class Gate:
@@ -88,13 +112,20 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         self.serve()
 
+    def normalized(self, path):
+        path = urllib.parse.unquote(path).replace("\\", "/")
+        segments = [seg.split(";")[0] for seg in path.split("/")]
+        path = posixpath.normpath("/" + "/".join(s for s in segments if s))
+        return "/" if path == "//" else path
+
     def serve(self):
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))
+        page = self.normalized(url.path)
+        if page.startswith("/api/"):
+            page = page[4:]
         try:
-            getattr(self, "page_" + url.path.strip("/").replace("-", "_"), self.page_missing)(
-                query
-            )
+            getattr(self, "page_" + page.strip("/").replace("-", "_"), self.page_missing)(query)
         except (BrokenPipeError, ConnectionResetError):
             pass
 
@@ -111,6 +142,7 @@ class Handler(BaseHTTPRequestHandler):
         reply = {
             "method": self.command,
             "path": self.path,
+            "normalized": self.normalized(urllib.parse.urlsplit(self.path).path),
             "headers": headers,
             "body": raw.decode("utf-8", "replace"),
             "base64": {k: base64.b64encode(v.encode()).decode() for k, v in headers.items()},
@@ -185,6 +217,66 @@ class Handler(BaseHTTPRequestHandler):
             peak = gate.peak
         self.send(200, ("%d" % peak).encode())
 
+    def page_reflect(self, query):
+        self.body()
+        v = self.headers.get("Authorization", "")
+        form = query.get("form", "raw")
+        b = v.encode()
+        forms = {
+            "raw": lambda: b,
+            "json": lambda: json.dumps(v)[1:-1].encode(),
+            "json-slash": lambda: json.dumps(v)[1:-1].replace("/", "\\/").encode(),
+            "json-html": lambda: json.dumps(v)[1:-1].replace("<", "\\u003c").replace(
+                ">", "\\u003e").replace("&", "\\u0026").encode(),
+            "quote": lambda: urllib.parse.quote(v).encode(),
+            "quote-plus": lambda: urllib.parse.quote_plus(v).encode(),
+            "html": lambda: html.escape(v).encode(),
+            "hex": lambda: b.hex().encode(),
+            "HEX": lambda: b.hex().upper().encode(),
+            "utf16le": lambda: v.encode("utf-16-le"),
+            "utf16be": lambda: v.encode("utf-16-be"),
+            "b64-0": lambda: base64.b64encode(b),
+            "b64-1": lambda: base64.b64encode(b"x" + b),
+            "b64-2": lambda: base64.b64encode(b"xy" + b),
+            "b64url-1": lambda: base64.urlsafe_b64encode(b"x" + b),
+            "truncated": lambda: b[:-1],
+            "truncated-json": lambda: json.dumps(v[:-1])[1:-1].encode(),
+            "first8": lambda: b[:8],
+        }
+        reflected = forms[form]()
+        body = b"before " + reflected + b" after"
+        enc = query.get("enc", "")
+        extra = []
+        if enc in ("gzip", "te-gzip"):
+            body = gzip.compress(body)
+        elif enc == "gzip-gzip":
+            body = gzip.compress(gzip.compress(body))
+        elif enc == "deflate":
+            body = zlib.compress(body)
+        if enc in ("gzip", "deflate", "xyz"):
+            extra.append(("Content-Encoding", enc))
+        elif enc == "gzip-gzip":
+            extra.append(("Content-Encoding", "gzip, gzip"))
+        if query.get("header") == "1":
+            extra.append(("X-Reflect", reflected.decode("latin-1")))
+        code = int(query.get("code", "200"))
+        if enc == "te-gzip":
+            self.send_response(code)
+            self.send_header("Transfer-Encoding", "gzip, chunked")
+            self.end_headers()
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+            return
+        self.send(code, body, "application/octet-stream", extra=extra)
+
+    def page_store(self, query):
+        self.body()
+        kept["value"] = self.headers.get("Authorization", "")
+        self.send(200, b"kept")
+
+    def page_recall(self, query):
+        self.body()
+        self.send(200, ("recalled " + kept["value"]).encode())
+
     def page_status(self, query):
         code = int(query["code"])
         self.send(code, ("status %d" % code).encode())
@@ -193,6 +285,17 @@ class Handler(BaseHTTPRequestHandler):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
+
+
+class WildcardServer(Server):
+    """On "::" with IPV6_V6ONLY off: every address of the machine, IPv4
+    ones too (as ::ffff:a.b.c.d), reaches it."""
+
+    address_family = socket.AF_INET6
+
+    def server_bind(self):
+        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
 
 
 def tls_server(directory):
@@ -212,12 +315,14 @@ def tls_server(directory):
 
 def main():
     servers = [Server(("127.0.0.1", 0), Handler)]
-    if len(sys.argv) == 3 and sys.argv[1] == "--tls":
+    tls = len(sys.argv) == 3 and sys.argv[1] == "--tls"
+    if tls:
         servers.append(tls_server(sys.argv[2]))
+    servers.append(WildcardServer(("::", 0), Handler))
     for s in servers:
         threading.Thread(target=s.serve_forever, daemon=True).start()
-    ports = [s.server_address[1] for s in servers] + [0]
-    print("PORT %d %d" % (ports[0], ports[1]), flush=True)
+    ports = [s.server_address[1] for s in servers]
+    print("PORT %d %d %d" % (ports[0], ports[1] if tls else 0, ports[-1]), flush=True)
     sys.stdin.read()
     stop.set()
     with gates_lock:

@@ -1012,6 +1012,25 @@ static const refusal refusals[] = {
      "not starting with a digit)"},
     {"{\"network\":{\"envs\":\"TOKEN\"}}",
      "network.envs: expected an array of variable names, got a string"},
+    {"{\"network\":{\"allow\":[1]}}",
+     "network.allow[0]: expected a URL prefix or an object {\"url\", \"envs\", \"private\"}, "
+     "got an integer"},
+    {"{\"network\":{\"allow\":[{\"envs\":[]}]}}", "network.allow[0]: 'url' is required"},
+    {"{\"network\":{\"allow\":[{\"url\":1}]}}",
+     "network.allow[0].url: expected a URL prefix, got an integer"},
+    {"{\"network\":{\"allow\":[{\"url\":\"https://x/\",\"token\":1}]}}",
+     "network.allow[0]: unknown key 'token' (known: url, envs, private)"},
+    {"{\"network\":{\"allow\":[{\"url\":\"https://x/\",\"envs\":[\"A-B\"]}]}}",
+     "network.allow[0].envs[0]: 'A-B' is not an environment variable name (letters, digits "
+     "and '_', not starting with a digit)"},
+    {"{\"network\":{\"allow\":[{\"url\":\"https://x/\",\"private\":\"yes\"}]}}",
+     "network.allow[0].private: expected a boolean, got a string"},
+    {"{\"network\":{\"allow\":[{\"url\":\"ftp://x/\"}]}}",
+     "network.allow[0]: 'ftp://x/' is not an http:// or https:// URL"},
+    {"{\"network\":{\"allow\":[\"https://x/a/..%2fb\"]}}",
+     "network.allow[0]: 'https://x/a/..%2fb' is not a valid URL (its path hides a dot segment "
+     "(behind an encoded '/', a backslash, a ';' parameter or a second percent-encoding), "
+     "which servers read differently)"},
     /* commands */
     {"{\"commands\":[]}", "commands: expected an object, got an array"},
     {"{\"commands\":{\"\":{}}}", "commands: a program name is empty"},
@@ -1278,102 +1297,181 @@ static void some_urls_are_refused_outright(void **state)
     jpt_policy_free(p);
 }
 
-/* ---- ${VAR} and scrubbing ------------------------------------------------------------- */
+/* ---- ${VAR} ------------------------------------------------------------------------- */
 
-static void substitution_takes_only_listed_variables(void **state)
+static jpt__policy_url parsed(const char *text)
+{
+    jpt__policy_url u;
+    const char *why = NULL;
+
+    assert_int_equal(jpt__policy_url_parse(text, &u, &why), JPT_OK);
+    return u;
+}
+
+/* Issue 15 §5: a variable goes only to a URL that an entry naming it
+ * covers — its own "envs", or network.envs for a string entry. */
+static void substitution_takes_only_variables_the_url_carries(void **state)
 {
     (void)state;
-    jpt_policy *p = policy("{\"network\":{\"envs\":[\"JPT_T_TOKEN\",\"JPT_T_SHORT\","
-                           "\"JPT_T_NL\",\"JPT_T_UNSET\"]}}");
-    jpt__secrets secrets;
+    jpt_policy *p = policy("{\"network\":{\"allow\":[\"https://a.example/api\","
+                           "{\"url\":\"https://b.example/\",\"envs\":[\"JPT_T_OBJ\"]}],"
+                           "\"envs\":[\"JPT_T_TOKEN\",\"JPT_T_SHORT\",\"JPT_T_NL\","
+                           "\"JPT_T_UNSET\"]}}");
+    jpt__policy_values values = {0};
     jpt__buf out = JPT__BUF_INIT;
-    char why[256];
+    jpt__policy_url a = parsed("https://a.example/api/x"), b = parsed("https://B.example/y");
+    jpt__policy_url c = parsed("https://c.example/"), a_out = parsed("https://a.example/other");
+    char why[512];
 
-    memset(&secrets, 0, sizeof(secrets));
     setenv("JPT_T_TOKEN", "tok-12345678", 1);
+    setenv("JPT_T_OBJ", "obj-12345678", 1);
     setenv("JPT_T_SHORT", "1234567", 1);
     setenv("JPT_T_NL", "line\nbreak-here", 1);
     setenv("JPT_T_OTHER", "other-12345678", 1);
     unsetenv("JPT_T_UNSET");
-    assert_int_equal(jpt__policy_substitute(p, "Bearer ${JPT_T_TOKEN} $x ${JPT_T_TOKEN}$", &out,
-                                            &secrets, why, sizeof(why)),
+    assert_int_equal(jpt__policy_substitute(p, &a, "Bearer ${JPT_T_TOKEN} $x ${JPT_T_TOKEN}$",
+                                            &out, &values, why, sizeof(why)),
                      JPT_OK);
     assert_string_equal(out.data, "Bearer tok-12345678 $x tok-12345678$");
-    static const struct {
+    out.len = 0;
+    assert_int_equal(jpt__policy_substitute(p, &b, "${JPT_T_OBJ}", &out, &values, why,
+                                            sizeof(why)),
+                     JPT_OK);
+    assert_string_equal(out.data, "obj-12345678");
+    assert_int_equal(values.n, 2); /* each value once */
+    static const char not_sent[] =
+        " is not sent to this URL: no network.allow entry that covers it names the "
+        "variable (a URL the policy asks about, or one that an entry without the variable "
+        "covers, gets no secret)";
+    char obj_on_a[300], token_on_b[300];
+    snprintf(obj_on_a, sizeof(obj_on_a), "${JPT_T_OBJ}%s", not_sent);
+    snprintf(token_on_b, sizeof(token_on_b), "${JPT_T_TOKEN}%s", not_sent);
+    const struct {
+        const jpt__policy_url *url;
         const char *text;
         int rc;
         const char *why;
     } bad[] = {
-        {"${JPT_T_OTHER}", JPT_ERR_DENIED, "${JPT_T_OTHER} is not in network.envs"},
-        {"${JPT_T_UNSET}", JPT_ERR_NOT_FOUND,
+        {&a, "${JPT_T_OTHER}", JPT_ERR_DENIED,
+         "${JPT_T_OTHER} is not in network.envs nor in the envs of a network.allow entry"},
+        {&a, "${JPT_T_OBJ}", JPT_ERR_DENIED, obj_on_a},
+        {&b, "${JPT_T_TOKEN}", JPT_ERR_DENIED, token_on_b},
+        {&c, "${JPT_T_TOKEN}", JPT_ERR_DENIED, token_on_b},
+        {&a_out, "${JPT_T_TOKEN}", JPT_ERR_DENIED, token_on_b},
+        {&a, "${JPT_T_UNSET}", JPT_ERR_NOT_FOUND,
          "${JPT_T_UNSET} is not set in the host's environment"},
-        {"${JPT_T_SHORT}", JPT_ERR_INVALID,
+        {&a, "${JPT_T_SHORT}", JPT_ERR_INVALID,
          "the value of ${JPT_T_SHORT} is shorter than 8 bytes, too short to be kept out of "
          "what the tool receives"},
-        {"${JPT_T_NL}", JPT_ERR_INVALID,
+        {&a, "${JPT_T_NL}", JPT_ERR_INVALID,
          "the value of ${JPT_T_NL} holds a line break or another control character, which a "
          "header cannot carry"},
-        {"${}", JPT_ERR_INVALID,
+        {&a, "${}", JPT_ERR_INVALID,
          "'${' is not followed by a variable name and '}' (write ${NAME} with letters, digits "
          "and '_')"},
-        {"${a-b}", JPT_ERR_INVALID,
+        {&a, "${a-b}", JPT_ERR_INVALID,
          "'${' is not followed by a variable name and '}' (write ${NAME} with letters, digits "
          "and '_')"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
         out.len = 0;
-        assert_int_equal(jpt__policy_substitute(p, bad[i].text, &out, &secrets, why, sizeof(why)),
+        assert_int_equal(jpt__policy_substitute(p, bad[i].url, bad[i].text, &out, &values, why,
+                                                sizeof(why)),
                          bad[i].rc);
         assert_string_equal(why, bad[i].why);
+        /* The check alone says the same. */
+        assert_int_equal(jpt__policy_substitute(p, bad[i].url, bad[i].text, NULL, NULL, why,
+                                                sizeof(why)),
+                         bad[i].rc);
     }
+    /* What a redirect's hop may carry. */
+    assert_true(jpt__policy_url_carries(p, &a, "Bearer ${JPT_T_TOKEN}"));
+    assert_true(jpt__policy_url_carries(p, &c, "no variable"));
+    assert_false(jpt__policy_url_carries(p, &b, "Bearer ${JPT_T_TOKEN}"));
+    assert_false(jpt__policy_url_carries(p, &a, "${JPT_T_TOKEN}${JPT_T_OBJ}"));
+    assert_int_equal(values.n, 2);
+    jpt__policy_url_clear(&a);
+    jpt__policy_url_clear(&b);
+    jpt__policy_url_clear(&c);
+    jpt__policy_url_clear(&a_out);
     jpt__buf_free(&out);
-    jpt__secrets_free(&secrets);
+    jpt__policy_values_free(&values);
     jpt_policy_free(p);
 }
 
-static char *scrubbed(const jpt__secrets *s, const char *text)
-{
-    jpt__buf out = JPT__BUF_INIT;
-
-    assert_int_equal(jpt__secrets_scrub(s, text, strlen(text), &out), JPT_OK);
-    return jpt__buf_take(&out);
-}
-
-/* Every form a value takes in what a server echoes, replaced; longest
- * forms first; nothing else touched. */
-static void scrubbing_replaces_every_form(void **state)
+/* Issue 15 §5: "Match on the normalised path": what is compared is what
+ * is sent (the parse's path replaced), percent-encoded unreserved
+ * characters decoded and dot segments removed after; what a lenient
+ * server would read as another path is refused. */
+static void url_paths_are_normalised_and_put_back(void **state)
 {
     (void)state;
-    jpt__secrets s;
-    memset(&s, 0, sizeof(s));
-    assert_int_equal(jpt__secrets_add(&s, "ab/c+d\"e f"), JPT_OK);
     static const struct {
-        const char *in, *out;
-    } cases[] = {
-        {"x ab/c+d\"e f y", "x [REDACTED] y"},
-        {"{\"h\":\"ab/c+d\\\"e f\"}", "{\"h\":\"[REDACTED]\"}"},
-        {"?t=ab%2Fc%2Bd%22e%20f&u", "?t=[REDACTED]&u"},
-        {"?t=ab%2fc%2bd%22e%20f&u", "?t=[REDACTED]&u"},
-        /* base64 of the value, and of "Bearer <value>" (shift 1): the
-         * characters of the value alone go. */
-        {"YWIvYytkImUgZg==", "[REDACTED]g=="},
-        {"QmVhcmVyIGFiL2MrZCJlIGY=", "QmVhcmVyIG[REDACTED]Y="},
-        {"nothing to see", "nothing to see"},
-        {"ab/c+d\"e", "ab/c+d\"e"},
+        const char *url, *path;
+    } same[] = {
+        {"http://h/api/%2e%2e/admin", "/admin"},
+        {"http://h/api/%2E%2E/admin", "/admin"},
+        {"http://h/api/.%2e/admin", "/admin"},
+        {"http://h/api/x/%2E%2e/admin", "/api/admin"},
+        {"http://h/%61pi/%7Euser/%5f", "/api/~user/_"},
+        {"http://h/a%2Fb/c", "/a%2fb/c"}, /* libcurl writes escapes in lower case */
+        {"http://h/a/./b/../c", "/a/c"},
+        {"http://h/api//../x", "/api/x"},
+        {"http://h/api//x", "/api//x"},
+        {"http://h/a;v=1/b", "/a;v=1/b"},
+        {"http://h/%25/x", "/%25/x"},
+        {"http://h", "/"},
+        {"http://h/..", "/"},
+        {"http://h/a?q=/../b", "/a"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-        char *got = scrubbed(&s, cases[i].in);
-        if (strcmp(got, cases[i].out) != 0)
-            fail_msg("scrub(%s): expected %s, got %s", cases[i].in, cases[i].out, got);
-        jpt_free(got);
+    for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++) {
+        jpt__policy_url u = parsed(same[i].url);
+        assert_string_equal(u.path, same[i].path);
+        /* The text, and what the transfer sends, hold the same path. */
+        char *sent = NULL;
+        assert_int_equal(curl_url_get(u.u, CURLUPART_PATH, &sent, 0), CURLUE_OK);
+        assert_string_equal(sent, same[i].path);
+        curl_free(sent);
+        assert_non_null(strstr(u.text, same[i].path));
+        jpt__policy_url_clear(&u);
     }
-    assert_true(jpt__secrets_found(&s, "..ab/c+d\"e f..", 14));
-    assert_false(jpt__secrets_found(&s, "ab/c+d\"e", 8));
-    jpt__secrets_free(&s);
-    /* No secret: the text as it is. */
-    char *got = scrubbed(&s, "plain");
-    assert_string_equal(got, "plain");
-    jpt_free(got);
+    static const struct {
+        const char *url, *why;
+    } refused[] = {
+        {"http://h/api/..%2fadmin", "its path hides a dot segment"},
+        {"http://h/api/..%2Fadmin", "its path hides a dot segment"},
+        {"http://h/api/x/..%5c..%5cadmin", "its path hides a dot segment"},
+        {"http://h/api/x\\..\\..\\admin", "its path hides a dot segment"},
+        {"http://h/api/..;/admin", "its path hides a dot segment"},
+        {"http://h/api/.;x/admin", "its path hides a dot segment"},
+        {"http://h/api/%252e%252e/admin", "its path hides a dot segment"},
+        {"http://h/api/%25252e%25252e/admin", "its path hides a dot segment"},
+        {"http://h/api/.../admin", "its path hides a dot segment"},
+        {"http://h/api/x%00/admin", "its path holds an encoded NUL byte"},
+        {"http://h/api/%c0%ae%c0%ae/admin", "its path holds overlong UTF-8"},
+        {"http://h/api/%zz", "its path has a '%' that is not followed by two hex digits"},
+        {"http://h/api/%2", "its path has a '%' that is not followed by two hex digits"},
+        {"http://h/%2525252525", "its path is percent-encoded more than three times over"},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+        jpt__policy_url u;
+        const char *why = NULL;
+        assert_int_equal(jpt__policy_url_parse(refused[i].url, &u, &why), JPT_ERR_INVALID);
+        assert_non_null(why);
+        if (strncmp(why, refused[i].why, strlen(refused[i].why)) != 0)
+            fail_msg("%s: '%s' does not begin '%s'", refused[i].url, why, refused[i].why);
+    }
+    /* The verdict is on the normalised path. */
+    jpt_policy *p = policy("{\"uncovered\":\"deny\",\"network\":{\"allow\":"
+                           "[\"https://x.example/api\"]}}");
+    expect_verdict(p, JPT_ACCESS_HTTP, "https://x.example/api/%2e%2e/admin", DENY);
+    expect_verdict(p, JPT_ACCESS_HTTP, "https://x.example/%61pi/v1", ALLOW);
+    expect_verdict(p, JPT_ACCESS_HTTP, "https://x.example/api/v1/%2e%2e/v2", ALLOW);
+    expect(p, JPT_ACCESS_HTTP, "https://x.example/api/..%2fadmin", DENY,
+           "http 'https://x.example/api/..%2fadmin': denied: not a valid URL (its path hides a "
+           "dot segment (behind an encoded '/', a backslash, a ';' parameter or a second "
+           "percent-encoding), which servers read differently)");
+    jpt_policy_free(p);
 }
 
 /* jpt__policy_new_json(), for rooms that hold the section parsed: the
@@ -1563,22 +1661,31 @@ static void normalize_path_survives_allocation_failure(void **state)
 static int substitute_op(const void *ctx)
 {
     const jpt_policy *p = ctx;
-    jpt__secrets s;
+    jpt__policy_values values = {0};
+    jpt__policy_url url;
+    jpt__scrub_set *set = NULL;
     jpt__buf out = JPT__BUF_INIT, clean = JPT__BUF_INIT;
+    const char *why_url = NULL;
     char why[256];
 
-    memset(&s, 0, sizeof(s));
-    int rc = jpt__policy_substitute(p, "Bearer ${JPT_T_SWEEP} and ${JPT_T_SWEEP}", &out, &s,
-                                    why, sizeof(why));
+    int rc = jpt__policy_url_parse("https://a.example/%61pi/./x", &url, &why_url);
     if (rc == JPT_OK)
-        rc = jpt__secrets_scrub(&s, out.data, out.len, &clean);
+        rc = jpt__policy_substitute(p, &url, "Bearer ${JPT_T_SWEEP} and ${JPT_T_SWEEP}", &out,
+                                    &values, why, sizeof(why));
+    if (rc == JPT_OK)
+        rc = jpt__policy_values_scrub_set(&values, &set);
+    if (rc == JPT_OK)
+        rc = jpt__scrub(set, out.data, out.len, &clean, NULL);
     if (rc == JPT_OK) {
         tu_fail_at(0);
         assert_string_equal(clean.data, "Bearer [REDACTED] and [REDACTED]");
     }
+    if (why_url == NULL)
+        jpt__policy_url_clear(&url);
     jpt__buf_free(&out);
     jpt__buf_free(&clean);
-    jpt__secrets_free(&s);
+    jpt__scrub_set_free(set);
+    jpt__policy_values_free(&values);
     return rc;
 }
 
@@ -1586,7 +1693,8 @@ static void substitution_survives_allocation_failure(void **state)
 {
     (void)state;
     setenv("JPT_T_SWEEP", "sweep-secret-value", 1);
-    jpt_policy *p = policy("{\"network\":{\"envs\":[\"JPT_T_SWEEP\"]}}");
+    jpt_policy *p = policy("{\"network\":{\"allow\":[{\"url\":\"https://a.example/api\","
+                           "\"envs\":[\"JPT_T_SWEEP\"]}]}}");
     sweep("jpt__policy_substitute", substitute_op, p);
     jpt_policy_free(p);
 }
@@ -1639,8 +1747,8 @@ int main(void)
         cmocka_unit_test(network_and_commands_are_accepted_in_their_forms),
         cmocka_unit_test(network_allow_matches_origin_and_whole_segments),
         cmocka_unit_test(some_urls_are_refused_outright),
-        cmocka_unit_test(substitution_takes_only_listed_variables),
-        cmocka_unit_test(scrubbing_replaces_every_form),
+        cmocka_unit_test(substitution_takes_only_variables_the_url_carries),
+        cmocka_unit_test(url_paths_are_normalised_and_put_back),
         cmocka_unit_test(a_parsed_section_gives_the_same_policy),
         cmocka_unit_test(policy_new_survives_allocation_failure),
         cmocka_unit_test(policy_check_survives_allocation_failure),

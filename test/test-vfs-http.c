@@ -1,12 +1,22 @@
 /* http.get and http.post (D11 "HTTP methods", issue 10 §1) through real
  * tool processes (test/tools/vfs-probe) against a server this suite starts
- * on 127.0.0.1 (test/http_test_server.py): the network.allow policy on the
- * URL as libcurl parses it (whole path segments, userinfo, IP literals in
- * every form, localhost), the prompt, redirects off and hop by hop, the
- * size limit, the timeout, TLS verification, ${VAR} headers whose values
- * never reach the tool, base64 bodies, fifty transfers at once while fs.*
- * requests go on being answered, a session's most at once (64), and the
- * registry's "vfs" runtime. */
+ * on 127.0.0.1 and on the wildcard address (test/http_test_server.py):
+ * the network.allow policy on the URL as libcurl parses it (whole path
+ * segments, userinfo, IP literals in every form, localhost), the prompt,
+ * redirects off and hop by hop, the size limit, the timeout, TLS
+ * verification, ${VAR} headers whose values never reach the tool, base64
+ * bodies, fifty transfers at once while fs.* requests go on being
+ * answered, a session's most at once (64), and the registry's "vfs"
+ * runtime. Issue 15 §5: secrets only for URLs whose entry names them
+ * (never for an asked one, nor a redirect's hop outside them), reflected
+ * back in every form and encoding yet never seen, paths matched as the
+ * server reads them, and host names that lead to this machine or its
+ * networks refused.
+ *
+ * Host names under ".jpt.test" resolve through this program's own
+ * getaddrinfo (below), a test-only resolver: no production code knows
+ * of it. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -21,6 +31,8 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
 #include <netinet/in.h>
 
 #include "http/http.h"
@@ -39,13 +51,14 @@
 extern char **environ;
 
 static char root[200], tls_dir[220];
-static int port, tls_port;
+static int port, tls_port, any_port;
 static pid_t server_pid;
 static int server_stdin = -1;
 
 /* The value the tests put in the host's environment: what no tool may
  * ever read, in any encoding. */
 #define SECRET "s3cr3t/value+with=chars\"&more"
+#define MARK "[REDACTED]"
 
 /* ---- The server --------------------------------------------------------------- */
 
@@ -74,7 +87,72 @@ static void start_server(void)
     }
     line[n] = '\0';
     close(out[0]);
-    assert_int_equal(sscanf(line, "PORT %d %d", &port, &tls_port), 2);
+    assert_int_equal(sscanf(line, "PORT %d %d %d", &port, &tls_port, &any_port), 3);
+}
+
+/* ---- A test-only resolver -------------------------------------------------------
+ * libcurl's resolver threads call getaddrinfo; this program defines it, and
+ * an executable's definition comes first in the dynamic linker's lookup,
+ * before the C library's (or a sanitizer's interceptor, which RTLD_NEXT
+ * then reaches). A name of `fake` resolves to its numeric address; any
+ * other is the C library's. The table is set before a host runs and only
+ * read meanwhile. */
+static struct {
+    const char *name;
+    char addr[64];
+} fake[8];
+
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+                struct addrinfo **res)
+{
+    typedef int (*real_fn)(const char *, const char *, const struct addrinfo *,
+                           struct addrinfo **);
+    void *symbol = dlsym(RTLD_NEXT, "getaddrinfo");
+    real_fn real;
+    struct addrinfo numeric = {.ai_flags = AI_NUMERICHOST};
+
+    memcpy(&real, &symbol, sizeof(real)); /* POSIX: dlsym's pointer is callable */
+    if (hints != NULL) {
+        numeric.ai_socktype = hints->ai_socktype;
+        numeric.ai_protocol = hints->ai_protocol;
+    }
+    for (size_t i = 0; node != NULL && i < sizeof(fake) / sizeof(*fake); i++)
+        if (fake[i].name != NULL && strcmp(node, fake[i].name) == 0)
+            return real(fake[i].addr, service, &numeric, res);
+    return real(node, service, hints, res);
+}
+
+static void fake_name(size_t i, const char *name, const char *addr)
+{
+    fake[i].name = name;
+    snprintf(fake[i].addr, sizeof(fake[i].addr), "%s", addr);
+}
+
+/* An address of this machine's interfaces of `family` that is neither
+ * loopback nor link-local, or NULL. */
+static const char *own_address(int family)
+{
+    static char text[2][INET6_ADDRSTRLEN];
+    char *out = text[family == AF_INET6];
+    struct ifaddrs *list = NULL;
+
+    out[0] = '\0';
+    assert_int_equal(getifaddrs(&list), 0);
+    for (struct ifaddrs *i = list; i != NULL && out[0] == '\0'; i = i->ifa_next) {
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != family)
+            continue;
+        if (family == AF_INET) {
+            const struct in_addr *a = &((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
+            if ((ntohl(a->s_addr) >> 24) != 127 && (ntohl(a->s_addr) >> 16) != 0xA9FE)
+                inet_ntop(AF_INET, a, out, INET6_ADDRSTRLEN);
+        } else {
+            const struct in6_addr *a = &((const struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr;
+            if (!IN6_IS_ADDR_LOOPBACK(a) && !IN6_IS_ADDR_LINKLOCAL(a))
+                inet_ntop(AF_INET6, a, out, INET6_ADDRSTRLEN);
+        }
+    }
+    freeifaddrs(list);
+    return out[0] != '\0' ? out : NULL;
 }
 
 static void stop_server(void)
@@ -119,8 +197,8 @@ static int teardown(void **state)
 
 /* ---- Text with the server's ports ------------------------------------------------- */
 
-/* printf into one of many rotating buffers with "$P" the HTTP port and
- * "$T" the HTTPS one; fmt() also turns single quotes into double quotes
+/* printf into one of many rotating buffers with "$P" the HTTP port,
+ * "$T" the HTTPS one and "$A" the wildcard one; fmt() also turns single quotes into double quotes
  * (as js() does), txt() does not. The text lives until 64 more calls. */
 static const char *expand(bool quotes, const char *format, va_list ap)
 {
@@ -131,8 +209,9 @@ static const char *expand(bool quotes, const char *format, va_list ap)
     vsnprintf(raw, sizeof(raw), format, ap);
     size_t n = 0;
     for (const char *p = raw; *p != '\0' && n < sizeof(bufs[0]) - 8; p++) {
-        if (p[0] == '$' && (p[1] == 'P' || p[1] == 'T')) {
-            n += (size_t)snprintf(out + n, sizeof(bufs[0]) - n, "%d", p[1] == 'P' ? port : tls_port);
+        if (p[0] == '$' && (p[1] == 'P' || p[1] == 'T' || p[1] == 'A')) {
+            n += (size_t)snprintf(out + n, sizeof(bufs[0]) - n, "%d",
+                                  p[1] == 'P' ? port : p[1] == 'T' ? tls_port : any_port);
             p++;
         } else
             out[n++] = quotes && *p == '\'' ? '"' : *p;
@@ -410,67 +489,114 @@ static void ip_literals_and_localhost_only_when_listed(void **state)
     assert_int_equal(a.count, 0);
 }
 
-/* A name (not localhost, not a literal) that the host's resolver sends to
- * a loopback address, from /etc/hosts, or NULL. */
-static const char *loopback_name(void)
-{
-    static char name[256];
-    char line[512];
-    FILE *f = fopen("/etc/hosts", "r");
-
-    if (f == NULL)
-        return NULL;
-    name[0] = '\0';
-    while (name[0] == '\0' && fgets(line, sizeof(line), f) != NULL) {
-        char addr[64], host[256];
-        int used = 0;
-        if (line[0] == '#' || sscanf(line, "%63s%n", addr, &used) != 1 ||
-            strncmp(addr, "127.", 4) != 0)
-            continue;
-        for (char *p = line + used; sscanf(p, "%255s%n", host, &used) == 1; p += used)
-            if (strstr(host, "localhost") == NULL && strchr(host, '#') == NULL) {
-                snprintf(name, sizeof(name), "%s", host);
-                break;
-            }
-    }
-    fclose(f);
-    return name[0] != '\0' ? name : NULL;
-}
-
 /* A listed name that resolves to a loopback address reaches the host's
  * own services: refused at the connect, since only an entry that names
  * localhost or the address allows that. */
 static void a_name_resolving_to_loopback_is_refused(void **state)
 {
     (void)state;
-    const char *name = loopback_name();
-    if (name == NULL) {
-        print_message("skipped: /etc/hosts maps no name but localhost to 127.x\n");
-        skip();
+    fake_name(0, "loop.jpt.test", "127.0.0.1");
+    fake_name(1, "mapped.jpt.test", "::ffff:127.0.0.1");
+    static const char *const names[] = {"loop.jpt.test", "mapped.jpt.test"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *line = one(fmt("{'network':{'allow':['http://%s:$P/']}}", names[i]),
+                               "http.get", fmt("{'url':'http://%s:$P/hello'}", names[i]), NULL);
+        assert_string_equal(line, txt("http.get err -32001 http.get 'http://%s:$P/hello': its "
+                                      "host name resolves to %s (a loopback, link-local, "
+                                      "multicast, reserved or unspecified address), which a "
+                                      "host name may not reach: only a network.allow entry "
+                                      "naming the address itself does (\"private\": true on "
+                                      "an entry lets its host name reach private addresses)",
+                                      names[i], i == 0 ? "127.0.0.1" : "::ffff:127.0.0.1"));
     }
-    const char *line = one(fmt("{'network':{'allow':['http://%s:$P/']}}", name), "http.get",
-                           fmt("{'url':'http://%s:$P/hello'}", name), NULL);
-    assert_string_equal(line, txt("http.get err -32001 http.get 'http://%s:$P/hello': its host "
-                                  "name resolves to a local address (loopback, link-local or "
-                                  "unspecified), which only a network.allow entry naming "
-                                  "localhost or the address itself allows",
-                                  name));
+    memset(fake, 0, sizeof(fake));
 }
 
-static void local_addresses_are_recognised(void **state)
+/* Issue 15 §5: "A name that resolves to one of the machine's own
+ * non-loopback addresses … reaches a server bound to the wildcard
+ * address." Refused at the connect, for IPv4 and IPv6, whatever the
+ * entry; the address itself reached as a literal an entry names. A
+ * private address needs "private": true on an entry of its origin, and
+ * even then not one of this machine's. */
+static void a_name_resolving_to_this_machine_is_refused(void **state)
+{
+    (void)state;
+    const char *v4 = own_address(AF_INET), *v6 = own_address(AF_INET6);
+    if (v4 == NULL) {
+        print_message("skipped: this machine has no IPv4 address but loopback\n");
+        skip();
+    }
+    char literal[64];
+    snprintf(literal, sizeof(literal), "%s", v4);
+    fake_name(0, "self4.jpt.test", literal);
+    if (v6 != NULL)
+        fake_name(1, "self6.jpt.test", v6);
+    fake_name(2, "lan.jpt.test", "10.255.255.1");
+    /* The server answers on this address: as a literal an entry names. */
+    assert_starts(one(fmt("{'network':{'allow':['http://%s:$A/']}}", literal), "http.get",
+                      fmt("{'url':'http://%s:$A/hello'}", literal), NULL),
+                  "http.get ok {\"status\":200,");
+    const char *line = one(fmt("{'network':{'allow':['http://self4.jpt.test:$A/']}}"), "http.get",
+                           fmt("{'url':'http://self4.jpt.test:$A/hello'}"), NULL);
+    assert_string_equal(line, txt("http.get err -32001 http.get 'http://self4.jpt.test:$A/hello': "
+                                  "its host name resolves to %s (an address of this machine), "
+                                  "which a host name may not reach: only a network.allow entry "
+                                  "naming the address itself does (\"private\": true on an "
+                                  "entry lets its host name reach private addresses)",
+                                  literal));
+    /* "private" does not open this machine. */
+    assert_contains(one(fmt("{'network':{'allow':[{'url':'http://self4.jpt.test:$A/',"
+                            "'private':true}]}}"),
+                        "http.get", fmt("{'url':'http://self4.jpt.test:$A/hello'}"), NULL),
+                    "(an address of this machine)");
+    if (v6 != NULL) {
+        const char *sandbox = fmt("{'network':{'allow':['http://self6.jpt.test:$A/']}}");
+        line = one(sandbox, "http.get", fmt("{'url':'http://self6.jpt.test:$A/hello'}"), NULL);
+        assert_starts(line, "http.get err -32001 ");
+        assert_contains(line, txt("resolves to %s (a", v6));
+        line = one(fmt("{'network':{'allow':[{'url':'http://self6.jpt.test:$A/','private':true}]}}"),
+                   "http.get", fmt("{'url':'http://self6.jpt.test:$A/hello'}"), NULL);
+        assert_contains(line, txt("resolves to %s (an address of this machine)", v6));
+    }
+    /* A private address: refused unless the origin's entry says so (then
+     * the connect is tried: nothing answers there). */
+    line = one(fmt("{'network':{'allow':['http://lan.jpt.test:$A/']}}"), "http.get",
+               fmt("{'url':'http://lan.jpt.test:$A/hello'}"), NULL);
+    assert_contains(line, "resolves to 10.255.255.1 (a private address)");
+    line = one(fmt("{'network':{'allow':[{'url':'http://lan.jpt.test:$A/','private':true}],"
+                   "'timeout_ms':300}}"),
+               "http.get", fmt("{'url':'http://lan.jpt.test:$A/hello'}"), NULL);
+    assert_starts(line, "http.get err -32");
+    assert_null(strstr(line, "-32001"));
+    assert_null(strstr(line, "a private address"));
+    memset(fake, 0, sizeof(fake));
+}
+
+/* Issue 15 §5: what a host name may lead to, by class (http.h). */
+static void address_classes_are_recognised(void **state)
 {
     (void)state;
     struct sockaddr_in v4 = {.sin_family = AF_INET};
     struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+    enum { PUB = JPT__HTTP_ADDR_PUBLIC, PRIV = JPT__HTTP_ADDR_PRIVATE, LOC = JPT__HTTP_ADDR_LOCAL };
     static const struct {
         const char *addr;
-        bool local;
+        int cls;
     } cases[] = {
-        {"127.0.0.1", true},     {"127.255.1.2", true},       {"0.0.0.0", true},
-        {"169.254.169.254", true}, {"10.0.0.1", false},       {"192.168.1.1", false},
-        {"8.8.8.8", false},      {"::1", true},               {"::", true},
-        {"fe80::1", true},       {"::ffff:127.0.0.1", true},  {"::ffff:169.254.0.1", true},
-        {"::127.0.0.1", true},   {"::ffff:8.8.8.8", false},   {"2001:db8::1", false},
+        {"127.0.0.1", LOC},         {"127.255.1.2", LOC},        {"0.0.0.0", LOC},
+        {"0.1.2.3", LOC},           {"169.254.169.254", LOC},    {"224.0.0.1", LOC},
+        {"239.255.255.250", LOC},   {"255.255.255.255", LOC},    {"240.0.0.1", LOC},
+        {"10.0.0.1", PRIV},         {"172.16.0.1", PRIV},        {"172.31.255.255", PRIV},
+        {"192.168.1.1", PRIV},      {"100.64.0.1", PRIV},        {"100.127.255.255", PRIV},
+        {"198.18.0.1", PRIV},       {"192.0.0.170", PRIV},       {"172.32.0.1", PUB},
+        {"100.128.0.1", PUB},       {"8.8.8.8", PUB},            {"192.0.2.2", PUB},
+        {"::1", LOC},               {"::", LOC},                 {"fe80::1", LOC},
+        {"ff02::1", LOC},           {"fc00::1", PRIV},           {"fd00::2", PRIV},
+        {"fec0::1", PRIV},          {"::ffff:127.0.0.1", LOC},   {"::ffff:169.254.0.1", LOC},
+        {"::127.0.0.1", LOC},       {"::ffff:10.1.2.3", PRIV},   {"::ffff:8.8.8.8", PUB},
+        {"64:ff9b::7f00:1", LOC},   {"64:ff9b::a00:1", PRIV},    {"64:ff9b::808:808", PUB},
+        {"64:ff9b:1::808:808", PRIV}, {"2002:7f00:1::", LOC},    {"2002:c0a8:101::1", PRIV},
+        {"2002:808:808::1", PUB},   {"2001:db8::1", PUB},        {"2606:4700::1111", PUB},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
         const struct sockaddr *sa;
@@ -480,8 +606,9 @@ static void local_addresses_are_recognised(void **state)
             assert_int_equal(inet_pton(AF_INET6, cases[i].addr, &v6.sin6_addr), 1);
             sa = (const struct sockaddr *)&v6;
         }
-        if (jpt__http_address_is_local(sa) != cases[i].local)
-            fail_msg("%s: expected %s", cases[i].addr, cases[i].local ? "local" : "not local");
+        if (jpt__http_address_class(sa) != cases[i].cls)
+            fail_msg("%s: class %d, expected %d", cases[i].addr, jpt__http_address_class(sa),
+                     cases[i].cls);
     }
 }
 
@@ -647,43 +774,53 @@ static void keep_log(int level, const char *msg, void *ud)
     log_text[log_len] = '\0';
 }
 
-/* Fails if `text` holds the secret in any form a tool could decode: as it
- * is, JSON-escaped, URL-encoded, or any 8 characters of its base64 at any
- * alignment. */
-static void assert_no_secret(const char *text)
+/* Fails if p[0..n) holds the secret in any form a tool could decode: as
+ * it is or any 6 bytes of it, JSON-escaped, URL-encoded, in hex of either
+ * case, in UTF-16 of either byte order, or any 8 characters of its
+ * base64 at any alignment. */
+static void assert_no_secret_bytes(const char *p, size_t n)
 {
-    char *b64 = NULL;
-    static const char *const plain[] = {
-        SECRET,
-        "s3cr3t/value+with=chars\\\"&more",                 /* JSON */
-        "s3cr3t%2Fvalue%2Bwith%3Dchars%22%26more",          /* URL */
-        "s3cr3t",                                            /* any piece of it */
-        "value+with",
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } plain[] = {
+        {SECRET, sizeof(SECRET) - 1},
+        {"s3cr3t/value+with=chars\\\"&more", 31},              /* JSON */
+        {"s3cr3t%2Fvalue%2Bwith%3Dchars%22%26more", 39},        /* URL */
+        {"s3cr3t", 6},                                          /* any piece of it */
+        {"value+with", 10},
+        {"with=chars", 10},
+        {"733363723374", 12},                                   /* hex of "s3cr3t" */
+        {"2f76616c7565", 12},                                   /* hex of "/value" */
+        {"2F76616C7565", 12},
+        {"s\0003\000c\000r\0003\000t", 11},                     /* UTF-16 */
+        {"\0s\0003\000c\000r\0003\000", 11},
     };
     for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++)
-        if (strstr(text, plain[i]) != NULL)
-            fail_msg("'%s' leaked into:\n%s", plain[i], text);
+        if (memmem(p, n, plain[i].bytes, plain[i].len) != NULL)
+            fail_msg("'%.*s' leaked into:\n%.*s", (int)plain[i].len, plain[i].bytes, (int)n, p);
     for (int shift = 0; shift < 3; shift++) {
         /* base64 of the secret after `shift` bytes: its middle is the
          * secret's alone. */
         char cmd[256];
         snprintf(cmd, sizeof(cmd), "printf '%%s' '%.*s%s' | base64 -w0", shift, "xx",
                  "s3cr3t/value+with=chars\"&more");
-        FILE *p = popen(cmd, "r");
-        assert_non_null(p);
+        FILE *f = popen(cmd, "r");
+        assert_non_null(f);
         char enc[256] = "";
-        assert_non_null(fgets(enc, sizeof(enc), p));
-        pclose(p);
-        size_t n = strlen(enc);
-        for (size_t at = 4; at + 8 + 4 <= n; at++) {
-            char piece[9];
-            memcpy(piece, enc + at, 8);
-            piece[8] = '\0';
-            if (strstr(text, piece) != NULL)
-                fail_msg("base64 piece '%s' of the secret leaked into:\n%s", piece, text);
-        }
+        assert_non_null(fgets(enc, sizeof(enc), f));
+        pclose(f);
+        size_t len = strlen(enc);
+        for (size_t at = 4; at + 8 + 4 <= len; at++)
+            if (memmem(p, n, enc + at, 8) != NULL)
+                fail_msg("base64 piece '%.8s' of the secret leaked into:\n%.*s", enc + at,
+                         (int)n, p);
     }
-    free(b64);
+}
+
+static void assert_no_secret(const char *text)
+{
+    assert_no_secret_bytes(text, strlen(text));
 }
 
 static void a_header_variable_is_substituted_and_never_shown(void **state)
@@ -786,7 +923,8 @@ static void a_variable_not_allowed_is_an_error_naming_it(void **state)
         const char *value, *line;
     } cases[] = {
         {"${HOME}", "http.get err -32001 http.get 'http://127.0.0.1:$P/echo': header "
-                    "'Authorization': ${HOME} is not in network.envs"},
+                    "'Authorization': ${HOME} is not in network.envs nor in the envs of a "
+                    "network.allow entry"},
         {"x ${JPT_TEST_UNSET} y", "http.get err -32002 http.get 'http://127.0.0.1:$P/echo': "
                                   "header 'Authorization': ${JPT_TEST_UNSET} is not set in the "
                                   "host's environment"},
@@ -808,6 +946,265 @@ static void a_variable_not_allowed_is_an_error_naming_it(void **state)
                     cases[i].value),
                 NULL),
             txt("%s", cases[i].line));
+}
+
+/* The header `name` of an echo, or NULL. */
+static const char *echoed(json_t *echo, const char *name)
+{
+    return json_string_value(json_object_get(json_object_get(echo, "headers"), name));
+}
+
+/* The echo of a request that succeeded: the server's JSON, parsed. */
+static json_t *echo_of(const char *line)
+{
+    json_t *r = result_of(line);
+    json_t *echo = parse(json_string_value(json_object_get(r, "body")));
+    json_decref(r);
+    return echo;
+}
+
+#define AUTH_SECRET "'headers':[{'name':'Authorization','value':'${JPT_TEST_SECRET}'}]"
+
+/* Issue 15 §5: "Substitute secrets only for URLs that a policy rule naming
+ * that variable covers". An entry's "envs" names what it carries: a URL it
+ * covers gets the value (the server sees it, the tool does not); a URL of
+ * another entry of the same server gets an error naming the variable, and
+ * nothing is sent. A string entry carries network.envs, as before. */
+static void a_secret_goes_only_where_an_entry_naming_it_covers(void **state)
+{
+    (void)state;
+    char sandbox[512];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':[{'url':'http://127.0.0.1:$P/echo',"
+                 "'envs':['JPT_TEST_SECRET']},'http://127.0.0.1:$P/reflect']}}"));
+    json_t *echo = echo_of(one(sandbox, "http.get",
+                               fmt("{'url':'http://127.0.0.1:$P/echo'," AUTH_SECRET "}"), NULL));
+    assert_string_equal(echoed(echo, "Authorization"), "[REDACTED]");
+    json_decref(echo);
+    assert_string_equal(
+        one(sandbox, "http.get", fmt("{'url':'http://127.0.0.1:$P/reflect'," AUTH_SECRET "}"),
+            NULL),
+        txt("http.get err -32001 http.get 'http://127.0.0.1:$P/reflect': header "
+            "'Authorization': ${JPT_TEST_SECRET} is not sent to this URL: no network.allow "
+            "entry that covers it names the variable (a URL the policy asks about, or one "
+            "that an entry without the variable covers, gets no secret)"));
+    /* Without the variable, that URL is served. */
+    assert_starts(one(sandbox, "http.get", fmt("{'url':'http://127.0.0.1:$P/reflect'}"), NULL),
+                  "http.get ok {\"status\":200,");
+    /* The form configurations had before entries could name variables. */
+    echo = echo_of(one(fmt("{'network':{'allow':['http://127.0.0.1:$P/echo'],"
+                           "'envs':['JPT_TEST_SECRET']}}"),
+                       "http.get", fmt("{'url':'http://127.0.0.1:$P/echo'," AUTH_SECRET "}"),
+                       NULL));
+    assert_string_equal(echoed(echo, "Authorization"), "[REDACTED]");
+    json_decref(echo);
+}
+
+/* Issue 15 §5: "A ${VAR} header secret goes to any URL the user approves
+ * at the policy prompt; the prompt does not say a secret rides along." A
+ * URL the policy would ask about gets no secret: the request is refused
+ * before anyone is asked, and nothing is sent. (On the code before, the
+ * prompt approved it and the server on this machine's wildcard address
+ * got the value.) */
+static void an_asked_url_gets_no_secret(void **state)
+{
+    (void)state;
+    const char *v4 = own_address(AF_INET);
+    if (v4 == NULL) {
+        print_message("skipped: this machine has no IPv4 address but loopback\n");
+        skip();
+    }
+    fake_name(0, "asked.jpt.test", v4);
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':['http://127.0.0.1:$P/hello'],'envs':['JPT_TEST_SECRET']}}"));
+    asked a = {.decision = JPT_DECISION_ALLOW};
+    const char *line = one(sandbox, "http.get",
+                           fmt("{'url':'http://asked.jpt.test:$A/echo'," AUTH_SECRET "}"), &a);
+    assert_int_equal(a.count, 0);
+    assert_string_equal(line, txt("http.get err -32001 http.get 'http://asked.jpt.test:$A/echo': "
+                                  "header 'Authorization': ${JPT_TEST_SECRET} is not sent to "
+                                  "this URL: no network.allow entry that covers it names the "
+                                  "variable (a URL the policy asks about, or one that an entry "
+                                  "without the variable covers, gets no secret)"));
+    /* Without the secret the same URL is asked about (and then refused at
+     * the connect: the name leads to this machine). */
+    line = one(sandbox, "http.get", fmt("{'url':'http://asked.jpt.test:$A/echo'}"), &a);
+    assert_int_equal(a.count, 1);
+    assert_contains(line, "(an address of this machine)");
+    memset(fake, 0, sizeof(fake));
+}
+
+/* A redirect's hop gets only the headers whose variables its own entry
+ * carries (the origin is the same: the rule is the entry's, not the
+ * origin's), and a Location that holds a secret is never followed: the
+ * value would go wherever the hop goes. */
+static void a_redirect_hop_carries_only_what_its_entry_names(void **state)
+{
+    (void)state;
+    json_t *echo = echo_of(one(
+        fmt("{'network':{'allow':[{'url':'http://127.0.0.1:$P/redirect',"
+            "'envs':['JPT_TEST_SECRET']},'http://127.0.0.1:$P/echo'],'redirects':1}}"),
+        "http.get",
+        fmt("{'url':'http://127.0.0.1:$P/redirect?to=/echo','headers':["
+            "{'name':'X-Token','value':'${JPT_TEST_SECRET}'},{'name':'X-Plain','value':'seen'}]}"),
+        NULL));
+    assert_null(echoed(echo, "X-Token"));
+    assert_string_equal(echoed(echo, "X-Plain"), "seen");
+    json_decref(echo);
+    const char *line = one(
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'envs':['JPT_TEST_SECRET'],"
+            "'redirects':1}}"),
+        "http.get",
+        fmt("{'url':'http://127.0.0.1:$P/leak?to=/echo%%3Ft%%3D'," AUTH_SECRET "}"), NULL);
+    assert_string_equal(line, txt("http.get err -32001 http.get "
+                                  "'http://127.0.0.1:$P/leak?to=/echo%%3Ft%%3D': "
+                                  "'http://127.0.0.1:$P/leak?to=/echo%%3Ft%%3D' redirects to "
+                                  "'http://127.0.0.1:$P/echo?t=[REDACTED]', which is not "
+                                  "followed: the URL holds the value of a ${VAR} header"));
+}
+
+/* The body of a result, decoded from base64 when it came so. */
+static char *body_of(json_t *r, size_t *n)
+{
+    const char *body = json_string_value(json_object_get(r, "body"));
+    size_t len = json_string_length(json_object_get(r, "body"));
+    char *out = malloc(len + 1);
+
+    assert_non_null(body);
+    if (json_object_get(r, "encoding") != NULL)
+        assert_true(jpt__base64_decode(body, len, (unsigned char *)out, n));
+    else {
+        memcpy(out, body, len);
+        *n = len;
+    }
+    out[*n] = '\0';
+    return out;
+}
+
+/* Issue 15 §5: the server reflects the value in every form and encoding a
+ * server or program could (JSON with "\/" and "\u003c", Python's quote,
+ * HTML, hex of either case, UTF-16 of either byte order, base64 at each
+ * alignment and URL-safe, cut short by a byte or to its first 8 bytes;
+ * compressed with gzip, deflate, gzip twice; in the body, in a header, in
+ * an error status): the tool sees none of it, and a whole form is
+ * replaced exactly. */
+static void a_reflected_secret_reaches_the_tool_in_no_form(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *query;
+        bool exact; /* "before [REDACTED] after" */
+    } cases[] = {
+        {"form=raw&header=1", true},        {"form=json", true},
+        {"form=json-slash", true},          {"form=json-html", true},
+        {"form=quote&header=1", true},      {"form=quote-plus", true},
+        {"form=html", true},                {"form=hex&header=1", true},
+        {"form=HEX", true},                 {"form=utf16le", true},
+        {"form=utf16be", true},             {"form=b64-0&header=1", true},
+        {"form=b64-1", false},              {"form=b64-2", false},
+        {"form=b64url-1", false},           {"form=truncated&header=1", false},
+        {"form=truncated-json", false},     {"form=first8", false},
+        {"form=raw&enc=gzip", true},        {"form=raw&enc=deflate", true},
+        {"form=hex&enc=gzip-gzip", true},   {"form=utf16le&enc=gzip", true},
+        {"form=raw&code=500&header=1", true},
+    };
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'envs':['JPT_TEST_SECRET']}}"));
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        const char *line =
+            one(sandbox, "http.get",
+                fmt("{'url':'http://127.0.0.1:$P/reflect?%s'," AUTH_SECRET "}", cases[i].query),
+                NULL);
+        assert_no_secret(line);
+        json_t *r = result_of(line);
+        size_t n;
+        char *body = body_of(r, &n);
+        assert_no_secret_bytes(body, n);
+        if (cases[i].exact && strcmp(body, "before [REDACTED] after") != 0)
+            fail_msg("%s: the body is '%.*s'", cases[i].query, (int)n, body);
+        if (!cases[i].exact && (strncmp(body, "before ", 7) != 0 || strstr(body, MARK) == NULL))
+            fail_msg("%s: the body is '%.*s'", cases[i].query, (int)n, body);
+        if (strstr(cases[i].query, "header=1") != NULL)
+            assert_contains(line, "{\"name\":\"X-Reflect\",\"value\":\"" MARK);
+        free(body);
+        json_decref(r);
+    }
+    /* Encodings that cannot be decoded: refused, not passed on. */
+    const char *line = one(sandbox, "http.get",
+                           fmt("{'url':'http://127.0.0.1:$P/reflect?enc=te-gzip'," AUTH_SECRET "}"),
+                           NULL);
+    assert_string_equal(line, txt("http.get err -32603 http.get "
+                                  "'http://127.0.0.1:$P/reflect?enc=te-gzip': the request "
+                                  "failed: the response's Transfer-Encoding 'gzip' is refused: "
+                                  "only chunked is read"));
+    line = one(sandbox, "http.get",
+               fmt("{'url':'http://127.0.0.1:$P/reflect?enc=xyz'," AUTH_SECRET "}"), NULL);
+    assert_starts(line, "http.get err -32603 ");
+    assert_no_secret(line);
+}
+
+/* A server that keeps a value and shows it to a later request, which
+ * substitutes nothing — or to a process.run child that asks for it: every
+ * value the policy lends is scrubbed from every response and output. */
+static void a_value_kept_by_the_server_is_scrubbed_later(void **state)
+{
+    (void)state;
+    char *end = probe(
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'envs':['JPT_TEST_SECRET']},"
+            "'commands':{'python3':{}}}"),
+        fmt("{'ops':[{'method':'http.get','params':{'url':'http://127.0.0.1:$P/store',"
+            AUTH_SECRET "}},"
+            "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/recall'}},"
+            "{'method':'process.run','params':{'program':'python3','args':['-c',"
+            "'import urllib.request as u, sys; "
+            "sys.stdout.write(u.urlopen(\\\"http://127.0.0.1:$P/recall\\\").read().decode())']}}]}"),
+        NULL);
+    assert_starts(end, "ok: http.get ok {\"status\":200,");
+    assert_contains(end, "\"body\":\"recalled [REDACTED]\"}");
+    assert_contains(end, "process.run ok {\"stdout\":\"recalled [REDACTED]\"");
+    assert_no_secret(end);
+    free(end);
+}
+
+/* Issue 15 §5: "network.allow path prefixes are matched on the path as
+ * written: /api/%2e%2e/admin counts as under /api and is sent with the
+ * /api rule's credential, and a server that normalises the path (as nginx
+ * does) serves /admin." The server here reads paths leniently and says
+ * which path it received: what is matched is what it gets. */
+static void paths_are_matched_as_the_server_reads_them(void **state)
+{
+    (void)state;
+    char sandbox[256];
+    snprintf(sandbox, sizeof(sandbox), "%s",
+             fmt("{'network':{'allow':['http://127.0.0.1:$P/api'],'envs':['JPT_TEST_SECRET']}}"));
+    /* Decoded, "/api/%2e%2e/echo" is "/echo", outside the entry. */
+    const char *line = one(sandbox, "http.get",
+                           fmt("{'url':'http://127.0.0.1:$P/api/%%2e%%2e/echo'," AUTH_SECRET "}"),
+                           NULL);
+    assert_string_equal(line, txt("http.get err -32001 http.get "
+                                  "'http://127.0.0.1:$P/api/%%2e%%2e/echo': denied: an IP address "
+                                  "or localhost is allowed only where network.allow names it as "
+                                  "such"));
+    /* What is sent is the normalised path: the server gets "/api/echo". */
+    json_t *echo = echo_of(
+        one(sandbox, "http.get",
+            fmt("{'url':'http://127.0.0.1:$P/api/x/%%2E%%2e/%%65cho'," AUTH_SECRET "}"), NULL));
+    assert_string_equal(json_string_value(json_object_get(echo, "path")), "/api/echo");
+    assert_string_equal(echoed(echo, "Authorization"), "[REDACTED]");
+    json_decref(echo);
+    /* What a lenient server reads as another path is refused. */
+    static const char *const hidden[] = {
+        "/api/..%2fecho", "/api/..%2Fecho", "/api/..;/echo", "/api/x\\\\..\\\\..\\\\echo",
+        "/api/x%5c..%5c..%5cecho", "/api/%252e%252e/echo",
+    };
+    for (size_t i = 0; i < sizeof(hidden) / sizeof(*hidden); i++) {
+        line = one(sandbox, "http.get",
+                   fmt("{'url':'http://127.0.0.1:$P%s'," AUTH_SECRET "}", hidden[i]), NULL);
+        assert_starts(line, "http.get err -32602 ");
+        assert_contains(line, "'url' is not a valid URL (its path hides a dot segment");
+    }
 }
 
 /* ---- Requests and responses ------------------------------------------------------- */
@@ -994,7 +1391,8 @@ int main(void)
         cmocka_unit_test(userinfo_is_refused),
         cmocka_unit_test(ip_literals_and_localhost_only_when_listed),
         cmocka_unit_test(a_name_resolving_to_loopback_is_refused),
-        cmocka_unit_test(local_addresses_are_recognised),
+        cmocka_unit_test(a_name_resolving_to_this_machine_is_refused),
+        cmocka_unit_test(address_classes_are_recognised),
         cmocka_unit_test(redirects_are_not_followed_by_default),
         cmocka_unit_test(each_redirect_hop_is_checked_again),
         cmocka_unit_test(a_redirected_post_follows_the_status),
@@ -1004,6 +1402,12 @@ int main(void)
         cmocka_unit_test(a_header_variable_is_substituted_and_never_shown),
         cmocka_unit_test(credentials_stay_with_their_origin),
         cmocka_unit_test(a_variable_not_allowed_is_an_error_naming_it),
+        cmocka_unit_test(a_secret_goes_only_where_an_entry_naming_it_covers),
+        cmocka_unit_test(an_asked_url_gets_no_secret),
+        cmocka_unit_test(a_redirect_hop_carries_only_what_its_entry_names),
+        cmocka_unit_test(a_reflected_secret_reaches_the_tool_in_no_form),
+        cmocka_unit_test(a_value_kept_by_the_server_is_scrubbed_later),
+        cmocka_unit_test(paths_are_matched_as_the_server_reads_them),
         cmocka_unit_test(a_binary_body_comes_as_base64),
         cmocka_unit_test(a_post_sends_its_body_and_only_the_headers_written),
         cmocka_unit_test(bad_headers_are_refused),

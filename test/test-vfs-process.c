@@ -434,6 +434,50 @@ static void forwarded_values_are_scrubbed_from_stdout_and_stderr(void **state)
     json_decref(r);
 }
 
+/* Issue 15 §5: the forms the scrubber of before missed — hex of either
+ * case, UTF-16 of either byte order, HTML escaping, the value cut short by
+ * a byte, its first 8 bytes — on stdout and stderr, and a timed-out run's
+ * stderr in the error's data: none reaches the tool. */
+static void forwarded_values_are_scrubbed_in_every_form(void **state)
+{
+    (void)state;
+    static const char script[] =
+        "import html, os, sys\n"
+        "v = os.environ['JPT_TEST_SECRET']\n"
+        "out = sys.stdout.buffer\n"
+        "for form in [v.encode().hex(), v.encode().hex().upper(), html.escape(v)]:\n"
+        "    out.write(b'<' + form.encode() + b'>\\n')\n"
+        "out.write(b'<' + v.encode('utf-16-le') + b'>\\n<' + v.encode('utf-16-be') + b'>\\n')\n"
+        "out.write(b'first8:' + v[:8].encode() + b'\\n')\n"
+        "out.flush()\n"
+        "sys.stderr.write('cut:' + v[:-1])\n";
+    const char *args[] = {"-c", script};
+    json_t *params = params_argv("python3", args, 2);
+    json_object_set_new(params, "envs", json_pack("[s]", "JPT_TEST_SECRET"));
+    json_t *r = run_ok("{'commands':{'python3':{'envs':['JPT_TEST_SECRET']}}}", params, NULL);
+    assert_string_member(r, "stdout",
+                         "<" MARK ">\n<" MARK ">\n<" MARK ">\n<" MARK ">\n<" MARK ">\n"
+                         "first8:" MARK);
+    assert_string_member(r, "stderr", "cut:" MARK);
+    json_decref(r);
+
+    /* Timed out: what it wrote comes as the error's data, scrubbed. */
+    json_t *slow = sh("printf 'cut:%s' \"${JPT_TEST_SECRET%?}\" >&2; exec sleep 30");
+    json_object_set_new(slow, "envs", json_pack("[s]", "JPT_TEST_SECRET"));
+    char *line = run_one("{'commands':{'sh':{'envs':['JPT_TEST_SECRET'],'timeout_ms':500}}}",
+                         slow, NULL);
+    static const char expected[] =
+        "process.run err -32004 process.run 'sh': timed out after 500 ms: its process group "
+        "was killed data ";
+    if (strncmp(line, expected, sizeof(expected) - 1) != 0)
+        fail_msg("expected a timeout, got: %s", line);
+    json_t *data = parse(line + sizeof(expected) - 1);
+    assert_string_member(data, "stderr", "cut:" MARK);
+    json_decref(data);
+    assert_null(strstr(line, "s3cret"));
+    free(line);
+}
+
 /* ---- Limits ---------------------------------------------------------------------------- */
 
 static void a_timeout_kills_the_process_group_grandchild_too(void **state)
@@ -675,6 +719,7 @@ int main(void)
         cmocka_unit_test(a_program_without_a_rule_is_denied_or_asked),
         cmocka_unit_test(variables_must_be_listed_to_be_forwarded),
         cmocka_unit_test(forwarded_values_are_scrubbed_from_stdout_and_stderr),
+        cmocka_unit_test(forwarded_values_are_scrubbed_in_every_form),
         cmocka_unit_test(a_timeout_kills_the_process_group_grandchild_too),
         cmocka_unit_test(output_beyond_the_limit_is_cut_with_a_note),
         cmocka_unit_test(a_workspace_without_a_directory_cannot_run_processes),

@@ -317,17 +317,24 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *                        request no rule covers (D11: "requests that are not
  *                        covered by the sandbox config … trigger an inquiry
  *                        prompt").
- *   network.allow        array of http:// or https:// URL prefixes (a host,
- *                        no user information, query or fragment): a URL
- *                        with an entry's scheme, host and port whose path
- *                        is the entry's path or beneath it by whole
- *                        segments is allowed ("https://api.example.com/v1"
- *                        covers ".../v1" and ".../v1/x", never ".../v10");
- *                        see "URLs" below.
+ *   network.allow        array of entries, each an http:// or https:// URL
+ *                        prefix (a host, no user information, query or
+ *                        fragment), or an object {"url": prefix, "envs":
+ *                        [names], "private": boolean} (only "url"
+ *                        required): a URL with an entry's scheme, host and
+ *                        port whose path is the entry's path or beneath it
+ *                        by whole segments is allowed
+ *                        ("https://api.example.com/v1" covers ".../v1" and
+ *                        ".../v1/x", never ".../v10"); see "URLs" below.
+ *                        An object's "envs" are the variables a URL it
+ *                        covers carries (see "Secrets"); "private": true
+ *                        lets host names of its origin reach private
+ *                        addresses (see "URLs").
  *   network.envs         array of environment variable names (letters,
- *                        digits, '_', not starting with a digit) that http
- *                        header values may substitute (${VAR}); see
- *                        "Secrets" below.
+ *                        digits, '_', not starting with a digit) that the
+ *                        string entries of network.allow carry: ${VAR} in
+ *                        an http header value; see "Secrets" below. (An
+ *                        object entry carries its own "envs" instead.)
  *   network.redirects    0 to 20: the redirects http.* follow (default 0:
  *                        a 3xx response is the result, its Location header
  *                        included). Each hop is checked as a request is;
@@ -380,34 +387,67 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *
  * URLs (network.allow, http.get, http.post) are read by libcurl's own
  * parser (curl_url), the one the transfer uses: scheme and host compared
- * in lower case, the scheme's default port filled in, dot segments
- * removed, percent-encoding kept as written (".../a%2Fb" is one segment
- * and matches no entry ".../a"). Refused outright, never asked: a scheme
- * other than http and https; user information ("https://allowed@evil/"
- * names the host evil); an IP address or a localhost name ("localhost",
- * "x.localhost") that no entry names as such. libcurl reads the decimal,
- * octal and hexadecimal forms of an IPv4 address ("2130706433",
- * "0177.0.0.1") as the dotted one, which is then the address compared;
- * an IPv4-mapped IPv6 address ("[::ffff:127.0.0.1]") is a literal of its
- * own. A host name is refused when it resolves to a loopback, unspecified
- * or link-local address (127.0.0.0/8, 0.0.0.0/8, 169.254.0.0/16, ::1, ::,
- * fe80::/10, and their IPv4-mapped forms), checked on the address libcurl
- * connects to: only an entry naming localhost or the address allows
- * those. Any other URL no entry covers is not covered: the `uncovered`
- * verdict (asked by default).
+ * in lower case, the scheme's default port filled in. The path is
+ * normalised as RFC 3986 §6.2.2 says — escapes of unreserved characters
+ * decoded (".../%61pi" is ".../api", ".../%2e%2e/" is ".../../"), then dot
+ * segments removed — and the normalised path is both what is compared and
+ * what is sent, so a server that normalises paths serves the path the
+ * policy judged: "/api/%2e%2e/admin" is "/admin", not under "/api". Other
+ * escapes are kept (".../a%2Fb" is one segment and matches no entry
+ * ".../a"; libcurl writes their hex digits in lower case). Refused as not
+ * a valid URL (-32602; in network.allow, the configuration), because
+ * servers read it as another path: a path that a lenient reading — '\'
+ * as '/', "%2F" and "%5C" decoded, up to three rounds of percent-decoding,
+ * ";…" parameters dropped, empty segments merged — turns into one with a
+ * segment of only dots ("..%2f", "..;/", "x\..\", "%252e%252e", "...");
+ * an encoded NUL byte; overlong UTF-8 ("%c0%ae"); a '%' without two hex
+ * digits; a path encoded more than three times over. Refused outright,
+ * never asked: a scheme other than http and https; user information
+ * ("https://allowed@evil/" names the host evil); an IP address or a
+ * localhost name ("localhost", "x.localhost") that no entry names as
+ * such. libcurl reads the decimal, octal and hexadecimal forms of an IPv4
+ * address ("2130706433", "0177.0.0.1") as the dotted one, which is then
+ * the address compared; an IPv4-mapped IPv6 address ("[::ffff:127.0.0.1]")
+ * is a literal of its own. A host name is checked on every address libcurl
+ * connects to (at the connect, so that no DNS answer — a rebinding one
+ * included — leads elsewhere): refused are this machine's own addresses
+ * (every interface's, IPv4 and IPv6), loopback, unspecified, link-local,
+ * multicast and reserved ones (0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16,
+ * 224.0.0.0/3; ::, ::1, fe80::/10, ff00::/8), and private ones (10.0.0.0/8,
+ * 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 198.18.0.0/15,
+ * 192.0.0.0/24; fc00::/7, fec0::/10) unless an entry of the URL's origin
+ * says "private": true; an IPv6 address that carries an IPv4 one
+ * (::ffff:a.b.c.d, ::a.b.c.d, NAT64's 64:ff9b::/96 and 64:ff9b:1::/48,
+ * 6to4's 2002::/16) counts as that one. Only an entry naming an address or
+ * localhost as such reaches those (-32001 names the address and why). Any
+ * other URL no entry covers is not covered: the `uncovered` verdict (asked
+ * by default).
  *
  * Secrets. ${NAME} in an http header value is replaced by the value of the
- * host's own environment variable NAME when network.envs lists it. A
- * name not listed (-32001), not set (-32002), a value shorter than 8 bytes
- * or holding a control character other than a tab (-32602), or a "${"
- * without a name and '}' (-32602) fails the request with a message that
- * names the variable, never its value. A value shorter than 8 bytes is
- * refused rather than sent, as it could not be kept from the tool without
- * mangling ordinary text. The tool never sees a value substituted: every
- * one is replaced by "[REDACTED]" — as it is, JSON-escaped, URL-encoded
- * and base64-encoded (at any alignment in longer base64 text) — in the
- * response's headers and body, in error messages and in redirect URLs
- * before they reach the tool; jptool logs no header value.
+ * host's own environment variable NAME, only for a URL that a
+ * network.allow entry naming NAME covers: an object entry's "envs", or
+ * network.envs for a string entry (the form configurations had before
+ * entries could name variables, which stays: it sends the variables to
+ * the URLs the configuration lists, and no longer to others). A URL the
+ * policy would ask about never carries one: the request is refused before
+ * anyone is asked (the prompt cannot approve a secret it does not show).
+ * A name no entry names, or none that covers the URL (-32001), not set
+ * (-32002), a value shorter than 8 bytes or holding a control character
+ * other than a tab (-32602), or a "${" without a name and '}' (-32602)
+ * fails the request with a message that names the variable, never its
+ * value. A value shorter than 8 bytes is refused rather than sent, as it
+ * could not be kept from the tool without mangling ordinary text. A
+ * redirect's hop gets a header holding ${NAME} only when an entry naming
+ * NAME covers the hop (and never on another origin, nor Authorization and
+ * Cookie); a redirect whose URL holds a value substituted is not followed
+ * (-32001). The tool never sees a value the policy lends — any variable
+ * named in network.envs, an entry's "envs" or a commands rule's "envs"
+ * (PATH aside), whether or not the request at hand used it (a server may
+ * keep a value and show it later): the response's headers and body
+ * (decoded first, see "HTTP" below), error messages and redirect URLs go
+ * through the streaming scrubber described under process.run (the one
+ * process output goes through), before they reach the tool; jptool logs
+ * no header value.
  *
  * Path prefixes in filesystem.allow, .writable and .deny are normalised
  * like jpt_policy_normalize_path() ("./src/" is "src"; "", absolute paths
@@ -785,21 +825,38 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     and reaped, and a cancelled tool's process.run requests answer
  *     -32005.
  *   - Secret scrubbing (D11, RFD 016): before anything else sees them,
- *     stdout and stderr have every forwarded value (PATH's aside) replaced
- *     by "[REDACTED]", and also its JSON-escaped forms (with and without
- *     "\/", \uXXXX for non-ASCII, \u003c-style HTML escapes, either hex
- *     case), its URL-encoded forms (%XX in either case, '/' kept or not,
- *     '+' for space, !'()* kept or not) and its base64 forms (standard and
- *     URL-safe alphabets, padded or not, and the characters the value
- *     alone decides at each alignment inside longer base64 data). A value
+ *     stdout and stderr have every value the policy lends (those
+ *     forwarded, and those of every other variable a commands rule or the
+ *     network section names, PATH's aside: a child may find one a server
+ *     kept) replaced by "[REDACTED]" — one streaming scrubber, the same
+ *     that http responses and every error message a tool gets go through
+ *     — in every form: as it is; JSON-escaped (with and without "\/", \uXXXX for
+ *     non-ASCII, \u003c-style HTML escapes, either hex case); URL-encoded
+ *     (%XX in either case, '/' kept or not, '+' for space, !'()* kept or
+ *     not); HTML-escaped (&quot; &#x27;, &#34; &#39;, or only & < >); in
+ *     hexadecimal of either case; in UTF-16 of either byte order (a UTF-8
+ *     value); in base64 (standard and URL-safe alphabets, padded or not,
+ *     and the characters the value alone decides at each alignment inside
+ *     longer base64 data: the at most two characters at each end that mix
+ *     in neighbouring bytes, at most 4 bits of the value's first and last
+ *     byte, stay). A value cut short is redacted too: wherever a form's
+ *     start that encodes the value's first 8 bytes (7 for a value of 8)
+ *     appears, the text from there is redacted up to the end of the
+ *     longest whole form found there, or, without one, as far as the
+ *     longest form beginning there would reach, whatever those bytes are
+ *     — so what a tool sees depends on them only through whether they
+ *     complete the value, and a tool that reflects its guesses learns at
+ *     most the value's first 8 bytes, by guessing them together. The cost:
+ *     where a value begins with ordinary text ("https://" of a URL), that
+ *     text and what follows it are redacted wherever they appear. A value
  *     split across two reads is found all the same; overlapping
- *     occurrences become one "[REDACTED]", so the longest wins and no byte
- *     of either survives. Values shorter than 8 bytes are NOT scrubbed:
- *     they are ordinary words of any output ("1", "true", "dev"), and
- *     replacing them would mangle it. Scrubbing takes time linear in the
- *     output and holds back at most the longest form's length. It is a
- *     last line of defence, not a sandbox: a process can always transform
- *     a value some other way (reverse it, hex-encode it) before printing.
+ *     redactions become one "[REDACTED]", so no byte of either survives.
+ *     Values shorter than 8 bytes are NOT scrubbed: they are ordinary
+ *     words of any output ("1", "true", "dev"), and replacing them would
+ *     mangle it. Scrubbing takes time linear in the output and holds back
+ *     at most the longest form's length. It is a last line of defence,
+ *     not a sandbox: a process can always transform a value some other
+ *     way (reverse it, encrypt it, compress it) before printing.
  *   - Each of stdout and stderr is kept up to commands.<program>
  *     .output_limit bytes (default JPT_VFS_PROCESS_OUTPUT_LIMIT): the first
  *     and the last halves, the middle replaced by "[… N bytes omitted …]";
@@ -832,8 +889,13 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  * own (its threaded resolver): the one place where threads run, and no
  * jptool code runs on them. TLS peer and host verification is always on;
  * no proxy is used (the *_proxy environment variables are ignored); no
- * cookies are kept; a response's Content-Encoding is passed through, not
- * decoded.
+ * cookies are kept. HTTP: a response's body is decoded (Accept-Encoding
+ * announces what this libcurl decodes: gzip, deflate, br, zstd on Debian),
+ * so that what is scrubbed is what the tool could read; its headers stay
+ * as received (Content-Encoding and Content-Length describe the encoded
+ * body). An unknown Content-Encoding, or a Transfer-Encoding other than
+ * chunked, fails the request (-32603) rather than pass bytes the scrubber
+ * cannot read.
  *   Request params: "url"; "headers", an array of {"name", "value"} (at
  *   most 100, 64 KiB in all; Host, Content-Length, Transfer-Encoding,
  *   Connection, Upgrade, TE, Trailer, Keep-Alive and Proxy-* are the

@@ -1,6 +1,7 @@
 /* The common room's internal interface: allocation through the host's hook,
  * per-object error text, logging, growable byte buffers, UTF-8 helpers and
- * the jansson glue. Never installed. */
+ * the jansson glue (json.h), and the streaming secret scrubber (scrub.h).
+ * Never installed. */
 #ifndef JPT_LIB_COMMON_H
 #define JPT_LIB_COMMON_H
 

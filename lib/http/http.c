@@ -5,10 +5,13 @@
  * the multi (curl_multi_socket_action) and collect finished transfers,
  * whose ends are reported from deferred calls. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -38,13 +41,17 @@ struct jpt__http_xfer {
     CURL *easy;
     CURLU *url;
     bool in_multi;
-    bool local_ok;
-    bool local_refused;  /* the opensocket callback refused an address */
+    int reach;           /* JPT__HTTP_ADDR_*: the most local class allowed */
+    bool refused;        /* the opensocket callback refused an address */
+    char refused_why[INET6_ADDRSTRLEN + 80]; /* the last one, and why */
+    char bad_coding[64]; /* a Transfer-Encoding refused, or "" */
     bool too_large;
     bool nomem;
     bool in_interim;     /* reading a 1xx response's headers */
     size_t max_bytes, seen_bytes;
     jpt__http_response resp;
+    const jpt__scrub_set *secrets;
+    jpt__scrubber scrub; /* the body, into resp.body */
     char errbuf[CURL_ERROR_SIZE];
     jpt__http_done_fn done;
     void *ud;
@@ -158,41 +165,149 @@ static void on_timer(jpt__timer *t)
 
 /* ---- Addresses ------------------------------------------------------------------------ */
 
-static bool ipv4_is_local(const unsigned char *a)
+static bool in4(const unsigned char *a, unsigned b0, unsigned b1, unsigned bits)
 {
-    return a[0] == 0 || a[0] == 127 || (a[0] == 169 && a[1] == 254);
+    uint32_t x = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
+    uint32_t net = (uint32_t)b0 << 24 | (uint32_t)b1 << 16;
+
+    return (x >> (32 - bits)) == (net >> (32 - bits));
 }
 
-bool jpt__http_address_is_local(const struct sockaddr *a)
+static int class4(const unsigned char *a)
+{
+    if (a[0] == 0 || a[0] == 127 || in4(a, 169, 254, 16) || a[0] >= 224)
+        return JPT__HTTP_ADDR_LOCAL;
+    if (a[0] == 10 || in4(a, 172, 16, 12) || in4(a, 192, 168, 16) || in4(a, 100, 64, 10) ||
+        in4(a, 198, 18, 15) || (a[0] == 192 && a[1] == 0 && a[2] == 0))
+        return JPT__HTTP_ADDR_PRIVATE;
+    return JPT__HTTP_ADDR_PUBLIC;
+}
+
+/* The IPv4 address an IPv6 one carries (see http.h), or NULL; *floor the
+ * least class its prefix implies. */
+static const unsigned char *embedded4(const struct in6_addr *in6, int *floor)
+{
+    static const unsigned char nat64[12] = {0x00, 0x64, 0xff, 0x9b};
+    static const unsigned char nat64_local[6] = {0x00, 0x64, 0xff, 0x9b, 0x00, 0x01};
+    const unsigned char *b = in6->s6_addr;
+
+    *floor = JPT__HTTP_ADDR_PUBLIC;
+    if (IN6_IS_ADDR_V4MAPPED(in6) || (IN6_IS_ADDR_V4COMPAT(in6)) || memcmp(b, nat64, 12) == 0)
+        return b + 12;
+    if (memcmp(b, nat64_local, 6) == 0) {
+        *floor = JPT__HTTP_ADDR_PRIVATE;
+        return b + 12;
+    }
+    if (b[0] == 0x20 && b[1] == 0x02)
+        return b + 2;
+    return NULL;
+}
+
+int jpt__http_address_class(const struct sockaddr *a)
 {
     if (a->sa_family == AF_INET) {
         const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)a;
-        return ipv4_is_local((const unsigned char *)&in->sin_addr);
+        return class4((const unsigned char *)&in->sin_addr);
     }
     if (a->sa_family != AF_INET6)
-        return false;
+        return JPT__HTTP_ADDR_LOCAL; /* not an Internet address at all */
     const struct in6_addr *in6 = &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr;
     const unsigned char *b = in6->s6_addr;
-    if (IN6_IS_ADDR_UNSPECIFIED(in6) || IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_LINKLOCAL(in6))
-        return true;
-    /* ::ffff:a.b.c.d and the deprecated ::a.b.c.d reach the IPv4 address. */
-    if (IN6_IS_ADDR_V4MAPPED(in6) || IN6_IS_ADDR_V4COMPAT(in6))
-        return ipv4_is_local(b + 12);
-    return false;
+    int floor;
+    if (IN6_IS_ADDR_UNSPECIFIED(in6) || IN6_IS_ADDR_LOOPBACK(in6) ||
+        IN6_IS_ADDR_LINKLOCAL(in6) || IN6_IS_ADDR_MULTICAST(in6))
+        return JPT__HTTP_ADDR_LOCAL;
+    if ((b[0] & 0xfe) == 0xfc || IN6_IS_ADDR_SITELOCAL(in6))
+        return JPT__HTTP_ADDR_PRIVATE;
+    const unsigned char *v4 = embedded4(in6, &floor);
+    if (v4 == NULL)
+        return JPT__HTTP_ADDR_PUBLIC;
+    int c = class4(v4);
+    return c > floor ? c : floor;
+}
+
+/* The address as an IPv4 one when it is or carries one (4 bytes), else
+ * its IPv6 bytes (16); 0 for another family. */
+static size_t address_bytes(const struct sockaddr *a, const unsigned char **bytes)
+{
+    int floor;
+
+    if (a->sa_family == AF_INET) {
+        *bytes = (const unsigned char *)&((const struct sockaddr_in *)(const void *)a)->sin_addr;
+        return 4;
+    }
+    if (a->sa_family != AF_INET6)
+        return 0;
+    const struct in6_addr *in6 = &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr;
+    if ((*bytes = embedded4(in6, &floor)) != NULL)
+        return 4;
+    *bytes = in6->s6_addr;
+    return 16;
+}
+
+int jpt__http_address_is_own(const struct sockaddr *a)
+{
+    const unsigned char *want, *have;
+    size_t n = address_bytes(a, &want);
+    struct ifaddrs *list = NULL;
+    int own = 0;
+
+    if (n == 0)
+        return 0;
+    if (getifaddrs(&list) < 0)
+        return JPT_ERR_IO;
+    for (const struct ifaddrs *i = list; i != NULL && !own; i = i->ifa_next)
+        own = i->ifa_addr != NULL && address_bytes(i->ifa_addr, &have) == n &&
+              memcmp(want, have, n) == 0;
+    freeifaddrs(list);
+    return own;
+}
+
+/* Why `reach` refuses the address: a phrase, or NULL when it allows it. */
+static const char *refusal(int reach, const struct sockaddr *a)
+{
+    if (reach >= JPT__HTTP_ADDR_LOCAL)
+        return NULL;
+    int c = jpt__http_address_class(a);
+    if (c == JPT__HTTP_ADDR_LOCAL)
+        return "a loopback, link-local, multicast, reserved or unspecified address";
+    if (c > reach)
+        return "a private address";
+    int own = jpt__http_address_is_own(a);
+    return own > 0   ? "an address of this machine"
+           : own < 0 ? "an address that could not be compared with this machine's own"
+                     : NULL;
+}
+
+/* The address in its usual text ("192.0.2.1", "fd00::2"). */
+static void address_text(const struct sockaddr *a, char *out, size_t cap)
+{
+    const void *bytes = NULL;
+
+    if (a->sa_family == AF_INET)
+        bytes = &((const struct sockaddr_in *)(const void *)a)->sin_addr;
+    else if (a->sa_family == AF_INET6)
+        bytes = &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr;
+    if (bytes == NULL || inet_ntop(a->sa_family, bytes, out, (socklen_t)cap) == NULL)
+        snprintf(out, cap, "an address of family %d", a->sa_family);
 }
 
 /* CURLOPT_OPENSOCKETFUNCTION: the address libcurl resolved, before it
- * connects. */
+ * connects (each address it tries, so a DNS answer that changes between
+ * lookups changes nothing). */
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
     jpt__http_xfer *x = clientp;
+    const char *why = refusal(x->reach, &a->addr);
 
     (void)purpose;
-    if (!x->local_ok && jpt__http_address_is_local(&a->addr)) {
-        x->local_refused = true;
-        return CURL_SOCKET_BAD;
-    }
-    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (why == NULL)
+        return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    address_text(&a->addr, x->refused_why, sizeof(x->refused_why));
+    size_t n = strlen(x->refused_why);
+    snprintf(x->refused_why + n, sizeof(x->refused_why) - n, " (%s)", why);
+    x->refused = true;
+    return CURL_SOCKET_BAD;
 }
 
 /* CURLOPT_CLOSESOCKETFUNCTION: a connection may outlive its transfer in
@@ -216,13 +331,19 @@ static bool count(jpt__http_xfer *x, size_t n)
     return true;
 }
 
+static int keep_body(void *ud, const char *p, size_t n)
+{
+    return jpt__buf_append(ud, p, n);
+}
+
+/* The body, decoded, through the scrubber. */
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
     jpt__http_xfer *x = ud;
 
     if (!count(x, n))
         return 0; /* CURLE_WRITE_ERROR ends the transfer */
-    if (jpt__buf_append(&x->resp.body, p, n) < 0) {
+    if (jpt__scrubber_feed(&x->scrub, p, n) < 0) {
         x->nomem = true;
         return 0;
     }
@@ -280,6 +401,34 @@ static int fold_header(jpt__http_response *r, const char *p, size_t n)
     return rc;
 }
 
+/* A Transfer-Encoding of anything but chunked and identity: the first
+ * such coding into x->bad_coding. libcurl decodes one it did not ask for
+ * in some versions and passes it on raw in others, where the scrubber
+ * would see compressed bytes. */
+static bool refuse_coding(jpt__http_xfer *x, const char *p, size_t len)
+{
+    static const char name[] = "transfer-encoding:";
+    size_t at = sizeof(name) - 1;
+
+    if (len < at || strncasecmp(p, name, at) != 0)
+        return false;
+    while (at < len) {
+        while (at < len && (p[at] == ' ' || p[at] == '\t' || p[at] == ','))
+            at++;
+        size_t start = at;
+        while (at < len && p[at] != ',' && p[at] != ' ' && p[at] != '\t')
+            at++;
+        size_t k = at - start;
+        if (k == 0 || (k == 7 && strncasecmp(p + start, "chunked", 7) == 0) ||
+            (k == 8 && strncasecmp(p + start, "identity", 8) == 0))
+            continue;
+        snprintf(x->bad_coding, sizeof(x->bad_coding), "%.*s", (int)(k < 40 ? k : 40),
+                 p + start);
+        return true;
+    }
+    return false;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
     jpt__http_xfer *x = ud;
@@ -301,6 +450,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         r->nheaders = 0;
     } else if (x->in_interim || len == 0)
         ;
+    else if (refuse_coding(x, p, len))
+        return 0;
     else if (is_space(p[0]))
         rc = fold_header(r, p, len);
     else
@@ -321,6 +472,30 @@ static void on_report(jpt__defer *d)
     x->done(x, x->ud);
 }
 
+/* The headers' names and values scrubbed, each whole. */
+static int scrub_headers(jpt__http_xfer *x)
+{
+    jpt__http_response *r = &x->resp;
+    jpt__buf clean = JPT__BUF_INIT;
+    const char *h = r->headers.data;
+    int rc = JPT_OK;
+
+    if (jpt__scrub_set_empty(x->secrets) || r->nheaders == 0)
+        return JPT_OK;
+    for (size_t i = 0; i < 2 * r->nheaders && rc == JPT_OK; i++) {
+        size_t n = strlen(h);
+        if ((rc = jpt__scrub(x->secrets, h, n, &clean, NULL)) == JPT_OK)
+            rc = jpt__buf_putc(&clean, '\0');
+        h += n + 1;
+    }
+    if (rc == JPT_OK) {
+        jpt__buf_free(&r->headers);
+        r->headers = clean;
+    } else
+        jpt__buf_free(&clean);
+    return rc;
+}
+
 /* Fills the response of a finished transfer and schedules its report. */
 static void finish(jpt__http_xfer *x, CURLcode res)
 {
@@ -328,6 +503,8 @@ static void finish(jpt__http_xfer *x, CURLcode res)
     char *location = NULL;
 
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &r->code);
+    if (res == CURLE_OK && (jpt__scrubber_finish(&x->scrub) < 0 || scrub_headers(x) < 0))
+        res = CURLE_OUT_OF_MEMORY;
     if (res == CURLE_OK) {
         r->status = JPT_OK;
         if (curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &location) == CURLE_OK &&
@@ -341,9 +518,15 @@ static void finish(jpt__http_xfer *x, CURLcode res)
                  x->max_bytes);
     } else if (res == CURLE_OPERATION_TIMEDOUT)
         r->status = JPT_ERR_TIMEOUT;
-    else if (x->local_refused && res == CURLE_COULDNT_CONNECT)
+    else if (x->refused && res == CURLE_COULDNT_CONNECT) {
         r->status = JPT_ERR_DENIED;
-    else
+        snprintf(r->error, sizeof(r->error), "%s", x->refused_why);
+    } else if (x->bad_coding[0] != '\0') {
+        r->status = JPT_ERR_IO;
+        snprintf(r->error, sizeof(r->error),
+                 "the response's Transfer-Encoding '%s' is refused: only chunked is read",
+                 x->bad_coding);
+    } else
         r->status = JPT_ERR_IO;
     if (r->status != JPT_OK && r->error[0] == '\0')
         snprintf(r->error, sizeof(r->error), "%s",
@@ -466,6 +649,8 @@ static CURLcode set_options(jpt__http_xfer *x, const jpt__http_request *req)
     SET(CURLOPT_CLOSESOCKETFUNCTION, close_socket);
     SET(CURLOPT_CLOSESOCKETDATA, x->h);
     SET(CURLOPT_USERAGENT, "jptool/" JPT_VERSION_STRING);
+    /* "": every encoding this libcurl decodes, announced and decoded. */
+    SET(CURLOPT_ACCEPT_ENCODING, "");
     SET(CURLOPT_HTTPHEADER, (struct curl_slist *)req->headers);
     if (req->post) {
         SET(CURLOPT_POST, 1L);
@@ -490,7 +675,9 @@ int jpt__http_start(jpt__http *h, const jpt__http_request *req, jpt__http_done_f
     }
     x->h = h;
     x->url = req->url;
-    x->local_ok = req->local_ok;
+    x->reach = req->reach;
+    x->secrets = req->scrub;
+    jpt__scrubber_init(&x->scrub, req->scrub, keep_body, &x->resp.body);
     x->max_bytes = req->max_bytes;
     x->done = done;
     x->ud = ud;
@@ -541,6 +728,7 @@ void jpt__http_xfer_free(jpt__http_xfer *x)
     if (x->easy != NULL)
         curl_easy_cleanup(x->easy);
     curl_url_cleanup(x->url);
+    jpt__scrubber_free(&x->scrub);
     jpt__buf_free(&x->resp.headers);
     jpt__buf_free(&x->resp.body);
     jpt__free(x->resp.redirect);

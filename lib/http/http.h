@@ -17,9 +17,16 @@
  * https only (CURLOPT_PROTOCOLS_STR, REDIR_PROTOCOLS_STR), no redirect
  * followed (the caller decides on each hop), TLS peer and host
  * verification always on, no proxy (the *_proxy environment variables are
- * ignored), no cookies, no .netrc, no content decoding, an overall
- * deadline, a limit on the response's size, and new sockets made
- * close-on-exec.
+ * ignored), no cookies, no .netrc, an overall deadline, a limit on the
+ * response's size, and new sockets made close-on-exec. Bodies are
+ * decoded (CURLOPT_ACCEPT_ENCODING: every Content-Encoding this libcurl
+ * knows; one it does not know fails the exchange), so that what is
+ * scrubbed is what a tool could read; a Transfer-Encoding other than
+ * chunked is refused (libcurl versions differ in whether they decode one
+ * they did not ask for). The connect of every address is checked
+ * (CURLOPT_OPENSOCKETFUNCTION): a name leads only to the addresses the
+ * request's `reach` allows, so that DNS answers, rebinding included,
+ * cannot lead a request to this machine or its networks.
  *
  * Calls into libcurl happen only from the loop's callbacks (a socket
  * event, the timer) and from the functions below, never from inside one
@@ -38,6 +45,7 @@
 #include <curl/curl.h>
 
 #include "common/common.h"
+#include "common/scrub.h"
 #include "loop/loop.h"
 
 typedef struct jpt__http jpt__http;
@@ -68,16 +76,25 @@ typedef struct jpt__http_request {
     const struct curl_slist *headers;
     size_t max_bytes;  /* response headers and body together, at most */
     uint64_t deadline; /* CLOCK_MONOTONIC ns: the exchange ends by then */
-    /* May the host's address be a local one (loopback, unspecified,
-     * link-local)? For a URL whose host is an IP literal or a localhost
-     * name; false for other names, so that a name resolving to such an
-     * address is refused (JPT_ERR_DENIED). */
-    bool local_ok;
+    /* The addresses it may connect to: the most local class
+     * (JPT__HTTP_ADDR_*) allowed. JPT__HTTP_ADDR_LOCAL (any address) for
+     * a URL whose host is an IP literal or a localhost name, which the
+     * policy allows only where an entry names it; JPT__HTTP_ADDR_PRIVATE
+     * or _PUBLIC for a host name, which then never reaches an address of
+     * this machine either. Another address is refused (JPT_ERR_DENIED). */
+    int reach;
+    /* The values to scrub from the response's headers and body, or NULL;
+     * kept by the caller until the exchange is freed. */
+    const jpt__scrub_set *scrub;
 } jpt__http_request;
 
-/* What came back. Headers are kept as received: `headers` holds `nheaders`
- * pairs, each name then value, NUL-terminated (folded lines joined with a
- * space); interim responses (100 Continue) are dropped. */
+/* What came back. Headers are kept as received, but scrubbed: `headers`
+ * holds `nheaders` pairs, each name then value, NUL-terminated (folded
+ * lines joined with a space; each name and each value scrubbed whole);
+ * interim responses (100 Continue) are dropped. The body is decoded and
+ * scrubbed as it arrives (the Content-Encoding and Content-Length headers
+ * still describe what the server sent). `redirect` is not scrubbed: it is
+ * for following, never for showing. */
 typedef struct jpt__http_response {
     int status;        /* JPT_OK, or why the exchange failed (below) */
     char error[CURL_ERROR_SIZE + 96]; /* the failure in words, "" on success */
@@ -101,8 +118,8 @@ typedef void (*jpt__http_done_fn)(jpt__http_xfer *x, void *ud);
  *   JPT_ERR_TIMEOUT   the deadline passed first;
  *   JPT_ERR_LIMIT     the response passed max_bytes (the transfer was
  *                     stopped there);
- *   JPT_ERR_DENIED    the host name resolved to a local address without
- *                     local_ok;
+ *   JPT_ERR_DENIED    the host name resolved only to addresses `reach`
+ *                     refuses (`error` names the last one and why);
  *   JPT_ERR_NOMEM;
  *   JPT_ERR_IO        anything else (connecting, TLS, the peer): libcurl's
  *                     words in `error`. */
@@ -115,9 +132,24 @@ jpt__http_response *jpt__http_xfer_response(jpt__http_xfer *x);
  * NULL-safe. */
 void jpt__http_xfer_free(jpt__http_xfer *x);
 
-/* Whether the address is one a host name must not lead to without
- * local_ok: IPv4 0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16; IPv6 ::, ::1,
- * fe80::/10, and IPv4-mapped or -compatible forms of the IPv4 ones. */
-bool jpt__http_address_is_local(const struct sockaddr *a);
+/* Classes of addresses, from the most public. */
+#define JPT__HTTP_ADDR_PUBLIC 0  /* anything not below */
+#define JPT__HTTP_ADDR_PRIVATE 1 /* 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16,
+                                    100.64.0.0/10 (CGNAT), 198.18.0.0/15,
+                                    192.0.0.0/24; fc00::/7, fec0::/10 */
+#define JPT__HTTP_ADDR_LOCAL 2   /* 0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16,
+                                    224.0.0.0/3 (multicast, reserved,
+                                    broadcast); ::, ::1, fe80::/10, ff00::/8 */
+
+/* The class of an address. An IPv6 address that carries an IPv4 one
+ * (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::/96 and 64:ff9b:1::/48 of NAT64,
+ * 2002::/16 of 6to4) is of that one's class (64:ff9b:1::/48 at least
+ * private). */
+int jpt__http_address_class(const struct sockaddr *a);
+
+/* Whether the address is one of this machine's own (getifaddrs: any
+ * interface, up or not; an IPv6 form of an IPv4 one above counts): 1, 0,
+ * or JPT_ERR_IO when the interfaces cannot be read. */
+int jpt__http_address_is_own(const struct sockaddr *a);
 
 #endif /* JPT_LIB_HTTP_H */

@@ -261,6 +261,18 @@ static int read_uncovered(jpt_policy *p, const json_t *v, const char *where)
 
 /* ---- network and commands ----------------------------------------------------- */
 
+/* A copy of the strings of `list` (checked), the first `n` of them; on
+ * failure the slots not copied are NULL. */
+static int copy_strings(const json_t *list, size_t n, char ***out)
+{
+    if ((*out = jpt__calloc(n > 0 ? n : 1, sizeof(char *))) == NULL)
+        return JPT_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (((*out)[i] = jpt__strdup(json_string_value(json_array_get(list, i)))) == NULL)
+            return JPT_ERR_NOMEM;
+    return JPT_OK;
+}
+
 /* POSIX: "names … consist solely of uppercase letters, digits, and the
  * underscore … and do not begin with a digit"; lowercase is allowed too. */
 bool jpt__policy_env_name(const char *s)
@@ -293,7 +305,7 @@ static int read_envs(jpt_policy *p, const json_t *v, const char *where)
     return JPT_OK;
 }
 
-/* network.envs: the variables http header values may substitute. */
+/* network.envs: the variables that string entries of network.allow carry. */
 static int read_network_envs(jpt_policy *p, const json_t *v, const char *where)
 {
     int rc = read_envs(p, v, where);
@@ -342,18 +354,71 @@ static int add_url(jpt_policy *p, const char *s, const char *where, size_t i)
     return (u->text = jpt__strdup(s)) != NULL ? JPT_OK : JPT_ERR_NOMEM;
 }
 
+/* An entry written as an object (vfs.h): {"url", "envs", "private"}. Its
+ * envs are its own, network.envs is not added to them. */
+static int add_url_object(jpt_policy *p, const json_t *o, const char *where, size_t i)
+{
+    static const char known[] = "url, envs, private";
+    char entry[WHERE_MAX], envs_where[WHERE_MAX + 16];
+    const char *key;
+    json_t *v;
+
+    snprintf(entry, sizeof(entry), "%s[%zu]", where, i);
+    json_object_foreach((json_t *)o, key, v) {
+        if (strcmp(key, "url") != 0 && strcmp(key, "envs") != 0 && strcmp(key, "private") != 0)
+            return jpt__err(&p->err, JPT_ERR_INVALID, "%s: unknown key '%.80s' (known: %s)",
+                            entry, key, known);
+    }
+    const json_t *url = json_object_get(o, "url"), *envs = json_object_get(o, "envs");
+    const json_t *private_ok = json_object_get(o, "private");
+    if (url == NULL)
+        return jpt__err(&p->err, JPT_ERR_INVALID, "%s: 'url' is required", entry);
+    if (!json_is_string(url)) {
+        snprintf(envs_where, sizeof(envs_where), "%s.url", entry);
+        return invalid_type(p, envs_where, "a URL prefix", url);
+    }
+    if (private_ok != NULL && !json_is_boolean(private_ok)) {
+        snprintf(envs_where, sizeof(envs_where), "%s.private", entry);
+        return invalid_type(p, envs_where, "a boolean", private_ok);
+    }
+    snprintf(envs_where, sizeof(envs_where), "%s.envs", entry);
+    int rc = envs != NULL ? read_envs(p, envs, envs_where) : JPT_OK;
+    if (rc == JPT_OK)
+        rc = add_url(p, json_string_value(url), where, i);
+    if (rc < 0)
+        return rc;
+    jpt__policy_url *u = &p->urls[p->n_urls - 1];
+    u->global_envs = false;
+    u->private_ok = json_is_true(private_ok);
+    if (envs == NULL)
+        return JPT_OK;
+    u->n_envs = json_array_size(envs); /* what was copied is freed on failure */
+    return copy_strings(envs, u->n_envs, &u->envs);
+}
+
+/* network.allow: URL prefixes, or objects that also name the variables a
+ * URL under them carries. A string entry carries network.envs, as before
+ * entries could name their own. */
 static int read_network_allow(jpt_policy *p, const json_t *v, const char *where)
 {
-    const char *s;
-
     if (!json_is_array(v))
         return invalid_type(p, where, "an array of URL prefixes", v);
     if ((p->urls = jpt__calloc(json_array_size(v), sizeof(*p->urls))) == NULL)
         return JPT_ERR_NOMEM;
     for (size_t i = 0; i < json_array_size(v); i++) {
-        int rc = string_at(p, v, i, where, &s);
-        if (rc == JPT_OK)
-            rc = add_url(p, s, where, i);
+        const json_t *entry = json_array_get(v, i);
+        int rc;
+        if (json_is_object(entry))
+            rc = add_url_object(p, entry, where, i);
+        else if (json_is_string(entry)) {
+            rc = add_url(p, json_string_value(entry), where, i);
+            if (rc == JPT_OK)
+                p->urls[p->n_urls - 1].global_envs = true;
+        } else
+            rc = jpt__err(&p->err, JPT_ERR_INVALID,
+                          "%s[%zu]: expected a URL prefix or an object {\"url\", \"envs\", "
+                          "\"private\"}, got %s",
+                          where, i, jpt__json_type_phrase(entry));
         if (rc < 0)
             return rc;
     }
@@ -423,18 +488,6 @@ static int read_network(jpt_policy *p, const json_t *v, const char *where)
 static jpt__policy_command *current_command(jpt_policy *p)
 {
     return &p->commands[p->n_commands - 1];
-}
-
-/* A copy of the strings of `list` (checked), the first `n` of them; on
- * failure the slots not copied are NULL. */
-static int copy_strings(const json_t *list, size_t n, char ***out)
-{
-    if ((*out = jpt__calloc(n > 0 ? n : 1, sizeof(char *))) == NULL)
-        return JPT_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++)
-        if (((*out)[i] = jpt__strdup(json_string_value(json_array_get(list, i)))) == NULL)
-            return JPT_ERR_NOMEM;
-    return JPT_OK;
 }
 
 /* RFD 016's CommandRule.args: "Each entry is a sequence of values that
@@ -626,8 +679,12 @@ void jpt__policy_clear(jpt_policy *p)
     jpt__free(p->commands);
     p->commands = NULL;
     p->n_commands = 0;
-    for (size_t i = 0; i < p->n_urls; i++)
+    for (size_t i = 0; i < p->n_urls; i++) {
+        for (size_t j = 0; p->urls[i].envs != NULL && j < p->urls[i].n_envs; j++)
+            jpt__free(p->urls[i].envs[j]);
+        jpt__free(p->urls[i].envs);
         jpt__policy_url_clear(&p->urls[i]);
+    }
     jpt__free(p->urls);
     p->urls = NULL;
     p->n_urls = 0;

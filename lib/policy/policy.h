@@ -4,9 +4,11 @@
  *
  *   policy.c   the object, the verdict on a request, the reason
  *   config.c   the `sandbox` JSON read into the object, with its messages
- *   secret.c   ${VAR} substitution in http headers, and scrubbing the
- *              values substituted out of what the tool gets back
- *   network.c  URLs parsed and compared as network.allow says
+ *   secret.c   ${VAR} substitution in http headers, for the URLs whose
+ *              network.allow entries name the variable, and the values
+ *              substituted, for the scrubber (common/scrub.h)
+ *   network.c  URLs parsed, their paths normalised, and compared as
+ *              network.allow says
  *   pattern.c  sensitive name patterns: built-in list, folding, matching
  *   path.c     normalised relative paths and prefixes */
 #ifndef JPT_LIB_POLICY_H
@@ -17,6 +19,7 @@
 #include <curl/curl.h>
 
 #include "common/json.h"
+#include "common/scrub.h"
 #include "jptool/vfs.h"
 
 /* The names a file system holds are at most NAME_MAX (255) bytes long: a
@@ -66,15 +69,23 @@ typedef struct jpt__policy_pattern {
 /* A URL parsed for the network policy: a network.allow entry, or a
  * request's URL. */
 typedef struct jpt__policy_url {
-    CURLU *u;          /* libcurl's parse, which a transfer may use as is */
+    CURLU *u;          /* libcurl's parse, which a transfer may use as is
+                          (its path replaced by `path`) */
     char *text;        /* the URL as libcurl writes it back; for an entry,
                           as configured (for reasons) */
     char *scheme;      /* lower case */
     char *host;        /* lower case; IPv6 literals canonical, in brackets */
     unsigned port;     /* the scheme's default when none is written */
-    char *path;        /* "/" at least, dot segments removed */
+    char *path;        /* "/" at least, normalised (network.c): what is
+                          sent and what is compared */
     int kind;          /* JPT__URL_* */
     bool userinfo;     /* a user, password or login options */
+    /* An entry's own (config.c; jpt__policy_clear frees them): */
+    char **envs;       /* the variables it carries (its "envs") */
+    size_t n_envs;
+    bool global_envs;  /* a string entry: it carries network.envs */
+    bool private_ok;   /* "private": its origin's host name may resolve to
+                          a private address */
 } jpt__policy_url;
 
 /* network.* defaults and bounds (vfs.h). */
@@ -103,7 +114,7 @@ struct jpt_policy {
     /* network */
     jpt__policy_url *urls; /* network.allow */
     size_t n_urls;
-    char **envs;           /* network.envs */
+    char **envs;           /* network.envs: what string entries carry */
     size_t n_envs;
     int redirects;         /* network.redirects: hops followed, 0: none */
     int http_timeout_ms;   /* network.timeout_ms */
@@ -160,10 +171,12 @@ void jpt__policy_clear(jpt_policy *p);
 
 /* ---- network.c ------------------------------------------------------------------ */
 
-/* Parses `text` with curl_url into `u` (zeroed first): JPT_OK (any scheme
- * libcurl knows; userinfo is flagged, not refused); JPT_ERR_INVALID with
- * *why libcurl's words ("Bad hostname") or "the URL has no host";
- * JPT_ERR_NOMEM. Clear it with jpt__policy_url_clear(). */
+/* Parses `text` with curl_url into `u` (zeroed first), its path
+ * normalised (network.c) and put back in the parse, so that what is
+ * compared is what is sent: JPT_OK (any scheme libcurl knows; userinfo
+ * is flagged, not refused); JPT_ERR_INVALID with *why libcurl's words
+ * ("Bad hostname"), "the URL has no host", or why its path cannot be
+ * normalised; JPT_ERR_NOMEM. Clear it with jpt__policy_url_clear(). */
 int jpt__policy_url_parse(const char *text, jpt__policy_url *u, const char **why);
 void jpt__policy_url_clear(jpt__policy_url *u);
 /* http or https. */
@@ -175,51 +188,45 @@ bool jpt__policy_url_same_origin(const jpt__policy_url *a, const jpt__policy_url
 bool jpt__policy_url_covers(const jpt__policy_url *entry, const jpt__policy_url *url);
 /* The first entry of network.allow that covers `url`, or NULL. */
 const jpt__policy_url *jpt__policy_url_find(const jpt_policy *p, const jpt__policy_url *url);
+/* Whether `url`'s host name may resolve to a private address: an entry of
+ * its origin says "private": true. */
+bool jpt__policy_url_private(const jpt_policy *p, const jpt__policy_url *url);
 
 /* ---- secret.c ------------------------------------------------------------------- */
 
-/* Values shorter than this are not substituted: scrubbing them out of a
- * response would mangle ordinary text, and leaving them in would show them
- * to the tool. */
-#define JPT__SECRET_MIN 8
-
-typedef struct jpt__secret_form {
-    char *text;
-    size_t len;
-} jpt__secret_form;
-
-/* The values substituted into one request, in every form scrubbed: as
- * they are, JSON-escaped, URL-encoded (upper- and lower-case hex), and
- * base64 in the standard and URL-safe alphabets — for each of the three
- * places a value can start in a 3-byte group of longer encoded text, the
- * characters that encode its bytes alone (a value inside
- * base64("Bearer <value>") is found too; the at most two characters at
- * each end that mix in neighbouring bytes are left). Zeroed is empty. */
-typedef struct jpt__secrets {
-    jpt__secret_form *forms; /* longest first */
+/* The values one request substituted, each once, for its scrubber. */
+typedef struct jpt__policy_values {
+    char **values;
     size_t n, cap;
-    bool first[256];         /* the first bytes of the forms */
-} jpt__secrets;
+} jpt__policy_values;
 
 /* Appends `text` to `out` with every ${NAME} replaced by the value of the
- * host's environment variable NAME, and adds each value to `secrets`.
- * NAME is letters, digits and '_', not starting with a digit. JPT_OK;
- * else `why` (`cap` bytes) names the variable and never its value:
- * JPT_ERR_DENIED (NAME is not in network.envs), JPT_ERR_NOT_FOUND (not
- * set), JPT_ERR_INVALID (a "${" without a name and '}'; a value shorter
- * than JPT__SECRET_MIN bytes, or holding a control character other than
- * a tab), JPT_ERR_NOMEM. */
-int jpt__policy_substitute(const jpt_policy *p, const char *text, jpt__buf *out,
-                           jpt__secrets *secrets, char *why, size_t cap);
-/* Adds a value's forms (JPT_ERR_NOMEM). */
-int jpt__secrets_add(jpt__secrets *s, const char *value);
-bool jpt__secrets_empty(const jpt__secrets *s);
-/* Appends p[0..n) to `out` with every occurrence of a form replaced by
- * "[REDACTED]", leftmost first and the longest form at each place. */
-int jpt__secrets_scrub(const jpt__secrets *s, const char *p, size_t n, jpt__buf *out);
-/* Whether p[0..n) holds a form. */
-bool jpt__secrets_found(const jpt__secrets *s, const char *p, size_t n);
-void jpt__secrets_free(jpt__secrets *s);
+ * host's environment variable NAME, and adds each value to `values`.
+ * NAME is letters, digits and '_', not starting with a digit, and must be
+ * carried by `url`: a network.allow entry that covers `url` names it (its
+ * "envs", or network.envs for a string entry). JPT_OK; else `why` (`cap`
+ * bytes) names the variable and never its value: JPT_ERR_DENIED (no entry
+ * names NAME, or none that covers `url`), JPT_ERR_NOT_FOUND (not set),
+ * JPT_ERR_INVALID (a "${" without a name and '}'; a value shorter than
+ * JPT__SCRUB_MIN_VALUE bytes, or holding a control character other than
+ * a tab), JPT_ERR_NOMEM. With `out` NULL, only checks. */
+int jpt__policy_substitute(const jpt_policy *p, const jpt__policy_url *url, const char *text,
+                           jpt__buf *out, jpt__policy_values *values, char *why, size_t cap);
+/* Whether every ${NAME} of `text` (checked already) is carried by `url`:
+ * whether a header holding them may go to that URL (a redirect's hop). */
+bool jpt__policy_url_carries(const jpt_policy *p, const jpt__policy_url *url, const char *text);
+/* Adds `value` to `values` unless it is there (JPT_ERR_NOMEM). */
+int jpt__policy_values_add(jpt__policy_values *values, const char *value);
+/* Adds the value of every variable the policy lends a tool — named in
+ * network.envs, in an entry's "envs", in a commands rule's "envs"; PATH
+ * and unset ones aside — as the host's environment holds it now: what any
+ * response, output or message that reaches the tool is scrubbed of,
+ * whether or not that request used it (a server may keep a value and show
+ * it to a later request; a child may find one). JPT_ERR_NOMEM. */
+int jpt__policy_lent_values(const jpt_policy *p, jpt__policy_values *values);
+/* The scrubber's set of the values (NULL: none). JPT_OK, JPT_ERR_NOMEM. */
+int jpt__policy_values_scrub_set(const jpt__policy_values *v, jpt__scrub_set **out);
+void jpt__policy_values_free(jpt__policy_values *v);
 
 /* ---- pattern.c ----------------------------------------------------------------- */
 

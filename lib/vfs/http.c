@@ -1,10 +1,13 @@
 /* D11 "HTTP methods" for a session: http.get and http.post checked against
- * the tool's network policy, their headers' ${VAR} substituted, run as
+ * the tool's network policy, their headers' ${VAR} substituted (only for
+ * a URL that an entry naming the variable covers, checked before the
+ * policy is asked about the URL: an asked URL gets no secret), run as
  * exchanges of the http room, redirects followed hop by hop when the
- * policy allows them (each hop checked again, never asked about), and the
- * response turned into D11's result — with every value substituted
- * scrubbed out of it, and out of every error message, before the tool
- * sees it. */
+ * policy allows them (each hop checked again, never asked about, and
+ * sent only the headers it may carry), and the response turned into
+ * D11's result — with every value substituted scrubbed out of it (the
+ * http room scrubs headers and body as they arrive) and out of every
+ * error message, before the tool sees it. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -29,6 +32,14 @@ static const char *const refused_headers[] = {
 /* Headers that carry credentials: not sent on to another origin. */
 static const char *const credential_headers[] = {"Authorization", "Cookie"};
 
+/* A header of the request: the tool's text, and its value substituted. */
+typedef struct header {
+    char *name;
+    char *value;      /* substituted */
+    char *text;       /* as the tool wrote it, for jpt__policy_url_carries */
+    bool credential;  /* a ${VAR}, Authorization, Cookie: not to another origin */
+} header;
+
 struct jpt__vfs_http_call {
     jpt__http *http;
     jpt__vfs_http_queue *q;
@@ -45,10 +56,13 @@ struct jpt__vfs_http_call {
 
     jpt__policy_url origin;    /* the request's URL (its CURLU handed over) */
     char *hop_text;            /* the URL of the exchange running now */
-    jpt__secrets secrets;
-    struct curl_slist *all;    /* every header */
-    struct curl_slist *plain;  /* without credentials, for other origins */
-    bool stripped;             /* a hop left the origin: plain from then on */
+    header *headers;
+    size_t nheaders;
+    bool has_expect, has_content_type;
+    jpt__policy_values values; /* substituted, and the others lent */
+    jpt__scrub_set *secrets;   /* their forms, or NULL */
+    struct curl_slist *sent;   /* the headers of the exchange running now */
+    bool stripped;             /* a hop left the origin: no credential since */
     int hops_left;
     uint64_t deadline;
     const void *body;
@@ -127,9 +141,15 @@ static void call_free(jpt__vfs_http_call *c)
     jpt__http_xfer_free(c->xfer);
     jpt__policy_url_clear(&c->origin);
     jpt__free(c->hop_text);
-    jpt__secrets_free(&c->secrets);
-    curl_slist_free_all(c->all);
-    curl_slist_free_all(c->plain);
+    for (size_t i = 0; i < c->nheaders; i++) {
+        jpt__free(c->headers[i].name);
+        jpt__free(c->headers[i].value);
+        jpt__free(c->headers[i].text);
+    }
+    jpt__free(c->headers);
+    jpt__policy_values_free(&c->values);
+    jpt__scrub_set_free(c->secrets);
+    curl_slist_free_all(c->sent);
     jpt__free(c);
 }
 
@@ -142,9 +162,9 @@ static void finish(jpt__vfs_http_call *c, int status, const char *result, size_t
     void *ud = c->ud;
     jpt__buf clean = JPT__BUF_INIT;
 
-    if (message != NULL && jpt__secrets_scrub(&c->secrets, message, strlen(message), &clean) == 0)
+    if (message != NULL && jpt__scrub(c->secrets, message, strlen(message), &clean, NULL) == 0)
         message = clean.data;
-    else if (message != NULL && !jpt__secrets_empty(&c->secrets))
+    else if (message != NULL)
         message = "the request failed (out of memory telling why)";
     call_free(c);
     done(ud, status, result, len, message);
@@ -214,27 +234,69 @@ static int append(struct curl_slist **list, const char *name, const char *value,
     return JPT_OK;
 }
 
-/* A header on both lists, or (`credential`) only on the full one. */
-static int add(jpt__vfs_http_call *c, const char *name, const char *value, bool remove,
-               bool credential)
+/* Every ${VAR} of the headers may go to the request's URL; checked before
+ * the policy is asked about the URL, so that a URL the prompt approves
+ * never carries a secret. Else the request has failed. */
+static int check_variables(jpt__vfs_http_call *c, const jpt__vfs_params *p)
 {
-    int rc = append(&c->all, name, value, remove);
+    char why[MESSAGE_MAX], quoted[256];
 
-    return rc == JPT_OK && !credential ? append(&c->plain, name, value, remove) : rc;
+    for (size_t i = 0; i < p->nheaders; i++) {
+        const char *name = p->header_names[i];
+        int rc = jpt__policy_substitute(c->policy, &c->origin, p->header_values[i], NULL, NULL,
+                                        why, sizeof(why));
+        if (rc < 0) {
+            jpt__files_path_quote(name, strlen(name), quoted);
+            fail(c, rc, "header '%s': %s", quoted, why);
+            return rc;
+        }
+    }
+    return JPT_OK;
 }
 
-/* The tool's headers, checked, substituted, as two lists: all of them,
- * and those that carry no credential (a substituted value, Authorization,
- * Cookie). */
+/* One header, checked and substituted, kept. */
+static int keep_header(jpt__vfs_http_call *c, const char *name, const char *text,
+                       const char *quoted)
+{
+    char why[MESSAGE_MAX];
+    jpt__buf resolved = JPT__BUF_INIT;
+    header *h = &c->headers[c->nheaders];
+    int rc = jpt__policy_substitute(c->policy, &c->origin, text, &resolved, &c->values, why,
+                                    sizeof(why));
+
+    if (rc < 0) {
+        jpt__buf_free(&resolved);
+        fail(c, rc, "header '%s': %s", quoted, rc == JPT_ERR_NOMEM ? "out of memory" : why);
+        return rc;
+    }
+    h->credential = strstr(text, "${") != NULL ||
+                    in_list(name, credential_headers,
+                            sizeof(credential_headers) / sizeof(*credential_headers));
+    h->name = jpt__strdup(name);
+    h->text = jpt__strdup(text);
+    h->value = jpt__buf_take(&resolved);
+    c->nheaders++;
+    jpt__buf_free(&resolved);
+    if (h->name == NULL || h->text == NULL || h->value == NULL) {
+        fail(c, JPT_ERR_NOMEM, "out of memory");
+        return JPT_ERR_NOMEM;
+    }
+    return JPT_OK;
+}
+
+/* The tool's headers, checked and substituted, and the scrubber's set of
+ * the values substituted and lent. */
 static int build_headers(jpt__vfs_http_call *c, const jpt__vfs_params *p)
 {
     size_t bytes = 0;
-    bool has_expect = false, has_content_type = false;
-    char why[MESSAGE_MAX];
 
     if (p->nheaders > MAX_HEADERS) {
         fail(c, JPT_ERR_INVALID, "more than %d headers", MAX_HEADERS);
         return JPT_ERR_INVALID;
+    }
+    if ((c->headers = jpt__calloc(p->nheaders + 1, sizeof(*c->headers))) == NULL) {
+        fail(c, JPT_ERR_NOMEM, "out of memory");
+        return JPT_ERR_NOMEM;
     }
     for (size_t i = 0; i < p->nheaders; i++) {
         const char *name = p->header_names[i], *value = p->header_values[i];
@@ -258,29 +320,42 @@ static int build_headers(jpt__vfs_http_call *c, const jpt__vfs_params *p)
                                      "control character", quoted);
             return JPT_ERR_INVALID;
         }
-        jpt__buf resolved = JPT__BUF_INIT;
-        int rc = jpt__policy_substitute(c->policy, value, &resolved, &c->secrets, why,
-                                        sizeof(why));
-        if (rc == JPT_OK)
-            rc = add(c, name, resolved.data != NULL ? resolved.data : "", false,
-                     strstr(value, "${") != NULL ||
-                         in_list(name, credential_headers,
-                                 sizeof(credential_headers) / sizeof(*credential_headers)));
-        jpt__buf_free(&resolved);
-        if (rc < 0) {
-            fail(c, rc, "header '%s': %s", quoted, rc == JPT_ERR_NOMEM ? "out of memory" : why);
+        int rc = keep_header(c, name, value, quoted);
+        if (rc < 0)
             return rc;
-        }
-        has_expect |= strcasecmp(name, "Expect") == 0;
-        has_content_type |= strcasecmp(name, "Content-Type") == 0;
+        c->has_expect |= strcasecmp(name, "Expect") == 0;
+        c->has_content_type |= strcasecmp(name, "Content-Type") == 0;
     }
-    /* No 100-continue round trip, and no Content-Type the tool did not
-     * write (libcurl would call every POST body a form). */
-    int rc = has_expect ? JPT_OK : add(c, "Expect", "", true, false);
-    if (rc == JPT_OK && c->post && !has_content_type)
-        rc = add(c, "Content-Type", "", true, false);
+    /* Every value the policy lends, not only this request's: a server
+     * may keep one and show it to a later request. */
+    int rc = jpt__policy_lent_values(c->policy, &c->values);
+    if (rc == JPT_OK)
+        rc = jpt__policy_values_scrub_set(&c->values, &c->secrets);
     if (rc < 0)
         fail(c, rc, "out of memory");
+    return rc;
+}
+
+/* The headers of the hop to `url`: a header goes only where every
+ * variable it holds may go, and no credential once a hop has left the
+ * origin. No 100-continue round trip, and no Content-Type the tool did
+ * not write (libcurl would call every POST body a form). */
+static int hop_headers(jpt__vfs_http_call *c, const jpt__policy_url *url)
+{
+    int rc = JPT_OK;
+
+    curl_slist_free_all(c->sent);
+    c->sent = NULL;
+    for (size_t i = 0; i < c->nheaders && rc == JPT_OK; i++) {
+        const header *h = &c->headers[i];
+        if ((c->stripped && h->credential) || !jpt__policy_url_carries(c->policy, url, h->text))
+            continue;
+        rc = append(&c->sent, h->name, h->value, false);
+    }
+    if (rc == JPT_OK && !c->has_expect)
+        rc = append(&c->sent, "Expect", "", true);
+    if (rc == JPT_OK && c->post && !c->has_content_type)
+        rc = append(&c->sent, "Content-Type", "", true);
     return rc;
 }
 
@@ -288,29 +363,43 @@ static int build_headers(jpt__vfs_http_call *c, const jpt__vfs_params *p)
 
 static void on_exchange(jpt__http_xfer *x, void *ud);
 
+/* The addresses a hop's host may lead to (http.h): a literal or a
+ * localhost name only an entry naming it allows, so anything; a name
+ * only public addresses, or private ones too where its origin's entry
+ * says so. */
+static int reach_of(const jpt__vfs_http_call *c, const jpt__policy_url *url)
+{
+    if (url->kind != JPT__URL_NAME)
+        return JPT__HTTP_ADDR_LOCAL;
+    return jpt__policy_url_private(c->policy, url) ? JPT__HTTP_ADDR_PRIVATE
+                                                   : JPT__HTTP_ADDR_PUBLIC;
+}
+
 /* Starts the exchange for `url` (its CURLU is handed over). */
 static int start_hop(jpt__vfs_http_call *c, jpt__policy_url *url)
 {
     jpt__errbuf err;
+    int rc = hop_headers(c, url);
     jpt__http_request req = {
         .url = url->u,
         .post = c->post,
         .body = c->body,
         .body_len = c->body_len,
-        .headers = c->stripped ? c->plain : c->all,
+        .headers = c->sent,
         .max_bytes = c->policy->max_response,
         .deadline = c->deadline,
-        .local_ok = url->kind != JPT__URL_NAME,
+        .reach = reach_of(c, url),
+        .scrub = c->secrets,
     };
 
     url->u = NULL;
     jpt__free(c->hop_text);
-    if ((c->hop_text = jpt__strdup(url->text)) == NULL) {
+    if (rc < 0 || (c->hop_text = jpt__strdup(url->text)) == NULL) {
         curl_url_cleanup(req.url);
         fail(c, JPT_ERR_NOMEM, "out of memory");
         return JPT_ERR_NOMEM;
     }
-    int rc = jpt__http_start(c->http, &req, on_exchange, c, &err, &c->xfer);
+    rc = jpt__http_start(c->http, &req, on_exchange, c, &err, &c->xfer);
     if (rc < 0)
         fail(c, rc, "%s", err.text);
     return rc;
@@ -342,6 +431,19 @@ static void follow(jpt__vfs_http_call *c, const char *location)
              why);
         return;
     }
+    /* A secret in the URL itself would go wherever the hop goes. */
+    jpt__buf clean = JPT__BUF_INIT;
+    bool holds = false;
+    rc = jpt__scrub(c->secrets, location, strlen(location), &clean, &holds);
+    jpt__buf_free(&clean);
+    if (rc < 0 || holds) {
+        jpt__policy_url_clear(&next);
+        fail(c, rc < 0 ? rc : JPT_ERR_DENIED,
+             "'%s' redirects to '%s', which is not followed: the URL holds the value of a "
+             "${VAR} header",
+             from, to);
+        return;
+    }
     message[0] = '\0';
     rc = c->guard(c->guard_ud, JPT__VFS_HTTP_REDIRECT, next.text, message, sizeof(message));
     if (rc < 0) {
@@ -361,39 +463,24 @@ static void follow(jpt__vfs_http_call *c, const char *location)
 }
 
 /* D11's result: {"status", "headers": [{"name", "value"}], "body"} with
- * "encoding": "base64" for a body that is not UTF-8 text without NULs,
- * every secret scrubbed. */
-static int result_json(jpt__vfs_http_call *c, jpt__http_response *r, jpt__buf *out)
+ * "encoding": "base64" for a body that is not UTF-8 text without NULs.
+ * The http room has scrubbed headers and body already. */
+static int result_json(jpt__http_response *r, jpt__buf *out)
 {
-    jpt__buf clean = JPT__BUF_INIT;
     const char *h = r->headers.data;
     int rc = jpt__buf_printf(out, "{\"status\":%ld,\"headers\":[", r->code);
 
     for (size_t i = 0; rc == JPT_OK && i < r->nheaders; i++) {
         const char *name = h, *value = name + strlen(name) + 1;
         h = value + strlen(value) + 1;
-        clean.len = 0;
-        rc = jpt__buf_printf(out, "%s{\"name\":", i > 0 ? "," : "");
-        if (rc == JPT_OK && (rc = jpt__secrets_scrub(&c->secrets, name, strlen(name), &clean)) ==
-                                JPT_OK)
-            rc = jpt__buf_json_string(out, clean.data, clean.len);
-        clean.len = 0;
-        if (rc == JPT_OK && (rc = jpt__buf_puts(out, ",\"value\":")) == JPT_OK &&
-            (rc = jpt__secrets_scrub(&c->secrets, value, strlen(value), &clean)) == JPT_OK)
-            rc = jpt__buf_json_string(out, clean.data, clean.len);
-        if (rc == JPT_OK)
+        if ((rc = jpt__buf_printf(out, "%s{\"name\":", i > 0 ? "," : "")) == JPT_OK &&
+            (rc = jpt__buf_json_string(out, name, strlen(name))) == JPT_OK &&
+            (rc = jpt__buf_puts(out, ",\"value\":")) == JPT_OK &&
+            (rc = jpt__buf_json_string(out, value, strlen(value))) == JPT_OK)
             rc = jpt__buf_putc(out, '}');
     }
-    /* The body, scrubbed: the tool gets it as text or base64 of these bytes. */
     const char *body = r->body.data != NULL ? r->body.data : "";
     size_t len = r->body.len;
-    if (rc == JPT_OK && !jpt__secrets_empty(&c->secrets)) {
-        clean.len = 0;
-        if ((rc = jpt__secrets_scrub(&c->secrets, body, len, &clean)) == JPT_OK) {
-            body = clean.data != NULL ? clean.data : "";
-            len = clean.len;
-        }
-    }
     if (rc == JPT_OK)
         rc = jpt__buf_puts(out, "],\"body\":");
     size_t quoted = rc == JPT_OK ? jpt__json_quoted_size(body, len, true) : 0;
@@ -411,7 +498,6 @@ static int result_json(jpt__vfs_http_call *c, jpt__http_response *r, jpt__buf *o
         out->data[out->len] = '\0';
         rc = jpt__buf_puts(out, quoted != 0 ? "}" : ",\"encoding\":\"base64\"}");
     }
-    jpt__buf_free(&clean);
     return rc;
 }
 
@@ -433,9 +519,11 @@ static void on_exchange(jpt__http_xfer *x, void *ud)
              r->error);
         return;
     case JPT_ERR_DENIED:
-        fail(c, r->status, "its host name resolves to a local address (loopback, link-local "
-                           "or unspecified), which only a network.allow entry naming "
-                           "localhost or the address itself allows");
+        fail(c, r->status,
+             "its host name resolves to %s, which a host name may not reach: only a "
+             "network.allow entry naming the address itself does (\"private\": true on an "
+             "entry lets its host name reach private addresses)",
+             r->error);
         return;
     default:
         fail(c, r->status, "the request failed: %s", r->error);
@@ -456,7 +544,7 @@ static void on_exchange(jpt__http_xfer *x, void *ud)
         return;
     }
     jpt__buf out = JPT__BUF_INIT;
-    int rc = result_json(c, r, &out);
+    int rc = result_json(r, &out);
     if (rc < 0) {
         jpt__buf_free(&out);
         fail(c, rc, "out of memory");
@@ -504,6 +592,12 @@ int jpt__vfs_http_submit(struct jpt__http *http, jpt__vfs_http_queue *q,
         fail(c, JPT_ERR_INVALID, "'url' is not a valid URL (%s)", why);
         return JPT_OK;
     }
+    /* A URL refused outright is told so; any other, whether allowed or
+     * to be asked about, must carry its variables before anyone is asked. */
+    if (jpt__policy_check(policy, JPT_ACCESS_HTTP, c->origin.text, NULL, NULL, NULL) !=
+            JPT_VERDICT_DENY &&
+        check_variables(c, p) < 0)
+        return JPT_OK;
     /* The policy's verdict on the URL as libcurl reads it; an ask goes to
      * the prompt (JPT_ERR_AGAIN) and the request comes back once decided. */
     message[0] = '\0';

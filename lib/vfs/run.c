@@ -8,7 +8,7 @@
 
 #include "policy/policy.h"
 #include "vfs/run.h"
-#include "vfs/scrub.h"
+#include "common/scrub.h"
 
 /* How long output is read after the child exits, for a grandchild that
  * holds the pipes (the group's stragglers are killed then). */
@@ -141,7 +141,6 @@ typedef struct child_env {
     char **envp;       /* "NAME=value", NULL-terminated */
     size_t n;
     const char **values; /* the forwarded values, for the scrubber */
-    size_t *lens;
     size_t nvalues;
 } child_env;
 
@@ -151,7 +150,6 @@ static void child_env_free(child_env *e)
         jpt__free(e->envp[i]);
     jpt__free(e->envp);
     jpt__free(e->values);
-    jpt__free(e->lens);
 }
 
 static int add_var(child_env *e, const char *name, const char *value)
@@ -173,8 +171,7 @@ static int make_env(const jpt__vfs_params *p, child_env *e)
 
     memset(e, 0, sizeof(*e));
     if ((e->envp = jpt__calloc(p->nenvs + 2, sizeof(char *))) == NULL ||
-        (e->values = jpt__calloc(p->nenvs + 1, sizeof(char *))) == NULL ||
-        (e->lens = jpt__calloc(p->nenvs + 1, sizeof(size_t))) == NULL)
+        (e->values = jpt__calloc(p->nenvs + 1, sizeof(char *))) == NULL)
         return JPT_ERR_NOMEM;
     if (add_var(e, "PATH", path != NULL ? path : DEFAULT_PATH) < 0)
         return JPT_ERR_NOMEM;
@@ -187,10 +184,26 @@ static int make_env(const jpt__vfs_params *p, child_env *e)
             continue;
         if (add_var(e, name, value) < 0)
             return JPT_ERR_NOMEM;
-        e->values[e->nvalues] = value;
-        e->lens[e->nvalues++] = strlen(value);
+        e->values[e->nvalues++] = value;
     }
     return JPT_OK;
+}
+
+/* The values forwarded, and every other value the policy lends (a child
+ * may find one: a server that kept it, a file), to scrub. */
+static int scrub_set(const jpt_policy *policy, const child_env *ce, jpt__scrub_set **out)
+{
+    jpt__policy_values values = {0};
+    int rc = JPT_OK;
+
+    for (size_t i = 0; i < ce->nvalues && rc == JPT_OK; i++)
+        rc = jpt__policy_values_add(&values, ce->values[i]);
+    if (rc == JPT_OK)
+        rc = jpt__policy_lent_values(policy, &values);
+    if (rc == JPT_OK)
+        rc = jpt__policy_values_scrub_set(&values, out);
+    jpt__policy_values_free(&values);
+    return rc;
 }
 
 /* ---- The child ----------------------------------------------------------------------- */
@@ -295,7 +308,7 @@ static int start(jpt__vfs_run *r, const jpt__vfs_run_env *env, const jpt__vfs_pa
     int rc = make_env(p, &ce);
 
     if (rc == JPT_OK)
-        rc = jpt__scrub_set_new(ce.values, ce.lens, ce.nvalues, &r->secrets);
+        rc = scrub_set(env->policy, &ce, &r->secrets);
     const char **argv = rc == JPT_OK ? jpt__calloc(p->nargs + 2, sizeof(char *)) : NULL;
     if (rc == JPT_OK && argv == NULL)
         rc = JPT_ERR_NOMEM;
@@ -319,11 +332,17 @@ static int start(jpt__vfs_run *r, const jpt__vfs_run_env *env, const jpt__vfs_pa
     rc = jpt__child_spawn(env->loop, &sp, &child_ops, r, &r->child, &err);
     jpt__free(argv);
     child_env_free(&ce);
-    if (rc < 0) {
-        if (rc != JPT_ERR_NOMEM)
-            refuse(r->done, r->ud, rc, r->shown, "%s", err.text);
-        return rc;
+    if (rc < 0 && rc != JPT_ERR_NOMEM) {
+        /* Like the output, the reason goes through the scrubber. */
+        jpt__buf clean = JPT__BUF_INIT;
+        if (jpt__scrub(r->secrets, err.text, strlen(err.text), &clean, NULL) < 0)
+            rc = JPT_ERR_NOMEM;
+        else
+            refuse(r->done, r->ud, rc, r->shown, "%s", clean.data != NULL ? clean.data : "");
+        jpt__buf_free(&clean);
     }
+    if (rc < 0)
+        return rc;
     if (jpt__loop_timer_start(env->loop, &r->timer, jpt__loop_deadline_ms(r->timeout_ms)) < 0) {
         /* No timeout is no run: a process must never outlive its limit. */
         jpt__child_free(r->child);

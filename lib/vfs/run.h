@@ -19,8 +19,9 @@
  *     the group is killed when the child exits (stragglers), on the
  *     timeout (SIGTERM, SIGKILL after the kill grace), and when the
  *     request is cancelled (SIGKILL, reaped before the cancel returns).
- * Its stdout and stderr are scrubbed (scrub.h: the forwarded values but
- * PATH's) before anything else sees them, then kept head and tail up to
+ * Its stdout and stderr are scrubbed (common/scrub.h: the forwarded values
+ * and every other value the policy lends, PATH's aside) before anything
+ * else sees them, then kept head and tail up to
  * the rule's output_limit each, the middle replaced by a note of how many
  * bytes were left out. */
 #ifndef JPT_LIB_VFS_RUN_H

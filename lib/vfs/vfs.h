@@ -425,10 +425,13 @@ void jpt__vfs_http_queue_clear(jpt__vfs_http_queue *q);
 /* Serves an http.get or http.post whose params are `p` (kept by the caller
  * until `done` or the cancel), on `http`, under `policy`'s network.*
  * settings, in the session's queue `q`. Statuses `done` gets: JPT_ERR_INVALID (-32602: a URL libcurl
- * cannot parse, a bad header name or value, "${" without a name),
- * JPT_ERR_DENIED (the guard; a header's ${VAR} not in network.envs; a
- * redirect the policy does not allow; a host name resolving to a local
- * address), JPT_ERR_NOT_FOUND (a ${VAR} not set), JPT_ERR_TIMEOUT
+ * cannot parse or whose path cannot be normalised, a bad header name or
+ * value, "${" without a name), JPT_ERR_DENIED (the guard; a header's
+ * ${VAR} that the URL does not carry — checked before the guard is asked,
+ * unless the policy refuses the URL outright; a redirect the policy does
+ * not allow, or whose URL holds a value substituted; a host name leading
+ * to an address it may not reach), JPT_ERR_NOT_FOUND (a ${VAR} not set),
+ * JPT_ERR_TIMEOUT
  * (network.timeout_ms), JPT_ERR_LIMIT (network.max_response_bytes),
  * JPT_ERR_IO (the transfer failed: libcurl's words), JPT_ERR_NOMEM.
  * JPT_OK with *pending NULL when `done` has run already, else the call in

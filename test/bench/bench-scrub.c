@@ -1,9 +1,10 @@
-/* bench-scrub: secret scrubbing (lib/vfs/scrub.h) of process output, in
- * MB/s, against references measured in the same run:
+/* bench-scrub: secret scrubbing (lib/common/scrub.h) of process output or
+ * http bodies, in MB/s, against references measured in the same run:
  *
- *   memmem   finding every form with one memmem pass per form over the
- *            same text (what scrubbing without an automaton costs, before
- *            it replaces anything or handles a value split across reads);
+ *   memmem   finding every pattern (whole forms and triggers) with one
+ *            memmem pass per pattern over the same text (what scrubbing
+ *            without an automaton costs, before it replaces anything or
+ *            handles a value split across reads);
  *   memcpy   copying the text (the floor any scrubber pays);
  *   ordinary the scrubber's own speed on ordinary text, against input
  *            built to defeat naive matchers (near misses of a long value),
@@ -20,7 +21,7 @@
 #include <string.h>
 
 #include "bench-util.h"
-#include "vfs/scrub.h"
+#include "common/scrub.h"
 
 #define TEXT_BYTES (64u << 20)
 #define CHUNK (64u << 10)
@@ -73,9 +74,11 @@ static char *make_text(const jpt__scrub_set *set)
     for (size_t at = n; at < TEXT_BYTES; at += n)
         memcpy(buf + at, buf, TEXT_BYTES - at < n ? TEXT_BYTES - at : n);
     for (size_t at = CHUNK / 2, k = 0; at + 200 < TEXT_BYTES; at += CHUNK, k++) {
-        size_t len;
-        const char *form = jpt__scrub_set_pattern(set, k % jpt__scrub_set_patterns(set), &len);
-        memcpy(buf + at, form, len);
+        const jpt__scrub_pattern *form;
+        /* Whole forms only: each is one redaction, exactly its bytes. */
+        while (!(form = jpt__scrub_set_pattern(set, k % jpt__scrub_set_patterns(set)))->whole)
+            k++;
+        memcpy(buf + at, form->text, form->len);
     }
     return buf;
 }
@@ -115,10 +118,9 @@ static double time_memmem(const jpt__scrub_set *set, const char *text, size_t n)
     size_t found = 0;
     double t0 = bench_now();
     for (size_t i = 0; i < jpt__scrub_set_patterns(set); i++) {
-        size_t len;
-        const char *form = jpt__scrub_set_pattern(set, i, &len);
-        for (const char *p = text; (p = memmem(p, n - (size_t)(p - text), form, len)) != NULL;
-             p += len)
+        const jpt__scrub_pattern *pt = jpt__scrub_set_pattern(set, i);
+        for (const char *p = text;
+             (p = memmem(p, n - (size_t)(p - text), pt->text, pt->len)) != NULL; p += pt->len)
             found++;
     }
     double t = bench_now() - t0;
@@ -182,8 +184,8 @@ int main(void)
     double t_adv = bench_median(adv, ROUNDS);
 
     /* Ratios are times: below 1, faster than the reference. */
-    printf("scrub %u MiB, %zu values (%zu forms, longest %zu bytes): %.0f MB/s "
-           "(ratio %.2f vs memmem per form at %.0f MB/s)\n",
+    printf("scrub %u MiB, %zu values (%zu patterns, longest %zu bytes): %.0f MB/s "
+           "(ratio %.2f vs memmem per pattern at %.0f MB/s)\n",
            TEXT_BYTES >> 20, NVALUES, jpt__scrub_set_patterns(set), jpt__scrub_set_max_len(set),
            mbps(TEXT_BYTES, t_scrub), t_scrub / t_mm, mbps(TEXT_BYTES, t_mm));
     printf("scrub vs copy: %.0f MB/s (ratio %.2f vs memcpy at %.0f MB/s)\n",

@@ -1,61 +1,77 @@
-/* libFuzzer harness for secret scrubbing (lib/vfs/scrub.h), differential:
- * the input's first byte picks how many values (1 to 3) and where the
- * text is cut into two reads; the values and the text follow, separated
- * by 0xFF bytes. The scrubber's output, fed in those two pieces, must be
- * exactly what a naive reference gives — every occurrence of every form
- * found by comparing at every offset, occurrences that share a byte
- * merged into one mark — and what it holds back never exceeds the
- * longest form. */
+/* libFuzzer harness for secret scrubbing (lib/common/scrub.h),
+ * differential: the input's first byte picks how many values (1 to 3) and
+ * where the text is cut into two reads; the values and the text follow,
+ * separated by 0xFF bytes. The scrubber's output, fed in those two
+ * pieces, must be exactly what a naive reference gives — every pattern
+ * compared at every offset; at each place with a trigger the longest
+ * whole form there, or as far as its triggers reach; a place whose
+ * triggers lie inside a whole form decided before adds nothing;
+ * redactions that share a byte merged into one mark — and what it holds
+ * back never exceeds the longest pattern. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vfs/scrub.h"
+#include "common/scrub.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-typedef struct span {
-    size_t s, e;
-} span;
+typedef struct place {
+    size_t trig_end, span_end, whole_end;
+} place;
 
-static int span_cmp(const void *a, const void *b)
+static void mark(const char *text, size_t *emitted, size_t s, size_t e, jpt__buf *out)
 {
-    const span *x = a, *y = b;
-    return (x->s > y->s) - (x->s < y->s);
+    if (jpt__buf_append(out, text + *emitted, s - *emitted) < 0 ||
+        jpt__buf_puts(out, JPT__SCRUB_MARK) < 0)
+        abort();
+    *emitted = e;
 }
 
 static void naive(const jpt__scrub_set *set, const char *text, size_t n, jpt__buf *out)
 {
-    span *spans = NULL;
-    size_t count = 0, cap = 0, len;
-    const char *form;
+    place *at = calloc(n + 1, sizeof(*at));
+    const jpt__scrub_pattern *pt;
 
-    for (size_t i = 0; (form = jpt__scrub_set_pattern(set, i, &len)) != NULL; i++)
-        for (size_t at = 0; at + len <= n; at++)
-            if (memcmp(text + at, form, len) == 0) {
-                if (count == cap && (spans = realloc(spans, (cap = cap ? cap * 2 : 16) *
-                                                                sizeof(*spans))) == NULL)
-                    abort();
-                spans[count].s = at;
-                spans[count++].e = at + len;
-            }
-    if (count > 0)
-        qsort(spans, count, sizeof(*spans), span_cmp);
-    size_t at = 0;
-    for (size_t i = 0; i < count;) {
-        span run = spans[i++];
-        while (i < count && spans[i].s < run.e) {
-            if (spans[i].e > run.e)
-                run.e = spans[i].e;
-            i++;
-        }
-        if (jpt__buf_append(out, text + at, run.s - at) < 0 || jpt__buf_puts(out, JPT__SCRUB_MARK) < 0)
-            abort();
-        at = run.e;
-    }
-    if (jpt__buf_append(out, text + at, n - at) < 0)
+    if (at == NULL)
         abort();
-    free(spans);
+    for (size_t i = 0; (pt = jpt__scrub_set_pattern(set, i)) != NULL; i++)
+        for (size_t k = 0; k + pt->len <= n; k++)
+            if (memcmp(text + k, pt->text, pt->len) == 0) {
+                size_t end = k + pt->len, reach = k + (pt->trigger ? pt->span : pt->len);
+                if (at[k].trig_end < end)
+                    at[k].trig_end = end;
+                if (at[k].span_end < reach)
+                    at[k].span_end = reach;
+                if (pt->whole && at[k].whole_end < end)
+                    at[k].whole_end = end;
+            }
+    size_t covered = 0, emitted = 0, run_s = 0, run_e = 0;
+    int open = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (at[k].trig_end == 0 || (at[k].whole_end == 0 && at[k].trig_end <= covered))
+            continue;
+        if (at[k].whole_end > covered)
+            covered = at[k].whole_end;
+        size_t e = at[k].whole_end != 0 ? at[k].whole_end
+                   : at[k].span_end < n ? at[k].span_end
+                                        : n;
+        if (open && k < run_e) {
+            if (e > run_e)
+                run_e = e;
+            continue;
+        }
+        if (open)
+            mark(text, &emitted, run_s, run_e, out);
+        run_s = k;
+        run_e = e;
+        open = 1;
+    }
+    if (open)
+        mark(text, &emitted, run_s, run_e, out);
+    if (jpt__buf_append(out, text + emitted, n - emitted) < 0)
+        abort();
+    free(at);
 }
 
 static int to_buf(void *ud, const char *p, size_t n)
