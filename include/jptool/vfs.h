@@ -566,8 +566,9 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * and Landlock (up to ABI 7 at least) does not govern connecting to one,
  * so forbidding connect() is the only way to keep the host's sockets (an
  * ssh-agent's, D-Bus, a container engine's) out of its reach. Its
- * environment is the host's without the names that look like secrets
- * (registry.h, "env").
+ * environment is clean: the core set and the names env.allow lists
+ * (registry.h, "env"), unless its definition chooses to inherit the
+ * host's.
  *
  * Both: no ptrace, process_vm_readv/writev, pidfd_getfd, io_uring, bpf,
  * perf_event_open, keyctl/add_key/request_key, mount-family calls,

@@ -92,7 +92,8 @@ typedef struct jpt__tool {
     int settle_ms, yield_ms; /* -1: the registry's */
     size_t output_limit;     /* 0: the registry's */
     int64_t timeout_ms;      /* one-shot calls; 0: none */
-    bool env_inherit;   /* else PATH (vfs) or PATH, HOME, LANG, and env.allow */
+    bool env_inherit;   /* env.inherit; else PATH (vfs) or the core set
+                           (command.c), and env.allow */
     bool env_vfs;       /* a vfs tool's: clean, PATH as base */
     json_t *env_allow;  /* array of names, or NULL */
     json_t *env_set;    /* object, or NULL */
