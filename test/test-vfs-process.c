@@ -7,6 +7,7 @@
  * the output limit, a workspace that is not a directory, fs.* served while
  * processes run, the tool's end and cancel killing its processes, D11's
  * result shape, the SDK's jpt_vfs_tool_process_run, and a registry's vfs tool. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -665,6 +666,290 @@ static void a_registry_vfs_tool_runs_processes(void **state)
     jpt_registry_free(r);
 }
 
+/* ---- How many at once (vfs.h, JPT_VFS_PROCESS_MAX_RUNNING; issue 15 §3) ---------- */
+
+/* Children of this process (the host) whose command is `comm`. */
+static int children_named(const char *comm)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        if (ru_read_text(path, buf, sizeof(buf)) < 0)
+            continue;
+        /* "pid (comm) state ppid …" */
+        const char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+        if (open_paren == NULL || close_paren == NULL)
+            continue;
+        int ppid = 0;
+        char state = 0;
+        if (sscanf(close_paren + 2, "%c %d", &state, &ppid) != 2 || ppid != (int)getpid() ||
+            state == 'Z')
+            continue;
+        n += (size_t)(close_paren - open_paren - 1) == strlen(comm) &&
+             strncmp(open_paren + 1, comm, strlen(comm)) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+
+    assert_non_null(d);
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n - 3; /* ".", ".." and the DIR's own */
+}
+
+/* What the burst does: the program waits for "go" in the workspace. */
+static const char wait_for_go[] = "while [ ! -e go ]; do sleep 0.02; done";
+
+/* {"submit_then": …}: `count` process.run of wait_for_go pipelined, then
+ * an fs.write of "submitted", which the host reads only after them all. */
+static json_t *burst(int count)
+{
+    return json_pack("{s:{s:{s:s, s:o, s:i}, s:[{s:s, s:{s:s, s:s}}]}}", "submit_then", "submit",
+                     "method", "process.run", "params", sh(wait_for_go), "count", count, "then",
+                     "method", "fs.write", "params", "path", "submitted", "content", "");
+}
+
+/* The probe's result once "go" lets every process end. */
+static const char burst_result[] =
+    "fs.write ok {}\n"
+    "264x process.run ok {\"stdout\":\"\",\"stderr\":\"\",\"exit_code\":0}\n"
+    "736x process.run err -32603 process.run 'sh': 8 processes of this tool run and 256 wait "
+    "already (at most 256 wait): refused; try again once one has ended";
+
+static void remove_in_root(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", root, name);
+    unlink(path);
+}
+
+/* Waits for "submitted" while `dispatch` turns, noting the most "sh"
+ * children seen between turns; then creates "go". */
+static int watch_burst(bool (*dispatch)(void *ud), void *ud, int *fds_seen)
+{
+    char path[512];
+    struct stat st;
+    int most = 0;
+    uint64_t deadline = ru_now_ms() + (uint64_t)WAIT_MS;
+
+    snprintf(path, sizeof(path), "%s/submitted", root);
+    while (stat(path, &st) != 0 && ru_now_ms() < deadline) {
+        assert_true(dispatch(ud));
+        int n = children_named("sh");
+        most = n > most ? n : most;
+    }
+    assert_int_equal(stat(path, &st), 0);
+    /* Everything read: the bound is reached, not passed. */
+    int n = children_named("sh");
+    most = n > most ? n : most;
+    *fds_seen = open_fds();
+    snprintf(path, sizeof(path), "%s/go", root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    return most;
+}
+
+static bool host_turn(void *ud)
+{
+    return jpt_vfs_host_run(ud, 10) != JPT_ERR_IO;
+}
+
+static void a_thousand_pipelined_runs_never_pass_the_bound(void **state)
+{
+    (void)state;
+    int fds_before = open_fds(), fds_seen = 0;
+    jpt_vfs_host *h = host_with(NULL, "{'filesystem':{'writable':true},'commands':{'sh':{}}}",
+                                NULL);
+
+    spawn(h, burst(1000));
+    int most = watch_burst(host_turn, h, &fds_seen);
+    assert_int_equal(most, JPT_VFS_PROCESS_MAX_RUNNING);
+    /* A child's pidfd and two pipes each, the probe's three: a bounded
+     * number, far from the fd limit. */
+    assert_true(fds_seen - fds_before < 8 * JPT_VFS_PROCESS_MAX_RUNNING);
+    char *end = end_of(h);
+    jpt_vfs_host_free(h);
+    char expected[1024];
+    snprintf(expected, sizeof(expected), "ok: %s", burst_result);
+    assert_string_equal(end, expected);
+    free(end);
+    remove_in_root("go");
+    remove_in_root("submitted");
+}
+
+static bool registry_turn(void *ud)
+{
+    ru_poll(ud, 10);
+    return jpt_registry_dispatch(ud) >= 0;
+}
+
+/* In a registry too, and the registry keeps serving its other tools. */
+static void a_registry_tool_bursting_runs_leaves_room_for_others(void **state)
+{
+    (void)state;
+    char tools[1024];
+    int fds_seen = 0;
+    snprintf(tools, sizeof(tools),
+             "{'tools':[{'name':'probe','runtime':'vfs','command':['%s'],"
+             "'parameters':{'type':'object'},"
+             "'sandbox':{'filesystem':{'writable':true},'commands':{'sh':{}}}},"
+             "{'name':'other','command':['%s','0','still here','']}]}",
+             PROBE, TOOL("exit-code"));
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .sandbox_mode = tu_sandbox_mode()};
+    jpt_registry *r = ru_registry_with(&o, js(tools));
+    json_t *args = burst(1000);
+    char *args_text = json_dumps(args, JSON_COMPACT), calls[4096];
+    json_decref(args);
+    snprintf(calls, sizeof(calls), "[{\"id\":\"c1\",\"name\":\"probe\",\"arguments\":%s}]",
+             args_text);
+    free(args_text);
+    jpt_batch *b = NULL;
+    assert_int_equal(jpt_registry_submit(r, calls, &b), JPT_OK);
+
+    int most = watch_burst(registry_turn, r, &fds_seen);
+    assert_int_equal(most, JPT_VFS_PROCESS_MAX_RUNNING);
+    json_t *other = ru_run_js(r, "[{'id':'o1','name':'other','arguments':{}}]");
+    ru_assert_text(other, 0, "o1", "still here", false);
+    json_t *res = ru_finish(r, b);
+    ru_assert_text(res, 0, "c1", burst_result, false);
+    jpt_registry_free(r);
+    remove_in_root("go");
+    remove_in_root("submitted");
+}
+
+static jpt_registry *probe_registry(size_t max_processes, const char *more_tools)
+{
+    char tools[2048];
+    snprintf(tools, sizeof(tools),
+             "{'tools':[{'name':'probe','runtime':'vfs','command':['%s'],"
+             "'parameters':{'type':'object'},"
+             "'sandbox':{'filesystem':{'writable':true},'commands':{'sh':{},'echo':{}}}}%s]}",
+             PROBE, more_tools);
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .max_processes = max_processes,
+                              .sandbox_mode = tu_sandbox_mode()};
+    return ru_registry_with(&o, js(tools));
+}
+
+/* The probe's call with `arguments` (taken). */
+static jpt_batch *submit_probe(jpt_registry *r, const char *id, json_t *arguments)
+{
+    char *text = json_dumps(arguments, JSON_COMPACT), *calls = NULL;
+    jpt_batch *b = NULL;
+
+    json_decref(arguments);
+    assert_true(asprintf(&calls, "[{\"id\":\"%s\",\"name\":\"probe\",\"arguments\":%s}]",
+                         id, text) > 0);
+    free(text);
+    assert_int_equal(jpt_registry_submit(r, calls, &b), JPT_OK);
+    free(calls);
+    return b;
+}
+
+/* max_processes counts process.run's children: with 3, the tool and two
+ * of its processes run at once; the rest wait, and all run in the end. */
+static void process_run_children_count_in_max_processes(void **state)
+{
+    (void)state;
+    int fds_seen = 0;
+    jpt_registry *r = probe_registry(3, "");
+    jpt_batch *b = submit_probe(r, "c1", burst(20));
+
+    assert_int_equal(watch_burst(registry_turn, r, &fds_seen), 2);
+    ru_assert_text(ru_finish(r, b), 0, "c1",
+                   "fs.write ok {}\n"
+                   "20x process.run ok {\"stdout\":\"\",\"stderr\":\"\",\"exit_code\":0}",
+                   false);
+    jpt_registry_free(r);
+    remove_in_root("go");
+    remove_in_root("submitted");
+}
+
+/* A process.run waits while another tool holds the last slot, and runs
+ * once it ends. */
+static void process_run_waits_for_a_slot_another_tool_frees(void **state)
+{
+    (void)state;
+    char path[512];
+    struct stat st;
+    jpt_registry *r =
+        probe_registry(2, ",{'name':'holder','command':['sh','-c',"
+                          "'while [ ! -e release ]; do sleep 0.02; done; echo released']}");
+    jpt_batch *holder = ru_submit(r, "[{'id':'h1','name':'holder','arguments':{}}]");
+    uint64_t deadline = ru_now_ms() + (uint64_t)WAIT_MS;
+    while (children_named("sh") == 0 && ru_now_ms() < deadline)
+        assert_true(registry_turn(r));
+    assert_int_equal(children_named("sh"), 1);
+
+    jpt_batch *b = submit_probe(r, "c1", burst(1));
+    snprintf(path, sizeof(path), "%s/submitted", root);
+    while (stat(path, &st) != 0 && ru_now_ms() < deadline)
+        assert_true(registry_turn(r));
+    assert_int_equal(stat(path, &st), 0);
+    /* The holder and the probe hold both slots: the run waits. */
+    assert_int_equal(children_named("sh"), 1);
+    fu_write(root, "go", "");
+    fu_write(root, "release", "");
+    ru_assert_text(ru_finish(r, holder), 0, "h1", "released\n", false);
+    ru_assert_text(ru_finish(r, b), 0, "c1",
+                   "fs.write ok {}\n"
+                   "1x process.run ok {\"stdout\":\"\",\"stderr\":\"\",\"exit_code\":0}",
+                   false);
+    jpt_registry_free(r);
+    remove_in_root("go");
+    remove_in_root("release");
+    remove_in_root("submitted");
+}
+
+/* Every slot held by a VFS tool waiting for one: none could free, so the
+ * request is refused instead of waiting forever. */
+static void process_run_is_refused_when_no_slot_could_ever_free(void **state)
+{
+    (void)state;
+    jpt_registry *r = probe_registry(1, "");
+    json_t *params = json_pack("{s:s, s:[s]}", "program", "echo", "args", "hi");
+    jpt_batch *b = submit_probe(r, "c1", run_ops(1, &params));
+
+    ru_assert_text(ru_finish(r, b), 0, "c1",
+                   "process.run err -32603 process.run 'echo': no process slot is free: the "
+                   "registry runs max_processes (1) processes, every one a VFS tool waiting for "
+                   "a slot for process.run, so none could ever free one; refused rather than "
+                   "wait forever",
+                   false);
+    jpt_registry_free(r);
+}
+
+/* registry.h: a call beyond max_processes waits for a slot, a VFS tool's
+ * as a stdio tool's. */
+static void vfs_tool_calls_beyond_max_processes_wait_for_a_slot(void **state)
+{
+    (void)state;
+    jpt_registry *r = probe_registry(1, "");
+    json_t *res = ru_run_js(r, "[{'id':'c1','name':'probe','arguments':{'ops':["
+                               "{'method':'fs.exists','params':{'path':'.'}}]}},"
+                               "{'id':'c2','name':'probe','arguments':{'ops':["
+                               "{'method':'fs.exists','params':{'path':'.'}}]}}]");
+    ru_assert_text(res, 0, "c1", "fs.exists ok {\"exists\":true}", false);
+    ru_assert_text(res, 1, "c2", "fs.exists ok {\"exists\":true}", false);
+    jpt_registry_free(r);
+}
+
 int main(void)
 {
     tu_install_counting_allocator();
@@ -684,6 +969,12 @@ int main(void)
         cmocka_unit_test(the_result_has_d11s_shape),
         cmocka_unit_test(the_sdk_runs_a_process),
         cmocka_unit_test(a_registry_vfs_tool_runs_processes),
+        cmocka_unit_test(a_thousand_pipelined_runs_never_pass_the_bound),
+        cmocka_unit_test(a_registry_tool_bursting_runs_leaves_room_for_others),
+        cmocka_unit_test(process_run_children_count_in_max_processes),
+        cmocka_unit_test(process_run_waits_for_a_slot_another_tool_frees),
+        cmocka_unit_test(process_run_is_refused_when_no_slot_could_ever_free),
+        cmocka_unit_test(vfs_tool_calls_beyond_max_processes_wait_for_a_slot),
     };
     return tu_hygiene_end(
         (tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));

@@ -116,9 +116,12 @@ typedef struct jpt_registry_options {
                                 jpt_registry_reap_stale() */
     int turn_end_timeout_ms; /* how long the turn end waits for handles;
                                 default 120000 */
-    size_t max_processes;    /* tool processes alive at once; a call beyond
-                                it waits for a slot (its handle shows
-                                running, without output, until then).
+    size_t max_processes;    /* tool processes alive at once, VFS tools'
+                                process.run children among them (vfs.h,
+                                "process.run"); a call beyond it waits for
+                                a slot (its handle shows running, without
+                                output, until then), a stdio or VFS tool's
+                                alike, and so does a process.run.
                                 Default: min(256, (fd limit - reserve) / 5),
                                 the reserve a quarter of the soft
                                 RLIMIT_NOFILE (at least 32) left to the host,

@@ -437,6 +437,10 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
 #define JPT_VFS_PROCESS_TIMEOUT_MAX_MS 86400000
 #define JPT_VFS_PROCESS_OUTPUT_LIMIT 1048576
 #define JPT_VFS_PROCESS_OUTPUT_MAX 4194304
+/* process.run's children of one tool alive at once, and its requests that
+ * may wait for a turn ("process.run" below). */
+#define JPT_VFS_PROCESS_MAX_RUNNING 8
+#define JPT_VFS_PROCESS_MAX_WAITING 256
 typedef struct jpt_policy jpt_policy;
 
 /* What a request does, for jpt_policy_check(); the reason names the D11
@@ -741,8 +745,17 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *   - "exit_code" is null when a signal killed the process, with "signal"
  *     its number, and null alone when someone else reaped it (a host that
  *     reaps every child with waitpid(-1)).
- *   - The tool's other requests are served meanwhile; several processes
- *     may run at once. */
+ *   - The tool's other requests are served meanwhile. At most
+ *     JPT_VFS_PROCESS_MAX_RUNNING (8) of its processes run at once; its
+ *     further process.run requests wait their turn in order (a timeout
+ *     starts when its process starts), at most JPT_VFS_PROCESS_MAX_WAITING
+ *     (256) of them: one more is answered -32603 at once ("8 processes of
+ *     this tool run and 256 wait already …"). In a registry each process
+ *     also takes one of its max_processes slots (registry.h), as the tool
+ *     itself does, and waits for one as a call does; when every process
+ *     the registry runs is a VFS tool waiting for a slot for process.run,
+ *     none could ever free one, and those requests are answered -32603
+ *     at once ("no process slot is free: …") rather than wait forever. */
 
 /* ---- A standalone host ------------------------------------------------------
  * Serves one VFS tool from the host's own loop, like a registry: one fd to

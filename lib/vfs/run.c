@@ -17,7 +17,8 @@
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 struct jpt__vfs_run {
-    jpt__loop *loop;
+    jpt__vfs_run_env env;     /* the session's, copied */
+    const jpt__vfs_params *p; /* the request's, until `done` */
     jpt__child *child;
     jpt__files_done_fn done;
     void *ud;
@@ -28,8 +29,10 @@ struct jpt__vfs_run {
     int failed;               /* scrubbing failed: nothing of it is shown */
     jpt__timer timer;
     int timeout_ms;
-    int kill_grace_ms;
     bool timed_out;
+    bool waiting;             /* in the queue's line */
+    bool counted;             /* in queue->running: it holds a slot */
+    jpt__vfs_run *next, *prev; /* the queue's line */
 };
 
 static void refuse(jpt__files_done_fn done, void *ud, int status, const char *shown,
@@ -195,11 +198,34 @@ static int make_env(const jpt__vfs_params *p, child_env *e)
 
 /* ---- The child ----------------------------------------------------------------------- */
 
+/* The run's slot is free again (its child is gone, or never started). */
+static void release(jpt__vfs_run *r)
+{
+    jpt__vfs_run_queue *q = r->env.queue;
+
+    if (!r->counted)
+        return;
+    r->counted = false;
+    q->running--;
+    if (q->slots != NULL)
+        q->slots->give(q->slots->ud);
+    if (q->head != NULL)
+        jpt__loop_defer_queue(q->loop, &q->drain);
+}
+
 static void run_free(jpt__vfs_run *r)
 {
-    jpt__loop_timer_stop(r->loop, &r->timer);
+    jpt__vfs_run_queue *q = r->env.queue;
+
+    jpt__loop_timer_stop(r->env.loop, &r->timer);
+    if (r->waiting) {
+        JPT__QUEUE_REMOVE(q->head, q->tail, r);
+        q->waiting--;
+        r->waiting = false;
+    }
     if (r->child != NULL)
         jpt__child_free(r->child);
+    release(r);
     for (int i = 0; i < 2; i++) {
         jpt__scrubber_free(&r->scrub[i]);
         jpt__capture_free(&r->kept[i]);
@@ -254,7 +280,8 @@ static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
 
     r->child = NULL;
     jpt__child_free(c);
-    jpt__loop_timer_stop(r->loop, &r->timer);
+    release(r);
+    jpt__loop_timer_stop(r->env.loop, &r->timer);
     for (int i = 0; i < 2 && r->failed == 0; i++)
         r->failed = jpt__scrubber_finish(&r->scrub[i]);
     int rc = r->failed != 0 ? r->failed : result_json(r, &status, &result);
@@ -281,17 +308,19 @@ static void on_timeout(jpt__timer *t)
     r->timed_out = true;
     jpt__log(JPT_LOG_INFO, "process.run '%s' ran past %d ms: SIGTERM to its group", r->shown,
              r->timeout_ms);
-    jpt__child_terminate(r->child, r->kill_grace_ms);
+    jpt__child_terminate(r->child, r->env.kill_grace_ms);
 }
 
 static const jpt__child_ops child_ops = {on_output, on_exited, NULL};
 
-/* The scrubbers and the child; on failure `done` has run. */
-static int start(jpt__vfs_run *r, const jpt__vfs_run_env *env, const jpt__vfs_params *p,
-                 int root)
+/* The scrubbers and the child. A refused spawn has run `done`; any other
+ * failure is JPT_ERR_NOMEM, and `done` has not run. */
+static int start(jpt__vfs_run *r)
 {
+    const jpt__vfs_params *p = r->p;
     child_env ce;
     jpt__errbuf err = {{0}};
+    int root = jpt__files_root_fd(r->env.files);
     int rc = make_env(p, &ce);
 
     if (rc == JPT_OK)
@@ -314,17 +343,19 @@ static int start(jpt__vfs_run *r, const jpt__vfs_run_env *env, const jpt__vfs_pa
         .cwd_fd = &root,
         .devnull = -1,
         .drain_ms = DRAIN_MS,
-        .contain = env->contain,
+        .contain = r->env.contain,
     };
-    rc = jpt__child_spawn(env->loop, &sp, &child_ops, r, &r->child, &err);
+    rc = jpt__child_spawn(r->env.loop, &sp, &child_ops, r, &r->child, &err);
     jpt__free(argv);
     child_env_free(&ce);
     if (rc < 0) {
-        if (rc != JPT_ERR_NOMEM)
+        if (rc != JPT_ERR_NOMEM) {
             refuse(r->done, r->ud, rc, r->shown, "%s", err.text);
+            r->done = NULL;
+        }
         return rc;
     }
-    if (jpt__loop_timer_start(env->loop, &r->timer, jpt__loop_deadline_ms(r->timeout_ms)) < 0) {
+    if (jpt__loop_timer_start(r->env.loop, &r->timer, jpt__loop_deadline_ms(r->timeout_ms)) < 0) {
         /* No timeout is no run: a process must never outlive its limit. */
         jpt__child_free(r->child);
         r->child = NULL;
@@ -332,6 +363,84 @@ static int start(jpt__vfs_run *r, const jpt__vfs_run_env *env, const jpt__vfs_pa
     }
     return JPT_OK;
 }
+
+/* Starts a run that holds a slot: true; else `done` has run and the run
+ * is freed. */
+static bool launch(jpt__vfs_run *r)
+{
+    int rc = start(r);
+
+    if (rc == JPT_OK)
+        return true;
+    if (r->done != NULL) {
+        char message[512];
+        snprintf(message, sizeof(message),
+                 "process.run '%s': out of memory starting the process", r->shown);
+        r->done(r->ud, rc, NULL, 0, message);
+    }
+    run_free(r);
+    return false;
+}
+
+/* ---- The queue ---------------------------------------------------------------------- */
+
+/* One of the owner's slots for a run of `q`, counted: true, or false when
+ * the queue's bound or the owner has none. */
+static bool take_slot(jpt__vfs_run_queue *q, jpt__vfs_run *r)
+{
+    if (q->running >= JPT_VFS_PROCESS_MAX_RUNNING ||
+        (q->slots != NULL && !q->slots->take(q->slots->ud)))
+        return false;
+    q->running++;
+    r->counted = true;
+    return true;
+}
+
+void jpt__vfs_run_queue_wake(jpt__vfs_run_queue *q)
+{
+    while (q->head != NULL && take_slot(q, q->head)) {
+        jpt__vfs_run *r = q->head;
+        JPT__QUEUE_REMOVE(q->head, q->tail, r);
+        q->waiting--;
+        r->waiting = false;
+        (void)launch(r);
+    }
+}
+
+static void on_drain(jpt__defer *d)
+{
+    jpt__vfs_run_queue_wake(d->ud);
+}
+
+void jpt__vfs_run_queue_init(jpt__vfs_run_queue *q, jpt__loop *loop,
+                             const jpt__vfs_slots *slots)
+{
+    memset(q, 0, sizeof(*q));
+    q->loop = loop;
+    q->slots = slots;
+    jpt__loop_defer_init(&q->drain, on_drain, q);
+}
+
+void jpt__vfs_run_queue_clear(jpt__vfs_run_queue *q)
+{
+    jpt__loop_defer_cancel(q->loop, &q->drain);
+}
+
+bool jpt__vfs_run_queue_starved(const jpt__vfs_run_queue *q)
+{
+    return q->head != NULL && q->running == 0;
+}
+
+void jpt__vfs_run_queue_refuse(jpt__vfs_run_queue *q, const char *why)
+{
+    while (q->head != NULL) {
+        jpt__vfs_run *r = q->head;
+        refuse(r->done, r->ud, JPT_ERR_LIMIT, r->shown, "%s", why);
+        run_free(r);
+    }
+}
+
+/* ---- The request -------------------------------------------------------------------- */
 
 int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
                         jpt__files_guard_fn guard, void *guard_ud, jpt__files_done_fn done,
@@ -348,8 +457,7 @@ int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
                "absolute path");
         return JPT_OK;
     }
-    int root = jpt__files_root_fd(env->files);
-    if (root < 0) {
+    if (jpt__files_root_fd(env->files) < 0) {
         refuse(done, ud, JPT_ERR_UNSUPPORTED, shown,
                "not available: the workspace is not a directory of this machine (a memory or "
                "host-supplied backend), so there is nowhere to run a process");
@@ -360,26 +468,38 @@ int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
         !allowed(p, shown, guard, guard_ud, done, ud, &rc))
         return rc;
 
+    jpt__vfs_run_queue *q = env->queue;
+    if (q->waiting >= JPT_VFS_PROCESS_MAX_WAITING) {
+        refuse(done, ud, JPT_ERR_LIMIT, shown,
+               "%zu processes of this tool run and %zu wait already (at most %d wait): "
+               "refused; try again once one has ended",
+               q->running, q->waiting, JPT_VFS_PROCESS_MAX_WAITING);
+        return JPT_OK;
+    }
     jpt__vfs_run *r = jpt__calloc(1, sizeof(*r));
     if (r == NULL)
         return JPT_ERR_NOMEM;
-    r->loop = env->loop;
+    r->env = *env;
+    r->p = p;
     r->done = done;
     r->ud = ud;
     memcpy(r->shown, shown, sizeof(shown));
     r->timeout_ms = cmd != NULL ? cmd->timeout_ms : JPT_VFS_PROCESS_TIMEOUT_MS;
-    r->kill_grace_ms = env->kill_grace_ms;
     size_t limit = cmd != NULL ? cmd->output_limit : JPT_VFS_PROCESS_OUTPUT_LIMIT;
     for (int i = 0; i < 2; i++)
         jpt__capture_init(&r->kept[i], limit);
     jpt__loop_timer_init(&r->timer, on_timeout, r);
-    if ((rc = start(r, env, p, root)) < 0) {
-        run_free(r);
-        /* A refused spawn was answered; running out of memory is the
-         * caller's to report. */
-        return rc == JPT_ERR_NOMEM ? rc : JPT_OK;
+    /* In order: behind those waiting, and within the bound and the owner's
+     * slots. */
+    if (q->head != NULL || !take_slot(q, r)) {
+        JPT__QUEUE_APPEND(q->head, q->tail, r);
+        q->waiting++;
+        r->waiting = true;
+        *pending = r;
+        return JPT_OK;
     }
-    *pending = r;
+    if (launch(r))
+        *pending = r;
     return JPT_OK;
 }
 
