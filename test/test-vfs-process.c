@@ -29,6 +29,8 @@
 #define MARK "[REDACTED]"
 
 static char root[200], real_root[4096];
+/* The hosts' workspace: the root, or a repository under it (git's tests). */
+static const char *host_root = root;
 
 /* Variables of the test's own environment: some forwarded, some that must
  * never reach a child. */
@@ -84,7 +86,7 @@ static void on_ask(jpt_policy_request *req, void *ud)
 
 static jpt_vfs_host *host_with(jpt_files *files, const char *sandbox_js, asked *a)
 {
-    jpt_vfs_host_options o = {.size = sizeof(o), .root = files == NULL ? root : NULL,
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = files == NULL ? host_root : NULL,
                               .files = files, .kill_grace_ms = 200,
                               .sandbox_mode = tu_sandbox_mode()};
     jpt_vfs_host *h = NULL;
@@ -950,6 +952,321 @@ static void vfs_tool_calls_beyond_max_processes_wait_for_a_slot(void **state)
     jpt_registry_free(r);
 }
 
+/* ---- git (vfs.h, "process.run" and "commands.<program>"; issue 15 §3) ------------- */
+
+static char repo[256], marks[256];
+
+/* Runs `script` with sh in a clean environment, failing the test if it
+ * fails. */
+static void shell(const char *script)
+{
+    char *cmd = NULL;
+    assert_true(asprintf(&cmd, "env -i PATH=/usr/local/bin:/usr/bin:/bin GIT_CONFIG_NOSYSTEM=1 "
+                               "GIT_CONFIG_GLOBAL=/dev/null sh -ec '%s'",
+                         script) > 0);
+    if (system(cmd) != 0)
+        fail_msg("failed: %s", cmd);
+    free(cmd);
+}
+
+/* The names in the markers' directory, space-separated ("" when none). */
+static void marked(char *out, size_t cap)
+{
+    DIR *d = opendir(marks);
+    struct dirent *e;
+    size_t n = 0;
+
+    assert_non_null(d);
+    out[0] = '\0';
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' && strcmp(e->d_name, "secret.txt") != 0)
+            n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s ", e->d_name);
+    closedir(d);
+}
+
+static void assert_nothing_marked(void)
+{
+    char names[1024];
+    marked(names, sizeof(names));
+    if (names[0] != '\0')
+        fail_msg("these ran: %s", names);
+}
+
+/* A repository; with `planted`, its configuration, hooks and attributes
+ * are a tool's: each program they name leaves a marker in `marks` when it
+ * runs. */
+static void make_repository(bool planted)
+{
+    char script[8192];
+
+    snprintf(repo, sizeof(repo), "%s/repo", root);
+    snprintf(marks, sizeof(marks), "%s/marks", root);
+    fu_rmtree(repo);
+    fu_rmtree(marks);
+    assert_int_equal(mkdir(repo, 0755), 0);
+    assert_int_equal(mkdir(marks, 0755), 0);
+    fu_write(marks, "secret.txt", "the host's secret\n");
+    snprintf(script, sizeof(script),
+             "cd %s; git init -q -b main .; git config user.email t@example.com; "
+             "git config user.name t; echo hello > a.txt; echo why > b.y; "
+             "printf \"* filter=x diff=x merge=x\\n*.y diff=y\\n\" > .gitattributes; "
+             "git add .; git commit -qm base; git checkout -qb other; echo theirs > a.txt; "
+             "git commit -qam other; git checkout -q main; echo ours > a.txt; "
+             "echo yes > b.y; git commit -qam ours",
+             repo);
+    shell(script);
+    host_root = repo;
+    if (!planted)
+        return;
+    /* The configuration, an included file, and hooks where git looks for
+     * them (and where core.hooksPath sends it). */
+    static const char planted_config[] =
+        "[core]\n\tfsmonitor = touch @/fsmonitor; echo\n"
+        "\tpager = touch @/pager; cat\n\teditor = touch @/editor; true\n"
+        "\taskPass = touch @/askpass; echo\n\thooksPath = planted-hooks\n"
+        "[filter \"x\"]\n\tsmudge = touch @/smudge; cat\n"
+        "\tclean = touch @/clean; cat\n\tprocess = touch @/process; false\n"
+        "\trequired = true\n"
+        "[diff]\n\texternal = touch @/external; true\n"
+        "[diff \"x\"]\n\ttextconv = touch @/textconv; cat\n"
+        "\tcommand = touch @/diff-command; true\n"
+        "[merge \"x\"]\n\tdriver = touch @/merge-driver; false\n"
+        "[alias]\n\tst = !touch @/alias\n"
+        "[credential]\n\thelper = !touch @/credential\n"
+        "[sequence]\n\teditor = touch @/sequence-editor; true\n"
+        "[include]\n\tpath = ../planted.cfg\n";
+    /* Each '@' is the markers' directory. */
+    char config[8192];
+    size_t n = 0;
+    for (const char *c = planted_config; *c != '\0' && n + sizeof(marks) < sizeof(config); c++)
+        if (*c == '@')
+            n += (size_t)snprintf(config + n, sizeof(config) - n, "%s", marks);
+        else
+            config[n++] = *c;
+    config[n] = '\0';
+    char path[512];
+    snprintf(path, sizeof(path), "%s/.git/config", repo);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs(config, f);
+    fclose(f);
+    snprintf(config, sizeof(config), "[diff \"y\"]\n\ttextconv = touch %s/included; cat\n",
+             marks);
+    fu_write(repo, "planted.cfg", config);
+    static const char *const hooks[] = {"pre-commit", "post-commit", "post-checkout",
+                                        "post-merge", "pre-merge-commit", "post-index-change",
+                                        "reference-transaction", "pre-auto-gc", "commit-msg",
+                                        "prepare-commit-msg"};
+    for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
+        for (int where = 0; where < 2; where++) {
+            char rel[128], body[512];
+            snprintf(rel, sizeof(rel), "%s/%s", where == 0 ? ".git/hooks" : "planted-hooks",
+                     hooks[i]);
+            snprintf(body, sizeof(body), "#!/bin/sh\ntouch %s/hook-%s\n", marks, hooks[i]);
+            fu_write(repo, rel, body);
+            snprintf(path, sizeof(path), "%s/%s", repo, rel);
+            assert_int_equal(chmod(path, 0755), 0);
+        }
+}
+
+static void remove_repository(void)
+{
+    host_root = root;
+    fu_rmtree(repo);
+    fu_rmtree(marks);
+}
+
+static json_t *git(const char *const *args, size_t n)
+{
+    return params_argv("git", args, n);
+}
+
+/* The result of process.run line `i` (0-based) of the probe's `end`. */
+static json_t *line_result(const char *end, int i)
+{
+    const char *p = strncmp(end, "ok: ", 4) == 0 ? end + 4 : end;
+    for (; i > 0 && p != NULL; i--)
+        if ((p = strchr(p, '\n')) != NULL)
+            p++;
+    static const char prefix[] = "process.run ok ";
+    if (p == NULL || strncmp(p, prefix, sizeof(prefix) - 1) != 0)
+        fail_msg("no result at line %d of:\n%s", i, end);
+    const char *nl = strchr(p, '\n');
+    char *text = strndup(p + sizeof(prefix) - 1, nl != NULL ? (size_t)(nl - p) - (sizeof(prefix) - 1)
+                                                             : strlen(p + sizeof(prefix) - 1));
+    json_t *r = parse(text);
+    free(text);
+    return r;
+}
+
+static void assert_exit(const json_t *r, int code)
+{
+    const json_t *e = json_object_get(r, "exit_code");
+    if (!json_is_integer(e) || json_integer_value(e) != code) {
+        char *text = json_dumps(r, 0);
+        fail_msg("expected exit %d: %s", code, text);
+    }
+}
+
+/* Issue 15 §3: "git gets no configuration the tool can write". */
+static void git_runs_nothing_its_planted_configuration_names(void **state)
+{
+    (void)state;
+    make_repository(true);
+    const char *status[] = {"status", "--short"}, *diff[] = {"diff"},
+               *log[] = {"log", "-p", "-2"}, *show[] = {"show", "HEAD"},
+               *blame[] = {"blame", "a.txt"}, *st[] = {"st"}, *add[] = {"add", "a.txt"},
+               *commit[] = {"commit", "-q", "-m", "change"},
+               *checkout[] = {"checkout", "HEAD~1", "--", "a.txt"},
+               *reset[] = {"reset", "-q", "--hard"}, *merge[] = {"merge", "other"},
+               *abort_merge[] = {"merge", "--abort"}, *grep[] = {"grep", "-n", "ours"};
+    json_t *ops = json_pack("[{s:s,s:{s:s,s:s}}]", "method", "fs.write", "params", "path",
+                            "a.txt", "content", "changed\n");
+    json_t *params[] = {git(status, 2), git(diff, 1),      git(log, 3),      git(show, 2),
+                        git(blame, 2),  git(st, 1),        git(add, 2),      git(commit, 4),
+                        git(checkout, 4), git(reset, 3),   git(merge, 2),    git(abort_merge, 2),
+                        git(grep, 3)};
+    for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++)
+        json_array_append_new(ops, json_pack("{s:s, s:o}", "method", "process.run", "params",
+                                             params[i]));
+    char *end = probe("{'filesystem':{'writable':true},'commands':{'git':{'args':["
+                      "['status','**'],['diff','**'],['log','**'],['show','**'],['blame','**'],"
+                      "['st'],['add','**'],['commit','**'],['checkout','**'],['reset','**'],"
+                      "['merge','**'],['grep','**']]}}}",
+                      json_pack("{s:o}", "ops", ops), NULL);
+    assert_nothing_marked();
+
+    /* And git still works, as without the planted keys. */
+    json_t *r = line_result(end, 1);
+    assert_exit(r, 0);
+    ru_assert_contains(json_string_value(json_object_get(r, "stdout")), " M a.txt\n");
+    json_decref(r);
+    r = line_result(end, 2);
+    assert_exit(r, 0);
+    ru_assert_contains(json_string_value(json_object_get(r, "stdout")), "\n+changed\n");
+    json_decref(r);
+    r = line_result(end, 3);
+    assert_exit(r, 0);
+    ru_assert_contains(json_string_value(json_object_get(r, "stdout")), "\n+yes\n");
+    json_decref(r);
+    r = line_result(end, 6);
+    assert_exit(r, 1);
+    ru_assert_contains(json_string_value(json_object_get(r, "stderr")),
+                       "expansion of alias 'st' failed");
+    json_decref(r);
+    for (int i = 7; i <= 10; i++) {
+        r = line_result(end, i);
+        assert_exit(r, 0);
+        json_decref(r);
+    }
+    r = line_result(end, 11);
+    assert_exit(r, 1);
+    ru_assert_contains(json_string_value(json_object_get(r, "stdout")), "CONFLICT (content)");
+    json_decref(r);
+    free(end);
+    remove_repository();
+}
+
+/* A run of git that the policy refuses: the probe's line for it. */
+static void git_refused(const char *sandbox_js, const char *program, const char *const *args,
+                        size_t n, const char *expected)
+{
+    char *line = run_one(sandbox_js, params_argv(program, args, n), NULL);
+    char want[2048];
+
+    snprintf(want, sizeof(want), "process.run err -32001 process.run '%s': denied: %s",
+             program, expected);
+    if (strcmp(line, want) != 0)
+        fail_msg("expected\n  %s\ngot\n  %s", want, line);
+    free(line);
+}
+
+/* Issue 15 §3: plausible rules gave a tool the host's rights. */
+static void git_options_that_run_programs_or_name_files_need_a_rule_to_name_them(void **state)
+{
+    (void)state;
+    static const char rules[] =
+        "{'commands':{'git':{'args':[['diff','**'],['grep','**'],['fetch','**']]},"
+        "'/usr/bin/git':{}}}";
+    char secret[512], written[512], grep_o[512], upload[512], at_c[512], exec_path[512],
+        fsmonitor[512], foreach[512];
+
+    make_repository(false);
+    snprintf(secret, sizeof(secret), "%s/secret.txt", marks);
+    snprintf(written, sizeof(written), "--output=%s/written", marks);
+    snprintf(grep_o, sizeof(grep_o), "-Otouch %s/grep-O", marks);
+    snprintf(upload, sizeof(upload), "--upload-pack=touch %s/upload-pack; git-upload-pack",
+             marks);
+    snprintf(at_c, sizeof(at_c), "alias.x=!touch %s/global-c", marks);
+    snprintf(exec_path, sizeof(exec_path), "--exec-path=%s", marks);
+    snprintf(fsmonitor, sizeof(fsmonitor), "touch %s/config-written", marks);
+    snprintf(foreach, sizeof(foreach), "touch %s/foreach", marks);
+
+    const char *no_index[] = {"diff", "--no-index", secret, "a.txt"};
+    git_refused(rules, "git", no_index, 4,
+                "argument 2 '--no-index' reads files outside the repository: allowed only "
+                "where a commands.git.args entry names it");
+    const char *output[] = {"diff", written};
+    char expected[1024];
+    snprintf(expected, sizeof(expected),
+             "argument 2 '%s' writes a file the rule does not name: allowed only where a "
+             "commands.git.args entry names it",
+             written);
+    git_refused(rules, "git", output, 2, expected);
+    /* git takes an unambiguous prefix of a long option. */
+    const char *out[] = {"diff", "--out=x"};
+    git_refused(rules, "git", out, 2,
+                "argument 2 '--out=x' writes a file the rule does not name: allowed only "
+                "where a commands.git.args entry names it");
+    const char *pager[] = {"grep", grep_o, "hello"};
+    snprintf(expected, sizeof(expected),
+             "argument 2 '%s' runs a program: allowed only where a commands.git.args entry "
+             "names it",
+             grep_o);
+    git_refused(rules, "git", pager, 3, expected);
+    const char *cluster[] = {"grep", "-nOless", "hello"}, *open[] = {"grep", "--open=less", "x"};
+    git_refused(rules, "git", cluster, 3,
+                "argument 2 '-nOless' runs a program: allowed only where a commands.git.args "
+                "entry names it");
+    git_refused(rules, "git", open, 3,
+                "argument 2 '--open=less' runs a program: allowed only where a "
+                "commands.git.args entry names it");
+    const char *fetch[] = {"fetch", upload, "."};
+    snprintf(expected, sizeof(expected),
+             "argument 2 '%s' runs a program: allowed only where a commands.git.args entry "
+             "names it",
+             upload);
+    git_refused(rules, "git", fetch, 3, expected);
+
+    /* A rule that allows any arguments still names none of these. */
+    static const char global[] =
+        "is an option of git itself, before the subcommand (as -c, -C, --git-dir, "
+        "--exec-path, -p), which changes the configuration git reads, where it looks or what "
+        "it runs: allowed only where a commands./usr/bin/git.args entry names it";
+    const char *config_c[] = {"-c", at_c, "x"}, *dir_c[] = {"-C", marks, "status"},
+               *exec[] = {exec_path, "status"};
+    snprintf(expected, sizeof(expected), "argument 1 '-c' %s", global);
+    git_refused(rules, "/usr/bin/git", config_c, 3, expected);
+    snprintf(expected, sizeof(expected), "argument 1 '-C' %s", global);
+    git_refused(rules, "/usr/bin/git", dir_c, 3, expected);
+    snprintf(expected, sizeof(expected), "argument 1 '%s' %s", exec_path, global);
+    git_refused(rules, "/usr/bin/git", exec, 2, expected);
+    const char *config[] = {"config", "core.fsmonitor", fsmonitor},
+               *submodule[] = {"submodule", "foreach", foreach};
+    static const char by_design[] =
+        "runs programs, serves, or writes git's configuration by design: allowed only where "
+        "a commands./usr/bin/git.args entry names it";
+    snprintf(expected, sizeof(expected), "argument 1 'config' %s", by_design);
+    git_refused(rules, "/usr/bin/git", config, 3, expected);
+    snprintf(expected, sizeof(expected), "argument 1 'submodule' %s", by_design);
+    git_refused(rules, "/usr/bin/git", submodule, 3, expected);
+
+    assert_nothing_marked();
+    snprintf(written, sizeof(written), "%s/x", repo);
+    assert_int_equal(access(written, F_OK), -1);
+    remove_repository();
+}
+
 int main(void)
 {
     tu_install_counting_allocator();
@@ -975,6 +1292,8 @@ int main(void)
         cmocka_unit_test(process_run_waits_for_a_slot_another_tool_frees),
         cmocka_unit_test(process_run_is_refused_when_no_slot_could_ever_free),
         cmocka_unit_test(vfs_tool_calls_beyond_max_processes_wait_for_a_slot),
+        cmocka_unit_test(git_runs_nothing_its_planted_configuration_names),
+        cmocka_unit_test(git_options_that_run_programs_or_name_files_need_a_rule_to_name_them),
     };
     return tu_hygiene_end(
         (tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));

@@ -344,7 +344,9 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *                        act on (LD_*, DYLD_*, GCONV_PATH, GETCONF_DIR,
  *                        GLIBC_TUNABLES, HOSTALIASES, LOCALDOMAIN, LOCPATH,
  *                        MALLOC_TRACE, NIS_PATH, NLSPATH, RESOLV_HOST_CONF,
- *                        RES_OPTIONS, TZDIR) are refused.
+ *                        RES_OPTIONS, TZDIR) are refused, and for git the
+ *                        names jptool sets for it (below: GIT_CONFIG*,
+ *                        GIT_ASKPASS, GIT_PAGER, GIT_SSH_COMMAND, …).
  *     timeout_ms         how long the process may run before its process
  *                        group is killed, 1 to JPT_VFS_PROCESS_TIMEOUT_MAX_MS
  *                        (default JPT_VFS_PROCESS_TIMEOUT_MS).
@@ -429,7 +431,43 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *
  * A process (JPT_ACCESS_PROCESS) is allowed when commands has a rule for
  * its program whose `args` admit its arguments; a program without a rule,
- * or arguments that no list admits, get the `uncovered` verdict. */
+ * or arguments that no list admits, get the `uncovered` verdict.
+ *
+ * git (a program whose last path component is "git"). A rule's fixed
+ * words name what they match; what "**" (or a rule without args) lets
+ * through must hold none of the arguments below, or the request is
+ * denied (-32001, naming the argument and what it does) — unless another
+ * entry of the rule names them. Each is caught in every form git takes:
+ * an unambiguous prefix of a long option ("--out=x" is --output=x), a
+ * value after '=' or in the next argument, a short option in a cluster
+ * with its value attached ("-nOless"; a value attached to another short
+ * option that holds the letter counts too). Arguments after "--" are
+ * checked all the same.
+ *   - git's own options before the subcommand, every one (-c, -C,
+ *     --git-dir, --work-tree, --exec-path, --namespace, --super-prefix,
+ *     --config-env, -p, --no-pager, …): they change the configuration
+ *     git reads, where it looks, or what it runs;
+ *   - subcommands that run programs, serve or schedule by design, or
+ *     write git's configuration: archimport, bisect, citool, config,
+ *     credential*, cvsexportcommit, cvsimport, cvsserver, daemon,
+ *     difftool, filter-branch, gui, help, imap-send, instaweb,
+ *     maintenance, mergetool, p4, receive-pack, remote-ext, remote-fd,
+ *     send-email, shell, submodule, svn, upload-archive, upload-pack,
+ *     web--browse;
+ *   - options that run a program: --open-files-in-pager and grep's -O,
+ *     --upload-pack (clone's and ls-remote's -u), --receive-pack,
+ *     --exec (rebase's -x), --extcmd, --ext-diff, --textconv;
+ *   - options that write or read a file the rule does not name, or move
+ *     the repository: --output (archive's and format-patch's -o),
+ *     --output-directory, --index-output, --prefix, --export-marks,
+ *     --import-marks, --import-marks-if-exists, --export-pack-edges,
+ *     --no-index, --separate-git-dir;
+ *   - options that set configuration or bring in programs: --config
+ *     (clone's -c), --config-env, --template, --recurse-submodules
+ *     (git then runs in submodules, whose configuration is not checked).
+ * A merge strategy (-s) names a program of git's exec path or PATH,
+ * which a tool cannot write, and is allowed. (What the process may touch
+ * besides is the OS sandbox's to confine.) */
 
 /* process.run's limits (commands.<program>.timeout_ms and .output_limit):
  * their defaults and largest values. */
@@ -708,6 +746,48 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     other loader variable ever, whatever the host's environment holds.
  *     (A registry with JPT_CONTAIN_SUBREAPER also gives it the
  *     JPTOOL_CONTAIN_… variable that marks its processes.)
+ *   - git gets no configuration the tool can write (issue 15 §3). It runs
+ *     with GIT_CONFIG_NOSYSTEM=1, GIT_CONFIG_SYSTEM and GIT_CONFIG_GLOBAL
+ *     /dev/null (no system or global configuration), GIT_ATTR_NOSYSTEM=1,
+ *     GIT_TERMINAL_PROMPT=0, GIT_ASKPASS and GIT_PROXY_COMMAND empty,
+ *     GIT_PAGER=cat, GIT_EDITOR and GIT_SEQUENCE_EDITOR ":" (git's own
+ *     "no pager" and "no editor"), GIT_SSH_COMMAND=ssh; and in the
+ *     command-line scope (GIT_CONFIG_COUNT, which wins over the
+ *     repository's own configuration and its includes): core.hooksPath
+ *     /dev/null (no hook runs), core.fsmonitor false, core.pager cat,
+ *     core.editor and sequence.editor ":", core.askPass and
+ *     core.alternateRefsCommand empty, credential.helper empty (the list
+ *     of helpers reset), gpg.program and gpg.openpgp.program gpg,
+ *     gpg.x509.program gpgsm, gpg.ssh.program ssh-keygen,
+ *     gpg.ssh.defaultKeyCommand empty, interactive.diffFilter cat,
+ *     init.templateDir empty (no templates, so no hooks copied),
+ *     http.saveCookies false, submodule.recurse false, protocol.allow
+ *     never with protocol.http, .https, .ssh and .git "always",
+ *     protocol.file "user" and protocol.ext "never" (no remote helper,
+ *     no ext::). Before each run jptool reads the repository's
+ *     configuration (`git config --list -z --show-scope`, includes
+ *     followed, in the same environment; it costs one more git process)
+ *     and sets every key that names a program under a name of the
+ *     repository's choosing: alias.<name> empty (git then refuses it),
+ *     pager.<command> false, filter.<driver>.clean, .smudge and .process
+ *     empty and .required false (git skips the filter),
+ *     diff.<driver>.textconv cat, diff.<driver>.command and diff.external
+ *     false (and `git diff` gets --no-ext-diff after its subcommand, so
+ *     it diffs as without them), merge.<driver>.driver
+ *     "git merge-file --marker-size=%L %A %O %B" (git's own text merge),
+ *     credential.<url>.helper empty, submodule.<name>.update "none" where
+ *     it is a "!command", and difftool, mergetool, man, browser and
+ *     guitool's <tool>.cmd and .path empty. The run is refused (-32001)
+ *     when the configuration sets remote.<name>.uploadpack or
+ *     .receivepack (the first value set wins, so no override can) or
+ *     core.worktree (it could point git outside the workspace); -32603
+ *     when it cannot be read (git's complaint quoted), holds more than
+ *     1 MiB, or this git ignores GIT_CONFIG_COUNT (before 2.31). The
+ *     configuration is read anew for each run; a key written between the
+ *     reading and the run (by another process of the tool, where the OS
+ *     sandbox lets it write .git) would not be overridden, and `git
+ *     config` itself is refused unless a rule names it. Other programs
+ *     that run git (make, a script) get none of this.
  *   - Its working directory is the workspace root, entered through the
  *     directory backend's open descriptor. A memory or host-supplied
  *     backend has no directory: process.run is -32601 there, saying so.

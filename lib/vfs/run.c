@@ -13,6 +13,8 @@
 /* How long output is read after the child exits, for a grandchild that
  * holds the pipes (the group's stragglers are killed then). */
 #define DRAIN_MS 100
+/* The most of git's configuration read before it runs. */
+#define SCAN_LIMIT (1u << 20)
 /* execvp's default search path, for a host without PATH. */
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
@@ -32,6 +34,10 @@ struct jpt__vfs_run {
     bool timed_out;
     bool waiting;             /* in the queue's line */
     bool counted;             /* in queue->running: it holds a slot */
+    bool git;                 /* the program is git (policy/git.c) */
+    bool scanning;            /* its child is `git config --list` */
+    jpt__buf scan;            /* what that printed */
+    bool scan_overflow;       /* more than SCAN_LIMIT */
     jpt__vfs_run *next, *prev; /* the queue's line */
 };
 
@@ -84,6 +90,13 @@ static bool envs_allowed(const jpt__vfs_params *p, const jpt__policy_command *cm
             refuse(done, ud, JPT_ERR_DENIED, shown,
                    "envs[%zu] '%.80s' is read by the dynamic loader or the C library to load "
                    "code or files, and is never forwarded",
+                   i, name);
+            return false;
+        }
+        if (jpt__policy_is_git(p->program) && jpt__policy_env_is_git(name)) {
+            refuse(done, ud, JPT_ERR_DENIED, shown,
+                   "envs[%zu] '%.80s' is set by jptool for git (it keeps git's configuration "
+                   "from running programs), and is never forwarded",
                    i, name);
             return false;
         }
@@ -142,10 +155,7 @@ static bool allowed(const jpt__vfs_params *p, const char *shown, jpt__files_guar
 
 typedef struct child_env {
     char **envp;       /* "NAME=value", NULL-terminated */
-    size_t n;
-    const char **values; /* the forwarded values, for the scrubber */
-    size_t *lens;
-    size_t nvalues;
+    size_t n, cap;
 } child_env;
 
 static void child_env_free(child_env *e)
@@ -153,47 +163,126 @@ static void child_env_free(child_env *e)
     for (size_t i = 0; e->envp != NULL && i < e->n; i++)
         jpt__free(e->envp[i]);
     jpt__free(e->envp);
-    jpt__free(e->values);
-    jpt__free(e->lens);
 }
 
 static int add_var(child_env *e, const char *name, const char *value)
 {
     jpt__buf b = JPT__BUF_INIT;
+    /* The entry and the terminating NULL. */
+    char **grown = jpt__array_reserve(e->envp, &e->cap, e->n + 2, sizeof(char *), 16);
 
+    if (grown == NULL)
+        return JPT_ERR_NOMEM;
+    e->envp = grown;
     if (jpt__buf_printf(&b, "%s=%s", name, value) < 0 || (e->envp[e->n] = jpt__buf_take(&b)) == NULL) {
         jpt__buf_free(&b);
         return JPT_ERR_NOMEM;
     }
-    e->n++;
+    e->envp[++e->n] = NULL;
     return JPT_OK;
 }
 
-/* PATH, and the variables asked for that the host has, each once. */
-static int make_env(const jpt__vfs_params *p, child_env *e)
+/* Calls `fn` with each variable of `envs` asked for that the host has
+ * (PATH aside: always given), each once, and its value. */
+static int each_forwarded(const jpt__vfs_params *p, int (*fn)(void *ud, const char *name,
+                                                              const char *value),
+                          void *ud)
 {
-    const char *path = getenv("PATH");
-
-    memset(e, 0, sizeof(*e));
-    if ((e->envp = jpt__calloc(p->nenvs + 2, sizeof(char *))) == NULL ||
-        (e->values = jpt__calloc(p->nenvs + 1, sizeof(char *))) == NULL ||
-        (e->lens = jpt__calloc(p->nenvs + 1, sizeof(size_t))) == NULL)
-        return JPT_ERR_NOMEM;
-    if (add_var(e, "PATH", path != NULL ? path : DEFAULT_PATH) < 0)
-        return JPT_ERR_NOMEM;
     for (size_t i = 0; i < p->nenvs; i++) {
         const char *name = p->envs[i], *value = getenv(name);
         bool seen = strcmp(name, "PATH") == 0;
         for (size_t j = 0; j < i && !seen; j++)
             seen = strcmp(p->envs[j], name) == 0;
-        if (seen || value == NULL)
-            continue;
-        if (add_var(e, name, value) < 0)
-            return JPT_ERR_NOMEM;
-        e->values[e->nvalues] = value;
-        e->lens[e->nvalues++] = strlen(value);
+        int rc = seen || value == NULL ? JPT_OK : fn(ud, name, value);
+        if (rc < 0)
+            return rc;
     }
     return JPT_OK;
+}
+
+static int forward(void *ud, const char *name, const char *value)
+{
+    return add_var(ud, name, value);
+}
+
+/* git's own environment, and its command-line scope: what jptool always
+ * sets, then `overrides` (NULL: none). */
+static int add_git(child_env *e, const jpt__git_overrides *overrides)
+{
+    const char *name, *value;
+    char key[48], count[32];
+    size_t nenv = jpt__policy_git_env(0, &name, &value);
+    size_t nconfig = jpt__policy_git_config(0, &name, &value);
+    size_t nover = overrides != NULL ? overrides->n : 0;
+    int rc = JPT_OK;
+
+    for (size_t i = 0; rc == JPT_OK && i < nenv; i++) {
+        jpt__policy_git_env(i, &name, &value);
+        rc = add_var(e, name, value);
+    }
+    snprintf(count, sizeof(count), "%zu", nconfig + nover);
+    if (rc == JPT_OK)
+        rc = add_var(e, "GIT_CONFIG_COUNT", count);
+    for (size_t i = 0; rc == JPT_OK && i < nconfig + nover; i++) {
+        if (i < nconfig)
+            jpt__policy_git_config(i, &name, &value);
+        else {
+            name = overrides->keys[i - nconfig];
+            value = overrides->values[i - nconfig];
+        }
+        snprintf(key, sizeof(key), "GIT_CONFIG_KEY_%zu", i);
+        if ((rc = add_var(e, key, name)) == JPT_OK) {
+            snprintf(key, sizeof(key), "GIT_CONFIG_VALUE_%zu", i);
+            rc = add_var(e, key, value);
+        }
+    }
+    return rc;
+}
+
+/* PATH, the variables asked for that the host has, and for git its
+ * hardening (policy/git.c). */
+static int make_env(const jpt__vfs_run *r, const jpt__git_overrides *overrides, child_env *e)
+{
+    const char *path = getenv("PATH");
+    int rc;
+
+    memset(e, 0, sizeof(*e));
+    if ((rc = add_var(e, "PATH", path != NULL ? path : DEFAULT_PATH)) == JPT_OK)
+        rc = each_forwarded(r->p, forward, e);
+    if (rc == JPT_OK && r->git)
+        rc = add_git(e, overrides);
+    return rc;
+}
+
+/* The forwarded values, which the scrubber hides. */
+typedef struct secret_values {
+    const char **values;
+    size_t *lens;
+    size_t n;
+} secret_values;
+
+static int note_value(void *ud, const char *name, const char *value)
+{
+    secret_values *v = ud;
+
+    (void)name;
+    v->values[v->n] = value;
+    v->lens[v->n++] = strlen(value);
+    return JPT_OK;
+}
+
+static int make_secrets(jpt__vfs_run *r)
+{
+    secret_values v = {jpt__calloc(r->p->nenvs + 1, sizeof(char *)),
+                       jpt__calloc(r->p->nenvs + 1, sizeof(size_t)), 0};
+    int rc = v.values != NULL && v.lens != NULL ? each_forwarded(r->p, note_value, &v)
+                                                : JPT_ERR_NOMEM;
+
+    if (rc == JPT_OK)
+        rc = jpt__scrub_set_new(v.values, v.lens, v.n, &r->secrets);
+    jpt__free(v.values);
+    jpt__free(v.lens);
+    return rc;
 }
 
 /* ---- The child ----------------------------------------------------------------------- */
@@ -231,6 +320,7 @@ static void run_free(jpt__vfs_run *r)
         jpt__capture_free(&r->kept[i]);
     }
     jpt__scrub_set_free(r->secrets);
+    jpt__buf_free(&r->scan);
     jpt__free(r);
 }
 
@@ -244,6 +334,14 @@ static void on_output(jpt__child *c, int stream, const char *p, size_t n, void *
     jpt__vfs_run *r = ud;
 
     (void)c;
+    if (r->scanning && stream == JPT__STDOUT) {
+        /* git's configuration: read here, never shown. */
+        if (r->scan.len + n > SCAN_LIMIT)
+            r->scan_overflow = true;
+        else if (r->failed == 0)
+            r->failed = jpt__buf_append(&r->scan, p, n);
+        return;
+    }
     /* Fail closed: output that could not be scrubbed is never shown. */
     if (r->failed == 0)
         r->failed = jpt__scrubber_feed(&r->scrub[stream == JPT__STDERR], p, n);
@@ -271,6 +369,8 @@ static int result_json(jpt__vfs_run *r, const jpt__exit *e, jpt__buf *out)
     return jpt__buf_puts(out, ",\"exit_code\":null}");
 }
 
+static void scanned(jpt__vfs_run *r, const jpt__exit *e);
+
 static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
 {
     jpt__vfs_run *r = ud;
@@ -280,6 +380,10 @@ static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
 
     r->child = NULL;
     jpt__child_free(c);
+    if (r->scanning && !r->timed_out) {
+        scanned(r, &status);
+        return;
+    }
     release(r);
     jpt__loop_timer_stop(r->env.loop, &r->timer);
     for (int i = 0; i < 2 && r->failed == 0; i++)
@@ -313,30 +417,21 @@ static void on_timeout(jpt__timer *t)
 
 static const jpt__child_ops child_ops = {on_output, on_exited, NULL};
 
-/* The scrubbers and the child. A refused spawn has run `done`; any other
- * failure is JPT_ERR_NOMEM, and `done` has not run. */
-static int start(jpt__vfs_run *r)
+/* Spawns `argv` in the workspace (for git, with `overrides` too). A
+ * refused spawn has run `done` (r->done is NULL then); any other failure
+ * is JPT_ERR_NOMEM. */
+static int spawn_child(jpt__vfs_run *r, const char *const *argv,
+                       const jpt__git_overrides *overrides)
 {
-    const jpt__vfs_params *p = r->p;
     child_env ce;
     jpt__errbuf err = {{0}};
     int root = jpt__files_root_fd(r->env.files);
-    int rc = make_env(p, &ce);
+    int rc = make_env(r, overrides, &ce);
 
-    if (rc == JPT_OK)
-        rc = jpt__scrub_set_new(ce.values, ce.lens, ce.nvalues, &r->secrets);
-    const char **argv = rc == JPT_OK ? jpt__calloc(p->nargs + 2, sizeof(char *)) : NULL;
-    if (rc == JPT_OK && argv == NULL)
-        rc = JPT_ERR_NOMEM;
     if (rc < 0) {
         child_env_free(&ce);
         return rc;
     }
-    for (int i = 0; i < 2; i++)
-        jpt__scrubber_init(&r->scrub[i], r->secrets, keep, &r->kept[i]);
-    argv[0] = p->program;
-    for (size_t i = 0; i < p->nargs; i++)
-        argv[i + 1] = p->args[i];
     jpt__spawn sp = {
         .argv = argv,
         .envp = (const char *const *)ce.envp,
@@ -346,15 +441,137 @@ static int start(jpt__vfs_run *r)
         .contain = r->env.contain,
     };
     rc = jpt__child_spawn(r->env.loop, &sp, &child_ops, r, &r->child, &err);
-    jpt__free(argv);
     child_env_free(&ce);
-    if (rc < 0) {
-        if (rc != JPT_ERR_NOMEM) {
-            refuse(r->done, r->ud, rc, r->shown, "%s", err.text);
-            r->done = NULL;
-        }
-        return rc;
+    if (rc < 0 && rc != JPT_ERR_NOMEM) {
+        refuse(r->done, r->ud, rc, r->shown, "%s", err.text);
+        r->done = NULL;
     }
+    return rc;
+}
+
+/* The request's program and arguments; for `git diff` when the
+ * configuration names an external diff (git.c), --no-ext-diff after the
+ * subcommand. */
+static int spawn_request(jpt__vfs_run *r, const jpt__git_overrides *overrides)
+{
+    const jpt__vfs_params *p = r->p;
+    const char **argv = jpt__calloc(p->nargs + 3, sizeof(char *));
+    size_t sub = p->nargs, k = 0;
+    int rc;
+
+    if (argv == NULL)
+        return JPT_ERR_NOMEM;
+    if (overrides != NULL && overrides->external_diff) {
+        sub = jpt__policy_git_subcommand(p->args, p->nargs);
+        if (sub < p->nargs && strcmp(p->args[sub], "diff") != 0)
+            sub = p->nargs;
+    }
+    argv[k++] = p->program;
+    for (size_t i = 0; i < p->nargs; i++) {
+        argv[k++] = p->args[i];
+        if (i == sub)
+            argv[k++] = "--no-ext-diff";
+    }
+    rc = spawn_child(r, argv, overrides);
+    jpt__free(argv);
+    return rc;
+}
+
+/* The end of a failed step: `done` with the failure (unless it ran), and
+ * the run freed. */
+static void fail(jpt__vfs_run *r, int status, const char *why)
+{
+    if (r->done != NULL)
+        refuse(r->done, r->ud, status, r->shown, "%s", why);
+    run_free(r);
+}
+
+/* The last line of what the scan wrote on stderr (scrubbed), for a
+ * message. */
+static void scan_complaint(jpt__vfs_run *r, char *out, size_t cap)
+{
+    jpt__buf text = JPT__BUF_INIT;
+
+    out[0] = '\0';
+    if (jpt__scrubber_finish(&r->scrub[1]) < 0 || jpt__capture_text(&r->kept[1], &text) < 0 ||
+        text.data == NULL) {
+        jpt__buf_free(&text);
+        return;
+    }
+    while (text.len > 0 && (text.data[text.len - 1] == '\n' || text.data[text.len - 1] == '\r'))
+        text.data[--text.len] = '\0';
+    const char *line = strrchr(text.data, '\n');
+    snprintf(out, cap, ": %.300s", line != NULL ? line + 1 : text.data);
+    jpt__buf_free(&text);
+}
+
+/* git's configuration is read: the request's git runs with what it
+ * needs overridden, or is refused. */
+static void scanned(jpt__vfs_run *r, const jpt__exit *e)
+{
+    jpt__git_overrides overrides;
+    char why[512], complaint[320];
+    int rc;
+
+    r->scanning = false;
+    memset(&overrides, 0, sizeof(overrides));
+    if (r->failed != 0) {
+        fail(r, JPT_ERR_NOMEM, "out of memory reading git's configuration");
+        return;
+    }
+    if (!e->known || e->signal != 0 || e->code != 0) {
+        scan_complaint(r, complaint, sizeof(complaint));
+        snprintf(why, sizeof(why), "its configuration could not be read first (git config "
+                                   "--list %s %d)%s",
+                 e->known && e->signal != 0 ? "was killed by signal" : "exited",
+                 e->signal != 0 ? e->signal : e->code, complaint);
+        fail(r, JPT_ERR_IO, why);
+        return;
+    }
+    if (r->scan_overflow) {
+        fail(r, JPT_ERR_LIMIT, "its configuration holds more than 1 MiB, more than jptool "
+                               "checks");
+        return;
+    }
+    if ((rc = jpt__policy_git_overrides(r->scan.data, r->scan.len, &overrides, why,
+                                        sizeof(why))) < 0) {
+        fail(r, rc, rc == JPT_ERR_NOMEM ? "out of memory reading git's configuration" : why);
+        return;
+    }
+    /* What the scan wrote on stderr is not the request's. */
+    for (int i = 0; i < 2; i++) {
+        jpt__scrubber_free(&r->scrub[i]);
+        jpt__capture_reset(&r->kept[i]);
+        jpt__scrubber_init(&r->scrub[i], r->secrets, keep, &r->kept[i]);
+    }
+    rc = spawn_request(r, &overrides);
+    jpt__policy_git_overrides_free(&overrides);
+    if (rc < 0)
+        fail(r, rc, "out of memory starting the process");
+}
+
+/* The scrubbers and the first child: for git, `git config --list`, whose
+ * output says what to override (git.c); else the request's. A refused
+ * spawn has run `done`; any other failure is JPT_ERR_NOMEM, and `done`
+ * has not run. */
+static int start(jpt__vfs_run *r)
+{
+    static const char *const scan_args[] = {"config", "--list", "-z", "--show-scope"};
+    const char *scan_argv[6] = {r->p->program};
+    int rc = make_secrets(r);
+
+    if (rc < 0)
+        return rc;
+    for (int i = 0; i < 2; i++)
+        jpt__scrubber_init(&r->scrub[i], r->secrets, keep, &r->kept[i]);
+    if (r->git) {
+        memcpy(scan_argv + 1, scan_args, sizeof(scan_args));
+        r->scanning = true;
+        rc = spawn_child(r, scan_argv, NULL);
+    } else
+        rc = spawn_request(r, NULL);
+    if (rc < 0)
+        return rc;
     if (jpt__loop_timer_start(r->env.loop, &r->timer, jpt__loop_deadline_ms(r->timeout_ms)) < 0) {
         /* No timeout is no run: a process must never outlive its limit. */
         jpt__child_free(r->child);
@@ -372,13 +589,7 @@ static bool launch(jpt__vfs_run *r)
 
     if (rc == JPT_OK)
         return true;
-    if (r->done != NULL) {
-        char message[512];
-        snprintf(message, sizeof(message),
-                 "process.run '%s': out of memory starting the process", r->shown);
-        r->done(r->ud, rc, NULL, 0, message);
-    }
-    run_free(r);
+    fail(r, rc, "out of memory starting the process");
     return false;
 }
 
@@ -481,6 +692,7 @@ int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
         return JPT_ERR_NOMEM;
     r->env = *env;
     r->p = p;
+    r->git = jpt__policy_is_git(p->program);
     r->done = done;
     r->ud = ud;
     memcpy(r->shown, shown, sizeof(shown));
