@@ -538,8 +538,10 @@ static void file_requests_are_served_while_processes_run(void **state)
 
 static json_t *abandon(const char *then)
 {
+    /* The pid file appears whole (renamed into place), never empty. */
     return json_pack("{s:{s:s,s:o}, s:s, s:s}", "abandon", "method", "process.run", "params",
-                     sh("sleep 1000 & echo $! > bg.pid; sleep 1000"), "wait_for", "bg.pid",
+                     sh("sleep 1000 & echo $! > bg.tmp && mv bg.tmp bg.pid; sleep 1000"),
+                     "wait_for", "bg.pid",
                      "then", then);
 }
 
