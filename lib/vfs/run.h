@@ -6,13 +6,19 @@
  *
  * What the child gets:
  *   - argv: the program (looked up in the host's PATH unless it is an
- *     absolute path) and the request's args;
+ *     absolute path) and the request's args (for `git diff` in a
+ *     repository whose configuration names an external diff, with
+ *     --no-ext-diff after the subcommand);
  *   - the environment: PATH (the host's, or /usr/local/bin:/usr/bin:/bin
  *     when it has none), and each variable of the request's `envs` that
  *     the program's commands rule lists and the host has set — nothing
  *     else, never a loader variable (jpt__policy_env_is_loader); in a
  *     registry whose containment is "subreaper", also jptool's own mark
- *     (JPTOOL_CONTAIN_<token>), which finds its strays;
+ *     (JPTOOL_CONTAIN_<token>), which finds its strays; for git, its
+ *     hardening (policy/git.c): no system or global configuration, and
+ *     the command-line scope overriding every key that names a program,
+ *     those of the repository read first by running `git config --list`
+ *     in the same slot, before the request's git;
  *   - stdin /dev/null; cwd the workspace root, by fchdir on the directory
  *     backend's root fd (so renaming the root meanwhile does not matter);
  *   - its own session and process group (and the registry's containment);
