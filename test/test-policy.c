@@ -1201,6 +1201,116 @@ static void git_rules_allow_only_the_risky_arguments_they_name(void **state)
     jpt_policy_free(policy("{\"commands\":{\"ssh\":{\"envs\":[\"GIT_SSH_COMMAND\"]}}}"));
 }
 
+/* What `git config --list -z --show-scope` prints: "<scope>\0<key>\n<value>\0"
+ * ("<scope>\0<key>\0" without a value), here with '|' for each NUL. */
+static size_t scan_text(const char *with_bars, char *out, size_t cap)
+{
+    size_t n = strlen(with_bars);
+
+    assert_true(n < cap);
+    for (size_t i = 0; i < n; i++)
+        out[i] = with_bars[i] == '|' ? '\0' : with_bars[i];
+    return n;
+}
+
+/* Each key of `keys` ("key=value" lines) is set, in order, and nothing else. */
+static void assert_overrides(const jpt__git_overrides *o, const char *const *expected, size_t n)
+{
+    char line[512];
+
+    if (o->n != n)
+        fail_msg("expected %zu overrides, got %zu", n, o->n);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(line, sizeof(line), "%s=%s", o->keys[i], o->values[i]);
+        assert_string_equal(line, expected[i]);
+    }
+}
+
+static const char planted_scan[] =
+    "command|core.hookspath\n/dev/null|"
+    "local|core.repositoryformatversion\n0|local|core.bare\nfalse|"
+    "local|filter.Crypt.smudge\ngit-crypt smudge|local|filter.Crypt.clean\nx|"
+    "local|filter.Crypt.required|"
+    "local|diff.Crypt.textconv\nx|local|diff.pdf.command\nx|local|diff.external\nx|"
+    "local|merge.ours.driver\ntrue|local|alias.st\nstatus|local|alias.lg\n!sh|"
+    "local|pager.log\nless|local|credential.https://example.com.helper\nstore|"
+    "local|submodule.lib.update\n!make|local|submodule.doc.update\nrebase|"
+    "local|difftool.kdiff.cmd\nx|local|remote.origin.url\nhttps://example.com/r|"
+    "local|user.name\nt|local|diff.pdf.xfuncname\nx|";
+
+/* `check` (a bool, or NULL): assert what was read. */
+static int scan_planted(void *check)
+{
+    jpt__git_overrides o;
+    char text[2048], why[256];
+    size_t n = scan_text(planted_scan, text, sizeof(text));
+    int rc = jpt__policy_git_overrides(text, n, &o, why, sizeof(why));
+
+    if (rc == JPT_OK && check != NULL && *(bool *)check) {
+        static const char *const expected[] = {
+            "filter.Crypt.smudge=",
+            "filter.Crypt.clean=",
+            "filter.Crypt.required=false",
+            "diff.Crypt.textconv=cat",
+            "diff.pdf.command=false",
+            "diff.external=false",
+            "merge.ours.driver=git merge-file --marker-size=%L %A %O %B",
+            "alias.st=",
+            "alias.lg=",
+            "pager.log=false",
+            "credential.https://example.com.helper=",
+            "submodule.lib.update=none",
+            "difftool.kdiff.cmd=",
+        };
+        assert_overrides(&o, expected, sizeof(expected) / sizeof(expected[0]));
+        assert_true(o.external_diff);
+    }
+    jpt__policy_git_overrides_free(&o);
+    return rc;
+}
+
+/* Issue 15 §3: every key of a repository's configuration that names a
+ * program under a name of its choosing gets a harmless value; what no
+ * override can make safe refuses the run. */
+static void git_configuration_keys_that_name_programs_are_overridden(void **state)
+{
+    (void)state;
+    jpt__git_overrides o;
+    char text[1024], why[256];
+    size_t n;
+
+    bool check = true;
+    assert_int_equal(scan_planted(&check), JPT_OK);
+    tu_sweep("jpt__policy_git_overrides", scan_planted, NULL);
+
+    n = scan_text("command|core.hookspath\n/dev/null|local|remote.origin.uploadpack\nx|", text,
+                  sizeof(text));
+    assert_int_equal(jpt__policy_git_overrides(text, n, &o, why, sizeof(why)), JPT_ERR_DENIED);
+    assert_string_equal(why, "the repository's configuration sets remote.origin.uploadpack, a "
+                             "program git would run, and the first value set wins, so jptool "
+                             "cannot override it");
+    jpt__policy_git_overrides_free(&o);
+    n = scan_text("command|core.hookspath\n/dev/null|worktree|core.worktree\n/|", text,
+                  sizeof(text));
+    assert_int_equal(jpt__policy_git_overrides(text, n, &o, why, sizeof(why)), JPT_ERR_DENIED);
+    assert_string_equal(why, "the repository's configuration sets core.worktree, which could "
+                             "point git at files outside the workspace");
+    jpt__policy_git_overrides_free(&o);
+    /* A git that did not read the command-line scope cannot be made safe. */
+    n = scan_text("local|core.bare\nfalse|", text, sizeof(text));
+    assert_int_equal(jpt__policy_git_overrides(text, n, &o, why, sizeof(why)),
+                     JPT_ERR_UNSUPPORTED);
+    assert_string_equal(why, "this git does not read GIT_CONFIG_COUNT (git 2.31 or later does), "
+                             "so its configuration cannot be made safe");
+    jpt__policy_git_overrides_free(&o);
+    /* Outside a repository: nothing to override. */
+    n = scan_text("command|core.hookspath\n/dev/null|", text, sizeof(text));
+    assert_int_equal(jpt__policy_git_overrides(text, n, &o, why, sizeof(why)), JPT_OK);
+    assert_int_equal(o.n, 0);
+    assert_false(o.external_diff);
+    jpt__policy_git_overrides_free(&o);
+}
+
 static void loader_variables_are_known(void **state)
 {
     (void)state;
@@ -1647,6 +1757,7 @@ int main(void)
         cmocka_unit_test(a_process_target_is_a_json_argv),
         cmocka_unit_test(commands_allow_their_argument_lists),
         cmocka_unit_test(git_rules_allow_only_the_risky_arguments_they_name),
+        cmocka_unit_test(git_configuration_keys_that_name_programs_are_overridden),
         cmocka_unit_test(loader_variables_are_known),
         cmocka_unit_test(the_reason_names_the_request_served),
         cmocka_unit_test(long_targets_are_cut_in_reasons),

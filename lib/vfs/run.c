@@ -93,13 +93,6 @@ static bool envs_allowed(const jpt__vfs_params *p, const jpt__policy_command *cm
                    i, name);
             return false;
         }
-        if (jpt__policy_is_git(p->program) && jpt__policy_env_is_git(name)) {
-            refuse(done, ud, JPT_ERR_DENIED, shown,
-                   "envs[%zu] '%.80s' is set by jptool for git (it keeps git's configuration "
-                   "from running programs), and is never forwarded",
-                   i, name);
-            return false;
-        }
         if (cmd == NULL) {
             refuse(done, ud, JPT_ERR_DENIED, shown,
                    "envs[%zu] '%.80s' cannot be forwarded: commands has no rule for this "
