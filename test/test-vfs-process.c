@@ -1036,6 +1036,7 @@ static void make_repository(bool planted)
         "[alias]\n\tst = !touch @/alias\n"
         "[credential]\n\thelper = !touch @/credential\n"
         "[sequence]\n\teditor = touch @/sequence-editor; true\n"
+        "[help]\n\tautocorrect = immediate\n"
         "[include]\n\tpath = ../planted.cfg\n";
     /* Each '@' is the markers' directory. */
     char config[8192];
@@ -1122,19 +1123,23 @@ static void git_runs_nothing_its_planted_configuration_names(void **state)
                *checkout[] = {"checkout", "HEAD~1", "--", "a.txt"},
                *reset[] = {"reset", "-q", "--hard"}, *merge[] = {"merge", "other"},
                *abort_merge[] = {"merge", "--abort"}, *grep[] = {"grep", "-n", "ours"};
+    char typo_file[512];
+    snprintf(typo_file, sizeof(typo_file), "--file=%s/autocorrect", marks);
+    /* "confi" is no subcommand; autocorrected, it would be config. */
+    const char *typo[] = {"confi", typo_file, "a.b", "c"};
     json_t *ops = json_pack("[{s:s,s:{s:s,s:s}}]", "method", "fs.write", "params", "path",
                             "a.txt", "content", "changed\n");
     json_t *params[] = {git(status, 2), git(diff, 1),      git(log, 3),      git(show, 2),
                         git(blame, 2),  git(st, 1),        git(add, 2),      git(commit, 4),
                         git(checkout, 4), git(reset, 3),   git(merge, 2),    git(abort_merge, 2),
-                        git(grep, 3)};
+                        git(grep, 3),   git(typo, 4)};
     for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++)
         json_array_append_new(ops, json_pack("{s:s, s:o}", "method", "process.run", "params",
                                              params[i]));
     char *end = probe("{'filesystem':{'writable':true},'commands':{'git':{'args':["
                       "['status','**'],['diff','**'],['log','**'],['show','**'],['blame','**'],"
                       "['st'],['add','**'],['commit','**'],['checkout','**'],['reset','**'],"
-                      "['merge','**'],['grep','**']]}}}",
+                      "['merge','**'],['grep','**'],['confi','**']]}}}",
                       json_pack("{s:o}", "ops", ops), NULL);
     assert_nothing_marked();
 
@@ -1164,6 +1169,11 @@ static void git_runs_nothing_its_planted_configuration_names(void **state)
     r = line_result(end, 11);
     assert_exit(r, 1);
     ru_assert_contains(json_string_value(json_object_get(r, "stdout")), "CONFLICT (content)");
+    json_decref(r);
+    r = line_result(end, 14);
+    assert_exit(r, 1);
+    ru_assert_contains(json_string_value(json_object_get(r, "stderr")),
+                       "git: 'confi' is not a git command");
     json_decref(r);
     free(end);
     remove_repository();

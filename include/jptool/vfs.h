@@ -451,9 +451,9 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *     write git's configuration: archimport, bisect, citool, config,
  *     credential*, cvsexportcommit, cvsimport, cvsserver, daemon,
  *     difftool, filter-branch, gui, help, imap-send, instaweb,
- *     maintenance, mergetool, p4, receive-pack, remote-ext, remote-fd,
- *     send-email, shell, submodule, svn, upload-archive, upload-pack,
- *     web--browse;
+ *     fsmonitor--daemon, maintenance, mergetool, p4, receive-pack,
+ *     remote-ext, remote-fd, send-email, shell, submodule, svn,
+ *     upload-archive, upload-pack, web--browse;
  *   - options that run a program: --open-files-in-pager and grep's -O,
  *     --upload-pack (clone's and ls-remote's -u), --receive-pack,
  *     --exec (rebase's -x), --extcmd, --ext-diff, --textconv;
@@ -760,6 +760,7 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     of helpers reset), gpg.program and gpg.openpgp.program gpg,
  *     gpg.x509.program gpgsm, gpg.ssh.program ssh-keygen,
  *     gpg.ssh.defaultKeyCommand empty, interactive.diffFilter cat,
+ *     help.autocorrect 0 (a mistyped subcommand is not run as another),
  *     init.templateDir empty (no templates, so no hooks copied),
  *     http.saveCookies false, submodule.recurse false, protocol.allow
  *     never with protocol.http, .https, .ssh and .git "always",

@@ -21,6 +21,16 @@
 
 #include "policy/policy.h"
 
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool in(const char *const *list, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], s) == 0)
+            return true;
+    return false;
+}
+
 /* ---- Arguments ------------------------------------------------------------------------- */
 
 /* An option that runs a program, names a file, or moves git elsewhere. */
@@ -71,33 +81,31 @@ static const risky_option risky_options[] = {
  * browser, a daemon, a shell command), or write git's configuration for
  * the next git to run. */
 static const char *const risky_subcommands[] = {
-    "archimport", "bisect", "citool", "config", "credential", "credential-cache",
-    "credential-cache--daemon", "credential-store", "cvsexportcommit", "cvsimport",
-    "cvsserver", "daemon", "difftool", "filter-branch", "gui", "help", "imap-send",
-    "instaweb", "maintenance", "mergetool", "p4", "receive-pack", "remote-ext", "remote-fd",
-    "send-email", "shell", "submodule", "svn", "upload-archive", "upload-pack", "web--browse",
+    "archimport", "bisect", "citool", "config", "credential", "cvsexportcommit", "cvsimport",
+    "cvsserver", "daemon", "difftool", "filter-branch", "fsmonitor--daemon", "gui", "help",
+    "imap-send", "instaweb", "maintenance", "mergetool", "p4", "receive-pack", "remote-ext",
+    "remote-fd", "send-email", "shell", "submodule", "svn", "upload-archive", "upload-pack",
+    "web--browse",
 };
+
+/* Whether `subcommand` is one of them, or a credential helper
+ * ("credential-store", "credential-cache--daemon", …). */
+static bool risky_subcommand(const char *subcommand)
+{
+    return strncmp(subcommand, "credential", 10) == 0 ||
+           in(risky_subcommands, COUNT(risky_subcommands), subcommand);
+}
 
 /* git's own options that take their value in the next argument. */
 static const char *const global_with_value[] = {
     "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env",
 };
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 bool jpt__policy_is_git(const char *program)
 {
     const char *slash = strrchr(program, '/');
 
     return strcmp(slash != NULL ? slash + 1 : program, "git") == 0;
-}
-
-static bool in(const char *const *list, size_t n, const char *s)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i], s) == 0)
-            return true;
-    return false;
 }
 
 size_t jpt__policy_git_subcommand(const char *const *args, size_t nargs)
@@ -155,8 +163,7 @@ const char *jpt__policy_git_risk(const char *const *args, size_t nargs, size_t n
                    "looks or what it runs";
         }
     const char *subcommand = sub < nargs ? args[sub] : NULL;
-    if (sub >= named && subcommand != NULL &&
-        in(risky_subcommands, COUNT(risky_subcommands), subcommand)) {
+    if (sub >= named && subcommand != NULL && risky_subcommand(subcommand)) {
         *at = sub;
         return "runs programs, serves, or writes git's configuration by design";
     }
@@ -205,6 +212,9 @@ static const char *const git_config[][2] = {
     {"gpg.ssh.program", "ssh-keygen"},
     {"gpg.ssh.defaultKeyCommand", ""},
     {"interactive.diffFilter", "cat"},
+    /* A mistyped subcommand is not run as the one it resembles (which a
+     * rule may not allow: "confi" would run config). */
+    {"help.autocorrect", "0"},
     {"init.templateDir", ""},
     {"http.saveCookies", "false"},
     {"submodule.recurse", "false"},
