@@ -1056,6 +1056,15 @@ static void make_repository(bool planted)
     snprintf(config, sizeof(config), "[diff \"y\"]\n\ttextconv = touch %s/included; cat\n",
              marks);
     fu_write(repo, "planted.cfg", config);
+    /* A repository inside, with a filter of its own: `git -C nested` reads
+     * its configuration, not the outer one's. */
+    snprintf(script, sizeof(script),
+             "cd %s; mkdir nested; cd nested; git init -q .; git config user.email t@e; "
+             "git config user.name t; echo a > n.txt; echo \"* filter=z\" > .gitattributes; "
+             "git add .; git commit -qm n; echo b > n.txt; "
+             "git config filter.z.clean \"touch %s/nested-clean; cat\"",
+             repo, marks);
+    shell(script);
     static const char *const hooks[] = {"pre-commit", "post-commit", "post-checkout",
                                         "post-merge", "pre-merge-commit", "post-index-change",
                                         "reference-transaction", "pre-auto-gc", "commit-msg",
@@ -1126,20 +1135,21 @@ static void git_runs_nothing_its_planted_configuration_names(void **state)
     char typo_file[512];
     snprintf(typo_file, sizeof(typo_file), "--file=%s/autocorrect", marks);
     /* "confi" is no subcommand; autocorrected, it would be config. */
-    const char *typo[] = {"confi", typo_file, "a.b", "c"};
+    const char *typo[] = {"confi", typo_file, "a.b", "c"},
+               *nested[] = {"-C", "nested", "diff"};
     json_t *ops = json_pack("[{s:s,s:{s:s,s:s}}]", "method", "fs.write", "params", "path",
                             "a.txt", "content", "changed\n");
     json_t *params[] = {git(status, 2), git(diff, 1),      git(log, 3),      git(show, 2),
                         git(blame, 2),  git(st, 1),        git(add, 2),      git(commit, 4),
                         git(checkout, 4), git(reset, 3),   git(merge, 2),    git(abort_merge, 2),
-                        git(grep, 3),   git(typo, 4)};
+                        git(grep, 3),   git(typo, 4),      git(nested, 3)};
     for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++)
         json_array_append_new(ops, json_pack("{s:s, s:o}", "method", "process.run", "params",
                                              params[i]));
     char *end = probe("{'filesystem':{'writable':true},'commands':{'git':{'args':["
                       "['status','**'],['diff','**'],['log','**'],['show','**'],['blame','**'],"
                       "['st'],['add','**'],['commit','**'],['checkout','**'],['reset','**'],"
-                      "['merge','**'],['grep','**'],['confi','**']]}}}",
+                      "['merge','**'],['grep','**'],['confi','**'],['-C','nested','diff']]}}}",
                       json_pack("{s:o}", "ops", ops), NULL);
     assert_nothing_marked();
 
@@ -1174,6 +1184,10 @@ static void git_runs_nothing_its_planted_configuration_names(void **state)
     assert_exit(r, 1);
     ru_assert_contains(json_string_value(json_object_get(r, "stderr")),
                        "git: 'confi' is not a git command");
+    json_decref(r);
+    r = line_result(end, 15);
+    assert_exit(r, 0);
+    ru_assert_contains(json_string_value(json_object_get(r, "stdout")), "\n-a\n+b\n");
     json_decref(r);
     free(end);
     remove_repository();

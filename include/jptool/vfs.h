@@ -767,7 +767,9 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     protocol.file "user" and protocol.ext "never" (no remote helper,
  *     no ext::). Before each run jptool reads the repository's
  *     configuration (`git config --list -z --show-scope`, includes
- *     followed, in the same environment; it costs one more git process)
+ *     followed, in the same environment and with the request's -C, -c,
+ *     --git-dir, --work-tree, --config-env and --bare where a rule names
+ *     them; it costs one more git process)
  *     and sets every key that names a program under a name of the
  *     repository's choosing: alias.<name> empty (git then refuses it),
  *     pager.<command> false, filter.<driver>.clean, .smudge and .process

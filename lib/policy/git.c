@@ -119,6 +119,26 @@ size_t jpt__policy_git_subcommand(const char *const *args, size_t nargs)
     return nargs;
 }
 
+size_t jpt__policy_git_where(const char *const *args, size_t nargs, const char **out)
+{
+    static const char *const where[] = {"-C", "-c", "--git-dir", "--work-tree", "--config-env",
+                                        "--bare"};
+    size_t sub = jpt__policy_git_subcommand(args, nargs), n = 0;
+
+    for (size_t i = 0; i < sub; i++) {
+        bool value = in(global_with_value, COUNT(global_with_value), args[i]);
+        size_t len = strcspn(args[i], "=");
+        for (size_t k = 0; k < COUNT(where); k++)
+            if (strlen(where[k]) == len && memcmp(args[i], where[k], len) == 0) {
+                out[n++] = args[i];
+                if (value && i + 1 < sub)
+                    out[n++] = args[i + 1];
+            }
+        i += value;
+    }
+    return n;
+}
+
 /* Whether the long option `arg` ("--out=x") names `option` ("--output"):
  * its name before any '=' is a prefix of the option's. */
 static bool names_long(const char *arg, const char *option)

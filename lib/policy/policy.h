@@ -141,6 +141,12 @@ bool jpt__policy_is_git(const char *program);
  * there is none. */
 size_t jpt__policy_git_subcommand(const char *const *args, size_t nargs);
 
+/* The options of git itself among `args` (before the subcommand) that
+ * change which repository and configuration it reads (-C, -c, --git-dir,
+ * --work-tree, --config-env, --bare, with their values), in order, into
+ * `out` (room for `nargs`); returns how many. */
+size_t jpt__policy_git_where(const char *const *args, size_t nargs, const char **out);
+
 /* The first of git's arguments `args` past the first `named` (those a
  * rule's fixed words matched) that a rule must name to allow (vfs.h,
  * "commands.<program>"): what it does, and *at its index; NULL when

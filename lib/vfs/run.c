@@ -543,14 +543,32 @@ static void scanned(jpt__vfs_run *r, const jpt__exit *e)
         fail(r, rc, "out of memory starting the process");
 }
 
+/* `git config --list`, with the request's options of git that choose the
+ * repository and configuration (a rule may name -C or --git-dir), so that
+ * it reads what the request's git will. */
+static int spawn_scan(jpt__vfs_run *r)
+{
+    static const char *const scan_args[] = {"config", "--list", "-z", "--show-scope"};
+    const jpt__vfs_params *p = r->p;
+    const char **argv = jpt__calloc(p->nargs + 6, sizeof(char *));
+
+    if (argv == NULL)
+        return JPT_ERR_NOMEM;
+    argv[0] = p->program;
+    size_t k = 1 + jpt__policy_git_where(p->args, p->nargs, argv + 1);
+    for (size_t i = 0; i < sizeof(scan_args) / sizeof(scan_args[0]); i++)
+        argv[k++] = scan_args[i];
+    int rc = spawn_child(r, argv, NULL);
+    jpt__free(argv);
+    return rc;
+}
+
 /* The scrubbers and the first child: for git, `git config --list`, whose
  * output says what to override (git.c); else the request's. A refused
  * spawn has run `done`; any other failure is JPT_ERR_NOMEM, and `done`
  * has not run. */
 static int start(jpt__vfs_run *r)
 {
-    static const char *const scan_args[] = {"config", "--list", "-z", "--show-scope"};
-    const char *scan_argv[6] = {r->p->program};
     int rc = make_secrets(r);
 
     if (rc < 0)
@@ -558,9 +576,8 @@ static int start(jpt__vfs_run *r)
     for (int i = 0; i < 2; i++)
         jpt__scrubber_init(&r->scrub[i], r->secrets, keep, &r->kept[i]);
     if (r->git) {
-        memcpy(scan_argv + 1, scan_args, sizeof(scan_args));
         r->scanning = true;
-        rc = spawn_child(r, scan_argv, NULL);
+        rc = spawn_scan(r);
     } else
         rc = spawn_request(r, NULL);
     if (rc < 0)
