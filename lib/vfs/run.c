@@ -1,6 +1,8 @@
-/* process.run (run.h): the request checked, the child started in the
- * workspace with a clean environment, its output scrubbed and kept head
- * and tail, its timeout, and D11's result. */
+/* process.run (run.h): the request checked, its turn in the tool's queue
+ * and the owner's process slots, the child started in the workspace with
+ * a clean environment (git's configuration read first, by a child of its
+ * own, for what to override: policy/git.c), its output scrubbed and kept
+ * head and tail, its timeout, and D11's result. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,7 +530,10 @@ static void scanned(jpt__vfs_run *r, const jpt__exit *e)
     }
     if ((rc = jpt__policy_git_overrides(r->scan.data, r->scan.len, &overrides, why,
                                         sizeof(why))) < 0) {
-        fail(r, rc, rc == JPT_ERR_NOMEM ? "out of memory reading git's configuration" : why);
+        /* A git too old is the host's failure (-32603), not a method the
+         * host lacks (-32601, what JPT_ERR_UNSUPPORTED says here). */
+        fail(r, rc == JPT_ERR_UNSUPPORTED ? JPT_ERR_IO : rc,
+             rc == JPT_ERR_NOMEM ? "out of memory reading git's configuration" : why);
         return;
     }
     /* What the scan wrote on stderr is not the request's. */
