@@ -1188,6 +1188,20 @@ static void git_rules_allow_only_the_risky_arguments_they_name(void **state)
     expect_verdict(p, JPT_ACCESS_PROCESS, "[\"git\",\"push\"]", ASK);
     expect_verdict(p, JPT_ACCESS_PROCESS, "[\"git\",\"-C\",\"/\",\"status\"]", ASK);
     expect_verdict(p, JPT_ACCESS_PROCESS, "[\"git\",\"config\",\"core.fsmonitor\",\"x\"]", ASK);
+    /* ... who is told what a risky argument does. */
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"push\",\"--receive-pack=x\"]", ASK,
+           "process.run 'git': needs approval: not covered by the policy (the arguments match "
+           "none of commands.git.args); beware: argument 2 '--receive-pack=x' runs a program");
+    jpt_policy_free(p);
+    p = policy(NULL);
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"-c\",\"core.pager=x\",\"log\"]", ASK,
+           "process.run 'git': needs approval: not covered by the policy (commands has no rule "
+           "for this program); beware: argument 1 '-c' is an option of git itself, before the "
+           "subcommand (as -c, -C, --git-dir, --exec-path, -p), which changes the "
+           "configuration git reads, where it looks or what it runs");
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"log\"]", ASK,
+           "process.run 'git': needs approval: not covered by the policy (commands has no rule "
+           "for this program)");
     jpt_policy_free(p);
 
     /* git's own variables are never forwarded to it. */

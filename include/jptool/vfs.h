@@ -466,8 +466,11 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *     (clone's -c), --config-env, --template, --recurse-submodules
  *     (git then runs in submodules, whose configuration is not checked).
  * A merge strategy (-s) names a program of git's exec path or PATH,
- * which a tool cannot write, and is allowed. (What the process may touch
- * besides is the OS sandbox's to confine.) */
+ * which a tool cannot write, and is allowed. A git command line that no
+ * rule covers gets the `uncovered` verdict as any other, and the reason
+ * the policy handler reads names its first such argument and what it
+ * does ("…; beware: argument 1 '-c' is an option of git itself, …").
+ * (What the process may touch besides is the OS sandbox's to confine.) */
 
 /* process.run's limits (commands.<program>.timeout_ms and .output_limit):
  * their defaults and largest values. */

@@ -46,11 +46,13 @@ typedef struct decision {
     size_t index;
     const char *more;
     const char *program; /* WHY_GIT_RISKY: the rule's key */
+    const char *risk;    /* git not covered: a risky argument (more: what
+                            it does; index: its place) */
 } decision;
 
 static decision make(int verdict, reason_code why, const char *detail)
 {
-    decision d = {verdict, why, detail, 0, NULL, NULL};
+    decision d = {verdict, why, detail, 0, NULL, NULL, NULL};
     return d;
 }
 
@@ -236,33 +238,52 @@ static bool args_match(const jpt__policy_args *a, const json_t *argv)
     return true;
 }
 
-/* For git, what the arguments past the `named` ones a rule matched do that
- * the rule must name: a denial, or `allowed` as it is. */
-static decision git_checked(const json_t *argv, const char *program, size_t named,
-                            decision allowed, int *rc)
+/* For git, the first of the arguments past the `named` ones a rule
+ * matched that the rule must name, with what it does in *does and its
+ * place in *at; NULL when none (or not git). */
+static const char *git_risk(const json_t *argv, size_t named, const char **does, size_t *at,
+                            int *rc)
 {
-    size_t nargs = json_array_size(argv) - 1, at = 0;
-    const char *does = NULL;
+    size_t nargs = json_array_size(argv) - 1;
 
+    *does = NULL;
     if (!jpt__policy_is_git(json_string_value(json_array_get(argv, 0))))
-        return allowed;
+        return NULL;
     const char **args = jpt__calloc(nargs + 1, sizeof(char *));
     if (args == NULL) {
         *rc = JPT_ERR_NOMEM;
-        return make(JPT_VERDICT_DENY, WHY_NO_COMMAND, NULL);
+        return NULL;
     }
     for (size_t i = 0; i < nargs; i++)
         args[i] = json_string_value(json_array_get(argv, i + 1));
-    does = jpt__policy_git_risk(args, nargs, named, &at);
+    *does = jpt__policy_git_risk(args, nargs, named, at);
     jpt__free(args);
-    if (does == NULL)
+    return *does != NULL ? json_string_value(json_array_get(argv, *at + 1)) : NULL;
+}
+
+/* A rule matched: for git, a denial when what it did not name is risky. */
+static decision git_checked(const json_t *argv, const char *program, size_t named,
+                            decision allowed, int *rc)
+{
+    const char *does;
+    size_t at = 0;
+    const char *arg = git_risk(argv, named, &does, &at, rc);
+
+    if (arg == NULL)
         return allowed;
-    decision d = make(JPT_VERDICT_DENY, WHY_GIT_RISKY,
-                      json_string_value(json_array_get(argv, at + 1)));
+    decision d = make(JPT_VERDICT_DENY, WHY_GIT_RISKY, arg);
     d.index = at;
     d.more = does;
     d.program = program;
     return d;
+}
+
+/* Not covered: for git, the reason the person asked reads also names what
+ * a risky argument does. */
+static decision git_noted(const json_t *argv, decision uncovered, int *rc)
+{
+    uncovered.risk = git_risk(argv, 0, &uncovered.more, &uncovered.index, rc);
+    return uncovered;
 }
 
 /* RFD 016's CommandRule: the program's rule, then its argument lists; for
@@ -275,7 +296,7 @@ static decision decide_process(const jpt_policy *p, const json_t *argv, int *rc)
     decision refused = make(0, WHY_ARGS_UNMATCHED, NULL);
 
     if (cmd == NULL)
-        return make(p->uncovered_verdict, WHY_NO_COMMAND, NULL);
+        return git_noted(argv, make(p->uncovered_verdict, WHY_NO_COMMAND, NULL), rc);
     if (cmd->args == NULL)
         return git_checked(argv, cmd->program, 0,
                            make(JPT_VERDICT_ALLOW, WHY_COMMAND_ANY, cmd->program), rc);
@@ -292,7 +313,7 @@ static decision decide_process(const jpt_policy *p, const json_t *argv, int *rc)
     }
     if (refused.verdict != 0)
         return refused;
-    return make(p->uncovered_verdict, WHY_ARGS_UNMATCHED, cmd->program);
+    return git_noted(argv, make(p->uncovered_verdict, WHY_ARGS_UNMATCHED, cmd->program), rc);
 }
 
 /* The network.allow verdict on a URL (vfs.h, "network.allow"). */
@@ -376,8 +397,21 @@ static int put_git_risk(jpt__buf *b, decision d)
     return rc;
 }
 
+/* "; beware: argument 1 '-c' is an option of git itself, …" */
+static int put_git_note(jpt__buf *b, decision d)
+{
+    if (d.risk == NULL)
+        return JPT_OK;
+    int rc = jpt__buf_printf(b, "; beware: argument %zu '", d.index + 1);
+    if (rc == JPT_OK)
+        rc = put_shown(b, d.risk, strlen(d.risk));
+    return rc == JPT_OK ? jpt__buf_printf(b, "' %s", d.more) : rc;
+}
+
 static int put_why(jpt__buf *b, const jpt_policy *p, decision d)
 {
+    int rc;
+
     switch (d.why) {
     case WHY_REFUSED:
         return jpt__buf_printf(b, "the sandbox configuration was refused (%s)", p->err.text);
@@ -415,12 +449,14 @@ static int put_why(jpt__buf *b, const jpt_policy *p, decision d)
         return jpt__buf_printf(b, "the arguments match commands.%s.args[%zu]", d.detail,
                                d.index);
     case WHY_NO_COMMAND:
-        return jpt__buf_puts(b, "not covered by the policy (commands has no rule for this "
-                                "program)");
+        rc = jpt__buf_puts(b, "not covered by the policy (commands has no rule for this "
+                              "program)");
+        return rc == JPT_OK ? put_git_note(b, d) : rc;
     case WHY_ARGS_UNMATCHED:
-        return jpt__buf_printf(b, "not covered by the policy (the arguments match none of "
-                                  "commands.%s.args)",
-                               d.detail);
+        rc = jpt__buf_printf(b, "not covered by the policy (the arguments match none of "
+                                "commands.%s.args)",
+                             d.detail);
+        return rc == JPT_OK ? put_git_note(b, d) : rc;
     case WHY_GIT_RISKY:
         return put_git_risk(b, d);
     case WHY_URL_INVALID:
