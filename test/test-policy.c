@@ -1202,6 +1202,239 @@ static void commands_allow_their_argument_lists(void **state)
     jpt_policy_free(p);
 }
 
+/* Issue 15 §3: for git, an args entry allows only what it names of git's
+ * options and subcommands that run a program, write or read a file, or
+ * change where git looks and what configuration it reads, in any form
+ * git takes: an abbreviated long option, a value after '=', short
+ * options clustered with an attached value. */
+static void git_rules_allow_only_the_risky_arguments_they_name(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(
+        "{\"commands\":{\"git\":{\"args\":[[\"diff\",\"**\"],[\"diff\",\"--no-index\",\"**\"],"
+        "[\"grep\",\"**\"],[\"-C\",\"sub\",\"status\"],[\"config\",\"--get\",\"**\"],"
+        "[\"log\",\"**\"]]},\"/usr/bin/git\":{},\"ls\":{}}}");
+    static const char *const allowed[] = {
+        "[\"git\",\"diff\",\"--stat\"]",
+        "[\"git\",\"diff\",\"--no-index\",\"a\",\"b\"]",
+        "[\"git\",\"diff\",\"--output-indicator-new=+\"]",
+        "[\"git\",\"diff\",\"--no-ext-diff\",\"--no-textconv\",\"--no-recurse-submodules\"]",
+        "[\"git\",\"grep\",\"-n\",\"-o\",\"-C3\",\"x\"]",
+        "[\"git\",\"-C\",\"sub\",\"status\"]",
+        "[\"git\",\"config\",\"--get\",\"user.name\"]",
+        "[\"git\",\"log\",\"--oneline\",\"-p\"]",
+        "[\"/usr/bin/git\",\"status\",\"-uno\"]",
+        "[\"/usr/bin/git\",\"cherry-pick\",\"-x\",\"abc\"]",
+        "[\"/usr/bin/git\",\"clone\",\"--depth\",\"1\",\"https://example.com/r\"]",
+        "[\"/usr/bin/git\"]",
+        "[\"ls\",\"--output\",\"-O\"]",
+    };
+    static const char *const denied[] = {
+        "[\"git\",\"diff\",\"x\",\"--no-index\",\"a\",\"b\"]",
+        "[\"git\",\"diff\",\"--no-i\",\"a\",\"b\"]",
+        "[\"git\",\"diff\",\"--output\",\"x\"]",
+        "[\"git\",\"diff\",\"--outp=x\"]",
+        "[\"git\",\"diff\",\"--ext-d\"]",
+        "[\"git\",\"log\",\"--textconv\"]",
+        "[\"git\",\"grep\",\"-O\",\"x\"]",
+        "[\"git\",\"grep\",\"-Oless\",\"x\"]",
+        "[\"git\",\"grep\",\"-inO\",\"x\"]",
+        "[\"git\",\"grep\",\"--open-files-in-pager=vi\",\"x\"]",
+        "[\"git\",\"grep\",\"--no-index\",\"x\"]",
+        "[\"/usr/bin/git\",\"-C\",\"/\",\"status\"]",
+        "[\"/usr/bin/git\",\"config\",\"core.fsmonitor\",\"x\"]",
+        "[\"/usr/bin/git\",\"clone\",\"-c\",\"core.hooksPath=x\",\"u\"]",
+        "[\"/usr/bin/git\",\"clone\",\"-qcx=y\",\"u\"]",
+        "[\"/usr/bin/git\",\"clone\",\"-u\",\"x\",\"u\"]",
+        "[\"/usr/bin/git\",\"clone\",\"--config\",\"x=y\",\"u\"]",
+        "[\"/usr/bin/git\",\"clone\",\"--template=/x\",\"u\"]",
+        "[\"/usr/bin/git\",\"clone\",\"--recurse-submodules\",\"u\"]",
+        "[\"/usr/bin/git\",\"init\",\"--separate-git-dir=/x\"]",
+        "[\"/usr/bin/git\",\"fetch\",\"--upl=x\"]",
+        "[\"/usr/bin/git\",\"ls-remote\",\"-u\",\"x\",\".\"]",
+        "[\"/usr/bin/git\",\"push\",\"--receive-pack=x\"]",
+        "[\"/usr/bin/git\",\"push\",\"--exec=x\"]",
+        "[\"/usr/bin/git\",\"rebase\",\"-x\",\"make\"]",
+        "[\"/usr/bin/git\",\"rebase\",\"--exec\",\"make\"]",
+        "[\"/usr/bin/git\",\"format-patch\",\"-o\",\"/tmp\"]",
+        "[\"/usr/bin/git\",\"archive\",\"-o\",\"/tmp/x\",\"HEAD\"]",
+        "[\"/usr/bin/git\",\"checkout-index\",\"--prefix=/tmp/\",\"-a\"]",
+        "[\"/usr/bin/git\",\"read-tree\",\"--index-output=/tmp/x\",\"HEAD\"]",
+        "[\"/usr/bin/git\",\"fast-export\",\"--export-marks=/tmp/x\"]",
+        "[\"/usr/bin/git\",\"-c\",\"x=y\",\"log\"]",
+        "[\"/usr/bin/git\",\"--git-dir=/x\",\"log\"]",
+        "[\"/usr/bin/git\",\"--work-tree\",\"/\",\"status\"]",
+        "[\"/usr/bin/git\",\"--exec-path=/x\",\"log\"]",
+        "[\"/usr/bin/git\",\"--namespace=x\",\"log\"]",
+        "[\"/usr/bin/git\",\"--super-prefix=x\",\"log\"]",
+        "[\"/usr/bin/git\",\"--config-env=a=B\",\"log\"]",
+        "[\"/usr/bin/git\",\"-p\",\"log\"]",
+        "[\"/usr/bin/git\",\"bisect\",\"run\",\"sh\"]",
+        "[\"/usr/bin/git\",\"submodule\",\"foreach\",\"sh\"]",
+        "[\"/usr/bin/git\",\"difftool\"]",
+        "[\"/usr/bin/git\",\"help\",\"log\"]",
+        "[\"/usr/bin/git\",\"filter-branch\",\"--tree-filter\",\"sh\"]",
+        "[\"/usr/bin/git\",\"maintenance\",\"start\"]",
+    };
+    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+        expect_verdict(p, JPT_ACCESS_PROCESS, allowed[i], ALLOW);
+    for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++)
+        expect_verdict(p, JPT_ACCESS_PROCESS, denied[i], DENY);
+    /* The first entry that matches and is refused says why. */
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"diff\",\"--stat\",\"--out=x\"]", DENY,
+           "process.run 'git': denied: argument 3 '--out=x' writes a file the rule does not "
+           "name: allowed only where a commands.git.args entry names it");
+    expect(p, JPT_ACCESS_PROCESS, "[\"/usr/bin/git\",\"-C\",\"/\",\"status\"]", DENY,
+           "process.run '/usr/bin/git': denied: argument 1 '-C' is an option of git itself, before the "
+           "subcommand (as -c, -C, --git-dir, --exec-path, -p), which changes the "
+           "configuration git reads, where it looks or what it runs: allowed only where a "
+           "commands./usr/bin/git.args entry names it");
+    expect(p, JPT_ACCESS_PROCESS, "[\"/usr/bin/git\",\"submodule\",\"foreach\",\"sh\"]", DENY,
+           "process.run '/usr/bin/git': denied: argument 1 'submodule' runs programs, serves, "
+           "or writes git's configuration by design: allowed only where a "
+           "commands./usr/bin/git.args entry names it");
+    /* Arguments no entry matches are not covered, as for any program: the
+     * person asked sees the whole command line. */
+    expect_verdict(p, JPT_ACCESS_PROCESS, "[\"git\",\"push\"]", ASK);
+    expect_verdict(p, JPT_ACCESS_PROCESS, "[\"git\",\"-C\",\"/\",\"status\"]", ASK);
+    expect_verdict(p, JPT_ACCESS_PROCESS, "[\"git\",\"config\",\"core.fsmonitor\",\"x\"]", ASK);
+    /* ... who is told what a risky argument does. */
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"push\",\"--receive-pack=x\"]", ASK,
+           "process.run 'git': needs approval: not covered by the policy (the arguments match "
+           "none of commands.git.args); beware: argument 2 '--receive-pack=x' runs a program");
+    jpt_policy_free(p);
+    p = policy(NULL);
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"-c\",\"core.pager=x\",\"log\"]", ASK,
+           "process.run 'git': needs approval: not covered by the policy (commands has no rule "
+           "for this program); beware: argument 1 '-c' is an option of git itself, before the "
+           "subcommand (as -c, -C, --git-dir, --exec-path, -p), which changes the "
+           "configuration git reads, where it looks or what it runs");
+    expect(p, JPT_ACCESS_PROCESS, "[\"git\",\"log\"]", ASK,
+           "process.run 'git': needs approval: not covered by the policy (commands has no rule "
+           "for this program)");
+    jpt_policy_free(p);
+
+    /* git's own variables are never forwarded to it. */
+    expect_refused("{\"commands\":{\"git\":{\"envs\":[\"GIT_AUTHOR_NAME\",\"GIT_CONFIG_COUNT\"]}}}",
+                   "commands.git.envs[1]: 'GIT_CONFIG_COUNT' is set by jptool for git (it "
+                   "keeps git's configuration from running programs), and is never forwarded");
+    expect_refused("{\"commands\":{\"/usr/bin/git\":{\"envs\":[\"GIT_SSH_COMMAND\"]}}}",
+                   "commands./usr/bin/git.envs[0]: 'GIT_SSH_COMMAND' is set by jptool for git "
+                   "(it keeps git's configuration from running programs), and is never "
+                   "forwarded");
+    jpt_policy_free(policy("{\"commands\":{\"ssh\":{\"envs\":[\"GIT_SSH_COMMAND\"]}}}"));
+}
+
+/* What `git config --list -z --show-scope` prints: "<scope>\0<key>\n<value>\0"
+ * ("<scope>\0<key>\0" without a value), here with '|' for each NUL. */
+static size_t scan_text(const char *with_bars, char *out, size_t cap)
+{
+    size_t n = strlen(with_bars);
+
+    assert_true(n < cap);
+    for (size_t i = 0; i < n; i++)
+        out[i] = with_bars[i] == '|' ? '\0' : with_bars[i];
+    return n;
+}
+
+/* Each key of `keys` ("key=value" lines) is set, in order, and nothing else. */
+static void assert_overrides(const jpt__git_overrides *o, const char *const *expected, size_t n)
+{
+    char line[512];
+
+    if (o->n != n)
+        fail_msg("expected %zu overrides, got %zu", n, o->n);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(line, sizeof(line), "%s=%s", o->keys[i], o->values[i]);
+        assert_string_equal(line, expected[i]);
+    }
+}
+
+static const char planted_scan[] =
+    "command|core.hookspath\n/dev/null|"
+    "local|core.repositoryformatversion\n0|local|core.bare\nfalse|"
+    "local|filter.Crypt.smudge\ngit-crypt smudge|local|filter.Crypt.clean\nx|"
+    "local|filter.Crypt.required|"
+    "local|diff.Crypt.textconv\nx|local|diff.pdf.command\nx|local|diff.external\nx|"
+    "local|merge.ours.driver\ntrue|local|alias.st\nstatus|local|alias.lg\n!sh|"
+    "local|pager.log\nless|local|credential.https://example.com.helper\nstore|"
+    "local|submodule.lib.update\n!make|local|submodule.doc.update\nrebase|"
+    "local|difftool.kdiff.cmd\nx|local|remote.origin.url\nhttps://example.com/r|"
+    "local|user.name\nt|local|diff.pdf.xfuncname\nx|";
+
+/* `check` (a bool, or NULL): assert what was read. */
+static int scan_planted(void *check)
+{
+    jpt__git_overrides o;
+    char text[2048], why[256];
+    size_t n = scan_text(planted_scan, text, sizeof(text));
+    int rc = jpt__policy_git_overrides(text, n, &o, why, sizeof(why));
+
+    if (rc == JPT_OK && check != NULL && *(bool *)check) {
+        static const char *const expected[] = {
+            "filter.Crypt.smudge=",
+            "filter.Crypt.clean=",
+            "filter.Crypt.required=false",
+            "diff.Crypt.textconv=cat",
+            "diff.pdf.command=false",
+            "diff.external=false",
+            "merge.ours.driver=git merge-file --marker-size=%L %A %O %B",
+            "alias.st=",
+            "alias.lg=",
+            "pager.log=false",
+            "credential.https://example.com.helper=",
+            "submodule.lib.update=none",
+            "difftool.kdiff.cmd=",
+        };
+        assert_overrides(&o, expected, sizeof(expected) / sizeof(expected[0]));
+        assert_true(o.external_diff);
+    }
+    jpt__policy_git_overrides_free(&o);
+    return rc;
+}
+
+/* Issue 15 §3: every key of a repository's configuration that names a
+ * program under a name of its choosing gets a harmless value; what no
+ * override can make safe refuses the run. */
+static void git_configuration_keys_that_name_programs_are_overridden(void **state)
+{
+    (void)state;
+    jpt__git_overrides o;
+    char text[1024], why[256];
+    size_t n;
+
+    bool check = true;
+    assert_int_equal(scan_planted(&check), JPT_OK);
+    tu_sweep("jpt__policy_git_overrides", scan_planted, NULL);
+
+    n = scan_text("command|core.hookspath\n/dev/null|local|remote.origin.uploadpack\nx|", text,
+                  sizeof(text));
+    assert_int_equal(jpt__policy_git_overrides(text, n, &o, why, sizeof(why)), JPT_ERR_DENIED);
+    assert_string_equal(why, "the repository's configuration sets remote.origin.uploadpack, a "
+                             "program git would run, and the first value set wins, so jptool "
+                             "cannot override it");
+    jpt__policy_git_overrides_free(&o);
+    n = scan_text("command|core.hookspath\n/dev/null|worktree|core.worktree\n/|", text,
+                  sizeof(text));
+    assert_int_equal(jpt__policy_git_overrides(text, n, &o, why, sizeof(why)), JPT_ERR_DENIED);
+    assert_string_equal(why, "the repository's configuration sets core.worktree, which could "
+                             "point git at files outside the workspace");
+    jpt__policy_git_overrides_free(&o);
+    /* A git that did not read the command-line scope cannot be made safe. */
+    n = scan_text("local|core.bare\nfalse|", text, sizeof(text));
+    assert_int_equal(jpt__policy_git_overrides(text, n, &o, why, sizeof(why)),
+                     JPT_ERR_UNSUPPORTED);
+    assert_string_equal(why, "this git does not read GIT_CONFIG_COUNT (git 2.31 or later does), "
+                             "so its configuration cannot be made safe");
+    jpt__policy_git_overrides_free(&o);
+    /* Outside a repository: nothing to override. */
+    n = scan_text("command|core.hookspath\n/dev/null|", text, sizeof(text));
+    assert_int_equal(jpt__policy_git_overrides(text, n, &o, why, sizeof(why)), JPT_OK);
+    assert_int_equal(o.n, 0);
+    assert_false(o.external_diff);
+    jpt__policy_git_overrides_free(&o);
+}
+
 static void loader_variables_are_known(void **state)
 {
     (void)state;
@@ -1738,6 +1971,8 @@ int main(void)
         cmocka_unit_test(check_refuses_bad_arguments),
         cmocka_unit_test(a_process_target_is_a_json_argv),
         cmocka_unit_test(commands_allow_their_argument_lists),
+        cmocka_unit_test(git_rules_allow_only_the_risky_arguments_they_name),
+        cmocka_unit_test(git_configuration_keys_that_name_programs_are_overridden),
         cmocka_unit_test(loader_variables_are_known),
         cmocka_unit_test(the_reason_names_the_request_served),
         cmocka_unit_test(long_targets_are_cut_in_reasons),

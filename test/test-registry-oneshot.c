@@ -40,7 +40,8 @@ static const char tools[] =
     "{{arguments.f}} {{arguments.g}}\",\"\"]},"
     "{\"name\":\"env_clean\",\"command\":[\"" TOOL("env-dump") "\",\"JPT_SECRET\",\"JPT_ALLOWED\",\"JPT_SET\",\"PATH\"],"
     " \"env\":{\"inherit\":false,\"allow\":[\"JPT_ALLOWED\"],\"set\":{\"JPT_SET\":\"yes\"}}},"
-    "{\"name\":\"env_inherit\",\"command\":[\"" TOOL("env-dump") "\",\"JPT_ALLOWED\",\"JPT_SECRET\"]},"
+    "{\"name\":\"env_inherit\",\"command\":[\"" TOOL("env-dump") "\",\"JPT_ALLOWED\",\"JPT_SECRET\"],"
+    " \"env\":{\"inherit\":true}},"
     "{\"name\":\"missing_cmd\",\"command\":[\"jpt-no-such-command-anywhere\"]}"
     "]}";
 
@@ -335,9 +336,10 @@ static void pty_tool_runs_on_a_terminal(void **state)
     jpt_registry_free(r);
 }
 
-/* A clean environment passes only what is allowed (and PATH, HOME, LANG);
- * an inherited one all but what looks like a secret (test-sandbox says
- * more); children start in the workspace root with no inherited fds. */
+/* A clean environment passes only what is allowed (and the core set); an
+ * inherited one ("inherit": true) all but what looks like a secret
+ * (test-sandbox says more); children start in the workspace root with no
+ * inherited fds. */
 static void environment_policy_and_fd_hygiene(void **state)
 {
     (void)state;
@@ -356,6 +358,116 @@ static void environment_policy_and_fd_hygiene(void **state)
     unsetenv("JPT_SECRET");
     unsetenv("JPT_ALLOWED");
     jpt_registry_free(r);
+}
+
+/* Issue 15 §5: credentials whose names no word filter catches, and the
+ * core set a program needs (registry.h, "env"). */
+static const char *const credentials[][2] = {
+    {"MYSQL_PWD", "mysql-pw-1234"},
+    {"DB_PASS", "db-pass-1234"},
+    {"SMTP_PASSWD", "smtp-pw-1234"},
+    {"DATABASE_URL", "postgres://app:pg-pw-1234@db.internal/app"},
+    {"REDIS_URL", "redis://:redis-pw-1234@cache.internal:6379/0"},
+    {"SENTRY_DSN", "https://abc123@o1.ingest.sentry.io/42"},
+    {"GH_PAT", "ghp_0123456789abcdef"},
+    {"BASIC_AUTH", "admin:basic-pw-1234"},
+    {"PASSPHRASE", "correct horse battery"},
+    {"SSH_AUTH_SOCK", "/tmp/ssh-agent.sock"},
+};
+static const char *const core[][2] = {
+    {"HOME", "/home/jpt-test"}, {"USER", "jpt-user"},    {"LOGNAME", "jpt-user"},
+    {"LANG", "C.UTF-8"},        {"LC_TIME", "C"},        {"LC_JPT_TEST", "x"},
+    {"TERM", "xterm-jpt"},      {"TZ", "UTC"},           {"TMPDIR", "/tmp"},
+    {"SHELL", "/bin/sh"},
+};
+
+/* env-dump's command, asking for every variable of both lists. */
+static char *env_tool(const char *name, const char *env_js)
+{
+    static char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof(text), "{\"tools\":[{\"name\":\"%s\",\"command\":[\"%s\"",
+                                name, TOOL("env-dump"));
+
+    for (size_t i = 0; i < sizeof(credentials) / sizeof(credentials[0]); i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, ",\"%s\"", credentials[i][0]);
+    for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, ",\"%s\"", core[i][0]);
+    snprintf(text + n, sizeof(text) - n, "]%s%s}]}", env_js[0] != '\0' ? "," : "", env_js);
+    return strdup(text);
+}
+
+/* Whether env-dump's output says `name` is unset, or has its test value. */
+static void assert_var(const char *out, const char *name, const char *value)
+{
+    char line[256];
+
+    if (value != NULL)
+        snprintf(line, sizeof(line), "\n%s=%s\n", name, value);
+    else
+        snprintf(line, sizeof(line), "\n%s is unset\n", name);
+    /* The first line has no newline before it. */
+    if (strstr(out, line) == NULL && strncmp(out, line + 1, strlen(line + 1)) != 0)
+        fail_msg("expected%s in:\n%s", line, out);
+}
+
+static void stdio_tools_get_a_clean_environment_unless_they_inherit(void **state)
+{
+    (void)state;
+    const size_t ncred = sizeof(credentials) / sizeof(credentials[0]);
+    const size_t ncore = sizeof(core) / sizeof(core[0]);
+    char *saved[sizeof(core) / sizeof(core[0])];
+
+    for (size_t i = 0; i < ncore; i++) {
+        const char *old = getenv(core[i][0]);
+        saved[i] = old != NULL ? strdup(old) : NULL;
+        assert_int_equal(setenv(core[i][0], core[i][1], 1), 0);
+    }
+    for (size_t i = 0; i < ncred; i++)
+        assert_int_equal(setenv(credentials[i][0], credentials[i][1], 1), 0);
+
+    /* The default: the core set, and not one of the credentials. */
+    char *tools_js = env_tool("clean", "");
+    jpt_registry *r = ru_registry(tools_js);
+    char *out = call(r, "clean", "{}", NULL);
+    for (size_t i = 0; i < ncred; i++)
+        assert_var(out, credentials[i][0], NULL);
+    for (size_t i = 0; i < ncore; i++)
+        assert_var(out, core[i][0], core[i][1]);
+    free(out);
+    jpt_registry_free(r);
+    free(tools_js);
+
+    /* env.allow names one; "inherit": false says the default outright. */
+    tools_js = env_tool("allowed", "\"env\":{\"inherit\":false,\"allow\":[\"DATABASE_URL\"]}");
+    r = ru_registry(tools_js);
+    out = call(r, "allowed", "{}", NULL);
+    for (size_t i = 0; i < ncred; i++)
+        assert_var(out, credentials[i][0],
+                   strcmp(credentials[i][0], "DATABASE_URL") == 0 ? credentials[i][1] : NULL);
+    free(out);
+    jpt_registry_free(r);
+    free(tools_js);
+
+    /* Inheriting is the definition's choice, and then the word filter is
+     * all there is: these names pass it, as registry.h warns. */
+    tools_js = env_tool("inherits", "\"env\":{\"inherit\":true}");
+    r = ru_registry(tools_js);
+    out = call(r, "inherits", "{}", NULL);
+    for (size_t i = 0; i < ncred; i++)
+        assert_var(out, credentials[i][0], credentials[i][1]);
+    free(out);
+    jpt_registry_free(r);
+    free(tools_js);
+
+    for (size_t i = 0; i < ncred; i++)
+        unsetenv(credentials[i][0]);
+    for (size_t i = 0; i < ncore; i++) {
+        if (saved[i] != NULL)
+            setenv(core[i][0], saved[i], 1);
+        else
+            unsetenv(core[i][0]);
+        free(saved[i]);
+    }
 }
 
 /* ---- Questions ----------------------------------------------------------------- */
@@ -601,6 +713,7 @@ int main(void)
         cmocka_unit_test(grandchild_holding_the_pipe_does_not_hang_the_call),
         cmocka_unit_test(pty_tool_runs_on_a_terminal),
         cmocka_unit_test(environment_policy_and_fd_hygiene),
+        cmocka_unit_test(stdio_tools_get_a_clean_environment_unless_they_inherit),
         cmocka_unit_test(legacy_select_question_is_answered_and_rerun),
         cmocka_unit_test(inquiry_context_holds_the_blocks_before_the_question),
         cmocka_unit_test(first_inquiry_context_is_the_pre_amble),

@@ -815,6 +815,8 @@ static void a_sandboxed_pty_tool_cannot_push_input_into_its_terminal(void **stat
     jpt_registry_free(r);
 }
 
+/* "inherit": true (registry.h, "env"): the host's environment, less the
+ * names that look like secrets. */
 static void stdio_tools_stop_inheriting_what_looks_like_a_secret(void **state)
 {
     (void)state;
@@ -822,7 +824,8 @@ static void stdio_tools_stop_inheriting_what_looks_like_a_secret(void **state)
                             "env:JPT_TEST_DB_PASSWORD", "env:JPT_TEST_PLAIN", "env:PATH",
                             "env:JPT_TEST_SET_TOKEN", NULL};
     jpt_registry *r = registry(JPT_SANDBOX_DEFAULT,
-                               tool_js("s", false, "'env':{'set':{'JPT_TEST_SET_TOKEN':'x'}}",
+                               tool_js("s", false,
+                                       "'env':{'inherit':true,'set':{'JPT_TEST_SET_TOKEN':'x'}}",
                                        checks));
     bool is_error = true;
     char *out = call(r, "s", &is_error);
@@ -839,7 +842,8 @@ static void stdio_tools_stop_inheriting_what_looks_like_a_secret(void **state)
     jpt_registry_free(r);
 
     r = registry(JPT_SANDBOX_DEFAULT,
-                 tool_js("s", false, "'env':{'allow':['JPT_TEST_API_KEY']}", checks));
+                 tool_js("s", false, "'env':{'inherit':true,'allow':['JPT_TEST_API_KEY']}",
+                         checks));
     out = call(r, "s", &is_error);
     assert_outcome(out, "env:JPT_TEST_API_KEY", "set");
     assert_outcome(out, "env:JPT_TEST_GITHUB_token", "unset");

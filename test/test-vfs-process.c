@@ -7,6 +7,7 @@
  * the output limit, a workspace that is not a directory, fs.* served while
  * processes run, the tool's end and cancel killing its processes, D11's
  * result shape, the SDK's jpt_vfs_tool_process_run, and a registry's vfs tool. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,8 @@
 #define MARK "[REDACTED]"
 
 static char root[200], real_root[4096];
+/* The hosts' workspace: the root, or a repository under it (git's tests). */
+static const char *host_root = root;
 
 /* Variables of the test's own environment: some forwarded, some that must
  * never reach a child. */
@@ -83,7 +86,7 @@ static void on_ask(jpt_policy_request *req, void *ud)
 
 static jpt_vfs_host *host_with(jpt_files *files, const char *sandbox_js, asked *a)
 {
-    jpt_vfs_host_options o = {.size = sizeof(o), .root = files == NULL ? root : NULL,
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = files == NULL ? host_root : NULL,
                               .files = files, .kill_grace_ms = 200,
                               .sandbox_mode = tu_sandbox_mode()};
     jpt_vfs_host *h = NULL;
@@ -579,8 +582,10 @@ static void file_requests_are_served_while_processes_run(void **state)
 
 static json_t *abandon(const char *then)
 {
+    /* The pid file appears whole (renamed into place), never empty. */
     return json_pack("{s:{s:s,s:o}, s:s, s:s}", "abandon", "method", "process.run", "params",
-                     sh("sleep 1000 & echo $! > bg.pid; sleep 1000"), "wait_for", "bg.pid",
+                     sh("sleep 1000 & echo $! > bg.tmp && mv bg.tmp bg.pid; sleep 1000"),
+                     "wait_for", "bg.pid",
                      "then", then);
 }
 
@@ -709,6 +714,629 @@ static void a_registry_vfs_tool_runs_processes(void **state)
     jpt_registry_free(r);
 }
 
+/* ---- How many at once (vfs.h, JPT_VFS_PROCESS_MAX_RUNNING; issue 15 §3) ---------- */
+
+/* Children of this process (the host) whose command is `comm`. */
+static int children_named(const char *comm)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        if (ru_read_text(path, buf, sizeof(buf)) < 0)
+            continue;
+        /* "pid (comm) state ppid …" */
+        const char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+        if (open_paren == NULL || close_paren == NULL)
+            continue;
+        int ppid = 0;
+        char state = 0;
+        if (sscanf(close_paren + 2, "%c %d", &state, &ppid) != 2 || ppid != (int)getpid() ||
+            state == 'Z')
+            continue;
+        n += (size_t)(close_paren - open_paren - 1) == strlen(comm) &&
+             strncmp(open_paren + 1, comm, strlen(comm)) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+
+    assert_non_null(d);
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n - 3; /* ".", ".." and the DIR's own */
+}
+
+/* What the burst does: the program waits for "go" in the workspace. */
+static const char wait_for_go[] = "while [ ! -e go ]; do sleep 0.02; done";
+
+/* {"submit_then": …}: `count` process.run of wait_for_go pipelined, then
+ * an fs.write of "submitted", which the host reads only after them all. */
+static json_t *burst(int count)
+{
+    return json_pack("{s:{s:{s:s, s:o, s:i}, s:[{s:s, s:{s:s, s:s}}]}}", "submit_then", "submit",
+                     "method", "process.run", "params", sh(wait_for_go), "count", count, "then",
+                     "method", "fs.write", "params", "path", "submitted", "content", "");
+}
+
+/* The probe's result once "go" lets every process end. */
+static const char burst_result[] =
+    "fs.write ok {}\n"
+    "264x process.run ok {\"stdout\":\"\",\"stderr\":\"\",\"exit_code\":0}\n"
+    "736x process.run err -32603 process.run 'sh': 8 processes of this tool run and 256 wait "
+    "already (at most 256 wait): refused; try again once one has ended";
+
+static void remove_in_root(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", root, name);
+    unlink(path);
+}
+
+/* Waits for "submitted" while `dispatch` turns, noting the most "sh"
+ * children seen between turns; then creates "go". */
+static int watch_burst(bool (*dispatch)(void *ud), void *ud, int *fds_seen)
+{
+    char path[512];
+    struct stat st;
+    int most = 0;
+    uint64_t deadline = ru_now_ms() + (uint64_t)WAIT_MS;
+
+    snprintf(path, sizeof(path), "%s/submitted", root);
+    while (stat(path, &st) != 0 && ru_now_ms() < deadline) {
+        assert_true(dispatch(ud));
+        int n = children_named("sh");
+        most = n > most ? n : most;
+    }
+    assert_int_equal(stat(path, &st), 0);
+    /* Everything read: the bound is reached, not passed. */
+    int n = children_named("sh");
+    most = n > most ? n : most;
+    *fds_seen = open_fds();
+    snprintf(path, sizeof(path), "%s/go", root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    return most;
+}
+
+static bool host_turn(void *ud)
+{
+    return jpt_vfs_host_run(ud, 10) != JPT_ERR_IO;
+}
+
+static void a_thousand_pipelined_runs_never_pass_the_bound(void **state)
+{
+    (void)state;
+    int fds_before = open_fds(), fds_seen = 0;
+    jpt_vfs_host *h = host_with(NULL, "{'filesystem':{'writable':true},'commands':{'sh':{}}}",
+                                NULL);
+
+    spawn(h, burst(1000));
+    int most = watch_burst(host_turn, h, &fds_seen);
+    assert_int_equal(most, JPT_VFS_PROCESS_MAX_RUNNING);
+    /* A child's pidfd and two pipes each, the probe's three: a bounded
+     * number, far from the fd limit. */
+    assert_true(fds_seen - fds_before < 8 * JPT_VFS_PROCESS_MAX_RUNNING);
+    char *end = end_of(h);
+    jpt_vfs_host_free(h);
+    char expected[1024];
+    snprintf(expected, sizeof(expected), "ok: %s", burst_result);
+    assert_string_equal(end, expected);
+    free(end);
+    remove_in_root("go");
+    remove_in_root("submitted");
+}
+
+static bool registry_turn(void *ud)
+{
+    ru_poll(ud, 10);
+    return jpt_registry_dispatch(ud) >= 0;
+}
+
+/* In a registry too, and the registry keeps serving its other tools. */
+static void a_registry_tool_bursting_runs_leaves_room_for_others(void **state)
+{
+    (void)state;
+    char tools[1024];
+    int fds_seen = 0;
+    snprintf(tools, sizeof(tools),
+             "{'tools':[{'name':'probe','runtime':'vfs','command':['%s'],"
+             "'parameters':{'type':'object'},"
+             "'sandbox':{'filesystem':{'writable':true},'commands':{'sh':{}}}},"
+             "{'name':'other','command':['%s','0','still here','']}]}",
+             PROBE, TOOL("exit-code"));
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .sandbox_mode = tu_sandbox_mode()};
+    jpt_registry *r = ru_registry_with(&o, js(tools));
+    json_t *args = burst(1000);
+    char *args_text = json_dumps(args, JSON_COMPACT), calls[4096];
+    json_decref(args);
+    snprintf(calls, sizeof(calls), "[{\"id\":\"c1\",\"name\":\"probe\",\"arguments\":%s}]",
+             args_text);
+    free(args_text);
+    jpt_batch *b = NULL;
+    assert_int_equal(jpt_registry_submit(r, calls, &b), JPT_OK);
+
+    int most = watch_burst(registry_turn, r, &fds_seen);
+    assert_int_equal(most, JPT_VFS_PROCESS_MAX_RUNNING);
+    json_t *other = ru_run_js(r, "[{'id':'o1','name':'other','arguments':{}}]");
+    ru_assert_text(other, 0, "o1", "still here", false);
+    json_t *res = ru_finish(r, b);
+    ru_assert_text(res, 0, "c1", burst_result, false);
+    jpt_registry_free(r);
+    remove_in_root("go");
+    remove_in_root("submitted");
+}
+
+static jpt_registry *probe_registry(size_t max_processes, const char *more_tools)
+{
+    char tools[2048];
+    snprintf(tools, sizeof(tools),
+             "{'tools':[{'name':'probe','runtime':'vfs','command':['%s'],"
+             "'parameters':{'type':'object'},"
+             "'sandbox':{'filesystem':{'writable':true},'commands':{'sh':{},'echo':{}}}}%s]}",
+             PROBE, more_tools);
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .max_processes = max_processes,
+                              .sandbox_mode = tu_sandbox_mode()};
+    return ru_registry_with(&o, js(tools));
+}
+
+/* The probe's call with `arguments` (taken). */
+static jpt_batch *submit_probe(jpt_registry *r, const char *id, json_t *arguments)
+{
+    char *text = json_dumps(arguments, JSON_COMPACT), *calls = NULL;
+    jpt_batch *b = NULL;
+
+    json_decref(arguments);
+    assert_true(asprintf(&calls, "[{\"id\":\"%s\",\"name\":\"probe\",\"arguments\":%s}]",
+                         id, text) > 0);
+    free(text);
+    assert_int_equal(jpt_registry_submit(r, calls, &b), JPT_OK);
+    free(calls);
+    return b;
+}
+
+/* max_processes counts process.run's children: with 3, the tool and two
+ * of its processes run at once; the rest wait, and all run in the end. */
+static void process_run_children_count_in_max_processes(void **state)
+{
+    (void)state;
+    int fds_seen = 0;
+    jpt_registry *r = probe_registry(3, "");
+    jpt_batch *b = submit_probe(r, "c1", burst(20));
+
+    assert_int_equal(watch_burst(registry_turn, r, &fds_seen), 2);
+    ru_assert_text(ru_finish(r, b), 0, "c1",
+                   "fs.write ok {}\n"
+                   "20x process.run ok {\"stdout\":\"\",\"stderr\":\"\",\"exit_code\":0}",
+                   false);
+    jpt_registry_free(r);
+    remove_in_root("go");
+    remove_in_root("submitted");
+}
+
+/* A process.run waits while another tool holds the last slot, and runs
+ * once it ends. */
+static void process_run_waits_for_a_slot_another_tool_frees(void **state)
+{
+    (void)state;
+    char path[512];
+    struct stat st;
+    jpt_registry *r =
+        probe_registry(2, ",{'name':'holder','command':['sh','-c',"
+                          "'while [ ! -e release ]; do sleep 0.02; done; echo released']}");
+    jpt_batch *holder = ru_submit(r, "[{'id':'h1','name':'holder','arguments':{}}]");
+    uint64_t deadline = ru_now_ms() + (uint64_t)WAIT_MS;
+    while (children_named("sh") == 0 && ru_now_ms() < deadline)
+        assert_true(registry_turn(r));
+    assert_int_equal(children_named("sh"), 1);
+
+    jpt_batch *b = submit_probe(r, "c1", burst(1));
+    snprintf(path, sizeof(path), "%s/submitted", root);
+    while (stat(path, &st) != 0 && ru_now_ms() < deadline)
+        assert_true(registry_turn(r));
+    assert_int_equal(stat(path, &st), 0);
+    /* The holder and the probe hold both slots: the run waits. */
+    assert_int_equal(children_named("sh"), 1);
+    fu_write(root, "go", "");
+    fu_write(root, "release", "");
+    ru_assert_text(ru_finish(r, holder), 0, "h1", "released\n", false);
+    ru_assert_text(ru_finish(r, b), 0, "c1",
+                   "fs.write ok {}\n"
+                   "1x process.run ok {\"stdout\":\"\",\"stderr\":\"\",\"exit_code\":0}",
+                   false);
+    jpt_registry_free(r);
+    remove_in_root("go");
+    remove_in_root("release");
+    remove_in_root("submitted");
+}
+
+/* Every slot held by a VFS tool waiting for one: none could free, so the
+ * request is refused instead of waiting forever. */
+static void process_run_is_refused_when_no_slot_could_ever_free(void **state)
+{
+    (void)state;
+    jpt_registry *r = probe_registry(1, "");
+    json_t *params = json_pack("{s:s, s:[s]}", "program", "echo", "args", "hi");
+    jpt_batch *b = submit_probe(r, "c1", run_ops(1, &params));
+
+    ru_assert_text(ru_finish(r, b), 0, "c1",
+                   "process.run err -32603 process.run 'echo': no process slot is free: the "
+                   "registry runs max_processes (1) processes, every one a VFS tool waiting for "
+                   "a slot for process.run, so none could ever free one; refused rather than "
+                   "wait forever",
+                   false);
+    jpt_registry_free(r);
+}
+
+/* registry.h: a call beyond max_processes waits for a slot, a VFS tool's
+ * as a stdio tool's. */
+static void vfs_tool_calls_beyond_max_processes_wait_for_a_slot(void **state)
+{
+    (void)state;
+    jpt_registry *r = probe_registry(1, "");
+    json_t *res = ru_run_js(r, "[{'id':'c1','name':'probe','arguments':{'ops':["
+                               "{'method':'fs.exists','params':{'path':'.'}}]}},"
+                               "{'id':'c2','name':'probe','arguments':{'ops':["
+                               "{'method':'fs.exists','params':{'path':'.'}}]}}]");
+    ru_assert_text(res, 0, "c1", "fs.exists ok {\"exists\":true}", false);
+    ru_assert_text(res, 1, "c2", "fs.exists ok {\"exists\":true}", false);
+    jpt_registry_free(r);
+}
+
+/* ---- git (vfs.h, "process.run" and "commands.<program>"; issue 15 §3) ------------- */
+
+static char repo[256], marks[256];
+
+/* Runs `script` with sh in a clean environment, failing the test if it
+ * fails. */
+static void shell(const char *script)
+{
+    char *cmd = NULL;
+    assert_true(asprintf(&cmd, "env -i PATH=/usr/local/bin:/usr/bin:/bin GIT_CONFIG_NOSYSTEM=1 "
+                               "GIT_CONFIG_GLOBAL=/dev/null sh -ec '%s'",
+                         script) > 0);
+    if (system(cmd) != 0)
+        fail_msg("failed: %s", cmd);
+    free(cmd);
+}
+
+/* The names in the markers' directory, space-separated ("" when none). */
+static void marked(char *out, size_t cap)
+{
+    DIR *d = opendir(marks);
+    struct dirent *e;
+    size_t n = 0;
+
+    assert_non_null(d);
+    out[0] = '\0';
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' && strcmp(e->d_name, "secret.txt") != 0)
+            n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s ", e->d_name);
+    closedir(d);
+}
+
+static void assert_nothing_marked(void)
+{
+    char names[1024];
+    marked(names, sizeof(names));
+    if (names[0] != '\0')
+        fail_msg("these ran: %s", names);
+}
+
+/* A repository; with `planted`, its configuration, hooks and attributes
+ * are a tool's: each program they name leaves a marker in `marks` when it
+ * runs. */
+static void make_repository(bool planted)
+{
+    char script[8192];
+
+    snprintf(repo, sizeof(repo), "%s/repo", root);
+    snprintf(marks, sizeof(marks), "%s/marks", root);
+    fu_rmtree(repo);
+    fu_rmtree(marks);
+    assert_int_equal(mkdir(repo, 0755), 0);
+    assert_int_equal(mkdir(marks, 0755), 0);
+    fu_write(marks, "secret.txt", "the host's secret\n");
+    snprintf(script, sizeof(script),
+             "cd %s; git init -q -b main .; git config user.email t@example.com; "
+             "git config user.name t; echo hello > a.txt; echo why > b.y; "
+             "printf \"* filter=x diff=x merge=x\\n*.y diff=y\\n\" > .gitattributes; "
+             "git add .; git commit -qm base; git checkout -qb other; echo theirs > a.txt; "
+             "git commit -qam other; git checkout -q main; echo ours > a.txt; "
+             "echo yes > b.y; git commit -qam ours",
+             repo);
+    shell(script);
+    host_root = repo;
+    if (!planted)
+        return;
+    /* The configuration, an included file, and hooks where git looks for
+     * them (and where core.hooksPath sends it). */
+    static const char planted_config[] =
+        "[core]\n\tfsmonitor = touch @/fsmonitor; echo\n"
+        "\tpager = touch @/pager; cat\n\teditor = touch @/editor; true\n"
+        "\taskPass = touch @/askpass; echo\n\thooksPath = planted-hooks\n"
+        "[filter \"x\"]\n\tsmudge = touch @/smudge; cat\n"
+        "\tclean = touch @/clean; cat\n\tprocess = touch @/process; false\n"
+        "\trequired = true\n"
+        "[diff]\n\texternal = touch @/external; true\n"
+        "[diff \"x\"]\n\ttextconv = touch @/textconv; cat\n"
+        "\tcommand = touch @/diff-command; true\n"
+        "[merge \"x\"]\n\tdriver = touch @/merge-driver; false\n"
+        "[alias]\n\tst = !touch @/alias\n"
+        "[credential]\n\thelper = !touch @/credential\n"
+        "[sequence]\n\teditor = touch @/sequence-editor; true\n"
+        "[help]\n\tautocorrect = immediate\n"
+        "[include]\n\tpath = ../planted.cfg\n";
+    /* Each '@' is the markers' directory. */
+    char config[8192];
+    size_t n = 0;
+    for (const char *c = planted_config; *c != '\0' && n + sizeof(marks) < sizeof(config); c++)
+        if (*c == '@')
+            n += (size_t)snprintf(config + n, sizeof(config) - n, "%s", marks);
+        else
+            config[n++] = *c;
+    config[n] = '\0';
+    char path[512];
+    snprintf(path, sizeof(path), "%s/.git/config", repo);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs(config, f);
+    fclose(f);
+    snprintf(config, sizeof(config), "[diff \"y\"]\n\ttextconv = touch %s/included; cat\n",
+             marks);
+    fu_write(repo, "planted.cfg", config);
+    /* A repository inside, with a filter of its own: `git -C nested` reads
+     * its configuration, not the outer one's. */
+    snprintf(script, sizeof(script),
+             "cd %s; mkdir nested; cd nested; git init -q .; git config user.email t@e; "
+             "git config user.name t; echo a > n.txt; echo \"* filter=z\" > .gitattributes; "
+             "git add .; git commit -qm n; echo b > n.txt; "
+             "git config filter.z.clean \"touch %s/nested-clean; cat\"",
+             repo, marks);
+    shell(script);
+    static const char *const hooks[] = {"pre-commit", "post-commit", "post-checkout",
+                                        "post-merge", "pre-merge-commit", "post-index-change",
+                                        "reference-transaction", "pre-auto-gc", "commit-msg",
+                                        "prepare-commit-msg"};
+    for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
+        for (int where = 0; where < 2; where++) {
+            char rel[128], body[512];
+            snprintf(rel, sizeof(rel), "%s/%s", where == 0 ? ".git/hooks" : "planted-hooks",
+                     hooks[i]);
+            snprintf(body, sizeof(body), "#!/bin/sh\ntouch %s/hook-%s\n", marks, hooks[i]);
+            fu_write(repo, rel, body);
+            snprintf(path, sizeof(path), "%s/%s", repo, rel);
+            assert_int_equal(chmod(path, 0755), 0);
+        }
+}
+
+static void remove_repository(void)
+{
+    host_root = root;
+    fu_rmtree(repo);
+    fu_rmtree(marks);
+}
+
+static json_t *git(const char *const *args, size_t n)
+{
+    return params_argv("git", args, n);
+}
+
+/* The result of process.run line `i` (0-based) of the probe's `end`. */
+static json_t *line_result(const char *end, int i)
+{
+    const char *p = strncmp(end, "ok: ", 4) == 0 ? end + 4 : end;
+    for (; i > 0 && p != NULL; i--)
+        if ((p = strchr(p, '\n')) != NULL)
+            p++;
+    static const char prefix[] = "process.run ok ";
+    if (p == NULL || strncmp(p, prefix, sizeof(prefix) - 1) != 0)
+        fail_msg("no result at line %d of:\n%s", i, end);
+    const char *nl = strchr(p, '\n');
+    char *text = strndup(p + sizeof(prefix) - 1, nl != NULL ? (size_t)(nl - p) - (sizeof(prefix) - 1)
+                                                             : strlen(p + sizeof(prefix) - 1));
+    json_t *r = parse(text);
+    free(text);
+    return r;
+}
+
+static void assert_exit(const json_t *r, int code)
+{
+    const json_t *e = json_object_get(r, "exit_code");
+    if (!json_is_integer(e) || json_integer_value(e) != code) {
+        char *text = json_dumps(r, 0);
+        fail_msg("expected exit %d: %s", code, text);
+    }
+}
+
+/* Issue 15 §3: "git gets no configuration the tool can write". */
+static void git_runs_nothing_its_planted_configuration_names(void **state)
+{
+    (void)state;
+    make_repository(true);
+    const char *status[] = {"status", "--short"}, *diff[] = {"diff"},
+               *log[] = {"log", "-p", "-2"}, *show[] = {"show", "HEAD"},
+               *blame[] = {"blame", "a.txt"}, *st[] = {"st"}, *add[] = {"add", "a.txt"},
+               *commit[] = {"commit", "-q", "-m", "change"},
+               *checkout[] = {"checkout", "HEAD~1", "--", "a.txt"},
+               *reset[] = {"reset", "-q", "--hard"}, *merge[] = {"merge", "other"},
+               *abort_merge[] = {"merge", "--abort"}, *grep[] = {"grep", "-n", "ours"};
+    char typo_file[512];
+    snprintf(typo_file, sizeof(typo_file), "--file=%s/autocorrect", marks);
+    /* "confi" is no subcommand; autocorrected, it would be config. */
+    const char *typo[] = {"confi", typo_file, "a.b", "c"},
+               *nested[] = {"-C", "nested", "diff"};
+    json_t *ops = json_pack("[{s:s,s:{s:s,s:s}}]", "method", "fs.write", "params", "path",
+                            "a.txt", "content", "changed\n");
+    json_t *params[] = {git(status, 2), git(diff, 1),      git(log, 3),      git(show, 2),
+                        git(blame, 2),  git(st, 1),        git(add, 2),      git(commit, 4),
+                        git(checkout, 4), git(reset, 3),   git(merge, 2),    git(abort_merge, 2),
+                        git(grep, 3),   git(typo, 4),      git(nested, 3)};
+    for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++)
+        json_array_append_new(ops, json_pack("{s:s, s:o}", "method", "process.run", "params",
+                                             params[i]));
+    char *end = probe("{'filesystem':{'writable':true},'commands':{'git':{'args':["
+                      "['status','**'],['diff','**'],['log','**'],['show','**'],['blame','**'],"
+                      "['st'],['add','**'],['commit','**'],['checkout','**'],['reset','**'],"
+                      "['merge','**'],['grep','**'],['confi','**'],['-C','nested','diff']]}}}",
+                      json_pack("{s:o}", "ops", ops), NULL);
+    assert_nothing_marked();
+
+    /* And git still works, as without the planted keys. */
+    json_t *r = line_result(end, 1);
+    assert_exit(r, 0);
+    ru_assert_contains(json_string_value(json_object_get(r, "stdout")), " M a.txt\n");
+    json_decref(r);
+    r = line_result(end, 2);
+    assert_exit(r, 0);
+    ru_assert_contains(json_string_value(json_object_get(r, "stdout")), "\n+changed\n");
+    json_decref(r);
+    r = line_result(end, 3);
+    assert_exit(r, 0);
+    ru_assert_contains(json_string_value(json_object_get(r, "stdout")), "\n+yes\n");
+    json_decref(r);
+    r = line_result(end, 6);
+    assert_exit(r, 1);
+    ru_assert_contains(json_string_value(json_object_get(r, "stderr")),
+                       "expansion of alias 'st' failed");
+    json_decref(r);
+    for (int i = 7; i <= 10; i++) {
+        r = line_result(end, i);
+        assert_exit(r, 0);
+        json_decref(r);
+    }
+    r = line_result(end, 11);
+    assert_exit(r, 1);
+    ru_assert_contains(json_string_value(json_object_get(r, "stdout")), "CONFLICT (content)");
+    json_decref(r);
+    r = line_result(end, 14);
+    assert_exit(r, 1);
+    ru_assert_contains(json_string_value(json_object_get(r, "stderr")),
+                       "git: 'confi' is not a git command");
+    json_decref(r);
+    r = line_result(end, 15);
+    assert_exit(r, 0);
+    ru_assert_contains(json_string_value(json_object_get(r, "stdout")), "\n-a\n+b\n");
+    json_decref(r);
+    free(end);
+    remove_repository();
+}
+
+/* A run of git that the policy refuses: the probe's line for it. */
+static void git_refused(const char *sandbox_js, const char *program, const char *const *args,
+                        size_t n, const char *expected)
+{
+    char *line = run_one(sandbox_js, params_argv(program, args, n), NULL);
+    char want[2048];
+
+    snprintf(want, sizeof(want), "process.run err -32001 process.run '%s': denied: %s",
+             program, expected);
+    if (strcmp(line, want) != 0)
+        fail_msg("expected\n  %s\ngot\n  %s", want, line);
+    free(line);
+}
+
+/* Issue 15 §3: plausible rules gave a tool the host's rights. */
+static void git_options_that_run_programs_or_name_files_need_a_rule_to_name_them(void **state)
+{
+    (void)state;
+    static const char rules[] =
+        "{'commands':{'git':{'args':[['diff','**'],['grep','**'],['fetch','**']]},"
+        "'/usr/bin/git':{}}}";
+    char secret[512], written[512], grep_o[512], upload[512], at_c[512], exec_path[512],
+        fsmonitor[512], foreach[512];
+
+    make_repository(false);
+    snprintf(secret, sizeof(secret), "%s/secret.txt", marks);
+    snprintf(written, sizeof(written), "--output=%s/written", marks);
+    snprintf(grep_o, sizeof(grep_o), "-Otouch %s/grep-O", marks);
+    snprintf(upload, sizeof(upload), "--upload-pack=touch %s/upload-pack; git-upload-pack",
+             marks);
+    snprintf(at_c, sizeof(at_c), "alias.x=!touch %s/global-c", marks);
+    snprintf(exec_path, sizeof(exec_path), "--exec-path=%s", marks);
+    snprintf(fsmonitor, sizeof(fsmonitor), "touch %s/config-written", marks);
+    snprintf(foreach, sizeof(foreach), "touch %s/foreach", marks);
+
+    const char *no_index[] = {"diff", "--no-index", secret, "a.txt"};
+    git_refused(rules, "git", no_index, 4,
+                "argument 2 '--no-index' reads files outside the repository: allowed only "
+                "where a commands.git.args entry names it");
+    const char *output[] = {"diff", written};
+    char expected[1024];
+    snprintf(expected, sizeof(expected),
+             "argument 2 '%s' writes a file the rule does not name: allowed only where a "
+             "commands.git.args entry names it",
+             written);
+    git_refused(rules, "git", output, 2, expected);
+    /* git takes an unambiguous prefix of a long option. */
+    const char *out[] = {"diff", "--out=x"};
+    git_refused(rules, "git", out, 2,
+                "argument 2 '--out=x' writes a file the rule does not name: allowed only "
+                "where a commands.git.args entry names it");
+    const char *pager[] = {"grep", grep_o, "hello"};
+    snprintf(expected, sizeof(expected),
+             "argument 2 '%s' runs a program: allowed only where a commands.git.args entry "
+             "names it",
+             grep_o);
+    git_refused(rules, "git", pager, 3, expected);
+    const char *cluster[] = {"grep", "-nOless", "hello"}, *open[] = {"grep", "--open=less", "x"};
+    git_refused(rules, "git", cluster, 3,
+                "argument 2 '-nOless' runs a program: allowed only where a commands.git.args "
+                "entry names it");
+    git_refused(rules, "git", open, 3,
+                "argument 2 '--open=less' runs a program: allowed only where a "
+                "commands.git.args entry names it");
+    const char *fetch[] = {"fetch", upload, "."};
+    snprintf(expected, sizeof(expected),
+             "argument 2 '%s' runs a program: allowed only where a commands.git.args entry "
+             "names it",
+             upload);
+    git_refused(rules, "git", fetch, 3, expected);
+
+    /* A rule that allows any arguments still names none of these. */
+    static const char global[] =
+        "is an option of git itself, before the subcommand (as -c, -C, --git-dir, "
+        "--exec-path, -p), which changes the configuration git reads, where it looks or what "
+        "it runs: allowed only where a commands./usr/bin/git.args entry names it";
+    const char *config_c[] = {"-c", at_c, "x"}, *dir_c[] = {"-C", marks, "status"},
+               *exec[] = {exec_path, "status"};
+    snprintf(expected, sizeof(expected), "argument 1 '-c' %s", global);
+    git_refused(rules, "/usr/bin/git", config_c, 3, expected);
+    snprintf(expected, sizeof(expected), "argument 1 '-C' %s", global);
+    git_refused(rules, "/usr/bin/git", dir_c, 3, expected);
+    snprintf(expected, sizeof(expected), "argument 1 '%s' %s", exec_path, global);
+    git_refused(rules, "/usr/bin/git", exec, 2, expected);
+    const char *config[] = {"config", "core.fsmonitor", fsmonitor},
+               *submodule[] = {"submodule", "foreach", foreach};
+    static const char by_design[] =
+        "runs programs, serves, or writes git's configuration by design: allowed only where "
+        "a commands./usr/bin/git.args entry names it";
+    snprintf(expected, sizeof(expected), "argument 1 'config' %s", by_design);
+    git_refused(rules, "/usr/bin/git", config, 3, expected);
+    snprintf(expected, sizeof(expected), "argument 1 'submodule' %s", by_design);
+    git_refused(rules, "/usr/bin/git", submodule, 3, expected);
+
+    assert_nothing_marked();
+    snprintf(written, sizeof(written), "%s/x", repo);
+    assert_int_equal(access(written, F_OK), -1);
+    remove_repository();
+}
+
 int main(void)
 {
     tu_install_counting_allocator();
@@ -729,6 +1357,14 @@ int main(void)
         cmocka_unit_test(the_result_has_d11s_shape),
         cmocka_unit_test(the_sdk_runs_a_process),
         cmocka_unit_test(a_registry_vfs_tool_runs_processes),
+        cmocka_unit_test(a_thousand_pipelined_runs_never_pass_the_bound),
+        cmocka_unit_test(a_registry_tool_bursting_runs_leaves_room_for_others),
+        cmocka_unit_test(process_run_children_count_in_max_processes),
+        cmocka_unit_test(process_run_waits_for_a_slot_another_tool_frees),
+        cmocka_unit_test(process_run_is_refused_when_no_slot_could_ever_free),
+        cmocka_unit_test(vfs_tool_calls_beyond_max_processes_wait_for_a_slot),
+        cmocka_unit_test(git_runs_nothing_its_planted_configuration_names),
+        cmocka_unit_test(git_options_that_run_programs_or_name_files_need_a_rule_to_name_them),
     };
     return tu_hygiene_end(
         (tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));

@@ -120,9 +120,12 @@ typedef struct jpt_registry_options {
                                 jpt_registry_reap_stale() */
     int turn_end_timeout_ms; /* how long the turn end waits for handles;
                                 default 120000 */
-    size_t max_processes;    /* tool processes alive at once; a call beyond
-                                it waits for a slot (its handle shows
-                                running, without output, until then).
+    size_t max_processes;    /* tool processes alive at once, VFS tools'
+                                process.run children among them (vfs.h,
+                                "process.run"); a call beyond it waits for
+                                a slot (its handle shows running, without
+                                output, until then), a stdio or VFS tool's
+                                alike, and so does a process.run.
                                 Default: min(256, (fd limit - reserve) / 5),
                                 the reserve a quarter of the soft
                                 RLIMIT_NOFILE (at least 32) left to the host,
@@ -302,15 +305,23 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *   timeout_ms       one-shot calls are killed after this, their result
  *                    an error with the output so far (default: none)
  *   env              {"inherit": true|false, "allow": [names],
- *                     "set": {"NAME": "value"}}: by default the host's
- *                    environment without the variables whose names
- *                    contain KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL
- *                    (in any case: API_KEY, github_token, KEYBOARD too)
- *                    unless "allow" names them; with inherit false only
- *                    the allowed names (and PATH, HOME, LANG) are
- *                    passed. "set" adds its values whatever their names.
- *                    A vfs tool's environment is clean: PATH and the
- *                    allowed names only (inherit true is refused)
+ *                     "set": {"NAME": "value"}}: by default (inherit
+ *                    false) a clean environment: the core set PATH,
+ *                    HOME, USER, LOGNAME, LANG, every LC_*, TERM, TZ,
+ *                    TMPDIR and SHELL, and the names "allow" lists, as
+ *                    the host has them. Credentials that no name gives
+ *                    away (MYSQL_PWD, DB_PASS, DATABASE_URL or REDIS_URL
+ *                    with a password, SENTRY_DSN, GH_PAT, BASIC_AUTH,
+ *                    SSH_AUTH_SOCK) never reach a tool unless "allow"
+ *                    names them. "inherit": true is the explicit choice
+ *                    of the host's whole environment, less the variables
+ *                    whose names contain KEY, TOKEN, SECRET, PASSWORD or
+ *                    CREDENTIAL (in any case: API_KEY, github_token,
+ *                    KEYBOARD too) unless "allow" names them — a filter
+ *                    on names, which lets the ones above through. "set"
+ *                    adds its values whatever their names. A vfs tool's
+ *                    environment is PATH and the allowed names only
+ *                    (inherit true is refused)
  *   spawn            RFD 037's per-tool settings of stateful handles:
  *                    {"notifications": {"on_success", "on_failure",
  *                    "on_waiting", "on_content": booleans},

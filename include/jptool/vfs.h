@@ -372,7 +372,9 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *                        act on (LD_*, DYLD_*, GCONV_PATH, GETCONF_DIR,
  *                        GLIBC_TUNABLES, HOSTALIASES, LOCALDOMAIN, LOCPATH,
  *                        MALLOC_TRACE, NIS_PATH, NLSPATH, RESOLV_HOST_CONF,
- *                        RES_OPTIONS, TZDIR) are refused.
+ *                        RES_OPTIONS, TZDIR) are refused, and for git the
+ *                        names jptool sets for it (below: GIT_CONFIG*,
+ *                        GIT_ASKPASS, GIT_PAGER, GIT_SSH_COMMAND, …).
  *     timeout_ms         how long the process may run before its process
  *                        group is killed, 1 to JPT_VFS_PROCESS_TIMEOUT_MAX_MS
  *                        (default JPT_VFS_PROCESS_TIMEOUT_MS).
@@ -523,7 +525,46 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *
  * A process (JPT_ACCESS_PROCESS) is allowed when commands has a rule for
  * its program whose `args` admit its arguments; a program without a rule,
- * or arguments that no list admits, get the `uncovered` verdict. */
+ * or arguments that no list admits, get the `uncovered` verdict.
+ *
+ * git (a program whose last path component is "git"). A rule's fixed
+ * words name what they match; what "**" (or a rule without args) lets
+ * through must hold none of the arguments below, or the request is
+ * denied (-32001, naming the argument and what it does) — unless another
+ * entry of the rule names them. Each is caught in every form git takes:
+ * an unambiguous prefix of a long option ("--out=x" is --output=x), a
+ * value after '=' or in the next argument, a short option in a cluster
+ * with its value attached ("-nOless"; a value attached to another short
+ * option that holds the letter counts too). Arguments after "--" are
+ * checked all the same.
+ *   - git's own options before the subcommand, every one (-c, -C,
+ *     --git-dir, --work-tree, --exec-path, --namespace, --super-prefix,
+ *     --config-env, -p, --no-pager, …): they change the configuration
+ *     git reads, where it looks, or what it runs;
+ *   - subcommands that run programs, serve or schedule by design, or
+ *     write git's configuration: archimport, bisect, citool, config,
+ *     credential*, cvsexportcommit, cvsimport, cvsserver, daemon,
+ *     difftool, filter-branch, gui, help, imap-send, instaweb,
+ *     fsmonitor--daemon, maintenance, mergetool, p4, receive-pack,
+ *     remote-ext, remote-fd, send-email, shell, submodule, svn,
+ *     upload-archive, upload-pack, web--browse;
+ *   - options that run a program: --open-files-in-pager and grep's -O,
+ *     --upload-pack (clone's and ls-remote's -u), --receive-pack,
+ *     --exec (rebase's -x), --extcmd, --ext-diff, --textconv;
+ *   - options that write or read a file the rule does not name, or move
+ *     the repository: --output (archive's and format-patch's -o),
+ *     --output-directory, --index-output, --prefix, --export-marks,
+ *     --import-marks, --import-marks-if-exists, --export-pack-edges,
+ *     --no-index, --separate-git-dir;
+ *   - options that set configuration or bring in programs: --config
+ *     (clone's -c), --config-env, --template, --recurse-submodules
+ *     (git then runs in submodules, whose configuration is not checked).
+ * A merge strategy (-s) names a program of git's exec path or PATH,
+ * which a tool cannot write, and is allowed. A git command line that no
+ * rule covers gets the `uncovered` verdict as any other, and the reason
+ * the policy handler reads names its first such argument and what it
+ * does ("…; beware: argument 1 '-c' is an option of git itself, …").
+ * (What the process may touch besides is the OS sandbox's to confine.) */
 
 /* process.run's limits (commands.<program>.timeout_ms and .output_limit):
  * their defaults and largest values. */
@@ -531,6 +572,10 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
 #define JPT_VFS_PROCESS_TIMEOUT_MAX_MS 86400000
 #define JPT_VFS_PROCESS_OUTPUT_LIMIT 1048576
 #define JPT_VFS_PROCESS_OUTPUT_MAX 4194304
+/* process.run's children of one tool alive at once, and its requests that
+ * may wait for a turn ("process.run" below). */
+#define JPT_VFS_PROCESS_MAX_RUNNING 8
+#define JPT_VFS_PROCESS_MAX_WAITING 256
 typedef struct jpt_policy jpt_policy;
 
 /* What a request does, for jpt_policy_check(); the reason names the D11
@@ -660,8 +705,9 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * and Landlock (up to ABI 7 at least) does not govern connecting to one,
  * so forbidding connect() is the only way to keep the host's sockets (an
  * ssh-agent's, D-Bus, a container engine's) out of its reach. Its
- * environment is the host's without the names that look like secrets
- * (registry.h, "env").
+ * environment is clean: the core set and the names env.allow lists
+ * (registry.h, "env"), unless its definition chooses to inherit the
+ * host's.
  *
  * Both: no ptrace, process_vm_readv/writev, pidfd_getfd, io_uring, bpf,
  * perf_event_open, keyctl/add_key/request_key, mount-family calls,
@@ -811,6 +857,51 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     other loader variable ever, whatever the host's environment holds.
  *     (A registry with JPT_CONTAIN_SUBREAPER also gives it the
  *     JPTOOL_CONTAIN_… variable that marks its processes.)
+ *   - git gets no configuration the tool can write (issue 15 §3). It runs
+ *     with GIT_CONFIG_NOSYSTEM=1, GIT_CONFIG_SYSTEM and GIT_CONFIG_GLOBAL
+ *     /dev/null (no system or global configuration), GIT_ATTR_NOSYSTEM=1,
+ *     GIT_TERMINAL_PROMPT=0, GIT_ASKPASS and GIT_PROXY_COMMAND empty,
+ *     GIT_PAGER=cat, GIT_EDITOR and GIT_SEQUENCE_EDITOR ":" (git's own
+ *     "no pager" and "no editor"), GIT_SSH_COMMAND=ssh; and in the
+ *     command-line scope (GIT_CONFIG_COUNT, which wins over the
+ *     repository's own configuration and its includes): core.hooksPath
+ *     /dev/null (no hook runs), core.fsmonitor false, core.pager cat,
+ *     core.editor and sequence.editor ":", core.askPass and
+ *     core.alternateRefsCommand empty, credential.helper empty (the list
+ *     of helpers reset), gpg.program and gpg.openpgp.program gpg,
+ *     gpg.x509.program gpgsm, gpg.ssh.program ssh-keygen,
+ *     gpg.ssh.defaultKeyCommand empty, interactive.diffFilter cat,
+ *     help.autocorrect 0 (a mistyped subcommand is not run as another),
+ *     init.templateDir empty (no templates, so no hooks copied),
+ *     http.saveCookies false, submodule.recurse false, protocol.allow
+ *     never with protocol.http, .https, .ssh and .git "always",
+ *     protocol.file "user" and protocol.ext "never" (no remote helper,
+ *     no ext::). Before each run jptool reads the repository's
+ *     configuration (`git config --list -z --show-scope`, includes
+ *     followed, in the same environment and with the request's -C, -c,
+ *     --git-dir, --work-tree, --config-env and --bare where a rule names
+ *     them; it costs one more git process)
+ *     and sets every key that names a program under a name of the
+ *     repository's choosing: alias.<name> empty (git then refuses it),
+ *     pager.<command> false, filter.<driver>.clean, .smudge and .process
+ *     empty and .required false (git skips the filter),
+ *     diff.<driver>.textconv cat, diff.<driver>.command and diff.external
+ *     false (and `git diff` gets --no-ext-diff after its subcommand, so
+ *     it diffs as without them), merge.<driver>.driver
+ *     "git merge-file --marker-size=%L %A %O %B" (git's own text merge),
+ *     credential.<url>.helper empty, submodule.<name>.update "none" where
+ *     it is a "!command", and difftool, mergetool, man, browser and
+ *     guitool's <tool>.cmd and .path empty. The run is refused (-32001)
+ *     when the configuration sets remote.<name>.uploadpack or
+ *     .receivepack (the first value set wins, so no override can) or
+ *     core.worktree (it could point git outside the workspace); -32603
+ *     when it cannot be read (git's complaint quoted), holds more than
+ *     1 MiB, or this git ignores GIT_CONFIG_COUNT (before 2.31). The
+ *     configuration is read anew for each run; a key written between the
+ *     reading and the run (by another process of the tool, where the OS
+ *     sandbox lets it write .git) would not be overridden, and `git
+ *     config` itself is refused unless a rule names it. Other programs
+ *     that run git (make, a script) get none of this.
  *   - Its working directory is the workspace root, entered through the
  *     directory backend's open descriptor. A memory or host-supplied
  *     backend has no directory: process.run is -32601 there, saying so.
@@ -865,8 +956,17 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *   - "exit_code" is null when a signal killed the process, with "signal"
  *     its number, and null alone when someone else reaped it (a host that
  *     reaps every child with waitpid(-1)).
- *   - The tool's other requests are served meanwhile; several processes
- *     may run at once. */
+ *   - The tool's other requests are served meanwhile. At most
+ *     JPT_VFS_PROCESS_MAX_RUNNING (8) of its processes run at once; its
+ *     further process.run requests wait their turn in order (a timeout
+ *     starts when its process starts), at most JPT_VFS_PROCESS_MAX_WAITING
+ *     (256) of them: one more is answered -32603 at once ("8 processes of
+ *     this tool run and 256 wait already …"). In a registry each process
+ *     also takes one of its max_processes slots (registry.h), as the tool
+ *     itself does, and waits for one as a call does; when every process
+ *     the registry runs is a VFS tool waiting for a slot for process.run,
+ *     none could ever free one, and those requests are answered -32603
+ *     at once ("no process slot is free: …") rather than wait forever. */
 
 /* ---- A standalone host ------------------------------------------------------
  * Serves one VFS tool from the host's own loop, like a registry: one fd to

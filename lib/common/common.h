@@ -75,6 +75,27 @@ void jpt__fail_clear(void);
         (node)->next = (node)->prev = NULL;                                   \
     } while (0)
 
+/* Queues: a list with a tail, first in first out. Append at the tail, take
+ * from the head; removing a node in the middle or at either end keeps the
+ * tail right. */
+#define JPT__QUEUE_APPEND(head, tail, node)                                   \
+    do {                                                                      \
+        (node)->next = NULL;                                                  \
+        (node)->prev = (tail);                                                \
+        if ((tail) != NULL)                                                   \
+            (tail)->next = (node);                                            \
+        else                                                                  \
+            (head) = (node);                                                  \
+        (tail) = (node);                                                      \
+    } while (0)
+
+#define JPT__QUEUE_REMOVE(head, tail, node)                                   \
+    do {                                                                      \
+        if ((tail) == (node))                                                 \
+            (tail) = (node)->prev;                                            \
+        JPT__LIST_REMOVE(head, node);                                         \
+    } while (0)
+
 /* ---- String-keyed maps (idmap.c) -----------------------------------------
  * Handle ids, call ids: lookups in constant time, so that what a model
  * sends (thousands of ids in one batch or await) costs linear time. Keys are

@@ -537,12 +537,19 @@ static int read_command_envs(jpt_policy *p, const json_t *v, const char *where)
     jpt__policy_command *cmd = current_command(p);
     int rc = read_envs(p, v, where);
 
-    for (size_t i = 0; rc == JPT_OK && i < json_array_size(v); i++)
-        if (jpt__policy_env_is_loader(json_string_value(json_array_get(v, i))))
+    for (size_t i = 0; rc == JPT_OK && i < json_array_size(v); i++) {
+        const char *name = json_string_value(json_array_get(v, i));
+        if (jpt__policy_env_is_loader(name))
             return jpt__err(&p->err, JPT_ERR_INVALID,
                             "%s[%zu]: '%s' is read by the dynamic loader or the C library "
                             "to load code or files, and is never forwarded",
-                            where, i, json_string_value(json_array_get(v, i)));
+                            where, i, name);
+        if (jpt__policy_is_git(cmd->program) && jpt__policy_env_is_git(name))
+            return jpt__err(&p->err, JPT_ERR_INVALID,
+                            "%s[%zu]: '%s' is set by jptool for git (it keeps git's "
+                            "configuration from running programs), and is never forwarded",
+                            where, i, name);
+    }
     if (rc == JPT_OK) {
         cmd->n_envs = json_array_size(v); /* what was copied is freed on failure */
         rc = copy_strings(v, cmd->n_envs, &cmd->envs);

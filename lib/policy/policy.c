@@ -31,6 +31,8 @@ typedef enum reason_code {
     WHY_COMMAND_ARGS,     /* detail: the program; index: the args entry */
     WHY_NO_COMMAND,
     WHY_ARGS_UNMATCHED,   /* detail: the program */
+    WHY_GIT_RISKY,        /* detail: the argument; more: what it does;
+                             index: its place in the arguments */
     WHY_URL_INVALID,      /* detail: libcurl's words */
     WHY_URL_SCHEME,
     WHY_URL_USERINFO,
@@ -45,11 +47,15 @@ typedef struct decision {
     reason_code why;
     const char *detail;
     size_t index;
+    const char *more;
+    const char *program; /* WHY_GIT_RISKY: the rule's key */
+    const char *risk;    /* git not covered: a risky argument (more: what
+                            it does; index: its place) */
 } decision;
 
 static decision make(int verdict, reason_code why, const char *detail)
 {
-    decision d = {verdict, why, detail, 0};
+    decision d = {verdict, why, detail, 0, NULL, NULL, NULL};
     return d;
 }
 
@@ -279,23 +285,82 @@ static bool args_match(const jpt__policy_args *a, const json_t *argv)
     return true;
 }
 
-/* RFD 016's CommandRule: the program's rule, then its argument lists. */
-static decision decide_process(const jpt_policy *p, const json_t *argv)
+/* For git, the first of the arguments past the `named` ones a rule
+ * matched that the rule must name, with what it does in *does and its
+ * place in *at; NULL when none (or not git). */
+static const char *git_risk(const json_t *argv, size_t named, const char **does, size_t *at,
+                            int *rc)
+{
+    size_t nargs = json_array_size(argv) - 1;
+
+    *does = NULL;
+    if (!jpt__policy_is_git(json_string_value(json_array_get(argv, 0))))
+        return NULL;
+    const char **args = jpt__calloc(nargs + 1, sizeof(char *));
+    if (args == NULL) {
+        *rc = JPT_ERR_NOMEM;
+        return NULL;
+    }
+    for (size_t i = 0; i < nargs; i++)
+        args[i] = json_string_value(json_array_get(argv, i + 1));
+    *does = jpt__policy_git_risk(args, nargs, named, at);
+    jpt__free(args);
+    return *does != NULL ? json_string_value(json_array_get(argv, *at + 1)) : NULL;
+}
+
+/* A rule matched: for git, a denial when what it did not name is risky. */
+static decision git_checked(const json_t *argv, const char *program, size_t named,
+                            decision allowed, int *rc)
+{
+    const char *does;
+    size_t at = 0;
+    const char *arg = git_risk(argv, named, &does, &at, rc);
+
+    if (arg == NULL)
+        return allowed;
+    decision d = make(JPT_VERDICT_DENY, WHY_GIT_RISKY, arg);
+    d.index = at;
+    d.more = does;
+    d.program = program;
+    return d;
+}
+
+/* Not covered: for git, the reason the person asked reads also names what
+ * a risky argument does. */
+static decision git_noted(const json_t *argv, decision uncovered, int *rc)
+{
+    uncovered.risk = git_risk(argv, 0, &uncovered.more, &uncovered.index, rc);
+    return uncovered;
+}
+
+/* RFD 016's CommandRule: the program's rule, then its argument lists; for
+ * git, an entry allows only what it names of git's risky arguments (the
+ * first such denial is the verdict when no entry allows). */
+static decision decide_process(const jpt_policy *p, const json_t *argv, int *rc)
 {
     const char *program = json_string_value(json_array_get(argv, 0));
     const jpt__policy_command *cmd = jpt__policy_command_find(p, program);
+    decision refused = make(0, WHY_ARGS_UNMATCHED, NULL);
 
     if (cmd == NULL)
-        return make(p->uncovered_verdict, WHY_NO_COMMAND, NULL);
+        return git_noted(argv, make(p->uncovered_verdict, WHY_NO_COMMAND, NULL), rc);
     if (cmd->args == NULL)
-        return make(JPT_VERDICT_ALLOW, WHY_COMMAND_ANY, cmd->program);
-    for (size_t i = 0; i < cmd->n_args; i++)
-        if (args_match(&cmd->args[i], argv)) {
-            decision d = make(JPT_VERDICT_ALLOW, WHY_COMMAND_ARGS, cmd->program);
-            d.index = i;
+        return git_checked(argv, cmd->program, 0,
+                           make(JPT_VERDICT_ALLOW, WHY_COMMAND_ANY, cmd->program), rc);
+    for (size_t i = 0; i < cmd->n_args; i++) {
+        if (!args_match(&cmd->args[i], argv))
+            continue;
+        decision d = make(JPT_VERDICT_ALLOW, WHY_COMMAND_ARGS, cmd->program);
+        d.index = i;
+        d = git_checked(argv, cmd->program, cmd->args[i].n, d, rc);
+        if (d.verdict == JPT_VERDICT_ALLOW || *rc < 0)
             return d;
-        }
-    return make(p->uncovered_verdict, WHY_ARGS_UNMATCHED, cmd->program);
+        if (refused.verdict == 0)
+            refused = d;
+    }
+    if (refused.verdict != 0)
+        return refused;
+    return git_noted(argv, make(p->uncovered_verdict, WHY_ARGS_UNMATCHED, cmd->program), rc);
 }
 
 /* The network.allow verdict on a URL (vfs.h, "network.allow"). */
@@ -366,8 +431,35 @@ static int put_shown(jpt__buf *b, const char *shown, size_t n)
     return rc == JPT_OK ? jpt__buf_puts(b, "\xE2\x80\xA6") : rc;
 }
 
+/* "argument 2 '--output=x' writes a file the rule does not name: allowed
+ * only where a commands.git.args entry names it" */
+static int put_git_risk(jpt__buf *b, decision d)
+{
+    int rc = jpt__buf_printf(b, "argument %zu '", d.index + 1);
+
+    if (rc == JPT_OK)
+        rc = put_shown(b, d.detail, strlen(d.detail));
+    if (rc == JPT_OK)
+        rc = jpt__buf_printf(b, "' %s: allowed only where a commands.%s.args entry names it",
+                             d.more, d.program);
+    return rc;
+}
+
+/* "; beware: argument 1 '-c' is an option of git itself, …" */
+static int put_git_note(jpt__buf *b, decision d)
+{
+    if (d.risk == NULL)
+        return JPT_OK;
+    int rc = jpt__buf_printf(b, "; beware: argument %zu '", d.index + 1);
+    if (rc == JPT_OK)
+        rc = put_shown(b, d.risk, strlen(d.risk));
+    return rc == JPT_OK ? jpt__buf_printf(b, "' %s", d.more) : rc;
+}
+
 static int put_why(jpt__buf *b, const jpt_policy *p, decision d)
 {
+    int rc;
+
     switch (d.why) {
     case WHY_REFUSED:
         return jpt__buf_printf(b, "the sandbox configuration was refused (%s)", p->err.text);
@@ -415,12 +507,16 @@ static int put_why(jpt__buf *b, const jpt_policy *p, decision d)
         return jpt__buf_printf(b, "the arguments match commands.%s.args[%zu]", d.detail,
                                d.index);
     case WHY_NO_COMMAND:
-        return jpt__buf_puts(b, "not covered by the policy (commands has no rule for this "
-                                "program)");
+        rc = jpt__buf_puts(b, "not covered by the policy (commands has no rule for this "
+                              "program)");
+        return rc == JPT_OK ? put_git_note(b, d) : rc;
     case WHY_ARGS_UNMATCHED:
-        return jpt__buf_printf(b, "not covered by the policy (the arguments match none of "
-                                  "commands.%s.args)",
-                               d.detail);
+        rc = jpt__buf_printf(b, "not covered by the policy (the arguments match none of "
+                                "commands.%s.args)",
+                             d.detail);
+        return rc == JPT_OK ? put_git_note(b, d) : rc;
+    case WHY_GIT_RISKY:
+        return put_git_risk(b, d);
     case WHY_URL_INVALID:
         return d.detail != NULL ? jpt__buf_printf(b, "not a valid URL (%s)", d.detail)
                                 : jpt__buf_puts(b, "out of memory reading the URL");
@@ -510,7 +606,7 @@ int jpt__policy_check(const jpt_policy *p, int access, const char *target,
     else if (access == JPT_ACCESS_HTTP)
         d = decide_url(p, target, &rc);
     else if (access == JPT_ACCESS_PROCESS)
-        d = decide_process(p, argv);
+        d = decide_process(p, argv, &rc);
     else
         d = decide_path(p, access, target);
 

@@ -10,7 +10,8 @@
  *   network.c  URLs parsed, their paths normalised, and compared as
  *              network.allow says
  *   pattern.c  sensitive name patterns: built-in list, folding, matching
- *   path.c     normalised relative paths and prefixes */
+ *   path.c     normalised relative paths and prefixes
+ *   git.c      git's options and subcommands a commands rule must name */
 #ifndef JPT_LIB_POLICY_H
 #define JPT_LIB_POLICY_H
 
@@ -149,6 +150,59 @@ int jpt__policy_check(const jpt_policy *p, int access, const char *target,
 /* The commands.<program> rule for `program` (compared exactly), or NULL:
  * none, or a refused configuration. */
 const jpt__policy_command *jpt__policy_command_find(const jpt_policy *p, const char *program);
+
+/* ---- git.c ---------------------------------------------------------------------- */
+
+/* Whether `program` names git (its last path component is "git"). */
+bool jpt__policy_is_git(const char *program);
+
+/* The index in git's arguments `args` (after the program) of its
+ * subcommand, past git's own options and their values; `nargs` when
+ * there is none. */
+size_t jpt__policy_git_subcommand(const char *const *args, size_t nargs);
+
+/* The options of git itself among `args` (before the subcommand) that
+ * change which repository and configuration it reads (-C, -c, --git-dir,
+ * --work-tree, --config-env, --bare, with their values), in order, into
+ * `out` (room for `nargs`); returns how many. */
+size_t jpt__policy_git_where(const char *const *args, size_t nargs, const char **out);
+
+/* The first of git's arguments `args` past the first `named` (those a
+ * rule's fixed words matched) that a rule must name to allow (vfs.h,
+ * "commands.<program>"): what it does, and *at its index; NULL when
+ * none. */
+const char *jpt__policy_git_risk(const char *const *args, size_t nargs, size_t named,
+                                 size_t *at);
+
+/* The environment of every git child, and the configuration it always
+ * gets in the command-line scope: the i-th name and value (i below the
+ * count returned). */
+size_t jpt__policy_git_env(size_t i, const char **name, const char **value);
+size_t jpt__policy_git_config(size_t i, const char **key, const char **value);
+
+/* Whether a git child's environment sets `name` (jpt__policy_git_env,
+ * GIT_CONFIG_*): never forwarded to a process. */
+bool jpt__policy_env_is_git(const char *name);
+
+/* Keys of a repository's configuration set anew for a run. */
+typedef struct jpt__git_overrides {
+    char **keys;
+    const char **values; /* static strings */
+    size_t n, cap_keys, cap_values;
+    bool external_diff;  /* diff.external or diff.<driver>.command is set:
+                            `git diff` gets --no-ext-diff */
+} jpt__git_overrides;
+
+/* Reads what `git config --list -z --show-scope` printed (list[0..n),
+ * under jpt__policy_git_env and _config) into the overrides each key
+ * that names a program needs (`out`, zeroed first; free it with
+ * jpt__policy_git_overrides_free). JPT_OK; JPT_ERR_DENIED with `why` (a
+ * key no override can make safe: core.worktree, remote.<name>.uploadpack
+ * or .receivepack); JPT_ERR_UNSUPPORTED with `why` (this git ignored the
+ * command-line scope); JPT_ERR_NOMEM. */
+int jpt__policy_git_overrides(const char *list, size_t n, jpt__git_overrides *out, char *why,
+                              size_t cap);
+void jpt__policy_git_overrides_free(jpt__git_overrides *o);
 
 /* Whether `name` is an environment variable name: letters, digits and
  * '_', not starting with a digit. */

@@ -71,6 +71,22 @@ typedef struct jpt__call_ops jpt__call_ops;
 typedef struct jpt__notice jpt__notice;
 typedef struct jpt__turn jpt__turn;
 
+/* A run waiting in line for a process slot (max_processes, registry.h;
+ * runtime-process.c serves the line). */
+typedef struct jpt__slot_waiter jpt__slot_waiter;
+struct jpt__slot_waiter {
+    /* A slot is free: called from the loop, out of the line. Take it and
+     * return true (a run that fails to start has reported so), or return
+     * false to wait on at the end of the line (no fd to be had now). */
+    bool (*ready)(jpt__slot_waiter *w);
+    /* A VFS tool's process.run requests waiting while the tool holds a
+     * slot: refuses them with `why`. NULL for a run waiting to start. */
+    void (*refuse)(jpt__slot_waiter *w, const char *why);
+    bool holds_slot;  /* its owner holds a slot meanwhile (a VFS tool) */
+    bool waiting;     /* in the line */
+    jpt__slot_waiter *next, *prev;
+};
+
 /* A tool definition. Immutable once loaded; held by the registry's list
  * and by every call and handle of it, so a tool replaced under them stays
  * theirs. */
@@ -93,7 +109,8 @@ typedef struct jpt__tool {
     int settle_ms, yield_ms; /* -1: the registry's */
     size_t output_limit;     /* 0: the registry's */
     int64_t timeout_ms;      /* one-shot calls; 0: none */
-    bool env_inherit;   /* else PATH (vfs) or PATH, HOME, LANG, and env.allow */
+    bool env_inherit;   /* env.inherit; else PATH (vfs) or the core set
+                           (command.c), and env.allow */
     bool env_vfs;       /* a vfs tool's: clean, PATH as base */
     json_t *env_allow;  /* array of names, or NULL */
     json_t *env_set;    /* object, or NULL */
@@ -147,9 +164,12 @@ struct jpt_registry {
     jpt__tool *await_tool; /* RFD 037's, offered with stateful tools */
 
     /* processes (runtime-process.c) */
-    size_t nchildren;    /* spawned, not reaped */
-    struct jpt__proc *slot_head, *slot_tail; /* waiting for a process slot */
+    size_t nchildren;    /* spawned, not reaped: tool processes and
+                            process.run's children (runtime-vfs.c) */
+    jpt__slot_waiter *slot_head, *slot_tail; /* waiting for a process slot */
     jpt__defer slot_step;
+    bool slot_granted;   /* inside a waiter's ready(): it may take one
+                            slot ahead of the line */
     char **spool_files;  /* created, removed with the registry */
     size_t nspool_files, cap_spool_files;
 

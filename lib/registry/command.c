@@ -14,12 +14,19 @@
 
 extern char **environ;
 
-/* Names always passed to a stdio tool with a clean environment: without
- * them most programs cannot run at all. A vfs tool gets PATH alone. */
-static const char *const base_env[] = {"PATH", "HOME", "LANG"};
+/* The core set a stdio tool gets by default (registry.h, "env"): what
+ * programs need to run, find their user and speak the user's language,
+ * and nothing that carries a credential. Issue 15 §5: a filter on names
+ * cannot win (MYSQL_PWD, DATABASE_URL, SENTRY_DSN, SSH_AUTH_SOCK pass
+ * any list of words), so the host's environment is passed only when the
+ * definition asks for it. Every LC_* variable is passed too. A vfs tool
+ * gets PATH alone. */
+static const char *const core_env[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG",
+                                       "TERM", "TZ",   "TMPDIR", "SHELL"};
 
 /* What an inherited name must not contain (in any case) to be passed
- * without env.allow naming it: the host's API keys and passwords. */
+ * without env.allow naming it, with "inherit": true: the host's API keys
+ * and passwords that a name gives away. */
 static const char *const secret_words[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"};
 
 /* Finds the next placeholder in `s`: sets start and end around "{{…}}",
@@ -361,6 +368,19 @@ static void strv_free(char **v)
     jpt__free(v);
 }
 
+/* The core set, and every LC_* variable the host has. */
+static int pass_core(envv *e)
+{
+    int rc = JPT_OK;
+
+    for (size_t i = 0; rc == JPT_OK && i < sizeof(core_env) / sizeof(core_env[0]); i++)
+        rc = env_pass(e, core_env[i]);
+    for (char **p = environ; rc == JPT_OK && p != NULL && *p != NULL; p++)
+        if (strncmp(*p, "LC_", 3) == 0 && strchr(*p, '=') != NULL)
+            rc = env_put(e, *p, name_length(*p), *p + name_length(*p) + 1);
+    return rc;
+}
+
 static int build_env(const jpt__tool *t, char ***out)
 {
     envv e = {NULL, 0, 0};
@@ -376,9 +396,7 @@ static int build_env(const jpt__tool *t, char ***out)
                 rc = env_put(&e, *p, n, *p + n + 1);
         }
     } else {
-        for (i = 0; rc == JPT_OK && i < (t->env_vfs ? 1 : sizeof(base_env) / sizeof(base_env[0]));
-             i++)
-            rc = env_pass(&e, base_env[i]);
+        rc = t->env_vfs ? env_pass(&e, "PATH") : pass_core(&e);
         json_array_foreach(t->env_allow, i, v) if (rc == JPT_OK) rc =
             env_pass(&e, json_string_value(v));
     }
@@ -655,7 +673,9 @@ int jpt__command_take(jpt__tool *t, const json_t *def, bool vfs, char *why, size
 {
     int rc;
 
-    t->env_inherit = !vfs;
+    /* Issue 15 §5: inheriting the host's environment is the definition's
+     * explicit choice, never the default. */
+    t->env_inherit = false;
     t->env_vfs = vfs;
     if ((rc = take_command(t, json_object_get(def, "command"), why, n)) < 0 ||
         (rc = take_env(t, json_object_get(def, "env"), why, n)) < 0 ||

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE /* strsignal */
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,8 +29,7 @@ typedef struct jpt__proc {
     jpt__exit exit;
     uint64_t input_lost;      /* the reaped process's */
     size_t stale_slot;        /* its slot in the state file, 0: none */
-    bool slot_waiting;        /* queued for a process slot */
-    struct jpt__proc *slot_next, *slot_prev;
+    jpt__slot_waiter waiter;  /* in line for a process slot */
 } jpt__proc;
 
 static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, void *ud);
@@ -77,38 +77,41 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
 
 /* ---- Slots ------------------------------------------------------------------------- */
 
-/* Processes wait for a slot beyond max_processes (registry.h): in order,
- * each started as a child of the registry is reaped. */
-static void slot_queue_remove(jpt__proc *p)
+/* registry.h, max_processes: every tool process and every process.run
+ * child takes a slot; a run beyond them waits in line, in order. */
+void jpt__slot_wait(jpt_registry *r, jpt__slot_waiter *w)
 {
-    jpt_registry *r = p->run->r;
-
-    if (!p->slot_waiting)
+    if (w->waiting)
         return;
-    if (p->slot_prev != NULL)
-        p->slot_prev->slot_next = p->slot_next;
-    else
-        r->slot_head = p->slot_next;
-    if (p->slot_next != NULL)
-        p->slot_next->slot_prev = p->slot_prev;
-    else
-        r->slot_tail = p->slot_prev;
-    p->slot_next = p->slot_prev = NULL;
-    p->slot_waiting = false;
+    w->waiting = true;
+    JPT__QUEUE_APPEND(r->slot_head, r->slot_tail, w);
 }
 
-static void slot_queue_push(jpt__proc *p)
+void jpt__slot_leave(jpt_registry *r, jpt__slot_waiter *w)
 {
-    jpt_registry *r = p->run->r;
+    if (!w->waiting)
+        return;
+    JPT__QUEUE_REMOVE(r->slot_head, r->slot_tail, w);
+    w->waiting = false;
+}
 
-    p->slot_waiting = true;
-    p->slot_next = NULL;
-    p->slot_prev = r->slot_tail;
-    if (r->slot_tail != NULL)
-        r->slot_tail->slot_next = p;
-    else
-        r->slot_head = p;
-    r->slot_tail = p;
+bool jpt__slot_take(jpt_registry *r)
+{
+    if (r->shutting_down || r->nchildren >= r->max_processes ||
+        (r->slot_head != NULL && !r->slot_granted))
+        return false;
+    r->slot_granted = false;
+    r->nchildren++;
+    return true;
+}
+
+void jpt__slot_give(jpt_registry *r)
+{
+    r->nchildren--;
+    if (r->slot_head != NULL)
+        jpt__loop_defer_queue(r->loop, &r->slot_step);
+    if (r->on_child_gone != NULL)
+        r->on_child_gone(r);
 }
 
 /* A child of the registry was reaped or freed. */
@@ -116,13 +119,9 @@ static void child_gone(jpt__proc *p)
 {
     jpt_registry *r = p->run->r;
 
-    r->nchildren--;
     jpt__stale_remove(r, p->stale_slot);
     p->stale_slot = 0;
-    if (r->slot_head != NULL)
-        jpt__loop_defer_queue(r->loop, &r->slot_step);
-    if (r->on_child_gone != NULL)
-        r->on_child_gone(r);
+    jpt__slot_give(r);
 }
 
 /* ---- Starting ---------------------------------------------------------------------- */
@@ -217,14 +216,13 @@ static int start_or_queue(jpt__proc *p, jpt__buf *why)
     int rc = r->nchildren < r->max_processes ? spawn(p, why) : JPT_ERR_AGAIN;
 
     if (rc == JPT_ERR_AGAIN) {
-        slot_queue_push(p);
+        jpt__slot_wait(r, &p->waiter);
         return JPT_OK;
     }
     return rc;
 }
 
-/* The end of a run that could not start: the reason, as an error. */
-static jpt_state *failed_to_start(const char *why)
+jpt_state *jpt__run_failed_to_start(const char *why)
 {
     jpt_state *s = jpt__state_alloc(JPT_STATE_STOPPED);
 
@@ -236,6 +234,51 @@ static jpt_state *failed_to_start(const char *why)
     return s;
 }
 
+/* A slot for a stdio tool's process: JPT_ERR_AGAIN waits on. */
+static bool proc_ready(jpt__slot_waiter *w)
+{
+    jpt__proc *p = (jpt__proc *)((char *)w - offsetof(jpt__proc, waiter));
+    jpt__buf why = JPT__BUF_INIT;
+    int rc = spawn(p, &why);
+
+    if (rc < 0 && rc != JPT_ERR_AGAIN)
+        /* It stops with the reason as its result. */
+        p->run->sink->stopped(p->run,
+                              jpt__run_failed_to_start(why.data != NULL ? why.data : jpt_strerror(rc)));
+    jpt__buf_free(&why);
+    return rc != JPT_ERR_AGAIN;
+}
+
+/* Whether no process the registry runs could ever end and free a slot:
+ * each is a VFS tool whose process.run waits for one (vfs.h). */
+static bool deadlocked(const jpt_registry *r)
+{
+    size_t holding = 0;
+
+    for (const jpt__slot_waiter *w = r->slot_head; w != NULL; w = w->next)
+        holding += w->holds_slot;
+    return r->nchildren > 0 && holding == r->nchildren;
+}
+
+static void refuse_deadlocked(jpt_registry *r)
+{
+    char why[512];
+
+    snprintf(why, sizeof(why),
+             "no process slot is free: the registry runs max_processes (%zu) processes, every "
+             "one a VFS tool waiting for a slot for process.run, so none could ever free one; "
+             "refused rather than wait forever",
+             r->max_processes);
+    jpt__log(JPT_LOG_WARNING, "%s", why);
+    for (jpt__slot_waiter *w = r->slot_head, *next; w != NULL; w = next) {
+        next = w->next;
+        if (w->holds_slot) {
+            jpt__slot_leave(r, w);
+            w->refuse(w, why);
+        }
+    }
+}
+
 void jpt__process_slots_freed(jpt__defer *d)
 {
     jpt_registry *r = d->ud;
@@ -243,22 +286,20 @@ void jpt__process_slots_freed(jpt__defer *d)
     for (int n = 0; n < 16 && r->slot_head != NULL && r->nchildren < r->max_processes &&
                     !r->shutting_down;
          n++) {
-        jpt__proc *p = r->slot_head;
-        jpt__buf why = JPT__BUF_INIT;
-        slot_queue_remove(p);
-        int rc = spawn(p, &why);
-        if (rc == JPT_ERR_AGAIN)
-            slot_queue_push(p);
-        else if (rc < 0)
-            /* It stops with the reason as its result. */
-            p->run->sink->stopped(p->run,
-                                  failed_to_start(why.data != NULL ? why.data : jpt_strerror(rc)));
-        jpt__buf_free(&why);
-        if (rc == JPT_ERR_AGAIN)
+        jpt__slot_waiter *w = r->slot_head;
+        jpt__slot_leave(r, w);
+        r->slot_granted = true;
+        bool served = w->ready(w);
+        r->slot_granted = false;
+        if (!served) {
+            jpt__slot_wait(r, w);
             break;
+        }
     }
     if (r->slot_head != NULL && r->nchildren < r->max_processes && !r->shutting_down)
         jpt__loop_defer_queue(r->loop, d);
+    else if (!r->shutting_down && deadlocked(r))
+        refuse_deadlocked(r);
 }
 
 static int start(jpt__run *run, jpt__buf *why)
@@ -269,6 +310,7 @@ static int start(jpt__run *run, jpt__buf *why)
         if ((p = jpt__calloc(1, sizeof(*p))) == NULL)
             return JPT_ERR_NOMEM;
         p->run = run;
+        p->waiter.ready = proc_ready;
         run->impl = p;
         jpt__capture_init(&p->out, run->r->capture_bytes);
         jpt__capture_init(&p->err, run->r->capture_bytes);
@@ -649,8 +691,8 @@ static void abort_run(jpt__run *run)
 
     if (p == NULL)
         return;
-    if (p->slot_waiting) {
-        slot_queue_remove(p);
+    if (p->waiter.waiting) {
+        jpt__slot_leave(run->r, &p->waiter);
         jpt_state *final = NULL;
         if (run->action == JPT__ACTION_SPAWN)
             handle_end(p, &final);
@@ -733,7 +775,7 @@ static void release(jpt__run *run)
 
     if (p == NULL)
         return;
-    slot_queue_remove(p);
+    jpt__slot_leave(run->r, &p->waiter);
     if (p->child != NULL) {
         jpt__child_free(p->child);
         p->child = NULL;

@@ -6,6 +6,7 @@
  * far in init, as a stdio tool is); stateful ones report their states and
  * take apply notifications. The public jpt_registry_add_files and
  * jpt_registry_set_policy_handler live here. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "http/http.h"
 #include "policy/policy.h"
 #include "registry/runtime.h"
+#include "vfs/run.h"
 #include "vfs/vfs.h"
 
 /* A day: longer than any tool should go silent. */
@@ -38,6 +40,10 @@ typedef struct vfs_run {
     jpt_state *last;         /* a one-shot run's latest state */
     size_t stale_slot;
     bool counted;            /* in r->nchildren */
+    /* In line for a slot (max_processes): to start, or (while the tool
+     * runs) for its process.run children, which take slots too. */
+    jpt__slot_waiter waiter;
+    jpt__vfs_slots slots;
 } vfs_run;
 
 static vfs_run *vfs_of(const jpt__run *run)
@@ -205,21 +211,51 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
 
 /* ---- The session's reports ---------------------------------------------------------- */
 
-/* The process is gone (reaped, or taken for the registry's free). */
+/* The process is gone (reaped, or taken for the registry's free): its
+ * slot is free, and it waits for none. */
 static void uncount(vfs_run *v)
 {
     jpt_registry *r = v->run->r;
 
+    jpt__slot_leave(r, &v->waiter);
     if (!v->counted)
         return;
     v->counted = false;
-    r->nchildren--;
     jpt__stale_remove(r, v->stale_slot);
     v->stale_slot = 0;
-    if (r->slot_head != NULL)
-        jpt__loop_defer_queue(r->loop, &r->slot_step);
-    if (r->on_child_gone != NULL)
-        r->on_child_gone(r);
+    jpt__slot_give(r);
+}
+
+/* ---- Process slots for process.run (vfs/run.h) ------------------------------------- */
+
+static bool slot_take(void *ud)
+{
+    vfs_run *v = ud;
+    jpt_registry *r = v->run->r;
+
+    if (jpt__slot_take(r))
+        return true;
+    v->waiter.holds_slot = true;
+    jpt__slot_wait(r, &v->waiter);
+    /* From the loop: a registry whose every process waits so is found
+     * there (jpt__process_slots_freed). */
+    jpt__loop_defer_queue(r->loop, &r->slot_step);
+    return false;
+}
+
+static void slot_give(void *ud)
+{
+    vfs_run *v = ud;
+
+    jpt__slot_give(v->run->r);
+}
+
+static void slot_refuse(jpt__slot_waiter *w, const char *why)
+{
+    vfs_run *v = (vfs_run *)((char *)w - offsetof(vfs_run, waiter));
+
+    if (v->session != NULL)
+        jpt__vfs_session_refuse_waiting(v->session, why);
 }
 
 static void session_state(void *ud, jpt_state *st)
@@ -320,6 +356,7 @@ static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
         .request_id = run->id,
         .request_timeout_ms = d->request_timeout_ms,
         .kill_grace_ms = r->kill_grace_ms,
+        .slots = &v->slots,
     };
     jpt__vfs_session_ops ops = session_ops;
     ops.ud = v;
@@ -346,31 +383,15 @@ out:
     return rc;
 }
 
-static int start(jpt__run *run, jpt__buf *why)
+/* Starts the tool's process, which holds a slot from then on. */
+static int spawn(vfs_run *v, jpt__buf *why)
 {
+    jpt__run *run = v->run;
     jpt_registry *r = run->r;
-    vfs_run *v = vfs_of(run);
     jpt__command cmd;
-
-    if (v == NULL) {
-        if ((v = jpt__calloc(1, sizeof(*v))) == NULL)
-            return JPT_ERR_NOMEM;
-        v->run = run;
-        run->impl = v;
-    }
-    /* A one-shot run again, with the answers so far. */
-    jpt__vfs_session_free(v->session);
-    v->session = NULL;
-    jpt_state_unref(v->last);
-    v->last = NULL;
-    if (r->nchildren >= r->max_processes)
-        return jpt__buf_printf(why, "the registry runs %zu tool processes already "
-                                    "(max_processes); try again once one has ended",
-                               r->nchildren) < 0
-                   ? JPT_ERR_NOMEM
-                   : JPT_ERR_LIMIT;
     int rc = jpt__command_build(r, run->tool, run->action, run->arguments, run->answers, &cmd,
                                 why);
+
     if (rc < 0)
         return rc;
     rc = open_session(v, &cmd, why);
@@ -383,6 +404,55 @@ static int start(jpt__run *run, jpt__buf *why)
     jpt__log(JPT_LOG_INFO, "vfs tool '%s' started for '%s': pid %d", run->tool->name, run->id,
              (int)jpt__vfs_session_pid(v->session));
     return JPT_OK;
+}
+
+/* A slot is free: the tool starts, or (while it runs) its process.run
+ * requests do. */
+static bool slot_ready(jpt__slot_waiter *w)
+{
+    vfs_run *v = (vfs_run *)((char *)w - offsetof(vfs_run, waiter));
+    jpt__buf why = JPT__BUF_INIT;
+
+    if (v->session != NULL) {
+        jpt__vfs_session_slot_free(v->session);
+        return true;
+    }
+    int rc = spawn(v, &why);
+    if (rc < 0)
+        v->run->sink->stopped(v->run, jpt__run_failed_to_start(why.data != NULL
+                                                                    ? why.data
+                                                                    : jpt_strerror(rc)));
+    jpt__buf_free(&why);
+    return true;
+}
+
+static int start(jpt__run *run, jpt__buf *why)
+{
+    jpt_registry *r = run->r;
+    vfs_run *v = vfs_of(run);
+
+    if (v == NULL) {
+        if ((v = jpt__calloc(1, sizeof(*v))) == NULL)
+            return JPT_ERR_NOMEM;
+        v->run = run;
+        v->waiter.ready = slot_ready;
+        v->waiter.refuse = slot_refuse;
+        v->slots = (jpt__vfs_slots){slot_take, slot_give, v};
+        run->impl = v;
+    }
+    /* A one-shot run again, with the answers so far. */
+    jpt__vfs_session_free(v->session);
+    v->session = NULL;
+    jpt_state_unref(v->last);
+    v->last = NULL;
+    /* registry.h, max_processes: beyond it, the call waits for a slot (its
+     * handle shows running, without output, until then). */
+    if (r->nchildren >= r->max_processes) {
+        v->waiter.holds_slot = false;
+        jpt__slot_wait(r, &v->waiter);
+        return JPT_OK;
+    }
+    return spawn(v, why);
 }
 
 /* RFD 009 apply: D11's apply notification with the model's input. */
@@ -410,6 +480,12 @@ static void abort_run(jpt__run *run)
 {
     vfs_run *v = vfs_of(run);
 
+    if (v != NULL && v->session == NULL && v->waiter.waiting) {
+        /* Waiting for a slot: it ends without ever running. */
+        jpt__slot_leave(run->r, &v->waiter);
+        run->sink->stopped(run, NULL);
+        return;
+    }
     if (v != NULL && v->session != NULL)
         jpt__vfs_session_cancel(v->session);
 }
@@ -477,6 +553,7 @@ static void release(jpt__run *run)
 
     if (v == NULL)
         return;
+    jpt__slot_leave(run->r, &v->waiter);
     jpt__vfs_session_free(v->session); /* a live process is killed and reaped */
     uncount(v);
     jpt_state_unref(v->last);

@@ -1,6 +1,8 @@
-/* process.run (run.h): the request checked, the child started in the
- * workspace with a clean environment, its output scrubbed and kept head
- * and tail, its timeout, and D11's result. */
+/* process.run (run.h): the request checked, its turn in the tool's queue
+ * and the owner's process slots, the child started in the workspace with
+ * a clean environment (git's configuration read first, by a child of its
+ * own, for what to override: policy/git.c), its output scrubbed and kept
+ * head and tail, its timeout, and D11's result. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,11 +15,14 @@
 /* How long output is read after the child exits, for a grandchild that
  * holds the pipes (the group's stragglers are killed then). */
 #define DRAIN_MS 100
+/* The most of git's configuration read before it runs. */
+#define SCAN_LIMIT (1u << 20)
 /* execvp's default search path, for a host without PATH. */
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 struct jpt__vfs_run {
-    jpt__loop *loop;
+    jpt__vfs_run_env env;     /* the session's, copied */
+    const jpt__vfs_params *p; /* the request's, until `done` */
     jpt__child *child;
     jpt__files_done_fn done;
     void *ud;
@@ -28,8 +33,14 @@ struct jpt__vfs_run {
     int failed;               /* scrubbing failed: nothing of it is shown */
     jpt__timer timer;
     int timeout_ms;
-    int kill_grace_ms;
     bool timed_out;
+    bool waiting;             /* in the queue's line */
+    bool counted;             /* in queue->running: it holds a slot */
+    bool git;                 /* the program is git (policy/git.c) */
+    bool scanning;            /* its child is `git config --list` */
+    jpt__buf scan;            /* what that printed */
+    bool scan_overflow;       /* more than SCAN_LIMIT */
+    jpt__vfs_run *next, *prev; /* the queue's line */
 };
 
 static void refuse(jpt__files_done_fn done, void *ud, int status, const char *shown,
@@ -139,9 +150,7 @@ static bool allowed(const jpt__vfs_params *p, const char *shown, jpt__files_guar
 
 typedef struct child_env {
     char **envp;       /* "NAME=value", NULL-terminated */
-    size_t n;
-    const char **values; /* the forwarded values, for the scrubber */
-    size_t nvalues;
+    size_t n, cap;
 } child_env;
 
 static void child_env_free(child_env *e)
@@ -149,75 +158,154 @@ static void child_env_free(child_env *e)
     for (size_t i = 0; e->envp != NULL && i < e->n; i++)
         jpt__free(e->envp[i]);
     jpt__free(e->envp);
-    jpt__free(e->values);
 }
 
 static int add_var(child_env *e, const char *name, const char *value)
 {
     jpt__buf b = JPT__BUF_INIT;
+    /* The entry and the terminating NULL. */
+    char **grown = jpt__array_reserve(e->envp, &e->cap, e->n + 2, sizeof(char *), 16);
 
+    if (grown == NULL)
+        return JPT_ERR_NOMEM;
+    e->envp = grown;
     if (jpt__buf_printf(&b, "%s=%s", name, value) < 0 || (e->envp[e->n] = jpt__buf_take(&b)) == NULL) {
         jpt__buf_free(&b);
         return JPT_ERR_NOMEM;
     }
-    e->n++;
+    e->envp[++e->n] = NULL;
     return JPT_OK;
 }
 
-/* PATH, and the variables asked for that the host has, each once. */
-static int make_env(const jpt__vfs_params *p, child_env *e)
+/* Calls `fn` with each variable of `envs` asked for that the host has
+ * (PATH aside: always given), each once, and its value. */
+static int each_forwarded(const jpt__vfs_params *p, int (*fn)(void *ud, const char *name,
+                                                              const char *value),
+                          void *ud)
 {
-    const char *path = getenv("PATH");
-
-    memset(e, 0, sizeof(*e));
-    if ((e->envp = jpt__calloc(p->nenvs + 2, sizeof(char *))) == NULL ||
-        (e->values = jpt__calloc(p->nenvs + 1, sizeof(char *))) == NULL)
-        return JPT_ERR_NOMEM;
-    if (add_var(e, "PATH", path != NULL ? path : DEFAULT_PATH) < 0)
-        return JPT_ERR_NOMEM;
     for (size_t i = 0; i < p->nenvs; i++) {
         const char *name = p->envs[i], *value = getenv(name);
         bool seen = strcmp(name, "PATH") == 0;
         for (size_t j = 0; j < i && !seen; j++)
             seen = strcmp(p->envs[j], name) == 0;
-        if (seen || value == NULL)
-            continue;
-        if (add_var(e, name, value) < 0)
-            return JPT_ERR_NOMEM;
-        e->values[e->nvalues++] = value;
+        int rc = seen || value == NULL ? JPT_OK : fn(ud, name, value);
+        if (rc < 0)
+            return rc;
     }
     return JPT_OK;
 }
 
-/* The values forwarded, and every other value the policy lends (a child
- * may find one: a server that kept it, a file), to scrub. */
-static int scrub_set(const jpt_policy *policy, const child_env *ce, jpt__scrub_set **out)
+static int forward(void *ud, const char *name, const char *value)
 {
-    jpt__policy_values values = {0};
+    return add_var(ud, name, value);
+}
+
+/* git's own environment, and its command-line scope: what jptool always
+ * sets, then `overrides` (NULL: none). */
+static int add_git(child_env *e, const jpt__git_overrides *overrides)
+{
+    const char *name, *value;
+    char key[48], count[32];
+    size_t nenv = jpt__policy_git_env(0, &name, &value);
+    size_t nconfig = jpt__policy_git_config(0, &name, &value);
+    size_t nover = overrides != NULL ? overrides->n : 0;
     int rc = JPT_OK;
 
-    for (size_t i = 0; i < ce->nvalues && rc == JPT_OK; i++)
-        rc = jpt__policy_values_add(&values, ce->values[i]);
+    for (size_t i = 0; rc == JPT_OK && i < nenv; i++) {
+        jpt__policy_git_env(i, &name, &value);
+        rc = add_var(e, name, value);
+    }
+    snprintf(count, sizeof(count), "%zu", nconfig + nover);
     if (rc == JPT_OK)
-        rc = jpt__policy_lent_values(policy, &values);
+        rc = add_var(e, "GIT_CONFIG_COUNT", count);
+    for (size_t i = 0; rc == JPT_OK && i < nconfig + nover; i++) {
+        if (i < nconfig)
+            jpt__policy_git_config(i, &name, &value);
+        else {
+            name = overrides->keys[i - nconfig];
+            value = overrides->values[i - nconfig];
+        }
+        snprintf(key, sizeof(key), "GIT_CONFIG_KEY_%zu", i);
+        if ((rc = add_var(e, key, name)) == JPT_OK) {
+            snprintf(key, sizeof(key), "GIT_CONFIG_VALUE_%zu", i);
+            rc = add_var(e, key, value);
+        }
+    }
+    return rc;
+}
+
+/* PATH, the variables asked for that the host has, and for git its
+ * hardening (policy/git.c). */
+static int make_env(const jpt__vfs_run *r, const jpt__git_overrides *overrides, child_env *e)
+{
+    const char *path = getenv("PATH");
+    int rc;
+
+    memset(e, 0, sizeof(*e));
+    if ((rc = add_var(e, "PATH", path != NULL ? path : DEFAULT_PATH)) == JPT_OK)
+        rc = each_forwarded(r->p, forward, e);
+    if (rc == JPT_OK && r->git)
+        rc = add_git(e, overrides);
+    return rc;
+}
+
+/* The values forwarded, and every other value the policy lends (a child
+ * may find one: a server that kept it, a file), which the scrubber hides. */
+static int note_value(void *ud, const char *name, const char *value)
+{
+    (void)name;
+    return jpt__policy_values_add(ud, value);
+}
+
+static int make_secrets(jpt__vfs_run *r)
+{
+    jpt__policy_values values = {0};
+    int rc = each_forwarded(r->p, note_value, &values);
+
     if (rc == JPT_OK)
-        rc = jpt__policy_values_scrub_set(&values, out);
+        rc = jpt__policy_lent_values(r->env.policy, &values);
+    if (rc == JPT_OK)
+        rc = jpt__policy_values_scrub_set(&values, &r->secrets);
     jpt__policy_values_free(&values);
     return rc;
 }
 
 /* ---- The child ----------------------------------------------------------------------- */
 
+/* The run's slot is free again (its child is gone, or never started). */
+static void release(jpt__vfs_run *r)
+{
+    jpt__vfs_run_queue *q = r->env.queue;
+
+    if (!r->counted)
+        return;
+    r->counted = false;
+    q->running--;
+    if (q->slots != NULL)
+        q->slots->give(q->slots->ud);
+    if (q->head != NULL)
+        jpt__loop_defer_queue(q->loop, &q->drain);
+}
+
 static void run_free(jpt__vfs_run *r)
 {
-    jpt__loop_timer_stop(r->loop, &r->timer);
+    jpt__vfs_run_queue *q = r->env.queue;
+
+    jpt__loop_timer_stop(r->env.loop, &r->timer);
+    if (r->waiting) {
+        JPT__QUEUE_REMOVE(q->head, q->tail, r);
+        q->waiting--;
+        r->waiting = false;
+    }
     if (r->child != NULL)
         jpt__child_free(r->child);
+    release(r);
     for (int i = 0; i < 2; i++) {
         jpt__scrubber_free(&r->scrub[i]);
         jpt__capture_free(&r->kept[i]);
     }
     jpt__scrub_set_free(r->secrets);
+    jpt__buf_free(&r->scan);
     jpt__free(r);
 }
 
@@ -231,6 +319,14 @@ static void on_output(jpt__child *c, int stream, const char *p, size_t n, void *
     jpt__vfs_run *r = ud;
 
     (void)c;
+    if (r->scanning && stream == JPT__STDOUT) {
+        /* git's configuration: read here, never shown. */
+        if (r->scan.len + n > SCAN_LIMIT)
+            r->scan_overflow = true;
+        else if (r->failed == 0)
+            r->failed = jpt__buf_append(&r->scan, p, n);
+        return;
+    }
     /* Fail closed: output that could not be scrubbed is never shown. */
     if (r->failed == 0)
         r->failed = jpt__scrubber_feed(&r->scrub[stream == JPT__STDERR], p, n);
@@ -258,6 +354,8 @@ static int result_json(jpt__vfs_run *r, const jpt__exit *e, jpt__buf *out)
     return jpt__buf_puts(out, ",\"exit_code\":null}");
 }
 
+static void scanned(jpt__vfs_run *r, const jpt__exit *e);
+
 static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
 {
     jpt__vfs_run *r = ud;
@@ -267,7 +365,12 @@ static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
 
     r->child = NULL;
     jpt__child_free(c);
-    jpt__loop_timer_stop(r->loop, &r->timer);
+    if (r->scanning && !r->timed_out) {
+        scanned(r, &status);
+        return;
+    }
+    release(r);
+    jpt__loop_timer_stop(r->env.loop, &r->timer);
     for (int i = 0; i < 2 && r->failed == 0; i++)
         r->failed = jpt__scrubber_finish(&r->scrub[i]);
     int rc = r->failed != 0 ? r->failed : result_json(r, &status, &result);
@@ -294,56 +397,194 @@ static void on_timeout(jpt__timer *t)
     r->timed_out = true;
     jpt__log(JPT_LOG_INFO, "process.run '%s' ran past %d ms: SIGTERM to its group", r->shown,
              r->timeout_ms);
-    jpt__child_terminate(r->child, r->kill_grace_ms);
+    jpt__child_terminate(r->child, r->env.kill_grace_ms);
 }
 
 static const jpt__child_ops child_ops = {on_output, on_exited, NULL};
 
-/* The scrubbers and the child; on failure `done` has run. */
-static int start(jpt__vfs_run *r, const jpt__vfs_run_env *env, const jpt__vfs_params *p,
-                 int root)
+/* Spawns `argv` in the workspace (for git, with `overrides` too). A
+ * refused spawn has run `done` (r->done is NULL then); any other failure
+ * is JPT_ERR_NOMEM. */
+static int spawn_child(jpt__vfs_run *r, const char *const *argv,
+                       const jpt__git_overrides *overrides)
 {
     child_env ce;
     jpt__errbuf err = {{0}};
-    int rc = make_env(p, &ce);
+    int root = jpt__files_root_fd(r->env.files);
+    int rc = make_env(r, overrides, &ce);
 
-    if (rc == JPT_OK)
-        rc = scrub_set(env->policy, &ce, &r->secrets);
-    const char **argv = rc == JPT_OK ? jpt__calloc(p->nargs + 2, sizeof(char *)) : NULL;
-    if (rc == JPT_OK && argv == NULL)
-        rc = JPT_ERR_NOMEM;
     if (rc < 0) {
         child_env_free(&ce);
         return rc;
     }
-    for (int i = 0; i < 2; i++)
-        jpt__scrubber_init(&r->scrub[i], r->secrets, keep, &r->kept[i]);
-    argv[0] = p->program;
-    for (size_t i = 0; i < p->nargs; i++)
-        argv[i + 1] = p->args[i];
     jpt__spawn sp = {
         .argv = argv,
         .envp = (const char *const *)ce.envp,
         .cwd_fd = &root,
         .devnull = -1,
         .drain_ms = DRAIN_MS,
-        .contain = env->contain,
+        .contain = r->env.contain,
     };
-    rc = jpt__child_spawn(env->loop, &sp, &child_ops, r, &r->child, &err);
-    jpt__free(argv);
+    rc = jpt__child_spawn(r->env.loop, &sp, &child_ops, r, &r->child, &err);
     child_env_free(&ce);
     if (rc < 0 && rc != JPT_ERR_NOMEM) {
         /* Like the output, the reason goes through the scrubber. */
         jpt__buf clean = JPT__BUF_INIT;
-        if (jpt__scrub(r->secrets, err.text, strlen(err.text), &clean, NULL) < 0)
-            rc = JPT_ERR_NOMEM;
-        else
-            refuse(r->done, r->ud, rc, r->shown, "%s", clean.data != NULL ? clean.data : "");
+        if (jpt__scrub(r->secrets, err.text, strlen(err.text), &clean, NULL) < 0) {
+            jpt__buf_free(&clean);
+            return JPT_ERR_NOMEM;
+        }
+        refuse(r->done, r->ud, rc, r->shown, "%s", clean.data != NULL ? clean.data : "");
         jpt__buf_free(&clean);
+        r->done = NULL;
     }
+    return rc;
+}
+
+/* The request's program and arguments; for `git diff` when the
+ * configuration names an external diff (git.c), --no-ext-diff after the
+ * subcommand. */
+static int spawn_request(jpt__vfs_run *r, const jpt__git_overrides *overrides)
+{
+    const jpt__vfs_params *p = r->p;
+    const char **argv = jpt__calloc(p->nargs + 3, sizeof(char *));
+    size_t sub = p->nargs, k = 0;
+    int rc;
+
+    if (argv == NULL)
+        return JPT_ERR_NOMEM;
+    if (overrides != NULL && overrides->external_diff) {
+        sub = jpt__policy_git_subcommand(p->args, p->nargs);
+        if (sub < p->nargs && strcmp(p->args[sub], "diff") != 0)
+            sub = p->nargs;
+    }
+    argv[k++] = p->program;
+    for (size_t i = 0; i < p->nargs; i++) {
+        argv[k++] = p->args[i];
+        if (i == sub)
+            argv[k++] = "--no-ext-diff";
+    }
+    rc = spawn_child(r, argv, overrides);
+    jpt__free(argv);
+    return rc;
+}
+
+/* The end of a failed step: `done` with the failure (unless it ran), and
+ * the run freed. */
+static void fail(jpt__vfs_run *r, int status, const char *why)
+{
+    if (r->done != NULL)
+        refuse(r->done, r->ud, status, r->shown, "%s", why);
+    run_free(r);
+}
+
+/* The last line of what the scan wrote on stderr (scrubbed), for a
+ * message. */
+static void scan_complaint(jpt__vfs_run *r, char *out, size_t cap)
+{
+    jpt__buf text = JPT__BUF_INIT;
+
+    out[0] = '\0';
+    if (jpt__scrubber_finish(&r->scrub[1]) < 0 || jpt__capture_text(&r->kept[1], &text) < 0 ||
+        text.data == NULL) {
+        jpt__buf_free(&text);
+        return;
+    }
+    while (text.len > 0 && (text.data[text.len - 1] == '\n' || text.data[text.len - 1] == '\r'))
+        text.data[--text.len] = '\0';
+    const char *line = strrchr(text.data, '\n');
+    snprintf(out, cap, ": %.300s", line != NULL ? line + 1 : text.data);
+    jpt__buf_free(&text);
+}
+
+/* git's configuration is read: the request's git runs with what it
+ * needs overridden, or is refused. */
+static void scanned(jpt__vfs_run *r, const jpt__exit *e)
+{
+    jpt__git_overrides overrides;
+    char why[512], complaint[320];
+    int rc;
+
+    r->scanning = false;
+    memset(&overrides, 0, sizeof(overrides));
+    if (r->failed != 0) {
+        fail(r, JPT_ERR_NOMEM, "out of memory reading git's configuration");
+        return;
+    }
+    if (!e->known || e->signal != 0 || e->code != 0) {
+        scan_complaint(r, complaint, sizeof(complaint));
+        snprintf(why, sizeof(why), "its configuration could not be read first (git config "
+                                   "--list %s %d)%s",
+                 e->known && e->signal != 0 ? "was killed by signal" : "exited",
+                 e->signal != 0 ? e->signal : e->code, complaint);
+        fail(r, JPT_ERR_IO, why);
+        return;
+    }
+    if (r->scan_overflow) {
+        fail(r, JPT_ERR_LIMIT, "its configuration holds more than 1 MiB, more than jptool "
+                               "checks");
+        return;
+    }
+    if ((rc = jpt__policy_git_overrides(r->scan.data, r->scan.len, &overrides, why,
+                                        sizeof(why))) < 0) {
+        /* A git too old is the host's failure (-32603), not a method the
+         * host lacks (-32601, what JPT_ERR_UNSUPPORTED says here). */
+        fail(r, rc == JPT_ERR_UNSUPPORTED ? JPT_ERR_IO : rc,
+             rc == JPT_ERR_NOMEM ? "out of memory reading git's configuration" : why);
+        return;
+    }
+    /* What the scan wrote on stderr is not the request's. */
+    for (int i = 0; i < 2; i++) {
+        jpt__scrubber_free(&r->scrub[i]);
+        jpt__capture_reset(&r->kept[i]);
+        jpt__scrubber_init(&r->scrub[i], r->secrets, keep, &r->kept[i]);
+    }
+    rc = spawn_request(r, &overrides);
+    jpt__policy_git_overrides_free(&overrides);
+    if (rc < 0)
+        fail(r, rc, "out of memory starting the process");
+}
+
+/* `git config --list`, with the request's options of git that choose the
+ * repository and configuration (a rule may name -C or --git-dir), so that
+ * it reads what the request's git will. */
+static int spawn_scan(jpt__vfs_run *r)
+{
+    static const char *const scan_args[] = {"config", "--list", "-z", "--show-scope"};
+    const jpt__vfs_params *p = r->p;
+    const char **argv = jpt__calloc(p->nargs + 6, sizeof(char *));
+
+    if (argv == NULL)
+        return JPT_ERR_NOMEM;
+    argv[0] = p->program;
+    size_t k = 1 + jpt__policy_git_where(p->args, p->nargs, argv + 1);
+    for (size_t i = 0; i < sizeof(scan_args) / sizeof(scan_args[0]); i++)
+        argv[k++] = scan_args[i];
+    int rc = spawn_child(r, argv, NULL);
+    jpt__free(argv);
+    return rc;
+}
+
+/* The scrubbers and the first child: for git, `git config --list`, whose
+ * output says what to override (git.c); else the request's. A refused
+ * spawn has run `done`; any other failure is JPT_ERR_NOMEM, and `done`
+ * has not run. */
+static int start(jpt__vfs_run *r)
+{
+    int rc = make_secrets(r);
+
     if (rc < 0)
         return rc;
-    if (jpt__loop_timer_start(env->loop, &r->timer, jpt__loop_deadline_ms(r->timeout_ms)) < 0) {
+    for (int i = 0; i < 2; i++)
+        jpt__scrubber_init(&r->scrub[i], r->secrets, keep, &r->kept[i]);
+    if (r->git) {
+        r->scanning = true;
+        rc = spawn_scan(r);
+    } else
+        rc = spawn_request(r, NULL);
+    if (rc < 0)
+        return rc;
+    if (jpt__loop_timer_start(r->env.loop, &r->timer, jpt__loop_deadline_ms(r->timeout_ms)) < 0) {
         /* No timeout is no run: a process must never outlive its limit. */
         jpt__child_free(r->child);
         r->child = NULL;
@@ -351,6 +592,78 @@ static int start(jpt__vfs_run *r, const jpt__vfs_run_env *env, const jpt__vfs_pa
     }
     return JPT_OK;
 }
+
+/* Starts a run that holds a slot: true; else `done` has run and the run
+ * is freed. */
+static bool launch(jpt__vfs_run *r)
+{
+    int rc = start(r);
+
+    if (rc == JPT_OK)
+        return true;
+    fail(r, rc, "out of memory starting the process");
+    return false;
+}
+
+/* ---- The queue ---------------------------------------------------------------------- */
+
+/* One of the owner's slots for a run of `q`, counted: true, or false when
+ * the queue's bound or the owner has none. */
+static bool take_slot(jpt__vfs_run_queue *q, jpt__vfs_run *r)
+{
+    if (q->running >= JPT_VFS_PROCESS_MAX_RUNNING ||
+        (q->slots != NULL && !q->slots->take(q->slots->ud)))
+        return false;
+    q->running++;
+    r->counted = true;
+    return true;
+}
+
+void jpt__vfs_run_queue_wake(jpt__vfs_run_queue *q)
+{
+    while (q->head != NULL && take_slot(q, q->head)) {
+        jpt__vfs_run *r = q->head;
+        JPT__QUEUE_REMOVE(q->head, q->tail, r);
+        q->waiting--;
+        r->waiting = false;
+        (void)launch(r);
+    }
+}
+
+static void on_drain(jpt__defer *d)
+{
+    jpt__vfs_run_queue_wake(d->ud);
+}
+
+void jpt__vfs_run_queue_init(jpt__vfs_run_queue *q, jpt__loop *loop,
+                             const jpt__vfs_slots *slots)
+{
+    memset(q, 0, sizeof(*q));
+    q->loop = loop;
+    q->slots = slots;
+    jpt__loop_defer_init(&q->drain, on_drain, q);
+}
+
+void jpt__vfs_run_queue_clear(jpt__vfs_run_queue *q)
+{
+    jpt__loop_defer_cancel(q->loop, &q->drain);
+}
+
+bool jpt__vfs_run_queue_starved(const jpt__vfs_run_queue *q)
+{
+    return q->head != NULL && q->running == 0;
+}
+
+void jpt__vfs_run_queue_refuse(jpt__vfs_run_queue *q, const char *why)
+{
+    while (q->head != NULL) {
+        jpt__vfs_run *r = q->head;
+        refuse(r->done, r->ud, JPT_ERR_LIMIT, r->shown, "%s", why);
+        run_free(r);
+    }
+}
+
+/* ---- The request -------------------------------------------------------------------- */
 
 int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
                         jpt__files_guard_fn guard, void *guard_ud, jpt__files_done_fn done,
@@ -367,8 +680,7 @@ int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
                "absolute path");
         return JPT_OK;
     }
-    int root = jpt__files_root_fd(env->files);
-    if (root < 0) {
+    if (jpt__files_root_fd(env->files) < 0) {
         refuse(done, ud, JPT_ERR_UNSUPPORTED, shown,
                "not available: the workspace is not a directory of this machine (a memory or "
                "host-supplied backend), so there is nowhere to run a process");
@@ -379,26 +691,39 @@ int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
         !allowed(p, shown, guard, guard_ud, done, ud, &rc))
         return rc;
 
+    jpt__vfs_run_queue *q = env->queue;
+    if (q->waiting >= JPT_VFS_PROCESS_MAX_WAITING) {
+        refuse(done, ud, JPT_ERR_LIMIT, shown,
+               "%zu processes of this tool run and %zu wait already (at most %d wait): "
+               "refused; try again once one has ended",
+               q->running, q->waiting, JPT_VFS_PROCESS_MAX_WAITING);
+        return JPT_OK;
+    }
     jpt__vfs_run *r = jpt__calloc(1, sizeof(*r));
     if (r == NULL)
         return JPT_ERR_NOMEM;
-    r->loop = env->loop;
+    r->env = *env;
+    r->p = p;
+    r->git = jpt__policy_is_git(p->program);
     r->done = done;
     r->ud = ud;
     memcpy(r->shown, shown, sizeof(shown));
     r->timeout_ms = cmd != NULL ? cmd->timeout_ms : JPT_VFS_PROCESS_TIMEOUT_MS;
-    r->kill_grace_ms = env->kill_grace_ms;
     size_t limit = cmd != NULL ? cmd->output_limit : JPT_VFS_PROCESS_OUTPUT_LIMIT;
     for (int i = 0; i < 2; i++)
         jpt__capture_init(&r->kept[i], limit);
     jpt__loop_timer_init(&r->timer, on_timeout, r);
-    if ((rc = start(r, env, p, root)) < 0) {
-        run_free(r);
-        /* A refused spawn was answered; running out of memory is the
-         * caller's to report. */
-        return rc == JPT_ERR_NOMEM ? rc : JPT_OK;
+    /* In order: behind those waiting, and within the bound and the owner's
+     * slots. */
+    if (q->head != NULL || !take_slot(q, r)) {
+        JPT__QUEUE_APPEND(q->head, q->tail, r);
+        q->waiting++;
+        r->waiting = true;
+        *pending = r;
+        return JPT_OK;
     }
-    *pending = r;
+    if (launch(r))
+        *pending = r;
     return JPT_OK;
 }
 

@@ -6,13 +6,19 @@
  *
  * What the child gets:
  *   - argv: the program (looked up in the host's PATH unless it is an
- *     absolute path) and the request's args;
+ *     absolute path) and the request's args (for `git diff` in a
+ *     repository whose configuration names an external diff, with
+ *     --no-ext-diff after the subcommand);
  *   - the environment: PATH (the host's, or /usr/local/bin:/usr/bin:/bin
  *     when it has none), and each variable of the request's `envs` that
  *     the program's commands rule lists and the host has set — nothing
  *     else, never a loader variable (jpt__policy_env_is_loader); in a
  *     registry whose containment is "subreaper", also jptool's own mark
- *     (JPTOOL_CONTAIN_<token>), which finds its strays;
+ *     (JPTOOL_CONTAIN_<token>), which finds its strays; for git, its
+ *     hardening (policy/git.c): no system or global configuration, and
+ *     the command-line scope overriding every key that names a program,
+ *     those of the repository read first by running `git config --list`
+ *     in the same slot, before the request's git;
  *   - stdin /dev/null; cwd the workspace root, by fchdir on the directory
  *     backend's root fd (so renaming the root meanwhile does not matter);
  *   - its own session and process group (and the registry's containment);
@@ -34,6 +40,46 @@
 
 typedef struct jpt__vfs_run jpt__vfs_run;
 
+/* The owner's process slots (a registry's max_processes, registry.h),
+ * which each child of process.run takes one of while it lives. */
+typedef struct jpt__vfs_slots {
+    /* Takes a slot: true; or false when none is free now, and then the
+     * owner calls jpt__vfs_run_queue_wake() once one may be (from the
+     * loop, never from inside this call). */
+    bool (*take)(void *ud);
+    /* Gives back a slot taken: the child was reaped, or did not start. */
+    void (*give)(void *ud);
+    void *ud;
+} jpt__vfs_slots;
+
+/* A session's runs (vfs.h, "process.run"): at most
+ * JPT_VFS_PROCESS_MAX_RUNNING children alive at once, and with `slots`
+ * each needs one of the owner's too; the others wait their turn in
+ * order, at most JPT_VFS_PROCESS_MAX_WAITING of them (more are refused at
+ * once). A waiting run's timeout starts when it starts. */
+typedef struct jpt__vfs_run_queue {
+    jpt__loop *loop;
+    const jpt__vfs_slots *slots;   /* NULL: the bound alone */
+    size_t running;                /* children alive (each holding a slot) */
+    size_t waiting;
+    jpt__vfs_run *head, *tail;     /* waiting, oldest first */
+    jpt__defer drain;              /* starts waiting runs */
+} jpt__vfs_run_queue;
+
+void jpt__vfs_run_queue_init(jpt__vfs_run_queue *q, jpt__loop *loop,
+                             const jpt__vfs_slots *slots);
+/* Stops the queue's deferred work; cancel its runs first. */
+void jpt__vfs_run_queue_clear(jpt__vfs_run_queue *q);
+/* The owner may have a slot again: starts what can start now (`done`
+ * runs for a run that fails to). */
+void jpt__vfs_run_queue_wake(jpt__vfs_run_queue *q);
+/* Whether runs wait, and none of the queue's children is alive: all wait
+ * for the owner's slots. */
+bool jpt__vfs_run_queue_starved(const jpt__vfs_run_queue *q);
+/* Refuses every waiting run with JPT_ERR_LIMIT and "process.run
+ * '<program>': <why>" (`done` runs for each). */
+void jpt__vfs_run_queue_refuse(jpt__vfs_run_queue *q, const char *why);
+
 /* What the session lends a run; all outlive it. */
 typedef struct jpt__vfs_run_env {
     jpt__loop *loop;
@@ -41,6 +87,7 @@ typedef struct jpt__vfs_run_env {
     const jpt_policy *policy;
     jpt__contain *contain;    /* NULL: the process group only */
     int kill_grace_ms;        /* timeout: SIGTERM, then SIGKILL after this */
+    jpt__vfs_run_queue *queue; /* the session's */
 } jpt__vfs_run_env;
 
 /* Starts process.run with the request's params `p` (which must stay valid
@@ -54,6 +101,9 @@ typedef struct jpt__vfs_run_env {
  *     JSON argv ["program", args…] as the path): JPT_OK goes on,
  *     JPT_ERR_AGAIN is passed to `done` as it is (the session asks and
  *     submits again once allowed), any other status fails the request;
+ *   - the queue: JPT_ERR_LIMIT when JPT_VFS_PROCESS_MAX_WAITING runs
+ *     wait already; else the run waits its turn (then `done` runs later,
+ *     also for the refusals below);
  *   - the spawn: JPT_ERR_NOT_FOUND (no such program), JPT_ERR_IO,
  *     JPT_ERR_LIMIT (no fds or processes left).
  * `done` runs exactly once unless the run is cancelled first: inside this

@@ -79,6 +79,7 @@ struct jpt__vfs_session {
     const jpt_policy *policy;
     struct jpt__http *http;
     jpt__vfs_http_queue http_queue;
+    jpt__vfs_run_queue run_queue;
     jpt__vfs_session_ops ops;
     char *tool_name, *request_id;
     int request_timeout_ms, kill_grace_ms;
@@ -410,7 +411,8 @@ static void req_submit(vfs_req *r)
     jpt__files_call *pending = NULL;
 
     if (r->method == JPT__VFS_PROCESS_RUN) {
-        jpt__vfs_run_env env = {s->loop, s->files, s->policy, s->contain, s->kill_grace_ms};
+        jpt__vfs_run_env env = {s->loop,    s->files,         s->policy,
+                                s->contain, s->kill_grace_ms, &s->run_queue};
         jpt__vfs_run *run = NULL;
         if (jpt__vfs_run_submit(&env, jpt__vfs_call_params(r->call), guard, r, req_done, r,
                                 &run) < 0)
@@ -1011,6 +1013,7 @@ static int session_new(const jpt__vfs_session_config *cfg, const jpt__vfs_sessio
     s->policy = cfg->policy;
     s->http = cfg->http;
     jpt__vfs_http_queue_init(&s->http_queue, cfg->loop);
+    jpt__vfs_run_queue_init(&s->run_queue, cfg->loop, cfg->slots);
     s->ops = *ops;
     s->rfd = s->wfd = -1;
     s->request_timeout_ms = cfg->request_timeout_ms;
@@ -1143,6 +1146,21 @@ pid_t jpt__vfs_session_pid(const jpt__vfs_session *s)
     return s->child != NULL ? jpt__child_pid(s->child) : 0;
 }
 
+void jpt__vfs_session_slot_free(jpt__vfs_session *s)
+{
+    jpt__vfs_run_queue_wake(&s->run_queue);
+}
+
+bool jpt__vfs_session_starved(const jpt__vfs_session *s)
+{
+    return jpt__vfs_run_queue_starved(&s->run_queue);
+}
+
+void jpt__vfs_session_refuse_waiting(jpt__vfs_session *s, const char *why)
+{
+    jpt__vfs_run_queue_refuse(&s->run_queue, why);
+}
+
 jpt__child *jpt__vfs_session_take_child(jpt__vfs_session *s)
 {
     jpt__child *c = s->child;
@@ -1161,6 +1179,7 @@ void jpt__vfs_session_free(jpt__vfs_session *s)
     while (s->reqs != NULL)
         req_free(s->reqs);
     jpt__vfs_http_queue_clear(&s->http_queue);
+    jpt__vfs_run_queue_clear(&s->run_queue);
     while (s->decided != NULL) {
         jpt_policy_request *pr = s->decided;
         JPT__LIST_REMOVE(s->decided, pr);

@@ -483,6 +483,9 @@ typedef struct jpt__vfs_session_config {
     int request_timeout_ms;     /* <= 0: none */
     int kill_grace_ms;
     jpt__vfs_limits limits;     /* zeros: the defaults */
+    /* The owner's process slots, which process.run's children take too
+     * (run.h), or NULL: the tool's own bound alone. Outlives the session. */
+    const struct jpt__vfs_slots *slots;
 } jpt__vfs_session_config;
 
 /* Starts a tool as a child process (`spawn`, its stdin a pipe whatever it
@@ -511,6 +514,15 @@ void jpt__vfs_session_refresh(jpt__vfs_session *s);
 bool jpt__vfs_session_ended(const jpt__vfs_session *s);
 /* The tool's process id, 0 for attached fds or once it is reaped. */
 pid_t jpt__vfs_session_pid(const jpt__vfs_session *s);
+/* The owner has a process slot again: process.run requests waiting for
+ * one start (run.h, jpt__vfs_run_queue_wake). */
+void jpt__vfs_session_slot_free(jpt__vfs_session *s);
+/* Whether process.run requests wait for the owner's slots while none of
+ * the tool's processes runs. */
+bool jpt__vfs_session_starved(const jpt__vfs_session *s);
+/* Refuses the waiting process.run requests: JPT_ERR_LIMIT (-32603) and
+ * "process.run '<program>': <why>". */
+void jpt__vfs_session_refuse_waiting(jpt__vfs_session *s, const char *why);
 /* Hands over the tool's process, for a free that ends every process at
  * once. */
 jpt__child *jpt__vfs_session_take_child(jpt__vfs_session *s);

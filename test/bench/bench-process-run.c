@@ -1,7 +1,9 @@
 /* bench-process-run: D11's process.run of /bin/true through a standalone
  * VFS host, as a tool sees it (the request, the policy, the spawn in the
  * workspace with a clean environment, the scrubbed result), against
- * posix_spawn + waitpid of the same program in the same run; and the MB/s
+ * posix_spawn + waitpid of the same program in the same run; the same for
+ * `git version`, whose configuration process.run reads first (vfs.h:
+ * one more git process per run); and the MB/s
  * of a process's output coming back through process.run (`seq 2000000`,
  * 14.9 MB of lines, kept head and tail, scrubbed of one forwarded value)
  * against reading the same program's pipe directly.
@@ -11,6 +13,7 @@
  * calls, the tool's start and end taken out. Each figure is the median of
  * interleaved rounds. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@
 #define PROBE JPT_BENCH_TOOLS "/vfs-probe"
 
 #define CALLS 100
+#define GIT_CALLS 40
 #define ROUNDS 7
 
 extern char **environ;
@@ -87,7 +91,9 @@ static double time_posix_spawn(const char *const *argv, int calls, bool read_out
                 die("pipe", "failed");
             posix_spawn_file_actions_adddup2(&fa, p[1], 1);
             posix_spawn_file_actions_addclose(&fa, p[0]);
-        }
+        } else
+            /* Its output goes nowhere, as process.run's to the tool. */
+            posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
         if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) != 0)
             die("posix_spawn", argv[0]);
         posix_spawn_file_actions_destroy(&fa);
@@ -113,26 +119,36 @@ int main(void)
         "{\"commands\":{\"/usr/bin/seq\":{\"envs\":[\"JPT_BENCH_SECRET\"]}}}";
     static const char out_params[] =
         "{\"program\":\"/usr/bin/seq\",\"args\":[\"2000000\"],\"envs\":[\"JPT_BENCH_SECRET\"]}";
+    static const char git_sandbox[] = "{\"commands\":{\"/usr/bin/git\":{\"args\":[[\"version\"]]}}}";
+    static const char git_params[] = "{\"program\":\"/usr/bin/git\",\"args\":[\"version\"]}";
     const char *true_argv[] = {"/bin/true", NULL};
+    const char *git_argv[] = {"/usr/bin/git", "version", NULL};
     const char *seq_argv[] = {"/usr/bin/seq", "2000000", NULL};
 
     if (setenv("JPT_BENCH_SECRET", "bench-secret-value-0123456789", 1) < 0)
         die("setenv", "failed");
 
-    double run[ROUNDS], ref[ROUNDS], out[ROUNDS], out_ref[ROUNDS];
+    double run[ROUNDS], ref[ROUNDS], out[ROUNDS], out_ref[ROUNDS], git[ROUNDS], git_ref[ROUNDS];
     time_probe(true_sandbox, true_params, 2); /* warm up */
     for (int r = 0; r < ROUNDS; r++) {
         double one = time_probe(true_sandbox, true_params, 1);
         run[r] = (time_probe(true_sandbox, true_params, CALLS + 1) - one) / CALLS;
         ref[r] = time_posix_spawn(true_argv, CALLS, false) / CALLS;
+        double one_git = time_probe(git_sandbox, git_params, 1);
+        git[r] = (time_probe(git_sandbox, git_params, GIT_CALLS + 1) - one_git) / GIT_CALLS;
+        git_ref[r] = time_posix_spawn(git_argv, GIT_CALLS, false) / GIT_CALLS;
         out[r] = time_probe(out_sandbox, out_params, 2) - time_probe(out_sandbox, out_params, 1);
         out_ref[r] = time_posix_spawn(seq_argv, 1, true);
     }
     double t_run = bench_median(run, ROUNDS), t_ref = bench_median(ref, ROUNDS);
     double t_out = bench_median(out, ROUNDS), t_out_ref = bench_median(out_ref, ROUNDS);
+    double t_git = bench_median(git, ROUNDS), t_git_ref = bench_median(git_ref, ROUNDS);
     printf("process.run /bin/true round trip: %.0f us (ratio %.2f vs posix_spawn+waitpid at "
            "%.0f us)\n",
            t_run * 1e6, t_run / t_ref, t_ref * 1e6);
+    printf("process.run git version round trip, its configuration read first: %.0f us (ratio "
+           "%.2f vs posix_spawn+waitpid of git at %.0f us)\n",
+           t_git * 1e6, t_git / t_git_ref, t_git_ref * 1e6);
     printf("process.run output, %.1f MB kept to 1 MiB and scrubbed: %.0f MB/s (ratio %.2f vs "
            "reading the pipe at %.0f MB/s)\n",
            output_bytes / 1e6, output_bytes / 1e6 / t_out, t_out / t_out_ref,
