@@ -437,6 +437,12 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
 #define JPT_VFS_PROCESS_TIMEOUT_MAX_MS 86400000
 #define JPT_VFS_PROCESS_OUTPUT_LIMIT 1048576
 #define JPT_VFS_PROCESS_OUTPUT_MAX 4194304
+/* The OS sandbox of a process.run child (see "The OS sandbox"): the most
+ * entries walked beneath the paths it may read to find what it must not
+ * read, and the most paths it covers (sensitive, denied, .git made
+ * read-only); past either, process.run fails with -32603 saying so. */
+#define JPT_VFS_RUN_SCAN_MAX 200000
+#define JPT_VFS_RUN_COVER_MAX 4096
 typedef struct jpt_policy jpt_policy;
 
 /* What a request does, for jpt_policy_check(); the reason names the D11
@@ -607,6 +613,20 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
 #define JPT_SANDBOX_ENFORCED_DEVICE_IOCTL 0x20u /* Landlock: device ioctls */
 #define JPT_SANDBOX_ENFORCED_SCOPES 0x40u       /* Landlock: signals and
                                                    abstract Unix sockets */
+#define JPT_SANDBOX_ENFORCED_CAPABILITIES 0x80u /* every capability
+                                                   dropped, securebits
+                                                   locked */
+#define JPT_SANDBOX_ENFORCED_METADATA 0x100u    /* no change of a file's
+                                                   mode, owner, times or
+                                                   extended attributes
+                                                   outside what it may
+                                                   write */
+#define JPT_SANDBOX_ENFORCED_MOUNTS 0x200u      /* a mount namespace:
+                                                   read-only but the
+                                                   writable areas, secrets
+                                                   covered */
+#define JPT_SANDBOX_ENFORCED_PROCESSES 0x400u   /* a PID namespace: its
+                                                   processes end with it */
 
 /* ==== The VFS host (lib/vfs) ============================================ */
 

@@ -1,19 +1,25 @@
-/* The OS sandbox of a tool process: the profiles' paths and rights, the
- * modes, the report of what is enforced, and the three calls the child
- * makes before execve. See sandbox.h, and vfs.h ("The OS sandbox") for
- * what each profile promises. */
+/* The OS sandbox of a tool process and of a process.run child: the
+ * profiles' paths and rights, the modes, the report of what is enforced,
+ * and what the child does before execve. See sandbox.h, and vfs.h ("The
+ * OS sandbox") for what each profile promises. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/securebits.h>
 #include <linux/seccomp.h>
 
 #include "sandbox/sandbox.h"
@@ -21,17 +27,38 @@
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
 #endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+
+/* Owned copies of paths, NULL-terminated. */
+typedef struct pathv {
+    char **v;
+    bool *dir;    /* per path, for the hidden ones */
+    size_t n, cap;
+} pathv;
 
 struct jpt__sandbox {
     int ruleset;             /* Landlock ruleset, or -1 */
     const jpt__seccomp_prog *prog; /* `own`, a cache's, or NULL: no filter */
     jpt__seccomp_prog own;
+    bool own_filter;         /* the child adds its own-process filter */
+    jpt__ns_plan ns;         /* its lists point into these: */
+    pathv writable, read_only, hide, tmp_keep;
     jpt__sandbox_report report;
 };
 
-/* By profile (VFS, STDIO) and whether truncate(2) is denied. */
+/* Whether this host can make the namespaces, by whether a PID namespace
+ * is wanted too: 0 not known yet, 1 yes, -1 no (`why` says why). */
+typedef struct ns_support {
+    int state;
+    char why[256];
+} ns_support;
+
 struct jpt__sandbox_cache {
-    jpt__seccomp_prog progs[2][2];
+    jpt__seccomp_prog progs[JPT__SECCOMP_VARIANTS];
+    ns_support ns[2];
 };
 
 jpt__sandbox_cache *jpt__sandbox_cache_new(void)
@@ -43,22 +70,19 @@ void jpt__sandbox_cache_free(jpt__sandbox_cache *c)
 {
     if (c == NULL)
         return;
-    for (size_t i = 0; i < 2; i++)
-        for (size_t j = 0; j < 2; j++)
-            jpt__seccomp_prog_free(&c->progs[i][j]);
+    for (size_t i = 0; i < JPT__SECCOMP_VARIANTS; i++)
+        jpt__seccomp_prog_free(&c->progs[i]);
     jpt__free(c);
 }
 
-/* The filter of `spec`, from its cache or built now. */
-static int filter(jpt__sandbox *sb, const jpt__sandbox_spec *spec, bool deny_truncate,
+/* The filter denying `denies`, from the cache or built now. */
+static int filter(jpt__sandbox *sb, const jpt__sandbox_spec *spec, unsigned denies,
                   jpt__errbuf *err)
 {
-    bool stdio = spec->profile == JPT__SANDBOX_STDIO;
-    jpt__seccomp_prog *p = spec->cache != NULL ? &spec->cache->progs[stdio][deny_truncate]
-                                               : &sb->own;
+    jpt__seccomp_prog *p = spec->cache != NULL ? &spec->cache->progs[denies] : &sb->own;
     int rc;
 
-    if (p->len == 0 && (rc = jpt__seccomp_build(spec->profile, deny_truncate, p, err)) < 0)
+    if (p->len == 0 && (rc = jpt__seccomp_build(denies, p, err)) < 0)
         return rc;
     sb->prog = p;
     return JPT_OK;
@@ -67,11 +91,59 @@ static int filter(jpt__sandbox *sb, const jpt__sandbox_spec *spec, bool deny_tru
 /* jpt__sandbox_test_limit's; -1: the kernel's. */
 static int test_max_abi = -1;
 static bool test_no_seccomp;
+static bool test_no_namespaces;
 
 void jpt__sandbox_test_limit(int max_abi, bool no_seccomp)
 {
     test_max_abi = max_abi;
     test_no_seccomp = no_seccomp;
+}
+
+void jpt__sandbox_test_no_namespaces(bool none)
+{
+    test_no_namespaces = none;
+}
+
+/* ---- Path lists ------------------------------------------------------------------ */
+
+static int pathv_add(pathv *l, const char *path, bool dir)
+{
+    char **grown = jpt__array_reserve(l->v, &l->cap, l->n + 2, sizeof(*grown), 8);
+    if (grown == NULL)
+        return JPT_ERR_NOMEM;
+    l->v = grown;
+    bool *dirs = jpt__realloc(l->dir, l->cap * sizeof(*dirs));
+    if (dirs == NULL)
+        return JPT_ERR_NOMEM;
+    l->dir = dirs;
+    if ((l->v[l->n] = jpt__strdup(path)) == NULL)
+        return JPT_ERR_NOMEM;
+    l->dir[l->n++] = dir;
+    l->v[l->n] = NULL;
+    return JPT_OK;
+}
+
+static void pathv_free(pathv *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        jpt__free(l->v[i]);
+    jpt__free(l->v);
+    jpt__free(l->dir);
+}
+
+static const char *const *pathv_list(const pathv *l)
+{
+    return l->n > 0 ? (const char *const *)l->v : NULL;
+}
+
+/* Whether `path` is `dir` or beneath it. */
+static bool path_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    if (n == 1 && dir[0] == '/')
+        return true;
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
 /* ---- Rights and paths ------------------------------------------------------------ */
@@ -111,13 +183,47 @@ static const grant vfs_grants[] = {
     {"/etc/localtime", JPT__LL_READ_FILE},
 };
 
-/* RFD 075's stdio sandbox: the system read-only, /tmp (shared with the
- * host) read-write. Not /proc: Landlock's ptrace restriction stops
- * ptrace, /proc/<pid>/mem and fd/, but not /proc/<pid>/environ, maps or
- * auxv of a process outside the sandbox (Linux 6.18), so a tool that may
- * read /proc may read the host's environment. */
-static const grant stdio_grants[] = {
-    {"/etc", RX}, {"/opt", RX}, {"/sys", RX}, {"/tmp", RW},
+/* RFD 075's stdio sandbox and process.run's: the system read-only (and
+ * /etc, below). Not /proc: Landlock's ptrace restriction stops ptrace,
+ * /proc/<pid>/mem and fd/, but not /proc/<pid>/environ, maps or auxv of a
+ * process outside the sandbox (Linux 6.18), so a tool that may read /proc
+ * may read the host's environment. A stdio tool also shares the host's
+ * /tmp; a process.run child has its own (ns.c). */
+static const grant system_more_grants[] = {
+    {"/opt", RX},
+    {"/sys", RX},
+};
+
+/* What of /etc no tool reads, though it reads the rest (a process without
+ * capabilities still owns root's files when it is root): password
+ * hashes, sudo's rules, the host's private keys and stored credentials.
+ * A name may end in a '*' pattern (fnmatch) of the names in its directory.
+ * In a mount namespace each is covered (ns.c); without one, a root host's
+ * ruleset grants /etc entry by entry around them. */
+static const char *const etc_secrets[] = {
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh/ssh_host_*_key",
+    "/etc/ssl/private",
+    "/etc/pki/tls/private",
+    "/etc/security/opasswd",
+    "/etc/krb5.keytab",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wireguard",
+    "/etc/ipsec.secrets",
+    "/etc/ipsec.d/private",
+    "/etc/ppp/chap-secrets",
+    "/etc/ppp/pap-secrets",
+    "/etc/credstore",
+    "/etc/credstore.encrypted",
+    "/etc/letsencrypt/archive",
+    "/etc/letsencrypt/keys",
+    "/etc/mysql/debian.cnf",
+    "/etc/libvirt/secrets",
 };
 
 /* ---- Modes ----------------------------------------------------------------------- */
@@ -151,28 +257,43 @@ const char *jpt__sandbox_mode_name(int mode)
 
 static int check_paths(const char *const *paths, const char *what, jpt__errbuf *err)
 {
-    for (size_t i = 0; paths != NULL && paths[i] != NULL; i++)
+    for (size_t i = 0; paths != NULL && paths[i] != NULL; i++) {
         if (paths[i][0] != '/')
             return jpt__err(err, JPT_ERR_INVALID,
                             "sandbox: %s path '%.200s' is not absolute", what, paths[i]);
+        if (strlen(paths[i]) >= JPT__SANDBOX_PATH_MAX)
+            return jpt__err(err, JPT_ERR_LIMIT, "sandbox: %s path '%.200s…' is too long",
+                            what, paths[i]);
+    }
     return JPT_OK;
+}
+
+static bool any(const char *const *paths)
+{
+    return paths != NULL && paths[0] != NULL;
 }
 
 static int check_spec(const jpt__sandbox_spec *spec, jpt__errbuf *err)
 {
     int rc;
 
-    if (spec->profile != JPT__SANDBOX_VFS && spec->profile != JPT__SANDBOX_STDIO)
+    if (spec->profile != JPT__SANDBOX_VFS && spec->profile != JPT__SANDBOX_STDIO &&
+        spec->profile != JPT__SANDBOX_RUN)
         return jpt__err(err, JPT_ERR_INVALID, "sandbox: unknown profile %d", spec->profile);
     if (spec->mode != JPT_SANDBOX_REQUIRED && spec->mode != JPT_SANDBOX_BEST_EFFORT)
         return jpt__err(err, JPT_ERR_INVALID, "sandbox: mode %d cannot be prepared",
                         spec->mode);
-    if (spec->profile == JPT__SANDBOX_VFS && spec->write != NULL && spec->write[0] != NULL)
+    if (spec->profile == JPT__SANDBOX_VFS && any(spec->write))
         return jpt__err(err, JPT_ERR_INVALID,
                         "sandbox: a VFS tool writes through the protocol: no path may be "
                         "writable");
+    if (spec->profile != JPT__SANDBOX_RUN && (any(spec->read_only) || any(spec->hide)))
+        return jpt__err(err, JPT_ERR_INVALID,
+                        "sandbox: read-only and hidden paths are for a process.run child");
     if ((rc = check_paths(spec->read, "a readable", err)) < 0 ||
-        (rc = check_paths(spec->write, "a writable", err)) < 0)
+        (rc = check_paths(spec->write, "a writable", err)) < 0 ||
+        (rc = check_paths(spec->read_only, "a read-only", err)) < 0 ||
+        (rc = check_paths(spec->hide, "a hidden", err)) < 0)
         return rc;
     return JPT_OK;
 }
@@ -222,11 +343,95 @@ static bool library_file(char out[PATH_MAX])
            info.dli_fname[0] == '/' && realpath(info.dli_fname, out) != NULL;
 }
 
+/* ---- /etc ---------------------------------------------------------------------------- */
+
+/* `path`, if it exists, as its real path (a symbolic link is followed:
+ * the mount covers what it leads to). */
+static int add_existing(pathv *out, const char *path)
+{
+    char real[PATH_MAX];
+    struct stat st;
+
+    if (lstat(path, &st) != 0)
+        return JPT_OK;
+    if (S_ISLNK(st.st_mode)) {
+        if (realpath(path, real) == NULL || stat(real, &st) != 0)
+            return JPT_OK;
+        path = real;
+    }
+    return pathv_add(out, path, S_ISDIR(st.st_mode));
+}
+
+/* The secrets of /etc (etc_secrets) this system has. */
+static int find_etc_secrets(pathv *out, jpt__errbuf *err)
+{
+    char path[PATH_MAX];
+    int rc = JPT_OK;
+
+    for (size_t i = 0; rc == JPT_OK && i < sizeof(etc_secrets) / sizeof(etc_secrets[0]); i++) {
+        const char *pattern = etc_secrets[i], *slash = strrchr(pattern, '/');
+        if (strchr(pattern, '*') == NULL) {
+            rc = add_existing(out, pattern);
+            continue;
+        }
+        snprintf(path, sizeof(path), "%.*s", (int)(slash - pattern), pattern);
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d != NULL && rc == JPT_OK && (e = readdir(d)) != NULL)
+            if (fnmatch(slash + 1, e->d_name, FNM_PERIOD) == 0) {
+                snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - pattern), pattern,
+                         e->d_name);
+                rc = add_existing(out, path);
+            }
+        if (d != NULL)
+            closedir(d);
+    }
+    return rc < 0 ? jpt__err(err, rc, "out of memory listing the secrets of /etc") : JPT_OK;
+}
+
+/* Grants `dir` entry by entry, leaving out the secrets and going into the
+ * directories that hold one. Symbolic links need no rule: Landlock checks
+ * what they lead to. */
+static int allow_around(jpt__sandbox *sb, const char *dir, const pathv *secrets,
+                        uint64_t handled, jpt__errbuf *err)
+{
+    char path[PATH_MAX];
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int rc = JPT_OK;
+
+    if (d == NULL)
+        return errno == ENOENT ? JPT_OK
+                               : jpt__err(err, JPT_ERR_IO, "sandbox: listing %s: %s", dir,
+                                          strerror(errno));
+    while (rc == JPT_OK && (e = readdir(d)) != NULL) {
+        struct stat st;
+        bool secret = false, holds = false;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path) ||
+            lstat(path, &st) != 0 || S_ISLNK(st.st_mode))
+            continue;
+        for (size_t i = 0; i < secrets->n; i++) {
+            secret |= strcmp(secrets->v[i], path) == 0;
+            holds |= path_under(secrets->v[i], path);
+        }
+        if (secret)
+            continue;
+        rc = holds && S_ISDIR(st.st_mode) ? allow_around(sb, path, secrets, handled, err)
+                                          : allow(sb, path, RX, handled, err);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* ---- The ruleset --------------------------------------------------------------------- */
+
 static int build_ruleset(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
-                         jpt__errbuf *err)
+                         const pathv *etc, bool etc_around, jpt__errbuf *err)
 {
     char library[PATH_MAX];
     jpt__landlock_handled h;
+    bool vfs = spec->profile == JPT__SANDBOX_VFS;
     int rc;
 
     jpt__landlock_handled_for(abi, &h);
@@ -236,12 +441,16 @@ static int build_ruleset(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int ab
     if ((rc = allow_all(sb, system_grants, sizeof(system_grants) / sizeof(system_grants[0]),
                         h.fs, err)) < 0)
         return rc;
-    if (spec->profile == JPT__SANDBOX_VFS)
+    if (vfs)
         rc = allow_all(sb, vfs_grants, sizeof(vfs_grants) / sizeof(vfs_grants[0]), h.fs, err);
-    else
-        rc = allow_all(sb, stdio_grants, sizeof(stdio_grants) / sizeof(stdio_grants[0]), h.fs,
-                       err);
+    else if ((rc = allow_all(sb, system_more_grants,
+                             sizeof(system_more_grants) / sizeof(system_more_grants[0]), h.fs,
+                             err)) == JPT_OK)
+        rc = etc_around ? allow_around(sb, "/etc", etc, h.fs, err)
+                        : allow(sb, "/etc", RX, h.fs, err);
     if (rc < 0)
+        return rc;
+    if (spec->profile == JPT__SANDBOX_STDIO && (rc = allow(sb, "/tmp", RW, h.fs, err)) < 0)
         return rc;
     /* The tool's own program, wherever it is (a script is read by its
      * interpreter). */
@@ -257,31 +466,196 @@ static int build_ruleset(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int ab
     if ((rc = allow_list(sb, spec->read, RX, h.fs, err)) < 0 ||
         (rc = allow_list(sb, spec->write, RW, h.fs, err)) < 0)
         return rc;
+    sb->ns.tmp_access = RW & h.fs;
     return JPT_OK;
 }
 
-/* The report: what is enforced, and what this system lacks. */
-static void describe(jpt__sandbox_report *rep, int profile, const char *ll_why,
-                     const char *sc_why)
+/* ---- The namespaces ------------------------------------------------------------------ */
+
+/* Whether this process may mount in its own user namespace
+ * (CAP_SYS_ADMIN): else the child needs a user namespace of its own. */
+static bool may_mount(void)
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+
+    return syscall(SYS_capget, &hdr, data) == 0 &&
+           (data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)) != 0;
+}
+
+/* Whether this host can make the namespaces of `plan`: asked of a child
+ * once per cache. */
+static bool namespaces_here(const jpt__sandbox_spec *spec, const jpt__ns_plan *plan,
+                            char *why, size_t n)
+{
+    ns_support local = {0, ""};
+    ns_support *s = spec->cache != NULL ? &spec->cache->ns[plan->pid] : &local;
+
+    if (test_no_namespaces) {
+        snprintf(why, n, "not available (limited for a test)");
+        return false;
+    }
+    if (s->state == 0) {
+        static const char *const tmp[] = {"/tmp", NULL};
+        jpt__ns_plan probe = *plan;
+        struct stat st;
+        probe.writable = lstat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? tmp : NULL;
+        probe.private_tmp = plan->pid && probe.writable != NULL;
+        s->state = jpt__ns_probe(&probe, s->why, sizeof(s->why)) ? 1 : -1;
+    }
+    if (s->state < 0)
+        snprintf(why, n, "%s", s->why);
+    return s->state > 0;
+}
+
+/* Makes each writable path that is a writable file system's. */
+static int plan_writable(jpt__sandbox *sb, const char *const *paths)
+{
+    struct statvfs fs;
+    int rc;
+
+    for (size_t i = 0; paths != NULL && paths[i] != NULL; i++)
+        if (statvfs(paths[i], &fs) == 0 && !(fs.f_flag & ST_RDONLY) &&
+            (rc = pathv_add(&sb->writable, paths[i], true)) < 0)
+            return rc;
+    return JPT_OK;
+}
+
+/* Adds `path` to the granted paths the private /tmp holds again when it
+ * is below /tmp and not beneath one kept already. */
+static int keep_below_tmp(jpt__sandbox *sb, const char *path, jpt__errbuf *err)
+{
+    int rc;
+
+    if (!path_under(path, "/tmp") || strcmp(path, "/tmp") == 0)
+        return JPT_OK;
+    for (size_t j = 0; j < sb->tmp_keep.n; j++)
+        if (path_under(path, sb->tmp_keep.v[j]))
+            return JPT_OK;
+    if (sb->tmp_keep.n == JPT__SANDBOX_TMP_KEEP_MAX)
+        return jpt__err(err, JPT_ERR_LIMIT, "sandbox: more than %d granted paths below /tmp",
+                        JPT__SANDBOX_TMP_KEEP_MAX);
+    if ((rc = pathv_add(&sb->tmp_keep, path, true)) < 0)
+        return jpt__err(err, rc, "out of memory planning the sandbox");
+    return JPT_OK;
+}
+
+/* A RUN child's own /tmp, holding again the granted paths below it (a
+ * workspace there, the program's directory); none when a granted path
+ * holds /tmp itself (a workspace there is its /tmp). */
+static int plan_tmp(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf *err)
+{
+    const char *const *lists[] = {spec->read, spec->write};
+    char dir[PATH_MAX];
+    struct stat st;
+    int rc;
+
+    if (lstat("/tmp", &st) != 0 || !S_ISDIR(st.st_mode))
+        return JPT_OK;
+    for (size_t l = 0; l < 2; l++)
+        for (size_t i = 0; lists[l] != NULL && lists[l][i] != NULL; i++)
+            if (path_under("/tmp", lists[l][i]))
+                return JPT_OK;
+    /* Outer paths first, so that one beneath another is not kept twice. */
+    for (size_t depth = 1; depth < JPT__SANDBOX_PATH_MAX / 2; depth++) {
+        bool deeper = false;
+        for (size_t l = 0; l < 2; l++)
+            for (size_t i = 0; lists[l] != NULL && lists[l][i] != NULL; i++) {
+                size_t slashes = 0;
+                for (const char *c = lists[l][i]; *c != '\0'; c++)
+                    slashes += *c == '/';
+                deeper |= slashes > depth;
+                if (slashes == depth && (rc = keep_below_tmp(sb, lists[l][i], err)) < 0)
+                    return rc;
+            }
+        if (!deeper)
+            break;
+    }
+    if (spec->program != NULL && spec->program[0] == '/' &&
+        snprintf(dir, sizeof(dir), "%s", spec->program) < (int)sizeof(dir)) {
+        *strrchr(dir, '/') = '\0';
+        if ((rc = keep_below_tmp(sb, dir, err)) < 0)
+            return rc;
+    }
+    sb->ns.private_tmp = true;
+    return JPT_OK;
+}
+
+/* The child's mounts (sandbox.h, profiles STDIO and RUN). */
+static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, pathv *etc,
+                       jpt__errbuf *err)
+{
+    int rc = JPT_OK;
+
+    if (spec->profile == JPT__SANDBOX_STDIO) {
+        const char *const own[] = {spec->workspace_writable ? spec->workspace : NULL, "/tmp",
+                                   NULL};
+        rc = plan_writable(sb, own[0] != NULL ? own : own + 1);
+    }
+    if (rc == JPT_OK)
+        rc = plan_writable(sb, spec->write);
+    for (size_t i = 0; rc == JPT_OK && spec->read_only != NULL && spec->read_only[i] != NULL;
+         i++)
+        rc = pathv_add(&sb->read_only, spec->read_only[i], true);
+    for (size_t i = 0; rc == JPT_OK && spec->hide != NULL && spec->hide[i] != NULL; i++)
+        rc = pathv_add(&sb->hide, spec->hide[i], spec->hide_dir != NULL && spec->hide_dir[i]);
+    for (size_t i = 0; rc == JPT_OK && i < etc->n; i++)
+        rc = pathv_add(&sb->hide, etc->v[i], etc->dir[i]);
+    if (rc < 0)
+        return jpt__err(err, rc, "out of memory planning the sandbox");
+    if (spec->profile == JPT__SANDBOX_RUN && (rc = plan_tmp(sb, spec, err)) < 0)
+        return rc;
+    sb->ns.writable = pathv_list(&sb->writable);
+    sb->ns.read_only = pathv_list(&sb->read_only);
+    sb->ns.hide = pathv_list(&sb->hide);
+    sb->ns.hide_dir = sb->hide.dir;
+    sb->ns.tmp_keep = pathv_list(&sb->tmp_keep);
+    sb->ns.ruleset = sb->ruleset;
+    return JPT_OK;
+}
+
+/* ---- The report ---------------------------------------------------------------------- */
+
+/* What is enforced, and what this system lacks. */
+static void describe(jpt__sandbox_report *rep, int profile, bool pid, const char *ll_why,
+                     const char *sc_why, const char *ns_why)
 {
     const struct {
         unsigned bit;
         const char *name;
         const char *needs;
+        bool vfs, stdio, run; /* applies to */
     } parts[] = {
-        {JPT_SANDBOX_ENFORCED_FILES, "files", "Landlock"},
-        {JPT_SANDBOX_ENFORCED_TRUNCATE, "truncation", "Landlock ABI 3, or seccomp"},
-        {JPT_SANDBOX_ENFORCED_TCP, "TCP bind and connect", "Landlock ABI 4"},
-        {JPT_SANDBOX_ENFORCED_DEVICE_IOCTL, "device ioctls", "Landlock ABI 5"},
-        {JPT_SANDBOX_ENFORCED_SCOPES, "signal and abstract-socket scopes", "Landlock ABI 6"},
+        {JPT_SANDBOX_ENFORCED_FILES, "files", "Landlock", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_TRUNCATE, "truncation", "Landlock ABI 3, or seccomp", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_TCP, "TCP bind and connect", "Landlock ABI 4", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_DEVICE_IOCTL, "device ioctls", "Landlock ABI 5", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_SCOPES, "signal and abstract-socket scopes", "Landlock ABI 6", 1,
+         1, 1},
         {JPT_SANDBOX_ENFORCED_SECCOMP,
-         profile == JPT__SANDBOX_VFS ? "seccomp (no sockets, no connect, no ptrace, io_uring, "
-                                       "user namespaces, TIOCSTI, keyrings, bpf, perf, mounts)"
-                                     : "seccomp (AF_UNIX streams only, no connect, no ptrace, "
-                                       "io_uring, user namespaces, TIOCSTI, keyrings, bpf, "
-                                       "perf, mounts)",
-         "seccomp filters"},
-        {JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS, "no_new_privs", "prctl"},
+         profile == JPT__SANDBOX_VFS
+             ? "seccomp (no sockets, no connect, no ptrace, io_uring, user namespaces, "
+               "TIOCSTI, keyrings, bpf, perf, mounts, kernel log, clock, host names, reboot, "
+               "kexec, modules, fanotify, file handles, inotify, xattrs; limits and "
+               "scheduling of its own process only)"
+             : "seccomp (AF_UNIX streams only, no connect, no sendto an address, no ptrace, "
+               "io_uring, user namespaces, TIOCSTI, keyrings, bpf, perf, mounts, kernel log, "
+               "clock, host names, reboot, kexec, modules, fanotify, file handles; limits "
+               "and scheduling of its own process only)",
+         "seccomp filters", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS, "no_new_privs", "prctl", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_CAPABILITIES, "no capabilities", "prctl and capset", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_METADATA, "no metadata changes outside its writable areas",
+         "a mount namespace or seccomp", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_MOUNTS,
+         profile == JPT__SANDBOX_RUN
+             ? "a mount namespace (read-only but where fs.write may write, .git read-only, "
+               "sensitive paths and the secrets of /etc covered, a private /tmp)"
+             : "a mount namespace (read-only but the workspace and /tmp, the secrets of "
+               "/etc covered)",
+         "a mount namespace", 0, 1, 1},
+        {JPT_SANDBOX_ENFORCED_PROCESSES, "a PID namespace (its processes end with it)",
+         "a PID namespace", 0, 0, pid},
     };
     size_t n = 0, cap = sizeof(rep->text);
     bool first = true;
@@ -291,13 +665,19 @@ static void describe(jpt__sandbox_report *rep, int profile, const char *ll_why,
         int w_ = snprintf(rep->text + n, cap - n, __VA_ARGS__);                         \
         n = w_ < 0 ? n : (size_t)w_ >= cap - n ? cap - 1 : n + (size_t)w_;             \
     } while (0)
+#define APPLIES(i)                                                                      \
+    (profile == JPT__SANDBOX_VFS ? parts[i].vfs                                         \
+     : profile == JPT__SANDBOX_STDIO ? parts[i].stdio                                   \
+                                     : parts[i].run)
 
-    PUT("%s profile", profile == JPT__SANDBOX_VFS ? "vfs" : "stdio");
+    PUT("%s profile", profile == JPT__SANDBOX_VFS     ? "vfs"
+                      : profile == JPT__SANDBOX_STDIO ? "stdio"
+                                                      : "process.run");
     if (rep->landlock_abi > 0)
         PUT(", Landlock ABI %d", rep->landlock_abi);
     PUT(": enforced ");
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        if (rep->enforced & parts[i].bit) {
+        if ((rep->enforced & parts[i].bit) && APPLIES(i)) {
             PUT("%s%s", first ? "" : ", ", parts[i].name);
             first = false;
         }
@@ -305,7 +685,7 @@ static void describe(jpt__sandbox_report *rep, int profile, const char *ll_why,
         PUT("nothing");
     first = true;
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        if (!(rep->enforced & parts[i].bit)) {
+        if (!(rep->enforced & parts[i].bit) && APPLIES(i)) {
             PUT("%s%s (needs %s)", first ? "; missing: " : ", ", parts[i].name,
                 parts[i].needs);
             first = false;
@@ -314,12 +694,91 @@ static void describe(jpt__sandbox_report *rep, int profile, const char *ll_why,
         PUT("; Landlock: %s", ll_why);
     if (sc_why != NULL)
         PUT("; seccomp: %s", sc_why);
+    if (ns_why != NULL)
+        PUT("; namespaces: %s", ns_why);
+#undef APPLIES
 #undef PUT
+}
+
+static unsigned enforced_bits(int abi, bool seccomp, bool ns, unsigned denies)
+{
+    unsigned e = JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS | JPT_SANDBOX_ENFORCED_CAPABILITIES;
+
+    if (seccomp)
+        e |= JPT_SANDBOX_ENFORCED_SECCOMP;
+    if (abi >= 1)
+        e |= JPT_SANDBOX_ENFORCED_FILES;
+    if (abi >= 3 || (abi >= 1 && seccomp))
+        e |= JPT_SANDBOX_ENFORCED_TRUNCATE;
+    if (abi >= 4)
+        e |= JPT_SANDBOX_ENFORCED_TCP;
+    if (abi >= 5)
+        e |= JPT_SANDBOX_ENFORCED_DEVICE_IOCTL;
+    if (abi >= 6)
+        e |= JPT_SANDBOX_ENFORCED_SCOPES;
+    if (ns || (seccomp && (denies & JPT__SECCOMP_METADATA)))
+        e |= JPT_SANDBOX_ENFORCED_METADATA;
+    if (ns)
+        e |= JPT_SANDBOX_ENFORCED_MOUNTS;
+    return e;
+}
+
+/* ---- prepare --------------------------------------------------------------------------- */
+
+static int refuse_required(int abi, bool seccomp, const char *ll_why, const char *sc_why,
+                           jpt__errbuf *err)
+{
+    char lacks[JPT__ERRMSG_MAX];
+
+    if (abi < 1 && !seccomp)
+        snprintf(lacks, sizeof(lacks), "Landlock (%s) and seccomp filters (%s)", ll_why,
+                 sc_why);
+    else if (abi < 1)
+        snprintf(lacks, sizeof(lacks), "Landlock (%s)", ll_why);
+    else
+        snprintf(lacks, sizeof(lacks), "seccomp filters (%s)", sc_why);
+    return jpt__err(err, JPT_ERR_SANDBOX,
+                    "the OS sandbox is required, but this system lacks %s (the sandbox "
+                    "mode \"best-effort\" runs tools with what there is)",
+                    lacks);
+}
+
+/* Everything but the checks and the kernel's answers, which `prepare`
+ * gathered. */
+static int build(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, bool seccomp,
+                 bool ns, jpt__errbuf *err)
+{
+    bool vfs = spec->profile == JPT__SANDBOX_VFS;
+    pathv etc = {NULL, NULL, 0, 0};
+    unsigned denies = (abi < 3 ? JPT__SECCOMP_TRUNCATE : 0) |
+                      (vfs ? JPT__SECCOMP_NO_SOCKETS | JPT__SECCOMP_METADATA |
+                                 JPT__SECCOMP_PATH_PROBES
+                           : ns ? 0
+                                : JPT__SECCOMP_METADATA);
+    int rc = vfs ? JPT_OK : find_etc_secrets(&etc, err);
+
+    /* Without a mount namespace to cover them, a root host's ruleset
+     * leaves the secrets of /etc out; another host cannot read them. */
+    if (rc == JPT_OK && abi >= 1)
+        rc = build_ruleset(sb, spec, abi, &etc, !vfs && !ns && geteuid() == 0, err);
+    if (rc == JPT_OK && ns)
+        rc = plan_mounts(sb, spec, &etc, err);
+    if (rc == JPT_OK && seccomp)
+        rc = filter(sb, spec, denies, err);
+    pathv_free(&etc);
+    if (rc < 0)
+        return rc;
+    sb->own_filter = seccomp;
+    sb->report.enforced = enforced_bits(abi, seccomp, ns, denies);
+    if (ns && sb->ns.pid)
+        sb->report.enforced |= JPT_SANDBOX_ENFORCED_PROCESSES;
+    return JPT_OK;
 }
 
 int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt__errbuf *err)
 {
     const char *ll_why = NULL, *sc_why = NULL;
+    char ns_why[256] = "";
     int rc;
 
     *out = NULL;
@@ -338,51 +797,45 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     }
     /* The minimum of "required": Landlock at any ABI (with seccomp denying
      * truncate(2) below ABI 3, and socket() whatever Landlock does with
-     * TCP), a seccomp filter, no_new_privs. */
-    if (spec->mode == JPT_SANDBOX_REQUIRED && (abi < 1 || !seccomp)) {
-        char lacks[JPT__ERRMSG_MAX];
-        if (abi < 1 && !seccomp)
-            snprintf(lacks, sizeof(lacks), "Landlock (%s) and seccomp filters (%s)", ll_why,
-                     sc_why);
-        else if (abi < 1)
-            snprintf(lacks, sizeof(lacks), "Landlock (%s)", ll_why);
-        else
-            snprintf(lacks, sizeof(lacks), "seccomp filters (%s)", sc_why);
-        return jpt__err(err, JPT_ERR_SANDBOX,
-                        "the OS sandbox is required, but this system lacks %s (the sandbox "
-                        "mode \"best-effort\" runs tools with what there is)",
-                        lacks);
+     * TCP), a seccomp filter, no_new_privs; for a process.run child, its
+     * namespaces too. */
+    if (spec->mode == JPT_SANDBOX_REQUIRED && (abi < 1 || !seccomp))
+        return refuse_required(abi, seccomp, ll_why, sc_why, err);
+    jpt__ns_plan plan = {.ruleset = -1};
+    bool ns = false;
+    if (spec->profile != JPT__SANDBOX_VFS) {
+        plan.mounts = true;
+        plan.pid = spec->profile == JPT__SANDBOX_RUN && spec->pid_namespace;
+        plan.user = !may_mount();
+        snprintf(plan.uid_map, sizeof(plan.uid_map), "%u %u 1", (unsigned)geteuid(),
+                 (unsigned)geteuid());
+        snprintf(plan.gid_map, sizeof(plan.gid_map), "%u %u 1", (unsigned)getegid(),
+                 (unsigned)getegid());
+        ns = namespaces_here(spec, &plan, ns_why, sizeof(ns_why));
     }
+    if (spec->mode == JPT_SANDBOX_REQUIRED && spec->profile == JPT__SANDBOX_RUN && !ns)
+        return jpt__err(err, JPT_ERR_SANDBOX,
+                        "the OS sandbox of process.run is required, but this host cannot "
+                        "give the process a mount namespace%s of its own (to cover sensitive "
+                        "paths and keep the rest read-only%s): %s (the sandbox mode "
+                        "\"best-effort\" runs it without)",
+                        plan.pid ? " and a PID namespace" : "",
+                        plan.pid ? ", and to end whatever it starts" : "", ns_why);
 
     jpt__sandbox *sb = jpt__calloc(1, sizeof(*sb));
     if (sb == NULL)
         return jpt__err(err, JPT_ERR_NOMEM, "out of memory preparing the sandbox");
     sb->ruleset = -1;
     sb->report.landlock_abi = abi;
-    if (abi >= 1 && (rc = build_ruleset(sb, spec, abi, err)) < 0) {
+    if (ns)
+        sb->ns = plan;
+    if ((rc = build(sb, spec, abi, seccomp, ns, err)) < 0) {
         jpt__sandbox_free(sb);
         return rc;
     }
-    if (seccomp && (rc = filter(sb, spec, abi < 3, err)) < 0) {
-        jpt__sandbox_free(sb);
-        return rc;
-    }
-
-    unsigned e = JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS;
-    if (seccomp)
-        e |= JPT_SANDBOX_ENFORCED_SECCOMP;
-    if (abi >= 1)
-        e |= JPT_SANDBOX_ENFORCED_FILES;
-    if (abi >= 3 || (abi >= 1 && seccomp))
-        e |= JPT_SANDBOX_ENFORCED_TRUNCATE;
-    if (abi >= 4)
-        e |= JPT_SANDBOX_ENFORCED_TCP;
-    if (abi >= 5)
-        e |= JPT_SANDBOX_ENFORCED_DEVICE_IOCTL;
-    if (abi >= 6)
-        e |= JPT_SANDBOX_ENFORCED_SCOPES;
-    sb->report.enforced = e;
-    describe(&sb->report, spec->profile, abi < 1 ? ll_why : NULL, seccomp ? NULL : sc_why);
+    describe(&sb->report, spec->profile, plan.pid, abi < 1 ? ll_why : NULL,
+             seccomp ? NULL : sc_why,
+             spec->profile != JPT__SANDBOX_VFS && !ns ? ns_why : NULL);
     *out = sb;
     return JPT_OK;
 }
@@ -412,13 +865,86 @@ void jpt__sandbox_free(jpt__sandbox *sb)
     if (sb->ruleset >= 0)
         close(sb->ruleset);
     jpt__seccomp_prog_free(&sb->own);
+    pathv_free(&sb->writable);
+    pathv_free(&sb->read_only);
+    pathv_free(&sb->hide);
+    pathv_free(&sb->tmp_keep);
     jpt__free(sb);
 }
 
 /* ---- In the child ------------------------------------------------------------------ */
 
+int jpt__sandbox_clone_flags(const jpt__sandbox *sb)
+{
+    return jpt__ns_clone_flags(&sb->ns);
+}
+
+int jpt__sandbox_enter_in_child(const jpt__sandbox *sb, const char **step, const char **path)
+{
+    return jpt__ns_enter_in_child(&sb->ns, step, path);
+}
+
+/* Locked: no later execve or setuid gives root's capabilities back, and
+ * none can be raised as ambient. */
+#define SECUREBITS                                                                          \
+    (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |                        \
+     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | \
+     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
+
+/* Every capability out of every set (issue 15 §4: a root host's tool had
+ * them all). The securebits and the bounding set need CAP_SETPCAP: a
+ * process without it has no capability to lose, and with no_new_privs
+ * gains none at execve, so EPERM there is no failure. */
+static int drop_capabilities(const char **step)
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct none[2];
+
+    if (prctl(PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) != 0 && errno != EPERM) {
+        *step = "prctl(PR_SET_SECUREBITS)";
+        return errno;
+    }
+    /* Up to the kernel's CAP_LAST_CAP, where it answers EINVAL. */
+    for (unsigned long cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+            if (errno == EINVAL)
+                break;
+            if (errno != EPERM) {
+                *step = "prctl(PR_CAPBSET_DROP)";
+                return errno;
+            }
+        }
+    /* EINVAL: a kernel before 4.3, without ambient capabilities. */
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+        *step = "prctl(PR_CAP_AMBIENT_CLEAR_ALL)";
+        return errno;
+    }
+    memset(none, 0, sizeof(none));
+    if (syscall(SYS_capset, &hdr, none) != 0) {
+        *step = "capset";
+        return errno;
+    }
+    return 0;
+}
+
+static int load_filter(unsigned short len, void *filter, const char **step)
+{
+    struct sock_fprog prog = {.len = len, .filter = filter};
+
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+        *step = "seccomp(SECCOMP_SET_MODE_FILTER)";
+        return errno;
+    }
+    return 0;
+}
+
 int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step)
 {
+    struct sock_filter own[JPT__SECCOMP_OWN_MAX];
+    int e;
+
+    if ((e = drop_capabilities(step)) != 0)
+        return e;
     /* Landlock without CAP_SYS_ADMIN and seccomp filters both need it;
      * it also keeps set-user-ID programs from gaining anything. */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -429,12 +955,11 @@ int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step)
         *step = "landlock_restrict_self";
         return errno;
     }
-    if (sb->prog != NULL) {
-        struct sock_fprog prog = {.len = sb->prog->len, .filter = sb->prog->filter};
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
-            *step = "seccomp(SECCOMP_SET_MODE_FILTER)";
-            return errno;
-        }
-    }
+    if (sb->prog != NULL && (e = load_filter(sb->prog->len, sb->prog->filter, step)) != 0)
+        return e;
+    /* The process's own id is known only now (1 in a PID namespace). */
+    unsigned short n = sb->own_filter ? jpt__seccomp_own_filter(own, (int)getpid()) : 0;
+    if (n > 0 && (e = load_filter(n, own, step)) != 0)
+        return e;
     return 0;
 }

@@ -480,6 +480,12 @@ typedef struct jpt__vfs_session_config {
     int request_timeout_ms;     /* <= 0: none */
     int kill_grace_ms;
     jpt__vfs_limits limits;     /* zeros: the defaults */
+    /* The OS sandbox of process.run's children (JPT_SANDBOX_*, run.h):
+     * the tool's own mode; 0: JPT_SANDBOX_REQUIRED. */
+    int run_sandbox_mode;
+    struct jpt__sandbox_cache *sandbox_cache; /* the owner's, for the
+                                                 children's filters; may be
+                                                 NULL */
 } jpt__vfs_session_config;
 
 /* Starts a tool as a child process (`spawn`, its stdin a pipe whatever it
