@@ -48,7 +48,7 @@
  *   caps             "none", or the effective set in hex
  *   sethostname      sethostname to the current name
  *   syslog           syslog(SYSLOG_ACTION_SIZE_BUFFER)
- *   settimeofday     settimeofday(NULL, NULL)
+ *   settimeofday     settimeofday(NULL, NULL), the system call itself
  *   reboot           reboot with a wrong magic number (EINVAL: it could)
  *   kexec            kexec_load with invalid flags (EINVAL: it could)
  *   fanotify         fanotify_init and a mark on the whole file system of /
@@ -499,7 +499,7 @@ static void run(const char *check)
     else if (strcmp(check, "syslog") == 0)
         rc = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
     else if (strcmp(check, "settimeofday") == 0)
-        rc = settimeofday(NULL, NULL);
+        rc = syscall(SYS_settimeofday, NULL, NULL);
     else if (strcmp(check, "reboot") == 0)
         rc = syscall(SYS_reboot, 0, 0, 0, NULL);
     else if (strcmp(check, "kexec") == 0)
