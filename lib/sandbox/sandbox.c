@@ -3,10 +3,9 @@
  * and what the child does before execve. See sandbox.h, and vfs.h ("The
  * OS sandbox") for what each profile promises. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <fnmatch.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,20 +31,13 @@
 #define PR_CAP_AMBIENT_CLEAR_ALL 4
 #endif
 
-/* Owned copies of paths, NULL-terminated. */
-typedef struct pathv {
-    char **v;
-    bool *dir;    /* per path, for the hidden ones */
-    size_t n, cap;
-} pathv;
-
 struct jpt__sandbox {
     int ruleset;             /* Landlock ruleset, or -1 */
     const jpt__seccomp_prog *prog; /* `own`, a cache's, or NULL: no filter */
     jpt__seccomp_prog own;
     bool own_filter;         /* the child adds its own-process filter */
     jpt__ns_plan ns;         /* its lists point into these: */
-    pathv writable, read_only, hide, tmp_keep;
+    jpt__pathv writable, read_only, hide, tmp_keep;
     jpt__sandbox_report report;
 };
 
@@ -56,14 +48,44 @@ typedef struct ns_support {
     char why[256];
 } ns_support;
 
+/* A ruleset built for a spec, kept with what its rules were opened on
+ * (a path replaced since, as an upgrade replaces a program, is another
+ * file, which the kept rules would not grant). */
+typedef struct kept_ruleset {
+    jpt__buf key;           /* the spec, serialised (key_of) */
+    int fd;                 /* -1: an empty slot */
+    jpt__buf ids;           /* (dev, ino) of each path of the key */
+    uint64_t used;
+} kept_ruleset;
+
+#define KEPT_RULESETS 8
+
 struct jpt__sandbox_cache {
     jpt__seccomp_prog progs[JPT__SECCOMP_VARIANTS];
     ns_support ns[2];
+    jpt__etc etc;
+    kept_ruleset rulesets[KEPT_RULESETS];
+    uint64_t tick;
+    char library[PATH_MAX]; /* library_file's, once found ("": none) */
+    bool library_known;
 };
 
 jpt__sandbox_cache *jpt__sandbox_cache_new(void)
 {
-    return jpt__calloc(1, sizeof(jpt__sandbox_cache));
+    jpt__sandbox_cache *c = jpt__calloc(1, sizeof(jpt__sandbox_cache));
+
+    for (size_t i = 0; c != NULL && i < KEPT_RULESETS; i++)
+        c->rulesets[i].fd = -1;
+    return c;
+}
+
+static void drop_kept(kept_ruleset *k)
+{
+    if (k->fd >= 0)
+        close(k->fd);
+    k->fd = -1;
+    jpt__buf_free(&k->key);
+    jpt__buf_free(&k->ids);
 }
 
 void jpt__sandbox_cache_free(jpt__sandbox_cache *c)
@@ -72,6 +94,9 @@ void jpt__sandbox_cache_free(jpt__sandbox_cache *c)
         return;
     for (size_t i = 0; i < JPT__SECCOMP_VARIANTS; i++)
         jpt__seccomp_prog_free(&c->progs[i]);
+    for (size_t i = 0; i < KEPT_RULESETS; i++)
+        drop_kept(&c->rulesets[i]);
+    jpt__etc_free(&c->etc);
     jpt__free(c);
 }
 
@@ -105,36 +130,6 @@ void jpt__sandbox_test_no_namespaces(bool none)
 }
 
 /* ---- Path lists ------------------------------------------------------------------ */
-
-static int pathv_add(pathv *l, const char *path, bool dir)
-{
-    char **grown = jpt__array_reserve(l->v, &l->cap, l->n + 2, sizeof(*grown), 8);
-    if (grown == NULL)
-        return JPT_ERR_NOMEM;
-    l->v = grown;
-    bool *dirs = jpt__realloc(l->dir, l->cap * sizeof(*dirs));
-    if (dirs == NULL)
-        return JPT_ERR_NOMEM;
-    l->dir = dirs;
-    if ((l->v[l->n] = jpt__strdup(path)) == NULL)
-        return JPT_ERR_NOMEM;
-    l->dir[l->n++] = dir;
-    l->v[l->n] = NULL;
-    return JPT_OK;
-}
-
-static void pathv_free(pathv *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        jpt__free(l->v[i]);
-    jpt__free(l->v);
-    jpt__free(l->dir);
-}
-
-static const char *const *pathv_list(const pathv *l)
-{
-    return l->n > 0 ? (const char *const *)l->v : NULL;
-}
 
 /* Whether `path` is `dir` or beneath it. */
 static bool path_under(const char *path, const char *dir)
@@ -192,38 +187,6 @@ static const grant vfs_grants[] = {
 static const grant system_more_grants[] = {
     {"/opt", RX},
     {"/sys", RX},
-};
-
-/* What of /etc no tool reads, though it reads the rest (a process without
- * capabilities still owns root's files when it is root): password
- * hashes, sudo's rules, the host's private keys and stored credentials.
- * A name may end in a '*' pattern (fnmatch) of the names in its directory.
- * In a mount namespace each is covered (ns.c); without one, a root host's
- * ruleset grants /etc entry by entry around them. */
-static const char *const etc_secrets[] = {
-    "/etc/shadow",
-    "/etc/shadow-",
-    "/etc/gshadow",
-    "/etc/gshadow-",
-    "/etc/sudoers",
-    "/etc/sudoers.d",
-    "/etc/ssh/ssh_host_*_key",
-    "/etc/ssl/private",
-    "/etc/pki/tls/private",
-    "/etc/security/opasswd",
-    "/etc/krb5.keytab",
-    "/etc/NetworkManager/system-connections",
-    "/etc/wireguard",
-    "/etc/ipsec.secrets",
-    "/etc/ipsec.d/private",
-    "/etc/ppp/chap-secrets",
-    "/etc/ppp/pap-secrets",
-    "/etc/credstore",
-    "/etc/credstore.encrypted",
-    "/etc/letsencrypt/archive",
-    "/etc/letsencrypt/keys",
-    "/etc/mysql/debian.cnf",
-    "/etc/libvirt/secrets",
 };
 
 /* ---- Modes ----------------------------------------------------------------------- */
@@ -343,130 +306,167 @@ static bool library_file(char out[PATH_MAX])
            info.dli_fname[0] == '/' && realpath(info.dli_fname, out) != NULL;
 }
 
-/* ---- /etc ---------------------------------------------------------------------------- */
-
-/* `path`, if it exists, as its real path (a symbolic link is followed:
- * the mount covers what it leads to). */
-static int add_existing(pathv *out, const char *path)
-{
-    char real[PATH_MAX];
-    struct stat st;
-
-    if (lstat(path, &st) != 0)
-        return JPT_OK;
-    if (S_ISLNK(st.st_mode)) {
-        if (realpath(path, real) == NULL || stat(real, &st) != 0)
-            return JPT_OK;
-        path = real;
-    }
-    return pathv_add(out, path, S_ISDIR(st.st_mode));
-}
-
-/* The secrets of /etc (etc_secrets) this system has. */
-static int find_etc_secrets(pathv *out, jpt__errbuf *err)
-{
-    char path[PATH_MAX];
-    int rc = JPT_OK;
-
-    for (size_t i = 0; rc == JPT_OK && i < sizeof(etc_secrets) / sizeof(etc_secrets[0]); i++) {
-        const char *pattern = etc_secrets[i], *slash = strrchr(pattern, '/');
-        if (strchr(pattern, '*') == NULL) {
-            rc = add_existing(out, pattern);
-            continue;
-        }
-        snprintf(path, sizeof(path), "%.*s", (int)(slash - pattern), pattern);
-        DIR *d = opendir(path);
-        struct dirent *e;
-        while (d != NULL && rc == JPT_OK && (e = readdir(d)) != NULL)
-            if (fnmatch(slash + 1, e->d_name, FNM_PERIOD) == 0) {
-                snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - pattern), pattern,
-                         e->d_name);
-                rc = add_existing(out, path);
-            }
-        if (d != NULL)
-            closedir(d);
-    }
-    return rc < 0 ? jpt__err(err, rc, "out of memory listing the secrets of /etc") : JPT_OK;
-}
-
-/* Grants `dir` entry by entry, leaving out the secrets and going into the
- * directories that hold one. Symbolic links need no rule: Landlock checks
- * what they lead to. */
-static int allow_around(jpt__sandbox *sb, const char *dir, const pathv *secrets,
-                        uint64_t handled, jpt__errbuf *err)
-{
-    char path[PATH_MAX];
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int rc = JPT_OK;
-
-    if (d == NULL)
-        return errno == ENOENT ? JPT_OK
-                               : jpt__err(err, JPT_ERR_IO, "sandbox: listing %s: %s", dir,
-                                          strerror(errno));
-    while (rc == JPT_OK && (e = readdir(d)) != NULL) {
-        struct stat st;
-        bool secret = false, holds = false;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path) ||
-            lstat(path, &st) != 0 || S_ISLNK(st.st_mode))
-            continue;
-        for (size_t i = 0; i < secrets->n; i++) {
-            secret |= strcmp(secrets->v[i], path) == 0;
-            holds |= path_under(secrets->v[i], path);
-        }
-        if (secret)
-            continue;
-        rc = holds && S_ISDIR(st.st_mode) ? allow_around(sb, path, secrets, handled, err)
-                                          : allow(sb, path, RX, handled, err);
-    }
-    closedir(d);
-    return rc;
-}
-
 /* ---- The ruleset --------------------------------------------------------------------- */
 
-static int build_ruleset(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
-                         const pathv *etc, bool etc_around, jpt__errbuf *err)
+/* A ruleset for `spec` (its fd, or JPT_ERR_IO): `around`, /etc is granted
+ * entry by entry around the secrets of `etc`; `library`, this library's
+ * file, or NULL. */
+static int make_ruleset(const jpt__sandbox_spec *spec, int abi, const jpt__etc *etc,
+                        bool around, const char *library, jpt__errbuf *err)
 {
-    char library[PATH_MAX];
     jpt__landlock_handled h;
+    jpt__sandbox sb = {.ruleset = -1};
     bool vfs = spec->profile == JPT__SANDBOX_VFS;
     int rc;
 
     jpt__landlock_handled_for(abi, &h);
-    if ((sb->ruleset = jpt__landlock_create(abi, &h)) < 0)
+    if ((sb.ruleset = jpt__landlock_create(abi, &h)) < 0)
         return jpt__err(err, JPT_ERR_IO, "sandbox: landlock_create_ruleset: %s",
                         strerror(errno));
-    if ((rc = allow_all(sb, system_grants, sizeof(system_grants) / sizeof(system_grants[0]),
-                        h.fs, err)) < 0)
-        return rc;
-    if (vfs)
-        rc = allow_all(sb, vfs_grants, sizeof(vfs_grants) / sizeof(vfs_grants[0]), h.fs, err);
-    else if ((rc = allow_all(sb, system_more_grants,
+    rc = allow_all(&sb, system_grants, sizeof(system_grants) / sizeof(system_grants[0]), h.fs,
+                   err);
+    if (rc == JPT_OK && vfs)
+        rc = allow_all(&sb, vfs_grants, sizeof(vfs_grants) / sizeof(vfs_grants[0]), h.fs, err);
+    else if (rc == JPT_OK &&
+             (rc = allow_all(&sb, system_more_grants,
                              sizeof(system_more_grants) / sizeof(system_more_grants[0]), h.fs,
                              err)) == JPT_OK)
-        rc = etc_around ? allow_around(sb, "/etc", etc, h.fs, err)
-                        : allow(sb, "/etc", RX, h.fs, err);
-    if (rc < 0)
-        return rc;
-    if (spec->profile == JPT__SANDBOX_STDIO && (rc = allow(sb, "/tmp", RW, h.fs, err)) < 0)
-        return rc;
+        rc = around ? jpt__etc_allow_around(sb.ruleset, etc, RX, h.fs, err)
+                    : allow(&sb, "/etc", RX, h.fs, err);
+    if (rc == JPT_OK && spec->profile == JPT__SANDBOX_STDIO)
+        rc = allow(&sb, "/tmp", RW, h.fs, err);
     /* The tool's own program, wherever it is (a script is read by its
      * interpreter). */
-    if (spec->program != NULL &&
-        (rc = allow(sb, spec->program, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err)) < 0)
+    if (rc == JPT_OK && spec->program != NULL)
+        rc = allow(&sb, spec->program, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err);
+    if (rc == JPT_OK && library != NULL)
+        rc = allow(&sb, library, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err);
+    if (rc == JPT_OK && spec->profile == JPT__SANDBOX_STDIO && spec->workspace != NULL)
+        rc = allow(&sb, spec->workspace, spec->workspace_writable ? RW : RX, h.fs, err);
+    if (rc == JPT_OK)
+        rc = allow_list(&sb, spec->read, RX, h.fs, err);
+    if (rc == JPT_OK)
+        rc = allow_list(&sb, spec->write, RW, h.fs, err);
+    if (rc < 0) {
+        close(sb.ruleset);
         return rc;
-    if (library_file(library) &&
-        (rc = allow(sb, library, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err)) < 0)
+    }
+    return sb.ruleset;
+}
+
+/* ---- Rulesets kept ----------------------------------------------------------------- */
+
+/* Everything make_ruleset reads, NUL-separated. */
+static int key_of(const jpt__sandbox_spec *spec, int abi, const char *library, bool around,
+                  unsigned etc_generation, jpt__buf *key)
+{
+    const char *const one[] = {spec->workspace, spec->program, library};
+    const char *const *lists[] = {spec->read, spec->write};
+    int rc = jpt__buf_printf(key, "%d %d %d %d %u", spec->profile, abi,
+                             spec->workspace_writable, around, around ? etc_generation : 0);
+
+    for (size_t i = 0; rc == JPT_OK && i < 3; i++)
+        rc = jpt__buf_append(key, one[i] != NULL ? one[i] : "", strlen(one[i] != NULL ? one[i] : "") + 1);
+    for (size_t l = 0; rc == JPT_OK && l < 2; l++) {
+        rc = jpt__buf_append(key, l == 0 ? "r" : "w", 2);
+        for (size_t i = 0; rc == JPT_OK && lists[l] != NULL && lists[l][i] != NULL; i++)
+            rc = jpt__buf_append(key, lists[l][i], strlen(lists[l][i]) + 1);
+    }
+    return rc;
+}
+
+/* The file each path of the key names now: (device, inode), zeros for
+ * none. A rule holds the file it was opened on. */
+static int ids_of(const jpt__sandbox_spec *spec, const char *library, jpt__buf *ids)
+{
+    const char *const one[] = {spec->workspace, spec->program, library};
+    const char *const *lists[] = {spec->read, spec->write};
+    int rc = JPT_OK;
+
+    for (size_t l = 0; rc == JPT_OK && l < 3; l++) {
+        const char *const *paths = l == 0 ? one : lists[l - 1];
+        size_t n = l == 0 ? 3 : SIZE_MAX;
+        for (size_t i = 0; rc == JPT_OK && i < n && paths != NULL && paths[i] != NULL; i++) {
+            struct stat st;
+            uint64_t id[2] = {0, 0};
+            if (stat(paths[i], &st) == 0) {
+                id[0] = (uint64_t)st.st_dev;
+                id[1] = (uint64_t)st.st_ino;
+            }
+            rc = jpt__buf_append(ids, id, sizeof(id));
+        }
+    }
+    return rc;
+}
+
+static bool same(const jpt__buf *a, const jpt__buf *b)
+{
+    return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+}
+
+/* The ruleset of `sb`: one kept in the cache for the same spec over the
+ * same files (a copy of its fd), else made now and kept. A RUN child's
+ * gains a rule in the child, and is never kept. */
+static int ruleset_for(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
+                       const jpt__etc *etc, bool around, jpt__errbuf *err)
+{
+    char path[PATH_MAX];
+    jpt__sandbox_cache *c = spec->profile != JPT__SANDBOX_RUN ? spec->cache : NULL;
+    const char *library;
+
+    /* The library does not move while it is loaded. */
+    if (spec->cache != NULL && !spec->cache->library_known) {
+        if (!library_file(spec->cache->library))
+            spec->cache->library[0] = '\0';
+        spec->cache->library_known = true;
+    }
+    if (spec->cache != NULL)
+        library = spec->cache->library[0] != '\0' ? spec->cache->library : NULL;
+    else
+        library = library_file(path) ? path : NULL;
+    jpt__buf key = JPT__BUF_INIT, ids = JPT__BUF_INIT;
+    kept_ruleset *slot = NULL;
+    int rc;
+
+    if (c == NULL) {
+        sb->ruleset = make_ruleset(spec, abi, etc, around, library, err);
+        return sb->ruleset < 0 ? sb->ruleset : JPT_OK;
+    }
+    if (key_of(spec, abi, library, around, etc->generation, &key) < 0 ||
+        ids_of(spec, library, &ids) < 0) {
+        jpt__buf_free(&key);
+        jpt__buf_free(&ids);
+        return jpt__err(err, JPT_ERR_NOMEM, "out of memory preparing the sandbox");
+    }
+    for (size_t i = 0; i < KEPT_RULESETS; i++) {
+        kept_ruleset *k = &c->rulesets[i];
+        if (k->fd >= 0 && same(&k->key, &key)) {
+            slot = k;
+            break;
+        }
+        if (slot == NULL || k->fd < 0 || (slot->fd >= 0 && k->used < slot->used))
+            slot = k;
+    }
+    if (slot->fd >= 0 && same(&slot->key, &key) && same(&slot->ids, &ids))
+        rc = JPT_OK;
+    else {
+        drop_kept(slot);
+        if ((rc = make_ruleset(spec, abi, etc, around, library, err)) >= 0) {
+            slot->fd = rc;
+            slot->key = key;
+            slot->ids = ids;
+            key = ids = (jpt__buf)JPT__BUF_INIT;
+            rc = JPT_OK;
+        }
+    }
+    jpt__buf_free(&key);
+    jpt__buf_free(&ids);
+    if (rc < 0)
         return rc;
-    if (spec->profile == JPT__SANDBOX_STDIO && spec->workspace != NULL &&
-        (rc = allow(sb, spec->workspace, spec->workspace_writable ? RW : RX, h.fs, err)) < 0)
-        return rc;
-    if ((rc = allow_list(sb, spec->read, RX, h.fs, err)) < 0 ||
-        (rc = allow_list(sb, spec->write, RW, h.fs, err)) < 0)
-        return rc;
-    sb->ns.tmp_access = RW & h.fs;
+    slot->used = ++c->tick;
+    if ((sb->ruleset = fcntl(slot->fd, F_DUPFD_CLOEXEC, 3)) < 0)
+        return jpt__err(err, errno == EMFILE || errno == ENFILE ? JPT_ERR_LIMIT : JPT_ERR_IO,
+                        "sandbox: copying the ruleset's fd: %s", strerror(errno));
     return JPT_OK;
 }
 
@@ -516,7 +516,7 @@ static int plan_writable(jpt__sandbox *sb, const char *const *paths)
 
     for (size_t i = 0; paths != NULL && paths[i] != NULL; i++)
         if (statvfs(paths[i], &fs) == 0 && !(fs.f_flag & ST_RDONLY) &&
-            (rc = pathv_add(&sb->writable, paths[i], true)) < 0)
+            (rc = jpt__pathv_add(&sb->writable, paths[i], true)) < 0)
             return rc;
     return JPT_OK;
 }
@@ -535,7 +535,7 @@ static int keep_below_tmp(jpt__sandbox *sb, const char *path, jpt__errbuf *err)
     if (sb->tmp_keep.n == JPT__SANDBOX_TMP_KEEP_MAX)
         return jpt__err(err, JPT_ERR_LIMIT, "sandbox: more than %d granted paths below /tmp",
                         JPT__SANDBOX_TMP_KEEP_MAX);
-    if ((rc = pathv_add(&sb->tmp_keep, path, true)) < 0)
+    if ((rc = jpt__pathv_add(&sb->tmp_keep, path, true)) < 0)
         return jpt__err(err, rc, "out of memory planning the sandbox");
     return JPT_OK;
 }
@@ -582,7 +582,7 @@ static int plan_tmp(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf
 }
 
 /* The child's mounts (sandbox.h, profiles STDIO and RUN). */
-static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, pathv *etc,
+static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jpt__pathv *etc,
                        jpt__errbuf *err)
 {
     int rc = JPT_OK;
@@ -596,20 +596,20 @@ static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, pathv *e
         rc = plan_writable(sb, spec->write);
     for (size_t i = 0; rc == JPT_OK && spec->read_only != NULL && spec->read_only[i] != NULL;
          i++)
-        rc = pathv_add(&sb->read_only, spec->read_only[i], true);
+        rc = jpt__pathv_add(&sb->read_only, spec->read_only[i], true);
     for (size_t i = 0; rc == JPT_OK && spec->hide != NULL && spec->hide[i] != NULL; i++)
-        rc = pathv_add(&sb->hide, spec->hide[i], spec->hide_dir != NULL && spec->hide_dir[i]);
+        rc = jpt__pathv_add(&sb->hide, spec->hide[i], spec->hide_dir != NULL && spec->hide_dir[i]);
     for (size_t i = 0; rc == JPT_OK && i < etc->n; i++)
-        rc = pathv_add(&sb->hide, etc->v[i], etc->dir[i]);
+        rc = jpt__pathv_add(&sb->hide, etc->v[i], etc->flag[i]);
     if (rc < 0)
         return jpt__err(err, rc, "out of memory planning the sandbox");
     if (spec->profile == JPT__SANDBOX_RUN && (rc = plan_tmp(sb, spec, err)) < 0)
         return rc;
-    sb->ns.writable = pathv_list(&sb->writable);
-    sb->ns.read_only = pathv_list(&sb->read_only);
-    sb->ns.hide = pathv_list(&sb->hide);
-    sb->ns.hide_dir = sb->hide.dir;
-    sb->ns.tmp_keep = pathv_list(&sb->tmp_keep);
+    sb->ns.writable = jpt__pathv_list(&sb->writable);
+    sb->ns.read_only = jpt__pathv_list(&sb->read_only);
+    sb->ns.hide = jpt__pathv_list(&sb->hide);
+    sb->ns.hide_dir = sb->hide.flag;
+    sb->ns.tmp_keep = jpt__pathv_list(&sb->tmp_keep);
     sb->ns.ruleset = sb->ruleset;
     return JPT_OK;
 }
@@ -749,23 +749,28 @@ static int build(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, bool 
                  bool ns, jpt__errbuf *err)
 {
     bool vfs = spec->profile == JPT__SANDBOX_VFS;
-    pathv etc = {NULL, NULL, 0, 0};
+    jpt__etc local = {0}, *etc = spec->cache != NULL ? &spec->cache->etc : &local;
     unsigned denies = (abi < 3 ? JPT__SECCOMP_TRUNCATE : 0) |
                       (vfs ? JPT__SECCOMP_NO_SOCKETS | JPT__SECCOMP_METADATA |
                                  JPT__SECCOMP_PATH_PROBES
                            : ns ? 0
                                 : JPT__SECCOMP_METADATA);
-    int rc = vfs ? JPT_OK : find_etc_secrets(&etc, err);
+    int rc = vfs ? JPT_OK : jpt__etc_secrets(etc, err);
 
     /* Without a mount namespace to cover them, a root host's ruleset
      * leaves the secrets of /etc out; another host cannot read them. */
     if (rc == JPT_OK && abi >= 1)
-        rc = build_ruleset(sb, spec, abi, &etc, !vfs && !ns && geteuid() == 0, err);
+        rc = ruleset_for(sb, spec, abi, etc, !vfs && !ns && geteuid() == 0, err);
+    if (rc == JPT_OK && abi >= 1) {
+        jpt__landlock_handled h;
+        jpt__landlock_handled_for(abi, &h);
+        sb->ns.tmp_access = RW & h.fs;
+    }
     if (rc == JPT_OK && ns)
-        rc = plan_mounts(sb, spec, &etc, err);
+        rc = plan_mounts(sb, spec, &etc->found, err);
     if (rc == JPT_OK && seccomp)
         rc = filter(sb, spec, denies, err);
-    pathv_free(&etc);
+    jpt__etc_free(&local);
     if (rc < 0)
         return rc;
     sb->own_filter = seccomp;
@@ -865,10 +870,10 @@ void jpt__sandbox_free(jpt__sandbox *sb)
     if (sb->ruleset >= 0)
         close(sb->ruleset);
     jpt__seccomp_prog_free(&sb->own);
-    pathv_free(&sb->writable);
-    pathv_free(&sb->read_only);
-    pathv_free(&sb->hide);
-    pathv_free(&sb->tmp_keep);
+    jpt__pathv_free(&sb->writable);
+    jpt__pathv_free(&sb->read_only);
+    jpt__pathv_free(&sb->hide);
+    jpt__pathv_free(&sb->tmp_keep);
     jpt__free(sb);
 }
 

@@ -15,12 +15,14 @@
  *
  * Files: landlock.c (the kernel's ABI, the ruleset), seccomp.c (the
  * filters), ns.c (the namespaces: what the host can make, the child's
- * mounts), sandbox.c (profiles, modes, the report, prepare and apply). */
+ * mounts), etc.c (the secrets of /etc), sandbox.c (profiles, modes, the
+ * report, what an owner keeps, prepare and apply). */
 #ifndef JPT_LIB_SANDBOX_H
 #define JPT_LIB_SANDBOX_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "common/common.h"
 #include "jptool/vfs.h"
@@ -243,6 +245,39 @@ void jpt__seccomp_prog_free(jpt__seccomp_prog *p);
  * architecture it does not know. */
 #define JPT__SECCOMP_OWN_MAX 96
 unsigned short jpt__seccomp_own_filter(void *out, int self);
+
+/* ---- etc.c ------------------------------------------------------------------------ */
+
+/* Owned copies of paths, NULL-terminated, each with a flag. */
+typedef struct jpt__pathv {
+    char **v;
+    bool *flag;
+    size_t n, cap;
+} jpt__pathv;
+
+int jpt__pathv_add(jpt__pathv *l, const char *path, bool flag); /* JPT_ERR_NOMEM */
+void jpt__pathv_free(jpt__pathv *l);
+/* The list, or NULL when empty. */
+const char *const *jpt__pathv_list(const jpt__pathv *l);
+
+/* The secrets of /etc this system has (etc.c's list: shadow, sudoers,
+ * host keys, …), their real paths, a directory flagged; found again only
+ * when a directory that holds one has changed. Zeroed is empty. */
+#define JPT__ETC_DIRS 32
+typedef struct jpt__etc {
+    jpt__pathv found;
+    struct timespec stamps[JPT__ETC_DIRS];
+    bool known;
+    unsigned generation;     /* changes when `found` is found again */
+} jpt__etc;
+
+/* Brings `e` up to date. JPT_ERR_NOMEM. */
+int jpt__etc_secrets(jpt__etc *e, jpt__errbuf *err);
+void jpt__etc_free(jpt__etc *e);
+/* Grants `access` on /etc entry by entry around the secrets of `e`, for a
+ * ruleset where nothing covers them (no mount namespace). JPT_ERR_IO. */
+int jpt__etc_allow_around(int ruleset, const jpt__etc *e, uint64_t access, uint64_t handled,
+                          jpt__errbuf *err);
 
 /* ---- ns.c ------------------------------------------------------------------------ */
 

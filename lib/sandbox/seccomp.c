@@ -315,8 +315,13 @@ int jpt__seccomp_build(unsigned denies, jpt__seccomp_prog *out, jpt__errbuf *err
     /* no_new_privs is the child's to set, before it loads the filter. */
     if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0)
         rc = jpt__err(err, JPT_ERR_IO, "seccomp: seccomp_attr_set: %s", strerror(-rc));
-    else
+    else {
+        /* A binary tree of the calls rather than a chain: each of the
+         * child's system calls runs through the filter. Older libseccomp
+         * lacks the attribute, and builds the chain. */
+        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
         rc = add_rules(ctx, denies, err);
+    }
     if (rc == JPT_OK)
         rc = export_bpf(ctx, out, err);
     seccomp_release(ctx);
