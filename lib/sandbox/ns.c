@@ -8,7 +8,8 @@
  * which Landlock does not govern); the writable areas mounted again,
  * writable; the read-only ones (.git) mounted again, read-only; each
  * hidden path covered by an empty directory or file of a small tmpfs,
- * mode 000, read-only (bubblewrap covers paths the same way); and for a
+ * mode 000, read-only (bubblewrap covers paths the same way), from one
+ * tmpfs per child; and for a
  * process.run child a private tmpfs on /tmp. Every path is resolved with
  * RESOLVE_NO_SYMLINKS from the absolute real path the parent found, so a
  * symbolic link swapped in meanwhile fails the spawn instead of moving a
@@ -37,11 +38,10 @@
 #endif
 
 /* Where the empty tmpfs is mounted while the hidden paths are covered
- * from it: a directory that exists on every Linux system and that no
- * hidden path is under; the tmpfs is unmounted again at once. */
+ * from it when none is a directory: a directory that exists on every
+ * Linux system and that no hidden path is under; it is unmounted again at
+ * once. */
 #define STAGE "/proc"
-#define STAGE_DIR STAGE "/d"
-#define STAGE_FILE STAGE "/f"
 
 /* The private /tmp of a process.run child: its size and files bound what
  * it can take of the host's memory. */
@@ -116,12 +116,13 @@ static int remount(const char *path, uint64_t set, uint64_t clear, bool recursiv
     return rc;
 }
 
-/* Covers `path` with a clone of the staged empty directory or file. */
-static int cover(const char *path, bool dir)
+/* Covers `path` with a clone of the empty directory or file of the
+ * tmpfs `stage` (an attached mount's fd). */
+static int cover(int stage, const char *path, bool dir)
 {
     int at = resolve(path);
     int tree = at < 0 ? -1
-                      : (int)syscall(SYS_open_tree, AT_FDCWD, dir ? STAGE_DIR : STAGE_FILE,
+                      : (int)syscall(SYS_open_tree, stage, dir ? "d" : "f",
                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     int rc = tree < 0 || attach(tree, at) < 0 ? -1 : 0;
 
@@ -136,33 +137,67 @@ static int cover(const char *path, bool dir)
         return errno;                                                                       \
     } while (0)
 
-static int hide_all(const jpt__ns_plan *p, const char **step, const char **path)
+/* A tmpfs of its own, detached (its fd), read-only, holding an empty
+ * directory "d" and an empty file "f", all mode 000: a process without
+ * capabilities can neither read nor list them, nor change their mode. */
+static int empty_tmpfs(void)
 {
-    int fd;
+    int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC), mnt = -1, fd;
 
-    /* An empty directory and file, mode 000, on a read-only tmpfs: a
-     * process without capabilities can neither read nor list them, nor
-     * change their mode. */
-    if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-              "size=4k,nr_inodes=8,mode=0") != 0)
-        FAIL("mounting the tmpfs that covers hidden paths", STAGE);
-    if (mkdir(STAGE_DIR, 0) != 0 ||
-        (fd = open(STAGE_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)) < 0)
-        FAIL("making the empty directory and file that cover hidden paths", STAGE);
-    close(fd);
-    fd = resolve(STAGE);
-    if (fd < 0 || set_attr(fd, 0, MOUNT_ATTR_RDONLY, 0) < 0) {
-        close_both(fd, -1);
-        FAIL("making the tmpfs that covers hidden paths read-only", STAGE);
+    if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) == 0 &&
+        syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", "8", 0) == 0 &&
+        syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0", 0) == 0 &&
+        syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+        mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                           MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    close_both(fs, -1);
+    if (mnt < 0)
+        return -1;
+    if (mkdirat(mnt, "d", 0) != 0 ||
+        (fd = openat(mnt, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)) < 0) {
+        close_both(mnt, -1);
+        return -1;
     }
     close(fd);
-    for (size_t i = 0; p->hide != NULL && p->hide[i] != NULL; i++)
-        if (cover(p->hide[i], p->hide_dir[i]) != 0)
+    if (set_attr(mnt, 0, MOUNT_ATTR_RDONLY, 0) != 0) {
+        close_both(mnt, -1);
+        return -1;
+    }
+    return mnt;
+}
+
+static int hide_all(const jpt__ns_plan *p, const char **step, const char **path)
+{
+    /* The tmpfs is attached where it covers the first hidden directory,
+     * and the rest are covered by clones of it (a detached mount can be
+     * cloned only from Linux 6.15); with no directory to hide it is
+     * attached on /proc for the while. */
+    size_t first = 0;
+    while (p->hide[first] != NULL && !p->hide_dir[first])
+        first++;
+    const char *stage_path = p->hide[first] != NULL ? p->hide[first] : STAGE;
+    int stage = empty_tmpfs();
+    if (stage < 0)
+        FAIL("making the tmpfs that covers hidden paths", NULL);
+    int at = resolve(stage_path);
+    if (at < 0 || attach(stage, at) != 0) {
+        close_both(stage, at);
+        FAIL(errno == ENOENT || errno == ELOOP || errno == ENOTDIR
+                 ? "hiding (the workspace changed while the process started)"
+                 : "hiding",
+             stage_path);
+    }
+    close(at);
+    for (size_t i = 0; p->hide[i] != NULL; i++)
+        if (i != first && cover(stage, p->hide[i], p->hide_dir[i]) != 0) {
+            close_both(stage, -1);
             FAIL(errno == ENOENT || errno == ELOOP || errno == ENOTDIR
                      ? "hiding (the workspace changed while the process started)"
                      : "hiding",
                  p->hide[i]);
-    if (umount2(STAGE, MNT_DETACH) != 0)
+        }
+    close(stage);
+    if (p->hide[first] == NULL && umount2(STAGE, MNT_DETACH) != 0)
         FAIL("unmounting the tmpfs that covers hidden paths", STAGE);
     return 0;
 }

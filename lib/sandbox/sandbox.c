@@ -943,9 +943,12 @@ static int load_filter(unsigned short len, void *filter, const char **step)
     return 0;
 }
 
+/* The filter as the child loads it: its own head, then the main one. */
+#define CHILD_FILTER_MAX (JPT__SECCOMP_OWN_MAX + 512)
+
 int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step)
 {
-    struct sock_filter own[JPT__SECCOMP_OWN_MAX];
+    struct sock_filter filter[CHILD_FILTER_MAX];
     int e;
 
     if ((e = drop_capabilities(step)) != 0)
@@ -960,11 +963,18 @@ int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step)
         *step = "landlock_restrict_self";
         return errno;
     }
-    if (sb->prog != NULL && (e = load_filter(sb->prog->len, sb->prog->filter, step)) != 0)
+    if (sb->prog == NULL)
+        return 0;
+    /* The process's own id is known only now (1 in a PID namespace). A
+     * main filter too long to copy is loaded after the head, as a second
+     * filter. */
+    unsigned short n = sb->own_filter ? jpt__seccomp_own_filter(filter, (int)getpid()) : 0;
+    if (n + sb->prog->len <= CHILD_FILTER_MAX) {
+        memcpy(filter + n, sb->prog->filter, sb->prog->len * sizeof(filter[0]));
+        return load_filter((unsigned short)(n + sb->prog->len), filter, step);
+    }
+    if ((e = load_filter(sb->prog->len, sb->prog->filter, step)) != 0 || n == 0)
         return e;
-    /* The process's own id is known only now (1 in a PID namespace). */
-    unsigned short n = sb->own_filter ? jpt__seccomp_own_filter(own, (int)getpid()) : 0;
-    if (n > 0 && (e = load_filter(n, own, step)) != 0)
-        return e;
-    return 0;
+    filter[n] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    return load_filter((unsigned short)(n + 1), filter, step);
 }

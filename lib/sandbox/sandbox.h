@@ -236,11 +236,13 @@ bool jpt__seccomp_available(const char **why);
 int jpt__seccomp_build(unsigned denies, jpt__seccomp_prog *out, jpt__errbuf *err);
 void jpt__seccomp_prog_free(jpt__seccomp_prog *p);
 
-/* The second filter, built in the child for its own process id `self`
- * (async-signal-safe): prlimit64, setpriority, sched_setaffinity,
- * sched_setscheduler, sched_setparam, sched_setattr, ioprio_set,
- * migrate_pages and move_pages only on itself (0 or `self`), never on a
- * user's processes at once. Writes at most JPT__SECCOMP_OWN_MAX
+/* The head of the child's filter, built in the child for its own process
+ * id `self` (async-signal-safe): prlimit64, setpriority,
+ * sched_setaffinity, sched_setscheduler, sched_setparam, sched_setattr,
+ * ioprio_set, migrate_pages and move_pages only on itself (0 or `self`),
+ * never on a user's processes at once; every other call goes on to the
+ * instructions that follow it (the main filter, copied after it: one
+ * filter to load, not two). Writes at most JPT__SECCOMP_OWN_MAX
  * instructions (struct sock_filter) to `out`; returns how many, 0 on an
  * architecture it does not know. */
 #define JPT__SECCOMP_OWN_MAX 96

@@ -399,7 +399,10 @@ static const own_call own_calls[] = {
 unsigned short jpt__seccomp_own_filter(void *out, int self)
 {
     struct sock_filter *f = out;
-    unsigned short n = 0;
+    /* The arch check and the load of nr (3), the table and its way out
+     * (N_OWN + 1), a block of 7 per call; then the program that follows. */
+    const unsigned total = 4 + 8 * N_OWN;
+    unsigned n = 0;
 
     if (NATIVE_ARCH == 0)
         return 0;
@@ -407,16 +410,17 @@ unsigned short jpt__seccomp_own_filter(void *out, int self)
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                                           offsetof(struct seccomp_data, arch));
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0,
-                                          (unsigned char)(N_OWN + 1));
+                                          (unsigned char)(total - 2));
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                                           offsetof(struct seccomp_data, nr));
-    /* One block of 7 instructions per call after the table and its
-     * ALLOW: jumps only go forward. */
+    /* Jumps only go forward: each call's block after the table; any other
+     * call goes on to what follows. */
     for (size_t i = 0; i < N_OWN; i++)
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
                                               (unsigned)own_calls[i].nr,
-                                              (unsigned char)(N_OWN - i + 7 * i), 0);
-    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+                                              (unsigned char)(N_OWN + 6 * i), 0);
+    f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, total - n - 1, 0, 0);
+    n++;
     for (size_t i = 0; i < N_OWN; i++) {
         const own_call *c = &own_calls[i];
         /* A call without a `which` checks its `who` for -1 there, which
@@ -429,7 +433,8 @@ unsigned short jpt__seccomp_own_filter(void *out, int self)
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0);
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)self, 1, 0);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, DENY);
-        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, total - n - 1, 0, 0);
+        n++;
     }
-    return n;
+    return (unsigned short)n;
 }
