@@ -175,9 +175,9 @@ static int visit(walk *w, const char *dir, const char *name, unsigned char type)
     if (type == DT_LNK)
         return JPT_OK;
     if (never_read(w->p, w->rel.data)) {
-        char *abs = absolute(c, w->rel.data);
         if ((rc = bounded(w)) < 0)
             return rc;
+        char *abs = absolute(c, w->rel.data);
         return abs == NULL ? JPT_ERR_NOMEM : strv_add(&c->hide, abs, type == DT_DIR);
     }
     if (type != DT_DIR)
@@ -188,11 +188,11 @@ static int visit(walk *w, const char *dir, const char *name, unsigned char type)
             return JPT_ERR_NOMEM;
         if (!in_writable_only(c, abs))
             jpt__free(abs);
-        else if ((rc = bounded(w)) < 0 || (rc = strv_add(&c->read_only, abs, true)) < 0) {
-            if (rc != JPT_ERR_NOMEM)
-                jpt__free(abs);
+        else if ((rc = bounded(w)) < 0) {
+            jpt__free(abs);
             return rc;
-        }
+        } else if ((rc = strv_add(&c->read_only, abs, true)) < 0)
+            return rc; /* strv_add freed it */
     }
     char *copy = jpt__strdup(w->rel.data);
     return copy == NULL ? JPT_ERR_NOMEM : strv_add(&w->todo, copy, false);

@@ -13,6 +13,14 @@
 
 enum { MAX_FDS = 1024 };
 
+/* In a sanitizer build, LeakSanitizer's check at exit reads /proc and
+ * uses ptrace, which the OS sandbox of a process.run child denies. */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     char cwd[PATH_MAX];
