@@ -14,7 +14,11 @@
  *     registry whose containment is "subreaper", also jptool's own mark
  *     (JPTOOL_CONTAIN_<token>), which finds its strays;
  *   - stdin /dev/null; cwd the workspace root, by fchdir on the directory
- *     backend's root fd (so renaming the root meanwhile does not matter);
+ *     backend's root fd (so renaming the root meanwhile does not matter),
+ *     or in its sandbox's mount namespace by the fd's path, checked;
+ *   - unless `sandbox_mode` is off, the OS sandbox of confine.c (below;
+ *     vfs.h, "The OS sandbox"), with a PID namespace when its containment
+ *     gives it no cgroup of its own;
  *   - its own session and process group (and the registry's containment);
  *     the group is killed when the child exits (stragglers), on the
  *     timeout (SIGTERM, SIGKILL after the kill grace), and when the
