@@ -287,6 +287,15 @@ int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char 
     *path = NULL;
     if (!p->mounts)
         return 0;
+    /* A view kept: the user namespace first, which gives the capability
+     * to enter the mount namespace it owns. */
+    if (p->enter_mnt >= 0) {
+        if (p->enter_user >= 0 && setns(p->enter_user, CLONE_NEWUSER) != 0)
+            FAIL("entering the kept user namespace (setns)", NULL);
+        if (setns(p->enter_mnt, CLONE_NEWNS) != 0)
+            FAIL("entering the kept mount namespace (setns)", NULL);
+        return 0;
+    }
     /* Mapped to itself: the tool sees the host's uid and gid. setgroups
      * must be denied before an unprivileged process writes gid_map. */
     if (p->user && (write_file("/proc/self/setgroups", "deny") != 0 ||
@@ -372,9 +381,68 @@ bool jpt__ns_probe(const jpt__ns_plan *plan, char *why, size_t n)
     return false;
 }
 
+/* The helper of jpt__ns_keep: it shares the fd table (CLONE_FILES), so
+ * the fds it opens on its namespaces are the parent's once it exits. */
+typedef struct keep_ctx {
+    const jpt__ns_plan *plan;
+    int err, mnt, user;
+    const char *step, *path;
+} keep_ctx;
+
+static int keep_child(void *arg)
+{
+    keep_ctx *ctx = arg;
+
+    ctx->err = jpt__ns_enter_in_child(ctx->plan, &ctx->step, &ctx->path);
+    if (ctx->err == 0 && (ctx->mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) < 0) {
+        ctx->err = errno;
+        ctx->step = "opening /proc/self/ns/mnt";
+    }
+    if (ctx->err == 0 && ctx->plan->user &&
+        (ctx->user = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC)) < 0) {
+        ctx->err = errno;
+        ctx->step = "opening /proc/self/ns/user";
+    }
+    _exit(ctx->err == 0 ? 0 : 1);
+}
+
+int jpt__ns_keep(const jpt__ns_plan *p, int *mnt, int *user, char *why, size_t n)
+{
+    _Alignas(16) char stack[16384];
+    keep_ctx ctx = {.plan = p, .err = -1, .mnt = -1, .user = -1};
+    sigset_t all, old;
+    int pidfd = -1;
+
+    *mnt = *user = -1;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = clone(keep_child, stack + sizeof(stack),
+                      CLONE_VM | CLONE_VFORK | CLONE_FILES | CLONE_PIDFD | jpt__ns_clone_flags(p),
+                      &ctx, &pidfd);
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        snprintf(why, n, "clone: %s", strerror(e));
+        return JPT_ERR_IO;
+    }
+    siginfo_t info;
+    waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &info, WEXITED | __WALL);
+    close(pidfd);
+    if (ctx.err != 0) {
+        close_both(ctx.mnt, ctx.user);
+        snprintf(why, n, "%s%s%s: %s", ctx.step != NULL ? ctx.step : "the namespace setup",
+                 ctx.path != NULL ? " " : "", ctx.path != NULL ? ctx.path : "",
+                 ctx.err > 0 ? strerror(ctx.err) : "the helper did not say");
+        return JPT_ERR_IO;
+    }
+    *mnt = ctx.mnt;
+    *user = ctx.user;
+    return JPT_OK;
+}
+
 int jpt__ns_clone_flags(const jpt__ns_plan *p)
 {
-    if (!p->mounts)
+    if (!p->mounts || p->enter_mnt >= 0)
         return 0;
     return CLONE_NEWNS | (p->pid ? CLONE_NEWPID : 0) | (p->user ? CLONE_NEWUSER : 0);
 }

@@ -60,11 +60,21 @@ typedef struct kept_ruleset {
 
 #define KEPT_RULESETS 8
 
+/* A stdio tool's view of the file system, made once (jpt__ns_keep): its
+ * children enter it rather than each making and tearing down its own. */
+typedef struct kept_view {
+    jpt__buf key;           /* view_key */
+    jpt__buf ids;           /* (dev, ino) of its writable paths */
+    int mnt, user;          /* -1: an empty slot / no user namespace */
+    uint64_t used;
+} kept_view;
+
 struct jpt__sandbox_cache {
     jpt__seccomp_prog progs[JPT__SECCOMP_VARIANTS];
     ns_support ns[2];
     jpt__etc etc;
     kept_ruleset rulesets[KEPT_RULESETS];
+    kept_view views[KEPT_RULESETS];
     uint64_t tick;
     char library[PATH_MAX]; /* library_file's, once found ("": none) */
     bool library_known;
@@ -74,9 +84,22 @@ jpt__sandbox_cache *jpt__sandbox_cache_new(void)
 {
     jpt__sandbox_cache *c = jpt__calloc(1, sizeof(jpt__sandbox_cache));
 
-    for (size_t i = 0; c != NULL && i < KEPT_RULESETS; i++)
+    for (size_t i = 0; c != NULL && i < KEPT_RULESETS; i++) {
         c->rulesets[i].fd = -1;
+        c->views[i].mnt = c->views[i].user = -1;
+    }
     return c;
+}
+
+static void drop_view(kept_view *v)
+{
+    if (v->mnt >= 0)
+        close(v->mnt);
+    if (v->user >= 0)
+        close(v->user);
+    v->mnt = v->user = -1;
+    jpt__buf_free(&v->key);
+    jpt__buf_free(&v->ids);
 }
 
 static void drop_kept(kept_ruleset *k)
@@ -94,8 +117,10 @@ void jpt__sandbox_cache_free(jpt__sandbox_cache *c)
         return;
     for (size_t i = 0; i < JPT__SECCOMP_VARIANTS; i++)
         jpt__seccomp_prog_free(&c->progs[i]);
-    for (size_t i = 0; i < KEPT_RULESETS; i++)
+    for (size_t i = 0; i < KEPT_RULESETS; i++) {
         drop_kept(&c->rulesets[i]);
+        drop_view(&c->views[i]);
+    }
     jpt__etc_free(&c->etc);
     jpt__free(c);
 }
@@ -614,6 +639,76 @@ static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jp
     return JPT_OK;
 }
 
+/* ---- Views kept ------------------------------------------------------------------- */
+
+/* What a stdio tool's view depends on: its writable paths (their files
+ * are checked apart), the secrets of /etc found, and the user namespace. */
+static int view_key(const jpt__sandbox *sb, unsigned etc_generation, jpt__buf *key,
+                    jpt__buf *ids)
+{
+    int rc = jpt__buf_printf(key, "%u %d", etc_generation, sb->ns.user);
+
+    for (size_t i = 0; rc == JPT_OK && i < sb->writable.n; i++) {
+        struct stat st;
+        uint64_t id[2] = {0, 0};
+        if (stat(sb->writable.v[i], &st) == 0) {
+            id[0] = (uint64_t)st.st_dev;
+            id[1] = (uint64_t)st.st_ino;
+        }
+        if ((rc = jpt__buf_append(key, sb->writable.v[i], strlen(sb->writable.v[i]) + 1)) ==
+            JPT_OK)
+            rc = jpt__buf_append(ids, id, sizeof(id));
+    }
+    return rc;
+}
+
+/* A stdio tool's child enters a view kept in the cache for the same
+ * plan, or one made now and kept; where none can be made it makes its
+ * own (the plan as it is). */
+static void use_kept_view(jpt__sandbox *sb, jpt__sandbox_cache *c, unsigned etc_generation)
+{
+    jpt__buf key = JPT__BUF_INIT, ids = JPT__BUF_INIT;
+    kept_view *slot = NULL;
+    char why[256];
+
+    if (view_key(sb, etc_generation, &key, &ids) < 0)
+        goto out;
+    for (size_t i = 0; i < KEPT_RULESETS; i++) {
+        kept_view *v = &c->views[i];
+        if (v->mnt >= 0 && same(&v->key, &key)) {
+            slot = v;
+            break;
+        }
+        if (slot == NULL || v->mnt < 0 || (slot->mnt >= 0 && v->used < slot->used))
+            slot = v;
+    }
+    if (slot->mnt < 0 || !same(&slot->key, &key) || !same(&slot->ids, &ids)) {
+        drop_view(slot);
+        if (jpt__ns_keep(&sb->ns, &slot->mnt, &slot->user, why, sizeof(why)) != JPT_OK) {
+            jpt__log(JPT_LOG_DEBUG, "sandbox: a stdio tool's view cannot be kept (%s): each "
+                                    "child makes its own",
+                     why);
+            goto out;
+        }
+        slot->key = key;
+        slot->ids = ids;
+        key = ids = (jpt__buf)JPT__BUF_INIT;
+    }
+    slot->used = ++c->tick;
+    sb->ns.enter_mnt = fcntl(slot->mnt, F_DUPFD_CLOEXEC, 3);
+    sb->ns.enter_user = slot->user >= 0 ? fcntl(slot->user, F_DUPFD_CLOEXEC, 3) : -1;
+    if (sb->ns.enter_mnt < 0 || (slot->user >= 0 && sb->ns.enter_user < 0)) {
+        if (sb->ns.enter_mnt >= 0)
+            close(sb->ns.enter_mnt);
+        if (sb->ns.enter_user >= 0)
+            close(sb->ns.enter_user);
+        sb->ns.enter_mnt = sb->ns.enter_user = -1;
+    }
+out:
+    jpt__buf_free(&key);
+    jpt__buf_free(&ids);
+}
+
 /* ---- The report ---------------------------------------------------------------------- */
 
 /* What is enforced, and what this system lacks. */
@@ -768,6 +863,8 @@ static int build(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, bool 
     }
     if (rc == JPT_OK && ns)
         rc = plan_mounts(sb, spec, &etc->found, err);
+    if (rc == JPT_OK && ns && spec->profile == JPT__SANDBOX_STDIO && spec->cache != NULL)
+        use_kept_view(sb, spec->cache, etc->generation);
     if (rc == JPT_OK && seccomp)
         rc = filter(sb, spec, denies, err);
     jpt__etc_free(&local);
@@ -806,7 +903,7 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
      * namespaces too. */
     if (spec->mode == JPT_SANDBOX_REQUIRED && (abi < 1 || !seccomp))
         return refuse_required(abi, seccomp, ll_why, sc_why, err);
-    jpt__ns_plan plan = {.ruleset = -1};
+    jpt__ns_plan plan = {.ruleset = -1, .enter_mnt = -1, .enter_user = -1};
     bool ns = false;
     if (spec->profile != JPT__SANDBOX_VFS) {
         plan.mounts = true;
@@ -831,6 +928,7 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     if (sb == NULL)
         return jpt__err(err, JPT_ERR_NOMEM, "out of memory preparing the sandbox");
     sb->ruleset = -1;
+    sb->ns.enter_mnt = sb->ns.enter_user = -1;
     sb->report.landlock_abi = abi;
     if (ns)
         sb->ns = plan;
@@ -869,6 +967,10 @@ void jpt__sandbox_free(jpt__sandbox *sb)
         return;
     if (sb->ruleset >= 0)
         close(sb->ruleset);
+    if (sb->ns.enter_mnt >= 0)
+        close(sb->ns.enter_mnt);
+    if (sb->ns.enter_user >= 0)
+        close(sb->ns.enter_user);
     jpt__seccomp_prog_free(&sb->own);
     jpt__pathv_free(&sb->writable);
     jpt__pathv_free(&sb->read_only);

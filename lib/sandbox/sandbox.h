@@ -300,6 +300,9 @@ typedef struct jpt__ns_plan {
     const char *const *tmp_keep;  /* granted paths below /tmp, kept there */
     uint64_t tmp_access;
     int ruleset;
+    /* A view made once and kept (jpt__ns_keep): the child enters these
+     * namespaces (setns) instead of making its own; -1: none. */
+    int enter_mnt, enter_user;
 } jpt__ns_plan;
 
 /* CLONE_NEW* for `p`. */
@@ -309,6 +312,12 @@ int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char 
 /* Whether a child can carry out `p` here (it tries, with /dev/null as a
  * path to hide); else false and `why` says what failed. */
 bool jpt__ns_probe(const jpt__ns_plan *p, char *why, size_t n);
+/* Carries out `p` (no PID namespace, no private /tmp) once, in a helper
+ * child, and keeps its namespaces: `*mnt` (and `*user`, when `p->user`;
+ * else -1) are fds for later children to enter, so that they make no
+ * mounts of their own and leave none to tear down. JPT_OK, or
+ * JPT_ERR_IO with `why` saying what failed. */
+int jpt__ns_keep(const jpt__ns_plan *p, int *mnt, int *user, char *why, size_t n);
 
 /* ---- For tests ------------------------------------------------------------------- */
 
