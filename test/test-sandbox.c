@@ -1269,6 +1269,32 @@ static void a_vfs_tool_cannot_watch_name_or_locate_host_paths(void **state)
     jpt_registry_free(r);
 }
 
+/* The mounts are made by real paths: a workspace named through a
+ * symbolic link is writable all the same. */
+static void a_workspace_named_through_a_symlink_stays_writable(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char link[4200], made[4200];
+    snprintf(link, sizeof(link), "%s/ws-link", outside);
+    snprintf(made, sizeof(made), "%s/made.txt", root);
+    assert_int_equal(symlink(root, link), 0);
+    const char *checks[] = {check_of("create:", made), check_of("chmod:", secret), NULL};
+    jpt_registry_options o = {.size = sizeof(o), .root = link, .kill_grace_ms = 300,
+                              .drain_ms = 100};
+    jpt_registry *r = ru_registry_with(&o, js(tool_js("s", false, "'sandbox':true", checks)));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+
+    unlink(link);
+    assert_false(is_error);
+    assert_outcome(out, checks[0], "ok");
+    assert_outcome(out, checks[1], strcmp(outside_write(r, "s"), "EROFS") == 0 ? "ok" : "EPERM");
+    assert_int_equal(chmod(secret, 0644), 0);
+    free(out);
+    jpt_registry_free(r);
+}
+
 /* ---- A host that is not root -------------------------------------------------------- */
 
 /* Runs `fn` in a forked process that has become uid and gid 65534 (nobody),
@@ -1435,6 +1461,7 @@ int main(void)
         cmocka_unit_test(no_tool_sends_a_datagram_to_a_host_socket),
         cmocka_unit_test(a_vfs_tool_cannot_watch_name_or_locate_host_paths),
         cmocka_unit_test(a_non_root_hosts_stdio_tool_changes_no_metadata_outside),
+        cmocka_unit_test(a_workspace_named_through_a_symlink_stays_writable),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

@@ -536,12 +536,15 @@ static bool namespaces_here(const jpt__sandbox_spec *spec, const jpt__ns_plan *p
 /* Makes each writable path that is a writable file system's. */
 static int plan_writable(jpt__sandbox *sb, const char *const *paths)
 {
+    char real[PATH_MAX];
     struct statvfs fs;
     int rc;
 
+    /* By its real path: the child resolves none through a symbolic link
+     * (ns.c). */
     for (size_t i = 0; paths != NULL && paths[i] != NULL; i++)
-        if (statvfs(paths[i], &fs) == 0 && !(fs.f_flag & ST_RDONLY) &&
-            (rc = jpt__pathv_add(&sb->writable, paths[i], true)) < 0)
+        if (realpath(paths[i], real) != NULL && statvfs(real, &fs) == 0 &&
+            !(fs.f_flag & ST_RDONLY) && (rc = jpt__pathv_add(&sb->writable, real, true)) < 0)
             return rc;
     return JPT_OK;
 }
