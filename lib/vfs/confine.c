@@ -155,9 +155,13 @@ static int visit(walk *w, const char *dir, const char *name, unsigned char type)
     jpt__vfs_confine *c = w->c;
     int rc;
 
+    /* "<dir>/<name>" (the name alone in the root), without printf: this
+     * runs for every entry. */
     w->rel.len = 0;
-    if ((rc = strcmp(dir, ".") == 0 ? jpt__buf_puts(&w->rel, name)
-                                    : jpt__buf_printf(&w->rel, "%s/%s", dir, name)) < 0)
+    if (strcmp(dir, ".") != 0 && ((rc = jpt__buf_puts(&w->rel, dir)) < 0 ||
+                                  (rc = jpt__buf_putc(&w->rel, '/')) < 0))
+        return rc;
+    if ((rc = jpt__buf_puts(&w->rel, name)) < 0)
         return rc;
     if (++c->scanned > JPT_VFS_RUN_SCAN_MAX)
         return jpt__err(w->err, JPT_ERR_LIMIT,
