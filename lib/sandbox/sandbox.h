@@ -63,9 +63,14 @@
 
 /* What an owner (a registry, a VFS host) keeps for its later spawns: the
  * seccomp filters it has built (a filter depends on the profile and the
- * kernel only, and building one costs more than applying it), and
- * whether this host can make the namespaces a sandbox wants (probed once,
- * by a child that tries). One thread at a time, as its owner. */
+ * kernel only, and building one costs more than applying it); whether
+ * this host can make the namespaces a sandbox wants (probed once, by a
+ * child that tries); the secrets of /etc found; Landlock rulesets by spec
+ * (made again when a file their rules hold was replaced); and a stdio
+ * tool's view of the file system by plan, made once by a helper child and
+ * entered by each child (setns), so that none makes and tears down a
+ * mount namespace of its own. It holds fds (rulesets, views) until it is
+ * freed. One thread at a time, as its owner. */
 typedef struct jpt__sandbox_cache jpt__sandbox_cache;
 
 /* NULL when out of memory. */
