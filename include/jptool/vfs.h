@@ -613,8 +613,10 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * ipsec.secrets, ipsec.d/private, ppp/chap-secrets, ppp/pap-secrets,
  * credstore, credstore.encrypted, letsencrypt/archive, letsencrypt/keys,
  * mysql/debian.cnf, libvirt/secrets (those that exist): a uid 0 without
- * capabilities still owns root's files. It runs in a mount namespace of
- * its own where everything is mounted read-only but the writable areas
+ * capabilities still owns root's files. It runs in a mount namespace
+ * (made once per registry and tool definition, shared by the tool's
+ * processes, made again when a writable path or a secret of /etc
+ * changes) where everything is mounted read-only but the writable areas
  * (the workspace when writable, /tmp, os_sandbox.write; a file system the
  * host mounted beneath one stays read-only, and one the host mounted
  * read-only is never made writable), so a change of a file's mode,
