@@ -13,9 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "registry-util.h"
@@ -186,7 +190,7 @@ static void assert_outcome(const char *lines, const char *check, const char *exp
 
 static char *check_of(const char *prefix, const char *path)
 {
-    static char buf[8][4300];
+    static char buf[8][4400];
     static int next;
     char *b = buf[next++ % 8];
     snprintf(b, sizeof(buf[0]), "%s%s", prefix, path);
@@ -383,7 +387,8 @@ static void the_report_says_what_this_kernel_enforces(void **state)
     const char *checks[] = {"env:PATH", NULL};
     host_run run;
     unsigned want = JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS | JPT_SANDBOX_ENFORCED_SECCOMP |
-                    JPT_SANDBOX_ENFORCED_FILES | JPT_SANDBOX_ENFORCED_TRUNCATE;
+                    JPT_SANDBOX_ENFORCED_FILES | JPT_SANDBOX_ENFORCED_TRUNCATE |
+                    JPT_SANDBOX_ENFORCED_CAPABILITIES | JPT_SANDBOX_ENFORCED_METADATA;
     char abi[64];
 
     if (kernel_abi >= 4)
@@ -421,7 +426,9 @@ static void best_effort_on_an_older_kernel_runs_and_reports_the_gaps(void **stat
     assert_int_equal(run.enforced, JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS |
                                        JPT_SANDBOX_ENFORCED_SECCOMP |
                                        JPT_SANDBOX_ENFORCED_FILES |
-                                       JPT_SANDBOX_ENFORCED_TRUNCATE);
+                                       JPT_SANDBOX_ENFORCED_TRUNCATE |
+                                       JPT_SANDBOX_ENFORCED_CAPABILITIES |
+                                       JPT_SANDBOX_ENFORCED_METADATA);
     assert_non_null(strstr(run.report, "Landlock ABI 3"));
     assert_non_null(strstr(run.report, "; missing: TCP bind and connect (needs Landlock ABI 4), "
                                        "device ioctls (needs Landlock ABI 5), signal and "
@@ -707,6 +714,17 @@ static void a_registry_vfs_call_fails_where_the_sandbox_is_required_and_missing(
     jpt_registry_free(r);
 }
 
+/* What a stdio tool's write outside its writable areas fails with: EROFS
+ * in its mount namespace (everything else is mounted read-only), EACCES
+ * (Landlock) without one. */
+static const char *outside_write(jpt_registry *r, const char *tool)
+{
+    unsigned enforced = 0;
+
+    assert_int_equal(jpt_registry_tool_sandbox(r, tool, &enforced, NULL), JPT_OK);
+    return enforced & JPT_SANDBOX_ENFORCED_MOUNTS ? "EROFS" : "EACCES";
+}
+
 static void a_sandboxed_stdio_tool_has_rfd_075s_shape(void **state)
 {
     (void)state;
@@ -732,7 +750,7 @@ static void a_sandboxed_stdio_tool_has_rfd_075s_shape(void **state)
     assert_false(is_error);
     assert_outcome(out, checks[0], "ok");
     assert_outcome(out, checks[1], "ok");
-    assert_outcome(out, checks[2], "EACCES");
+    assert_outcome(out, checks[2], outside_write(r, "s"));
     assert_outcome(out, checks[3], "EACCES");
     assert_outcome(out, "open:/etc/passwd", "ok");
     assert_outcome(out, "create:/tmp/jpt-sandbox-probe-x", "ok");
@@ -764,8 +782,11 @@ static void a_stdio_sandbox_may_keep_the_workspace_read_only(void **state)
 
     assert_false(is_error);
     assert_outcome(out, checks[0], "ok");
-    assert_outcome(out, checks[1], "EACCES");
-    assert_outcome(out, checks[2], kernel_abi >= 3 ? "EACCES" : "EPERM");
+    assert_outcome(out, checks[1], outside_write(r, "s"));
+    assert_outcome(out, checks[2],
+                   strcmp(outside_write(r, "s"), "EROFS") == 0 ? "EROFS"
+                   : kernel_abi >= 3                          ? "EACCES"
+                                                              : "EPERM");
     assert_string_equal(read_text(secret), "the workspace's own\n");
     free(out);
     jpt_registry_free(r);
@@ -972,6 +993,428 @@ static void registry_options_refuse_an_unknown_sandbox_mode(void **state)
     assert_null(r);
 }
 
+/* ---- Issue 15 §4: a wall for a root host too ------------------------------------ */
+
+/* What a root host's tool did with the capabilities it kept: each check
+ * is harmless when it succeeds (the current host name, a wrong reboot
+ * magic number, invalid kexec flags, …). EPERM everywhere now, whether
+ * the capability or the filter stops it. */
+static const char *const privileged[] = {"caps",       "sethostname", "syslog",
+                                         "settimeofday", "reboot",    "kexec",
+                                         "fanotify",   "sched-fifo",  NULL};
+
+static void assert_no_privilege(const char *lines)
+{
+    assert_outcome(lines, "caps", "none");
+    for (size_t i = 1; privileged[i] != NULL; i++)
+        assert_outcome(lines, privileged[i], "EPERM");
+}
+
+static void a_root_hosts_vfs_tool_has_no_capabilities(void **state)
+{
+    (void)state;
+    NEED_SECCOMP("the system-call filter");
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, privileged, &run);
+    assert_no_privilege(run.lines);
+    assert_int_not_equal(run.enforced & JPT_SANDBOX_ENFORCED_CAPABILITIES, 0);
+    free(run.lines);
+}
+
+static void a_root_hosts_stdio_tool_has_no_capabilities_nor_etc_secrets(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    const char *checks[] = {"caps",       "sethostname",      "syslog",
+                            "settimeofday", "reboot",          "kexec",
+                            "fanotify",   "sched-fifo",       "read:/etc/shadow",
+                            "read:/etc/gshadow", "read:/etc/passwd", NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+
+    assert_false(is_error);
+    assert_no_privilege(out);
+    /* root owns /etc/shadow: only the sandbox keeps it from a root tool. */
+    assert_outcome(out, "read:/etc/shadow", "EACCES");
+    if (access("/etc/gshadow", F_OK) == 0)
+        assert_outcome(out, "read:/etc/gshadow", "EACCES");
+    assert_outcome(out, "read:/etc/passwd", "ok");
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* A file of the test's own, outside the workspace, mode 0600. */
+static void make_key(char *path, size_t n, const char *dir, const char *name)
+{
+    snprintf(path, n, "%s/%s", dir, name);
+    write_text(path, "a key\n");
+    assert_int_equal(chmod(path, 0600), 0);
+}
+
+/* The key as the test made it: mode, owner, times, no extended
+ * attribute. */
+static void assert_key_untouched(const char *path, const struct stat *before)
+{
+    struct stat after;
+    char value[16];
+
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(after.st_mode & 07777, 0600);
+    assert_int_equal(after.st_uid, before->st_uid);
+    assert_int_equal(after.st_mtime, before->st_mtime);
+    assert_int_equal(getxattr(path, "user.jpt_probe", value, sizeof(value)), -1);
+}
+
+static void a_vfs_tool_changes_no_files_mode_owner_times_or_xattrs(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    char key[4200], env[4200];
+    struct stat key_st, env_st;
+    make_key(key, sizeof(key), outside, "id_key");
+    make_key(env, sizeof(env), root, ".env");
+    assert_int_equal(stat(key, &key_st), 0);
+    assert_int_equal(stat(env, &env_st), 0);
+    /* Readable, so that the fd calls have an fd to work on. */
+    const char *read[] = {outside, NULL};
+    const char *checks[] = {
+        check_of("chmod:", key),    check_of("fchmod:", key),   check_of("fchmodat2:", key),
+        check_of("chown:", key),    check_of("utimes:", key),   check_of("touch:", key),
+        check_of("setxattr:", key), check_of("getxattr:", key), check_of("chmod:", env),
+        NULL};
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_REQUIRED, read, checks, &run);
+    for (size_t i = 0; checks[i] != NULL; i++)
+        assert_outcome(run.lines, checks[i], "EPERM");
+    assert_key_untouched(key, &key_st);
+    assert_key_untouched(env, &env_st);
+    assert_int_not_equal(run.enforced & JPT_SANDBOX_ENFORCED_METADATA, 0);
+    unlink(key);
+    unlink(env);
+    free(run.lines);
+}
+
+static void a_stdio_tool_changes_metadata_only_where_it_may_write(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    char key[4200], own[4200], extra[4400];
+    struct stat key_st;
+    make_key(key, sizeof(key), outside, "id_key");
+    make_key(own, sizeof(own), root, "script.sh");
+    assert_int_equal(stat(key, &key_st), 0);
+    const char *checks[] = {check_of("chmod:", key),    check_of("fchmod:", key),
+                            check_of("fchmodat2:", key), check_of("chown:", key),
+                            check_of("utimes:", key),   check_of("touch:", key),
+                            check_of("setxattr:", key), check_of("chmod:", own), NULL};
+    snprintf(extra, sizeof(extra), "'sandbox':true,'os_sandbox':{'read':['%s']}", outside);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, extra, checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    /* EROFS in its mount namespace; EPERM from the filter where the host
+     * cannot make one (then in the workspace too). */
+    const char *outside_err = outside_write(r, "s");
+    bool mounts = strcmp(outside_err, "EROFS") == 0;
+
+    assert_false(is_error);
+    for (size_t i = 0; i < 7; i++)
+        assert_outcome(out, checks[i], mounts ? "EROFS" : "EPERM");
+    assert_outcome(out, checks[7], mounts ? "ok" : "EPERM");
+    assert_key_untouched(key, &key_st);
+    free(out);
+    jpt_registry_free(r);
+
+    /* Where the host cannot make a mount namespace: the calls are denied
+     * wholesale, and the report says so. */
+    jpt__sandbox_test_no_namespaces(true);
+    r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, extra, checks));
+    out = call(r, "s", &is_error);
+    unsigned enforced = 0;
+    char *report = NULL;
+    assert_int_equal(jpt_registry_tool_sandbox(r, "s", &enforced, &report), JPT_OK);
+    jpt__sandbox_test_no_namespaces(false);
+    assert_false(is_error);
+    for (size_t i = 0; checks[i] != NULL; i++)
+        assert_outcome(out, checks[i], "EPERM");
+    assert_int_not_equal(enforced & JPT_SANDBOX_ENFORCED_METADATA, 0);
+    assert_int_equal(enforced & JPT_SANDBOX_ENFORCED_MOUNTS, 0);
+    assert_non_null(strstr(report, "missing: a mount namespace"));
+    jpt_free(report);
+    assert_key_untouched(key, &key_st);
+    unlink(key);
+    unlink(own);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* What the tool does to its host (the probe's parent): each sets what is
+ * already set, and is EPERM; on itself it still may. */
+static const char *const host_reaching[] = {"prlimit-parent", "nice-parent", "affinity-parent",
+                                            "ioprio-parent",  "prlimit-self", "affinity-self",
+                                            NULL};
+
+static void assert_only_itself(const char *lines)
+{
+    for (size_t i = 0; i < 4; i++)
+        assert_outcome(lines, host_reaching[i], "EPERM");
+    assert_outcome(lines, "prlimit-self", "ok");
+    assert_outcome(lines, "affinity-self", "ok");
+}
+
+static void a_tool_sets_limits_and_scheduling_of_its_own_process_only(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, host_reaching, &run);
+    assert_only_itself(run.lines);
+    free(run.lines);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT,
+                               tool_js("s", false, "'sandbox':true", host_reaching));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    assert_false(is_error);
+    assert_only_itself(out);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* A datagram socket of the host's (the system log's kind), bound at
+ * `path`. */
+static int dgram_listener(const char *path)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    size_t n = strlen(path);
+
+    if (n >= sizeof(sun.sun_path))
+        fail_msg("the socket path is too long for sun_path: %s", path);
+    memcpy(sun.sun_path, path, n + 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+    return fd;
+}
+
+static void assert_nothing_received(int fd)
+{
+    char buf[64];
+    assert_int_equal(recv(fd, buf, sizeof(buf), MSG_DONTWAIT), -1);
+    assert_int_equal(errno, EAGAIN);
+}
+
+static void no_tool_sends_a_datagram_to_a_host_socket(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    char sock_path[4200];
+    snprintf(sock_path, sizeof(sock_path), "%s/log.sock", outside);
+    int listener = dgram_listener(sock_path);
+    const char *checks[] = {"socket-unix-raw", "socketpair-raw", check_of("raw-sendto:", sock_path),
+                            check_of("pair-sendto:", sock_path), "socket-unix", NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
+    assert_nothing_received(listener);
+    close(listener);
+    unlink(sock_path);
+    assert_false(is_error);
+    /* Linux makes an AF_UNIX SOCK_RAW a datagram socket. */
+    for (size_t i = 0; i < 4; i++) {
+        assert_outcome(out, checks[i], "EPERM");
+        assert_outcome(run.lines, checks[i], "EPERM");
+    }
+    /* What the stdio profile documents still works. */
+    assert_outcome(out, "socket-unix", "ok");
+    free(out);
+    free(run.lines);
+    jpt_registry_free(r);
+}
+
+static void a_vfs_tool_cannot_watch_name_or_locate_host_paths(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    const char *checks[] = {"inotify:/etc", check_of("inotify:", outside),
+                            "handle:/etc/passwd", check_of("handle:", secret), "cwd",
+                            "stat:/etc/passwd", NULL};
+    host_run run;
+
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
+    assert_outcome(run.lines, checks[0], "EPERM");
+    assert_outcome(run.lines, checks[1], "EPERM");
+    assert_outcome(run.lines, checks[2], "EPERM");
+    assert_outcome(run.lines, checks[3], "EPERM");
+    /* It starts in "/", not where the host runs. */
+    assert_outcome(run.lines, "cwd", "/");
+    /* What remains (vfs.h): Landlock does not govern stat, and the loader
+     * and interpreters need it. */
+    assert_outcome(run.lines, "stat:/etc/passwd", "ok");
+    free(run.lines);
+
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("v", true, "", checks));
+    bool is_error = true;
+    char *out = call(r, "v", &is_error);
+    assert_false(is_error);
+    assert_outcome(out, "cwd", "/");
+    assert_outcome(out, checks[0], "EPERM");
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* The mounts are made by real paths: a writable directory named through
+ * a symbolic link (os_sandbox.write) is writable all the same. */
+static void a_writable_path_named_through_a_symlink_stays_writable(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char dir[4200], link[4200], made[4300], extra[4600];
+    snprintf(dir, sizeof(dir), "%s/real-w", outside);
+    snprintf(link, sizeof(link), "%s/w-link", outside);
+    snprintf(made, sizeof(made), "%s/made.txt", link);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(symlink(dir, link), 0);
+    const char *checks[] = {check_of("create:", made), NULL};
+    snprintf(extra, sizeof(extra), "'sandbox':true,'os_sandbox':{'write':['%s']}", link);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, extra, checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+
+    unlink(link);
+    rmdir(dir);
+    if (is_error)
+        fail_msg("the tool failed: %s", out);
+    assert_outcome(out, checks[0], "ok");
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* ---- A host that is not root -------------------------------------------------------- */
+
+/* Runs `fn` in a forked process that has become uid and gid 65534 (nobody),
+ * in a workspace and a directory beside it that it owns; returns what `fn`
+ * wrote to its pipe (the probe's lines), NUL-terminated, to free. */
+static char *as_nobody(void (*fn)(int out, const char *ws, const char *beside))
+{
+    char ws[4200], beside[4200], buf[1 << 14];
+    int p[2];
+    size_t n = 0;
+
+    snprintf(ws, sizeof(ws), "%s/nobody-ws", outside);
+    snprintf(beside, sizeof(beside), "%s/nobody-beside", outside);
+    assert_int_equal(mkdir(ws, 0755), 0);
+    assert_int_equal(mkdir(beside, 0755), 0);
+    assert_int_equal(chown(ws, 65534, 65534), 0);
+    assert_int_equal(chown(beside, 65534, 65534), 0);
+    /* The scratch directory beside the workspace is the test's, 0700. */
+    assert_int_equal(chmod(outside, 0755), 0);
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        /* As a host that started unprivileged would be: dumpable (a
+         * change of uid without execve leaves /proc/self root's). */
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0 ||
+            prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
+            _exit(2);
+        fn(p[1], ws, beside);
+        _exit(0);
+    }
+    close(p[1]);
+    for (ssize_t got; n < sizeof(buf) - 1 && (got = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0;)
+        n += (size_t)got;
+    buf[n] = '\0';
+    close(p[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(chmod(outside, 0700), 0);
+    char cmd[9000];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", ws, beside);
+    assert_int_equal(system(cmd), 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the unprivileged host failed (status %d): %s", status, buf);
+    return strdup(buf);
+}
+
+static void nobody_chmods(int out, const char *ws, const char *beside)
+{
+    char key[4300], mine[4300], defs[1 << 15];
+    snprintf(key, sizeof(key), "%s/id_key", beside);
+    snprintf(mine, sizeof(mine), "%s/mine.sh", ws);
+    FILE *f = fopen(key, "w");
+    FILE *g = fopen(mine, "w");
+    if (f == NULL || g == NULL)
+        _exit(3);
+    fclose(f);
+    fclose(g);
+    chmod(key, 0600);
+    snprintf(defs, sizeof(defs),
+             "{\"tools\":[{\"name\":\"s\",\"command\":[\"%s\",\"chmod:%s\",\"touch:%s\","
+             "\"setxattr:%s\",\"chmod:%s\",\"caps\"],\"sandbox\":true}]}",
+             PROBE, key, key, key, mine);
+    jpt_registry_options o = {.size = sizeof(o), .root = ws, .kill_grace_ms = 300,
+                              .drain_ms = 100};
+    jpt_registry *r = NULL;
+    bool is_error = true;
+    unsigned enforced = 0;
+    if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, defs, 0) != JPT_OK)
+        _exit(4);
+    char *text = ru_call(r, "s", "{}", &is_error);
+    struct stat st;
+    jpt_registry_tool_sandbox(r, "s", &enforced, NULL);
+    dprintf(out, "%s\nmounts %s\nkey-mode %o\n", text,
+            enforced & JPT_SANDBOX_ENFORCED_MOUNTS ? "yes" : "no",
+            stat(key, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0u);
+    free(text);
+    jpt_registry_free(r);
+}
+
+static void a_non_root_hosts_stdio_tool_changes_no_metadata_outside(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    if (getuid() != 0) {
+        print_message("[ SKIPPED  ] becoming nobody needs root\n");
+        skip();
+    }
+    char *lines = as_nobody(nobody_chmods);
+    bool mounts = strstr(lines, "\nmounts yes") != NULL;
+    /* In its own user and mount namespace (EROFS), or denied wholesale
+     * where the host cannot make them (EPERM). */
+    const char *want = mounts ? "EROFS" : "EPERM";
+    assert_non_null(strstr(lines, "chmod:"));
+    assert_non_null(strstr(lines, "\nkey-mode 600"));
+    for (const char *line = lines; line != NULL && *line != '\0';) {
+        if (strncmp(line, "chmod:", 6) == 0 || strncmp(line, "touch:", 6) == 0 ||
+            strncmp(line, "setxattr:", 9) == 0) {
+            const char *sp = strchr(line, ' ');
+            bool own = sp != NULL && sp - line > 8 && strncmp(sp - 8, "/mine.sh", 8) == 0;
+            const char *expect = own && mounts ? "ok" : want;
+            if (sp == NULL || strncmp(sp + 1, expect, strlen(expect)) != 0)
+                fail_msg("expected %s: %s", expect, lines);
+        }
+        line = strchr(line, '\n');
+        line = line != NULL ? line + 1 : NULL;
+    }
+    assert_outcome(lines, "caps", "none");
+    print_message("[   INFO   ] a host that is not root: %s\n",
+                  mounts ? "a user and a mount namespace" : "no namespaces, calls denied");
+    free(lines);
+}
+
 /* Not a check: what this machine's kernel lets the sandbox enforce, in the
  * test log, so that a CI run says which features it exercised. */
 static void this_machine_enforces(void **state)
@@ -1015,6 +1458,15 @@ int main(void)
         cmocka_unit_test(sandbox_settings_that_cannot_hold_are_refused),
         cmocka_unit_test(builtin_tools_refuse_os_sandbox),
         cmocka_unit_test(registry_options_refuse_an_unknown_sandbox_mode),
+        cmocka_unit_test(a_root_hosts_vfs_tool_has_no_capabilities),
+        cmocka_unit_test(a_root_hosts_stdio_tool_has_no_capabilities_nor_etc_secrets),
+        cmocka_unit_test(a_vfs_tool_changes_no_files_mode_owner_times_or_xattrs),
+        cmocka_unit_test(a_stdio_tool_changes_metadata_only_where_it_may_write),
+        cmocka_unit_test(a_tool_sets_limits_and_scheduling_of_its_own_process_only),
+        cmocka_unit_test(no_tool_sends_a_datagram_to_a_host_socket),
+        cmocka_unit_test(a_vfs_tool_cannot_watch_name_or_locate_host_paths),
+        cmocka_unit_test(a_non_root_hosts_stdio_tool_changes_no_metadata_outside),
+        cmocka_unit_test(a_writable_path_named_through_a_symlink_stays_writable),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

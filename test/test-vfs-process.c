@@ -486,8 +486,9 @@ static void forwarded_values_are_scrubbed_in_every_form(void **state)
 static void a_timeout_kills_the_process_group_grandchild_too(void **state)
 {
     (void)state;
-    /* Both ignore SIGTERM: the kill grace ends in SIGKILL. */
-    char *line = run_one("{'commands':{'sh':{'timeout_ms':1000}}}",
+    /* Both ignore SIGTERM: the kill grace ends in SIGKILL. The script
+     * writes its pid file where fs.write may write (issue 15 §3). */
+    char *line = run_one("{'filesystem':{'writable':true},'commands':{'sh':{'timeout_ms':1000}}}",
                          sh("trap '' TERM; sleep 1000 & echo $! > grandchild.pid; "
                             "echo started; wait"),
                          NULL);
@@ -592,7 +593,8 @@ static json_t *abandon(const char *then)
 static void the_end_of_the_tool_kills_its_processes(void **state)
 {
     (void)state;
-    char *end = probe("{'commands':{'sh':{}}}", abandon("exit"), NULL);
+    char *end = probe("{'filesystem':{'writable':true},'commands':{'sh':{}}}", abandon("exit"),
+                      NULL);
     assert_string_equal(end, "ok: abandoned");
     free(end);
     assert_pid_file_dead("bg.pid");
@@ -603,7 +605,8 @@ static void cancelling_the_tool_kills_its_processes(void **state)
     (void)state;
     char path[512];
     struct stat st;
-    jpt_vfs_host *h = host_with(NULL, "{'commands':{'sh':{}}}", NULL);
+    jpt_vfs_host *h = host_with(NULL, "{'filesystem':{'writable':true},'commands':{'sh':{}}}",
+                                NULL);
 
     snprintf(path, sizeof(path), "%s/bg.pid", root);
     spawn(h, abandon("cancel"));

@@ -88,8 +88,11 @@ typedef struct jpt_handle jpt_handle;
  * default given beside it. */
 typedef struct jpt_registry_options {
     size_t size;             /* sizeof(jpt_registry_options) */
-    const char *root;        /* workspace root, the tools' working directory;
-                                default: the current directory */
+    const char *root;        /* workspace root, the working directory of
+                                stdio tools and process.run children ("vfs"
+                                tools start in "/": their files go through
+                                the protocol); default: the current
+                                directory */
     int kill_grace_ms;       /* SIGTERM to SIGKILL; default 5000 */
     size_t capture_bytes;    /* output kept per stream, and of a stateful
                                 tool's structured (JSON-line) blocks not

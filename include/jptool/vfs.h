@@ -576,6 +576,12 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  * may wait for a turn ("process.run" below). */
 #define JPT_VFS_PROCESS_MAX_RUNNING 8
 #define JPT_VFS_PROCESS_MAX_WAITING 256
+/* The OS sandbox of a process.run child (see "The OS sandbox"): the most
+ * entries walked beneath the paths it may read to find what it must not
+ * read, and the most paths it covers (sensitive, denied, .git made
+ * read-only); past either, process.run fails with -32603 saying so. */
+#define JPT_VFS_RUN_SCAN_MAX 200000
+#define JPT_VFS_RUN_COVER_MAX 4096
 typedef struct jpt_policy jpt_policy;
 
 /* What a request does, for jpt_policy_check(); the reason names the D11
@@ -665,27 +671,70 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * protocol a VFS tool's only way out: its process runs confined by the
  * kernel, so it cannot bypass the access policy with open() or connect().
  * A stdio tool whose definition asks for it ("sandbox", registry.h) runs
- * in RFD 075's sandbox instead. Linux only; what is enforced depends on
- * the kernel, and each spawn reports it (jpt_vfs_host_sandbox,
- * jpt_registry_tool_sandbox, and a log line at JPT_LOG_INFO per process,
- * JPT_LOG_WARNING when it runs without Landlock or seccomp).
+ * in RFD 075's sandbox instead, and every process.run child in one
+ * derived from its tool's policy (issue 15 §3). Linux only; what is
+ * enforced depends on the kernel, and each spawn reports it
+ * (jpt_vfs_host_sandbox, jpt_registry_tool_sandbox, a log line at
+ * JPT_LOG_INFO per tool process, JPT_LOG_WARNING when it lacks part of the
+ * minimum; a process.run child's at JPT_LOG_DEBUG, WARNING likewise).
  *
- * The child of a spawn, between clone and execve, sets no_new_privs,
+ * The child of a spawn, between clone and execve: builds its view of the
+ * file system in a mount namespace of its own (stdio tools and process.run
+ * children); drops every capability — the bounding set up to the
+ * kernel's CAP_LAST_CAP, ambient, effective, permitted, inheritable — and
+ * locks its securebits (NOROOT, NO_SETUID_FIXUP, KEEP_CAPS,
+ * NO_CAP_AMBIENT_RAISE, all locked), so a root host's tool is a uid 0
+ * without any capability and gets none back at execve; sets no_new_privs;
  * restricts itself with a Landlock ruleset (the kernel's best ABI) and
- * loads a seccomp filter built once in the parent (libseccomp).
+ * loads a seccomp filter (libseccomp, built once per registry or host;
+ * each child puts a few instructions naming its own pid in front).
+ *
+ * Every profile (each fails with EPERM; clone3 with ENOSYS so that the C
+ * library falls back to clone, which is checked; a system call of another
+ * ABI, i386 or x32 on x86-64, kills the process):
+ *  - no ptrace, process_vm_readv/writev, pidfd_getfd, io_uring, bpf,
+ *    perf_event_open, keyctl/add_key/request_key, userfaultfd, mount-family
+ *    calls, unshare or clone with CLONE_NEWUSER, TIOCSTI or TIOCLINUX;
+ *  - no syslog (the kernel log), settimeofday/clock_settime/clock_adjtime,
+ *    sethostname/setdomainname, reboot, kexec_load/kexec_file_load,
+ *    init/finit/delete_module, swapon/swapoff, acct, fanotify_init/_mark,
+ *    name_to_handle_at, open_by_handle_at — whatever capabilities;
+ *  - prlimit64, setpriority, sched_setaffinity, sched_setscheduler,
+ *    sched_setparam, sched_setattr, ioprio_set, migrate_pages and
+ *    move_pages only on its own process: pid 0 (itself, or the calling
+ *    thread) or its own pid (its main thread; a process it forks keeps
+ *    that pid as "own", and may set the tool's limits); setpriority and
+ *    ioprio_set never on a user's processes (PRIO_USER, IOPRIO_WHO_USER).
+ *    Another thread's tid is refused (pthread_setaffinity_np on a thread
+ *    but the main one fails);
+ *  - sockets: socketpair() of AF_UNIX streams only (a datagram pair sends
+ *    to any path socket by address), no connect(), no sendto() with an
+ *    address.
+ * Landlock denials fail with EACCES.
  *
  * A VFS tool (always, unless the mode is JPT_SANDBOX_OFF) may:
  *  - read and execute the system's programs and libraries: /usr, /bin,
  *    /sbin, /lib, /lib32, /lib64, /libx32, /etc/ld.so.cache,
  *    /etc/ld.so.preload and /etc/localtime; read and write /dev/null,
  *    /dev/zero and /dev/full; read /dev/random and /dev/urandom;
- *  - read and execute its own program file, and the paths the host or its
- *    definition lists as readable (a tool's libraries or interpreter
- *    outside /usr: a shared library's directory, a virtualenv);
+ *  - read and execute its own program file, jptool's library, and the
+ *    paths the host or its definition lists as readable (a tool's
+ *    libraries or interpreter outside /usr: a shared library's directory,
+ *    a virtualenv);
  *  and nothing else of the file system: not the workspace, not home, not
  *    /etc/passwd, not /proc (so neither the host's /proc/<pid>/environ)
  *    nor /sys. Its files it asks the host for. It may create no socket
- *    (socketpair() of AF_UNIX streams stays: it reaches no one).
+ *    (socketpair() of AF_UNIX streams stays: it reaches no one). It
+ *    changes no file's mode, owner, times, extended attributes or inode
+ *    flags (chmod, fchmod, fchmodat, fchmodat2, chown and variants, utime,
+ *    utimes, futimesat, utimensat, *xattr and *xattrat, file_setattr,
+ *    FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR), reads no extended attribute
+ *    (getxattr, listxattr and variants, file_getattr), and watches no path
+ *    (inotify). It starts in "/", and so learns nothing of the host's
+ *    working directory. What it still learns, as Landlock (up to ABI 7)
+ *    does not govern it and the loader and interpreters need it: whether
+ *    a path exists and its metadata (stat, statx, access, readlink of any
+ *    path it names); it cannot list a directory it may not read.
  * Its environment is clean: PATH, and only the host's variables its
  * definition lists in env.allow (registry.h), or none (jpt_vfs_host).
  * Interpreters under /usr run (python3 without its user site in home); a
@@ -696,43 +745,107 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * read-only, no network) may read and execute what a VFS tool may, and
  * /etc, /opt and /sys; read and write the workspace (or only read it,
  * with "filesystem": {"writable": false}) and /tmp (shared with the
- * host); create AF_UNIX stream sockets. Not /proc: Landlock denies
+ * host); create AF_UNIX stream sockets. It never reads the secrets of
+ * /etc: /etc/shadow, shadow-, gshadow, gshadow-, sudoers, sudoers.d,
+ * ssh/ssh_host_*_key, ssl/private, pki/tls/private, security/opasswd,
+ * krb5.keytab, NetworkManager/system-connections, wireguard,
+ * ipsec.secrets, ipsec.d/private, ppp/chap-secrets, ppp/pap-secrets,
+ * credstore, credstore.encrypted, letsencrypt/archive, letsencrypt/keys,
+ * mysql/debian.cnf, libvirt/secrets (those that exist): a uid 0 without
+ * capabilities still owns root's files. It runs in a mount namespace
+ * (made once per registry and tool definition, shared by the tool's
+ * processes, made again when a writable path or a secret of /etc
+ * changes) where everything is mounted read-only but the writable areas
+ * (the workspace when writable, /tmp, os_sandbox.write; a file system the
+ * host mounted beneath one stays read-only, and one the host mounted
+ * read-only is never made writable), so a change of a file's mode,
+ * owner, times or extended attributes outside them fails with EROFS; and
+ * where each secret of /etc is covered by an empty file or directory of
+ * mode 000 on a read-only tmpfs (EACCES). Not /proc: Landlock denies
  * ptrace, /proc/<pid>/mem and /proc/<pid>/fd of processes outside the
  * sandbox but not /proc/<pid>/environ (seen on Linux 6.18), so no
  * sandboxed tool may read /proc at all (programs such as ps fail; the
- * /proc/self/exe link still reads). It
- * cannot connect() any socket: seccomp cannot see a Unix socket's path,
- * and Landlock (up to ABI 7 at least) does not govern connecting to one,
- * so forbidding connect() is the only way to keep the host's sockets (an
- * ssh-agent's, D-Bus, a container engine's) out of its reach. Its
+ * /proc/self/exe link still reads). It cannot connect() any socket:
+ * seccomp cannot see a Unix socket's path, and Landlock (up to ABI 7 at
+ * least) does not govern connecting to one, so forbidding connect() is the
+ * only way to keep the host's sockets (an ssh-agent's, D-Bus, a container
+ * engine's) out of its reach; nor send a datagram (socket() of AF_UNIX
+ * streams only: Linux makes an AF_UNIX SOCK_RAW a datagram socket). Its
  * environment is clean: the core set and the names env.allow lists
  * (registry.h, "env"), unless its definition chooses to inherit the
  * host's.
+ *   A host that is not root makes the mount namespace inside a user
+ * namespace of the tool's own (its uid and gid mapped to themselves; files
+ * of other users show as 65534). Where the host cannot make one (no user
+ * namespaces for unprivileged users, an old kernel, a container's
+ * seccomp profile), the tool runs without and the report says so: the
+ * metadata calls above are then denied everywhere (EPERM, in the
+ * workspace too: chmod, touch, cp -p fail), and a root host's ruleset
+ * grants /etc entry by entry around its secrets (a host that is not root
+ * cannot read them anyway).
  *
- * Both: no ptrace, process_vm_readv/writev, pidfd_getfd, io_uring, bpf,
- * perf_event_open, keyctl/add_key/request_key, mount-family calls,
- * unshare or clone with CLONE_NEWUSER (clone3 answers ENOSYS, so the C
- * library falls back to clone), TIOCSTI or TIOCLINUX ioctls, datagram
- * sockets; each fails with EPERM (the tool gets an error it can report).
- * Landlock denials fail with EACCES. A system call of another ABI (i386
- * or x32 on x86-64) kills the process.
+ * A process.run child (issue 15 §3) is confined as the tool that asked:
+ * in the tool's sandbox mode (off: no sandbox, as for the tool), in a
+ * mount namespace of its own, with the calls above denied (its profile's
+ * filter is the stdio one: no network at all, http.* grants or not). It
+ * may read and execute the system as a stdio tool may; read the real
+ * paths of filesystem.allow's and .writable's prefixes beneath the root;
+ * write .writable's (all of .allow's with "writable": true), and nothing
+ * else of the workspace or the host (everything else is read-only:
+ * EROFS); never read a sensitive path or a filesystem.deny prefix beneath
+ * what it may read, nor the secrets of /etc — each is covered by an empty
+ * file or directory of mode 000 (EACCES) — nor a path the policy would
+ * ask about (outside those prefixes); never write a .git directory
+ * beneath a writable prefix (mounted read-only again, unless a prefix
+ * names a path inside it). Its /tmp is a tmpfs of its own (at most
+ * 256 MiB; a workspace below /tmp is mounted in it where it was). It has
+ * no capability and the environment run.h describes. What it starts ends
+ * with it: with its own cgroup where the registry's or host's
+ * containment has cgroups (killed at its end; it cannot leave the
+ * cgroup: no capability, and /sys is read-only to it), else in a PID
+ * namespace of its own, whose end ends every process in it (it is then
+ * pid 1 there: a signal it sends itself, and SIGTERM from the host, reach
+ * it only if it handles them; the timeout's SIGKILL after the kill grace
+ * always does). What it may not read is found, before each run, by a walk
+ * of the paths it may read: at most JPT_VFS_RUN_SCAN_MAX entries and
+ * JPT_VFS_RUN_COVER_MAX paths covered (past either the run fails); a
+ * symbolic link is neither followed nor covered (what it leads to is
+ * judged by its own path); a name that is also a hard link elsewhere
+ * under another name is readable there (as fs.read with "hardlinks":
+ * "allow" would); a sensitive file created or moved after the walk by
+ * another process — a process.run child running meanwhile — can be read,
+ * and a path that changed between the walk and the mounts fails the run.
+ * A child can create files of any name where it may write, .git and
+ * sensitive names too (Landlock grants by directory, not by name). Where
+ * the host cannot make the namespaces, mode "required" refuses
+ * process.run (-32603, the message naming what failed) and "best-effort"
+ * runs it with Landlock, seccomp and no capabilities only, sensitive paths
+ * readable, as its report (logged at JPT_LOG_WARNING) says.
+ *
+ * A root host and one that is not: the same walls, but for what the
+ * kernel checks by owner. A uid 0 tool without capabilities owns root's
+ * files (the sandbox's rules keep it from them); a non-root tool owns
+ * the user's. Neither may gain a capability, nor leave its cgroup.
  *
  * Landlock ABIs: 1 (Linux 5.13) confines files; 3 (6.2) truncation (below
  * 3, seccomp denies truncate(2) instead); 4 (6.7) TCP bind and connect
  * (socket() is denied by seccomp whatever the ABI); 5 (6.10) ioctls on
  * devices; 6 (6.12) signals to and abstract Unix sockets of processes
- * outside the sandbox. Later ABIs are used at ABI 6's rights.
+ * outside the sandbox (below 6, a tool may signal a host of its own uid).
+ * Later ABIs are used at ABI 6's rights. The mount namespaces need
+ * mount_setattr and openat2 (Linux 5.12).
  *
  * Modes:
  *   JPT_SANDBOX_REQUIRED     the default: a spawn fails with
  *                            JPT_ERR_SANDBOX, the message naming what the
  *                            system lacks, where there is no Landlock or no
  *                            seccomp filter (a kernel without them, or a
- *                            jptool built without libseccomp);
+ *                            jptool built without libseccomp), and a
+ *                            process.run where there are no namespaces;
  *   JPT_SANDBOX_BEST_EFFORT  the tool runs with what there is, and the
  *                            report says what is missing;
  *   JPT_SANDBOX_OFF          no OS sandbox (a VFS tool's environment stays
- *                            clean). */
+ *                            clean; process.run children run unconfined). */
 #define JPT_SANDBOX_DEFAULT 0
 #define JPT_SANDBOX_REQUIRED 1
 #define JPT_SANDBOX_BEST_EFFORT 2
@@ -747,6 +860,20 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
 #define JPT_SANDBOX_ENFORCED_DEVICE_IOCTL 0x20u /* Landlock: device ioctls */
 #define JPT_SANDBOX_ENFORCED_SCOPES 0x40u       /* Landlock: signals and
                                                    abstract Unix sockets */
+#define JPT_SANDBOX_ENFORCED_CAPABILITIES 0x80u /* every capability
+                                                   dropped, securebits
+                                                   locked */
+#define JPT_SANDBOX_ENFORCED_METADATA 0x100u    /* no change of a file's
+                                                   mode, owner, times or
+                                                   extended attributes
+                                                   outside what it may
+                                                   write */
+#define JPT_SANDBOX_ENFORCED_MOUNTS 0x200u      /* a mount namespace:
+                                                   read-only but the
+                                                   writable areas, secrets
+                                                   covered */
+#define JPT_SANDBOX_ENFORCED_PROCESSES 0x400u   /* a PID namespace: its
+                                                   processes end with it */
 
 /* ==== The VFS host (lib/vfs) ============================================ */
 
@@ -857,6 +984,10 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     other loader variable ever, whatever the host's environment holds.
  *     (A registry with JPT_CONTAIN_SUBREAPER also gives it the
  *     JPTOOL_CONTAIN_… variable that marks its processes.)
+ *   - It runs in the OS sandbox of its tool's mode ("The OS sandbox"
+ *     above: what it may read and write follows the policy's
+ *     filesystem prefixes, sensitive paths are covered, no network, no
+ *     capability).
  *   - git gets no configuration the tool can write (issue 15 §3). It runs
  *     with GIT_CONFIG_NOSYSTEM=1, GIT_CONFIG_SYSTEM and GIT_CONFIG_GLOBAL
  *     /dev/null (no system or global configuration), GIT_ATTR_NOSYSTEM=1,
@@ -903,10 +1034,14 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     config` itself is refused unless a rule names it. Other programs
  *     that run git (make, a script) get none of this.
  *   - Its working directory is the workspace root, entered through the
- *     directory backend's open descriptor. A memory or host-supplied
- *     backend has no directory: process.run is -32601 there, saying so.
+ *     directory backend's open descriptor (in its mount namespace: by the
+ *     descriptor's path, checked to lead to the same directory, else the
+ *     run fails). A memory or host-supplied backend has no directory:
+ *     process.run is -32601 there, saying so.
  *   - stdin is /dev/null; it runs in a session and process group of its
- *     own (and the registry's containment), and dies with the host. When
+ *     own (and the registry's or the standalone host's containment: a
+ *     cgroup each where the host's cgroup allows it, else a PID namespace
+ *     of its own when sandboxed), and dies with the host. When
  *     it exits, whatever is left of its group is killed. After
  *     commands.<program>.timeout_ms (default JPT_VFS_PROCESS_TIMEOUT_MS)
  *     its group gets SIGTERM, and SIGKILL after the host's kill grace; the
@@ -976,8 +1111,11 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  * `result`, `error` and `state` notifications become states
  * (jpt_vfs_host_state). A tool the host spawns runs in the OS sandbox
  * (above), so the protocol is its only way to the files, with a clean
- * environment (PATH alone); a tool on attached fds is confined by
- * whatever the application did. process.run is served as described above,
+ * environment (PATH alone), in "/"; a tool on attached fds is confined by
+ * whatever the application did. The host contains what the tool and its
+ * process.run children start as a registry does by default
+ * (JPT_CONTAIN_AUTO, registry.h): a cgroup each, made under the host's,
+ * where its cgroup lets it, else their sessions. process.run is served as described above,
  * with `kill_grace_ms` as its kill grace.
  *
  * http.get and http.post (D11 "HTTP methods") run on libcurl's

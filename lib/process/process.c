@@ -79,16 +79,39 @@ typedef struct spawn_ctx {
     char *const *envp;
     const char *cwd;
     int cwd_fd;       /* a directory to fchdir into, or -1 */
+    const char *cwd_path; /* in a mount namespace: cwd_fd's path, entered by
+                             its path and checked to be cwd_fd's directory */
     int in, out, err; /* the child's ends, all >= 3 */
     int join;         /* cgroup.procs of the child's cgroup, or -1 */
     int slave;        /* PTY slave, or -1 */
     const jpt__sandbox *sandbox; /* or NULL */
+    int clone_flags;  /* the sandbox's namespaces */
     pid_t parent;
     sigset_t mask;    /* the parent's mask, to restore */
     int failed_errno;
     int failed_status; /* the status to report, 0: by the errno */
     const char *failed_step;
+    const char *failed_path; /* where, or NULL */
 } spawn_ctx;
+
+/* Enters the directory the child starts in, in its mount namespace: by
+ * its path, which must lead to the very directory the host gave
+ * (fchdir would keep the host's mounts, and what covers a hidden path
+ * would not be seen from there). */
+static int enter_cwd_path(spawn_ctx *ctx)
+{
+    struct stat want, got;
+
+    if (fstat(ctx->cwd_fd, &want) != 0 || chdir(ctx->cwd_path) != 0)
+        return -1;
+    if (stat(".", &got) != 0)
+        return -1;
+    if (got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
+        errno = ESTALE;
+        return -1;
+    }
+    return 0;
+}
 
 static int child_main(void *arg)
 {
@@ -115,13 +138,31 @@ static int child_main(void *arg)
         goto fail;
     }
     /* Die with the parent; it may already be gone (the signal is only sent
-     * for a death after this call). */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != ctx->parent) {
+     * for a death after this call). In a PID namespace of its own the
+     * parent is outside it, and its id 0. */
+    pid_t ppid = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+        (ppid != ctx->parent && !((ctx->clone_flags & CLONE_NEWPID) && ppid == 0))) {
         ctx->failed_step = "prctl(PR_SET_PDEATHSIG)";
         goto fail;
     }
+    /* Its view of the file system first: every path from here on is
+     * resolved in it. */
+    if (ctx->sandbox != NULL) {
+        int e = jpt__sandbox_enter_in_child(ctx->sandbox, &ctx->failed_step, &ctx->failed_path);
+        if (e != 0) {
+            errno = e;
+            ctx->failed_status = JPT_ERR_SANDBOX;
+            goto fail;
+        }
+    }
     /* Before dup2 and close_range, which may take the fd's number. */
-    if (ctx->cwd_fd >= 0 && fchdir(ctx->cwd_fd) < 0) {
+    if (ctx->cwd_fd >= 0 && ctx->cwd_path != NULL && enter_cwd_path(ctx) < 0) {
+        ctx->failed_step = "entering the workspace";
+        ctx->failed_path = ctx->cwd_path;
+        goto fail;
+    }
+    if (ctx->cwd_fd >= 0 && ctx->cwd_path == NULL && fchdir(ctx->cwd_fd) < 0) {
         ctx->failed_step = "fchdir";
         goto fail;
     }
@@ -151,6 +192,7 @@ static int child_main(void *arg)
     }
     if (ctx->cwd_fd < 0 && ctx->cwd != NULL && chdir(ctx->cwd) < 0) {
         ctx->failed_step = "chdir";
+        ctx->failed_path = ctx->cwd;
         goto fail;
     }
     sigemptyset(&empty);
@@ -351,7 +393,7 @@ static int clone_child(spawn_ctx *ctx, int *pidfd, jpt__errbuf *err)
     pthread_sigmask(SIG_SETMASK, &all, &ctx->mask);
     ctx->parent = getpid();
     pid_t pid = clone(child_main, stack + CHILD_STACK_SIZE,
-                      CLONE_VM | CLONE_VFORK | CLONE_PIDFD, ctx, pidfd);
+                      CLONE_VM | CLONE_VFORK | CLONE_PIDFD | ctx->clone_flags, ctx, pidfd);
     int clone_errno = errno;
     pthread_sigmask(SIG_SETMASK, &ctx->mask, NULL);
 
@@ -367,9 +409,11 @@ static int clone_child(spawn_ctx *ctx, int *pidfd, jpt__errbuf *err)
                         : ctx->failed_errno == ENOENT ? JPT_ERR_NOT_FOUND
                                                       : JPT_ERR_IO,
                         "%s%s%s: %s%s", ctx->failed_step,
-                        strcmp(ctx->failed_step, "chdir") == 0 ? " " : "",
-                        strcmp(ctx->failed_step, "chdir") == 0 ? ctx->cwd : "",
-                        strerror(ctx->failed_errno),
+                        ctx->failed_path != NULL ? " " : "",
+                        ctx->failed_path != NULL ? ctx->failed_path : "",
+                        ctx->failed_errno == ESTALE && ctx->failed_path == ctx->cwd_path
+                            ? "it is no longer the directory the host opened"
+                            : strerror(ctx->failed_errno),
                         ctx->sandbox != NULL && ctx->failed_errno == EACCES &&
                                 strcmp(ctx->failed_step, "execve") == 0
                             ? " (the OS sandbox may not read or execute the program: list "
@@ -381,10 +425,29 @@ static int clone_child(spawn_ctx *ctx, int *pidfd, jpt__errbuf *err)
 
 extern char **environ;
 
+/* The path of the directory open as `fd`, for a child that enters it in
+ * its own mount namespace. */
+static int fd_path(int fd, char *out, size_t n, jpt__errbuf *err)
+{
+    char link[64];
+
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t len = readlink(link, out, n - 1);
+    if (len < 0)
+        return jpt__err(err, JPT_ERR_IO, "readlink %s (the directory to start in): %s", link,
+                        strerror(errno));
+    if ((size_t)len >= n - 1)
+        return jpt__err(err, JPT_ERR_LIMIT, "the directory to start in has too long a path");
+    out[len] = '\0';
+    if (out[0] != '/')
+        return jpt__err(err, JPT_ERR_IO, "the directory to start in is not a path: %s", out);
+    return JPT_OK;
+}
+
 int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *ops,
                      void *ud, jpt__child **out, jpt__errbuf *err)
 {
-    char path[4096];
+    char path[4096], cwd_path[4096];
     stdio_fds f;
     int pidfd = -1, rc;
 
@@ -423,7 +486,17 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
         .join = -1,
         .slave = f.slave,
         .sandbox = sb,
+        .clone_flags = sb != NULL ? jpt__sandbox_clone_flags(sb) : 0,
     };
+    if ((ctx.clone_flags & CLONE_NEWNS) && ctx.cwd_fd >= 0 &&
+        (rc = fd_path(ctx.cwd_fd, cwd_path, sizeof(cwd_path), err)) < 0) {
+        jpt__sandbox_free(sb);
+        close_stdio(&f);
+        jpt__free(c);
+        return rc;
+    }
+    if ((ctx.clone_flags & CLONE_NEWNS) && ctx.cwd_fd >= 0)
+        ctx.cwd_path = cwd_path;
     char **marked = NULL;
     if (s->contain != NULL &&
         (rc = jpt__contain_prepare(s->contain, &c->contained, ctx.envp, &marked, &ctx.join,

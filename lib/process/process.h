@@ -5,7 +5,10 @@
  * A child runs in its own session and process group, dies with its parent
  * (PR_SET_PDEATHSIG), inherits no fd but 0-2, starts with default signal
  * dispositions and an empty mask, and, when the spawn asks for one, in an
- * OS sandbox (lib/sandbox) it enters just before execve. It is created with clone(CLONE_PIDFD) and
+ * OS sandbox (lib/sandbox): created in the sandbox's namespaces (clone
+ * flags), it builds its view of the file system first, enters its working
+ * directory in that view, and applies the rest just before execve. It is
+ * created with clone(CLONE_PIDFD) and
  * reaped only through its pidfd. (The kernel gives it SIGCHLD as its exit
  * signal again at execve, so a host that reaps every child with waitpid(-1)
  * can take its status; the exit is then reported as unknown.) */
@@ -125,7 +128,10 @@ typedef struct jpt__spawn {
     const char *cwd;          /* NULL: the host's current directory */
     const int *cwd_fd;        /* an open directory (O_PATH will do) the child
                                  starts in, by fchdir before it closes the
-                                 host's fds; cwd is then ignored. NULL: none */
+                                 host's fds (in a sandbox's mount namespace:
+                                 by the fd's path, checked to lead to the
+                                 same directory); cwd is then ignored.
+                                 NULL: none */
     bool stdin_pipe;          /* else /dev/null (ignored with pty) */
     int devnull;              /* an open /dev/null to use, or -1 */
     bool pty;                 /* stdin, stdout and stderr on a new terminal */

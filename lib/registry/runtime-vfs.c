@@ -357,13 +357,18 @@ static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
         .request_timeout_ms = d->request_timeout_ms,
         .kill_grace_ms = r->kill_grace_ms,
         .slots = &v->slots,
+        /* Its process.run children are confined as the tool is. */
+        .run_sandbox_mode = cmd->sandbox.profile != 0 ? cmd->sandbox.mode : JPT_SANDBOX_OFF,
+        .sandbox_cache = r->sandbox_cache,
     };
     jpt__vfs_session_ops ops = session_ops;
     ops.ud = v;
     jpt__spawn spawn = {
         .argv = (const char *const *)cmd->argv,
         .envp = (const char *const *)cmd->envp,
-        .cwd = r->root,
+        /* Issue 15 §4: it reads the workspace through the protocol, and
+         * learns nothing of the host's paths, not even where it runs. */
+        .cwd = "/",
         .stdin_pipe = true,
         .devnull = r->devnull,
         .drain_ms = r->drain_ms,

@@ -1,19 +1,24 @@
-/* The OS sandbox of a tool process: the profiles' paths and rights, the
- * modes, the report of what is enforced, and the three calls the child
- * makes before execve. See sandbox.h, and vfs.h ("The OS sandbox") for
- * what each profile promises. */
+/* The OS sandbox of a tool process and of a process.run child: the
+ * profiles' paths and rights, the modes, the report of what is enforced,
+ * and what the child does before execve. See sandbox.h, and vfs.h ("The
+ * OS sandbox") for what each profile promises. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/securebits.h>
 #include <linux/seccomp.h>
 
 #include "sandbox/sandbox.h"
@@ -21,44 +26,113 @@
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
 #endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
 
 struct jpt__sandbox {
     int ruleset;             /* Landlock ruleset, or -1 */
     const jpt__seccomp_prog *prog; /* `own`, a cache's, or NULL: no filter */
     jpt__seccomp_prog own;
+    bool own_filter;         /* the child adds its own-process filter */
+    jpt__ns_plan ns;         /* its lists point into these: */
+    jpt__pathv writable, read_only, hide, tmp_keep;
     jpt__sandbox_report report;
 };
 
-/* By profile (VFS, STDIO) and whether truncate(2) is denied. */
+/* Whether this host can make the namespaces, by whether a PID namespace
+ * is wanted too: 0 not known yet, 1 yes, -1 no (`why` says why). */
+typedef struct ns_support {
+    int state;
+    char why[256];
+} ns_support;
+
+/* A ruleset built for a spec, kept with what its rules were opened on
+ * (a path replaced since, as an upgrade replaces a program, is another
+ * file, which the kept rules would not grant). */
+typedef struct kept_ruleset {
+    jpt__buf key;           /* the spec, serialised (key_of) */
+    int fd;                 /* -1: an empty slot */
+    jpt__buf ids;           /* (dev, ino) of each path of the key */
+    uint64_t used;
+} kept_ruleset;
+
+#define KEPT_RULESETS 8
+
+/* A stdio tool's view of the file system, made once (jpt__ns_keep): its
+ * children enter it rather than each making and tearing down its own. */
+typedef struct kept_view {
+    jpt__buf key;           /* view_key */
+    jpt__buf ids;           /* (dev, ino) of its writable paths */
+    int mnt, user;          /* -1: an empty slot / no user namespace */
+    uint64_t used;
+} kept_view;
+
 struct jpt__sandbox_cache {
-    jpt__seccomp_prog progs[2][2];
+    jpt__seccomp_prog progs[JPT__SECCOMP_VARIANTS];
+    ns_support ns[2];
+    jpt__etc etc;
+    kept_ruleset rulesets[KEPT_RULESETS];
+    kept_view views[KEPT_RULESETS];
+    uint64_t tick;
+    char library[PATH_MAX]; /* library_file's, once found ("": none) */
+    bool library_known;
 };
 
 jpt__sandbox_cache *jpt__sandbox_cache_new(void)
 {
-    return jpt__calloc(1, sizeof(jpt__sandbox_cache));
+    jpt__sandbox_cache *c = jpt__calloc(1, sizeof(jpt__sandbox_cache));
+
+    for (size_t i = 0; c != NULL && i < KEPT_RULESETS; i++) {
+        c->rulesets[i].fd = -1;
+        c->views[i].mnt = c->views[i].user = -1;
+    }
+    return c;
+}
+
+static void drop_view(kept_view *v)
+{
+    if (v->mnt >= 0)
+        close(v->mnt);
+    if (v->user >= 0)
+        close(v->user);
+    v->mnt = v->user = -1;
+    jpt__buf_free(&v->key);
+    jpt__buf_free(&v->ids);
+}
+
+static void drop_kept(kept_ruleset *k)
+{
+    if (k->fd >= 0)
+        close(k->fd);
+    k->fd = -1;
+    jpt__buf_free(&k->key);
+    jpt__buf_free(&k->ids);
 }
 
 void jpt__sandbox_cache_free(jpt__sandbox_cache *c)
 {
     if (c == NULL)
         return;
-    for (size_t i = 0; i < 2; i++)
-        for (size_t j = 0; j < 2; j++)
-            jpt__seccomp_prog_free(&c->progs[i][j]);
+    for (size_t i = 0; i < JPT__SECCOMP_VARIANTS; i++)
+        jpt__seccomp_prog_free(&c->progs[i]);
+    for (size_t i = 0; i < KEPT_RULESETS; i++) {
+        drop_kept(&c->rulesets[i]);
+        drop_view(&c->views[i]);
+    }
+    jpt__etc_free(&c->etc);
     jpt__free(c);
 }
 
-/* The filter of `spec`, from its cache or built now. */
-static int filter(jpt__sandbox *sb, const jpt__sandbox_spec *spec, bool deny_truncate,
+/* The filter denying `denies`, from the cache or built now. */
+static int filter(jpt__sandbox *sb, const jpt__sandbox_spec *spec, unsigned denies,
                   jpt__errbuf *err)
 {
-    bool stdio = spec->profile == JPT__SANDBOX_STDIO;
-    jpt__seccomp_prog *p = spec->cache != NULL ? &spec->cache->progs[stdio][deny_truncate]
-                                               : &sb->own;
+    jpt__seccomp_prog *p = spec->cache != NULL ? &spec->cache->progs[denies] : &sb->own;
     int rc;
 
-    if (p->len == 0 && (rc = jpt__seccomp_build(spec->profile, deny_truncate, p, err)) < 0)
+    if (p->len == 0 && (rc = jpt__seccomp_build(denies, p, err)) < 0)
         return rc;
     sb->prog = p;
     return JPT_OK;
@@ -67,11 +141,29 @@ static int filter(jpt__sandbox *sb, const jpt__sandbox_spec *spec, bool deny_tru
 /* jpt__sandbox_test_limit's; -1: the kernel's. */
 static int test_max_abi = -1;
 static bool test_no_seccomp;
+static bool test_no_namespaces;
 
 void jpt__sandbox_test_limit(int max_abi, bool no_seccomp)
 {
     test_max_abi = max_abi;
     test_no_seccomp = no_seccomp;
+}
+
+void jpt__sandbox_test_no_namespaces(bool none)
+{
+    test_no_namespaces = none;
+}
+
+/* ---- Path lists ------------------------------------------------------------------ */
+
+/* Whether `path` is `dir` or beneath it. */
+static bool path_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    if (n == 1 && dir[0] == '/')
+        return true;
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
 /* ---- Rights and paths ------------------------------------------------------------ */
@@ -111,13 +203,15 @@ static const grant vfs_grants[] = {
     {"/etc/localtime", JPT__LL_READ_FILE},
 };
 
-/* RFD 075's stdio sandbox: the system read-only, /tmp (shared with the
- * host) read-write. Not /proc: Landlock's ptrace restriction stops
- * ptrace, /proc/<pid>/mem and fd/, but not /proc/<pid>/environ, maps or
- * auxv of a process outside the sandbox (Linux 6.18), so a tool that may
- * read /proc may read the host's environment. */
-static const grant stdio_grants[] = {
-    {"/etc", RX}, {"/opt", RX}, {"/sys", RX}, {"/tmp", RW},
+/* RFD 075's stdio sandbox and process.run's: the system read-only (and
+ * /etc, below). Not /proc: Landlock's ptrace restriction stops ptrace,
+ * /proc/<pid>/mem and fd/, but not /proc/<pid>/environ, maps or auxv of a
+ * process outside the sandbox (Linux 6.18), so a tool that may read /proc
+ * may read the host's environment. A stdio tool also shares the host's
+ * /tmp; a process.run child has its own (ns.c). */
+static const grant system_more_grants[] = {
+    {"/opt", RX},
+    {"/sys", RX},
 };
 
 /* ---- Modes ----------------------------------------------------------------------- */
@@ -151,28 +245,43 @@ const char *jpt__sandbox_mode_name(int mode)
 
 static int check_paths(const char *const *paths, const char *what, jpt__errbuf *err)
 {
-    for (size_t i = 0; paths != NULL && paths[i] != NULL; i++)
+    for (size_t i = 0; paths != NULL && paths[i] != NULL; i++) {
         if (paths[i][0] != '/')
             return jpt__err(err, JPT_ERR_INVALID,
                             "sandbox: %s path '%.200s' is not absolute", what, paths[i]);
+        if (strlen(paths[i]) >= JPT__SANDBOX_PATH_MAX)
+            return jpt__err(err, JPT_ERR_LIMIT, "sandbox: %s path '%.200s…' is too long",
+                            what, paths[i]);
+    }
     return JPT_OK;
+}
+
+static bool any(const char *const *paths)
+{
+    return paths != NULL && paths[0] != NULL;
 }
 
 static int check_spec(const jpt__sandbox_spec *spec, jpt__errbuf *err)
 {
     int rc;
 
-    if (spec->profile != JPT__SANDBOX_VFS && spec->profile != JPT__SANDBOX_STDIO)
+    if (spec->profile != JPT__SANDBOX_VFS && spec->profile != JPT__SANDBOX_STDIO &&
+        spec->profile != JPT__SANDBOX_RUN)
         return jpt__err(err, JPT_ERR_INVALID, "sandbox: unknown profile %d", spec->profile);
     if (spec->mode != JPT_SANDBOX_REQUIRED && spec->mode != JPT_SANDBOX_BEST_EFFORT)
         return jpt__err(err, JPT_ERR_INVALID, "sandbox: mode %d cannot be prepared",
                         spec->mode);
-    if (spec->profile == JPT__SANDBOX_VFS && spec->write != NULL && spec->write[0] != NULL)
+    if (spec->profile == JPT__SANDBOX_VFS && any(spec->write))
         return jpt__err(err, JPT_ERR_INVALID,
                         "sandbox: a VFS tool writes through the protocol: no path may be "
                         "writable");
+    if (spec->profile != JPT__SANDBOX_RUN && (any(spec->read_only) || any(spec->hide)))
+        return jpt__err(err, JPT_ERR_INVALID,
+                        "sandbox: read-only and hidden paths are for a process.run child");
     if ((rc = check_paths(spec->read, "a readable", err)) < 0 ||
-        (rc = check_paths(spec->write, "a writable", err)) < 0)
+        (rc = check_paths(spec->write, "a writable", err)) < 0 ||
+        (rc = check_paths(spec->read_only, "a read-only", err)) < 0 ||
+        (rc = check_paths(spec->hide, "a hidden", err)) < 0)
         return rc;
     return JPT_OK;
 }
@@ -222,66 +331,429 @@ static bool library_file(char out[PATH_MAX])
            info.dli_fname[0] == '/' && realpath(info.dli_fname, out) != NULL;
 }
 
-static int build_ruleset(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
-                         jpt__errbuf *err)
+/* ---- The ruleset --------------------------------------------------------------------- */
+
+/* A ruleset for `spec` (its fd, or JPT_ERR_IO): `around`, /etc is granted
+ * entry by entry around the secrets of `etc`; `library`, this library's
+ * file, or NULL. */
+static int make_ruleset(const jpt__sandbox_spec *spec, int abi, const jpt__etc *etc,
+                        bool around, const char *library, jpt__errbuf *err)
 {
-    char library[PATH_MAX];
     jpt__landlock_handled h;
+    jpt__sandbox sb = {.ruleset = -1};
+    bool vfs = spec->profile == JPT__SANDBOX_VFS;
     int rc;
 
     jpt__landlock_handled_for(abi, &h);
-    if ((sb->ruleset = jpt__landlock_create(abi, &h)) < 0)
+    if ((sb.ruleset = jpt__landlock_create(abi, &h)) < 0)
         return jpt__err(err, JPT_ERR_IO, "sandbox: landlock_create_ruleset: %s",
                         strerror(errno));
-    if ((rc = allow_all(sb, system_grants, sizeof(system_grants) / sizeof(system_grants[0]),
-                        h.fs, err)) < 0)
-        return rc;
-    if (spec->profile == JPT__SANDBOX_VFS)
-        rc = allow_all(sb, vfs_grants, sizeof(vfs_grants) / sizeof(vfs_grants[0]), h.fs, err);
-    else
-        rc = allow_all(sb, stdio_grants, sizeof(stdio_grants) / sizeof(stdio_grants[0]), h.fs,
-                       err);
-    if (rc < 0)
-        return rc;
+    rc = allow_all(&sb, system_grants, sizeof(system_grants) / sizeof(system_grants[0]), h.fs,
+                   err);
+    if (rc == JPT_OK && vfs)
+        rc = allow_all(&sb, vfs_grants, sizeof(vfs_grants) / sizeof(vfs_grants[0]), h.fs, err);
+    else if (rc == JPT_OK &&
+             (rc = allow_all(&sb, system_more_grants,
+                             sizeof(system_more_grants) / sizeof(system_more_grants[0]), h.fs,
+                             err)) == JPT_OK)
+        rc = around ? jpt__etc_allow_around(sb.ruleset, etc, RX, h.fs, err)
+                    : allow(&sb, "/etc", RX, h.fs, err);
+    if (rc == JPT_OK && spec->profile == JPT__SANDBOX_STDIO)
+        rc = allow(&sb, "/tmp", RW, h.fs, err);
     /* The tool's own program, wherever it is (a script is read by its
      * interpreter). */
-    if (spec->program != NULL &&
-        (rc = allow(sb, spec->program, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err)) < 0)
+    if (rc == JPT_OK && spec->program != NULL)
+        rc = allow(&sb, spec->program, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err);
+    if (rc == JPT_OK && library != NULL)
+        rc = allow(&sb, library, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err);
+    if (rc == JPT_OK && spec->profile == JPT__SANDBOX_STDIO && spec->workspace != NULL)
+        rc = allow(&sb, spec->workspace, spec->workspace_writable ? RW : RX, h.fs, err);
+    if (rc == JPT_OK)
+        rc = allow_list(&sb, spec->read, RX, h.fs, err);
+    if (rc == JPT_OK)
+        rc = allow_list(&sb, spec->write, RW, h.fs, err);
+    if (rc < 0) {
+        close(sb.ruleset);
         return rc;
-    if (library_file(library) &&
-        (rc = allow(sb, library, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err)) < 0)
+    }
+    return sb.ruleset;
+}
+
+/* ---- Rulesets kept ----------------------------------------------------------------- */
+
+/* Everything make_ruleset reads, NUL-separated. */
+static int key_of(const jpt__sandbox_spec *spec, int abi, const char *library, bool around,
+                  unsigned etc_generation, jpt__buf *key)
+{
+    const char *const one[] = {spec->workspace, spec->program, library};
+    const char *const *lists[] = {spec->read, spec->write};
+    int rc = jpt__buf_printf(key, "%d %d %d %d %u", spec->profile, abi,
+                             spec->workspace_writable, around, around ? etc_generation : 0);
+
+    for (size_t i = 0; rc == JPT_OK && i < 3; i++)
+        rc = jpt__buf_append(key, one[i] != NULL ? one[i] : "", strlen(one[i] != NULL ? one[i] : "") + 1);
+    for (size_t l = 0; rc == JPT_OK && l < 2; l++) {
+        rc = jpt__buf_append(key, l == 0 ? "r" : "w", 2);
+        for (size_t i = 0; rc == JPT_OK && lists[l] != NULL && lists[l][i] != NULL; i++)
+            rc = jpt__buf_append(key, lists[l][i], strlen(lists[l][i]) + 1);
+    }
+    return rc;
+}
+
+/* The file each path of the key names now: (device, inode), zeros for
+ * none. A rule holds the file it was opened on. */
+static int ids_of(const jpt__sandbox_spec *spec, const char *library, jpt__buf *ids)
+{
+    const char *const one[] = {spec->workspace, spec->program, library};
+    const char *const *lists[] = {spec->read, spec->write};
+    int rc = JPT_OK;
+
+    for (size_t l = 0; rc == JPT_OK && l < 3; l++) {
+        const char *const *paths = l == 0 ? one : lists[l - 1];
+        size_t n = l == 0 ? 3 : SIZE_MAX;
+        for (size_t i = 0; rc == JPT_OK && i < n && paths != NULL && paths[i] != NULL; i++) {
+            struct stat st;
+            uint64_t id[2] = {0, 0};
+            if (stat(paths[i], &st) == 0) {
+                id[0] = (uint64_t)st.st_dev;
+                id[1] = (uint64_t)st.st_ino;
+            }
+            rc = jpt__buf_append(ids, id, sizeof(id));
+        }
+    }
+    return rc;
+}
+
+static bool same(const jpt__buf *a, const jpt__buf *b)
+{
+    return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+}
+
+/* The ruleset of `sb`: one kept in the cache for the same spec over the
+ * same files (a copy of its fd), else made now and kept. A RUN child's
+ * gains a rule in the child, and is never kept. */
+static int ruleset_for(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
+                       const jpt__etc *etc, bool around, jpt__errbuf *err)
+{
+    char path[PATH_MAX];
+    jpt__sandbox_cache *c = spec->profile != JPT__SANDBOX_RUN ? spec->cache : NULL;
+    const char *library;
+
+    /* The library does not move while it is loaded. */
+    if (spec->cache != NULL && !spec->cache->library_known) {
+        if (!library_file(spec->cache->library))
+            spec->cache->library[0] = '\0';
+        spec->cache->library_known = true;
+    }
+    if (spec->cache != NULL)
+        library = spec->cache->library[0] != '\0' ? spec->cache->library : NULL;
+    else
+        library = library_file(path) ? path : NULL;
+    jpt__buf key = JPT__BUF_INIT, ids = JPT__BUF_INIT;
+    kept_ruleset *slot = NULL;
+    int rc;
+
+    if (c == NULL) {
+        sb->ruleset = make_ruleset(spec, abi, etc, around, library, err);
+        return sb->ruleset < 0 ? sb->ruleset : JPT_OK;
+    }
+    if (key_of(spec, abi, library, around, etc->generation, &key) < 0 ||
+        ids_of(spec, library, &ids) < 0) {
+        jpt__buf_free(&key);
+        jpt__buf_free(&ids);
+        return jpt__err(err, JPT_ERR_NOMEM, "out of memory preparing the sandbox");
+    }
+    for (size_t i = 0; i < KEPT_RULESETS; i++) {
+        kept_ruleset *k = &c->rulesets[i];
+        if (k->fd >= 0 && same(&k->key, &key)) {
+            slot = k;
+            break;
+        }
+        if (slot == NULL || k->fd < 0 || (slot->fd >= 0 && k->used < slot->used))
+            slot = k;
+    }
+    if (slot->fd >= 0 && same(&slot->key, &key) && same(&slot->ids, &ids))
+        rc = JPT_OK;
+    else {
+        drop_kept(slot);
+        if ((rc = make_ruleset(spec, abi, etc, around, library, err)) >= 0) {
+            slot->fd = rc;
+            slot->key = key;
+            slot->ids = ids;
+            key = ids = (jpt__buf)JPT__BUF_INIT;
+            rc = JPT_OK;
+        }
+    }
+    jpt__buf_free(&key);
+    jpt__buf_free(&ids);
+    if (rc < 0)
         return rc;
-    if (spec->profile == JPT__SANDBOX_STDIO && spec->workspace != NULL &&
-        (rc = allow(sb, spec->workspace, spec->workspace_writable ? RW : RX, h.fs, err)) < 0)
-        return rc;
-    if ((rc = allow_list(sb, spec->read, RX, h.fs, err)) < 0 ||
-        (rc = allow_list(sb, spec->write, RW, h.fs, err)) < 0)
-        return rc;
+    slot->used = ++c->tick;
+    if ((sb->ruleset = fcntl(slot->fd, F_DUPFD_CLOEXEC, 3)) < 0)
+        return jpt__err(err, errno == EMFILE || errno == ENFILE ? JPT_ERR_LIMIT : JPT_ERR_IO,
+                        "sandbox: copying the ruleset's fd: %s", strerror(errno));
     return JPT_OK;
 }
 
-/* The report: what is enforced, and what this system lacks. */
-static void describe(jpt__sandbox_report *rep, int profile, const char *ll_why,
-                     const char *sc_why)
+/* ---- The namespaces ------------------------------------------------------------------ */
+
+/* Whether this process may mount in its own user namespace
+ * (CAP_SYS_ADMIN): else the child needs a user namespace of its own. */
+static bool may_mount(void)
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+
+    return syscall(SYS_capget, &hdr, data) == 0 &&
+           (data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)) != 0;
+}
+
+/* Whether this host can make the namespaces of `plan`: asked of a child
+ * once per cache. */
+static bool namespaces_here(const jpt__sandbox_spec *spec, const jpt__ns_plan *plan,
+                            char *why, size_t n)
+{
+    ns_support local = {0, ""};
+    ns_support *s = spec->cache != NULL ? &spec->cache->ns[plan->pid] : &local;
+
+    if (test_no_namespaces) {
+        snprintf(why, n, "not available (limited for a test)");
+        return false;
+    }
+    if (s->state == 0) {
+        static const char *const tmp[] = {"/tmp", NULL};
+        jpt__ns_plan probe = *plan;
+        struct stat st;
+        probe.writable = lstat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? tmp : NULL;
+        probe.private_tmp = plan->pid && probe.writable != NULL;
+        s->state = jpt__ns_probe(&probe, s->why, sizeof(s->why)) ? 1 : -1;
+    }
+    if (s->state < 0)
+        snprintf(why, n, "%s", s->why);
+    return s->state > 0;
+}
+
+/* Makes each writable path that is a writable file system's. */
+static int plan_writable(jpt__sandbox *sb, const char *const *paths)
+{
+    char real[PATH_MAX];
+    struct statvfs fs;
+    int rc;
+
+    /* By its real path: the child resolves none through a symbolic link
+     * (ns.c). */
+    for (size_t i = 0; paths != NULL && paths[i] != NULL; i++)
+        if (realpath(paths[i], real) != NULL && statvfs(real, &fs) == 0 &&
+            !(fs.f_flag & ST_RDONLY) && (rc = jpt__pathv_add(&sb->writable, real, true)) < 0)
+            return rc;
+    return JPT_OK;
+}
+
+/* Adds `path` to the granted paths the private /tmp holds again when it
+ * is below /tmp and not beneath one kept already. */
+static int keep_below_tmp(jpt__sandbox *sb, const char *path, jpt__errbuf *err)
+{
+    int rc;
+
+    if (!path_under(path, "/tmp") || strcmp(path, "/tmp") == 0)
+        return JPT_OK;
+    for (size_t j = 0; j < sb->tmp_keep.n; j++)
+        if (path_under(path, sb->tmp_keep.v[j]))
+            return JPT_OK;
+    if (sb->tmp_keep.n == JPT__SANDBOX_TMP_KEEP_MAX)
+        return jpt__err(err, JPT_ERR_LIMIT, "sandbox: more than %d granted paths below /tmp",
+                        JPT__SANDBOX_TMP_KEEP_MAX);
+    if ((rc = jpt__pathv_add(&sb->tmp_keep, path, true)) < 0)
+        return jpt__err(err, rc, "out of memory planning the sandbox");
+    return JPT_OK;
+}
+
+/* A RUN child's own /tmp, holding again the granted paths below it (a
+ * workspace there, the program's directory); none when a granted path
+ * holds /tmp itself (a workspace there is its /tmp). */
+static int plan_tmp(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf *err)
+{
+    const char *const *lists[] = {spec->read, spec->write};
+    char dir[PATH_MAX];
+    struct stat st;
+    int rc;
+
+    if (lstat("/tmp", &st) != 0 || !S_ISDIR(st.st_mode))
+        return JPT_OK;
+    for (size_t l = 0; l < 2; l++)
+        for (size_t i = 0; lists[l] != NULL && lists[l][i] != NULL; i++)
+            if (path_under("/tmp", lists[l][i]))
+                return JPT_OK;
+    /* Outer paths first, so that one beneath another is not kept twice. */
+    for (size_t depth = 1; depth < JPT__SANDBOX_PATH_MAX / 2; depth++) {
+        bool deeper = false;
+        for (size_t l = 0; l < 2; l++)
+            for (size_t i = 0; lists[l] != NULL && lists[l][i] != NULL; i++) {
+                size_t slashes = 0;
+                for (const char *c = lists[l][i]; *c != '\0'; c++)
+                    slashes += *c == '/';
+                deeper |= slashes > depth;
+                if (slashes == depth && (rc = keep_below_tmp(sb, lists[l][i], err)) < 0)
+                    return rc;
+            }
+        if (!deeper)
+            break;
+    }
+    if (spec->program != NULL && spec->program[0] == '/' &&
+        snprintf(dir, sizeof(dir), "%s", spec->program) < (int)sizeof(dir)) {
+        *strrchr(dir, '/') = '\0';
+        if ((rc = keep_below_tmp(sb, dir, err)) < 0)
+            return rc;
+    }
+    sb->ns.private_tmp = true;
+    return JPT_OK;
+}
+
+/* The child's mounts (sandbox.h, profiles STDIO and RUN). */
+static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jpt__pathv *etc,
+                       jpt__errbuf *err)
+{
+    int rc = JPT_OK;
+
+    if (spec->profile == JPT__SANDBOX_STDIO) {
+        const char *const own[] = {spec->workspace_writable ? spec->workspace : NULL, "/tmp",
+                                   NULL};
+        rc = plan_writable(sb, own[0] != NULL ? own : own + 1);
+    }
+    if (rc == JPT_OK)
+        rc = plan_writable(sb, spec->write);
+    for (size_t i = 0; rc == JPT_OK && spec->read_only != NULL && spec->read_only[i] != NULL;
+         i++)
+        rc = jpt__pathv_add(&sb->read_only, spec->read_only[i], true);
+    for (size_t i = 0; rc == JPT_OK && spec->hide != NULL && spec->hide[i] != NULL; i++)
+        rc = jpt__pathv_add(&sb->hide, spec->hide[i], spec->hide_dir != NULL && spec->hide_dir[i]);
+    for (size_t i = 0; rc == JPT_OK && i < etc->n; i++)
+        rc = jpt__pathv_add(&sb->hide, etc->v[i], etc->flag[i]);
+    if (rc < 0)
+        return jpt__err(err, rc, "out of memory planning the sandbox");
+    if (spec->profile == JPT__SANDBOX_RUN && (rc = plan_tmp(sb, spec, err)) < 0)
+        return rc;
+    sb->ns.writable = jpt__pathv_list(&sb->writable);
+    sb->ns.read_only = jpt__pathv_list(&sb->read_only);
+    sb->ns.hide = jpt__pathv_list(&sb->hide);
+    sb->ns.hide_dir = sb->hide.flag;
+    sb->ns.tmp_keep = jpt__pathv_list(&sb->tmp_keep);
+    sb->ns.ruleset = sb->ruleset;
+    return JPT_OK;
+}
+
+/* ---- Views kept ------------------------------------------------------------------- */
+
+/* What a stdio tool's view depends on: its writable paths (their files
+ * are checked apart), the secrets of /etc found, and the user namespace. */
+static int view_key(const jpt__sandbox *sb, unsigned etc_generation, jpt__buf *key,
+                    jpt__buf *ids)
+{
+    int rc = jpt__buf_printf(key, "%u %d", etc_generation, sb->ns.user);
+
+    for (size_t i = 0; rc == JPT_OK && i < sb->writable.n; i++) {
+        struct stat st;
+        uint64_t id[2] = {0, 0};
+        if (stat(sb->writable.v[i], &st) == 0) {
+            id[0] = (uint64_t)st.st_dev;
+            id[1] = (uint64_t)st.st_ino;
+        }
+        if ((rc = jpt__buf_append(key, sb->writable.v[i], strlen(sb->writable.v[i]) + 1)) ==
+            JPT_OK)
+            rc = jpt__buf_append(ids, id, sizeof(id));
+    }
+    return rc;
+}
+
+/* A stdio tool's child enters a view kept in the cache for the same
+ * plan, or one made now and kept; where none can be made it makes its
+ * own (the plan as it is). */
+static void use_kept_view(jpt__sandbox *sb, jpt__sandbox_cache *c, unsigned etc_generation)
+{
+    jpt__buf key = JPT__BUF_INIT, ids = JPT__BUF_INIT;
+    kept_view *slot = NULL;
+    char why[256];
+
+    if (view_key(sb, etc_generation, &key, &ids) < 0)
+        goto out;
+    for (size_t i = 0; i < KEPT_RULESETS; i++) {
+        kept_view *v = &c->views[i];
+        if (v->mnt >= 0 && same(&v->key, &key)) {
+            slot = v;
+            break;
+        }
+        if (slot == NULL || v->mnt < 0 || (slot->mnt >= 0 && v->used < slot->used))
+            slot = v;
+    }
+    if (slot->mnt < 0 || !same(&slot->key, &key) || !same(&slot->ids, &ids)) {
+        drop_view(slot);
+        if (jpt__ns_keep(&sb->ns, &slot->mnt, &slot->user, why, sizeof(why)) != JPT_OK) {
+            jpt__log(JPT_LOG_DEBUG, "sandbox: a stdio tool's view cannot be kept (%s): each "
+                                    "child makes its own",
+                     why);
+            goto out;
+        }
+        slot->key = key;
+        slot->ids = ids;
+        key = ids = (jpt__buf)JPT__BUF_INIT;
+    }
+    slot->used = ++c->tick;
+    sb->ns.enter_mnt = fcntl(slot->mnt, F_DUPFD_CLOEXEC, 3);
+    sb->ns.enter_user = slot->user >= 0 ? fcntl(slot->user, F_DUPFD_CLOEXEC, 3) : -1;
+    if (sb->ns.enter_mnt < 0 || (slot->user >= 0 && sb->ns.enter_user < 0)) {
+        if (sb->ns.enter_mnt >= 0)
+            close(sb->ns.enter_mnt);
+        if (sb->ns.enter_user >= 0)
+            close(sb->ns.enter_user);
+        sb->ns.enter_mnt = sb->ns.enter_user = -1;
+    }
+out:
+    jpt__buf_free(&key);
+    jpt__buf_free(&ids);
+}
+
+/* ---- The report ---------------------------------------------------------------------- */
+
+/* What is enforced, and what this system lacks. */
+static void describe(jpt__sandbox_report *rep, int profile, bool pid, const char *ll_why,
+                     const char *sc_why, const char *ns_why)
 {
     const struct {
         unsigned bit;
         const char *name;
         const char *needs;
+        bool vfs, stdio, run; /* applies to */
     } parts[] = {
-        {JPT_SANDBOX_ENFORCED_FILES, "files", "Landlock"},
-        {JPT_SANDBOX_ENFORCED_TRUNCATE, "truncation", "Landlock ABI 3, or seccomp"},
-        {JPT_SANDBOX_ENFORCED_TCP, "TCP bind and connect", "Landlock ABI 4"},
-        {JPT_SANDBOX_ENFORCED_DEVICE_IOCTL, "device ioctls", "Landlock ABI 5"},
-        {JPT_SANDBOX_ENFORCED_SCOPES, "signal and abstract-socket scopes", "Landlock ABI 6"},
+        {JPT_SANDBOX_ENFORCED_FILES, "files", "Landlock", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_TRUNCATE, "truncation", "Landlock ABI 3, or seccomp", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_TCP, "TCP bind and connect", "Landlock ABI 4", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_DEVICE_IOCTL, "device ioctls", "Landlock ABI 5", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_SCOPES, "signal and abstract-socket scopes", "Landlock ABI 6", 1,
+         1, 1},
         {JPT_SANDBOX_ENFORCED_SECCOMP,
-         profile == JPT__SANDBOX_VFS ? "seccomp (no sockets, no connect, no ptrace, io_uring, "
-                                       "user namespaces, TIOCSTI, keyrings, bpf, perf, mounts)"
-                                     : "seccomp (AF_UNIX streams only, no connect, no ptrace, "
-                                       "io_uring, user namespaces, TIOCSTI, keyrings, bpf, "
-                                       "perf, mounts)",
-         "seccomp filters"},
-        {JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS, "no_new_privs", "prctl"},
+         profile == JPT__SANDBOX_VFS
+             ? "seccomp (no sockets, no connect, no ptrace, io_uring, user namespaces, "
+               "TIOCSTI, keyrings, bpf, perf, mounts, kernel log, clock, host names, reboot, "
+               "kexec, modules, fanotify, file handles, inotify, xattrs; limits and "
+               "scheduling of its own process only)"
+             : "seccomp (AF_UNIX streams only, no connect, no sendto an address, no ptrace, "
+               "io_uring, user namespaces, TIOCSTI, keyrings, bpf, perf, mounts, kernel log, "
+               "clock, host names, reboot, kexec, modules, fanotify, file handles; limits "
+               "and scheduling of its own process only)",
+         "seccomp filters", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS, "no_new_privs", "prctl", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_CAPABILITIES, "no capabilities", "prctl and capset", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_METADATA, "no metadata changes outside its writable areas",
+         "a mount namespace or seccomp", 1, 1, 1},
+        {JPT_SANDBOX_ENFORCED_MOUNTS,
+         profile == JPT__SANDBOX_RUN
+             ? "a mount namespace (read-only but where fs.write may write, .git read-only, "
+               "sensitive paths and the secrets of /etc covered, a private /tmp)"
+             : "a mount namespace (read-only but the workspace and /tmp, the secrets of "
+               "/etc covered)",
+         "a mount namespace", 0, 1, 1},
+        {JPT_SANDBOX_ENFORCED_PROCESSES, "a PID namespace (its processes end with it)",
+         "a PID namespace", 0, 0, pid},
     };
     size_t n = 0, cap = sizeof(rep->text);
     bool first = true;
@@ -291,13 +763,19 @@ static void describe(jpt__sandbox_report *rep, int profile, const char *ll_why,
         int w_ = snprintf(rep->text + n, cap - n, __VA_ARGS__);                         \
         n = w_ < 0 ? n : (size_t)w_ >= cap - n ? cap - 1 : n + (size_t)w_;             \
     } while (0)
+#define APPLIES(i)                                                                      \
+    (profile == JPT__SANDBOX_VFS ? parts[i].vfs                                         \
+     : profile == JPT__SANDBOX_STDIO ? parts[i].stdio                                   \
+                                     : parts[i].run)
 
-    PUT("%s profile", profile == JPT__SANDBOX_VFS ? "vfs" : "stdio");
+    PUT("%s profile", profile == JPT__SANDBOX_VFS     ? "vfs"
+                      : profile == JPT__SANDBOX_STDIO ? "stdio"
+                                                      : "process.run");
     if (rep->landlock_abi > 0)
         PUT(", Landlock ABI %d", rep->landlock_abi);
     PUT(": enforced ");
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        if (rep->enforced & parts[i].bit) {
+        if ((rep->enforced & parts[i].bit) && APPLIES(i)) {
             PUT("%s%s", first ? "" : ", ", parts[i].name);
             first = false;
         }
@@ -305,7 +783,7 @@ static void describe(jpt__sandbox_report *rep, int profile, const char *ll_why,
         PUT("nothing");
     first = true;
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        if (!(rep->enforced & parts[i].bit)) {
+        if (!(rep->enforced & parts[i].bit) && APPLIES(i)) {
             PUT("%s%s (needs %s)", first ? "; missing: " : ", ", parts[i].name,
                 parts[i].needs);
             first = false;
@@ -314,12 +792,98 @@ static void describe(jpt__sandbox_report *rep, int profile, const char *ll_why,
         PUT("; Landlock: %s", ll_why);
     if (sc_why != NULL)
         PUT("; seccomp: %s", sc_why);
+    if (ns_why != NULL)
+        PUT("; namespaces: %s", ns_why);
+#undef APPLIES
 #undef PUT
+}
+
+static unsigned enforced_bits(int abi, bool seccomp, bool ns, unsigned denies)
+{
+    unsigned e = JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS | JPT_SANDBOX_ENFORCED_CAPABILITIES;
+
+    if (seccomp)
+        e |= JPT_SANDBOX_ENFORCED_SECCOMP;
+    if (abi >= 1)
+        e |= JPT_SANDBOX_ENFORCED_FILES;
+    if (abi >= 3 || (abi >= 1 && seccomp))
+        e |= JPT_SANDBOX_ENFORCED_TRUNCATE;
+    if (abi >= 4)
+        e |= JPT_SANDBOX_ENFORCED_TCP;
+    if (abi >= 5)
+        e |= JPT_SANDBOX_ENFORCED_DEVICE_IOCTL;
+    if (abi >= 6)
+        e |= JPT_SANDBOX_ENFORCED_SCOPES;
+    if (ns || (seccomp && (denies & JPT__SECCOMP_METADATA)))
+        e |= JPT_SANDBOX_ENFORCED_METADATA;
+    if (ns)
+        e |= JPT_SANDBOX_ENFORCED_MOUNTS;
+    return e;
+}
+
+/* ---- prepare --------------------------------------------------------------------------- */
+
+static int refuse_required(int abi, bool seccomp, const char *ll_why, const char *sc_why,
+                           jpt__errbuf *err)
+{
+    char lacks[JPT__ERRMSG_MAX];
+
+    if (abi < 1 && !seccomp)
+        snprintf(lacks, sizeof(lacks), "Landlock (%s) and seccomp filters (%s)", ll_why,
+                 sc_why);
+    else if (abi < 1)
+        snprintf(lacks, sizeof(lacks), "Landlock (%s)", ll_why);
+    else
+        snprintf(lacks, sizeof(lacks), "seccomp filters (%s)", sc_why);
+    return jpt__err(err, JPT_ERR_SANDBOX,
+                    "the OS sandbox is required, but this system lacks %s (the sandbox "
+                    "mode \"best-effort\" runs tools with what there is)",
+                    lacks);
+}
+
+/* Everything but the checks and the kernel's answers, which `prepare`
+ * gathered. */
+static int build(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, bool seccomp,
+                 bool ns, jpt__errbuf *err)
+{
+    bool vfs = spec->profile == JPT__SANDBOX_VFS;
+    jpt__etc local = {0}, *etc = spec->cache != NULL ? &spec->cache->etc : &local;
+    unsigned denies = (abi < 3 ? JPT__SECCOMP_TRUNCATE : 0) |
+                      (vfs ? JPT__SECCOMP_NO_SOCKETS | JPT__SECCOMP_METADATA |
+                                 JPT__SECCOMP_PATH_PROBES
+                           : ns ? 0
+                                : JPT__SECCOMP_METADATA);
+    int rc = vfs ? JPT_OK : jpt__etc_secrets(etc, err);
+
+    /* Without a mount namespace to cover them, a root host's ruleset
+     * leaves the secrets of /etc out; another host cannot read them. */
+    if (rc == JPT_OK && abi >= 1)
+        rc = ruleset_for(sb, spec, abi, etc, !vfs && !ns && geteuid() == 0, err);
+    if (rc == JPT_OK && abi >= 1) {
+        jpt__landlock_handled h;
+        jpt__landlock_handled_for(abi, &h);
+        sb->ns.tmp_access = RW & h.fs;
+    }
+    if (rc == JPT_OK && ns)
+        rc = plan_mounts(sb, spec, &etc->found, err);
+    if (rc == JPT_OK && ns && spec->profile == JPT__SANDBOX_STDIO && spec->cache != NULL)
+        use_kept_view(sb, spec->cache, etc->generation);
+    if (rc == JPT_OK && seccomp)
+        rc = filter(sb, spec, denies, err);
+    jpt__etc_free(&local);
+    if (rc < 0)
+        return rc;
+    sb->own_filter = seccomp;
+    sb->report.enforced = enforced_bits(abi, seccomp, ns, denies);
+    if (ns && sb->ns.pid)
+        sb->report.enforced |= JPT_SANDBOX_ENFORCED_PROCESSES;
+    return JPT_OK;
 }
 
 int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt__errbuf *err)
 {
     const char *ll_why = NULL, *sc_why = NULL;
+    char ns_why[256] = "";
     int rc;
 
     *out = NULL;
@@ -338,51 +902,46 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     }
     /* The minimum of "required": Landlock at any ABI (with seccomp denying
      * truncate(2) below ABI 3, and socket() whatever Landlock does with
-     * TCP), a seccomp filter, no_new_privs. */
-    if (spec->mode == JPT_SANDBOX_REQUIRED && (abi < 1 || !seccomp)) {
-        char lacks[JPT__ERRMSG_MAX];
-        if (abi < 1 && !seccomp)
-            snprintf(lacks, sizeof(lacks), "Landlock (%s) and seccomp filters (%s)", ll_why,
-                     sc_why);
-        else if (abi < 1)
-            snprintf(lacks, sizeof(lacks), "Landlock (%s)", ll_why);
-        else
-            snprintf(lacks, sizeof(lacks), "seccomp filters (%s)", sc_why);
-        return jpt__err(err, JPT_ERR_SANDBOX,
-                        "the OS sandbox is required, but this system lacks %s (the sandbox "
-                        "mode \"best-effort\" runs tools with what there is)",
-                        lacks);
+     * TCP), a seccomp filter, no_new_privs; for a process.run child, its
+     * namespaces too. */
+    if (spec->mode == JPT_SANDBOX_REQUIRED && (abi < 1 || !seccomp))
+        return refuse_required(abi, seccomp, ll_why, sc_why, err);
+    jpt__ns_plan plan = {.ruleset = -1, .enter_mnt = -1, .enter_user = -1};
+    bool ns = false;
+    if (spec->profile != JPT__SANDBOX_VFS) {
+        plan.mounts = true;
+        plan.pid = spec->profile == JPT__SANDBOX_RUN && spec->pid_namespace;
+        plan.user = !may_mount();
+        snprintf(plan.uid_map, sizeof(plan.uid_map), "%u %u 1", (unsigned)geteuid(),
+                 (unsigned)geteuid());
+        snprintf(plan.gid_map, sizeof(plan.gid_map), "%u %u 1", (unsigned)getegid(),
+                 (unsigned)getegid());
+        ns = namespaces_here(spec, &plan, ns_why, sizeof(ns_why));
     }
+    if (spec->mode == JPT_SANDBOX_REQUIRED && spec->profile == JPT__SANDBOX_RUN && !ns)
+        return jpt__err(err, JPT_ERR_SANDBOX,
+                        "the OS sandbox of process.run is required, but this host cannot "
+                        "give the process a mount namespace%s of its own (to cover sensitive "
+                        "paths and keep the rest read-only%s): %s (the sandbox mode "
+                        "\"best-effort\" runs it without)",
+                        plan.pid ? " and a PID namespace" : "",
+                        plan.pid ? ", and to end whatever it starts" : "", ns_why);
 
     jpt__sandbox *sb = jpt__calloc(1, sizeof(*sb));
     if (sb == NULL)
         return jpt__err(err, JPT_ERR_NOMEM, "out of memory preparing the sandbox");
     sb->ruleset = -1;
+    sb->ns.enter_mnt = sb->ns.enter_user = -1;
     sb->report.landlock_abi = abi;
-    if (abi >= 1 && (rc = build_ruleset(sb, spec, abi, err)) < 0) {
+    if (ns)
+        sb->ns = plan;
+    if ((rc = build(sb, spec, abi, seccomp, ns, err)) < 0) {
         jpt__sandbox_free(sb);
         return rc;
     }
-    if (seccomp && (rc = filter(sb, spec, abi < 3, err)) < 0) {
-        jpt__sandbox_free(sb);
-        return rc;
-    }
-
-    unsigned e = JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS;
-    if (seccomp)
-        e |= JPT_SANDBOX_ENFORCED_SECCOMP;
-    if (abi >= 1)
-        e |= JPT_SANDBOX_ENFORCED_FILES;
-    if (abi >= 3 || (abi >= 1 && seccomp))
-        e |= JPT_SANDBOX_ENFORCED_TRUNCATE;
-    if (abi >= 4)
-        e |= JPT_SANDBOX_ENFORCED_TCP;
-    if (abi >= 5)
-        e |= JPT_SANDBOX_ENFORCED_DEVICE_IOCTL;
-    if (abi >= 6)
-        e |= JPT_SANDBOX_ENFORCED_SCOPES;
-    sb->report.enforced = e;
-    describe(&sb->report, spec->profile, abi < 1 ? ll_why : NULL, seccomp ? NULL : sc_why);
+    describe(&sb->report, spec->profile, plan.pid, abi < 1 ? ll_why : NULL,
+             seccomp ? NULL : sc_why,
+             spec->profile != JPT__SANDBOX_VFS && !ns ? ns_why : NULL);
     *out = sb;
     return JPT_OK;
 }
@@ -411,14 +970,94 @@ void jpt__sandbox_free(jpt__sandbox *sb)
         return;
     if (sb->ruleset >= 0)
         close(sb->ruleset);
+    if (sb->ns.enter_mnt >= 0)
+        close(sb->ns.enter_mnt);
+    if (sb->ns.enter_user >= 0)
+        close(sb->ns.enter_user);
     jpt__seccomp_prog_free(&sb->own);
+    jpt__pathv_free(&sb->writable);
+    jpt__pathv_free(&sb->read_only);
+    jpt__pathv_free(&sb->hide);
+    jpt__pathv_free(&sb->tmp_keep);
     jpt__free(sb);
 }
 
 /* ---- In the child ------------------------------------------------------------------ */
 
+int jpt__sandbox_clone_flags(const jpt__sandbox *sb)
+{
+    return jpt__ns_clone_flags(&sb->ns);
+}
+
+int jpt__sandbox_enter_in_child(const jpt__sandbox *sb, const char **step, const char **path)
+{
+    return jpt__ns_enter_in_child(&sb->ns, step, path);
+}
+
+/* Locked: no later execve or setuid gives root's capabilities back, and
+ * none can be raised as ambient. */
+#define SECUREBITS                                                                          \
+    (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |                        \
+     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | \
+     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
+
+/* Every capability out of every set (issue 15 §4: a root host's tool had
+ * them all). The securebits and the bounding set need CAP_SETPCAP: a
+ * process without it has no capability to lose, and with no_new_privs
+ * gains none at execve, so EPERM there is no failure. */
+static int drop_capabilities(const char **step)
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct none[2];
+
+    if (prctl(PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) != 0 && errno != EPERM) {
+        *step = "prctl(PR_SET_SECUREBITS)";
+        return errno;
+    }
+    /* Up to the kernel's CAP_LAST_CAP, where it answers EINVAL. */
+    for (unsigned long cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+            if (errno == EINVAL)
+                break;
+            if (errno != EPERM) {
+                *step = "prctl(PR_CAPBSET_DROP)";
+                return errno;
+            }
+        }
+    /* EINVAL: a kernel before 4.3, without ambient capabilities. */
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+        *step = "prctl(PR_CAP_AMBIENT_CLEAR_ALL)";
+        return errno;
+    }
+    memset(none, 0, sizeof(none));
+    if (syscall(SYS_capset, &hdr, none) != 0) {
+        *step = "capset";
+        return errno;
+    }
+    return 0;
+}
+
+static int load_filter(unsigned short len, void *filter, const char **step)
+{
+    struct sock_fprog prog = {.len = len, .filter = filter};
+
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+        *step = "seccomp(SECCOMP_SET_MODE_FILTER)";
+        return errno;
+    }
+    return 0;
+}
+
+/* The filter as the child loads it: its own head, then the main one. */
+#define CHILD_FILTER_MAX (JPT__SECCOMP_OWN_MAX + 512)
+
 int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step)
 {
+    struct sock_filter filter[CHILD_FILTER_MAX];
+    int e;
+
+    if ((e = drop_capabilities(step)) != 0)
+        return e;
     /* Landlock without CAP_SYS_ADMIN and seccomp filters both need it;
      * it also keeps set-user-ID programs from gaining anything. */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -429,12 +1068,18 @@ int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step)
         *step = "landlock_restrict_self";
         return errno;
     }
-    if (sb->prog != NULL) {
-        struct sock_fprog prog = {.len = sb->prog->len, .filter = sb->prog->filter};
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
-            *step = "seccomp(SECCOMP_SET_MODE_FILTER)";
-            return errno;
-        }
+    if (sb->prog == NULL)
+        return 0;
+    /* The process's own id is known only now (1 in a PID namespace). A
+     * main filter too long to copy is loaded after the head, as a second
+     * filter. */
+    unsigned short n = sb->own_filter ? jpt__seccomp_own_filter(filter, (int)getpid()) : 0;
+    if (n + sb->prog->len <= CHILD_FILTER_MAX) {
+        memcpy(filter + n, sb->prog->filter, sb->prog->len * sizeof(filter[0]));
+        return load_filter((unsigned short)(n + sb->prog->len), filter, step);
     }
-    return 0;
+    if ((e = load_filter(sb->prog->len, sb->prog->filter, step)) != 0 || n == 0)
+        return e;
+    filter[n] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    return load_filter((unsigned short)(n + 1), filter, step);
 }

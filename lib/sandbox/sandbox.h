@@ -1,42 +1,76 @@
 /* The sandbox room's internal interface: the OS sandbox a tool process
- * runs in (RFD 075 as D11 relies on it; vfs.h, "The OS sandbox"). Never
- * installed.
+ * runs in (RFD 075 as D11 relies on it; vfs.h, "The OS sandbox"), and the
+ * one a process.run child runs in (issue 15 §3). Never installed.
  *
  * The parent prepares a sandbox before it spawns: it asks the kernel what
  * it offers, opens a Landlock ruleset holding the rules of the profile,
- * and builds the seccomp filter (libseccomp, exported as BPF into memory).
- * The child, between clone and execve, applies it with three system calls
- * and nothing else: no_new_privs, landlock_restrict_self, seccomp. One
- * prepared sandbox may be applied by many children; it is not changed by
- * applying it.
+ * builds the seccomp filter (libseccomp, exported as BPF into memory) and
+ * plans the child's namespaces. The child, between clone and execve,
+ * applies it with system calls alone: it builds its view of the file
+ * system in its mount namespace (when the sandbox has one), drops every
+ * capability and locks its securebits, sets no_new_privs, restricts
+ * itself to the ruleset and loads the filters. One prepared sandbox may be
+ * applied by many children unless it has a private /tmp (its ruleset then
+ * gains a rule in the child); applying it changes nothing else.
  *
  * Files: landlock.c (the kernel's ABI, the ruleset), seccomp.c (the
- * filter), sandbox.c (profiles, modes, the report, prepare and apply). */
+ * filters), ns.c (the namespaces: what the host can make, the child's
+ * mounts), etc.c (the secrets of /etc), sandbox.c (profiles, modes, the
+ * report, what an owner keeps, prepare and apply). */
 #ifndef JPT_LIB_SANDBOX_H
 #define JPT_LIB_SANDBOX_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "common/common.h"
 #include "jptool/vfs.h"
 
-/* Profiles: what a process may do directly.
+/* Profiles: what a process may do directly. Every profile drops every
+ * capability (a root host's tools are root without any), sets
+ * no_new_privs, and denies the calls listed in seccomp.c.
  *   VFS    a D11 tool, whose way out is the protocol on its stdin and
  *          stdout: it may read and execute the system's programs and
  *          libraries (what execve and the dynamic loader need), nothing of
- *          the workspace, home, /proc or /sys; no socket() at all.
+ *          the workspace, home, /proc or /sys; no socket() at all; no
+ *          change of any file's mode, owner, times or extended attributes,
+ *          no file-system watch or file handle. It starts in "/".
  *   STDIO  RFD 075's sandbox of a stdio tool: the workspace read-write (or
  *          read-only), the system read-only (/usr, /lib*, /bin, /sbin,
- *          /etc, /opt, /sys; not /proc), /tmp read-write, no network: socket()
- *          of AF_UNIX streams only, and no connect(). */
+ *          /etc but its secrets, /opt, /sys; not /proc), /tmp read-write,
+ *          no network: socket() of AF_UNIX streams only, and no connect().
+ *          In a mount namespace, everything but the writable areas is
+ *          mounted read-only; where the host cannot make one, metadata
+ *          changes are denied everywhere instead.
+ *   RUN    a process.run child (issue 15 §3): the paths of `read`
+ *          readable, of `write` writable, `read_only` kept read-only
+ *          within them, `hide` covered, the system as STDIO has it, a
+ *          private /tmp; no network as STDIO; in a mount namespace of its
+ *          own (and a PID namespace, when asked). Without them it is not
+ *          prepared in mode REQUIRED. */
 #define JPT__SANDBOX_VFS 1
 #define JPT__SANDBOX_STDIO 2
+#define JPT__SANDBOX_RUN 3
 
-/* The seccomp filters an owner (a registry) has built, kept for its later
- * spawns: a filter depends on the profile and the kernel only, and
- * building one costs more than applying it. One thread at a time, as its
- * owner. */
+/* The private /tmp of a RUN child (a tmpfs) is this large at most. */
+#define JPT__SANDBOX_TMP_SIZE "256m"
+/* Granted paths below /tmp that a RUN child's private /tmp can hold (a
+ * workspace there): more is refused. */
+#define JPT__SANDBOX_TMP_KEEP_MAX 16
+/* The longest path the child handles. */
+#define JPT__SANDBOX_PATH_MAX 4096
+
+/* What an owner (a registry, a VFS host) keeps for its later spawns: the
+ * seccomp filters it has built (a filter depends on the profile and the
+ * kernel only, and building one costs more than applying it); whether
+ * this host can make the namespaces a sandbox wants (probed once, by a
+ * child that tries); the secrets of /etc found; Landlock rulesets by spec
+ * (made again when a file their rules hold was replaced); and a stdio
+ * tool's view of the file system by plan, made once by a helper child and
+ * entered by each child (setns), so that none makes and tears down a
+ * mount namespace of its own. It holds fds (rulesets, views) until it is
+ * freed. One thread at a time, as its owner. */
 typedef struct jpt__sandbox_cache jpt__sandbox_cache;
 
 /* NULL when out of memory. */
@@ -45,7 +79,7 @@ jpt__sandbox_cache *jpt__sandbox_cache_new(void);
 void jpt__sandbox_cache_free(jpt__sandbox_cache *c);
 
 typedef struct jpt__sandbox_spec {
-    int profile;               /* JPT__SANDBOX_VFS or _STDIO */
+    int profile;               /* JPT__SANDBOX_VFS, _STDIO or _RUN */
     int mode;                  /* JPT_SANDBOX_REQUIRED or _BEST_EFFORT */
     const char *program;       /* the executable (a path): may be read and
                                   executed; NULL: none besides the system's */
@@ -54,7 +88,16 @@ typedef struct jpt__sandbox_spec {
     const char *const *read;   /* absolute paths readable and executable
                                   besides the profile's; NULL-terminated,
                                   or NULL */
-    const char *const *write;  /* STDIO: absolute paths writable too */
+    const char *const *write;  /* STDIO, RUN: absolute paths writable too */
+    const char *const *read_only; /* RUN: absolute paths within `write`
+                                  kept read-only (a repository's .git) */
+    const char *const *hide;   /* RUN: absolute paths the process must not
+                                  read: each is covered by an empty
+                                  directory or file it cannot open */
+    const bool *hide_dir;      /* RUN: per `hide`, whether a directory */
+    bool pid_namespace;        /* RUN: a PID namespace whose end ends every
+                                  process in it (for a child that has no
+                                  cgroup of its own to be killed) */
     jpt__sandbox_cache *cache; /* filters kept here; NULL: built for this
                                   sandbox alone */
 } jpt__sandbox_spec;
@@ -65,34 +108,55 @@ typedef struct jpt__sandbox jpt__sandbox;
 typedef struct jpt__sandbox_report {
     unsigned enforced;         /* JPT_SANDBOX_ENFORCED_* bits */
     int landlock_abi;          /* the kernel's, 0: none */
-    char text[JPT__ERRMSG_MAX];
+    char text[1024];
 } jpt__sandbox_report;
 
 /* Prepares a sandbox. In mode REQUIRED, a kernel (or a build) that cannot
- * enforce the profile's minimum — Landlock (any ABI), a seccomp filter,
- * no_new_privs — fails with JPT_ERR_SANDBOX and `err` names what it lacks;
- * in BEST_EFFORT the sandbox enforces what there is and its report says
- * what is missing. Errors: JPT_ERR_SANDBOX, JPT_ERR_INVALID (an unknown
- * profile or mode, a relative path in `read` or `write`, `write` with the
- * VFS profile), JPT_ERR_IO (a path of the spec that exists but cannot be
- * opened, or a Landlock or seccomp call failed unexpectedly; `err` says
- * which), JPT_ERR_NOMEM. Paths that do not exist are skipped. */
+ * enforce the profile's minimum (JPT__SANDBOX_ENFORCED_MINIMUM, and for
+ * RUN the namespaces) fails with JPT_ERR_SANDBOX and `err` names what it
+ * lacks; in BEST_EFFORT the sandbox enforces what there is and its report
+ * says what is missing. Errors: JPT_ERR_SANDBOX, JPT_ERR_INVALID (an
+ * unknown profile or mode, a relative path in a list, `write` with the
+ * VFS profile, `read_only` or `hide` with another than RUN), JPT_ERR_LIMIT
+ * (more than JPT__SANDBOX_TMP_KEEP_MAX granted paths below /tmp, a path
+ * longer than JPT__SANDBOX_PATH_MAX), JPT_ERR_IO (a path of the spec that
+ * exists but cannot be opened, or a Landlock or seccomp call failed
+ * unexpectedly; `err` says which), JPT_ERR_NOMEM. Paths that do not exist
+ * are skipped. */
 int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt__errbuf *err);
 
-/* In the child between clone (or fork) and execve: sets no_new_privs,
- * restricts itself to the ruleset and loads the filter. Async-signal-safe:
- * system calls only, no allocation, no locks. Returns 0, or an errno with
- * `*step` naming the call that failed. The ruleset's fd must still be open
- * (apply before closing the inherited fds). */
+/* The flags clone needs for the sandbox's namespaces (CLONE_NEWNS,
+ * CLONE_NEWPID, CLONE_NEWUSER), 0 for none. */
+int jpt__sandbox_clone_flags(const jpt__sandbox *sb);
+
+/* In the child between clone (with jpt__sandbox_clone_flags) and execve,
+ * first: builds its view of the file system in its mount namespace (none:
+ * nothing to do). Then paths are resolved in that view: a directory to
+ * start in must be entered by its path, never by an fd of the host's.
+ * Async-signal-safe: system calls only, no allocation, no locks. Returns
+ * 0, or an errno with `*step` naming what failed and `*path` (may be
+ * NULL) where. */
+int jpt__sandbox_enter_in_child(const jpt__sandbox *sb, const char **step, const char **path);
+
+/* In the child, after jpt__sandbox_enter_in_child and just before
+ * execve: drops every capability (bounding set, ambient, effective,
+ * permitted, inheritable) and locks the securebits, sets no_new_privs,
+ * restricts itself to the ruleset and loads the filters. Async-signal-safe
+ * as above. Returns 0, or an errno with `*step` naming the call that
+ * failed. The ruleset's fd must still be open (apply before closing the
+ * inherited fds). */
 int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step);
 
 /* What it enforces (filled at prepare). */
 const jpt__sandbox_report *jpt__sandbox_report_of(const jpt__sandbox *sb);
 
-/* What mode "required" requires. */
+/* What mode "required" requires of every profile; RUN requires its
+ * namespaces as well (JPT_SANDBOX_ENFORCED_MOUNTS, and _PROCESSES when it
+ * asks for a PID namespace). */
 #define JPT__SANDBOX_ENFORCED_MINIMUM                                                      \
     (JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS | JPT_SANDBOX_ENFORCED_SECCOMP |                    \
-     JPT_SANDBOX_ENFORCED_FILES | JPT_SANDBOX_ENFORCED_TRUNCATE)
+     JPT_SANDBOX_ENFORCED_FILES | JPT_SANDBOX_ENFORCED_TRUNCATE |                          \
+     JPT_SANDBOX_ENFORCED_CAPABILITIES | JPT_SANDBOX_ENFORCED_METADATA)
 
 /* Logs what the sandbox of process `pid` of tool `tool` (for call or
  * handle `id`, or NULL) enforces: at JPT_LOG_INFO, or JPT_LOG_WARNING when
@@ -159,15 +223,106 @@ typedef struct jpt__seccomp_prog {
     void *filter;              /* struct sock_filter[len] */
 } jpt__seccomp_prog;
 
+/* What a filter denies besides what every filter does. */
+#define JPT__SECCOMP_NO_SOCKETS 0x1  /* socket() at all (VFS) */
+#define JPT__SECCOMP_TRUNCATE 0x2    /* truncate(2): a Landlock below ABI 3 */
+#define JPT__SECCOMP_METADATA 0x4    /* chmod, chown, utimes, xattrs, … of
+                                        any file */
+#define JPT__SECCOMP_PATH_PROBES 0x8 /* inotify, and reading extended
+                                        attributes (fanotify and file
+                                        handles are denied to all) */
+#define JPT__SECCOMP_VARIANTS 16
+
 /* Whether the kernel takes seccomp filters that return errors (and the
  * library was built with libseccomp); `*why` (may be NULL) says why not. */
 bool jpt__seccomp_available(const char **why);
-/* Builds the filter of `profile`; `deny_truncate` adds truncate(2) to the
- * denied calls (for a Landlock that does not govern it). Errors:
+/* Builds the filter with `denies` (JPT__SECCOMP_* bits). Errors:
  * JPT_ERR_IO (libseccomp failed; `err` says where), JPT_ERR_NOMEM. */
-int jpt__seccomp_build(int profile, bool deny_truncate, jpt__seccomp_prog *out,
-                       jpt__errbuf *err);
+int jpt__seccomp_build(unsigned denies, jpt__seccomp_prog *out, jpt__errbuf *err);
 void jpt__seccomp_prog_free(jpt__seccomp_prog *p);
+
+/* The head of the child's filter, built in the child for its own process
+ * id `self` (async-signal-safe): prlimit64, setpriority,
+ * sched_setaffinity, sched_setscheduler, sched_setparam, sched_setattr,
+ * ioprio_set, migrate_pages and move_pages only on itself (0 or `self`),
+ * never on a user's processes at once; every other call goes on to the
+ * instructions that follow it (the main filter, copied after it: one
+ * filter to load, not two). Writes at most JPT__SECCOMP_OWN_MAX
+ * instructions (struct sock_filter) to `out`; returns how many, 0 on an
+ * architecture it does not know. */
+#define JPT__SECCOMP_OWN_MAX 96
+unsigned short jpt__seccomp_own_filter(void *out, int self);
+
+/* ---- etc.c ------------------------------------------------------------------------ */
+
+/* Owned copies of paths, NULL-terminated, each with a flag. */
+typedef struct jpt__pathv {
+    char **v;
+    bool *flag;
+    size_t n, cap;
+} jpt__pathv;
+
+int jpt__pathv_add(jpt__pathv *l, const char *path, bool flag); /* JPT_ERR_NOMEM */
+void jpt__pathv_free(jpt__pathv *l);
+/* The list, or NULL when empty. */
+const char *const *jpt__pathv_list(const jpt__pathv *l);
+
+/* The secrets of /etc this system has (etc.c's list: shadow, sudoers,
+ * host keys, …), their real paths, a directory flagged; found again only
+ * when a directory that holds one has changed. Zeroed is empty. */
+#define JPT__ETC_DIRS 32
+typedef struct jpt__etc {
+    jpt__pathv found;
+    struct timespec stamps[JPT__ETC_DIRS];
+    bool known;
+    unsigned generation;     /* changes when `found` is found again */
+} jpt__etc;
+
+/* Brings `e` up to date. JPT_ERR_NOMEM. */
+int jpt__etc_secrets(jpt__etc *e, jpt__errbuf *err);
+void jpt__etc_free(jpt__etc *e);
+/* Grants `access` on /etc entry by entry around the secrets of `e`, for a
+ * ruleset where nothing covers them (no mount namespace). JPT_ERR_IO. */
+int jpt__etc_allow_around(int ruleset, const jpt__etc *e, uint64_t access, uint64_t handled,
+                          jpt__errbuf *err);
+
+/* ---- ns.c ------------------------------------------------------------------------ */
+
+/* The namespaces of a sandbox and what the child does in them (ns.c's
+ * header comment). The lists are NULL-terminated, or NULL. */
+typedef struct jpt__ns_plan {
+    bool mounts;               /* a mount namespace; false: none at all */
+    bool pid;                  /* a PID namespace too */
+    bool user;                 /* a user namespace too (a host without
+                                  CAP_SYS_ADMIN), mapping: */
+    char uid_map[32], gid_map[32]; /* "<id> <id> 1" */
+    const char *const *writable;  /* mounted writable (the rest read-only) */
+    const char *const *read_only; /* within them, read-only again */
+    const char *const *hide;      /* covered by an empty directory or file */
+    const bool *hide_dir;
+    bool private_tmp;             /* a tmpfs of its own on /tmp, granted
+                                     `tmp_access` in `ruleset` (-1: none) */
+    const char *const *tmp_keep;  /* granted paths below /tmp, kept there */
+    uint64_t tmp_access;
+    int ruleset;
+    /* A view made once and kept (jpt__ns_keep): the child enters these
+     * namespaces (setns) instead of making its own; -1: none. */
+    int enter_mnt, enter_user;
+} jpt__ns_plan;
+
+/* CLONE_NEW* for `p`. */
+int jpt__ns_clone_flags(const jpt__ns_plan *p);
+/* The child's side; as jpt__sandbox_enter_in_child. */
+int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char **path);
+/* Whether a child can carry out `p` here (it tries, with /dev/null as a
+ * path to hide); else false and `why` says what failed. */
+bool jpt__ns_probe(const jpt__ns_plan *p, char *why, size_t n);
+/* Carries out `p` (no PID namespace, no private /tmp) once, in a helper
+ * child, and keeps its namespaces: `*mnt` (and `*user`, when `p->user`;
+ * else -1) are fds for later children to enter, so that they make no
+ * mounts of their own and leave none to tear down. JPT_OK, or
+ * JPT_ERR_IO with `why` saying what failed. */
+int jpt__ns_keep(const jpt__ns_plan *p, int *mnt, int *user, char *why, size_t n);
 
 /* ---- For tests ------------------------------------------------------------------- */
 
@@ -177,5 +332,8 @@ void jpt__seccomp_prog_free(jpt__seccomp_prog *p);
  * the kernel's. Process-wide and not thread-safe: tests only, set while no
  * other thread prepares a sandbox. */
 void jpt__sandbox_test_limit(int max_abi, bool no_seccomp);
+/* The same for namespaces: with `none`, prepare acts as on a host that
+ * cannot make any. */
+void jpt__sandbox_test_no_namespaces(bool none);
 
 #endif /* JPT_LIB_SANDBOX_H */

@@ -6,11 +6,14 @@
  * default for a foreign architecture. See sandbox.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 
 #include "sandbox/sandbox.h"
@@ -62,16 +65,74 @@ void jpt__seccomp_prog_free(jpt__seccomp_prog *p)
  * is denied whole: seccomp cannot read the path of a Unix socket's address,
  * and Landlock does not govern connecting to one, so no connect at all is
  * what keeps the host's sockets (an ssh-agent's, D-Bus, a container
- * engine's) out of reach. */
+ * engine's) out of reach. Then what a root host's tool could do with a
+ * capability left (dropped anyway: a second wall) or without one: the
+ * kernel log (syslog(2) needs no capability where dmesg_restrict is 0),
+ * the clock, the host's names, rebooting, kexec, kernel modules, swap,
+ * accounting, fanotify (which watches whole file systems), file handles
+ * (open_by_handle_at opens any file by its number; name_to_handle_at
+ * tells them), and userfaultfd (a tool of kernel exploits). */
 static const int denied[] = {
-    SCMP_SYS(ptrace),         SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
-    SCMP_SYS(pidfd_getfd),    SCMP_SYS(io_uring_setup),   SCMP_SYS(io_uring_enter),
-    SCMP_SYS(io_uring_register), SCMP_SYS(keyctl),        SCMP_SYS(add_key),
-    SCMP_SYS(request_key),    SCMP_SYS(bpf),              SCMP_SYS(perf_event_open),
-    SCMP_SYS(mount),          SCMP_SYS(umount2),          SCMP_SYS(pivot_root),
-    SCMP_SYS(move_mount),     SCMP_SYS(open_tree),        SCMP_SYS(fsopen),
-    SCMP_SYS(fsmount),        SCMP_SYS(fsconfig),         SCMP_SYS(fspick),
-    SCMP_SYS(mount_setattr),  SCMP_SYS(connect),
+    SCMP_SYS(ptrace),           SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
+    SCMP_SYS(pidfd_getfd),      SCMP_SYS(io_uring_setup),   SCMP_SYS(io_uring_enter),
+    SCMP_SYS(io_uring_register), SCMP_SYS(keyctl),          SCMP_SYS(add_key),
+    SCMP_SYS(request_key),      SCMP_SYS(bpf),              SCMP_SYS(perf_event_open),
+    SCMP_SYS(mount),            SCMP_SYS(umount2),          SCMP_SYS(pivot_root),
+    SCMP_SYS(move_mount),       SCMP_SYS(open_tree),        SCMP_SYS(fsopen),
+    SCMP_SYS(fsmount),          SCMP_SYS(fsconfig),         SCMP_SYS(fspick),
+    SCMP_SYS(mount_setattr),    SCMP_SYS(connect),          SCMP_SYS(syslog),
+    SCMP_SYS(settimeofday),     SCMP_SYS(clock_settime),    SCMP_SYS(clock_adjtime),
+    SCMP_SYS(sethostname),      SCMP_SYS(setdomainname),    SCMP_SYS(reboot),
+    SCMP_SYS(kexec_load),       SCMP_SYS(kexec_file_load),  SCMP_SYS(init_module),
+    SCMP_SYS(finit_module),     SCMP_SYS(delete_module),    SCMP_SYS(swapon),
+    SCMP_SYS(swapoff),          SCMP_SYS(acct),             SCMP_SYS(fanotify_init),
+    SCMP_SYS(fanotify_mark),    SCMP_SYS(name_to_handle_at), SCMP_SYS(open_by_handle_at),
+    SCMP_SYS(userfaultfd),
+};
+
+/* System calls newer than the headers of some builds: the numbers are
+ * the same on every architecture but alpha and mips (the unified table
+ * since Linux 5.1). */
+#define NR_FCHMODAT2 452
+#define NR_SETXATTRAT 463
+#define NR_GETXATTRAT 464
+#define NR_LISTXATTRAT 465
+#define NR_REMOVEXATTRAT 466
+#define NR_FILE_GETATTR 468
+#define NR_FILE_SETATTR 469
+#if defined(__alpha__) || defined(__mips__)
+#define HAVE_UNIFIED_NR 0
+#else
+#define HAVE_UNIFIED_NR 1
+#endif
+
+/* JPT__SECCOMP_METADATA: every way to change a file's mode, owner,
+ * times, extended attributes or inode flags, by path or by fd. Landlock
+ * governs none of them, and a process owns the files of its uid: a root
+ * host's tool owns root's. */
+static const int metadata[] = {
+    SCMP_SYS(chmod),        SCMP_SYS(fchmod),       SCMP_SYS(fchmodat),
+    SCMP_SYS(chown),        SCMP_SYS(fchown),       SCMP_SYS(lchown),
+    SCMP_SYS(fchownat),     SCMP_SYS(utime),        SCMP_SYS(utimes),
+    SCMP_SYS(futimesat),    SCMP_SYS(utimensat),    SCMP_SYS(setxattr),
+    SCMP_SYS(lsetxattr),    SCMP_SYS(fsetxattr),    SCMP_SYS(removexattr),
+    SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr),
+#if HAVE_UNIFIED_NR
+    NR_FCHMODAT2,           NR_SETXATTRAT,          NR_REMOVEXATTRAT,
+    NR_FILE_SETATTR,
+#endif
+};
+
+/* JPT__SECCOMP_PATH_PROBES: what tells a VFS tool of paths it cannot open
+ * beyond their existence: watching them, and their extended attributes
+ * (an ACL, a security label). */
+static const int path_probes[] = {
+    SCMP_SYS(inotify_init), SCMP_SYS(inotify_init1), SCMP_SYS(inotify_add_watch),
+    SCMP_SYS(getxattr),     SCMP_SYS(lgetxattr),     SCMP_SYS(fgetxattr),
+    SCMP_SYS(listxattr),    SCMP_SYS(llistxattr),    SCMP_SYS(flistxattr),
+#if HAVE_UNIFIED_NR
+    NR_GETXATTRAT,          NR_LISTXATTRAT,          NR_FILE_GETATTR,
+#endif
 };
 
 /* clone's flags are its first argument, but on s390 its second. */
@@ -83,6 +144,12 @@ static const int denied[] = {
 
 /* The socket type without SOCK_NONBLOCK and SOCK_CLOEXEC. */
 #define SOCK_TYPE_MASK 0xf
+
+/* FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR (linux/fs.h): chattr's ioctls,
+ * an inode's flags and project by fd. */
+#define IOC_SETFLAGS 0x40086602u
+#define IOC_SETFLAGS32 0x40046602u
+#define IOC_FSSETXATTR 0x401c5820u
 
 typedef struct rule {
     int syscall;
@@ -107,16 +174,39 @@ static int add(scmp_filter_ctx ctx, const rule *r, jpt__errbuf *err)
     return JPT_OK;
 }
 
-static int add_rules(scmp_filter_ctx ctx, int profile, bool deny_truncate, jpt__errbuf *err)
+static int add_each(scmp_filter_ctx ctx, const int *calls, size_t n, jpt__errbuf *err)
 {
-    /* Sockets: only connected pairs of AF_UNIX streams (socketpair), and
-     * for a stdio tool AF_UNIX streams it may bind and listen on. No
-     * datagram sockets: sendto() and sendmsg() with an address reach a
-     * path socket (the system log, a notify socket) without connect(). */
+    int rc;
+
+    for (size_t i = 0; i < n; i++) {
+        rule r = {calls[i], EPERM, 0, {{0}}};
+        if ((rc = add(ctx, &r, err)) < 0)
+            return rc;
+    }
+    return JPT_OK;
+}
+
+/* socket() or socketpair() (`call`) of any type but a stream: an AF_UNIX
+ * SOCK_RAW is a datagram socket to Linux, and a datagram socket sends to
+ * a path socket (the system log, a notify socket) with sendto() or
+ * sendmsg() and no connect(), whatever it is connected to. */
+static int streams_only(scmp_filter_ctx ctx, int call, jpt__errbuf *err)
+{
+    rule other_family = {call, EPERM, 1, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)}};
+    int rc = add(ctx, &other_family, err);
+
+    for (unsigned type = 0; rc == JPT_OK && type <= SOCK_TYPE_MASK; type++) {
+        if (type == SOCK_STREAM)
+            continue;
+        rule r = {call, EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, SOCK_TYPE_MASK, type)}};
+        rc = add(ctx, &r, err);
+    }
+    return rc;
+}
+
+static int add_rules(scmp_filter_ctx ctx, unsigned denies, jpt__errbuf *err)
+{
     const rule rules[] = {
-        {SCMP_SYS(socketpair), EPERM, 1, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)}},
-        {SCMP_SYS(socketpair), EPERM, 1,
-         {SCMP_A1(SCMP_CMP_MASKED_EQ, SOCK_TYPE_MASK, SOCK_DGRAM)}},
         /* Typing into a terminal's input (TIOCSTI) or the console's
          * selection (TIOCLINUX): the request is compared on the 32 bits
          * the kernel reads. */
@@ -131,36 +221,47 @@ static int add_rules(scmp_filter_ctx ctx, int profile, bool deny_truncate, jpt__
         /* clone3's flags are in memory seccomp cannot read: ENOSYS makes
          * the C library fall back to clone, which is checked. */
         {SCMP_SYS(clone3), ENOSYS, 0, {{0}}},
+        /* An address: a datagram's destination; a stream socket has no
+         * use for one. */
+        {SCMP_SYS(sendto), EPERM, 1, {SCMP_A4(SCMP_CMP_NE, 0)}},
+    };
+    const rule inode_flags[] = {
+        {SCMP_SYS(ioctl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, IOC_SETFLAGS)}},
+        {SCMP_SYS(ioctl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, IOC_SETFLAGS32)}},
+        {SCMP_SYS(ioctl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, IOC_FSSETXATTR)}},
     };
     int rc;
 
-    for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
-        rule r = {denied[i], EPERM, 0, {{0}}};
-        if ((rc = add(ctx, &r, err)) < 0)
-            return rc;
-    }
+    if ((rc = add_each(ctx, denied, sizeof(denied) / sizeof(denied[0]), err)) < 0)
+        return rc;
     for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
         if ((rc = add(ctx, &rules[i], err)) < 0)
             return rc;
-    if (profile == JPT__SANDBOX_VFS) {
+    if ((rc = streams_only(ctx, SCMP_SYS(socketpair), err)) < 0)
+        return rc;
+    if (denies & JPT__SECCOMP_NO_SOCKETS) {
         rule r = {SCMP_SYS(socket), EPERM, 0, {{0}}};
-        if ((rc = add(ctx, &r, err)) < 0)
-            return rc;
-    } else {
-        const rule unix_only[] = {
-            {SCMP_SYS(socket), EPERM, 1, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)}},
-            {SCMP_SYS(socket), EPERM, 1,
-             {SCMP_A1(SCMP_CMP_MASKED_EQ, SOCK_TYPE_MASK, SOCK_DGRAM)}},
-        };
-        for (size_t i = 0; i < sizeof(unix_only) / sizeof(unix_only[0]); i++)
-            if ((rc = add(ctx, &unix_only[i], err)) < 0)
-                return rc;
-    }
-    if (deny_truncate) {
+        rc = add(ctx, &r, err);
+    } else
+        rc = streams_only(ctx, SCMP_SYS(socket), err);
+    if (rc < 0)
+        return rc;
+    if (denies & JPT__SECCOMP_TRUNCATE) {
         rule r = {SCMP_SYS(truncate), EPERM, 0, {{0}}};
         if ((rc = add(ctx, &r, err)) < 0)
             return rc;
     }
+    if (denies & JPT__SECCOMP_METADATA) {
+        if ((rc = add_each(ctx, metadata, sizeof(metadata) / sizeof(metadata[0]), err)) < 0)
+            return rc;
+        for (size_t i = 0; i < sizeof(inode_flags) / sizeof(inode_flags[0]); i++)
+            if ((rc = add(ctx, &inode_flags[i], err)) < 0)
+                return rc;
+    }
+    if ((denies & JPT__SECCOMP_PATH_PROBES) &&
+        (rc = add_each(ctx, path_probes, sizeof(path_probes) / sizeof(path_probes[0]), err)) <
+            0)
+        return rc;
     return JPT_OK;
 }
 
@@ -202,8 +303,7 @@ static int export_bpf(scmp_filter_ctx ctx, jpt__seccomp_prog *out, jpt__errbuf *
     return JPT_OK;
 }
 
-int jpt__seccomp_build(int profile, bool deny_truncate, jpt__seccomp_prog *out,
-                       jpt__errbuf *err)
+int jpt__seccomp_build(unsigned denies, jpt__seccomp_prog *out, jpt__errbuf *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     int rc;
@@ -215,8 +315,13 @@ int jpt__seccomp_build(int profile, bool deny_truncate, jpt__seccomp_prog *out,
     /* no_new_privs is the child's to set, before it loads the filter. */
     if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0)
         rc = jpt__err(err, JPT_ERR_IO, "seccomp: seccomp_attr_set: %s", strerror(-rc));
-    else
-        rc = add_rules(ctx, profile, deny_truncate, err);
+    else {
+        /* A binary tree of the calls rather than a chain: each of the
+         * child's system calls runs through the filter. Older libseccomp
+         * lacks the attribute, and builds the chain. */
+        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+        rc = add_rules(ctx, denies, err);
+    }
     if (rc == JPT_OK)
         rc = export_bpf(ctx, out, err);
     seccomp_release(ctx);
@@ -225,14 +330,111 @@ int jpt__seccomp_build(int profile, bool deny_truncate, jpt__seccomp_prog *out,
 
 #else
 
-int jpt__seccomp_build(int profile, bool deny_truncate, jpt__seccomp_prog *out,
-                       jpt__errbuf *err)
+int jpt__seccomp_build(unsigned denies, jpt__seccomp_prog *out, jpt__errbuf *err)
 {
-    (void)profile;
-    (void)deny_truncate;
+    (void)denies;
     out->filter = NULL;
     out->len = 0;
     return jpt__err(err, JPT_ERR_SANDBOX, "jptool was built without libseccomp");
 }
 
 #endif
+
+/* ---- The filter of the child's own process id ------------------------------------ */
+
+/* The architecture this library runs as, as seccomp_data.arch says;
+ * 0 where the filter below is not built. */
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__) && !defined(__ILP32__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__i386__)
+#define NATIVE_ARCH AUDIT_ARCH_I386
+#elif defined(__riscv) && __riscv_xlen == 64
+#define NATIVE_ARCH AUDIT_ARCH_RISCV64
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NATIVE_ARCH AUDIT_ARCH_PPC64LE
+#elif defined(__s390x__)
+#define NATIVE_ARCH AUDIT_ARCH_S390X
+#else
+#define NATIVE_ARCH 0
+#endif
+
+/* The low 32 bits of argument `i`: a pid_t or an int, which is all the
+ * kernel reads of it. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define ARG_LOW(i) (offsetof(struct seccomp_data, args) + 8 * (i) + 4)
+#else
+#define ARG_LOW(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+#endif
+
+#define DENY (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+
+/* Which argument names the process (`who`), and which value of the
+ * argument before it names every process of a user (0: none). */
+typedef struct own_call {
+    int nr;
+    int who;
+    unsigned user;
+} own_call;
+
+static const own_call own_calls[] = {
+    {SYS_prlimit64, 0, 0},
+    {SYS_sched_setaffinity, 0, 0},
+    {SYS_sched_setscheduler, 0, 0},
+    {SYS_sched_setparam, 0, 0},
+    {SYS_sched_setattr, 0, 0},
+#ifdef SYS_migrate_pages
+    {SYS_migrate_pages, 0, 0},
+#endif
+#ifdef SYS_move_pages
+    {SYS_move_pages, 0, 0},
+#endif
+    {SYS_setpriority, 1, 2 /* PRIO_USER */},
+    {SYS_ioprio_set, 1, 3 /* IOPRIO_WHO_USER */},
+};
+
+#define N_OWN (sizeof(own_calls) / sizeof(own_calls[0]))
+
+unsigned short jpt__seccomp_own_filter(void *out, int self)
+{
+    struct sock_filter *f = out;
+    /* The arch check and the load of nr (3), the table and its way out
+     * (N_OWN + 1), a block of 7 per call; then the program that follows. */
+    const unsigned total = 4 + 8 * N_OWN;
+    unsigned n = 0;
+
+    if (NATIVE_ARCH == 0)
+        return 0;
+    /* Another ABI's calls (i386 on x86-64): the main filter's to judge. */
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                          offsetof(struct seccomp_data, arch));
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0,
+                                          (unsigned char)(total - 2));
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                          offsetof(struct seccomp_data, nr));
+    /* Jumps only go forward: each call's block after the table; any other
+     * call goes on to what follows. */
+    for (size_t i = 0; i < N_OWN; i++)
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                              (unsigned)own_calls[i].nr,
+                                              (unsigned char)(N_OWN + 6 * i), 0);
+    f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, total - n - 1, 0, 0);
+    n++;
+    for (size_t i = 0; i < N_OWN; i++) {
+        const own_call *c = &own_calls[i];
+        /* A call without a `which` checks its `who` for -1 there, which
+         * names no one process either. */
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                              ARG_LOW(c->user != 0 ? c->who - 1 : c->who));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                              c->user != 0 ? c->user : 0xffffffffu, 3, 0);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LOW(c->who));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0);
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)self, 1, 0);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, DENY);
+        f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, total - n - 1, 0, 0);
+        n++;
+    }
+    return (unsigned short)n;
+}

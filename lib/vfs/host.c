@@ -30,6 +30,8 @@ struct jpt_vfs_host {
     jpt_policy_fn policy_fn;
     void *policy_ud;
     int sandbox_mode;        /* never DEFAULT */
+    jpt__sandbox_cache *sandbox_cache; /* the tool's filter, process.run's */
+    jpt__contain *contain;   /* the tool's and its children's */
     char **sandbox_read;     /* NULL-terminated, or NULL */
     bool spawned;            /* the tool is a process the host spawned */
     bool sandboxed;          /* … in the sandbox */
@@ -157,6 +159,18 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
                                  : FAIL(rc, "creating its event loop: %s", strerror(errno));
         goto fail;
     }
+    if ((h->sandbox_cache = jpt__sandbox_cache_new()) == NULL) {
+        rc = FAIL(JPT_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    /* Issue 15 §3: what the tool and its process.run children start ends
+     * with them; a cgroup each where the host's cgroup allows it. */
+    jpt__errbuf why;
+    if ((rc = jpt__contain_new(h->loop, JPT__CONTAIN_AUTO, &h->contain, &why)) < 0) {
+        jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: containment: %s", why.text);
+        rc = FAIL(rc, "containment: %s", why.text);
+        goto fail;
+    }
     if ((rc = jpt_policy_new(o.sandbox_json, &h->policy)) < 0) {
         jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: the sandbox: %s",
                  h->policy != NULL ? jpt_policy_errmsg(h->policy) : jpt_strerror(rc));
@@ -239,14 +253,18 @@ static int spawn_tool(jpt_vfs_host *h, const char *const argv[],
     jpt__sandbox_spec spec = {
         .profile = JPT__SANDBOX_VFS,
         .mode = h->sandbox_mode,
+        .cache = h->sandbox_cache,
         .read = (const char *const *)h->sandbox_read,
     };
     jpt__spawn spawn = {
         .argv = argv,
         .envp = envp,
+        /* Issue 15 §4: nothing of the host's, not even where it runs. */
+        .cwd = "/",
         .stdin_pipe = true,
         .devnull = -1,
         .drain_ms = 100,
+        .contain = h->contain,
         .sandbox = h->sandbox_mode != JPT_SANDBOX_OFF ? &spec : NULL,
         .sandbox_report = &h->sandbox,
     };
@@ -268,6 +286,8 @@ static int start(jpt_vfs_host *h, const char *const argv[], int rfd, int wfd,
     json_t *tool = NULL;
     char *texts[3] = {NULL, NULL, NULL};
     jpt__vfs_session_config cfg = {
+        .run_sandbox_mode = h->sandbox_mode,
+        .sandbox_cache = h->sandbox_cache,
         .loop = h->loop,
         .files = h->files,
         .policy = h->policy,
@@ -455,11 +475,13 @@ JPT_EXPORT void jpt_vfs_host_free(jpt_vfs_host *h)
     if (h == NULL)
         return;
     jpt__vfs_session_free(h->session);
+    jpt__contain_free(h->contain);
     jpt__http_free(h->http);
     jpt_state_unref(h->state);
     jpt_policy_free(h->policy);
     jpt__files_unref(h->files);
     jpt__loop_free(h->loop);
+    jpt__sandbox_cache_free(h->sandbox_cache);
     for (size_t i = 0; h->sandbox_read != NULL && h->sandbox_read[i] != NULL; i++)
         jpt__free(h->sandbox_read[i]);
     jpt__free(h->sandbox_read);

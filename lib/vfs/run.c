@@ -417,6 +417,16 @@ static int spawn_child(jpt__vfs_run *r, const char *const *argv,
         child_env_free(&ce);
         return rc;
     }
+    jpt__vfs_confine *confine = NULL;
+    /* Issue 15 §3: confined as the tool that asked, whose mode it has; a
+     * child without a cgroup of its own (to be killed with everything in
+     * it) gets a PID namespace, whose end ends what it started. */
+    bool own_cgroup =
+        r->env.contain != NULL && jpt__contain_mode(r->env.contain) == JPT__CONTAIN_CGROUP;
+    if (r->env.sandbox_mode != JPT_SANDBOX_OFF)
+        rc = jpt__vfs_confine_new(r->env.policy, root, r->env.sandbox_mode, !own_cgroup,
+                                  r->env.sandbox_cache, &confine, &err);
+    jpt__sandbox_report report;
     jpt__spawn sp = {
         .argv = argv,
         .envp = (const char *const *)ce.envp,
@@ -424,8 +434,20 @@ static int spawn_child(jpt__vfs_run *r, const char *const *argv,
         .devnull = -1,
         .drain_ms = DRAIN_MS,
         .contain = r->env.contain,
+        .sandbox = confine != NULL ? jpt__vfs_confine_spec(confine) : NULL,
+        .sandbox_report = &report,
     };
-    rc = jpt__child_spawn(r->env.loop, &sp, &child_ops, r, &r->child, &err);
+    if (rc == JPT_OK)
+        rc = jpt__child_spawn(r->env.loop, &sp, &child_ops, r, &r->child, &err);
+    if (rc == JPT_OK && confine != NULL)
+        jpt__log((report.enforced & JPT__SANDBOX_ENFORCED_MINIMUM) ==
+                         JPT__SANDBOX_ENFORCED_MINIMUM
+                     ? JPT_LOG_DEBUG
+                     : JPT_LOG_WARNING,
+                 "process.run '%s' pid %d (%zu entries walked) runs in the OS sandbox: %s",
+                 r->shown, (int)jpt__child_pid(r->child), jpt__vfs_confine_scanned(confine),
+                 report.text);
+    jpt__vfs_confine_free(confine);
     child_env_free(&ce);
     if (rc < 0 && rc != JPT_ERR_NOMEM) {
         /* Like the output, the reason goes through the scrubber. */

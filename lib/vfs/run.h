@@ -20,7 +20,11 @@
  *     those of the repository read first by running `git config --list`
  *     in the same slot, before the request's git;
  *   - stdin /dev/null; cwd the workspace root, by fchdir on the directory
- *     backend's root fd (so renaming the root meanwhile does not matter);
+ *     backend's root fd (so renaming the root meanwhile does not matter),
+ *     or in its sandbox's mount namespace by the fd's path, checked;
+ *   - unless `sandbox_mode` is off, the OS sandbox of confine.c (below;
+ *     vfs.h, "The OS sandbox"), with a PID namespace when its containment
+ *     gives it no cgroup of its own;
  *   - its own session and process group (and the registry's containment);
  *     the group is killed when the child exits (stragglers), on the
  *     timeout (SIGTERM, SIGKILL after the kill grace), and when the
@@ -88,6 +92,9 @@ typedef struct jpt__vfs_run_env {
     jpt__contain *contain;    /* NULL: the process group only */
     int kill_grace_ms;        /* timeout: SIGTERM, then SIGKILL after this */
     jpt__vfs_run_queue *queue; /* the session's */
+    int sandbox_mode;         /* the child's OS sandbox: JPT_SANDBOX_REQUIRED,
+                                 _BEST_EFFORT or _OFF (the tool's mode) */
+    jpt__sandbox_cache *sandbox_cache; /* may be NULL */
 } jpt__vfs_run_env;
 
 /* Starts process.run with the request's params `p` (which must stay valid
@@ -122,5 +129,29 @@ int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
 /* Abandons a run: its process group is killed and reaped now, and `done`
  * does not run. */
 void jpt__vfs_run_cancel(jpt__vfs_run *r);
+
+/* ---- The child's sandbox (confine.c) ------------------------------------------------
+ * What the OS sandbox of a process.run child holds, from the tool's policy
+ * (vfs.h, "process.run"): readable, the real paths of filesystem.allow's
+ * and .writable's prefixes beneath the root; writable, .writable's (all of
+ * .allow's with "writable": true); never readable, each entry beneath the
+ * readable ones that filesystem.deny or a sensitive pattern names, found
+ * by a walk of at most JPT_VFS_RUN_SCAN_MAX entries; read-only, each .git
+ * directory beneath a writable prefix (unless a prefix names a path in
+ * it). */
+typedef struct jpt__vfs_confine jpt__vfs_confine;
+
+/* Walks the readable prefixes of `p` beneath the directory `root_fd`, for
+ * a sandbox of `mode` (with a PID namespace when `pid_namespace`) with
+ * filters from `cache` (may be NULL). Errors:
+ * JPT_ERR_LIMIT (more entries or covered paths than the bounds), JPT_ERR_IO
+ * (the root's path cannot be told), JPT_ERR_NOMEM; `err` says which. */
+int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_namespace,
+                         jpt__sandbox_cache *cache, jpt__vfs_confine **out, jpt__errbuf *err);
+/* The spec for jpt__child_spawn, valid while `c` lives. */
+const jpt__sandbox_spec *jpt__vfs_confine_spec(const jpt__vfs_confine *c);
+/* The entries the walk met. */
+size_t jpt__vfs_confine_scanned(const jpt__vfs_confine *c);
+void jpt__vfs_confine_free(jpt__vfs_confine *c);
 
 #endif /* JPT_LIB_VFS_RUN_H */

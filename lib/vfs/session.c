@@ -87,6 +87,8 @@ struct jpt__vfs_session {
     /* transport */
     jpt__child *child;
     jpt__contain *contain;    /* the tool's containment, for process.run */
+    int run_sandbox_mode;     /* process.run's OS sandbox (config) */
+    jpt__sandbox_cache *sandbox_cache;
     int rfd, wfd;             /* attached fds, else -1 */
     jpt__watch rwatch, wwatch;
     jpt__buf backlog;         /* read, not yet taken by the engine */
@@ -411,8 +413,16 @@ static void req_submit(vfs_req *r)
     jpt__files_call *pending = NULL;
 
     if (r->method == JPT__VFS_PROCESS_RUN) {
-        jpt__vfs_run_env env = {s->loop,    s->files,         s->policy,
-                                s->contain, s->kill_grace_ms, &s->run_queue};
+        jpt__vfs_run_env env = {
+            .loop = s->loop,
+            .files = s->files,
+            .policy = s->policy,
+            .contain = s->contain,
+            .kill_grace_ms = s->kill_grace_ms,
+            .queue = &s->run_queue,
+            .sandbox_mode = s->run_sandbox_mode,
+            .sandbox_cache = s->sandbox_cache,
+        };
         jpt__vfs_run *run = NULL;
         if (jpt__vfs_run_submit(&env, jpt__vfs_call_params(r->call), guard, r, req_done, r,
                                 &run) < 0)
@@ -1018,6 +1028,9 @@ static int session_new(const jpt__vfs_session_config *cfg, const jpt__vfs_sessio
     s->rfd = s->wfd = -1;
     s->request_timeout_ms = cfg->request_timeout_ms;
     s->kill_grace_ms = cfg->kill_grace_ms;
+    s->run_sandbox_mode =
+        cfg->run_sandbox_mode != JPT_SANDBOX_DEFAULT ? cfg->run_sandbox_mode : JPT_SANDBOX_REQUIRED;
+    s->sandbox_cache = cfg->sandbox_cache;
     s->working = true; /* it owes a request or a result after init */
     jpt__capture_init(&s->err_tail, STDERR_TAIL);
     jpt__loop_defer_init(&s->step, run_step, s);

@@ -486,6 +486,12 @@ typedef struct jpt__vfs_session_config {
     /* The owner's process slots, which process.run's children take too
      * (run.h), or NULL: the tool's own bound alone. Outlives the session. */
     const struct jpt__vfs_slots *slots;
+    /* The OS sandbox of process.run's children (JPT_SANDBOX_*, run.h):
+     * the tool's own mode; 0: JPT_SANDBOX_REQUIRED. */
+    int run_sandbox_mode;
+    struct jpt__sandbox_cache *sandbox_cache; /* the owner's, for the
+                                                 children's filters; may be
+                                                 NULL */
 } jpt__vfs_session_config;
 
 /* Starts a tool as a child process (`spawn`, its stdin a pipe whatever it

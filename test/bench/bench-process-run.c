@@ -11,7 +11,14 @@
  * The tool is test/tools/vfs-probe in its "repeat" mode: one run with
  * `count` calls minus one with a single call is the cost of count - 1
  * calls, the tool's start and end taken out. Each figure is the median of
- * interleaved rounds. */
+ * interleaved rounds.
+ *
+ * And the cost of the child's OS sandbox (issue 15 §3): the same round
+ * trip with the host's sandbox mode "off" (the child unconfined), printed
+ * against the target of +150 us; and that of the walk that finds what the
+ * child may not read, in a workspace of 10 000 files (100 directories, a
+ * .env in each tenth) against an empty one. The workspaces are
+ * directories of their own under /var/tmp, removed at the end. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <spawn.h>
@@ -19,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,12 +51,19 @@ static void die(const char *what, const char *why)
     exit(1);
 }
 
-/* Seconds for the probe to make `count` identical process.run calls. */
+static char empty_ws[64] = "/var/tmp/jpt-bench-run-XXXXXX";
+static char big_ws[64] = "/var/tmp/jpt-bench-run-XXXXXX";
+static const char *workspace;
+static int mode;
+
+/* Seconds for the probe to make `count` identical process.run calls, in
+ * `workspace` with the sandbox `mode`. */
 static double time_probe(const char *sandbox, const char *params, int count)
 {
     char tool[2048];
     const char *argv[] = {PROBE, NULL};
-    jpt_vfs_host_options o = {.size = sizeof(o), .root = "/tmp", .sandbox_json = sandbox};
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = workspace, .sandbox_json = sandbox,
+                              .sandbox_mode = mode};
     jpt_vfs_host *h = NULL;
     jpt_state *st = NULL;
 
@@ -111,6 +126,43 @@ static double time_posix_spawn(const char *const *argv, int calls, bool read_out
     return bench_now() - t0;
 }
 
+/* 10 000 files in 100 directories, a .env in every tenth. */
+static void fill(const char *root)
+{
+    char path[256];
+
+    for (int d = 0; d < 100; d++) {
+        snprintf(path, sizeof(path), "%s/d%02d", root, d);
+        if (mkdir(path, 0755) != 0)
+            die("mkdir", path);
+        for (int f = 0; f < 100; f++) {
+            if (d % 10 == 0 && f == 0)
+                snprintf(path, sizeof(path), "%s/d%02d/.env", root, d);
+            else
+                snprintf(path, sizeof(path), "%s/d%02d/f%02d.txt", root, d, f);
+            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (fd < 0)
+                die("open", path);
+            close(fd);
+        }
+    }
+}
+
+/* Per call of `count`, the start and end of the tool taken out. */
+static double per_call(const char *sandbox, const char *params, int count)
+{
+    double one = time_probe(sandbox, params, 1);
+    return (time_probe(sandbox, params, count + 1) - one) / count;
+}
+
+static void cleanup(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", empty_ws, big_ws);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench-process-run: cleaning up failed\n");
+}
+
 int main(void)
 {
     static const char true_sandbox[] = "{\"commands\":{\"/bin/true\":{}}}";
@@ -127,12 +179,25 @@ int main(void)
 
     if (setenv("JPT_BENCH_SECRET", "bench-secret-value-0123456789", 1) < 0)
         die("setenv", "failed");
+    if (mkdtemp(empty_ws) == NULL || mkdtemp(big_ws) == NULL)
+        die("mkdtemp", "/var/tmp");
+    atexit(cleanup);
+    fill(big_ws);
 
     double run[ROUNDS], ref[ROUNDS], out[ROUNDS], out_ref[ROUNDS], git[ROUNDS], git_ref[ROUNDS];
+    double off[ROUNDS], big[ROUNDS];
+    workspace = empty_ws;
     time_probe(true_sandbox, true_params, 2); /* warm up */
     for (int r = 0; r < ROUNDS; r++) {
-        double one = time_probe(true_sandbox, true_params, 1);
-        run[r] = (time_probe(true_sandbox, true_params, CALLS + 1) - one) / CALLS;
+        workspace = empty_ws;
+        mode = JPT_SANDBOX_DEFAULT;
+        run[r] = per_call(true_sandbox, true_params, CALLS);
+        mode = JPT_SANDBOX_OFF;
+        off[r] = per_call(true_sandbox, true_params, CALLS);
+        mode = JPT_SANDBOX_DEFAULT;
+        workspace = big_ws;
+        big[r] = per_call(true_sandbox, true_params, CALLS / 4);
+        workspace = empty_ws;
         ref[r] = time_posix_spawn(true_argv, CALLS, false) / CALLS;
         double one_git = time_probe(git_sandbox, git_params, 1);
         git[r] = (time_probe(git_sandbox, git_params, GIT_CALLS + 1) - one_git) / GIT_CALLS;
@@ -142,10 +207,18 @@ int main(void)
     }
     double t_run = bench_median(run, ROUNDS), t_ref = bench_median(ref, ROUNDS);
     double t_out = bench_median(out, ROUNDS), t_out_ref = bench_median(out_ref, ROUNDS);
-    double t_git = bench_median(git, ROUNDS), t_git_ref = bench_median(git_ref, ROUNDS);
+    double t_off = bench_median(off, ROUNDS), t_big = bench_median(big, ROUNDS);
     printf("process.run /bin/true round trip: %.0f us (ratio %.2f vs posix_spawn+waitpid at "
            "%.0f us)\n",
            t_run * 1e6, t_run / t_ref, t_ref * 1e6);
+    printf("process.run's OS sandbox: +%.0f us per run (%.0f us vs %.0f us unconfined; %s the "
+           "target of +150 us)\n",
+           (t_run - t_off) * 1e6, t_run * 1e6, t_off * 1e6,
+           (t_run - t_off) * 1e6 <= 150 ? "within" : "over");
+    printf("finding what it may not read in 10000 entries (10 covered): +%.0f us per run "
+           "(%.1f us per 1000 entries)\n",
+           (t_big - t_run) * 1e6, (t_big - t_run) * 1e6 / 10);
+    double t_git = bench_median(git, ROUNDS), t_git_ref = bench_median(git_ref, ROUNDS);
     printf("process.run git version round trip, its configuration read first: %.0f us (ratio "
            "%.2f vs posix_spawn+waitpid of git at %.0f us)\n",
            t_git * 1e6, t_git / t_git_ref, t_git_ref * 1e6);

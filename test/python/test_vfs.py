@@ -23,6 +23,7 @@ import json
 import os
 import re
 import selectors
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -1691,7 +1692,7 @@ class VfsBindingTest(unittest.TestCase):
         defines = re.findall(r"#define (JPT_\w+) (-?\d+|0x[0-9a-f]+)u?\b", header(VFS_H))
         # Every one but JPT_FILES_READ_LIMIT (an expression) and
         # JPT_VFS_PROTOCOL_VERSION (a string), checked below.
-        self.assertEqual(len(defines), 47, defines)
+        self.assertEqual(len(defines), 53, defines)
         for name, value in defines:
             self.assertEqual(getattr(jptool, name), int(value, 0), name)
             self.assertIn(name, jptool.__all__)
@@ -1739,6 +1740,52 @@ class VfsBindingTest(unittest.TestCase):
             self.assertTrue(covered(needed), f"{needed} is not in {paths}")
         if os.sep in jptool.library_path:
             self.assertTrue(covered(jptool.library_path), jptool.library_path)
+
+    def test_python_tool_read_paths_never_grant_the_workspace_an_ancestor_or_home(self):
+        # An agent that keeps jptool/ in its project (issue 15 §4): the
+        # package's sys.path entry is the workspace itself.
+        with tempfile.TemporaryDirectory() as tmp:
+            ws = os.path.realpath(tmp)
+            package = os.path.join(ws, "jptool")
+            shutil.copytree(os.path.dirname(os.path.realpath(jptool.__file__)), package,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            with open(os.path.join(ws, ".env"), "w") as f:
+                f.write("API_KEY=sk-workspace-secret\n")
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ws,
+                   "JPTOOL_LIBRARY": os.path.realpath(jptool.library_path)
+                   if os.sep in jptool.library_path else jptool.library_path}
+
+            def read_paths(args):
+                out = subprocess.run(
+                    [sys.executable, "-c",
+                     f"import json, jptool; print(json.dumps(jptool.python_tool_read_paths({args})))"],
+                    cwd=ws, env=env, capture_output=True, text=True, timeout=WAIT, check=True)
+                return json.loads(out.stdout)
+
+            home = os.path.realpath(os.path.expanduser("~"))
+
+            def assert_keeps_out(paths, kept):
+                for p in paths:
+                    for k in (kept, home):
+                        self.assertFalse(k == p or k.startswith(p.rstrip(os.sep) + os.sep),
+                                         f"{p} is {k} or holds it: {paths}")
+
+            # The workspace is the current directory, or named.
+            by_cwd = read_paths("")
+            assert_keeps_out(by_cwd, ws)
+            self.assertIn(package, by_cwd)
+            assert_keeps_out(read_paths(repr(os.path.dirname(ws))), os.path.dirname(ws))
+            if SANDBOX_LACKING is not None:
+                return
+            # A tool granted them does not open the workspace's .env.
+            with VfsHost(root=ws, sandbox_read=by_cwd) as h:
+                h.spawn([sys.executable, "-c", f"print(open({os.path.join(ws, '.env')!r}).read())"],
+                        {"name": "reader"})
+                self.assertTrue(h.run(WAIT_MS))
+                with h.state() as st:
+                    self.assertTrue(st.is_error)
+                    self.assertIn("PermissionError", st.error_message)
+                    self.assertNotIn("sk-workspace-secret", st.error_message)
 
     def test_null_arguments_are_refused(self):
         lib = jptool._lib

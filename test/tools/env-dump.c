@@ -5,7 +5,7 @@
  *
  * Usage: env-dump [VAR...] */
 #define _GNU_SOURCE
-#include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,11 +13,12 @@
 
 enum { MAX_FDS = 1024 };
 
-static int compare_ints(const void *a, const void *b)
+/* In a sanitizer build, LeakSanitizer's check at exit reads /proc and
+ * uses ptrace, which the OS sandbox of a process.run child denies. */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
 {
-    int x = *(const int *)a, y = *(const int *)b;
-
-    return (x > y) - (x < y);
+    return 1;
 }
 
 int main(int argc, char **argv)
@@ -25,8 +26,6 @@ int main(int argc, char **argv)
     char cwd[PATH_MAX];
     int fds[MAX_FDS];
     size_t count = 0;
-    struct dirent *entry;
-    DIR *dir;
 
     for (int i = 1; i < argc; i++) {
         const char *value = getenv(argv[i]);
@@ -42,22 +41,11 @@ int main(int argc, char **argv)
     }
     printf("cwd=%s\n", cwd);
 
-    dir = opendir("/proc/self/fd");
-    if (dir == NULL) {
-        perror("env-dump: /proc/self/fd");
-        return 1;
-    }
-    while ((entry = readdir(dir)) != NULL && count < MAX_FDS) {
-        int fd;
-        if (entry->d_name[0] == '.')
-            continue;
-        fd = atoi(entry->d_name);
-        if (fd != dirfd(dir))
+    /* By asking each fd, not by /proc/self/fd, which a sandboxed child
+     * cannot read. */
+    for (int fd = 0; fd < MAX_FDS; fd++)
+        if (fcntl(fd, F_GETFD) >= 0)
             fds[count++] = fd;
-    }
-    closedir(dir);
-    qsort(fds, count, sizeof fds[0], compare_ints);
-
     fputs("fds=", stdout);
     for (size_t i = 0; i < count; i++)
         printf("%s%d", i == 0 ? "" : " ", fds[i]);

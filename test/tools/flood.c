@@ -44,6 +44,14 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+/* In a sanitizer build, LeakSanitizer's check at exit reads /proc and
+ * uses ptrace, which the OS sandbox of a process.run child denies. */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     unsigned long long remaining;

@@ -32,11 +32,51 @@
  *   signal-parent    kill(parent, 0)
  *   exec:PATH        fork, execve PATH, and its exit status 0
  *   env:NAME         "set" or "unset" instead of ok
+ *   read:PATH        open and read: "ok" (bytes), "empty", or the errno
+ *   write:PATH       open(PATH, O_WRONLY) and write "0" (a cgroup.procs:
+ *                    moves the probe there)
+ *   Metadata, each on a file the test owns:
+ *   chmod:PATH  fchmod:PATH (fd opened read-only)  fchmodat2:PATH
+ *   chown:PATH       chown to 65534 (the group kept)
+ *   utimes:PATH      utimensat with explicit times
+ *   touch:PATH       utimensat to now
+ *   setxattr:PATH    user.jpt_probe = "x"
+ *   getxattr:PATH    user.jpt_probe (ENODATA when it has none)
+ *   stat:PATH        stat
+ *   What a root host's tool could do with capabilities, each harmless
+ *   when it succeeds:
+ *   caps             "none", or the effective set in hex
+ *   sethostname      sethostname to the current name
+ *   syslog           syslog(SYSLOG_ACTION_SIZE_BUFFER)
+ *   settimeofday     settimeofday(NULL, NULL), the system call itself
+ *   reboot           reboot with a wrong magic number (EINVAL: it could)
+ *   kexec            kexec_load with invalid flags (EINVAL: it could)
+ *   fanotify         fanotify_init and a mark on the whole file system of /
+ *   sched-fifo       SCHED_FIFO on itself, SCHED_OTHER again after
+ *   The host (the probe's parent), each setting what is already set:
+ *   prlimit-parent   RLIMIT_NOFILE of the parent
+ *   prlimit-self     RLIMIT_NOFILE of itself, by 0 and by its pid
+ *   nice-parent      setpriority of the parent
+ *   affinity-parent  sched_setaffinity of the parent
+ *   affinity-self    sched_setaffinity of itself, by 0 and by its pid
+ *   ioprio-parent    ioprio_set of the parent
+ *   Sockets past the rules:
+ *   socket-unix-raw  socket(AF_UNIX, SOCK_RAW) (a datagram socket)
+ *   socketpair-raw   socketpair(AF_UNIX, SOCK_RAW)
+ *   raw-sendto:PATH  socket(AF_UNIX, SOCK_RAW) and sendto the datagram
+ *                    socket at PATH without connect
+ *   pair-sendto:PATH socketpair(AF_UNIX, SOCK_RAW) and sendto PATH
+ *   Paths it cannot open:
+ *   inotify:PATH     inotify_init1 and a watch on PATH
+ *   handle:PATH      name_to_handle_at
+ *   cwd              its working directory instead of ok
+ *   pid              its process id instead of ok
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +93,17 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/sched.h>
+#include <sched.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
+#include <sys/klog.h>
+#include <sys/reboot.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
 
 #include <jptool/vfs_tool.h>
 
@@ -84,6 +134,10 @@ static const char *errno_name(int e)
     case EFAULT: return "EFAULT";
     case EEXIST: return "EEXIST";
     case EIO: return "EIO";
+    case EROFS: return "EROFS";
+    case ENODATA: return "ENODATA";
+    case ESRCH: return "ESRCH";
+    case EOPNOTSUPP: return "EOPNOTSUPP";
     default: return strerror(e);
     }
 }
@@ -170,6 +224,174 @@ static long check_clone3(void)
     return pid;
 }
 
+static long check_read(const char *path, const char **what)
+{
+    char buf[256];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long n = read(fd, buf, sizeof(buf));
+    int e = errno;
+    close(fd);
+    errno = e;
+    if (n == 0)
+        *what = "empty";
+    return n;
+}
+
+static long check_write(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long n = write(fd, "0", 1);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return n;
+}
+
+static long check_fchmod(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long rc = fchmod(fd, 0666);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+static long check_utimes(const char *path, bool now)
+{
+    struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+    return utimensat(AT_FDCWD, path, now ? NULL : times, 0);
+}
+
+static char caps_text[32];
+
+static const char *check_caps(void)
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &hdr, data) != 0)
+        return errno_name(errno);
+    uint64_t eff = (uint64_t)data[1].effective << 32 | data[0].effective;
+    uint64_t prm = (uint64_t)data[1].permitted << 32 | data[0].permitted;
+    if (eff == 0 && prm == 0)
+        return "none";
+    snprintf(caps_text, sizeof(caps_text), "%llx", (unsigned long long)(eff | prm));
+    return caps_text;
+}
+
+static long check_sethostname(void)
+{
+    char name[256];
+    if (gethostname(name, sizeof(name)) != 0)
+        return -1;
+    return sethostname(name, strlen(name));
+}
+
+static long check_fanotify(void)
+{
+    int fd = fanotify_init(FAN_CLASS_NOTIF, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    long rc = fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN, AT_FDCWD, "/");
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+static long check_sched_fifo(void)
+{
+    struct sched_param fifo = {.sched_priority = 1}, other = {.sched_priority = 0};
+    long rc = sched_setscheduler(0, SCHED_FIFO, &fifo);
+    int e = errno;
+    if (rc == 0)
+        sched_setscheduler(0, SCHED_OTHER, &other);
+    errno = e;
+    return rc;
+}
+
+static long check_prlimit(pid_t pid)
+{
+    struct rlimit now;
+    if (prlimit(pid, RLIMIT_NOFILE, NULL, &now) != 0)
+        return -1;
+    return prlimit(pid, RLIMIT_NOFILE, &now, NULL);
+}
+
+static long check_nice(pid_t pid)
+{
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)pid);
+    if (nice == -1 && errno != 0)
+        return -1;
+    return setpriority(PRIO_PROCESS, (id_t)pid, nice);
+}
+
+static long check_affinity(pid_t pid)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(pid, sizeof(set), &set) != 0)
+        return -1;
+    return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+static long check_ioprio(pid_t pid)
+{
+    long prio = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, pid);
+    if (prio < 0)
+        return -1;
+    return syscall(SYS_ioprio_set, 1, pid, prio);
+}
+
+/* A datagram to the socket at `path` from a socket (or a pair's end) of
+ * type SOCK_RAW, never connected. */
+static long check_dgram_send(const char *path, bool pair)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    int sv[2] = {-1, -1};
+    snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+    long rc = pair ? socketpair(AF_UNIX, SOCK_RAW | SOCK_CLOEXEC, 0, sv)
+                   : (sv[0] = socket(AF_UNIX, SOCK_RAW | SOCK_CLOEXEC, 0));
+    if (rc < 0)
+        return -1;
+    rc = sendto(sv[0], "probe", 5, 0, (const struct sockaddr *)&sun, sizeof(sun));
+    int e = errno;
+    close(sv[0]);
+    if (sv[1] >= 0)
+        close(sv[1]);
+    errno = e;
+    return rc;
+}
+
+static long check_inotify(const char *path)
+{
+    int fd = inotify_init1(IN_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long rc = inotify_add_watch(fd, path, IN_ALL_EVENTS);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+static long check_handle(const char *path)
+{
+    struct {
+        struct file_handle h;
+        unsigned char room[128];
+    } fh;
+    int mount_id;
+    fh.h.handle_bytes = sizeof(fh.room);
+    return name_to_handle_at(AT_FDCWD, path, &fh.h, &mount_id, 0);
+}
+
 static void run(const char *check)
 {
     const char *arg = strchr(check, ':') != NULL ? strchr(check, ':') + 1 : "";
@@ -239,6 +461,90 @@ static void run(const char *check)
         rc = check_exec(arg);
     else if (strncmp(check, "env:", 4) == 0) {
         say(check, getenv(arg) != NULL ? "set" : "unset");
+        return;
+    } else if (strncmp(check, "read:", 5) == 0) {
+        const char *what = NULL;
+        rc = check_read(arg, &what);
+        if (what != NULL) {
+            say(check, what);
+            return;
+        }
+    } else if (strncmp(check, "write:", 6) == 0)
+        rc = check_write(arg);
+    else if (strncmp(check, "chmod:", 6) == 0)
+        rc = chmod(arg, 0666);
+    else if (strncmp(check, "fchmod:", 7) == 0)
+        rc = check_fchmod(arg);
+    else if (strncmp(check, "fchmodat2:", 10) == 0)
+        rc = syscall(452 /* fchmodat2 */, AT_FDCWD, arg, 0666, 0);
+    else if (strncmp(check, "chown:", 6) == 0)
+        rc = chown(arg, 65534, (gid_t)-1);
+    else if (strncmp(check, "utimes:", 7) == 0)
+        rc = check_utimes(arg, false);
+    else if (strncmp(check, "touch:", 6) == 0)
+        rc = check_utimes(arg, true);
+    else if (strncmp(check, "setxattr:", 9) == 0)
+        rc = setxattr(arg, "user.jpt_probe", "x", 1, 0);
+    else if (strncmp(check, "getxattr:", 9) == 0) {
+        char v[16];
+        rc = getxattr(arg, "user.jpt_probe", v, sizeof(v));
+    } else if (strncmp(check, "stat:", 5) == 0) {
+        struct stat st;
+        rc = stat(arg, &st);
+    } else if (strcmp(check, "caps") == 0) {
+        say(check, check_caps());
+        return;
+    } else if (strcmp(check, "sethostname") == 0)
+        rc = check_sethostname();
+    else if (strcmp(check, "syslog") == 0)
+        rc = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+    else if (strcmp(check, "settimeofday") == 0)
+        rc = syscall(SYS_settimeofday, NULL, NULL);
+    else if (strcmp(check, "reboot") == 0)
+        rc = syscall(SYS_reboot, 0, 0, 0, NULL);
+    else if (strcmp(check, "kexec") == 0)
+        rc = syscall(SYS_kexec_load, 0UL, 0UL, NULL, 0xdead0000UL);
+    else if (strcmp(check, "fanotify") == 0)
+        rc = check_fanotify();
+    else if (strcmp(check, "sched-fifo") == 0)
+        rc = check_sched_fifo();
+    else if (strcmp(check, "prlimit-parent") == 0)
+        rc = check_prlimit(getppid());
+    else if (strcmp(check, "prlimit-self") == 0)
+        rc = check_prlimit(0) < 0 ? -1 : check_prlimit(getpid());
+    else if (strcmp(check, "nice-parent") == 0)
+        rc = check_nice(getppid());
+    else if (strcmp(check, "affinity-parent") == 0)
+        rc = check_affinity(getppid());
+    else if (strcmp(check, "affinity-self") == 0)
+        rc = check_affinity(0) < 0 ? -1 : check_affinity(getpid());
+    else if (strcmp(check, "ioprio-parent") == 0)
+        rc = check_ioprio(getppid());
+    else if (strcmp(check, "socket-unix-raw") == 0)
+        rc = close_after(socket(AF_UNIX, SOCK_RAW, 0));
+    else if (strcmp(check, "socketpair-raw") == 0) {
+        int sv[2];
+        rc = socketpair(AF_UNIX, SOCK_RAW | SOCK_CLOEXEC, 0, sv);
+        if (rc == 0) {
+            close(sv[0]);
+            close(sv[1]);
+        }
+    } else if (strncmp(check, "raw-sendto:", 11) == 0)
+        rc = check_dgram_send(arg, false);
+    else if (strncmp(check, "pair-sendto:", 12) == 0)
+        rc = check_dgram_send(arg, true);
+    else if (strncmp(check, "inotify:", 8) == 0)
+        rc = check_inotify(arg);
+    else if (strncmp(check, "handle:", 7) == 0)
+        rc = check_handle(arg);
+    else if (strcmp(check, "cwd") == 0) {
+        char cwd[4096];
+        say(check, getcwd(cwd, sizeof(cwd)) != NULL ? cwd : errno_name(errno));
+        return;
+    } else if (strcmp(check, "pid") == 0) {
+        char pid[32];
+        snprintf(pid, sizeof(pid), "%d", (int)getpid());
+        say(check, pid);
         return;
     } else {
         say(check, "unknown-check");

@@ -283,6 +283,8 @@ __all__ = [
     "JPT_VFS_PROCESS_OUTPUT_MAX",
     "JPT_VFS_PROCESS_MAX_RUNNING",
     "JPT_VFS_PROCESS_MAX_WAITING",
+    "JPT_VFS_RUN_SCAN_MAX",
+    "JPT_VFS_RUN_COVER_MAX",
     "JPT_SANDBOX_DEFAULT",
     "JPT_SANDBOX_REQUIRED",
     "JPT_SANDBOX_BEST_EFFORT",
@@ -294,6 +296,10 @@ __all__ = [
     "JPT_SANDBOX_ENFORCED_TCP",
     "JPT_SANDBOX_ENFORCED_DEVICE_IOCTL",
     "JPT_SANDBOX_ENFORCED_SCOPES",
+    "JPT_SANDBOX_ENFORCED_CAPABILITIES",
+    "JPT_SANDBOX_ENFORCED_METADATA",
+    "JPT_SANDBOX_ENFORCED_MOUNTS",
+    "JPT_SANDBOX_ENFORCED_PROCESSES",
 ]
 
 # ---- Constants (common.h, state.h) ------------------------------------------
@@ -435,6 +441,9 @@ JPT_VFS_PROCESS_OUTPUT_MAX = 4194304
 # process.run's children of one tool at once, and its requests waiting
 JPT_VFS_PROCESS_MAX_RUNNING = 8
 JPT_VFS_PROCESS_MAX_WAITING = 256
+# ... and of the OS sandbox of its children
+JPT_VFS_RUN_SCAN_MAX = 200000
+JPT_VFS_RUN_COVER_MAX = 4096
 
 # vfs.h: the OS sandbox's modes (VfsHost sandbox_mode, Registry sandbox_mode)
 JPT_SANDBOX_DEFAULT = 0
@@ -449,6 +458,10 @@ JPT_SANDBOX_ENFORCED_TRUNCATE = 0x08
 JPT_SANDBOX_ENFORCED_TCP = 0x10
 JPT_SANDBOX_ENFORCED_DEVICE_IOCTL = 0x20
 JPT_SANDBOX_ENFORCED_SCOPES = 0x40
+JPT_SANDBOX_ENFORCED_CAPABILITIES = 0x80
+JPT_SANDBOX_ENFORCED_METADATA = 0x100
+JPT_SANDBOX_ENFORCED_MOUNTS = 0x200
+JPT_SANDBOX_ENFORCED_PROCESSES = 0x400
 
 _KIND_NAMES = {
     "running": JPT_STATE_RUNNING,
@@ -3231,7 +3244,7 @@ def _policy_trampoline(owner_ref: "weakref.ref[Any]"):
 # ---- The VFS host (vfs.h, "A standalone host") -----------------------------------------
 
 
-def python_tool_read_paths() -> List[str]:
+def python_tool_read_paths(workspace: Union[str, bytes, os.PathLike, None] = None) -> List[str]:
     """The paths a VFS tool written in Python needs to read beside what
     the OS sandbox allows anyway (/usr, /lib, …), when it runs on this
     interpreter (``sys.executable``) and imports :mod:`jptool.vfs_tool`
@@ -3253,14 +3266,51 @@ def python_tool_read_paths() -> List[str]:
         (:data:`library_path`), when that is a path rather than the
         installed soname.
 
+    Never the workspace (``workspace``, by default the current directory,
+    which is also the default root of a :class:`VfsHost` and a
+    :class:`Registry`), a directory above it, the home directory or a
+    directory above that: a tool that may read those reads the
+    workspace's ``.env`` and the user's keys with open(). Where one of
+    the above is such a directory, what is given instead is narrower: the
+    interpreter's own directories (``sysconfig``: its standard library,
+    site-packages and shared library) and program file; the jptool package
+    directory itself (an agent that keeps ``jptool/`` in its project); the
+    library file itself. Python finds a package by listing its sys.path
+    entry, which such a tool then cannot list: it needs ``PYTHONPATH`` to
+    name a directory that holds the package alone (a symlink to it will
+    do) or an installed jptool.
+
     Not included: the tool's script when it is not its program (argv[0]),
     anything it imports from elsewhere, and its environment
     (:func:`python_tool_env`)."""
-    candidates = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix,
-                  os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    import sysconfig
+
+    kept = [os.path.realpath(os.fsdecode(workspace) if workspace is not None else os.getcwd()),
+            os.path.realpath(os.path.expanduser("~"))]
+
+    def forbidden(path: str) -> bool:
+        # The workspace or home, or above one of them ("/" is above both).
+        return any(k == path or k.startswith(path.rstrip(os.sep) + os.sep) for k in kept)
+
+    def narrower_prefix() -> List[str]:
+        config = sysconfig.get_paths()
+        found = [config[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in config]
+        if sysconfig.get_config_var("LIBDIR"):
+            found.append(sysconfig.get_config_var("LIBDIR"))
+        return found + [sys.executable]
+
+    package = os.path.dirname(os.path.realpath(__file__))
+    candidates: List[str] = []
+    for prefix in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix):
+        real = os.path.realpath(prefix)
+        candidates += [real] if not forbidden(real) else narrower_prefix()
+    entry = os.path.dirname(package)
+    candidates.append(entry if not forbidden(entry) else package)
     if os.sep in library_path:
-        candidates.append(os.path.dirname(os.path.abspath(library_path)))
-    paths = list(dict.fromkeys(os.path.realpath(p) for p in candidates))
+        library = os.path.realpath(library_path)
+        directory = os.path.dirname(library)
+        candidates.append(directory if not forbidden(directory) else library)
+    paths = [p for p in dict.fromkeys(os.path.realpath(c) for c in candidates) if not forbidden(p)]
     return [p for p in paths
             if not any(p.startswith(q.rstrip(os.sep) + os.sep) for q in paths if q != p)]
 

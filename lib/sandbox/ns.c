@@ -1,0 +1,448 @@
+/* The namespaces of a sandbox (sandbox.h, "Namespaces"): whether this host
+ * can make them, and the child's side, which builds its view of the file
+ * system between clone and execve with system calls alone.
+ *
+ * The view, in a mount namespace of the child's own (in a user namespace
+ * of its own too when the host lacks CAP_SYS_ADMIN): every mount made
+ * read-only (so chmod, chown, utimes and xattrs fail with EROFS there,
+ * which Landlock does not govern); the writable areas mounted again,
+ * writable; the read-only ones (.git) mounted again, read-only; each
+ * hidden path covered by an empty directory or file of a small tmpfs,
+ * mode 000, read-only (bubblewrap covers paths the same way), from one
+ * tmpfs per child; and for a
+ * process.run child a private tmpfs on /tmp. Every path is resolved with
+ * RESOLVE_NO_SYMLINKS from the absolute real path the parent found, so a
+ * symbolic link swapped in meanwhile fails the spawn instead of moving a
+ * mount elsewhere; a hidden path that is gone fails it too (it may have
+ * been moved, and would then be seen where it went). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/mount.h>
+#include <linux/openat2.h>
+
+#include "sandbox/sandbox.h"
+
+#ifndef SYS_landlock_add_rule
+#define SYS_landlock_add_rule 445
+#endif
+
+/* Where the empty tmpfs is mounted while the hidden paths are covered
+ * from it when none is a directory: a directory that exists on every
+ * Linux system and that no hidden path is under; it is unmounted again at
+ * once. */
+#define STAGE "/proc"
+
+/* The private /tmp of a process.run child: its size and files bound what
+ * it can take of the host's memory. */
+#define TMP_OPTIONS "size=" JPT__SANDBOX_TMP_SIZE ",nr_inodes=65536,mode=1777"
+
+/* ---- The child's side (async-signal-safe: system calls only) -------------------- */
+
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    int e = errno;
+    close(fd);
+    errno = e;
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* `path` opened O_PATH with no symbolic link on the way. */
+static int resolve(const char *path)
+{
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC,
+        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+
+    return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+static int set_attr(int fd, unsigned flags, uint64_t set, uint64_t clear)
+{
+    struct mount_attr attr = {.attr_set = set, .attr_clr = clear};
+
+    return (int)syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | flags, &attr, sizeof(attr));
+}
+
+/* Mounts `tree` (a detached clone) on the directory or file open as `at`. */
+static int attach(int tree, int at)
+{
+    return (int)syscall(SYS_move_mount, tree, "", at, "",
+                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+static void close_both(int a, int b)
+{
+    int e = errno;
+
+    if (a >= 0)
+        close(a);
+    if (b >= 0)
+        close(b);
+    errno = e;
+}
+
+/* Mounts `path` on itself again with `set` and `clear` attributes: on its
+ * own mount only, or with `recursive` on those beneath it too. */
+static int remount(const char *path, uint64_t set, uint64_t clear, bool recursive)
+{
+    int at = resolve(path);
+    int tree = at < 0 ? -1
+                      : (int)syscall(SYS_open_tree, at, "",
+                                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                         AT_RECURSIVE);
+    int rc = tree < 0 || set_attr(tree, recursive ? AT_RECURSIVE : 0, set, clear) < 0 ||
+                     attach(tree, at) < 0
+                 ? -1
+                 : 0;
+
+    close_both(tree, at);
+    return rc;
+}
+
+/* Covers `path` with a clone of the empty directory or file of the
+ * tmpfs `stage` (an attached mount's fd). */
+static int cover(int stage, const char *path, bool dir)
+{
+    int at = resolve(path);
+    int tree = at < 0 ? -1
+                      : (int)syscall(SYS_open_tree, stage, dir ? "d" : "f",
+                                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    int rc = tree < 0 || attach(tree, at) < 0 ? -1 : 0;
+
+    close_both(tree, at);
+    return rc;
+}
+
+#define FAIL(what, where)                                                                   \
+    do {                                                                                    \
+        *step = (what);                                                                     \
+        *path = (where);                                                                    \
+        return errno;                                                                       \
+    } while (0)
+
+/* A tmpfs of its own, detached (its fd), read-only, holding an empty
+ * directory "d" and an empty file "f", all mode 000: a process without
+ * capabilities can neither read nor list them, nor change their mode. */
+static int empty_tmpfs(void)
+{
+    int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC), mnt = -1, fd;
+
+    if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) == 0 &&
+        syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", "8", 0) == 0 &&
+        syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0", 0) == 0 &&
+        syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+        mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                           MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    close_both(fs, -1);
+    if (mnt < 0)
+        return -1;
+    if (mkdirat(mnt, "d", 0) != 0 ||
+        (fd = openat(mnt, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)) < 0) {
+        close_both(mnt, -1);
+        return -1;
+    }
+    close(fd);
+    if (set_attr(mnt, 0, MOUNT_ATTR_RDONLY, 0) != 0) {
+        close_both(mnt, -1);
+        return -1;
+    }
+    return mnt;
+}
+
+static int hide_all(const jpt__ns_plan *p, const char **step, const char **path)
+{
+    /* The tmpfs is attached where it covers the first hidden directory,
+     * and the rest are covered by clones of it (a detached mount can be
+     * cloned only from Linux 6.15); with no directory to hide it is
+     * attached on /proc for the while. */
+    size_t first = 0;
+    while (p->hide[first] != NULL && !p->hide_dir[first])
+        first++;
+    const char *stage_path = p->hide[first] != NULL ? p->hide[first] : STAGE;
+    int stage = empty_tmpfs();
+    if (stage < 0)
+        FAIL("making the tmpfs that covers hidden paths", NULL);
+    int at = resolve(stage_path);
+    if (at < 0 || attach(stage, at) != 0) {
+        close_both(stage, at);
+        FAIL(errno == ENOENT || errno == ELOOP || errno == ENOTDIR
+                 ? "hiding (the workspace changed while the process started)"
+                 : "hiding",
+             stage_path);
+    }
+    close(at);
+    for (size_t i = 0; p->hide[i] != NULL; i++)
+        if (i != first && cover(stage, p->hide[i], p->hide_dir[i]) != 0) {
+            close_both(stage, -1);
+            FAIL(errno == ENOENT || errno == ELOOP || errno == ENOTDIR
+                     ? "hiding (the workspace changed while the process started)"
+                     : "hiding",
+                 p->hide[i]);
+        }
+    close(stage);
+    if (p->hide[first] == NULL && umount2(STAGE, MNT_DETACH) != 0)
+        FAIL("unmounting the tmpfs that covers hidden paths", STAGE);
+    return 0;
+}
+
+/* mkdir -p of `path` (under /tmp) in the fresh tmpfs. */
+static int make_dirs(const char *path)
+{
+    char buf[JPT__SANDBOX_PATH_MAX];
+    size_t n = strlen(path);
+
+    if (n >= sizeof(buf)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        buf[i] = c;
+    }
+    return 0;
+}
+
+/* A tmpfs of its own on /tmp, writable (Landlock: a rule for it, added
+ * now, as the ruleset prepared in the parent cannot name it); the granted
+ * paths below /tmp (a workspace there) mounted in it where they were. */
+static int private_tmp(const jpt__ns_plan *p, const char **step, const char **path)
+{
+    int keep[JPT__SANDBOX_TMP_KEEP_MAX];
+    size_t n = 0;
+    int rc = 0;
+
+    for (; p->tmp_keep != NULL && p->tmp_keep[n] != NULL; n++) {
+        int at = resolve(p->tmp_keep[n]);
+        keep[n] = at < 0 ? -1
+                         : (int)syscall(SYS_open_tree, at, "",
+                                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                            AT_RECURSIVE);
+        close_both(at, -1);
+        if (keep[n] < 0) {
+            *step = "keeping a granted path below /tmp";
+            *path = p->tmp_keep[n];
+            rc = errno;
+            break;
+        }
+    }
+    if (rc == 0 && mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, TMP_OPTIONS) != 0) {
+        *step = "mounting a private tmpfs";
+        *path = "/tmp";
+        rc = errno;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        int at = make_dirs(p->tmp_keep[i]) == 0 ? resolve(p->tmp_keep[i]) : -1;
+        if (at < 0 || attach(keep[i], at) < 0) {
+            *step = "mounting a granted path on the private /tmp";
+            *path = p->tmp_keep[i];
+            rc = errno;
+        }
+        close_both(at, -1);
+    }
+    for (size_t i = 0; i < n; i++)
+        close_both(keep[i], -1);
+    if (rc != 0)
+        return rc;
+    int at = resolve("/tmp");
+    struct {
+        uint64_t allowed_access;
+        int32_t parent_fd;
+    } __attribute__((packed)) rule = {p->tmp_access, at};
+    if (at < 0 || (p->ruleset >= 0 && syscall(SYS_landlock_add_rule, p->ruleset,
+                                              1 /* LANDLOCK_RULE_PATH_BENEATH */, &rule, 0) != 0)) {
+        close_both(at, -1);
+        FAIL("granting the private /tmp", "/tmp");
+    }
+    close(at);
+    return 0;
+}
+
+int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char **path)
+{
+    int rc;
+
+    *path = NULL;
+    if (!p->mounts)
+        return 0;
+    /* A view kept: the user namespace first, which gives the capability
+     * to enter the mount namespace it owns. */
+    if (p->enter_mnt >= 0) {
+        if (p->enter_user >= 0 && setns(p->enter_user, CLONE_NEWUSER) != 0)
+            FAIL("entering the kept user namespace (setns)", NULL);
+        if (setns(p->enter_mnt, CLONE_NEWNS) != 0)
+            FAIL("entering the kept mount namespace (setns)", NULL);
+        return 0;
+    }
+    /* Mapped to itself: the tool sees the host's uid and gid. setgroups
+     * must be denied before an unprivileged process writes gid_map. */
+    if (p->user && (write_file("/proc/self/setgroups", "deny") != 0 ||
+                    write_file("/proc/self/uid_map", p->uid_map) != 0 ||
+                    write_file("/proc/self/gid_map", p->gid_map) != 0))
+        FAIL("mapping its user and group in its user namespace", NULL);
+    /* Nothing it mounts reaches the host's namespace. */
+    if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+        FAIL("making its mounts its own (MS_SLAVE)", "/");
+    int root = resolve("/");
+    if (root < 0 || set_attr(root, AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0) != 0) {
+        close_both(root, -1);
+        FAIL("making every mount read-only (mount_setattr)", "/");
+    }
+    close(root);
+    /* Only the mount of each writable path: one mounted beneath it stays
+     * read-only, as the host may have mounted it so. */
+    for (size_t i = 0; p->writable != NULL && p->writable[i] != NULL; i++)
+        if (remount(p->writable[i], 0, MOUNT_ATTR_RDONLY, false) != 0)
+            FAIL("mounting a writable path", p->writable[i]);
+    for (size_t i = 0; p->read_only != NULL && p->read_only[i] != NULL; i++)
+        if (remount(p->read_only[i], MOUNT_ATTR_RDONLY, 0, true) != 0)
+            FAIL("mounting a read-only path", p->read_only[i]);
+    if (p->hide != NULL && p->hide[0] != NULL && (rc = hide_all(p, step, path)) != 0)
+        return rc;
+    if (p->private_tmp && (rc = private_tmp(p, step, path)) != 0)
+        return rc;
+    return 0;
+}
+
+#undef FAIL
+
+/* ---- Can this host make them? ----------------------------------------------------- */
+
+typedef struct probe_ctx {
+    jpt__ns_plan plan;
+    int err;
+    const char *step, *path;
+} probe_ctx;
+
+static int probe_child(void *arg)
+{
+    probe_ctx *ctx = arg;
+
+    ctx->err = jpt__ns_enter_in_child(&ctx->plan, &ctx->step, &ctx->path);
+    _exit(ctx->err == 0 ? 0 : 1);
+}
+
+bool jpt__ns_probe(const jpt__ns_plan *plan, char *why, size_t n)
+{
+    /* The child shares this memory until it exits (CLONE_VFORK): it
+     * writes its outcome here, whoever reaps it. */
+    _Alignas(16) char stack[16384];
+    static const char *const hide[] = {"/dev/null", NULL};
+    static const bool hide_dir[] = {false};
+    probe_ctx ctx = {.plan = *plan, .err = -1};
+    sigset_t all, old;
+
+    ctx.plan.hide = hide;
+    ctx.plan.hide_dir = hide_dir;
+    ctx.plan.ruleset = -1;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int pidfd = -1;
+    pid_t pid = clone(probe_child, stack + sizeof(stack),
+                      CLONE_VM | CLONE_VFORK | CLONE_PIDFD | jpt__ns_clone_flags(plan), &ctx,
+                      &pidfd);
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        snprintf(why, n, "clone with %s namespaces: %s",
+                 plan->user ? "user, mount" : "mount", strerror(e));
+        return false;
+    }
+    siginfo_t info;
+    waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &info, WEXITED | __WALL);
+    close(pidfd);
+    if (ctx.err == 0)
+        return true;
+    snprintf(why, n, "%s%s%s: %s", ctx.step != NULL ? ctx.step : "the namespace setup",
+             ctx.path != NULL ? " " : "", ctx.path != NULL ? ctx.path : "",
+             ctx.err > 0 ? strerror(ctx.err) : "the child did not say");
+    return false;
+}
+
+/* The helper of jpt__ns_keep: it shares the fd table (CLONE_FILES), so
+ * the fds it opens on its namespaces are the parent's once it exits. */
+typedef struct keep_ctx {
+    const jpt__ns_plan *plan;
+    int err, mnt, user;
+    const char *step, *path;
+} keep_ctx;
+
+static int keep_child(void *arg)
+{
+    keep_ctx *ctx = arg;
+
+    ctx->err = jpt__ns_enter_in_child(ctx->plan, &ctx->step, &ctx->path);
+    if (ctx->err == 0 && (ctx->mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) < 0) {
+        ctx->err = errno;
+        ctx->step = "opening /proc/self/ns/mnt";
+    }
+    if (ctx->err == 0 && ctx->plan->user &&
+        (ctx->user = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC)) < 0) {
+        ctx->err = errno;
+        ctx->step = "opening /proc/self/ns/user";
+    }
+    _exit(ctx->err == 0 ? 0 : 1);
+}
+
+int jpt__ns_keep(const jpt__ns_plan *p, int *mnt, int *user, char *why, size_t n)
+{
+    _Alignas(16) char stack[16384];
+    keep_ctx ctx = {.plan = p, .err = -1, .mnt = -1, .user = -1};
+    sigset_t all, old;
+    int pidfd = -1;
+
+    *mnt = *user = -1;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = clone(keep_child, stack + sizeof(stack),
+                      CLONE_VM | CLONE_VFORK | CLONE_FILES | CLONE_PIDFD | jpt__ns_clone_flags(p),
+                      &ctx, &pidfd);
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        snprintf(why, n, "clone: %s", strerror(e));
+        return JPT_ERR_IO;
+    }
+    siginfo_t info;
+    waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &info, WEXITED | __WALL);
+    close(pidfd);
+    if (ctx.err != 0) {
+        close_both(ctx.mnt, ctx.user);
+        snprintf(why, n, "%s%s%s: %s", ctx.step != NULL ? ctx.step : "the namespace setup",
+                 ctx.path != NULL ? " " : "", ctx.path != NULL ? ctx.path : "",
+                 ctx.err > 0 ? strerror(ctx.err) : "the helper did not say");
+        return JPT_ERR_IO;
+    }
+    *mnt = ctx.mnt;
+    *user = ctx.user;
+    return JPT_OK;
+}
+
+int jpt__ns_clone_flags(const jpt__ns_plan *p)
+{
+    if (!p->mounts || p->enter_mnt >= 0)
+        return 0;
+    return CLONE_NEWNS | (p->pid ? CLONE_NEWPID : 0) | (p->user ? CLONE_NEWUSER : 0);
+}

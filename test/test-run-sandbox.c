@@ -1,0 +1,580 @@
+/* The OS sandbox of process.run's children (issue 15 §3; vfs.h, "The OS
+ * sandbox"), attacked as a tool would: test/tools/vfs-probe asks a real
+ * host for process.run, and the child (sh, cat, python3, sandbox-probe)
+ * tries what the tool's policy does not give it — reading .env and the
+ * rest of the sensitive paths, writing outside fs.write's prefixes,
+ * planting in .git, using the host's capabilities, secrets and network,
+ * and outliving its run or leaving its cgroup — as root, and as a host
+ * that is not root. Every attacked file is the test's own. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "process/process.h"
+#include "registry-util.h"
+#include "sandbox/sandbox.h"
+#include "test-files-util.h"
+
+#define PROBE TOOL("vfs-probe")
+#define SANDBOX_PROBE TOOL("sandbox-probe")
+
+static char base[4096];    /* holds the two below */
+static char root[4200];    /* the workspace */
+static char outside[4200]; /* beside it: the host's, not the tool's */
+
+/* Somewhere no profile grants (not /tmp, /usr, /etc, /opt, /sys): the
+ * build tree, unless it is under one of those, else /var/tmp. */
+static const char *scratch_base(void)
+{
+    static const char *const granted[] = {"/tmp/", "/usr/", "/etc/", "/opt/", "/sys/"};
+
+    for (size_t i = 0; i < sizeof(granted) / sizeof(granted[0]); i++)
+        if (strncmp(JPT_TEST_TOOLS, granted[i], strlen(granted[i])) == 0)
+            return "/var/tmp";
+    return JPT_TEST_TOOLS "/..";
+}
+
+static void put(const char *rel, const char *text)
+{
+    fu_write(root, rel, text);
+}
+
+static bool exists(const char *dir, const char *rel)
+{
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    return lstat(path, &st) == 0;
+}
+
+static char *slurp(const char *dir, const char *rel)
+{
+    static char buf[4096];
+    char path[4400];
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    return ru_read_text(path, buf, sizeof(buf)) >= 0 ? buf : NULL;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(base, sizeof(base), "%s/jpt-run-sandbox-XXXXXX", scratch_base());
+    if (mkdtemp(base) == NULL)
+        return -1;
+    snprintf(root, sizeof(root), "%s/ws", base);
+    snprintf(outside, sizeof(outside), "%s/outside", base);
+    return mkdir(root, 0755) | mkdir(outside, 0755);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    jpt__sandbox_test_no_namespaces(false);
+    fu_rmtree(base);
+    return 0;
+}
+
+/* Before each test: an empty workspace. */
+static int fresh(void **state)
+{
+    (void)state;
+    fu_rmtree(root);
+    return mkdir(root, 0755);
+}
+
+/* What a process.run child's sandbox lacks here (NULL: nothing), as its
+ * report says. */
+static const char *run_sandbox_lacks(void)
+{
+    static char why[1100];
+    const char *ll = NULL;
+    jpt__sandbox_spec spec = {.profile = JPT__SANDBOX_RUN, .mode = JPT_SANDBOX_BEST_EFFORT};
+    jpt__sandbox *sb = NULL;
+    jpt__errbuf err;
+
+    if (jpt__landlock_abi(&ll) < 1 || !jpt__seccomp_available(&ll))
+        return ll;
+    if (jpt__sandbox_prepare(&spec, &sb, &err) < 0)
+        return strcpy(why, err.text);
+    const jpt__sandbox_report *rep = jpt__sandbox_report_of(sb);
+    bool mounts = (rep->enforced & JPT_SANDBOX_ENFORCED_MOUNTS) != 0;
+    snprintf(why, sizeof(why), "%s", rep->text);
+    jpt__sandbox_free(sb);
+    return mounts ? NULL : why;
+}
+
+#define NEED_SANDBOX()                                                                      \
+    do {                                                                                    \
+        const char *why_ = run_sandbox_lacks();                                             \
+        if (why_ != NULL) {                                                                 \
+            print_message("[ SKIPPED  ] process.run's sandbox is not whole here: %s\n", why_); \
+            skip();                                                                         \
+        }                                                                                   \
+    } while (0)
+
+/* ---- Running a process through a tool ------------------------------------------ */
+
+/* Runs the probe with `ops` (a JSON array text, for js()) as a tool of a
+ * host on `dir` with the policy `sandbox_js`; its result text: one line
+ * per op ("process.run ok {…}" or "… err <code> <message>"). */
+static char *ops_in(const char *dir, int mode, const char *sandbox_js, const char *ops_js)
+{
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = dir, .kill_grace_ms = 200,
+                              .sandbox_mode = mode};
+    jpt_vfs_host *h = NULL;
+    const char *argv[] = {PROBE, NULL};
+    jpt_state *st = NULL;
+    char *text = NULL, tool[1 << 15];
+
+    o.sandbox_json = js(sandbox_js);
+    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+    snprintf(tool, sizeof(tool), "{\"name\":\"probe\",\"arguments\":{\"ops\":%s}}", js(ops_js));
+    if (jpt_vfs_host_spawn(h, argv, tool) != JPT_OK)
+        fail_msg("spawn: %s", jpt_vfs_host_errmsg(h));
+    assert_int_equal(jpt_vfs_host_run(h, WAIT_MS), JPT_OK);
+    assert_int_equal(jpt_vfs_host_state(h, &st), JPT_OK);
+    assert_int_equal(jpt_state_render(st, NULL, &text), JPT_OK);
+    if (jpt_state_is_error(st))
+        fail_msg("the probe failed: %s", text);
+    char *out = strdup(text);
+    jpt_free(text);
+    jpt_state_unref(st);
+    jpt_vfs_host_free(h);
+    return out;
+}
+
+/* One `sh -c script` in the workspace: its result, parsed. */
+static json_t *sh_in(const char *sandbox_js, const char *script)
+{
+    json_t *ops = json_pack("[{s:s, s:{s:s, s:[s,s]}}]", "method", "process.run", "params",
+                            "program", "sh", "args", "-c", script);
+    char *text = json_dumps(ops, JSON_COMPACT);
+    for (char *c = text; *c != '\0'; c++)
+        if (*c == '\'')
+            fail_msg("the script must not hold a single quote (js() turns it into \")");
+    char *line = ops_in(root, JPT_SANDBOX_DEFAULT, sandbox_js, text);
+    static const char prefix[] = "process.run ok ";
+    if (strncmp(line, prefix, sizeof(prefix) - 1) != 0)
+        fail_msg("expected a result, got: %s", line);
+    json_t *result = parse(line + sizeof(prefix) - 1);
+    free(line);
+    free(text);
+    json_decref(ops);
+    return result;
+}
+
+static const char *out_of(const json_t *result, const char *stream)
+{
+    const char *s = json_string_value(json_object_get(result, stream));
+    assert_non_null(s);
+    return s;
+}
+
+static void assert_lacks(const char *text, const char *what)
+{
+    if (strstr(text, what) != NULL)
+        fail_msg("'%s' got through:\n%s", what, text);
+}
+
+/* ---- What it reads --------------------------------------------------------------- */
+
+static void a_child_reads_no_sensitive_or_denied_path(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    put("README", "readme\n");
+    put(".env", "SECRET-1\n");
+    put(".ENV", "SECRET-2\n");
+    fu_mkdir(root, "sub");
+    put("sub/.env.local", "SECRET-3\n");
+    fu_mkdir(root, ".ssh");
+    put(".ssh/id_rsa", "SECRET-4\n");
+    fu_mkdir(root, "certs");
+    put("certs/server.pem", "SECRET-5\n");
+    fu_mkdir(root, "private");
+    put("private/notes", "SECRET-6\n");
+    fu_mkdir(root, ".git");
+    put(".git/config", "SECRET-7\n");
+    put(".git/HEAD", "ref: refs/heads/main\n");
+
+    /* What `cat **` would do, and a search of everything. */
+    json_t *r = sh_in("{'filesystem':{'deny':['private']},'commands':{'sh':{}}}",
+                      "cat README .env .ENV sub/.env.local .ssh/id_rsa certs/server.pem "
+                      "private/notes .git/config .git/HEAD; ls .ssh private; "
+                      "grep -r SECRET . ; echo done");
+    const char *out = out_of(r, "stdout"), *err = out_of(r, "stderr");
+    assert_non_null(strstr(out, "readme\n"));
+    assert_non_null(strstr(out, "ref: refs/heads/main\n"));
+    assert_non_null(strstr(out, "done\n"));
+    assert_lacks(out, "SECRET");
+    assert_lacks(err, "SECRET");
+    assert_non_null(strstr(err, ".env: Permission denied"));
+    json_decref(r);
+}
+
+static void a_child_reads_nothing_of_the_host_outside_the_system(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char script[9000];
+    fu_write(outside, "host-key", "SECRET-HOST\n");
+    snprintf(script, sizeof(script), "cat %s/host-key /etc/shadow; cat /etc/hostname >/dev/null "
+                                     "&& echo system-ok",
+             outside);
+    json_t *r = sh_in("{'commands':{'sh':{}}}", script);
+    const char *out = out_of(r, "stdout");
+    assert_lacks(out, "SECRET");
+    assert_lacks(out, "root:");
+    if (access("/etc/hostname", R_OK) == 0)
+        assert_non_null(strstr(out, "system-ok"));
+    json_decref(r);
+}
+
+/* ---- What it writes ---------------------------------------------------------------- */
+
+static void a_child_writes_only_where_fs_write_may(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char script[9000], host_tmp[256];
+    struct stat before, after;
+    put("README", "readme\n");
+    fu_mkdir(root, "out");
+    assert_int_equal(stat(fu_path(root, "README"), &before), 0);
+    snprintf(host_tmp, sizeof(host_tmp), "/tmp/jpt-run-sandbox-%d", (int)getpid());
+    unlink(host_tmp);
+    snprintf(script, sizeof(script),
+             "echo a > out/a.txt; echo b > b.txt; echo c > %s/c.txt; echo d > %s; "
+             "chmod 777 README; touch -d 2001-01-01 README; mkdir out/.git; "
+             "echo t > /tmp/own && cat /tmp/own",
+             outside, host_tmp);
+    json_t *r = sh_in("{'filesystem':{'writable':['out']},'commands':{'sh':{}}}", script);
+    const char *out = out_of(r, "stdout");
+
+    /* Its /tmp is its own: the host's has nothing of it (a file there is
+     * removed before the test fails). */
+    bool in_host_tmp = exists("/", host_tmp + 1);
+    unlink(host_tmp);
+    assert_false(in_host_tmp);
+    assert_true(exists(root, "out/a.txt"));
+    assert_false(exists(root, "b.txt"));
+    assert_false(exists(outside, "c.txt"));
+    assert_non_null(strstr(out, "t\n"));
+    assert_int_equal(stat(fu_path(root, "README"), &after), 0);
+    assert_int_equal(after.st_mode, before.st_mode);
+    assert_int_equal(after.st_mtime, before.st_mtime);
+    json_decref(r);
+}
+
+static void a_childs_git_metadata_stays_read_only(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, ".git");
+    fu_mkdir(root, ".git/hooks");
+    put(".git/HEAD", "ref: refs/heads/main\n");
+    put(".git/config", "[core]\n");
+    json_t *r = sh_in("{'filesystem':{'writable':true},'commands':{'sh':{}}}",
+                      "echo x >> .git/HEAD; echo evil > .git/hooks/pre-commit; "
+                      "echo fsmonitor=evil >> .git/config; echo ok > file.txt");
+
+    assert_string_equal(slurp(root, ".git/HEAD"), "ref: refs/heads/main\n");
+    assert_string_equal(slurp(root, ".git/config"), "[core]\n");
+    assert_false(exists(root, ".git/hooks/pre-commit"));
+    assert_string_equal(slurp(root, "file.txt"), "ok\n");
+    json_decref(r);
+}
+
+/* The attack the issue names: a module the tool wrote, imported by an
+ * allowed `python3 -m unittest`, runs in the sandbox too. */
+static void code_the_tool_wrote_runs_confined(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    if (access("/usr/bin/python3", X_OK) != 0) {
+        print_message("[ SKIPPED  ] no /usr/bin/python3\n");
+        skip();
+    }
+    char module[8192], key[4400];
+    put(".env", "SECRET-ENV\n");
+    fu_write(outside, "k", "SECRET-OUT\n");
+    snprintf(key, sizeof(key), "%s/k", outside);
+    snprintf(module, sizeof(module),
+             "import unittest\n"
+             "class T(unittest.TestCase):\n"
+             "    def test(self):\n"
+             "        for p in (\".env\", \"/etc/shadow\", \"%s\"):\n"
+             "            try:\n"
+             "                print(open(p).read())\n"
+             "            except OSError:\n"
+             "                print(\"no\", p)\n",
+             key);
+    json_t *ops = json_pack("[{s:s, s:{s:s, s:s}}, {s:s, s:{s:s, s:[s,s,s]}}]", "method",
+                            "fs.write", "params", "path", "test_x.py", "content", module,
+                            "method", "process.run", "params", "program", "/usr/bin/python3", "args",
+                            "-m", "unittest", "test_x");
+    char *ops_text = json_dumps(ops, JSON_COMPACT);
+    char *lines = ops_in(root, JPT_SANDBOX_DEFAULT,
+                         "{'filesystem':{'writable':true},'commands':{'/usr/bin/python3':{}}}",
+                         ops_text);
+    free(ops_text);
+    json_decref(ops);
+    assert_non_null(strstr(lines, "process.run ok "));
+    if (strstr(lines, "no .env") == NULL)
+        fail_msg("the module did not run as expected: %s", strchr(lines, '\n'));
+    assert_lacks(lines, "SECRET");
+    assert_lacks(lines, "root:");
+    free(lines);
+}
+
+/* ---- What else it has -------------------------------------------------------------- */
+
+static void a_child_has_no_capabilities_nor_network(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr = {htonl(INADDR_LOOPBACK)}};
+    socklen_t len = sizeof(sin);
+    assert_int_equal(bind(listener, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(listen(listener, 4), 0);
+    assert_int_equal(getsockname(listener, (struct sockaddr *)&sin, &len), 0);
+    char ops[8192], port[32];
+    snprintf(port, sizeof(port), "tcp:%d", ntohs(sin.sin_port));
+    snprintf(ops, sizeof(ops),
+             "[{'method':'process.run','params':{'program':'%s','args':['caps','sethostname',"
+             "'syslog','settimeofday','reboot','socket-inet','%s','prlimit-parent',"
+             "'affinity-parent','prlimit-self']}}]",
+             SANDBOX_PROBE, port);
+    char policy[8192];
+    snprintf(policy, sizeof(policy), "{'commands':{'%s':{}}}", SANDBOX_PROBE);
+    char *lines = ops_in(root, JPT_SANDBOX_DEFAULT, policy, ops);
+    close(listener);
+    static const char prefix[] = "process.run ok ";
+    if (strncmp(lines, prefix, sizeof(prefix) - 1) != 0)
+        fail_msg("expected a result: %s", lines);
+    json_t *r = parse(lines + sizeof(prefix) - 1);
+    const char *out = out_of(r, "stdout");
+    static const char *const denied[] = {"sethostname", "syslog", "settimeofday", "reboot",
+                                         "socket-inet", "prlimit-parent", "affinity-parent"};
+    char want[128];
+    assert_non_null(strstr(out, "caps none\n"));
+    for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
+        snprintf(want, sizeof(want), "%s EPERM\n", denied[i]);
+        if (strstr(out, want) == NULL)
+            fail_msg("expected %s:\n%s", want, out);
+    }
+    snprintf(want, sizeof(want), "%s EPERM\n", port);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "prlimit-self ok"));
+    json_decref(r);
+    free(lines);
+}
+
+/* The live processes (not zombies) whose command line is exactly
+ * `sleep <seconds>`, in the host's view of /proc. */
+static int count_sleeping(const char *seconds)
+{
+    char want[64], path[300], buf[256], stat_text[512];
+    int n = 0, len = snprintf(want, sizeof(want), "sleep%c%s", '\0', seconds) + 1;
+    DIR *proc = opendir("/proc");
+    struct dirent *e;
+
+    assert_non_null(proc);
+    while ((e = readdir(proc)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        long got = ru_read_text(path, buf, sizeof(buf));
+        if (got != len || memcmp(buf, want, (size_t)len) != 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        const char *paren = ru_read_text(path, stat_text, sizeof(stat_text)) > 0
+                                ? strrchr(stat_text, ')')
+                                : NULL;
+        n += paren != NULL && paren[2] != 'Z' && paren[2] != 'X';
+    }
+    closedir(proc);
+    return n;
+}
+
+/* No `sleep <seconds>` is left, within WAIT_MS (SIGKILL is delivered, not
+ * awaited); one that is fails the test, and is killed. */
+static void assert_none_left(const char *seconds)
+{
+    uint64_t deadline = ru_now_ms() + (uint64_t)WAIT_MS;
+    while (count_sleeping(seconds) > 0 && ru_now_ms() < deadline) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (count_sleeping(seconds) > 0) {
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "pkill -KILL -x -f 'sleep %s'", seconds);
+        if (system(cmd) != 0)
+            print_message("pkill failed\n");
+        fail_msg("a process (sleep %s) outlived its process.run", seconds);
+    }
+}
+
+static void what_a_child_starts_ends_with_it(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    /* A session of its own (out of the process group), and the standalone
+     * host; then out of its cgroup, into the host's. */
+    json_t *r = sh_in("{'commands':{'sh':{}}}",
+                      "setsid sleep 86399 </dev/null >/dev/null 2>&1 & echo started");
+    assert_string_equal(out_of(r, "stdout"), "started\n");
+    json_decref(r);
+    assert_none_left("86399");
+
+    jpt__errbuf err;
+    int host_cgroup = jpt__cgroup_open_host(&err);
+    if (host_cgroup < 0) {
+        print_message("[ SKIPPED  ] the cgroup part: %s\n", err.text);
+        return;
+    }
+    char procs[256], script[1024];
+    close(host_cgroup);
+    jpt__buf dir = JPT__BUF_INIT;
+    char cg[4096], mounts[1 << 16];
+    assert_true(ru_read_text("/proc/self/cgroup", cg, sizeof(cg)) > 0);
+    assert_true(ru_read_text("/proc/self/mountinfo", mounts, sizeof(mounts)) > 0);
+    assert_int_equal(jpt__cgroup_path(cg, mounts, &dir, &err), JPT_OK);
+    snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir.data);
+    jpt__buf_free(&dir);
+    snprintf(script, sizeof(script), "echo $$ > %s && echo moved", procs);
+    r = sh_in("{'commands':{'sh':{}}}", script);
+    assert_lacks(out_of(r, "stdout"), "moved");
+    json_decref(r);
+}
+
+/* ---- Modes, bounds ----------------------------------------------------------------- */
+
+static void required_mode_refuses_a_child_it_cannot_confine(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    put(".env", "SECRET-ENV\n");
+    jpt__sandbox_test_no_namespaces(true);
+    char *lines = ops_in(root, JPT_SANDBOX_REQUIRED, "{'commands':{'cat':{}}}",
+                         "[{'method':'process.run','params':{'program':'cat','args':['.env']}}]");
+    jpt__sandbox_test_no_namespaces(false);
+    assert_lacks(lines, "SECRET");
+    assert_non_null(strstr(lines, "process.run err -32603 process.run 'cat': the OS sandbox "
+                                  "of process.run is required, but this host cannot give the "
+                                  "process a mount namespace"));
+    free(lines);
+    /* Off: the tool asked for no sandbox, and its children get none. */
+    lines = ops_in(root, JPT_SANDBOX_OFF, "{'commands':{'cat':{}}}",
+                   "[{'method':'process.run','params':{'program':'cat','args':['.env']}}]");
+    assert_non_null(strstr(lines, "SECRET-ENV"));
+    free(lines);
+}
+
+static void too_many_paths_to_cover_refuse_the_run(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char name[64];
+    fu_mkdir(root, "keys");
+    for (int i = 0; i <= JPT_VFS_RUN_COVER_MAX; i++) {
+        snprintf(name, sizeof(name), "keys/%d.pem", i);
+        put(name, "k");
+    }
+    char *lines = ops_in(root, JPT_SANDBOX_DEFAULT, "{'commands':{'true':{}}}",
+                         "[{'method':'process.run','params':{'program':'true'}}]");
+    char want[256];
+    snprintf(want, sizeof(want),
+             "process.run err -32603 process.run 'true': the paths it may read hold more than "
+             "%d sensitive, denied or .git entries to cover",
+             JPT_VFS_RUN_COVER_MAX);
+    if (strstr(lines, want) == NULL)
+        fail_msg("expected %s\ngot %s", want, lines);
+    free(lines);
+}
+
+/* ---- A host that is not root ------------------------------------------------------- */
+
+static void as_nobody_run(int out)
+{
+    char *lines = ops_in(root, JPT_SANDBOX_BEST_EFFORT, "{'commands':{'sh':{}}}",
+                         "[{'method':'process.run','params':{'program':'sh','args':['-c',"
+                         "'cat .env; setsid sleep 86398 </dev/null >/dev/null 2>&1 & "
+                         "echo started']}}]");
+    dprintf(out, "%s", lines);
+    free(lines);
+}
+
+static void a_non_root_hosts_child_is_confined_too(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    if (getuid() != 0) {
+        print_message("[ SKIPPED  ] becoming nobody needs root\n");
+        skip();
+    }
+    char buf[1 << 14];
+    size_t n = 0;
+    int p[2];
+    put(".env", "SECRET-ENV\n");
+    assert_int_equal(chown(root, 65534, 65534), 0);
+    assert_int_equal(chmod(base, 0755), 0);
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        /* As a host that started unprivileged would be: dumpable. */
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0 ||
+            prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
+            _exit(2);
+        as_nobody_run(p[1]);
+        _exit(0);
+    }
+    close(p[1]);
+    for (ssize_t got; n < sizeof(buf) - 1 && (got = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0;)
+        n += (size_t)got;
+    buf[n] = '\0';
+    close(p[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(chmod(base, 0700), 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the unprivileged host failed (status %d): %s", status, buf);
+    /* The .env of the workspace is the host's (it can read it); the child
+     * cannot, in its user and mount namespace. Without cgroups of its own
+     * its setsid process ends with it in a PID namespace. */
+    assert_none_left("86398");
+    assert_non_null(strstr(buf, "started"));
+    assert_lacks(buf, "SECRET");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(a_child_reads_no_sensitive_or_denied_path, fresh),
+        cmocka_unit_test_setup(a_child_reads_nothing_of_the_host_outside_the_system, fresh),
+        cmocka_unit_test_setup(a_child_writes_only_where_fs_write_may, fresh),
+        cmocka_unit_test_setup(a_childs_git_metadata_stays_read_only, fresh),
+        cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
+        cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),
+        cmocka_unit_test_setup(what_a_child_starts_ends_with_it, fresh),
+        cmocka_unit_test_setup(required_mode_refuses_a_child_it_cannot_confine, fresh),
+        cmocka_unit_test_setup(too_many_paths_to_cover_refuse_the_run, fresh),
+        cmocka_unit_test_setup(a_non_root_hosts_child_is_confined_too, fresh),
+    };
+    return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
+}
