@@ -1151,19 +1151,24 @@ static void a_reflected_secret_reaches_the_tool_in_no_form(void **state)
 static void a_value_kept_by_the_server_is_scrubbed_later(void **state)
 {
     (void)state;
+    /* A child may come upon a lent value too (it has no network in its OS
+     * sandbox, but files hold what they were given): a workspace file
+     * holding it. */
+    fu_write(root, "kept.txt", "recalled " SECRET "\n");
     char *end = probe(
         fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'envs':['JPT_TEST_SECRET']},"
-            "'commands':{'python3':{}}}"),
+            "'commands':{'cat':{}}}"),
         fmt("{'ops':[{'method':'http.get','params':{'url':'http://127.0.0.1:$P/store',"
             AUTH_SECRET "}},"
             "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/recall'}},"
-            "{'method':'process.run','params':{'program':'python3','args':['-c',"
-            "'import urllib.request as u, sys; "
-            "sys.stdout.write(u.urlopen(\\\"http://127.0.0.1:$P/recall\\\").read().decode())']}}]}"),
+            "{'method':'process.run','params':{'program':'cat','args':['kept.txt']}}]}"),
         NULL);
+    char kept[256];
+    snprintf(kept, sizeof(kept), "%s/kept.txt", root);
+    assert_int_equal(unlink(kept), 0);
     assert_starts(end, "ok: http.get ok {\"status\":200,");
     assert_contains(end, "\"body\":\"recalled [REDACTED]\"}");
-    assert_contains(end, "process.run ok {\"stdout\":\"recalled [REDACTED]\"");
+    assert_contains(end, "process.run ok {\"stdout\":\"recalled [REDACTED]\\n\"");
     assert_no_secret(end);
     free(end);
 }

@@ -455,9 +455,12 @@ static void forwarded_values_are_scrubbed_in_every_form(void **state)
         "out.flush()\n"
         "sys.stderr.write('cut:' + v[:-1])\n";
     const char *args[] = {"-c", script};
-    json_t *params = params_argv("python3", args, 2);
+    /* The system's interpreter: the child's OS sandbox reads the system,
+     * not an interpreter of the host user's home (pyenv's). */
+    json_t *params = params_argv("/usr/bin/python3", args, 2);
     json_object_set_new(params, "envs", json_pack("[s]", "JPT_TEST_SECRET"));
-    json_t *r = run_ok("{'commands':{'python3':{'envs':['JPT_TEST_SECRET']}}}", params, NULL);
+    json_t *r = run_ok("{'commands':{'/usr/bin/python3':{'envs':['JPT_TEST_SECRET']}}}", params,
+                       NULL);
     assert_string_member(r, "stdout",
                          "<" MARK ">\n<" MARK ">\n<" MARK ">\n<" MARK ">\n<" MARK ">\n"
                          "first8:" MARK);
@@ -1193,7 +1196,7 @@ static void git_runs_nothing_its_planted_configuration_names(void **state)
     for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++)
         json_array_append_new(ops, json_pack("{s:s, s:o}", "method", "process.run", "params",
                                              params[i]));
-    char *end = probe("{'filesystem':{'writable':true},'commands':{'git':{'args':["
+    char *end = probe("{'filesystem':{'writable':true,'git':'writable'},'commands':{'git':{'args':["
                       "['status','**'],['diff','**'],['log','**'],['show','**'],['blame','**'],"
                       "['st'],['add','**'],['commit','**'],['checkout','**'],['reset','**'],"
                       "['merge','**'],['grep','**'],['confi','**'],['-C','nested','diff']]}}}",

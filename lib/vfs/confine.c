@@ -66,6 +66,7 @@ struct jpt__vfs_confine {
     char root[JPT__SANDBOX_PATH_MAX]; /* the workspace's real path */
     strv read, write, read_only, hide;
     size_t scanned;
+    bool git;                         /* the child is git */
 };
 
 typedef struct walk {
@@ -139,6 +140,22 @@ static bool is_git(const char *name)
     return strcasecmp(name, ".git") == 0;
 }
 
+/* Whether `rel` is a repository's own configuration, `<…>/.git/config`:
+ * git cannot work without reading it, so a git child is not denied it
+ * (the sensitive list keeps it from fs.read and every other program;
+ * what git prints of it is the commands rule's to allow). */
+static bool is_git_config(const char *rel)
+{
+    const char *slash = strrchr(rel, '/');
+
+    if (slash == NULL || strcmp(slash + 1, "config") != 0)
+        return false;
+    const char *start = slash;
+    while (start > rel && start[-1] != '/')
+        start--;
+    return (size_t)(slash - start) == 4 && strncasecmp(start, ".git", 4) == 0;
+}
+
 static int bounded(walk *w)
 {
     if (w->c->hide.n + w->c->read_only.n >= JPT_VFS_RUN_COVER_MAX)
@@ -178,6 +195,22 @@ static int visit(walk *w, const char *dir, const char *name, unsigned char type)
      * is judged by its own path. */
     if (type == DT_LNK)
         return JPT_OK;
+    if (c->git && type != DT_DIR && is_git_config(w->rel.data)) {
+        /* Read, never written: a git child cannot change what its own
+         * overrides were read from. */
+        char *abs = absolute(c, w->rel.data);
+        if (abs == NULL)
+            return JPT_ERR_NOMEM;
+        if (!in_writable_only(c, abs)) {
+            jpt__free(abs);
+            return JPT_OK;
+        }
+        if ((rc = bounded(w)) < 0) {
+            jpt__free(abs);
+            return rc;
+        }
+        return strv_add(&c->read_only, abs, false);
+    }
     if (never_read(w->p, w->rel.data)) {
         if ((rc = bounded(w)) < 0)
             return rc;
@@ -186,7 +219,9 @@ static int visit(walk *w, const char *dir, const char *name, unsigned char type)
     }
     if (type != DT_DIR)
         return JPT_OK;
-    if (is_git(name)) {
+    /* .git is written only where filesystem.git says "writable", as by
+     * fs.write (issue 15 §2). */
+    if (is_git(name) && !w->p->git_writable) {
         char *abs = absolute(c, w->rel.data);
         if (abs == NULL)
             return JPT_ERR_NOMEM;
@@ -326,7 +361,8 @@ static int confine_walk(walk *w)
 }
 
 int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_namespace,
-                         jpt__sandbox_cache *cache, jpt__vfs_confine **out, jpt__errbuf *err)
+                         bool git, jpt__sandbox_cache *cache, jpt__vfs_confine **out,
+                         jpt__errbuf *err)
 {
     char link[64];
     int rc;
@@ -343,6 +379,7 @@ int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_na
                         len < 0 ? strerror(errno) : "not a path");
     }
     c->root[len] = '\0';
+    c->git = git;
     walk w = {p, root_fd, c, {0}, 0, JPT__BUF_INIT, err};
     rc = confine_walk(&w);
     strv_free(&w.todo);

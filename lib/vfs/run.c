@@ -424,7 +424,7 @@ static int spawn_child(jpt__vfs_run *r, const char *const *argv,
     bool own_cgroup =
         r->env.contain != NULL && jpt__contain_mode(r->env.contain) == JPT__CONTAIN_CGROUP;
     if (r->env.sandbox_mode != JPT_SANDBOX_OFF)
-        rc = jpt__vfs_confine_new(r->env.policy, root, r->env.sandbox_mode, !own_cgroup,
+        rc = jpt__vfs_confine_new(r->env.policy, root, r->env.sandbox_mode, !own_cgroup, r->git,
                                   r->env.sandbox_cache, &confine, &err);
     jpt__sandbox_report report;
     jpt__spawn sp = {
