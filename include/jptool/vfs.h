@@ -797,7 +797,10 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * file or directory of mode 000 (EACCES) — nor a path the policy would
  * ask about (outside those prefixes); never write a .git directory
  * beneath a writable prefix (mounted read-only again, unless a prefix
- * names a path inside it). Its /tmp is a tmpfs of its own (at most
+ * names a path inside it or filesystem.git is "writable", as for
+ * fs.write). A git child reads its repositories' .git/config (git cannot
+ * work without it; it is still never written, and what git prints of it
+ * is the commands rule's to allow). Its /tmp is a tmpfs of its own (at most
  * 256 MiB; a workspace below /tmp is mounted in it where it was). It has
  * no capability and the environment run.h describes. What it starts ends
  * with it: with its own cgroup where the registry's or host's
