@@ -574,8 +574,8 @@ static char *rg_matches(const char *root, const char *const extra[])
 {
     const char *argv[32] = {JPT_TEST_RG, "--no-ignore", "--hidden", "-g", "!.git",
                             "--sort", "path", "-n", "--no-heading", "--with-filename",
-                            "--null", "--no-config", "--color", "never"};
-    size_t argc = 14;
+                            "--null", "--no-config", "--color", "never", "-P"};
+    size_t argc = 15;
     int pipefd[2];
 
     for (size_t i = 0; extra[i] != NULL; i++)

@@ -309,14 +309,25 @@ typedef struct jpt__matcher jpt__matcher;
 int jpt__matcher_new(const char *pattern, size_t len, bool fixed, bool caseless,
                      jpt__errbuf *e, jpt__matcher **out);
 void jpt__matcher_free(jpt__matcher *m);
-/* Finds the first line of [p, end) that matches. The text is whole lines:
- * each ends with '\n' except perhaps the last. Returns 1 with the line's
- * bounds (its '\n' excluded) in *line and *line_end, 0 if no line matches,
- * or JPT_ERR_LIMIT when a line needs more than the match limits allow. */
+/* Whether the text given to jpt__matcher_find must be valid UTF-8 (the
+ * caller repairs it as ripgrep's decoder does: each maximal invalid
+ * subpart becomes U+FFFD); otherwise any bytes will do, and the matcher
+ * repairs the lines it judges itself. */
+bool jpt__matcher_needs_utf8(const jpt__matcher *m);
+/* Finds the first line of [p, end) that matches, each line judged alone
+ * (without its '\n'). The text is whole lines: each ends with '\n' except
+ * perhaps the last. Returns 1 with the line's bounds (its '\n' excluded) in
+ * *line and *line_end, 0 if no line matches, JPT_ERR_LIMIT with the bounds
+ * of a line that needs more than pcre2's limits allow (the search may go
+ * on after it; jpt__matcher_reason says which limit), or JPT_ERR_NOMEM. */
 int jpt__matcher_find(jpt__matcher *m, const char *p, const char *end, const char **line,
                       const char **line_end);
-/* Whether the pattern is searched by literal scanning first (for tests). */
+/* pcre2's words for the limit of the last JPT_ERR_LIMIT. */
+const char *jpt__matcher_reason(const jpt__matcher *m);
+/* How lines are found (for tests): by a literal scan, or line by line
+ * (neither: over many lines at once). */
 bool jpt__matcher_has_literal(const jpt__matcher *m);
+bool jpt__matcher_line_by_line(const jpt__matcher *m);
 /* Forces pcre2's interpreter instead of its JIT (for tests). */
 void jpt__matcher_disable_jit(jpt__matcher *m);
 
