@@ -556,8 +556,9 @@ static int search_block(jpt__grep *g)
         n = (size_t)(piece_start(from + (uint64_t)(nul - in)) - from);
         g->binary = true;
     }
-    if (from == 0 && n >= 3 && memcmp(in, "\xEF\xBB\xBF", 3) == 0) {
-        /* A UTF-8 byte order mark is no text (ripgrep strips it too). */
+    /* A UTF-8 byte order mark is no text: ripgrep strips it, and then its
+     * decoder strips one more right after it. */
+    for (int k = 0; from == 0 && k < 2 && n >= 3 && memcmp(in, "\xEF\xBB\xBF", 3) == 0; k++) {
         memmove(in, in + 3, n - 3);
         n -= 3;
     }

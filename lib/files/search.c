@@ -731,7 +731,12 @@ static int setup_contexts(jpt__matcher *m)
  * slower (a build without JIT, a system that forbids executable memory). */
 static int setup_jit(jpt__matcher *m)
 {
-    if (pcre2_jit_compile(m->code, PCRE2_JIT_COMPLETE) != 0)
+    size_t size = 0;
+
+    /* A pattern may refuse JIT itself ("(*NO_JIT)"): then there is no
+     * code, though pcre2_jit_compile succeeds. */
+    if (pcre2_jit_compile(m->code, PCRE2_JIT_COMPLETE) != 0 ||
+        pcre2_pattern_info(m->code, PCRE2_INFO_JITSIZE, &size) != 0 || size == 0)
         return JPT_OK;
     if ((m->jit_stack = pcre2_jit_stack_create(JIT_STACK_MIN, JIT_STACK_MAX, m->gctx)) == NULL)
         return JPT_ERR_NOMEM;
