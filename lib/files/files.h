@@ -324,9 +324,9 @@ int jpt__matcher_find(jpt__matcher *m, const char *p, const char *end, const cha
                       const char **line_end);
 /* pcre2's words for the limit of the last JPT_ERR_LIMIT. */
 const char *jpt__matcher_reason(const jpt__matcher *m);
-/* How lines are found (for tests): by a literal scan, or line by line
- * (neither: over many lines at once). */
-bool jpt__matcher_has_literal(const jpt__matcher *m);
+/* How lines are found (for tests): by a scan for this literal (NULL if
+ * none), or line by line (neither: over many lines at once). */
+const char *jpt__matcher_literal(const jpt__matcher *m, size_t *len);
 bool jpt__matcher_line_by_line(const jpt__matcher *m);
 /* Forces pcre2's interpreter instead of its JIT (for tests). */
 void jpt__matcher_disable_jit(jpt__matcher *m);

@@ -791,9 +791,10 @@ int jpt__matcher_new(const char *pattern, size_t len, bool fixed, bool caseless,
     return JPT_OK;
 }
 
-bool jpt__matcher_has_literal(const jpt__matcher *m)
+const char *jpt__matcher_literal(const jpt__matcher *m, size_t *len)
 {
-    return m->how == BY_LITERAL;
+    *len = m->how == BY_LITERAL ? m->literal_len : 0;
+    return m->how == BY_LITERAL ? m->literal : NULL;
 }
 
 bool jpt__matcher_line_by_line(const jpt__matcher *m)
@@ -892,53 +893,62 @@ static int find_by_line(jpt__matcher *m, const char *p, const char *end, const c
     return 0;
 }
 
-static bool pair_at(const jpt__matcher *m, const char *p)
+static bool pair_at(const jpt__matcher *m, const char *q)
 {
-    unsigned char a = (unsigned char)p[m->i1], b = (unsigned char)p[m->i2];
+    unsigned char a = (unsigned char)q[0], b = (unsigned char)q[m->i2 - m->i1];
     return (a == m->b1 || a == m->c1) && (b == m->b2 || b == m->c2);
 }
 
-/* The first position in [p, end) where the literal may start: the pair
- * matches there, and the literal fits before `end`. */
-static const char *next_candidate(const jpt__matcher *m, const char *p, const char *end)
+/* The first q in [q, limit) where the pair is: its first byte at q, its
+ * second i2 - i1 further (which is inside the text for every q before
+ * `limit`). */
+static const char *next_pair(const jpt__matcher *m, const char *q, const char *limit)
 {
-    if ((size_t)(end - p) < m->literal_len)
-        return NULL;
-    const char *last = end - m->literal_len; /* the last start that fits */
 #if defined(__SSE2__)
     const __m128i b1 = _mm_set1_epi8((char)m->b1), c1 = _mm_set1_epi8((char)m->c1);
     const __m128i b2 = _mm_set1_epi8((char)m->b2), c2 = _mm_set1_epi8((char)m->c2);
-    /* 16 starts at a time; the loads end at p + i2 + 16 <= end. */
-    for (; last - p >= 15; p += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + m->i1));
-        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + m->i2));
+    size_t d = m->i2 - m->i1;
+    /* 16 at a time; the loads end at q + d + 16 <= limit + d. */
+    for (; limit - q >= 16; q += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(q + d));
         __m128i hit = _mm_and_si128(_mm_or_si128(_mm_cmpeq_epi8(x, b1), _mm_cmpeq_epi8(x, c1)),
                                     _mm_or_si128(_mm_cmpeq_epi8(y, b2), _mm_cmpeq_epi8(y, c2)));
         unsigned mask = (unsigned)_mm_movemask_epi8(hit);
         if (mask != 0)
-            return p + __builtin_ctz(mask);
+            return q + __builtin_ctz(mask);
     }
 #endif
-    for (; p <= last; p++)
-        if (pair_at(m, p))
-            return p;
+    for (; q < limit; q++)
+        if (pair_at(m, q))
+            return q;
     return NULL;
 }
 
+/* Candidate lines are those holding the pair (the bytes at i1 and i2 of
+ * the literal) at the right distance. The line is that of the pair, not of
+ * where the literal would start: folded, the characters before i1 may
+ * take up other lengths (KELVIN SIGN is 3 bytes, k 1). Without folding
+ * the literal itself is compared first. */
 static int find_by_literal(jpt__matcher *m, const char *p, const char *end, const char **line,
                            const char **lend)
 {
     const char *from = p; /* where the line being looked at may start */
+    /* The bytes the candidate needs before q and from q on. */
+    size_t before = m->fold ? 0 : m->i1;
+    size_t after = m->fold ? m->i2 - m->i1 + 1 : m->literal_len - m->i1;
 
     while (p < end) {
-        const char *hit = next_candidate(m, p, end);
-        if (hit == NULL)
+        if ((size_t)(end - p) < before + after)
             return 0;
-        if (!m->fold && memcmp(hit, m->literal, m->literal_len) != 0) {
-            p = hit + 1;
+        const char *q = next_pair(m, p + before, end - after + 1);
+        if (q == NULL)
+            return 0;
+        if (!m->fold && memcmp(q - m->i1, m->literal, m->literal_len) != 0) {
+            p = q + 1 - before;
             continue;
         }
-        const char *ls = line_start(from, hit), *le = line_end(hit, end);
+        const char *ls = line_start(from, q), *le = line_end(q, end);
         int rc = m->literal_only ? 1 : run_line(m, ls, le);
         if (rc != 0)
             return report(rc, ls, le, line, lend);
