@@ -322,6 +322,8 @@ bool jpt__matcher_needs_utf8(const jpt__matcher *m);
  * on after it; jpt__matcher_reason says which limit), or JPT_ERR_NOMEM. */
 int jpt__matcher_find(jpt__matcher *m, const char *p, const char *end, const char **line,
                       const char **line_end);
+/* The index of the first byte of p[0..n) that is not ASCII, or n. */
+size_t jpt__ascii_prefix(const char *p, size_t n);
 /* pcre2's words for the limit of the last JPT_ERR_LIMIT. */
 const char *jpt__matcher_reason(const jpt__matcher *m);
 /* How lines are found (for tests): by a scan for this literal (NULL if

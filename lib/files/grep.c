@@ -209,6 +209,26 @@ static int nomem(jpt__grep *g)
     return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory for the result");
 }
 
+/* `before`, the decimal `n`, `after`: without printf, which a grep that
+ * puts out a million lines would feel. */
+static int put_number(jpt__buf *b, const char *before, uint64_t n, const char *after)
+{
+    char digits[20];
+    size_t len = 0, lb = strlen(before), la = strlen(after);
+
+    do
+        digits[sizeof(digits) - ++len] = (char)('0' + n % 10);
+    while ((n /= 10) > 0);
+    if (jpt__buf_reserve(b, lb + len + la) < 0)
+        return JPT_ERR_NOMEM;
+    char *w = b->data + b->len;
+    memcpy(w, before, lb);
+    memcpy(w + lb, digits + sizeof(digits) - len, len);
+    memcpy(w + lb + len, after, la + 1);
+    b->len += lb + len + la;
+    return JPT_OK;
+}
+
 static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *end, bool match)
 {
     jpt__buf *b = &g->out;
@@ -226,7 +246,7 @@ static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *en
     } else
         rc = jpt__buf_putc(b, ',');
     if (rc == JPT_OK)
-        rc = jpt__buf_printf(b, "{\"line_number\":%llu,\"content\":", (unsigned long long)number);
+        rc = put_number(b, "{\"line_number\":", number, ",\"content\":");
     if (rc == JPT_OK)
         rc = jpt__buf_json_string(b, p, (size_t)(end - p));
     if (rc == JPT_OK)
@@ -484,7 +504,8 @@ static int take_text(jpt__grep *g, size_t n, bool final)
     char *text = g->buf + g->end, tail_bytes[4];
     size_t len = g->hold + n;
     size_t tail = final ? 0 : incomplete_tail(text, len), body = len - tail;
-    size_t valid = jpt__utf8_valid_prefix(text, body);
+    size_t valid = jpt__ascii_prefix(text, body);
+    valid += jpt__utf8_valid_prefix(text + valid, body - valid);
     int rc;
 
     if (valid < body) {

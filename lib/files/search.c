@@ -839,14 +839,33 @@ static int run(jpt__matcher *m, const char *p, const char *end, PCRE2_SIZE **ov)
     return JPT_ERR_LIMIT;
 }
 
+size_t jpt__ascii_prefix(const char *p, size_t n)
+{
+    size_t i = 0;
+
+#if defined(__SSE2__)
+    for (; i + 16 <= n; i += 16) {
+        unsigned mask = (unsigned)_mm_movemask_epi8(
+            _mm_loadu_si128((const __m128i *)(const void *)(p + i)));
+        if (mask != 0)
+            return i + (size_t)__builtin_ctz(mask);
+    }
+#endif
+    while (i < n && (unsigned char)p[i] < 0x80)
+        i++;
+    return i;
+}
+
 /* The line [p, end) alone, repaired first if it is not valid UTF-8 (only
  * a candidate of the literal scan can be). */
 static int run_line(jpt__matcher *m, const char *p, const char *end)
 {
     PCRE2_SIZE *ov;
+    size_t n = (size_t)(end - p), ascii;
     int rc;
 
-    if (m->how == BY_LITERAL && !jpt__utf8_valid(p, (size_t)(end - p))) {
+    if (m->how == BY_LITERAL && (ascii = jpt__ascii_prefix(p, n)) < n &&
+        !jpt__utf8_valid(p + ascii, n - ascii)) {
         m->line.len = 0;
         if ((rc = jpt__buf_append_utf8(&m->line, p, (size_t)(end - p), true)) < 0)
             return rc;
