@@ -437,8 +437,9 @@ typedef struct grep_case {
     unsigned flags;
 } grep_case;
 
+/* The first ISSUE_CASES are issue 16's named defects. */
+#define ISSUE_CASES 9
 static const grep_case cases[] = {
-    /* Issue 16's named defects. */
     {"[[:digit:]]+\\.[[:digit:]]+", 0},
     {"[^[:ascii:]]", 0},
     {"[[:<:]]int", 0},
@@ -1022,7 +1023,8 @@ static size_t missing(const lines *a, const lines *b, bytes *msg, const char *wh
     char **sorted = malloc((b->n + 1) * sizeof(char *));
     size_t count = 0;
 
-    memcpy(sorted, b->v, b->n * sizeof(char *));
+    if (b->n > 0)
+        memcpy(sorted, b->v, b->n * sizeof(char *));
     qsort(sorted, b->n, sizeof(char *), compare_strings);
     for (size_t i = 0; i < a->n; i++)
         if (bsearch(&a->v[i], sorted, b->n, sizeof(char *), compare_strings) == NULL &&
@@ -1074,9 +1076,14 @@ static void same_lines_as_rg_pcre2(void **state)
     assert_int_equal(jpt_files_new_memory(&c.mem), JPT_OK);
     make_corpus(&c);
     assert_int_equal(jpt_files_open_dir(c.root, 0, &dir), JPT_OK);
+    /* Under valgrind (JPT_TEST_SLOWDOWN), which checks memory, not
+     * answers: issue 16's cases and every fourth other. */
+    bool slow = getenv("JPT_TEST_SLOWDOWN") != NULL;
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
         for (int pass = 0; pass < 2; pass++) {
             const grep_case *gc = &cases[k];
+            if (slow && k >= ISSUE_CASES && k % 4 != 0)
+                continue;
             bool caseless = pass == 1 || (gc->flags & I);
             if (pass == 1 && !(gc->flags & BOTH))
                 continue;

@@ -36,6 +36,9 @@
 #define JIT_STACK_MIN (32u * 1024u)
 #define JIT_STACK_MAX (10u * 1024u * 1024u)
 
+/* The bytes kept defined after a subject (see run_line). */
+#define SLACK 32u
+
 /* How lines are found (see the file's comment). */
 enum { BY_LITERAL, BY_BLOCK, BY_LINE };
 
@@ -47,16 +50,16 @@ struct jpt__matcher {
     pcre2_code *code;
     pcre2_match_data *md;
     bool jit;
-    int how;      /* BY_* */
-    jpt__buf line; /* a candidate line repaired to valid UTF-8 */
-    char reason[128]; /* why the last line could not be judged */
+    int how;           /* BY_* */
+    jpt__buf line;     /* a candidate line repaired to valid UTF-8 */
+    char reason[128];  /* why the last line could not be judged */
     char *literal; /* a string every match contains, or NULL */
     size_t literal_len;
     bool literal_only; /* the literal is the pattern: no regex to run */
     bool fold;         /* the literal is matched without regard to ASCII case */
     /* The two rarest bytes of the literal, at offsets i1 <= i2 (each in
-     * both cases when folding): where both are found, the literal may
-     * start (ripgrep's "packed pair"). */
+     * both cases when folding): where both are found that far apart, a
+     * line may hold the literal (ripgrep's "packed pair"). */
     size_t i1, i2;
     unsigned char b1, b2, c1, c2;
 };
@@ -867,8 +870,13 @@ static int run_line(jpt__matcher *m, const char *p, const char *end)
     if (m->how == BY_LITERAL && (ascii = jpt__ascii_prefix(p, n)) < n &&
         !jpt__utf8_valid(p + ascii, n - ascii)) {
         m->line.len = 0;
-        if ((rc = jpt__buf_append_utf8(&m->line, p, (size_t)(end - p), true)) < 0)
+        if ((rc = jpt__buf_append_utf8(&m->line, p, n, true)) < 0 ||
+            (rc = jpt__buf_reserve(&m->line, SLACK)) < 0)
             return rc;
+        /* Defined bytes past the subject: pcre2's JIT reads ahead of its
+         * end in whole words (harmless, but memcheck would call it a use of
+         * uninitialised memory). */
+        memset(m->line.data + m->line.len, 0, SLACK);
         p = m->line.data;
         end = m->line.data + m->line.len;
     }
