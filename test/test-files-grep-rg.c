@@ -8,7 +8,9 @@
  * refuses, fs.grep refuses. The directory and memory backends must give
  * the same result. Differences by design (vfs.h) are kept out of the
  * corpus: no file is named directly, no line exceeds pcre2's limits, and
- * there is no UTF-16. */
+ * there is no UTF-16. With JPT_GREP_RG_TREE=<dir> the cases run over that
+ * tree instead (the first 100 000 matches each, no context and no paths): how issue 16
+ * compared them over /usr/include and /usr/share/perl5. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -115,8 +117,9 @@ static const char *const unicode_words[] = {
     "élan", "naïve", "café", "Δelta", "ΔΕΛΤΑ", "δέλτα", "日本語", "中文", "한국어",
     "\xF0\x9F\x98\x80", "\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD", "e\xCC\x81", "Ⅻ", "٣٤٥", "２０２４",
     "ｆｕｌｌ", "\xC2\xA0", "\xE2\x80\x8B", "\xEF\xBB\xBF", "\xEF\xBF\xBD", "ǅemal", "ǆ", "straße",
-    "STRASSE", "ẞ", "ſ", "\xE2\x84\xAA" "elvin", "kelvin", "İstanbul", "ıi", "ﬁle", "Ω", "\xE2\x84\xA6",
-    "Å", "\xE2\x84\xAB", "µ", "μ", "ΣΊΣΥΦΟΣ", "σίσυφος", "Привет", "мир", "שלום", "مرحبا",
+    "STRASSE", "ẞ", "ſ", "\xE2\x84\xAA" "elvin", "kelvin", "İstanbul", "ıi", "ﬁle", "Ω",
+    "\xE2\x84\xA6", "Å", "\xE2\x84\xAB", "µ", "μ", "ΣΊΣΥΦΟΣ", "σίσυφος", "Привет", "мир",
+    "שלום", "مرحبا",
     "x", "the", "and", "of", "int", "return",
 };
 
@@ -899,6 +902,29 @@ static size_t rg_args(const grep_case *gc, bool caseless, const char *argv[32])
     return n;
 }
 
+/* The most matching lines compared: all of them in the corpus, the first
+ * ones in a tree of JPT_GREP_RG_TREE (where "" matches millions). */
+static size_t max_matches = 100000000;
+
+/* Takes rg's line "path NUL number ':' content" (a match; '-' for
+ * context). Its notes about binary files and "--" separators have no such
+ * form. Returns false once max_matches matches are taken. */
+static bool take_rg_line(const char *p, size_t n, lines *out, size_t *matches)
+{
+    const char *nul = memchr(p, '\0', n), *sep = nul != NULL ? nul + 1 : NULL;
+
+    while (sep != NULL && sep < p + n && *sep >= '0' && *sep <= '9')
+        sep++;
+    if (sep == NULL || sep == nul + 1 || sep >= p + n || (*sep != ':' && *sep != '-'))
+        return true;
+    if (*sep == ':' && *matches == max_matches)
+        return false;
+    *matches += *sep == ':';
+    add_line(out, p, (size_t)(nul - p), strtoll(nul + 1, NULL, 10), *sep == ':' ? 'm' : 'c',
+             sep + 1, (size_t)(p + n - sep - 1));
+    return true;
+}
+
 /* Runs rg in `root`; returns its exit status, the lines it printed in *out. */
 static int run_rg(const char *root, const grep_case *gc, bool caseless, lines *out)
 {
@@ -921,40 +947,42 @@ static int run_rg(const char *root, const grep_case *gc, bool caseless, lines *o
         _exit(127);
     }
     close(pipefd[1]);
-    bytes raw = {0};
+    /* Line by line as it comes; past max_matches, read and dropped. */
+    bytes pending = {0};
     char chunk[65536];
+    size_t matches = 0;
+    bool taking = true;
     for (;;) {
         ssize_t got = read(pipefd[0], chunk, sizeof(chunk));
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
             break;
-        add(&raw, chunk, (size_t)got);
+        if (!taking)
+            continue;
+        add(&pending, chunk, (size_t)got);
+        size_t done = 0;
+        for (char *nl; taking && (nl = memchr(pending.p + done, '\n', pending.n - done)) != NULL;) {
+            taking = take_rg_line(pending.p + done, (size_t)(nl - pending.p) - done, out, &matches);
+            done = (size_t)(nl - pending.p) + 1;
+        }
+        memmove(pending.p, pending.p + done, pending.n - done);
+        pending.n -= done;
     }
+    if (taking && pending.n > 0)
+        take_rg_line(pending.p, pending.n, out, &matches);
+    free(pending.p);
     close(pipefd[0]);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
-    /* "path NUL number ':' content" for a match, '-' for context; rg's
-     * notes about binary files and "--" separators have no such form. */
-    for (size_t i = 0; i < raw.n;) {
-        char *nl = memchr(raw.p + i, '\n', raw.n - i);
-        size_t end = nl != NULL ? (size_t)(nl - raw.p) : raw.n;
-        char *nul = memchr(raw.p + i, '\0', end - i), *sep = nul != NULL ? nul + 1 : NULL;
-        while (sep != NULL && sep < raw.p + end && *sep >= '0' && *sep <= '9')
-            sep++;
-        if (sep != NULL && sep > nul + 1 && sep < raw.p + end && (*sep == ':' || *sep == '-'))
-            add_line(out, raw.p + i, (size_t)(nul - raw.p) - i, strtoll(nul + 1, NULL, 10),
-                     *sep == ':' ? 'm' : 'c', sep + 1, (size_t)(raw.p + end - sep - 1));
-        i = end + 1;
-    }
-    free(raw.p);
     return WEXITSTATUS(status);
 }
 
 static char *grep_params(const grep_case *gc, bool caseless)
 {
-    json_t *p = json_pack("{s:s, s:i}", "pattern", gc->pattern, "max_matches", 100000000);
+    json_t *p = json_pack("{s:s, s:I}", "pattern", gc->pattern, "max_matches",
+                          (json_int_t)max_matches);
 
     if (caseless)
         json_object_set_new(p, "case_insensitive", json_true());
@@ -977,18 +1005,18 @@ static char *grep_params(const grep_case *gc, bool caseless)
 static int run_ours(corpus *c, jpt_files *dir, const char *params, lines *out, bytes *failures)
 {
     char *a = NULL, *b = NULL;
-    int rc = jpt_files_grep(dir, params, &a), rc_mem = jpt_files_grep(c->mem, params, &b);
+    int rc = jpt_files_grep(dir, params, &a);
+    int rc_mem = c->mem != NULL ? jpt_files_grep(c->mem, params, &b) : rc;
 
     assert_int_equal(rc, rc_mem);
     if (rc != JPT_OK)
         return rc;
-    if (strcmp(a, b) != 0)
+    if (b != NULL && strcmp(a, b) != 0)
         addf(failures, "%s: the directory and memory backends differ:\n  %.300s\n  %.300s\n",
              params, a, b);
     json_t *r = json_loads(a, JSON_ALLOW_NUL, NULL), *file, *line;
     size_t i, j;
     assert_non_null(r);
-    assert_false(json_is_true(json_object_get(r, "truncated")));
     if (json_object_get(r, "skipped") != NULL) {
         char *skipped = json_dumps(json_object_get(r, "skipped"), JSON_COMPACT);
         addf(failures, "%s: lines skipped: %.300s\n", params, skipped);
@@ -1039,7 +1067,8 @@ static size_t missing(const lines *a, const lines *b, bytes *msg, const char *wh
 static bool compare(const char *params, const lines *rg, const lines *ours, bytes *msg)
 {
     bytes diff = {0};
-    size_t only_rg = missing(rg, ours, &diff, "rg -P"), only_us = missing(ours, rg, &diff, "fs.grep");
+    size_t only_rg = missing(rg, ours, &diff, "rg -P");
+    size_t only_us = missing(ours, rg, &diff, "fs.grep");
 
     if (only_rg > 0 || only_us > 0) {
         addf(msg, "%s: %zu lines only rg -P prints, %zu only fs.grep (of %zu and %zu):\n",
@@ -1071,10 +1100,18 @@ static void same_lines_as_rg_pcre2(void **state)
         free(base);
         skip(); /* ripgrep is not installed */
     }
-    snprintf(c.root, sizeof(c.root), "%s/root", base);
-    fu_mkdir(base, "root");
-    assert_int_equal(jpt_files_new_memory(&c.mem), JPT_OK);
-    make_corpus(&c);
+    const char *tree = getenv("JPT_GREP_RG_TREE");
+    if (tree != NULL) {
+        /* A tree of one's own (/usr/include): the first matches of each
+         * case, no context (rg's after a last match would differ). */
+        snprintf(c.root, sizeof(c.root), "%s", tree);
+        max_matches = 100000;
+    } else {
+        snprintf(c.root, sizeof(c.root), "%s/root", base);
+        fu_mkdir(base, "root");
+        assert_int_equal(jpt_files_new_memory(&c.mem), JPT_OK);
+        make_corpus(&c);
+    }
     assert_int_equal(jpt_files_open_dir(c.root, 0, &dir), JPT_OK);
     /* Under valgrind (JPT_TEST_SLOWDOWN), which checks memory, not
      * answers: issue 16's cases and every fourth other. */
@@ -1082,7 +1119,8 @@ static void same_lines_as_rg_pcre2(void **state)
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
         for (int pass = 0; pass < 2; pass++) {
             const grep_case *gc = &cases[k];
-            if (slow && k >= ISSUE_CASES && k % 4 != 0)
+            if ((slow && k >= ISSUE_CASES && k % 4 != 0) ||
+                (tree != NULL && (gc->flags & (C1 | C3 | EXT | DOCS))))
                 continue;
             bool caseless = pass == 1 || (gc->flags & I);
             if (pass == 1 && !(gc->flags & BOTH))
@@ -1116,8 +1154,8 @@ static void same_lines_as_rg_pcre2(void **state)
         fail_msg("fs.grep and rg -P differ in %zu of %zu cases (above)", failed, ran);
     }
     print_message("fs.grep and rg -P agree on %zu cases (%zu patterns refused by both), "
-                  "%zu lines, over %zu files of %zu bytes\n", ran, refused, compared, c.files,
-                  c.bytes);
+                  "%zu lines, over %s (%zu files of %zu bytes made)\n", ran, refused, compared,
+                  tree != NULL ? tree : "the corpus", c.files, c.bytes);
     jpt_files_free(dir);
     jpt_files_free(c.mem);
     fu_rmtree(base);
