@@ -509,6 +509,31 @@ static void stepping_gives_the_same_result(void **state)
     }
 }
 
+/* Each line pcre2 gives up on costs its whole match limit: a step ends
+ * after one when its time is up, inside a block, and the next goes on
+ * from there. */
+static void steps_end_on_time_between_skipped_lines(void **state)
+{
+    fixture *fx = *state;
+    char text[64 * 30] = "";
+    answer whole, sliced;
+
+    for (int i = 0; i < 30; i++)
+        strcat(text, i % 3 ? "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n" : "ok\n");
+    put_s(fx, "slow.txt", text);
+    const char *params = "{\"pattern\":\"(*LIMIT_MATCH=5)(?<!x)(a+)+$|ok\","
+                         "\"paths\":[\"slow.txt\"],\"context\":1}";
+    assert_int_equal(grep_in_steps(fx->dir, params, NULL, 0, &whole), 1);
+    assert_true(grep_in_steps(fx->dir, params, NULL, 1, &sliced) >= 20);
+    assert_int_equal(sliced.status, JPT_OK);
+    assert_string_equal(sliced.json, whole.json);
+    json_t *r = json_loads(whole.json, 0, NULL);
+    assert_int_equal(json_integer_value(json_object_get(r, "skipped_count")), 20);
+    json_decref(r);
+    free(whole.json);
+    free(sliced.json);
+}
+
 static void cancelling_a_grep_in_flight(void **state)
 {
     fixture *fx = *state;
@@ -982,6 +1007,7 @@ int main(void)
         T(bad_params_are_refused),
         T(the_guard_hides_paths),
         T(stepping_gives_the_same_result),
+        T(steps_end_on_time_between_skipped_lines),
         T(cancelling_a_grep_in_flight),
         cmocka_unit_test(matcher_reads_the_literal_every_match_holds),
         cmocka_unit_test(matcher_finds_what_pcre2_finds_on_each_line),

@@ -55,6 +55,10 @@ struct jpt__grep {
     size_t cap, start, pos, end, hold;
     uint64_t raw_next;  /* the file offset of the next read */
     bool utf8, eof, binary, stop;
+    /* The lines of the last block to search end at `region`; the file
+     * ends there when `region_last`. `in_region`: a step stopped in it. */
+    size_t region;
+    bool region_last, in_region;
     jpt__buf repaired;  /* scratch for repairing invalid UTF-8 */
     size_t lpos;        /* a line start whose number is lno */
     uint64_t lno;
@@ -200,6 +204,14 @@ int jpt__grep_begin(jpt_files *f, json_t *params, const jpt__files_opts *opts, j
     g->utf8 = jpt__matcher_needs_utf8(g->m);
     *out = g;
     return JPT_OK;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- Lines out ------------------------------------------------------------------------ */
@@ -369,8 +381,11 @@ static int skip_line(jpt__grep *g, size_t ls)
     return JPT_OK;
 }
 
-/* Searches the whole lines of buf[pos..limit). */
-static int search_region(jpt__grep *g, size_t limit)
+/* Searches the whole lines of buf[pos..limit). Returns 0 when done, or 1
+ * when `deadline` (0: none) passed after a line was found or skipped: a
+ * line pcre2 gives up on takes its whole match limit, and a block may
+ * hold many. */
+static int search_region(jpt__grep *g, size_t limit, uint64_t deadline)
 {
     const char *line, *le;
     int rc;
@@ -383,6 +398,8 @@ static int search_region(jpt__grep *g, size_t limit)
             if ((rc = skip_line(g, (size_t)(line - g->buf))) < 0)
                 return rc;
             g->pos = (size_t)(le - g->buf) + 1;
+            if (deadline != 0 && g->pos < limit && now_ns() >= deadline)
+                return 1;
             continue;
         }
         if (found < 0)
@@ -403,6 +420,8 @@ static int search_region(jpt__grep *g, size_t limit)
         g->after_left = g->context;
         g->after_pos = (size_t)(le - g->buf) + 1;
         g->pos = g->after_pos;
+        if (deadline != 0 && g->pos < limit && now_ns() >= deadline)
+            return 1;
     }
     g->pos = limit;
     return put_after(g, limit);
@@ -554,9 +573,9 @@ static uint64_t piece_start(uint64_t off)
     return off < PIECE0 ? 0 : off - (off - PIECE0) % PIECE;
 }
 
-/* Reads and searches one block. Returns 1 while the file goes on, 0 when
- * it is done, or an error. */
-static int search_block(jpt__grep *g)
+/* Reads one block and finds the lines to search in it: buf[pos..region),
+ * the file's last when `region_last`. Returns 0, or an error. */
+static int read_block(jpt__grep *g)
 {
     uint64_t from = g->raw_next;
     size_t want = (from == 0 ? PIECE0 : 0) + READ_SIZE;
@@ -565,6 +584,8 @@ static int search_block(jpt__grep *g)
     keep_context(g);
     if ((rc = make_room(g, want)) < 0)
         return rc;
+    g->region = g->pos;
+    g->region_last = true;
     long got = read_more(g, want);
     if (got < 0)
         return 0; /* unreadable from here on: what was found stays */
@@ -583,18 +604,36 @@ static int search_block(jpt__grep *g)
         memmove(in, in + 3, n - 3);
         n -= 3;
     }
-    bool last = g->eof || g->binary;
-    if ((rc = take_text(g, n, last)) < 0)
+    g->region_last = g->eof || g->binary;
+    if ((rc = take_text(g, n, g->region_last)) < 0)
         return rc;
     if (g->eof && !g->binary) {
-        rc = search_region(g, g->end);
-        return rc < 0 ? rc : 0;
+        g->region = g->end;
+        return JPT_OK;
     }
-    /* The whole lines; after a NUL, the line it cuts is never searched. */
+    /* The whole lines (with none, one long line: read more); after a NUL,
+     * the line it cuts is never searched. */
     const char *nl = memrchr(g->buf + g->pos, '\n', g->end - g->pos);
-    if (nl != NULL && (rc = search_region(g, (size_t)(nl - g->buf) + 1)) < 0)
-        return rc;
-    return last ? 0 : 1; /* with no '\n', one long line: read more */
+    g->region = nl != NULL ? (size_t)(nl - g->buf) + 1 : g->pos;
+    return JPT_OK;
+}
+
+/* Reads and searches one block, or goes on with the one whose search the
+ * last step left at its deadline. Returns 1 while the file goes on, 0 when
+ * it is done, or an error. */
+static int search_block(jpt__grep *g, uint64_t deadline)
+{
+    int rc;
+
+    if (!g->in_region) {
+        if ((rc = read_block(g)) < 0)
+            return rc;
+        g->in_region = true;
+    }
+    if ((rc = search_region(g, g->region, deadline)) != 0)
+        return rc; /* an error, or 1: the deadline came */
+    g->in_region = false;
+    return g->region_last ? 0 : 1;
 }
 
 static void file_begin(jpt__grep *g, void *file)
@@ -605,7 +644,7 @@ static void file_begin(jpt__grep *g, void *file)
     g->lno = 1;
     g->last_out = 0;
     g->after_left = 0;
-    g->eof = g->binary = false;
+    g->eof = g->binary = g->in_region = false;
 }
 
 /* ---- The walk ------------------------------------------------------------------------- */
@@ -771,14 +810,6 @@ static int next_file(jpt__grep *g)
     return 1;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int finish(jpt__grep *g)
 {
     jpt__buf *b = &g->out;
@@ -806,7 +837,7 @@ int jpt__grep_step(jpt__grep *g, uint64_t budget_ns)
     for (;;) {
         if (g->file == NULL && (rc = next_file(g)) <= 0)
             return rc < 0 ? rc : finish(g);
-        if ((rc = search_block(g)) < 0)
+        if ((rc = search_block(g, deadline)) < 0)
             return rc;
         if ((rc == 0 || g->stop) && (rc = file_finish(g)) < 0)
             return rc;
