@@ -8,7 +8,9 @@
  * JSON result (max_matches high enough for every match). fs.grep judges
  * lines as `rg -P` does, so its match count must be rg -P's, or the run
  * fails. Each figure is the median of interleaved rounds after a warm-up,
- * so every side finds the tree in the page cache. Target: at most rg -j1's
+ * so every side finds the tree in the page cache; CPU time (this process's,
+ * rg's as a reaped child) is printed too, steadier than wall time where
+ * other work shares the machine. Target: at most rg -j1's
  * time (ratio <= 1.0), against ripgrep's own engine where it can run the
  * pattern, else against rg -j1 -P (lookaround, \A: only PCRE2 has them).
  * The patterns take each of the matcher's ways: a literal alone, a
@@ -23,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <jptool/jptool.h>
@@ -77,17 +81,38 @@ static long rg_pcre2_lines(const char *rg, const char *root, const pattern *p)
 
 static size_t last_result_len;
 
+/* CPU seconds (user and system) of this process, and of its children
+ * reaped so far: on a machine other work shares, these hold still where
+ * wall time does not. */
+static double cpu_self(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_children(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 /* Runs fs.grep; returns the matching lines of its result, or -1. */
-static long run_fs_grep(jpt_files *f, const char *params, double *seconds)
+static long run_fs_grep(jpt_files *f, const char *params, double *seconds, double *cpu)
 {
     char *result = NULL;
-    double start = bench_now();
+    double start = bench_now(), cpu_start = cpu_self();
 
     if (jpt_files_grep(f, params, &result) != JPT_OK) {
         fprintf(stderr, "bench-grep: fs.grep failed: %s\n", jpt_files_errmsg(f));
         return -1;
     }
     *seconds = bench_now() - start;
+    *cpu = cpu_self() - cpu_start;
     last_result_len = strlen(result);
     json_t *r = json_loads(result, 0, NULL), *file, *line;
     size_t i, j;
@@ -168,21 +193,25 @@ int main(int argc, char **argv)
         const pattern *p = &patterns[k];
         char *params = grep_params(p);
         const char *flag = p->caseless ? "-i" : NULL;
-        double ours[ROUNDS], native[ROUNDS], pcre2[ROUNDS], t;
-        long n_ours = params != NULL ? run_fs_grep(f, params, &t) : -1; /* warm-up */
+        double ours[ROUNDS], native[ROUNDS], pcre2[ROUNDS], t, c;
+        double ours_cpu[ROUNDS], native_cpu[ROUNDS], pcre2_cpu[ROUNDS];
+        long n_ours = params != NULL ? run_fs_grep(f, params, &t, &c) : -1; /* warm-up */
         long n_rg = rg_pcre2_lines(rg, root, p);
         long n_native = p->pcre2_only ? 0 : bench_rg_lines(rg, root, flag, p->pattern);
 
         for (int r = 0; r < ROUNDS && n_ours >= 0 && n_rg >= 0 && n_native >= 0; r++) {
-            double start = bench_now();
+            double start = bench_now(), cpu = cpu_children();
             if (!p->pcre2_only && bench_rg_lines(rg, root, flag, p->pattern) != n_native)
                 n_native = -1;
             native[r] = bench_now() - start;
+            native_cpu[r] = cpu_children() - cpu;
             start = bench_now();
+            cpu = cpu_children();
             if (rg_pcre2_lines(rg, root, p) != n_rg)
                 n_rg = -1;
             pcre2[r] = bench_now() - start;
-            if (run_fs_grep(f, params, &ours[r]) != n_ours)
+            pcre2_cpu[r] = cpu_children() - cpu;
+            if (run_fs_grep(f, params, &ours[r], &ours_cpu[r]) != n_ours)
                 n_ours = -1;
         }
         free(params);
@@ -194,11 +223,16 @@ int main(int argc, char **argv)
         }
         double mine = bench_median(ours, ROUNDS), ref_pcre2 = bench_median(pcre2, ROUNDS);
         double ref = p->pcre2_only ? ref_pcre2 : bench_median(native, ROUNDS);
-        printf("rg -j1%s %s '%s': %.1f ms, %ld matching lines%s\n", p->pcre2_only ? " -P" : "",
-               p->name, p->pattern, ref * 1e3, n_rg,
-               p->pcre2_only || n_native == n_rg ? "" : " (rg -P's count differs)");
-        printf("fs.grep %s: %.1f ms (ratio %.2f vs rg -j1%s, target <= 1.0; %.2f vs rg -j1 -P)\n",
-               p->name, mine * 1e3, mine / ref, p->pcre2_only ? " -P" : "", mine / ref_pcre2);
+        double mine_cpu = bench_median(ours_cpu, ROUNDS);
+        double ref_cpu = bench_median(p->pcre2_only ? pcre2_cpu : native_cpu, ROUNDS);
+        printf("rg -j1%s %s '%s': %.1f ms (%.1f ms CPU), %ld matching lines", p->pcre2_only ? " -P" : "",
+               p->name, p->pattern, ref * 1e3, ref_cpu * 1e3, n_rg);
+        if (!p->pcre2_only && n_native != n_rg)
+            printf(" (%ld without -P)", n_native);
+        printf("\n");
+        printf("fs.grep %s: %.1f ms (ratio %.2f vs rg -j1%s, target <= 1.0; CPU %.1f ms, ratio "
+               "%.2f; %.2f vs rg -j1 -P)\n", p->name, mine * 1e3, mine / ref,
+               p->pcre2_only ? " -P" : "", mine_cpu * 1e3, mine_cpu / ref_cpu, mine / ref_pcre2);
         if (k == 0) {
             char *again = grep_params(p);
             failed |= again == NULL || sliced(f, again, mine, last_result_len);
