@@ -225,8 +225,8 @@ int main(int argc, char **argv)
         double ref = p->pcre2_only ? ref_pcre2 : bench_median(native, ROUNDS);
         double mine_cpu = bench_median(ours_cpu, ROUNDS);
         double ref_cpu = bench_median(p->pcre2_only ? pcre2_cpu : native_cpu, ROUNDS);
-        printf("rg -j1%s %s '%s': %.1f ms (%.1f ms CPU), %ld matching lines", p->pcre2_only ? " -P" : "",
-               p->name, p->pattern, ref * 1e3, ref_cpu * 1e3, n_rg);
+        printf("rg -j1%s %s '%s': %.1f ms (%.1f ms CPU), %ld matching lines",
+               p->pcre2_only ? " -P" : "", p->name, p->pattern, ref * 1e3, ref_cpu * 1e3, n_rg);
         if (!p->pcre2_only && n_native != n_rg)
             printf(" (%ld without -P)", n_native);
         printf("\n");
