@@ -244,17 +244,19 @@ JPT_EXPORT int jpt_files_rename(jpt_files *f, const char *from, const char *to);
  * around, and a pattern that needs "\n" matches nothing. Text is UTF-8:
  * each invalid sequence (each maximal invalid subpart, Unicode §3.9) is
  * read as U+FFFD, both by the pattern and in "content" (as ripgrep's
- * decoder does); a UTF-8 byte order mark at the start of a file is not
- * part of its first line.
+ * decoder does); a UTF-8 byte order mark at the start of a file (and a
+ * second one right after it, which rg's decoder drops too) is not part of
+ * its first line.
  * The result: {"matches": [{"path", "lines": [{"line_number", "content",
  * "is_match"}]}], "truncated": false}, files in the order of a walk that
  * takes each directory's entries sorted by name (ripgrep's --sort path).
- * A line on which pcre2 gives up (its match limit of 10 000 000, or its
- * JIT stack of 10 MiB: a runaway pattern) is neither a match nor a
- * failure: the result then also holds "skipped": [{"path", "line_number",
- * "reason"}] (the first JPT_FILES_GREP_MAX_SKIPPED such lines; "reason" is
- * pcre2's, e.g. "match limit exceeded") and "skipped_count" (all of them),
- * and the search goes on with the next line.
+ * A line on which pcre2 gives up (its match limit of 10 000 000, its JIT
+ * stack of 10 MiB, or without JIT a heap of 64 MiB: a runaway pattern) is
+ * neither a match nor a failure: the result then also holds "skipped":
+ * [{"path", "line_number", "reason"}] (the first
+ * JPT_FILES_GREP_MAX_SKIPPED such lines; "reason" is pcre2's, e.g. "match
+ * limit exceeded") and "skipped_count" (all of them), and the search goes
+ * on with the next line.
  * Which files, the same set as `rg --no-ignore --hidden -g '!.git'`:
  * hidden files are searched and ignore files are not read; entries named
  * ".git" are skipped; symlinks met in the walk are not followed, and
@@ -267,12 +269,15 @@ JPT_EXPORT int jpt_files_rename(jpt_files *f, const char *from, const char *to);
  *   - a file named in `paths` is read like any other (rg searches such a
  *     binary file whole and only says that it matches);
  *   - a line pcre2 gives up on is skipped and listed (rg reports an error
- *     and searches no more of that file);
+ *     for the file and prints none of its lines);
  *   - a UTF-16 file (a FF FE or FE FF byte order mark), which rg decodes,
  *     is read as bytes like any other, so it is nearly always binary;
- *   - a line of more than about 56 KiB followed, within 8 KiB, by a NUL
- *     byte may be searched where rg's line buffer, too full to take a
- *     whole piece, would search it too or not: rg's pieces then split.
+ *   - when rg's 64 KiB line buffer is nearly full as a NUL byte comes
+ *     (it holds a line, or context lines, of tens of KiB), rg takes the
+ *     NUL's piece in two reads and may search lines that end just before
+ *     the NUL in the first, which fs.grep does not;
+ *   - without JIT, rg lets pcre2's interpreter take up to 20 GB for a
+ *     line.
  * Errors: JPT_ERR_INVALID (bad params, a pattern that does not compile),
  * JPT_ERR_NOT_FOUND (a path of `paths`), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_files_grep(jpt_files *f, const char *params_json, char **result_json);
