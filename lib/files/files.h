@@ -295,8 +295,9 @@ int jpt__grep_begin(jpt_files *f, json_t *params, const jpt__files_opts *opts, j
  * with the message in jpt__grep_errmsg(). */
 int jpt__grep_step(jpt__grep *g, uint64_t budget_ns);
 /* The result once done, as JSON text of `*len` bytes: {"matches":[{"path",
- * "lines":[{"line_number","content","is_match"}]}],"truncated":bool},
- * borrowed from the iterator. */
+ * "lines":[{"line_number","content","is_match"}]}],"truncated":bool}, with
+ * "skipped" and "skipped_count" when lines were skipped (vfs.h), borrowed
+ * from the iterator. */
 const char *jpt__grep_result(const jpt__grep *g, size_t *len);
 const char *jpt__grep_errmsg(const jpt__grep *g);
 void jpt__grep_free(jpt__grep *g);
