@@ -23,6 +23,13 @@ static int exercise(jpt_files *f)
         {"fs.metadata", "{\"path\":\"a/b/c.txt\"}"},
         {"fs.grep", "{\"pattern\":\"ma[i]n\",\"context\":1}"},
         {"fs.grep", "{\"pattern\":\"main\",\"fixed_strings\":true,\"paths\":[\"a/b\"]}"},
+        /* Invalid UTF-8 repaired (by the reader, then by the literal scan)
+         * and a line past the match limit listed. */
+        {"fs.write", "{\"path\":\"a/u.txt\",\"encoding\":\"base64\",\"content\":"
+                     "\"bWFpbiD/IHgKb2sKYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYSEK\"}"},
+        {"fs.grep", "{\"pattern\":\"(*LIMIT_MATCH=5)(?<!x)ma.n|(a+)+$\",\"context\":1}"},
+        {"fs.grep", "{\"pattern\":\"main\\\\b.\\\\W\\\\s\",\"paths\":[\"a/u.txt\"]}"},
+        {"fs.delete", "{\"path\":\"a/u.txt\"}"},
         {"fs.rename", "{\"from\":\"a/b/c.txt\",\"to\":\"d/e.txt\"}"},
         {"fs.delete", "{\"path\":\"d/e.txt\"}"},
         {"fs.delete", "{\"path\":\"a/bin\"}"},

@@ -1,7 +1,9 @@
 /* fs.grep: exact results on small trees (directory and memory backends
  * alike), context, the params, the cap, binary files, what the walk skips,
- * stepping in slices, the matcher's literal fast path and limits, and the
- * same matches as ripgrep on a generated tree where `rg` is installed. */
+ * stepping in slices; each line judged alone (issue 16 §2), lines past
+ * pcre2's limits skipped; the matcher's literal scan and its three ways of
+ * finding lines against pcre2 run on each line alone, for random patterns.
+ * test-files-grep-rg compares whole greps with ripgrep. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +11,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #include "files/files.h"
 #include "test-files-util.h"
@@ -249,6 +254,149 @@ static void bad_params_are_refused(void **state)
                       "fs.grep 'nope': not found");
 }
 
+/* Issue 16 §2: the literal scan ended a bracket expression at the ']' of
+ * a POSIX class, and then looked for "]+\." or "ascii:]]". */
+static void posix_classes_are_whole_items_of_a_class(void **state)
+{
+    fixture *fx = *state;
+
+    put_s(fx, "v.txt", "version 1.25\nno digits. here\n\xC3\xA9t\xC3\xA9\nint x;\nprint\n"
+                       "[[:digit:]]\nq]5\n");
+    expect_grep(fx, "{\"pattern\":\"[[:digit:]]+\\\\.[[:digit:]]+\",\"paths\":[\"v.txt\"]}",
+                "{\"matches\":[{\"path\":\"v.txt\",\"lines\":[" LINE(1, "version 1.25", true)
+                "]}],\"truncated\":false}");
+    expect_grep(fx, "{\"pattern\":\"[^[:ascii:]]\",\"paths\":[\"v.txt\"]}",
+                "{\"matches\":[{\"path\":\"v.txt\",\"lines\":["
+                LINE(3, "\xC3\xA9t\xC3\xA9", true) "]}],\"truncated\":false}");
+    expect_grep(fx, "{\"pattern\":\"[[:<:]]int\",\"paths\":[\"v.txt\"]}",
+                "{\"matches\":[{\"path\":\"v.txt\",\"lines\":[" LINE(4, "int x;", true)
+                "]}],\"truncated\":false}");
+    expect_grep(fx, "{\"pattern\":\"[]a[:digit:]]+5\",\"paths\":[\"v.txt\"]}",
+                "{\"matches\":[{\"path\":\"v.txt\",\"lines\":[" LINE(1, "version 1.25", true) ","
+                LINE(7, "q]5", true) "]}],\"truncated\":false}");
+}
+
+/* Issue 16 §2: patterns without a literal ran over blocks of lines, so
+ * anchors and lookaround saw the lines around. */
+static void each_line_is_judged_alone(void **state)
+{
+    fixture *fx = *state;
+
+    put_s(fx, "c.c", "int f(void)\n{\n    return 1;\n}\n#define X 1\n  x;y\n");
+    expect_grep(fx, "{\"pattern\":\"\\\\A\\\\s+\\\\w\",\"paths\":[\"c.c\"]}",
+                "{\"matches\":[{\"path\":\"c.c\",\"lines\":[" LINE(3, "    return 1;", true) ","
+                LINE(6, "  x;y", true) "]}],\"truncated\":false}");
+    expect_grep(fx, "{\"pattern\":\"\\\\G\\\\s+\\\\w\",\"paths\":[\"c.c\"]}",
+                "{\"matches\":[{\"path\":\"c.c\",\"lines\":[" LINE(3, "    return 1;", true) ","
+                LINE(6, "  x;y", true) "]}],\"truncated\":false}");
+    expect_grep(fx, "{\"pattern\":\"[;{]\\\\z\",\"paths\":[\"c.c\"]}",
+                "{\"matches\":[{\"path\":\"c.c\",\"lines\":[" LINE(2, "{", true) ","
+                LINE(3, "    return 1;", true) "]}],\"truncated\":false}");
+    expect_grep(fx, "{\"pattern\":\"(?<=\\\\n)#\",\"paths\":[\"c.c\"]}",
+                "{\"matches\":[],\"truncated\":false}");
+    expect_grep(fx, "{\"pattern\":\"}(?=\\\\n)\",\"paths\":[\"c.c\"]}",
+                "{\"matches\":[],\"truncated\":false}");
+    expect_grep(fx, "{\"pattern\":\";(?!\\\\s)\",\"paths\":[\"c.c\"]}",
+                "{\"matches\":[{\"path\":\"c.c\",\"lines\":[" LINE(3, "    return 1;", true) ","
+                LINE(6, "  x;y", true) "]}],\"truncated\":false}");
+    /* A '\r' before the '\n' stays in the line, as in rg without --crlf. */
+    put_s(fx, "crlf.txt", "a;\r\nb;\n");
+    expect_grep(fx, "{\"pattern\":\";$\",\"paths\":[\"crlf.txt\"]}",
+                "{\"matches\":[{\"path\":\"crlf.txt\",\"lines\":[" LINE(2, "b;", true)
+                "]}],\"truncated\":false}");
+}
+
+/* Text is read as ripgrep's decoder gives it to pcre2: invalid UTF-8 as
+ * U+FFFD, a leading byte order mark dropped. */
+static void text_is_repaired_utf8_without_its_bom(void **state)
+{
+    fixture *fx = *state;
+
+    put_s(fx, "u.txt", "\xEF\xBB\xBF" "first\nbad \xFF byte\nok\n");
+    expect_grep(fx, "{\"pattern\":\"^first\",\"paths\":[\"u.txt\"]}",
+                "{\"matches\":[{\"path\":\"u.txt\",\"lines\":[" LINE(1, "first", true)
+                "]}],\"truncated\":false}");
+    expect_grep(fx, "{\"pattern\":\"d . b\",\"paths\":[\"u.txt\"]}",
+                "{\"matches\":[{\"path\":\"u.txt\",\"lines\":["
+                LINE(2, "bad \xEF\xBF\xBD byte", true) "]}],\"truncated\":false}");
+    expect_grep(fx, "{\"pattern\":\"\\ufffd\",\"paths\":[\"u.txt\"]}",
+                "{\"matches\":[{\"path\":\"u.txt\",\"lines\":["
+                LINE(2, "bad \xEF\xBF\xBD byte", true) "]}],\"truncated\":false}");
+}
+
+/* rg -P reads 3 bytes and then 8 KiB pieces, each checked for a NUL before
+ * the lines ending in it are searched. */
+static void a_nul_ends_the_file_at_its_piece(void **state)
+{
+    fixture *fx = *state;
+    char data[9000];
+
+    memset(data, 'y', sizeof(data));
+    memcpy(data, "hit\n", 4);
+    memcpy(data + 8189, "\nhit\n", 5); /* a line ending at 8193, in the second piece */
+    for (size_t nul = 8194; nul <= 8195; nul++) {
+        data[nul] = '\0';
+        put(fx, "n.bin", data, sizeof(data));
+        data[nul] = 'y';
+        /* At 8194 the NUL is in the piece [3, 8195): nothing; at 8195 it is
+         * in the next, so both lines before it are searched. */
+        expect_grep(fx, "{\"pattern\":\"^hit$\",\"paths\":[\"n.bin\"]}",
+                    nul == 8194 ? "{\"matches\":[],\"truncated\":false}"
+                                : "{\"matches\":[{\"path\":\"n.bin\",\"lines\":["
+                                  LINE(1, "hit", true) "," LINE(3, "hit", true)
+                                  "]}],\"truncated\":false}");
+    }
+}
+
+/* A line that needs more than pcre2's match limit is skipped and listed;
+ * the others are still searched (the whole grep failed before). */
+static void lines_past_the_match_limit_are_skipped(void **state)
+{
+    fixture *fx = *state;
+    char runaway[64];
+
+    memset(runaway, 'a', 40);
+    strcpy(runaway + 40, "!\n");
+    char *text = malloc(200 * 64);
+    strcpy(text, "ok 1\n");
+    strcat(text, runaway);
+    strcat(text, "ok 3\n");
+    put_s(fx, "limit.txt", text);
+    /* Line-local (the regex over many lines first) and line by line. */
+    static const char *const patterns[] = {"(a+)+$|ok", "(?<!x)(a+)+$|ok"};
+    for (size_t i = 0; i < 2; i++) {
+        char params[256];
+        snprintf(params, sizeof(params),
+                 "{\"pattern\":\"%s\",\"paths\":[\"limit.txt\"],\"context\":1}", patterns[i]);
+        expect_grep(fx, params,
+                    "{\"matches\":[{\"path\":\"limit.txt\",\"lines\":["
+                    LINE(1, "ok 1", true) "," LINE(2, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!",
+                                                    false) "," LINE(3, "ok 3", true)
+                    "]}],\"truncated\":false,\"skipped\":[{\"path\":\"limit.txt\","
+                    "\"line_number\":2,\"reason\":\"match limit exceeded\"}],"
+                    "\"skipped_count\":1}");
+    }
+    /* The list stops at JPT_FILES_GREP_MAX_SKIPPED; the count goes on. (A
+     * limit the pattern sets itself is reached at once: 10 000 000 steps
+     * a line would take minutes under valgrind.) */
+    text[0] = '\0';
+    for (int i = 0; i < 150; i++)
+        strcat(text, runaway);
+    put_s(fx, "limit.txt", text);
+    free(text);
+    char *out;
+    assert_int_equal(jpt_files_grep(fx->dir, "{\"pattern\":\"(*LIMIT_MATCH=5)(a+)+$\","
+                                             "\"paths\":[\"limit.txt\"]}", &out), JPT_OK);
+    json_t *r = json_loads(out, 0, NULL);
+    assert_int_equal(json_array_size(json_object_get(r, "matches")), 0);
+    assert_int_equal(json_array_size(json_object_get(r, "skipped")), JPT_FILES_GREP_MAX_SKIPPED);
+    assert_int_equal(json_integer_value(json_object_get(r, "skipped_count")), 150);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(r, "skipped"), 99), "line_number")), 100);
+    json_decref(r);
+    jpt_free(out);
+}
+
 /* The guard hides what the policy would deny. */
 static int hide_env(void *ud, int access, const char *path, char *msg, size_t cap)
 {
@@ -361,6 +509,31 @@ static void stepping_gives_the_same_result(void **state)
     }
 }
 
+/* Each line pcre2 gives up on costs its whole match limit: a step ends
+ * after one when its time is up, inside a block, and the next goes on
+ * from there. */
+static void steps_end_on_time_between_skipped_lines(void **state)
+{
+    fixture *fx = *state;
+    char text[64 * 30] = "";
+    answer whole, sliced;
+
+    for (int i = 0; i < 30; i++)
+        strcat(text, i % 3 ? "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n" : "ok\n");
+    put_s(fx, "slow.txt", text);
+    const char *params = "{\"pattern\":\"(*LIMIT_MATCH=5)(?<!x)(a+)+$|ok\","
+                         "\"paths\":[\"slow.txt\"],\"context\":1}";
+    assert_int_equal(grep_in_steps(fx->dir, params, NULL, 0, &whole), 1);
+    assert_true(grep_in_steps(fx->dir, params, NULL, 1, &sliced) >= 20);
+    assert_int_equal(sliced.status, JPT_OK);
+    assert_string_equal(sliced.json, whole.json);
+    json_t *r = json_loads(whole.json, 0, NULL);
+    assert_int_equal(json_integer_value(json_object_get(r, "skipped_count")), 20);
+    json_decref(r);
+    free(whole.json);
+    free(sliced.json);
+}
+
 static void cancelling_a_grep_in_flight(void **state)
 {
     fixture *fx = *state;
@@ -398,24 +571,330 @@ static jpt__matcher *matcher(const char *pattern, bool fixed, bool caseless)
     return m;
 }
 
-static void matcher_uses_a_literal_when_every_match_has_one(void **state)
+/* The literal read from a pattern (or none, and then whether the lines
+ * are found over many lines at once or one by one). */
+static void matcher_reads_the_literal_every_match_holds(void **state)
 {
     static const struct {
         const char *pattern;
-        bool literal;
+        bool caseless;
+        const char *literal; /* NULL: none */
+        bool by_line;        /* without a literal: line by line */
     } cases[] = {
-        {"fn main", true},         {"struct \\w+_ops", true}, {"a|b", false},
-        {"(?i)abc", false},        {"x?y*", false},           {"[abc]+", false},
-        {"foo(bar)?baz", true},    {"\\.h$", true},           {"", false},
+        {"fn main", false, "fn main", false},
+        {"struct \\w+_ops", false, "struct ", false},
+        {"a|b", false, NULL, false},
+        {"(a|b)cd", false, "cd", false},
+        {"(?i)abc", false, NULL, false},
+        {"(?i)abc", true, "abc", false},
+        {"abc(?i)def", false, NULL, false},
+        {"(?-i)abc", true, "abc", false},
+        {"x?y*", false, NULL, false},
+        {"[abc]+", false, NULL, false},
+        {"foo(bar)?baz", false, "foo", false},
+        {"\\.h$", false, ".h", false},
+        {"", false, NULL, false},
+        /* Classes end where pcre2 ends them (issue 16 §2). */
+        {"[[:digit:]]+\\.[[:digit:]]+", false, ".", false},
+        {"[^[:ascii:]]", false, NULL, false},
+        {"[[:<:]]int", false, "int", false},
+        {"int[[:>:]]x", false, "int", false},
+        {"[]a]bc", false, "bc", false},
+        {"[^]a]xy", false, "xy", false},
+        {"[\\]]zz", false, "zz", false},
+        {"[\\Q]\\E]+qq", false, "qq", false},
+        {"[:a[:digit:]b:]yy", false, "yy", false},
+        {"[\\c]]ww", false, "ww", false},
+        /* Quantifiers take back what they may repeat zero times. */
+        {"ab?c", false, "a", false},
+        {"abc?d", false, "ab", false},
+        {"abb*c", false, "ab", false},
+        {"ab+c", false, "ab", false},
+        {"ab{0}cd", false, "cd", false},
+        {"ab{2}c", false, "ab", false},
+        {"ab{0,2}cd", false, "cd", false},
+        {"éé?x", false, "é", false},
+        {"a{,2}", false, NULL, false},
+        {"ab{2 }", false, NULL, false},
+        {"x{y", false, "x{y", false},
+        /* Escapes: one character, or something else. */
+        {"a\\.b\\\\c", false, "a.b\\c", false},
+        {"\\x{41}BC", false, "BC", false},
+        {"\\x4BCD", false, "CD", false},
+        {"\\N{U+41}BC", false, "BC", false},
+        {"\\N{2}ab", false, "ab", false},
+        {"\\cIab", false, "ab", false},
+        {"\\Qa.b\\E", false, "a.b", false},
+        {"\\Qa.b\\E?x", false, "a.", false},
+        {"\\Qa|b", false, "a|b", false},
+        {"a\\E*", false, NULL, false},
+        {"x(?#c)yz", false, "yz", false},
+        {"a\xEF\xBF\xBD" "b", false, NULL, false},
+        /* What this reading does not follow. */
+        {"(?x) a b", false, NULL, false},
+        {"(?x:a b)cd", false, NULL, false},
+        {"(a(*ACCEPT))foo", false, NULL, true},
+        {"(*UCP)abc", false, NULL, true},
+        /* Lookaround needs no care with a literal (each candidate line is
+         * judged alone); without one, the lines go one by one. */
+        {";(?!\\s)", false, ";", false},
+        {"(?<=\\n)#", false, "#", false},
+        {"}(?=\\n)", false, "}", false},
+        {"foo\\Kbar", false, "foo", false},
+        {"\\A\\s+\\w", false, NULL, true},
+        {"[;{]\\z", false, NULL, true},
+        {"\\G\\s+\\w", false, NULL, true},
+        {"\\s*+$", false, NULL, true},
+        {"(?>\\s*)$", false, NULL, true},
+        {"\\X$", false, NULL, true},
+        {"\\R", false, NULL, true},
+        {"\\K\\w", false, NULL, true},
+        {"(?-m)^\\w", false, NULL, true},
+        {"(?=\\w)", false, NULL, true},
+        {"[[:<:]]\\w", false, NULL, true},
+        {"(?m)^\\w", false, NULL, false},
+        {"(?s)\\w.\\w", false, NULL, false},
+        {"(?<n>\\w)\\k<n>", false, NULL, false},
     };
 
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        jpt__matcher *m = matcher(cases[i].pattern, false, false);
-        if (jpt__matcher_has_literal(m) != cases[i].literal)
-            fail_msg("pattern '%s': literal %d", cases[i].pattern, !cases[i].literal);
+        jpt__matcher *m = matcher(cases[i].pattern, false, cases[i].caseless);
+        size_t len;
+        const char *lit = jpt__matcher_literal(m, &len);
+        const char *want = cases[i].literal;
+        if ((lit == NULL) != (want == NULL) ||
+            (lit != NULL && (len != strlen(want) || memcmp(lit, want, len) != 0)))
+            fail_msg("pattern '%s': literal '%.*s', not '%s'", cases[i].pattern, (int)len,
+                     lit != NULL ? lit : "", want != NULL ? want : "(none)");
+        if (want == NULL && jpt__matcher_line_by_line(m) != cases[i].by_line)
+            fail_msg("pattern '%s': line by line %d", cases[i].pattern, !cases[i].by_line);
         jpt__matcher_free(m);
     }
+}
+
+/* ---- Random patterns against pcre2 on each line alone ------------------------------- */
+
+static unsigned long long rnd_state = 88172645463325252ull;
+
+static unsigned rnd(unsigned n)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return (unsigned)(rnd_state % n);
+}
+
+#define PICK(array) (array)[rnd(sizeof(array) / sizeof((array)[0]))]
+
+static void gen_pattern(jpt__buf *b, int depth)
+{
+    static const char *const literals[] = {
+        "a", "b", "ab", "A", "k", "K", "é", "É", "\\.", "\\t", " ", ";", "{", "}", "\\{",
+        "x{", "a{2}", "#", "1", ".5", "\xe2\x84\xaa", "ss", "ß", "\\\\", "\\;", "\\\xc3\xa9"};
+    static const char *const classes[] = {
+        "[ab]", "[^a]", "[]a]", "[^]a]", "[[:alpha:]]", "[[:digit:]]", "[^[:space:]]",
+        "[a-]", "[\\]]", "[\\Q]\\E]", "[[:^alpha:]]", "[;{]", "[^;]", "[\\s;]", "[[:ascii:]]",
+        "[^[:ascii:]]", "[:a[:digit:]b:]", "[\\w.]", "[\\c]]"};
+    static const char *const escapes[] = {
+        "\\s", "\\S", "\\w", "\\W", "\\d", "\\b", "\\B", "\\A", "\\z", "\\Z", "\\G", "\\K",
+        "\\R", "\\X", "\\h", "\\N", "\\x{e9}", "\\x61", "\\r", "\\n", "\\v", "\\C",
+        "\\x{FFFD}", "\\p{L}", "\\P{Ll}", "\\N{U+61}", "\\cI", "\\Qa.b\\E", "\\Q;\\E", "\\E"};
+    static const char *const others[] = {
+        "^", "$", ".", "(?i)", "(?-i)", "(?s)", "(?x)", "(?-m)", "(?m)", "(?n)", "(?U)", "\\1",
+        "(*ACCEPT)", "(*SKIP)(*F)", "(?#c)", "[[:<:]]", "[[:>:]]", "(*UCP)", "(?^)"};
+    static const char *const openers[] = {
+        "(", "(?:", "(?=", "(?!", "(?<=", "(?<!", "(?>", "(?|", "(?i:", "(?x:", "(?<n>",
+        "(*atomic:", "(*pla:", "(?-i:", "(?s:"};
+    /* What meets a line's end or its neighbour: where judging a line alone
+     * and judging it among others part. */
+    static const char *const edges[] = {
+        "\\s++$", "[^;]++$", "\\s*+$", ".++", "(?>\\s*)$", "\\X$", "\\R", "\\s{0,}+$",
+        "\\S?+$", "\\v", "(?=\\s)", "(?<=\\s)", "\\z", "\\A", ";(?!\\s)", "\\K\\s",
+        "(?<!\\S)", "\\Z", "\\G\\s", "(*atomic:\\s*)$", "\\h*+$", "(?-m)$", "(?-m)^"};
+    static const char *const quantifiers[] = {
+        "*", "+", "?", "*?", "+?", "*+", "++", "?+", "{2}", "{1,2}", "{0,}", "??", "{0}",
+        "{,2}"};
+
+    for (unsigned n = 1 + rnd(4); n > 0; n--) {
+        unsigned r = rnd(100);
+        if (r < 30)
+            jpt__buf_puts(b, PICK(literals));
+        else if (r < 45)
+            jpt__buf_puts(b, PICK(classes));
+        else if (r < 62)
+            jpt__buf_puts(b, PICK(escapes));
+        else if (r < 68)
+            jpt__buf_puts(b, PICK(edges));
+        else if (r < 78 && depth < 2) {
+            jpt__buf_puts(b, PICK(openers));
+            gen_pattern(b, depth + 1);
+            jpt__buf_putc(b, ')');
+        } else
+            jpt__buf_puts(b, PICK(others));
+        if (rnd(3) == 0)
+            jpt__buf_puts(b, PICK(quantifiers));
+        if (rnd(12) == 0)
+            jpt__buf_putc(b, '|');
+    }
+}
+
+static void gen_text(jpt__buf *b)
+{
+    static const char *const pieces[] = {
+        "a", "b", "ab", " ", "\t", ";", "{", "}", "\r", "k", "K", "\xe2\x84\xaa", "é", "É", "x",
+        "1", ".", "5", "#", "\xef\xbf\xbd", "aa", "ß", "ss", "\xff", "\xe2\x84", "A", "a.b",
+        ";\r", "  "};
+
+    for (unsigned lines = 1 + rnd(8), l = 0; l < lines; l++) {
+        for (unsigned n = rnd(10); n > 0; n--)
+            jpt__buf_puts(b, PICK(pieces));
+        if (l + 1 < lines || rnd(2))
+            jpt__buf_putc(b, '\n');
+    }
+}
+
+/* Zeroes the bytes after b's text: pcre2's JIT reads a little past a
+ * subject's end, which memcheck would otherwise report. */
+static const char *padded(jpt__buf *b)
+{
+    jpt__buf_reserve(b, 32);
+    memset(b->data + b->len, 0, 32);
+    return b->data;
+}
+
+/* The lines (a bit each) of `text` that pcre2 matches, each alone and
+ * repaired; -1 if pcre2 gives up on one. */
+static long long reference_lines(pcre2_code *code, const char *text, size_t n)
+{
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
+    long long found = 0;
+    size_t start = 0;
+
+    for (int line = 0; start < n; line++) {
+        const char *nl = memchr(text + start, '\n', n - start);
+        size_t end = nl != NULL ? (size_t)(nl - text) : n;
+        jpt__buf fixed = JPT__BUF_INIT;
+        jpt__buf_append_utf8(&fixed, text + start, end - start, true);
+        int rc = pcre2_match(code, (PCRE2_SPTR)padded(&fixed), fixed.len, 0, 0, md, NULL);
+        jpt__buf_free(&fixed);
+        if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
+            found = -1;
+            break;
+        }
+        if (rc >= 0)
+            found |= 1ll << line;
+        start = end + 1;
+    }
+    pcre2_match_data_free(md);
+    return found;
+}
+
+/* The lines the matcher finds, given the text as fs.grep gives it. */
+static long long matcher_lines(jpt__matcher *m, const char *text, size_t n)
+{
+    jpt__buf fixed = JPT__BUF_INIT;
+    long long found = 0;
+
+    if (jpt__matcher_needs_utf8(m)) {
+        jpt__buf_append_utf8(&fixed, text, n, true);
+        text = padded(&fixed);
+        n = fixed.len;
+    }
+    const char *p = text, *end = text + n, *ls, *le;
+    for (;;) {
+        int rc = jpt__matcher_find(m, p, end, &ls, &le);
+        if (rc < 0) {
+            found = -1;
+            break;
+        }
+        if (rc == 0)
+            break;
+        int line = 0;
+        for (const char *q = text; q < ls; q++)
+            line += *q == '\n';
+        found |= 1ll << line;
+        if (le == end)
+            break;
+        p = le + 1;
+    }
+    jpt__buf_free(&fixed);
+    return found;
+}
+
+static void escaped(const char *p, size_t n, char *out, size_t cap)
+{
+    size_t w = 0;
+
+    for (size_t i = 0; i < n && w + 5 < cap; i++)
+        w += (size_t)(p[i] >= 0x20 && p[i] < 0x7f
+                          ? snprintf(out + w, cap - w, "%c", p[i])
+                          : snprintf(out + w, cap - w, "\\x%02x", (unsigned char)p[i]));
+    out[w] = '\0';
+}
+
+/* Random patterns (every construct the matcher reads or refuses to) on
+ * random lines: the matcher finds exactly the lines pcre2 matches alone,
+ * whichever way it takes (literal, many lines at once, line by line). */
+static void matcher_finds_what_pcre2_finds_on_each_line(void **state)
+{
+    size_t compiled = 0, texts = 0, ways[3] = {0};
+    /* Fewer under valgrind (JPT_TEST_SLOWDOWN), which checks memory. */
+    int iterations = getenv("JPT_TEST_SLOWDOWN") != NULL ? 400 : 3000;
+
+    (void)state;
+    for (int iter = 0; iter < iterations; iter++) {
+        jpt__buf pat = JPT__BUF_INIT;
+        bool caseless = rnd(3) == 0, fixed = rnd(12) == 0;
+        gen_pattern(&pat, 0);
+        jpt__errbuf e;
+        jpt__matcher *m;
+        int rc = jpt__matcher_new(pat.data, pat.len, fixed, caseless, &e, &m);
+        int errcode;
+        PCRE2_SIZE erroff;
+        uint32_t options = PCRE2_UTF | (caseless ? PCRE2_CASELESS : 0) |
+                           (fixed ? PCRE2_LITERAL : PCRE2_UCP | PCRE2_MULTILINE);
+        pcre2_code *code = pcre2_compile((PCRE2_SPTR)pat.data, pat.len, options, &errcode,
+                                         &erroff, NULL);
+        /* JIT where the matcher has it, as ripgrep runs pcre2: the two
+         * disagree on some odd patterns (verbs in atomic groups). */
+        if (code != NULL)
+            pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+        if ((rc == JPT_OK) != (code != NULL))
+            fail_msg("pattern '%s': the matcher says %d, pcre2 %d", pat.data, rc, errcode);
+        if (rc == JPT_OK) {
+            size_t len;
+            compiled++;
+            ways[jpt__matcher_literal(m, &len) != NULL ? 0 : jpt__matcher_line_by_line(m) ? 2
+                                                                                            : 1]++;
+            for (int t = 0; t < 8; t++) {
+                jpt__buf text = JPT__BUF_INIT;
+                gen_text(&text);
+                const char *tp = padded(&text);
+                long long want = reference_lines(code, tp, text.len);
+                long long got = want < 0 ? -1 : matcher_lines(m, tp, text.len);
+                if (want >= 0 && got >= 0 && got != want) {
+                    char shown[1024];
+                    escaped(tp, text.len, shown, sizeof(shown));
+                    fail_msg("pattern '%s'%s%s (literal '%.*s', %s): lines %llx, pcre2 %llx in "
+                             "\"%s\"", pat.data, fixed ? " fixed" : "",
+                             caseless ? " caseless" : "", (int)len,
+                             jpt__matcher_literal(m, &len) != NULL ? jpt__matcher_literal(m, &len)
+                                                                   : "",
+                             jpt__matcher_line_by_line(m) ? "line by line" : "many lines",
+                             (unsigned long long)got, (unsigned long long)want, shown);
+                }
+                texts += want >= 0 && got >= 0;
+                jpt__buf_free(&text);
+            }
+            jpt__matcher_free(m);
+        }
+        pcre2_code_free(code);
+        jpt__buf_free(&pat);
+    }
+    print_message("%zu random patterns compiled (%zu with a literal, %zu over many lines, %zu "
+                  "line by line), %zu texts compared\n", compiled, ways[0], ways[1], ways[2],
+                  texts);
 }
 
 static void matcher_finds_the_same_lines_with_and_without_jit(void **state)
@@ -470,7 +949,8 @@ static void caseless_literals_fold_as_unicode_does(void **state)
 
     (void)state;
     jpt__matcher *m = matcher("copyright", false, true);
-    assert_true(jpt__matcher_has_literal(m));
+    size_t len;
+    assert_non_null(jpt__matcher_literal(m, &len));
     assert_int_equal(find(m, "none\n(C) COPYRIGHT 2024\n", line), 1);
     assert_string_equal(line, "(C) COPYRIGHT 2024");
     jpt__matcher_free(m);
@@ -481,8 +961,15 @@ static void caseless_literals_fold_as_unicode_does(void **state)
     m = matcher("task force", true, true);
     assert_int_equal(find(m, "TA\xc5\xbfK FORCE\n", line), 1);
     jpt__matcher_free(m);
+    /* The literal starts with KELVIN SIGN (3 bytes), the text with k (1):
+     * the candidate line is the one holding the anchoring 'a', not the one
+     * where a 3-byte start would be. */
+    m = matcher("\xe2\x84\xaa" "ab", false, true);
+    assert_int_equal(find(m, "xx\nKab\n", line), 1);
+    assert_string_equal(line, "Kab");
+    jpt__matcher_free(m);
     m = matcher("ks", false, true); /* nothing to anchor on: the regex alone */
-    assert_false(jpt__matcher_has_literal(m));
+    assert_null(jpt__matcher_literal(m, &len));
     assert_int_equal(find(m, "\xe2\x84\xaa\xc5\xbf\n", line), 1);
     jpt__matcher_free(m);
 }
@@ -502,225 +989,6 @@ static void runaway_patterns_hit_the_limits(void **state)
     jpt__matcher_free(m);
 }
 
-/* ---- The same matches as ripgrep ----------------------------------------------------------- */
-
-static unsigned long long rnd_state = 88172645463325252ull;
-
-static unsigned rnd(unsigned n)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return (unsigned)(rnd_state % n);
-}
-
-static const char *const words[] = {
-    "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "Alpha", "BETA",
-    "a.b", "axb", "return", "struct", "foo_ops", "x", "123", "4567", "\t", "  ", "élan",
-    "naïve", "\xff", "Δelta", "_", "(", ")", "[", "]", "$", "#include", "<sys/types.h>",
-};
-
-static void random_file(const char *root, const char *rel)
-{
-    size_t cap = 1 << 20, n = 0;
-    char *data = malloc(cap);
-    unsigned kind = rnd(20);
-    unsigned lines = kind == 3 ? 4000 : rnd(400);
-
-    for (unsigned l = 0; l < lines; l++) {
-        unsigned k = kind == 0 && l == 3 ? 9000 : rnd(12);
-        for (unsigned w = 0; w < k && n + 64 < cap; w++) {
-            const char *word = words[rnd(sizeof(words) / sizeof(words[0]))];
-            n += (size_t)sprintf(data + n, "%s%s", word, rnd(3) ? " " : "");
-        }
-        if (n + 3 >= cap)
-            break;
-        if (rnd(10) == 0)
-            data[n++] = '\r';
-        data[n++] = '\n';
-    }
-    if (kind == 1 && n > 0)
-        n--; /* no final newline */
-    if (kind == 2 || (kind == 3 && n > 0))
-        data[rnd((unsigned)n)] = '\0'; /* binary somewhere: early or late */
-    fu_write_n(root, rel, data, n);
-    free(data);
-}
-
-static void make_tree(const char *root)
-{
-    static const char *const dirs[] = {"", "src", "src/deep", "src/deep/er", ".cfg", "docs",
-                                       "a", "a-b", "a.b"};
-    static const char *const names[] = {"main.c", "util.h", "lib.rs", "notes.txt", ".hidden",
-                                        "README", "x.c", "Makefile"};
-
-    for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++)
-        for (size_t f = 0; f < sizeof(names) / sizeof(names[0]); f++) {
-            char rel[256];
-            if (rnd(4) == 0)
-                continue;
-            snprintf(rel, sizeof(rel), "%s%s%s", dirs[d], dirs[d][0] ? "/" : "", names[f]);
-            random_file(root, rel);
-        }
-    random_file(root, ".git/config");
-    random_file(root, "src/.git");
-    fu_symlink(root, "src/link.c", "main.c");
-    fu_symlink(root, "linkdir", "src");
-}
-
-/* "path:line:m" for each match rg reports and "path:line:c" for each
- * context line, in its order. */
-static char *rg_matches(const char *root, const char *const extra[])
-{
-    const char *argv[32] = {JPT_TEST_RG, "--no-ignore", "--hidden", "-g", "!.git",
-                            "--sort", "path", "-n", "--no-heading", "--with-filename",
-                            "--null", "--no-config", "--color", "never"};
-    size_t argc = 14;
-    int pipefd[2];
-
-    for (size_t i = 0; extra[i] != NULL; i++)
-        argv[argc++] = extra[i];
-    argv[argc] = NULL;
-    assert_int_equal(pipe(pipefd), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pipefd[1], 1);
-        close(pipefd[0]);
-        close(pipefd[1]);
-        if (chdir(root) < 0)
-            _exit(127);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(pipefd[1]);
-    size_t cap = 1 << 16, n = 0;
-    char *raw = malloc(cap);
-    for (;;) {
-        if (n + 4096 > cap)
-            raw = realloc(raw, cap *= 2);
-        ssize_t got = read(pipefd[0], raw + n, cap - n);
-        if (got <= 0)
-            break;
-        n += (size_t)got;
-    }
-    close(pipefd[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) <= 1);
-    /* path NUL line ':' content '\n'; rg's warnings about binary files
-     * are lines without the NUL. */
-    char *out = malloc(n + 1), *w = out;
-    for (size_t i = 0; i < n;) {
-        char *nl = memchr(raw + i, '\n', n - i);
-        size_t end = nl != NULL ? (size_t)(nl - raw) : n;
-        char *nul = memchr(raw + i, '\0', end - i);
-        /* "N:" starts a matching line, "N-" a context line. */
-        char *sep = nul + 1;
-        while (nul != NULL && sep < raw + end && *sep >= '0' && *sep <= '9')
-            sep++;
-        if (nul != NULL && sep < raw + end && (*sep == ':' || *sep == '-'))
-            w += sprintf(w, "%.*s:%.*s:%c\n", (int)(nul - raw - (long)i), raw + i,
-                         (int)(sep - nul - 1), nul + 1, *sep == ':' ? 'm' : 'c');
-        i = end + 1;
-    }
-    *w = '\0';
-    free(raw);
-    return out;
-}
-
-/* "path:line:m" for each matching line of our grep, "path:line:c" for
- * each context line, in order. */
-static char *our_matches(jpt_files *f, const char *params)
-{
-    char *json;
-
-    if (jpt_files_grep(f, params, &json) != JPT_OK)
-        fail_msg("grep %s: %s", params, jpt_files_errmsg(f));
-    json_t *r = json_loads(json, 0, NULL), *file, *line;
-    size_t i, j;
-    size_t cap = strlen(json) + 1;
-    char *out = malloc(cap), *w = out;
-    json_array_foreach(json_object_get(r, "matches"), i, file)
-    {
-        json_array_foreach(json_object_get(file, "lines"), j, line)
-        {
-            w += sprintf(w, "%s:%lld:%c\n", json_string_value(json_object_get(file, "path")),
-                         (long long)json_integer_value(json_object_get(line, "line_number")),
-                         json_is_true(json_object_get(line, "is_match")) ? 'm' : 'c');
-        }
-    }
-    *w = '\0';
-    assert_false(json_is_true(json_object_get(r, "truncated")));
-    json_decref(r);
-    jpt_free(json);
-    return out;
-}
-
-static void same_matches_as_ripgrep(void **state)
-{
-    static const struct {
-        const char *params;
-        const char *rg[8];
-    } cases[] = {
-        {"{\"pattern\":\"alpha\"}", {"-e", "alpha", NULL}},
-        {"{\"pattern\":\"beta gamma\"}", {"-e", "beta gamma", NULL}},
-        {"{\"pattern\":\"\\\\bdelta\\\\w*\"}", {"-e", "\\bdelta\\w*", NULL}},
-        {"{\"pattern\":\"^epsilon\"}", {"-e", "^epsilon", NULL}},
-        {"{\"pattern\":\"zeta$\"}", {"-e", "zeta$", NULL}},
-        {"{\"pattern\":\"[0-9]{3}\"}", {"-e", "[0-9]{3}", NULL}},
-        {"{\"pattern\":\"ALPHA\",\"case_insensitive\":true}", {"-i", "-e", "ALPHA", NULL}},
-        {"{\"pattern\":\"a.b\",\"fixed_strings\":true}", {"-F", "-e", "a.b", NULL}},
-        {"{\"pattern\":\"struct foo_ops|return\",\"extensions\":[\"c\",\"h\"]}",
-         {"-g", "*.c", "-g", "*.h", "-e", "struct foo_ops|return"}},
-        {"{\"pattern\":\"[a-z]+ [a-z]+\\\\s+\\\\d\"}", {"-e", "[a-z]+ [a-z]+\\s+\\d", NULL}},
-        {"{\"pattern\":\"na.ve|\\u00e9lan\"}", {"-e", "na.ve|élan", NULL}},
-        {"{\"pattern\":\"\\\\(\\\\s*\\\\)\"}", {"-e", "\\(\\s*\\)", NULL}},
-        {"{\"pattern\":\"gamma\",\"context\":2}", {"-C", "2", "-e", "gamma", NULL}},
-        /* (Not "^$": rg 13 reports the first line of a binary file when
-         * it is empty and the pattern matches the empty string.) */
-        {"{\"pattern\":\"^[a-z]+$\",\"context\":1}", {"-C", "1", "-e", "^[a-z]+$", NULL}},
-    };
-    char *base = fu_tempdir();
-    char root[4096];
-    jpt_files *f;
-
-    (void)state;
-    if (JPT_TEST_RG[0] == '\0' || access(JPT_TEST_RG, X_OK) != 0) {
-        fu_rmtree(base);
-        free(base);
-        skip(); /* ripgrep is not installed */
-    }
-    snprintf(root, sizeof(root), "%s/root", base);
-    for (int tree = 0; tree < 3; tree++) {
-        fu_rmtree(root);
-        fu_mkdir(base, "root");
-        make_tree(root);
-        assert_int_equal(jpt_files_open_dir(root, 0, &f), JPT_OK);
-        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-            char params[512];
-            snprintf(params, sizeof(params), "%.*s,\"max_matches\":1000000}",
-                     (int)strlen(cases[i].params) - 1, cases[i].params);
-            char *ours = our_matches(f, params);
-            char *theirs = rg_matches(root, cases[i].rg);
-            if (strcmp(ours, theirs) != 0) {
-                size_t at = 0;
-                while (ours[at] == theirs[at])
-                    at++;
-                while (at > 0 && ours[at - 1] != '\n')
-                    at--;
-                fail_msg("%s: from here rg found\n%.200s\nfs.grep found\n%.200s", params,
-                         theirs + at, ours + at);
-            }
-            assert_true(strlen(ours) > 0);
-            free(ours);
-            free(theirs);
-        }
-        jpt_files_free(f);
-    }
-    fu_rmtree(base);
-    free(base);
-}
-
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -731,15 +999,21 @@ int main(void)
         T(the_cap_truncates),
         T(binary_files_as_ripgrep_reads_them),
         T(walk_skips_symlinks_but_named_paths_follow_them),
+        T(posix_classes_are_whole_items_of_a_class),
+        T(each_line_is_judged_alone),
+        T(text_is_repaired_utf8_without_its_bom),
+        T(a_nul_ends_the_file_at_its_piece),
+        T(lines_past_the_match_limit_are_skipped),
         T(bad_params_are_refused),
         T(the_guard_hides_paths),
         T(stepping_gives_the_same_result),
+        T(steps_end_on_time_between_skipped_lines),
         T(cancelling_a_grep_in_flight),
-        cmocka_unit_test(matcher_uses_a_literal_when_every_match_has_one),
+        cmocka_unit_test(matcher_reads_the_literal_every_match_holds),
+        cmocka_unit_test(matcher_finds_what_pcre2_finds_on_each_line),
         cmocka_unit_test(matcher_finds_the_same_lines_with_and_without_jit),
         cmocka_unit_test(caseless_literals_fold_as_unicode_does),
         cmocka_unit_test(runaway_patterns_hit_the_limits),
-        cmocka_unit_test(same_matches_as_ripgrep),
     };
 
     return TU_RUN(tests);

@@ -78,6 +78,8 @@ typedef struct jpt_files jpt_files;
 #define JPT_FILES_READ_LIMIT (10u * 1000u * 1000u)
 /* fs.grep's default cap on matched lines. */
 #define JPT_FILES_GREP_MAX_MATCHES 1000u
+/* The most skipped lines fs.grep's result lists (it counts them all). */
+#define JPT_FILES_GREP_MAX_SKIPPED 100u
 
 /* Opens the directory `root` (absolute or relative to the current
  * directory; it is opened once, and later renames of it do not matter).
@@ -230,39 +232,67 @@ JPT_EXPORT int jpt_files_delete(jpt_files *f, const char *path);
 JPT_EXPORT int jpt_files_rename(jpt_files *f, const char *from, const char *to);
 
 /* fs.grep, blocking: searches the files under `params_json`'s paths and
- * puts the result in `*result_json` (free with jpt_free). The params are
- * D11's and three more:
- *   pattern           required; pcre2 syntax (Perl's, close to ripgrep's
- *                     own), matched in each line as UTF-8 text (\w and
- *                     friends are Unicode-aware; invalid UTF-8 is
- *                     tolerated)
+ * puts the result in `*result_json` (free with jpt_free). The lines found
+ * are those `rg -P --no-ignore --hidden -g '!.git' --sort path` prints,
+ * with the differences listed below. The params are D11's and three more:
+ *   pattern           required; pcre2 syntax (Perl's), compiled as ripgrep
+ *                     compiles it for -P (UTF, UCP, MULTILINE): \w, \d,
+ *                     \b, POSIX classes and case folding are Unicode's;
+ *                     a pattern holding a line break is refused
  *   paths             array of paths to search, files or directories
  *                     (default: the root), each followed if it is a
  *                     symlink inside the root
  *   extensions        array of file name extensions ("rs" or ".rs"):
  *                     only files ending in one are searched
  *   context           lines around each match, 0 to 100 (default 0)
- *   case_insensitive  boolean (default false)
+ *   case_insensitive  boolean (default false): rg -i
  *   fixed_strings     boolean: the pattern is a plain string (default
- *                     false)
+ *                     false): rg -F
  *   max_matches       the most matching lines returned (default
  *                     JPT_FILES_GREP_MAX_MATCHES); when more exist the
  *                     result says "truncated": true
+ * Each line is judged alone: the pattern runs on the line without its
+ * "\n" (a "\r" before it stays part of the line), so ^ \A \G match at the
+ * line's start, $ \z \Z at its end, lookaround sees nothing of the lines
+ * around, and a pattern that needs "\n" matches nothing. Text is UTF-8:
+ * each invalid sequence (each maximal invalid subpart, Unicode §3.9) is
+ * read as U+FFFD, both by the pattern and in "content" (as ripgrep's
+ * decoder does); a UTF-8 byte order mark at the start of a file (and a
+ * second one right after it, which rg's decoder drops too) is not part of
+ * its first line.
  * The result: {"matches": [{"path", "lines": [{"line_number", "content",
  * "is_match"}]}], "truncated": false}, files in the order of a walk that
  * takes each directory's entries sorted by name (ripgrep's --sort path).
+ * A line on which pcre2 gives up (its match limit of 10 000 000, its JIT
+ * stack of 10 MiB, or without JIT a heap of 64 MiB: a runaway pattern) is
+ * neither a match nor a failure: the result then also holds "skipped":
+ * [{"path", "line_number", "reason"}] (the first
+ * JPT_FILES_GREP_MAX_SKIPPED such lines; "reason" is pcre2's, e.g. "match
+ * limit exceeded") and "skipped_count" (all of them), and the search goes
+ * on with the next line.
  * Which files, the same set as `rg --no-ignore --hidden -g '!.git'`:
  * hidden files are searched and ignore files are not read; entries named
  * ".git" are skipped; symlinks met in the walk are not followed, and
  * neither are FIFOs, sockets, devices and hard-linked files searched.
- * Binary files, as ripgrep does by default: files are read in blocks of
- * 64 KiB (larger for longer lines), each checked for a NUL byte before it
- * is searched; a NUL in the first block skips the file, a later one ends
- * its search there (the matches before that block are kept). Line content
- * excludes the "\n"; invalid UTF-8 in it is replaced by U+FFFD.
+ * Binary files, as ripgrep -P reads files met in a walk: it takes a file
+ * in pieces, the first 3 bytes and then 8 KiB at a time, and a NUL byte
+ * ends the search at the start of its piece: the lines that ended before
+ * it are searched (a NUL in the first 3 bytes: none), no other.
+ * Differences from `rg -P`, by design:
+ *   - a file named in `paths` is read like any other (rg searches such a
+ *     binary file whole and only says that it matches);
+ *   - a line pcre2 gives up on is skipped and listed (rg reports an error
+ *     for the file and prints none of its lines);
+ *   - a UTF-16 file (a FF FE or FE FF byte order mark), which rg decodes,
+ *     is read as bytes like any other, so it is nearly always binary;
+ *   - when rg's 64 KiB line buffer is nearly full as a NUL byte comes
+ *     (it holds a line, or context lines, of tens of KiB), rg takes the
+ *     NUL's piece in two reads and may search lines that end just before
+ *     the NUL in the first, which fs.grep does not;
+ *   - without JIT, rg lets pcre2's interpreter take up to 20 GB for a
+ *     line.
  * Errors: JPT_ERR_INVALID (bad params, a pattern that does not compile),
- * JPT_ERR_NOT_FOUND (a path of `paths`), JPT_ERR_LIMIT (a line needs more
- * than pcre2's match limits). */
+ * JPT_ERR_NOT_FOUND (a path of `paths`), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_files_grep(jpt_files *f, const char *params_json, char **result_json);
 
 /* Any D11 filesystem method by name with its params as JSON text, the

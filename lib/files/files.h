@@ -331,8 +331,9 @@ int jpt__grep_begin(jpt_files *f, json_t *params, const jpt__files_opts *opts, j
  * with the message in jpt__grep_errmsg(). */
 int jpt__grep_step(jpt__grep *g, uint64_t budget_ns);
 /* The result once done, as JSON text of `*len` bytes: {"matches":[{"path",
- * "lines":[{"line_number","content","is_match"}]}],"truncated":bool},
- * borrowed from the iterator. */
+ * "lines":[{"line_number","content","is_match"}]}],"truncated":bool}, with
+ * "skipped" and "skipped_count" when lines were skipped (vfs.h), borrowed
+ * from the iterator. */
 const char *jpt__grep_result(const jpt__grep *g, size_t *len);
 const char *jpt__grep_errmsg(const jpt__grep *g);
 void jpt__grep_free(jpt__grep *g);
@@ -345,14 +346,27 @@ typedef struct jpt__matcher jpt__matcher;
 int jpt__matcher_new(const char *pattern, size_t len, bool fixed, bool caseless,
                      jpt__errbuf *e, jpt__matcher **out);
 void jpt__matcher_free(jpt__matcher *m);
-/* Finds the first line of [p, end) that matches. The text is whole lines:
- * each ends with '\n' except perhaps the last. Returns 1 with the line's
- * bounds (its '\n' excluded) in *line and *line_end, 0 if no line matches,
- * or JPT_ERR_LIMIT when a line needs more than the match limits allow. */
+/* Whether the text given to jpt__matcher_find must be valid UTF-8 (the
+ * caller repairs it as ripgrep's decoder does: each maximal invalid
+ * subpart becomes U+FFFD); otherwise any bytes will do, and the matcher
+ * repairs the lines it judges itself. */
+bool jpt__matcher_needs_utf8(const jpt__matcher *m);
+/* Finds the first line of [p, end) that matches, each line judged alone
+ * (without its '\n'). The text is whole lines: each ends with '\n' except
+ * perhaps the last. Returns 1 with the line's bounds (its '\n' excluded) in
+ * *line and *line_end, 0 if no line matches, JPT_ERR_LIMIT with the bounds
+ * of a line that needs more than pcre2's limits allow (the search may go
+ * on after it; jpt__matcher_reason says which limit), or JPT_ERR_NOMEM. */
 int jpt__matcher_find(jpt__matcher *m, const char *p, const char *end, const char **line,
                       const char **line_end);
-/* Whether the pattern is searched by literal scanning first (for tests). */
-bool jpt__matcher_has_literal(const jpt__matcher *m);
+/* The index of the first byte of p[0..n) that is not ASCII, or n. */
+size_t jpt__ascii_prefix(const char *p, size_t n);
+/* pcre2's words for the limit of the last JPT_ERR_LIMIT. */
+const char *jpt__matcher_reason(const jpt__matcher *m);
+/* How lines are found (for tests): by a scan for this literal (NULL if
+ * none), or line by line (neither: over many lines at once). */
+const char *jpt__matcher_literal(const jpt__matcher *m, size_t *len);
+bool jpt__matcher_line_by_line(const jpt__matcher *m);
 /* Forces pcre2's interpreter instead of its JIT (for tests). */
 void jpt__matcher_disable_jit(jpt__matcher *m);
 

@@ -2,17 +2,23 @@
  * reading of each file in blocks and the search of its lines all keep
  * their place between steps, so a host can slice a grep over a huge tree
  * (or one huge file) across its dispatches. The files searched and the
- * matches found are ripgrep's for `rg --no-ignore --hidden -g '!.git'
- * --sort path` (see jpt_files_grep in vfs.h for the rules). */
+ * lines found are ripgrep's for `rg -P --no-ignore --hidden -g '!.git'
+ * --sort path` (issue 16 §2; see jpt_files_grep in vfs.h for the rules). */
 #define _GNU_SOURCE /* memrchr */
 #include <string.h>
 #include <time.h>
 
 #include "files/files.h"
 
-/* ripgrep's buffer: a file is read 64 KiB at a time (more for a longer
- * line), and each block is checked for a NUL byte before it is searched. */
-#define BLOCK (64u * 1024u)
+/* How `rg -P` reads a file: through a UTF-8 decoder, which passes on the
+ * first 3 bytes (where a BOM would be) and then 8 KiB at a time; its line
+ * buffer checks each of these pieces for a NUL before the lines that end
+ * in it are searched. So a NUL ends a file at the start of its piece: the
+ * lines that ended before are searched, no other. fs.grep reads 8 pieces
+ * at a time, each read ending at a piece's end. */
+#define PIECE0 3u
+#define PIECE (8u * 1024u)
+#define READ_SIZE (8u * PIECE)
 #define MAX_CONTEXT 100
 
 typedef struct frame {
@@ -41,11 +47,19 @@ struct jpt__grep {
     char real[JPT__FILES_PATH_MAX + 1]; /* the same after symlinks, for the guard */
 
     /* The file being searched: buf[start..end) holds what is read and
-     * kept, the lines from `pos` on are not searched yet. */
+     * kept, the lines from `pos` on are not searched yet. When the matcher
+     * needs UTF-8 (`utf8`), buf[start..end) is repaired text, and the
+     * `hold` bytes after it begin a character the next read completes. */
     void *file;
     char *buf;
-    size_t cap, start, pos, end;
-    bool eof, stop;
+    size_t cap, start, pos, end, hold;
+    uint64_t raw_next;  /* the file offset of the next read */
+    bool utf8, eof, binary, stop;
+    /* The lines of the last block to search end at `region`; the file
+     * ends there when `region_last`. `in_region`: a step stopped in it. */
+    size_t region;
+    bool region_last, in_region;
+    jpt__buf repaired;  /* scratch for repairing invalid UTF-8 */
     size_t lpos;        /* a line start whose number is lno */
     uint64_t lno;
     uint64_t last_out;  /* the number of the last line put out (0: none) */
@@ -54,9 +68,12 @@ struct jpt__grep {
     bool file_listed;   /* the file's entry is open in `out` */
 
     /* The result as JSON text, written as the search goes: D11's shape,
-     * built without a tree (a result may hold thousands of lines). */
+     * built without a tree (a result may hold thousands of lines). The
+     * lines that could not be judged go to `skipped`, listed at the end. */
     jpt__buf out;
     size_t files_listed;
+    jpt__buf skipped;
+    size_t n_skipped;
 };
 
 static jpt__files_ctx ctx_for(jpt__grep *g, const char *shown)
@@ -175,8 +192,8 @@ int jpt__grep_begin(jpt_files *f, json_t *params, const jpt__files_opts *opts, j
         rc = jpt__matcher_new(json_string_value(pattern), json_string_length(pattern), fixed,
                               caseless, &g->err, &g->m);
     if (rc == JPT_OK && jpt__buf_puts(&g->out, "{\"matches\":[") == JPT_OK &&
-        (g->buf = jpt__calloc(1, BLOCK)) != NULL)
-        g->cap = BLOCK;
+        (g->buf = jpt__calloc(1, 2 * READ_SIZE)) != NULL)
+        g->cap = 2 * READ_SIZE;
     else if (rc == JPT_OK)
         rc = jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory");
     if (rc < 0) {
@@ -184,8 +201,17 @@ int jpt__grep_begin(jpt_files *f, json_t *params, const jpt__files_opts *opts, j
         jpt__grep_free(g);
         return rc;
     }
+    g->utf8 = jpt__matcher_needs_utf8(g->m);
     *out = g;
     return JPT_OK;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- Lines out ------------------------------------------------------------------------ */
@@ -193,6 +219,26 @@ int jpt__grep_begin(jpt_files *f, json_t *params, const jpt__files_opts *opts, j
 static int nomem(jpt__grep *g)
 {
     return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory for the result");
+}
+
+/* `before`, the decimal `n`, `after`: without printf, which a grep that
+ * puts out a million lines would feel. */
+static int put_number(jpt__buf *b, const char *before, uint64_t n, const char *after)
+{
+    char digits[20];
+    size_t len = 0, lb = strlen(before), la = strlen(after);
+
+    do
+        digits[sizeof(digits) - ++len] = (char)('0' + n % 10);
+    while ((n /= 10) > 0);
+    if (jpt__buf_reserve(b, lb + len + la) < 0)
+        return JPT_ERR_NOMEM;
+    char *w = b->data + b->len;
+    memcpy(w, before, lb);
+    memcpy(w + lb, digits + sizeof(digits) - len, len);
+    memcpy(w + lb + len, after, la + 1);
+    b->len += lb + len + la;
+    return JPT_OK;
 }
 
 static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *end, bool match)
@@ -212,7 +258,7 @@ static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *en
     } else
         rc = jpt__buf_putc(b, ',');
     if (rc == JPT_OK)
-        rc = jpt__buf_printf(b, "{\"line_number\":%llu,\"content\":", (unsigned long long)number);
+        rc = put_number(b, "{\"line_number\":", number, ",\"content\":");
     if (rc == JPT_OK)
         rc = jpt__buf_json_string(b, p, (size_t)(end - p));
     if (rc == JPT_OK)
@@ -317,19 +363,47 @@ static int file_finish(jpt__grep *g)
     return jpt__buf_puts(&g->out, "]}") < 0 ? nomem(g) : JPT_OK;
 }
 
-/* Searches the whole lines of buf[pos..limit). */
-static int search_region(jpt__grep *g, size_t limit)
+/* A line the matcher could not judge (pcre2's limits): listed in the
+ * result's "skipped", the first JPT_FILES_GREP_MAX_SKIPPED of them. */
+static int skip_line(jpt__grep *g, size_t ls)
+{
+    jpt__buf *b = &g->skipped;
+    const char *why = jpt__matcher_reason(g->m);
+    uint64_t number = number_at(g, ls);
+
+    if (g->n_skipped++ >= JPT_FILES_GREP_MAX_SKIPPED)
+        return JPT_OK;
+    if (jpt__buf_puts(b, b->len > 0 ? ",{\"path\":" : "{\"path\":") < 0 ||
+        jpt__buf_json_string(b, g->rel, strlen(g->rel)) < 0 ||
+        jpt__buf_printf(b, ",\"line_number\":%llu,\"reason\":", (unsigned long long)number) < 0 ||
+        jpt__buf_json_string(b, why, strlen(why)) < 0 || jpt__buf_putc(b, '}') < 0)
+        return nomem(g);
+    return JPT_OK;
+}
+
+/* Searches the whole lines of buf[pos..limit). Returns 0 when done, or 1
+ * when `deadline` (0: none) passed after a line was found or skipped: a
+ * line pcre2 gives up on takes its whole match limit, and a block may
+ * hold many. */
+static int search_region(jpt__grep *g, size_t limit, uint64_t deadline)
 {
     const char *line, *le;
     int rc;
 
     while (g->pos < limit) {
         int found = jpt__matcher_find(g->m, g->buf + g->pos, g->buf + limit, &line, &le);
+        if (found == JPT_ERR_LIMIT) {
+            /* The line is skipped and said to be; the search goes on (rg
+             * gives up the file there). */
+            if ((rc = skip_line(g, (size_t)(line - g->buf))) < 0)
+                return rc;
+            g->pos = (size_t)(le - g->buf) + 1;
+            if (deadline != 0 && g->pos < limit && now_ns() >= deadline)
+                return 1;
+            continue;
+        }
         if (found < 0)
-            return jpt__err(&g->err, found,
-                            found == JPT_ERR_NOMEM ? "fs.grep: out of memory"
-                                                   : "fs.grep '%s': a line needs more than the "
-                                                     "pattern's match limits allow", g->rel);
+            return jpt__err(&g->err, found, "fs.grep: out of memory");
         if (found == 0)
             break;
         size_t ls = (size_t)(line - g->buf);
@@ -346,38 +420,53 @@ static int search_region(jpt__grep *g, size_t limit)
         g->after_left = g->context;
         g->after_pos = (size_t)(le - g->buf) + 1;
         g->pos = g->after_pos;
+        if (deadline != 0 && g->pos < limit && now_ns() >= deadline)
+            return 1;
     }
     g->pos = limit;
     return put_after(g, limit);
 }
 
-/* Makes room for the next read as ripgrep's line buffer does: what is
- * kept moves to the front, and a buffer full of one line doubles. */
-static int make_room(jpt__grep *g)
+/* Makes buf at least `need` bytes. The new bytes are defined: pcre2's JIT
+ * reads ahead of a subject's end in whole words (harmless, but memcheck
+ * would call it a use of uninitialised memory). */
+static int grow(jpt__grep *g, size_t need)
+{
+    size_t cap = g->cap;
+
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2)
+            return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep '%s': out of memory for a line",
+                            g->rel);
+        cap *= 2;
+    }
+    if (cap == g->cap)
+        return JPT_OK;
+    char *bigger = jpt__realloc(g->buf, cap);
+    if (bigger == NULL)
+        return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep '%s': out of memory for a line",
+                        g->rel);
+    memset(bigger + g->cap, 0, cap - g->cap);
+    g->buf = bigger;
+    g->cap = cap;
+    return JPT_OK;
+}
+
+/* Makes room for a read of `want` bytes as ripgrep's line buffer does:
+ * what is kept moves to the front, and a buffer full of one line grows. */
+static int make_room(jpt__grep *g, size_t want)
 {
     size_t shift = g->start;
 
     if (shift > 0) {
-        memmove(g->buf, g->buf + shift, g->end - shift);
+        memmove(g->buf, g->buf + shift, g->end + g->hold - shift);
         g->start = 0;
         g->pos -= shift;
         g->end -= shift;
         g->lpos -= shift;
         g->after_pos = g->after_pos >= shift ? g->after_pos - shift : 0;
     }
-    if (g->end < g->cap)
-        return JPT_OK;
-    char *bigger = g->cap > SIZE_MAX / 2 ? NULL : jpt__realloc(g->buf, g->cap * 2);
-    if (bigger == NULL)
-        return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep '%s': out of memory for a line",
-                        g->rel);
-    /* Defined bytes past the data: pcre2's JIT reads ahead of a subject's
-     * end in whole words (harmless, but memcheck would call it a use of
-     * uninitialised memory). */
-    memset(bigger + g->cap, 0, g->cap);
-    g->buf = bigger;
-    g->cap *= 2;
-    return JPT_OK;
+    return grow(g, g->end + g->hold + want);
 }
 
 /* What is kept for the next block: the last `context` lines before pos. */
@@ -396,46 +485,166 @@ static void keep_context(jpt__grep *g)
         number_at(g, g->start); /* what moves out is counted first */
 }
 
-/* Reads and searches one block. Returns 1 while the file goes on, 0 when
- * it is done, or an error. */
-static int search_block(jpt__grep *g)
+/* The bytes at the end of p[0..n) that begin a character the next read
+ * completes (a valid prefix of a UTF-8 sequence, Unicode §3.9): 0 to 3. */
+static size_t incomplete_tail(const char *p, size_t n)
+{
+    for (size_t k = 1; k <= 3 && k <= n; k++) {
+        unsigned char c = (unsigned char)p[n - k];
+        if (c < 0x80)
+            return 0;
+        if (c < 0xC0)
+            continue; /* a continuation byte: its lead is further back */
+        size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        if (c < 0xC2 || c > 0xF4 || need <= k)
+            return 0;
+        if (k >= 2) {
+            unsigned char second = (unsigned char)p[n - k + 1];
+            unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+            unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+            if (second < lo || second > hi)
+                return 0;
+        }
+        return k;
+    }
+    return 0;
+}
+
+/* Takes the `n` bytes read at buf[end + hold] into the text. When the
+ * matcher needs UTF-8, each maximal invalid subpart becomes U+FFFD, as
+ * ripgrep's decoder makes it before pcre2 sees a line, and a character
+ * cut by the end of the read waits for the next one unless `final`. */
+static int take_text(jpt__grep *g, size_t n, bool final)
+{
+    if (!g->utf8) {
+        g->end += n;
+        return JPT_OK;
+    }
+    char *text = g->buf + g->end, tail_bytes[4];
+    size_t len = g->hold + n;
+    size_t tail = final ? 0 : incomplete_tail(text, len), body = len - tail;
+    size_t valid = jpt__ascii_prefix(text, body);
+    valid += jpt__utf8_valid_prefix(text + valid, body - valid);
+    int rc;
+
+    if (valid < body) {
+        jpt__buf *r = &g->repaired;
+        r->len = 0;
+        if (jpt__buf_append_utf8(r, text + valid, body - valid, true) < 0)
+            return nomem(g);
+        memcpy(tail_bytes, text + body, tail);
+        if ((rc = grow(g, g->end + valid + r->len + tail)) < 0)
+            return rc;
+        text = g->buf + g->end;
+        memcpy(text + valid, r->data, r->len);
+        memcpy(text + valid + r->len, tail_bytes, tail);
+        body = valid + r->len;
+    }
+    g->end += body;
+    g->hold = tail;
+    return JPT_OK;
+}
+
+/* Reads up to `want` bytes at buf[end + hold], fewer only at the end of
+ * the file. Returns the count, or -1 when the file cannot be read on. */
+static long read_more(jpt__grep *g, size_t want)
 {
     jpt__files_ctx c = ctx_for(g, g->rel);
+    char *to = g->buf + g->end + g->hold;
+    size_t got = 0;
+
+    while (got < want) {
+        long n = g->f->be->file_read(g->f, &c, g->file, to + got, want - got);
+        if (n < 0)
+            return -1;
+        if (n == 0) {
+            g->eof = true;
+            break;
+        }
+        got += (size_t)n;
+    }
+    g->raw_next += got;
+    return (long)got;
+}
+
+/* The start of the piece (see PIECE) that holds the file offset `off`. */
+static uint64_t piece_start(uint64_t off)
+{
+    return off < PIECE0 ? 0 : off - (off - PIECE0) % PIECE;
+}
+
+/* Reads one block and finds the lines to search in it: buf[pos..region),
+ * the file's last when `region_last`. Returns 0, or an error. */
+static int read_block(jpt__grep *g)
+{
+    uint64_t from = g->raw_next;
+    size_t want = (from == 0 ? PIECE0 : 0) + READ_SIZE;
     int rc;
 
     keep_context(g);
-    if ((rc = make_room(g)) < 0)
+    if ((rc = make_room(g, want)) < 0)
         return rc;
-    long n = g->f->be->file_read(g->f, &c, g->file, g->buf + g->end, g->cap - g->end);
-    if (n < 0)
+    g->region = g->pos;
+    g->region_last = true;
+    long got = read_more(g, want);
+    if (got < 0)
         return 0; /* unreadable from here on: what was found stays */
-    if (n == 0)
-        g->eof = true;
-    else if (memchr(g->buf + g->end, '\0', (size_t)n) != NULL) {
-        /* Binary (ripgrep's default): nothing of this block is searched,
-         * and in the first block that is the whole file. */
-        return 0;
+    char *in = g->buf + g->end + g->hold;
+    size_t n = (size_t)got;
+    const char *nul = memchr(in, '\0', n);
+    if (nul != NULL) {
+        /* Binary (ripgrep's default): nothing from the NUL's piece on is
+         * searched, and in the first piece that is the whole file. */
+        n = (size_t)(piece_start(from + (uint64_t)(nul - in)) - from);
+        g->binary = true;
     }
-    g->end += (size_t)n;
-    if (g->eof) {
-        rc = search_region(g, g->end);
-        return rc < 0 ? rc : 0;
+    /* A UTF-8 byte order mark is no text: ripgrep strips it, and then its
+     * decoder strips one more right after it. */
+    for (int k = 0; from == 0 && k < 2 && n >= 3 && memcmp(in, "\xEF\xBB\xBF", 3) == 0; k++) {
+        memmove(in, in + 3, n - 3);
+        n -= 3;
     }
+    g->region_last = g->eof || g->binary;
+    if ((rc = take_text(g, n, g->region_last)) < 0)
+        return rc;
+    if (g->eof && !g->binary) {
+        g->region = g->end;
+        return JPT_OK;
+    }
+    /* The whole lines (with none, one long line: read more); after a NUL,
+     * the line it cuts is never searched. */
     const char *nl = memrchr(g->buf + g->pos, '\n', g->end - g->pos);
-    if (nl == NULL)
-        return 1; /* one long line: read more */
-    rc = search_region(g, (size_t)(nl - g->buf) + 1);
-    return rc < 0 ? rc : 1;
+    g->region = nl != NULL ? (size_t)(nl - g->buf) + 1 : g->pos;
+    return JPT_OK;
+}
+
+/* Reads and searches one block, or goes on with the one whose search the
+ * last step left at its deadline. Returns 1 while the file goes on, 0 when
+ * it is done, or an error. */
+static int search_block(jpt__grep *g, uint64_t deadline)
+{
+    int rc;
+
+    if (!g->in_region) {
+        if ((rc = read_block(g)) < 0)
+            return rc;
+        g->in_region = true;
+    }
+    if ((rc = search_region(g, g->region, deadline)) != 0)
+        return rc; /* an error, or 1: the deadline came */
+    g->in_region = false;
+    return g->region_last ? 0 : 1;
 }
 
 static void file_begin(jpt__grep *g, void *file)
 {
     g->file = file;
-    g->start = g->pos = g->end = g->lpos = 0;
+    g->start = g->pos = g->end = g->hold = g->lpos = 0;
+    g->raw_next = 0;
     g->lno = 1;
     g->last_out = 0;
     g->after_left = 0;
-    g->eof = false;
+    g->eof = g->binary = g->in_region = false;
 }
 
 /* ---- The walk ------------------------------------------------------------------------- */
@@ -600,21 +809,19 @@ static int next_file(jpt__grep *g)
     return 1;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int finish(jpt__grep *g)
 {
+    jpt__buf *b = &g->out;
+
     while (g->depth > 0)
         pop(g);
     g->done = true;
-    if (jpt__buf_puts(&g->out, g->truncated ? "],\"truncated\":true}"
-                                            : "],\"truncated\":false}") < 0)
+    if (jpt__buf_puts(b, g->truncated ? "],\"truncated\":true" : "],\"truncated\":false") < 0 ||
+        (g->n_skipped > 0 &&
+         (jpt__buf_puts(b, ",\"skipped\":[") < 0 ||
+          jpt__buf_append(b, g->skipped.data, g->skipped.len) < 0 ||
+          jpt__buf_printf(b, "],\"skipped_count\":%zu", g->n_skipped) < 0)) ||
+        jpt__buf_putc(b, '}') < 0)
         return nomem(g);
     return 0;
 }
@@ -629,7 +836,7 @@ int jpt__grep_step(jpt__grep *g, uint64_t budget_ns)
     for (;;) {
         if (g->file == NULL && (rc = next_file(g)) <= 0)
             return rc < 0 ? rc : finish(g);
-        if ((rc = search_block(g)) < 0)
+        if ((rc = search_block(g, deadline)) < 0)
             return rc;
         if ((rc == 0 || g->stop) && (rc = file_finish(g)) < 0)
             return rc;
@@ -667,7 +874,9 @@ void jpt__grep_free(jpt__grep *g)
     jpt__free(g->exts);
     jpt__matcher_free(g->m);
     jpt__free(g->buf);
+    jpt__buf_free(&g->repaired);
     jpt__buf_free(&g->out);
+    jpt__buf_free(&g->skipped);
     jpt__files_unref(g->f);
     jpt__free(g);
 }
