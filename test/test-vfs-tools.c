@@ -322,6 +322,21 @@ static void grep_files_prints_as_ripgrep_does(void **state)
     expect_text(r, "grep_files", "{'pattern':'e','paths':['hello.txt'],'max_matches':1}",
                 "hello.txt:1:one\n\n1 matching line in 1 file (the search stopped at "
                 "max_matches: there are more)");
+    /* A line the regex engine gives up on is named, not passed over in
+     * silence (issue 16 §2). */
+    put_text("runaway.txt", "ok\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n");
+    expect_text(r, "grep_files",
+                "{'pattern':'(*LIMIT_MATCH=1000)(a+)+$|ok','paths':['runaway.txt']}",
+                "runaway.txt:1:ok\n\n1 matching line in 1 file (1 line skipped: the pattern "
+                "ran past the regex engine's limits on it, the first runaway.txt:2)");
+    expect_text(r, "grep_files",
+                "{'pattern':'(*LIMIT_MATCH=1000)(a+)+$','paths':['runaway.txt']}",
+                "No matches for '(*LIMIT_MATCH=1000)(a+)+$' in 'runaway.txt' (1 line "
+                "skipped: the pattern ran past the regex engine's limits on it, the first "
+                "runaway.txt:2).");
+    char path[512];
+    snprintf(path, sizeof(path), "%s/runaway.txt", root);
+    assert_int_equal(unlink(path), 0);
     jpt_registry_free(r);
 }
 

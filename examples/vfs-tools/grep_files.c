@@ -17,9 +17,10 @@
  * The result is one text block: a matching line as "path:N:content", a
  * context line as "path-N-content", "--" between groups of lines that are
  * not adjacent, then a summary ("3 matching lines in 2 files", saying so
- * when the host stopped at max_matches). No match is not an error: "No
- * matches for …". The host skips binary files, sensitive paths (.env, …)
- * and .git/. Errors: the host's (a pattern that does not compile, a path
+ * when the host stopped at max_matches, and naming the lines the host
+ * skipped because the pattern ran past pcre2's limits on them). No match
+ * is not an error: "No matches for …". The host skips binary files,
+ * sensitive paths (.env, …) and .git/. Errors: the host's (a pattern that does not compile, a path
  * of `paths` that does not exist), and bad arguments. */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -78,6 +79,18 @@ int main(void)
         }
         files += counted;
     }
+    vt_text skipped = {0};
+    json_int_t nskipped = json_integer_value(json_object_get(r, "skipped_count"));
+    if (nskipped > 0) {
+        /* The model should know the answer may be incomplete, and where. */
+        json_t *first = json_array_get(json_object_get(r, "skipped"), 0);
+        const char *path = json_string_value(json_object_get(first, "path"));
+        vt_printf(&skipped,
+                  " (%" JSON_INTEGER_FORMAT " line%s skipped: the pattern ran past the regex "
+                  "engine's limits on %s, the first %s:%" JSON_INTEGER_FORMAT ")",
+                  nskipped, nskipped == 1 ? "" : "s", nskipped == 1 ? "it" : "them",
+                  path != NULL ? path : "?", json_integer_value(json_object_get(first, "line_number")));
+    }
     if (matching == 0) {
         vt_text none = {0};
         vt_printf(&none, "No matches for '%s'", q.pattern);
@@ -86,6 +99,8 @@ int main(void)
             for (i = 0; i < q.npaths; i++)
                 vt_printf(&none, "%s '%s'", i > 0 ? "," : "", q.paths[i]);
         }
+        if (skipped.len > 0)
+            vt_append(&none, skipped.p, skipped.len);
         vt_append(&none, ".", 1);
         vt_done_text(t, vt_str(&none));
     }
@@ -93,5 +108,7 @@ int main(void)
               files, files == 1 ? "" : "s");
     if (json_is_true(json_object_get(r, "truncated")))
         vt_printf(&out, " (the search stopped at max_matches: there are more)");
+    if (skipped.len > 0)
+        vt_append(&out, skipped.p, skipped.len);
     vt_done_text(t, vt_str(&out));
 }
