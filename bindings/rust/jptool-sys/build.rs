@@ -37,4 +37,9 @@ fn main() {
         println!("cargo:rustc-link-search=native={}", dir);
     }
     println!("cargo:rustc-link-lib=dylib=jptool");
+    // For the build scripts of crates that depend on this one (links =
+    // "jptool": DEP_JPTOOL_LIB_DIRS): the jptool crate gives its own tests
+    // and examples an rpath there, so that a VFS tool written with it
+    // finds the library in the OS sandbox's clean environment.
+    println!("cargo:lib_dirs={}", dirs.join(":"));
 }
