@@ -5,6 +5,7 @@
 //!    install under a prefix the linker does not search, or
 //!    PKG_CONFIG_PATH=build/meson-uninstalled for the build tree);
 //!  - otherwise the linker's default path (/usr/lib, /usr/local/lib).
+//!
 //! At run time the dynamic linker finds libjptool.so.0 as usual
 //! (ldconfig, or LD_LIBRARY_PATH for a build tree).
 

@@ -92,8 +92,8 @@ impl Policy {
     /// default (workspace read-only, no network, no processes) for None
     /// (`jpt_policy_new`). A configuration that is not JSON or breaks
     /// vfs.h's rules is [`ErrorKind::Invalid`] with the library's message
-    /// naming the key ("filesystem.allow[1]: '/etc' is absolute: paths are
-    /// relative to the workspace root").
+    /// naming the key (`filesystem.allow[1]: '/etc' is absolute: paths are
+    /// relative to the workspace root`).
     pub fn new(sandbox_json: Option<&str>) -> Result<Policy> {
         let sandbox = c_string_opt(sandbox_json, "the sandbox configuration")?;
         let mut out = ptr::null_mut();
@@ -287,7 +287,7 @@ impl PolicyRequest {
                 return Err(e);
             }
         };
-        self.decide(decision, reason_c.as_ref().map(|r| r.as_c_str()))
+        self.decide(decision, reason_c.as_deref())
     }
 
     fn decide(&mut self, decision: Decision, reason: Option<&std::ffi::CStr>) -> Result<()> {
@@ -360,15 +360,18 @@ impl fmt::Debug for PolicyRequest {
     }
 }
 
+/// A policy handler, shared with a call running it.
+pub(crate) type PolicyFn = Rc<dyn Fn(PolicyRequest)>;
+
 /// The policy handler of a registry or a VFS host: the closure, kept
 /// where the C callback's `ud` points while the owner lives.
 #[derive(Default)]
 pub(crate) struct PolicySlot {
-    handler: RefCell<Option<Rc<dyn Fn(PolicyRequest)>>>,
+    handler: RefCell<Option<PolicyFn>>,
 }
 
 impl PolicySlot {
-    pub(crate) fn set(&self, handler: Option<Rc<dyn Fn(PolicyRequest)>>) {
+    pub(crate) fn set(&self, handler: Option<PolicyFn>) {
         // A handler running now keeps its own reference until it returns.
         let old = self.handler.replace(handler);
         drop(old);

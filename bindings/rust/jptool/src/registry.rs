@@ -27,15 +27,21 @@ use crate::policy::{policy_trampoline, PolicyRequest, PolicySlot};
 use crate::sandbox::{Enforced, SandboxMode, SandboxReport};
 use crate::{c_ptr, c_string, take_string};
 
+type InquiryFn = Rc<dyn Fn(Inquiry)>;
+type OutputFn = Rc<dyn Fn(&Output<'_>)>;
+
 /// What the registry shares with its callbacks and with the [`Inquiry`]s
 /// it hands out, which may outlive it.
 pub(crate) struct Shared {
     /// False once the registry is being freed: inquiries are then the
     /// library's to free.
     alive: Cell<bool>,
-    inquiry_handler: RefCell<Option<Rc<dyn Fn(Inquiry)>>>,
+    inquiry_handler: RefCell<Option<InquiryFn>>,
     policy: PolicySlot,
-    output_handler: RefCell<Option<Rc<dyn Fn(&Output<'_>)>>>,
+    output_handler: RefCell<Option<OutputFn>>,
+    /// Boxed: each slot's address is a builtin's `ud`, which must not
+    /// move when the vector grows.
+    #[allow(clippy::vec_box)]
     builtins: RefCell<Vec<Box<BuiltinSlot>>>,
 }
 
@@ -91,16 +97,17 @@ impl Shared {
         self.alive.get()
     }
 
-    pub(crate) fn inquiry_handler(&self) -> Option<Rc<dyn Fn(Inquiry)>> {
+    pub(crate) fn inquiry_handler(&self) -> Option<InquiryFn> {
         self.inquiry_handler.borrow().clone()
     }
 }
 
 /// Where a tool's process tree ends (`JPT_CONTAIN_*`; registry.h says what
 /// each guarantees).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Containment {
     /// A cgroup where the host's cgroup allows it, else the session.
+    #[default]
     Auto,
     /// Every process of the tool, in a cgroup of its own.
     Cgroup,
@@ -108,12 +115,6 @@ pub enum Containment {
     Subreaper,
     /// The process group only.
     Session,
-}
-
-impl Default for Containment {
-    fn default() -> Containment {
-        Containment::Auto
-    }
 }
 
 /// Options for [`Registry::with_options`] (`jpt_registry_options`). None

@@ -162,7 +162,7 @@ impl VfsHost {
         check(rc, || unsafe { sys::jpt_vfs_host_errmsg(raw) })
     }
 
-    /// Starts the tool (`jpt_vfs_host_spawn`): `argv` (argv[0] looked up
+    /// Starts the tool (`jpt_vfs_host_spawn`): `argv` (`argv[0]` looked up
     /// in PATH unless it has a '/') with stdin and stdout as the
     /// protocol's pipes, then D11's `init` with `tool_json`, an object
     /// `{"name", "arguments", "answers", "options"}` (name required). It

@@ -106,7 +106,7 @@ pub enum Exit {
 }
 
 /// What process.run gives: the process's end and its output (with every
-/// forwarded secret replaced by "[REDACTED]", invalid UTF-8 by U+FFFD,
+/// forwarded secret replaced by "\[REDACTED\]", invalid UTF-8 by U+FFFD,
 /// and each stream kept to the host's limit).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcessOutput {

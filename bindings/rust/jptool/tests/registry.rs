@@ -523,9 +523,7 @@ fn errors_of_calls_without_an_object_carry_the_library_message() {
         root: Some("/nonexistent/jptool/root".into()),
         ..Default::default()
     };
-    let e = Registry::with_options(&options)
-        .err()
-        .expect("a missing root is refused");
+    let e = Registry::with_options(&options).expect_err("a missing root is refused");
     assert_eq!(e.kind(), ErrorKind::Invalid);
     assert_eq!(
         e.message(),
