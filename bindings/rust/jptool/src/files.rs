@@ -197,7 +197,9 @@ impl Files {
     }
 
     /// A method's status as a Result, the backend's message on failure;
-    /// first resumes a panic a host-supplied backend raised inside.
+    /// first resumes a panic a host-supplied backend raised inside (the
+    /// callers take what the call handed over before, so that it is freed
+    /// then too).
     fn done(&self, rc: c_int) -> Result<()> {
         panic::resume();
         let raw = self.as_ptr();
@@ -219,9 +221,10 @@ impl Files {
                 &mut utf8,
             )
         };
+        let data = take_bytes(data, len);
         self.done(rc)?;
         Ok(FileData {
-            data: take_bytes(data, len),
+            data,
             utf8: utf8 != 0,
         })
     }
@@ -272,7 +275,6 @@ impl Files {
         let rc = unsafe {
             sys::jpt_files_list_dir(self.as_ptr(), path.as_ptr(), &mut entries, &mut count)
         };
-        self.done(rc)?;
         let list = if entries.is_null() {
             Vec::new()
         } else {
@@ -288,6 +290,7 @@ impl Files {
                 .collect()
         };
         unsafe { sys::jpt_free(entries as *mut c_void) };
+        self.done(rc)?;
         Ok(list)
     }
 
@@ -315,8 +318,9 @@ impl Files {
         let params = c_string(params_json, "the grep params")?;
         let mut out = ptr::null_mut();
         let rc = unsafe { sys::jpt_files_grep(self.as_ptr(), params.as_ptr(), &mut out) };
+        let taken = take_string(out);
         self.done(rc)?;
-        Ok(take_string(out))
+        Ok(taken)
     }
 
     /// Any D11 filesystem method by name with its params as JSON text,
@@ -329,8 +333,9 @@ impl Files {
         let rc = unsafe {
             sys::jpt_files_call(self.as_ptr(), method.as_ptr(), params.as_ptr(), &mut out)
         };
+        let taken = take_string(out);
         self.done(rc)?;
-        Ok(take_string(out))
+        Ok(taken)
     }
 }
 

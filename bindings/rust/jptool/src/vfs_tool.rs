@@ -152,8 +152,10 @@ pub struct ProcessOutput {
 /// and stdout).
 pub struct VfsTool<'fd> {
     raw: NonNull<sys::jpt_vfs_tool>,
-    /// Where the C on_pending callback's `ud` points; freed after the tool.
-    pending: Option<Box<PendingFn>>,
+    /// Where the C on_pending callback's `ud` points (from Box::into_raw,
+    /// so the callback's `&mut` is the only reference while it runs);
+    /// freed after the tool.
+    pending: Option<NonNull<PendingFn>>,
     name: String,
     arguments: String,
     answers: String,
@@ -211,17 +213,17 @@ impl<'fd> VfsTool<'fd> {
         output: BorrowedFd<'fd>,
         options: ConnectOptions,
     ) -> Result<VfsTool<'fd>> {
-        let pending = options.on_pending.map(Box::new);
+        let pending = options
+            .on_pending
+            .map(|f| NonNull::from(Box::leak(Box::new(f))));
         let opts = sys::jpt_vfs_connect_options {
             size: std::mem::size_of::<sys::jpt_vfs_connect_options>(),
             max_message: options.max_message.unwrap_or(0),
             max_request: options.max_request.unwrap_or(0),
-            on_pending: pending.as_ref().map(|_| {
+            on_pending: pending.map(|_| {
                 pending_trampoline as unsafe extern "C" fn(u64, *const c_char, *mut c_void)
             }),
-            ud: pending
-                .as_ref()
-                .map_or(ptr::null_mut(), |f| &**f as *const PendingFn as *mut c_void),
+            ud: pending.map_or(ptr::null_mut(), |f| f.as_ptr() as *mut c_void),
         };
         let mut out = ptr::null_mut();
         let rc = unsafe {
@@ -233,18 +235,29 @@ impl<'fd> VfsTool<'fd> {
     fn connected(
         rc: c_int,
         out: *mut sys::jpt_vfs_tool,
-        pending: Option<Box<PendingFn>>,
+        pending: Option<NonNull<PendingFn>>,
     ) -> Result<VfsTool<'fd>> {
-        panic::resume();
+        let free_pending = || {
+            if let Some(f) = pending {
+                // SAFETY: from Box::leak above; the tool that called it is gone.
+                drop(unsafe { Box::from_raw(f.as_ptr()) });
+            }
+        };
         if rc < 0 && !out.is_null() {
             // vfs_tool.h: connecting itself failed; the tool says why.
             let error = Error::from_status(rc, unsafe { sys::jpt_vfs_tool_errmsg(out) });
             unsafe { sys::jpt_vfs_tool_free(out) };
+            free_pending();
+            panic::resume();
             return Err(error);
         }
-        check_new(rc)?;
+        if let Err(e) = check_new(rc) {
+            free_pending();
+            panic::resume();
+            return Err(e);
+        }
         let init = |p| unsafe { owned_str(p) }.unwrap_or_default();
-        Ok(VfsTool {
+        let tool = VfsTool {
             raw: NonNull::new(out).expect("jpt_vfs_tool_connect gave no tool"),
             pending,
             name: init(unsafe { sys::jpt_vfs_tool_name(out) }),
@@ -253,7 +266,10 @@ impl<'fd> VfsTool<'fd> {
             options: init(unsafe { sys::jpt_vfs_tool_options(out) }),
             protocol_version: init(unsafe { sys::jpt_vfs_tool_protocol_version(out) }),
             _fds: PhantomData,
-        })
+        };
+        // A panic of on_pending while connecting drops the tool as it goes.
+        panic::resume();
+        Ok(tool)
     }
 
     /// The raw tool, owned by `self`.
@@ -263,7 +279,8 @@ impl<'fd> VfsTool<'fd> {
 
     /// A call's status as a Result: the tool's message, and the host's
     /// JSON-RPC code and data when it answered with an error. First
-    /// resumes a panic of the on_pending closure.
+    /// resumes a panic of the on_pending closure: the callers take what
+    /// the call handed over before, so that it is freed then too.
     fn done(&mut self, rc: c_int) -> Result<()> {
         panic::resume();
         if rc >= 0 {
@@ -311,8 +328,9 @@ impl<'fd> VfsTool<'fd> {
         let (mut data, mut len) = (ptr::null_mut(), 0usize);
         let rc =
             unsafe { sys::jpt_vfs_tool_read(self.as_ptr(), path.as_ptr(), &mut data, &mut len) };
+        let taken = take_bytes(data, len);
         self.done(rc)?;
-        Ok(take_bytes(data, len))
+        Ok(taken)
     }
 
     /// fs.write: creates or replaces the file (and its parent
@@ -345,8 +363,9 @@ impl<'fd> VfsTool<'fd> {
         let path = c_string(path, "the path")?;
         let mut out = ptr::null_mut();
         let rc = unsafe { sys::jpt_vfs_tool_list_dir(self.as_ptr(), path.as_ptr(), &mut out) };
+        let taken = take_string(out);
         self.done(rc)?;
-        Ok(take_string(out))
+        Ok(taken)
     }
 
     /// fs.metadata: what the path is and its size (0 when the host sent
@@ -401,8 +420,9 @@ impl<'fd> VfsTool<'fd> {
         };
         let mut out = ptr::null_mut();
         let rc = unsafe { sys::jpt_vfs_tool_grep(self.as_ptr(), &q, &mut out) };
+        let taken = take_string(out);
         self.done(rc)?;
-        Ok(take_string(out))
+        Ok(taken)
     }
 
     /// http.get of `url` with `headers` (name, value); a value may hold
@@ -463,7 +483,6 @@ impl<'fd> VfsTool<'fd> {
                 ),
             }
         };
-        self.done(rc)?;
         let copied = HttpResponse {
             status: response.status,
             headers_json: unsafe { owned_str(response.headers_json) }.unwrap_or_default(),
@@ -475,6 +494,7 @@ impl<'fd> VfsTool<'fd> {
             },
         };
         unsafe { sys::jpt_vfs_http_response_clear(&mut response) };
+        self.done(rc)?;
         Ok(copied)
     }
 
@@ -488,8 +508,9 @@ impl<'fd> VfsTool<'fd> {
         let rc = unsafe {
             sys::jpt_vfs_tool_call(self.as_ptr(), method.as_ptr(), c_ptr(&params), &mut out)
         };
+        let taken = take_string(out);
         self.done(rc)?;
-        Ok(take_string(out))
+        Ok(taken)
     }
 
     /// Sends a request without waiting for its response, and gives its id
@@ -537,16 +558,18 @@ impl<'fd> VfsTool<'fd> {
     pub fn collect(&mut self, id: u64) -> Result<String> {
         let mut out = ptr::null_mut();
         let rc = unsafe { sys::jpt_vfs_tool_collect(self.as_ptr(), id, &mut out) };
+        let taken = take_string(out);
         self.done(rc)?;
-        Ok(take_string(out))
+        Ok(taken)
     }
 
     /// [`VfsTool::collect`] of an fs.read: the file's bytes.
     pub fn collect_read(&mut self, id: u64) -> Result<Vec<u8>> {
         let (mut data, mut len) = (ptr::null_mut(), 0usize);
         let rc = unsafe { sys::jpt_vfs_tool_collect_read(self.as_ptr(), id, &mut data, &mut len) };
+        let taken = take_bytes(data, len);
         self.done(rc)?;
-        Ok(take_bytes(data, len))
+        Ok(taken)
     }
 
     /// process.run: asks the host to run `program` with `args`,
@@ -575,8 +598,7 @@ impl<'fd> VfsTool<'fd> {
                 &mut stderr,
             )
         };
-        self.done(rc)?;
-        Ok(ProcessOutput {
+        let output = ProcessOutput {
             exit: match exit {
                 sys::JPT_VFS_TOOL_EXIT_UNKNOWN => Exit::Unknown,
                 n if n < 0 => Exit::Signal(-n),
@@ -584,7 +606,9 @@ impl<'fd> VfsTool<'fd> {
             },
             stdout: take_string(stdout),
             stderr: take_string(stderr),
-        })
+        };
+        self.done(rc)?;
+        Ok(output)
     }
 
     /// Sends a `state` notification: RFD 009 ToolState JSON text whose
@@ -601,8 +625,9 @@ impl<'fd> VfsTool<'fd> {
     pub fn next_input(&mut self) -> Result<String> {
         let mut out = ptr::null_mut();
         let rc = unsafe { sys::jpt_vfs_tool_next_input(self.as_ptr(), &mut out) };
+        let taken = take_string(out);
         self.done(rc)?;
-        Ok(take_string(out))
+        Ok(taken)
     }
 
     /// Whether the host has sent `cancel` (the tool should then clean up
@@ -649,7 +674,10 @@ impl Drop for VfsTool<'_> {
     fn drop(&mut self) {
         // Restores the fds' flags; the on_pending closure goes after.
         unsafe { sys::jpt_vfs_tool_free(self.as_ptr()) };
-        drop(self.pending.take());
+        if let Some(f) = self.pending.take() {
+            // SAFETY: from Box::leak in connect_fds; no call runs it now.
+            drop(unsafe { Box::from_raw(f.as_ptr()) });
+        }
     }
 }
 

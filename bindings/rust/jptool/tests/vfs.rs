@@ -558,6 +558,58 @@ fn attached_tool_runs_processes_and_is_refused_http() {
     );
 }
 
+/// The tool's on_pending closure panics: the panic resumes from the
+/// blocking call it ran in, once that call is complete.
+fn on_pending_panic_resumes_from_the_tool_call() {
+    let (dir, files) = dir_files("pending");
+    let host = VfsHost::with_options(&VfsHostOptions {
+        files: Some(files),
+        ..VfsHostOptions::default()
+    })
+    .unwrap();
+    host.set_policy_handler(|request| request.allow().unwrap());
+    let (host_end, tool_end) = UnixStream::pair().unwrap();
+    let host_write = host_end.try_clone().unwrap();
+    host.attach(
+        OwnedFd::from(host_end),
+        OwnedFd::from(host_write),
+        r#"{"name":"pending"}"#,
+    )
+    .unwrap();
+    let tool = std::thread::spawn(move || {
+        let fd = tool_end.as_fd();
+        let options =
+            ConnectOptions::default().on_pending(|_, reason| panic!("pending: {}", reason));
+        let mut tool = VfsTool::connect_fds(fd, fd, options).unwrap();
+        let payload =
+            panic::catch_unwind(AssertUnwindSafe(|| tool.write("notes.txt", b"x"))).unwrap_err();
+        tool.result_text("done").unwrap();
+        payload.downcast_ref::<String>().cloned()
+    });
+    host.run(LIMIT).unwrap();
+    assert_eq!(
+        tool.join().unwrap().as_deref(),
+        Some("pending: fs.write 'notes.txt': needs approval: not covered by the policy (the workspace is read-only: filesystem.writable is false)")
+    );
+    assert_eq!(final_text(&host), "done");
+    assert_eq!(std::fs::read(dir.0.join("notes.txt")).unwrap(), b"x");
+}
+
+/// Connecting to something that is not a D11 host fails with the SDK's
+/// message.
+fn connecting_to_a_host_that_breaks_the_protocol_fails_with_its_message() {
+    use std::io::Write;
+    let (mut host_end, tool_end) = UnixStream::pair().unwrap();
+    host_end.write_all(b"this is not JSON-RPC\n").unwrap();
+    let fd = tool_end.as_fd();
+    let e = VfsTool::connect_fds(fd, fd, ConnectOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol);
+    assert!(!e.message().is_empty() && e.rpc_code().is_none(), "{:?}", e);
+    drop(host_end);
+    let e = VfsTool::connect_fds(fd, fd, ConnectOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Io, "{:?}", e);
+}
+
 /// The access policy holds whatever the backend: D11 checks every request,
 /// and a memory or host-supplied backend is no way around it.
 fn memory_and_host_backends_are_checked_by_the_policy() {
@@ -670,6 +722,14 @@ fn main() {
         (
             "attached_tool_runs_processes_and_is_refused_http",
             attached_tool_runs_processes_and_is_refused_http,
+        ),
+        (
+            "on_pending_panic_resumes_from_the_tool_call",
+            on_pending_panic_resumes_from_the_tool_call,
+        ),
+        (
+            "connecting_to_a_host_that_breaks_the_protocol_fails_with_its_message",
+            connecting_to_a_host_that_breaks_the_protocol_fails_with_its_message,
         ),
         (
             "memory_and_host_backends_are_checked_by_the_policy",
