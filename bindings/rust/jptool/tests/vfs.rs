@@ -558,6 +558,90 @@ fn attached_tool_runs_processes_and_is_refused_http() {
     );
 }
 
+/// http.get and http.post from a tool on attached fds, against the test
+/// suite's HTTP server (test/http_test_server.py) on 127.0.0.1, which the
+/// policy allows: headers go out, status, headers and body come back.
+fn attached_tool_fetches_over_http() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../test/http_test_server.py");
+    let mut server = Command::new("python3")
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs the test suite's HTTP server");
+    let mut line = String::new();
+    BufReader::new(server.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let base = format!("http://127.0.0.1:{}", port);
+
+    let (_dir, files) = dir_files("http");
+    let host = VfsHost::with_options(&VfsHostOptions {
+        files: Some(files),
+        sandbox_json: Some(format!(r#"{{"network":{{"allow":["{}"]}}}}"#, base)),
+        ..VfsHostOptions::default()
+    })
+    .unwrap();
+    let (host_end, tool_end) = UnixStream::pair().unwrap();
+    let host_write = host_end.try_clone().unwrap();
+    host.attach(
+        OwnedFd::from(host_end),
+        OwnedFd::from(host_write),
+        r#"{"name":"fetcher"}"#,
+    )
+    .unwrap();
+    let tool = std::thread::spawn(move || {
+        let fd = tool_end.as_fd();
+        let mut tool = VfsTool::connect_fds(fd, fd, ConnectOptions::default()).unwrap();
+        let hello = tool.http_get(&format!("{}/hello", base), &[]).unwrap();
+        let echo = tool
+            .http_post(
+                &format!("{}/echo", base),
+                &[("X-Test", "from Rust")],
+                b"posted \xff",
+            )
+            .unwrap();
+        let missing = tool
+            .http_get(&format!("{}/status?code=404", base), &[])
+            .unwrap();
+        tool.result_text("fetched").unwrap();
+        (hello, echo, missing)
+    });
+    host.run(LIMIT).unwrap();
+    let (hello, echo, missing) = tool.join().unwrap();
+    drop(server.stdin.take()); // the server ends with its stdin
+    assert!(server.wait().unwrap().success());
+    assert_eq!(
+        (hello.status, hello.body.as_slice()),
+        (200, &b"hello\n"[..])
+    );
+    assert!(
+        hello.headers_json.starts_with(r#"[{"name":"#),
+        "{}",
+        hello.headers_json
+    );
+    assert_eq!(echo.status, 200);
+    let body = String::from_utf8(echo.body).unwrap();
+    assert!(body.contains(r#""method": "POST""#), "{}", body);
+    assert!(body.contains(r#""X-Test": "from Rust""#), "{}", body);
+    assert!(body.contains(r#""body": "posted \ufffd""#), "{}", body);
+    assert!(
+        echo.headers_json
+            .contains(r#"{"name":"X-Echo-X-Test","value":"from Rust"}"#),
+        "{}",
+        echo.headers_json
+    );
+    assert_eq!(
+        (missing.status, missing.body.as_slice()),
+        (404, &b"status 404"[..])
+    );
+    assert_eq!(final_text(&host), "fetched");
+}
+
 /// The tool's on_pending closure panics: the panic resumes from the
 /// blocking call it ran in, once that call is complete.
 fn on_pending_panic_resumes_from_the_tool_call() {
@@ -722,6 +806,10 @@ fn main() {
         (
             "attached_tool_runs_processes_and_is_refused_http",
             attached_tool_runs_processes_and_is_refused_http,
+        ),
+        (
+            "attached_tool_fetches_over_http",
+            attached_tool_fetches_over_http,
         ),
         (
             "on_pending_panic_resumes_from_the_tool_call",
