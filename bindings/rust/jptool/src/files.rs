@@ -98,6 +98,11 @@ pub struct DirOptions {
 ///
 /// Not `Send`: a backend is used from one thread at a time, and a host
 /// that uses it does so from its own thread.
+///
+/// ```compile_fail,E0277
+/// let files = jptool::Files::memory().unwrap();
+/// std::thread::spawn(move || files.exists("a")); // a Files is not Send
+/// ```
 #[derive(Clone)]
 pub struct Files {
     inner: Rc<RawFiles>,

@@ -216,6 +216,12 @@ impl Decision {
 /// is answered once. It stays valid past its host or registry (the
 /// answer then fails with [`ErrorKind::Cancelled`]); dropped unanswered,
 /// it is denied, so a request nobody answers is not kept forever.
+///
+/// ```compile_fail,E0277
+/// fn answer_elsewhere(request: jptool::PolicyRequest) {
+///     std::thread::spawn(move || request.allow()); // not Send
+/// }
+/// ```
 pub struct PolicyRequest {
     /// NULL once answered.
     raw: *mut sys::jpt_policy_request,

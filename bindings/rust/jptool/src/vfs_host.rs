@@ -75,6 +75,11 @@ pub struct VfsHostOptions {
 /// it (its tool dies with the thread that spawned it), and the
 /// [`PolicyRequest`]s it hands out are answered there. Dropping it kills
 /// a tool still running (SIGKILL) and reaps it.
+///
+/// ```compile_fail,E0277
+/// let host = jptool::VfsHost::new().unwrap();
+/// std::thread::spawn(move || drop(host)); // a VfsHost is not Send
+/// ```
 pub struct VfsHost {
     raw: NonNull<sys::jpt_vfs_host>,
     /// Where the C policy callback's `ud` points; freed after the host.

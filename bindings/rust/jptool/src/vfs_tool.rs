@@ -150,6 +150,14 @@ pub struct ProcessOutput {
 /// `Send`, not `Sync`: used from one thread at a time. `'fd` is the
 /// lifetime of the fds of [`VfsTool::connect_fds`] (`'static` for stdin
 /// and stdout).
+///
+/// ```compile_fail,E0277
+/// fn share(tool: &jptool::VfsTool<'static>) {
+///     std::thread::scope(|s| {
+///         s.spawn(|| tool.is_cancelled()); // &VfsTool is not Send: not Sync
+///     });
+/// }
+/// ```
 pub struct VfsTool<'fd> {
     raw: NonNull<sys::jpt_vfs_tool>,
     /// Where the C on_pending callback's `ud` points (from Box::into_raw,
