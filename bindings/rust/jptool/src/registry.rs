@@ -387,6 +387,7 @@ impl Registry {
         self.check(unsafe { sys::jpt_registry_submit(self.raw, calls.as_ptr(), &mut out) })?;
         Ok(Batch {
             raw: out,
+            registry: self.raw,
             _registry: PhantomData,
         })
     }
@@ -416,6 +417,13 @@ impl Registry {
     /// Polls and dispatches until `batch` is done, or `timeout` passes
     /// ([`ErrorKind::Timeout`]; None: no limit).
     pub fn wait(&self, batch: &Batch<'_>, timeout: Option<Duration>) -> Result<()> {
+        if batch.registry != self.raw {
+            // The library refuses it too, without a message.
+            return Err(Error::new(
+                ErrorKind::Invalid,
+                "wait: the batch belongs to another registry",
+            ));
+        }
         let rc = unsafe { sys::jpt_registry_wait(self.raw, batch.raw, millis(timeout, -1)) };
         self.wait_status(rc, "wait: the batch is not done")
     }
@@ -519,6 +527,7 @@ impl Registry {
         self.check(unsafe { sys::jpt_registry_end_turn(self.raw, flags, &mut out) })?;
         Ok(Batch {
             raw: out,
+            registry: self.raw,
             _registry: PhantomData,
         })
     }
@@ -657,6 +666,8 @@ impl Waker {
 /// their results are dropped.
 pub struct Batch<'r> {
     raw: *mut sys::jpt_batch,
+    /// The registry it belongs to, compared by [`Registry::wait`].
+    registry: *mut sys::jpt_registry,
     _registry: PhantomData<&'r Registry>,
 }
 

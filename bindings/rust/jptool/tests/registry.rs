@@ -625,8 +625,12 @@ fn failures_without_a_library_message_name_the_call_and_the_argument() {
             .message(),
         "set_call_timeout: the batch has no call 'c9'"
     );
-    let e = r.wait(&batch, LIMIT);
-    assert!(e.is_ok());
+    let other = Registry::new().unwrap();
+    assert_eq!(
+        other.wait(&batch, LIMIT).unwrap_err().message(),
+        "wait: the batch belongs to another registry"
+    );
+    r.wait(&batch, LIMIT).unwrap();
     let sandbox = r.tool_sandbox("sh").unwrap();
     assert!(sandbox.enforced.is_empty(), "{:?}", sandbox);
     assert_eq!(
