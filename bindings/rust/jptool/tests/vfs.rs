@@ -471,7 +471,17 @@ fn registry_runs_rust_vfs_tools_on_a_host_supplied_backend() {
         run(r#"[{"id":"w1","name":"writer","arguments":{}}]"#),
         r#"[{"id":"w1","content":"write: allowed\npending: 1","is_error":false}]"#
     );
-    assert_eq!(*ids.borrow(), vec![Some("w1".to_owned())]);
+    // Each request names its call (the explorer's write on the store is
+    // asked about too once the library checks that backend: see
+    // KNOWN_FAILURES).
+    assert_eq!(ids.borrow().last(), Some(&Some("w1".to_owned())));
+    assert!(
+        ids.borrow()
+            .iter()
+            .all(|id| matches!(id.as_deref(), Some("c1") | Some("w1"))),
+        "{:?}",
+        ids.borrow()
+    );
     assert_eq!(std::fs::read(root.0.join("notes.txt")).unwrap(), b"x");
 
     assert_eq!(
