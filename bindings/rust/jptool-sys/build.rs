@@ -5,6 +5,7 @@
 //!    install under a prefix the linker does not search, or
 //!    PKG_CONFIG_PATH=build/meson-uninstalled for the build tree);
 //!  - otherwise the linker's default path (/usr/lib, /usr/local/lib).
+//!
 //! At run time the dynamic linker finds libjptool.so.0 as usual
 //! (ldconfig, or LD_LIBRARY_PATH for a build tree).
 
@@ -37,4 +38,9 @@ fn main() {
         println!("cargo:rustc-link-search=native={}", dir);
     }
     println!("cargo:rustc-link-lib=dylib=jptool");
+    // For the build scripts of crates that depend on this one (links =
+    // "jptool": DEP_JPTOOL_LIB_DIRS): the jptool crate gives its own tests
+    // and examples an rpath there, so that a VFS tool written with it
+    // finds the library in the OS sandbox's clean environment.
+    println!("cargo:lib_dirs={}", dirs.join(":"));
 }

@@ -1,8 +1,9 @@
 //! A Rust agent host in miniature: the tool list it would send, one model
 //! message's tool calls (Anthropic's tool_use blocks, as they arrive) run
-//! as a batch, a tool's question answered by the inquiry handler, and a
-//! builtin tool implemented in Rust; the registry driven from a poll()
-//! loop on its fd.
+//! as a batch — a stateful shell spawned, a one-shot tool whose question
+//! the inquiry handler answers, a builtin tool implemented in Rust — then
+//! the next message's apply and await on the shell, and the turn's end;
+//! the registry driven from a poll() loop on its fd.
 //!
 //!     cargo run --offline --example host
 //!
@@ -96,6 +97,22 @@ fn main() -> jptool::Result<()> {
     drive(&registry, &batch)?;
     // The next user message's content: one tool_result per tool_use.
     println!("results: {}", batch.results_json_as(Dialect::AS_CALLED)?);
+
+    // The next assistant message drives the shell and awaits its end
+    // (RFD 037): the await answers once the handle has stopped.
+    let batch = registry.submit(
+        r#"[{"type":"tool_use","id":"toolu_4","name":"sh","input":{"action":"apply","id":"shell","input":"echo from the shell; exit 0\n"}},
+            {"type":"tool_use","id":"toolu_5","name":"await","input":{"all":["shell"]}}]"#,
+    )?;
+    drive(&registry, &batch)?;
+    let results = batch.results_json_as(Dialect::AS_CALLED)?;
+    println!("results: {}", results);
+    if !results.contains(r#"\"state\":\"stopped\""#) {
+        return Err(jptool::Error::new(
+            jptool::ErrorKind::State,
+            "the shell did not stop",
+        ));
+    }
 
     let end = registry.end_turn(jptool::TurnEnd::Abort)?;
     drive(&registry, &end)?;

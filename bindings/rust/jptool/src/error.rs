@@ -1,8 +1,9 @@
 //! jptool's status codes as a Rust error: the code and the library's
-//! message (`jpt_registry_errmsg`, `jpt_state_errmsg`,
-//! `jpt_inquiry_errmsg`, and for the calls without an object, the thread's
-//! `jpt_last_error`), or the code's description where the call leaves no
-//! message.
+//! message (the object's `jpt_*_errmsg`, and for the calls without an
+//! object, the thread's `jpt_last_error`), or, where the C call leaves no
+//! message (a batch's calls, a files request's answer), one this crate
+//! writes naming the call and the argument. A VFS tool's error also
+//! carries the host's JSON-RPC code and data.
 
 use std::ffi::CStr;
 use std::fmt;
@@ -95,6 +96,9 @@ impl ErrorKind {
 pub struct Error {
     code: i32,
     message: String,
+    /// The host's JSON-RPC error (a [`VfsTool`](crate::VfsTool) call the
+    /// host answered with an error): its code and its data as JSON text.
+    rpc: Option<(i32, Option<String>)>,
 }
 
 /// The result of every fallible call of this crate.
@@ -107,7 +111,24 @@ impl Error {
         Error {
             code: kind.code(),
             message: message.into(),
+            rpc: None,
         }
+    }
+
+    /// The error with the JSON-RPC error the host answered with.
+    pub(crate) fn with_rpc(mut self, code: i32, data: Option<String>) -> Error {
+        self.rpc = Some((code, data));
+        self
+    }
+
+    /// An error for status `code` whose message names what failed:
+    /// "`what`: " and the code's description. For the C calls that leave
+    /// no message of their own.
+    pub(crate) fn about(code: c_int, what: impl fmt::Display) -> Error {
+        Error::new(
+            ErrorKind::from_code(code),
+            format!("{}: {}", what, strerror(code)),
+        )
     }
 
     /// An error for status `code` with the message `msg` points to, or the
@@ -128,6 +149,7 @@ impl Error {
             Error {
                 code,
                 message: text,
+                rpc: None,
             }
         }
     }
@@ -137,6 +159,7 @@ impl Error {
         Error {
             code,
             message: strerror(code).to_owned(),
+            rpc: None,
         }
     }
 
@@ -153,6 +176,20 @@ impl Error {
     /// What failed, on what, and why.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The JSON-RPC error code (`JPT_VFS_E_*`, e.g. -32001 for a policy
+    /// denial) when a VFS host answered the tool's request with an error;
+    /// None for every other error (`jpt_vfs_tool_error_code`).
+    pub fn rpc_code(&self) -> Option<i32> {
+        self.rpc.as_ref().map(|r| r.0)
+    }
+
+    /// The `data` of that JSON-RPC error as JSON text, when the host sent
+    /// one: process.run's timeout carries what the process wrote
+    /// (`jpt_vfs_tool_error_data`).
+    pub fn rpc_data(&self) -> Option<&str> {
+        self.rpc.as_ref().and_then(|r| r.1.as_deref())
     }
 
     /// The code's symbolic name ("JPT_ERR_INVALID"), if this library

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use jptool_sys as sys;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::registry::Shared;
+use crate::panic;
 use crate::state::{Kind, State};
 
 /// A builtin tool: the host's own code run as a tool (RFD 009, "Toward
@@ -61,16 +61,15 @@ where
     }
 }
 
-/// What the registry keeps per builtin tool: the implementation and where
-/// to leave a panic. Boxed, so the address given to C as `ud` is stable.
+/// What the registry keeps per builtin tool: the implementation. Boxed,
+/// so the address given to C as `ud` is stable.
 pub(crate) struct BuiltinSlot {
     builtin: Rc<dyn Builtin>,
-    shared: *const Shared,
 }
 
 impl BuiltinSlot {
-    pub(crate) fn new(builtin: Rc<dyn Builtin>, shared: *const Shared) -> BuiltinSlot {
-        BuiltinSlot { builtin, shared }
+    pub(crate) fn new(builtin: Rc<dyn Builtin>) -> BuiltinSlot {
+        BuiltinSlot { builtin }
     }
 }
 
@@ -91,7 +90,9 @@ struct HandleInner {
 }
 
 /// One call or spawn of a builtin tool (`jpt_handle`). Clones share it: a
-/// builtin may keep one to report progress later, outside dispatch too.
+/// builtin may keep one to report progress later, outside dispatch too,
+/// on the registry's thread (it is not `Send`). Kept past its end (or
+/// past the registry), it refuses updates with [`ErrorKind::State`].
 #[derive(Clone)]
 pub struct Handle {
     inner: Rc<HandleInner>,
@@ -222,7 +223,7 @@ unsafe extern "C" fn start_trampoline(
     let handle = Handle::attach(h);
     let arguments = CStr::from_ptr(arguments_json).to_string_lossy();
     let builtin = slot.builtin.clone();
-    let rc = status((*slot.shared).guard(|| builtin.start(&handle, &arguments)));
+    let rc = status(panic::guard(|| builtin.start(&handle, &arguments)));
     if rc < 0 {
         // A call that failed to start gets no update; it is over for the host.
         handle.release(true);
@@ -242,7 +243,7 @@ unsafe extern "C" fn apply_trampoline(
     };
     let input = CStr::from_ptr(input_json).to_string_lossy();
     let builtin = slot.builtin.clone();
-    status((*slot.shared).guard(|| builtin.apply(&handle, &input)))
+    status(panic::guard(|| builtin.apply(&handle, &input)))
 }
 
 unsafe extern "C" fn abort_trampoline(h: *mut sys::jpt_handle, ud: *mut c_void) {
@@ -252,7 +253,7 @@ unsafe extern "C" fn abort_trampoline(h: *mut sys::jpt_handle, ud: *mut c_void) 
         None => return,
     };
     let builtin = slot.builtin.clone();
-    (*slot.shared).guard(|| builtin.abort(&handle));
+    panic::guard(|| builtin.abort(&handle));
     // registry.h: once the abort callback has returned, the handle is gone.
     handle.release(true);
 }

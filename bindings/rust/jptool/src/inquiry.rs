@@ -15,6 +15,7 @@ use std::rc::Rc;
 use jptool_sys as sys;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::panic;
 use crate::registry::Shared;
 use crate::state::State;
 use crate::{c_ptr, c_string, c_string_opt, owned_str};
@@ -64,7 +65,7 @@ pub(crate) unsafe extern "C" fn trampoline(q: *mut sys::jpt_inquiry, ud: *mut c_
     match shared.inquiry_handler() {
         // A panic drops the inquiry as it unwinds, which cancels it.
         Some(handler) => {
-            shared.guard(move || handler(inquiry));
+            panic::guard(move || handler(inquiry));
         }
         None => drop(inquiry),
     }
@@ -159,7 +160,8 @@ impl Inquiry {
         let reason = c_string_opt(reason, "the reason")?;
         let rc = unsafe { sys::jpt_inquiry_cancel(raw, c_ptr(&reason)) };
         if rc < 0 {
-            return Err(Error::from_code(rc));
+            // Its one failure is memory, which leaves no message.
+            return Err(Error::about(rc, "cancelling the question"));
         }
         self.raw = ptr::null_mut();
         Ok(())

@@ -2,7 +2,6 @@
 //! the event loop, notifications and the turn end; and the state the
 //! registry shares with its callbacks (closures kept alive until it drops).
 
-use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 use std::fmt;
@@ -10,19 +9,26 @@ use std::marker::PhantomData;
 use std::os::raw::c_void;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
-use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::ptr;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jptool_sys as sys;
 
 use crate::error::{check, check_new, Error, ErrorKind, Result};
 use crate::event::Event;
+use crate::files::Files;
 use crate::handle::{self, Builtin, BuiltinSlot};
 use crate::inquiry::{self, Inquiry};
+use crate::panic;
+use crate::policy::{policy_trampoline, PolicyRequest, PolicySlot};
+use crate::sandbox::{Enforced, SandboxMode, SandboxReport};
 use crate::{c_ptr, c_string, take_string};
+
+type InquiryFn = Rc<dyn Fn(Inquiry)>;
+type OutputFn = Rc<dyn Fn(&Output<'_>)>;
 
 /// What the registry shares with its callbacks and with the [`Inquiry`]s
 /// it hands out, which may outlive it.
@@ -30,11 +36,12 @@ pub(crate) struct Shared {
     /// False once the registry is being freed: inquiries are then the
     /// library's to free.
     alive: Cell<bool>,
-    /// The first panic a callback raised, resumed when the dispatching
-    /// call returns.
-    panic: RefCell<Option<Box<dyn Any + Send>>>,
-    inquiry_handler: RefCell<Option<Rc<dyn Fn(Inquiry)>>>,
-    output_handler: RefCell<Option<Rc<dyn Fn(&Output<'_>)>>>,
+    inquiry_handler: RefCell<Option<InquiryFn>>,
+    policy: PolicySlot,
+    output_handler: RefCell<Option<OutputFn>>,
+    /// Boxed: each slot's address is a builtin's `ud`, which must not
+    /// move when the vector grows.
+    #[allow(clippy::vec_box)]
     builtins: RefCell<Vec<Box<BuiltinSlot>>>,
 }
 
@@ -81,7 +88,7 @@ unsafe extern "C" fn output_trampoline(o: *const sys::jpt_output, ud: *mut c_voi
     };
     let handler = shared.output_handler.borrow().clone();
     if let Some(handler) = handler {
-        shared.guard(move || handler(&output));
+        panic::guard(move || handler(&output));
     }
 }
 
@@ -90,38 +97,17 @@ impl Shared {
         self.alive.get()
     }
 
-    /// Runs a callback, keeping a panic for later instead of unwinding
-    /// into C. None if it panicked.
-    pub(crate) fn guard<T>(&self, f: impl FnOnce() -> T) -> Option<T> {
-        match panic::catch_unwind(AssertUnwindSafe(f)) {
-            Ok(value) => Some(value),
-            Err(payload) => {
-                let mut slot = self.panic.borrow_mut();
-                if slot.is_none() {
-                    *slot = Some(payload);
-                }
-                None
-            }
-        }
-    }
-
-    fn resume_panic(&self) {
-        let payload = self.panic.borrow_mut().take();
-        if let Some(payload) = payload {
-            panic::resume_unwind(payload);
-        }
-    }
-
-    pub(crate) fn inquiry_handler(&self) -> Option<Rc<dyn Fn(Inquiry)>> {
+    pub(crate) fn inquiry_handler(&self) -> Option<InquiryFn> {
         self.inquiry_handler.borrow().clone()
     }
 }
 
 /// Where a tool's process tree ends (`JPT_CONTAIN_*`; registry.h says what
 /// each guarantees).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Containment {
     /// A cgroup where the host's cgroup allows it, else the session.
+    #[default]
     Auto,
     /// Every process of the tool, in a cgroup of its own.
     Cgroup,
@@ -129,12 +115,6 @@ pub enum Containment {
     Subreaper,
     /// The process group only.
     Session,
-}
-
-impl Default for Containment {
-    fn default() -> Containment {
-        Containment::Auto
-    }
 }
 
 /// Options for [`Registry::with_options`] (`jpt_registry_options`). None
@@ -172,6 +152,10 @@ pub struct RegistryOptions {
     pub max_events: Option<usize>,
     /// What the end of a tool's process kills.
     pub containment: Containment,
+    /// The OS sandbox mode of the "vfs" tools and of the stdio tools
+    /// that ask for one, unless a definition's `os_sandbox` says
+    /// otherwise (default: required).
+    pub sandbox_mode: SandboxMode,
 }
 
 fn path_c_string(path: &Path, what: &str) -> Result<CString> {
@@ -189,7 +173,7 @@ fn path_c_string_opt(path: &Option<PathBuf>, what: &str) -> Result<Option<CStrin
 
 /// Milliseconds for the C API: None and durations too long for an int
 /// saturate as documented (None: `none`).
-fn millis(d: Option<Duration>, none: i32) -> i32 {
+pub(crate) fn millis(d: Option<Duration>, none: i32) -> i32 {
     match d {
         None => none,
         Some(d) => i32::try_from(d.as_millis()).unwrap_or(i32::MAX),
@@ -251,9 +235,18 @@ pub enum TurnEnd {
 /// [`Registry::wait`] do both. Dropping it ends every tool process
 /// (blocking up to the kill grace; call [`Registry::shutdown`] first to
 /// avoid that) and frees the closures it keeps.
+///
+/// What it hands out is bound to it as the C docs say: a [`Batch`]
+/// borrows it (it cannot outlive it), and [`Event`]s, [`Inquiry`]s,
+/// [`Handle`](crate::Handle)s and [`PolicyRequest`]s stay on its thread
+/// (none is `Send`); an Inquiry or a Handle kept past the registry fails
+/// with [`ErrorKind::Cancelled`] or [`ErrorKind::State`] instead of
+/// touching freed memory. The one part another thread may use is a
+/// [`Waker`].
 pub struct Registry {
     raw: *mut sys::jpt_registry,
     shared: Rc<Shared>,
+    waker: Arc<WakerTarget>,
 }
 
 impl Registry {
@@ -295,8 +288,7 @@ impl Registry {
                 Containment::Subreaper => sys::JPT_CONTAIN_SUBREAPER,
                 Containment::Session => sys::JPT_CONTAIN_SESSION,
             },
-            // The OS sandbox's default mode (required); vfs.h.
-            sandbox_mode: sys::JPT_SANDBOX_DEFAULT,
+            sandbox_mode: options.sandbox_mode.raw(),
         };
         Registry::create(&opts)
     }
@@ -309,11 +301,12 @@ impl Registry {
             raw,
             shared: Rc::new(Shared {
                 alive: Cell::new(true),
-                panic: RefCell::new(None),
                 inquiry_handler: RefCell::new(None),
+                policy: PolicySlot::default(),
                 output_handler: RefCell::new(None),
                 builtins: RefCell::new(Vec::new()),
             }),
+            waker: Arc::new(WakerTarget(Mutex::new(RawRegistry(raw)))),
         })
     }
 
@@ -323,10 +316,18 @@ impl Registry {
         self.raw
     }
 
-    /// A failed call's error, with the registry's message.
+    /// A failed call's error, with the registry's message (every failure
+    /// of the calls that use this leaves one: registry.h).
     fn check(&self, rc: i32) -> Result<()> {
         let raw = self.raw;
         check(rc, || unsafe { sys::jpt_registry_errmsg(raw) })
+    }
+
+    /// [`Registry::check`] after a call that may run callbacks: first
+    /// resumes a panic one raised.
+    fn done(&self, rc: i32) -> Result<()> {
+        panic::resume();
+        self.check(rc)
     }
 
     /// Loads tool definitions: `{"tools": [definition, …]}`, the keys
@@ -357,7 +358,7 @@ impl Registry {
         builtin: B,
     ) -> Result<()> {
         let definition = c_string(definition_json, "the builtin definition")?;
-        let slot = Box::new(BuiltinSlot::new(Rc::new(builtin), Rc::as_ptr(&self.shared)));
+        let slot = Box::new(BuiltinSlot::new(Rc::new(builtin)));
         let ops = handle::ops();
         let ud = &*slot as *const BuiltinSlot as *mut c_void;
         self.check(unsafe {
@@ -371,8 +372,7 @@ impl Registry {
     /// (`jpt_registry_tools_json`).
     pub fn tools_json(&self, dialect: Dialect) -> Result<String> {
         let mut out = ptr::null_mut();
-        let rc = unsafe { sys::jpt_registry_tools_json(self.raw, dialect.raw(), &mut out) };
-        check(rc, ptr::null)?;
+        self.check(unsafe { sys::jpt_registry_tools_json(self.raw, dialect.raw(), &mut out) })?;
         Ok(take_string(out))
     }
 
@@ -387,6 +387,7 @@ impl Registry {
         self.check(unsafe { sys::jpt_registry_submit(self.raw, calls.as_ptr(), &mut out) })?;
         Ok(Batch {
             raw: out,
+            registry: self.raw,
             _registry: PhantomData,
         })
     }
@@ -402,13 +403,7 @@ impl Registry {
     /// true if more work is ready at once (dispatch again before polling).
     pub fn dispatch(&self) -> Result<bool> {
         let rc = unsafe { sys::jpt_registry_dispatch(self.raw) };
-        self.shared.resume_panic();
-        if rc < 0 {
-            return Err(Error::new(
-                ErrorKind::from_code(rc),
-                format!("dispatch: {}", crate::strerror(rc)),
-            ));
-        }
+        self.done(rc)?;
         Ok(rc > 0)
     }
 
@@ -416,38 +411,41 @@ impl Registry {
     /// passes ([`ErrorKind::Timeout`]; None: no limit).
     pub fn run(&self, timeout: Option<Duration>) -> Result<()> {
         let rc = unsafe { sys::jpt_registry_run(self.raw, millis(timeout, -1)) };
-        self.shared.resume_panic();
-        self.wait_status(rc, "calls are still in flight")
+        self.wait_status(rc, "run: calls are still in flight")
     }
 
     /// Polls and dispatches until `batch` is done, or `timeout` passes
     /// ([`ErrorKind::Timeout`]; None: no limit).
     pub fn wait(&self, batch: &Batch<'_>, timeout: Option<Duration>) -> Result<()> {
+        if batch.registry != self.raw {
+            // The library refuses it too, without a message.
+            return Err(Error::new(
+                ErrorKind::Invalid,
+                "wait: the batch belongs to another registry",
+            ));
+        }
         let rc = unsafe { sys::jpt_registry_wait(self.raw, batch.raw, millis(timeout, -1)) };
-        self.shared.resume_panic();
-        self.wait_status(rc, "the batch is not done")
+        self.wait_status(rc, "wait: the batch is not done")
     }
 
+    /// run's and wait's status: the timeout is the one failure they
+    /// leave no message for.
     fn wait_status(&self, rc: i32, unfinished: &str) -> Result<()> {
-        match rc {
-            sys::JPT_OK => Ok(()),
-            sys::JPT_ERR_TIMEOUT => Err(Error::new(
+        if rc == sys::JPT_ERR_TIMEOUT {
+            panic::resume();
+            return Err(Error::new(
                 ErrorKind::Timeout,
                 format!("{} when the timeout passed", unfinished),
-            )),
-            _ => Err(Error::new(
-                ErrorKind::from_code(rc),
-                format!("waiting: {}", crate::strerror(rc)),
-            )),
+            ));
         }
+        self.done(rc)
     }
 
-    /// A handle that makes the registry's fd readable from another thread
+    /// A [`Waker`]: makes the registry's fd readable from any thread
     /// (`jpt_registry_wakeup`), so a thread blocked polling it returns.
-    pub fn waker(&self) -> Waker<'_> {
+    pub fn waker(&self) -> Waker {
         Waker {
-            raw: self.raw,
-            _registry: PhantomData,
+            target: self.waker.clone(),
         }
     }
 
@@ -509,7 +507,10 @@ impl Registry {
     pub fn take_notifications(&self) -> Result<String> {
         let mut out = ptr::null_mut();
         let rc = unsafe { sys::jpt_registry_take_notifications(self.raw, &mut out) };
-        check(rc, ptr::null)?;
+        if rc < 0 {
+            // Its one failure is memory, not always with a message.
+            return Err(Error::about(rc, "take_notifications"));
+        }
         Ok(take_string(out))
     }
 
@@ -526,6 +527,7 @@ impl Registry {
         self.check(unsafe { sys::jpt_registry_end_turn(self.raw, flags, &mut out) })?;
         Ok(Batch {
             raw: out,
+            registry: self.raw,
             _registry: PhantomData,
         })
     }
@@ -537,8 +539,53 @@ impl Registry {
         match unsafe { sys::jpt_registry_shutdown(self.raw) } {
             sys::JPT_OK => Ok(true),
             sys::JPT_ERR_AGAIN => Ok(false),
-            rc => Err(Error::from_code(rc)),
+            rc => Err(Error::about(rc, "shutdown")),
         }
+    }
+
+    /// What the OS sandbox of `tool`'s processes enforces on this system,
+    /// as a spawn now would prepare it (`jpt_registry_tool_sandbox`):
+    /// empty for a tool without one. [`ErrorKind::Sandbox`] when its mode
+    /// is "required" and this system cannot enforce it (what a spawn would
+    /// fail with; the message says what is lacking),
+    /// [`ErrorKind::NotFound`] for no such tool.
+    pub fn tool_sandbox(&self, tool: &str) -> Result<SandboxReport> {
+        let tool = c_string(tool, "the tool name")?;
+        let (mut enforced, mut report) = (0u32, ptr::null_mut());
+        self.check(unsafe {
+            sys::jpt_registry_tool_sandbox(self.raw, tool.as_ptr(), &mut enforced, &mut report)
+        })?;
+        Ok(SandboxReport {
+            enforced: Enforced::from_bits(enforced),
+            report: take_string(report),
+        })
+    }
+
+    /// Names a files backend that "vfs" tool definitions may choose with
+    /// `"files": name` (`jpt_registry_add_files`); the registry takes a
+    /// reference. A name (1 to 64 of A-Z a-z 0-9 _ -) is added once.
+    pub fn add_files(&self, name: &str, files: &Files) -> Result<()> {
+        let name = c_string(name, "the files name")?;
+        self.check(unsafe { sys::jpt_registry_add_files(self.raw, name.as_ptr(), files.as_ptr()) })
+    }
+
+    /// Installs the policy handler of the registry's "vfs" tools
+    /// (`jpt_registry_set_policy_handler`): `handler` gets each request
+    /// their policy asks about, inside dispatch, and answers it then or
+    /// keeps the [`PolicyRequest`] to answer later; its
+    /// [`PolicyRequest::id`] is the call id or handle id. Without one an
+    /// ask is denied. A panic in it denies its request and resumes when
+    /// the dispatching call returns.
+    pub fn set_policy_handler<F: Fn(PolicyRequest) + 'static>(&self, handler: F) {
+        self.shared.policy.set(Some(Rc::new(handler)));
+        let ud = &self.shared.policy as *const PolicySlot as *mut c_void;
+        unsafe { sys::jpt_registry_set_policy_handler(self.raw, Some(policy_trampoline), ud) };
+    }
+
+    /// Removes the policy handler: an ask is then denied.
+    pub fn clear_policy_handler(&self) {
+        unsafe { sys::jpt_registry_set_policy_handler(self.raw, None, ptr::null_mut()) };
+        self.shared.policy.set(None);
     }
 }
 
@@ -560,15 +607,19 @@ impl Drop for Registry {
     fn drop(&mut self) {
         // Inquiries the host still holds are freed by the library from here.
         self.shared.alive.set(false);
+        // No waker wakes it from now on (one waking now finishes first);
+        // the lock is not held while callbacks run, which may wake.
+        self.waker.0.lock().unwrap_or_else(|e| e.into_inner()).0 = ptr::null_mut();
         unsafe { sys::jpt_registry_free(self.raw) };
         // The closures go with the registry (builtins' aborts ran above).
         let handler = self.shared.inquiry_handler.borrow_mut().take();
         drop(handler);
+        self.shared.policy.set(None);
+        let output = self.shared.output_handler.borrow_mut().take();
+        drop(output);
         let builtins = std::mem::take(&mut *self.shared.builtins.borrow_mut());
         drop(builtins);
-        if !std::thread::panicking() {
-            self.shared.resume_panic();
-        }
+        panic::resume_unless_panicking();
     }
 }
 
@@ -580,23 +631,33 @@ impl fmt::Debug for Registry {
     }
 }
 
-/// Wakes a thread blocked polling the registry's fd; the one part of a
-/// registry another thread may use (`jpt_registry_wakeup`).
-#[derive(Clone, Copy, Debug)]
-pub struct Waker<'r> {
-    raw: *mut sys::jpt_registry,
-    _registry: PhantomData<&'r Registry>,
+/// Wakes a thread blocked polling the registry's fd: the one part of a
+/// registry another thread may use (`jpt_registry_wakeup`, the one
+/// thread-safe function of registry.h). `Send` and `Sync`, and `'static`:
+/// it may outlive the registry, and then wakes nothing.
+#[derive(Clone, Debug)]
+pub struct Waker {
+    target: Arc<WakerTarget>,
 }
 
-// SAFETY: jpt_registry_wakeup is thread-safe while the registry exists,
-// which the lifetime guarantees.
-unsafe impl Send for Waker<'_> {}
-unsafe impl Sync for Waker<'_> {}
+/// The registry a Waker wakes, NULL once it is freed; the lock keeps it
+/// from being freed during a wakeup.
+#[derive(Debug)]
+struct WakerTarget(Mutex<RawRegistry>);
 
-impl Waker<'_> {
-    /// Makes the registry's fd readable.
-    pub fn wake(&self) {
-        unsafe { sys::jpt_registry_wakeup(self.raw) };
+#[derive(Debug)]
+struct RawRegistry(*mut sys::jpt_registry);
+
+// SAFETY: the pointer is only passed to jpt_registry_wakeup, which may be
+// called from any thread while the registry exists, and the registry is
+// freed under the same lock after the pointer is cleared.
+unsafe impl Send for RawRegistry {}
+
+impl Waker {
+    /// Makes the registry's fd readable; false when the registry is gone.
+    pub fn wake(&self) -> bool {
+        let target = self.target.0.lock().unwrap_or_else(|e| e.into_inner());
+        !target.0.is_null() && unsafe { sys::jpt_registry_wakeup(target.0) } == sys::JPT_OK
     }
 }
 
@@ -605,6 +666,8 @@ impl Waker<'_> {
 /// their results are dropped.
 pub struct Batch<'r> {
     raw: *mut sys::jpt_batch,
+    /// The registry it belongs to, compared by [`Registry::wait`].
+    registry: *mut sys::jpt_registry,
     _registry: PhantomData<&'r Registry>,
 }
 
@@ -619,10 +682,10 @@ impl Batch<'_> {
     /// `{"id", "content": null, "is_error": false, "pending": true}`.
     pub fn results_json(&self) -> Result<String> {
         let mut out = ptr::null_mut();
-        check(
-            unsafe { sys::jpt_batch_results_json(self.raw, &mut out) },
-            ptr::null,
-        )?;
+        let rc = unsafe { sys::jpt_batch_results_json(self.raw, &mut out) };
+        if rc < 0 {
+            return Err(Error::about(rc, "results_json"));
+        }
         Ok(take_string(out))
     }
 
@@ -633,14 +696,23 @@ impl Batch<'_> {
     pub fn results_json_as(&self, dialect: Dialect) -> Result<String> {
         let mut out = ptr::null_mut();
         let rc = unsafe { sys::jpt_batch_results_json_as(self.raw, dialect.raw(), &mut out) };
-        if rc == sys::JPT_ERR_STATE {
-            return Err(Error::new(
+        match rc {
+            sys::JPT_ERR_STATE => Err(Error::new(
                 ErrorKind::State,
-                "a call of the batch is still running: a provider takes a message's results together",
-            ));
+                "results_json_as: a call of the batch is still running: a provider takes a \
+                 message's results together",
+            )),
+            sys::JPT_ERR_INVALID => Err(Error::new(
+                ErrorKind::Invalid,
+                format!(
+                    "results_json_as: {:#x} is not a results dialect (AS_CALLED, OPENAI, \
+                     OPENAI_RESPONSES, ANTHROPIC or GEMINI)",
+                    dialect.raw()
+                ),
+            )),
+            rc if rc < 0 => Err(Error::about(rc, "results_json_as")),
+            _ => Ok(take_string(out)),
         }
-        check(rc, ptr::null)?;
-        Ok(take_string(out))
     }
 
     /// Cancels every call still in flight, at the next dispatch (RFD 037's
@@ -654,10 +726,8 @@ impl Batch<'_> {
     /// go on. [`ErrorKind::NotFound`] for an id the batch does not hold.
     pub fn cancel_call(&self, call_id: &str) -> Result<()> {
         let id = c_string(call_id, "call_id")?;
-        check(
-            unsafe { sys::jpt_batch_cancel_call(self.raw, id.as_ptr()) },
-            ptr::null,
-        )
+        let rc = unsafe { sys::jpt_batch_cancel_call(self.raw, id.as_ptr()) };
+        batch_status(rc, "cancel_call", Some(call_id))
     }
 
     /// A host-side time limit (`jpt_batch_set_call_timeout`): `timeout_ms`
@@ -666,22 +736,40 @@ impl Batch<'_> {
     /// output so far. 0 removes the limit.
     pub fn set_call_timeout(&self, call_id: Option<&str>, timeout_ms: u32) -> Result<()> {
         let id = call_id.map(|s| c_string(s, "call_id")).transpose()?;
-        let ms = i32::try_from(timeout_ms)
-            .map_err(|_| Error::new(ErrorKind::Invalid, "timeout_ms is too large"))?;
-        check(
-            unsafe {
-                sys::jpt_batch_set_call_timeout(
-                    self.raw,
-                    id.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
-                    ms,
-                )
-            },
-            ptr::null,
-        )
+        let ms = i32::try_from(timeout_ms).map_err(|_| {
+            Error::new(
+                ErrorKind::Invalid,
+                format!(
+                    "set_call_timeout: {} ms is more than an int holds",
+                    timeout_ms
+                ),
+            )
+        })?;
+        let rc = unsafe {
+            sys::jpt_batch_set_call_timeout(
+                self.raw,
+                id.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
+                ms,
+            )
+        };
+        batch_status(rc, "set_call_timeout", call_id)
     }
 
     pub(crate) fn as_ptr(&self) -> *const sys::jpt_batch {
         self.raw
+    }
+}
+
+/// A batch call's status: the C batch keeps no message, so the error
+/// names the call and the id.
+fn batch_status(rc: i32, what: &str, call_id: Option<&str>) -> Result<()> {
+    match (rc, call_id) {
+        (rc, _) if rc >= 0 => Ok(()),
+        (sys::JPT_ERR_NOT_FOUND, Some(id)) => Err(Error::new(
+            ErrorKind::NotFound,
+            format!("{}: the batch has no call '{}'", what, id),
+        )),
+        (rc, _) => Err(Error::about(rc, what)),
     }
 }
 

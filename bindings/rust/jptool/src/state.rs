@@ -7,6 +7,7 @@ use std::ffi::CStr;
 use std::fmt;
 use std::os::raw::c_char;
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use jptool_sys as sys;
 
@@ -134,15 +135,42 @@ pub struct Resource {
 /// blocks (`jpt_state`). Cloning adds a reference (`jpt_state_ref`), after
 /// which the state is immutable: the builders then fail with
 /// [`ErrorKind::State`]. Dropping the last clone frees it.
+///
+/// `Send` and `Sync`, as state.h allows: the reference count is atomic and
+/// a shared state is immutable, so clones may be read and dropped on any
+/// threads. (The one thing state.h excepts, the message a refused builder
+/// leaves on a shared state, this crate never asks for: a builder on a
+/// shared state fails here without calling the library.)
 pub struct State {
     raw: NonNull<sys::jpt_state>,
+    /// Set once the state has (or may have) another reference: builders
+    /// then fail before they reach the library.
+    shared: AtomicBool,
 }
 
+// SAFETY: state.h: the count is atomic and a state with more than one
+// reference is immutable, so it may be read from several threads; the
+// builders, which write, take `&mut self` and refuse a shared state
+// without calling the library (see `State::shared`).
+unsafe impl Send for State {}
+unsafe impl Sync for State {}
+
 impl State {
-    /// Takes ownership of one reference.
+    /// Takes ownership of the one reference to a state nobody else holds
+    /// (a new or parsed one).
     pub(crate) unsafe fn from_raw(raw: *mut sys::jpt_state) -> State {
         State {
             raw: NonNull::new(raw).expect("jptool returned a NULL state"),
+            shared: AtomicBool::new(false),
+        }
+    }
+
+    /// Takes ownership of a reference to a state the library holds too
+    /// (a VFS host's): immutable.
+    pub(crate) unsafe fn from_shared(raw: *mut sys::jpt_state) -> State {
+        State {
+            raw: NonNull::new(raw).expect("jptool returned a NULL state"),
+            shared: AtomicBool::new(true),
         }
     }
 
@@ -152,7 +180,7 @@ impl State {
         if raw.is_null() {
             None
         } else {
-            Some(State::from_raw(sys::jpt_state_ref(
+            Some(State::from_shared(sys::jpt_state_ref(
                 raw as *mut sys::jpt_state,
             )))
         }
@@ -286,16 +314,24 @@ impl State {
         }
     }
 
-    fn build(&mut self, rc: i32) -> Result<()> {
+    /// Runs a builder call, unless the state is shared: state.h makes a
+    /// shared state immutable, and its refusal would write the message of
+    /// a state other threads may be reading.
+    fn build(&mut self, call: impl FnOnce(*mut sys::jpt_state) -> i32) -> Result<()> {
+        if *self.shared.get_mut() {
+            return Err(Error::new(
+                ErrorKind::State,
+                "the state is shared (cloned, or held by the library) and can no longer change",
+            ));
+        }
         let raw = self.as_ptr();
-        check(rc, || unsafe { sys::jpt_state_errmsg(raw) })
+        check(call(raw), || unsafe { sys::jpt_state_errmsg(raw) })
     }
 
     /// Appends a text block.
     pub fn add_text(&mut self, text: &str) -> Result<()> {
         let text = c_string(text, "the text")?;
-        let rc = unsafe { sys::jpt_state_add_text(self.as_ptr(), text.as_ptr()) };
-        self.build(rc)
+        self.build(|s| unsafe { sys::jpt_state_add_text(s, text.as_ptr()) })
     }
 
     /// Appends a resource block.
@@ -321,8 +357,7 @@ impl State {
             description: c_ptr(&description),
             annotations_json: c_ptr(&annotations),
         };
-        let rc = unsafe { sys::jpt_state_add_resource(self.as_ptr(), &r) };
-        self.build(rc)
+        self.build(|s| unsafe { sys::jpt_state_add_resource(s, &r) })
     }
 
     /// Appends a question block: `schema_json` a JSON Schema (None: any
@@ -338,50 +373,47 @@ impl State {
         let text = c_string(text, "the question text")?;
         let schema = c_string_opt(schema_json, "the schema")?;
         let default = c_string_opt(default_json, "the default")?;
-        let rc = unsafe {
+        self.build(|s| unsafe {
             sys::jpt_state_add_question(
-                self.as_ptr(),
+                s,
                 id.as_ptr(),
                 text.as_ptr(),
                 c_ptr(&schema),
                 c_ptr(&default),
             )
-        };
-        self.build(rc)
+        })
     }
 
     /// Appends one content block given as RFD 058 / MCP JSON.
     pub fn add_block_json(&mut self, block_json: &str) -> Result<()> {
         let block = c_string(block_json, "the block")?;
-        let rc = unsafe { sys::jpt_state_add_block_json(self.as_ptr(), block.as_ptr()) };
-        self.build(rc)
+        self.build(|s| unsafe { sys::jpt_state_add_block_json(s, block.as_ptr()) })
     }
 
     /// Sets MCP `structuredContent` (any JSON value).
     pub fn set_structured_content(&mut self, json: &str) -> Result<()> {
         let json = c_string(json, "the structured content")?;
-        let rc = unsafe { sys::jpt_state_set_structured_content(self.as_ptr(), json.as_ptr()) };
-        self.build(rc)
+        self.build(|s| unsafe { sys::jpt_state_set_structured_content(s, json.as_ptr()) })
     }
 
     /// Marks the state as a stopped error; a non-empty `message` becomes a
     /// text block. Content can no longer be added afterwards.
     pub fn set_error(&mut self, message: &str, transient: bool) -> Result<()> {
         let message = c_string(message, "the error message")?;
-        let rc =
-            unsafe { sys::jpt_state_set_error(self.as_ptr(), message.as_ptr(), transient as i32) };
-        self.build(rc)
+        self.build(|s| unsafe { sys::jpt_state_set_error(s, message.as_ptr(), transient as i32) })
     }
 
     /// Appends a line to the error's trace.
     pub fn add_error_trace(&mut self, line: &str) -> Result<()> {
         let line = c_string(line, "the trace line")?;
-        let rc = unsafe { sys::jpt_state_add_error_trace(self.as_ptr(), line.as_ptr()) };
-        self.build(rc)
+        self.build(|s| unsafe { sys::jpt_state_add_error_trace(s, line.as_ptr()) })
     }
 
     /// The state as JSON text in `form` (`jpt_state_to_json`).
+    /// [`ErrorKind::Invalid`] for [`JsonForm::Outcome`] of a running
+    /// state, which the legacy format cannot express.
     pub fn to_json(&self, form: JsonForm, pretty: bool) -> Result<String> {
+        let outcome_of_running = form == JsonForm::Outcome && self.kind() == Kind::Running;
         let form = match form {
             JsonForm::Envelope => sys::JPT_JSON_ENVELOPE,
             JsonForm::ToolState => sys::JPT_JSON_TOOL_STATE,
@@ -394,7 +426,15 @@ impl State {
         };
         let mut out = ptr::null_mut();
         let rc = unsafe { sys::jpt_state_to_json(self.as_ptr(), form, flags, &mut out) };
-        check(rc, ptr::null)?;
+        if rc == sys::JPT_ERR_INVALID && outcome_of_running {
+            return Err(Error::new(
+                ErrorKind::Invalid,
+                "to_json: the legacy Outcome form cannot express a running state",
+            ));
+        }
+        if rc < 0 {
+            return Err(Error::about(rc, "to_json"));
+        }
         Ok(take_string(out))
     }
 
@@ -409,14 +449,25 @@ impl State {
         };
         let mut out = ptr::null_mut();
         let rc = unsafe { sys::jpt_state_render(self.as_ptr(), &opts, &mut out) };
-        check(rc, ptr::null)?;
-        Ok(take_string(out))
+        match (rc, root) {
+            (sys::JPT_ERR_INVALID, Some(root)) => Err(Error::new(
+                ErrorKind::Invalid,
+                format!(
+                    "render: the root '{}' is not an absolute path or file:// URI",
+                    root.to_string_lossy()
+                ),
+            )),
+            (rc, _) if rc < 0 => Err(Error::about(rc, "render")),
+            _ => Ok(take_string(out)),
+        }
     }
 }
 
 impl Clone for State {
+    /// Another reference to the same state; both are immutable from now on.
     fn clone(&self) -> State {
-        unsafe { State::from_raw(sys::jpt_state_ref(self.as_ptr())) }
+        self.shared.store(true, Ordering::Relaxed);
+        unsafe { State::from_shared(sys::jpt_state_ref(self.as_ptr())) }
     }
 }
 

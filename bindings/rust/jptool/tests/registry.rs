@@ -102,32 +102,62 @@ fn one_call_is_cancelled_and_another_stopped_by_its_time_limit() {
     let batch = r
         .submit(r#"[{"id":"a","name":"nap","arguments":{}},{"id":"b","name":"nap","arguments":{}},{"id":"c","name":"ok","arguments":{}}]"#)
         .unwrap();
-    assert_eq!(batch.cancel_call("nope").unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(
+        batch.cancel_call("nope").unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
     batch.cancel_call("a").unwrap();
     batch.set_call_timeout(Some("b"), 200).unwrap();
     r.wait(&batch, LIMIT).unwrap();
     let results = batch.results_json().unwrap();
-    assert!(results.contains("The call `nap` was cancelled"), "{}", results);
-    assert!(results.contains("reached the host's time limit of 200 ms"), "{}", results);
-    assert!(results.contains(r#""id":"c","content":"done\n","is_error":false"#), "{}", results);
+    assert!(
+        results.contains("The call `nap` was cancelled"),
+        "{}",
+        results
+    );
+    assert!(
+        results.contains("reached the host's time limit of 200 ms"),
+        "{}",
+        results
+    );
+    assert!(
+        results.contains(r#""id":"c","content":"done\n","is_error":false"#),
+        "{}",
+        results
+    );
 }
 
 #[test]
 fn output_handler_streams_bytes_without_consuming_them() {
     let r = Registry::new().unwrap();
-    r.load_tools(r#"{"tools":[{"name":"both","command":["sh","-c","printf out; printf err >&2"]}]}"#)
-        .unwrap();
+    r.load_tools(
+        r#"{"tools":[{"name":"both","command":["sh","-c","printf out; printf err >&2"]}]}"#,
+    )
+    .unwrap();
     let seen = Rc::new(RefCell::new(Vec::new()));
     let kept = seen.clone();
     r.set_output_handler(move |o| {
-        kept.borrow_mut().push((o.id.to_string(), o.tool.to_string(), o.stateful, o.stderr,
-                                o.data.to_vec()))
+        kept.borrow_mut().push((
+            o.id.to_string(),
+            o.tool.to_string(),
+            o.stateful,
+            o.stderr,
+            o.data.to_vec(),
+        ))
     });
     let out = results(&r, r#"[{"id":"c1","name":"both","arguments":{}}]"#);
     assert!(out.contains(r#""content":"out""#), "{}", out);
     let seen = seen.borrow();
-    let stdout: Vec<u8> = seen.iter().filter(|s| !s.3).flat_map(|s| s.4.clone()).collect();
-    let stderr: Vec<u8> = seen.iter().filter(|s| s.3).flat_map(|s| s.4.clone()).collect();
+    let stdout: Vec<u8> = seen
+        .iter()
+        .filter(|s| !s.3)
+        .flat_map(|s| s.4.clone())
+        .collect();
+    let stderr: Vec<u8> = seen
+        .iter()
+        .filter(|s| s.3)
+        .flat_map(|s| s.4.clone())
+        .collect();
     assert_eq!(stdout, b"out");
     assert_eq!(stderr, b"err");
     assert!(seen.iter().all(|s| s.0 == "c1" && s.1 == "both" && !s.2));
@@ -493,7 +523,7 @@ fn errors_of_calls_without_an_object_carry_the_library_message() {
         root: Some("/nonexistent/jptool/root".into()),
         ..Default::default()
     };
-    let e = Registry::with_options(&options).err().expect("a missing root is refused");
+    let e = Registry::with_options(&options).expect_err("a missing root is refused");
     assert_eq!(e.kind(), ErrorKind::Invalid);
     assert_eq!(
         e.message(),
@@ -553,4 +583,60 @@ fn errors_carry_the_code_and_the_library_message() {
         .tools_json(Dialect::OPENAI.strict())
         .unwrap()
         .contains(r#""strict":true"#));
+}
+
+#[test]
+fn waker_outlives_its_registry_and_then_wakes_nothing() {
+    let r = Registry::new().unwrap();
+    let waker = r.waker();
+    assert!(std::thread::spawn({
+        let waker = waker.clone();
+        move || waker.wake()
+    })
+    .join()
+    .unwrap());
+    drop(r);
+    assert!(!std::thread::spawn(move || waker.wake()).join().unwrap());
+}
+
+#[test]
+fn failures_without_a_library_message_name_the_call_and_the_argument() {
+    let r = Registry::new().unwrap();
+    r.load_tools(SHELL).unwrap();
+    assert_eq!(
+        r.tools_json(Dialect::GEMINI.strict())
+            .unwrap_err()
+            .message(),
+        "tools_json: 0x403 is not a dialect"
+    );
+    let batch = r.submit("[]").unwrap();
+    assert_eq!(
+        batch.results_json_as(Dialect::MCP).unwrap_err().message(),
+        "results_json_as: 0x4 is not a results dialect (AS_CALLED, OPENAI, OPENAI_RESPONSES, ANTHROPIC or GEMINI)"
+    );
+    assert_eq!(
+        batch.cancel_call("c9").unwrap_err().message(),
+        "cancel_call: the batch has no call 'c9'"
+    );
+    assert_eq!(
+        batch
+            .set_call_timeout(Some("c9"), 10)
+            .unwrap_err()
+            .message(),
+        "set_call_timeout: the batch has no call 'c9'"
+    );
+    let other = Registry::new().unwrap();
+    assert_eq!(
+        other.wait(&batch, LIMIT).unwrap_err().message(),
+        "wait: the batch belongs to another registry"
+    );
+    r.wait(&batch, LIMIT).unwrap();
+    let sandbox = r.tool_sandbox("sh").unwrap();
+    assert!(sandbox.enforced.is_empty(), "{:?}", sandbox);
+    assert_eq!(
+        r.add_files("bad name", &jptool::Files::memory().unwrap())
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Invalid
+    );
 }

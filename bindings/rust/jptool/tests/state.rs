@@ -140,3 +140,41 @@ fn helpers() {
     assert_eq!(jptool::strerror(-1), "invalid argument or malformed input");
     assert_eq!(jptool::status_name(-9), Some("JPT_ERR_CANCELLED"));
 }
+
+#[test]
+fn states_are_shared_across_threads_and_stay_immutable() {
+    let mut s = State::new(Kind::Stopped).unwrap();
+    s.add_text("made on one thread").unwrap();
+    let mut mine = s.clone();
+    let theirs = std::thread::spawn(move || {
+        let text = s.render(None).unwrap();
+        (s, text)
+    });
+    // Both are shared now: a builder fails here, without asking the
+    // library, whose refusal would write the message other threads read.
+    let e = mine.add_text("more").unwrap_err();
+    assert_eq!(
+        (e.kind(), e.message()),
+        (
+            ErrorKind::State,
+            "the state is shared (cloned, or held by the library) and can no longer change"
+        )
+    );
+    let (mut s, text) = theirs.join().unwrap();
+    assert_eq!(text, "made on one thread");
+    assert_eq!(s.add_text("x").unwrap_err().kind(), ErrorKind::State);
+    assert_eq!(mine.block_count(), 1);
+}
+
+#[test]
+fn serialising_errors_name_the_form_or_the_root() {
+    let s = State::with_text(Kind::Running, "working").unwrap();
+    assert_eq!(
+        s.to_json(JsonForm::Outcome, false).unwrap_err().message(),
+        "to_json: the legacy Outcome form cannot express a running state"
+    );
+    assert_eq!(
+        s.render(Some("relative/root")).unwrap_err().message(),
+        "render: the root 'relative/root' is not an absolute path or file:// URI"
+    );
+}
