@@ -228,6 +228,7 @@ pub struct PolicyRequest {
     tool: String,
     method: String,
     path: String,
+    requested_path: String,
     access: Option<Access>,
     reason: String,
     id: Option<String>,
@@ -241,6 +242,8 @@ impl PolicyRequest {
             tool: owned_str(sys::jpt_policy_request_tool(raw)).unwrap_or_default(),
             method: owned_str(sys::jpt_policy_request_method(raw)).unwrap_or_default(),
             path: owned_str(sys::jpt_policy_request_path(raw)).unwrap_or_default(),
+            requested_path: owned_str(sys::jpt_policy_request_requested_path(raw))
+                .unwrap_or_default(),
             access: Access::from_raw(sys::jpt_policy_request_access(raw)),
             reason: owned_str(sys::jpt_policy_request_reason(raw)).unwrap_or_default(),
             id: owned_str(sys::jpt_policy_request_id(raw)),
@@ -257,11 +260,19 @@ impl PolicyRequest {
         &self.method
     }
 
-    /// What is asked about, as the tool gave it: a path (fs.rename asks
-    /// about each of its two), a URL, or for process.run the command line
-    /// as a JSON array of strings.
+    /// What is asked about: for fs.* the path the request touches (after
+    /// symbolic links inside the workspace: what the decision covers;
+    /// fs.rename asks about each of its two), a URL, or for process.run
+    /// the command line as a JSON array of strings.
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// For fs.*, the path as the tool wrote it (it differs from
+    /// [`path`](Self::path) when a symbolic link leads elsewhere); for
+    /// the other methods the same as [`path`](Self::path).
+    pub fn requested_path(&self) -> &str {
+        &self.requested_path
     }
 
     /// The access asked for (None for a kind this crate does not know).

@@ -53,8 +53,19 @@ impl Enforced {
     pub const DEVICE_IOCTL: Enforced = Enforced(sys::JPT_SANDBOX_ENFORCED_DEVICE_IOCTL as u32);
     /// Landlock: signals and abstract Unix sockets.
     pub const SCOPES: Enforced = Enforced(sys::JPT_SANDBOX_ENFORCED_SCOPES as u32);
+    /// Every capability dropped (bounding, ambient, effective, permitted,
+    /// inheritable; securebits locked).
+    pub const CAPABILITIES: Enforced = Enforced(sys::JPT_SANDBOX_ENFORCED_CAPABILITIES as u32);
+    /// No change of a file's mode, owner, times or extended attributes
+    /// outside what the tool may write.
+    pub const METADATA: Enforced = Enforced(sys::JPT_SANDBOX_ENFORCED_METADATA as u32);
+    /// A mount namespace: read-only but the writable areas, secrets
+    /// covered.
+    pub const MOUNTS: Enforced = Enforced(sys::JPT_SANDBOX_ENFORCED_MOUNTS as u32);
+    /// A PID namespace: its processes end with it.
+    pub const PROCESSES: Enforced = Enforced(sys::JPT_SANDBOX_ENFORCED_PROCESSES as u32);
 
-    const NAMES: [(Enforced, &'static str); 7] = [
+    const NAMES: [(Enforced, &'static str); 11] = [
         (Enforced::NO_NEW_PRIVS, "NO_NEW_PRIVS"),
         (Enforced::SECCOMP, "SECCOMP"),
         (Enforced::FILES, "FILES"),
@@ -62,6 +73,10 @@ impl Enforced {
         (Enforced::TCP, "TCP"),
         (Enforced::DEVICE_IOCTL, "DEVICE_IOCTL"),
         (Enforced::SCOPES, "SCOPES"),
+        (Enforced::CAPABILITIES, "CAPABILITIES"),
+        (Enforced::METADATA, "METADATA"),
+        (Enforced::MOUNTS, "MOUNTS"),
+        (Enforced::PROCESSES, "PROCESSES"),
     ];
 
     /// The set of the C bits.

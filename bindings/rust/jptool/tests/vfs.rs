@@ -303,7 +303,11 @@ fn vfs_host_spawns_a_rust_tool_in_the_required_sandbox() {
 }
 
 fn policy_request_kept_and_denied_later() {
-    let (_dir, files) = dir_files("later");
+    let (dir, files) = dir_files("later");
+    // The tool writes notes.txt, a link to docs/notes.md: the request
+    // names both (what it touches, and what the tool wrote).
+    std::fs::create_dir(dir.0.join("docs")).unwrap();
+    std::os::unix::fs::symlink("docs/notes.md", dir.0.join("notes.txt")).unwrap();
     let host = VfsHost::with_options(&VfsHostOptions {
         files: Some(files),
         sandbox_read: sandbox_read(),
@@ -322,8 +326,8 @@ fn policy_request_kept_and_denied_later() {
     assert!(!host.is_done());
     let request = held.borrow_mut().pop().unwrap();
     assert_eq!(
-        (request.method(), request.path()),
-        ("fs.write", "notes.txt")
+        (request.method(), request.path(), request.requested_path()),
+        ("fs.write", "docs/notes.md", "notes.txt")
     );
     request.deny(Some("not today")).unwrap();
     host.run(LIMIT).unwrap();
@@ -472,8 +476,7 @@ fn registry_runs_rust_vfs_tools_on_a_host_supplied_backend() {
         r#"[{"id":"w1","content":"write: allowed\npending: 1","is_error":false}]"#
     );
     // Each request names its call (the explorer's write on the store is
-    // asked about too once the library checks that backend: see
-    // KNOWN_FAILURES).
+    // asked about too: the library checks every backend).
     assert_eq!(ids.borrow().last(), Some(&Some("w1".to_owned())));
     assert!(
         ids.borrow()
@@ -737,16 +740,6 @@ fn memory_and_host_backends_are_checked_by_the_policy() {
 
 // ---- The harness ------------------------------------------------------------------
 
-/// Tests that fail on the library as it is, each with why: the harness
-/// runs them, reports them, and fails once one passes, so that it moves
-/// to the tests above with the fix.
-const KNOWN_FAILURES: &[(&str, &str)] = &[(
-    "memory_and_host_backends_are_checked_by_the_policy",
-    "lib/files: only the directory backend calls the session's policy guard \
-     (jpt__files_opts.guard, dir.c); the memory and host-supplied backends \
-     serve every request unchecked",
-)];
-
 #[repr(C)]
 struct PollFd {
     fd: c_int,
@@ -841,18 +834,11 @@ fn main() {
         if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
             continue;
         }
-        let known = KNOWN_FAILURES.iter().find(|k| k.0 == *name).map(|k| k.1);
-        match (panic::catch_unwind(test), known) {
-            (Ok(()), None) => println!("test {} ... ok", name),
-            (Err(_), Some(why)) => println!("test {} ... known failure: {}", name, why),
-            (Ok(()), Some(_)) => {
-                println!("test {} ... passes now: take it off KNOWN_FAILURES", name);
-                failed.push(*name);
-            }
-            (Err(_), None) => {
-                println!("test {} ... FAILED", name);
-                failed.push(*name);
-            }
+        if panic::catch_unwind(test).is_ok() {
+            println!("test {} ... ok", name);
+        } else {
+            println!("test {} ... FAILED", name);
+            failed.push(*name);
         }
     }
     assert_eq!(open_fds(), fds, "an fd was left open");
