@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1300,6 +1301,54 @@ static void a_writable_path_named_through_a_symlink_stays_writable(void **state)
     jpt_registry_free(r);
 }
 
+/* ---- The adversarial pass: signals by other ways ---------------------------------- */
+
+static volatile sig_atomic_t host_signalled;
+
+static void count_signal(int sig)
+{
+    (void)sig;
+    host_signalled++;
+}
+
+/* A tool makes its host the owner of a file's events (F_SETOWN on its
+ * stdout, FIOSETOWN on a socketpair) with a signal of its choice: the
+ * kernel sends it with the tool's credentials, where a uid 0 may signal
+ * any process — the host, and every process of the machine — and only
+ * Landlock's signal scope (ABI 6, Linux 6.12) stops it. Also kill(-1),
+ * every process the tool may signal at once. Each is refused by the
+ * filter, whatever the Landlock ABI (5: a kernel before 6.12). */
+static void a_tool_cannot_make_the_host_own_its_signals(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    char owner_parent[32], owner_pair[32];
+    snprintf(owner_parent, sizeof(owner_parent), "owner-parent:%d", SIGUSR2);
+    snprintf(owner_pair, sizeof(owner_pair), "owner-pair:%d", SIGUSR2);
+    const char *checks[] = {owner_parent, owner_pair, "kill-every", NULL};
+    struct sigaction count = {.sa_handler = count_signal, .sa_flags = SA_RESTART}, old;
+    const int abis[] = {-1, 5};
+
+    sigemptyset(&count.sa_mask);
+    assert_int_equal(sigaction(SIGUSR2, &count, &old), 0);
+    for (size_t i = 0; i < sizeof(abis) / sizeof(abis[0]); i++) {
+        host_run run;
+        host_signalled = 0;
+        jpt__sandbox_test_limit(abis[i], false);
+        run_vfs(JPT_SANDBOX_BEST_EFFORT, NULL, checks, &run);
+        jpt__sandbox_test_limit(-1, false);
+        if (host_signalled != 0)
+            fail_msg("the host got %d signals of the tool's choosing (Landlock ABI %d):\n%s",
+                     (int)host_signalled, abis[i] < 0 ? kernel_abi : abis[i], run.lines);
+        assert_outcome(run.lines, owner_parent, "EPERM");
+        assert_outcome(run.lines, owner_pair, "EPERM");
+        assert_outcome(run.lines, "kill-every", "EPERM");
+        free(run.lines);
+    }
+    assert_int_equal(sigaction(SIGUSR2, &old, NULL), 0);
+}
+
 /* ---- A host that is not root -------------------------------------------------------- */
 
 /* Runs `fn` in a forked process that has become uid and gid 65534 (nobody),
@@ -1467,6 +1516,7 @@ int main(void)
         cmocka_unit_test(a_vfs_tool_cannot_watch_name_or_locate_host_paths),
         cmocka_unit_test(a_non_root_hosts_stdio_tool_changes_no_metadata_outside),
         cmocka_unit_test(a_writable_path_named_through_a_symlink_stays_writable),
+        cmocka_unit_test(a_tool_cannot_make_the_host_own_its_signals),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

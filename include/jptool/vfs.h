@@ -709,7 +709,12 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    but the main one fails);
  *  - sockets: socketpair() of AF_UNIX streams only (a datagram pair sends
  *    to any path socket by address), no connect(), no sendto() with an
- *    address.
+ *    address;
+ *  - no other process as the owner of a file's events: fcntl F_SETOWN
+ *    only to 0 (none), no F_SETOWN_EX, FIOSETOWN or SIOCSPGRP (the
+ *    kernel sends the owner a signal of the tool's choosing with the
+ *    tool's credentials: for a uid 0, to any process of the machine,
+ *    which only Landlock's signal scope, ABI 6, would stop); no kill(-1).
  * Landlock denials fail with EACCES.
  *
  * A VFS tool (always, unless the mode is JPT_SANDBOX_OFF) may:

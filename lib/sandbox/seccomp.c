@@ -224,6 +224,26 @@ static int add_rules(scmp_filter_ctx ctx, unsigned denies, jpt__errbuf *err)
         /* An address: a datagram's destination; a stream socket has no
          * use for one. */
         {SCMP_SYS(sendto), EPERM, 1, {SCMP_A4(SCMP_CMP_NE, 0)}},
+        /* Another process as the owner of a file's events (SIGIO, leases,
+         * dnotify), with a signal of the tool's choosing: the kernel sends
+         * it with the tool's credentials, where a uid 0 may signal any
+         * process of the machine and only Landlock's signal scope (ABI 6)
+         * stops it. F_SETOWN may only clear the owner; F_SETOWN_EX and the
+         * ioctls name it in memory seccomp cannot read. */
+        {SCMP_SYS(fcntl), EPERM, 2,
+         {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, F_SETOWN), SCMP_A2(SCMP_CMP_NE, 0)}},
+        {SCMP_SYS(fcntl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, F_SETOWN_EX)}},
+#ifdef __NR_fcntl64
+        {SCMP_SYS(fcntl64), EPERM, 2,
+         {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, F_SETOWN), SCMP_A2(SCMP_CMP_NE, 0)}},
+        {SCMP_SYS(fcntl64), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, F_SETOWN_EX)}},
+#endif
+        {SCMP_SYS(ioctl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, FIOSETOWN)}},
+        {SCMP_SYS(ioctl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIOCSPGRP)}},
+        /* Every process it may signal at once: on a kernel without
+         * Landlock's signal scope, each of its uid (for uid 0, the
+         * machine's). */
+        {SCMP_SYS(kill), EPERM, 1, {SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0xffffffffu)}},
     };
     const rule inode_flags[] = {
         {SCMP_SYS(ioctl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, IOC_SETFLAGS)}},

@@ -71,6 +71,13 @@
  *   handle:PATH      name_to_handle_at
  *   cwd              its working directory instead of ok
  *   pid              its process id instead of ok
+ *   Signals by other ways than kill(parent) (the adversarial pass):
+ *   kill-every       kill(-1, 0): every process it may signal
+ *   owner-parent:SIG its stdout (the protocol's pipe) owned by the parent
+ *                    (F_SETOWN), with signal SIG for its events (F_SETSIG)
+ *                    and O_ASYNC: the parent gets SIG when it reads
+ *   owner-pair:SIG   a socketpair owned by the parent (FIOSETOWN), with
+ *                    SIG and O_ASYNC, then a byte sent through it
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -392,6 +399,34 @@ static long check_handle(const char *path)
     return name_to_handle_at(AT_FDCWD, path, &fh.h, &mount_id, 0);
 }
 
+/* The parent as the owner of `fd`, by F_SETOWN (`ioctl` false) or
+ * FIOSETOWN, its events signalled with `sig` (O_ASYNC). */
+static long check_owner(int fd, bool ioctl_way, int sig)
+{
+    int parent = (int)getppid(), flags = fcntl(fd, F_GETFL);
+    long rc = ioctl_way ? ioctl(fd, FIOSETOWN, &parent) : fcntl(fd, F_SETOWN, parent);
+    if (rc == 0)
+        rc = fcntl(fd, F_SETSIG, sig);
+    if (rc == 0)
+        rc = flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_ASYNC);
+    return rc;
+}
+
+static long check_owner_pair(int sig)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    long rc = check_owner(sv[0], true, sig);
+    int e = errno;
+    if (rc == 0 && write(sv[1], "x", 1) != 1)
+        rc = -1, e = errno;
+    close(sv[0]);
+    close(sv[1]);
+    errno = e;
+    return rc;
+}
+
 static void run(const char *check)
 {
     const char *arg = strchr(check, ':') != NULL ? strchr(check, ':') + 1 : "";
@@ -541,7 +576,13 @@ static void run(const char *check)
         char cwd[4096];
         say(check, getcwd(cwd, sizeof(cwd)) != NULL ? cwd : errno_name(errno));
         return;
-    } else if (strcmp(check, "pid") == 0) {
+    } else if (strcmp(check, "kill-every") == 0)
+        rc = kill(-1, 0);
+    else if (strncmp(check, "owner-parent:", 13) == 0)
+        rc = check_owner(1, false, atoi(arg));
+    else if (strncmp(check, "owner-pair:", 11) == 0)
+        rc = check_owner_pair(atoi(arg));
+    else if (strcmp(check, "pid") == 0) {
         char pid[32];
         snprintf(pid, sizeof(pid), "%d", (int)getpid());
         say(check, pid);
