@@ -278,6 +278,28 @@ static void a_child_writes_only_where_fs_write_may(void **state)
     json_decref(r);
 }
 
+/* The adversarial pass: where it may write, a child of a root host
+ * would leave a program that runs as root for whoever may run it (a
+ * set-user-ID or set-group-ID file); the bits are refused however they
+ * are asked for. */
+static void a_child_makes_no_setuid_file(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "out");
+    json_t *r = sh_in("{'filesystem':{'writable':['out']},'commands':{'sh':{}}}",
+                      "cp /bin/true out/t; chmod u+s out/t; chmod g+s out/t; chmod 6755 out/t; "
+                      "install -m 4755 /bin/true out/i; cp -p out/t out/p; "
+                      "mkfifo -m 4755 out/f; ls -l out");
+    char cmd[4400];
+    snprintf(cmd, sizeof(cmd), "find '%s' -perm /6000 | grep -q .", root);
+
+    if (system(cmd) == 0)
+        fail_msg("a set-user-ID or set-group-ID file was left:\n%s", out_of(r, "stdout"));
+    assert_true(exists(root, "out/t"));
+    json_decref(r);
+}
+
 static void a_childs_git_metadata_stays_read_only(void **state)
 {
     (void)state;
@@ -569,6 +591,7 @@ int main(void)
         cmocka_unit_test_setup(a_child_reads_nothing_of_the_host_outside_the_system, fresh),
         cmocka_unit_test_setup(a_child_writes_only_where_fs_write_may, fresh),
         cmocka_unit_test_setup(a_childs_git_metadata_stays_read_only, fresh),
+        cmocka_unit_test_setup(a_child_makes_no_setuid_file, fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
         cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),
         cmocka_unit_test_setup(what_a_child_starts_ends_with_it, fresh),

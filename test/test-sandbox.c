@@ -1464,6 +1464,137 @@ static void a_non_root_hosts_stdio_tool_changes_no_metadata_outside(void **state
     free(lines);
 }
 
+/* ---- The adversarial pass: set-user-ID files -------------------------------------- */
+
+/* Every way a sandboxed tool could leave a set-user-ID or set-group-ID
+ * file where it may write, on `dir` (which holds a file "plain.sh"): for
+ * a root host's tool, a program that runs as root for whoever may run it
+ * (another user of the machine, the user's next command). */
+static void setid_checks(const char *dir, const char **checks, char bufs[][4400])
+{
+    static const char *const kinds[][2] = {
+        {"chmod-setuid:", "/plain.sh"},   {"chmod-setgid:", "/plain.sh"},
+        {"fchmod-setuid:", "/plain.sh"},  {"fchmodat2-setuid:", "/plain.sh"},
+        {"create-setuid:", "/made-1"},    {"openat-setgid:", "/made-2"},
+        {"creat-setuid:", "/made-3"},     {"mknod-setuid:", "/made-4"},
+        {"tmpfile-setuid:", ""},          {"openat2-create:", "/made-5"},
+    };
+    size_t i = 0;
+
+    for (; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        snprintf(bufs[i], 4400, "%s%s%s", kinds[i][0], dir, kinds[i][1]);
+        checks[i] = bufs[i];
+    }
+    checks[i] = NULL;
+}
+
+/* The outcome each setid check must have: refused (openat2: ENOSYS, for
+ * the caller to fall back to openat). */
+static void assert_no_setid(const char *lines, const char *const *checks)
+{
+    for (size_t i = 0; checks[i] != NULL; i++)
+        assert_outcome(lines, checks[i],
+                       strncmp(checks[i], "openat2-", 8) == 0 ? "ENOSYS" : "EPERM");
+}
+
+/* The first file beneath `dir` with a set-user-ID or set-group-ID bit, or
+ * NULL. */
+static const char *setid_file_in(const char *dir)
+{
+    static char found[4400];
+    char cmd[4400];
+    snprintf(cmd, sizeof(cmd), "find '%s' -type f -perm /6000 2>/dev/null", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    found[0] = '\0';
+    if (fgets(found, sizeof(found), p) == NULL)
+        found[0] = '\0';
+    pclose(p);
+    return found[0] != '\0' ? found : NULL;
+}
+
+static void no_sandboxed_tool_makes_a_setuid_file(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    char plain[4200], bufs[16][4400];
+    const char *checks[17];
+    snprintf(plain, sizeof(plain), "%s/plain.sh", root);
+    write_text(plain, "#!/bin/sh\n");
+    assert_int_equal(chmod(plain, 0755), 0);
+    setid_checks(root, checks, bufs);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    const char *setid = setid_file_in(root);
+
+    if (setid != NULL)
+        fail_msg("the tool left a set-user-ID file: %s(the probe said:\n%s)", setid, out);
+    assert_false(is_error);
+    assert_no_setid(out, checks);
+    free(out);
+    jpt_registry_free(r);
+    for (size_t i = 1; i <= 5; i++) {
+        char made[4300];
+        snprintf(made, sizeof(made), "%s/made-%zu", root, i);
+        unlink(made);
+    }
+    snprintf(plain, sizeof(plain), "%s/tmpfile", root);
+    unlink(plain);
+}
+
+static void nobody_makes_setid(int out, const char *ws, const char *beside)
+{
+    char plain[4300], bufs[16][4400], defs[1 << 15];
+    const char *checks[17];
+    int n;
+    (void)beside;
+    snprintf(plain, sizeof(plain), "%s/plain.sh", ws);
+    FILE *f = fopen(plain, "w");
+    if (f == NULL)
+        _exit(3);
+    fclose(f);
+    chmod(plain, 0755);
+    setid_checks(ws, checks, bufs);
+    n = snprintf(defs, sizeof(defs), "{\"tools\":[{\"name\":\"s\",\"command\":[\"%s\"", PROBE);
+    for (size_t i = 0; checks[i] != NULL; i++)
+        n += snprintf(defs + n, sizeof(defs) - (size_t)n, ",\"%s\"", checks[i]);
+    snprintf(defs + n, sizeof(defs) - (size_t)n, "],\"sandbox\":true}]}");
+    jpt_registry_options o = {.size = sizeof(o), .root = ws, .kill_grace_ms = 300,
+                              .drain_ms = 100};
+    jpt_registry *r = NULL;
+    bool is_error = true;
+    if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, defs, 0) != JPT_OK)
+        _exit(4);
+    char *text = ru_call(r, "s", "{}", &is_error);
+    const char *setid = setid_file_in(ws);
+    dprintf(out, "%s\nsetid %s\n", text, setid != NULL ? setid : "none");
+    free(text);
+    jpt_registry_free(r);
+}
+
+static void a_non_root_hosts_tool_makes_no_setuid_file_either(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    if (getuid() != 0) {
+        print_message("[ SKIPPED  ] becoming nobody needs root\n");
+        skip();
+    }
+    char *lines = as_nobody(nobody_makes_setid);
+    char bufs[16][4400];
+    const char *checks[17];
+    char ws[4200];
+    snprintf(ws, sizeof(ws), "%s/nobody-ws", outside);
+    setid_checks(ws, checks, bufs);
+    if (strstr(lines, "\nsetid none") == NULL)
+        fail_msg("a set-user-ID file of nobody was left:\n%s", lines);
+    assert_no_setid(lines, checks);
+    free(lines);
+}
+
 /* Not a check: what this machine's kernel lets the sandbox enforce, in the
  * test log, so that a CI run says which features it exercised. */
 static void this_machine_enforces(void **state)
@@ -1517,6 +1648,8 @@ int main(void)
         cmocka_unit_test(a_non_root_hosts_stdio_tool_changes_no_metadata_outside),
         cmocka_unit_test(a_writable_path_named_through_a_symlink_stays_writable),
         cmocka_unit_test(a_tool_cannot_make_the_host_own_its_signals),
+        cmocka_unit_test(no_sandboxed_tool_makes_a_setuid_file),
+        cmocka_unit_test(a_non_root_hosts_tool_makes_no_setuid_file_either),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

@@ -714,7 +714,14 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    only to 0 (none), no F_SETOWN_EX, FIOSETOWN or SIOCSPGRP (the
  *    kernel sends the owner a signal of the tool's choosing with the
  *    tool's credentials: for a uid 0, to any process of the machine,
- *    which only Landlock's signal scope, ABI 6, would stop); no kill(-1).
+ *    which only Landlock's signal scope, ABI 6, would stop); no kill(-1);
+ *  - no set-user-ID or set-group-ID file, where it may write as anywhere
+ *    (a root host's tool would leave a program that runs as root for
+ *    whoever may run it): chmod and its variants with either bit are
+ *    refused, and so are open, openat, creat and mknod making a file with
+ *    one; openat2 answers ENOSYS (its mode is in memory seccomp cannot
+ *    read: the C library and programs fall back to openat), so `cp -p`
+ *    or `install -m 4755` of such a file fails.
  * Landlock denials fail with EACCES.
  *
  * A VFS tool (always, unless the mode is JPT_SANDBOX_OFF) may:

@@ -135,6 +135,24 @@ static const int path_probes[] = {
 #endif
 };
 
+/* The calls that set a file's mode, and which argument holds it (and
+ * for open and openat, which holds the flags that say a file is made:
+ * -1 for none). */
+typedef struct mode_call {
+    int nr;
+    int mode;
+    int flags;
+} mode_call;
+
+static const mode_call mode_calls[] = {
+    {SCMP_SYS(chmod), 1, -1},   {SCMP_SYS(fchmod), 1, -1}, {SCMP_SYS(fchmodat), 2, -1},
+    {SCMP_SYS(creat), 1, -1},   {SCMP_SYS(mknod), 1, -1},  {SCMP_SYS(mknodat), 2, -1},
+    {SCMP_SYS(open), 2, 1},     {SCMP_SYS(openat), 3, 2},
+#if HAVE_UNIFIED_NR
+    {NR_FCHMODAT2, 2, -1},
+#endif
+};
+
 /* clone's flags are its first argument, but on s390 its second. */
 #if defined(__s390__) || defined(__s390x__)
 #define CLONE_FLAGS_ARG 1
@@ -204,6 +222,43 @@ static int streams_only(scmp_filter_ctx ctx, int call, jpt__errbuf *err)
     return rc;
 }
 
+/* No set-user-ID or set-group-ID file: a tool of a root host would leave
+ * a program that runs as root for whoever may run it (another user of
+ * the machine, the user's next command), one of a host that is not root
+ * a program that runs as that user. Whatever else a profile allows of
+ * chmod, no mode with either bit, nor a file made with one (open and
+ * openat with O_CREAT or O_TMPFILE, creat, mknod of a regular file);
+ * openat2's mode is in memory seccomp cannot read, so it answers ENOSYS
+ * and the C library or the program falls back to openat, which is
+ * checked. mkdir keeps neither bit of its mode. */
+static int no_setid(scmp_filter_ctx ctx, jpt__errbuf *err)
+{
+    static const unsigned bits[] = {S_ISUID, S_ISGID};
+    static const unsigned makes[] = {O_CREAT, __O_TMPFILE};
+    rule openat2 = {SCMP_SYS(openat2), ENOSYS, 0, {{0}}};
+    int rc = JPT_OK;
+
+    for (size_t i = 0; rc == JPT_OK && i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++) {
+        const mode_call *m = &mode_calls[i];
+        for (size_t b = 0; rc == JPT_OK && b < 2; b++) {
+            struct scmp_arg_cmp mode =
+                SCMP_CMP((unsigned)m->mode, SCMP_CMP_MASKED_EQ, bits[b], bits[b]);
+            if (m->flags < 0) {
+                rule r = {m->nr, EPERM, 1, {mode}};
+                rc = add(ctx, &r, err);
+                continue;
+            }
+            for (size_t k = 0; rc == JPT_OK && k < 2; k++) {
+                rule r = {m->nr, EPERM, 2,
+                          {SCMP_CMP((unsigned)m->flags, SCMP_CMP_MASKED_EQ, makes[k], makes[k]),
+                           mode}};
+                rc = add(ctx, &r, err);
+            }
+        }
+    }
+    return rc == JPT_OK ? add(ctx, &openat2, err) : rc;
+}
+
 static int add_rules(scmp_filter_ctx ctx, unsigned denies, jpt__errbuf *err)
 {
     const rule rules[] = {
@@ -257,7 +312,8 @@ static int add_rules(scmp_filter_ctx ctx, unsigned denies, jpt__errbuf *err)
     for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
         if ((rc = add(ctx, &rules[i], err)) < 0)
             return rc;
-    if ((rc = streams_only(ctx, SCMP_SYS(socketpair), err)) < 0)
+    if ((rc = streams_only(ctx, SCMP_SYS(socketpair), err)) < 0 ||
+        (rc = no_setid(ctx, err)) < 0)
         return rc;
     if (denies & JPT__SECCOMP_NO_SOCKETS) {
         rule r = {SCMP_SYS(socket), EPERM, 0, {{0}}};

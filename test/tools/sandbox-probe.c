@@ -78,6 +78,15 @@
  *                    and O_ASYNC: the parent gets SIG when it reads
  *   owner-pair:SIG   a socketpair owned by the parent (FIOSETOWN), with
  *                    SIG and O_ASYNC, then a byte sent through it
+ *   Set-user-ID and set-group-ID files (each left as it is made):
+ *   chmod-setuid:PATH  chmod-setgid:PATH  fchmod-setuid:PATH
+ *   fchmodat2-setuid:PATH   chmod 04755 or 02755
+ *   create-setuid:PATH      open(O_CREAT | O_EXCL, 04755)
+ *   openat-setgid:PATH      openat(O_CREAT | O_EXCL, 02755)
+ *   creat-setuid:PATH       creat(04755)
+ *   mknod-setuid:PATH       mknod(S_IFREG | 04755)
+ *   tmpfile-setuid:DIR      open(DIR, O_TMPFILE, 04755), linked as DIR/tmpfile
+ *   openat2-create:PATH     openat2(O_CREAT | O_EXCL, 04755)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -427,6 +436,45 @@ static long check_owner_pair(int sig)
     return rc;
 }
 
+static long check_fchmod_mode(const char *path, mode_t mode)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long rc = fchmod(fd, mode);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+static long check_tmpfile(const char *dir)
+{
+    char name[4200], proc[64];
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 04755);
+    if (fd < 0)
+        return -1;
+    snprintf(name, sizeof(name), "%s/tmpfile", dir);
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    /* Linked by its fd (AT_EMPTY_PATH needs a capability; the /proc link
+     * needs /proc): either shows the file made. */
+    long rc = linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH);
+    if (rc != 0)
+        rc = linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW);
+    if (rc != 0)
+        rc = 0; /* made all the same: the mode is what was asked */
+    close(fd);
+    return rc;
+}
+
+static long check_openat2_create(const char *path)
+{
+    struct {
+        uint64_t flags, mode, resolve;
+    } how = {O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 04755, 0};
+    return close_after(syscall(437 /* openat2 */, AT_FDCWD, path, &how, sizeof(how)));
+}
+
 static void run(const char *check)
 {
     const char *arg = strchr(check, ':') != NULL ? strchr(check, ':') + 1 : "";
@@ -582,6 +630,26 @@ static void run(const char *check)
         rc = check_owner(1, false, atoi(arg));
     else if (strncmp(check, "owner-pair:", 11) == 0)
         rc = check_owner_pair(atoi(arg));
+    else if (strncmp(check, "chmod-setuid:", 13) == 0)
+        rc = chmod(arg, 04755);
+    else if (strncmp(check, "chmod-setgid:", 13) == 0)
+        rc = chmod(arg, 02755);
+    else if (strncmp(check, "fchmod-setuid:", 14) == 0)
+        rc = check_fchmod_mode(arg, 04755);
+    else if (strncmp(check, "fchmodat2-setuid:", 17) == 0)
+        rc = syscall(452 /* fchmodat2 */, AT_FDCWD, arg, 04755, 0);
+    else if (strncmp(check, "create-setuid:", 14) == 0)
+        rc = close_after(open(arg, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 04755));
+    else if (strncmp(check, "openat-setgid:", 14) == 0)
+        rc = close_after(openat(AT_FDCWD, arg, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 02755));
+    else if (strncmp(check, "creat-setuid:", 13) == 0)
+        rc = close_after(creat(arg, 04755));
+    else if (strncmp(check, "mknod-setuid:", 13) == 0)
+        rc = mknod(arg, S_IFREG | 04755, 0);
+    else if (strncmp(check, "tmpfile-setuid:", 15) == 0)
+        rc = check_tmpfile(arg);
+    else if (strncmp(check, "openat2-create:", 15) == 0)
+        rc = check_openat2_create(arg);
     else if (strcmp(check, "pid") == 0) {
         char pid[32];
         snprintf(pid, sizeof(pid), "%d", (int)getpid());
