@@ -175,7 +175,9 @@ JPT_EXPORT int jpt_files_read(jpt_files *f, const char *path, size_t limit, char
 /* fs.write: replaces the file's content atomically (a temporary file in the
  * same directory, renamed over the old one: a reader sees the old content
  * or the new, and a failed write leaves the old file as it was), keeping
- * an existing file's mode; a new file gets 0666 less the umask. Missing
+ * an existing file's mode but its set-user-ID and set-group-ID bits (the
+ * content is new, as when the kernel drops them for a write by another
+ * user); a new file gets 0666 less the umask. Missing
  * parent directories are created (0777 less the umask), as D11 says —
  * served to a VFS tool, only once the access policy has let the write and
  * every directory it would create (nothing is made for a refused or a
