@@ -32,6 +32,7 @@ static char root[4096];    /* the workspace */
 static char outside[4096]; /* a directory beside it */
 static char secret[4200];  /* a file in the workspace */
 static char home[4096];
+static char tmp_ws[64];    /* a workspace in /tmp, removed at the end */
 static int kernel_abi;
 static const char *kernel_why = ""; /* why there is no Landlock */
 
@@ -99,6 +100,8 @@ static int teardown(void **state)
 {
     (void)state;
     jpt__sandbox_test_limit(-1, false);
+    if (tmp_ws[0] != '\0')
+        rm_tree(tmp_ws);
     return rm_tree(root) | rm_tree(outside);
 }
 
@@ -1301,6 +1304,69 @@ static void a_writable_path_named_through_a_symlink_stays_writable(void **state)
     jpt_registry_free(r);
 }
 
+/* ---- The adversarial pass: a read-only workspace in /tmp ------------------------- */
+
+/* A stdio tool whose workspace is read-only ("filesystem": {"writable":
+ * false}) in a checkout under /tmp, which the profile lets it write:
+ * Landlock's grant of /tmp holds the workspace too, so only a mount can
+ * keep it read-only; without a mount namespace the required mode
+ * refuses to run it. */
+static void a_read_only_workspace_in_tmp_stays_read_only(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    char *ws = strcpy(tmp_ws, "/tmp/jpt-sandbox-ro-XXXXXX"), file[128], made[128];
+    assert_non_null(mkdtemp(ws));
+    snprintf(file, sizeof(file), "%s/file.txt", ws);
+    snprintf(made, sizeof(made), "%s/made.txt", ws);
+    write_text(file, "as it was\n");
+    struct stat before, st;
+    assert_int_equal(stat(file, &before), 0);
+    const char *checks[] = {check_of("create:", made), check_of("truncate:", file),
+                            check_of("chmod:", file), "create:/tmp/jpt-sandbox-ro-beside", NULL};
+    const char *extra = "'sandbox':{'filesystem':{'writable':false}}";
+    jpt_registry_options o = {.size = sizeof(o), .root = ws, .kill_grace_ms = 300,
+                              .drain_ms = 100};
+    jpt_registry *r = ru_registry_with(&o, js(tool_js("s", false, extra, checks)));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    unsigned enforced = 0;
+
+    assert_int_equal(jpt_registry_tool_sandbox(r, "s", &enforced, NULL), JPT_OK);
+    jpt_registry_free(r);
+    bool made_it = access(made, F_OK) == 0;
+    unlink(made);
+    assert_false(is_error);
+    assert_false(made_it);
+    assert_string_equal(read_text(file), "as it was\n");
+    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(st.st_mode, before.st_mode);
+    if (enforced & JPT_SANDBOX_ENFORCED_MOUNTS) {
+        assert_outcome(out, checks[0], "EROFS");
+        assert_outcome(out, checks[1], "EROFS");
+        assert_outcome(out, checks[2], "EROFS");
+    }
+    /* The rest of /tmp stays writable. */
+    assert_outcome(out, "create:/tmp/jpt-sandbox-ro-beside", "ok");
+    free(out);
+
+    /* Without a mount namespace nothing could keep it read-only. */
+    jpt__sandbox_test_no_namespaces(true);
+    r = ru_registry_with(&o, js(tool_js("s", false, extra, checks)));
+    out = call(r, "s", &is_error);
+    jpt__sandbox_test_no_namespaces(false);
+    jpt_registry_free(r);
+    unlink(made);
+    assert_true(is_error);
+    assert_non_null(strstr(out, "the read-only workspace"));
+    assert_string_equal(read_text(file), "as it was\n");
+    free(out);
+    unlink(file);
+    assert_int_equal(rmdir(ws), 0);
+    tmp_ws[0] = '\0';
+}
+
 /* ---- The adversarial pass: signals by other ways ---------------------------------- */
 
 static volatile sig_atomic_t host_signalled;
@@ -1648,6 +1714,7 @@ int main(void)
         cmocka_unit_test(a_non_root_hosts_stdio_tool_changes_no_metadata_outside),
         cmocka_unit_test(a_writable_path_named_through_a_symlink_stays_writable),
         cmocka_unit_test(a_tool_cannot_make_the_host_own_its_signals),
+        cmocka_unit_test(a_read_only_workspace_in_tmp_stays_read_only),
         cmocka_unit_test(no_sandboxed_tool_makes_a_setuid_file),
         cmocka_unit_test(a_non_root_hosts_tool_makes_no_setuid_file_either),
     };

@@ -758,7 +758,10 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * A sandboxed stdio tool (RFD 075: workspace read-write, system
  * read-only, no network) may read and execute what a VFS tool may, and
  * /etc, /opt and /sys; read and write the workspace (or only read it,
- * with "filesystem": {"writable": false}) and /tmp (shared with the
+ * with "filesystem": {"writable": false}: a read-only workspace beneath
+ * /tmp or an os_sandbox.write path is mounted read-only again, and where
+ * there is no mount namespace mode "required" refuses to run the tool,
+ * as nothing else could keep it read-only) and /tmp (shared with the
  * host); create AF_UNIX stream sockets. It never reads the secrets of
  * /etc: /etc/shadow, shadow-, gshadow, gshadow-, sudoers, sudoers.d,
  * ssh/ssh_host_*_key, ssl/private, pki/tls/private, security/opasswd,
