@@ -506,6 +506,34 @@ static void required_mode_refuses_a_child_it_cannot_confine(void **state)
     free(lines);
 }
 
+/* The adversarial pass: a workspace in /opt (or /usr/src, /etc), which
+ * a child may read as part of the system: everything of it outside the
+ * policy's prefixes (.env, the paths the tool would be asked about) was
+ * readable, as the walk that finds what to hide only looks beneath the
+ * prefixes. Such a workspace is refused in mode "required". */
+static void a_workspace_the_system_grants_is_refused(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char ws[64] = "/opt/jpt-run-ws-XXXXXX";
+    if (mkdtemp(ws) == NULL) {
+        print_message("[ SKIPPED  ] no directory can be made in /opt: %s\n", strerror(errno));
+        skip();
+    }
+    fu_write(ws, ".env", "SECRET-ENV\n");
+    fu_write(ws, "private.txt", "SECRET-ASKED\n");
+    fu_mkdir(ws, "src");
+    char *lines = ops_in(ws, JPT_SANDBOX_DEFAULT,
+                         "{'filesystem':{'allow':['src']},'commands':{'cat':{}}}",
+                         "[{'method':'process.run','params':{'program':'cat','args':"
+                         "['.env','private.txt']}}]");
+    fu_rmtree(ws);
+    assert_lacks(lines, "SECRET");
+    assert_non_null(strstr(lines, "process.run err -32603"));
+    assert_non_null(strstr(lines, "lies beneath /opt"));
+    free(lines);
+}
+
 static void too_many_paths_to_cover_refuse_the_run(void **state)
 {
     (void)state;
@@ -597,6 +625,7 @@ int main(void)
         cmocka_unit_test_setup(what_a_child_starts_ends_with_it, fresh),
         cmocka_unit_test_setup(required_mode_refuses_a_child_it_cannot_confine, fresh),
         cmocka_unit_test_setup(too_many_paths_to_cover_refuse_the_run, fresh),
+        cmocka_unit_test_setup(a_workspace_the_system_grants_is_refused, fresh),
         cmocka_unit_test_setup(a_non_root_hosts_child_is_confined_too, fresh),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));

@@ -1367,6 +1367,52 @@ static void a_read_only_workspace_in_tmp_stays_read_only(void **state)
     tmp_ws[0] = '\0';
 }
 
+/* ---- The adversarial pass: a grant above the workspace -------------------------- */
+
+/* A read path that holds the workspace (the directory above it, where a
+ * tool's libraries were thought to be; or the system's own, for a
+ * workspace in /usr/src): the VFS tool would open the workspace's .env
+ * itself, past the policy. Required mode refuses the spawn; best-effort
+ * runs it and its report says the workspace is readable. */
+static void a_read_path_above_the_workspace_is_refused(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char above[4200], env[4200];
+    snprintf(above, sizeof(above), "%s/..", root);
+    snprintf(env, sizeof(env), "%s/.env", root);
+    write_text(env, "SECRET=1\n");
+    const char *read[] = {above, NULL};
+    const char *checks[] = {check_of("read:", env), NULL};
+    const char *argv[] = {PROBE, "--vfs", checks[0], NULL};
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .sandbox_mode = JPT_SANDBOX_REQUIRED, .sandbox_read = read};
+    jpt_vfs_host *h = NULL;
+    host_run run;
+
+    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+    assert_int_equal(jpt_vfs_host_spawn(h, argv, "{\"name\":\"probe\"}"), JPT_ERR_SANDBOX);
+    assert_non_null(strstr(jpt_vfs_host_errmsg(h), "lies beneath"));
+    jpt_vfs_host_free(h);
+
+    run_vfs(JPT_SANDBOX_BEST_EFFORT, read, checks, &run);
+    assert_non_null(strstr(run.report, "the workspace is readable: it lies beneath"));
+    free(run.lines);
+
+    /* A definition's os_sandbox.read, through a registry. */
+    char extra[4400];
+    snprintf(extra, sizeof(extra), "'os_sandbox':{'read':['%s']}", above);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("v", true, extra, checks));
+    bool is_error = false;
+    char *out = call(r, "v", &is_error);
+    jpt_registry_free(r);
+    unlink(env);
+    assert_true(is_error);
+    if (strstr(out, "SECRET") != NULL || strstr(out, "lies beneath") == NULL)
+        fail_msg("the tool read the workspace past the policy: %s", out);
+    free(out);
+}
+
 /* ---- The adversarial pass: signals by other ways ---------------------------------- */
 
 static volatile sig_atomic_t host_signalled;
@@ -1714,6 +1760,7 @@ int main(void)
         cmocka_unit_test(a_non_root_hosts_stdio_tool_changes_no_metadata_outside),
         cmocka_unit_test(a_writable_path_named_through_a_symlink_stays_writable),
         cmocka_unit_test(a_tool_cannot_make_the_host_own_its_signals),
+        cmocka_unit_test(a_read_path_above_the_workspace_is_refused),
         cmocka_unit_test(a_read_only_workspace_in_tmp_stays_read_only),
         cmocka_unit_test(no_sandboxed_tool_makes_a_setuid_file),
         cmocka_unit_test(a_non_root_hosts_tool_makes_no_setuid_file_either),

@@ -737,7 +737,10 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    a virtualenv);
  *  and nothing else of the file system: not the workspace, not home, not
  *    /etc/passwd, not /proc (so neither the host's /proc/<pid>/environ)
- *    nor /sys. Its files it asks the host for. It may create no socket
+ *    nor /sys. A workspace that one of those grants holds (a workspace in
+ *    /usr/src, a read path above it) would be read directly: mode
+ *    "required" refuses to spawn the tool (JPT_ERR_SANDBOX, naming the
+ *    grant), "best-effort" runs it and its report says so. Its files it asks the host for. It may create no socket
  *    (socketpair() of AF_UNIX streams stays: it reaches no one). It
  *    changes no file's mode, owner, times, extended attributes or inode
  *    flags (chmod, fchmod, fchmodat, fchmodat2, chown and variants, utime,
@@ -809,7 +812,9 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * paths of filesystem.allow's and .writable's prefixes beneath the root;
  * write .writable's (all of .allow's with "writable": true), and nothing
  * else of the workspace or the host (everything else is read-only:
- * EROFS); never read a sensitive path or a filesystem.deny prefix beneath
+ * EROFS); a workspace that the system's grants hold (in /opt, /usr/src,
+ * /etc) would be readable whole, so mode "required" refuses process.run
+ * there (-32603, naming the grant); never read a sensitive path or a filesystem.deny prefix beneath
  * what it may read, nor the secrets of /etc — each is covered by an empty
  * file or directory of mode 000 (EACCES) — nor a path the policy would
  * ask about (outside those prefixes); never write a .git directory

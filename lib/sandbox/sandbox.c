@@ -609,6 +609,34 @@ static int plan_tmp(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf
     return JPT_OK;
 }
 
+/* A grant of the profile that holds the workspace of a VFS or RUN spec
+ * (whose files a VFS tool must read only through the protocol, and a
+ * RUN child only where the walk of its prefixes found what to hide):
+ * the system's, and for VFS its `read` paths, into `over`; false when
+ * none does. `real` gets the workspace's real path. */
+static bool grant_over_workspace(const jpt__sandbox_spec *spec, char real[PATH_MAX],
+                                 char over[PATH_MAX])
+{
+    const grant *const lists[] = {system_grants, system_more_grants};
+    const size_t sizes[] = {sizeof(system_grants) / sizeof(system_grants[0]),
+                            sizeof(system_more_grants) / sizeof(system_more_grants[0])};
+    const size_t nlists = spec->profile == JPT__SANDBOX_RUN ? 2 : 1;
+
+    if (spec->profile == JPT__SANDBOX_STDIO || spec->workspace == NULL ||
+        realpath(spec->workspace, real) == NULL)
+        return false;
+    for (size_t l = 0; l < nlists; l++)
+        for (size_t i = 0; i < sizes[l]; i++)
+            if (realpath(lists[l][i].path, over) != NULL && path_under(real, over))
+                return true;
+    if (spec->profile == JPT__SANDBOX_RUN)
+        return realpath("/etc", over) != NULL && path_under(real, over);
+    for (size_t i = 0; spec->read != NULL && spec->read[i] != NULL; i++)
+        if (realpath(spec->read[i], over) != NULL && path_under(real, over))
+            return true;
+    return false;
+}
+
 /* The real path of a read-only workspace of a STDIO spec that lies
  * beneath one of its writable paths (/tmp, os_sandbox.write), into
  * `real`: Landlock cannot take back what it grants above, so only a
@@ -945,7 +973,17 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
                  (unsigned)getegid());
         ns = namespaces_here(spec, &plan, ns_why, sizeof(ns_why));
     }
-    char real[PATH_MAX];
+    char real[PATH_MAX], over[PATH_MAX];
+    bool exposed = grant_over_workspace(spec, real, over);
+    if (spec->mode == JPT_SANDBOX_REQUIRED && exposed)
+        return jpt__err(err, JPT_ERR_SANDBOX,
+                        "the OS sandbox is required, but the workspace %.200s lies beneath "
+                        "%.200s, which the %s may read: it would read the workspace's files "
+                        "(.env among them) directly, past the access policy (move the "
+                        "workspace, or name a narrower path; the sandbox mode \"best-effort\" "
+                        "runs it so)",
+                        real, over,
+                        spec->profile == JPT__SANDBOX_VFS ? "tool" : "process.run child");
     if (spec->mode == JPT_SANDBOX_REQUIRED && !ns && workspace_under_writable(spec, real))
         return jpt__err(err, JPT_ERR_SANDBOX,
                         "the OS sandbox is required, but the read-only workspace %.200s lies "
@@ -977,6 +1015,11 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     describe(&sb->report, spec->profile, plan.pid, abi < 1 ? ll_why : NULL,
              seccomp ? NULL : sc_why,
              spec->profile != JPT__SANDBOX_VFS && !ns ? ns_why : NULL);
+    if (exposed) {
+        size_t n = strlen(sb->report.text);
+        snprintf(sb->report.text + n, sizeof(sb->report.text) - n,
+                 "; the workspace is readable: it lies beneath %.200s", over);
+    }
     *out = sb;
     return JPT_OK;
 }

@@ -393,6 +393,7 @@ int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_na
     c->spec = (jpt__sandbox_spec){
         .profile = JPT__SANDBOX_RUN,
         .mode = mode,
+        .workspace = c->root,
         .read = (const char *const *)c->read.v,
         .write = (const char *const *)c->write.v,
         .read_only = (const char *const *)c->read_only.v,
