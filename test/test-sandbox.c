@@ -1413,6 +1413,44 @@ static void a_read_path_above_the_workspace_is_refused(void **state)
     free(out);
 }
 
+/* ---- The adversarial pass: names others connect to -------------------------------- */
+
+/* A tool cannot connect() to anything, so a socket it listens on serves
+ * only processes outside the sandbox: bound to a name the host's users
+ * connect to (an abstract name of a service that restarts, a path in
+ * /tmp such as a terminal multiplexer's), it takes their connections and
+ * what they send; bound to a socketpair's end, it keeps the name from
+ * its service. bind() and listen() are refused in every profile. */
+static void no_tool_binds_a_name_others_connect_to(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    char sock_path[4200], abstract[64];
+    snprintf(sock_path, sizeof(sock_path), "%s/service.sock", root);
+    snprintf(abstract, sizeof(abstract), "jpt-sandbox-probe-%d", (int)getpid());
+    const char *checks[] = {check_of("listen-abstract:", abstract), check_of("listen-path:", sock_path),
+                            check_of("pair-bind:", abstract), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    host_run run;
+    struct stat st;
+
+    jpt_registry_free(r);
+    bool made = lstat(sock_path, &st) == 0;
+    unlink(sock_path);
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
+    assert_false(is_error);
+    assert_false(made);
+    for (size_t i = 0; checks[i] != NULL; i++)
+        assert_outcome(out, checks[i], "EPERM");
+    /* The VFS tool has no socket(): its socketpair's end. */
+    assert_outcome(run.lines, checks[2], "EPERM");
+    free(out);
+    free(run.lines);
+}
+
 /* ---- The adversarial pass: signals by other ways ---------------------------------- */
 
 static volatile sig_atomic_t host_signalled;
@@ -1760,6 +1798,7 @@ int main(void)
         cmocka_unit_test(a_non_root_hosts_stdio_tool_changes_no_metadata_outside),
         cmocka_unit_test(a_writable_path_named_through_a_symlink_stays_writable),
         cmocka_unit_test(a_tool_cannot_make_the_host_own_its_signals),
+        cmocka_unit_test(no_tool_binds_a_name_others_connect_to),
         cmocka_unit_test(a_read_path_above_the_workspace_is_refused),
         cmocka_unit_test(a_read_only_workspace_in_tmp_stays_read_only),
         cmocka_unit_test(no_sandboxed_tool_makes_a_setuid_file),

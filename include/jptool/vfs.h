@@ -711,7 +711,9 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    but the main one fails);
  *  - sockets: socketpair() of AF_UNIX streams only (a datagram pair sends
  *    to any path socket by address), no connect(), no sendto() with an
- *    address;
+ *    address, no bind() or listen() (a name of its own would serve only
+ *    processes outside the sandbox: a host service's name squatted, its
+ *    clients' connections taken);
  *  - no other process as the owner of a file's events: fcntl F_SETOWN
  *    only to 0 (none), no F_SETOWN_EX, FIOSETOWN or SIOCSPGRP (the
  *    kernel sends the owner a signal of the tool's choosing with the
@@ -765,7 +767,8 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * /tmp or an os_sandbox.write path is mounted read-only again, and where
  * there is no mount namespace mode "required" refuses to run the tool,
  * as nothing else could keep it read-only) and /tmp (shared with the
- * host); create AF_UNIX stream sockets. It never reads the secrets of
+ * host); create AF_UNIX stream sockets (bound to no name, connected to
+ * nothing: a socketpair serves it better). It never reads the secrets of
  * /etc: /etc/shadow, shadow-, gshadow, gshadow-, sudoers, sudoers.d,
  * ssh/ssh_host_*_key, ssl/private, pki/tls/private, security/opasswd,
  * krb5.keytab, NetworkManager/system-connections, wireguard,

@@ -71,7 +71,11 @@ void jpt__seccomp_prog_free(jpt__seccomp_prog *p)
  * the clock, the host's names, rebooting, kexec, kernel modules, swap,
  * accounting, fanotify (which watches whole file systems), file handles
  * (open_by_handle_at opens any file by its number; name_to_handle_at
- * tells them), and userfaultfd (a tool of kernel exploits). */
+ * tells them), and userfaultfd (a tool of kernel exploits). bind and
+ * listen too: a process that may connect() nowhere has no use for a name
+ * of its own, which would serve only processes outside the sandbox (a
+ * name of the host's services squatted, their clients' connections
+ * taken). */
 static const int denied[] = {
     SCMP_SYS(ptrace),           SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
     SCMP_SYS(pidfd_getfd),      SCMP_SYS(io_uring_setup),   SCMP_SYS(io_uring_enter),
@@ -87,7 +91,7 @@ static const int denied[] = {
     SCMP_SYS(finit_module),     SCMP_SYS(delete_module),    SCMP_SYS(swapon),
     SCMP_SYS(swapoff),          SCMP_SYS(acct),             SCMP_SYS(fanotify_init),
     SCMP_SYS(fanotify_mark),    SCMP_SYS(name_to_handle_at), SCMP_SYS(open_by_handle_at),
-    SCMP_SYS(userfaultfd),
+    SCMP_SYS(userfaultfd),      SCMP_SYS(bind),             SCMP_SYS(listen),
 };
 
 /* System calls newer than the headers of some builds: the numbers are

@@ -87,6 +87,11 @@
  *   mknod-setuid:PATH       mknod(S_IFREG | 04755)
  *   tmpfile-setuid:DIR      open(DIR, O_TMPFILE, 04755), linked as DIR/tmpfile
  *   openat2-create:PATH     openat2(O_CREAT | O_EXCL, 04755)
+ *   Names others would connect to:
+ *   listen-abstract:NAME  socket(AF_UNIX, SOCK_STREAM), bound to the
+ *                         abstract NAME, listening
+ *   listen-path:PATH      the same at PATH
+ *   pair-bind:NAME        a socketpair's end bound to the abstract NAME
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -475,6 +480,47 @@ static long check_openat2_create(const char *path)
     return close_after(syscall(437 /* openat2 */, AT_FDCWD, path, &how, sizeof(how)));
 }
 
+/* `fd` bound to the abstract name `name` (`abstract`) or the path. */
+static long bind_unix(int fd, const char *name, bool abstract)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    size_t n = strlen(name);
+    if (n + 1 >= sizeof(sun.sun_path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(sun.sun_path + abstract, name, n);
+    return bind(fd, (const struct sockaddr *)&sun,
+                (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + n));
+}
+
+static long check_listen(const char *name, bool abstract)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    long rc = bind_unix(fd, name, abstract);
+    if (rc == 0)
+        rc = listen(fd, 1);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+static long check_pair_bind(const char *name)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    long rc = bind_unix(sv[0], name, true);
+    int e = errno;
+    close(sv[0]);
+    close(sv[1]);
+    errno = e;
+    return rc;
+}
+
 static void run(const char *check)
 {
     const char *arg = strchr(check, ':') != NULL ? strchr(check, ':') + 1 : "";
@@ -650,6 +696,12 @@ static void run(const char *check)
         rc = check_tmpfile(arg);
     else if (strncmp(check, "openat2-create:", 15) == 0)
         rc = check_openat2_create(arg);
+    else if (strncmp(check, "listen-abstract:", 16) == 0)
+        rc = check_listen(arg, true);
+    else if (strncmp(check, "listen-path:", 12) == 0)
+        rc = check_listen(arg, false);
+    else if (strncmp(check, "pair-bind:", 10) == 0)
+        rc = check_pair_bind(arg);
     else if (strcmp(check, "pid") == 0) {
         char pid[32];
         snprintf(pid, sizeof(pid), "%d", (int)getpid());
