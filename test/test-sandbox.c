@@ -1429,8 +1429,9 @@ static void no_tool_binds_a_name_others_connect_to(void **state)
     char sock_path[4200], abstract[64];
     snprintf(sock_path, sizeof(sock_path), "%s/service.sock", root);
     snprintf(abstract, sizeof(abstract), "jpt-sandbox-probe-%d", (int)getpid());
-    const char *checks[] = {check_of("listen-abstract:", abstract), check_of("listen-path:", sock_path),
-                            check_of("pair-bind:", abstract), NULL};
+    const char *checks[] = {check_of("listen-abstract:", abstract),
+                            check_of("listen-path:", sock_path), check_of("pair-bind:", abstract),
+                            NULL};
     jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
     bool is_error = true;
     char *out = call(r, "s", &is_error);
