@@ -744,9 +744,8 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    "required" refuses to spawn the tool (JPT_ERR_SANDBOX, naming the
  *    grant), "best-effort" runs it and its report says so. Its files it
  *    asks the host for. It may create no socket (socketpair() of AF_UNIX
- *    streams stays: it reaches no one). It
- *    changes no file's mode, owner, times, extended attributes or inode
- *    flags (chmod, fchmod, fchmodat, fchmodat2, chown and variants, utime,
+ *    streams stays: it reaches no one). It changes no file's mode, owner,
+ *    times, extended attributes or inode flags (chmod, fchmod, fchmodat, fchmodat2, chown and variants, utime,
  *    utimes, futimesat, utimensat, *xattr and *xattrat, file_setattr,
  *    FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR), reads no extended attribute
  *    (getxattr, listxattr and variants, file_getattr), and watches no path
