@@ -738,18 +738,18 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    libraries or interpreter outside /usr: a shared library's directory,
  *    a virtualenv);
  *  and nothing else of the file system: not the workspace, not home, not
- *    /etc/passwd, not /proc (so neither the host's /proc/<pid>/environ)
- *    nor /sys. A workspace that one of those grants holds (a workspace in
- *    /usr/src, a read path above it) would be read directly: mode
- *    "required" refuses to spawn the tool (JPT_ERR_SANDBOX, naming the
- *    grant), "best-effort" runs it and its report says so. Its files it
- *    asks the host for. It may create no socket (socketpair() of AF_UNIX
- *    streams stays: it reaches no one). It changes no file's mode, owner,
- *    times, extended attributes or inode flags (chmod, fchmod, fchmodat, fchmodat2, chown and variants, utime,
- *    utimes, futimesat, utimensat, *xattr and *xattrat, file_setattr,
- *    FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR), reads no extended attribute
- *    (getxattr, listxattr and variants, file_getattr), and watches no path
- *    (inotify). It starts in "/", and so learns nothing of the host's
+ *    /etc/passwd, not /proc (so neither the host's /proc/<pid>/environ) nor
+ *    /sys. A workspace that one of those grants holds (a workspace in
+ *    /usr/src, a read path above it) would be read directly: mode "required"
+ *    refuses to spawn the tool (JPT_ERR_SANDBOX, naming the grant),
+ *    "best-effort" runs it and its report says so. Its files it asks the host for.
+ *    It may create no socket (socketpair() of AF_UNIX streams stays: it
+ *    reaches no one). It changes no file's mode, owner, times, extended
+ *    attributes or inode flags (chmod, fchmod, fchmodat, fchmodat2, chown and
+ *    variants, utime, utimes, futimesat, utimensat, *xattr and *xattrat,
+ *    file_setattr, FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR), reads no extended
+ *    attribute (getxattr, listxattr and variants, file_getattr), and watches
+ *    no path (inotify). It starts in "/", and so learns nothing of the host's
  *    working directory. What it still learns, as Landlock (up to ABI 7)
  *    does not govern it and the loader and interpreters need it: whether
  *    a path exists and its metadata (stat, statx, access, readlink of any
