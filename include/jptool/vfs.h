@@ -1005,8 +1005,12 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *   - The policy decides on the command line (JPT_ACCESS_PROCESS; the
  *     `commands` keys above), asking the policy handler when it is not
  *     covered. Every name in `envs` must be listed in the program's
- *     commands.<program>.envs (-32001 names the variable, never its value);
- *     a malformed name is -32602.
+ *     commands.<program>.envs (-32001 names the variable, never its value),
+ *     and forwarded only to a command line that rule allows: one the
+ *     policy would ask about carries none (-32001 before anyone is asked,
+ *     as for http's ${VAR}: the prompt shows the command line, not the
+ *     values riding along); a malformed name is -32602. PATH is always
+ *     given.
  *   - The process runs with a clean environment: PATH (the host's) and the
  *     variables of `envs` that the host has set, nothing else — no LD_* or
  *     other loader variable ever, whatever the host's environment holds.
