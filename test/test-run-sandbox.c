@@ -278,6 +278,29 @@ static void a_child_writes_only_where_fs_write_may(void **state)
     json_decref(r);
 }
 
+/* The adversarial pass: a .git file (a submodule's or a worktree's,
+ * "gitdir: <path>") names where the repository is: rewritten to name a
+ * directory the child made, with a core.fsmonitor of its own, the
+ * user's next `git status` there would run it. It stays read-only as a
+ * .git directory does. */
+static void a_childs_git_file_stays_read_only(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "sub");
+    put("sub/.git", "gitdir: ../.git/modules/sub\n");
+    json_t *r = sh_in("{'filesystem':{'writable':true},'commands':{'sh':{}}}",
+                      "echo gitdir: ../evil > sub/.git; rm -f sub/.git; "
+                      "mv sub/.git sub/moved; echo ok > sub/file.txt");
+    const char *git = slurp(root, "sub/.git");
+
+    if (git == NULL || strcmp(git, "gitdir: ../.git/modules/sub\n") != 0)
+        fail_msg("the child changed sub/.git: %s", git != NULL ? git : "(removed)");
+    assert_false(exists(root, "sub/moved"));
+    assert_string_equal(slurp(root, "sub/file.txt"), "ok\n");
+    json_decref(r);
+}
+
 /* The adversarial pass: where it may write, a child of a root host
  * would leave a program that runs as root for whoever may run it (a
  * set-user-ID or set-group-ID file); the bits are refused however they
@@ -619,6 +642,7 @@ int main(void)
         cmocka_unit_test_setup(a_child_reads_nothing_of_the_host_outside_the_system, fresh),
         cmocka_unit_test_setup(a_child_writes_only_where_fs_write_may, fresh),
         cmocka_unit_test_setup(a_childs_git_metadata_stays_read_only, fresh),
+        cmocka_unit_test_setup(a_childs_git_file_stays_read_only, fresh),
         cmocka_unit_test_setup(a_child_makes_no_setuid_file, fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
         cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),

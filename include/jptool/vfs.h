@@ -817,11 +817,13 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * else of the workspace or the host (everything else is read-only:
  * EROFS); a workspace that the system's grants hold (in /opt, /usr/src,
  * /etc) would be readable whole, so mode "required" refuses process.run
- * there (-32603, naming the grant); never read a sensitive path or a filesystem.deny prefix beneath
- * what it may read, nor the secrets of /etc — each is covered by an empty
- * file or directory of mode 000 (EACCES) — nor a path the policy would
- * ask about (outside those prefixes); never write a .git directory
- * beneath a writable prefix (mounted read-only again, unless a prefix
+ * there (-32603, naming the grant); never read a sensitive path or a
+ * filesystem.deny prefix beneath what it may read, nor the secrets of
+ * /etc — each is covered by an empty file or directory of mode 000
+ * (EACCES) — nor a path the policy would ask about (outside those
+ * prefixes); never write a .git directory, nor a .git file ("gitdir:", a
+ * submodule's or a worktree's), beneath a writable prefix (each mounted
+ * read-only again, so neither changed nor removed, unless a prefix
  * names a path inside it or filesystem.git is "writable", as for
  * fs.write). A git child reads its repositories' .git/config (git cannot
  * work without it; it is still never written, and what git prints of it
