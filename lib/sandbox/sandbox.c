@@ -613,26 +613,32 @@ static int plan_tmp(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf
  * (whose files a VFS tool must read only through the protocol, and a
  * RUN child only where the walk of its prefixes found what to hide):
  * the system's, and for VFS its `read` paths, into `over`; false when
- * none does. `real` gets the workspace's real path. */
-static bool grant_over_workspace(const jpt__sandbox_spec *spec, char real[PATH_MAX],
-                                 char over[PATH_MAX])
+ * none does. The workspace is a real path (its callers' own: the
+ * registry's root, a directory's fd read back); the system's grants are
+ * compared as they are written — where one is a symbolic link
+ * (/lib -> usr/lib), it leads beneath /usr, which is compared too — so
+ * that a spawn costs no system call here but for the `read` paths. */
+static bool grant_over_workspace(const jpt__sandbox_spec *spec, char over[PATH_MAX])
 {
     const grant *const lists[] = {system_grants, system_more_grants};
     const size_t sizes[] = {sizeof(system_grants) / sizeof(system_grants[0]),
                             sizeof(system_more_grants) / sizeof(system_more_grants[0])};
-    const size_t nlists = spec->profile == JPT__SANDBOX_RUN ? 2 : 1;
+    const char *ws = spec->workspace;
 
-    if (spec->profile == JPT__SANDBOX_STDIO || spec->workspace == NULL ||
-        realpath(spec->workspace, real) == NULL)
+    if (spec->profile == JPT__SANDBOX_STDIO || ws == NULL || ws[0] != '/')
         return false;
-    for (size_t l = 0; l < nlists; l++)
+    for (size_t l = 0; l < (spec->profile == JPT__SANDBOX_RUN ? 2u : 1u); l++)
         for (size_t i = 0; i < sizes[l]; i++)
-            if (realpath(lists[l][i].path, over) != NULL && path_under(real, over))
+            if (path_under(ws, lists[l][i].path)) {
+                snprintf(over, PATH_MAX, "%s", lists[l][i].path);
                 return true;
-    if (spec->profile == JPT__SANDBOX_RUN)
-        return realpath("/etc", over) != NULL && path_under(real, over);
+            }
+    if (spec->profile == JPT__SANDBOX_RUN) {
+        snprintf(over, PATH_MAX, "/etc");
+        return path_under(ws, over);
+    }
     for (size_t i = 0; spec->read != NULL && spec->read[i] != NULL; i++)
-        if (realpath(spec->read[i], over) != NULL && path_under(real, over))
+        if (realpath(spec->read[i], over) != NULL && path_under(ws, over))
             return true;
     return false;
 }
@@ -974,7 +980,7 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
         ns = namespaces_here(spec, &plan, ns_why, sizeof(ns_why));
     }
     char real[PATH_MAX], over[PATH_MAX];
-    bool exposed = grant_over_workspace(spec, real, over);
+    bool exposed = grant_over_workspace(spec, over);
     if (spec->mode == JPT_SANDBOX_REQUIRED && exposed)
         return jpt__err(err, JPT_ERR_SANDBOX,
                         "the OS sandbox is required, but the workspace %.200s lies beneath "
@@ -982,7 +988,7 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
                         "(.env among them) directly, past the access policy (move the "
                         "workspace, or name a narrower path; the sandbox mode \"best-effort\" "
                         "runs it so)",
-                        real, over,
+                        spec->workspace, over,
                         spec->profile == JPT__SANDBOX_VFS ? "tool" : "process.run child");
     if (spec->mode == JPT_SANDBOX_REQUIRED && !ns && workspace_under_writable(spec, real))
         return jpt__err(err, JPT_ERR_SANDBOX,
