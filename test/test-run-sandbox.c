@@ -278,6 +278,51 @@ static void a_child_writes_only_where_fs_write_may(void **state)
     json_decref(r);
 }
 
+/* The adversarial pass: a .git file (a submodule's or a worktree's,
+ * "gitdir: <path>") names where the repository is: rewritten to name a
+ * directory the child made, with a core.fsmonitor of its own, the
+ * user's next `git status` there would run it. It stays read-only as a
+ * .git directory does. */
+static void a_childs_git_file_stays_read_only(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "sub");
+    put("sub/.git", "gitdir: ../.git/modules/sub\n");
+    json_t *r = sh_in("{'filesystem':{'writable':true},'commands':{'sh':{}}}",
+                      "echo gitdir: ../evil > sub/.git; rm -f sub/.git; "
+                      "mv sub/.git sub/moved; echo ok > sub/file.txt");
+    const char *git = slurp(root, "sub/.git");
+
+    if (git == NULL || strcmp(git, "gitdir: ../.git/modules/sub\n") != 0)
+        fail_msg("the child changed sub/.git: %s", git != NULL ? git : "(removed)");
+    assert_false(exists(root, "sub/moved"));
+    assert_string_equal(slurp(root, "sub/file.txt"), "ok\n");
+    json_decref(r);
+}
+
+/* The adversarial pass: where it may write, a child of a root host
+ * would leave a program that runs as root for whoever may run it (a
+ * set-user-ID or set-group-ID file); the bits are refused however they
+ * are asked for. */
+static void a_child_makes_no_setuid_file(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "out");
+    json_t *r = sh_in("{'filesystem':{'writable':['out']},'commands':{'sh':{}}}",
+                      "cp /bin/true out/t; chmod u+s out/t; chmod g+s out/t; chmod 6755 out/t; "
+                      "install -m 4755 /bin/true out/i; cp -p out/t out/p; "
+                      "mkfifo -m 4755 out/f; ls -l out");
+    char cmd[4400];
+    snprintf(cmd, sizeof(cmd), "find '%s' -perm /6000 | grep -q .", root);
+
+    if (system(cmd) == 0)
+        fail_msg("a set-user-ID or set-group-ID file was left:\n%s", out_of(r, "stdout"));
+    assert_true(exists(root, "out/t"));
+    json_decref(r);
+}
+
 static void a_childs_git_metadata_stays_read_only(void **state)
 {
     (void)state;
@@ -484,6 +529,34 @@ static void required_mode_refuses_a_child_it_cannot_confine(void **state)
     free(lines);
 }
 
+/* The adversarial pass: a workspace in /opt (or /usr/src, /etc), which
+ * a child may read as part of the system: everything of it outside the
+ * policy's prefixes (.env, the paths the tool would be asked about) was
+ * readable, as the walk that finds what to hide only looks beneath the
+ * prefixes. Such a workspace is refused in mode "required". */
+static void a_workspace_the_system_grants_is_refused(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char ws[64] = "/opt/jpt-run-ws-XXXXXX";
+    if (mkdtemp(ws) == NULL) {
+        print_message("[ SKIPPED  ] no directory can be made in /opt: %s\n", strerror(errno));
+        skip();
+    }
+    fu_write(ws, ".env", "SECRET-ENV\n");
+    fu_write(ws, "private.txt", "SECRET-ASKED\n");
+    fu_mkdir(ws, "src");
+    char *lines = ops_in(ws, JPT_SANDBOX_DEFAULT,
+                         "{'filesystem':{'allow':['src']},'commands':{'cat':{}}}",
+                         "[{'method':'process.run','params':{'program':'cat','args':"
+                         "['.env','private.txt']}}]");
+    fu_rmtree(ws);
+    assert_lacks(lines, "SECRET");
+    assert_non_null(strstr(lines, "process.run err -32603"));
+    assert_non_null(strstr(lines, "lies beneath /opt"));
+    free(lines);
+}
+
 static void too_many_paths_to_cover_refuse_the_run(void **state)
 {
     (void)state;
@@ -569,11 +642,14 @@ int main(void)
         cmocka_unit_test_setup(a_child_reads_nothing_of_the_host_outside_the_system, fresh),
         cmocka_unit_test_setup(a_child_writes_only_where_fs_write_may, fresh),
         cmocka_unit_test_setup(a_childs_git_metadata_stays_read_only, fresh),
+        cmocka_unit_test_setup(a_childs_git_file_stays_read_only, fresh),
+        cmocka_unit_test_setup(a_child_makes_no_setuid_file, fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
         cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),
         cmocka_unit_test_setup(what_a_child_starts_ends_with_it, fresh),
         cmocka_unit_test_setup(required_mode_refuses_a_child_it_cannot_confine, fresh),
         cmocka_unit_test_setup(too_many_paths_to_cover_refuse_the_run, fresh),
+        cmocka_unit_test_setup(a_workspace_the_system_grants_is_refused, fresh),
         cmocka_unit_test_setup(a_non_root_hosts_child_is_confined_too, fresh),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ static char root[4096];    /* the workspace */
 static char outside[4096]; /* a directory beside it */
 static char secret[4200];  /* a file in the workspace */
 static char home[4096];
+static char tmp_ws[64];    /* a workspace in /tmp, removed at the end */
 static int kernel_abi;
 static const char *kernel_why = ""; /* why there is no Landlock */
 
@@ -98,6 +100,8 @@ static int teardown(void **state)
 {
     (void)state;
     jpt__sandbox_test_limit(-1, false);
+    if (tmp_ws[0] != '\0')
+        rm_tree(tmp_ws);
     return rm_tree(root) | rm_tree(outside);
 }
 
@@ -1300,6 +1304,202 @@ static void a_writable_path_named_through_a_symlink_stays_writable(void **state)
     jpt_registry_free(r);
 }
 
+/* ---- The adversarial pass: a read-only workspace in /tmp ------------------------- */
+
+/* A stdio tool whose workspace is read-only ("filesystem": {"writable":
+ * false}) in a checkout under /tmp, which the profile lets it write:
+ * Landlock's grant of /tmp holds the workspace too, so only a mount can
+ * keep it read-only; without a mount namespace the required mode
+ * refuses to run it. */
+static void a_read_only_workspace_in_tmp_stays_read_only(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    char *ws = strcpy(tmp_ws, "/tmp/jpt-sandbox-ro-XXXXXX"), file[128], made[128];
+    assert_non_null(mkdtemp(ws));
+    snprintf(file, sizeof(file), "%s/file.txt", ws);
+    snprintf(made, sizeof(made), "%s/made.txt", ws);
+    write_text(file, "as it was\n");
+    struct stat before, st;
+    assert_int_equal(stat(file, &before), 0);
+    const char *checks[] = {check_of("create:", made), check_of("truncate:", file),
+                            check_of("chmod:", file), "create:/tmp/jpt-sandbox-ro-beside", NULL};
+    const char *extra = "'sandbox':{'filesystem':{'writable':false}}";
+    jpt_registry_options o = {.size = sizeof(o), .root = ws, .kill_grace_ms = 300,
+                              .drain_ms = 100};
+    jpt_registry *r = ru_registry_with(&o, js(tool_js("s", false, extra, checks)));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    unsigned enforced = 0;
+
+    assert_int_equal(jpt_registry_tool_sandbox(r, "s", &enforced, NULL), JPT_OK);
+    jpt_registry_free(r);
+    bool made_it = access(made, F_OK) == 0;
+    unlink(made);
+    assert_false(is_error);
+    assert_false(made_it);
+    assert_string_equal(read_text(file), "as it was\n");
+    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(st.st_mode, before.st_mode);
+    if (enforced & JPT_SANDBOX_ENFORCED_MOUNTS) {
+        assert_outcome(out, checks[0], "EROFS");
+        assert_outcome(out, checks[1], "EROFS");
+        assert_outcome(out, checks[2], "EROFS");
+    }
+    /* The rest of /tmp stays writable. */
+    assert_outcome(out, "create:/tmp/jpt-sandbox-ro-beside", "ok");
+    free(out);
+
+    /* Without a mount namespace nothing could keep it read-only. */
+    jpt__sandbox_test_no_namespaces(true);
+    r = ru_registry_with(&o, js(tool_js("s", false, extra, checks)));
+    out = call(r, "s", &is_error);
+    jpt__sandbox_test_no_namespaces(false);
+    jpt_registry_free(r);
+    unlink(made);
+    assert_true(is_error);
+    assert_non_null(strstr(out, "the read-only workspace"));
+    assert_string_equal(read_text(file), "as it was\n");
+    free(out);
+    unlink(file);
+    assert_int_equal(rmdir(ws), 0);
+    tmp_ws[0] = '\0';
+}
+
+/* ---- The adversarial pass: a grant above the workspace -------------------------- */
+
+/* A read path that holds the workspace (the directory above it, where a
+ * tool's libraries were thought to be; or the system's own, for a
+ * workspace in /usr/src): the VFS tool would open the workspace's .env
+ * itself, past the policy. Required mode refuses the spawn; best-effort
+ * runs it and its report says the workspace is readable. */
+static void a_read_path_above_the_workspace_is_refused(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char above[4200], env[4200];
+    snprintf(above, sizeof(above), "%s/..", root);
+    snprintf(env, sizeof(env), "%s/.env", root);
+    write_text(env, "SECRET=1\n");
+    const char *read[] = {above, NULL};
+    const char *checks[] = {check_of("read:", env), NULL};
+    const char *argv[] = {PROBE, "--vfs", checks[0], NULL};
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .sandbox_mode = JPT_SANDBOX_REQUIRED, .sandbox_read = read};
+    jpt_vfs_host *h = NULL;
+    host_run run;
+
+    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+    assert_int_equal(jpt_vfs_host_spawn(h, argv, "{\"name\":\"probe\"}"), JPT_ERR_SANDBOX);
+    assert_non_null(strstr(jpt_vfs_host_errmsg(h), "lies beneath"));
+    jpt_vfs_host_free(h);
+
+    run_vfs(JPT_SANDBOX_BEST_EFFORT, read, checks, &run);
+    assert_non_null(strstr(run.report, "the workspace is readable: it lies beneath"));
+    free(run.lines);
+
+    /* A definition's os_sandbox.read, through a registry. */
+    char extra[4400];
+    snprintf(extra, sizeof(extra), "'os_sandbox':{'read':['%s']}", above);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("v", true, extra, checks));
+    bool is_error = false;
+    char *out = call(r, "v", &is_error);
+    jpt_registry_free(r);
+    unlink(env);
+    assert_true(is_error);
+    if (strstr(out, "SECRET") != NULL || strstr(out, "lies beneath") == NULL)
+        fail_msg("the tool read the workspace past the policy: %s", out);
+    free(out);
+}
+
+/* ---- The adversarial pass: names others connect to -------------------------------- */
+
+/* A tool cannot connect() to anything, so a socket it listens on serves
+ * only processes outside the sandbox: bound to a name the host's users
+ * connect to (an abstract name of a service that restarts, a path in
+ * /tmp such as a terminal multiplexer's), it takes their connections and
+ * what they send; bound to a socketpair's end, it keeps the name from
+ * its service. bind() and listen() are refused in every profile. */
+static void no_tool_binds_a_name_others_connect_to(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    char sock_path[4200], abstract[64];
+    snprintf(sock_path, sizeof(sock_path), "%s/service.sock", root);
+    snprintf(abstract, sizeof(abstract), "jpt-sandbox-probe-%d", (int)getpid());
+    const char *checks[] = {check_of("listen-abstract:", abstract),
+                            check_of("listen-path:", sock_path), check_of("pair-bind:", abstract),
+                            NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    host_run run;
+    struct stat st;
+
+    jpt_registry_free(r);
+    bool made = lstat(sock_path, &st) == 0;
+    unlink(sock_path);
+    run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
+    assert_false(is_error);
+    assert_false(made);
+    for (size_t i = 0; checks[i] != NULL; i++)
+        assert_outcome(out, checks[i], "EPERM");
+    /* The VFS tool has no socket(): its socketpair's end. */
+    assert_outcome(run.lines, checks[2], "EPERM");
+    free(out);
+    free(run.lines);
+}
+
+/* ---- The adversarial pass: signals by other ways ---------------------------------- */
+
+static volatile sig_atomic_t host_signalled;
+
+static void count_signal(int sig)
+{
+    (void)sig;
+    host_signalled++;
+}
+
+/* A tool makes its host the owner of a file's events (F_SETOWN on its
+ * stdout, FIOSETOWN on a socketpair) with a signal of its choice: the
+ * kernel sends it with the tool's credentials, where a uid 0 may signal
+ * any process — the host, and every process of the machine — and only
+ * Landlock's signal scope (ABI 6, Linux 6.12) stops it. Also kill(-1),
+ * every process the tool may signal at once. Each is refused by the
+ * filter, whatever the Landlock ABI (5: a kernel before 6.12). */
+static void a_tool_cannot_make_the_host_own_its_signals(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    char owner_parent[32], owner_pair[32];
+    snprintf(owner_parent, sizeof(owner_parent), "owner-parent:%d", SIGUSR2);
+    snprintf(owner_pair, sizeof(owner_pair), "owner-pair:%d", SIGUSR2);
+    const char *checks[] = {owner_parent, owner_pair, "kill-every", NULL};
+    struct sigaction count = {.sa_handler = count_signal, .sa_flags = SA_RESTART}, old;
+    const int abis[] = {-1, 5};
+
+    sigemptyset(&count.sa_mask);
+    assert_int_equal(sigaction(SIGUSR2, &count, &old), 0);
+    for (size_t i = 0; i < sizeof(abis) / sizeof(abis[0]); i++) {
+        host_run run;
+        host_signalled = 0;
+        jpt__sandbox_test_limit(abis[i], false);
+        run_vfs(JPT_SANDBOX_BEST_EFFORT, NULL, checks, &run);
+        jpt__sandbox_test_limit(-1, false);
+        if (host_signalled != 0)
+            fail_msg("the host got %d signals of the tool's choosing (Landlock ABI %d):\n%s",
+                     (int)host_signalled, abis[i] < 0 ? kernel_abi : abis[i], run.lines);
+        assert_outcome(run.lines, owner_parent, "EPERM");
+        assert_outcome(run.lines, owner_pair, "EPERM");
+        assert_outcome(run.lines, "kill-every", "EPERM");
+        free(run.lines);
+    }
+    assert_int_equal(sigaction(SIGUSR2, &old, NULL), 0);
+}
+
 /* ---- A host that is not root -------------------------------------------------------- */
 
 /* Runs `fn` in a forked process that has become uid and gid 65534 (nobody),
@@ -1415,6 +1615,137 @@ static void a_non_root_hosts_stdio_tool_changes_no_metadata_outside(void **state
     free(lines);
 }
 
+/* ---- The adversarial pass: set-user-ID files -------------------------------------- */
+
+/* Every way a sandboxed tool could leave a set-user-ID or set-group-ID
+ * file where it may write, on `dir` (which holds a file "plain.sh"): for
+ * a root host's tool, a program that runs as root for whoever may run it
+ * (another user of the machine, the user's next command). */
+static void setid_checks(const char *dir, const char **checks, char bufs[][4400])
+{
+    static const char *const kinds[][2] = {
+        {"chmod-setuid:", "/plain.sh"},   {"chmod-setgid:", "/plain.sh"},
+        {"fchmod-setuid:", "/plain.sh"},  {"fchmodat2-setuid:", "/plain.sh"},
+        {"create-setuid:", "/made-1"},    {"openat-setgid:", "/made-2"},
+        {"creat-setuid:", "/made-3"},     {"mknod-setuid:", "/made-4"},
+        {"tmpfile-setuid:", ""},          {"openat2-create:", "/made-5"},
+    };
+    size_t i = 0;
+
+    for (; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        snprintf(bufs[i], 4400, "%s%s%s", kinds[i][0], dir, kinds[i][1]);
+        checks[i] = bufs[i];
+    }
+    checks[i] = NULL;
+}
+
+/* The outcome each setid check must have: refused (openat2: ENOSYS, for
+ * the caller to fall back to openat). */
+static void assert_no_setid(const char *lines, const char *const *checks)
+{
+    for (size_t i = 0; checks[i] != NULL; i++)
+        assert_outcome(lines, checks[i],
+                       strncmp(checks[i], "openat2-", 8) == 0 ? "ENOSYS" : "EPERM");
+}
+
+/* The first file beneath `dir` with a set-user-ID or set-group-ID bit, or
+ * NULL. */
+static const char *setid_file_in(const char *dir)
+{
+    static char found[4400];
+    char cmd[4400];
+    snprintf(cmd, sizeof(cmd), "find '%s' -type f -perm /6000 2>/dev/null", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    found[0] = '\0';
+    if (fgets(found, sizeof(found), p) == NULL)
+        found[0] = '\0';
+    pclose(p);
+    return found[0] != '\0' ? found : NULL;
+}
+
+static void no_sandboxed_tool_makes_a_setuid_file(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    char plain[4200], bufs[16][4400];
+    const char *checks[17];
+    snprintf(plain, sizeof(plain), "%s/plain.sh", root);
+    write_text(plain, "#!/bin/sh\n");
+    assert_int_equal(chmod(plain, 0755), 0);
+    setid_checks(root, checks, bufs);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    const char *setid = setid_file_in(root);
+
+    if (setid != NULL)
+        fail_msg("the tool left a set-user-ID file: %s(the probe said:\n%s)", setid, out);
+    assert_false(is_error);
+    assert_no_setid(out, checks);
+    free(out);
+    jpt_registry_free(r);
+    for (size_t i = 1; i <= 5; i++) {
+        char made[4300];
+        snprintf(made, sizeof(made), "%s/made-%zu", root, i);
+        unlink(made);
+    }
+    snprintf(plain, sizeof(plain), "%s/tmpfile", root);
+    unlink(plain);
+}
+
+static void nobody_makes_setid(int out, const char *ws, const char *beside)
+{
+    char plain[4300], bufs[16][4400], defs[1 << 15];
+    const char *checks[17];
+    int n;
+    (void)beside;
+    snprintf(plain, sizeof(plain), "%s/plain.sh", ws);
+    FILE *f = fopen(plain, "w");
+    if (f == NULL)
+        _exit(3);
+    fclose(f);
+    chmod(plain, 0755);
+    setid_checks(ws, checks, bufs);
+    n = snprintf(defs, sizeof(defs), "{\"tools\":[{\"name\":\"s\",\"command\":[\"%s\"", PROBE);
+    for (size_t i = 0; checks[i] != NULL; i++)
+        n += snprintf(defs + n, sizeof(defs) - (size_t)n, ",\"%s\"", checks[i]);
+    snprintf(defs + n, sizeof(defs) - (size_t)n, "],\"sandbox\":true}]}");
+    jpt_registry_options o = {.size = sizeof(o), .root = ws, .kill_grace_ms = 300,
+                              .drain_ms = 100};
+    jpt_registry *r = NULL;
+    bool is_error = true;
+    if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, defs, 0) != JPT_OK)
+        _exit(4);
+    char *text = ru_call(r, "s", "{}", &is_error);
+    const char *setid = setid_file_in(ws);
+    dprintf(out, "%s\nsetid %s\n", text, setid != NULL ? setid : "none");
+    free(text);
+    jpt_registry_free(r);
+}
+
+static void a_non_root_hosts_tool_makes_no_setuid_file_either(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    if (getuid() != 0) {
+        print_message("[ SKIPPED  ] becoming nobody needs root\n");
+        skip();
+    }
+    char *lines = as_nobody(nobody_makes_setid);
+    char bufs[16][4400];
+    const char *checks[17];
+    char ws[4200];
+    snprintf(ws, sizeof(ws), "%s/nobody-ws", outside);
+    setid_checks(ws, checks, bufs);
+    if (strstr(lines, "\nsetid none") == NULL)
+        fail_msg("a set-user-ID file of nobody was left:\n%s", lines);
+    assert_no_setid(lines, checks);
+    free(lines);
+}
+
 /* Not a check: what this machine's kernel lets the sandbox enforce, in the
  * test log, so that a CI run says which features it exercised. */
 static void this_machine_enforces(void **state)
@@ -1467,6 +1798,12 @@ int main(void)
         cmocka_unit_test(a_vfs_tool_cannot_watch_name_or_locate_host_paths),
         cmocka_unit_test(a_non_root_hosts_stdio_tool_changes_no_metadata_outside),
         cmocka_unit_test(a_writable_path_named_through_a_symlink_stays_writable),
+        cmocka_unit_test(a_tool_cannot_make_the_host_own_its_signals),
+        cmocka_unit_test(no_tool_binds_a_name_others_connect_to),
+        cmocka_unit_test(a_read_path_above_the_workspace_is_refused),
+        cmocka_unit_test(a_read_only_workspace_in_tmp_stays_read_only),
+        cmocka_unit_test(no_sandboxed_tool_makes_a_setuid_file),
+        cmocka_unit_test(a_non_root_hosts_tool_makes_no_setuid_file_either),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

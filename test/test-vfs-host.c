@@ -225,6 +225,32 @@ static void a_hard_link_to_an_outside_file_is_refused(void **state)
     unlink(to);
 }
 
+/* The adversarial pass: fs.write keeps a file's mode, but the content is
+ * the tool's, so not its set-user-ID and set-group-ID bits (the kernel
+ * drops them when someone else writes the file): a root host would
+ * otherwise make a program that runs as root, and owned by root, out of
+ * any such file of the workspace. */
+static void fs_write_drops_set_user_id_bits(void **state)
+{
+    (void)state;
+    char path[512];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/helper", root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\n", f);
+    fclose(f);
+    assert_int_equal(chmod(path, 06755), 0);
+    assert_end(probe("{'filesystem':{'writable':true}}",
+                     "{'ops':[{'method':'fs.write','params':{'path':'helper',"
+                     "'content':'#!/bin/sh\\nid\\n'}}]}",
+                     NULL),
+               "ok: fs.write ok {}");
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0755);
+    unlink(path);
+}
+
 static void fifos_are_refused_at_once_and_delay_nothing(void **state)
 {
     (void)state;
@@ -818,6 +844,7 @@ int main(void)
         cmocka_unit_test(a_symlink_out_of_the_root_fails_without_naming_its_target),
         cmocka_unit_test(a_hard_link_to_an_outside_file_is_refused),
         cmocka_unit_test(fifos_are_refused_at_once_and_delay_nothing),
+        cmocka_unit_test(fs_write_drops_set_user_id_bits),
         cmocka_unit_test(swapping_a_directory_with_a_symlink_never_escapes),
         cmocka_unit_test(env_created_after_the_start_is_denied),
         cmocka_unit_test(an_allowed_ask_lets_the_request_through_once),

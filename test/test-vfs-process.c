@@ -379,6 +379,39 @@ static void variables_must_be_listed_to_be_forwarded(void **state)
     json_decref(r);
 }
 
+/* The adversarial pass: a variable the policy lends for a command line
+ * its rule allows rode along on one it asks about, and the prompt
+ * showed the command line alone; the user approved it, and the child
+ * wrote the value (reversed, past the scrubber) where the tool reads
+ * it. As with http's ${VAR}: a command line the policy would ask about
+ * carries none, and is refused before anyone is asked. */
+static void an_asked_command_line_gets_no_variable(void **state)
+{
+    (void)state;
+    static const char sandbox[] =
+        "{'filesystem':{'writable':true},"
+        "'commands':{'sh':{'args':[['-c','echo fine']],'envs':['JPT_TEST_SECRET']}}}";
+    asked a = {.decision = JPT_DECISION_ALLOW};
+    json_t *params = sh("printf %s \"$JPT_TEST_SECRET\" | rev > leak.txt");
+    json_object_set_new(params, "envs", json_pack("[s]", "JPT_TEST_SECRET"));
+
+    run_err(sandbox, params, &a, -32001,
+            "process.run 'sh': envs[0] 'JPT_TEST_SECRET' is forwarded only to a command line "
+            "that commands.sh allows: this one would need approval, which cannot be asked "
+            "for a value the prompt does not show");
+    assert_int_equal(a.count, 0);
+    char path[4300];
+    snprintf(path, sizeof(path), "%s/leak.txt", root);
+    assert_int_equal(access(path, F_OK), -1);
+    /* The command line its rule allows still gets it; and the asked one
+     * without it is asked. */
+    params = sh("echo fine");
+    json_object_set_new(params, "envs", json_pack("[s]", "JPT_TEST_SECRET"));
+    json_decref(run_ok(sandbox, params, NULL));
+    json_decref(run_ok(sandbox, sh("echo asked"), &a));
+    assert_int_equal(a.count, 1);
+}
+
 /* ---- Scrubbing ------------------------------------------------------------------------- */
 
 static char *base64(const char *p, size_t n)
@@ -1352,6 +1385,7 @@ int main(void)
         cmocka_unit_test(argument_lists_decide_what_runs),
         cmocka_unit_test(a_program_without_a_rule_is_denied_or_asked),
         cmocka_unit_test(variables_must_be_listed_to_be_forwarded),
+        cmocka_unit_test(an_asked_command_line_gets_no_variable),
         cmocka_unit_test(forwarded_values_are_scrubbed_from_stdout_and_stderr),
         cmocka_unit_test(forwarded_values_are_scrubbed_in_every_form),
         cmocka_unit_test(a_timeout_kills_the_process_group_grandchild_too),

@@ -277,6 +277,14 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    {{context}}   {"action","root"} JSON
  *                    {{arguments.NAME}}  the argument: strings and numbers
  *                                  as they are, objects and arrays as JSON
+ *                                  (the model chooses it: a string that
+ *                                  begins with '-' is an option to most
+ *                                  programs — `rg --pre=sh`, `git log
+ *                                  --output=…` — so put "--" before the
+ *                                  element, or give the parameter a
+ *                                  "pattern" such as "^[^-]"; a value
+ *                                  the schema passes is not thereby
+ *                                  safe as an argument)
  *                    a missing argument is an error for that call; in all
  *                    three, and on stdin, a real is written in the shortest
  *                    form that reads back as the same double (0.2, 1.0,

@@ -177,7 +177,9 @@ JPT_EXPORT int jpt_files_read(jpt_files *f, const char *path, size_t limit, char
 /* fs.write: replaces the file's content atomically (a temporary file in the
  * same directory, renamed over the old one: a reader sees the old content
  * or the new, and a failed write leaves the old file as it was), keeping
- * an existing file's mode; a new file gets 0666 less the umask. Missing
+ * an existing file's mode but its set-user-ID and set-group-ID bits (the
+ * content is new, as when the kernel drops them for a write by another
+ * user); a new file gets 0666 less the umask. Missing
  * parent directories are created (0777 less the umask), as D11 says —
  * served to a VFS tool, only once the access policy has let the write and
  * every directory it would create (nothing is made for a refused or a
@@ -739,7 +741,21 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    but the main one fails);
  *  - sockets: socketpair() of AF_UNIX streams only (a datagram pair sends
  *    to any path socket by address), no connect(), no sendto() with an
- *    address.
+ *    address, no bind() or listen() (a name of its own would serve only
+ *    processes outside the sandbox: a host service's name squatted, its
+ *    clients' connections taken);
+ *  - no other process as the owner of a file's events: fcntl F_SETOWN
+ *    only to 0 (none), no F_SETOWN_EX, FIOSETOWN or SIOCSPGRP (the
+ *    kernel sends the owner a signal of the tool's choosing with the
+ *    tool's credentials: for a uid 0, to any process of the machine,
+ *    which only Landlock's signal scope, ABI 6, would stop); no kill(-1);
+ *  - no set-user-ID or set-group-ID file, where it may write as anywhere
+ *    (a root host's tool would leave a program that runs as root for
+ *    whoever may run it): chmod and its variants with either bit are
+ *    refused, and so are open, openat, creat and mknod making a file with
+ *    one; openat2 answers ENOSYS (its mode is in memory seccomp cannot
+ *    read: the C library and programs fall back to openat), so `cp -p`
+ *    or `install -m 4755` of such a file fails.
  * Landlock denials fail with EACCES.
  *
  * A VFS tool (always, unless the mode is JPT_SANDBOX_OFF) may:
@@ -752,15 +768,18 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    libraries or interpreter outside /usr: a shared library's directory,
  *    a virtualenv);
  *  and nothing else of the file system: not the workspace, not home, not
- *    /etc/passwd, not /proc (so neither the host's /proc/<pid>/environ)
- *    nor /sys. Its files it asks the host for. It may create no socket
- *    (socketpair() of AF_UNIX streams stays: it reaches no one). It
- *    changes no file's mode, owner, times, extended attributes or inode
- *    flags (chmod, fchmod, fchmodat, fchmodat2, chown and variants, utime,
- *    utimes, futimesat, utimensat, *xattr and *xattrat, file_setattr,
- *    FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR), reads no extended attribute
- *    (getxattr, listxattr and variants, file_getattr), and watches no path
- *    (inotify). It starts in "/", and so learns nothing of the host's
+ *    /etc/passwd, not /proc (so neither the host's /proc/<pid>/environ) nor
+ *    /sys. A workspace that one of those grants holds (a workspace in
+ *    /usr/src, a read path above it) would be read directly: mode "required"
+ *    refuses to spawn the tool (JPT_ERR_SANDBOX, naming the grant),
+ *    "best-effort" runs it and its report says so. Its files it asks the host for.
+ *    It may create no socket (socketpair() of AF_UNIX streams stays: it
+ *    reaches no one). It changes no file's mode, owner, times, extended
+ *    attributes or inode flags (chmod, fchmod, fchmodat, fchmodat2, chown and
+ *    variants, utime, utimes, futimesat, utimensat, *xattr and *xattrat,
+ *    file_setattr, FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR), reads no extended
+ *    attribute (getxattr, listxattr and variants, file_getattr), and watches
+ *    no path (inotify). It starts in "/", and so learns nothing of the host's
  *    working directory. What it still learns, as Landlock (up to ABI 7)
  *    does not govern it and the loader and interpreters need it: whether
  *    a path exists and its metadata (stat, statx, access, readlink of any
@@ -774,8 +793,12 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * A sandboxed stdio tool (RFD 075: workspace read-write, system
  * read-only, no network) may read and execute what a VFS tool may, and
  * /etc, /opt and /sys; read and write the workspace (or only read it,
- * with "filesystem": {"writable": false}) and /tmp (shared with the
- * host); create AF_UNIX stream sockets. It never reads the secrets of
+ * with "filesystem": {"writable": false}: a read-only workspace beneath
+ * /tmp or an os_sandbox.write path is mounted read-only again, and where
+ * there is no mount namespace mode "required" refuses to run the tool,
+ * as nothing else could keep it read-only) and /tmp (shared with the
+ * host); create AF_UNIX stream sockets (bound to no name, connected to
+ * nothing: a socketpair serves it better). It never reads the secrets of
  * /etc: /etc/shadow, shadow-, gshadow, gshadow-, sudoers, sudoers.d,
  * ssh/ssh_host_*_key, ssl/private, pki/tls/private, security/opasswd,
  * krb5.keytab, NetworkManager/system-connections, wireguard,
@@ -822,11 +845,15 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * paths of filesystem.allow's and .writable's prefixes beneath the root;
  * write .writable's (all of .allow's with "writable": true), and nothing
  * else of the workspace or the host (everything else is read-only:
- * EROFS); never read a sensitive path or a filesystem.deny prefix beneath
- * what it may read, nor the secrets of /etc — each is covered by an empty
- * file or directory of mode 000 (EACCES) — nor a path the policy would
- * ask about (outside those prefixes); never write a .git directory
- * beneath a writable prefix (mounted read-only again, unless a prefix
+ * EROFS); a workspace that the system's grants hold (in /opt, /usr/src,
+ * /etc) would be readable whole, so mode "required" refuses process.run
+ * there (-32603, naming the grant); never read a sensitive path or a
+ * filesystem.deny prefix beneath what it may read, nor the secrets of
+ * /etc — each is covered by an empty file or directory of mode 000
+ * (EACCES) — nor a path the policy would ask about (outside those
+ * prefixes); never write a .git directory, nor a .git file ("gitdir:", a
+ * submodule's or a worktree's), beneath a writable prefix (each mounted
+ * read-only again, so neither changed nor removed, unless a prefix
  * names a path inside it or filesystem.git is "writable", as for
  * fs.write). A git child reads its repositories' .git/config (git cannot
  * work without it; it is still never written, and what git prints of it
@@ -1010,8 +1037,12 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *   - The policy decides on the command line (JPT_ACCESS_PROCESS; the
  *     `commands` keys above), asking the policy handler when it is not
  *     covered. Every name in `envs` must be listed in the program's
- *     commands.<program>.envs (-32001 names the variable, never its value);
- *     a malformed name is -32602.
+ *     commands.<program>.envs (-32001 names the variable, never its value),
+ *     and forwarded only to a command line that rule allows: one the
+ *     policy would ask about carries none (-32001 before anyone is asked,
+ *     as for http's ${VAR}: the prompt shows the command line, not the
+ *     values riding along); a malformed name is -32602. PATH is always
+ *     given.
  *   - The process runs with a clean environment: PATH (the host's) and the
  *     variables of `envs` that the host has set, nothing else — no LD_* or
  *     other loader variable ever, whatever the host's environment holds.

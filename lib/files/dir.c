@@ -309,7 +309,12 @@ static int replace_atomically(jpt_files *f, int pfd, const char *name, const voi
     if (fd < 0)
         return -EEXIST;
     int rc = write_fd(fd, data, len);
-    if (rc == 0 && old != NULL && fchmod(fd, old->st_mode & 07777) < 0)
+    /* The old mode but its set-user-ID and set-group-ID bits, which the
+     * kernel drops when someone else writes a file: the content is new,
+     * and the file is now this process's (a root host's would otherwise
+     * be a program that runs as root). */
+    mode_t keep = old != NULL ? old->st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID) : 0;
+    if (rc == 0 && old != NULL && fchmod(fd, keep) < 0)
         rc = -errno;
     if (rc == 0 && (f->flags & JPT_FILES_FSYNC) && fsync(fd) < 0)
         rc = -errno;

@@ -426,7 +426,8 @@ void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, jpt__sandbo
         return;
     spec->profile = t->sandbox_profile;
     spec->mode = mode;
-    spec->workspace = t->sandbox_profile == JPT__SANDBOX_STDIO ? r->root : NULL;
+    /* A stdio tool's to use; a VFS tool's that no grant may hold. */
+    spec->workspace = r->root;
     spec->workspace_writable = t->sandbox_writable;
     spec->cache = r->sandbox_cache;
 }

@@ -609,6 +609,59 @@ static int plan_tmp(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf
     return JPT_OK;
 }
 
+/* A grant of the profile that holds the workspace of a VFS or RUN spec
+ * (whose files a VFS tool must read only through the protocol, and a
+ * RUN child only where the walk of its prefixes found what to hide):
+ * the system's, and for VFS its `read` paths, into `over`; false when
+ * none does. The workspace is a real path (its callers' own: the
+ * registry's root, a directory's fd read back); the system's grants are
+ * compared as they are written — where one is a symbolic link
+ * (/lib -> usr/lib), it leads beneath /usr, which is compared too — so
+ * that a spawn costs no system call here but for the `read` paths. */
+static bool grant_over_workspace(const jpt__sandbox_spec *spec, char over[PATH_MAX])
+{
+    const grant *const lists[] = {system_grants, system_more_grants};
+    const size_t sizes[] = {sizeof(system_grants) / sizeof(system_grants[0]),
+                            sizeof(system_more_grants) / sizeof(system_more_grants[0])};
+    const char *ws = spec->workspace;
+
+    if (spec->profile == JPT__SANDBOX_STDIO || ws == NULL || ws[0] != '/')
+        return false;
+    for (size_t l = 0; l < (spec->profile == JPT__SANDBOX_RUN ? 2u : 1u); l++)
+        for (size_t i = 0; i < sizes[l]; i++)
+            if (path_under(ws, lists[l][i].path)) {
+                snprintf(over, PATH_MAX, "%s", lists[l][i].path);
+                return true;
+            }
+    if (spec->profile == JPT__SANDBOX_RUN) {
+        snprintf(over, PATH_MAX, "/etc");
+        return path_under(ws, over);
+    }
+    for (size_t i = 0; spec->read != NULL && spec->read[i] != NULL; i++)
+        if (realpath(spec->read[i], over) != NULL && path_under(ws, over))
+            return true;
+    return false;
+}
+
+/* The real path of a read-only workspace of a STDIO spec that lies
+ * beneath one of its writable paths (/tmp, os_sandbox.write), into
+ * `real`: Landlock cannot take back what it grants above, so only a
+ * mount keeps it read-only. False for any other spec. */
+static bool workspace_under_writable(const jpt__sandbox_spec *spec, char real[PATH_MAX])
+{
+    char dir[PATH_MAX];
+
+    if (spec->profile != JPT__SANDBOX_STDIO || spec->workspace_writable ||
+        spec->workspace == NULL || realpath(spec->workspace, real) == NULL)
+        return false;
+    if (realpath("/tmp", dir) != NULL && path_under(real, dir))
+        return true;
+    for (size_t i = 0; spec->write != NULL && spec->write[i] != NULL; i++)
+        if (realpath(spec->write[i], dir) != NULL && path_under(real, dir))
+            return true;
+    return false;
+}
+
 /* The child's mounts (sandbox.h, profiles STDIO and RUN). */
 static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jpt__pathv *etc,
                        jpt__errbuf *err)
@@ -622,6 +675,11 @@ static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jp
     }
     if (rc == JPT_OK)
         rc = plan_writable(sb, spec->write);
+    /* A read-only workspace in /tmp (a checkout there): mounted read-only
+     * again, after /tmp is made writable. */
+    char real[PATH_MAX];
+    if (rc == JPT_OK && workspace_under_writable(spec, real))
+        rc = jpt__pathv_add(&sb->read_only, real, true);
     for (size_t i = 0; rc == JPT_OK && spec->read_only != NULL && spec->read_only[i] != NULL;
          i++)
         rc = jpt__pathv_add(&sb->read_only, spec->read_only[i], true);
@@ -651,6 +709,9 @@ static int view_key(const jpt__sandbox *sb, unsigned etc_generation, jpt__buf *k
 {
     int rc = jpt__buf_printf(key, "%u %d", etc_generation, sb->ns.user);
 
+    /* A read-only workspace below a writable path is part of the view. */
+    for (size_t i = 0; rc == JPT_OK && i < sb->read_only.n; i++)
+        rc = jpt__buf_printf(key, " r%s", sb->read_only.v[i]);
     for (size_t i = 0; rc == JPT_OK && i < sb->writable.n; i++) {
         struct stat st;
         uint64_t id[2] = {0, 0};
@@ -918,6 +979,24 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
                  (unsigned)getegid());
         ns = namespaces_here(spec, &plan, ns_why, sizeof(ns_why));
     }
+    char real[PATH_MAX], over[PATH_MAX];
+    bool exposed = grant_over_workspace(spec, over);
+    if (spec->mode == JPT_SANDBOX_REQUIRED && exposed)
+        return jpt__err(err, JPT_ERR_SANDBOX,
+                        "the OS sandbox is required, but the workspace %.200s lies beneath "
+                        "%.200s, which the %s may read: it would read the workspace's files "
+                        "(.env among them) directly, past the access policy (move the "
+                        "workspace, or name a narrower path; the sandbox mode \"best-effort\" "
+                        "runs it so)",
+                        spec->workspace, over,
+                        spec->profile == JPT__SANDBOX_VFS ? "tool" : "process.run child");
+    if (spec->mode == JPT_SANDBOX_REQUIRED && !ns && workspace_under_writable(spec, real))
+        return jpt__err(err, JPT_ERR_SANDBOX,
+                        "the OS sandbox is required, but the read-only workspace %.200s lies "
+                        "beneath a path the tool may write (/tmp, or os_sandbox.write), and "
+                        "without a mount namespace of its own (%s) nothing keeps it "
+                        "read-only (the sandbox mode \"best-effort\" runs it so)",
+                        real, ns_why);
     if (spec->mode == JPT_SANDBOX_REQUIRED && spec->profile == JPT__SANDBOX_RUN && !ns)
         return jpt__err(err, JPT_ERR_SANDBOX,
                         "the OS sandbox of process.run is required, but this host cannot "
@@ -942,6 +1021,11 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     describe(&sb->report, spec->profile, plan.pid, abi < 1 ? ll_why : NULL,
              seccomp ? NULL : sc_why,
              spec->profile != JPT__SANDBOX_VFS && !ns ? ns_why : NULL);
+    if (exposed) {
+        size_t n = strlen(sb->report.text);
+        snprintf(sb->report.text + n, sizeof(sb->report.text) - n,
+                 "; the workspace is readable: it lies beneath %.200s", over);
+    }
     *out = sb;
     return JPT_OK;
 }

@@ -83,7 +83,12 @@ typedef struct jpt__sandbox_spec {
     int mode;                  /* JPT_SANDBOX_REQUIRED or _BEST_EFFORT */
     const char *program;       /* the executable (a path): may be read and
                                   executed; NULL: none besides the system's */
-    const char *workspace;     /* STDIO: the workspace root; NULL: none */
+    const char *workspace;     /* the workspace root; NULL: none. STDIO:
+                                  granted. VFS and RUN: its real path,
+                                  which no grant of the profile may hold
+                                  (a workspace in /usr/src, a read path
+                                  above it): mode REQUIRED refuses such a
+                                  spec, and BEST_EFFORT's report says so */
     bool workspace_writable;   /* STDIO */
     const char *const *read;   /* absolute paths readable and executable
                                   besides the profile's; NULL-terminated,

@@ -71,7 +71,11 @@ void jpt__seccomp_prog_free(jpt__seccomp_prog *p)
  * the clock, the host's names, rebooting, kexec, kernel modules, swap,
  * accounting, fanotify (which watches whole file systems), file handles
  * (open_by_handle_at opens any file by its number; name_to_handle_at
- * tells them), and userfaultfd (a tool of kernel exploits). */
+ * tells them), and userfaultfd (a tool of kernel exploits). bind and
+ * listen too: a process that may connect() nowhere has no use for a name
+ * of its own, which would serve only processes outside the sandbox (a
+ * name of the host's services squatted, their clients' connections
+ * taken). */
 static const int denied[] = {
     SCMP_SYS(ptrace),           SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
     SCMP_SYS(pidfd_getfd),      SCMP_SYS(io_uring_setup),   SCMP_SYS(io_uring_enter),
@@ -87,7 +91,7 @@ static const int denied[] = {
     SCMP_SYS(finit_module),     SCMP_SYS(delete_module),    SCMP_SYS(swapon),
     SCMP_SYS(swapoff),          SCMP_SYS(acct),             SCMP_SYS(fanotify_init),
     SCMP_SYS(fanotify_mark),    SCMP_SYS(name_to_handle_at), SCMP_SYS(open_by_handle_at),
-    SCMP_SYS(userfaultfd),
+    SCMP_SYS(userfaultfd),      SCMP_SYS(bind),             SCMP_SYS(listen),
 };
 
 /* System calls newer than the headers of some builds: the numbers are
@@ -132,6 +136,24 @@ static const int path_probes[] = {
     SCMP_SYS(listxattr),    SCMP_SYS(llistxattr),    SCMP_SYS(flistxattr),
 #if HAVE_UNIFIED_NR
     NR_GETXATTRAT,          NR_LISTXATTRAT,          NR_FILE_GETATTR,
+#endif
+};
+
+/* The calls that set a file's mode, and which argument holds it (and
+ * for open and openat, which holds the flags that say a file is made:
+ * -1 for none). */
+typedef struct mode_call {
+    int nr;
+    int mode;
+    int flags;
+} mode_call;
+
+static const mode_call mode_calls[] = {
+    {SCMP_SYS(chmod), 1, -1},   {SCMP_SYS(fchmod), 1, -1}, {SCMP_SYS(fchmodat), 2, -1},
+    {SCMP_SYS(creat), 1, -1},   {SCMP_SYS(mknod), 1, -1},  {SCMP_SYS(mknodat), 2, -1},
+    {SCMP_SYS(open), 2, 1},     {SCMP_SYS(openat), 3, 2},
+#if HAVE_UNIFIED_NR
+    {NR_FCHMODAT2, 2, -1},
 #endif
 };
 
@@ -204,6 +226,43 @@ static int streams_only(scmp_filter_ctx ctx, int call, jpt__errbuf *err)
     return rc;
 }
 
+/* No set-user-ID or set-group-ID file: a tool of a root host would leave
+ * a program that runs as root for whoever may run it (another user of
+ * the machine, the user's next command), one of a host that is not root
+ * a program that runs as that user. Whatever else a profile allows of
+ * chmod, no mode with either bit, nor a file made with one (open and
+ * openat with O_CREAT or O_TMPFILE, creat, mknod of a regular file);
+ * openat2's mode is in memory seccomp cannot read, so it answers ENOSYS
+ * and the C library or the program falls back to openat, which is
+ * checked. mkdir keeps neither bit of its mode. */
+static int no_setid(scmp_filter_ctx ctx, jpt__errbuf *err)
+{
+    static const unsigned bits[] = {S_ISUID, S_ISGID};
+    static const unsigned makes[] = {O_CREAT, __O_TMPFILE};
+    rule openat2 = {SCMP_SYS(openat2), ENOSYS, 0, {{0}}};
+    int rc = JPT_OK;
+
+    for (size_t i = 0; rc == JPT_OK && i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++) {
+        const mode_call *m = &mode_calls[i];
+        for (size_t b = 0; rc == JPT_OK && b < 2; b++) {
+            struct scmp_arg_cmp mode =
+                SCMP_CMP((unsigned)m->mode, SCMP_CMP_MASKED_EQ, bits[b], bits[b]);
+            if (m->flags < 0) {
+                rule r = {m->nr, EPERM, 1, {mode}};
+                rc = add(ctx, &r, err);
+                continue;
+            }
+            for (size_t k = 0; rc == JPT_OK && k < 2; k++) {
+                rule r = {m->nr, EPERM, 2,
+                          {SCMP_CMP((unsigned)m->flags, SCMP_CMP_MASKED_EQ, makes[k], makes[k]),
+                           mode}};
+                rc = add(ctx, &r, err);
+            }
+        }
+    }
+    return rc == JPT_OK ? add(ctx, &openat2, err) : rc;
+}
+
 static int add_rules(scmp_filter_ctx ctx, unsigned denies, jpt__errbuf *err)
 {
     const rule rules[] = {
@@ -224,6 +283,26 @@ static int add_rules(scmp_filter_ctx ctx, unsigned denies, jpt__errbuf *err)
         /* An address: a datagram's destination; a stream socket has no
          * use for one. */
         {SCMP_SYS(sendto), EPERM, 1, {SCMP_A4(SCMP_CMP_NE, 0)}},
+        /* Another process as the owner of a file's events (SIGIO, leases,
+         * dnotify), with a signal of the tool's choosing: the kernel sends
+         * it with the tool's credentials, where a uid 0 may signal any
+         * process of the machine and only Landlock's signal scope (ABI 6)
+         * stops it. F_SETOWN may only clear the owner; F_SETOWN_EX and the
+         * ioctls name it in memory seccomp cannot read. */
+        {SCMP_SYS(fcntl), EPERM, 2,
+         {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, F_SETOWN), SCMP_A2(SCMP_CMP_NE, 0)}},
+        {SCMP_SYS(fcntl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, F_SETOWN_EX)}},
+#ifdef __NR_fcntl64
+        {SCMP_SYS(fcntl64), EPERM, 2,
+         {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, F_SETOWN), SCMP_A2(SCMP_CMP_NE, 0)}},
+        {SCMP_SYS(fcntl64), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, F_SETOWN_EX)}},
+#endif
+        {SCMP_SYS(ioctl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, FIOSETOWN)}},
+        {SCMP_SYS(ioctl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIOCSPGRP)}},
+        /* Every process it may signal at once: on a kernel without
+         * Landlock's signal scope, each of its uid (for uid 0, the
+         * machine's). */
+        {SCMP_SYS(kill), EPERM, 1, {SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0xffffffffu)}},
     };
     const rule inode_flags[] = {
         {SCMP_SYS(ioctl), EPERM, 1, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, IOC_SETFLAGS)}},
@@ -237,7 +316,8 @@ static int add_rules(scmp_filter_ctx ctx, unsigned denies, jpt__errbuf *err)
     for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
         if ((rc = add(ctx, &rules[i], err)) < 0)
             return rc;
-    if ((rc = streams_only(ctx, SCMP_SYS(socketpair), err)) < 0)
+    if ((rc = streams_only(ctx, SCMP_SYS(socketpair), err)) < 0 ||
+        (rc = no_setid(ctx, err)) < 0)
         return rc;
     if (denies & JPT__SECCOMP_NO_SOCKETS) {
         rule r = {SCMP_SYS(socket), EPERM, 0, {{0}}};

@@ -217,10 +217,10 @@ static int visit(walk *w, const char *dir, const char *name, unsigned char type)
         char *abs = absolute(c, w->rel.data);
         return abs == NULL ? JPT_ERR_NOMEM : strv_add(&c->hide, abs, type == DT_DIR);
     }
-    if (type != DT_DIR)
-        return JPT_OK;
     /* .git is written only where filesystem.git says "writable", as by
-     * fs.write (issue 15 §2). */
+     * fs.write (issue 15 §2): a directory, or a file ("gitdir: <path>", a
+     * submodule's or a worktree's) that would otherwise name a
+     * repository of the child's making. */
     if (is_git(name) && !w->p->git_writable) {
         char *abs = absolute(c, w->rel.data);
         if (abs == NULL)
@@ -230,9 +230,11 @@ static int visit(walk *w, const char *dir, const char *name, unsigned char type)
         else if ((rc = bounded(w)) < 0) {
             jpt__free(abs);
             return rc;
-        } else if ((rc = strv_add(&c->read_only, abs, true)) < 0)
+        } else if ((rc = strv_add(&c->read_only, abs, type == DT_DIR)) < 0)
             return rc; /* strv_add freed it */
     }
+    if (type != DT_DIR)
+        return JPT_OK;
     char *copy = jpt__strdup(w->rel.data);
     return copy == NULL ? JPT_ERR_NOMEM : strv_add(&w->todo, copy, false);
 }
@@ -393,6 +395,7 @@ int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_na
     c->spec = (jpt__sandbox_spec){
         .profile = JPT__SANDBOX_RUN,
         .mode = mode,
+        .workspace = c->root,
         .read = (const char *const *)c->read.v,
         .write = (const char *const *)c->write.v,
         .read_only = (const char *const *)c->read_only.v,

@@ -2,8 +2,11 @@
  * around one session, for an application that serves a VFS tool without a
  * registry. The tool's states are kept as they come; its end fixes the
  * last one. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -245,16 +248,30 @@ static int spawn_tool(jpt_vfs_host *h, const char *const argv[],
 {
     jpt__buf path = JPT__BUF_INIT;
     const char *host_path = getenv("PATH");
+    char link[64], workspace[PATH_MAX];
+    int root = jpt__files_root_fd(h->files);
+    ssize_t len = -1;
 
     if (jpt__buf_printf(&path, "PATH=%s",
                         host_path != NULL ? host_path : "/usr/local/bin:/usr/bin:/bin") < 0)
         return jpt__err(&h->err, JPT_ERR_NOMEM, "out of memory");
+    /* The directory backend's root, which no grant of the sandbox may
+     * hold (a memory or host-supplied backend has none). */
+    if (root >= 0) {
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", root);
+        len = readlink(link, workspace, sizeof(workspace) - 1);
+    }
+    if (len > 0 && (size_t)len < sizeof(workspace) - 1)
+        workspace[len] = '\0';
     const char *envp[] = {path.data, NULL};
     jpt__sandbox_spec spec = {
         .profile = JPT__SANDBOX_VFS,
         .mode = h->sandbox_mode,
         .cache = h->sandbox_cache,
         .read = (const char *const *)h->sandbox_read,
+        .workspace = len > 0 && (size_t)len < sizeof(workspace) - 1 && workspace[0] == '/'
+                         ? workspace
+                         : NULL,
     };
     jpt__spawn spawn = {
         .argv = argv,

@@ -124,6 +124,38 @@ static int argv_json(const jpt__vfs_params *p, jpt__buf *out)
     return rc == JPT_OK ? jpt__buf_putc(out, ']') : rc;
 }
 
+/* A variable forwarded is lent only to a command line its rule allows: on
+ * one the policy would ask about it is refused before anyone is asked, as
+ * http's ${VAR} is (the prompt shows the command line, not the values
+ * that would ride along). PATH is no secret. True to go on; else the
+ * request is refused (done has run, *rc says how it went). */
+static bool envs_not_asked(const jpt__vfs_params *p, const jpt_policy *policy,
+                           const char *shown, jpt__files_done_fn done, void *ud, int *rc)
+{
+    jpt__buf target = JPT__BUF_INIT;
+    size_t i = 0;
+
+    while (i < p->nenvs && strcmp(p->envs[i], "PATH") == 0)
+        i++;
+    *rc = JPT_OK;
+    if (i == p->nenvs)
+        return true;
+    if ((*rc = argv_json(p, &target)) < 0) {
+        jpt__buf_free(&target);
+        return false;
+    }
+    int verdict = jpt_policy_check(policy, JPT_ACCESS_PROCESS, target.data, NULL);
+    jpt__buf_free(&target);
+    if (verdict != JPT_VERDICT_ASK)
+        return true; /* allowed, or refused by the guard with its reason */
+    refuse(done, ud, JPT_ERR_DENIED, shown,
+           "envs[%zu] '%.80s' is forwarded only to a command line that commands.%s allows: "
+           "this one would need approval, which cannot be asked for a value the prompt does "
+           "not show",
+           i, p->envs[i], shown);
+    return false;
+}
+
 /* The policy's verdict through the session's guard: true to go on. */
 static bool allowed(const jpt__vfs_params *p, const char *shown, jpt__files_guard_fn guard,
                     void *guard_ud, jpt__files_done_fn done, void *ud, int *rc)
@@ -710,6 +742,7 @@ int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
     }
     const jpt__policy_command *cmd = jpt__policy_command_find(env->policy, p->program);
     if (!envs_allowed(p, cmd, shown, done, ud) ||
+        !envs_not_asked(p, env->policy, shown, done, ud, &rc) ||
         !allowed(p, shown, guard, guard_ud, done, ud, &rc))
         return rc;
 

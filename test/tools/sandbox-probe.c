@@ -71,6 +71,27 @@
  *   handle:PATH      name_to_handle_at
  *   cwd              its working directory instead of ok
  *   pid              its process id instead of ok
+ *   Signals by other ways than kill(parent) (the adversarial pass):
+ *   kill-every       kill(-1, 0): every process it may signal
+ *   owner-parent:SIG its stdout (the protocol's pipe) owned by the parent
+ *                    (F_SETOWN), with signal SIG for its events (F_SETSIG)
+ *                    and O_ASYNC: the parent gets SIG when it reads
+ *   owner-pair:SIG   a socketpair owned by the parent (FIOSETOWN), with
+ *                    SIG and O_ASYNC, then a byte sent through it
+ *   Set-user-ID and set-group-ID files (each left as it is made):
+ *   chmod-setuid:PATH  chmod-setgid:PATH  fchmod-setuid:PATH
+ *   fchmodat2-setuid:PATH   chmod 04755 or 02755
+ *   create-setuid:PATH      open(O_CREAT | O_EXCL, 04755)
+ *   openat-setgid:PATH      openat(O_CREAT | O_EXCL, 02755)
+ *   creat-setuid:PATH       creat(04755)
+ *   mknod-setuid:PATH       mknod(S_IFREG | 04755)
+ *   tmpfile-setuid:DIR      open(DIR, O_TMPFILE, 04755), linked as DIR/tmpfile
+ *   openat2-create:PATH     openat2(O_CREAT | O_EXCL, 04755)
+ *   Names others would connect to:
+ *   listen-abstract:NAME  socket(AF_UNIX, SOCK_STREAM), bound to the
+ *                         abstract NAME, listening
+ *   listen-path:PATH      the same at PATH
+ *   pair-bind:NAME        a socketpair's end bound to the abstract NAME
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -392,6 +413,114 @@ static long check_handle(const char *path)
     return name_to_handle_at(AT_FDCWD, path, &fh.h, &mount_id, 0);
 }
 
+/* The parent as the owner of `fd`, by F_SETOWN (`ioctl` false) or
+ * FIOSETOWN, its events signalled with `sig` (O_ASYNC). */
+static long check_owner(int fd, bool ioctl_way, int sig)
+{
+    int parent = (int)getppid(), flags = fcntl(fd, F_GETFL);
+    long rc = ioctl_way ? ioctl(fd, FIOSETOWN, &parent) : fcntl(fd, F_SETOWN, parent);
+    if (rc == 0)
+        rc = fcntl(fd, F_SETSIG, sig);
+    if (rc == 0)
+        rc = flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_ASYNC);
+    return rc;
+}
+
+static long check_owner_pair(int sig)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    long rc = check_owner(sv[0], true, sig);
+    int e = errno;
+    if (rc == 0 && write(sv[1], "x", 1) != 1)
+        rc = -1, e = errno;
+    close(sv[0]);
+    close(sv[1]);
+    errno = e;
+    return rc;
+}
+
+static long check_fchmod_mode(const char *path, mode_t mode)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long rc = fchmod(fd, mode);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+static long check_tmpfile(const char *dir)
+{
+    char name[4200], proc[64];
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 04755);
+    if (fd < 0)
+        return -1;
+    snprintf(name, sizeof(name), "%s/tmpfile", dir);
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    /* Linked by its fd (AT_EMPTY_PATH needs a capability; the /proc link
+     * needs /proc): either shows the file made. */
+    long rc = linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH);
+    if (rc != 0)
+        rc = linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW);
+    if (rc != 0)
+        rc = 0; /* made all the same: the mode is what was asked */
+    close(fd);
+    return rc;
+}
+
+static long check_openat2_create(const char *path)
+{
+    struct {
+        uint64_t flags, mode, resolve;
+    } how = {O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 04755, 0};
+    return close_after(syscall(437 /* openat2 */, AT_FDCWD, path, &how, sizeof(how)));
+}
+
+/* `fd` bound to the abstract name `name` (`abstract`) or the path. */
+static long bind_unix(int fd, const char *name, bool abstract)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    size_t n = strlen(name);
+    if (n + 1 >= sizeof(sun.sun_path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(sun.sun_path + abstract, name, n);
+    return bind(fd, (const struct sockaddr *)&sun,
+                (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + n));
+}
+
+static long check_listen(const char *name, bool abstract)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    long rc = bind_unix(fd, name, abstract);
+    if (rc == 0)
+        rc = listen(fd, 1);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+static long check_pair_bind(const char *name)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    long rc = bind_unix(sv[0], name, true);
+    int e = errno;
+    close(sv[0]);
+    close(sv[1]);
+    errno = e;
+    return rc;
+}
+
 static void run(const char *check)
 {
     const char *arg = strchr(check, ':') != NULL ? strchr(check, ':') + 1 : "";
@@ -541,7 +670,39 @@ static void run(const char *check)
         char cwd[4096];
         say(check, getcwd(cwd, sizeof(cwd)) != NULL ? cwd : errno_name(errno));
         return;
-    } else if (strcmp(check, "pid") == 0) {
+    } else if (strcmp(check, "kill-every") == 0)
+        rc = kill(-1, 0);
+    else if (strncmp(check, "owner-parent:", 13) == 0)
+        rc = check_owner(1, false, atoi(arg));
+    else if (strncmp(check, "owner-pair:", 11) == 0)
+        rc = check_owner_pair(atoi(arg));
+    else if (strncmp(check, "chmod-setuid:", 13) == 0)
+        rc = chmod(arg, 04755);
+    else if (strncmp(check, "chmod-setgid:", 13) == 0)
+        rc = chmod(arg, 02755);
+    else if (strncmp(check, "fchmod-setuid:", 14) == 0)
+        rc = check_fchmod_mode(arg, 04755);
+    else if (strncmp(check, "fchmodat2-setuid:", 17) == 0)
+        rc = syscall(452 /* fchmodat2 */, AT_FDCWD, arg, 04755, 0);
+    else if (strncmp(check, "create-setuid:", 14) == 0)
+        rc = close_after(open(arg, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 04755));
+    else if (strncmp(check, "openat-setgid:", 14) == 0)
+        rc = close_after(openat(AT_FDCWD, arg, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 02755));
+    else if (strncmp(check, "creat-setuid:", 13) == 0)
+        rc = close_after(creat(arg, 04755));
+    else if (strncmp(check, "mknod-setuid:", 13) == 0)
+        rc = mknod(arg, S_IFREG | 04755, 0);
+    else if (strncmp(check, "tmpfile-setuid:", 15) == 0)
+        rc = check_tmpfile(arg);
+    else if (strncmp(check, "openat2-create:", 15) == 0)
+        rc = check_openat2_create(arg);
+    else if (strncmp(check, "listen-abstract:", 16) == 0)
+        rc = check_listen(arg, true);
+    else if (strncmp(check, "listen-path:", 12) == 0)
+        rc = check_listen(arg, false);
+    else if (strncmp(check, "pair-bind:", 10) == 0)
+        rc = check_pair_bind(arg);
+    else if (strcmp(check, "pid") == 0) {
         char pid[32];
         snprintf(pid, sizeof(pid), "%d", (int)getpid());
         say(check, pid);
