@@ -621,7 +621,7 @@ static void flat_schema_is_a_plain_object_with_the_rules_in_descriptions(void **
                        "'input':{'description':'@INPUT_ANY'},"
                        "'wait_secs':{'type':'integer','minimum':0,'description':'@WAIT'},"
                        "'command':{'enum':['stage','commit','rebase'],"
-                       " 'description':'Required for spawn.'},"
+                       " 'description':'Required for spawn and for a one-shot call (no action).'},"
                        "'args':{'type':'array','items':{'type':'string'}}}}");
     json_decref(git);
     jpt_registry_free(r);
@@ -642,7 +642,7 @@ static void gemini_schema_is_the_flat_one_in_its_subset(void **state)
                        "'input':{'type':'string','description':'@INPUT_TEXT'},"
                        "'wait_secs':{'type':'integer','minimum':0,'description':'@WAIT'},"
                        "'command':{'type':'string','enum':['stage','commit','rebase'],"
-                       " 'description':'Required for spawn.'},"
+                       " 'description':'Required for spawn and for a one-shot call (no action).'},"
                        "'args':{'type':'array','items':{'type':'string'}}}}");
     json_decref(git);
     jpt_registry_free(r);
@@ -666,7 +666,7 @@ static void strict_schema_closes_every_object_and_makes_the_optional_nullable(vo
                        "'wait_secs':{'type':['integer','null'],'description':'@WAIT'},"
                        "'command':{'type':['string','null'],"
                        " 'enum':['stage','commit','rebase',null],"
-                       " 'description':'Required for spawn.'},"
+                       " 'description':'Required for spawn and for a one-shot call (no action).'},"
                        "'args':{'type':['array','null'],'items':{'type':'string'}}},"
                        "'required':['action','id','input','wait_secs','command','args'],"
                        "'additionalProperties':false}");

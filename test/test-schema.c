@@ -596,13 +596,17 @@ static void unknown_keywords_are_ignored(void **state)
                    "\"not an email\"");
 }
 
-/* Detail the header leaves open: a schema that is JSON but neither an
- * object nor a boolean constrains nothing. */
-static void non_object_schema_constrains_nothing(void **state)
+/* A schema that is JSON but neither an object nor a boolean is no JSON
+ * Schema (issue 16 §3: it used to constrain nothing). */
+static void non_object_schema_is_malformed(void **state)
 {
     (void)state;
-    assert_matches("[1,2]", "\"x\"");
-    assert_matches("42", "{}");
+    assert_mismatch("[1,2]", "\"x\"",
+                    "the schema is malformed: at the top level: an array is not a schema (an "
+                    "object or a boolean)");
+    assert_mismatch("{\"properties\":{\"a\":42}}", "{}",
+                    "the schema is malformed: at /properties/a: an integer is not a schema (an "
+                    "object or a boolean)");
 }
 
 /* ---- JSON Pointer paths --------------------------------------------------------------------- */
@@ -753,7 +757,7 @@ int main(void)
         cmocka_unit_test(true_schema_matches_everything),
         cmocka_unit_test(false_schema_matches_nothing),
         cmocka_unit_test(unknown_keywords_are_ignored),
-        cmocka_unit_test(non_object_schema_constrains_nothing),
+        cmocka_unit_test(non_object_schema_is_malformed),
         cmocka_unit_test(deep_path_names_every_step),
         cmocka_unit_test(path_escapes_tilde_and_slash),
         cmocka_unit_test(path_of_empty_key_is_a_lone_slash),

@@ -435,8 +435,9 @@ JPT_EXPORT void *jpt_handle_get_userdata(const jpt_handle *h);
  * schema: an optional `action` (an enum of the declared actions, the
  * per-action rules in its description), `id`, `input` (with apply),
  * `wait_secs` and the tool's own parameters, whose required ones say
- * "Required for spawn." in their descriptions; the rules are checked when
- * the call arrives. await lists `any` and `all` both optional (RFD 037's
+ * "Required for spawn and for a one-shot call (no action)." in their
+ * descriptions (after their own text, ended with a full stop where it has
+ * no punctuation); the rules are checked when the call arrives. await lists `any` and `all` both optional (RFD 037's
  * fallback; at least one is still required at call time). A tool's own
  * top-level oneOf/anyOf/allOf is dropped and the properties of its
  * branches listed; the call is still checked against the whole schema.

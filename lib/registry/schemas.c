@@ -42,7 +42,10 @@ static const char text_input_description[] =
     "For apply. To a running handle: the text to write to its input, as given (include "
     "the newline a line-reading program needs). To a waiting handle: the answer to its "
     "question.";
-static const char required_for_spawn[] = "Required for spawn.";
+/* RFD 009's flat schema: without an action the call runs the tool once,
+ * and takes the tool's own required parameters as spawn does. */
+static const char required_for_spawn[] = "Required for spawn and for a one-shot call (no "
+                                         "action).";
 
 /* Building JSON: a failed allocation is remembered instead of checked at
  * every step (jansson's *_new functions take NULL and drop the value on
@@ -160,24 +163,49 @@ static json_t *all_properties(build *b, const json_t *params)
     return props;
 }
 
+/* Sets the description of schema `s` to its own text followed by
+ * `sentence`: the text ends in a full stop first when it ends without
+ * punctuation ("The command line" + "Required…" is "The command line.
+ * Required…"), and the two are one space apart. The description may hold
+ * any character a JSON string can (a NUL too). */
+static void describe_after(build *b, json_t *s, const char *sentence)
+{
+    const json_t *had = json_object_get(s, "description");
+    const char *text = json_string_value(had);
+    size_t n = json_string_length(had);
+    jpt__buf d = JPT__BUF_INIT;
+    int rc = JPT_OK;
+
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t' || text[n - 1] == '\n' ||
+                     text[n - 1] == '\r'))
+        n--;
+    if (n > 0) {
+        rc = jpt__buf_append(&d, text, n);
+        if (rc == JPT_OK && strchr(".!?:;", text[n - 1]) == NULL)
+            rc = jpt__buf_putc(&d, '.');
+        if (rc == JPT_OK)
+            rc = jpt__buf_putc(&d, ' ');
+    }
+    if (rc == JPT_OK)
+        rc = jpt__buf_puts(&d, sentence);
+    if (rc < 0)
+        b->nomem = true;
+    else
+        put(b, s, "description", json_stringn(d.data, d.len));
+    jpt__buf_free(&d);
+}
+
 /* Appends `sentence` to the description of `props[name]` (a schema). */
 static void describe_more(build *b, json_t *props, const char *name, const char *sentence)
 {
     json_t *schema = json_object_get(props, name);
-    const char *had = json_string_value(json_object_get(schema, "description"));
-    jpt__buf text = JPT__BUF_INIT;
 
     if (!json_is_object(schema)) {
         /* A boolean schema, or a required name the tool did not define. */
         put(b, props, name, json_pack("{s:s}", "description", sentence));
         return;
     }
-    if ((had != NULL && jpt__buf_printf(&text, "%s%s", had, had[0] != '\0' ? " " : "") < 0) ||
-        jpt__buf_puts(&text, sentence) < 0)
-        b->nomem = true;
-    else
-        put(b, schema, "description", json_string(text.data));
-    jpt__buf_free(&text);
+    describe_after(b, schema, sentence);
 }
 
 /* "What to do": the per-action rules, for the declared actions only. */
@@ -398,14 +426,12 @@ static void note(build *b, json_t *out, const char *lead, const json_t *value)
 {
     char *text = NULL;
     jpt__buf d = JPT__BUF_INIT;
-    const char *had = json_string_value(json_object_get(out, "description"));
 
     if (jpt__json_dump(value, JSON_COMPACT | JSON_ENCODE_ANY, &text) < 0 ||
-        (had != NULL && jpt__buf_printf(&d, "%s ", had) < 0) ||
         jpt__buf_printf(&d, "%s %s.", lead, text) < 0)
         b->nomem = true;
     else
-        put(b, out, "description", json_string(d.data));
+        describe_after(b, out, d.data);
     jpt__free(text);
     jpt__buf_free(&d);
 }
