@@ -1047,10 +1047,11 @@ static void a_nul_or_an_unholdable_number_fails_only_its_call(void **state)
            "{\"id\":\"g\",\"name\":\"echo\",\"arguments\":{\"ok\":[1e-400,"
            "9223372036854775807,-9223372036854775808,1.7976931348623157e308,\"1e400\"]}}]");
 
-    ru_assert_text(res, 0, "a",
-                   "Invalid arguments for `echo`: the argument at /s holds a NUL character "
-                   "(U+0000)",
-                   true);
+    /* Issue 16 §3: a NUL in a string is a character (state.h, the one
+     * rule); {{tool}} carries it as JSON. */
+    tu_assert_json_equal(ru_content(res, 0), "{\"name\":\"echo\",\"arguments\":{\"s\":"
+                                             "\"x\\u0000y\"},\"answers\":{},\"options\":{}}");
+    assert_false(ru_is_error(res, 0));
     ru_assert_text(res, 1, "b",
                    "Invalid arguments for `echo`: an argument name at the top level holds a "
                    "NUL character (U+0000)",
@@ -1098,10 +1099,8 @@ static void a_nul_or_an_unholdable_number_in_arguments_text_fails_only_its_call(
            "{\"id\":\"e\",\"type\":\"function\",\"function\":{\"name\":\"echo\","
            "\"arguments\":\"{\\\"n\\\":1}\"}}]");
 
-    ru_assert_text(res, 0, "a",
-                   "Invalid arguments for `echo`: the argument at /s holds a NUL character "
-                   "(U+0000)",
-                   true);
+    tu_assert_json_equal(ru_content(res, 0), "{\"name\":\"echo\",\"arguments\":{\"s\":"
+                                             "\"x\\u0000y\"},\"answers\":{},\"options\":{}}");
     ru_assert_text(res, 1, "b",
                    "Invalid arguments for `echo`: the argument at /n/0 is a number out of "
                    "range: 2e308",
@@ -1117,6 +1116,81 @@ static void a_nul_or_an_unholdable_number_in_arguments_text_fails_only_its_call(
     tu_assert_json_equal(ru_content(res, 4), "{\"name\":\"echo\",\"arguments\":{\"n\":1},"
                                              "\"answers\":{},\"options\":{}}");
     json_decref(res);
+    jpt_registry_free(r);
+}
+
+/* Issue 16 §3: "a tool whose schema holds \\u0000 is refused at load while
+ * the direct check and questions accept it; arguments holding U+0000 are
+ * refused even when the schema allows them". One rule now (state.h): a
+ * NUL is a character in every JSON value; only what becomes a C string
+ * refuses it, by name. */
+static void a_nul_follows_one_rule_on_every_route(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(
+        "{'tools':[{'name':'pick','command':['" TOOL("outcome-tool") "','echo','{{tool}}'],"
+        " 'parameters':{'type':'object','properties':{'s':{'enum':['x\\u0000y','z']}},"
+        "  'required':['s']}},"
+        "{'name':'argv','command':['" TOOL("outcome-tool") "','echo','{{arguments.s}}'],"
+        " 'parameters':{'type':'object','properties':{'s':{'type':'string','maxLength':3}}}}]}"));
+    json_t *res = ru_run(
+        r, "[{\"id\":\"a\",\"name\":\"pick\",\"arguments\":{\"s\":\"x\\u0000y\"}},"
+           "{\"id\":\"b\",\"name\":\"pick\",\"arguments\":{\"s\":\"x\\u0000z\"}},"
+           "{\"id\":\"c\",\"name\":\"argv\",\"arguments\":{\"s\":\"a\\u0000b\"}},"
+           "{\"id\":\"d\",\"name\":\"argv\",\"arguments\":{\"s\":\"ab\\u0000cd\"}}]");
+
+    tu_assert_json_equal(ru_content(res, 0), "{\"name\":\"pick\",\"arguments\":{\"s\":"
+                                             "\"x\\u0000y\"},\"answers\":{},\"options\":{}}");
+    ru_assert_text(res, 1, "b",
+                   "Invalid arguments for `pick`: at /s: \"x\\u0000z\" is not one of "
+                   "[\"x\\u0000y\",\"z\"]",
+                   true);
+    ru_assert_text(res, 2, "c",
+                   "`argv` could not run: the argument `s` holds a NUL character (U+0000), "
+                   "which a command line cannot carry",
+                   true);
+    ru_assert_text(res, 3, "d",
+                   "Invalid arguments for `argv`: at /s: a string of 5 characters is longer "
+                   "than maxLength 3",
+                   true);
+    json_decref(res);
+
+    /* What becomes a C string refuses a NUL at load, by name. */
+    assert_int_equal(jpt_registry_load_tools(r, js("{'tools':[{'name':'d','description':"
+                                                   "'a\\u0000b','command':['true']}]}"),
+                                             0),
+                     JPT_ERR_INVALID);
+    assert_string_equal(jpt_registry_errmsg(r),
+                        "tool 'd': 'description' holds a NUL character (\\u0000): only "
+                        "'parameters' and 'options', which stay JSON, may");
+    jpt_registry_free(r);
+}
+
+/* Issue 16 §3: a keyword the checker would half-apply refuses the tool at
+ * load, naming the keyword and its place. */
+static void a_tool_whose_schema_the_checker_cannot_follow_is_refused(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js("{'tools':[]}"));
+
+    assert_int_equal(jpt_registry_load_tools(
+                         r, js("{'tools':[{'name':'t','command':['true'],'parameters':"
+                               "{'type':'object','properties':{'pair':{'type':'array',"
+                               "'prefixItems':[{'type':'string'}]}}}}]}"),
+                         0),
+                     JPT_ERR_UNSUPPORTED);
+    assert_string_equal(jpt_registry_errmsg(r),
+                        "tool 't': 'parameters' at /properties/pair: 'prefixItems' is a "
+                        "keyword of JSON Schema 2019-09 or later, which jptool does not check "
+                        "(it checks draft 7's keywords)");
+    assert_int_equal(jpt_registry_load_tools(
+                         r, js("{'tools':[{'name':'t','command':['true'],'parameters':"
+                               "{'type':'object','properties':{'n':{'maxLength':-1}}}}]}"),
+                         0),
+                     JPT_ERR_INVALID);
+    assert_string_equal(jpt_registry_errmsg(r),
+                        "tool 't': 'parameters' at /properties/n: 'maxLength' must be a "
+                        "non-negative integer");
     jpt_registry_free(r);
 }
 
@@ -1387,6 +1461,8 @@ int main(void)
         cmocka_unit_test(a_provider_call_without_its_id_or_name_refuses_the_batch),
         cmocka_unit_test(a_nul_or_an_unholdable_number_fails_only_its_call),
         cmocka_unit_test(a_nul_or_an_unholdable_number_in_arguments_text_fails_only_its_call),
+        cmocka_unit_test(a_nul_follows_one_rule_on_every_route),
+        cmocka_unit_test(a_tool_whose_schema_the_checker_cannot_follow_is_refused),
         cmocka_unit_test(an_empty_batch_emits_batch_done_at_the_next_dispatch),
         cmocka_unit_test(strict_modes_nulls_count_as_absent),
         cmocka_unit_test(flat_schemas_rules_are_checked_when_the_call_arrives),

@@ -4,8 +4,8 @@
  * results back as the provider takes them.
  *
  * Reading is tolerant where one call's arguments would otherwise sink the
- * whole message: a NUL character, or a number jansson cannot hold, fails
- * that call with a reason that names the argument. */
+ * whole message: a NUL character in a name, or a number jansson cannot
+ * hold, fails that call with a reason that names the argument. */
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
@@ -150,7 +150,7 @@ static void path_pop(jpt__buf *path, size_t mark)
 }
 
 /* The first value in `v` a tool cannot be given, described in `why`: a
- * string holding a NUL, a marked number, a marked name. */
+ * marked number, a marked name (jansson holds neither). */
 static int find_unusable(const json_t *v, jpt__buf *path, jpt__buf *why)
 {
     const char *where = path->len > 0 ? path->data : "the top level";
@@ -163,9 +163,8 @@ static int find_unusable(const json_t *v, jpt__buf *path, jpt__buf *why)
         if (starts_with(s, n, number_mark_decoded, plen))
             return jpt__buf_printf(why, "the argument at %s is a number out of range: %.*s",
                                    where, (int)(n - plen), s + plen);
-        if (memchr(s, '\0', n) != NULL)
-            return jpt__buf_printf(why, "the argument at %s holds a NUL character (U+0000)",
-                                   where);
+        /* A NUL in a string is a character like any other (state.h, the
+         * one rule): what cannot carry one (a command line) says so. */
         return JPT_OK;
     }
     const char *key;
