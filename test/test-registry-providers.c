@@ -1247,7 +1247,6 @@ static void local_refs_are_inlined_where_the_form_has_none(void **state)
                                "'label':null},'to':null}}]");
     tu_assert_json_equal(ru_content(res, 0), js("{'name':'draw','arguments':{'from':{'x':1,"
                                                 "'y':2}},'answers':{},'options':{}}"));
-    json_decref(res);
     jpt_registry_free(r);
 }
 
