@@ -412,7 +412,7 @@ static void flat_schema_keeps_the_tools_properties_and_requires_nothing(void **s
                         "string");
     /* Issue 7: a required spawn parameter says so. */
     assert_json(json_object_get(gp, "command"),
-                js("{'enum':['stage','commit','rebase'],'description':'Required for spawn.'}"));
+                js("{'enum':['stage','commit','rebase'],'description':'Required for spawn and for a one-shot call (no action).'}"));
     assert_json(json_object_get(gp, "args"), js("{'type':'array','items':{'type':'string'}}"));
     json_t *wait = parse(js("{" WAIT_SECS "}"));
     assert_true(json_equal(json_object_get(gp, "wait_secs"), json_object_get(wait, "wait_secs")));

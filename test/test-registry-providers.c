@@ -401,6 +401,17 @@ static bool list_ok(jpt_registry *r, int dialect)
     "{'name':'" name "','description':'d','stateful':true,'actions':" actions ","          \
     "'command':['cat']}"
 
+/* Issue 16 §3: properties given by local $refs (pydantic's and zod's
+ * form), one with a sibling description, one with its own. */
+#define DRAW_PARAMETERS                                                                    \
+    "{'type':'object','$defs':{'pt':{'type':'object','properties':{'x':{'type':'number'},"  \
+    "'y':{'type':'number'},'label':{'type':'string','description':'The point\\'s name'}}," \
+    "'required':['x','y']}},"                                                               \
+    "'properties':{'from':{'$ref':'#/$defs/pt'},"                                           \
+    "'to':{'$ref':'#/$defs/pt','description':'The end'}},'required':['from']}"
+#define DRAW "{'name':'draw','description':'Draw','command':['" TOOL("outcome-tool") "','echo'," \
+             "'{{tool}}'],'parameters':" DRAW_PARAMETERS "}"
+
 /* Stateful tools with every action set (spawn is implied), with and
  * without parameters of their own; one-shot tools with and without
  * parameters, with the keywords the forms must translate, and with
@@ -447,7 +458,10 @@ static const char shapes[] =
     "  'oneOf':[{'required':['a']},{'properties':{'b':{'type':'integer'}},'required':['b']}],"
     "  'anyOf':[{'properties':{'c':{'type':'boolean'}}}],"
     "  'allOf':[{'properties':{'d':{'type':'string'}}}],'not':{'required':['e']}}},"
-    "{'name':'enum_top','command':['true'],'parameters':{'enum':[{'a':1}]}}"
+    "{'name':'enum_top','command':['true'],'parameters':{'enum':[{'a':1}]}},"
+    DRAW ","
+    "{'name':'stateful_draw','description':'d','stateful':true,'command':['cat'],"
+    " 'parameters':" DRAW_PARAMETERS "}"
     "]}";
 
 static const int every_dialect[] = {
@@ -621,7 +635,7 @@ static void flat_schema_is_a_plain_object_with_the_rules_in_descriptions(void **
                        "'input':{'description':'@INPUT_ANY'},"
                        "'wait_secs':{'type':'integer','minimum':0,'description':'@WAIT'},"
                        "'command':{'enum':['stage','commit','rebase'],"
-                       " 'description':'Required for spawn.'},"
+                       " 'description':'Required for spawn and for a one-shot call (no action).'},"
                        "'args':{'type':'array','items':{'type':'string'}}}}");
     json_decref(git);
     jpt_registry_free(r);
@@ -642,7 +656,7 @@ static void gemini_schema_is_the_flat_one_in_its_subset(void **state)
                        "'input':{'type':'string','description':'@INPUT_TEXT'},"
                        "'wait_secs':{'type':'integer','minimum':0,'description':'@WAIT'},"
                        "'command':{'type':'string','enum':['stage','commit','rebase'],"
-                       " 'description':'Required for spawn.'},"
+                       " 'description':'Required for spawn and for a one-shot call (no action).'},"
                        "'args':{'type':'array','items':{'type':'string'}}}}");
     json_decref(git);
     jpt_registry_free(r);
@@ -666,7 +680,7 @@ static void strict_schema_closes_every_object_and_makes_the_optional_nullable(vo
                        "'wait_secs':{'type':['integer','null'],'description':'@WAIT'},"
                        "'command':{'type':['string','null'],"
                        " 'enum':['stage','commit','rebase',null],"
-                       " 'description':'Required for spawn.'},"
+                       " 'description':'Required for spawn and for a one-shot call (no action).'},"
                        "'args':{'type':['array','null'],'items':{'type':'string'}}},"
                        "'required':['action','id','input','wait_secs','command','args'],"
                        "'additionalProperties':false}");
@@ -1047,10 +1061,11 @@ static void a_nul_or_an_unholdable_number_fails_only_its_call(void **state)
            "{\"id\":\"g\",\"name\":\"echo\",\"arguments\":{\"ok\":[1e-400,"
            "9223372036854775807,-9223372036854775808,1.7976931348623157e308,\"1e400\"]}}]");
 
-    ru_assert_text(res, 0, "a",
-                   "Invalid arguments for `echo`: the argument at /s holds a NUL character "
-                   "(U+0000)",
-                   true);
+    /* Issue 16 §3: a NUL in a string is a character (state.h, the one
+     * rule); {{tool}} carries it as JSON. */
+    tu_assert_json_equal(ru_content(res, 0), "{\"name\":\"echo\",\"arguments\":{\"s\":"
+                                             "\"x\\u0000y\"},\"answers\":{},\"options\":{}}");
+    assert_false(ru_is_error(res, 0));
     ru_assert_text(res, 1, "b",
                    "Invalid arguments for `echo`: an argument name at the top level holds a "
                    "NUL character (U+0000)",
@@ -1098,10 +1113,8 @@ static void a_nul_or_an_unholdable_number_in_arguments_text_fails_only_its_call(
            "{\"id\":\"e\",\"type\":\"function\",\"function\":{\"name\":\"echo\","
            "\"arguments\":\"{\\\"n\\\":1}\"}}]");
 
-    ru_assert_text(res, 0, "a",
-                   "Invalid arguments for `echo`: the argument at /s holds a NUL character "
-                   "(U+0000)",
-                   true);
+    tu_assert_json_equal(ru_content(res, 0), "{\"name\":\"echo\",\"arguments\":{\"s\":"
+                                             "\"x\\u0000y\"},\"answers\":{},\"options\":{}}");
     ru_assert_text(res, 1, "b",
                    "Invalid arguments for `echo`: the argument at /n/0 is a number out of "
                    "range: 2e308",
@@ -1117,6 +1130,185 @@ static void a_nul_or_an_unholdable_number_in_arguments_text_fails_only_its_call(
     tu_assert_json_equal(ru_content(res, 4), "{\"name\":\"echo\",\"arguments\":{\"n\":1},"
                                              "\"answers\":{},\"options\":{}}");
     json_decref(res);
+    jpt_registry_free(r);
+}
+
+/* Issue 16 §3: "a tool whose schema holds \\u0000 is refused at load while
+ * the direct check and questions accept it; arguments holding U+0000 are
+ * refused even when the schema allows them". One rule now (state.h): a
+ * NUL is a character in every JSON value; only what becomes a C string
+ * refuses it, by name. */
+static void a_nul_follows_one_rule_on_every_route(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(
+        "{'tools':[{'name':'pick','command':['" TOOL("outcome-tool") "','echo','{{tool}}'],"
+        " 'parameters':{'type':'object','properties':{'s':{'enum':['x\\u0000y','z']}},"
+        "  'required':['s']}},"
+        "{'name':'argv','command':['" TOOL("outcome-tool") "','echo','{{arguments.s}}'],"
+        " 'parameters':{'type':'object','properties':{'s':{'type':'string','maxLength':3}}}}]}"));
+    json_t *res = ru_run(
+        r, "[{\"id\":\"a\",\"name\":\"pick\",\"arguments\":{\"s\":\"x\\u0000y\"}},"
+           "{\"id\":\"b\",\"name\":\"pick\",\"arguments\":{\"s\":\"x\\u0000z\"}},"
+           "{\"id\":\"c\",\"name\":\"argv\",\"arguments\":{\"s\":\"a\\u0000b\"}},"
+           "{\"id\":\"d\",\"name\":\"argv\",\"arguments\":{\"s\":\"ab\\u0000cd\"}}]");
+
+    tu_assert_json_equal(ru_content(res, 0), "{\"name\":\"pick\",\"arguments\":{\"s\":"
+                                             "\"x\\u0000y\"},\"answers\":{},\"options\":{}}");
+    ru_assert_text(res, 1, "b",
+                   "Invalid arguments for `pick`: at /s: \"x\\u0000z\" is not one of "
+                   "[\"x\\u0000y\",\"z\"]",
+                   true);
+    ru_assert_text(res, 2, "c",
+                   "`argv` could not run: the argument `s` holds a NUL character (U+0000), "
+                   "which a command line cannot carry",
+                   true);
+    ru_assert_text(res, 3, "d",
+                   "Invalid arguments for `argv`: at /s: a string of 5 characters is longer "
+                   "than maxLength 3",
+                   true);
+    json_decref(res);
+
+    /* What becomes a C string refuses a NUL at load, by name. */
+    assert_int_equal(jpt_registry_load_tools(r, js("{'tools':[{'name':'d','description':"
+                                                   "'a\\u0000b','command':['true']}]}"),
+                                             0),
+                     JPT_ERR_INVALID);
+    assert_string_equal(jpt_registry_errmsg(r),
+                        "tool 'd': 'description' holds a NUL character (\\u0000): only "
+                        "'parameters' and 'options', which stay JSON, may");
+    jpt_registry_free(r);
+}
+
+/* Issue 16 §3: a keyword the checker would half-apply refuses the tool at
+ * load, naming the keyword and its place. */
+static void a_tool_whose_schema_the_checker_cannot_follow_is_refused(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js("{'tools':[]}"));
+
+    assert_int_equal(jpt_registry_load_tools(
+                         r, js("{'tools':[{'name':'t','command':['true'],'parameters':"
+                               "{'type':'object','properties':{'pair':{'type':'array',"
+                               "'prefixItems':[{'type':'string'}]}}}}]}"),
+                         0),
+                     JPT_ERR_UNSUPPORTED);
+    assert_string_equal(jpt_registry_errmsg(r),
+                        "tool 't': 'parameters' at /properties/pair: 'prefixItems' is a "
+                        "keyword of JSON Schema 2019-09 or later, which jptool does not check "
+                        "(it checks draft 7's keywords)");
+    assert_int_equal(jpt_registry_load_tools(
+                         r, js("{'tools':[{'name':'t','command':['true'],'parameters':"
+                               "{'type':'object','properties':{'n':{'maxLength':-1}}}}]}"),
+                         0),
+                     JPT_ERR_INVALID);
+    assert_string_equal(jpt_registry_errmsg(r),
+                        "tool 't': 'parameters' at /properties/n: 'maxLength' must be a "
+                        "non-negative integer");
+    jpt_registry_free(r);
+}
+
+/* Issue 16 §3: "A $ref property becomes {\"type\": \"string\"} in the Gemini
+ * and OpenAI strict lists: the model is told to send a string." Where the
+ * provider has no $ref (Gemini) or the form rebuilds the schema (strict,
+ * flat), the target is inlined. */
+static void local_refs_are_inlined_where_the_form_has_none(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js("{'tools':[" DRAW "]}"));
+    json_t *gemini = schema_of(r, JPT_DIALECT_GEMINI, "draw");
+    json_t *strict = schema_of(r, JPT_DIALECT_OPENAI | JPT_DIALECT_STRICT, "draw");
+    json_t *plain = schema_of(r, JPT_DIALECT_ANTHROPIC, "draw");
+
+    assert_json(json_object_get(json_object_get(gemini, "properties"), "from"),
+                js("{'type':'object','properties':{'x':{'type':'number'},"
+                   "'y':{'type':'number'},'label':{'type':'string',"
+                   "'description':'The point\\'s name'}},'required':['x','y']}"));
+    assert_json(json_object_get(json_object_get(gemini, "properties"), "to"),
+                js("{'type':'object','description':'The end','properties':{'x':{'type':'number'},"
+                   "'y':{'type':'number'},'label':{'type':'string',"
+                   "'description':'The point\\'s name'}},'required':['x','y']}"));
+    assert_json(json_object_get(json_object_get(strict, "properties"), "from"),
+                js("{'type':'object','properties':{'x':{'type':'number'},"
+                   "'y':{'type':'number'},'label':{'type':['string','null'],"
+                   "'description':'The point\\'s name'}},'required':['x','y','label'],"
+                   "'additionalProperties':false}"));
+    /* The plain form of a one-shot tool is its schema as written. */
+    assert_json(json_object_get(json_object_get(plain, "properties"), "from"),
+                js("{'$ref':'#/$defs/pt'}"));
+    assert_non_null(json_object_get(plain, "$defs"));
+    json_decref(gemini);
+    json_decref(strict);
+    json_decref(plain);
+
+    /* What strict mode's model sends: nulls inside the inlined target are
+     * absent, and the call runs. */
+    json_t *res = ru_run_js(r, "[{'id':'1','name':'draw','arguments':{'from':{'x':1,'y':2,"
+                               "'label':null},'to':null}}]");
+    tu_assert_json_equal(ru_content(res, 0), js("{'name':'draw','arguments':{'from':{'x':1,"
+                                                "'y':2}},'answers':{},'options':{}}"));
+    jpt_registry_free(r);
+}
+
+/* A $ref that leads back to itself cannot be inlined: the forms that
+ * inline refuse the tool, naming the property; the plain form lists it. */
+static void a_recursive_ref_refuses_the_tool_where_refs_are_inlined(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(
+        "{'tools':[{'name':'tree','command':['true'],'parameters':{'type':'object',"
+        "'definitions':{'node':{'type':'object','properties':{'kids':{'type':'array',"
+        "'items':{'$ref':'#/definitions/node'}}}}},'properties':{'root':"
+        "{'$ref':'#/definitions/node'}}}}]}"));
+    char *text = NULL;
+
+    assert_int_equal(jpt_registry_tools_json(r, JPT_DIALECT_GEMINI, &text), JPT_ERR_UNSUPPORTED);
+    assert_null(text);
+    assert_string_equal(jpt_registry_errmsg(r),
+                        "tools_json: tool 'tree' cannot be listed for this dialect: the "
+                        "property at /properties/root/properties/kids/items: its $ref "
+                        "\"#/definitions/node\" leads back to itself, and this form has no "
+                        "$ref to say so (it inlines them)");
+    assert_int_equal(jpt_registry_tools_json(r, JPT_DIALECT_OPENAI | JPT_DIALECT_STRICT, &text),
+                     JPT_ERR_UNSUPPORTED);
+    assert_int_equal(jpt_registry_tools_json(r, JPT_DIALECT_ANTHROPIC, &text), JPT_OK);
+    jpt_free(text);
+    jpt_registry_free(r);
+}
+
+/* Issue 16 §3: "The command line Required for spawn.": descriptions are
+ * joined as sentences, and the required parameters say a one-shot call
+ * needs them too. */
+static void descriptions_join_as_sentences(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js(
+        "{'tools':[{'name':'run','stateful':true,'command':['cat'],'parameters':"
+        "{'type':'object','properties':{'cmd':{'type':'string','description':'The command "
+        "line'},'why':{'type':'string','description':'Why it runs.  '},"
+        "'n':{'enum':[1,2],'description':'How many'}},'required':['cmd','why','n']}}]}"));
+    static const int dialects[] = {JPT_DIALECT_ANTHROPIC, JPT_DIALECT_GEMINI,
+                                   JPT_DIALECT_OPENAI | JPT_DIALECT_STRICT};
+
+    for (size_t i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++) {
+        json_t *s = schema_of(r, dialects[i], "run");
+        json_t *props = json_object_get(s, "properties");
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(props, "cmd"), "description")),
+            "The command line. Required for spawn and for a one-shot call (no action).");
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(props, "why"), "description")),
+            "Why it runs. Required for spawn and for a one-shot call (no action).");
+        json_decref(s);
+    }
+    /* Gemini tells in words what its subset cannot say. */
+    json_t *g = schema_of(r, JPT_DIALECT_GEMINI, "run");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(g, "properties"), "n"),
+                            "description")),
+                        "How many. Required for spawn and for a one-shot call (no action). "
+                        "One of: [1,2].");
+    json_decref(g);
     jpt_registry_free(r);
 }
 
@@ -1387,6 +1579,11 @@ int main(void)
         cmocka_unit_test(a_provider_call_without_its_id_or_name_refuses_the_batch),
         cmocka_unit_test(a_nul_or_an_unholdable_number_fails_only_its_call),
         cmocka_unit_test(a_nul_or_an_unholdable_number_in_arguments_text_fails_only_its_call),
+        cmocka_unit_test(a_nul_follows_one_rule_on_every_route),
+        cmocka_unit_test(a_tool_whose_schema_the_checker_cannot_follow_is_refused),
+        cmocka_unit_test(local_refs_are_inlined_where_the_form_has_none),
+        cmocka_unit_test(a_recursive_ref_refuses_the_tool_where_refs_are_inlined),
+        cmocka_unit_test(descriptions_join_as_sentences),
         cmocka_unit_test(an_empty_batch_emits_batch_done_at_the_next_dispatch),
         cmocka_unit_test(strict_modes_nulls_count_as_absent),
         cmocka_unit_test(flat_schemas_rules_are_checked_when_the_call_arrives),

@@ -685,6 +685,85 @@ static void a_registry_vfs_tool_runs_sandboxed_with_its_allowed_variables(void *
     jpt_registry_free(r);
 }
 
+/* Issue 16 §4: a Python VFS tool whose virtual environment the sandbox
+ * does not grant dies in Python's own PermissionError on pyvenv.cfg,
+ * before it says anything. Its end names the sandbox as the likely cause
+ * and the option that fixes it, with its stderr; with that option given,
+ * it runs. */
+static void a_tool_that_dies_before_it_speaks_in_the_sandbox_is_told_why(void **state)
+{
+    char venv[4200], cmd[8600], def[9000];
+    bool is_error = false;
+    /* Double quotes, which js() writes from \' (a ' is a "). */
+    const char *code = "import json; print(json.dumps({\\'jsonrpc\\': \\'2.0\\', "
+                       "\\'method\\': \\'result\\', \\'params\\': {\\'content\\': \\'ran\\'}}))";
+
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    snprintf(venv, sizeof(venv), "%s/venv", outside);
+    /* Debian's Python (python3-venv), whose own files are in /usr. */
+    snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -m venv --without-pip '%s'", venv);
+    assert_int_equal(system(cmd), 0);
+
+    snprintf(def, sizeof(def),
+             "{'tools':[{'name':'py','runtime':'vfs','command':['%s/bin/python3','-c',"
+             "'%s']}]}",
+             venv, code);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, def);
+    char *out = call(r, "py", &is_error);
+    assert_true(is_error);
+    const char *want = "without a result. It ended before it sent a valid message, and it ran "
+                       "in the OS sandbox: the likely cause is a file it needs to start that "
+                       "the sandbox does not let it read (its interpreter's, its libraries', a "
+                       "virtual environment's). Grant such paths with \"os_sandbox\": "
+                       "{\"read\": […]} in the tool's definition (for a Python tool, the "
+                       "paths jptool.python_tool_read_paths() gives).\n\nstderr:\n";
+    if (strstr(out, want) == NULL || strstr(out, "PermissionError") == NULL ||
+        strstr(out, "pyvenv.cfg") == NULL)
+        fail_msg("the end says: %s", out);
+    free(out);
+    jpt_registry_free(r);
+
+    snprintf(def, sizeof(def),
+             "{'tools':[{'name':'py','runtime':'vfs','command':['%s/bin/python3','-c',"
+             "'%s'],'os_sandbox':{'read':['%s']}}]}",
+             venv, code, venv);
+    r = registry(JPT_SANDBOX_DEFAULT, def);
+    out = call(r, "py", &is_error);
+    if (is_error)
+        fail_msg("with os_sandbox.read: %s", out);
+    assert_string_equal(out, "ran");
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* The hint is for a tool that said nothing: one that spoke and then died
+ * gets the plain end. */
+static void a_tool_that_spoke_before_it_died_gets_no_sandbox_hint(void **state)
+{
+    char script[4200], def[4400];
+    bool is_error = false;
+
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    snprintf(script, sizeof(script), "%s/spoke.sh", outside);
+    write_text(script, "#!/bin/sh\necho '{\"jsonrpc\":\"2.0\",\"method\":\"state\","
+                       "\"params\":{\"type\":\"running\",\"content\":\"\"}}'\n"
+                       "echo oops >&2\nexit 3\n");
+    assert_int_equal(chmod(script, 0755), 0);
+    snprintf(def, sizeof(def), "{'tools':[{'name':'sh','runtime':'vfs','command':['%s']}]}",
+             script);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, def);
+    char *out = call(r, "sh", &is_error);
+    assert_true(is_error);
+    assert_string_equal(out,
+                        "Error: The tool exited (exit status 3) without a result\n\nstderr:\noops\n");
+    free(out);
+    jpt_registry_free(r);
+}
+
 static void a_registry_vfs_call_fails_where_the_sandbox_is_required_and_missing(void **state)
 {
     (void)state;
@@ -1780,6 +1859,8 @@ int main(void)
         cmocka_unit_test(a_spec_is_checked_before_anything_is_opened),
         cmocka_unit_test(a_registry_vfs_tool_runs_sandboxed_with_its_allowed_variables),
         cmocka_unit_test(a_registry_vfs_call_fails_where_the_sandbox_is_required_and_missing),
+        cmocka_unit_test(a_tool_that_dies_before_it_speaks_in_the_sandbox_is_told_why),
+        cmocka_unit_test(a_tool_that_spoke_before_it_died_gets_no_sandbox_hint),
         cmocka_unit_test(a_sandboxed_stdio_tool_has_rfd_075s_shape),
         cmocka_unit_test(a_stdio_sandbox_may_keep_the_workspace_read_only),
         cmocka_unit_test(os_sandbox_write_opens_a_directory_to_a_stdio_tool),

@@ -570,6 +570,100 @@ static void question_with_nul_accepts_its_default(void **state)
     jpt_state_unref(s);
 }
 
+/* ---- Issue 16 §3: what the official suite found, and what is refused ------------------ */
+
+/* Draft 6 and later let a count be written as a decimal: it used to be
+ * ignored. */
+static void counts_written_as_decimals_apply(void **state)
+{
+    (void)state;
+    assert_mismatch("{\"maxLength\":2.0}", "\"abc\"",
+                    "at the top level: a string of 3 characters is longer than maxLength 2");
+    assert_matches("{\"maxLength\":2.0}", "\"ab\"");
+    assert_mismatch("{\"minItems\":1.0}", "[]",
+                    "at the top level: an array of 0 items is shorter than minItems 1");
+    assert_mismatch("{\"maxProperties\":1.0}", "{\"a\":1,\"b\":2}",
+                    "at the top level: an object of 2 properties has more than maxProperties 1");
+    assert_mismatch("{\"maxLength\":2.5}", "\"a\"",
+                    "the schema is malformed: at the top level: 'maxLength' must be a "
+                    "non-negative integer");
+}
+
+/* additionalProperties applies to the members neither properties nor
+ * patternProperties names: it used to reject those patternProperties
+ * names. */
+static void additional_properties_leave_pattern_properties_alone(void **state)
+{
+    (void)state;
+    const char *schema = "{\"properties\":{\"a\":{}},\"patternProperties\":{\"^x-\":"
+                         "{\"type\":\"integer\"}},\"additionalProperties\":false}";
+    assert_matches(schema, "{\"a\":1,\"x-b\":2}");
+    assert_mismatch(schema, "{\"x-b\":\"no\"}", "at /x-b: expected integer, got string");
+    assert_mismatch(schema, "{\"c\":1}", "at /c: property \"c\" is not allowed");
+}
+
+/* An empty name is a name (ajv 8 skips it in required: not jptool). */
+static void an_empty_property_name_can_be_required(void **state)
+{
+    (void)state;
+    assert_mismatch("{\"required\":[\"\"]}", "{\"a\":1}",
+                    "at the top level: missing required property \"\"");
+    assert_matches("{\"required\":[\"\"]}", "{\"\":1}");
+}
+
+static void keywords_of_later_drafts_are_refused_by_name(void **state)
+{
+    (void)state;
+    char *why = NULL;
+    assert_int_equal(jpt_schema_check("{\"properties\":{\"p\":{\"prefixItems\":[true]}}}", "{}",
+                                      &why),
+                     JPT_ERR_UNSUPPORTED);
+    assert_string_equal(why, "the schema uses what jptool does not check: at /properties/p: "
+                             "'prefixItems' is a keyword of JSON Schema 2019-09 or later, which "
+                             "jptool does not check (it checks draft 7's keywords)");
+    jpt_free(why);
+    why = NULL;
+    assert_int_equal(jpt_schema_check("{\"$ref\":\"https://example.com/s.json\"}", "1", &why),
+                     JPT_ERR_UNSUPPORTED);
+    jpt_free(why);
+    assert_mismatch("{\"exclusiveMaximum\":true,\"maximum\":3}", "3",
+                    "the schema is malformed: at the top level: 'exclusiveMaximum' is a "
+                    "boolean, JSON Schema draft 4's form; draft 7 takes the bound itself "
+                    "(\"exclusiveMaximum\": <the bound>)");
+    assert_mismatch("{\"items\":{\"$ref\":\"#/definitions/nope\"}}", "[]",
+                    "the schema is malformed: at /items: '$ref' \"#/definitions/nope\" points "
+                    "to nothing in this schema");
+    assert_mismatch("{\"pattern\":\"(\"}", "\"x\"",
+                    "the schema is malformed: at the top level: 'pattern' is not a regular "
+                    "expression: missing closing parenthesis at offset 1");
+}
+
+/* Local $refs, by JSON Pointer; a $ref that comes back to the same value
+ * is refused at once, and nesting is bounded. */
+static void local_refs_are_followed_and_loops_refused(void **state)
+{
+    (void)state;
+    const char *tree = "{\"$defs\":{\"node\":{\"type\":\"object\",\"properties\":{\"kids\":"
+                       "{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/node\"}}}}},"
+                       "\"$ref\":\"#/$defs/node\"}";
+    assert_matches(tree, "{\"kids\":[{\"kids\":[]},{}]}");
+    assert_mismatch(tree, "{\"kids\":[{\"kids\":[1]}]}",
+                    "at /kids/0/kids/0: expected object, got integer");
+    assert_mismatch("{\"$ref\":\"#\"}", "1",
+                    "the schema's $ref \"#\" comes back to the same value without going deeper "
+                    "into it, so no value can end the check");
+    char *why = NULL;
+    char deep[4200];
+    size_t n = 0;
+    for (int i = 0; i < 600; i++)
+        n += (size_t)snprintf(deep + n, sizeof(deep) - n, "[");
+    for (int i = 0; i < 600; i++)
+        n += (size_t)snprintf(deep + n, sizeof(deep) - n, "]");
+    assert_int_equal(jpt_schema_check("{\"items\":{\"$ref\":\"#\"}}", deep, &why), JPT_ERR_LIMIT);
+    assert_string_equal(why, "the schema nests more than 512 subschemas deep on the value");
+    jpt_free(why);
+}
+
 /* ---- boolean schemas, unknown keywords ---------------------------------------------------- */
 
 static void true_schema_matches_everything(void **state)
@@ -596,13 +690,17 @@ static void unknown_keywords_are_ignored(void **state)
                    "\"not an email\"");
 }
 
-/* Detail the header leaves open: a schema that is JSON but neither an
- * object nor a boolean constrains nothing. */
-static void non_object_schema_constrains_nothing(void **state)
+/* A schema that is JSON but neither an object nor a boolean is no JSON
+ * Schema (issue 16 §3: it used to constrain nothing). */
+static void non_object_schema_is_malformed(void **state)
 {
     (void)state;
-    assert_matches("[1,2]", "\"x\"");
-    assert_matches("42", "{}");
+    assert_mismatch("[1,2]", "\"x\"",
+                    "the schema is malformed: at the top level: an array is not a schema (an "
+                    "object or a boolean)");
+    assert_mismatch("{\"properties\":{\"a\":42}}", "{}",
+                    "the schema is malformed: at /properties/a: an integer is not a schema (an "
+                    "object or a boolean)");
 }
 
 /* ---- JSON Pointer paths --------------------------------------------------------------------- */
@@ -753,7 +851,12 @@ int main(void)
         cmocka_unit_test(true_schema_matches_everything),
         cmocka_unit_test(false_schema_matches_nothing),
         cmocka_unit_test(unknown_keywords_are_ignored),
-        cmocka_unit_test(non_object_schema_constrains_nothing),
+        cmocka_unit_test(non_object_schema_is_malformed),
+        cmocka_unit_test(counts_written_as_decimals_apply),
+        cmocka_unit_test(additional_properties_leave_pattern_properties_alone),
+        cmocka_unit_test(an_empty_property_name_can_be_required),
+        cmocka_unit_test(keywords_of_later_drafts_are_refused_by_name),
+        cmocka_unit_test(local_refs_are_followed_and_loops_refused),
         cmocka_unit_test(deep_path_names_every_step),
         cmocka_unit_test(path_escapes_tilde_and_slash),
         cmocka_unit_test(path_of_empty_key_is_a_lone_slash),

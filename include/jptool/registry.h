@@ -361,12 +361,20 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    for a stdio tool "write": [absolute paths] they may
  *                    also write. Paths that do not exist are skipped
  *
+ * "parameters" is a JSON Schema the call's arguments are checked against
+ * as jpt_schema_check() checks (state.h): a keyword it would not check, or
+ * a malformed one, refuses the tool, naming the keyword and its place
+ * ("tool 'x': 'parameters' at /properties/p: 'prefixItems' is …").
+ * "parameters" and "options" may hold NUL characters (\u0000) like any
+ * JSON value; every other field refuses one, by name (state.h, the NUL
+ * rule).
+ *
  * All definitions are checked before any is added: on error nothing changes
  * and jpt_registry_errmsg() names the tool and the field. Errors:
  * JPT_ERR_INVALID, JPT_ERR_EXISTS (a tool of that name exists),
  * JPT_ERR_UNSUPPORTED ("sandbox" or "os_sandbox" on a builtin tool; a
- * stdio tool's "sandbox" key that its OS sandbox cannot enforce),
- * JPT_ERR_NOMEM. */
+ * stdio tool's "sandbox" key that its OS sandbox cannot enforce; a
+ * parameters keyword the checker does not check), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_load_tools(jpt_registry *r, const char *config_json,
                                        unsigned flags);
 
@@ -443,8 +451,9 @@ JPT_EXPORT void *jpt_handle_get_userdata(const jpt_handle *h);
  * schema: an optional `action` (an enum of the declared actions, the
  * per-action rules in its description), `id`, `input` (with apply),
  * `wait_secs` and the tool's own parameters, whose required ones say
- * "Required for spawn." in their descriptions; the rules are checked when
- * the call arrives. await lists `any` and `all` both optional (RFD 037's
+ * "Required for spawn and for a one-shot call (no action)." in their
+ * descriptions (after their own text, ended with a full stop where it has
+ * no punctuation); the rules are checked when the call arrives. await lists `any` and `all` both optional (RFD 037's
  * fallback; at least one is still required at call time). A tool's own
  * top-level oneOf/anyOf/allOf is dropped and the properties of its
  * branches listed; the call is still checked against the whole schema.
@@ -486,9 +495,20 @@ JPT_EXPORT void *jpt_handle_get_userdata(const jpt_handle *h);
 
 /* The tools as the model should see them, in `dialect`; the caller frees
  * `*out` with jpt_free(). The list holds every loaded tool, then await when
- * a stateful tool is loaded (RFD 037, "Schema availability"). Errors:
- * JPT_ERR_INVALID (not a dialect or a combination above, NULL argument),
- * JPT_ERR_NOMEM. */
+ * a stateful tool is loaded (RFD 037, "Schema availability").
+ *
+ * A tool's local $refs ("#/$defs/pt") stay as written in the plain form of
+ * a one-shot tool (OpenAI, Anthropic and MCP clients take JSON Schema's
+ * $ref there); every other form has them inlined, each replaced by its
+ * target (its sibling keywords kept): Gemini's Schema object has no $ref,
+ * and the flat, one-of and strict forms rebuild the schema, which moves
+ * what a pointer names. A $ref that leads back to itself (a recursive
+ * schema) cannot be inlined, nor one nesting more than 32 deep or growing
+ * past 100 000 schemas: the list is then refused for that dialect,
+ * JPT_ERR_UNSUPPORTED, the message naming the tool and the property.
+ *
+ * Errors: JPT_ERR_INVALID (not a dialect or a combination above, NULL
+ * argument), JPT_ERR_UNSUPPORTED (as above), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out);
 
 /* ---- Calls ---------------------------------------------------------------------- */

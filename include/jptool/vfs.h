@@ -950,7 +950,15 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
 
 /* JSON-RPC error codes of the VFS protocol, as they appear on the wire
  * (D11 "Error codes", plus JSON-RPC 2.0's parse error and internal error).
- * A request that cannot be read at all is answered with id null. */
+ * The host answers as JSON-RPC 2.0 says where D11 is silent: a message
+ * whose id cannot be read (not JSON, an id of another type, an id given
+ * twice) is answered with id null, any other malformed request with its
+ * id; a notification, known or not, is never answered. Where D11 narrows
+ * JSON-RPC 2.0 ("no batch requests"), a batch is never processed: an
+ * empty one or one holding anything but notifications is answered with
+ * one -32600 error (id null) rather than §6's array of responses, and one
+ * of notifications alone with nothing, as §6 says; each counts against
+ * the tool's protocol violations. */
 #define JPT_VFS_E_PARSE -32700            /* the line is not valid JSON */
 #define JPT_VFS_E_INVALID_REQUEST -32600  /* not a JSON-RPC 2.0 request */
 #define JPT_VFS_E_METHOD_NOT_FOUND -32601 /* unknown method; process.run on a

@@ -274,6 +274,14 @@ static int expand(const char *tmpl, const json_t *tool, const json_t *context,
                     return JPT_ERR_NOMEM;
                 return JPT_ERR_INVALID;
             }
+            /* A C string ends at its first NUL (state.h: the one rule). */
+            if (json_is_string(v) && memchr(json_string_value(v), '\0', json_string_length(v))) {
+                if (jpt__buf_printf(why, "the argument `%.*s` holds a NUL character (U+0000), "
+                                         "which a command line cannot carry",
+                                    (int)(len - 10), name + 10) < 0)
+                    return JPT_ERR_NOMEM;
+                return JPT_ERR_INVALID;
+            }
             rc = append_value(out, v);
         }
         p = end;

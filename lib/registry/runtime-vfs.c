@@ -360,6 +360,7 @@ static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
         /* Its process.run children are confined as the tool is. */
         .run_sandbox_mode = cmd->sandbox.profile != 0 ? cmd->sandbox.mode : JPT_SANDBOX_OFF,
         .sandbox_cache = r->sandbox_cache,
+        .sandbox_hint = "\"os_sandbox\": {\"read\": […]} in the tool's definition",
     };
     jpt__vfs_session_ops ops = session_ops;
     ops.ud = v;

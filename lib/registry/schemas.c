@@ -42,13 +42,17 @@ static const char text_input_description[] =
     "For apply. To a running handle: the text to write to its input, as given (include "
     "the newline a line-reading program needs). To a waiting handle: the answer to its "
     "question.";
-static const char required_for_spawn[] = "Required for spawn.";
+/* RFD 009's flat schema: without an action the call runs the tool once,
+ * and takes the tool's own required parameters as spawn does. */
+static const char required_for_spawn[] = "Required for spawn and for a one-shot call (no "
+                                         "action).";
 
 /* Building JSON: a failed allocation is remembered instead of checked at
  * every step (jansson's *_new functions take NULL and drop the value on
  * failure). */
 typedef struct build {
     bool nomem;
+    jpt__buf refused; /* why the tool cannot be listed in this form */
 } build;
 
 static void put(build *b, json_t *obj, const char *key, json_t *v)
@@ -61,6 +65,193 @@ static void push(build *b, json_t *arr, json_t *v)
 {
     if (json_array_append_new(arr, v) < 0)
         b->nomem = true;
+}
+
+/* Whether `v` holds a "$ref" member anywhere. */
+static bool has_ref(const json_t *v)
+{
+    const char *key;
+    const json_t *member;
+    size_t i;
+
+    json_object_foreach((json_t *)v, key, member)
+        if (strcmp(key, "$ref") == 0 || has_ref(member))
+            return true;
+    json_array_foreach(v, i, member)
+        if (has_ref(member))
+            return true;
+    return false;
+}
+
+/* ---- Local $refs, inlined ------------------------------------------------------- *
+ * Gemini's Schema object has no $ref, and the flat, one-of and strict
+ * forms rebuild a tool's schema around its properties, which moves what
+ * a JSON Pointer names: there a tool's local $refs are replaced by their
+ * targets (a $ref's siblings kept beside it in an allOf, which the forms
+ * merge). A $ref that leads back to itself cannot be inlined: the tool is
+ * refused for that form, with the property named; so is one whose
+ * inlining nests deeper or grows larger than the bounds below. */
+
+#define INLINE_MAX_DEPTH 32      /* $refs inlined inside one another */
+#define INLINE_MAX_NODES 100000  /* schema objects in an inlined schema */
+
+typedef struct inliner {
+    const json_t *root;
+    const json_t *open[INLINE_MAX_DEPTH]; /* the targets being inlined */
+    size_t depth, nodes;
+    jpt__buf path; /* the place in the tool's schema, for messages */
+} inliner;
+
+static json_t *inlined(build *b, inliner *in, const json_t *s);
+
+static void refuse(build *b, inliner *in, const char *fmt, ...) JPT__PRINTF(3, 4);
+
+static void refuse(build *b, inliner *in, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (b->refused.len > 0)
+        return;
+    if (jpt__buf_printf(&b->refused, "the property at %s: ",
+                        in->path.len > 0 ? in->path.data : "the top level") < 0)
+        b->nomem = true;
+    va_start(ap, fmt);
+    if (jpt__buf_vprintf(&b->refused, fmt, ap) < 0)
+        b->nomem = true;
+    va_end(ap);
+}
+
+/* The schemas under keyword `key` of a schema, inlined: one, an array or
+ * an object of them; other values copied. */
+static json_t *inlined_keyword(build *b, inliner *in, const char *key, const json_t *v)
+{
+    static const char *const one[] = {"items", "additionalItems", "contains",
+                                      "additionalProperties", "propertyNames", "not",
+                                      "if", "then", "else"};
+    static const char *const named[] = {"properties", "patternProperties", "dependencies"};
+    static const char *const listed[] = {"allOf", "anyOf", "oneOf", "items"};
+    bool is_one = false, is_named = false, is_listed = false;
+    size_t mark = in->path.len;
+    json_t *out;
+
+    for (size_t i = 0; i < sizeof(one) / sizeof(*one); i++)
+        is_one = is_one || (strcmp(key, one[i]) == 0 && !json_is_array(v));
+    for (size_t i = 0; i < sizeof(named) / sizeof(*named); i++)
+        is_named = is_named || strcmp(key, named[i]) == 0;
+    for (size_t i = 0; i < sizeof(listed) / sizeof(*listed); i++)
+        is_listed = is_listed || (strcmp(key, listed[i]) == 0 && json_is_array(v));
+    if (!is_one && !is_named && !is_listed)
+        return json_deep_copy(v);
+    if (jpt__buf_printf(&in->path, "/%s", key) < 0)
+        b->nomem = true;
+    if (is_one)
+        out = inlined(b, in, v);
+    else if (is_listed) {
+        const json_t *item;
+        size_t i, at = in->path.len;
+        out = json_array();
+        json_array_foreach(v, i, item) {
+            if (jpt__buf_printf(&in->path, "/%zu", i) < 0)
+                b->nomem = true;
+            push(b, out, inlined(b, in, item));
+            in->path.len = at;
+        }
+    } else {
+        const char *name;
+        const json_t *sub;
+        size_t at = in->path.len;
+        out = json_object();
+        json_object_foreach((json_t *)v, name, sub) {
+            if (jpt__buf_printf(&in->path, "/%s", name) < 0)
+                b->nomem = true;
+            /* dependencies' arrays of names are no schemas. */
+            put(b, out, name, json_is_array(sub) ? json_deep_copy(sub) : inlined(b, in, sub));
+            in->path.len = at;
+        }
+    }
+    in->path.len = mark;
+    if (in->path.data != NULL)
+        in->path.data[mark] = '\0';
+    return out;
+}
+
+/* The target of the $ref of `s`, inlined, beside `s`'s other keywords. */
+static json_t *inlined_ref(build *b, inliner *in, const json_t *s, const char *ref)
+{
+    const json_t *target = jpt__schema_ref_target(in->root, ref);
+
+    for (size_t i = 0; i < in->depth; i++)
+        if (in->open[i] == target) {
+            refuse(b, in, "its $ref \"%.120s\" leads back to itself, and this form has no "
+                          "$ref to say so (it inlines them)",
+                   ref);
+            return json_object();
+        }
+    if (in->depth == INLINE_MAX_DEPTH) {
+        refuse(b, in, "its $refs nest more than %d deep once inlined", INLINE_MAX_DEPTH);
+        return json_object();
+    }
+    if (target == NULL) {
+        /* Linted at load: only memory can get here. */
+        refuse(b, in, "its $ref \"%.120s\" points to nothing", ref);
+        return json_object();
+    }
+    in->open[in->depth++] = target;
+    json_t *body = inlined(b, in, target);
+    in->depth--;
+    if (json_object_size(s) == 1)
+        return body;
+    /* A $ref's siblings apply too (state.h): both, as an allOf. */
+    json_t *out = json_object();
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)s, key, v)
+        if (strcmp(key, "$ref") != 0)
+            put(b, out, key, inlined_keyword(b, in, key, v));
+    json_t *all = json_object_get(out, "allOf");
+    if (json_is_array(all))
+        push(b, all, body);
+    else
+        put(b, out, "allOf", json_pack("[o]", body));
+    return out;
+}
+
+static json_t *inlined(build *b, inliner *in, const json_t *s)
+{
+    const json_t *ref = json_object_get(s, "$ref");
+    const char *key;
+    const json_t *v;
+
+    if (!json_is_object(s))
+        return json_deep_copy(s);
+    if (++in->nodes > INLINE_MAX_NODES) {
+        refuse(b, in, "its schema holds more than %d schemas once its $refs are inlined",
+               INLINE_MAX_NODES);
+        return json_object();
+    }
+    if (json_is_string(ref))
+        return inlined_ref(b, in, s, json_string_value(ref));
+    json_t *out = json_object();
+    json_object_foreach((json_t *)s, key, v)
+        if (s != in->root || (strcmp(key, "definitions") != 0 && strcmp(key, "$defs") != 0))
+            put(b, out, key, inlined_keyword(b, in, key, v));
+    return out;
+}
+
+/* A tool's parameters with their local $refs inlined (their definitions
+ * gone); the tool's own when it has none. New reference. */
+static json_t *parameters_inlined(build *b, const jpt__tool *t)
+{
+    inliner in = {.root = t->parameters, .open = {t->parameters}, .depth = 1,
+                  .path = JPT__BUF_INIT};
+
+    if (!has_ref(t->parameters))
+        return json_incref(t->parameters);
+    json_t *out = inlined(b, &in, t->parameters);
+    jpt__buf_free(&in.path);
+    if (out == NULL)
+        b->nomem = true;
+    return out;
 }
 
 /* ---- RFD 009's oneOf ----------------------------------------------------------- */
@@ -92,14 +283,14 @@ static json_t *action_variant(build *b, int action)
 }
 
 /* The spawn variant: action and id, then the tool's own parameters. */
-static json_t *spawn_variant(build *b, const jpt__tool *t)
+static json_t *spawn_variant(build *b, const json_t *params)
 {
     json_t *v = json_pack("{s:{s:{s:s}, s:{s:s, s:s}}, s:[s, s]}", "properties", "action",
                           "const", "spawn", "id", "type", "string", "description",
                           id_description, "required", "action", "id");
     json_t *props = json_object_get(v, "properties");
-    const json_t *own = json_object_get(t->parameters, "properties");
-    const json_t *required = json_object_get(t->parameters, "required");
+    const json_t *own = json_object_get(params, "properties");
+    const json_t *required = json_object_get(params, "required");
     size_t i;
     const json_t *name;
 
@@ -119,7 +310,7 @@ static json_t *spawn_variant(build *b, const jpt__tool *t)
     return v;
 }
 
-static json_t *one_of_schema(build *b, const jpt__tool *t)
+static json_t *one_of_schema(build *b, const jpt__tool *t, const json_t *params)
 {
     json_t *variants = json_array();
     json_t *schema = json_pack("{s:s, s:o}", "type", "object", "oneOf", variants);
@@ -130,7 +321,8 @@ static json_t *one_of_schema(build *b, const jpt__tool *t)
     }
     for (int a = JPT__ACTION_SPAWN; a <= JPT__ACTION_ABORT; a <<= 1)
         if (t->actions & (unsigned)a)
-            push(b, variants, a == JPT__ACTION_SPAWN ? spawn_variant(b, t) : action_variant(b, a));
+            push(b, variants,
+                 a == JPT__ACTION_SPAWN ? spawn_variant(b, params) : action_variant(b, a));
     return schema;
 }
 
@@ -160,24 +352,49 @@ static json_t *all_properties(build *b, const json_t *params)
     return props;
 }
 
+/* Sets the description of schema `s` to its own text followed by
+ * `sentence`: the text ends in a full stop first when it ends without
+ * punctuation ("The command line" + "Required…" is "The command line.
+ * Required…"), and the two are one space apart. The description may hold
+ * any character a JSON string can (a NUL too). */
+static void describe_after(build *b, json_t *s, const char *sentence)
+{
+    const json_t *had = json_object_get(s, "description");
+    const char *text = json_string_value(had);
+    size_t n = json_string_length(had);
+    jpt__buf d = JPT__BUF_INIT;
+    int rc = JPT_OK;
+
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t' || text[n - 1] == '\n' ||
+                     text[n - 1] == '\r'))
+        n--;
+    if (n > 0) {
+        rc = jpt__buf_append(&d, text, n);
+        if (rc == JPT_OK && strchr(".!?:;", text[n - 1]) == NULL)
+            rc = jpt__buf_putc(&d, '.');
+        if (rc == JPT_OK)
+            rc = jpt__buf_putc(&d, ' ');
+    }
+    if (rc == JPT_OK)
+        rc = jpt__buf_puts(&d, sentence);
+    if (rc < 0)
+        b->nomem = true;
+    else
+        put(b, s, "description", json_stringn(d.data, d.len));
+    jpt__buf_free(&d);
+}
+
 /* Appends `sentence` to the description of `props[name]` (a schema). */
 static void describe_more(build *b, json_t *props, const char *name, const char *sentence)
 {
     json_t *schema = json_object_get(props, name);
-    const char *had = json_string_value(json_object_get(schema, "description"));
-    jpt__buf text = JPT__BUF_INIT;
 
     if (!json_is_object(schema)) {
         /* A boolean schema, or a required name the tool did not define. */
         put(b, props, name, json_pack("{s:s}", "description", sentence));
         return;
     }
-    if ((had != NULL && jpt__buf_printf(&text, "%s%s", had, had[0] != '\0' ? " " : "") < 0) ||
-        jpt__buf_puts(&text, sentence) < 0)
-        b->nomem = true;
-    else
-        put(b, schema, "description", json_string(text.data));
-    jpt__buf_free(&text);
+    describe_after(b, schema, sentence);
 }
 
 /* "What to do": the per-action rules, for the declared actions only. */
@@ -216,11 +433,11 @@ static json_t *action_description(build *b, const jpt__tool *t)
  * actions, id, input (with apply), wait_secs and the tool's parameters;
  * the tool's required ones say so in their descriptions. `text_input`:
  * the dialect needs a type for input, and gets a string. */
-static json_t *flat_schema(build *b, const jpt__tool *t, bool text_input)
+static json_t *flat_schema(build *b, const jpt__tool *t, const json_t *params, bool text_input)
 {
     json_t *actions = json_array();
-    json_t *props = all_properties(b, t->parameters);
-    const json_t *required = json_object_get(t->parameters, "required");
+    json_t *props = all_properties(b, params);
+    const json_t *required = json_object_get(params, "required");
     const json_t *name;
     size_t i;
 
@@ -275,7 +492,7 @@ static json_t *await_parameters(build *b, bool one_of)
 
 json_t *jpt__await_schema(void)
 {
-    build b = {false};
+    build b = {false, JPT__BUF_INIT};
     json_t *params = await_parameters(&b, true);
 
     if (b.nomem) {
@@ -398,14 +615,12 @@ static void note(build *b, json_t *out, const char *lead, const json_t *value)
 {
     char *text = NULL;
     jpt__buf d = JPT__BUF_INIT;
-    const char *had = json_string_value(json_object_get(out, "description"));
 
     if (jpt__json_dump(value, JSON_COMPACT | JSON_ENCODE_ANY, &text) < 0 ||
-        (had != NULL && jpt__buf_printf(&d, "%s ", had) < 0) ||
         jpt__buf_printf(&d, "%s %s.", lead, text) < 0)
         b->nomem = true;
     else
-        put(b, out, "description", json_string(d.data));
+        describe_after(b, out, d.data);
     jpt__free(text);
     jpt__buf_free(&d);
 }
@@ -682,16 +897,25 @@ static json_t *strict_schema(build *b, const json_t *s, bool optional)
  * parameters is how it lists such a function. */
 static json_t *listed_schema(build *b, const jpt__tool *t, int form)
 {
-    json_t *s;
+    json_t *s, *params = NULL;
 
+    /* The plain form of a one-shot tool is its schema as written, $refs
+     * and all, which OpenAI, Anthropic and MCP clients take; the others
+     * have them inlined. */
+    if (t != NULL)
+        params = form == FORM_PLAIN && !t->stateful ? json_incref(t->parameters)
+                                                      : parameters_inlined(b, t);
     if (t == NULL)
         s = await_parameters(b, form == FORM_ONEOF);
+    else if (params == NULL)
+        s = NULL;
     else if (!t->stateful)
-        s = json_deep_copy(t->parameters);
+        s = json_deep_copy(params);
     else if (form == FORM_ONEOF)
-        s = one_of_schema(b, t);
+        s = one_of_schema(b, t, params);
     else
-        s = flat_schema(b, t, form == FORM_GEMINI || form == FORM_STRICT);
+        s = flat_schema(b, t, params, form == FORM_GEMINI || form == FORM_STRICT);
+    json_decref(params);
     if (s == NULL)
         b->nomem = true;
     if (form == FORM_ONEOF || s == NULL)
@@ -768,7 +992,7 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
 {
     int form = dialect_form(dialect);
     int base = dialect & 0xff;
-    build b = {false};
+    build b = {false, JPT__BUF_INIT};
 
     if (out == NULL)
         return JPT_ERR_INVALID;
@@ -783,6 +1007,14 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
         const jpt__tool *t = r->tools[i];
         push(&b, list, tool_entry(&b, t->name, t->description, base, form == FORM_STRICT,
                                   listed_schema(&b, t, form)));
+        if (b.refused.len > 0 && !b.nomem) {
+            int rc = jpt__err(&r->err, JPT_ERR_UNSUPPORTED,
+                              "tools_json: tool '%s' cannot be listed for this dialect: %s",
+                              t->name, b.refused.data);
+            jpt__buf_free(&b.refused);
+            json_decref(list);
+            return rc;
+        }
     }
     /* RFD 037, "Schema availability": await comes with stateful tools. */
     if (jpt__tools_have_stateful(r))
@@ -795,6 +1027,7 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
         doc = json_pack("{s:o}", "tools", list);
     int rc = doc == NULL || b.nomem ? JPT_ERR_NOMEM : jpt__json_dump(doc, JSON_COMPACT, out);
     json_decref(doc);
+    jpt__buf_free(&b.refused);
     if (rc < 0)
         return jpt__err(&r->err, rc, "out of memory listing the tools");
     return JPT_OK;

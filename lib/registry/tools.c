@@ -278,6 +278,52 @@ static int check_name_and_keys(checker *c, const json_t *def)
     return JPT_OK;
 }
 
+/* The first string holding a NUL in `v`, for a message: a definition's
+ * strings become C strings, which end at the first NUL (state.h, the one
+ * rule). */
+static bool holds_nul(const json_t *v)
+{
+    const char *key;
+    const json_t *member;
+    size_t i;
+
+    if (json_is_string(v))
+        return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+    json_object_foreach((json_t *)v, key, member)
+        if (holds_nul(member))
+            return true;
+    json_array_foreach(v, i, member)
+        if (holds_nul(member))
+            return true;
+    return false;
+}
+
+/* No NUL but in the JSON values a tool is given as JSON (parameters,
+ * options), and parameters that say only what the checker checks. */
+static int check_values(checker *c, const json_t *def)
+{
+    const char *key;
+    const json_t *v;
+    char *why = NULL;
+
+    json_object_foreach((json_t *)def, key, v)
+        if (strcmp(key, "parameters") != 0 && strcmp(key, "options") != 0 && holds_nul(v))
+            return FAIL(c, JPT_ERR_INVALID,
+                        "'%s' holds a NUL character (\\u0000): only 'parameters' and "
+                        "'options', which stay JSON, may",
+                        key);
+    const json_t *params = json_object_get(def, "parameters");
+    if (!json_is_object(params))
+        return JPT_OK;
+    int rc = jpt__schema_lint(params, &why);
+    if (rc == JPT_ERR_NOMEM)
+        return FAIL(c, rc, "out of memory");
+    if (rc < 0)
+        rc = FAIL(c, rc, "'parameters' %s", why);
+    jpt__free(why);
+    return rc;
+}
+
 /* Description, parameters and options. */
 static int take_texts(checker *c, jpt__tool *t, const json_t *def)
 {
@@ -377,7 +423,7 @@ static int tool_from_json(checker *c, const json_t *def, bool builtin, jpt__tool
     t->question_target = JPT_TARGET_USER;
     if ((t->name = jpt__strdup(c->tool)) == NULL)
         rc = FAIL(c, JPT_ERR_NOMEM, "out of memory");
-    if (rc < 0 || (rc = take_texts(c, t, def)) < 0 ||
+    if (rc < 0 || (rc = check_values(c, def)) < 0 || (rc = take_texts(c, t, def)) < 0 ||
         (rc = take_runtime(c, t, def, builtin)) < 0 ||
         (rc = take_bool(c, def, "stateful", &t->stateful)) < 0 ||
         (rc = take_spawn(c, t, json_object_get(def, "spawn"))) < 0 ||
@@ -446,7 +492,9 @@ JPT_EXPORT int jpt_registry_load_tools(jpt_registry *r, const char *config_json,
     jpt__err_clear(&r->err);
     if (config_json == NULL || (flags & ~JPT_LOAD_REPLACE) != 0)
         return jpt__err(&r->err, JPT_ERR_INVALID, "load_tools: NULL config or unknown flags");
-    rc = jpt__json_load(config_json, strlen(config_json), 0, &doc, &jerr);
+    /* JSON_ALLOW_NUL: parameters may spell \u0000 (state.h, the one rule);
+     * the other fields refuse it by name (check_values). */
+    rc = jpt__json_load(config_json, strlen(config_json), JSON_ALLOW_NUL, &doc, &jerr);
     if (rc == JPT_ERR_NOMEM)
         return jpt__err(&r->err, rc, "out of memory reading the tool config");
     if (rc < 0)
@@ -499,7 +547,7 @@ JPT_EXPORT int jpt_registry_add_builtin(jpt_registry *r, const char *definition_
                                            "sizeof(jpt_builtin_ops)"
                                          : "add_builtin: the ops set fields this library "
                                            "does not know");
-    rc = jpt__json_load(definition_json, strlen(definition_json), 0, &def, &jerr);
+    rc = jpt__json_load(definition_json, strlen(definition_json), JSON_ALLOW_NUL, &def, &jerr);
     if (rc < 0)
         return jpt__err(&r->err, rc, "the builtin definition is not JSON: %s", jerr.text);
     checker c = {r, "(builtin)"};

@@ -4,8 +4,8 @@
  * results back as the provider takes them.
  *
  * Reading is tolerant where one call's arguments would otherwise sink the
- * whole message: a NUL character, or a number jansson cannot hold, fails
- * that call with a reason that names the argument. */
+ * whole message: a NUL character in a name, or a number jansson cannot
+ * hold, fails that call with a reason that names the argument. */
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
@@ -150,7 +150,7 @@ static void path_pop(jpt__buf *path, size_t mark)
 }
 
 /* The first value in `v` a tool cannot be given, described in `why`: a
- * string holding a NUL, a marked number, a marked name. */
+ * marked number, a marked name (jansson holds neither). */
 static int find_unusable(const json_t *v, jpt__buf *path, jpt__buf *why)
 {
     const char *where = path->len > 0 ? path->data : "the top level";
@@ -163,9 +163,8 @@ static int find_unusable(const json_t *v, jpt__buf *path, jpt__buf *why)
         if (starts_with(s, n, number_mark_decoded, plen))
             return jpt__buf_printf(why, "the argument at %s is a number out of range: %.*s",
                                    where, (int)(n - plen), s + plen);
-        if (memchr(s, '\0', n) != NULL)
-            return jpt__buf_printf(why, "the argument at %s holds a NUL character (U+0000)",
-                                   where);
+        /* A NUL in a string is a character like any other (state.h, the
+         * one rule): what cannot carry one (a command line) says so. */
         return JPT_OK;
     }
     const char *key;
@@ -196,47 +195,78 @@ static int find_unusable(const json_t *v, jpt__buf *path, jpt__buf *why)
     return rc;
 }
 
-/* Whether `schema` lets a value be null. */
-static int takes_null(const json_t *schema, bool *yes)
+/* Whether `schema`, a part of `root`, lets a value be null. Its $refs
+ * point into `root`, so it is checked as a part of it: through a $ref,
+ * from a copy of `root` without the keywords that would judge the null
+ * themselves. */
+static int takes_null(const json_t *root, const json_t *schema, bool *yes)
 {
-    char *text = NULL;
-    int rc = jpt__json_dump(schema, JSON_COMPACT | JSON_ENCODE_ANY, &text);
+    static const char *const judging[] = {"type", "enum", "const", "allOf", "anyOf", "oneOf",
+                                          "not",  "if",   "then",  "else",  "$ref"};
+    json_t *wrapper = json_copy((json_t *)root);
+    json_t *null = json_null();
+    int rc = JPT_ERR_NOMEM;
 
-    if (rc == JPT_OK)
-        rc = jpt_schema_check(text, "null", NULL);
-    jpt__free(text);
+    *yes = false;
+    if (wrapper == NULL)
+        return rc;
+    for (size_t i = 0; i < sizeof(judging) / sizeof(*judging); i++)
+        json_object_del(wrapper, judging[i]);
+    if (json_object_set(wrapper, "$jptool:part", (json_t *)schema) == 0 &&
+        json_object_set_new(wrapper, "$ref", json_string("#/$jptool:part")) == 0)
+        rc = jpt__schema_check_json(wrapper, null, NULL);
+    json_decref(wrapper);
     *yes = rc == JPT_OK;
-    return rc == JPT_ERR_INVALID ? JPT_OK : rc;
+    /* A part that cannot be checked alone takes no null: the call's check
+     * against the whole schema says the rest. */
+    return rc == JPT_ERR_NOMEM ? rc : JPT_OK;
+}
+
+/* `s`, or the schema its local $refs lead to (JPT_DIALECT_STRICT lists
+ * them inlined, so the model's nulls are inside their targets). */
+static const json_t *resolved(const json_t *root, const json_t *s)
+{
+    for (int hops = 0; hops < 32; hops++) {
+        const json_t *ref = json_object_get(s, "$ref");
+        const json_t *target = json_is_string(ref)
+                                   ? jpt__schema_ref_target(root, json_string_value(ref))
+                                   : NULL;
+        if (target == NULL)
+            return s;
+        s = target;
+    }
+    return s;
 }
 
 /* OpenAI's strict mode has the model send every property, null for those
  * it leaves out (JPT_DIALECT_STRICT makes the optional ones nullable): a
- * null where `schema` does not take one means absent, and goes. */
-static int drop_nulls(const json_t *schema, json_t *obj)
+ * null where `schema` does not take one means absent, and goes. `root`
+ * is the tool's schema, which $refs point into. */
+static int drop_nulls(const json_t *root, const json_t *schema, json_t *obj)
 {
-    const json_t *props = json_object_get(schema, "properties");
+    const json_t *props = json_object_get(resolved(root, schema), "properties");
     const char *key;
     json_t *member;
     void *tmp;
     int rc = JPT_OK;
 
     json_object_foreach_safe(obj, tmp, key, member) {
-        const json_t *sub = json_object_get(props, key);
+        const json_t *sub = resolved(root, json_object_get(props, key));
+        const json_t *items = resolved(root, json_object_get(sub, "items"));
         bool keep = false;
         if (json_is_null(member)) {
-            if (sub != NULL && (rc = takes_null(sub, &keep)) < 0)
+            if (sub != NULL && (rc = takes_null(root, sub, &keep)) < 0)
                 return rc;
             if (!keep)
                 json_object_del(obj, key);
         } else if (json_is_object(member) && json_is_object(sub)) {
-            if ((rc = drop_nulls(sub, member)) < 0)
+            if ((rc = drop_nulls(root, sub, member)) < 0)
                 return rc;
-        } else if (json_is_array(member) && json_is_object(json_object_get(sub, "items"))) {
+        } else if (json_is_array(member) && json_is_object(items)) {
             json_t *item;
             size_t i;
             json_array_foreach(member, i, item)
-                if (json_is_object(item) &&
-                    (rc = drop_nulls(json_object_get(sub, "items"), item)) < 0)
+                if (json_is_object(item) && (rc = drop_nulls(root, items, item)) < 0)
                     return rc;
         }
     }
@@ -285,7 +315,7 @@ static int take_arguments(jpt_registry *r, jpt__wire_call *wc, const json_t *val
     if (rc == JPT_OK && why.len == 0)
         rc = find_unusable(args, &path, &why);
     if (rc == JPT_OK && why.len == 0) {
-        rc = drop_nulls(call_schema(r, wc->name), args);
+        rc = drop_nulls(call_schema(r, wc->name), call_schema(r, wc->name), args);
     }
     if (rc == JPT_OK && why.len > 0 && (wc->problem = jpt__buf_take(&why)) == NULL)
         rc = JPT_ERR_NOMEM;

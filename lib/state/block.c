@@ -153,6 +153,18 @@ int jpt__question_from_json(const json_t *q, jpt__block *out,
                      jpt__json_type_phrase(schema));
             goto fail;
         }
+        /* A schema the checker would half-apply is refused here, where the
+         * question is asked, not when it is answered (issue 16 §3). */
+        char *found = NULL;
+        if ((rc = jpt__schema_lint(schema, &found)) < 0) {
+            if (rc != JPT_ERR_NOMEM)
+                rc = WHY("%s: its schema %s: %s", what,
+                         rc == JPT_ERR_UNSUPPORTED ? "uses what jptool does not check"
+                                                   : "is malformed",
+                         found);
+            jpt__free(found);
+            goto fail;
+        }
         rc = jpt__field_set_json(&out->f[JPT_FIELD_SCHEMA], schema);
     } else if (answer_type != NULL)
         rc = schema_from_answer_type(answer_type, &out->f[JPT_FIELD_SCHEMA],

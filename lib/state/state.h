@@ -81,8 +81,26 @@ int jpt__blockq_copy(const jpt__blockq *q, jpt_state *s);
 void jpt__blockq_clear(jpt__blockq *q);
 void jpt__blockq_free(jpt__blockq *q);
 
-/* jpt_schema_check() on parsed values (schema.c). */
+/* jpt_schema_check() on parsed values (schema.c): the schema is linted,
+ * then the value checked. JPT_OK; JPT_ERR_INVALID (the value does not
+ * match, or the schema is malformed: `why` says which, the latter
+ * starting "the schema"); JPT_ERR_UNSUPPORTED (a keyword jptool does not
+ * check); JPT_ERR_LIMIT (too deep, too many steps, a pattern's match
+ * limit); JPT_ERR_NOMEM (`*why` NULL). */
 int jpt__schema_check_json(const json_t *schema, const json_t *value, char **why);
+
+/* Whether `schema` says only what the checker checks (schema-keywords.c):
+ * JPT_OK; JPT_ERR_UNSUPPORTED (a keyword of a later draft, a $ref that is
+ * not a JSON Pointer into the schema, an $id below the root of a schema
+ * with $refs) or JPT_ERR_INVALID (a keyword with a value JSON Schema does
+ * not allow, a $ref to nothing), with `*why` ("at /properties/a: …", the
+ * schema's place), which the caller frees; JPT_ERR_NOMEM. */
+int jpt__schema_lint(const json_t *schema, char **why);
+
+/* The target of a local $ref ("#", "#/definitions/a"): the value at that
+ * JSON Pointer in `root`, or NULL when `ref` is not such a pointer or
+ * points to nothing. Borrowed from `root`. */
+const json_t *jpt__schema_ref_target(const json_t *root, const char *ref);
 
 /* 0 when `root` can serve as the workspace root (uri.c). */
 int jpt__uri_check_root(const char *root);

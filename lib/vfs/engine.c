@@ -587,13 +587,16 @@ static int handle_message(jpt__vfs_engine *e, jpt__vfs_line *line, jpt__vfs_span
 
     members(msg, names, m, &twice);
     env = (envelope){m[0], m[1], m[2], m[3], m[4], m[5]};
+    bool has_id = env.id.p != NULL;
+    /* JSON-RPC 2.0 §5: the id is null only when it could not be read; an
+     * id given twice could not, any other member given twice leaves it
+     * readable. */
+    if (has_id && valid_id(env.id) && (twice == NULL || strcmp(twice, "id") != 0))
+        snprintf(id, sizeof(id), "%.*s", (int)env.id.n, env.id.p);
     if (twice != NULL) {
         snprintf(message, sizeof(message), "Invalid Request: member '%s' is given twice", twice);
-        return reject(e, line->number, "null", JPT_VFS_E_INVALID_REQUEST, message);
+        return reject(e, line->number, id, JPT_VFS_E_INVALID_REQUEST, message);
     }
-    bool has_id = env.id.p != NULL;
-    if (has_id && valid_id(env.id))
-        snprintf(id, sizeof(id), "%.*s", (int)env.id.n, env.id.p);
     if (!string_is(env.jsonrpc, "2.0"))
         return reject(e, line->number, id, JPT_VFS_E_INVALID_REQUEST,
                       "Invalid Request: 'jsonrpc' must be \"2.0\"");
@@ -617,6 +620,48 @@ static int handle_message(jpt__vfs_engine *e, jpt__vfs_line *line, jpt__vfs_span
     return handle_request(e, line, &env, id);
 }
 
+/* Whether `v` is a well-formed notification: an object with "jsonrpc":
+ * "2.0", a string method and no id, each given once. */
+static bool is_notification(jpt__vfs_span v)
+{
+    static const char *const names[] = {"jsonrpc", "id", "method", NULL};
+    jpt__vfs_span m[3];
+    const char *twice;
+
+    if (jpt__json_type(v) != JPT__JSON_OBJECT)
+        return false;
+    members(v, names, m, &twice);
+    return twice == NULL && string_is(m[0], "2.0") && m[1].p == NULL && m[2].p != NULL &&
+           jpt__json_type(m[2]) == JPT__JSON_STRING;
+}
+
+/* D11 "Message framing": "no batch requests", so a batch is never
+ * processed. What it is answered follows JSON-RPC 2.0 §6, narrowed to
+ * one message: an empty array is one Invalid Request error; a batch of
+ * notifications alone is answered with nothing, as §6 says ("the server
+ * MUST NOT return an empty Array and should return nothing at all");
+ * any other batch, which §6 would answer with an array of responses, gets
+ * one Invalid Request error with id null, since no single request of it
+ * is answered. Each is a violation. */
+static int handle_batch(jpt__vfs_engine *e, uint64_t line, jpt__vfs_span batch)
+{
+    jpt__json_iter it;
+    jpt__vfs_span element;
+    bool any = false, only_notifications = true;
+
+    jpt__json_iter_init(&it, batch);
+    while (jpt__json_next_element(&it, &element)) {
+        any = true;
+        only_notifications = only_notifications && is_notification(element);
+    }
+    if (any && only_notifications)
+        return violation(e, line, "a batch of notifications, not processed (D11 has no "
+                                  "batches) and not answered (JSON-RPC 2.0 §6)");
+    return reject(e, line, "null", JPT_VFS_E_INVALID_REQUEST,
+                  any ? "Invalid Request: batches are not supported (D11)"
+                      : "Invalid Request: an empty batch");
+}
+
 static int handle_line(jpt__vfs_engine *e, jpt__vfs_line *line)
 {
     jpt__json_error jerr;
@@ -634,8 +679,7 @@ static int handle_line(jpt__vfs_engine *e, jpt__vfs_line *line)
     jpt__vfs_span msg = {line->p, line->n};
     int type = jpt__json_type(msg);
     if (type == JPT__JSON_ARRAY)
-        return reject(e, line->number, "null", JPT_VFS_E_INVALID_REQUEST,
-                      "Invalid Request: batches are not supported (D11)");
+        return handle_batch(e, line->number, msg);
     if (type != JPT__JSON_OBJECT)
         return reject(e, line->number, "null", JPT_VFS_E_INVALID_REQUEST,
                       "Invalid Request: a message must be a JSON object");

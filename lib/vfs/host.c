@@ -312,6 +312,7 @@ static int start(jpt_vfs_host *h, const char *const argv[], int rfd, int wfd,
         .request_timeout_ms = h->request_timeout_ms,
         .kill_grace_ms = h->kill_grace_ms,
         .limits = h->limits,
+        .sandbox_hint = "jpt_vfs_host_options.sandbox_read (Python: VfsHost(sandbox_read=…))",
     };
     jpt__vfs_session_ops ops = host_ops;
     int rc;

@@ -88,6 +88,7 @@ struct jpt__vfs_session {
     jpt__child *child;
     jpt__contain *contain;    /* the tool's containment, for process.run */
     int run_sandbox_mode;     /* process.run's OS sandbox (config) */
+    const char *sandbox_hint; /* config's, when the tool is sandboxed */
     jpt__sandbox_cache *sandbox_cache;
     int rfd, wfd;             /* attached fds, else -1 */
     jpt__watch rwatch, wwatch;
@@ -821,6 +822,18 @@ static jpt_state *failure_state(jpt__vfs_session *s)
     else
         rc = jpt__buf_printf(&text, "The tool exited (exit status %d) without a result",
                              s->exit.code);
+    /* Issue 16 §4: a sandboxed tool that dies before it says anything
+     * most often could not read what it needs to start (an interpreter's
+     * files, a virtualenv's pyvenv.cfg). */
+    if (rc == JPT_OK && s->failure == NULL && s->sandbox_hint != NULL &&
+        jpt__vfs_engine_messages(s->engine) == jpt__vfs_engine_violations(s->engine))
+        rc = jpt__buf_printf(&text,
+                             ". It ended before it sent a valid message, and it ran in the OS "
+                             "sandbox: the likely cause is a file it needs to start that the "
+                             "sandbox does not let it read (its interpreter's, its libraries', "
+                             "a virtual environment's). Grant such paths with %s (for a Python "
+                             "tool, the paths jptool.python_tool_read_paths() gives).",
+                             s->sandbox_hint);
     if (rc == JPT_OK && jpt__capture_total(&s->err_tail) > 0 &&
         (rc = jpt__buf_puts(&text, "\n\nstderr:\n")) == JPT_OK)
         rc = jpt__capture_text(&s->err_tail, &text);
@@ -1069,6 +1082,10 @@ int jpt__vfs_session_spawn(const jpt__vfs_session_config *cfg, const jpt__spawn 
         jpt__vfs_session_free(s);
         return rc;
     }
+    /* Only a sandbox that walls files in can be why a tool cannot start. */
+    if (spawn->sandbox != NULL && spawn->sandbox_report != NULL &&
+        (spawn->sandbox_report->enforced & JPT_SANDBOX_ENFORCED_FILES))
+        s->sandbox_hint = cfg->sandbox_hint;
     flush_output(s); /* init */
     rearm_idle(s);
     *out = s;

@@ -492,6 +492,11 @@ typedef struct jpt__vfs_session_config {
     struct jpt__sandbox_cache *sandbox_cache; /* the owner's, for the
                                                  children's filters; may be
                                                  NULL */
+    /* The option that lets a sandboxed tool read more, in the owner's
+     * words ("os_sandbox.read in its definition"), static storage, or
+     * NULL: the end of a tool that ran in the OS sandbox and ended before
+     * it sent a valid message names it (issue 16 §4). */
+    const char *sandbox_hint;
 } jpt__vfs_session_config;
 
 /* Starts a tool as a child process (`spawn`, its stdin a pipe whatever it

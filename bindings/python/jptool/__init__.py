@@ -1171,15 +1171,18 @@ def mime_fence_lang(mime_type: Optional[_Text]) -> Optional[str]:
 
 def schema_check(schema: Any, value: Any, *, raw_schema: bool = False,
                  raw_value: bool = False) -> Tuple[bool, Optional[str]]:
-    """Checks ``value`` against the JSON Schema ``schema`` in the subset
-    questions use (``jpt_schema_check``).
+    """Checks ``value`` against the JSON Schema ``schema`` as JSON Schema
+    draft 7 says (``jpt_schema_check``, whose comment in state.h lists what
+    is checked, ignored and refused).
 
     Both are Python values, written with ``json.dumps``; with
     ``raw_schema=True`` / ``raw_value=True`` the argument is JSON text (str or
     bytes) passed as it is. Returns ``(True, None)`` when the value matches,
     else ``(False, why)``, where ``why`` says what did not match and where
-    ("at /files/2: expected string, got integer") or that a text is not JSON.
-    Raises JptError for other failures (JPT_ERR_NOMEM).
+    ("at /files/2: expected string, got integer"), that a text is not JSON,
+    or that the schema is malformed. Raises JptError for other failures:
+    JPT_ERR_UNSUPPORTED (a keyword jptool does not check, named in the
+    message), JPT_ERR_LIMIT, JPT_ERR_NOMEM.
     """
     why = ctypes.c_void_p()
     rc = _lib.jpt_schema_check(_json_arg(schema, raw_schema, "schema"),
