@@ -1683,10 +1683,10 @@ class VfsBindingTest(unittest.TestCase):
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header(VFS_H))
         self.assertEqual(len(names), 45, names)
         for name in names:
-            self.assertIn(name, jptool._PROTOTYPES, name)
-            fn = getattr(jptool._lib, name)
-            self.assertEqual(tuple(fn.argtypes), tuple(jptool._PROTOTYPES[name][1]), name)
-            self.assertEqual(fn.restype, jptool._PROTOTYPES[name][0], name)
+            self.assertIn(name, jptool._lib._PROTOTYPES, name)
+            fn = getattr(jptool._lib.lib, name)
+            self.assertEqual(tuple(fn.argtypes), tuple(jptool._lib._PROTOTYPES[name][1]), name)
+            self.assertEqual(fn.restype, jptool._lib._PROTOTYPES[name][0], name)
 
     def test_constants_match_the_headers(self):
         defines = re.findall(r"#define (JPT_\w+) (-?\d+|0x[0-9a-f]+)u?\b", header(VFS_H))
@@ -1713,14 +1713,14 @@ class VfsBindingTest(unittest.TestCase):
         body = body[:body.index("} jpt_vfs_host_options;")]
         body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
         fields = re.findall(r"\b(\w+);", body)
-        self.assertEqual([f[0] for f in jptool._VfsHostOptions._fields_], fields)
+        self.assertEqual([f[0] for f in jptool._lib._VfsHostOptions._fields_], fields)
         # The library reads the sandbox fields where the binding writes them.
-        size = ctypes.sizeof(jptool._VfsHostOptions)
+        size = ctypes.sizeof(jptool._lib._VfsHostOptions)
         relative = (ctypes.c_char_p * 2)(b"relative/lib", None)
-        for opts in (jptool._VfsHostOptions(size=size, sandbox_mode=4),
-                     jptool._VfsHostOptions(size=size, sandbox_read=relative)):
-            out = jptool._VfsHostPtr()
-            self.assertEqual(jptool._lib.jpt_vfs_host_new(ctypes.byref(opts), ctypes.byref(out)),
+        for opts in (jptool._lib._VfsHostOptions(size=size, sandbox_mode=4),
+                     jptool._lib._VfsHostOptions(size=size, sandbox_read=relative)):
+            out = jptool._lib._VfsHostPtr()
+            self.assertEqual(jptool._lib.lib.jpt_vfs_host_new(ctypes.byref(opts), ctypes.byref(out)),
                              INVALID)
             self.assertFalse(out)
 
@@ -1788,7 +1788,7 @@ class VfsBindingTest(unittest.TestCase):
                     self.assertNotIn("sk-workspace-secret", st.error_message)
 
     def test_null_arguments_are_refused(self):
-        lib = jptool._lib
+        lib = jptool._lib.lib
         self.assertEqual(lib.jpt_vfs_host_new(None, None), INVALID)
         self.assertEqual(lib.jpt_vfs_host_get_fd(None), INVALID)
         self.assertEqual(lib.jpt_vfs_host_done(None), 0)
@@ -1797,7 +1797,7 @@ class VfsBindingTest(unittest.TestCase):
         self.assertIsNone(lib.jpt_policy_request_tool(None))
         lib.jpt_vfs_host_free(None)
         self.assertEqual(lib.jpt_registry_add_files(None, b"x", None), INVALID)
-        lib.jpt_registry_set_policy_handler(None, jptool._PolicyFn(), None)
+        lib.jpt_registry_set_policy_handler(None, jptool._lib._PolicyFn(), None)
 
 
 if __name__ == "__main__":

@@ -131,7 +131,9 @@ from typing import (Any, AsyncIterator, Awaitable, Callable, Coroutine, Deque, D
 from . import (JPT_DECISION_ALLOW, JPT_DECISION_DENY, JPT_ERR_CANCELLED, JPT_ERR_STATE,
                JPT_ERR_TIMEOUT,
                Batch, Files, Handle, Inquiry, JptError, PolicyRequest, Registry, State,
-               VfsHost, _from_c, _lib, _Text, _to_c)
+               VfsHost)
+from ._lib import lib as _lib
+from ._util import _from_c, _Text, _to_c
 
 __all__ = ["AsyncRegistry", "AsyncBatch", "AsyncVfsHost"]
 
