@@ -17,14 +17,15 @@ run() {
 # (which loads libclang at run time and parses with clang's own headers,
 # stddef.h) and rustfmt, which formats what it generates; openssl makes the
 # self-signed certificate of test-vfs-http's HTTPS server; libabigail's
-# abidw and abidiff (abigail-tools) check the ABI against abi/ (README "ABI").
+# abidw and abidiff (abigail-tools) check the ABI against abi/ (README "ABI");
+# mypy checks the Python package's types in strict mode (test python-mypy).
 JPT_PACKAGES="meson ninja-build pkg-config gcc g++ libc6-dev \
 libjansson-dev libpcre2-dev libcurl4-openssl-dev libcmocka-dev libseccomp-dev \
 valgrind python3 git libuv1-dev libglib2.0-dev \
 python3-venv python3-pip python3-setuptools python3-wheel \
 python3-setuptools-whl python3-wheel-whl \
 ripgrep rustc cargo bindgen rustfmt libclang1-14 libclang-common-14-dev openssl \
-abigail-tools"
+abigail-tools mypy"
 
 install_dependencies() {
     missing=""

@@ -4,13 +4,15 @@ canonical URIs, code fence languages, the schema check of questions."""
 from __future__ import annotations
 
 import ctypes
-import os
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
 
 from ._lib import _LogFn, lib
-from ._util import _Text, _from_c, _json_arg, _take_string, _to_c
+from ._util import _Path, _Text, _from_c, _json_arg, _take_string, _take_text, _to_c
 from .constants import JPT_ERR_INVALID, JPT_LOG_WARNING, JPT_OK
 from .errors import JptError, _check_new
+
+if TYPE_CHECKING:
+    from ._lib import _Callback
 
 # ---- Common -----------------------------------------------------------------
 
@@ -20,7 +22,7 @@ def version() -> str:
     return lib.jpt_version().decode("ascii")
 
 
-_log_callback = None  # the ctypes function object the library calls
+_log_callback: Optional[_Callback] = None  # the ctypes function object the library calls
 
 
 def set_log(fn: Optional[Callable[[int, str], None]],
@@ -37,14 +39,15 @@ def set_log(fn: Optional[Callable[[int, str], None]],
     """
     global _log_callback
     if fn is None:
-        lib.jpt_set_log(_LogFn(), None, min_level)
+        lib.jpt_set_log(_LogFn(0), None, min_level)
         _log_callback = None
         return
     if not callable(fn):
         raise TypeError("set_log: fn must be callable or None")
+    log = fn
 
-    def trampoline(level, msg, _ud):
-        fn(level, _from_c(msg) if msg is not None else "")
+    def trampoline(level: int, msg: Optional[bytes], _ud: Optional[int]) -> None:
+        log(level, _from_c(msg) if msg is not None else "")
 
     callback = _LogFn(trampoline)
     lib.jpt_set_log(callback, None, min_level)
@@ -54,7 +57,7 @@ def set_log(fn: Optional[Callable[[int, str], None]],
 # ---- Helpers ------------------------------------------------------------------
 
 
-def uri_canonicalize(uri: _Text, root: Optional[Union[_Text, os.PathLike]] = None) -> str:
+def uri_canonicalize(uri: _Text, root: Optional[_Path] = None) -> str:
     """The canonical form of a URI or path for identity
     (``jpt_uri_canonicalize``): a file beneath ``root`` (a path or file://
     URI) relative to it ("src/main.rs", "." for the root), other files as
@@ -66,7 +69,7 @@ def uri_canonicalize(uri: _Text, root: Optional[Union[_Text, os.PathLike]] = Non
     out = ctypes.c_void_p()
     _check_new(lib.jpt_uri_canonicalize(_to_c(uri, "uri"), _to_c(root, "root"),
                                          ctypes.byref(out)))
-    return _take_string(out)
+    return _take_text(out, "jpt_uri_canonicalize")
 
 
 def mime_fence_lang(mime_type: Optional[_Text]) -> Optional[str]:

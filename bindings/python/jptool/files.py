@@ -6,20 +6,22 @@ from __future__ import annotations
 import ctypes
 import itertools
 import json
-import os
 import sys
 import traceback
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 
 from ._lib import (_FilesCallFn, _FilesCancelFn, _FilesEntry, _FilesOps, _FilesPtr,
                    _FilesReleaseFn, lib)
-from ._util import (_Closable, _Text, _address, _c_int_arg, _from_c, _json_arg, _take_json,
-                    _to_c)
+from ._util import (_Closable, _Path, _Text, _address, _c_int_arg, _from_c, _json_arg,
+                    _take_json, _to_c)
 from .constants import (JPT_ERR_CANCELLED, JPT_ERR_INVALID, JPT_ERR_IO, JPT_ERR_NOMEM,
                         JPT_ERR_STATE, JPT_FILES_KIND_DIR, JPT_FILES_KIND_FILE,
                         JPT_FILES_KIND_OTHER, JPT_FILES_KIND_SYMLINK, JPT_OK)
 from .errors import JptError, _check, _check_new, last_error
+
+if TYPE_CHECKING:
+    from ._lib import _FilesP, _FilesRequestP
 
 # ---- ProjectFiles (vfs.h, "ProjectFiles (lib/files)") ------------------------------
 
@@ -38,7 +40,7 @@ class _HostBackend:
 
     __slots__ = ("handler", "requests")
 
-    def __init__(self, handler: Callable[["FilesRequest"], None]):
+    def __init__(self, handler: Callable[[FilesRequest], None]) -> None:
         self.handler = handler
         self.requests: "weakref.WeakValueDictionary[int, FilesRequest]" = \
             weakref.WeakValueDictionary()
@@ -53,7 +55,7 @@ _HOST_BACKENDS: Dict[int, _HostBackend] = {}
 _host_backend_keys = itertools.count(1)
 
 
-def _files_call(rptr, method, params, ud):
+def _files_call(rptr: _FilesRequestP, method: bytes, params: bytes, ud: Optional[int]) -> int:
     backend = _HOST_BACKENDS.get(ud or 0)
     if backend is None:  # pragma: no cover - released backends get no calls
         return JPT_ERR_STATE
@@ -79,14 +81,14 @@ def _files_call(rptr, method, params, ud):
     return JPT_OK
 
 
-def _files_cancel(rptr, ud):
+def _files_cancel(rptr: _FilesRequestP, ud: Optional[int]) -> None:
     backend = _HOST_BACKENDS.get(ud or 0)
     request = backend.requests.get(_address(rptr)) if backend is not None else None
     if request is not None:
         request.cancelled = True
 
 
-def _files_release(ud):
+def _files_release(ud: Optional[int]) -> None:
     _HOST_BACKENDS.pop(ud or 0, None)
 
 
@@ -109,8 +111,9 @@ class FilesRequest:
     """
 
     __slots__ = ("_ptr", "method", "params", "cancelled", "__weakref__")
+    _ptr: Optional[_FilesRequestP]
 
-    def __init__(self, ptr, method: str, params: Dict[str, Any]):
+    def __init__(self, ptr: _FilesRequestP, method: str, params: Dict[str, Any]) -> None:
         """Made by the backend for its handler."""
         self._ptr = ptr
         self.method = method
@@ -122,7 +125,7 @@ class FilesRequest:
         """True until the request is answered."""
         return bool(self._ptr)
 
-    def _take(self):
+    def _take(self) -> _FilesRequestP:
         ptr, self._ptr = self._ptr, None
         if not ptr:
             raise ValueError("the FilesRequest was answered already")
@@ -163,7 +166,8 @@ class FilesRequest:
         message_b = _to_c(message, "message")
         _check(lib.jpt_files_request_fail(self._take(), status, message_b))
 
-    def __del__(self, _fail=lib.jpt_files_request_fail):
+    def __del__(self, _fail: Callable[[_FilesRequestP, int, Optional[bytes]], int]
+                = lib.jpt_files_request_fail) -> None:
         ptr = getattr(self, "_ptr", None)
         if ptr:
             self._ptr = None
@@ -197,8 +201,9 @@ class Files(_Closable):
     """
 
     __slots__ = ("_ptr", "__weakref__")
+    _ptr: Optional[_FilesP]
 
-    def __init__(self, _ptr):
+    def __init__(self, _ptr: _FilesP) -> None:
         """Wraps a reference the caller owns; use open_dir(), memory() or
         host() instead."""
         if not isinstance(_ptr, _FilesPtr) or not _ptr:
@@ -207,7 +212,7 @@ class Files(_Closable):
         self._ptr = _ptr
 
     @classmethod
-    def open_dir(cls, root: Union[_Text, os.PathLike], flags: int = 0) -> "Files":
+    def open_dir(cls, root: _Path, flags: int = 0) -> "Files":
         """The directory ``root``, opened once (``jpt_files_open_dir``);
         ``flags``: JPT_FILES_ALLOW_HARDLINKS (read and write files with
         several hard links), JPT_FILES_FSYNC (fs.write syncs before it
@@ -261,7 +266,7 @@ class Files(_Closable):
         """True once :meth:`close` was called."""
         return not self._ptr
 
-    def __del__(self, _free=lib.jpt_files_free):
+    def __del__(self, _free: Callable[[_FilesP], None] = lib.jpt_files_free) -> None:
         ptr = getattr(self, "_ptr", None)
         if ptr:
             self._ptr = None
@@ -270,16 +275,18 @@ class Files(_Closable):
     def __repr__(self) -> str:
         return "<jptool.Files closed>" if not self._ptr else "<jptool.Files>"
 
-    def _p(self):
+    def _p(self) -> _FilesP:
         if not self._ptr:
             raise ValueError("operation on a closed Files")
         return self._ptr
 
     def _check(self, rc: int) -> None:
         if rc < 0:
-            raise JptError(rc, _from_c(lib.jpt_files_errmsg(self._ptr)) or None)
+            # (The handler of a host-supplied backend may have closed it.)
+            message = lib.jpt_files_errmsg(self._ptr) if self._ptr else None
+            raise JptError(rc, _from_c(message) or None)
 
-    def read(self, path: Union[_Text, os.PathLike], limit: int = 0) -> bytes:
+    def read(self, path: _Path, limit: int = 0) -> bytes:
         """The file's bytes (fs.read, ``jpt_files_read``), at most ``limit``
         bytes (0: JPT_FILES_READ_LIMIT): JPT_ERR_LIMIT when larger."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
@@ -293,7 +300,7 @@ class Files(_Closable):
         finally:
             lib.jpt_free(out)
 
-    def write(self, path: Union[_Text, os.PathLike], data: _Text) -> None:
+    def write(self, path: _Path, data: _Text) -> None:
         """Replaces the file's content atomically, creating missing parent
         directories (fs.write, ``jpt_files_write``); str is written as
         UTF-8."""
@@ -305,14 +312,14 @@ class Files(_Closable):
             raise TypeError(f"data must be bytes or str, not {type(data).__name__}")
         self._check(lib.jpt_files_write(self._p(), _to_c(path, "path"), data, len(data)))
 
-    def exists(self, path: Union[_Text, os.PathLike]) -> bool:
+    def exists(self, path: _Path) -> bool:
         """Whether something is at ``path``, following symlinks
         (fs.exists)."""
         out = ctypes.c_int()
         self._check(lib.jpt_files_exists(self._p(), _to_c(path, "path"), ctypes.byref(out)))
         return bool(out.value)
 
-    def metadata(self, path: Union[_Text, os.PathLike]) -> Dict[str, Any]:
+    def metadata(self, path: _Path) -> Dict[str, Any]:
         """``{"kind": "file" | "dir" | "other", "size": bytes}``, following
         symlinks (fs.metadata; size 0 for what is not a regular file)."""
         kind, size = ctypes.c_int(), ctypes.c_uint64()
@@ -320,7 +327,7 @@ class Files(_Closable):
                                             ctypes.byref(kind), ctypes.byref(size)))
         return {"kind": _FILES_KINDS.get(kind.value, "other"), "size": size.value}
 
-    def list_dir(self, path: Union[_Text, os.PathLike] = ".") -> List[Dict[str, str]]:
+    def list_dir(self, path: _Path = ".") -> List[Dict[str, str]]:
         """The directory's entries as D11 lists them, ``[{"path": name,
         "kind": "file" | "dir" | "symlink" | "other"}]``, sorted by name
         bytewise; symlinks are not followed (fs.list_dir)."""
@@ -335,11 +342,11 @@ class Files(_Closable):
         finally:
             lib.jpt_free(out)
 
-    def delete(self, path: Union[_Text, os.PathLike]) -> None:
+    def delete(self, path: _Path) -> None:
         """Removes the file (a symlink itself) at ``path`` (fs.delete)."""
         self._check(lib.jpt_files_delete(self._p(), _to_c(path, "path")))
 
-    def rename(self, src: Union[_Text, os.PathLike], dst: Union[_Text, os.PathLike]) -> None:
+    def rename(self, src: _Path, dst: _Path) -> None:
         """Moves ``src`` to ``dst``, creating the parents of ``dst``; an
         existing ``dst`` is never replaced (JPT_ERR_EXISTS) (fs.rename)."""
         self._check(lib.jpt_files_rename(self._p(), _to_c(src, "src"), _to_c(dst, "dst")))
@@ -361,7 +368,7 @@ class Files(_Closable):
         out = ctypes.c_void_p()
         rc = lib.jpt_files_grep(self._p(), _json_arg(params, False, "params"),
                                  ctypes.byref(out))
-        found = _take_json(out)
+        found: Dict[str, Any] = _take_json(out)
         self._check(rc)
         return found
 
@@ -374,6 +381,6 @@ class Files(_Closable):
         out = ctypes.c_void_p()
         rc = lib.jpt_files_call(self._p(), _to_c(method, "method"),
                                  _json_arg(params, raw, "params"), ctypes.byref(out))
-        got = _take_json(out)
+        got: Dict[str, Any] = _take_json(out)
         self._check(rc)
         return got

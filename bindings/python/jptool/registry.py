@@ -7,16 +7,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import json
-import os
 import sys
 import traceback
 import weakref
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from ._lib import (_AbortFn, _ApplyFn, _BatchPtr, _BuiltinOps, _EventPtr, _HandlePtr,
                    _InquiryFn, _OutputFn, _PolicyFn, _RegistryOptions, _RegistryPtr, _StartFn,
                    _c_uint, lib)
-from ._util import _Closable, _Text, _address, _c_int_arg, _from_c, _json_arg, _take_string, _to_c
+from ._util import (_Closable, _Path, _Text, _address, _c_int_arg, _from_c, _json_arg,
+                    _json_text, _set, _take_string, _to_c)
 from .constants import (JPT_DIALECT_ANTHROPIC, JPT_DIALECT_AS_CALLED, JPT_DIALECT_FLAT,
                         JPT_DIALECT_GEMINI, JPT_DIALECT_MCP, JPT_DIALECT_ONEOF, JPT_DIALECT_OPENAI,
                         JPT_DIALECT_OPENAI_RESPONSES, JPT_DIALECT_STRICT, JPT_ERR_AGAIN,
@@ -30,6 +30,11 @@ from .errors import JptError, _check, _check_new
 from .files import Files
 from .state import _KIND_NAMES, State
 from .vfs import PolicyRequest, _policy_trampoline
+
+if TYPE_CHECKING:
+    from ctypes import _Pointer
+
+    from ._lib import _BatchP, _Callback, _HandleP, _InquiryP, _Output, _RegistryP
 
 _DIALECTS = {
     "openai": JPT_DIALECT_OPENAI,
@@ -75,7 +80,7 @@ def _status_of(result: Any, what: str) -> int:
     return _c_int_arg(result, f"the {what} callback's result")
 
 
-def reap_stale(path: Union[_Text, os.PathLike]) -> int:
+def reap_stale(path: _Path) -> int:
     """Kills the children a crashed host left behind, as recorded in a
     registry's state file (``jpt_registry_reap_stale``; see the
     ``state_file`` option of :class:`Registry`), then removes the file. A
@@ -141,7 +146,7 @@ class Registry(_Closable):
     its children live until then.
     """
 
-    def __init__(self, *, root: Optional[Union[_Text, os.PathLike]] = None,
+    def __init__(self, *, root: Optional[_Path] = None,
                  kill_grace_ms: Optional[int] = None,
                  capture_bytes: Optional[int] = None,
                  output_limit: Optional[int] = None,
@@ -149,22 +154,23 @@ class Registry(_Closable):
                  yield_ms: Optional[int] = None,
                  drain_ms: Optional[int] = None,
                  max_inquiry_rounds: Optional[int] = None,
-                 spool_dir: Optional[Union[_Text, os.PathLike]] = None,
-                 state_file: Optional[Union[_Text, os.PathLike]] = None,
+                 spool_dir: Optional[_Path] = None,
+                 state_file: Optional[_Path] = None,
                  turn_end_timeout_ms: Optional[int] = None,
                  max_processes: Optional[int] = None,
                  max_events: Optional[int] = None,
                  keep_spool: bool = False,
                  containment: Optional[int] = None,
-                 sandbox_mode: Optional[int] = None):
-        self._ptr = None
+                 sandbox_mode: Optional[int] = None) -> None:
+        self._ptr: Optional[_RegistryP] = None
         self._pending: List[BaseException] = []
-        self._inquiry_fn: Optional[Callable[["Inquiry"], None]] = None
-        self._inquiry_cb = None   # the one C trampoline, kept until close
-        self._output_cb: Any = None  # the C output callback, kept until close
-        self._policy_fn: Optional[Callable[["PolicyRequest"], None]] = None
-        self._policy_cb: Any = None  # the C policy callback, kept until close
-        self._builtins: List[Any] = []  # ops structs and C callbacks
+        self._inquiry_fn: Optional[Callable[[Inquiry], None]] = None
+        self._inquiry_cb: Optional[_Callback] = None  # the one C trampoline, kept until close
+        self._output_cb: Optional[_Callback] = None  # the C output callback, kept until close
+        self._policy_fn: Optional[Callable[[PolicyRequest], None]] = None
+        self._policy_cb: Optional[_Callback] = None  # the C policy callback, kept until close
+        # The ops structs and C callbacks of the builtin tools.
+        self._builtins: List[Tuple[_BuiltinOps, Tuple[_Callback, ...]]] = []
         self._batches: "weakref.WeakValueDictionary[int, Batch]" = \
             weakref.WeakValueDictionary()
         self._handles: "weakref.WeakValueDictionary[int, Handle]" = \
@@ -172,7 +178,7 @@ class Registry(_Closable):
         self._inquiries: "weakref.WeakSet[Inquiry]" = weakref.WeakSet()
         self._depth = 0  # C calls in progress that may run callbacks
         self._closing = False  # inside jpt_registry_free
-        self._driver: Any = None  # the jptool.aio.AsyncRegistry driving it, if any
+        self._driver: object = None  # the jptool.aio.AsyncRegistry driving it, if any
 
         # The bytes live in these locals (and the structure's own references)
         # for the whole jpt_registry_new call; the library copies them.
@@ -260,12 +266,12 @@ class Registry(_Closable):
             self._ptr = None
             self._closing = False
             # The library freed the batches and inquiries it still held.
-            for obj in list(self._batches.values()):
-                obj._ptr = None
-            for obj in list(self._handles.values()):
-                obj._ptr = None
-            for obj in list(self._inquiries):
-                obj._ptr = None
+            for batch in list(self._batches.values()):
+                batch._ptr = None
+            for handle in list(self._handles.values()):
+                handle._ptr = None
+            for inquiry in list(self._inquiries):
+                inquiry._ptr = None
             self._batches.clear()
             self._handles.clear()
             self._inquiries.clear()
@@ -282,7 +288,7 @@ class Registry(_Closable):
         """True once :meth:`close` was called."""
         return not self._live()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self._close()
         except Exception:  # pragma: no cover - interpreter shutdown
@@ -296,7 +302,7 @@ class Registry(_Closable):
             return "<jptool.Registry closed>"
         return f"<jptool.Registry fd={self.fileno()}>"
 
-    def _p(self):
+    def _p(self) -> _RegistryP:
         if not self._ptr or self._closing:
             raise ValueError("operation on a closed Registry")
         return self._ptr
@@ -312,7 +318,7 @@ class Registry(_Closable):
         return JptError(rc, _from_c(msg) or None)
 
     @contextlib.contextmanager
-    def _busy(self):
+    def _busy(self) -> Iterator[None]:
         """Marks a C call that may run callbacks: closing the registry from
         one of them would free it under the library's feet."""
         self._depth += 1
@@ -407,7 +413,7 @@ class Registry(_Closable):
         text = _take_string(out)
         if rc < 0:
             raise self._error(rc)
-        return json.loads(text)
+        return json.loads(_set(text, "jpt_registry_tools_json"))
 
     def add_builtin(self, definition: Union[Dict[str, Any], _Text],
                     start: Callable[["Handle", Dict[str, Any]], Optional[int]],
@@ -447,6 +453,7 @@ class Registry(_Closable):
         for name, fn in (("apply", apply), ("abort", abort)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"add_builtin: {name} must be callable or None")
+        parsed: Any
         if isinstance(definition, (str, bytes, bytearray, memoryview)):
             text = _to_c(definition, "definition")
             try:
@@ -454,12 +461,12 @@ class Registry(_Closable):
             except ValueError:
                 parsed = None  # the library reports it
         else:
-            text = _json_arg(definition, False, "definition")
+            text = _json_text(definition, "definition")
             parsed = definition
         stateful = isinstance(parsed, dict) and parsed.get("stateful") is True
         self_ref = weakref.ref(self)
 
-        def c_start(hptr, args_json, _ud):
+        def c_start(hptr: _HandleP, args_json: bytes, _ud: Optional[int]) -> int:
             reg = self_ref()
             if reg is None:
                 return JPT_ERR_STATE
@@ -475,7 +482,7 @@ class Registry(_Closable):
                 h._retire()  # the library frees a handle that failed to start
             return rc
 
-        def c_apply(hptr, input_json, _ud):
+        def c_apply(hptr: _HandleP, input_json: bytes, _ud: Optional[int]) -> int:
             reg = self_ref()
             if reg is None:
                 return JPT_ERR_STATE
@@ -494,7 +501,7 @@ class Registry(_Closable):
                 h._retire()  # a refused answer ends a one-shot call
             return rc
 
-        def c_abort(hptr, _ud):
+        def c_abort(hptr: _HandleP, _ud: Optional[int]) -> None:
             reg = self_ref()
             if reg is None:
                 return
@@ -514,13 +521,13 @@ class Registry(_Closable):
         if apply is None:
             # NULL, so the library refuses a tool that declares "apply" and
             # answers a one-shot tool's question with JPT_ERR_UNSUPPORTED.
-            ops.apply = _ApplyFn()
+            ops.apply = _ApplyFn(0)
         rc = lib.jpt_registry_add_builtin(self._p(), text, ctypes.byref(ops), None)
         if rc < 0:
             raise self._error(rc)
         self._builtins.append((ops, callbacks))
 
-    def _handle(self, hptr, stateful: bool) -> "Handle":
+    def _handle(self, hptr: _HandleP, stateful: bool) -> Handle:
         """The Python Handle for a C handle, made on first sight or after
         the previous object was retired."""
         addr = _address(hptr)
@@ -688,7 +695,7 @@ class Registry(_Closable):
         closed."""
         p = self._p()
         if fn is None:
-            lib.jpt_registry_set_inquiry_handler(p, _InquiryFn(), None)
+            lib.jpt_registry_set_inquiry_handler(p, _InquiryFn(0), None)
             self._inquiry_fn = None
             return
         if not callable(fn):
@@ -713,17 +720,18 @@ class Registry(_Closable):
         ran it returns. None removes it."""
         p = self._p()
         if fn is None:
-            lib.jpt_registry_set_output_handler(p, _OutputFn(), None)
+            lib.jpt_registry_set_output_handler(p, _OutputFn(0), None)
             self._output_cb = None
             return
         if not callable(fn):
             raise TypeError("set_output_handler: fn must be callable or None")
         reg_ref = weakref.ref(self)
+        handler = fn
 
-        def trampoline(optr, _ud):
+        def trampoline(optr: _Pointer[_Output], _ud: Optional[int]) -> None:
             o = optr.contents
             try:
-                fn(o.id.decode("utf-8", "replace"), o.tool.decode("utf-8", "replace"),
+                handler(o.id.decode("utf-8", "replace"), o.tool.decode("utf-8", "replace"),
                    bool(o.stateful), o.stream, ctypes.string_at(o.data, o.len))
             except BaseException as e:  # noqa: B902 - it cannot cross C
                 reg = reg_ref()
@@ -790,7 +798,9 @@ class Registry(_Closable):
         text = _take_string(out)
         if rc < 0:
             raise self._error(rc)
-        return json.loads(text)
+        notifications: List[Dict[str, Any]] = json.loads(
+            _set(text, "jpt_registry_take_notifications"))
+        return notifications
 
     def tool_sandbox(self, tool: _Text) -> Tuple[int, str]:
         """What the OS sandbox of ``tool``'s processes enforces here
@@ -806,7 +816,7 @@ class Registry(_Closable):
         text = _take_string(out)
         if rc < 0:
             raise self._error(rc)
-        return enforced.value, text
+        return enforced.value, _set(text, "jpt_registry_tool_sandbox")
 
     def end_turn(self, keep: bool = False, abort: bool = False) -> "Batch":
         """Ends the turn (``jpt_registry_end_turn``, RFD 037 "Turn-end
@@ -849,11 +859,12 @@ class Registry(_Closable):
         return batch
 
 
-def _inquiry_trampoline(reg_ref: "weakref.ref[Registry]"):
+def _inquiry_trampoline(reg_ref: weakref.ref[Registry]
+                        ) -> Callable[[_InquiryP, Optional[int]], None]:
     """The one C inquiry callback of a registry: it wraps the inquiry and
     calls the registry's current Python handler."""
 
-    def trampoline(qptr, _ud):
+    def trampoline(qptr: _InquiryP, _ud: Optional[int]) -> None:
         reg = reg_ref()
         if reg is None:  # pragma: no cover - the registry frees first
             return
@@ -891,13 +902,14 @@ class Batch(_Closable):
     """
 
     __slots__ = ("_ptr", "_registry", "__weakref__")
+    _ptr: Optional[_BatchP]
 
-    def __init__(self, registry: Registry, ptr):
+    def __init__(self, registry: Registry, ptr: _BatchP) -> None:
         """Made by :meth:`Registry.submit`."""
         self._registry = registry
         self._ptr = ptr
 
-    def _p(self):
+    def _p(self) -> _BatchP:
         if not self._ptr or not self._registry._live():
             raise ValueError("operation on a closed Batch")
         return self._ptr
@@ -940,7 +952,8 @@ class Batch(_Closable):
             rc = lib.jpt_batch_results_json_as(self._p(), number, ctypes.byref(out))
         text = _take_string(out)
         _check(rc)
-        return json.loads(text)
+        results: List[Dict[str, Any]] = json.loads(_set(text, "jpt_batch_results_json"))
+        return results
 
     def cancel(self) -> None:
         """Cancels every call of the batch still in flight
@@ -980,7 +993,7 @@ class Batch(_Closable):
             reg._batches.pop(_address(ptr), None)
             lib.jpt_batch_free(ptr)
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # pragma: no cover - interpreter shutdown
@@ -1011,8 +1024,9 @@ class Inquiry:
 
     __slots__ = ("_ptr", "_registry", "tool", "call_id", "handle_id", "question",
                  "target", "__weakref__")
+    _ptr: Optional[_InquiryP]
 
-    def __init__(self, registry: Registry, ptr):
+    def __init__(self, registry: Registry, ptr: _InquiryP) -> None:
         """Made by the registry for its inquiry handler."""
         self._registry = registry
         self._ptr = None
@@ -1023,7 +1037,7 @@ class Inquiry:
         self.target = lib.jpt_inquiry_target(ptr)
         self._ptr = ptr
 
-    def _p(self):
+    def _p(self) -> _InquiryP:
         if not self._ptr or not self._registry._live():
             raise ValueError("operation on an answered, cancelled or closed Inquiry")
         return self._ptr
@@ -1111,8 +1125,9 @@ class Handle:
     """
 
     __slots__ = ("_ptr", "_registry", "id", "tool", "stateful", "__weakref__")
+    _ptr: Optional[_HandleP]
 
-    def __init__(self, registry: Registry, ptr, stateful: bool):
+    def __init__(self, registry: Registry, ptr: _HandleP, stateful: bool) -> None:
         """Made by the registry for the builtin callbacks."""
         self._registry = registry
         self._ptr = ptr
@@ -1120,7 +1135,7 @@ class Handle:
         self.tool = _from_c(lib.jpt_handle_tool(ptr))
         self.stateful = stateful
 
-    def _p(self):
+    def _p(self) -> _HandleP:
         if not self._ptr or not self._registry._ptr:
             raise ValueError("operation on a finished Handle (stopped, aborted, "
                              "handed to an inquiry, or its registry closed)")

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Dict, List, Union
+from typing import Dict, List, Optional
 
 from ._lib import library_path
+from ._util import _Path
 
-def python_tool_read_paths(workspace: Union[str, bytes, os.PathLike, None] = None) -> List[str]:
+def python_tool_read_paths(workspace: Optional[_Path] = None) -> List[str]:
     """The paths a VFS tool written in Python needs to read beside what
     the OS sandbox allows anyway (/usr, /lib, …), when it runs on this
     interpreter (``sys.executable``) and imports :mod:`jptool.vfs_tool`

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
-from typing import Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 
 from ._lib import _RenderOptions, _Resource, _StatePtr, lib
-from ._util import _Closable, _json_arg, _Text, _from_c, _take_string, _to_c
+from ._util import _Closable, _Path, _Text, _from_c, _json_arg, _take_text, _to_c
 from .constants import (JPT_BLOCK_AUDIO, JPT_BLOCK_IMAGE, JPT_BLOCK_QUESTION, JPT_BLOCK_RESOURCE,
                         JPT_BLOCK_RESOURCE_LINK, JPT_BLOCK_TEXT, JPT_ERR_INVALID,
                         JPT_FIELD_ANNOTATIONS, JPT_FIELD_BLOB, JPT_FIELD_BLOB_SIZE,
@@ -18,6 +17,9 @@ from .constants import (JPT_BLOCK_AUDIO, JPT_BLOCK_IMAGE, JPT_BLOCK_QUESTION, JP
                         JPT_JSON_OUTCOME, JPT_JSON_PRETTY, JPT_JSON_TOOL_STATE, JPT_PARSE_RAW,
                         JPT_STATE_RUNNING, JPT_STATE_STOPPED, JPT_STATE_WAITING)
 from .errors import JptError, _check, _check_new
+
+if TYPE_CHECKING:
+    from ._lib import _StateP
 
 _KIND_NAMES = {
     "running": JPT_STATE_RUNNING,
@@ -78,8 +80,9 @@ class State(_Closable):
     """
 
     __slots__ = ("_ptr", "__weakref__")
+    _ptr: Optional[_StateP]
 
-    def __init__(self, _ptr: _StatePtr):
+    def __init__(self, _ptr: _StateP):
         """Wraps a reference the caller owns; use parse() or new() instead."""
         if not isinstance(_ptr, _StatePtr) or not _ptr:
             raise TypeError("State() takes a jpt_state pointer; use "
@@ -141,7 +144,7 @@ class State(_Closable):
         """True once :meth:`close` was called."""
         return not self._ptr
 
-    def __del__(self, _unref=lib.jpt_state_unref):
+    def __del__(self, _unref: Callable[[_StateP], None] = lib.jpt_state_unref) -> None:
         ptr = getattr(self, "_ptr", None)
         if ptr:
             self._ptr = None
@@ -155,7 +158,7 @@ class State(_Closable):
                 f"{' error' if self.is_error else ''}, "
                 f"{lib.jpt_state_block_count(self._ptr)} block(s)>")
 
-    def _p(self) -> _StatePtr:
+    def _p(self) -> _StateP:
         if not self._ptr:
             raise ValueError("operation on a closed State")
         return self._ptr
@@ -164,7 +167,7 @@ class State(_Closable):
         """Raises JptError for a failed builder call, with the state's
         error text."""
         if rc < 0:
-            raise JptError(rc, _from_c(lib.jpt_state_errmsg(self._ptr)))
+            raise JptError(rc, _from_c(lib.jpt_state_errmsg(self._p())))
 
     # -- reading --
 
@@ -194,7 +197,7 @@ class State(_Closable):
     def error_trace(self) -> List[str]:
         """The error's source chain, outermost first."""
         p = self._p()
-        return [_from_c(lib.jpt_state_error_trace(p, i))
+        return [_from_c(lib.jpt_state_error_trace(p, i)) or ""
                 for i in range(lib.jpt_state_error_trace_count(p))]
 
     @property
@@ -208,7 +211,7 @@ class State(_Closable):
     def warnings(self) -> List[str]:
         """Problems found while parsing, one sentence each, in order."""
         p = self._p()
-        return [_from_c(lib.jpt_state_warning(p, i))
+        return [_from_c(lib.jpt_state_warning(p, i)) or ""
                 for i in range(lib.jpt_state_warning_count(p))]
 
     @property
@@ -219,7 +222,7 @@ class State(_Closable):
 
     def _field(self, i: int, field: int) -> Optional[bytes]:
         n = ctypes.c_size_t()
-        ptr = lib.jpt_state_block_field(self._ptr, i, field, ctypes.byref(n))
+        ptr = lib.jpt_state_block_field(self._p(), i, field, ctypes.byref(n))
         return None if ptr is None else ctypes.string_at(ptr, n.value)
 
     def block(self, i: int) -> Dict[str, Any]:
@@ -339,9 +342,9 @@ class State(_Closable):
         _check(lib.jpt_state_to_json(self._p(), form,
                                       JPT_JSON_PRETTY if pretty else 0,
                                       ctypes.byref(out)))
-        return _take_string(out)
+        return _take_text(out, "jpt_state_to_json")
 
-    def render(self, root: Optional[Union[_Text, os.PathLike]] = None) -> str:
+    def render(self, root: Optional[_Path] = None) -> str:
         """The text the model reads for this state (``jpt_state_render``).
         File resources beneath ``root`` (a path or file:// URI) are named
         relative to it; without one, by their absolute URI."""
@@ -349,4 +352,4 @@ class State(_Closable):
         out = ctypes.c_void_p()
         _check(lib.jpt_state_render(self._p(), ctypes.byref(opts),
                                      ctypes.byref(out)))
-        return _take_string(out)
+        return _take_text(out, "jpt_state_render")

@@ -10,11 +10,13 @@ import os
 import sys
 import traceback
 import weakref
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional,
+                    Protocol, Tuple, Union)
 
 from ._lib import _PolicyFn, _PolicyPtr, _StatePtr, _VfsHostOptions, _VfsHostPtr, _c_size, \
     _c_str, _c_uint, lib
-from ._util import _Closable, _Text, _c_int_arg, _from_c, _json_arg, _take_string, _to_c
+from ._util import (_Closable, _Path, _Text, _c_int_arg, _from_c, _json_arg, _set,
+                    _take_string, _take_text, _to_c)
 from .constants import (JPT_ACCESS_HTTP, JPT_ACCESS_LIST, JPT_ACCESS_PROCESS, JPT_ACCESS_READ,
                         JPT_ACCESS_WRITE, JPT_DECISION_ALLOW, JPT_DECISION_ALLOW_ALWAYS,
                         JPT_DECISION_DENY, JPT_ERR_AGAIN, JPT_ERR_CANCELLED, JPT_ERR_INVALID,
@@ -22,6 +24,9 @@ from .constants import (JPT_ACCESS_HTTP, JPT_ACCESS_LIST, JPT_ACCESS_PROCESS, JP
 from .errors import JptError, _check, _check_new, last_error
 from .files import Files
 from .state import State
+
+if TYPE_CHECKING:
+    from ._lib import _Callback, _PolicyP, _PolicyRequestP, _VfsHostP
 
 # ---- The access policy (vfs.h) ---------------------------------------------------
 
@@ -34,7 +39,7 @@ _ACCESS_NAMES = {
 }
 
 
-def normalize_path(path: Union[_Text, os.PathLike]) -> str:
+def normalize_path(path: _Path) -> str:
     """The normalised form of a requested path, lexically
     (``jpt_policy_normalize_path``): "." and empty names dropped,
     "name/.." removed, "" becomes ".". For checking a request before the
@@ -43,7 +48,7 @@ def normalize_path(path: Union[_Text, os.PathLike]) -> str:
     ".." that leaves the root."""
     out = ctypes.c_void_p()
     _check_new(lib.jpt_policy_normalize_path(_to_c(path, "path"), ctypes.byref(out)))
-    return _take_string(out)
+    return _take_text(out, "jpt_policy_normalize_path")
 
 
 class Policy(_Closable):
@@ -98,7 +103,7 @@ class Policy(_Closable):
                                         _to_c(target, "target"), ctypes.byref(reason))
         text = _take_string(reason)
         _check(verdict)
-        return verdict, text
+        return verdict, _set(text, "jpt_policy_check")
 
     @property
     def hardlinks_allowed(self) -> bool:
@@ -119,7 +124,7 @@ class Policy(_Closable):
         """True once :meth:`close` was called."""
         return not self._ptr
 
-    def __del__(self, _free=lib.jpt_policy_free):
+    def __del__(self, _free: Callable[[_PolicyP], None] = lib.jpt_policy_free) -> None:
         ptr = getattr(self, "_ptr", None)
         if ptr:
             self._ptr = None
@@ -128,7 +133,7 @@ class Policy(_Closable):
     def __repr__(self) -> str:
         return "<jptool.Policy closed>" if not self._ptr else "<jptool.Policy>"
 
-    def _p(self) -> _PolicyPtr:
+    def _p(self) -> _PolicyP:
         if not self._ptr:
             raise ValueError("operation on a closed Policy")
         return self._ptr
@@ -169,8 +174,9 @@ class PolicyRequest:
 
     __slots__ = ("_ptr", "tool", "method", "path", "requested_path", "access", "reason", "id",
                  "__weakref__")
+    _ptr: Optional[_PolicyRequestP]
 
-    def __init__(self, ptr):
+    def __init__(self, ptr: _PolicyRequestP) -> None:
         """Made for the policy handler."""
         self._ptr = None
         self.tool = _from_c(lib.jpt_policy_request_tool(ptr))
@@ -223,7 +229,8 @@ class PolicyRequest:
         """:meth:`answer` with JPT_DECISION_DENY and ``reason``."""
         self.answer(JPT_DECISION_DENY, reason)
 
-    def __del__(self, _answer=lib.jpt_policy_request_answer):
+    def __del__(self, _answer: Callable[[_PolicyRequestP, int, Optional[bytes]], int]
+                = lib.jpt_policy_request_answer) -> None:
         ptr = getattr(self, "_ptr", None)
         if ptr:
             self._ptr = None
@@ -236,14 +243,24 @@ class PolicyRequest:
                 f"{'' if self.valid else ' (answered)'}>")
 
 
-def _policy_trampoline(owner_ref: "weakref.ref[Any]"):
+if TYPE_CHECKING:
+    class _PolicyOwner(Protocol):
+        """What _policy_trampoline needs of a Registry or a VfsHost."""
+
+        _policy_fn: Optional[Callable[[PolicyRequest], None]]
+
+        def _stash(self, exc: BaseException) -> None: ...
+
+
+def _policy_trampoline(owner_ref: weakref.ref[_PolicyOwner]
+                       ) -> Callable[[_PolicyRequestP, Optional[int]], None]:
     """The C policy callback of a registry or VFS host (``owner``, which has
     ``_policy_fn`` and ``_stash``): it wraps the request and calls the
     current Python handler. A handler that raises denies the request (unless
     it answered it) and its exception is raised by the owner's driving call
     that ran it."""
 
-    def trampoline(rptr, _ud):
+    def trampoline(rptr: _PolicyRequestP, _ud: Optional[int]) -> None:
         owner = owner_ref()
         try:
             request = PolicyRequest(rptr)
@@ -265,7 +282,8 @@ def _policy_trampoline(owner_ref: "weakref.ref[Any]"):
                     request.deny(f"the policy handler failed: {type(e).__name__}: {e}")
                 except JptError:
                     pass  # the tool's request is gone: nothing to deny
-            owner._stash(e)
+            if owner is not None:  # (it is: fn came from it)
+                owner._stash(e)
 
     return trampoline
 
@@ -336,20 +354,20 @@ class VfsHost(_Closable):
                  "__weakref__")
 
     def __init__(self, *, files: Optional[Files] = None,
-                 root: Optional[Union[_Text, os.PathLike]] = None,
+                 root: Optional[_Path] = None,
                  sandbox: Union[None, Dict[str, Any], _Text] = None,
                  request_timeout_ms: Optional[int] = None,
                  kill_grace_ms: Optional[int] = None,
                  max_message: Optional[int] = None,
                  max_violations: Optional[int] = None,
                  sandbox_mode: Optional[int] = None,
-                 sandbox_read: Optional[Iterable[Union[_Text, os.PathLike]]] = None):
-        self._ptr = None
+                 sandbox_read: Optional[Iterable[_Path]] = None) -> None:
+        self._ptr: Optional[_VfsHostP] = None
         self._policy_fn: Optional[Callable[[PolicyRequest], None]] = None
-        self._policy_cb: Any = None  # the C policy callback, kept until close
+        self._policy_cb: Optional[_Callback] = None  # the C policy callback, kept until close
         self._pending: List[BaseException] = []
         self._depth = 0
-        self._driver: Any = None  # the jptool.aio.AsyncVfsHost driving it, if any
+        self._driver: object = None  # the jptool.aio.AsyncVfsHost driving it, if any
         if files is not None and root is not None:
             raise JptError(JPT_ERR_INVALID, "VfsHost: give files or root, not both")
         if files is not None and not isinstance(files, Files):
@@ -434,7 +452,7 @@ class VfsHost(_Closable):
         """True once :meth:`close` was called."""
         return not self._ptr
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # pragma: no cover - interpreter shutdown
@@ -445,7 +463,7 @@ class VfsHost(_Closable):
             return "<jptool.VfsHost closed>"
         return f"<jptool.VfsHost fd={self.fileno()}{' done' if self.done else ''}>"
 
-    def _p(self):
+    def _p(self) -> _VfsHostP:
         if not self._ptr:
             raise ValueError("operation on a closed VfsHost")
         return self._ptr
@@ -456,10 +474,11 @@ class VfsHost(_Closable):
         return _from_c(lib.jpt_vfs_host_errmsg(self._p())) or ""
 
     def _error(self, rc: int) -> JptError:
-        return JptError(rc, _from_c(lib.jpt_vfs_host_errmsg(self._ptr)) or None)
+        message = lib.jpt_vfs_host_errmsg(self._ptr) if self._ptr else None
+        return JptError(rc, _from_c(message) or None)
 
     @contextlib.contextmanager
-    def _busy(self):
+    def _busy(self) -> Iterator[None]:
         self._depth += 1
         try:
             yield
@@ -483,7 +502,7 @@ class VfsHost(_Closable):
 
     # -- the tool --
 
-    def spawn(self, argv: List[Union[_Text, os.PathLike]],
+    def spawn(self, argv: List[_Path],
               tool: Union[Dict[str, Any], _Text]) -> None:
         """Starts the tool (``jpt_vfs_host_spawn``): ``argv`` (argv[0]
         looked up in PATH unless it has a '/') with its stdin and stdout as

@@ -81,7 +81,8 @@ import json
 import os
 import select
 import sys
-from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple,
+                    Union)
 
 __all__ = [
     "VfsTool",
@@ -158,21 +159,28 @@ _SUBMIT_HIGH_WATER = 1 << 20
 
 # ---- Errors ---------------------------------------------------------------------
 
-try:
+class _StandaloneError(Exception):
+    """jptool.JptError's attributes, for use without libjptool."""
+
+    def __init__(self, status: int, message: Optional[str] = None) -> None:
+        self.status = status
+        self.name = _STATUS_NAMES.get(status)
+        self.message = message or (self.name or "unknown status")
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.name or self.status})"
+
+
+# The base of VfsToolError: jptool.JptError in the package, else the class
+# above, which has its attributes (mypy checks the package's case).
+if TYPE_CHECKING:
     from . import JptError as _ErrorBase
-except ImportError:  # this file used on its own, without the jptool package
-
-    class _ErrorBase(Exception):  # type: ignore[no-redef]
-        """jptool.JptError's attributes, for use without libjptool."""
-
-        def __init__(self, status: int, message: Optional[str] = None):
-            self.status = status
-            self.name = _STATUS_NAMES.get(status)
-            self.message = message or (self.name or "unknown status")
-            super().__init__(self.message)
-
-        def __str__(self) -> str:
-            return f"{self.message} ({self.name or self.status})"
+else:
+    try:
+        from . import JptError as _ErrorBase
+    except ImportError:  # this file used on its own, without the jptool package
+        _ErrorBase = _StandaloneError
 
 
 class VfsToolError(_ErrorBase):
@@ -251,6 +259,9 @@ def _content_params(path: Any, data: Union[str, bytes, bytearray, memoryview]
         params["encoding"] = "base64"
     return params
 
+
+# A path: text, or what os.fspath() takes.
+_Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 # http_get's and http_post's headers: a dict, or (name, value) pairs.
 _Headers = Optional[Union[Dict[str, str], Sequence[Tuple[str, str]]]]
@@ -597,12 +608,12 @@ class VfsTool:
                        "the requests were written")
         return rid
 
-    def submit_read(self, path: Union[str, bytes, os.PathLike]) -> int:
+    def submit_read(self, path: _Path) -> int:
         """Sends fs.read without waiting (``jpt_vfs_tool_submit_read``);
         collect it with :meth:`collect_read`."""
         return self.submit("fs.read", {"path": _path_arg(path)})
 
-    def submit_write(self, path: Union[str, bytes, os.PathLike],
+    def submit_write(self, path: _Path,
                      data: Union[str, bytes, bytearray, memoryview]) -> int:
         """Sends fs.write without waiting (``jpt_vfs_tool_submit_write``);
         :meth:`write` says how ``data`` is sent."""
@@ -652,19 +663,19 @@ class VfsTool:
 
     # -- files (D11 "Filesystem methods") --
 
-    def read(self, path: Union[str, bytes, os.PathLike]) -> bytes:
+    def read(self, path: _Path) -> bytes:
         """fs.read: the file's bytes, base64 already decoded
         (``jpt_vfs_tool_read``); ``.decode()`` them for text."""
         return self.collect_read(self.submit_read(path))
 
-    def write(self, path: Union[str, bytes, os.PathLike],
+    def write(self, path: _Path,
               data: Union[str, bytes, bytearray, memoryview]) -> None:
         """fs.write: creates or replaces the file, and its missing parent
         directories (``jpt_vfs_tool_write``). A str is sent as text; bytes
         as text when they are UTF-8 without NUL bytes, else base64."""
         self.collect(self.submit_write(path, data))
 
-    def exists(self, path: Union[str, bytes, os.PathLike]) -> bool:
+    def exists(self, path: _Path) -> bool:
         """fs.exists (``jpt_vfs_tool_exists``)."""
         result = self.call("fs.exists", {"path": _path_arg(path)})
         exists = result.get("exists") if isinstance(result, dict) else None
@@ -672,7 +683,7 @@ class VfsTool:
             raise VfsToolError(_PROTOCOL, "the host's fs.exists result has no boolean 'exists'")
         return exists
 
-    def list_dir(self, path: Union[str, bytes, os.PathLike]) -> List[Dict[str, Any]]:
+    def list_dir(self, path: _Path) -> List[Dict[str, Any]]:
         """fs.list_dir: the directory's entries as D11's list,
         ``[{"path": "main.rs", "kind": "file"}, …]``
         (``jpt_vfs_tool_list_dir``)."""
@@ -683,7 +694,7 @@ class VfsTool:
                                           "'entries'")
         return entries
 
-    def metadata(self, path: Union[str, bytes, os.PathLike]) -> Dict[str, Any]:
+    def metadata(self, path: _Path) -> Dict[str, Any]:
         """fs.metadata (``jpt_vfs_tool_metadata``): ``{"kind": "file" |
         "dir" | "symlink" | "other", "size": bytes}``; a kind this module
         does not know is "other", and the size 0 when the host sent
@@ -698,12 +709,12 @@ class VfsTool:
                                           "integer 'size'")
         return {"kind": kind if kind in ("file", "dir", "symlink") else "other", "size": size}
 
-    def delete(self, path: Union[str, bytes, os.PathLike]) -> None:
+    def delete(self, path: _Path) -> None:
         """fs.delete: removes the file (``jpt_vfs_tool_delete``)."""
         self.call("fs.delete", {"path": _path_arg(path)})
 
-    def rename(self, src: Union[str, bytes, os.PathLike],
-               dst: Union[str, bytes, os.PathLike]) -> None:
+    def rename(self, src: _Path,
+               dst: _Path) -> None:
         """fs.rename: moves ``src`` to ``dst`` (D11's "from" and "to";
         ``jpt_vfs_tool_rename``)."""
         self.call("fs.rename", {"from": _path_arg(src, "src"), "to": _path_arg(dst, "dst")})
@@ -732,7 +743,8 @@ class VfsTool:
             params["fixed_strings"] = True
         if max_matches:
             params["max_matches"] = max_matches
-        return self.call("fs.grep", params)
+        found: Dict[str, Any] = self.call("fs.grep", params)
+        return found
 
     # -- HTTP (D11 "HTTP methods") --
 
