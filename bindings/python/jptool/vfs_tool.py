@@ -186,8 +186,9 @@ else:
 class VfsToolError(_ErrorBase):
     """A failed call of the tool side: ``status`` (JPT_ERR_*), ``name`` (its
     symbolic name), ``code`` (the host's JSON-RPC error code, JPT_VFS_E_*,
-    or 0 when the failure is on this side), ``message`` (the host's own
-    message when it answered with an error) and ``data`` (that error's
+    or 0 when the failure is on this side; ``jpt_vfs_tool_error_code``),
+    ``message`` (the host's own message when it answered with an error;
+    ``jpt_vfs_tool_errmsg``) and ``data`` (that error's
     ``data``, parsed, or None when it had none: jptool's host sends it with
     process.run's timeout, what the process wrote before it was killed;
     ``jpt_vfs_tool_error_data``). A :class:`jptool.JptError` when this
@@ -277,9 +278,11 @@ class VfsTool:
     :func:`connect` or :func:`connect_fds`, which read ``init``.
 
     The initial context (D11 "Initial context"), as the host sent it:
-    ``name`` (the tool's name), ``arguments``, ``answers`` and ``options``
-    (parsed; {} when the host sent none), ``protocol_version`` ("" when
-    none).
+    ``name`` (the tool's name; ``jpt_vfs_tool_name``), ``arguments``,
+    ``answers`` and ``options`` (parsed; {} when the host sent none;
+    ``jpt_vfs_tool_arguments``, ``jpt_vfs_tool_answers``,
+    ``jpt_vfs_tool_options``), ``protocol_version`` ("" when none;
+    ``jpt_vfs_tool_protocol_version``).
 
     :meth:`close` (or the end of a ``with`` block) restores the fds' flags
     and, after :func:`connect`, closes the private copies of stdin and
@@ -330,9 +333,10 @@ class VfsTool:
         self._pump(lambda: self._ready, "sending init")
 
     def close(self) -> None:
-        """Ends the session on this side: restores the fds' flags and,
-        after :func:`connect`, closes the protocol's private fds. Closing
-        twice is harmless; other calls afterwards raise ValueError."""
+        """Ends the session on this side (``jpt_vfs_tool_free``): restores
+        the fds' flags and, after :func:`connect`, closes the protocol's
+        private fds. Closing twice is harmless; other calls afterwards raise
+        ValueError."""
         if not self._open:
             return
         self._open = False
@@ -362,9 +366,10 @@ class VfsTool:
 
     @property
     def cancelled(self) -> bool:
-        """True once the host has sent ``cancel`` (D11 "Cancellation"): the
-        tool should clean up and exit promptly. Requests sent afterwards are
-        still served if the host allows."""
+        """True once the host has sent ``cancel`` (D11 "Cancellation";
+        ``jpt_vfs_tool_cancelled``): the tool should clean up and exit
+        promptly. Requests sent afterwards are still served if the host
+        allows."""
         return self._cancelled
 
     # -- moving bytes --
