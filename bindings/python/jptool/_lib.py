@@ -9,8 +9,9 @@ function of libjptool takes and gives in Python, as _PROTOTYPES makes
 ctypes convert it (c_char_p: bytes or None; c_int, c_uint, c_size_t: int;
 c_void_p: an int or None; an opaque pointer: its _Pointer; a `T *out`
 parameter: what ctypes.byref() gives). ``lib`` is the CDLL cast to _Lib,
-this package's one cast from ctypes' Any; test_jptool.py checks that _Lib
-and _PROTOTYPES agree, function by function. A `const char *` result is
+this package's one cast from ctypes' Any; test/python/test_api_coverage.py
+checks that _Lib and _PROTOTYPES agree, function by function. A function
+added to the library is declared in both. A `const char *` result is
 bytes, not Optional[bytes], where the header promises a string: the
 message getters (never NULL), and the getters that return NULL only for a
 NULL object, which this package never passes.
