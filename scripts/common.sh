@@ -20,13 +20,14 @@ run() {
 # abidw and abidiff (abigail-tools) check the ABI against abi/ (README "ABI");
 # the official JSON Schema Test Suite (json-schema-test-suite: draft 7 among
 # its drafts) is what test-schema-suite checks jpt_schema_check against.
+# mypy checks the Python package's types in strict mode (test python-mypy).
 JPT_PACKAGES="meson ninja-build pkg-config gcc g++ libc6-dev \
 libjansson-dev libpcre2-dev libcurl4-openssl-dev libcmocka-dev libseccomp-dev \
 valgrind python3 git libuv1-dev libglib2.0-dev \
 python3-venv python3-pip python3-setuptools python3-wheel \
 python3-setuptools-whl python3-wheel-whl \
 ripgrep rustc cargo bindgen rustfmt libclang1-14 libclang-common-14-dev openssl \
-abigail-tools json-schema-test-suite"
+abigail-tools json-schema-test-suite mypy"
 
 install_dependencies() {
     missing=""

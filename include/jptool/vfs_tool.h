@@ -35,7 +35,9 @@
  * JPT_VFS_E_METHOD_NOT_FOUND -> JPT_ERR_UNSUPPORTED, -32600, -32602 and
  * -32700 -> JPT_ERR_INVALID, any other code -> JPT_ERR_IO),
  * jpt_vfs_tool_error_code() gives the code itself and the message is the
- * host's. Otherwise:
+ * host's (when it sent none, or an empty one, a sentence naming the code).
+ * jptool.vfs_tool, the Python SDK, answers alike: the conformance cases of
+ * test/vfs-tool-conformance run against both. Otherwise:
  *   JPT_ERR_INVALID   a bad argument: NULL, a path that is not UTF-8, JSON
  *                     text that is not JSON;
  *   JPT_ERR_NOMEM     out of memory;

@@ -252,7 +252,11 @@ static int take_pending(jpt__vfs_client *c, jpt__vfs_span params)
     if (params.p == NULL || jpt__json_type(params) != JPT__JSON_OBJECT)
         return JPT_OK;
     members(params, names, m);
+    /* vfs_tool.h: the request's id, 0 when it is not one of ours (never
+     * sent, or collected already). */
     if (m[0].p != NULL && !jpt__json_uint(m[0], UINT64_MAX, &id))
+        id = 0;
+    if (id != 0 && jpt__vfs_client_reply(c, id) == NULL)
         id = 0;
     char *reason = string_copy(m[1], &ok);
     if (!ok)
@@ -328,8 +332,14 @@ static int keep_error(jpt__vfs_client *c, jpt__vfs_span error, jpt__vfs_reply *r
         return fail(c, JPT_ERR_PROTOCOL, "the host answered with an error without a "
                                          "negative integer code");
     r->message = string_copy(m[1], &ok);
-    if (ok && r->message == NULL)
-        r->message = jpt__strdup("");
+    if (ok && (r->message == NULL || r->message[0] == '\0')) {
+        /* Without a message the tool would be told nothing at all. */
+        char text[80];
+        snprintf(text, sizeof(text), "the host answered with error -%" PRIu64 " and no message",
+                 magnitude);
+        jpt__free(r->message);
+        r->message = jpt__strdup(text);
+    }
     if (r->message == NULL)
         return fail(c, JPT_ERR_NOMEM, "out of memory keeping an error response");
     /* JSON-RPC's optional data: kept as JSON text (a timed-out

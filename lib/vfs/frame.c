@@ -77,6 +77,8 @@ int jpt__vfs_lines_next(jpt__vfs_lines *l, const char *p, size_t n, size_t *used
     /* The limit counts the line's bytes before its newline; a '\r' ending
      * it counts too, which matters only for a line exactly at the limit. */
     if (len > l->limit - l->buf.len) {
+        /* Numbered before it is counted, whether or not its newline came. */
+        int rc = too_long(l, (uint64_t)l->buf.len + len, line);
         if (nl == NULL) {
             l->skipping = true;
             *used = n;
@@ -84,7 +86,7 @@ int jpt__vfs_lines_next(jpt__vfs_lines *l, const char *p, size_t n, size_t *used
             l->count++;
             *used = off + len + 1;
         }
-        return too_long(l, (uint64_t)l->buf.len + len, line);
+        return rc;
     }
     if (nl == NULL) {
         int rc = jpt__buf_append(&l->buf, start, rest);

@@ -883,7 +883,7 @@ static int take_response(jpt_vfs_tool *t, jpt__vfs_reply *r, const char *method,
     uint64_t code;
     size_t n;
 
-    if (status.p == NULL || !jpt__json_uint(status, 999, &code))
+    if (status.p == NULL || !jpt__json_uint(status, 999, &code) || code < 100)
         return bad_result(t, method, "status from 100 to 999");
     if (headers.p == NULL || jpt__json_type(headers) != JPT__JSON_ARRAY)
         return bad_result(t, method, "array 'headers'");

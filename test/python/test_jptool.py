@@ -139,7 +139,7 @@ class CommonTest(unittest.TestCase):
         # Not wrapped (see the module docstring), but declared: the library
         # has allocated by now, so it refuses any allocator change.
         State.new().close()
-        self.assertEqual(jptool._lib.jpt_set_allocator(None), jptool.JPT_ERR_STATE)
+        self.assertEqual(jptool._lib.lib.jpt_set_allocator(None), jptool.JPT_ERR_STATE)
 
 
 class ParseTest(unittest.TestCase):
@@ -774,7 +774,7 @@ class CApiContractTest(unittest.TestCase):
     """Points of the C contract the Python surface does not reach, checked
     through the declared prototypes."""
 
-    lib = jptool._lib
+    lib = jptool._lib.lib
 
     def test_null_safety_and_ranges(self):
         self.assertFalse(self.lib.jpt_state_ref(None))
@@ -809,14 +809,14 @@ class CApiContractTest(unittest.TestCase):
             self.assertIsNone(out.value)
             self.assertEqual(self.lib.jpt_state_render(p, None, ctypes.byref(out)),
                              jptool.JPT_OK)
-            self.assertEqual(jptool._take_string(out), "Error: t\nTrace:\n  - a")
-            small = jptool._RenderOptions(ctypes.sizeof(jptool._RenderOptions) - 1)
+            self.assertEqual(jptool._util._take_string(out), "Error: t\nTrace:\n  - a")
+            small = jptool._lib._RenderOptions(ctypes.sizeof(jptool._lib._RenderOptions) - 1)
             self.assertEqual(self.lib.jpt_state_render(p, ctypes.byref(small),
                                                        ctypes.byref(out)),
                              jptool.JPT_ERR_INVALID)
 
     def test_parse_arguments(self):
-        out = jptool._StatePtr()
+        out = jptool._lib._StatePtr()
         self.assertEqual(self.lib.jpt_state_parse(b"x", 1, 2, ctypes.byref(out)),
                          jptool.JPT_ERR_INVALID)
         self.assertEqual(self.lib.jpt_state_parse(None, 1, 0, ctypes.byref(out)),
@@ -839,7 +839,7 @@ class CApiContractTest(unittest.TestCase):
                              jptool.JPT_ERR_INVALID)
             self.assertEqual(self.lib.jpt_state_set_error(p, None, 0),
                              jptool.JPT_ERR_INVALID)
-            small = jptool._Resource(ctypes.sizeof(jptool._Resource) - 1, b"file:///x",
+            small = jptool._lib._Resource(ctypes.sizeof(jptool._lib._Resource) - 1, b"file:///x",
                                      None, b"t")
             self.assertEqual(self.lib.jpt_state_add_resource(p, ctypes.byref(small)),
                              jptool.JPT_ERR_INVALID)
@@ -973,7 +973,7 @@ class PolicyTest(unittest.TestCase):
         self.assertTrue(p.closed)
         with self.assertRaises(ValueError):
             p.check("read", "a")
-        lib = jptool._lib
+        lib = jptool._lib.lib
         self.assertEqual(lib.jpt_policy_check(None, 1, b"a", None), jptool.JPT_ERR_INVALID)
         self.assertEqual(lib.jpt_policy_new(None, None), jptool.JPT_ERR_INVALID)
         self.assertEqual(lib.jpt_policy_errmsg(None), b"")
@@ -984,10 +984,10 @@ class PolicyTest(unittest.TestCase):
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", policy_section())
         self.assertEqual(len(names), 6, names)
         for name in names:
-            self.assertIn(name, jptool._PROTOTYPES, name)
-            fn = getattr(jptool._lib, name)
-            self.assertEqual(tuple(fn.argtypes), tuple(jptool._PROTOTYPES[name][1]), name)
-            self.assertEqual(fn.restype, jptool._PROTOTYPES[name][0], name)
+            self.assertIn(name, jptool._lib._PROTOTYPES, name)
+            fn = getattr(jptool._lib.lib, name)
+            self.assertEqual(tuple(fn.argtypes), tuple(jptool._lib._PROTOTYPES[name][1]), name)
+            self.assertEqual(fn.restype, jptool._lib._PROTOTYPES[name][0], name)
 
     def test_constants_match_the_header(self):
         defines = re.findall(r"#define (JPT_\w+) (\d+)", policy_section())
@@ -2565,10 +2565,10 @@ class RegistryBindingTest(unittest.TestCase):
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header)
         self.assertEqual(len(names), 51, names)
         for name in names:
-            self.assertIn(name, jptool._PROTOTYPES, name)
-            fn = getattr(jptool._lib, name)
-            self.assertEqual(tuple(fn.argtypes), tuple(jptool._PROTOTYPES[name][1]), name)
-            self.assertEqual(fn.restype, jptool._PROTOTYPES[name][0], name)
+            self.assertIn(name, jptool._lib._PROTOTYPES, name)
+            fn = getattr(jptool._lib.lib, name)
+            self.assertEqual(tuple(fn.argtypes), tuple(jptool._lib._PROTOTYPES[name][1]), name)
+            self.assertEqual(fn.restype, jptool._lib._PROTOTYPES[name][0], name)
 
     def test_constants_match_the_header(self):
         with open(REGISTRY_H) as f:
@@ -2579,7 +2579,7 @@ class RegistryBindingTest(unittest.TestCase):
             self.assertIn(name, jptool.__all__)
 
     def test_options_struct_matches_the_header_layout(self):
-        fields = [f[0] for f in jptool._RegistryOptions._fields_]
+        fields = [f[0] for f in jptool._lib._RegistryOptions._fields_]
         self.assertEqual(fields, ["size", "root", "kill_grace_ms", "capture_bytes",
                                   "output_limit", "settle_ms", "yield_ms", "drain_ms",
                                   "max_inquiry_rounds", "spool_dir", "state_file",
@@ -2587,19 +2587,19 @@ class RegistryBindingTest(unittest.TestCase):
                                   "flags", "containment", "sandbox_mode"])
         # Smaller than the first version's struct (0.1.0 ended before
         # max_processes).
-        small = jptool._RegistryOptions(jptool._RegistryOptions.max_processes.offset - 1)
-        out = jptool._RegistryPtr()
-        self.assertEqual(jptool._lib.jpt_registry_new(ctypes.byref(small),
+        small = jptool._lib._RegistryOptions(jptool._lib._RegistryOptions.max_processes.offset - 1)
+        out = jptool._lib._RegistryPtr()
+        self.assertEqual(jptool._lib.lib.jpt_registry_new(ctypes.byref(small),
                                                       ctypes.byref(out)),
                          jptool.JPT_ERR_INVALID)
-        self.assertEqual(jptool._lib.jpt_registry_new(None, None),
+        self.assertEqual(jptool._lib.lib.jpt_registry_new(None, None),
                          jptool.JPT_ERR_INVALID)
-        jptool._lib.jpt_registry_free(None)
-        jptool._lib.jpt_batch_free(None)
+        jptool._lib.lib.jpt_registry_free(None)
+        jptool._lib.lib.jpt_batch_free(None)
 
     def test_turn_end_and_notification_arguments(self):
-        lib, invalid = jptool._lib, jptool.JPT_ERR_INVALID
-        out, batch = ctypes.c_void_p(), jptool._BatchPtr()
+        lib, invalid = jptool._lib.lib, jptool.JPT_ERR_INVALID
+        out, batch = ctypes.c_void_p(), jptool._lib._BatchPtr()
         self.assertEqual(lib.jpt_registry_take_notifications(None, ctypes.byref(out)),
                          invalid)
         self.assertEqual(lib.jpt_registry_end_turn(None, 0, ctypes.byref(batch)), invalid)

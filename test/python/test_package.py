@@ -34,6 +34,11 @@ SYSTEM_PYTHON = os.environ["JPT_SYSTEM_PYTHON"]
 # python3-wheel-whl): what an isolated build installs, offline.
 DEBIAN_WHEELS = "/usr/share/python-wheels"
 
+# The package's files, as the source tree holds them: what pip and meson
+# install must install, each of them and nothing else.
+PACKAGE_FILES = sorted(f for f in os.listdir(os.path.join(PACKAGE_DIR, "jptool"))
+                       if f.endswith((".py", ".typed")))
+
 # What the child processes print: where the package and the library are.
 SHOW = ("import jptool, jptool.aio, jptool.vfs_tool; "
         "print(jptool.__file__); print(jptool.library_path); print(jptool.version())")
@@ -194,8 +199,7 @@ class PipInstallTest(unittest.TestCase):
         package, library, version = out.splitlines()
         site = os.path.dirname(os.path.dirname(package))
         self.assertTrue(package.startswith(self.venv + os.sep), package)
-        self.assertEqual(sorted(os.listdir(os.path.dirname(package))),
-                         ["__init__.py", "aio.py", "py.typed", "vfs_tool.py"])
+        self.assertEqual(sorted(os.listdir(os.path.dirname(package))), PACKAGE_FILES)
         self.assertEqual((library, version), (LIBRARY, jptool.version()))
         [record] = glob.glob(os.path.join(site, "jptool-*.dist-info", "RECORD"))
         with open(record) as f:
@@ -235,11 +239,10 @@ class MesonInstallTest(unittest.TestCase):
                               recursive=True)
             self.assertEqual(len(inits), 1, inits)
             package = os.path.dirname(inits[0])
-            self.assertEqual(sorted(os.listdir(package)),
-                             ["__init__.py", "aio.py", "py.typed", "vfs_tool.py"])
+            self.assertEqual(sorted(os.listdir(package)), PACKAGE_FILES)
             # Nothing else: the library and headers have tags of their own.
             installed = [os.path.join(d, f) for d, _, files in os.walk(dest) for f in files]
-            self.assertEqual(len(installed), 4, installed)
+            self.assertEqual(len(installed), len(PACKAGE_FILES), installed)
             rc, out, err = run([sys.executable, "-c", SHOW],
                                clean_env(PYTHONPATH=os.path.dirname(package),
                                          JPTOOL_LIBRARY=LIBRARY))

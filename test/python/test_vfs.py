@@ -21,7 +21,9 @@ import gc
 import http.server
 import json
 import os
+import queue
 import re
+import select
 import selectors
 import shutil
 import subprocess
@@ -1292,9 +1294,19 @@ def error(rid, code, message):
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
 
 
+def after(rid, message):
+    """A scripted message the host sends once the tool sent request `rid`
+    (None: at once, a response to no request included)."""
+    return ("after", rid, message)
+
+
 class ScriptedHostTest(unittest.TestCase):
-    """The tool side over two pipes, the host's messages written ahead: the
-    tool's ids are 1, 2, … in order."""
+    """The tool side over two pipes, the host's messages scripted: the
+    tool's ids are 1, 2, … in order. A host answers what it was asked, so a
+    response (and a message given with after()) goes once the tool has sent
+    its request, from a thread; the rest at once, in the script's order.
+    The tool takes each message as soon as it reads it, as the C SDK does
+    (the conformance cases, test/vfs-tool-conformance, pin that down)."""
 
     def setUp(self):
         self.addCleanup(lambda before: self.assertEqual(open_fds(), before), open_fds())
@@ -1303,6 +1315,9 @@ class ScriptedHostTest(unittest.TestCase):
         os.set_blocking(self.from_tool_r, False)
         for fd in (self.to_tool_r, self.to_tool_w, self.from_tool_r, self.from_tool_w):
             self.addCleanup(self.close_fd, fd)
+        self.script = None  # the responder's queue, once connected
+        self.seen = []      # what the tool sent, as the responder read it
+        self.partial = b""
 
     @staticmethod
     def close_fd(fd):
@@ -1311,24 +1326,77 @@ class ScriptedHostTest(unittest.TestCase):
         except OSError:
             pass
 
-    def send(self, *messages):
+    def write_now(self, *messages):
         os.write(self.to_tool_w, b"".join(m if isinstance(m, bytes) else line(m)
                                           for m in messages))
 
-    def sent(self):
-        data = b""
+    def send(self, *messages):
+        """Scripts messages (before connecting: writes them at once)."""
+        if self.script is None:
+            self.write_now(*messages)
+            return
+        for m in messages:
+            self.script.put(m)
+
+    def read_tool(self, timeout):
+        """Reads what the tool wrote within `timeout` seconds into seen."""
+        poller = select.poll()  # (no fd of its own, unlike a selector)
+        poller.register(self.from_tool_r, select.POLLIN)
+        if not poller.poll(timeout * 1000):
+            return
+        try:
+            data = os.read(self.from_tool_r, 1 << 20)
+        except BlockingIOError:
+            return
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        self.seen += [json.loads(x) for x in lines]
+
+    def respond(self):
+        """The host: each scripted message in order, a response once its
+        request came."""
         while True:
+            m = self.script.get()
+            if m is None:
+                return
+            wait_for = None
+            if isinstance(m, tuple):
+                _, wait_for, m = m
+            elif isinstance(m, dict) and isinstance(m.get("id"), int) and "method" not in m:
+                wait_for = m["id"]
+            deadline = time.monotonic() + WAIT
+            while wait_for is not None and not any(x.get("id") == wait_for for x in self.seen):
+                if time.monotonic() > deadline or self.stopping.is_set():
+                    return  # (the test fails waiting for the answer)
+                self.read_tool(0.05)
             try:
-                chunk = os.read(self.from_tool_r, 1 << 16)
-            except BlockingIOError:
-                break
-            if not chunk:
-                break
-            data += chunk
-        return [json.loads(x) for x in data.splitlines()]
+                self.write_now(m)
+            except OSError:
+                return  # the test closed the pipe
+
+    def stop_responding(self):
+        if self.script is not None:
+            self.stopping.set()
+            self.script.put(None)
+            self.responder.join()
+            self.script = None
+
+    def sent(self):
+        """Everything the tool sent."""
+        self.stop_responding()
+        while True:
+            before = len(self.seen)
+            self.read_tool(0)
+            if len(self.seen) == before:
+                return self.seen
 
     def connect(self, *first, **kw):
-        self.send(INIT, *first)
+        self.write_now(INIT)
+        self.script = queue.Queue()
+        self.stopping = threading.Event()
+        self.responder = threading.Thread(target=self.respond)
+        self.responder.start()
+        self.addCleanup(self.stop_responding)
+        self.send(*first)
         t = vfs_tool.connect_fds(self.to_tool_r, self.from_tool_w, **kw)
         self.addCleanup(t.close)
         return t
@@ -1426,9 +1494,9 @@ class ScriptedHostTest(unittest.TestCase):
             ("http.post", {"url": "https://a.example/y", "headers": [{"name": "X", "value": "1"}],
                            "body": "AAE=", "encoding": "base64"}),
             ("process.run", {"program": "cargo", "args": ["check"], "envs": ["CARGO_HOME"]}),
-            ("process.run", {"program": "sleep", "args": ["9"], "envs": []}),
-            ("process.run", {"program": "/bin/true", "args": [], "envs": []}),
-            ("process.run", {"program": "sleep", "args": ["99"], "envs": []})])
+            ("process.run", {"program": "sleep", "args": ["9"]}),
+            ("process.run", {"program": "/bin/true"}),
+            ("process.run", {"program": "sleep", "args": ["99"]})])
 
     def test_http_and_process_run_results_of_the_wrong_shape(self):
         t = self.connect(result(1, {"status": "200", "headers": [], "body": ""}),
@@ -1465,8 +1533,8 @@ class ScriptedHostTest(unittest.TestCase):
 
     def test_pending_calls_on_pending_with_the_request_id(self):
         told = []
-        t = self.connect({"jsonrpc": "2.0", "method": "pending",
-                          "params": {"request_id": 1, "reason": "asking the user"}},
+        t = self.connect(after(1, {"jsonrpc": "2.0", "method": "pending",
+                                   "params": {"request_id": 1, "reason": "asking the user"}}),
                          {"jsonrpc": "2.0", "method": "pending",
                           "params": {"request_id": 77, "reason": "not ours"}},
                          result(1, {}),
@@ -1475,9 +1543,9 @@ class ScriptedHostTest(unittest.TestCase):
         self.assertEqual(told, [(1, "asking the user"), (0, "not ours")])
 
     def test_crlf_blank_lines_and_unknown_notifications_are_taken(self):
-        t = self.connect(b"\r\n", b"  \n", line(result(1, {"exists": True}))[:-1] + b"\r\n",
+        t = self.connect(b"\r\n", b"  \n", after(1, line(result(1, {"exists": True}))[:-1] + b"\r\n"),
                          {"jsonrpc": "2.0", "method": "news", "params": {}},
-                         result(42, {"late": True}))
+                         after(None, result(42, {"late": True})))
         self.assertTrue(t.exists("x"))
 
     def test_pipelined_requests_are_collected_in_any_order(self):
@@ -1494,7 +1562,7 @@ class ScriptedHostTest(unittest.TestCase):
 
     def test_cancel_ends_waiting_requests_and_then_next_input(self):
         t = self.connect({"jsonrpc": "2.0", "method": "apply", "params": {"input": "x"}},
-                         {"jsonrpc": "2.0", "method": "cancel"},
+                         after(1, {"jsonrpc": "2.0", "method": "cancel"}),
                          result(1, {"content": "too late"}))
         rid = t.submit_read("a")
         with self.assertRaises(vfs_tool.VfsToolError) as e:
@@ -1537,7 +1605,7 @@ class ScriptedHostTest(unittest.TestCase):
         self.assertIn("before the next input", e.exception.message)
 
     def test_id_null_ends_the_session(self):
-        t = self.connect(error(None, -32600, "line too long"))
+        t = self.connect(after(1, error(None, -32600, "line too long")))
         for _ in range(2):
             with self.assertRaises(vfs_tool.VfsToolError) as e:
                 t.exists("x")
@@ -1545,7 +1613,7 @@ class ScriptedHostTest(unittest.TestCase):
             self.assertIn("line too long", e.exception.message)
 
     def test_a_line_that_is_not_json_ends_the_session(self):
-        t = self.connect(b"this is not JSON\n")
+        t = self.connect(after(1, b"this is not JSON\n"))
         with self.assertRaises(vfs_tool.VfsToolError) as e:
             t.exists("x")
         self.assertEqual(e.exception.status, jptool.JPT_ERR_PROTOCOL)
@@ -1574,7 +1642,7 @@ class ScriptedHostTest(unittest.TestCase):
         with self.assertRaises(vfs_tool.VfsToolError) as e:
             t.write("big", "x" * 400)
         self.assertEqual(e.exception.status, jptool.JPT_ERR_LIMIT)
-        self.assertIn("nothing was sent", e.exception.message)
+        self.assertIn("more than the 300 a message to the host may have", e.exception.message)
         self.assertTrue(t.exists("x"))  # id 1: the refused request took none
         self.send(result(2, {"content": "y" * 300}))
         with self.assertRaises(vfs_tool.VfsToolError) as e:
@@ -1616,9 +1684,9 @@ class ScriptedHostTest(unittest.TestCase):
             os.set_blocking(self.from_tool_r, True)
             with os.fdopen(os.dup(self.from_tool_r), "rb") as f:
                 requests.append(json.loads(f.readline()))
-                self.send(result(1, {"echo": big}))
+                self.write_now(result(1, {"echo": big}))
                 requests.append(json.loads(f.readline()))
-                self.send(result(2, {}))
+                self.write_now(result(2, {}))
 
         t = self.connect()
         thread = threading.Thread(target=host)
@@ -1645,7 +1713,8 @@ class StdioTest(unittest.TestCase):
             "host.result_text(repr(sys.stdin.read()))\n")
         child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        out, err = child.communicate(line(INIT) + b"more for stdin\n", timeout=WAIT)
+        out, err = child.communicate(line(INIT) + line({"jsonrpc": "2.0", "method": "news"}),
+                                     timeout=WAIT)
         self.assertEqual(child.returncode, 0, err)
         self.assertEqual([json.loads(x) for x in out.splitlines()], [
             {"jsonrpc": "2.0", "method": "result", "params": {"content": "''"}}])
@@ -1683,10 +1752,10 @@ class VfsBindingTest(unittest.TestCase):
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header(VFS_H))
         self.assertEqual(len(names), 45, names)
         for name in names:
-            self.assertIn(name, jptool._PROTOTYPES, name)
-            fn = getattr(jptool._lib, name)
-            self.assertEqual(tuple(fn.argtypes), tuple(jptool._PROTOTYPES[name][1]), name)
-            self.assertEqual(fn.restype, jptool._PROTOTYPES[name][0], name)
+            self.assertIn(name, jptool._lib._PROTOTYPES, name)
+            fn = getattr(jptool._lib.lib, name)
+            self.assertEqual(tuple(fn.argtypes), tuple(jptool._lib._PROTOTYPES[name][1]), name)
+            self.assertEqual(fn.restype, jptool._lib._PROTOTYPES[name][0], name)
 
     def test_constants_match_the_headers(self):
         defines = re.findall(r"#define (JPT_\w+) (-?\d+|0x[0-9a-f]+)u?\b", header(VFS_H))
@@ -1713,14 +1782,14 @@ class VfsBindingTest(unittest.TestCase):
         body = body[:body.index("} jpt_vfs_host_options;")]
         body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
         fields = re.findall(r"\b(\w+);", body)
-        self.assertEqual([f[0] for f in jptool._VfsHostOptions._fields_], fields)
+        self.assertEqual([f[0] for f in jptool._lib._VfsHostOptions._fields_], fields)
         # The library reads the sandbox fields where the binding writes them.
-        size = ctypes.sizeof(jptool._VfsHostOptions)
+        size = ctypes.sizeof(jptool._lib._VfsHostOptions)
         relative = (ctypes.c_char_p * 2)(b"relative/lib", None)
-        for opts in (jptool._VfsHostOptions(size=size, sandbox_mode=4),
-                     jptool._VfsHostOptions(size=size, sandbox_read=relative)):
-            out = jptool._VfsHostPtr()
-            self.assertEqual(jptool._lib.jpt_vfs_host_new(ctypes.byref(opts), ctypes.byref(out)),
+        for opts in (jptool._lib._VfsHostOptions(size=size, sandbox_mode=4),
+                     jptool._lib._VfsHostOptions(size=size, sandbox_read=relative)):
+            out = jptool._lib._VfsHostPtr()
+            self.assertEqual(jptool._lib.lib.jpt_vfs_host_new(ctypes.byref(opts), ctypes.byref(out)),
                              INVALID)
             self.assertFalse(out)
 
@@ -1788,7 +1857,7 @@ class VfsBindingTest(unittest.TestCase):
                     self.assertNotIn("sk-workspace-secret", st.error_message)
 
     def test_null_arguments_are_refused(self):
-        lib = jptool._lib
+        lib = jptool._lib.lib
         self.assertEqual(lib.jpt_vfs_host_new(None, None), INVALID)
         self.assertEqual(lib.jpt_vfs_host_get_fd(None), INVALID)
         self.assertEqual(lib.jpt_vfs_host_done(None), 0)
@@ -1797,7 +1866,7 @@ class VfsBindingTest(unittest.TestCase):
         self.assertIsNone(lib.jpt_policy_request_tool(None))
         lib.jpt_vfs_host_free(None)
         self.assertEqual(lib.jpt_registry_add_files(None, b"x", None), INVALID)
-        lib.jpt_registry_set_policy_handler(None, jptool._PolicyFn(), None)
+        lib.jpt_registry_set_policy_handler(None, jptool._lib._PolicyFn(), None)
 
 
 if __name__ == "__main__":

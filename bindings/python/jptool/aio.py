@@ -126,12 +126,14 @@ import sys
 import traceback
 import weakref
 from typing import (Any, AsyncIterator, Awaitable, Callable, Coroutine, Deque, Dict,
-                    List, Optional, Set, Tuple, Union)
+                    List, Optional, Set, Tuple, Type, TypeVar, Union)
 
-from . import (JPT_DECISION_ALLOW, JPT_DECISION_DENY, JPT_ERR_CANCELLED, JPT_ERR_STATE,
-               JPT_ERR_TIMEOUT,
+from . import (JPT_DECISION_ALLOW, JPT_DECISION_DENY, JPT_ERR_CANCELLED, JPT_ERR_INVALID,
+               JPT_ERR_STATE, JPT_ERR_TIMEOUT,
                Batch, Files, Handle, Inquiry, JptError, PolicyRequest, Registry, State,
-               VfsHost, _from_c, _lib, _Text, _to_c)
+               VfsHost)
+from ._lib import lib as _lib
+from ._util import _from_c, _Text, _to_c
 
 __all__ = ["AsyncRegistry", "AsyncBatch", "AsyncVfsHost"]
 
@@ -156,7 +158,11 @@ class _Waiter:
         self.future = future
 
 
-def _adopt(owner: str, noun: str, kind: Any, given: Any, options: Dict[str, Any]) -> Any:
+_Driven = TypeVar("_Driven", Registry, VfsHost)
+
+
+def _adopt(owner: str, noun: str, kind: Type[_Driven], given: Optional[_Driven],
+           options: Dict[str, Any]) -> Tuple[_Driven, bool]:
     """What an async wrapper named `owner` drives, and whether it made it:
     `given` (a `kind` no other wrapper drives), or a new ``kind(**options)``."""
     if given is None:
@@ -366,6 +372,8 @@ class AsyncRegistry(_LoopDriver):
 
     def _dispatch_once(self) -> int:
         reg = self._registry
+        if not reg._ptr:  # as the library answers NULL (_drive checked _alive())
+            return JPT_ERR_INVALID
         with reg._busy():
             return _lib.jpt_registry_dispatch(reg._ptr)
 
@@ -381,7 +389,8 @@ class AsyncRegistry(_LoopDriver):
         return self._registry._error(rc)
 
     def _get_timeout(self) -> int:
-        return _lib.jpt_registry_get_timeout(self._registry._ptr)
+        ptr = self._registry._ptr
+        return _lib.jpt_registry_get_timeout(ptr) if ptr else JPT_ERR_INVALID
 
     def _check_open(self) -> Registry:
         if self._closed:
@@ -922,6 +931,8 @@ class AsyncVfsHost(_LoopDriver):
 
     def _dispatch_once(self) -> int:
         host = self._host
+        if not host._ptr:  # as the library answers NULL (_drive checked _alive())
+            return JPT_ERR_INVALID
         with host._busy():
             return _lib.jpt_vfs_host_dispatch(host._ptr)
 
@@ -933,7 +944,8 @@ class AsyncVfsHost(_LoopDriver):
         return self._host._error(rc)
 
     def _get_timeout(self) -> int:
-        return _lib.jpt_vfs_host_get_timeout(self._host._ptr)
+        ptr = self._host._ptr
+        return _lib.jpt_vfs_host_get_timeout(ptr) if ptr else JPT_ERR_INVALID
 
     # -- lifetime --
 

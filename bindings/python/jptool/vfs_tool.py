@@ -33,6 +33,16 @@ Blocking, without deadlock: every call blocks until its answer has come,
 but while it writes a message it also reads what the host writes, so a
 large request and a large response never wait on each other's full pipe.
 Requests may be pipelined: many ids outstanding, answered in any order.
+What the host writes is taken as soon as it is read, whatever the call
+waits for (a ``cancel`` read with an input is seen by :attr:`~VfsTool.cancelled`
+at once), and a line that breaks the protocol fails the call that read it.
+
+The same as the C SDK: each host message and each call gives what
+``vfs_tool.h`` gives, down to the error messages; the conformance cases of
+jptool's ``test/vfs-tool-conformance`` run against both. The host's lines
+are read as strictly as C reads them (UTF-8, no NaN, no lone surrogate, at
+most 512 levels of nesting), base64 as C decodes it (padding optional, one
+text per content).
 
 Errors: what the host or the session reports raises :class:`VfsToolError`,
 with ``status`` (a JPT_ERR_* code), ``code`` (the host's JSON-RPC code, or 0
@@ -74,14 +84,15 @@ A VfsTool is used from one thread at a time.
 from __future__ import annotations
 
 import base64
-import binascii
 import collections
 import fcntl
 import json
 import os
+import re
 import select
 import sys
-from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple,
+                    Union)
 
 __all__ = [
     "VfsTool",
@@ -151,6 +162,9 @@ _STATUS_OF_CODE = {
     JPT_VFS_E_PARSE: _INVALID,
 }
 
+# The smallest C int (JSON-RPC error codes above it fit).
+_INT_MIN = -(2 ** 31)
+
 # One read() takes up to this much of the host's output.
 _READ_CHUNK = 256 << 10
 # submit() stops to write when this much output is queued (as the C SDK).
@@ -158,28 +172,36 @@ _SUBMIT_HIGH_WATER = 1 << 20
 
 # ---- Errors ---------------------------------------------------------------------
 
-try:
+class _StandaloneError(Exception):
+    """jptool.JptError's attributes, for use without libjptool."""
+
+    def __init__(self, status: int, message: Optional[str] = None) -> None:
+        self.status = status
+        self.name = _STATUS_NAMES.get(status)
+        self.message = message or (self.name or "unknown status")
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.name or self.status})"
+
+
+# The base of VfsToolError: jptool.JptError in the package, else the class
+# above, which has its attributes (mypy checks the package's case).
+if TYPE_CHECKING:
     from . import JptError as _ErrorBase
-except ImportError:  # this file used on its own, without the jptool package
-
-    class _ErrorBase(Exception):  # type: ignore[no-redef]
-        """jptool.JptError's attributes, for use without libjptool."""
-
-        def __init__(self, status: int, message: Optional[str] = None):
-            self.status = status
-            self.name = _STATUS_NAMES.get(status)
-            self.message = message or (self.name or "unknown status")
-            super().__init__(self.message)
-
-        def __str__(self) -> str:
-            return f"{self.message} ({self.name or self.status})"
+else:
+    try:
+        from . import JptError as _ErrorBase
+    except ImportError:  # this file used on its own, without the jptool package
+        _ErrorBase = _StandaloneError
 
 
 class VfsToolError(_ErrorBase):
     """A failed call of the tool side: ``status`` (JPT_ERR_*), ``name`` (its
     symbolic name), ``code`` (the host's JSON-RPC error code, JPT_VFS_E_*,
-    or 0 when the failure is on this side), ``message`` (the host's own
-    message when it answered with an error) and ``data`` (that error's
+    or 0 when the failure is on this side; ``jpt_vfs_tool_error_code``),
+    ``message`` (the host's own message when it answered with an error;
+    ``jpt_vfs_tool_errmsg``) and ``data`` (that error's
     ``data``, parsed, or None when it had none: jptool's host sends it with
     process.run's timeout, what the process wrote before it was killed;
     ``jpt_vfs_tool_error_data``). A :class:`jptool.JptError` when this
@@ -192,6 +214,85 @@ class VfsToolError(_ErrorBase):
 
     def __repr__(self) -> str:
         return f"VfsToolError({self.status!r}, {self.message!r}, code={self.code!r})"
+
+
+# ---- Decoding ---------------------------------------------------------------------
+
+# What the C SDK's JSON reader refuses beyond Python's json (lib/vfs/codec.c):
+# nesting deeper than this, NaN and Infinity, a lone surrogate (escaped or
+# encoded), invalid UTF-8, a byte order mark.
+_MAX_DEPTH = 512
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _nesting_too_deep(text: str) -> bool:
+    if text.count("[") + text.count("{") <= _MAX_DEPTH:
+        return False
+    depth = 0
+    for m in _STRING_OR_BRACKET.finditer(text):
+        token = m.group()
+        if token in "[{":
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return True
+        elif token in "]}":
+            depth -= 1
+    return False
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+def _parse(line: bytes) -> Any:
+    """A line from the host as JSON, read as strictly as the C SDK reads it;
+    ValueError saying why not."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"invalid UTF-8 at byte {e.start}") from None
+    if _nesting_too_deep(text):
+        raise ValueError(f"nested deeper than {_MAX_DEPTH} levels")
+    value = json.loads(text, parse_constant=_refuse_constant)
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        raise ValueError("a lone surrogate in a string")
+    return value
+
+
+def _base64_bytes(text: str) -> Optional[bytes]:
+    """Base64 as the C SDK reads it (lib/common/base64.c): the padding may
+    be left out; None for any other character, or when the last character
+    carries bits beyond the bytes (one text, one content)."""
+    body = text
+    if len(body) % 4 == 0 and body.endswith("="):
+        body = body[:-2] if body.endswith("==") else body[:-1]
+    if len(body) % 4 == 1 or not _BASE64_ALPHABET.issuperset(body):
+        return None
+    data = base64.b64decode(body + "=" * (-len(body) % 4))
+    if base64.b64encode(data).decode("ascii").rstrip("=") != body:
+        return None
+    return data
+
+
+_BASE64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
 # ---- Encoding -----------------------------------------------------------------------
@@ -252,6 +353,9 @@ def _content_params(path: Any, data: Union[str, bytes, bytearray, memoryview]
     return params
 
 
+# A path: text, or what os.fspath() takes.
+_Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
 # http_get's and http_post's headers: a dict, or (name, value) pairs.
 _Headers = Optional[Union[Dict[str, str], Sequence[Tuple[str, str]]]]
 
@@ -266,9 +370,11 @@ class VfsTool:
     :func:`connect` or :func:`connect_fds`, which read ``init``.
 
     The initial context (D11 "Initial context"), as the host sent it:
-    ``name`` (the tool's name), ``arguments``, ``answers`` and ``options``
-    (parsed; {} when the host sent none), ``protocol_version`` ("" when
-    none).
+    ``name`` (the tool's name; ``jpt_vfs_tool_name``), ``arguments``,
+    ``answers`` and ``options`` (parsed; {} when the host sent none;
+    ``jpt_vfs_tool_arguments``, ``jpt_vfs_tool_answers``,
+    ``jpt_vfs_tool_options``), ``protocol_version`` ("" when none;
+    ``jpt_vfs_tool_protocol_version``).
 
     :meth:`close` (or the end of a ``with`` block) restores the fds' flags
     and, after :func:`connect`, closes the private copies of stdin and
@@ -290,7 +396,9 @@ class VfsTool:
         self._inbuf = bytearray()
         self._scanned = 0        # bytes of _inbuf searched for a newline
         self._line_number = 0
-        self._lines: Deque[bytes] = collections.deque()
+        # Lines read and not yet handled (number, line; None for a line past
+        # max_message): those an on_pending callback that raised left.
+        self._lines: Deque[Tuple[int, Optional[bytes]]] = collections.deque()
         self._eof = False
         self._out = bytearray()
         self._out_pos = 0
@@ -319,9 +427,10 @@ class VfsTool:
         self._pump(lambda: self._ready, "sending init")
 
     def close(self) -> None:
-        """Ends the session on this side: restores the fds' flags and,
-        after :func:`connect`, closes the protocol's private fds. Closing
-        twice is harmless; other calls afterwards raise ValueError."""
+        """Ends the session on this side (``jpt_vfs_tool_free``): restores
+        the fds' flags and, after :func:`connect`, closes the protocol's
+        private fds. Closing twice is harmless; other calls afterwards raise
+        ValueError."""
         if not self._open:
             return
         self._open = False
@@ -351,9 +460,10 @@ class VfsTool:
 
     @property
     def cancelled(self) -> bool:
-        """True once the host has sent ``cancel`` (D11 "Cancellation"): the
-        tool should clean up and exit promptly. Requests sent afterwards are
-        still served if the host allows."""
+        """True once the host has sent ``cancel`` (D11 "Cancellation";
+        ``jpt_vfs_tool_cancelled``): the tool should clean up and exit
+        promptly. Requests sent afterwards are still served if the host
+        allows."""
         return self._cancelled
 
     # -- moving bytes --
@@ -393,7 +503,10 @@ class VfsTool:
         return len(self._out) - self._out_pos
 
     def _read_some(self) -> None:
-        """One read() of what the host wrote, split into lines."""
+        """One read() of what the host wrote, split into lines, each handled
+        at once, in order: the C SDK's client takes what it reads so
+        (lib/vfs/client.c), so a message is seen as soon as it was read,
+        whatever the tool waits for."""
         try:
             data = os.read(self._in_fd, _READ_CHUNK)
         except BlockingIOError:
@@ -412,37 +525,37 @@ class VfsTool:
             if end < 0:
                 break
             self._line_number += 1
-            if end - start > self._max_message:
-                self._fail(_LIMIT, f"line {self._line_number} from the host is longer than "
-                                   f"the limit of {self._max_message} bytes")
-                return
-            self._lines.append(bytes(buf[start:end]))
-            start = end + 1
+            start, line = end + 1, bytes(buf[start:end])
             self._scanned = start
+            # The limit counts the line's bytes before its newline (a CR too).
+            self._lines.append((self._line_number, line if len(line) <= self._max_message
+                                else None))
+            if len(line) > self._max_message:
+                break
         if start:
             del buf[:start]
         self._scanned = len(buf)
-        if len(buf) > self._max_message:
-            self._fail(_LIMIT, f"line {self._line_number + 1} from the host is longer than "
-                               f"the limit of {self._max_message} bytes")
+        if len(buf) > self._max_message and (not self._lines or self._lines[-1][1] is not None):
+            self._lines.append((self._line_number + 1, None))
+        self._take_lines()
 
-    def _take_lines(self, ready: Callable[[], bool]) -> None:
-        """Handles the lines read, in order, until ``ready()``: the rest
-        wait for the next blocking call, so the host's messages are taken
-        in their order relative to the tool's own calls (as the C SDK reads
-        only while it waits). An on_pending callback that raises leaves
-        them for the next call too."""
-        while self._lines and self._failure is None and not ready():
-            line = self._lines.popleft()
-            if line.strip(b" \t\r"):
-                self._take_message(line)
+    def _take_lines(self) -> None:
+        """Handles the lines read, in order, until one fails the session."""
+        while self._lines and self._failure is None:
+            number, line = self._lines.popleft()
+            if line is None:
+                self._fail(_LIMIT, f"line {number} from the host is longer than the limit "
+                                   f"of {self._max_message} bytes")
+            elif line.strip(b" \t\r"):
+                self._take_message(number, line)
 
     def _pump(self, ready: Callable[[], bool], what: str) -> None:
         """Moves bytes both ways until ``ready()``; ``what`` names what is
         awaited for the message when the host closes the tool's stdin
-        first."""
+        first. As the C SDK's pump (lib/vfs/tool.c): what was awaited may
+        have come already; a failure found reading fails the call."""
+        self._take_lines()  # left by an on_pending callback that raised
         while True:
-            self._take_lines(ready)
             self._write_some()
             if ready():
                 return
@@ -463,13 +576,13 @@ class VfsTool:
             if want_read and any(fd == self._in_fd and mask & readable
                                  for fd, mask in poller.poll()):
                 self._read_some()
+                self._raise_failure()
 
     # -- what the host sends --
 
-    def _take_message(self, line: bytes) -> None:
-        number = self._line_number - len(self._lines)
+    def _take_message(self, number: int, line: bytes) -> None:
         try:
-            msg = json.loads(line)
+            msg = _parse(line)
         except ValueError as e:
             self._fail(_PROTOCOL, f"line {number} from the host is not JSON: {e}")
             return
@@ -551,14 +664,19 @@ class VfsTool:
             self._replies[rid] = ("result", msg["result"])
             return
         error = msg["error"]
-        code = error.get("code") if isinstance(error, dict) else None
-        if isinstance(code, bool) or not isinstance(code, int) or code >= 0:
+        if not isinstance(error, dict):
+            self._fail(_PROTOCOL, "the host answered with an error that is not an object")
+            return
+        code = error.get("code")
+        # JSON-RPC's codes are negative integers; the C SDK's are C ints.
+        if isinstance(code, bool) or not isinstance(code, int) or not _INT_MIN < code < 0:
             self._fail(_PROTOCOL, "the host answered with an error without a negative "
                                   "integer code")
             return
         text = error.get("message")
-        self._replies[rid] = ("error", code, text if isinstance(text, str) else "",
-                              error.get("data"))
+        if not isinstance(text, str) or not text:
+            text = f"the host answered with error {code} and no message"
+        self._replies[rid] = ("error", code, text, error.get("data"))
 
     # -- requests --
 
@@ -566,12 +684,14 @@ class VfsTool:
         self._check_open()
         self._raise_failure()
 
-    def _send(self, message: Dict[str, Any], what: str) -> None:
+    def _send(self, message: Dict[str, Any], what: str, limited: str) -> None:
+        """Queues `message` (`what` names it), or refuses it, nothing sent,
+        when its line without the newline is longer than max_request, as
+        the C SDK does (`limited` names it there)."""
         line = _encode(message, what)
-        if len(line) > self._max_request:
-            raise VfsToolError(_LIMIT, f"{what} would be {len(line)} bytes, more than the "
-                                       f"limit of {self._max_request} (max_request); "
-                                       "nothing was sent")
+        if len(line) - 1 > self._max_request:
+            raise VfsToolError(_LIMIT, f"{limited} is {len(line) - 1} bytes, more than the "
+                                       f"{self._max_request} a message to the host may have")
         self._out += line
 
     def submit(self, method: str, params: Any = None) -> int:
@@ -588,21 +708,20 @@ class VfsTool:
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             message["params"] = params
-        self._send(message, f"the {method} request")
+        self._send(message, f"the {method} request", "the request")
         self._next_id += 1
         self._replies[rid] = _WAITING
         self._write_some()
         if self._queued() > _SUBMIT_HIGH_WATER:
-            self._pump(lambda: self._queued() <= _SUBMIT_HIGH_WATER,
-                       "the requests were written")
+            self._pump(lambda: self._queued() <= _SUBMIT_HIGH_WATER, "taking the requests")
         return rid
 
-    def submit_read(self, path: Union[str, bytes, os.PathLike]) -> int:
+    def submit_read(self, path: _Path) -> int:
         """Sends fs.read without waiting (``jpt_vfs_tool_submit_read``);
         collect it with :meth:`collect_read`."""
         return self.submit("fs.read", {"path": _path_arg(path)})
 
-    def submit_write(self, path: Union[str, bytes, os.PathLike],
+    def submit_write(self, path: _Path,
                      data: Union[str, bytes, bytearray, memoryview]) -> int:
         """Sends fs.write without waiting (``jpt_vfs_tool_submit_write``);
         :meth:`write` says how ``data`` is sent."""
@@ -614,7 +733,7 @@ class VfsTool:
         VfsToolError with the host's code and message when it answered
         with an error, JPT_ERR_NOT_FOUND (code 0) when ``id`` is not
         outstanding."""
-        self._check_open()
+        self._usable()
         if id not in self._replies:
             raise VfsToolError(_NOT_FOUND, f"request {id} is not outstanding")
         self._pump(lambda: self._replies[id] is not _WAITING, f"answering request {id}")
@@ -622,8 +741,7 @@ class VfsTool:
         assert reply is not _WAITING  # what the pump waited for
         if reply[0] == "error":
             code, message, data = reply[1], reply[2], reply[3]
-            raise VfsToolError(_STATUS_OF_CODE.get(code, _IO),
-                               message or "cancelled by the host", code, data)
+            raise VfsToolError(_STATUS_OF_CODE.get(code, _IO), message, code, data)
         return reply[1]
 
     def collect_read(self, id: int) -> bytes:
@@ -635,14 +753,14 @@ class VfsTool:
             raise VfsToolError(_PROTOCOL, "the host's fs.read result has no string 'content'")
         encoding = result.get("encoding")
         if encoding is None:
-            return content.encode("utf-8", "surrogatepass")
+            return content.encode("utf-8")  # (_parse refused lone surrogates)
         if encoding != "base64":
             raise VfsToolError(_PROTOCOL, "the host's fs.read result has no known 'encoding'")
-        try:
-            return base64.b64decode(content, validate=True)
-        except (binascii.Error, ValueError):
+        data = _base64_bytes(content)
+        if data is None:
             raise VfsToolError(_PROTOCOL, "the host's fs.read result has no valid base64 "
-                                          "'content'") from None
+                                          "'content'")
+        return data
 
     def call(self, method: str, params: Any = None) -> Any:
         """Sends ``method`` with ``params`` (any JSON value; None: none) and
@@ -652,19 +770,19 @@ class VfsTool:
 
     # -- files (D11 "Filesystem methods") --
 
-    def read(self, path: Union[str, bytes, os.PathLike]) -> bytes:
+    def read(self, path: _Path) -> bytes:
         """fs.read: the file's bytes, base64 already decoded
         (``jpt_vfs_tool_read``); ``.decode()`` them for text."""
         return self.collect_read(self.submit_read(path))
 
-    def write(self, path: Union[str, bytes, os.PathLike],
+    def write(self, path: _Path,
               data: Union[str, bytes, bytearray, memoryview]) -> None:
         """fs.write: creates or replaces the file, and its missing parent
         directories (``jpt_vfs_tool_write``). A str is sent as text; bytes
         as text when they are UTF-8 without NUL bytes, else base64."""
         self.collect(self.submit_write(path, data))
 
-    def exists(self, path: Union[str, bytes, os.PathLike]) -> bool:
+    def exists(self, path: _Path) -> bool:
         """fs.exists (``jpt_vfs_tool_exists``)."""
         result = self.call("fs.exists", {"path": _path_arg(path)})
         exists = result.get("exists") if isinstance(result, dict) else None
@@ -672,7 +790,7 @@ class VfsTool:
             raise VfsToolError(_PROTOCOL, "the host's fs.exists result has no boolean 'exists'")
         return exists
 
-    def list_dir(self, path: Union[str, bytes, os.PathLike]) -> List[Dict[str, Any]]:
+    def list_dir(self, path: _Path) -> List[Dict[str, Any]]:
         """fs.list_dir: the directory's entries as D11's list,
         ``[{"path": "main.rs", "kind": "file"}, …]``
         (``jpt_vfs_tool_list_dir``)."""
@@ -683,7 +801,7 @@ class VfsTool:
                                           "'entries'")
         return entries
 
-    def metadata(self, path: Union[str, bytes, os.PathLike]) -> Dict[str, Any]:
+    def metadata(self, path: _Path) -> Dict[str, Any]:
         """fs.metadata (``jpt_vfs_tool_metadata``): ``{"kind": "file" |
         "dir" | "symlink" | "other", "size": bytes}``; a kind this module
         does not know is "other", and the size 0 when the host sent
@@ -693,17 +811,17 @@ class VfsTool:
         if not isinstance(kind, str):
             raise VfsToolError(_PROTOCOL, "the host's fs.metadata result has no string 'kind'")
         size = result.get("size", 0)
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size < 2 ** 64:
             raise VfsToolError(_PROTOCOL, "the host's fs.metadata result has no non-negative "
                                           "integer 'size'")
         return {"kind": kind if kind in ("file", "dir", "symlink") else "other", "size": size}
 
-    def delete(self, path: Union[str, bytes, os.PathLike]) -> None:
+    def delete(self, path: _Path) -> None:
         """fs.delete: removes the file (``jpt_vfs_tool_delete``)."""
         self.call("fs.delete", {"path": _path_arg(path)})
 
-    def rename(self, src: Union[str, bytes, os.PathLike],
-               dst: Union[str, bytes, os.PathLike]) -> None:
+    def rename(self, src: _Path,
+               dst: _Path) -> None:
         """fs.rename: moves ``src`` to ``dst`` (D11's "from" and "to";
         ``jpt_vfs_tool_rename``)."""
         self.call("fs.rename", {"from": _path_arg(src, "src"), "to": _path_arg(dst, "dst")})
@@ -732,7 +850,8 @@ class VfsTool:
             params["fixed_strings"] = True
         if max_matches:
             params["max_matches"] = max_matches
-        return self.call("fs.grep", params)
+        found: Dict[str, Any] = self.call("fs.grep", params)
+        return found
 
     # -- HTTP (D11 "HTTP methods") --
 
@@ -781,9 +900,8 @@ class VfsTool:
             params["body"], encoded = _text_or_base64(body, "body")
             if encoded:
                 params["encoding"] = "base64"
-        result = self.call(method, params)
-        if not isinstance(result, dict):
-            raise VfsToolError(_PROTOCOL, f"the host's {method} result is not an object")
+        answer = self.call(method, params)
+        result: Dict[str, Any] = answer if isinstance(answer, dict) else {}
         status, got, content = result.get("status"), result.get("headers"), result.get("body")
         if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 999:
             raise VfsToolError(_PROTOCOL, f"the host's {method} result has no status from 100 "
@@ -794,15 +912,15 @@ class VfsTool:
             raise VfsToolError(_PROTOCOL, f"the host's {method} result has no string 'body'")
         encoding = result.get("encoding")
         if encoding is None:
-            return status, got, content.encode("utf-8", "surrogatepass")
+            return status, got, content.encode("utf-8")
         if encoding != "base64":
             raise VfsToolError(_PROTOCOL, f"the host's {method} result has no known "
                                           "'encoding'")
-        try:
-            return status, got, base64.b64decode(content, validate=True)
-        except (binascii.Error, ValueError):
+        data = _base64_bytes(content)
+        if data is None:
             raise VfsToolError(_PROTOCOL, f"the host's {method} result has no valid base64 "
-                                          "'body'") from None
+                                          "'body'")
+        return status, got, data
 
     # -- processes (D11 "Process methods") --
 
@@ -831,10 +949,14 @@ class VfsTool:
                 raise TypeError(f"process.run: {what} must be a sequence of str")
         if not isinstance(program, str):
             raise TypeError(f"program must be str, not {type(program).__name__}")
-        result = self.call("process.run", {"program": program, "args": list(args),
-                                           "envs": list(envs)})
-        if not isinstance(result, dict):
-            raise VfsToolError(_PROTOCOL, "the host's process.run result is not an object")
+        # Empty lists are left out, as the C SDK leaves them out.
+        params: Dict[str, Any] = {"program": program}
+        if args:
+            params["args"] = list(args)
+        if envs:
+            params["envs"] = list(envs)
+        got = self.call("process.run", params)
+        result: Dict[str, Any] = got if isinstance(got, dict) else {}
         code, sig = result.get("exit_code"), result.get("signal")
         if isinstance(code, int) and not isinstance(code, bool) and 0 <= code <= 255:
             exit_code = code
@@ -861,7 +983,7 @@ class VfsTool:
         """Sends a notification and waits until it is written."""
         self._usable()
         self._send({"jsonrpc": "2.0", "method": method, "params": params},
-                   f"the {method} notification")
+                   f"the {method} notification", f"the {method} notification")
         self._pump(lambda: self._queued() == 0, "everything was written")
 
     def state(self, state: Union[Dict[str, Any], str, bytes]) -> None:
@@ -887,7 +1009,7 @@ class VfsTool:
         JPT_ERR_CANCELLED (code -32005) when the host sent ``cancel`` before
         any later apply, JPT_ERR_IO when it closed the tool's stdin. Inputs
         and the cancel come in the order sent."""
-        self._check_open()
+        self._usable()
         self._pump(lambda: bool(self._inputs), "the next input")
         value = self._inputs.popleft()
         if value is _CANCEL:
