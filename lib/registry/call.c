@@ -149,8 +149,14 @@ void jpt__batch_one_done(jpt_batch *b)
     b->nheld = 0;
 }
 
-/* The calls that waited for this one's answer go on (issue 16); one that
- * ended meanwhile (cancelled) stays ended. */
+/* The calls that waited for this one's answer go on (issue 16). One that
+ * ended meanwhile (cancelled before its turn) stays ended, and its own
+ * followers' turn comes now: until then they still waited on the calls
+ * before it, through it. That is passed on from the next dispatch, so a
+ * chain of such calls as long as the model made it is a loop, not a
+ * recursion. */
+static void pass_turn(jpt__call *call);
+
 static void release_followers(jpt__call *call)
 {
     jpt__call **followers = call->followers;
@@ -160,10 +166,15 @@ static void release_followers(jpt__call *call)
     call->nfollowers = call->cap_followers = 0;
     for (size_t i = 0; i < n; i++) {
         jpt__call *f = followers[i];
-        if (--f->blockers == 0 && !f->done)
-            call_later(f, start_now);
+        if (--f->blockers == 0)
+            call_later(f, f->done ? pass_turn : start_now);
     }
     jpt__free(followers);
+}
+
+static void pass_turn(jpt__call *call)
+{
+    release_followers(call);
 }
 
 void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
@@ -184,7 +195,9 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
     wind_down(call, call->cancelled          ? "The spawn was cancelled before it ran"
                     : call->content != NULL ? call->content
                                             : "out of memory");
-    release_followers(call);
+    /* Ended before its turn: the calls after it wait for that turn. */
+    if (call->blockers == 0)
+        release_followers(call);
     if (b == NULL) {
         /* Nobody reads the result. The caller may still hold the call, so
          * it is freed from the loop (or with the registry), and counts as
