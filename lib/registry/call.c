@@ -604,8 +604,8 @@ static bool take_wait_secs(jpt__call *call, const json_t *v)
     if (v == NULL || json_is_null(v))
         return true;
     if (!json_is_number(v) || json_number_value(v) < 0) {
-        jpt__call_complete(call, "Invalid arguments: `wait_secs` must be a number of seconds, "
-                                 "0 or more", true);
+        jpt__call_completef(call, true, "Invalid arguments for `%s`: `wait_secs` must be a "
+                                        "number of seconds, 0 or more", call->name);
         return false;
     }
     double secs = json_number_value(v);
