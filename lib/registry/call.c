@@ -633,13 +633,31 @@ static int take_action(jpt__call *call, const json_t *action)
  * names none, or none that is valid. */
 static bool take_handle_id(jpt__call *call, const json_t *id)
 {
-    if (!json_is_string(id) || !jpt__valid_name(json_string_value(id), JPT__HANDLE_ID_EXTRA)) {
-        jpt__call_completef(call, true,
-                            "`%s` needs an `id`: 1 to 64 characters of A-Z, a-z, 0-9, "
-                            "'_', '.' and '-'",
-                            jpt__action_name(call->action));
+#define ID_RULE "`%s` needs an `id`: 1 to 64 characters of A-Z, a-z, 0-9, '_', '.' and '-'"
+    const char *action = jpt__action_name(call->action);
+
+    if (id == NULL || json_is_null(id)) {
+        jpt__call_completef(call, true, ID_RULE, action);
         return false;
     }
+    /* One given: say what is wrong with it, so that the model does not
+     * read that it sent none. A long one is not repeated back. */
+    if (!json_is_string(id)) {
+        jpt__call_completef(call, true, ID_RULE "; the `id` given is %s", action,
+                            jpt__json_type_phrase(id));
+        return false;
+    }
+    if (!jpt__valid_name(json_string_value(id), JPT__HANDLE_ID_EXTRA)) {
+        size_t len = json_string_length(id);
+        if (len == 0 || len > 64)
+            jpt__call_completef(call, true, ID_RULE "; the `id` given is %zu bytes long",
+                                action, len);
+        else
+            jpt__call_completef(call, true, ID_RULE "; `%s` holds other characters", action,
+                                json_string_value(id));
+        return false;
+    }
+#undef ID_RULE
     if ((call->handle_id = jpt__strdup(json_string_value(id))) == NULL) {
         jpt__call_complete(call, "out of memory", true);
         return false;
