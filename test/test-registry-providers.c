@@ -1149,7 +1149,6 @@ static void arguments_of_another_type_are_named_in_each_shape(void **state)
                    "Invalid arguments for `echo`: `arguments` is an array, not an object or "
                    "a JSON string holding one",
                    true);
-    json_decref(res);
     jpt_registry_free(r);
 }
 
