@@ -1511,8 +1511,8 @@ static void some_urls_are_refused_outright(void **state)
     expect(p, JPT_ACCESS_HTTP, "https://exa mple/", DENY,
            "http 'https://exa mple/': denied: not a valid URL (Bad hostname)");
     expect(p, JPT_ACCESS_HTTP, "http://127.0.0.1/", DENY,
-           "http 'http://127.0.0.1/': denied: an IP address or localhost is allowed only where "
-           "network.allow names it as such");
+           "http 'http://127.0.0.1/': denied: an IP address or localhost is allowed only under "
+           "a network.allow entry that names it as such, and is never asked about");
     static const char *const literals[] = {
         "http://2130706433/", "http://0177.0.0.1/", "http://0x7f000001/", "http://[::1]/",
         "http://[::ffff:127.0.0.1]/", "http://localhost/", "http://LOCALHOST./",
@@ -1527,6 +1527,15 @@ static void some_urls_are_refused_outright(void **state)
     };
     for (size_t i = 0; i < sizeof(listed) / sizeof(*listed); i++)
         expect_verdict(p, JPT_ACCESS_HTTP, listed[i], ALLOW);
+    jpt_policy_free(p);
+
+    /* A listed address under another path than its entry's: refused too,
+     * and the reason does not say the address is unlisted. */
+    p = policy("{\"network\":{\"allow\":[\"http://127.0.0.1:8080/api/\"]}}");
+    expect(p, JPT_ACCESS_HTTP, "http://127.0.0.1:8080/other", DENY,
+           "http 'http://127.0.0.1:8080/other': denied: an IP address or localhost is allowed "
+           "only under a network.allow entry that names it as such, and is never asked about");
+    expect_verdict(p, JPT_ACCESS_HTTP, "http://127.0.0.1:8080/api/x", ALLOW);
     jpt_policy_free(p);
 }
 

@@ -557,6 +557,40 @@ static void cancel_of_one_call_lets_the_next_on_its_handle_run(void **state)
     done(r);
 }
 
+/* Cancelling a call that waits its turn leaves the one after it in line:
+ * it runs once the call before the cancelled one has answered, not at
+ * once (to find the handle busy with that call). */
+static void cancel_of_a_waiting_call_keeps_the_next_in_its_turn(void **state)
+{
+    (void)state;
+    jpt_registry *r = order_registry();
+
+    call_expect(r, "echo", "{'action':'spawn','id':'e'}",
+                "{'id':'e','state':'running','content':'ready\\n> '}", false);
+    jpt_batch *b = ru_submit(r, "["
+        "{'id':'1','name':'echo','arguments':{'action':'fetch','id':'e','wait_secs':600}},"
+        "{'id':'2','name':'echo','arguments':{'action':'apply','id':'e','input':'x\\n'}},"
+        "{'id':'3','name':'echo','arguments':{'action':'apply','id':'e','input':'y\\n'}}]");
+    assert_true(jpt_registry_dispatch(r) >= 0); /* the fetch starts and waits */
+    assert_int_equal(jpt_batch_cancel_call(b, "2"), JPT_OK);
+    assert_true(ru_until_event(r, JPT_EVENT_CALL_DONE, "2", 0));
+    while (jpt_registry_dispatch(r) > 0)
+        ;
+    json_t *res = ru_results(b);
+    assert_true(json_is_true(json_object_get(json_array_get(res, 2), "pending")));
+    json_decref(res);
+    assert_int_equal(jpt_batch_cancel_call(b, "1"), JPT_OK);
+    res = ru_finish(r, b);
+    ru_assert_response(res, 0, "1", "{'id':'e','state':'running','content':''}", false);
+    ru_assert_text(res, 1, "2",
+                   "The call `echo` was cancelled before it ran (it was waiting for an earlier "
+                   "call on handle `e` to answer)",
+                   true);
+    ru_assert_response(res, 2, "3", "{'id':'e','state':'running','content':'echo: y\\n> '}",
+                       false);
+    done(r);
+}
+
 /* jpt_batch_set_call_timeout counts from when it is set: a call that
  * waits its turn past it ends unrun, and says so. */
 static void call_timeout_covers_the_wait_for_its_turn(void **state)
@@ -874,6 +908,7 @@ int main(void)
         T(calls_on_different_handles_still_run_at_once),
         T(cancel_mid_chain_ends_the_waiting_calls_unrun),
         T(cancel_of_one_call_lets_the_next_on_its_handle_run),
+        T(cancel_of_a_waiting_call_keeps_the_next_in_its_turn),
         T(call_timeout_covers_the_wait_for_its_turn),
         T(turn_end_wait_past_the_limit_gives_a_result_with_its_last_output),
         T(turn_end_await_past_the_limit_notifies_with_its_last_output),

@@ -1312,6 +1312,38 @@ static void descriptions_join_as_sentences(void **state)
     jpt_registry_free(r);
 }
 
+/* Arguments that are neither an object nor text holding one, in each
+ * provider's field: the result names the field as the provider does and
+ * what it held. */
+static void arguments_of_another_type_are_named_in_each_shape(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(js("{'tools':[" ECHO "]}"));
+    json_t *res = ru_run_js(r, "["
+        "{'id':'a','type':'function','function':{'name':'echo','arguments':42}},"
+        "{'type':'tool_use','id':'b','name':'echo','input':[1]},"
+        "{'functionCall':{'name':'echo','args':true,'id':'c'}},"
+        "{'id':'d','name':'echo','arguments':[]}]");
+
+    ru_assert_text(res, 0, "a",
+                   "Invalid arguments for `echo`: `arguments` is an integer, not an object or "
+                   "a JSON string holding one",
+                   true);
+    ru_assert_text(res, 1, "b",
+                   "Invalid arguments for `echo`: `input` is an array, not an object or a "
+                   "JSON string holding one",
+                   true);
+    ru_assert_text(res, 2, "c",
+                   "Invalid arguments for `echo`: `args` is a boolean, not an object or a "
+                   "JSON string holding one",
+                   true);
+    ru_assert_text(res, 3, "d",
+                   "Invalid arguments for `echo`: `arguments` is an array, not an object or "
+                   "a JSON string holding one",
+                   true);
+    jpt_registry_free(r);
+}
+
 /* ==== The empty batch ================================================================= */
 
 /* Issue 7: "An empty batch ([]) emits BATCH_DONE like any other; today an
@@ -1584,6 +1616,7 @@ int main(void)
         cmocka_unit_test(local_refs_are_inlined_where_the_form_has_none),
         cmocka_unit_test(a_recursive_ref_refuses_the_tool_where_refs_are_inlined),
         cmocka_unit_test(descriptions_join_as_sentences),
+        cmocka_unit_test(arguments_of_another_type_are_named_in_each_shape),
         cmocka_unit_test(an_empty_batch_emits_batch_done_at_the_next_dispatch),
         cmocka_unit_test(strict_modes_nulls_count_as_absent),
         cmocka_unit_test(flat_schemas_rules_are_checked_when_the_call_arrives),

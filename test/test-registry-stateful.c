@@ -320,7 +320,8 @@ static void errors_are_model_visible_results(void **state)
     assert_string_equal(ru_content(res, 1), "`check` does not support the action `apply` "
                                             "(it supports: spawn, fetch, abort)");
     assert_string_equal(ru_content(res, 2), "`spawn` needs an `id`: 1 to 64 characters of "
-                                            "A-Z, a-z, 0-9, '_', '.' and '-'");
+                                            "A-Z, a-z, 0-9, '_', '.' and '-'; `bad id!` holds "
+                                            "other characters");
     assert_string_equal(ru_content(res, 3), "`echo` does not support the action `launch` "
                                             "(it supports: spawn, fetch, apply, abort)");
     assert_string_equal(ru_content(res, 4), "Invalid arguments for `check`: at the top level: "
@@ -329,6 +330,26 @@ static void errors_are_model_visible_results(void **state)
                                             "A-Z, a-z, 0-9, '_', '.' and '-'");
     for (size_t i = 0; i < 6; i++)
         assert_true(ru_is_error(res, i));
+    json_decref(res);
+
+    /* An id given but not one: what is wrong with it, not that none came
+     * (a model then sends the same again); a long one is not echoed. */
+    char calls[12000];
+    snprintf(calls, sizeof(calls),
+             "[{\"id\":\"1\",\"name\":\"echo\",\"arguments\":{\"action\":\"fetch\",\"id\":\"%0*d\"}},"
+             "{\"id\":\"2\",\"name\":\"echo\",\"arguments\":{\"action\":\"abort\",\"id\":7}},"
+             "{\"id\":\"3\",\"name\":\"echo\",\"arguments\":{\"action\":\"spawn\",\"id\":\"\"}}]",
+             10000, 0);
+    res = ru_run(r, calls);
+    assert_string_equal(ru_content(res, 0), "`fetch` needs an `id`: 1 to 64 characters of "
+                                            "A-Z, a-z, 0-9, '_', '.' and '-'; the `id` given "
+                                            "is 10000 bytes long");
+    assert_string_equal(ru_content(res, 1), "`abort` needs an `id`: 1 to 64 characters of "
+                                            "A-Z, a-z, 0-9, '_', '.' and '-'; the `id` given "
+                                            "is an integer");
+    assert_string_equal(ru_content(res, 2), "`spawn` needs an `id`: 1 to 64 characters of "
+                                            "A-Z, a-z, 0-9, '_', '.' and '-'; the `id` given "
+                                            "is 0 bytes long");
     json_decref(res);
 
     json_t *resp = act(r, "echo", "{\"action\":\"spawn\",\"id\":\"dup\"}", NULL);

@@ -494,8 +494,9 @@ static void ip_literals_and_localhost_only_when_listed(void **state)
         const char *line = one(sandbox, "http.get",
                                fmt("{'url':'http://%s:$P/hello'}", forms[i]), &a);
         assert_starts(line, "http.get err -32001 ");
-        assert_contains(line, "denied: an IP address or localhost is allowed only where "
-                              "network.allow names it as such");
+        assert_contains(line, "denied: an IP address or localhost is allowed only under a "
+                              "network.allow entry that names it as such, and is never asked "
+                              "about");
     }
     assert_int_equal(a.count, 0);
     /* 127.0.0.1 listed: its IPv4 spellings are it; the mapped form is not. */
@@ -685,9 +686,10 @@ static void each_redirect_hop_is_checked_again(void **state)
                                   "'http://127.0.0.1:$P/redirect?to=/echo': "
                                   "'http://127.0.0.1:$P/redirect?to=/echo' redirects to "
                                   "'http://127.0.0.1:$P/echo', which is not followed: denied: an "
-                                  "IP address or localhost is allowed only where network.allow "
-                                  "names it as such (a redirect is followed only to a URL the "
-                                  "policy allows, without asking)"));
+                                  "IP address or localhost is allowed only under a network.allow "
+                                  "entry that names it as such, and is never asked about (a "
+                                  "redirect is followed only to a URL the policy allows, without "
+                                  "asking)"));
     line = one(sandbox, "http.get",
                fmt("{'url':'http://127.0.0.1:$P/redirect?to=http://evil.invalid/x'}"), &a);
     assert_contains(line, "redirects to 'http://evil.invalid/x', which is not followed: needs "
@@ -1221,8 +1223,8 @@ static void paths_are_matched_as_the_server_reads_them(void **state)
                            NULL);
     assert_string_equal(line, txt("http.get err -32001 http.get "
                                   "'http://127.0.0.1:$P/api/%%2e%%2e/echo': denied: an IP address "
-                                  "or localhost is allowed only where network.allow names it as "
-                                  "such"));
+                                  "or localhost is allowed only under a network.allow entry that "
+                                  "names it as such, and is never asked about"));
     /* What is sent is the normalised path: the server gets "/api/echo". */
     json_t *echo = echo_of(
         one(sandbox, "http.get",

@@ -625,7 +625,8 @@ JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char *
  * calls not yet started never run (a call waiting for its turn on a handle
  * says "… was cancelled before it ran (it was waiting for an earlier call
  * on handle `h1` to answer)"); cancelling only the call before it
- * (jpt_batch_cancel_call) lets it run.
+ * (jpt_batch_cancel_call) lets it run, in its turn: once the calls before
+ * the cancelled one on that handle have answered.
  * Finished calls keep their results. NULL-safe. */
 JPT_EXPORT void jpt_batch_cancel(jpt_batch *b);
 

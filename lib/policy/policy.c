@@ -527,8 +527,11 @@ static int put_why(jpt__buf *b, const jpt_policy *p, decision d)
     case WHY_URL_ALLOW:
         return jpt__buf_printf(b, "under '%s' in network.allow", d.detail);
     case WHY_URL_LITERAL:
-        return jpt__buf_puts(b, "an IP address or localhost is allowed only where "
-                                "network.allow names it as such");
+        /* Also for a listed address under another path than its entry's:
+         * "names it" alone would read as granted. */
+        return jpt__buf_puts(b, "an IP address or localhost is allowed only under a "
+                                "network.allow entry that names it as such, and is never "
+                                "asked about");
     case WHY_URL_OUTSIDE:
         return jpt__buf_puts(b, "not covered by the policy (outside network.allow)");
     case WHY_URL_NO_NETWORK:

@@ -149,8 +149,14 @@ void jpt__batch_one_done(jpt_batch *b)
     b->nheld = 0;
 }
 
-/* The calls that waited for this one's answer go on (issue 16); one that
- * ended meanwhile (cancelled) stays ended. */
+/* The calls that waited for this one's answer go on (issue 16). One that
+ * ended meanwhile (cancelled before its turn) stays ended, and its own
+ * followers' turn comes now: until then they still waited on the calls
+ * before it, through it. That is passed on from the next dispatch, so a
+ * chain of such calls as long as the model made it is a loop, not a
+ * recursion. */
+static void pass_turn(jpt__call *call);
+
 static void release_followers(jpt__call *call)
 {
     jpt__call **followers = call->followers;
@@ -160,10 +166,15 @@ static void release_followers(jpt__call *call)
     call->nfollowers = call->cap_followers = 0;
     for (size_t i = 0; i < n; i++) {
         jpt__call *f = followers[i];
-        if (--f->blockers == 0 && !f->done)
-            call_later(f, start_now);
+        if (--f->blockers == 0)
+            call_later(f, f->done ? pass_turn : start_now);
     }
     jpt__free(followers);
+}
+
+static void pass_turn(jpt__call *call)
+{
+    release_followers(call);
 }
 
 void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
@@ -184,7 +195,9 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
     wind_down(call, call->cancelled          ? "The spawn was cancelled before it ran"
                     : call->content != NULL ? call->content
                                             : "out of memory");
-    release_followers(call);
+    /* Ended before its turn: the calls after it wait for that turn. */
+    if (call->blockers == 0)
+        release_followers(call);
     if (b == NULL) {
         /* Nobody reads the result. The caller may still hold the call, so
          * it is freed from the loop (or with the registry), and counts as
@@ -591,8 +604,8 @@ static bool take_wait_secs(jpt__call *call, const json_t *v)
     if (v == NULL || json_is_null(v))
         return true;
     if (!json_is_number(v) || json_number_value(v) < 0) {
-        jpt__call_complete(call, "Invalid arguments: `wait_secs` must be a number of seconds, "
-                                 "0 or more", true);
+        jpt__call_completef(call, true, "Invalid arguments for `%s`: `wait_secs` must be a "
+                                        "number of seconds, 0 or more", call->name);
         return false;
     }
     double secs = json_number_value(v);
@@ -620,13 +633,31 @@ static int take_action(jpt__call *call, const json_t *action)
  * names none, or none that is valid. */
 static bool take_handle_id(jpt__call *call, const json_t *id)
 {
-    if (!json_is_string(id) || !jpt__valid_name(json_string_value(id), JPT__HANDLE_ID_EXTRA)) {
-        jpt__call_completef(call, true,
-                            "`%s` needs an `id`: 1 to 64 characters of A-Z, a-z, 0-9, "
-                            "'_', '.' and '-'",
-                            jpt__action_name(call->action));
+#define ID_RULE "`%s` needs an `id`: 1 to 64 characters of A-Z, a-z, 0-9, '_', '.' and '-'"
+    const char *action = jpt__action_name(call->action);
+
+    if (id == NULL || json_is_null(id)) {
+        jpt__call_completef(call, true, ID_RULE, action);
         return false;
     }
+    /* One given: say what is wrong with it, so that the model does not
+     * read that it sent none. A long one is not repeated back. */
+    if (!json_is_string(id)) {
+        jpt__call_completef(call, true, ID_RULE "; the `id` given is %s", action,
+                            jpt__json_type_phrase(id));
+        return false;
+    }
+    if (!jpt__valid_name(json_string_value(id), JPT__HANDLE_ID_EXTRA)) {
+        size_t len = json_string_length(id);
+        if (len == 0 || len > 64)
+            jpt__call_completef(call, true, ID_RULE "; the `id` given is %zu bytes long",
+                                action, len);
+        else
+            jpt__call_completef(call, true, ID_RULE "; `%s` holds other characters", action,
+                                json_string_value(id));
+        return false;
+    }
+#undef ID_RULE
     if ((call->handle_id = jpt__strdup(json_string_value(id))) == NULL) {
         jpt__call_complete(call, "out of memory", true);
         return false;

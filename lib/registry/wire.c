@@ -309,7 +309,8 @@ static int take_arguments(jpt_registry *r, jpt__wire_call *wc, const json_t *val
         else if (rc == JPT_OK && !json_is_object(args))
             rc = jpt__buf_printf(&why, "the %s string is not a JSON object", what);
     } else
-        rc = jpt__buf_printf(&why, "the %s are neither an object nor a JSON string", what);
+        rc = jpt__buf_printf(&why, "`%s` is %s, not an object or a JSON string holding one",
+                             what, jpt__json_type_phrase(value));
     if (rc == JPT_OK && args == NULL && why.len == 0)
         rc = JPT_ERR_NOMEM;
     if (rc == JPT_OK && why.len == 0)

@@ -447,9 +447,13 @@ class AsyncHostTest(AsyncTestCase):
             if len(pieces) == 1:
                 raise KeyError("no screen")
         self.r.set_output_handler(broken)
+        batch = self.r.submit([{"id": "c1", "name": "nap", "arguments": {"ms": 0}}])
         with self.assertRaises(KeyError):
-            await self.call("nap", {"ms": 0})
+            await self.results(batch)
         # Raised once; the output goes on to the handler and the model.
+        # (Awaited to its end: the rest of its output may come after a
+        # later call's.)
+        self.assertEqual((await self.results(batch))[0]["content"], "xslept 0\n")
         self.assertEqual(await self.call("nap", {"ms": 0}), ("xslept 0\n", False))
         self.assertEqual(b"".join(pieces), b"xslept 0\n" * 2)
 

@@ -1313,6 +1313,20 @@ class RegistryStatefulTest(unittest.TestCase):
 
 @needs_tools
 class RegistryTest(unittest.TestCase):
+    def test_an_unknown_dialect_names_the_known_ones(self):
+        # "openai-responses" is the spelling a user tries first.
+        with new_registry() as r, r.submit([]) as b:
+            with self.assertRaises(jptool.JptError) as e:
+                r.tools("openai-responses")
+            self.assertEqual(e.exception.message,
+                             "unknown dialect 'openai-responses' (openai, anthropic, gemini, "
+                             "mcp, openai_responses)")
+            with self.assertRaises(jptool.JptError) as e:
+                b.results("openai-responses")
+            self.assertEqual(e.exception.message,
+                             "unknown result shape 'openai-responses' (as_called, openai, "
+                             "openai_responses, anthropic, gemini)")
+
     def test_tools_in_the_anthropic_dialect(self):
         with new_registry() as r:
             tools = r.tools("anthropic")

@@ -1498,6 +1498,21 @@ class ScriptedHostTest(unittest.TestCase):
             ("process.run", {"program": "/bin/true"}),
             ("process.run", {"program": "sleep", "args": ["99"]})])
 
+    def test_http_headers_as_json_gives_them(self):
+        # A tool passing on headers from its JSON arguments, or a response's.
+        ok = result(1, {"status": 200, "headers": [], "body": ""})
+        t = self.connect(ok, dict(ok, id=2))
+        t.http_get("https://a.example/x", [["Authorization", "Bearer ${TOKEN}"]])
+        t.http_get("https://a.example/x", [{"name": "Accept", "value": "text/plain"}])
+        self.assertEqual([m["params"]["headers"] for m in self.sent()], [
+            [{"name": "Authorization", "value": "Bearer ${TOKEN}"}],
+            [{"name": "Accept", "value": "text/plain"}]])
+        for bad in ([["a", "b", "c"]], [{"name": "A"}], [{"name": "A", "value": 1}]):
+            with self.assertRaises(TypeError) as e:
+                t.http_get("u", bad)
+            self.assertEqual(str(e.exception), "http.get: header 0 is not a (name, value) pair "
+                                               'of str nor a {"name", "value"} object')
+
     def test_http_and_process_run_results_of_the_wrong_shape(self):
         t = self.connect(result(1, {"status": "200", "headers": [], "body": ""}),
                          result(2, {"status": 200, "headers": [], "body": "!",

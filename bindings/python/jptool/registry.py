@@ -398,7 +398,8 @@ class Registry(_Closable):
         default, accepted for compatibility."""
         if isinstance(dialect, str):
             if dialect not in _DIALECTS:
-                raise JptError(JPT_ERR_INVALID, f"unknown dialect {dialect!r}")
+                raise JptError(JPT_ERR_INVALID, f"unknown dialect {dialect!r} "
+                                                f"({', '.join(_DIALECTS)})")
             number = _DIALECTS[dialect]
         else:
             number = _c_int_arg(dialect, "dialect")
@@ -945,7 +946,8 @@ class Batch(_Closable):
         else:
             if isinstance(dialect, str):
                 if dialect not in _RESULT_SHAPES:
-                    raise JptError(JPT_ERR_INVALID, f"unknown result shape {dialect!r}")
+                    raise JptError(JPT_ERR_INVALID, f"unknown result shape {dialect!r} "
+                                                    f"({', '.join(_RESULT_SHAPES)})")
                 number = _RESULT_SHAPES[dialect]
             else:
                 number = _c_int_arg(dialect, "dialect")

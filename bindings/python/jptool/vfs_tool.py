@@ -357,7 +357,8 @@ def _content_params(path: Any, data: Union[str, bytes, bytearray, memoryview]
 _Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 # http_get's and http_post's headers: a dict, or (name, value) pairs.
-_Headers = Optional[Union[Dict[str, str], Sequence[Tuple[str, str]]]]
+_Headers = Optional[Union[Dict[str, str],
+                          Sequence[Union[Tuple[str, str], Sequence[str], Dict[str, str]]]]]
 
 # A `cancel` among the inputs.
 _CANCEL = object()
@@ -862,8 +863,9 @@ class VfsTool:
         body)``, the HTTP status (an error status such as 404 is a
         response, not an error), the response's headers as D11 sends them
         (``[{"name": "Content-Type", "value": "…"}, …]``) and the body's
-        bytes (base64 already decoded). ``headers``: a dict or a list of
-        (name, value) pairs; a value may hold ``${NAME}``, which the host
+        bytes (base64 already decoded). ``headers``: a dict, or a list of
+        (name, value) pairs (tuples, or lists as JSON gives them) or of
+        D11's ``{"name", "value"}`` objects; a value may hold ``${NAME}``, which the host
         replaces with its own variable NAME when the policy lists it (the
         tool never sees the value: "[REDACTED]" stands wherever the
         response would show it). The host's refusals raise VfsToolError:
@@ -891,9 +893,14 @@ class VfsTool:
         pairs = list(headers.items()) if isinstance(headers, dict) else list(headers or ())
         sent = []
         for i, pair in enumerate(pairs):
-            if not (isinstance(pair, tuple) and len(pair) == 2 and
+            # As JSON gives them too: [name, value], or D11's own
+            # {"name", "value"} (what a response's headers are).
+            if isinstance(pair, dict) and sorted(pair) == ["name", "value"]:
+                pair = (pair["name"], pair["value"])
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and
                     all(isinstance(x, str) for x in pair)):
-                raise TypeError(f"{method}: header {i} is not a (name, value) pair of str")
+                raise TypeError(f"{method}: header {i} is not a (name, value) pair of str "
+                                'nor a {"name", "value"} object')
             sent.append({"name": pair[0], "value": pair[1]})
         params: Dict[str, Any] = {"url": url, "headers": sent}
         if body is not None:
