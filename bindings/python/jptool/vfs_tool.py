@@ -865,10 +865,10 @@ class VfsTool:
         (``[{"name": "Content-Type", "value": "…"}, …]``) and the body's
         bytes (base64 already decoded). ``headers``: a dict, or a list of
         (name, value) pairs (tuples, or lists as JSON gives them) or of
-        D11's ``{"name", "value"}`` objects; a value may hold ``${NAME}``, which the host
-        replaces with its own variable NAME when the policy lists it (the
-        tool never sees the value: "[REDACTED]" stands wherever the
-        response would show it). The host's refusals raise VfsToolError:
+        D11's ``{"name", "value"}`` objects; a value may hold ``${NAME}``,
+        which the host replaces with its own variable NAME when the policy
+        lists it (the tool never sees the value: "[REDACTED]" stands
+        wherever the response would show it). The host's refusals raise VfsToolError:
         JPT_ERR_DENIED (-32001: the policy, a variable not listed, a
         redirect not allowed), JPT_ERR_TIMEOUT (-32004), JPT_ERR_NOT_FOUND
         (-32002: a variable not set), JPT_ERR_INVALID (-32602: a URL or
@@ -890,7 +890,8 @@ class VfsTool:
               ) -> Tuple[int, List[Dict[str, str]], bytes]:
         if not isinstance(url, str):
             raise TypeError(f"url must be str, not {type(url).__name__}")
-        pairs = list(headers.items()) if isinstance(headers, dict) else list(headers or ())
+        pairs: List[Any] = (list(headers.items()) if isinstance(headers, dict)
+                            else list(headers or ()))
         sent = []
         for i, pair in enumerate(pairs):
             # As JSON gives them too: [name, value], or D11's own
