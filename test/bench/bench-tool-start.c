@@ -3,8 +3,8 @@
  * result, exit — against a stdio tool that `cat`s the same file (issue 17
  * §3), measured the same way in the same run (TESTING.md, "Benchmarks"):
  *
- *   - tool-start-read linked to libjptool-tool, the tool side alone (libc
- *     only): the target is at most 1.3 times the cat tool's time;
+ *   - test/tools/vfs-read, linked to libjptool-tool, the tool side alone
+ *     (libc only): the target is at most 1.3 times the cat tool's time;
  *   - the same program linked to libjptool, which loads every library the
  *     host needs (libcurl and its TLS stack, pcre2, libseccomp, jansson):
  *     how tools were linked before the small library;
@@ -34,10 +34,10 @@
 #include "bench-util.h"
 
 #ifndef JPT_BENCH_TOOL_SMALL
-#error "JPT_BENCH_TOOL_SMALL must name tool-start-read linked to libjptool-tool"
+#error "JPT_BENCH_TOOL_SMALL must name vfs-read linked to libjptool-tool"
 #endif
 #ifndef JPT_BENCH_TOOL_FULL
-#error "JPT_BENCH_TOOL_FULL must name tool-start-read linked to libjptool"
+#error "JPT_BENCH_TOOL_FULL must name vfs-read linked to libjptool"
 #endif
 /* JPT_BENCH_READ_FILE: the example read_file, when the examples are built. */
 

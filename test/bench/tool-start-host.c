@@ -1,11 +1,11 @@
-/* tool-start-host: the least a host does for one call of tool-start-read,
+/* tool-start-host: the least a host does for one call of test/tools/vfs-read,
  * so that a profiler sees the tool process's own start-up (the loader,
  * relocations, connecting) and little else: it starts the tool with pipes,
  * writes `init`, answers the one request whatever it is with an fs.read
  * result of 4 KiB of letters, reads until the tool closes its stdout, and
  * reaps it. It links the C library alone.
  *
- *   perf stat -r 500 tool-start-host build/test/bench/tool-start-read
+ *   perf stat -r 500 tool-start-host build/test/tools/vfs-read
  *   valgrind --tool=callgrind --trace-children=yes tool-start-host TOOL
  *
  * Exits 0 when the tool exited 0 after sending a result, else 1 with a
