@@ -340,9 +340,11 @@ static bool tool_library_file(const char *library, char out[PATH_MAX])
 {
     char sibling[PATH_MAX];
     const char *slash = strrchr(library, '/');
+
+    if (slash == NULL)
+        return false;
     int n = snprintf(sibling, sizeof(sibling), "%.*s/%s", (int)(slash - library), library,
                      JPT_TOOL_LIBRARY_SONAME);
-
     return n > 0 && (size_t)n < sizeof(sibling) && realpath(sibling, out) != NULL;
 }
 
@@ -457,7 +459,8 @@ static int ruleset_for(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
     jpt__sandbox_cache *c = spec->profile != JPT__SANDBOX_RUN ? spec->cache : NULL;
     const char *library, *tool_library;
 
-    /* The library does not move while it is loaded. */
+    /* The library does not move while it is loaded; the tool side's beside
+     * it is looked for once too, with it. */
     if (spec->cache != NULL && !spec->cache->library_known) {
         if (!library_file(spec->cache->library))
             spec->cache->library[0] = '\0';
