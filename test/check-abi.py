@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Checks the library's ABI against each release's baseline (abi/*.abi;
-README "ABI") with libabigail, and writes a baseline (--write, for
-scripts/abi-baseline).
+"""Checks a library's ABI against each release's baseline with libabigail,
+and writes a baseline (--write, for scripts/abi-baseline). Each library has
+its own directory of baselines, named <library>-<release>.abi (README
+"ABI"): libjptool's in abi/, libjptool-tool's in abi/jptool-tool/.
 
 Both sides are libabigail's abidw description of the library, taken the
 same way: only what the public headers define counts (--headers-dir with
@@ -20,15 +21,20 @@ does. abidiff then compares them:
   has_data_member_inserted_at = end, also hides a changed member's type in
   libabigail 2.2, Debian 12's, so it is not used.)
 - a symbol added since a release must carry a version node of its own: one
-  in a node the release had (JPTOOL_0.1 for 0.1.0) fails, as the release's
-  programs would find it missing from the node it names (lib/jptool.sym).
+  in a node the release had released (JPTOOL_0.1 for 0.1.0) fails, as the
+  release's programs would find it missing from the node it names (the
+  library's version script, --map). A node JPTOOL_X.Y is released with
+  X.Y.0: a baseline written before (libjptool-tool's first, taken when the
+  library was made) may hold the next release's node, still open.
 
-Usage: check-abi.py --abidw ABIDW --abidiff ABIDIFF --headers DIR LIBRARY BASELINE...
+Usage: check-abi.py --abidw ABIDW --abidiff ABIDIFF --headers DIR [--map MAP]
+                    LIBRARY BASELINE...
        (a BASELINE that is a directory stands for its *.abi files)
        check-abi.py --abidw ABIDW --headers DIR --write OUT LIBRARY"""
 import argparse
 import glob
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -113,12 +119,22 @@ def symbols(root):
             for table in root.iter(tag) for s in table.iter("elf-symbol")}
 
 
-def misplaced(baseline_root, current_root, release):
-    """Symbols the release did not have, in a node it had."""
+def numbers(text):
+    """(0, 2) for "JPTOOL_0.2" or "0.2.1"; None when it has none."""
+    m = re.search(r"(\d+)\.(\d+)(?:\.\d+)?$", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def misplaced(baseline_root, current_root, release, version_map):
+    """Symbols the release did not have, in a node it had released: one
+    named for a version up to the release's (a node without a number
+    counts as released)."""
     released = symbols(baseline_root)
-    nodes = {version for _, version in released}
+    upto = numbers(release)
+    nodes = {version for _, version in released
+             if upto is None or numbers(version) is None or numbers(version) <= upto}
     return ["%s@%s is new since %s, but %s is a released node: add it to the "
-            "next release's node (lib/jptool.sym)" % (name, version, release, version)
+            "next release's node (%s)" % (name, version, release, version, version_map)
             for name, version in sorted(symbols(current_root) - released)
             if version in nodes]
 
@@ -129,9 +145,10 @@ def abidiff(args, baseline, current, *extra):
 
 
 def release_of(baseline):
-    """"0.1.0" for abi/jptool-0.1.0.abi."""
+    """"0.1.0" for abi/jptool-0.1.0.abi and abi/jptool-tool/jptool-tool-0.1.0.abi."""
     name = os.path.basename(baseline)
-    return name[len("jptool-"):-len(".abi")] if name.startswith("jptool-") else name
+    m = re.match(r"^.*-(\d+\.\d+\.\d+)\.abi$", name)
+    return m.group(1) if m else name
 
 
 def compare(args, baseline, current_xml, tmp):
@@ -149,7 +166,7 @@ def compare(args, baseline, current_xml, tmp):
         print(report)
     for name, members in sorted(grown.items()):
         print("struct %s grew at its end: %s" % (name, ", ".join(members)))
-    problems += misplaced(baseline_root, current.getroot(), release)
+    problems += misplaced(baseline_root, current.getroot(), release, args.map)
     if full.returncode & (ABIDIFF_ERROR | ABIDIFF_USAGE_ERROR):
         return problems + ["abidiff could not compare (exit %d): %s"
                            % (full.returncode, " ".join(cmd))]
@@ -171,6 +188,8 @@ def main():
     ap.add_argument("--abidiff")
     ap.add_argument("--headers", required=True, help="the public headers' directory")
     ap.add_argument("--write", metavar="OUT", help="write the library's baseline to OUT")
+    ap.add_argument("--map", default="lib/jptool.sym",
+                    help="the library's version script, named in the messages")
     ap.add_argument("library")
     ap.add_argument("baselines", nargs="*")
     args = ap.parse_args()

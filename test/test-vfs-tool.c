@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "test-util.h"
+#include "vfs-tool/vfs-tool.h"
 #include "vfs/vfs.h"
 
 extern char **environ;

@@ -95,11 +95,12 @@ JPT_EXPORT void jpt_free(void *p);
 JPT_EXPORT const char *jpt_last_error(void);
 
 /* ---- Allocator hook -----------------------------------------------------
- * Every allocation the library makes goes through these functions, and so do
- * the allocations of the jansson JSON library (json_set_alloc_funcs). Note
- * that jansson's hook is process-wide: if the application uses jansson
- * itself, its JSON values are then allocated here too. libcurl's and pcre2's
- * internal allocations are not routed.
+ * Every allocation the library makes goes through these functions, and in
+ * libjptool so do the allocations of the jansson JSON library
+ * (json_set_alloc_funcs; libjptool-tool, vfs_tool.h, has no jansson and
+ * leaves its hook alone). Note that jansson's hook is process-wide: if the
+ * application uses jansson itself, its JSON values are then allocated here
+ * too. libcurl's and pcre2's internal allocations are not routed.
  *
  * All three functions are required. `malloc` and `realloc` return NULL on
  * failure (a failed realloc leaves the block as it was); `free` accepts NULL.

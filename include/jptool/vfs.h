@@ -763,7 +763,8 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    /sbin, /lib, /lib32, /lib64, /libx32, /etc/ld.so.cache,
  *    /etc/ld.so.preload and /etc/localtime; read and write /dev/null,
  *    /dev/zero and /dev/full; read /dev/random and /dev/urandom;
- *  - read and execute its own program file, jptool's library, and the
+ *  - read and execute its own program file, jptool's library and the
+ *    tool side's beside it (libjptool-tool, vfs_tool.h), and the
  *    paths the host or its definition lists as readable (a tool's
  *    libraries or interpreter outside /usr: a shared library's directory,
  *    a virtualenv);

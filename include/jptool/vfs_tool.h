@@ -59,7 +59,21 @@
  * requests sent afterwards are still served if the host allows.
  *
  * A jpt_vfs_tool is used from one thread at a time. Strings returned through
- * `char **` parameters are the caller's, freed with jpt_free(). */
+ * `char **` parameters are the caller's, freed with jpt_free().
+ *
+ * Linking: a tool links libjptool-tool.so.0 (`pkg-config --cflags --libs
+ * jptool-tool`; meson: dependency('jptool-tool')), the tool side alone,
+ * which needs the C library and nothing else: a tool process loads no
+ * libcurl, pcre2, libseccomp or jansson, and its start costs little more
+ * than a program of its size (issue 17 §3). It exports the functions of
+ * this header and those of common.h (jpt_free, jpt_strerror,
+ * jpt_status_name, jpt_version, jpt_last_error, jpt_set_allocator,
+ * jpt_set_log), not the host's of vfs.h (included here for its constants),
+ * registry.h or state.h. libjptool exports the same functions in the same
+ * version nodes, for tools linked to it before. A program links one of
+ * the two, never both: each has its own allocator and log hooks. The
+ * host's OS sandbox lets a tool read the libjptool-tool beside the host's
+ * libjptool (vfs.h, "The OS sandbox"). */
 #ifndef JPTOOL_VFS_TOOL_H
 #define JPTOOL_VFS_TOOL_H
 

@@ -4,7 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "common.h"
+
+/* The jansson glue (json.c), where the library holds it: libjptool routes
+ * jansson's allocations through the hook too. libjptool-tool has no
+ * jansson (lib/vfs-tool), and there the weak reference stays NULL, so
+ * that this file, which every other one needs, needs no JSON library. */
+void jpt__json_use_library_allocator(void) __attribute__((weak, visibility("hidden")));
 
 static void *libc_malloc(size_t n, void *ud)
 {
@@ -68,7 +74,8 @@ JPT_EXPORT int jpt_set_allocator(const jpt_allocator *a)
                          a->malloc == NULL ? "malloc" : a->realloc == NULL ? "realloc" : "free");
     allocator = *a;
     allocator.size = sizeof(jpt_allocator);
-    jpt__json_use_library_allocator();
+    if (jpt__json_use_library_allocator != NULL)
+        jpt__json_use_library_allocator();
     return JPT_OK;
 }
 

@@ -77,6 +77,7 @@ struct jpt__sandbox_cache {
     kept_view views[KEPT_RULESETS];
     uint64_t tick;
     char library[PATH_MAX]; /* library_file's, once found ("": none) */
+    char tool_library[PATH_MAX]; /* tool_library_file's ("": none) */
     bool library_known;
 };
 
@@ -331,13 +332,30 @@ static bool library_file(char out[PATH_MAX])
            info.dli_fname[0] == '/' && realpath(info.dli_fname, out) != NULL;
 }
 
+/* The tool side's own library beside `library` (libjptool-tool.so.N in
+ * the same directory, resolved), in `out`; false when there is none. A
+ * tool written with vfs_tool.h links that one (include/jptool/vfs_tool.h),
+ * from the same build or installation as the host's library. */
+static bool tool_library_file(const char *library, char out[PATH_MAX])
+{
+    char sibling[PATH_MAX];
+    const char *slash = strrchr(library, '/');
+
+    if (slash == NULL)
+        return false;
+    int n = snprintf(sibling, sizeof(sibling), "%.*s/%s", (int)(slash - library), library,
+                     JPT_TOOL_LIBRARY_SONAME);
+    return n > 0 && (size_t)n < sizeof(sibling) && realpath(sibling, out) != NULL;
+}
+
 /* ---- The ruleset --------------------------------------------------------------------- */
 
 /* A ruleset for `spec` (its fd, or JPT_ERR_IO): `around`, /etc is granted
  * entry by entry around the secrets of `etc`; `library`, this library's
- * file, or NULL. */
+ * file, and `tool_library`, the tool side's beside it, or NULL. */
 static int make_ruleset(const jpt__sandbox_spec *spec, int abi, const jpt__etc *etc,
-                        bool around, const char *library, jpt__errbuf *err)
+                        bool around, const char *library, const char *tool_library,
+                        jpt__errbuf *err)
 {
     jpt__landlock_handled h;
     jpt__sandbox sb = {.ruleset = -1};
@@ -366,6 +384,8 @@ static int make_ruleset(const jpt__sandbox_spec *spec, int abi, const jpt__etc *
         rc = allow(&sb, spec->program, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err);
     if (rc == JPT_OK && library != NULL)
         rc = allow(&sb, library, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err);
+    if (rc == JPT_OK && tool_library != NULL)
+        rc = allow(&sb, tool_library, JPT__LL_READ_FILE | JPT__LL_EXECUTE, h.fs, err);
     if (rc == JPT_OK && spec->profile == JPT__SANDBOX_STDIO && spec->workspace != NULL)
         rc = allow(&sb, spec->workspace, spec->workspace_writable ? RW : RX, h.fs, err);
     if (rc == JPT_OK)
@@ -382,15 +402,15 @@ static int make_ruleset(const jpt__sandbox_spec *spec, int abi, const jpt__etc *
 /* ---- Rulesets kept ----------------------------------------------------------------- */
 
 /* Everything make_ruleset reads, NUL-separated. */
-static int key_of(const jpt__sandbox_spec *spec, int abi, const char *library, bool around,
-                  unsigned etc_generation, jpt__buf *key)
+static int key_of(const jpt__sandbox_spec *spec, int abi, const char *const *libraries,
+                  bool around, unsigned etc_generation, jpt__buf *key)
 {
-    const char *const one[] = {spec->workspace, spec->program, library};
+    const char *const one[] = {spec->workspace, spec->program, libraries[0], libraries[1]};
     const char *const *lists[] = {spec->read, spec->write};
     int rc = jpt__buf_printf(key, "%d %d %d %d %u", spec->profile, abi,
                              spec->workspace_writable, around, around ? etc_generation : 0);
 
-    for (size_t i = 0; rc == JPT_OK && i < 3; i++)
+    for (size_t i = 0; rc == JPT_OK && i < 4; i++)
         rc = jpt__buf_append(key, one[i] != NULL ? one[i] : "", strlen(one[i] != NULL ? one[i] : "") + 1);
     for (size_t l = 0; rc == JPT_OK && l < 2; l++) {
         rc = jpt__buf_append(key, l == 0 ? "r" : "w", 2);
@@ -402,15 +422,15 @@ static int key_of(const jpt__sandbox_spec *spec, int abi, const char *library, b
 
 /* The file each path of the key names now: (device, inode), zeros for
  * none. A rule holds the file it was opened on. */
-static int ids_of(const jpt__sandbox_spec *spec, const char *library, jpt__buf *ids)
+static int ids_of(const jpt__sandbox_spec *spec, const char *const *libraries, jpt__buf *ids)
 {
-    const char *const one[] = {spec->workspace, spec->program, library};
+    const char *const one[] = {spec->workspace, spec->program, libraries[0], libraries[1]};
     const char *const *lists[] = {spec->read, spec->write};
     int rc = JPT_OK;
 
     for (size_t l = 0; rc == JPT_OK && l < 3; l++) {
         const char *const *paths = l == 0 ? one : lists[l - 1];
-        size_t n = l == 0 ? 3 : SIZE_MAX;
+        size_t n = l == 0 ? 4 : SIZE_MAX;
         for (size_t i = 0; rc == JPT_OK && i < n && paths != NULL && paths[i] != NULL; i++) {
             struct stat st;
             uint64_t id[2] = {0, 0};
@@ -435,30 +455,39 @@ static bool same(const jpt__buf *a, const jpt__buf *b)
 static int ruleset_for(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
                        const jpt__etc *etc, bool around, jpt__errbuf *err)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], tool_path[PATH_MAX];
     jpt__sandbox_cache *c = spec->profile != JPT__SANDBOX_RUN ? spec->cache : NULL;
-    const char *library;
+    const char *library, *tool_library;
 
-    /* The library does not move while it is loaded. */
+    /* The library does not move while it is loaded; the tool side's beside
+     * it is looked for once too, with it. */
     if (spec->cache != NULL && !spec->cache->library_known) {
         if (!library_file(spec->cache->library))
             spec->cache->library[0] = '\0';
+        if (spec->cache->library[0] == '\0' ||
+            !tool_library_file(spec->cache->library, spec->cache->tool_library))
+            spec->cache->tool_library[0] = '\0';
         spec->cache->library_known = true;
     }
-    if (spec->cache != NULL)
+    if (spec->cache != NULL) {
         library = spec->cache->library[0] != '\0' ? spec->cache->library : NULL;
-    else
+        tool_library = spec->cache->tool_library[0] != '\0' ? spec->cache->tool_library : NULL;
+    } else {
         library = library_file(path) ? path : NULL;
+        tool_library = library != NULL && tool_library_file(library, tool_path) ? tool_path
+                                                                                 : NULL;
+    }
+    const char *const libraries[] = {library, tool_library};
     jpt__buf key = JPT__BUF_INIT, ids = JPT__BUF_INIT;
     kept_ruleset *slot = NULL;
     int rc;
 
     if (c == NULL) {
-        sb->ruleset = make_ruleset(spec, abi, etc, around, library, err);
+        sb->ruleset = make_ruleset(spec, abi, etc, around, library, tool_library, err);
         return sb->ruleset < 0 ? sb->ruleset : JPT_OK;
     }
-    if (key_of(spec, abi, library, around, etc->generation, &key) < 0 ||
-        ids_of(spec, library, &ids) < 0) {
+    if (key_of(spec, abi, libraries, around, etc->generation, &key) < 0 ||
+        ids_of(spec, libraries, &ids) < 0) {
         jpt__buf_free(&key);
         jpt__buf_free(&ids);
         return jpt__err(err, JPT_ERR_NOMEM, "out of memory preparing the sandbox");
@@ -476,7 +505,7 @@ static int ruleset_for(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
         rc = JPT_OK;
     else {
         drop_kept(slot);
-        if ((rc = make_ruleset(spec, abi, etc, around, library, err)) >= 0) {
+        if ((rc = make_ruleset(spec, abi, etc, around, library, tool_library, err)) >= 0) {
             slot->fd = rc;
             slot->key = key;
             slot->ids = ids;

@@ -1,6 +1,8 @@
-/* The vfs room's internal interface: the D11 JSON-RPC protocol as pure state
- * machines over bytes (ARCHITECTURE.md §1, principle 5), for the host that
- * serves a tool process and for the tool itself. Never installed.
+/* The vfs room's internal interface: the host side of the D11 JSON-RPC
+ * protocol, the engine a pure state machine over bytes (ARCHITECTURE.md
+ * §1, principle 5), and what serves a tool process with it. The wire it
+ * speaks is the vfs-proto room's (lib/vfs-proto/vfs-proto.h); the tool's
+ * side is the vfs-tool room (lib/vfs-tool). Never installed.
  *
  * Layers, each calling only those below it:
  *
@@ -13,19 +15,11 @@
  *   http.c     http.get and http.post for a session: the network policy,
  *              ${VAR} headers, redirects hop by hop, D11's result, secrets
  *              scrubbed (the exchanges themselves are the http room's)
- *   tool.c     the blocking tool SDK (include/jptool/vfs_tool.h): poll(),
- *              read() and write() on the tool's fds around a client
  *   engine.c   the host engine: messages from the tool in, responses and
  *              notifications to the tool out; calls and their answers
- *   client.c   the tool-side engine: init, responses, apply, cancel,
- *              pending in; requests and final notifications out
- *   params.c   the methods and their params, validated into typed values
- *   frame.c    NDJSON framing with a line limit; the output queue
- *   codec.c    strict JSON validation, member lookup, string escape and
- *              unescape at memory speed, base64
  *
- * Neither engine owns an fd, a clock or a thread: the caller feeds the bytes
- * it read, writes the bytes the engine queued, and keeps the time. */
+ * The engine owns no fd, clock or thread: the caller feeds the bytes it
+ * read, writes the bytes the engine queued, and keeps the time. */
 #ifndef JPT_LIB_VFS_H
 #define JPT_LIB_VFS_H
 
@@ -38,206 +32,7 @@
 #include "process/process.h"
 #include "jptool/state.h"
 #include "jptool/vfs.h"
-#include "jptool/vfs_tool.h"
-
-/* ==== codec.c ============================================================ */
-
-/* A stretch of JSON text: a value, or a member name without its quotes. */
-typedef struct jpt__vfs_span {
-    const char *p;
-    size_t n;
-} jpt__vfs_span;
-
-/* The type of a validated value, from its first byte. */
-#define JPT__JSON_OBJECT 1
-#define JPT__JSON_ARRAY 2
-#define JPT__JSON_STRING 3
-#define JPT__JSON_NUMBER 4
-#define JPT__JSON_TRUE 5
-#define JPT__JSON_FALSE 6
-#define JPT__JSON_NULL 7
-
-/* Deeper nesting is refused: the state parser (jansson) and every tool's
- * JSON library have a limit too, and a message this deep is an attack. */
-#define JPT__JSON_MAX_DEPTH 512
-
-typedef struct jpt__json_error {
-    size_t offset;    /* byte offset where the text went wrong */
-    const char *what; /* static text: "expected ':'" */
-} jpt__json_error;
-
-/* Checks that text[0..n) is exactly one JSON value (RFC 8259), with
- * optional whitespace around it: strings of valid UTF-8 without raw control
- * characters, escapes and surrogate pairs well-formed, numbers in JSON's
- * grammar, nesting at most JPT__JSON_MAX_DEPTH. JPT_OK, or JPT_ERR_INVALID
- * with `err` saying where and what. */
-int jpt__json_validate(const char *text, size_t n, jpt__json_error *err);
-
-/* JPT__JSON_* of the validated value starting at v.p (whitespace skipped). */
-int jpt__json_type(jpt__vfs_span v);
-
-/* Iterating the members of an object or the elements of an array of
- * validated text, without copying: values are skipped at memchr speed. */
-typedef struct jpt__json_iter {
-    const char *p;
-    size_t n, i;
-} jpt__json_iter;
-
-/* Starts at the container `v` (validated, whitespace around it allowed). */
-void jpt__json_iter_init(jpt__json_iter *it, jpt__vfs_span v);
-/* The next member: `key` is the raw name between its quotes, `value` the
- * value's text. false after the last one. */
-bool jpt__json_next_member(jpt__json_iter *it, jpt__vfs_span *key, jpt__vfs_span *value);
-/* The next element of an array. */
-bool jpt__json_next_element(jpt__json_iter *it, jpt__vfs_span *value);
-/* Whether the raw member name `key` decodes to `name` (escapes allowed). */
-bool jpt__json_key_is(jpt__vfs_span key, const char *name);
-
-/* Decodes the string literal `lit` (quotes included, validated) into `out`,
- * which may be lit.p + 1 or lit.p (decoding in place: the output is never
- * longer than the input). Returns the decoded length; writes no NUL. */
-size_t jpt__json_unescape(jpt__vfs_span lit, char *out);
-
-/* A validated number that is a non-negative integer no larger than `max`
- * (no fraction, no exponent, no minus sign). */
-bool jpt__json_uint(jpt__vfs_span v, uint64_t max, uint64_t *out);
-
-/* The length of p[0..n) as a JSON string literal, quotes included, or 0
- * when p[0..n) is not valid UTF-8 (or holds a NUL byte and `refuse_nul`). */
-size_t jpt__json_quoted_size(const char *p, size_t n, bool refuse_nul);
-/* Writes that literal, exactly jpt__json_quoted_size() bytes, to dst. */
-void jpt__json_quote(char *dst, const char *p, size_t n);
-/* Appends p[0..n) as a JSON string literal to `b`; invalid UTF-8 is
- * replaced by U+FFFD. */
-int jpt__json_append_string(jpt__buf *b, const char *p, size_t n);
-/* Appends the validated JSON text v with its raw newlines (whitespace, the
- * only place JSON allows them) turned into spaces, so it fits on one line. */
-int jpt__json_append_flat(jpt__buf *b, const char *p, size_t n);
-
-/* ==== frame.c ============================================================ */
-
-/* NDJSON framing of one direction (D11 "Message framing"): a line ends at
- * '\n', a '\r' before it is dropped. A line longer than `limit` bytes is
- * reported once and its bytes dropped up to its newline, never buffered
- * whole. */
-typedef struct jpt__vfs_lines {
-    jpt__buf buf;       /* the start of a line that has not ended yet */
-    size_t limit;
-    bool skipping;      /* dropping a line over the limit */
-    bool buf_returned;  /* buf holds the line returned last; clear it next */
-    uint64_t dropped;   /* bytes of the line being dropped */
-    uint64_t count;     /* lines completed, dropped ones included */
-} jpt__vfs_lines;
-
-typedef struct jpt__vfs_line {
-    char *p;            /* in the caller's bytes, or in the framer's buffer */
-    size_t n;           /* without the newline and the '\r' before it */
-    bool in_buffer;     /* p is the framer's buffer: jpt__vfs_lines_steal() */
-    uint64_t number;    /* 1 for the first line */
-} jpt__vfs_line;
-
-#define JPT__LINE_NONE 0     /* every byte taken, no line completed */
-#define JPT__LINE 1          /* a line: `line` is valid until the next call */
-#define JPT__LINE_TOO_LONG 2 /* the line `line->number` passed the limit */
-
-void jpt__vfs_lines_init(jpt__vfs_lines *l, size_t limit);
-void jpt__vfs_lines_free(jpt__vfs_lines *l);
-/* Takes bytes of p[0..n) up to the end of the next line or event; `*used`
- * says how many. JPT__LINE_NONE means all n were taken; JPT_ERR_NOMEM
- * takes none. */
-int jpt__vfs_lines_next(jpt__vfs_lines *l, const char *p, size_t n, size_t *used,
-                        jpt__vfs_line *line);
-/* Bytes of a line that has begun and not ended (0 between lines). */
-uint64_t jpt__vfs_lines_partial(const jpt__vfs_lines *l);
-/* Hands the buffer holding `line` (in_buffer) to the caller, to be freed
- * with jpt__free(); the framer starts a new one. */
-char *jpt__vfs_lines_steal(jpt__vfs_lines *l);
-
-/* The bytes waiting to be written to the peer: appended at the end, taken
- * from the front. A message is appended whole or not at all. */
-typedef struct jpt__vfs_outq {
-    jpt__buf buf;
-    size_t start; /* buf.data[start..len) is pending */
-} jpt__vfs_outq;
-
-void jpt__vfs_outq_free(jpt__vfs_outq *q);
-size_t jpt__vfs_outq_pending(const jpt__vfs_outq *q);
-const char *jpt__vfs_outq_data(const jpt__vfs_outq *q);
-/* `n` bytes from the front were written. */
-void jpt__vfs_outq_consume(jpt__vfs_outq *q, size_t n);
-/* Before appending a message: room for `n` more bytes, and a mark to roll
- * back to when building it fails. */
-int jpt__vfs_outq_begin(jpt__vfs_outq *q, size_t n, size_t *mark);
-/* Ends the message started at `mark`: appends the newline, or when `rc`
- * is an error drops everything appended since the mark. Returns `rc` (or
- * JPT_ERR_NOMEM when the newline does not fit). */
-int jpt__vfs_outq_end(jpt__vfs_outq *q, size_t mark, int rc);
-
-/* ==== params.c =========================================================== */
-
-/* The methods a tool may call (D11 "Protocol methods"). */
-#define JPT__VFS_FS_READ 0
-#define JPT__VFS_FS_WRITE 1
-#define JPT__VFS_FS_EXISTS 2
-#define JPT__VFS_FS_LIST_DIR 3
-#define JPT__VFS_FS_METADATA 4
-#define JPT__VFS_FS_DELETE 5
-#define JPT__VFS_FS_RENAME 6
-#define JPT__VFS_FS_GREP 7
-#define JPT__VFS_HTTP_GET 8
-#define JPT__VFS_HTTP_POST 9
-#define JPT__VFS_PROCESS_RUN 10
-#define JPT__VFS_METHODS 11
-
-/* The most `context` lines fs.grep accepts on each side of a match. */
-#define JPT__VFS_GREP_MAX_CONTEXT 10000
-
-/* A request's params, decoded and checked. Strings are NUL-terminated and
- * hold no NUL byte, except fs.write's content, which has a length. */
-typedef struct jpt__vfs_params {
-    const char *path;       /* fs.read, write, exists, list_dir, metadata, delete */
-    const char *from, *to;  /* fs.rename */
-    const char *content;    /* fs.write: the bytes to write, base64 decoded */
-    size_t content_len;
-    bool base64;            /* fs.write: the content came as base64 */
-    /* fs.grep */
-    const char *pattern;
-    const char *const *paths;      /* NULL: the whole project */
-    size_t npaths;
-    const char *const *extensions; /* NULL: every file */
-    size_t nextensions;
-    unsigned context;              /* lines each side, 0 by default */
-    bool case_insensitive, fixed_strings;
-    uint64_t max_matches;          /* 0: not given (the backend's default) */
-    /* process.run */
-    const char *program;
-    const char *const *args;       /* NULL when not given: no arguments */
-    size_t nargs;
-    const char *const *envs;       /* NULL when not given: none */
-    size_t nenvs;
-    /* http.get, http.post */
-    const char *url;
-    const char *const *header_names;  /* nheaders of each, in order */
-    const char *const *header_values;
-    size_t nheaders;
-    const char *body;       /* http.post: the bytes to send, base64 decoded;
-                               may hold NULs (body_len) */
-    size_t body_len;
-} jpt__vfs_params;
-
-/* The method named by the raw JSON string `name` (no quotes), or -1. */
-int jpt__vfs_method_find(jpt__vfs_span name);
-const char *jpt__vfs_method_name(int method);
-
-/* Decodes the params object `params` (a validated span; p == NULL when the
- * request had none) of `method` into `out`. String values are unescaped in
- * place, so params.p must be writable and owned by the caller; arrays (fs.grep's
- * paths, extensions; http's headers; process.run's args and envs) are
- * one allocation stored in `*arrays` for the caller to free. JPT_OK;
- * JPT_ERR_INVALID with `why` naming the field
- * ("'path' must be a string"); JPT_ERR_NOMEM. */
-int jpt__vfs_params_decode(int method, jpt__vfs_span params, jpt__vfs_params *out,
-                           void **arrays, char *why, size_t why_len);
+#include "vfs-proto/vfs-proto.h"
 
 /* ==== engine.c: the host side ============================================ */
 
@@ -540,90 +335,5 @@ jpt__child *jpt__vfs_session_take_child(jpt__vfs_session *s);
 /* Frees the session; a process still running is killed and reaped. Not
  * from inside a callback of the session but ops->ended. */
 void jpt__vfs_session_free(jpt__vfs_session *s);
-
-/* ==== client.c: the tool side ============================================ */
-
-typedef struct jpt__vfs_client jpt__vfs_client;
-
-/* A response to one of the client's requests, kept until collected. */
-typedef struct jpt__vfs_reply {
-    bool done;             /* a response (or the cancel) has arrived */
-    int code;              /* 0: success; else the JSON-RPC error code */
-    char *message;         /* the error's message (NUL-terminated) */
-    char *storage;         /* owns the bytes `result` points into */
-    jpt__vfs_span result;  /* the result's JSON text, writable in place */
-    char *data;            /* an error's data as JSON text, or NULL */
-} jpt__vfs_reply;
-
-/* `max_message`: the longest line taken from the host, 0 for
- * JPT_VFS_TOOL_MAX_MESSAGE; `max_request`: the longest line sent, 0 for
- * the default host's limit (JPT_VFS_CONTENT_LIMIT + JPT_VFS_ENVELOPE_LIMIT);
- * a longer request or notification is refused with JPT_ERR_LIMIT. */
-int jpt__vfs_client_new(size_t max_message, size_t max_request, jpt__vfs_client **out);
-void jpt__vfs_client_free(jpt__vfs_client *c);
-const char *jpt__vfs_client_errmsg(const jpt__vfs_client *c);
-
-/* Takes what the host wrote, handling every complete message. The first
- * must be `init`. JPT_OK; or the status that failed the client (every
- * later call returns it): JPT_ERR_PROTOCOL when the host broke the
- * protocol or answered with id null, JPT_ERR_LIMIT for a line longer than
- * max_message, JPT_ERR_NOMEM (a response lost). */
-int jpt__vfs_client_feed(jpt__vfs_client *c, const char *p, size_t n);
-/* The host closed the tool's stdin. */
-void jpt__vfs_client_eof(jpt__vfs_client *c);
-/* JPT_OK while usable, else the status that failed it. */
-int jpt__vfs_client_status(const jpt__vfs_client *c);
-bool jpt__vfs_client_closed(const jpt__vfs_client *c);
-
-/* The init message's fields once it arrived (NULL before): the name, and
- * JSON texts for arguments, answers and options ("{}" when absent). */
-bool jpt__vfs_client_ready(const jpt__vfs_client *c);
-const char *jpt__vfs_client_init(const jpt__vfs_client *c, int field);
-#define JPT__VFS_INIT_NAME 0
-#define JPT__VFS_INIT_ARGUMENTS 1
-#define JPT__VFS_INIT_ANSWERS 2
-#define JPT__VFS_INIT_OPTIONS 3
-#define JPT__VFS_INIT_VERSION 4
-
-/* Queues a request and gives its id (1, 2, …). `params_json` NULL: none;
- * otherwise JSON text (JPT_ERR_INVALID if not). */
-int jpt__vfs_client_request(jpt__vfs_client *c, const char *method, const char *params_json,
-                            uint64_t *id);
-/* The same for fs.* methods taking one path, fs.rename, and fs.write of
- * raw bytes (sent as text when UTF-8 without NUL, else as base64). Paths
- * that are not UTF-8 are JPT_ERR_INVALID. A request that cannot be sent
- * leaves the client usable; the message says why. */
-int jpt__vfs_client_request_path(jpt__vfs_client *c, int method, const char *path,
-                                 uint64_t *id);
-int jpt__vfs_client_request_rename(jpt__vfs_client *c, const char *from, const char *to,
-                                   uint64_t *id);
-int jpt__vfs_client_request_write(jpt__vfs_client *c, const char *path, const void *data,
-                                  size_t len, uint64_t *id);
-/* The reply to request `id`: NULL when it is not one outstanding or
- * collected-but-not-forgotten. */
-jpt__vfs_reply *jpt__vfs_client_reply(jpt__vfs_client *c, uint64_t id);
-/* Drops request `id`'s reply (and a response that may still come). */
-void jpt__vfs_client_forget(jpt__vfs_client *c, uint64_t id);
-
-/* Queues a notification: `result`, `error` or `state` with its params
- * (JSON text of an object). */
-int jpt__vfs_client_notify(jpt__vfs_client *c, const char *method, const char *params_json,
-                           size_t len);
-
-/* Inputs the host sent, in order: an `apply` (its input's JSON text,
- * handed over with *input_json, to free) or a `cancel` (*input_json NULL).
- * false when none is waiting. */
-bool jpt__vfs_client_next_input(jpt__vfs_client *c, char **input_json);
-bool jpt__vfs_client_cancelled(const jpt__vfs_client *c);
-
-/* Each `pending` notification goes here: the request's id (0 when it is
- * not one of ours) and the reason. */
-void jpt__vfs_client_on_pending(jpt__vfs_client *c,
-                                void (*fn)(uint64_t id, const char *reason, void *ud),
-                                void *ud);
-
-/* The bytes to write to the host, as for the engine. */
-size_t jpt__vfs_client_output(const jpt__vfs_client *c, const char **p);
-void jpt__vfs_client_output_done(jpt__vfs_client *c, size_t n);
 
 #endif /* JPT_LIB_VFS_H */

@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "bench-util.h"
+#include "vfs-tool/vfs-tool.h"
 #include "vfs/vfs.h"
 
 #define CONTENT_BYTES (1u << 20)

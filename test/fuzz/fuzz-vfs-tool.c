@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vfs/vfs.h"
+#include "vfs-tool/vfs-tool.h"
 
 static const char init_line[] =
     "{\"jsonrpc\":\"2.0\",\"method\":\"init\",\"params\":{\"tool\":{\"name\":\"t\"},"

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vfs.h"
+#include "vfs-tool.h"
 
 /* One read() takes up to this much of the host's output. */
 #define READ_CHUNK (256u << 10)

@@ -10,7 +10,7 @@
  * works in place. */
 #include <string.h>
 
-#include "vfs.h"
+#include "vfs-proto.h"
 
 /* ---- Eight bytes at a time ---------------------------------------------------
  * The classic bit tricks ("Bit Twiddling Hacks": haszero, hasless): exact

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vfs.h"
+#include "vfs-tool.h"
 
 /* Responses larger than this are not copied out of the line: the reply
  * takes the framer's buffer (fs.read of a large file). */

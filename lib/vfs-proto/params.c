@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vfs.h"
+#include "vfs-proto.h"
 
 static const char *const method_names[JPT__VFS_METHODS] = {
     [JPT__VFS_FS_READ] = "fs.read",         [JPT__VFS_FS_WRITE] = "fs.write",

@@ -2,7 +2,7 @@
  * of a VFS session. */
 #include <string.h>
 
-#include "vfs.h"
+#include "vfs-proto.h"
 
 /* A buffer grown this large for one long line is given back after it, so a
  * session that once read a 10 MB message does not keep 10 MB for life. */
