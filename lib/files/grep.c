@@ -195,10 +195,24 @@ static int nomem(jpt__grep *g)
     return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory for the result");
 }
 
+/* The most a line's entry can add to the result: its path and content
+ * escaped (up to 6 bytes a byte) and the members around them. */
+static size_t entry_size(const jpt__grep *g, size_t content)
+{
+    return (strlen(g->rel) + content) * 6 + 128;
+}
+
 static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *end, bool match)
 {
     jpt__buf *b = &g->out;
     int rc = JPT_OK;
+
+    /* vfs.h, "Bounds": the result stays within JPT_VFS_GREP_RESULT_LIMIT,
+     * its end included; what does not fit truncates it. */
+    if (g->stop || entry_size(g, (size_t)(end - p)) > JPT_VFS_GREP_RESULT_LIMIT - 64 - b->len) {
+        g->truncated = g->stop = true;
+        return JPT_OK;
+    }
 
     /* A file's entry opens with its first line, which is a match or the
      * context before one: files without a match never appear. */
@@ -323,7 +337,7 @@ static int search_region(jpt__grep *g, size_t limit)
     const char *line, *le;
     int rc;
 
-    while (g->pos < limit) {
+    while (g->pos < limit && !g->stop) {
         int found = jpt__matcher_find(g->m, g->buf + g->pos, g->buf + limit, &line, &le);
         if (found < 0)
             return jpt__err(&g->err, found,
@@ -352,7 +366,8 @@ static int search_region(jpt__grep *g, size_t limit)
 }
 
 /* Makes room for the next read as ripgrep's line buffer does: what is
- * kept moves to the front, and a buffer full of one line doubles. */
+ * kept moves to the front, and a buffer full of one line doubles. Returns
+ * 1, 0 when the line is too long to search, or an error. */
 static int make_room(jpt__grep *g)
 {
     size_t shift = g->start;
@@ -366,7 +381,11 @@ static int make_room(jpt__grep *g)
         g->after_pos = g->after_pos >= shift ? g->after_pos - shift : 0;
     }
     if (g->end < g->cap)
-        return JPT_OK;
+        return 1;
+    /* vfs.h, "Bounds": a line longer than JPT_VFS_GREP_LINE_LIMIT ends the
+     * file's search. */
+    if (g->cap >= JPT_VFS_GREP_LINE_LIMIT)
+        return 0;
     char *bigger = g->cap > SIZE_MAX / 2 ? NULL : jpt__realloc(g->buf, g->cap * 2);
     if (bigger == NULL)
         return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep '%s': out of memory for a line",
@@ -377,7 +396,7 @@ static int make_room(jpt__grep *g)
     memset(bigger + g->cap, 0, g->cap);
     g->buf = bigger;
     g->cap *= 2;
-    return JPT_OK;
+    return 1;
 }
 
 /* What is kept for the next block: the last `context` lines before pos. */
@@ -404,7 +423,7 @@ static int search_block(jpt__grep *g)
     int rc;
 
     keep_context(g);
-    if ((rc = make_room(g)) < 0)
+    if ((rc = make_room(g)) <= 0)
         return rc;
     long n = g->f->be->file_read(g->f, &c, g->file, g->buf + g->end, g->cap - g->end);
     if (n < 0)
