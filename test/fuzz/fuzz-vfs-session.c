@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -102,14 +103,23 @@ static void answer_held(run *r)
     decide(req, decision == 3 ? 1 : decision);
 }
 
-/* One line the host wrote: a JSON object of JSON-RPC 2.0, on one line. */
+/* One line the host wrote: a JSON object of JSON-RPC 2.0, on one line.
+ * (An id is echoed as the tool wrote it: a number too large for jansson
+ * is still JSON.) */
 static void check_line(const char *p, size_t n)
 {
-    json_t *v = json_loadb(p, n, JSON_ALLOW_NUL, NULL);
+    json_error_t err;
+    json_t *v = json_loadb(p, n, JSON_ALLOW_NUL, &err);
     const char *version = json_string_value(json_object_get(v, "jsonrpc"));
 
-    if (!json_is_object(v) || version == NULL || strcmp(version, "2.0") != 0)
+    if (v == NULL && json_error_code(&err) == json_error_numeric_overflow)
+        return;
+    if (!json_is_object(v) || version == NULL || strcmp(version, "2.0") != 0) {
+        fprintf(stderr, "fuzz-vfs-session: the host wrote a line that is not a JSON-RPC "
+                        "message: %.*s\n",
+                (int)(n < 400 ? n : 400), p);
         abort();
+    }
     json_decref(v);
 }
 
