@@ -21,6 +21,7 @@ struct node {
     blob *content;
     node **kids; /* sorted by name */
     size_t n, cap;
+    node *next_free; /* node_free's list */
 };
 
 typedef struct memfs {
@@ -33,16 +34,27 @@ static void blob_unref(blob *b)
         jpt__free(b);
 }
 
+/* Frees a node and everything beneath it. Without recursion (issue 15
+ * §1): a tool decides how deep directories nest, up to a path's 4095
+ * bytes; the nodes still to free are a list. */
 static void node_free(node *n)
 {
-    if (n == NULL)
-        return;
-    for (size_t i = 0; i < n->n; i++)
-        node_free(n->kids[i]);
-    jpt__free(n->kids);
-    blob_unref(n->content);
-    jpt__free(n->name);
-    jpt__free(n);
+    node *todo = n;
+
+    if (n != NULL)
+        n->next_free = NULL;
+    while (todo != NULL) {
+        node *cur = todo;
+        todo = cur->next_free;
+        for (size_t i = 0; i < cur->n; i++) {
+            cur->kids[i]->next_free = todo;
+            todo = cur->kids[i];
+        }
+        jpt__free(cur->kids);
+        blob_unref(cur->content);
+        jpt__free(cur->name);
+        jpt__free(cur);
+    }
 }
 
 /* The index of `name` among `dir`'s children, or where it would go. */

@@ -9,7 +9,8 @@
  *  - a load succeeds or fails with a message; a failed one changes
  *    nothing (registry.h: "All definitions are checked before any is
  *    added"): the list in every dialect is the same text before and after;
- *  - every list is JSON of its dialect's shape, each tool named;
+ *  - every list is JSON of its dialect's shape, each tool named, and
+ *    listing changes nothing (the second list is the first);
  *  - the schemas keep each provider's documented rules (registry.h and
  *    TESTING.md, "Providers"): Anthropic's input_schema has type "object"
  *    and no top-level oneOf, anyOf or allOf (unless asked for with
@@ -291,6 +292,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_status(r, rc);
     if (rc != JPT_OK)
         check_unchanged(r, before);
+    free_lists(before);
+    lists(r, before);
+    check_unchanged(r, before);
     free_lists(before);
 
     if (second != NULL) {
