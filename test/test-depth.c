@@ -6,6 +6,7 @@
  * the input's depth shows as a crash. JSON deeper than JPT_JSON_MAX_DEPTH
  * is refused with a message naming the limit; JSON as deep as the limit
  * is read, checked, converted and written. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -508,6 +509,87 @@ static void a_tree_of_directories_as_deep_as_paths_allow(void **state)
     assert_int_equal(o.rc, JPT_OK);
 }
 
+/* ---- Cgroups a tool made ---------------------------------------------------------------- */
+
+/* A tool that can write its cgroup may nest cgroups in it; the registry
+ * removes them all, deepest first, without recursion (lib/process). Each
+ * level costs the kernel more to make, so twenty stand for any depth. */
+static void *nested_cgroups(void *arg)
+{
+    outcome *o = arg;
+    jpt_registry_options opts = {.size = sizeof(opts), .containment = JPT_CONTAIN_CGROUP,
+                                 .kill_grace_ms = 200};
+    jpt_registry *r = NULL;
+
+    o->rc = jpt_registry_new(&opts, &r);
+    if (o->rc != JPT_OK)
+        return NULL;
+    static const char script[] =
+        "cd \"$(awk '$3==\"cgroup2\"{print $2; exit}' /proc/mounts)"
+        "$(sed -n 's/^0:://p' /proc/self/cgroup)\" && i=0 && while [ $i -lt 20 ]; do "
+        "mkdir x && cd x || exit 1; i=$((i+1)); done && echo nested $i";
+    json_t *def = json_pack("{s:[{s:s, s:[s, s, s]}]}", "tools", "name", "nest", "command", "sh",
+                            "-c", script);
+    char *tools = json_dumps(def, 0);
+    o->rc = jpt_registry_load_tools(r, tools, 0);
+    free(tools);
+    json_decref(def);
+    if (o->rc == JPT_OK)
+        run_calls(r, "[{\"id\":\"c1\",\"name\":\"nest\",\"arguments\":{}}]", o);
+    jpt_registry_free(r);
+    return NULL;
+}
+
+/* The host's cgroup directory, where the registry makes the tools'. */
+static char *host_cgroup_dir(void)
+{
+    char mount[256] = "", line[512], *cgroup = NULL;
+    FILE *f = fopen("/proc/mounts", "re");
+
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "%*s %255s cgroup2", mount) == 1 && strstr(line, " cgroup2 ") != NULL)
+            break;
+    if (f != NULL)
+        fclose(f);
+    f = fopen("/proc/self/cgroup", "re");
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (strncmp(line, "0::", 3) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            cgroup = printf_new("%s%s", mount, line + 3);
+        }
+    if (f != NULL)
+        fclose(f);
+    return cgroup;
+}
+
+static void cgroups_a_tool_nested_are_removed(void **state)
+{
+    (void)state;
+    outcome o = {0};
+
+    on_small_stack(nested_cgroups, &o, SMALL_STACK);
+    if (o.rc == JPT_ERR_UNSUPPORTED)
+        skip(); /* no cgroup v2 this host may write */
+    assert_int_equal(o.rc, JPT_OK);
+    json_t *res = parse(o.text);
+    if (ru_is_error(res, 0))
+        fail_msg("the tool could not nest its cgroups: %s", ru_content(res, 0));
+    assert_string_equal(ru_content(res, 0), "nested 20\n");
+    json_decref(res);
+    free(o.text);
+    /* None of this process's cgroups is left. */
+    char *dir = host_cgroup_dir(), prefix[64];
+    assert_non_null(dir);
+    snprintf(prefix, sizeof(prefix), "jptool-%d-", (int)getpid());
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+            fail_msg("cgroup %s/%s is left behind", dir, e->d_name);
+    closedir(d);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +601,7 @@ int main(void)
         cmocka_unit_test(deep_arguments_from_a_model),
         cmocka_unit_test(a_vfs_tool_sends_a_deep_result),
         cmocka_unit_test(a_tree_of_directories_as_deep_as_paths_allow),
+        cmocka_unit_test(cgroups_a_tool_nested_are_removed),
     };
 
     return TU_RUN(tests);
