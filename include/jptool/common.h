@@ -63,8 +63,10 @@ extern "C" {
 #define JPT_ERR_LIMIT -14       /* size or count limit */
 
 /* The deepest nesting of arrays and objects in JSON text the library
- * reads (see "ABI promises" above): "[[1]]" nests 2. */
-#define JPT_JSON_MAX_DEPTH 512
+ * reads (see "ABI promises" above): "[[1]]" nests 2. Deep enough for any
+ * schema or result a tool means (serde_json stops at 128), shallow enough
+ * that every walk of a value fits a 256 KiB stack, sanitizers included. */
+#define JPT_JSON_MAX_DEPTH 256
 
 /* The library version as "MAJOR.MINOR.PATCH", e.g. "0.1.0". Static storage. */
 JPT_EXPORT const char *jpt_version(void);

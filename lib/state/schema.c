@@ -14,6 +14,13 @@
 
 #include "state/impl.h"
 
+/* The checker recurses once per level of the schema, at most
+ * JPT_JSON_MAX_DEPTH (jpt__json_load refuses deeper text): the keywords
+ * that build a message in a buffer of their own are kept out of the
+ * recursive frame, so a level costs little stack (test-depth checks it on
+ * a 256 KiB stack, under sanitizers too). */
+#define LEAF __attribute__((noinline))
+
 typedef struct checker {
     jpt__buf path;   /* JSON Pointer of the value being checked */
     jpt__buf why;    /* the first mismatch */
@@ -163,7 +170,7 @@ static void describe(const json_t *v, char *out, size_t n)
 
 static bool check(checker *c, const json_t *schema, const json_t *v);
 
-static bool check_type(checker *c, const json_t *type, const json_t *v)
+LEAF static bool check_type(checker *c, const json_t *type, const json_t *v)
 {
     char expected[128];
 
@@ -186,7 +193,7 @@ static bool check_type(checker *c, const json_t *type, const json_t *v)
                     jpt__json_type_name(v));
 }
 
-static bool check_enum_const(checker *c, const json_t *schema, const json_t *v)
+LEAF static bool check_enum_const(checker *c, const json_t *schema, const json_t *v)
 {
     const json_t *options = json_object_get(schema, "enum");
     const json_t *constant = json_object_get(schema, "const");
@@ -215,7 +222,7 @@ static bool check_enum_const(checker *c, const json_t *schema, const json_t *v)
     return true;
 }
 
-static bool check_number(checker *c, const json_t *schema, const json_t *v)
+LEAF static bool check_number(checker *c, const json_t *schema, const json_t *v)
 {
     static const struct {
         const char *keyword;
@@ -245,7 +252,7 @@ static bool check_number(checker *c, const json_t *schema, const json_t *v)
     return true;
 }
 
-static bool check_string(checker *c, const json_t *schema, const json_t *v)
+LEAF static bool check_string(checker *c, const json_t *schema, const json_t *v)
 {
     const json_t *min = json_object_get(schema, "minLength");
     const json_t *max = json_object_get(schema, "maxLength");
