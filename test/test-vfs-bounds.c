@@ -6,6 +6,7 @@
  * a host that queued every answer grew by gigabytes. Each bound is also
  * met at its limit: the requests taken, fs.grep's result and its longest
  * line. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +235,97 @@ static void a_grep_line_past_its_limit_ends_the_file(void **state)
     free(text);
 }
 
+/* Writes all of p[0..n) to the host's pipe `fd` (non-blocking), running
+ * the host meanwhile; reads what it answers into `out` (at most `cap`). */
+static void write_all(jpt_vfs_host *h, int fd, const char *p, size_t n, int answers,
+                      char *out, size_t cap, size_t *got)
+{
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k > 0) {
+            p += k;
+            n -= (size_t)k;
+        } else
+            assert_true(k < 0 && errno == EAGAIN);
+        while (jpt_vfs_host_dispatch(h) > 0)
+            ;
+        for (;;) {
+            char buf[4096];
+            k = read(answers, buf, sizeof(buf));
+            if (k <= 0)
+                break;
+            size_t take = (size_t)k < cap - 1 - *got ? (size_t)k : cap - 1 - *got;
+            memcpy(out + *got, buf, take);
+            *got += take;
+            out[*got] = '\0';
+        }
+    }
+}
+
+/* A line of max_message bytes is read; one byte more is answered -32600
+ * and dropped up to its newline, never held whole: a line of 100 MB from
+ * a tool costs the host no more than the limit. */
+static void a_line_at_its_limit_is_read_and_a_longer_one_dropped(void **state)
+{
+    (void)state;
+    jpt_files *files = NULL;
+    jpt_vfs_host *h = NULL;
+    int to_host[2], to_tool[2];
+    static char answers[1 << 16];
+    size_t got = 0;
+
+    assert_int_equal(jpt_files_new_memory(&files), JPT_OK);
+    jpt_vfs_host_options o = {.size = sizeof(o), .files = files, .request_timeout_ms = -1};
+    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+    jpt_files_free(files);
+    assert_int_equal(pipe2(to_host, O_CLOEXEC | O_NONBLOCK), 0);
+    assert_int_equal(pipe2(to_tool, O_CLOEXEC | O_NONBLOCK), 0);
+    assert_int_equal(jpt_vfs_host_attach(h, to_host[0], to_tool[1], "{\"name\":\"lines\"}"),
+                     JPT_OK);
+
+    /* The limit, JPT_VFS_CONTENT_LIMIT + JPT_VFS_ENVELOPE_LIMIT, padded
+     * with the blanks JSON allows. */
+    size_t limit = (size_t)JPT_VFS_CONTENT_LIMIT + JPT_VFS_ENVELOPE_LIMIT;
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fs.exists\","
+                               "\"params\":{\"path\":\"a\"}";
+    char *line = malloc(limit + 2);
+    assert_non_null(line);
+    memcpy(line, head, sizeof(head) - 1);
+    memset(line + sizeof(head) - 1, ' ', limit - sizeof(head));
+    line[limit - 1] = '}';
+    line[limit] = '\n';
+    write_all(h, to_host[1], line, limit + 1, to_tool[0], answers, sizeof(answers), &got);
+
+    /* One byte longer, and then a hundred megabytes. */
+    size_t before = tu_rss_reset();
+    memcpy(line, "{ ", 2);
+    memcpy(line + 2, head + 1, sizeof(head) - 2);
+    memset(line + sizeof(head), ' ', limit - sizeof(head));
+    line[limit] = '}';
+    line[limit + 1] = '\n';
+    write_all(h, to_host[1], line, limit + 2, to_tool[0], answers, sizeof(answers), &got);
+    memset(line, 'x', limit);
+    for (int i = 0; i < 10; i++)
+        write_all(h, to_host[1], line, limit, to_tool[0], answers, sizeof(answers), &got);
+    write_all(h, to_host[1], "\n", 1, to_tool[0], answers, sizeof(answers), &got);
+    assert_growth_bounded(before, "lines past the limit");
+    close(to_host[1]);
+    assert_int_equal(jpt_vfs_host_run(h, WAIT_MS), JPT_OK);
+
+    assert_non_null(strstr(answers, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"exists\":false}}\n"));
+    char refused[160];
+    snprintf(refused, sizeof(refused),
+             "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":"
+             "\"Invalid Request: message longer than the limit of %zu bytes\"}}\n",
+             limit);
+    const char *first = strstr(answers, refused);
+    assert_non_null(first);
+    assert_non_null(strstr(first + 1, refused));
+    jpt_vfs_host_free(h);
+    close(to_tool[0]);
+    free(line);
+}
+
 /* Asks of the policy prompt, held by the handler: each is a request taken
  * and not answered, so the host takes exactly JPT_VFS_MAX_REQUESTS of
  * them, then reads no more until some are answered. */
@@ -297,6 +389,7 @@ int main(void)
         cmocka_unit_test(a_grep_result_stops_at_its_limit),
         cmocka_unit_test(a_grep_line_past_its_limit_ends_the_file),
         cmocka_unit_test(requests_in_flight_stop_at_their_limit),
+        cmocka_unit_test(a_line_at_its_limit_is_read_and_a_longer_one_dropped),
     };
 
     tu_hygiene_begin();
