@@ -649,12 +649,15 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *                        JPT_VFS_GREP_LINE_LIMIT; http.* 6 times its
  *                        network.max_response_bytes (JSON escapes take up to
  *                        6 bytes a byte); process.run 6 times twice its
- *                        output_limit; an fs.* method of a host-supplied
- *                        backend (answered later) 6 times
+ *                        output_limit; on a host-supplied backend (which
+ *                        answers later) fs.read 6 times
+ *                        JPT_FILES_READ_LIMIT, fs.list_dir
  *                        JPT_VFS_CONTENT_LIMIT; each plus
- *                        JPT_VFS_REQUEST_OVERHEAD. The other fs.* methods
- *                        are answered as they start, their answer counted
- *                        as it is queued. A request waiting on the policy
+ *                        JPT_VFS_REQUEST_OVERHEAD, the whole worst case of
+ *                        the other methods. On the directory and memory
+ *                        backends fs.* but fs.grep are answered as they
+ *                        start, their answer counted as it is queued. A
+ *                        request waiting on the policy
  *                        prompt reserves nothing: it starts (as above) once
  *                        the prompt allows it
  *   fs.grep              its result holds at most JPT_VFS_GREP_RESULT_LIMIT

@@ -473,6 +473,12 @@ static size_t worst_case(const vfs_req *r)
 
     if (r->method == JPT__VFS_FS_GREP)
         return JPT_VFS_GREP_RESULT_LIMIT + JPT_VFS_GREP_LINE_LIMIT + JPT_VFS_REQUEST_OVERHEAD;
+    /* The others are in flight only on a host-supplied backend: fs.read's
+     * content, a listing's JSON, or an answer of a few members. */
+    if (r->method == JPT__VFS_FS_READ)
+        return escaped(JPT_FILES_READ_LIMIT);
+    if (r->method == JPT__VFS_FS_LIST_DIR)
+        return JPT_VFS_CONTENT_LIMIT + JPT_VFS_REQUEST_OVERHEAD;
     if (is_http(r->method))
         return escaped(s->policy->max_response);
     if (r->method == JPT__VFS_PROCESS_RUN) {
@@ -481,7 +487,7 @@ static size_t worst_case(const vfs_req *r)
         size_t limit = cmd != NULL ? cmd->output_limit : JPT_VFS_PROCESS_OUTPUT_LIMIT;
         return escaped(2 * limit);
     }
-    return escaped(JPT_VFS_CONTENT_LIMIT);
+    return JPT_VFS_REQUEST_OVERHEAD;
 }
 
 /* Submits the request, and holds its worst case from the answer budget
