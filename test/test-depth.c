@@ -1,7 +1,8 @@
 /* Issue 15 §1: no recursion whose depth a tool or a model controls. Deep
  * input goes in through the public API as a tool or a model would send it
  * (a tool's output, a question's schema, a tool definition, a model's
- * arguments, a VFS tool's messages, a tree of directories), and the work
+ * arguments, a VFS tool's messages, a tree of directories, a grep
+ * pattern), and the work
  * runs on a thread with a small stack, so that a recursion that follows
  * the input's depth shows as a crash. JSON deeper than JPT_JSON_MAX_DEPTH
  * is refused with a message naming the limit; JSON as deep as the limit
@@ -509,6 +510,45 @@ static void a_tree_of_directories_as_deep_as_paths_allow(void **state)
     assert_int_equal(o.rc, JPT_OK);
 }
 
+/* ---- fs.grep's pattern ------------------------------------------------------------------ */
+
+/* pcre2 compiles a group with a stack frame per level: a pattern nests at
+ * most JPT_VFS_GREP_NEST_LIMIT groups (pcre2's own 250 took some 150 KiB). */
+static void *grep_nested_groups(void *arg)
+{
+    outcome *o = arg;
+    char *pattern = nest(o->depth, "(", "x", ")");
+    char *params = printf_new("{\"pattern\":\"%s\"}", pattern);
+    jpt_files *f = NULL;
+    char *result = NULL;
+
+    if ((o->rc = jpt_files_new_memory(&f)) == JPT_OK &&
+        (o->rc = jpt_files_write(f, "a.txt", "x\n", 2)) == JPT_OK) {
+        o->rc = jpt_files_grep(f, params, &result);
+        o->text = strdup(o->rc == JPT_OK ? result : jpt_files_errmsg(f));
+    }
+    jpt_free(result);
+    jpt_files_free(f);
+    free(params);
+    free(pattern);
+    return NULL;
+}
+
+static void a_grep_pattern_nests_groups_up_to_its_limit(void **state)
+{
+    (void)state;
+    outcome past = {.depth = 250}, at = {.depth = JPT_VFS_GREP_NEST_LIMIT};
+
+    on_small_stack(grep_nested_groups, &past, SMALL_STACK / 2);
+    assert_int_equal(past.rc, JPT_ERR_INVALID);
+    assert_non_null(strstr(past.text, "parentheses are too deeply nested (at most 64 levels)"));
+    on_small_stack(grep_nested_groups, &at, SMALL_STACK / 2);
+    assert_int_equal(at.rc, JPT_OK);
+    assert_non_null(strstr(at.text, "\"content\":\"x\""));
+    free(past.text);
+    free(at.text);
+}
+
 /* ---- Cgroups a tool made ---------------------------------------------------------------- */
 
 /* A tool that can write its cgroup may nest cgroups in it; the registry
@@ -601,6 +641,7 @@ int main(void)
         cmocka_unit_test(deep_arguments_from_a_model),
         cmocka_unit_test(a_vfs_tool_sends_a_deep_result),
         cmocka_unit_test(a_tree_of_directories_as_deep_as_paths_allow),
+        cmocka_unit_test(a_grep_pattern_nests_groups_up_to_its_limit),
         cmocka_unit_test(cgroups_a_tool_nested_are_removed),
     };
 

@@ -663,7 +663,10 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *   fs.grep              its result holds at most JPT_VFS_GREP_RESULT_LIMIT
  *                        bytes of JSON ("truncated": true past them); a line
  *                        longer than JPT_VFS_GREP_LINE_LIMIT ends the search
- *                        of its file (its matches before the line are kept)
+ *                        of its file (its matches before the line are kept);
+ *                        a pattern nests at most JPT_VFS_GREP_NEST_LIMIT
+ *                        groups (pcre2 compiles a group with a stack frame
+ *                        per level), a deeper one is -32602 naming the limit
  *   http transfers       JPT_VFS_HTTP_MAX_ACTIVE at once; the others wait
  *                        their turn (their timeout starts with them)
  *   a tool that does not read: while answers wait that the tool's stdin
@@ -684,6 +687,7 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
 #define JPT_VFS_REQUEST_OVERHEAD (64u << 10)
 #define JPT_VFS_GREP_RESULT_LIMIT JPT_VFS_CONTENT_LIMIT
 #define JPT_VFS_GREP_LINE_LIMIT (8u << 20)
+#define JPT_VFS_GREP_NEST_LIMIT 64
 #define JPT_VFS_HTTP_MAX_ACTIVE 64
 
 /* JSON-RPC error codes of the VFS protocol, as they appear on the wire

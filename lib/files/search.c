@@ -24,6 +24,9 @@
 #define JIT_STACK_MIN (32u * 1024u)
 #define JIT_STACK_MAX (1024u * 1024u)
 
+#define JPT__FILES_STR_(x) #x
+#define JPT__FILES_STR(x) JPT__FILES_STR_(x)
+
 struct jpt__matcher {
     pcre2_general_context *gctx;
     pcre2_compile_context *cctx;
@@ -299,6 +302,10 @@ static int setup_contexts(jpt__matcher *m)
         (m->cctx = pcre2_compile_context_create(m->gctx)) == NULL ||
         (m->mctx = pcre2_match_context_create(m->gctx)) == NULL)
         return JPT_ERR_NOMEM;
+    /* pcre2 compiles a group with a stack frame per level (some 600 bytes
+     * each): its own limit, 250, takes 150 KiB of the host's stack for a
+     * pattern the tool or the model wrote (issue 15 §1). */
+    pcre2_set_parens_nest_limit(m->cctx, JPT_VFS_GREP_NEST_LIMIT);
     pcre2_set_match_limit(m->mctx, MATCH_LIMIT);
     pcre2_set_depth_limit(m->mctx, DEPTH_LIMIT);
     pcre2_set_heap_limit(m->mctx, HEAP_LIMIT_KIB);
@@ -350,7 +357,10 @@ int jpt__matcher_new(const char *pattern, size_t len, bool fixed, bool caseless,
             return jpt__err(e, JPT_ERR_NOMEM, "fs.grep: out of memory");
         pcre2_get_error_message(errcode, why, sizeof(why));
         return jpt__err(e, JPT_ERR_INVALID, "fs.grep: the pattern does not compile at offset "
-                        "%zu: %s", (size_t)erroff, (const char *)why);
+                        "%zu: %s%s", (size_t)erroff, (const char *)why,
+                        errcode == PCRE2_ERROR_PARENTHESES_NEST_TOO_DEEP
+                            ? " (at most " JPT__FILES_STR(JPT_VFS_GREP_NEST_LIMIT) " levels)"
+                            : "");
     }
     if ((m->md = pcre2_match_data_create_from_pattern(m->code, m->gctx)) == NULL ||
         setup_jit(m) < 0) {
