@@ -655,11 +655,13 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *                        JPT_VFS_CONTENT_LIMIT; each plus
  *                        JPT_VFS_REQUEST_OVERHEAD, the whole worst case of
  *                        the other methods. On the directory and memory
- *                        backends fs.* but fs.grep are answered as they
- *                        start, their answer counted as it is queued. A
- *                        request waiting on the policy
- *                        prompt reserves nothing: it starts (as above) once
- *                        the prompt allows it
+ *                        backends every fs.* method but fs.grep is answered
+ *                        as it starts, its answer counted as it is queued.
+ *                        A request waiting on the policy prompt reserves
+ *                        nothing: it starts (as above) once allowed
+ *   process.run          as many processes at once as the budget holds
+ *                        their worst cases: 5 with the default output_limit,
+ *                        about a thousand with the smallest (64 bytes)
  *   fs.grep              its result holds at most JPT_VFS_GREP_RESULT_LIMIT
  *                        bytes of JSON ("truncated": true past them); a line
  *                        longer than JPT_VFS_GREP_LINE_LIMIT ends the search
