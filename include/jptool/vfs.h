@@ -660,7 +660,7 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *                        A request waiting on the policy prompt reserves
  *                        nothing: it starts (as above) once allowed
  *   process.run          as many processes at once as the budget holds
- *                        their worst cases: 5 with the default output_limit,
+ *                        their worst cases: 6 with the default output_limit,
  *                        about a thousand with the smallest (64 bytes)
  *   fs.grep              its result holds at most JPT_VFS_GREP_RESULT_LIMIT
  *                        bytes of JSON ("truncated": true past them); a line
