@@ -209,7 +209,8 @@ static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *en
 
     /* vfs.h, "Bounds": the result stays within JPT_VFS_GREP_RESULT_LIMIT,
      * its end included; what does not fit truncates it. */
-    if (g->stop || entry_size(g, (size_t)(end - p)) > JPT_VFS_GREP_RESULT_LIMIT - 64 - b->len) {
+    if (g->stop || b->len + 64 > JPT_VFS_GREP_RESULT_LIMIT ||
+        entry_size(g, (size_t)(end - p)) > JPT_VFS_GREP_RESULT_LIMIT - 64 - b->len) {
         g->truncated = g->stop = true;
         return JPT_OK;
     }
