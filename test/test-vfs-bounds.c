@@ -6,6 +6,7 @@
  * a host that queued every answer grew by gigabytes. Each bound is also
  * met at its limit: the requests taken, fs.grep's result and its longest
  * line. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -326,6 +327,64 @@ static void a_line_at_its_limit_is_read_and_a_longer_one_dropped(void **state)
     free(line);
 }
 
+/* The host's children running `name` (process.run's processes). */
+static int children_named(const char *name)
+{
+    DIR *d = opendir("/proc");
+    int count = 0;
+
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char path[300], stat[512];
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (f == NULL)
+            continue;
+        size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        char comm[64];
+        int ppid;
+        const char *close = strrchr(stat, ')');
+        if (close == NULL || sscanf(close + 2, "%*c %d", &ppid) != 1)
+            continue;
+        snprintf(comm, sizeof(comm), "(%s)", name);
+        if (ppid == getpid() && strstr(stat, comm) != NULL)
+            count++;
+    }
+    closedir(d);
+    return count;
+}
+
+/* process.run's processes at once: as many as the answer budget holds
+ * their worst case, six at the default output_limit (vfs.h, "Bounds"),
+ * however many the tool asks for. */
+static void processes_at_once_stop_at_their_limit(void **state)
+{
+    (void)state;
+    enum { AT_ONCE = 6 };
+    char sandbox[256], params[256];
+    snprintf(sandbox, sizeof(sandbox), "{\"commands\":{\"%s\":{}}}", TOOL("sleep-ms"));
+    snprintf(params, sizeof(params), "{\"program\":\"%s\",\"args\":[\"%d\"]}",
+             TOOL("sleep-ms"), WAIT_MS);
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .sandbox_json = sandbox,
+                              .request_timeout_ms = -1, .kill_grace_ms = 200,
+                              .sandbox_mode = tu_sandbox_mode()};
+    const char *argv[] = {FLOOD, "20", "process.run", params, "drain", NULL};
+    jpt_vfs_host *h = NULL;
+
+    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+    assert_int_equal(jpt_vfs_host_spawn(h, argv, "{\"name\":\"flood\"}"), JPT_OK);
+    uint64_t deadline = ru_now_ms() + (uint64_t)WAIT_MS;
+    while (children_named("sleep-ms") < AT_ONCE && ru_now_ms() < deadline)
+        assert_int_equal(jpt_vfs_host_run(h, 10), JPT_ERR_TIMEOUT);
+    assert_int_equal(children_named("sleep-ms"), AT_ONCE);
+    /* A while more (the tool wrote all twenty long ago): no seventh. */
+    assert_int_equal(jpt_vfs_host_run(h, 300), JPT_ERR_TIMEOUT);
+    assert_int_equal(children_named("sleep-ms"), AT_ONCE);
+    jpt_vfs_host_free(h);
+}
+
 /* Asks of the policy prompt, held by the handler: each is a request taken
  * and not answered, so the host takes exactly JPT_VFS_MAX_REQUESTS of
  * them, then reads no more until some are answered. */
@@ -389,6 +448,7 @@ int main(void)
         cmocka_unit_test(a_grep_result_stops_at_its_limit),
         cmocka_unit_test(a_grep_line_past_its_limit_ends_the_file),
         cmocka_unit_test(requests_in_flight_stop_at_their_limit),
+        cmocka_unit_test(processes_at_once_stop_at_their_limit),
         cmocka_unit_test(a_line_at_its_limit_is_read_and_a_longer_one_dropped),
     };
 
