@@ -9,6 +9,11 @@
 #include <sys/wait.h>
 
 #include <jansson.h>
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #include "test-util.h"
 #include "sandbox/sandbox.h"
@@ -186,6 +191,53 @@ void tu_sweep(const char *what, int (*op)(void *ctx), void *ctx)
 size_t tu_live_bytes(void)
 {
     return live_bytes;
+}
+
+/* The `key` line of /proc/self/status, in KiB. */
+static size_t status_kib(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    size_t kib = 0, n = strlen(key);
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (strncmp(line, key, n) == 0 && line[n] == ':')
+            kib = strtoul(line + n + 1, NULL, 10);
+    fclose(f);
+    assert_true(kib > 0);
+    return kib;
+}
+
+size_t tu_rss_reset(void)
+{
+    /* Memory freed before is given back first, so that what the test
+     * allocates shows as growth rather than reusing it. */
+    malloc_trim(0);
+    FILE *f = fopen("/proc/self/clear_refs", "we");
+
+    /* "5" resets the peak resident size to the current one (proc(5)). */
+    assert_non_null(f);
+    assert_true(fputs("5", f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    return status_kib("VmRSS");
+}
+
+size_t tu_rss_peak(void)
+{
+    return status_kib("VmHWM");
+}
+
+unsigned tu_rss_factor(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 3;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return 3;
+#endif
+#endif
+    return RUNNING_ON_VALGRIND ? 3 : 1;
 }
 
 size_t tu_peak_bytes(void)

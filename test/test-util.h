@@ -45,6 +45,18 @@ void tu_sweep(const char *what, int (*op)(void *ctx), void *ctx);
 size_t tu_live_bytes(void);
 size_t tu_peak_bytes(void);
 
+/* The process's resident memory from /proc/self/status, in KiB: the peak
+ * (VmHWM) since tu_rss_reset(), which starts a new peak (clear_refs) and
+ * returns the resident size now (VmRSS). Issue 15 §6 measures the host's
+ * memory with these, from the outside. */
+size_t tu_rss_reset(void);
+size_t tu_rss_peak(void);
+/* How many times the resident sizes are inflated here: 3 under
+ * AddressSanitizer (shadow memory, the quarantine of freed blocks) or
+ * valgrind (its shadow memory), else 1. A bound on memory growth is
+ * multiplied by it. */
+unsigned tu_rss_factor(void);
+
 /* RFD 058's waiting example: two text blocks of context and question
  * "hunk_3" with an enum schema and a default. */
 extern const char tu_rfd058_waiting[];

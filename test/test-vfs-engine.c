@@ -595,18 +595,19 @@ static char *nested(size_t depth)
     return s;
 }
 
-static void deep_nesting_is_refused_past_512_levels(void **state)
+/* JPT_JSON_MAX_DEPTH (256) levels are read, one more is refused. */
+static void deep_nesting_is_refused_past_the_depth_limit(void **state)
 {
     host h;
 
     (void)state;
     host_open(&h, NULL);
-    char *ok = nested(512), *deep = nested(513);
+    char *ok = nested(JPT_JSON_MAX_DEPTH), *deep = nested(JPT_JSON_MAX_DEPTH + 1);
     feed(&h, ok);
     assert_string_equal(jpt__vfs_call_params(only_call(&h))->path, "deep");
     feed(&h, deep);
     expect_error(&h, "null", JPT_VFS_E_PARSE,
-                 "Parse error: invalid JSON at byte 558: nested deeper than 512 levels");
+                 "Parse error: invalid JSON at byte 302: nested deeper than 256 levels");
     free(ok);
     free(deep);
     host_close(&h);
@@ -1636,7 +1637,7 @@ int main(void)
         cmocka_unit_test(ids_of_other_types_are_invalid_requests_with_id_null),
         cmocka_unit_test(invalid_json_is_a_parse_error_with_id_null),
         cmocka_unit_test(nul_bytes_and_invalid_utf8_are_parse_errors),
-        cmocka_unit_test(deep_nesting_is_refused_past_512_levels),
+        cmocka_unit_test(deep_nesting_is_refused_past_the_depth_limit),
         cmocka_unit_test(valid_json_that_is_not_a_request_is_invalid),
         cmocka_unit_test(a_batch_of_notifications_is_not_answered),
         cmocka_unit_test(the_json_rpc_specification_examples_are_answered_as_it_says),

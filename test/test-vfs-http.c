@@ -6,8 +6,9 @@
  * redirects off and hop by hop, the size limit, the timeout, TLS
  * verification, ${VAR} headers whose values never reach the tool, base64
  * bodies, fifty transfers at once while fs.* requests go on being
- * answered, a session's most at once (64), and the registry's "vfs"
- * runtime. Issue 15 §5: secrets only for URLs whose entry names them
+ * answered, a session's most at once (64), the registry's "vfs" runtime,
+ * and the host's memory when a tool reads none of its answers. Issue 15
+ * §5: secrets only for URLs whose entry names them
  * (never for an asked one, nor a redirect's hop outside them), reflected
  * back in every form and encoding yet never seen, paths matched as the
  * server reads them, and host names that lead to this machine or its
@@ -1346,8 +1347,12 @@ static void bad_headers_are_refused(void **state)
 static void fifty_transfers_at_once_while_files_are_served(void **state)
 {
     (void)state;
+    /* Each transfer holds its worst case of the tool's answer budget
+     * (vfs.h, "Bounds"): fifty fit with responses of 64 KiB at most. */
     char *end = probe(
-        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'timeout_ms':%d}}", WAIT_MS),
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'timeout_ms':%d,"
+            "'max_response_bytes':65536}}",
+            WAIT_MS),
         fmt("{'submit_then':{'submit':{'method':'http.get','params':"
             "{'url':'http://127.0.0.1:$P/gate?name=held'},'count':50},'then':["
             "{'method':'fs.read','params':{'path':'hello.txt'}},"
@@ -1375,7 +1380,9 @@ static void a_session_runs_at_most_64_transfers_at_once(void **state)
 {
     (void)state;
     char *end = probe(
-        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'timeout_ms':%d}}", WAIT_MS / 20),
+        fmt("{'network':{'allow':['http://127.0.0.1:$P/'],'timeout_ms':%d,"
+            "'max_response_bytes':65536}}",
+            WAIT_MS / 20),
         fmt("{'submit_then':{'submit':{'method':'http.get','params':"
             "{'url':'http://127.0.0.1:$P/gate?name=cap&open_at=65'},'count':70},'then':["
             "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/peak?name=cap'}}]}}"),
@@ -1419,6 +1426,46 @@ static void a_registry_vfs_tool_fetches(void **state)
     jpt_registry_free(r);
 }
 
+/* ---- Memory ------------------------------------------------------------------------ */
+
+/* vfs.h, "Bounds": a hundred http.get of 9 MB bodies from a tool that
+ * reads none of its answers (test/tools/vfs-flood). A host that fetched
+ * them all and queued every answer held 900 MB; this one starts a
+ * transfer only while the answer budget has room for its worst case, and
+ * stops the tool once it has read nothing for its request timeout. */
+static void transfers_never_read_stay_within_the_budget(void **state)
+{
+    (void)state;
+    char *sandbox = strdup(fmt("{'network':{'allow':['http://127.0.0.1:$P/bytes']}}"));
+    char *params = strdup(fmt("{'url':'http://127.0.0.1:$P/bytes?n=9000000'}"));
+    jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .sandbox_json = sandbox,
+                              .request_timeout_ms = 2000, .kill_grace_ms = 200,
+                              .sandbox_mode = tu_sandbox_mode()};
+    const char *argv[] = {TOOL("vfs-flood"), "100", "http.get", params, NULL};
+    jpt_vfs_host *h = NULL;
+    jpt_state *st = NULL;
+    char *text = NULL;
+
+    size_t before = tu_rss_reset();
+    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
+    assert_int_equal(jpt_vfs_host_spawn(h, argv, "{\"name\":\"flood\"}"), JPT_OK);
+    assert_int_equal(jpt_vfs_host_run(h, WAIT_MS), JPT_OK);
+    size_t growth = tu_rss_peak() - before;
+    size_t bound = (size_t)4 * (JPT_VFS_ANSWER_BUDGET >> 10) * tu_rss_factor();
+    print_message("[ MEMORY   ] 100 http.get never read: the host grew by %zu KiB at its peak "
+                  "(bound %zu KiB)\n",
+                  growth, bound);
+    assert_true(growth < bound);
+    assert_int_equal(jpt_vfs_host_state(h, &st), JPT_OK);
+    assert_int_equal(jpt_state_render(st, NULL, &text), JPT_OK);
+    assert_non_null(strstr(text, "The tool read none of the "));
+    jpt_free(text);
+    jpt_state_unref(st);
+    jpt_vfs_host_free(h);
+    free(sandbox);
+    free(params);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1453,6 +1500,7 @@ int main(void)
         cmocka_unit_test(fifty_transfers_at_once_while_files_are_served),
         cmocka_unit_test(a_session_runs_at_most_64_transfers_at_once),
         cmocka_unit_test(a_registry_vfs_tool_fetches),
+        cmocka_unit_test(transfers_never_read_stay_within_the_budget),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

@@ -16,6 +16,12 @@
  *    (jpt_files_entry, jpt_vfs_http_header) have no size and never change;
  *    every other type is opaque. Checked against each release: README "ABI".
  *  - Strings cross the API as NUL-terminated UTF-8; JSON crosses it as text.
+ *    Every JSON text the library reads (tool output, tool definitions, a
+ *    model's calls and arguments, answers, schemas, VFS messages) nests at
+ *    most JPT_JSON_MAX_DEPTH arrays and objects; deeper text is refused as
+ *    malformed, with a message naming the limit, so that no walk of a value
+ *    (parsing, checking, copying, writing) runs deeper than that whatever a
+ *    tool or a model sends.
  *  - NULL for the object a function works on is never a crash: a function
  *    that returns a status returns JPT_ERR_INVALID (so does a getter of a
  *    status-like int: a kind, a type, a target, an fd); a yes/no or a count
@@ -59,6 +65,12 @@ extern "C" {
 #define JPT_ERR_AGAIN -12       /* nothing ready (event queue empty, not done) */
 #define JPT_ERR_SANDBOX -13     /* sandbox required but not enforceable here */
 #define JPT_ERR_LIMIT -14       /* size or count limit */
+
+/* The deepest nesting of arrays and objects in JSON text the library
+ * reads (see "ABI promises" above): "[[1]]" nests 2. Deep enough for any
+ * schema or result a tool means (serde_json stops at 128), shallow enough
+ * that every walk of a value fits a 256 KiB stack, sanitizers included. */
+#define JPT_JSON_MAX_DEPTH 256
 
 /* The library version as "MAJOR.MINOR.PATCH", e.g. "0.1.0". Static storage. */
 JPT_EXPORT const char *jpt_version(void);

@@ -949,6 +949,77 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
 #define JPT_VFS_CONTENT_LIMIT 10485760
 #define JPT_VFS_ENVELOPE_LIMIT 65536
 
+/* ---- Bounds: what one tool can make the host hold -------------------------
+ * Every size a tool controls is bounded, per tool (a standalone host's
+ * tool, or each "vfs" tool of a registry), whatever it writes and whether
+ * or not it reads what it is sent:
+ *
+ *   a line               max_message bytes (default JPT_VFS_CONTENT_LIMIT +
+ *                        JPT_VFS_ENVELOPE_LIMIT); a longer one is answered
+ *                        -32600 and dropped up to its newline, never kept
+ *                        whole
+ *   JSON nesting         JPT_JSON_MAX_DEPTH arrays and objects (common.h);
+ *                        a deeper message is answered -32700
+ *   requests             JPT_VFS_MAX_REQUESTS taken and not answered yet,
+ *                        their params JPT_VFS_MAX_REQUEST_BYTES in all: past
+ *                        either, the host reads nothing more from the tool
+ *                        (it blocks writing) until answers go out
+ *   answers              JPT_VFS_ANSWER_BUDGET: the answers waiting to be
+ *                        written to the tool, plus the worst case of each
+ *                        answer being worked out (below). While they pass
+ *                        it, the host starts no request of the tool (one
+ *                        that was read waits, in order) and reads no more
+ *                        of its output; one request always runs, so a
+ *                        request whose worst case alone passes the budget
+ *                        still runs, alone
+ *   a request's worst case, reserved from the budget while it runs:
+ *                        fs.grep JPT_VFS_GREP_RESULT_LIMIT +
+ *                        JPT_VFS_GREP_LINE_LIMIT; http.* 6 times its
+ *                        network.max_response_bytes (JSON escapes take up to
+ *                        6 bytes a byte); process.run 6 times twice its
+ *                        output_limit; on a host-supplied backend (which
+ *                        answers later) fs.read 6 times
+ *                        JPT_FILES_READ_LIMIT, fs.list_dir
+ *                        JPT_VFS_CONTENT_LIMIT; each plus
+ *                        JPT_VFS_REQUEST_OVERHEAD, the whole worst case of
+ *                        the other methods. On the directory and memory
+ *                        backends every fs.* method but fs.grep is answered
+ *                        as it starts, its answer counted as it is queued.
+ *                        A request waiting on the policy prompt reserves
+ *                        nothing: it starts (as above) once allowed
+ *   process.run          as many processes at once as the budget holds
+ *                        their worst cases: 6 with the default output_limit,
+ *                        about a thousand with the smallest (64 bytes)
+ *   fs.grep              its result holds at most JPT_VFS_GREP_RESULT_LIMIT
+ *                        bytes of JSON ("truncated": true past them); a line
+ *                        longer than JPT_VFS_GREP_LINE_LIMIT ends the search
+ *                        of its file (its matches before the line are kept);
+ *                        a pattern nests at most JPT_VFS_GREP_NEST_LIMIT
+ *                        groups (pcre2 compiles a group with a stack frame
+ *                        per level), a deeper one is -32602 naming the limit
+ *   http transfers       JPT_VFS_HTTP_MAX_ACTIVE at once; the others wait
+ *                        their turn (their timeout starts with them)
+ *   a tool that does not read: while answers wait that the tool's stdin
+ *                        does not take, a tool that reads none of them for
+ *                        request_timeout_ms (jpt_vfs_host_options; a
+ *                        registry tool's definition) is stopped, its error
+ *                        state saying "The tool read none of the N bytes
+ *                        waiting for it for T ms …". With no request timeout
+ *                        (-1) it is never stopped for it, and holds no more
+ *                        than the bounds above
+ *
+ * So one tool holds at most about: its line (max_message), its requests'
+ * params (JPT_VFS_MAX_REQUEST_BYTES), JPT_VFS_ANSWER_BUDGET plus the worst
+ * case of one more request, and 256 KiB queued for its stdin pipe. */
+#define JPT_VFS_MAX_REQUESTS 16384
+#define JPT_VFS_MAX_REQUEST_BYTES (64u << 20)
+#define JPT_VFS_ANSWER_BUDGET (64u << 20)
+#define JPT_VFS_REQUEST_OVERHEAD (64u << 10)
+#define JPT_VFS_GREP_RESULT_LIMIT JPT_VFS_CONTENT_LIMIT
+#define JPT_VFS_GREP_LINE_LIMIT (8u << 20)
+#define JPT_VFS_GREP_NEST_LIMIT 64
+#define JPT_VFS_HTTP_MAX_ACTIVE 64
+
 /* JSON-RPC error codes of the VFS protocol, as they appear on the wire
  * (D11 "Error codes", plus JSON-RPC 2.0's parse error and internal error).
  * The host answers as JSON-RPC 2.0 says where D11 is silent: a message

@@ -1,5 +1,6 @@
 /* Glue between jansson and the library: its allocations through our hook,
  * serialisation into our buffers. */
+#include <stdio.h>
 #include <string.h>
 
 #include "json.h"
@@ -110,6 +111,47 @@ const char *jpt__json_type_name(const json_t *v)
     return "unknown";
 }
 
+/* Issue 15 §1: no recursion whose depth a tool or a model controls.
+ * jansson's parser takes a stack frame per level of nesting (up to its own
+ * limit of 2048 levels, some 300 bytes each), and so do its writer, copy,
+ * comparison and free, and the library's own walks of a value (schema
+ * checks, the providers' schema forms, argument checks). Every JSON text
+ * the library reads comes through jpt__json_load(), so text nested deeper
+ * than JPT_JSON_MAX_DEPTH is refused here, before anything recurses: its
+ * brackets are counted in one pass, without recursion, strings skipped. */
+static bool too_deep(const char *p, size_t n, json_error_t *err)
+{
+    size_t depth = 0;
+    bool in_string = false;
+
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth <= JPT_JSON_MAX_DEPTH)
+                continue;
+            const char *line = p;
+            for (const char *nl; (nl = memchr(line, '\n', (size_t)(p + i - line))) != NULL;)
+                line = nl + 1, err->line++;
+            err->line++;
+            err->column = (int)(p + i - line) + 1;
+            err->position = (int)i;
+            snprintf(err->text, sizeof(err->text) - 1,
+                     "nested deeper than %d levels (JPT_JSON_MAX_DEPTH)", JPT_JSON_MAX_DEPTH);
+            return true;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return false;
+}
+
 int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
                    json_error_t *err)
 {
@@ -118,6 +160,9 @@ int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
     /* Some of jansson's failure paths leave `err` unset; json_error_code()
      * must not read garbage then. */
     memset(err, 0, sizeof(*err));
+    *out = NULL;
+    if (too_deep(data, len, err))
+        return JPT_ERR_INVALID;
     *out = json_loadb(data, len, flags, err);
     if (*out != NULL)
         return JPT_OK;

@@ -241,10 +241,25 @@ static int put_number(jpt__buf *b, const char *before, uint64_t n, const char *a
     return JPT_OK;
 }
 
+/* The most a line's entry can add to the result: its path and content
+ * escaped (up to 6 bytes a byte) and the members around them. */
+static size_t entry_size(const jpt__grep *g, size_t content)
+{
+    return (strlen(g->rel) + content) * 6 + 128;
+}
+
 static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *end, bool match)
 {
     jpt__buf *b = &g->out;
     int rc = JPT_OK;
+
+    /* vfs.h, "Bounds": the result stays within JPT_VFS_GREP_RESULT_LIMIT,
+     * its end included; what does not fit truncates it. */
+    if (g->stop || b->len + 64 > JPT_VFS_GREP_RESULT_LIMIT ||
+        entry_size(g, (size_t)(end - p)) > JPT_VFS_GREP_RESULT_LIMIT - 64 - b->len) {
+        g->truncated = g->stop = true;
+        return JPT_OK;
+    }
 
     /* A file's entry opens with its first line, which is a match or the
      * context before one: files without a match never appear. */
@@ -390,7 +405,7 @@ static int search_region(jpt__grep *g, size_t limit, uint64_t deadline)
     const char *line, *le;
     int rc;
 
-    while (g->pos < limit) {
+    while (g->pos < limit && !g->stop) {
         int found = jpt__matcher_find(g->m, g->buf + g->pos, g->buf + limit, &line, &le);
         if (found == JPT_ERR_LIMIT) {
             /* The line is skipped and said to be; the search goes on (rg
@@ -453,7 +468,8 @@ static int grow(jpt__grep *g, size_t need)
 }
 
 /* Makes room for a read of `want` bytes as ripgrep's line buffer does:
- * what is kept moves to the front, and a buffer full of one line grows. */
+ * what is kept moves to the front, and a buffer full of one line grows.
+ * Returns 1, 0 when the line is too long to search, or an error. */
 static int make_room(jpt__grep *g, size_t want)
 {
     size_t shift = g->start;
@@ -466,7 +482,12 @@ static int make_room(jpt__grep *g, size_t want)
         g->lpos -= shift;
         g->after_pos = g->after_pos >= shift ? g->after_pos - shift : 0;
     }
-    return grow(g, g->end + g->hold + want);
+    /* vfs.h, "Bounds": a line longer than JPT_VFS_GREP_LINE_LIMIT ends the
+     * file's search. */
+    if (g->end + g->hold >= JPT_VFS_GREP_LINE_LIMIT)
+        return 0;
+    int rc = grow(g, g->end + g->hold + want);
+    return rc < 0 ? rc : 1;
 }
 
 /* What is kept for the next block: the last `context` lines before pos. */
@@ -582,8 +603,14 @@ static int read_block(jpt__grep *g)
     int rc;
 
     keep_context(g);
-    if ((rc = make_room(g, want)) < 0)
+    if ((rc = make_room(g, want)) <= 0) {
+        if (rc == 0) {
+            /* Too long a line: nothing more of the file is searched. */
+            g->region = g->pos;
+            g->region_last = true;
+        }
         return rc;
+    }
     g->region = g->pos;
     g->region_last = true;
     long got = read_more(g, want);

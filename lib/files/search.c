@@ -42,6 +42,9 @@
 /* How lines are found (see the file's comment). */
 enum { BY_LITERAL, BY_BLOCK, BY_LINE };
 
+#define JPT__FILES_STR_(x) #x
+#define JPT__FILES_STR(x) JPT__FILES_STR_(x)
+
 struct jpt__matcher {
     pcre2_general_context *gctx;
     pcre2_compile_context *cctx;
@@ -725,6 +728,10 @@ static int setup_contexts(jpt__matcher *m)
     /* Lines end at '\n' alone, as in ripgrep without --crlf: a '\r'
      * before it is part of the line. */
     pcre2_set_newline(m->cctx, PCRE2_NEWLINE_LF);
+    /* pcre2 compiles a group with a stack frame per level (some 600 bytes
+     * each): its own limit, 250, takes 150 KiB of the host's stack for a
+     * pattern the tool or the model wrote (issue 15 §1). */
+    pcre2_set_parens_nest_limit(m->cctx, JPT_VFS_GREP_NEST_LIMIT);
     pcre2_set_match_limit(m->mctx, MATCH_LIMIT);
     pcre2_set_heap_limit(m->mctx, HEAP_LIMIT_KIB);
     return JPT_OK;
@@ -782,7 +789,10 @@ int jpt__matcher_new(const char *pattern, size_t len, bool fixed, bool caseless,
             return jpt__err(e, JPT_ERR_NOMEM, "fs.grep: out of memory");
         pcre2_get_error_message(errcode, why, sizeof(why));
         return jpt__err(e, JPT_ERR_INVALID, "fs.grep: the pattern does not compile at offset "
-                        "%zu: %s", (size_t)erroff, (const char *)why);
+                        "%zu: %s%s", (size_t)erroff, (const char *)why,
+                        errcode == PCRE2_ERROR_PARENTHESES_NEST_TOO_DEEP
+                            ? " (at most " JPT__FILES_STR(JPT_VFS_GREP_NEST_LIMIT) " levels)"
+                            : "");
     }
     if (plan(m, pattern, len, fixed, caseless) < 0 ||
         (m->md = pcre2_match_data_create_from_pattern(m->code, m->gctx)) == NULL ||

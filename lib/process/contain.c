@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,28 +96,74 @@ static int make_cgroup(jpt__contain *ct, uint64_t *number, jpt__errbuf *err)
     }
 }
 
-/* rmdir of the cgroup and of any it holds (a tool may have made its own):
- * 0, or -1 with errno (EBUSY while a process is in it). */
-static int remove_tree(int parent, const char *name)
+/* The name of the first directory in `dir`, into `out`: 1, 0 when it
+ * holds none, -1 with errno. */
+static int first_subdir(int dir, char out[NAME_MAX + 1])
 {
-    if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
-        return 0;
-    if (errno != EBUSY)
-        return -1;
-    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = dup(dir);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     struct dirent *e;
+    int found = 0;
+
     if (d == NULL) {
         if (fd >= 0)
             close(fd);
-        errno = EBUSY;
         return -1;
     }
-    while ((e = readdir(d)) != NULL)
-        if (e->d_type == DT_DIR && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            remove_tree(dirfd(d), e->d_name);
+    while (found == 0 && (e = readdir(d)) != NULL)
+        if (e->d_type == DT_DIR && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(out, NAME_MAX + 1, "%s", e->d_name);
+            found = 1;
+        }
     closedir(d);
-    return unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
+    return found;
+}
+
+/* Removes one cgroup without children beneath parent/name (name itself
+ * when it has none): 0, or -1 with errno (EBUSY when a process is in it). */
+static int remove_a_leaf(int parent, const char *name)
+{
+    char names[2][NAME_MAX + 1];
+    int up = dup(parent), cur = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = -1, at = 0;
+
+    snprintf(names[0], sizeof(names[0]), "%s", name);
+    while (up >= 0 && cur >= 0) {
+        int found = first_subdir(cur, names[1 - at]);
+        if (found <= 0) {
+            rc = found < 0 ? -1 : unlinkat(up, names[at], AT_REMOVEDIR);
+            break;
+        }
+        close(up);
+        up = cur;
+        at = 1 - at;
+        cur = openat(up, names[at], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+    int saved = errno;
+    if (up >= 0)
+        close(up);
+    if (cur >= 0)
+        close(cur);
+    errno = saved;
+    return rc;
+}
+
+/* rmdir of the cgroup and of any it holds (a tool may have made its own):
+ * 0, or -1 with errno (EBUSY while a process is in it). Without recursion
+ * (issue 15 §1: a tool that can write its cgroup decides how deep it
+ * nests): the deepest cgroups go first, one at a time, with two fds open. */
+static int remove_tree(int parent, const char *name)
+{
+    for (;;) {
+        if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+            return 0;
+        if (errno != EBUSY)
+            return -1;
+        /* Busy: it holds cgroups (removed next), or processes (EBUSY). One
+         * that vanished meanwhile is looked for again. */
+        if (remove_a_leaf(parent, name) < 0 && errno != ENOENT)
+            return -1;
+    }
 }
 
 static void kill_cgroup(jpt__contain *ct, uint64_t number)

@@ -531,16 +531,33 @@ static json_t *plain_top(build *b, json_t *schema)
 
 /* ---- Conversions shared by the Gemini and strict forms -------------------------- */
 
+/* The member `key` of `m` as m's own copy (one level deep), to change
+ * without changing the schema it came from. */
+static json_t *own_member(build *b, json_t *m, const char *key)
+{
+    json_t *v = json_object_get(m, key);
+
+    if (!json_is_object(v) && !json_is_array(v))
+        return v;
+    put(b, m, key, json_copy(v));
+    return json_object_get(m, key);
+}
+
 /* allOf's branches merged into one schema (their properties, required and
  * other keywords; the first wins), so that the forms without allOf keep
- * what it says. New reference. */
+ * what it says. New reference, which the caller only reads: a schema
+ * without allOf is itself, and a merged one shares what it did not change
+ * (copying each level whole made a deep schema cost its depth times its
+ * size). */
 static json_t *merged(build *b, const json_t *s)
 {
     const json_t *all = json_object_get(s, "allOf");
-    json_t *m = json_deep_copy(s);
     const json_t *branch;
     size_t i;
 
+    if (all == NULL)
+        return json_incref((json_t *)s);
+    json_t *m = json_copy((json_t *)s);
     if (m == NULL) {
         b->nomem = true;
         return NULL;
@@ -548,12 +565,12 @@ static json_t *merged(build *b, const json_t *s)
     json_object_del(m, "allOf");
     json_array_foreach(all, i, branch) {
         json_t *part = merged(b, branch);
-        json_t *props = json_object_get(m, "properties");
+        json_t *props = own_member(b, m, "properties");
         json_t *more = json_object_get(part, "properties");
         if (json_is_object(props) && json_is_object(more) &&
             json_object_update_missing(props, more) < 0)
             b->nomem = true;
-        json_t *req = json_object_get(m, "required");
+        json_t *req = own_member(b, m, "required");
         if (json_is_array(req) && json_is_array(json_object_get(part, "required")) &&
             json_array_extend(req, json_object_get(part, "required")) < 0)
             b->nomem = true;
@@ -855,7 +872,8 @@ static json_t *strict_node(build *b, const json_t *m)
     bool nullable;
     const char *type = main_type(m, &nullable);
     const json_t *declared = json_object_get(m, "type");
-    out = json_is_array(declared) ? json_pack("{s:O}", "type", declared)
+    /* A copy: make_nullable adds to it, and `declared` is the tool's. */
+    out = json_is_array(declared) ? json_pack("{s:o}", "type", json_copy((json_t *)declared))
                                   : json_pack("{s:s}", "type", type);
     if (nullable && !json_is_array(declared) && strcmp(type, "null") != 0)
         make_nullable(b, out);

@@ -39,6 +39,13 @@ typedef struct regex_slot {
     jpt__schema_regex re;
 } regex_slot;
 
+/* The checker recurses once per level of the schema, at most
+ * JPT_JSON_MAX_DEPTH (jpt__json_load refuses deeper text): the keywords
+ * that build a message in a buffer of their own are kept out of the
+ * recursive frame, so a level costs little stack (test-depth checks it on
+ * a 256 KiB stack, under sanitizers too). */
+#define LEAF __attribute__((noinline))
+
 typedef struct checker {
     const json_t *root; /* what a $ref's pointer starts from */
     jpt__buf path;      /* JSON Pointer of the value being checked */
@@ -196,7 +203,7 @@ static void describe(const json_t *v, char *out, size_t n)
 
 static bool check(checker *c, const json_t *schema, const json_t *v);
 
-static bool check_type(checker *c, const json_t *type, const json_t *v)
+LEAF static bool check_type(checker *c, const json_t *type, const json_t *v)
 {
     char expected[128];
 
@@ -219,7 +226,7 @@ static bool check_type(checker *c, const json_t *type, const json_t *v)
                     jpt__json_type_name(v));
 }
 
-static bool check_enum_const(checker *c, const json_t *schema, const json_t *v)
+LEAF static bool check_enum_const(checker *c, const json_t *schema, const json_t *v)
 {
     const json_t *options = json_object_get(schema, "enum");
     const json_t *constant = json_object_get(schema, "const");
@@ -248,7 +255,7 @@ static bool check_enum_const(checker *c, const json_t *schema, const json_t *v)
     return true;
 }
 
-static bool check_number(checker *c, const json_t *schema, const json_t *v)
+LEAF static bool check_number(checker *c, const json_t *schema, const json_t *v)
 {
     static const struct {
         const char *keyword;
@@ -314,7 +321,7 @@ static bool pattern_matches(checker *c, const json_t *pattern, const char *s, si
     return rc == 1;
 }
 
-static bool check_string(checker *c, const json_t *schema, const json_t *v)
+LEAF static bool check_string(checker *c, const json_t *schema, const json_t *v)
 {
     const json_t *pattern = json_object_get(schema, "pattern");
     uint64_t min = 0, max = UINT64_MAX;

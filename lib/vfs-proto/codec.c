@@ -313,6 +313,9 @@ static bool scan_literal(scanner *s, const char *word)
     return true;
 }
 
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
 /* Open containers, one bit each: 1 object, 0 array. */
 typedef struct nesting {
     unsigned char bits[JPT__JSON_MAX_DEPTH / 8];
@@ -330,7 +333,7 @@ static bool nesting_push(scanner *s, nesting *st, bool object)
     unsigned d = st->depth;
 
     if (d == JPT__JSON_MAX_DEPTH)
-        return fail(s, s->i, "nested deeper than 512 levels");
+        return fail(s, s->i, "nested deeper than " STRINGIFY(JPT_JSON_MAX_DEPTH) " levels");
     if (object)
         st->bits[d / 8] |= (unsigned char)(1u << (d % 8));
     else

@@ -37,9 +37,9 @@ typedef struct jpt__vfs_span {
 #define JPT__JSON_FALSE 6
 #define JPT__JSON_NULL 7
 
-/* Deeper nesting is refused: the state parser (jansson) and every tool's
- * JSON library have a limit too, and a message this deep is an attack. */
-#define JPT__JSON_MAX_DEPTH 512
+/* Deeper nesting is refused: the library's limit for every JSON text it
+ * reads (common.h), and a message this deep is an attack. */
+#define JPT__JSON_MAX_DEPTH JPT_JSON_MAX_DEPTH
 
 typedef struct jpt__json_error {
     size_t offset;    /* byte offset where the text went wrong */

@@ -4,6 +4,7 @@
  * `init`, `apply`, `cancel` and `pending` go out as bytes. A malformed
  * message is answered and counted; the session survives it until the tool
  * has broken the protocol more times than the limit. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@ struct jpt__vfs_engine {
     jpt__vfs_outq out;
     jpt__vfs_call *calls;
     size_t ncalls, call_bytes;
+    size_t reserved; /* of the answer budget, by calls being worked out */
     unsigned violations;
     uint64_t messages;
     bool failed;
@@ -763,6 +765,7 @@ int jpt__vfs_engine_new(const jpt__vfs_limits *limits, const jpt__vfs_handlers *
                                              JPT__VFS_OUTPUT_HIGH_WATER);
     e->limits.max_calls = or_default(limits->max_calls, JPT__VFS_MAX_CALLS);
     e->limits.max_call_bytes = or_default(limits->max_call_bytes, JPT__VFS_MAX_CALL_BYTES);
+    e->limits.answer_budget = or_default(limits->answer_budget, JPT__VFS_ANSWER_BUDGET);
     e->h = *h;
     jpt__vfs_lines_init(&e->in, e->limits.max_message);
     if ((rc = queue_init(e, init)) < 0) {
@@ -784,10 +787,29 @@ void jpt__vfs_engine_free(jpt__vfs_engine *e)
     jpt__free(e);
 }
 
+bool jpt__vfs_engine_has_room(const jpt__vfs_engine *e)
+{
+    size_t queued = jpt__vfs_outq_pending(&e->out);
+
+    return queued <= e->limits.answer_budget &&
+           e->reserved <= e->limits.answer_budget - queued;
+}
+
+void jpt__vfs_engine_reserve(jpt__vfs_engine *e, size_t bytes)
+{
+    e->reserved = bytes <= SIZE_MAX - e->reserved ? e->reserved + bytes : SIZE_MAX;
+}
+
+void jpt__vfs_engine_release(jpt__vfs_engine *e, size_t bytes)
+{
+    e->reserved = bytes <= e->reserved ? e->reserved - bytes : 0;
+}
+
 bool jpt__vfs_engine_wants_input(const jpt__vfs_engine *e)
 {
     return !e->failed && jpt__vfs_outq_pending(&e->out) <= e->limits.output_high_water &&
-           e->ncalls < e->limits.max_calls && e->call_bytes <= e->limits.max_call_bytes;
+           jpt__vfs_engine_has_room(e) && e->ncalls < e->limits.max_calls &&
+           e->call_bytes <= e->limits.max_call_bytes;
 }
 
 int jpt__vfs_engine_feed(jpt__vfs_engine *e, const char *p, size_t n, size_t *used)

@@ -4,13 +4,18 @@
  * prompt, the request timeout, and how the tool ends. Both the standalone
  * host (host.c) and the registry's "vfs" runtime are built on this.
  *
- * Bounded memory both ways: the engine takes no message while too much
- * waits for the tool (it then reads no more: the tool blocks on a full
- * pipe), and no more than OUT_QUEUE bytes are handed to the process room
- * at a time; the rest waits in the engine until the pipe drains. */
+ * Bounded memory both ways (vfs.h, "Bounds"): the engine takes no message
+ * while too much waits for the tool (it then reads no more: the tool
+ * blocks on a full pipe), and no more than OUT_QUEUE bytes are handed to
+ * the process room at a time; the rest waits in the engine until the pipe
+ * drains. A request starts only while the answers waiting and the worst
+ * case of those being worked out leave room in the answer budget; a tool
+ * that reads none of what waits for it for the request timeout is
+ * stopped. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -69,7 +74,10 @@ struct vfs_req {
     /* allowed by the prompt for this request: a list, for fs.rename asks
      * about both of its paths and must not ask again for the first */
     allowed *once;
+    size_t reserved;          /* of the answer budget, while in flight */
+    bool waiting;             /* in the session's queue of requests to start */
     vfs_req *next, *prev;
+    vfs_req *wnext, *wprev;   /* that queue, oldest first */
 };
 
 struct jpt__vfs_session {
@@ -99,6 +107,8 @@ struct jpt__vfs_session {
 
     /* requests */
     vfs_req *reqs;
+    vfs_req *wait_head, *wait_tail; /* read, waiting for room to start */
+    vfs_req *starting;        /* being submitted, until it is gone */
     jpt_policy_request *decided;
     allowed *allowed;
     jpt__defer step;
@@ -106,6 +116,9 @@ struct jpt__vfs_session {
 
     /* the end */
     jpt__timer idle_timer;    /* D11's request timeout */
+    jpt__timer read_timer;    /* … for a tool that reads none of its answers */
+    uint64_t handed;          /* bytes handed to the transport, ever */
+    uint64_t read_mark;       /* bytes the tool had read at the last check */
     uint64_t messages_seen;
     bool working;             /* the tool owes a request, a state or a result */
     jpt__timer grace_timer;   /* cancel → SIGTERM */
@@ -118,6 +131,7 @@ struct jpt__vfs_session {
 
 static void flush_output(jpt__vfs_session *s);
 static void rearm_idle(jpt__vfs_session *s);
+static void note_room(jpt__vfs_session *s);
 static void schedule(jpt__vfs_session *s);
 static void on_attached_writable(jpt__watch *w, uint32_t events);
 static void fail_tool(jpt__vfs_session *s, const char *fmt, ...) JPT__PRINTF(2, 3);
@@ -301,8 +315,40 @@ static int guard(void *ud, int files_access, const char *resolved, char *message
     return JPT_ERR_DENIED;
 }
 
+/* Lets go of the request's share of the answer budget. */
+static void release(vfs_req *r)
+{
+    if (r->reserved == 0)
+        return;
+    jpt__vfs_engine_release(r->s->engine, r->reserved);
+    r->reserved = 0;
+    note_room(r->s);
+}
+
+static void unqueue(vfs_req *r)
+{
+    jpt__vfs_session *s = r->s;
+
+    if (!r->waiting)
+        return;
+    if (r->wprev != NULL)
+        r->wprev->wnext = r->wnext;
+    else
+        s->wait_head = r->wnext;
+    if (r->wnext != NULL)
+        r->wnext->wprev = r->wprev;
+    else
+        s->wait_tail = r->wprev;
+    r->wnext = r->wprev = NULL;
+    r->waiting = false;
+}
+
 static void req_free(vfs_req *r)
 {
+    release(r);
+    unqueue(r);
+    if (r->s->starting == r)
+        r->s->starting = NULL;
     JPT__LIST_REMOVE(r->s->reqs, r);
     if (r->fc != NULL)
         jpt__files_cancel(r->fc);
@@ -371,6 +417,7 @@ static void req_done(void *ud, int status, const char *result, size_t len, const
     r->fc = NULL;
     r->run = NULL;
     r->hc = NULL;
+    release(r);
     if (status == JPT_ERR_AGAIN && r->ask_path != NULL) {
         ask_prompt(r);
         return;
@@ -452,6 +499,85 @@ static void req_submit(vfs_req *r)
     }
 }
 
+/* 6: the most bytes of JSON text one byte of an answer can take ("\u0001"). */
+static size_t escaped(size_t payload)
+{
+    return payload <= (SIZE_MAX - JPT_VFS_REQUEST_OVERHEAD) / 6
+               ? payload * 6 + JPT_VFS_REQUEST_OVERHEAD
+               : SIZE_MAX;
+}
+
+/* The worst case of the answer of a request in flight (vfs.h, "Bounds"). */
+static size_t worst_case(const vfs_req *r)
+{
+    const jpt__vfs_session *s = r->s;
+
+    if (r->method == JPT__VFS_FS_GREP)
+        return JPT_VFS_GREP_RESULT_LIMIT + JPT_VFS_GREP_LINE_LIMIT + JPT_VFS_REQUEST_OVERHEAD;
+    /* The others are in flight only on a host-supplied backend: fs.read's
+     * content, a listing's JSON, or an answer of a few members. */
+    if (r->method == JPT__VFS_FS_READ)
+        return escaped(JPT_FILES_READ_LIMIT);
+    if (r->method == JPT__VFS_FS_LIST_DIR)
+        return JPT_VFS_CONTENT_LIMIT + JPT_VFS_REQUEST_OVERHEAD;
+    if (is_http(r->method))
+        return escaped(s->policy->max_response);
+    if (r->method == JPT__VFS_PROCESS_RUN) {
+        const jpt__policy_command *cmd =
+            jpt__policy_command_find(s->policy, jpt__vfs_call_params(r->call)->program);
+        size_t limit = cmd != NULL ? cmd->output_limit : JPT_VFS_PROCESS_OUTPUT_LIMIT;
+        return escaped(2 * limit);
+    }
+    return JPT_VFS_REQUEST_OVERHEAD;
+}
+
+/* Submits the request, and holds its worst case from the answer budget
+ * while it is in flight (an answer given at once is counted as output). */
+static void start(vfs_req *r)
+{
+    jpt__vfs_session *s = r->s;
+
+    s->starting = r;
+    req_submit(r);
+    if (s->starting != r)
+        return; /* answered, and gone */
+    s->starting = NULL;
+    if (r->fc != NULL || r->run != NULL || r->hc != NULL) {
+        r->reserved = worst_case(r);
+        jpt__vfs_engine_reserve(s->engine, r->reserved);
+    }
+}
+
+/* Starts the request now if the answer budget has room and no request
+ * read before it waits; otherwise it waits its turn. */
+static void start_or_wait(vfs_req *r)
+{
+    jpt__vfs_session *s = r->s;
+
+    if (s->wait_head == NULL && jpt__vfs_engine_has_room(s->engine)) {
+        start(r);
+        return;
+    }
+    r->waiting = true;
+    r->wprev = s->wait_tail;
+    if (s->wait_tail != NULL)
+        s->wait_tail->wnext = r;
+    else
+        s->wait_head = r;
+    s->wait_tail = r;
+}
+
+/* Starts waiting requests, oldest first, while there is room. */
+static void start_waiting(jpt__vfs_session *s)
+{
+    while (s->wait_head != NULL && !s->ended && s->failure == NULL &&
+           jpt__vfs_engine_has_room(s->engine)) {
+        vfs_req *r = s->wait_head;
+        unqueue(r);
+        start(r);
+    }
+}
+
 /* The params of the request as the files room takes them: D11's own. */
 static json_t *files_params(int method, const jpt__vfs_params *p)
 {
@@ -518,7 +644,7 @@ static void serve(void *ud, jpt__vfs_call *call)
                : p->path != NULL             ? json_string_value(json_object_get(r->params, "path"))
                                              : NULL;
     JPT__LIST_PUSH(s->reqs, r);
-    req_submit(r);
+    start_or_wait(r);
 }
 
 /* ---- The prompt ---------------------------------------------------------------------------- */
@@ -611,7 +737,7 @@ static void apply_decision(jpt__vfs_session *s, jpt_policy_request *pr)
         jpt__free(r->ask_reason);
         r->ask_reason = NULL;
         r->ask_requested = NULL;
-        req_submit(r);
+        start_or_wait(r);
     }
     policy_request_free(pr);
 }
@@ -620,18 +746,76 @@ static void apply_decision(jpt__vfs_session *s, jpt_policy_request *pr)
 
 static int attached_write(jpt__vfs_session *s, const char *p, size_t n, size_t *written);
 
+/* Bytes handed to the transport that still wait for the tool to read
+ * them (in the process room's queue for its stdin). */
+static size_t unread(const jpt__vfs_session *s)
+{
+    const char *p;
+    size_t queued = jpt__vfs_engine_output(s->engine, &p);
+
+    return queued + (s->child != NULL ? jpt__child_pending_input(s->child) : 0);
+}
+
+/* Bytes the tool has read, ever. */
+static uint64_t bytes_read(const jpt__vfs_session *s)
+{
+    return s->handed - (s->child != NULL ? jpt__child_pending_input(s->child) : 0);
+}
+
+/* Issue 15 §6: while answers wait that the tool's stdin does not take, the
+ * tool must read some of them within the request timeout. */
+static void watch_reading(jpt__vfs_session *s)
+{
+    bool due = !s->ended && s->request_timeout_ms > 0 && unread(s) > 0;
+
+    if (!due) {
+        jpt__loop_timer_stop(s->loop, &s->read_timer);
+        return;
+    }
+    if (jpt__loop_timer_active(&s->read_timer))
+        return;
+    s->read_mark = bytes_read(s);
+    if (jpt__loop_timer_start(s->loop, &s->read_timer,
+                              jpt__loop_deadline_ms(s->request_timeout_ms)) < 0)
+        jpt__log(JPT_LOG_WARNING, "VFS tool '%s': out of memory timing its reading",
+                 s->tool_name);
+}
+
+static void on_read_timeout(jpt__timer *t)
+{
+    jpt__vfs_session *s = t->ud;
+    uint64_t now_read = bytes_read(s);
+
+    if (now_read != s->read_mark) {
+        watch_reading(s); /* it reads, slowly: the clock starts over */
+        return;
+    }
+    fail_tool(s, "The tool read none of the %zu bytes waiting for it for %d ms and was "
+                 "stopped (D11 request timeout; vfs.h, \"Bounds\")",
+              unread(s), s->request_timeout_ms);
+}
+
+/* Room appeared in the answer budget (an answer went out, or a request
+ * in flight ended): waiting requests may start, held input be taken. */
+static void note_room(jpt__vfs_session *s)
+{
+    if ((s->wait_head != NULL || s->backlog.len > s->backlog_off) &&
+        jpt__vfs_engine_has_room(s->engine))
+        schedule(s);
+}
+
 /* Hands what the engine queued to the transport, OUT_QUEUE at most. */
 static void flush_output(jpt__vfs_session *s)
 {
     const char *p;
-    size_t n;
+    size_t n, handed = 0;
 
     while (!s->ended && (n = jpt__vfs_engine_output(s->engine, &p)) > 0) {
         size_t take = n;
         if (s->child != NULL) {
             size_t queued = jpt__child_pending_input(s->child);
             if (queued >= OUT_QUEUE)
-                return; /* more once the pipe drains */
+                break; /* more once the pipe drains */
             take = n < OUT_QUEUE - queued ? n : OUT_QUEUE - queued;
             if (jpt__child_write(s->child, p, take) < 0)
                 take = n; /* it closed its stdin: nothing more reaches it */
@@ -639,11 +823,16 @@ static void flush_output(jpt__vfs_session *s)
             if (attached_write(s, p, n, &take) < 0)
                 take = n;
             if (take == 0)
-                return;
+                break;
         } else
             take = n;
         jpt__vfs_engine_output_done(s->engine, take);
+        handed += take;
     }
+    s->handed += handed;
+    watch_reading(s);
+    if (handed > 0)
+        note_room(s);
 }
 
 /* ---- Input from the tool ------------------------------------------------------------------- */
@@ -856,6 +1045,7 @@ static void end_session(jpt__vfs_session *s)
         return;
     s->ended = true;
     jpt__loop_timer_stop(s->loop, &s->idle_timer);
+    jpt__loop_timer_stop(s->loop, &s->read_timer);
     jpt__loop_timer_stop(s->loop, &s->grace_timer);
     while (s->reqs != NULL)
         req_free(s->reqs);
@@ -982,6 +1172,7 @@ static void run_step(jpt__defer *d)
         return;
     while (s->decided != NULL)
         apply_decision(s, s->decided);
+    start_waiting(s);
     for (vfs_req *r = s->reqs, *next; r != NULL; r = next) {
         next = r->next;
         if (r->fc != NULL && jpt__files_call_needs_step(r->fc)) {
@@ -1048,6 +1239,7 @@ static int session_new(const jpt__vfs_session_config *cfg, const jpt__vfs_sessio
     jpt__capture_init(&s->err_tail, STDERR_TAIL);
     jpt__loop_defer_init(&s->step, run_step, s);
     jpt__loop_timer_init(&s->idle_timer, on_idle, s);
+    jpt__loop_timer_init(&s->read_timer, on_read_timeout, s);
     jpt__loop_timer_init(&s->grace_timer, on_grace, s);
     int rc = (s->tool_name = jpt__strdup(cfg->init.name)) != NULL &&
                      (cfg->request_id == NULL ||
@@ -1140,7 +1332,7 @@ void jpt__vfs_session_cancel(jpt__vfs_session *s)
     /* Requests waiting on the prompt are moot (D11 -32005). */
     for (vfs_req *r = s->reqs, *next; r != NULL; r = next) {
         next = r->next;
-        if ((r->asking != NULL && r->asking->decision < 0) || r->run != NULL)
+        if ((r->asking != NULL && r->asking->decision < 0) || r->run != NULL || r->waiting)
             req_error(r, JPT_VFS_E_CANCELLED, "cancelled: the tool is being stopped");
     }
     if (jpt__vfs_engine_cancel(s->engine) < 0)
@@ -1205,6 +1397,7 @@ void jpt__vfs_session_free(jpt__vfs_session *s)
         return;
     jpt__loop_defer_cancel(s->loop, &s->step);
     jpt__loop_timer_stop(s->loop, &s->idle_timer);
+    jpt__loop_timer_stop(s->loop, &s->read_timer);
     jpt__loop_timer_stop(s->loop, &s->grace_timer);
     while (s->reqs != NULL)
         req_free(s->reqs);

@@ -61,27 +61,32 @@ typedef struct jpt__vfs_handlers {
     void *ud;
 } jpt__vfs_handlers;
 
-/* Defaults of jpt__vfs_limits' fields left 0. */
+/* Defaults of jpt__vfs_limits' fields left 0 (vfs.h, "Bounds"). */
 #define JPT__VFS_MAX_MESSAGE (JPT_VFS_CONTENT_LIMIT + JPT_VFS_ENVELOPE_LIMIT)
 #define JPT__VFS_MAX_VIOLATIONS 16
 #define JPT__VFS_OUTPUT_HIGH_WATER (1u << 20)
-#define JPT__VFS_MAX_CALLS 16384
-#define JPT__VFS_MAX_CALL_BYTES (64u << 20)
+#define JPT__VFS_MAX_CALLS JPT_VFS_MAX_REQUESTS
+#define JPT__VFS_MAX_CALL_BYTES JPT_VFS_MAX_REQUEST_BYTES
+#define JPT__VFS_ANSWER_BUDGET JPT_VFS_ANSWER_BUDGET
 
-/* Bounded memory (issue 9: a tool that writes requests and never reads its
- * stdin must not make the host grow without bound). The engine takes no
- * further message from the tool while
+/* Bounded memory (issue 9, issue 15 §6: a tool that writes requests and
+ * never reads its stdin must not make the host grow without bound). The
+ * engine takes no further message from the tool while
  *   - more than `output_high_water` bytes wait to be written to the tool, or
+ *   - those bytes and the reservations of the calls being worked out
+ *     (jpt__vfs_engine_reserve) pass `answer_budget`, or
  *   - `max_calls` calls are unanswered, or their params hold more than
  *     `max_call_bytes` bytes;
- * so it holds at most high water + one response, the calls' limits, and one
- * line of at most `max_message` bytes. */
+ * so it holds at most the budget + one response, the calls' limits, and
+ * one line of at most `max_message` bytes. Its owner starts no work while
+ * jpt__vfs_engine_has_room() says no. */
 typedef struct jpt__vfs_limits {
     size_t max_message;        /* longest line taken from the tool */
     unsigned max_violations;   /* protocol violations tolerated */
     size_t output_high_water;
     size_t max_calls;
     size_t max_call_bytes;
+    size_t answer_budget;
 } jpt__vfs_limits;
 
 /* D11 "Initial context": the tool's name and three JSON texts (NULL: {}). */
@@ -125,6 +130,13 @@ int jpt__vfs_engine_feed(jpt__vfs_engine *e, const char *p, size_t n, size_t *us
 int jpt__vfs_engine_eof(jpt__vfs_engine *e);
 /* Whether feed would take another message now. */
 bool jpt__vfs_engine_wants_input(const jpt__vfs_engine *e);
+/* The answers being worked out: `bytes` of the answer budget are held for
+ * one until it is released (the answer, once queued, counts as output). */
+void jpt__vfs_engine_reserve(jpt__vfs_engine *e, size_t bytes);
+void jpt__vfs_engine_release(jpt__vfs_engine *e, size_t bytes);
+/* Whether the output waiting for the tool and the reservations leave room
+ * in the answer budget: work may start. */
+bool jpt__vfs_engine_has_room(const jpt__vfs_engine *e);
 
 /* The bytes to write to the tool's stdin: `*p` and the count, valid until
  * the next call on the engine. */
@@ -204,7 +216,7 @@ typedef void (*jpt__vfs_http_done_fn)(void *ud, int status, const char *result, 
 /* A session's transfers: at most JPT__VFS_HTTP_MAX_ACTIVE run at once,
  * the others wait their turn in order (their timeout starts with them),
  * so that one tool holds at most that many responses in memory. */
-#define JPT__VFS_HTTP_MAX_ACTIVE 64
+#define JPT__VFS_HTTP_MAX_ACTIVE JPT_VFS_HTTP_MAX_ACTIVE
 
 typedef struct jpt__vfs_http_queue {
     jpt__loop *loop;

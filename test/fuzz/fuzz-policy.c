@@ -10,7 +10,13 @@
  *    jpt_policy_normalize_path() changes or refuses the target;
  *    normalising is idempotent;
  *  - on the default policy, a name that fnmatch(3) (FNM_CASEFOLD) matches
- *    against a built-in pattern is denied — an independent matcher. */
+ *    against a built-in pattern is denied — an independent matcher;
+ *  - a process check is JPT_ERR_INVALID exactly when the target is not a
+ *    JSON array of strings with a non-empty program; a program without a
+ *    rule in `commands` gets the `uncovered` verdict; and a process is
+ *    allowed only when its program has a rule whose `args` (if any) admit
+ *    its arguments — an independent reading of the configuration, which
+ *    may refuse more (options a rule does not name) but never allow more. */
 #define _GNU_SOURCE /* FNM_CASEFOLD */
 #include <fnmatch.h>
 #include <stdint.h>
@@ -18,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
 #include <jptool/jptool.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -102,7 +109,81 @@ static void check_path(const jpt_policy *p, int access, const char *method,
     jpt_free(reason);
 }
 
-static void check_target(const jpt_policy *p, const char *target, int is_default)
+/* The process target as the policy reads it (a JSON array of strings, the
+ * program first and not empty), or NULL. */
+static json_t *process_argv(const char *target)
+{
+    json_t *argv = json_loads(target, 0, NULL);
+    const char *program = json_string_value(json_array_get(argv, 0));
+    int valid = program != NULL && program[0] != '\0';
+
+    for (size_t i = 1; valid && i < json_array_size(argv); i++)
+        valid = json_is_string(json_array_get(argv, i));
+    if (!valid) {
+        json_decref(argv);
+        return NULL;
+    }
+    return argv;
+}
+
+/* Whether the argument list `list` of a rule admits argv[1..]: equal, or
+ * a prefix followed by "**" as its last element. */
+static int list_admits(const json_t *list, const json_t *argv)
+{
+    size_t n = json_array_size(list), nargs = json_array_size(argv) - 1;
+    const char *last = json_string_value(json_array_get(list, n > 0 ? n - 1 : 0));
+    int open = n > 0 && last != NULL && strcmp(last, "**") == 0;
+    size_t fixed = open ? n - 1 : n;
+
+    if (open ? nargs < fixed : nargs != fixed)
+        return 0;
+    for (size_t i = 0; i < fixed; i++) {
+        const char *want = json_string_value(json_array_get(list, i));
+        if (want == NULL || strcmp(want, json_string_value(json_array_get(argv, i + 1))) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static void check_process(const jpt_policy *p, const json_t *config, const char *target)
+{
+    json_t *argv = process_argv(target);
+    int rc = jpt_policy_check(p, JPT_ACCESS_PROCESS, target, NULL);
+
+    if ((argv == NULL) != (rc == JPT_ERR_INVALID))
+        abort();
+    if (argv == NULL)
+        return;
+    if (rc != JPT_VERDICT_ALLOW && rc != JPT_VERDICT_DENY && rc != JPT_VERDICT_ASK)
+        abort();
+    if (jpt_policy_errmsg(p)[0] != '\0') {
+        /* A refused configuration denies. */
+        if (rc != JPT_VERDICT_DENY)
+            abort();
+        json_decref(argv);
+        return;
+    }
+    const json_t *rule = json_object_get(json_object_get(config, "commands"),
+                                         json_string_value(json_array_get(argv, 0)));
+    const char *uncovered = json_string_value(json_object_get(config, "uncovered"));
+    int uncovered_verdict = uncovered != NULL && strcmp(uncovered, "deny") == 0
+                                ? JPT_VERDICT_DENY
+                                : JPT_VERDICT_ASK;
+    if (rule == NULL && rc != uncovered_verdict)
+        abort();
+    if (rc == JPT_VERDICT_ALLOW) {
+        const json_t *lists = json_object_get(rule, "args"), *list;
+        size_t i;
+        int admitted = lists == NULL;
+        json_array_foreach(lists, i, list) admitted = admitted || list_admits(list, argv);
+        if (!admitted)
+            abort();
+    }
+    json_decref(argv);
+}
+
+static void check_target(const jpt_policy *p, const json_t *config, const char *target,
+                         int is_default)
 {
     static const struct {
         int access;
@@ -128,9 +209,7 @@ static void check_target(const jpt_policy *p, const char *target, int is_default
         (verdict <= 0 || reason == NULL || strncmp(reason, "http '", 6) != 0))
         abort();
     jpt_free(reason);
-    int rc = jpt_policy_check(p, JPT_ACCESS_PROCESS, target, NULL);
-    if (rc != JPT_VERDICT_DENY && rc != JPT_ERR_INVALID)
-        abort();
+    check_process(p, config, target);
 }
 
 static jpt_policy *make_policy(const char *config)
@@ -162,11 +241,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fixed[0] = make_policy(NULL);
         fixed[1] = make_policy(rich_config);
     }
+    static json_t *fixed_config[2];
+    if (fixed_config[1] == NULL) {
+        fixed_config[0] = json_object();
+        fixed_config[1] = json_loads(rich_config, 0, NULL);
+        if (fixed_config[0] == NULL || fixed_config[1] == NULL)
+            abort();
+    }
     jpt_policy *configured = make_policy(text);
+    /* The configuration as an independent reader sees it ({} when refused:
+     * a refused policy is checked as denying everything). */
+    json_t *config = json_loads(text, 0, NULL);
+    if (!json_is_object(config)) {
+        json_decref(config);
+        config = json_object();
+    }
     const jpt_policy *policies[3] = {configured, fixed[0], fixed[1]};
+    const json_t *configs[3] = {config, fixed_config[0], fixed_config[1]};
     for (size_t i = 0; i < 3; i++)
         for (size_t at = 0; at <= size; at += strlen(text + at) + 1)
-            check_target(policies[i], text + at, i == 1);
+            check_target(policies[i], configs[i], text + at, i == 1);
+    json_decref(config);
     jpt_policy_free(configured);
     free(text);
     return 0;

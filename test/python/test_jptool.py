@@ -121,7 +121,7 @@ class CommonTest(unittest.TestCase):
             "JPT_FIELD_ANNOTATIONS": 9, "JPT_FIELD_ID": 10, "JPT_FIELD_SCHEMA": 11,
             "JPT_FIELD_DEFAULT": 12, "JPT_FIELD_BLOB_SIZE": 13,
             "JPT_PARSE_RAW": 1, "JPT_JSON_ENVELOPE": 1, "JPT_JSON_TOOL_STATE": 2,
-            "JPT_JSON_OUTCOME": 3, "JPT_JSON_PRETTY": 1,
+            "JPT_JSON_OUTCOME": 3, "JPT_JSON_PRETTY": 1, "JPT_JSON_MAX_DEPTH": 256,
         }
         for name, value in expected.items():
             self.assertEqual(getattr(jptool, name), value, name)

@@ -1774,13 +1774,20 @@ class VfsBindingTest(unittest.TestCase):
 
     def test_constants_match_the_headers(self):
         defines = re.findall(r"#define (JPT_\w+) (-?\d+|0x[0-9a-f]+)u?\b", header(VFS_H))
-        # Every one but JPT_FILES_READ_LIMIT (an expression) and
+        # Every one but those that are expressions and
         # JPT_VFS_PROTOCOL_VERSION (a string), checked below.
-        self.assertEqual(len(defines), 54, defines)
+        self.assertEqual(len(defines), 62, defines)
         for name, value in defines:
             self.assertEqual(getattr(jptool, name), int(value, 0), name)
             self.assertIn(name, jptool.__all__)
         self.assertEqual(jptool.JPT_FILES_READ_LIMIT, 10 * 1000 * 1000)
+        shifts = re.findall(r"#define (JPT_VFS_\w+) \((\d+)u << (\d+)\)", header(VFS_H))
+        self.assertEqual(len(shifts), 4, shifts)
+        for name, value, shift in shifts:
+            self.assertEqual(getattr(jptool, name), int(value) << int(shift), name)
+            self.assertIn(name, jptool.__all__)
+        self.assertIn("#define JPT_VFS_GREP_RESULT_LIMIT JPT_VFS_CONTENT_LIMIT", header(VFS_H))
+        self.assertEqual(jptool.JPT_VFS_GREP_RESULT_LIMIT, jptool.JPT_VFS_CONTENT_LIMIT)
         self.assertIn('#define JPT_VFS_PROTOCOL_VERSION "%s"' % jptool.JPT_VFS_PROTOCOL_VERSION,
                       header(VFS_H))
         for name in vfs_tool.__all__:

@@ -41,8 +41,8 @@ The same as the C SDK: each host message and each call gives what
 ``vfs_tool.h`` gives, down to the error messages; the conformance cases of
 jptool's ``test/vfs-tool-conformance`` run against both. The host's lines
 are read as strictly as C reads them (UTF-8, no NaN, no lone surrogate, at
-most 512 levels of nesting), base64 as C decodes it (padding optional, one
-text per content).
+most JPT_JSON_MAX_DEPTH, 256, levels of nesting), base64 as C decodes it
+(padding optional, one text per content).
 
 Errors: what the host or the session reports raises :class:`VfsToolError`,
 with ``status`` (a JPT_ERR_* code), ``code`` (the host's JSON-RPC code, or 0
@@ -221,7 +221,7 @@ class VfsToolError(_ErrorBase):
 # What the C SDK's JSON reader refuses beyond Python's json (lib/vfs/codec.c):
 # nesting deeper than this, NaN and Infinity, a lone surrogate (escaped or
 # encoded), invalid UTF-8, a byte order mark.
-_MAX_DEPTH = 512
+_MAX_DEPTH = 256  # JPT_JSON_MAX_DEPTH (this module also runs without jptool)
 _STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
