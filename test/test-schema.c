@@ -653,13 +653,15 @@ static void local_refs_are_followed_and_loops_refused(void **state)
                     "the schema's $ref \"#\" comes back to the same value without going deeper "
                     "into it, so no value can end the check");
     char *why = NULL;
-    char deep[4200];
-    size_t n = 0;
-    for (int i = 0; i < 600; i++)
-        n += (size_t)snprintf(deep + n, sizeof(deep) - n, "[");
-    for (int i = 0; i < 600; i++)
-        n += (size_t)snprintf(deep + n, sizeof(deep) - n, "]");
-    assert_int_equal(jpt_schema_check("{\"items\":{\"$ref\":\"#\"}}", deep, &why), JPT_ERR_LIMIT);
+    /* A value of JPT_JSON_MAX_DEPTH (the deepest any JSON text may be),
+     * with subschemas nesting three a level. */
+    char deep[2 * JPT_JSON_MAX_DEPTH + 1];
+    memset(deep, '[', JPT_JSON_MAX_DEPTH);
+    memset(deep + JPT_JSON_MAX_DEPTH, ']', JPT_JSON_MAX_DEPTH);
+    deep[2 * JPT_JSON_MAX_DEPTH] = '\0';
+    assert_int_equal(jpt_schema_check("{\"items\":{\"allOf\":[{\"allOf\":[{\"$ref\":\"#\"}]}]}}",
+                                      deep, &why),
+                     JPT_ERR_LIMIT);
     assert_string_equal(why, "the schema nests more than 512 subschemas deep on the value");
     jpt_free(why);
 }

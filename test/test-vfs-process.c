@@ -860,8 +860,11 @@ static void a_thousand_pipelined_runs_never_pass_the_bound(void **state)
 {
     (void)state;
     int fds_before = open_fds(), fds_seen = 0;
-    jpt_vfs_host *h = host_with(NULL, "{'filesystem':{'writable':true},'commands':{'sh':{}}}",
-                                NULL);
+    /* A small output_limit: the answer budget reserves each run's worst
+     * case (vfs.h, "Bounds"), which at the default limit lets six run at
+     * once; this test is about the per-tool bound. */
+    jpt_vfs_host *h = host_with(
+        NULL, "{'filesystem':{'writable':true},'commands':{'sh':{'output_limit':1024}}}", NULL);
 
     spawn(h, burst(1000));
     int most = watch_burst(host_turn, h, &fds_seen);
@@ -894,7 +897,8 @@ static void a_registry_tool_bursting_runs_leaves_room_for_others(void **state)
     snprintf(tools, sizeof(tools),
              "{'tools':[{'name':'probe','runtime':'vfs','command':['%s'],"
              "'parameters':{'type':'object'},"
-             "'sandbox':{'filesystem':{'writable':true},'commands':{'sh':{}}}},"
+             "'sandbox':{'filesystem':{'writable':true},"
+             "'commands':{'sh':{'output_limit':1024}}}},"
              "{'name':'other','command':['%s','0','still here','']}]}",
              PROBE, TOOL("exit-code"));
     jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
@@ -926,7 +930,8 @@ static jpt_registry *probe_registry(size_t max_processes, const char *more_tools
     snprintf(tools, sizeof(tools),
              "{'tools':[{'name':'probe','runtime':'vfs','command':['%s'],"
              "'parameters':{'type':'object'},"
-             "'sandbox':{'filesystem':{'writable':true},'commands':{'sh':{},'echo':{}}}}%s]}",
+             "'sandbox':{'filesystem':{'writable':true},"
+             "'commands':{'sh':{'output_limit':1024},'echo':{}}}}%s]}",
              PROBE, more_tools);
     jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
                               .max_processes = max_processes,

@@ -468,8 +468,7 @@ static int grow(jpt__grep *g, size_t need)
 }
 
 /* Makes room for a read of `want` bytes as ripgrep's line buffer does:
- * what is kept moves to the front, and a buffer full of one line grows.
- * Returns 1, 0 when the line is too long to search, or an error. */
+ * what is kept moves to the front, and a buffer full of one line grows. */
 static int make_room(jpt__grep *g, size_t want)
 {
     size_t shift = g->start;
@@ -482,12 +481,7 @@ static int make_room(jpt__grep *g, size_t want)
         g->lpos -= shift;
         g->after_pos = g->after_pos >= shift ? g->after_pos - shift : 0;
     }
-    /* vfs.h, "Bounds": a line longer than JPT_VFS_GREP_LINE_LIMIT ends the
-     * file's search. */
-    if (g->end + g->hold >= JPT_VFS_GREP_LINE_LIMIT)
-        return 0;
-    int rc = grow(g, g->end + g->hold + want);
-    return rc < 0 ? rc : 1;
+    return grow(g, g->end + g->hold + want);
 }
 
 /* What is kept for the next block: the last `context` lines before pos. */
@@ -603,14 +597,8 @@ static int read_block(jpt__grep *g)
     int rc;
 
     keep_context(g);
-    if ((rc = make_room(g, want)) <= 0) {
-        if (rc == 0) {
-            /* Too long a line: nothing more of the file is searched. */
-            g->region = g->pos;
-            g->region_last = true;
-        }
+    if ((rc = make_room(g, want)) < 0)
         return rc;
-    }
     g->region = g->pos;
     g->region_last = true;
     long got = read_more(g, want);
@@ -632,8 +620,20 @@ static int read_block(jpt__grep *g)
         n -= 3;
     }
     g->region_last = g->eof || g->binary;
+    size_t old_end = g->end;
     if ((rc = take_text(g, n, g->region_last)) < 0)
         return rc;
+    /* vfs.h, "Bounds": a line of JPT_VFS_GREP_LINE_LIMIT bytes or more ends
+     * the file's search (what matched before it is kept). Only the line
+     * kept from the reads before can be that long, and what was kept of
+     * it holds no line end: its end is the first in what was just read. */
+    const char *first_end = memchr(g->buf + old_end, '\n', g->end - old_end);
+    if ((size_t)((first_end != NULL ? first_end : g->buf + g->end) - (g->buf + g->pos)) >=
+        JPT_VFS_GREP_LINE_LIMIT) {
+        g->region = g->pos;
+        g->region_last = true;
+        return JPT_OK;
+    }
     if (g->eof && !g->binary) {
         g->region = g->end;
         return JPT_OK;
