@@ -119,6 +119,14 @@ int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
      * must not read garbage then. */
     memset(err, 0, sizeof(*err));
     *out = json_loadb(data, len, flags, err);
+    /* jansson's lexer drops a byte it has no memory to keep, and loads the
+     * rest: a value read while an allocation failed is not the text's
+     * (issue 18). */
+    if (*out != NULL && jpt__alloc_failures() != failures) {
+        json_decref(*out);
+        *out = NULL;
+        return JPT_ERR_NOMEM;
+    }
     if (*out != NULL)
         return JPT_OK;
     if (json_error_code(err) == json_error_out_of_memory ||

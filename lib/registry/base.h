@@ -218,11 +218,19 @@ static inline void jpt__registry_soon(jpt_registry *r, jpt__defer *d)
 /* ---- Events (events.c) -------------------------------------------------------
  * The queue the host pops. The oldest is dropped beyond max_events (with a
  * warning), so a host that never pops them does not grow without bound.
- * Pushing never fails the caller: an event that cannot be made is lost
- * with a warning in the log. */
-void jpt__events_call_done(jpt_registry *r, const jpt_batch *b, const char *call_id,
-                           const char *tool, const char *handle_id);
-void jpt__events_batch_done(jpt_registry *r, const jpt_batch *b);
+ * Pushing never fails the caller: a STATE or OUTPUT event that cannot be
+ * made is lost with a warning in the log. The events that end a call and
+ * a batch are made ahead, when the batch is submitted, and queued without
+ * allocating (issue 18: no completion is lost to an allocation failure). */
+/* A CALL_DONE or BATCH_DONE event made ahead (NULL when out of memory),
+ * queued once with jpt__events_queue or freed unqueued with
+ * jpt__events_unreserve (NULL-safe). */
+jpt_event *jpt__events_reserve(int type, const char *call_id, const char *tool);
+void jpt__events_unreserve(jpt_event *e);
+/* Queues `*reserved` (set to NULL) for batch `b`, taking `*handle_id` (set
+ * to NULL; `handle_id` may be NULL) as the event's handle id. */
+void jpt__events_queue(jpt_registry *r, jpt_event **reserved, const jpt_batch *b,
+                       char **handle_id);
 void jpt__events_state(jpt_registry *r, const char *handle_id, const char *tool, int kind);
 /* One OUTPUT event per handle until popped: `*slot` points to it while it
  * is queued and is cleared when it goes; a handle that goes first lets go

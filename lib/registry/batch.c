@@ -210,12 +210,21 @@ static int make_batch(jpt_registry *r, jpt__wire_call *wire, size_t n, jpt_batch
         jpt__free(b);
         return JPT_ERR_NOMEM;
     }
+    /* The events that end each call and the batch are made now: no
+     * completion is lost to an allocation failure later (issue 18). */
+    if ((b->done_event = jpt__events_reserve(JPT_EVENT_BATCH_DONE, NULL, NULL)) == NULL) {
+        batch_destroy(b);
+        return JPT_ERR_NOMEM;
+    }
     for (size_t i = 0; i < n; i++) {
-        if ((b->calls[i] = jpt__call_new(r, b, &wire[i])) == NULL) {
+        jpt__call *call = jpt__call_new(r, b, &wire[i]);
+        if (call != NULL)
+            b->calls[b->n++] = call;
+        if (call == NULL || (call->done_event = jpt__events_reserve(
+                                 JPT_EVENT_CALL_DONE, call->id, call->name)) == NULL) {
             batch_destroy(b);
             return JPT_ERR_NOMEM;
         }
-        b->n++;
     }
     *out = b;
     return JPT_OK;
@@ -246,7 +255,7 @@ static void launch(jpt_batch *b, const char *rejected)
     /* A message without calls is a batch done at once; its BATCH_DONE is
      * there for the host's next dispatch, as any other batch's. */
     if (b->n == 0) {
-        jpt__events_batch_done(r, b);
+        jpt__events_queue(r, &b->done_event, b, NULL);
         jpt__loop_wakeup(r->loop);
     }
 }
@@ -293,7 +302,10 @@ jpt_batch *jpt__batch_new_owned(jpt_registry *r, void (*owner_gone)(jpt_batch *,
 {
     jpt_batch *b = jpt__calloc(1, sizeof(*b));
 
-    if (b == NULL || (b->calls = jpt__calloc(1, sizeof(*b->calls))) == NULL) {
+    if (b == NULL || (b->calls = jpt__calloc(1, sizeof(*b->calls))) == NULL ||
+        (b->done_event = jpt__events_reserve(JPT_EVENT_BATCH_DONE, NULL, NULL)) == NULL) {
+        if (b != NULL)
+            jpt__free(b->calls);
         jpt__free(b);
         return NULL;
     }
@@ -340,7 +352,7 @@ JPT_EXPORT int jpt_batch_done(const jpt_batch *b)
 
 static json_t *result_json(const jpt__call *call, int dialect)
 {
-    jpt__wire_result_of of = {call->id, call->name, call->content, call->is_error,
+    jpt__wire_result_of of = {call->id, call->name, jpt__call_content(call), call->is_error,
                               call->id_made};
 
     return jpt__wire_result(&of, dialect);
@@ -486,6 +498,7 @@ static void batch_destroy(jpt_batch *b)
     }
     if (b->indexed)
         jpt__idmap_free(&b->by_id);
+    jpt__events_unreserve(b->done_event);
     jpt__free(b->held);
     jpt__free(b->calls);
     jpt__free(b);

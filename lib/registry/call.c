@@ -132,6 +132,7 @@ void jpt__call_free(jpt__call *call)
     jpt__free(call->handle_id);
     jpt__free(call->content);
     jpt__free(call->refusal);
+    jpt__events_unreserve(call->done_event);
     jpt__free(call);
 }
 
@@ -140,7 +141,7 @@ void jpt__batch_one_done(jpt_batch *b)
     assert(b->pending > 0);
     if (--b->pending > 0)
         return;
-    jpt__events_batch_done(b->r, b);
+    jpt__events_queue(b->r, &b->done_event, b, NULL);
     /* The handles it pre-registered may leave the id map now. */
     for (size_t i = 0; i < b->nheld; i++) {
         jpt__handle_unhold(b->held[i]);
@@ -172,18 +173,15 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
 
     if (call->done)
         return;
-    if ((call->content = jpt__strdup(content)) == NULL) {
-        /* The result must reach the model in some form. */
-        call->content = jpt__strdup("out of memory");
-        is_error = true;
-    }
-    call->is_error = is_error;
+    /* The result reaches the model in some form: without memory to keep
+     * it, as "out of memory" (jpt__call_content). */
+    call->content = jpt__strdup(content);
+    call->is_error = is_error || call->content == NULL;
     call->done = true;
     /* A spawn that ends without having run: its result is the handle's
      * (why its arguments were refused, say). */
-    wind_down(call, call->cancelled          ? "The spawn was cancelled before it ran"
-                    : call->content != NULL ? call->content
-                                            : "out of memory");
+    wind_down(call, call->cancelled ? "The spawn was cancelled before it ran"
+                                    : jpt__call_content(call));
     release_followers(call);
     if (b == NULL) {
         /* Nobody reads the result. The caller may still hold the call, so
@@ -194,8 +192,13 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
         return;
     }
     land(call);
-    jpt__events_call_done(call->r, b, call->id, call->name, call->handle_id);
+    jpt__events_queue(call->r, &call->done_event, b, &call->handle_id);
     jpt__batch_one_done(b);
+}
+
+const char *jpt__call_content(const jpt__call *call)
+{
+    return call->content != NULL ? call->content : "out of memory";
 }
 
 void jpt__call_completef(jpt__call *call, bool is_error, const char *fmt, ...)

@@ -66,7 +66,9 @@ struct jpt__call {
     bool started;        /* it has begun to run */
     char *queued_on;     /* the handle id it waits on, for its words */
 
-    char *content;       /* the result, once done */
+    jpt_event *done_event; /* its CALL_DONE, made with the batch (issue 18) */
+    char *content;       /* the result, once done; NULL: out of memory
+                            (jpt__call_content) */
     bool is_error;
     bool done;
     bool in_flight;      /* counted in r->calls_in_flight */
@@ -79,6 +81,7 @@ struct jpt_batch {
     jpt__call **calls;
     size_t n;
     size_t pending;      /* calls not done, and the owner's share */
+    jpt_event *done_event; /* its BATCH_DONE, made with it (issue 18) */
     jpt_handle **held;   /* handles its calls name (those it pre-registered
                             too), kept registered until it is done */
     size_t nheld, cap_held;
@@ -107,6 +110,9 @@ void jpt__call_start_soon(jpt__call *call);
 void jpt__call_complete(jpt__call *call, const char *content, bool is_error);
 void jpt__call_completef(jpt__call *call, bool is_error, const char *fmt, ...)
     JPT__PRINTF(3, 4);
+/* The result the model reads: its content, or, when there was no memory
+ * to keep it, "out of memory" (an error). */
+const char *jpt__call_content(const jpt__call *call);
 /* jpt_batch_cancel: the call answers from the next dispatch with what it
  * has; an answer to its question is refused from now on. */
 void jpt__call_cancel_soon(jpt__call *call);

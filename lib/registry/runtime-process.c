@@ -434,7 +434,7 @@ static void on_child_output(jpt__child *c, int stream, const char *s, size_t n, 
     else if ((rc = crlf_to_lf(p, s, n)) == JPT_OK)
         rc = take_output(p, stream, p->crlf.data, p->crlf.len);
     if (rc < 0)
-        jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
+        run->sink->lost(run, "out of memory keeping the tool's output");
     /* Last: the host's handler may call back into the registry. */
     jpt__events_stream(run->r, run->id, run->tool->name, run->action == JPT__ACTION_SPAWN,
                        stream, s, n);
@@ -591,16 +591,16 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     if (p->cr_pending) {
         p->cr_pending = false;
         if (take_output(p, JPT__STDOUT, "\r", 1) < 0)
-            jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
+            run->sink->lost(run, "out of memory keeping the tool's output");
     }
     /* What a stateful tool wrote last, without a newline: a prompt, or a
      * last state written without one. */
     if (p->line.len > 0 && take_held_line(p) < 0)
-        jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
+        run->sink->lost(run, "out of memory keeping the tool's output");
     int rc = run->action == JPT__ACTION_SPAWN ? handle_end(p, &final)
                                                : one_shot_result(p, &final);
     if (rc < 0)
-        jpt__log(JPT_LOG_ERROR, "out of memory reading the end of '%s'", run->id);
+        run->sink->lost(run, "out of memory reading the tool's result");
     /* Those waiting hear of the end before the child's fds are closed: the
      * answer is out a few system calls sooner. */
     run->sink->stopped(run, final);

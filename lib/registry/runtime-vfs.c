@@ -231,7 +231,7 @@ static void session_state(void *ud, jpt_state *st)
      * with its last. */
     if (run->action == JPT__ACTION_SPAWN) {
         if (run->sink->state(run, st) < 0)
-            jpt__log(JPT_LOG_ERROR, "out of memory keeping a state of '%s'", run->id);
+            run->sink->lost(run, "out of memory keeping a state of the tool");
         jpt_state_unref(st);
         return;
     }
