@@ -18,20 +18,20 @@
 static const char host_tools[] =
     "{\"tools\":["
     "{\"name\":\"say\",\"command\":[\"" TOOL("sleep-ms") "\",\"0\",\"{{arguments.text}}\"]},"
-    "{\"name\":\"count\",\"stateful\":true,\"settle_ms\":1,"
-    "\"command\":[\"" TOOL("stateful-counter") "\"],"
-    "\"env\":{\"inherit\":false,\"allow\":[\"TERM\"],\"set\":{\"COUNT_MODE\":\"plain\"}}}"
+    "{\"name\":\"job\",\"stateful\":true,\"settle_ms\":10000,\"yield_ms\":20000,"
+    "\"command\":[\"sh\",\"-c\",\"echo {{arguments.text}}\"],"
+    "\"env\":{\"inherit\":false,\"allow\":[\"TERM\"],\"set\":{\"JOB\":\"1\"}}}"
     "]}";
 
-/* The one-shot call, the spawn (answered once the counter printed its
- * first state, so that the result does not depend on timing), an await
- * of its handle that answers at once (timeout 0: the counter runs until
- * its input ends), and the abort that ends it. */
+/* The one-shot call, a spawn, and an await of the spawn's handle, which
+ * ends by itself: the spawn answers once it has (its settle time is far
+ * longer than `echo` takes), and the await with it, so that the results do
+ * not depend on timing. */
 static const char host_calls[] =
     "[{\"id\":\"c1\",\"name\":\"say\",\"arguments\":{\"text\":\"hello\"}},"
-    "{\"id\":\"c2\",\"name\":\"count\",\"arguments\":{\"action\":\"spawn\",\"id\":\"h1\",\"wait_secs\":30}},"
-    "{\"id\":\"c3\",\"name\":\"await\",\"arguments\":{\"any\":[\"h1\"],\"timeout_secs\":0}},"
-    "{\"id\":\"c4\",\"name\":\"count\",\"arguments\":{\"action\":\"abort\",\"id\":\"h1\"}}]";
+    "{\"id\":\"c2\",\"name\":\"job\",\"arguments\":{\"action\":\"spawn\",\"id\":\"h1\","
+    "\"text\":\"hi\"}},"
+    "{\"id\":\"c3\",\"name\":\"await\",\"arguments\":{\"all\":[\"h1\"]}}]";
 
 /* A run of the host's path; JPT_OK with the results in `*out` (free()),
  * or the status of the step that failed. A batch that completes with a
@@ -92,6 +92,7 @@ static void the_host_path_survives_every_allocation_failure(void **state)
 
     (void)state;
     assert_int_equal(host_path(&expected), JPT_OK);
+    print_message("the host's path: %s\n", expected);
     tu_sweep("the host's path", host_path_op, expected);
     free(expected);
 }
@@ -132,8 +133,10 @@ static void sweep_single_failures(const char *what, int (*run)(char **out), cons
         } else if (rc != JPT_OK && rc != JPT_ERR_NOMEM)
             fail_msg("%s: only allocation %ld failing gave %s", what, n, jpt_status_name(rc));
         free(got);
-        if (made < n)
+        if (made < n) {
+            print_message("%s: %ld allocations, each failed in turn\n", what, n - 1);
             return; /* the run made fewer: every one has failed once */
+        }
     }
 }
 
