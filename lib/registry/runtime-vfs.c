@@ -245,6 +245,9 @@ static void session_ended(void *ud, jpt_state *failure)
     jpt__run *run = v->run;
     jpt_state *final = failure;
 
+    /* It failed, and there was no memory to say how (issue 18). */
+    if (final == NULL && jpt__vfs_session_failed(v->session))
+        run->sink->lost(run, "out of memory reading how the tool ended");
     if (final == NULL && run->action != JPT__ACTION_SPAWN) {
         final = v->last;
         v->last = NULL;

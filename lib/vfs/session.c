@@ -106,6 +106,8 @@ struct jpt__vfs_session {
     bool cancelled;
     bool final_seen;          /* result, error, or a stopped state */
     char *failure;            /* why the session stopped the tool */
+    bool failed;              /* it did, whether or not there was memory to
+                                 keep why (issue 18) */
     bool ended;
     jpt__exit exit;
 };
@@ -582,7 +584,14 @@ static void flush_output(jpt__vfs_session *s)
             if (queued >= OUT_QUEUE)
                 return; /* more once the pipe drains */
             take = n < OUT_QUEUE - queued ? n : OUT_QUEUE - queued;
-            if (jpt__child_write(s->child, p, take) < 0)
+            int rc = jpt__child_write(s->child, p, take);
+            /* A message that cannot be queued would leave the tool waiting
+             * for it (issue 18): the tool is stopped instead. */
+            if (rc == JPT_ERR_NOMEM) {
+                fail_tool(s, "out of memory writing to the tool");
+                return;
+            }
+            if (rc < 0)
                 take = n; /* it closed its stdin: nothing more reaches it */
         } else if (s->wfd >= 0) {
             if (attached_write(s, p, n, &take) < 0)
@@ -617,13 +626,12 @@ static void feed(jpt__vfs_session *s, const char *p, size_t n)
     s->in_feed = true;
     int rc = jpt__vfs_engine_feed(s->engine, p, n, &used);
     s->in_feed = false;
-    if (rc == JPT_ERR_PROTOCOL) {
+    /* A protocol error, or a request the engine had no memory to take,
+     * which would never be answered (issue 18): the tool is stopped. */
+    if (rc < 0) {
         fail_tool(s, "%s", jpt__vfs_engine_errmsg(s->engine));
         return;
     }
-    if (rc < 0)
-        jpt__log(JPT_LOG_ERROR, "VFS tool '%s': %s", s->tool_name,
-                 jpt__vfs_engine_errmsg(s->engine));
     if (used < n) {
         if (jpt__buf_append(&s->backlog, p + used, n - used) < 0)
             fail_tool(s, "out of memory holding the tool's messages");
@@ -643,7 +651,7 @@ static void feed_backlog(jpt__vfs_session *s)
                                       s->backlog.len - s->backlog_off, &used);
         s->in_feed = false;
         s->backlog_off += used;
-        if (rc == JPT_ERR_PROTOCOL) {
+        if (rc < 0) {
             fail_tool(s, "%s", jpt__vfs_engine_errmsg(s->engine));
             return;
         }
@@ -741,6 +749,7 @@ static void fail_tool(jpt__vfs_session *s, const char *fmt, ...)
 
     if (s->failure != NULL || s->ended)
         return;
+    s->failed = true;
     va_start(ap, fmt);
     int rc = jpt__buf_vprintf(&text, fmt, ap);
     va_end(ap);
@@ -761,6 +770,8 @@ static jpt_state *failure_state(jpt__vfs_session *s)
 
     if (s->failure != NULL)
         rc = jpt__buf_puts(&text, s->failure);
+    else if (s->failed)
+        rc = jpt__buf_puts(&text, "out of memory keeping why the tool was stopped");
     else if (s->final_seen || s->cancelled)
         return NULL;
     else if (!s->exit.known)
@@ -832,8 +843,10 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     s->child = NULL;
     /* A tool's last line without its newline is a protocol error. */
     if (!s->ended && s->failure == NULL && s->backlog_off == s->backlog.len &&
-        jpt__vfs_engine_eof(s->engine) == JPT_ERR_PROTOCOL && !s->final_seen)
+        jpt__vfs_engine_eof(s->engine) == JPT_ERR_PROTOCOL && !s->final_seen) {
+        s->failed = true;
         s->failure = jpt__strdup(jpt__vfs_engine_errmsg(s->engine));
+    }
     jpt__child_free(c);
     end_session(s);
 }
@@ -1098,6 +1111,11 @@ void jpt__vfs_session_refresh(jpt__vfs_session *s)
 bool jpt__vfs_session_ended(const jpt__vfs_session *s)
 {
     return s->ended;
+}
+
+bool jpt__vfs_session_failed(const jpt__vfs_session *s)
+{
+    return s->failed || !(s->final_seen || s->cancelled);
 }
 
 pid_t jpt__vfs_session_pid(const jpt__vfs_session *s)
