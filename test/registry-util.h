@@ -111,4 +111,18 @@ extern const char ru_await_description[];
 /* Asserts that `haystack` contains `needle`. */
 void ru_assert_contains(const char *haystack, const char *needle);
 
+/* A host's path (issue 18): registry_new with `o`, load_tools, submit
+ * `calls`, wait, the results, free. JPT_OK with the results in `*out`
+ * (free()), or the status of the step that failed; a batch that completes
+ * with a result saying "out of memory" is JPT_ERR_NOMEM too (the failure
+ * was met and answered). A batch that never completes fails the test,
+ * with the stack of the first failed allocation and the calls pending. */
+int ru_run_path(const jpt_registry_options *o, const char *tools, const char *calls,
+                char **out);
+/* Runs `run` (a path as above, results normalised as the caller likes)
+ * with allocation N failing, for each N it makes: with every one after it
+ * too, or alone (`once`). Each run gives the unhindered results exactly,
+ * or JPT_ERR_NOMEM, and leaks nothing. Needs the counting allocator. */
+void ru_sweep(const char *what, int (*run)(char **out), bool once);
+
 #endif

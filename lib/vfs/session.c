@@ -261,8 +261,13 @@ static int guard(void *ud, int files_access, const char *resolved, char *message
     }
     snprintf(message, cap, "%s", reason != NULL ? reason : "denied by the access policy");
     if (verdict == JPT_VERDICT_ASK && r->method != JPT__VFS_FS_GREP &&
-        files_access != JPT__VFS_HTTP_REDIRECT && r->ask_path == NULL &&
-        (r->ask_path = jpt__strdup(resolved)) != NULL) {
+        files_access != JPT__VFS_HTTP_REDIRECT && r->ask_path == NULL) {
+        /* Not a plain denial: the prompt would have been asked (issue 18). */
+        if ((r->ask_path = jpt__strdup(resolved)) == NULL) {
+            jpt__free(reason);
+            snprintf(message, cap, "out of memory asking the policy prompt");
+            return JPT_ERR_NOMEM;
+        }
         r->ask_access = access;
         r->ask_reason = reason;
         return JPT_ERR_AGAIN;
@@ -322,9 +327,9 @@ static void req_error(vfs_req *r, int code, const char *message)
 {
     jpt__vfs_session *s = r->s;
 
+    /* A request never answered would leave the tool waiting (issue 18). */
     if (jpt__vfs_call_answer_error(r->call, code, "%s", message) < 0)
-        jpt__log(JPT_LOG_ERROR, "VFS tool '%s': out of memory answering a request",
-                 s->tool_name);
+        fail_tool(s, "out of memory answering a request of the tool");
     req_free(r);
     /* Inside the engine's feed, the feed sends it. */
     if (!s->in_feed)
@@ -516,7 +521,8 @@ static void ask_prompt(vfs_req *r)
                                         "policy handler), so it is denied",
                                  jpt__vfs_method_name(r->method), shown,
                                  reason != NULL ? reason : "the access policy asks the host");
-        req_error(r, JPT_VFS_E_ACCESS_DENIED, rc == JPT_OK ? text.data : "denied");
+        req_error(r, JPT_VFS_E_ACCESS_DENIED,
+                  rc == JPT_OK ? text.data : "denied (out of memory saying why)");
         jpt__buf_free(&text);
         return;
     }
