@@ -164,6 +164,7 @@ struct jpt_registry {
     /* the state file (stale.c) */
     char *state_file;
     int state_fd;
+    size_t state_base;   /* the slots start after the cgroups record */
     size_t *free_slots;
     size_t nfree_slots, cap_free_slots, nslots;
 
@@ -246,7 +247,8 @@ void jpt__events_shutdown(jpt_registry *r);
 void jpt__events_free(jpt_registry *r);
 
 /* ---- The state file (stale.c) -----------------------------------------------
- * Opening creates it empty (JPT_ERR_IO if it cannot); adding and removing a
+ * Opening creates it, empty but for where the cgroups are in cgroup
+ * containment (JPT_ERR_IO if it cannot); adding and removing a
  * child write its slot (failures are logged: a spawn does not fail for
  * them); closing removes the file. A slot is named by the number add
  * returns (0: none was written). */
@@ -254,8 +256,9 @@ int jpt__stale_open(jpt_registry *r);
 void jpt__stale_close(jpt_registry *r);
 size_t jpt__stale_add(jpt_registry *r, pid_t pid);
 void jpt__stale_remove(jpt_registry *r, size_t slot);
-/* JPT_ERR_EXISTS when the file at `path` lists a child, JPT_OK when it is
- * absent or lists none, JPT_ERR_IO when it cannot be read. */
+/* JPT_ERR_EXISTS when the file at `path` lists a child, or cgroups that
+ * are still there; JPT_OK when it is absent or lists none; JPT_ERR_IO when
+ * it cannot be read. */
 int jpt__stale_in_use(const char *path);
 
 /* ---- A stdio tool's command (command.c) --------------------------------------

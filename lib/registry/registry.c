@@ -128,8 +128,8 @@ static int check_state_file(const char *path)
     int rc = jpt__stale_in_use(path);
 
     if (rc == JPT_ERR_EXISTS)
-        return FAIL(rc, "state_file '%s' lists live children: another registry uses it, or a "
-                        "crashed one left them (jpt_registry_reap_stale)",
+        return FAIL(rc, "state_file '%s' lists live children or cgroups: another registry "
+                        "uses it, or a crashed one left them (jpt_registry_reap_stale)",
                     path);
     if (rc < 0)
         return FAIL(rc, "state_file '%s' cannot be read: %s", path, strerror(errno));
