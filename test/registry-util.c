@@ -232,6 +232,13 @@ bool ru_event_matches(const jpt_event *e, int type, const char *id, int state)
            (state == 0 || jpt_event_state(e) == state);
 }
 
+const char *ru_state_slots(const char *text)
+{
+    const char *nl = strncmp(text, "cgroups ", 8) == 0 ? strchr(text, '\n') : NULL;
+
+    return nl != NULL ? nl + 1 : text;
+}
+
 long ru_read_text(const char *path, char *buf, size_t n)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

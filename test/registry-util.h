@@ -96,6 +96,10 @@ extern int (*ru_dispatch)(jpt_registry *r);
  * dropped); false if none came within WAIT_MS. */
 bool ru_until_event(jpt_registry *r, int type, const char *id, int state);
 
+/* The child slots of a state file's text: past the line that says where
+ * the host's cgroups are, in cgroup containment. */
+const char *ru_state_slots(const char *text);
+
 /* Reads a small file whole; returns its length, or -1 when it is absent. */
 long ru_read_text(const char *path, char *buf, size_t n);
 

@@ -84,6 +84,15 @@ void *jpt__calloc(size_t count, size_t size)
 {
     if (size != 0 && count > SIZE_MAX / size)
         return NULL;
+    /* The C library's calloc hands out fresh pages that are zero already,
+     * touched only as they are used: no stall zeroing megabytes at once
+     * (issue 18). */
+    if (allocator.malloc == libc_malloc) {
+        allocator_in_use = true;
+        void *p = calloc(count ? count : 1, size ? size : 1);
+        failed_allocations += p == NULL;
+        return p;
+    }
     void *p = jpt__malloc(count * size);
     if (p != NULL)
         memset(p, 0, count * size);
@@ -103,6 +112,23 @@ void jpt__free(void *p)
 {
     if (p != NULL)
         allocator.free(p, allocator.ud);
+}
+
+/* Past glibc's per-thread cache (1032 bytes) and in its large range: a
+ * request of this size merges every block of its "fast bins" first. */
+#define SETTLE_BYTES 4096
+
+void jpt__alloc_settle(void)
+{
+    /* glibc keeps freed blocks of up to 128 bytes unmerged in fast bins
+     * until a request in its large range merges them all at once
+     * (malloc_consolidate): after a hundred thousand small frees, a stall
+     * of milliseconds at some later allocation, anywhere (issue 18). One
+     * such request after each slice of frees merges that slice's blocks
+     * there and then. A host's own allocator is left alone. */
+    if (allocator.malloc != libc_malloc)
+        return;
+    allocator.free(allocator.malloc(SETTLE_BYTES, allocator.ud), allocator.ud);
 }
 
 JPT_EXPORT void jpt_free(void *p)

@@ -294,16 +294,15 @@ void jpt__loop_defer_cancel(jpt__loop *l, jpt__defer *d)
     d->next = d->prev = NULL;
 }
 
-/* Runs the calls queued before this dispatch began, for at most the
- * budget; calls they queue wait for the next one, which keeps each
+/* Runs the calls queued before this dispatch began, until `until` (at
+ * least one); calls they queue wait for the next one, which keeps each
  * dispatch bounded. */
-static bool run_deferred(jpt__loop *l)
+static bool run_deferred(jpt__loop *l, uint64_t until)
 {
     /* Only what was queued before this run: a call that queues itself
      * again runs at the next dispatch, not in a loop here. (By number, as
      * the calls queued now may be cancelled while earlier ones run.) */
     uint64_t last = l->defer_seq;
-    uint64_t until = jpt__loop_now() + JPT__DEFER_BUDGET_NS;
 
     while (l->defer_head != NULL && l->defer_head->seq <= last && !l->interrupted) {
         jpt__defer *d = l->defer_head;
@@ -398,7 +397,8 @@ int jpt__loop_timeout(const jpt__loop *l)
     return ms > INT32_MAX ? INT32_MAX : (int)ms;
 }
 
-static bool run_timers(jpt__loop *l)
+/* The timers due when it begins, until `until` (at least one). */
+static bool run_timers(jpt__loop *l, uint64_t until)
 {
     uint64_t now = jpt__loop_now();
 
@@ -408,13 +408,22 @@ static bool run_timers(jpt__loop *l)
         jpt__timer *t = l->heap[0];
         jpt__loop_timer_stop(l, t);
         t->fn(t);
+        if (jpt__loop_now() >= until)
+            break;
     }
     return l->nheap > 0 && l->heap[0]->deadline <= now;
 }
 
+/* One dispatch does at most JPT__DEFER_BUDGET_NS of work, however much is
+ * ready (issue 18: a dispatch of the host's loop stays short): deferred
+ * calls, fd events and timers each run while the budget lasts, and each
+ * at least one, so that none starves the others. An fd event fetched and
+ * not run is fetched again by the next dispatch (every watch is level
+ * triggered). */
 static int dispatch(jpt__loop *l)
 {
-    bool more = run_deferred(l);
+    uint64_t until = jpt__loop_now() + JPT__DEFER_BUDGET_NS;
+    bool more = run_deferred(l, until);
 
     struct event_batch b;
     int n = epoll_wait(l->epfd, b.events, EVENT_BATCH, 0);
@@ -428,11 +437,15 @@ static int dispatch(jpt__loop *l)
         if (w != NULL) {
             l->callbacks++;
             w->fn(w, b.events[b.current].events);
+            if (b.current + 1 < b.n && jpt__loop_now() >= until) {
+                more = true;
+                break;
+            }
         }
     }
     l->batches = b.outer;
     more |= n == EVENT_BATCH;
-    more |= run_timers(l);
+    more |= run_timers(l, until);
     if (l->defer_head != NULL) {
         /* Work left for the next dispatch: the fd says so to a host that
          * polls it rather than asking for the timeout. */
@@ -449,6 +462,9 @@ int jpt__loop_dispatch(jpt__loop *l)
     if (--l->dispatching == 0) {
         l->interrupted = false;
         arm(l);
+        /* What this dispatch freed is merged now, in its own budget, not
+         * all at once by some later allocation (issue 18). */
+        jpt__alloc_settle();
     }
     return rc;
 }

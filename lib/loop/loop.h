@@ -88,11 +88,14 @@ void jpt__loop_defer_cancel(jpt__loop *l, jpt__defer *d);
 /* Milliseconds until dispatch is due: 0 when work is pending, -1 when
  * nothing is scheduled. Rounded up, so waiting that long never wakes early. */
 int jpt__loop_timeout(const jpt__loop *l);
-/* Runs what is ready without blocking: deferred calls (for at most
- * JPT__DEFER_BUDGET_NS, so that thousands queued at once start over several
- * dispatches), up to a batch of fd events, expired timers. Returns >0 if
- * more work is ready at once, 0 if not, or a negative status when the epoll
- * fd itself failed. */
+/* Runs what is ready without blocking, for about JPT__DEFER_BUDGET_NS:
+ * deferred calls, a batch of fd events, expired timers, each while the
+ * budget lasts and at least one of each (so that thousands queued at once
+ * run over several dispatches, and none starves the others). A callback
+ * that runs long makes the dispatch run long: work over what a model or a
+ * tool controls is done in slices (issue 18). Returns >0 if more work is
+ * ready at once, 0 if not, or a negative status when the epoll fd itself
+ * failed. */
 #define JPT__DEFER_BUDGET_NS 2000000u
 int jpt__loop_dispatch(jpt__loop *l);
 /* Ends the dispatches under way (this one and any it is nested in) as soon

@@ -182,6 +182,11 @@ struct jpt_registry {
 
     /* calls and batches (call.c, batch.c) */
     jpt_batch *batches;
+    /* Done batches still letting go of the handles they held, a slice per
+     * dispatch (issue 18); finish_releases lets go of them all at once, for
+     * a lookup that must see the registry as if they were done (handle.c). */
+    size_t releasing;
+    void (*finish_releases)(jpt_registry *r);
     jpt__call *calls;    /* in flight, and finished ones of freed batches */
     size_t calls_in_flight;
 
@@ -205,6 +210,38 @@ struct jpt_registry {
     void (*on_child_gone)(jpt_registry *r); /* a process was reaped */
     jpt__errbuf err;
 };
+
+/* ---- Slices ---------------------------------------------------------------------
+ * Work over what a model or a tool controls (the ids of an await, the
+ * handles a batch holds) runs in slices, one per dispatch, so that no
+ * dispatch of the host's loop runs long (issue 18): up to JPT__SLICE items,
+ * for no longer than JPT__SLICE_NS (a slice whose items page in fresh
+ * memory, or miss the caches, does fewer). */
+#define JPT__SLICE 2048
+#define JPT__SLICE_NS 1000000u
+
+typedef struct jpt__slice {
+    uint64_t until;
+    size_t left;
+} jpt__slice;
+
+static inline jpt__slice jpt__slice_begin(void)
+{
+    jpt__slice s = {jpt__loop_now() + JPT__SLICE_NS, JPT__SLICE};
+    return s;
+}
+
+/* Whether the slice has room for one more item, which it counts. The
+ * clock is read every 64 items. */
+static inline bool jpt__slice_more(jpt__slice *s)
+{
+    if (s->left == 0 || ((s->left & 63) == 0 && jpt__loop_now() >= s->until)) {
+        s->left = 0;
+        return false;
+    }
+    s->left--;
+    return true;
+}
 
 /* Host callbacks run only inside dispatch (registry.h, Threading): `d`
  * runs at once when inside it, else from the next one. */

@@ -193,6 +193,20 @@ static int order_calls(jpt_batch *b)
     return rc; /* on failure the caller lets go of what was made */
 }
 
+/* ---- Letting go once done ---------------------------------------------------------- */
+
+static void release_more(jpt__defer *d)
+{
+    jpt__batch_release(d->ud, true);
+}
+
+void jpt__batches_finish_releases(jpt_registry *r)
+{
+    for (jpt_batch *b = r->batches; b != NULL && r->releasing > 0; b = b->next)
+        if (b->release_step.queued)
+            jpt__batch_release(b, false);
+}
+
 /* ---- Submitting ---------------------------------------------------------------------- */
 
 static void batch_destroy(jpt_batch *b);
@@ -206,6 +220,7 @@ static int make_batch(jpt_registry *r, jpt__wire_call *wire, size_t n, jpt_batch
     if (b == NULL)
         return JPT_ERR_NOMEM;
     b->r = r;
+    jpt__loop_defer_init(&b->release_step, release_more, b);
     if ((b->calls = jpt__calloc(n + 1, sizeof(*b->calls))) == NULL) {
         jpt__free(b);
         return JPT_ERR_NOMEM;
@@ -310,6 +325,7 @@ jpt_batch *jpt__batch_new_owned(jpt_registry *r, void (*owner_gone)(jpt_batch *,
         return NULL;
     }
     b->r = r;
+    jpt__loop_defer_init(&b->release_step, release_more, b);
     b->pending = 1;
     b->owner_gone = owner_gone;
     b->owner = owner;
@@ -481,10 +497,7 @@ JPT_EXPORT int jpt_batch_set_call_timeout(jpt_batch *b, const char *call_id, int
  * themselves, and those still waiting for their turn go with it. */
 static void batch_destroy(jpt_batch *b)
 {
-    for (size_t i = 0; i < b->nheld; i++) {
-        jpt__handle_unhold(b->held[i]);
-        jpt__handle_unref(b->held[i]);
-    }
+    jpt__batch_release(b, false);
     /* Calls still waiting for their turn never run; those under way know
      * no more of them. */
     for (size_t i = 0; i < b->n; i++)

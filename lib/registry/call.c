@@ -136,18 +136,33 @@ void jpt__call_free(jpt__call *call)
     jpt__free(call);
 }
 
+void jpt__batch_release(jpt_batch *b, bool slice)
+{
+    jpt_registry *r = b->r;
+    jpt__slice sl = jpt__slice_begin();
+    bool was_releasing = b->release_step.queued;
+
+    jpt__loop_defer_cancel(r->loop, &b->release_step);
+    while (b->released < b->nheld && (!slice || jpt__slice_more(&sl))) {
+        jpt_handle *h = b->held[b->released++];
+        jpt__handle_unhold(h);
+        jpt__handle_unref(h);
+    }
+    bool more = b->released < b->nheld;
+    if (more)
+        jpt__loop_defer_queue(r->loop, &b->release_step);
+    r->releasing = r->releasing - was_releasing + more;
+}
+
 void jpt__batch_one_done(jpt_batch *b)
 {
     assert(b->pending > 0);
     if (--b->pending > 0)
         return;
     jpt__events_queue(b->r, &b->done_event, b, NULL);
-    /* The handles it pre-registered may leave the id map now. */
-    for (size_t i = 0; i < b->nheld; i++) {
-        jpt__handle_unhold(b->held[i]);
-        jpt__handle_unref(b->held[i]);
-    }
-    b->nheld = 0;
+    /* The handles it pre-registered may leave the id map now, a slice per
+     * dispatch: a batch may name a hundred thousand. */
+    jpt__batch_release(b, true);
 }
 
 /* The calls that waited for this one's answer go on (issue 16); one that

@@ -149,7 +149,17 @@ int jpt__handle_register(jpt_handle *h)
 
 jpt_handle *jpt__handle_find(jpt_registry *r, const char *id)
 {
-    return jpt__idmap_get(&r->handle_ids, id);
+    jpt_handle *h = jpt__idmap_get(&r->handle_ids, id);
+
+    /* A done batch lets go of its handles a slice at a time (issue 18):
+     * one the model has seen stop may be registered only for that, and
+     * would be gone had the batch let go at once. */
+    if (h != NULL && r->releasing > 0 && h->phase == JPT__PHASE_STOPPED && h->delivered &&
+        r->finish_releases != NULL) {
+        r->finish_releases(r);
+        h = jpt__idmap_get(&r->handle_ids, id);
+    }
+    return h;
 }
 
 /* RFD 009, "Handle lifecycle": a stopped handle goes once the model has

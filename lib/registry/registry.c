@@ -195,6 +195,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     jpt__loop_defer_init(&r->shutdown_step, run_shutdown, r);
     r->on_child_gone = check_shutdown_done;
     r->on_handle_change = jpt__notify_handle_changed;
+    r->finish_releases = jpt__batches_finish_releases;
     if ((rc = set_root(r, o.root)) < 0)
         goto fail;
     if ((rc = add_await_tool(r)) < 0 || (r->sandbox_cache = jpt__sandbox_cache_new()) == NULL ||
