@@ -626,8 +626,13 @@ JPT_EXPORT int jpt_registry_get_fd(const jpt_registry *r);
  * -1 when only fd activity can make any. */
 JPT_EXPORT int jpt_registry_get_timeout(const jpt_registry *r);
 
-/* Does what is ready, without blocking and with bounded work: reads output,
- * reaps children, fires timers, completes calls, calls the inquiry handler.
+/* Does what is ready, without blocking and with bounded work (about 2 ms,
+ * however many handles or calls are under way): reads output, reaps
+ * children, fires timers, completes calls, calls the inquiry handler. The
+ * clean-up after a tool's exit (closing its fds, releasing its cgroup,
+ * where what got away from it is killed) comes after the exit is reported:
+ * from the next dispatch, the fd staying readable until then (or before
+ * jpt_registry_wait() and jpt_registry_run() return).
  * Returns >0 if more work is ready at once (call it again before polling),
  * 0 if not, JPT_ERR_INVALID for NULL, JPT_ERR_IO if the epoll fd failed
  * (jpt_registry_errmsg() gives errno's text), or JPT_ERR_CANCELLED if a callback freed the registry (it is gone when

@@ -35,7 +35,7 @@ static bool allocator_in_use;
 /* Failed allocations on this thread. jansson reports some of its own
  * allocation failures as syntax errors; comparing this count before and
  * after a call tells the two apart. */
-static _Thread_local unsigned long failed_allocations;
+static _Thread_local unsigned long failed_allocations JPT__TLS_HOT;
 
 unsigned long jpt__alloc_failures(void)
 {
@@ -80,14 +80,17 @@ void *jpt__malloc(size_t n)
     return p;
 }
 
+/* From this size, glibc's calloc maps fresh pages (its mmap threshold). */
+#define CALLOC_PAGES_BYTES (128 * 1024)
+
 void *jpt__calloc(size_t count, size_t size)
 {
     if (size != 0 && count > SIZE_MAX / size)
         return NULL;
     /* The C library's calloc hands out fresh pages that are zero already,
      * touched only as they are used: no stall zeroing megabytes at once
-     * (issue 18). */
-    if (allocator.malloc == libc_malloc) {
+     * (issue 18). (Smaller blocks are quicker cleared here.) */
+    if (allocator.malloc == libc_malloc && count * size >= CALLOC_PAGES_BYTES) {
         allocator_in_use = true;
         void *p = calloc(count ? count : 1, size ? size : 1);
         failed_allocations += p == NULL;

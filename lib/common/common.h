@@ -13,6 +13,12 @@
 
 #define JPT__PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 
+/* A thread-local read on every allocation: in the static TLS block, so
+ * that reading it is one instruction rather than a call to
+ * __tls_get_addr. Only for a few bytes: a library loaded with dlopen
+ * takes them from glibc's small reserve. */
+#define JPT__TLS_HOT __attribute__((tls_model("initial-exec")))
+
 /* ---- Allocation (alloc.c) ------------------------------------------------
  * Every allocation of the library. jpt__malloc(0) returns a valid pointer. */
 void *jpt__malloc(size_t n);

@@ -9,7 +9,7 @@
  * on; should a later allocation succeed, it reads the text it kept, with
  * the hole, and asserts or reads past its end. Once one has failed, every
  * allocation of the load fails, and jansson gives up at the next one. */
-static _Thread_local bool loading, load_failed;
+static _Thread_local bool loading JPT__TLS_HOT, load_failed JPT__TLS_HOT;
 
 static void *json_alloc(size_t n)
 {

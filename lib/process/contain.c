@@ -31,8 +31,15 @@
 #endif
 
 /* Empty cgroups kept for the next children: making and removing one costs
- * more than the rest of a short tool's spawn (bench-registry). */
+ * more than the rest of a short tool's spawn (bench-registry). Every
+ * cgroup found empty joins the pool; past POOL_SIZE, the pool is trimmed
+ * once it has not been needed for TRIM_DELAY_MS, a slice of TRIM_NS at a
+ * time. Removing a cgroup (tens of microseconds of the kernel's) is not
+ * done on the path from a child's exit to its answer, where it made the
+ * cost of a stop grow with the number of handles (issue 18). */
 #define POOL_SIZE 16
+#define TRIM_DELAY_MS 200
+#define TRIM_NS 1000000u
 
 /* How long removing a cgroup, or reaping an orphan, may block: their
  * processes were sent SIGKILL already, so only one stuck in the kernel (a
@@ -68,8 +75,9 @@ struct jpt__contain {
     jpt__buf cgroups_path; /* …and its path, for the state file */
     uint64_t count;  /* children contained so far: numbers them */
     char mark[40];   /* SUBREAPER: "JPTOOL_CONTAIN_<token>=", every mark's start */
-    uint64_t pool[POOL_SIZE]; /* CGROUP: empty cgroups, by number */
-    size_t npool;
+    uint64_t *pool;  /* CGROUP: empty cgroups, by number */
+    size_t npool, cap_pool;
+    jpt__timer trim_timer;
     retiring *retiring;
     orphan *orphans;
 };
@@ -245,10 +253,46 @@ static void retire(jpt__contain *ct, uint64_t number)
     check_retiring(rt);
 }
 
+/* Removes the cgroups of the pool past POOL_SIZE, the last ones first,
+ * for a slice; the rest at a later dispatch. */
+static void on_trim(jpt__timer *t)
+{
+    jpt__contain *ct = t->ud;
+    uint64_t until = jpt__loop_now() + TRIM_NS;
+    char name[64];
+
+    while (ct->npool > POOL_SIZE && jpt__loop_now() < until) {
+        cgroup_name(ct, ct->pool[--ct->npool], name, sizeof(name));
+        if (remove_tree(ct->cgroups, name) < 0)
+            jpt__log(JPT_LOG_WARNING, "removing the cgroup %s: %s", name, strerror(errno));
+    }
+    if (ct->npool > POOL_SIZE &&
+        jpt__loop_timer_start(ct->loop, &ct->trim_timer, jpt__loop_now()) < 0)
+        on_trim(t);
+}
+
+/* Keeps an empty cgroup for a later child; false without the memory. */
+static bool pool_cgroup(jpt__contain *ct, uint64_t number)
+{
+    uint64_t *grown = jpt__array_reserve(ct->pool, &ct->cap_pool, ct->npool + 1,
+                                         sizeof(*grown), POOL_SIZE);
+
+    if (grown == NULL)
+        return false;
+    ct->pool = grown;
+    ct->pool[ct->npool++] = number;
+    /* The trim waits for a quiet moment: a burst of handles that ends
+     * leaves its cgroups to the next. */
+    if (ct->npool > POOL_SIZE &&
+        jpt__loop_timer_start(ct->loop, &ct->trim_timer, jpt__loop_deadline_ms(TRIM_DELAY_MS)) < 0)
+        on_trim(&ct->trim_timer);
+    return true;
+}
+
 /* After the child is reaped its cgroup is usually empty: it goes back to
  * the pool for the next child (no process can enter an empty cgroup but
- * by a privileged move), or is removed when the pool is full. A process
- * left in it is killed, and the cgroup retired. */
+ * by a privileged move). A process left in it is killed, and the cgroup
+ * retired. */
 static void release_cgroup(jpt__contain *ct, uint64_t number)
 {
     char name[96];
@@ -263,10 +307,8 @@ static void release_cgroup(jpt__contain *ct, uint64_t number)
         populated = jpt__cgroup_populated(events);
         close(events);
     }
-    if (populated == 0 && ct->npool < POOL_SIZE) {
-        ct->pool[ct->npool++] = number;
+    if (populated == 0 && pool_cgroup(ct, number))
         return;
-    }
     if (unlinkat(ct->cgroups, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
         return;
     if (errno != EBUSY) {
@@ -777,6 +819,7 @@ int jpt__contain_new(jpt__loop *l, int mode, jpt__contain **out, jpt__errbuf *er
     ct->mode = mode;
     ct->host = getpid();
     ct->cgroups = -1;
+    jpt__loop_timer_init(&ct->trim_timer, on_trim, ct);
     if (getrandom(&ct->token, sizeof(ct->token), GRND_NONBLOCK) != (ssize_t)sizeof(ct->token))
         ct->token = jpt__loop_now() ^ ((uint64_t)ct->host << 32) ^ (uint64_t)(uintptr_t)ct;
     if (mode == JPT__CONTAIN_AUTO || mode == JPT__CONTAIN_CGROUP) {
@@ -812,11 +855,13 @@ void jpt__contain_free(jpt__contain *ct)
 
     if (ct == NULL)
         return;
+    jpt__loop_timer_stop(ct->loop, &ct->trim_timer);
     while (ct->npool > 0) {
         cgroup_name(ct, ct->pool[--ct->npool], name, sizeof(name));
         if (remove_tree(ct->cgroups, name) < 0)
             jpt__log(JPT_LOG_WARNING, "removing the cgroup %s: %s", name, strerror(errno));
     }
+    jpt__free(ct->pool);
     while (ct->retiring != NULL) {
         retiring *rt = ct->retiring;
         remove_numbered_when_empty(ct, rt->number, rt->events, BLOCKING_WAIT_MS);

@@ -132,8 +132,10 @@ typedef struct jpt__exit {
 typedef struct jpt__child_ops {
     /* Output read from the child's stdout or stderr (a PTY is stdout). */
     void (*output)(jpt__child *c, int stream, const char *p, size_t n, void *ud);
-    /* The child was reaped: its output is complete and its fds are closed.
-     * The callback may free the child. */
+    /* The child was reaped: its output is complete and its output fds
+     * are closed. The callback frees the child, or soon after: what is
+     * left of it (stdin, the pidfd, its cgroup, where what got away from
+     * it is killed) goes then. */
     void (*exited)(jpt__child *c, const jpt__exit *e, void *ud);
     /* Input that had to wait for the pipe is all written: a writer that
      * holds back (bounded memory) may queue more. May be NULL. */

@@ -160,9 +160,13 @@ void jpt__batch_one_done(jpt_batch *b)
     if (--b->pending > 0)
         return;
     jpt__events_queue(b->r, &b->done_event, b, NULL);
-    /* The handles it pre-registered may leave the id map now, a slice per
+    /* The handles it pre-registered may leave the id map now, from the
+     * next dispatch (after the answer that ends the batch), a slice per
      * dispatch: a batch may name a hundred thousand. */
-    jpt__batch_release(b, true);
+    if (b->nheld > 0) {
+        b->r->releasing += !b->release_step.queued;
+        jpt__loop_defer_queue(b->r->loop, &b->release_step);
+    }
 }
 
 /* The calls that waited for this one's answer go on (issue 16); one that

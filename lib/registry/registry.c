@@ -276,6 +276,10 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
         jpt__free(r->spool_files[i]);
     }
     jpt__free(r->spool_files);
+    /* What is left of reaped children (their fds and cgroups) goes before
+     * the containment that released them. */
+    if (r->loop != NULL)
+        jpt__loop_release_now(r->loop);
     jpt__contain_free(r->contain);
     jpt__sandbox_cache_free(r->sandbox_cache);
     jpt__loop_free(r->loop);
@@ -443,8 +447,15 @@ static int drive(jpt_registry *r, int timeout_ms, bool (*done)(jpt_registry *, v
             if ((more = dispatch_once(r, gone)) < 0)
                 return more;
         } while (more > 0 && !done(r, arg));
-        if (done(r, arg))
+        if (done(r, arg)) {
+            /* What is left of the tools that ended (their fds, their
+             * cgroups and what got away in them), put off so that their
+             * ends were reported first, goes before the host gets the
+             * results: a host that waits may not dispatch again soon. */
+            if (r->dispatching == 0)
+                jpt__loop_release_now(r->loop);
             return JPT_OK;
+        }
         int wait = jpt__loop_timeout(r->loop);
         if (timeout_ms >= 0) {
             uint64_t now = jpt__loop_now();

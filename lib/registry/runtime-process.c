@@ -550,7 +550,7 @@ static int one_shot_result(jpt__proc *p, jpt_state **out)
 static int handle_end(jpt__proc *p, jpt_state **out)
 {
     jpt_state *s = jpt__state_alloc(JPT_STATE_STOPPED);
-    char how[128], text[160];
+    char how[128], text[128 + 32];
     int rc = s != NULL ? JPT_OK : JPT_ERR_NOMEM;
 
     *out = NULL;
@@ -558,9 +558,13 @@ static int handle_end(jpt__proc *p, jpt_state **out)
         rc = failure_state(p, s, p->run->failure);
         p->run->end_has_output = rc == JPT_OK;
     } else if (rc == JPT_OK && !p->structured && p->run->failure == NULL) {
+        static const char head[] = "[process ended: ";
         describe_exit(p, how, sizeof(how));
-        int n = snprintf(text, sizeof(text), "[process ended: %s]", how);
-        rc = jpt__state_add_text(s, text, n > 0 && (size_t)n < sizeof(text) ? (size_t)n : 0);
+        size_t n = strlen(how);
+        memcpy(text, head, sizeof(head) - 1);
+        memcpy(text + sizeof(head) - 1, how, n);
+        text[sizeof(head) - 1 + n] = ']';
+        rc = jpt__state_add_text(s, text, sizeof(head) + n);
     }
     if (rc < 0) {
         jpt_state_unref(s);

@@ -118,10 +118,10 @@ int jpt__view_result(jpt_handle *h, jpt_state **out)
 
 int jpt__view_text(const jpt_handle *h, const jpt_state *s, jpt__buf *out)
 {
-    jpt_render_options opts = {sizeof(opts), h->r->root};
     size_t limit = jpt__tool_output_limit(h->r, h->tool);
     char *text = NULL;
-    int rc = jpt_state_render(s, &opts, &text);
+    /* The root is the registry's, absolute and resolved (realpath). */
+    int rc = jpt__state_render_at(s, h->r->root, &text);
 
     if (rc < 0)
         return rc;
@@ -189,8 +189,9 @@ static int open_response(const jpt_handle *h, const char *state, jpt__buf *out)
 
     if (rc == JPT_OK)
         rc = jpt__buf_json_string(out, h->id, strlen(h->id));
-    if (rc == JPT_OK)
-        rc = jpt__buf_printf(out, ",\"state\":\"%s\",", state);
+    if (rc == JPT_OK && (rc = jpt__buf_puts(out, ",\"state\":\"")) == JPT_OK &&
+        (rc = jpt__buf_puts(out, state)) == JPT_OK)
+        rc = jpt__buf_puts(out, "\",");
     return rc;
 }
 
