@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -24,14 +25,40 @@
 
 struct jpt__sandbox {
     int ruleset;             /* Landlock ruleset, or -1 */
+    bool ruleset_kept;       /* a cache's: not closed with the sandbox */
     const jpt__seccomp_prog *prog; /* `own`, a cache's, or NULL: no filter */
     jpt__seccomp_prog own;
     jpt__sandbox_report report;
 };
 
-/* By profile (VFS, STDIO) and whether truncate(2) is denied. */
+/* The file a path named when a ruleset was built. */
+typedef struct path_id {
+    dev_t dev;
+    ino_t ino;
+    bool present;
+} path_id;
+
+/* A Landlock ruleset kept for the spawns of the same spec (issue 18):
+ * building one opens, adds a rule for and closes each of a dozen paths,
+ * and resolves the library's own, which was most of what a sandboxed
+ * spawn cost beyond an unsandboxed one. A rule holds the file it was made
+ * for, so the ruleset is used again only while each path the spec names
+ * (its program, workspace and lists) is the file it was then: one stat
+ * each. */
+typedef struct kept_ruleset {
+    int fd;
+    char *key;                  /* the spec (spec_key) */
+    size_t key_len;
+    path_id *ids;               /* of the spec's paths (spec_key's order) */
+    size_t nids;
+    struct kept_ruleset *next;
+} kept_ruleset;
+
+/* By profile (VFS, STDIO) and whether truncate(2) is denied; the rulesets
+ * built; what the kernel offers, asked once. */
 struct jpt__sandbox_cache {
     jpt__seccomp_prog progs[2][2];
+    kept_ruleset *rulesets;
 };
 
 jpt__sandbox_cache *jpt__sandbox_cache_new(void)
@@ -46,6 +73,14 @@ void jpt__sandbox_cache_free(jpt__sandbox_cache *c)
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 2; j++)
             jpt__seccomp_prog_free(&c->progs[i][j]);
+    while (c->rulesets != NULL) {
+        kept_ruleset *k = c->rulesets;
+        c->rulesets = k->next;
+        close(k->fd);
+        jpt__free(k->key);
+        jpt__free(k->ids);
+        jpt__free(k);
+    }
     jpt__free(c);
 }
 
@@ -222,6 +257,136 @@ static bool library_file(char out[PATH_MAX])
            info.dli_fname[0] == '/' && realpath(info.dli_fname, out) != NULL;
 }
 
+/* ---- Rulesets kept ------------------------------------------------------------------ */
+
+/* Calls `fn` with each path the spec names, in a fixed order: its
+ * program, its workspace, its readable and writable lists. */
+static void each_spec_path(const jpt__sandbox_spec *spec, void (*fn)(const char *, void *),
+                           void *ud)
+{
+    fn(spec->program != NULL ? spec->program : "", ud);
+    fn(spec->profile == JPT__SANDBOX_STDIO && spec->workspace != NULL ? spec->workspace : "",
+       ud);
+    for (size_t i = 0; spec->read != NULL && spec->read[i] != NULL; i++)
+        fn(spec->read[i], ud);
+    fn("", ud); /* between the lists */
+    for (size_t i = 0; spec->write != NULL && spec->write[i] != NULL; i++)
+        fn(spec->write[i], ud);
+}
+
+typedef struct key_builder {
+    jpt__buf b;
+    size_t n;
+    int rc;
+} key_builder;
+
+static void add_to_key(const char *path, void *ud)
+{
+    key_builder *k = ud;
+
+    /* NUL-separated: a path holds any other byte. */
+    if (k->rc == JPT_OK)
+        k->rc = jpt__buf_append(&k->b, path, strlen(path) + 1);
+    k->n++;
+}
+
+/* The spec as the ruleset depends on it: the profile, the ABI, whether
+ * the workspace is writable, and its paths. */
+static int spec_key(const jpt__sandbox_spec *spec, int abi, key_builder *k)
+{
+    k->rc = jpt__buf_printf(&k->b, "%d %d %d", spec->profile, abi, spec->workspace_writable);
+    if (k->rc == JPT_OK)
+        k->rc = jpt__buf_putc(&k->b, '\0');
+    each_spec_path(spec, add_to_key, k);
+    return k->rc;
+}
+
+typedef struct id_taker {
+    path_id *ids;
+    size_t n;
+} id_taker;
+
+static void take_id(const char *path, void *ud)
+{
+    id_taker *t = ud;
+    struct stat st;
+    path_id *id = &t->ids[t->n++];
+
+    id->present = path[0] != '\0' && stat(path, &st) == 0;
+    id->dev = id->present ? st.st_dev : 0;
+    id->ino = id->present ? st.st_ino : 0;
+}
+
+/* The files the spec's paths name now, in `ids` (room for `n`). */
+static void spec_ids(const jpt__sandbox_spec *spec, path_id *ids)
+{
+    id_taker t = {ids, 0};
+
+    each_spec_path(spec, take_id, &t);
+}
+
+static bool same_ids(const path_id *a, const path_id *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].present != b[i].present || a[i].dev != b[i].dev || a[i].ino != b[i].ino)
+            return false;
+    return true;
+}
+
+/* The kept ruleset of `key`, still good for the files the spec names now;
+ * or NULL. A stale one is dropped. */
+static kept_ruleset *find_kept(jpt__sandbox_cache *c, const key_builder *k,
+                               const jpt__sandbox_spec *spec)
+{
+    for (kept_ruleset **at = &c->rulesets; *at != NULL; at = &(*at)->next) {
+        kept_ruleset *kept = *at;
+        if (kept->key_len != k->b.len || memcmp(kept->key, k->b.data, k->b.len) != 0)
+            continue;
+        path_id *now = jpt__calloc(kept->nids, sizeof(*now));
+        if (now == NULL)
+            return NULL; /* built again, without memory to check */
+        spec_ids(spec, now);
+        bool same = same_ids(now, kept->ids, kept->nids);
+        jpt__free(now);
+        if (same)
+            return kept;
+        /* A path names another file than when the rules were made. */
+        *at = kept->next;
+        close(kept->fd);
+        jpt__free(kept->key);
+        jpt__free(kept->ids);
+        jpt__free(kept);
+        return NULL;
+    }
+    return NULL;
+}
+
+/* Keeps the sandbox's new ruleset in the cache, which lends it from now
+ * on. Without the memory it is simply not kept. */
+static void keep(jpt__sandbox_cache *c, jpt__sandbox *sb, key_builder *k,
+                 const jpt__sandbox_spec *spec)
+{
+    kept_ruleset *kept = jpt__calloc(1, sizeof(*kept));
+
+    if (kept == NULL || (kept->ids = jpt__calloc(k->n, sizeof(*kept->ids))) == NULL) {
+        jpt__free(kept);
+        return;
+    }
+    kept->fd = sb->ruleset;
+    kept->key_len = k->b.len;
+    kept->key = jpt__buf_take(&k->b);
+    kept->nids = k->n;
+    if (kept->key == NULL) {
+        jpt__free(kept->ids);
+        jpt__free(kept);
+        return;
+    }
+    spec_ids(spec, kept->ids);
+    kept->next = c->rulesets;
+    c->rulesets = kept;
+    sb->ruleset_kept = true;
+}
+
 static int build_ruleset(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
                          jpt__errbuf *err)
 {
@@ -258,6 +423,31 @@ static int build_ruleset(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int ab
         (rc = allow_list(sb, spec->write, RW, h.fs, err)) < 0)
         return rc;
     return JPT_OK;
+}
+
+/* The ruleset of the spec: the cache's, or built now (and kept). */
+static int ruleset(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, jpt__errbuf *err)
+{
+    key_builder k = {JPT__BUF_INIT, 0, JPT_OK};
+    int rc;
+
+    if (spec->cache == NULL)
+        return build_ruleset(sb, spec, abi, err);
+    if (spec_key(spec, abi, &k) < 0) {
+        jpt__buf_free(&k.b);
+        return jpt__err(err, JPT_ERR_NOMEM, "out of memory preparing the sandbox");
+    }
+    kept_ruleset *kept = find_kept(spec->cache, &k, spec);
+    if (kept != NULL) {
+        sb->ruleset = kept->fd;
+        sb->ruleset_kept = true;
+        jpt__buf_free(&k.b);
+        return JPT_OK;
+    }
+    if ((rc = build_ruleset(sb, spec, abi, err)) == JPT_OK)
+        keep(spec->cache, sb, &k, spec);
+    jpt__buf_free(&k.b);
+    return rc;
 }
 
 /* The report: what is enforced, and what this system lacks. */
@@ -359,7 +549,7 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
         return jpt__err(err, JPT_ERR_NOMEM, "out of memory preparing the sandbox");
     sb->ruleset = -1;
     sb->report.landlock_abi = abi;
-    if (abi >= 1 && (rc = build_ruleset(sb, spec, abi, err)) < 0) {
+    if (abi >= 1 && (rc = ruleset(sb, spec, abi, err)) < 0) {
         jpt__sandbox_free(sb);
         return rc;
     }
@@ -409,7 +599,7 @@ void jpt__sandbox_free(jpt__sandbox *sb)
 {
     if (sb == NULL)
         return;
-    if (sb->ruleset >= 0)
+    if (sb->ruleset >= 0 && !sb->ruleset_kept)
         close(sb->ruleset);
     jpt__seccomp_prog_free(&sb->own);
     jpt__free(sb);

@@ -33,10 +33,12 @@
 #define JPT__SANDBOX_VFS 1
 #define JPT__SANDBOX_STDIO 2
 
-/* The seccomp filters an owner (a registry) has built, kept for its later
- * spawns: a filter depends on the profile and the kernel only, and
- * building one costs more than applying it. One thread at a time, as its
- * owner. */
+/* The seccomp filters and Landlock rulesets an owner (a registry) has
+ * built, kept for its later spawns: a filter depends on the profile and
+ * the kernel only, a ruleset on the spec as well (and is used again only
+ * while the paths the spec names are the files they were), and building
+ * one costs more than applying it (issue 18). One thread at a time, as
+ * its owner. */
 typedef struct jpt__sandbox_cache jpt__sandbox_cache;
 
 /* NULL when out of memory. */
