@@ -3,7 +3,10 @@
  * one-shot call of /bin/true through the registry, as a stdio tool with
  * "sandbox": true (a Landlock ruleset and a seccomp filter prepared in the
  * parent, applied in the child) vs the same tool without. Calls alternate
- * one by one and the medians are compared.
+ * one by one and the medians are compared. Target (issue 18): +50 us at
+ * most; the registry builds the Landlock ruleset once per tool, and what
+ * is left is the child's: applying the ruleset and the seccomp filter
+ * (which the kernel compiles at each attach), and running under them.
  *
  * usage: bench-sandbox [--quick]   (--quick: fewer rounds) */
 #define _GNU_SOURCE
@@ -72,8 +75,9 @@ int main(int argc, char **argv)
     }
     double t_plain = bench_median(plain, pairs), t_boxed = bench_median(boxed, pairs);
     printf("one-shot /bin/true in the OS sandbox: %.1f us per call (ratio %.2f vs %.1f us "
-           "unsandboxed; +%.1f us)\n",
-           t_boxed * 1e6, t_boxed / t_plain, t_plain * 1e6, (t_boxed - t_plain) * 1e6);
+           "unsandboxed; %+.1f us, target <= +50 us: %s)\n",
+           t_boxed * 1e6, t_boxed / t_plain, t_plain * 1e6, (t_boxed - t_plain) * 1e6,
+           bench_verdict((t_boxed - t_plain) * 1e6, 50));
     free(plain);
     free(boxed);
     jpt_registry_free(r);
