@@ -232,6 +232,13 @@ bool ru_event_matches(const jpt_event *e, int type, const char *id, int state)
            (state == 0 || jpt_event_state(e) == state);
 }
 
+const char *ru_state_slots(const char *text)
+{
+    const char *nl = strncmp(text, "cgroups ", 8) == 0 ? strchr(text, '\n') : NULL;
+
+    return nl != NULL ? nl + 1 : text;
+}
+
 long ru_read_text(const char *path, char *buf, size_t n)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -366,3 +373,121 @@ char *ru_vfs_end(jpt_vfs_host *h)
     jpt_state_unref(st);
     return out;
 }
+
+/* ---- Allocation failure over a host's path (issue 18) --------------------------- */
+
+/* How long one run may wait for its batch: a run that takes this long has
+ * hung (a lost completion), whatever the machine's load. */
+#define SWEEP_WAIT_MS 20000
+
+/* A run of a host's path with `o` and the tools and calls given; JPT_OK
+ * with the results in `*out` (free()), or the status of the step that
+ * failed. A batch that completes with a call that ran out of memory is
+ * JPT_ERR_NOMEM too: the failure was met and answered. */
+int ru_run_path(const jpt_registry_options *o, const char *tools, const char *calls,
+                char **out)
+{
+    jpt_registry *r = NULL;
+    jpt_batch *b = NULL;
+    char *results = NULL;
+    int rc;
+
+    *out = NULL;
+    if ((rc = jpt_registry_new(o, &r)) < 0)
+        return rc;
+    if ((rc = jpt_registry_load_tools(r, tools, 0)) == JPT_OK &&
+        (rc = jpt_registry_submit(r, calls, &b)) == JPT_OK) {
+        rc = jpt_registry_wait(r, b, SWEEP_WAIT_MS);
+        if (rc == JPT_ERR_TIMEOUT) {
+            char *pending = NULL;
+            tu_print_first_failure();
+            tu_fail_at(0);
+            jpt_batch_results_json(b, &pending);
+            fail_msg("the batch never completed: %s", pending);
+        }
+        if (rc == JPT_OK)
+            rc = jpt_batch_results_json(b, &results);
+    }
+    jpt_batch_free(b);
+    jpt_registry_free(r);
+    if (rc == JPT_OK && strstr(results, "out of memory") != NULL)
+        rc = JPT_ERR_NOMEM;
+    if (rc == JPT_OK)
+        *out = strdup(results);
+    jpt_free(results);
+    return rc;
+}
+
+static bool same_json(const char *a, const char *b)
+{
+    json_t *ja = json_loads(a, 0, NULL), *jb = json_loads(b, 0, NULL);
+    bool same = ja != NULL && jb != NULL && json_equal(ja, jb);
+
+    json_decref(ja);
+    json_decref(jb);
+    return same;
+}
+
+/* Runs `run` with allocation N failing, for each N the run makes: every
+ * allocation from N on (`once` false), or only N, the ones after it
+ * succeeding (`once`), what a program that recovers meets. A run must
+ * give the unhindered results exactly, or say that memory ran out
+ * (JPT_ERR_NOMEM from a step, or "out of memory" in a result): never a
+ * result with something silently missing, never a leak. Under valgrind
+ * (JPT_TEST_SLOWDOWN) every run costs seconds: about forty N spread over
+ * the run are tried there, each of them in the other builds. */
+/* JPT_TEST_SWEEP_LOG set: the library's log on stderr, to see where a run
+ * that hangs stands. */
+static void sweep_log(int level, const char *line, void *ud)
+{
+    (void)ud;
+    fprintf(stderr, "log %d: %s\n", level, line);
+}
+
+void ru_sweep(const char *what, int (*run)(char **out), bool once)
+{
+    if (getenv("JPT_TEST_SWEEP_LOG") != NULL)
+        jpt_set_log(sweep_log, NULL, JPT_LOG_DEBUG);
+    char *expected = NULL;
+    long step = 1, total;
+
+    tu_fail_at(0);
+    assert_int_equal(run(&expected), JPT_OK);
+    total = tu_allocations();
+    if (getenv("JPT_TEST_SLOWDOWN") != NULL)
+        step = total / 40 > 1 ? total / 40 : 1;
+    for (long n = 1;; n += step) {
+        long before = tu_live_blocks();
+        char *got = NULL;
+        if (once)
+            tu_fail_only(n);
+        else
+            tu_fail_at(n);
+        int rc = run(&got);
+        long made = tu_allocations();
+        tu_fail_at(0);
+        if (tu_live_blocks() != before) {
+            tu_print_first_failure();
+            fail_msg("%s: %ld block(s) leaked with allocation %ld failing", what,
+                     tu_live_blocks() - before, n);
+        }
+        if (rc == JPT_OK && !same_json(got, expected)) {
+            tu_print_first_failure();
+            fail_msg("%s: allocation %ld failing changed the results silently:\n%s\n"
+                     "instead of\n%s",
+                     what, n, got, expected);
+        } else if (rc != JPT_OK && rc != JPT_ERR_NOMEM) {
+            tu_print_first_failure();
+            fail_msg("%s: allocation %ld failing gave %s", what, n, jpt_status_name(rc));
+        }
+        free(got);
+        if (made < n || (!once && rc == JPT_OK)) {
+            print_message("%s: %ld allocations, %s failed in turn (every %ld)\n", what,
+                          total, once ? "each alone" : "each and those after it", step);
+            break;
+        }
+    }
+    free(expected);
+    jpt_set_log(NULL, NULL, 0);
+}
+

@@ -96,6 +96,10 @@ extern int (*ru_dispatch)(jpt_registry *r);
  * dropped); false if none came within WAIT_MS. */
 bool ru_until_event(jpt_registry *r, int type, const char *id, int state);
 
+/* The child slots of a state file's text: past the line that says where
+ * the host's cgroups are, in cgroup containment. */
+const char *ru_state_slots(const char *text);
+
 /* Reads a small file whole; returns its length, or -1 when it is absent. */
 long ru_read_text(const char *path, char *buf, size_t n);
 
@@ -139,5 +143,19 @@ void ru_vfs_spawn(jpt_vfs_host *h, const char *arguments_json);
 /* Runs the tool to its end (WAIT_MS), rendered: "ok: text" or "error:
  * text" (free()). */
 char *ru_vfs_end(jpt_vfs_host *h);
+
+/* A host's path (issue 18): registry_new with `o`, load_tools, submit
+ * `calls`, wait, the results, free. JPT_OK with the results in `*out`
+ * (free()), or the status of the step that failed; a batch that completes
+ * with a result saying "out of memory" is JPT_ERR_NOMEM too (the failure
+ * was met and answered). A batch that never completes fails the test,
+ * with the stack of the first failed allocation and the calls pending. */
+int ru_run_path(const jpt_registry_options *o, const char *tools, const char *calls,
+                char **out);
+/* Runs `run` (a path as above, results normalised as the caller likes)
+ * with allocation N failing, for each N it makes: with every one after it
+ * too, or alone (`once`). Each run gives the unhindered results exactly,
+ * or JPT_ERR_NOMEM, and leaks nothing. Needs the counting allocator. */
+void ru_sweep(const char *what, int (*run)(char **out), bool once);
 
 #endif

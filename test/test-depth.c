@@ -19,7 +19,13 @@
 
 /* The stack of the threads the work runs on (a host's event-loop thread
  * may well be this small; glibc's default is 8 MiB). */
+#if defined(__SANITIZE_ADDRESS__)
+/* ASan pads every frame with redzones (and UBSan adds its checks): the
+ * same recursion needs several times the stack it needs in a plain build. */
+#define SMALL_STACK (1024u * 1024u)
+#else
 #define SMALL_STACK (256u * 1024u)
+#endif
 #define LIMIT JPT_JSON_MAX_DEPTH
 
 /* ---- Work on a small stack ----------------------------------------------------------- */

@@ -436,7 +436,7 @@ static void test_cgroup_members_are_killed_one_by_one(void **state)
     jpt__errbuf err;
     char name[64], line[16];
     int ready[2], status;
-    int host = jpt__cgroup_open_host(&err);
+    int host = jpt__cgroup_open_host(NULL, &err);
 
     (void)state;
     snprintf(name, sizeof(name), "jpt-test-%d", (int)getpid());

@@ -954,6 +954,30 @@ static void batch_with_two_spawns_of_one_id_is_rejected_and_nothing_runs(void **
     done(r);
 }
 
+/* A done batch lets go of the handles it held from the next dispatch, a
+ * slice at a time (issue 18); the next batch, submitted before any
+ * dispatch, still finds the id of a handle the model has seen stop free,
+ * and its fetch finds no such handle. */
+static void an_id_seen_stopped_is_free_for_the_next_batch_at_once(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(0, def("{'name':'once','stateful':true,'settle_ms':10000,"
+                                         "'yield_ms':20000}",
+                                         "echo hi"),
+                                  NULL);
+    /* The host keeps the first batch (freeing it lets go of all at once). */
+    jpt_batch *first = ru_submit(r, "[{'id':'1','name':'once','arguments':{'action':'spawn',"
+                                    "'id':'h'}},{'id':'2','name':'await','arguments':{'all':"
+                                    "['h']}}]");
+    assert_int_equal(jpt_registry_wait(r, first, WAIT_MS), JPT_OK);
+    json_t *res = ru_run_js(r, "[{'id':'3','name':'once','arguments':{'action':'spawn','id':'h'}}]");
+    ru_assert_contains(ru_content(res, 0), "\"state\":\"stopped\"");
+    assert_false(ru_is_error(res, 0));
+    assert_gone(r, "once", "h");
+    jpt_batch_free(first);
+    done(r);
+}
+
 /* "… or if a spawn's id collides with an already-active handle from a
  * previous batch": the same rejection. */
 static void batch_reusing_an_active_handle_id_is_rejected_and_nothing_runs(void **state)
@@ -1703,6 +1727,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         T(rfd_check_and_test_spawned_and_awaited_with_all_in_one_batch),
+        T(an_id_seen_stopped_is_free_for_the_next_batch_at_once),
         T(rfd_race_with_any_returns_the_first_and_leaves_the_other_running),
         T(rfd_timeout_returns_current_states_and_aborts_nothing),
         T(await_with_any_and_all_needs_every_all_and_one_any),

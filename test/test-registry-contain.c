@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "registry-util.h"
@@ -113,7 +114,7 @@ static void assert_no_cgroup_left(void)
 {
     jpt__errbuf err;
     char prefix[64];
-    int dir = jpt__cgroup_open_host(&err);
+    int dir = jpt__cgroup_open_host(NULL, &err);
 
     if (dir < 0)
         return; /* no cgroups here: nothing could be left */
@@ -285,6 +286,128 @@ static void reused_cgroup_kills_the_escaped_grandchild(void **state)
     assert_no_cgroup_left();
 }
 
+/* ---- What a crashed host leaves (jpt_registry_reap_stale) ------------------------ */
+
+/* The cgroups of the host `pid` under this process's cgroup (a forked
+ * host's are made there too). */
+static size_t cgroups_of(pid_t pid)
+{
+    jpt__errbuf err;
+    char prefix[64];
+    size_t n = 0;
+    int dir = jpt__cgroup_open_host(NULL, &err);
+
+    assert_true(dir >= 0);
+    snprintf(prefix, sizeof(prefix), "jptool-%d-", (int)pid);
+    DIR *d = fdopendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* A host that runs two one-shot calls at once (their cgroups kept, empty,
+ * for later handles), then spawns the tool whose grandchild gets away
+ * (into one of them), says so on `ready`, and waits to be killed. In a
+ * forked process: nothing here may return into the test. */
+static void run_doomed_host(const char *state_file, int ready)
+{
+    jpt_registry_options o = {sizeof(o), .kill_grace_ms = 300,
+                              .containment = JPT_CONTAIN_CGROUP, .state_file = state_file};
+    jpt_registry *r = NULL;
+    jpt_batch *quiet = NULL, *spawn = NULL;
+    char calls[1024];
+
+    snprintf(calls, sizeof(calls),
+             "[{\"id\":\"s\",\"name\":\"escape_stay\",\"arguments\":{\"action\":\"spawn\","
+             "\"id\":\"e\",\"dir\":\"%s\",\"wait_secs\":60}}]",
+             scratch);
+    if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, tools, 0) != JPT_OK ||
+        jpt_registry_submit(r,
+                            "[{\"id\":\"q1\",\"name\":\"quiet\",\"arguments\":{}},"
+                            "{\"id\":\"q2\",\"name\":\"quiet\",\"arguments\":{}}]",
+                            &quiet) != JPT_OK ||
+        jpt_registry_wait(r, quiet, WAIT_MS) != JPT_OK ||
+        jpt_registry_submit(r, calls, &spawn) != JPT_OK ||
+        jpt_registry_wait(r, spawn, WAIT_MS) != JPT_OK || access(pidfile, F_OK) < 0)
+        _exit(1);
+    if (write(ready, "x", 1) != 1)
+        _exit(1);
+    for (;;)
+        pause();
+}
+
+/* issue 18: a host killed with live cgroups leaves them, and what got
+ * away from its tools in them; jpt_registry_reap_stale kills it and
+ * removes them all, the empty one kept for later handles too. Until then
+ * the state file is not taken over. */
+static void reap_stale_kills_and_removes_the_cgroups_of_a_crashed_host(void **state)
+{
+    char state_file[128], byte;
+    int ready[2], status;
+    size_t killed = 0;
+    jpt_registry *r = NULL;
+
+    (void)state;
+    if (!cgroups_available())
+        skip();
+    snprintf(state_file, sizeof(state_file), "%s/state", scratch);
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    pid_t host = fork();
+    assert_true(host >= 0);
+    if (host == 0) {
+        close(ready[0]);
+        run_doomed_host(state_file, ready[1]);
+    }
+    close(ready[1]);
+    bool up = read(ready[0], &byte, 1) == 1;
+    close(ready[0]);
+    kill(host, SIGKILL);
+    assert_int_equal(waitpid(host, &status, 0), host);
+    assert_true(up);
+    /* The escaped grandchild's, and those kept empty that the spawn did
+     * not take (how many, the kernel's timing of their last exit says). */
+    assert_true(cgroups_of(host) >= 1);
+
+    jpt_registry_options o = {sizeof(o), .state_file = state_file};
+    assert_int_equal(jpt_registry_new(&o, &r), JPT_ERR_EXISTS);
+    assert_null(r);
+    assert_int_equal(jpt_registry_reap_stale(state_file, &killed), JPT_OK);
+    assert_true(killed >= 1);
+    assert_dies(grandchild());
+    assert_int_equal(cgroups_of(host), 0);
+    assert_int_equal(access(state_file, F_OK), -1);
+}
+
+/* A state file cannot choose what is killed: a record whose cgroups are
+ * not named as jptool names them is not followed. */
+static void reap_stale_follows_only_cgroups_jptool_names(void **state)
+{
+    char state_file[128], name[64];
+    jpt__buf path = JPT__BUF_INIT;
+    jpt__errbuf err;
+    size_t killed = 1;
+
+    (void)state;
+    if (!cgroups_available())
+        skip();
+    int dir = jpt__cgroup_open_host(&path, &err);
+    assert_true(dir >= 0);
+    snprintf(name, sizeof(name), "not-jptool-%d", (int)getpid());
+    assert_int_equal(mkdirat(dir, name, 0755), 0);
+    snprintf(state_file, sizeof(state_file), "%s/state", scratch);
+    FILE *f = fopen(state_file, "w");
+    assert_non_null(f);
+    fprintf(f, "cgroups not-jptool- %s\n", path.data);
+    fclose(f);
+    assert_int_equal(jpt_registry_reap_stale(state_file, &killed), JPT_OK);
+    assert_int_equal(killed, 0);
+    assert_int_equal(unlinkat(dir, name, AT_REMOVEDIR), 0);
+    close(dir);
+    jpt__buf_free(&path);
+}
+
 static void unknown_containment_is_invalid(void **state)
 {
     jpt_registry_options o = {sizeof(o), .containment = JPT_CONTAIN_SESSION + 1};
@@ -339,6 +462,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(cgroup_registry_free_kills_the_escaped_grandchild,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            reap_stale_kills_and_removes_the_cgroups_of_a_crashed_host, setup, teardown),
+        cmocka_unit_test_setup_teardown(reap_stale_follows_only_cgroups_jptool_names, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(reused_cgroup_kills_the_escaped_grandchild, setup,
                                         teardown),
         cmocka_unit_test(unknown_containment_is_invalid),

@@ -486,7 +486,7 @@ static void what_a_child_starts_ends_with_it(void **state)
     assert_none_left("86399");
 
     jpt__errbuf err;
-    int host_cgroup = jpt__cgroup_open_host(&err);
+    int host_cgroup = jpt__cgroup_open_host(NULL, &err);
     if (host_cgroup < 0) {
         print_message("[ SKIPPED  ] the cgroup part: %s\n", err.text);
         return;

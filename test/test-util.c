@@ -1,5 +1,6 @@
 /* Shared test helpers; see test-util.h. */
 #include <dirent.h>
+#include <execinfo.h>
 #include <malloc.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -100,6 +101,7 @@ int tu_hygiene_end(int failed)
 /* ---- Counting allocator --------------------------------------------------- */
 
 static long fail_at, allocations, live;
+static bool fail_once; /* only allocation fail_at fails, not those after */
 static size_t live_bytes, peak_bytes;
 
 static void count_bytes(size_t freed, size_t got)
@@ -109,10 +111,24 @@ static void count_bytes(size_t freed, size_t got)
         peak_bytes = live_bytes;
 }
 
+/* Where the first failed allocation of a sweep's run was made. */
+static void *first_failure[32];
+static int nfirst_failure;
+
 static bool should_fail(void)
 {
     allocations++;
-    return fail_at > 0 && allocations >= fail_at;
+    if (fail_at <= 0 || allocations < fail_at || (fail_once && allocations > fail_at))
+        return false;
+    if (allocations == fail_at)
+        nfirst_failure = backtrace(first_failure, 32);
+    return true;
+}
+
+void tu_print_first_failure(void)
+{
+    fprintf(stderr, "the first failed allocation was made at:\n");
+    backtrace_symbols_fd(first_failure, nfirst_failure, 2);
 }
 
 static void *counting_malloc(size_t n, void *ud)
@@ -153,8 +169,17 @@ void tu_install_counting_allocator(void)
     assert_int_equal(jpt_set_allocator(&a), JPT_OK);
 }
 
+void tu_fail_only(long n)
+{
+    tu_fail_at(n);
+    fail_once = n > 0;
+}
+
 void tu_fail_at(long n)
 {
+    fail_once = false;
+    if (n > 0)
+        nfirst_failure = 0;
     fail_at = n;
     allocations = 0;
 }
@@ -176,6 +201,8 @@ void tu_sweep(const char *what, int (*op)(void *ctx), void *ctx)
         tu_fail_at(n);
         int rc = op(ctx);
         tu_fail_at(0);
+        if (tu_live_blocks() != before || (rc != JPT_OK && rc != JPT_ERR_NOMEM))
+            tu_print_first_failure();
         if (tu_live_blocks() != before)
             fail_msg("%s: %ld block(s) leaked with allocation %ld failing", what,
                      tu_live_blocks() - before, n);

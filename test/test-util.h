@@ -32,6 +32,12 @@ int tu_sandbox_mode(void);
  * one after it, until tu_fail_at(0). */
 void tu_install_counting_allocator(void);
 void tu_fail_at(long n);
+/* Makes only the nth allocation from now fail, the ones after it succeed
+ * (0: none): what a program that recovers from a failure meets. */
+void tu_fail_only(long n);
+/* Prints (stderr) the stack of the first allocation that failed since the
+ * last tu_fail_at(): what a sweep's hung or leaking run ran out at. */
+void tu_print_first_failure(void);
 /* Allocations made since the last tu_fail_at(). */
 long tu_allocations(void);
 /* Blocks allocated and not yet freed. */

@@ -1466,8 +1466,52 @@ static void transfers_never_read_stay_within_the_budget(void **state)
     free(params);
 }
 
+/* ---- Allocation failure (issue 18) ------------------------------------------------ */
+
+/* http.get through the registry's "vfs" runtime: an allowed URL fetched,
+ * one not listed denied (no policy handler). The server's Date header,
+ * which changes by the second, is blanked. */
+static int http_path(char **out)
+{
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
+                              .containment = JPT_CONTAIN_SESSION,
+                              .sandbox_mode = tu_sandbox_mode()};
+    char tools[1024], calls[1024];
+
+    snprintf(tools, sizeof(tools), "%s",
+             fmt("{'tools':[{'name':'probe','runtime':'vfs','command':['%s'],"
+                 "'parameters':{'type':'object'},"
+                 "'sandbox':{'network':{'allow':['http://127.0.0.1:$P/hello']}}}]}",
+                 PROBE));
+    snprintf(calls, sizeof(calls), "%s",
+             fmt("[{'id':'c1','name':'probe','arguments':{'ops':["
+                 "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/hello'}},"
+                 "{'method':'http.get','params':{'url':'http://x.invalid/'}}]}}]"));
+    int rc = ru_run_path(&o, tools, calls, out);
+    static const char date[] = "\\\"name\\\":\\\"Date\\\",\\\"value\\\":\\\"";
+    for (char *d = rc == JPT_OK ? strstr(*out, date) : NULL; d != NULL; d = strstr(d + 1, date))
+        for (char *v = d + sizeof(date) - 1; *v != '\0' && *v != '\\'; v++)
+            *v = 'x';
+    return rc;
+}
+
+static void http_get_survives_every_allocation_failure(void **state)
+{
+    (void)state;
+    ru_sweep("http.get", http_path, false);
+}
+
+static void http_get_survives_each_single_allocation_failure(void **state)
+{
+    (void)state;
+    ru_sweep("http.get", http_path, true);
+}
+
 int main(void)
 {
+    /* Before any jptool call: the sweeps count the library's blocks. */
+    tu_install_counting_allocator();
+
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(an_allowed_url_is_fetched),
         cmocka_unit_test(paths_match_by_whole_segments),
@@ -1501,6 +1545,8 @@ int main(void)
         cmocka_unit_test(a_session_runs_at_most_64_transfers_at_once),
         cmocka_unit_test(a_registry_vfs_tool_fetches),
         cmocka_unit_test(transfers_never_read_stay_within_the_budget),
+        cmocka_unit_test(http_get_survives_every_allocation_failure),
+        cmocka_unit_test(http_get_survives_each_single_allocation_failure),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

@@ -119,8 +119,9 @@ typedef struct jpt_registry_options {
                                 JPT_REGISTRY_KEEP_SPOOL. A file that cannot
                                 be written is logged (WARNING) and the
                                 output kept in memory only. */
-    const char *state_file;  /* if set, live children are recorded here for
-                                jpt_registry_reap_stale() */
+    const char *state_file;  /* if set, live children (and, in cgroup
+                                containment, where the cgroups are) are
+                                recorded here for jpt_registry_reap_stale() */
     int turn_end_timeout_ms; /* how long the turn end waits for handles;
                                 default 120000 */
     size_t max_processes;    /* tool processes alive at once, VFS tools'
@@ -218,8 +219,8 @@ typedef struct jpt_registry_options {
  * JPT_ERR_UNSUPPORTED (`opts` sets fields of a newer jptool,
  * JPT_CONTAIN_CGROUP where cgroups are not available, JPT_CONTAIN_SUBREAPER
  * without pidfd_open), JPT_ERR_EXISTS (the state file lists children
- * already: another registry uses it, or a crashed one left it; see
- * jpt_registry_reap_stale()), JPT_ERR_IO (creating the epoll fd, timerfd or
+ * or cgroups already: another registry uses it, or a crashed one left it;
+ * see jpt_registry_reap_stale()), JPT_ERR_IO (creating the epoll fd, timerfd or
  * eventfd, opening /dev/null, writing the state file, or becoming a child
  * subreaper), JPT_ERR_NOMEM. There is no registry to hold the message:
  * jpt_last_error() names the option and why ("jpt_registry_new: settle_ms
@@ -668,8 +669,13 @@ JPT_EXPORT int jpt_registry_get_fd(const jpt_registry *r);
  * -1 when only fd activity can make any. */
 JPT_EXPORT int jpt_registry_get_timeout(const jpt_registry *r);
 
-/* Does what is ready, without blocking and with bounded work: reads output,
- * reaps children, fires timers, completes calls, calls the inquiry handler.
+/* Does what is ready, without blocking and with bounded work (about 2 ms,
+ * however many handles or calls are under way): reads output, reaps
+ * children, fires timers, completes calls, calls the inquiry handler. The
+ * clean-up after a tool's exit (closing its fds, releasing its cgroup,
+ * where what got away from it is killed) comes after the exit is reported:
+ * from the next dispatch, the fd staying readable until then (or before
+ * jpt_registry_wait() and jpt_registry_run() return).
  * Returns >0 if more work is ready at once (call it again before polling),
  * 0 if not, JPT_ERR_INVALID for NULL, JPT_ERR_IO if the epoll fd failed
  * (jpt_registry_errmsg() gives errno's text), or JPT_ERR_CANCELLED if a callback freed the registry (it is gone when
@@ -877,10 +883,13 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
 /* Kills the children a crashed host left behind, as recorded in a state
  * file (jpt_registry_options.state_file), then removes the file. A process
  * is killed only if its pid still has the recorded start time, so a reused
- * pid is never touched. `killed` (may be NULL) receives the count.
+ * pid is never touched. In cgroup containment the file also says where the
+ * host's cgroups are: every process left in them (what got away from the
+ * children) is killed and the cgroups removed, those kept empty for later
+ * handles too. `killed` (may be NULL) receives the count of processes.
  * Errors: JPT_ERR_INVALID, JPT_ERR_IO (the file cannot be read or
- * removed; a missing file is not an error), JPT_ERR_NOMEM; jpt_last_error()
- * says why. */
+ * removed, or a cgroup is left behind; a missing file is not an error),
+ * JPT_ERR_NOMEM; jpt_last_error() says why. */
 JPT_EXPORT int jpt_registry_reap_stale(const char *path, size_t *killed);
 
 /* ---- VFS tools ---------------------------------------------------------------

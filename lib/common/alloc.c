@@ -41,7 +41,7 @@ static bool allocator_in_use;
 /* Failed allocations on this thread. jansson reports some of its own
  * allocation failures as syntax errors; comparing this count before and
  * after a call tells the two apart. */
-static _Thread_local unsigned long failed_allocations;
+static _Thread_local unsigned long failed_allocations JPT__TLS_HOT;
 
 unsigned long jpt__alloc_failures(void)
 {
@@ -87,10 +87,22 @@ void *jpt__malloc(size_t n)
     return p;
 }
 
+/* From this size, glibc's calloc maps fresh pages (its mmap threshold). */
+#define CALLOC_PAGES_BYTES (128 * 1024)
+
 void *jpt__calloc(size_t count, size_t size)
 {
     if (size != 0 && count > SIZE_MAX / size)
         return NULL;
+    /* The C library's calloc hands out fresh pages that are zero already,
+     * touched only as they are used: no stall zeroing megabytes at once
+     * (issue 18). (Smaller blocks are quicker cleared here.) */
+    if (allocator.malloc == libc_malloc && count * size >= CALLOC_PAGES_BYTES) {
+        allocator_in_use = true;
+        void *p = calloc(count ? count : 1, size ? size : 1);
+        failed_allocations += p == NULL;
+        return p;
+    }
     void *p = jpt__malloc(count * size);
     if (p != NULL)
         memset(p, 0, count * size);
@@ -110,6 +122,23 @@ void jpt__free(void *p)
 {
     if (p != NULL)
         allocator.free(p, allocator.ud);
+}
+
+/* Past glibc's per-thread cache (1032 bytes) and in its large range: a
+ * request of this size merges every block of its "fast bins" first. */
+#define SETTLE_BYTES 4096
+
+void jpt__alloc_settle(void)
+{
+    /* glibc keeps freed blocks of up to 128 bytes unmerged in fast bins
+     * until a request in its large range merges them all at once
+     * (malloc_consolidate): after a hundred thousand small frees, a stall
+     * of milliseconds at some later allocation, anywhere (issue 18). One
+     * such request after each slice of frees merges that slice's blocks
+     * there and then. A host's own allocator is left alone. */
+    if (allocator.malloc != libc_malloc)
+        return;
+    allocator.free(allocator.malloc(SETTLE_BYTES, allocator.ud), allocator.ud);
 }
 
 JPT_EXPORT void jpt_free(void *p)

@@ -14,12 +14,23 @@
 
 #define JPT__PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 
+/* A thread-local read on every allocation: in the static TLS block, so
+ * that reading it is one instruction rather than a call to
+ * __tls_get_addr. Only for a few bytes: a library loaded with dlopen
+ * takes them from glibc's small reserve. */
+#define JPT__TLS_HOT __attribute__((tls_model("initial-exec")))
+
 /* ---- Allocation (alloc.c) ------------------------------------------------
  * Every allocation of the library. jpt__malloc(0) returns a valid pointer. */
 void *jpt__malloc(size_t n);
 void *jpt__calloc(size_t count, size_t size);
 void *jpt__realloc(void *p, size_t n);
 void jpt__free(void *p);
+/* After a slice of many small frees (a loop over what a model sent): has
+ * the C library's allocator merge them now, so that the cost is paid a
+ * slice at a time rather than at once by some later allocation (alloc.c).
+ * Does nothing with a host's allocator. */
+void jpt__alloc_settle(void);
 char *jpt__strdup(const char *s);
 /* A NUL-terminated copy of `n` bytes (which may contain NULs). */
 char *jpt__memdup0(const void *p, size_t n);
@@ -117,6 +128,9 @@ void jpt__idmap_free(jpt__idmap *m);
 void *jpt__idmap_get(const jpt__idmap *m, const char *key);
 /* Adds `key`: JPT_ERR_EXISTS if it is there already, JPT_ERR_NOMEM. */
 int jpt__idmap_put(jpt__idmap *m, const char *key, void *value);
+/* Room for `n` entries in all, so that putting them never grows the map
+ * (growing moves every entry at once). JPT_ERR_NOMEM. */
+int jpt__idmap_reserve(jpt__idmap *m, size_t n);
 /* Removes `key` if it maps to `value`. */
 void jpt__idmap_remove(jpt__idmap *m, const char *key, const void *value);
 

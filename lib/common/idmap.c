@@ -65,9 +65,9 @@ void *jpt__idmap_get(const jpt__idmap *m, const char *key)
     return m->slots[find_slot(m, key)].value;
 }
 
-static int grow(jpt__idmap *m)
+/* Moves the entries to `cap` slots. */
+static int resize(jpt__idmap *m, size_t cap)
 {
-    size_t cap = m->cap ? m->cap * 2 : MIN_CAPACITY;
     jpt__idmap_slot *old = m->slots;
     size_t old_cap = m->cap;
 
@@ -83,6 +83,24 @@ static int grow(jpt__idmap *m)
             m->slots[find_slot(m, old[i].key)] = old[i];
     jpt__free(old);
     return JPT_OK;
+}
+
+static int grow(jpt__idmap *m)
+{
+    return resize(m, m->cap ? m->cap * 2 : MIN_CAPACITY);
+}
+
+int jpt__idmap_reserve(jpt__idmap *m, size_t n)
+{
+    size_t cap = m->cap ? m->cap : MIN_CAPACITY;
+
+    /* At most 3/4 full, as put keeps it. */
+    while (n > SIZE_MAX / 4 || n * 4 > cap * 3) {
+        if (cap > SIZE_MAX / 2 || n > SIZE_MAX / 4)
+            return JPT_ERR_NOMEM;
+        cap *= 2;
+    }
+    return cap == m->cap ? JPT_OK : resize(m, cap);
 }
 
 int jpt__idmap_put(jpt__idmap *m, const char *key, void *value)

@@ -5,9 +5,20 @@
 
 #include "json.h"
 
+/* Inside jpt__json_loadb on this thread, and whether an allocation failed
+ * there. jansson's lexer drops a byte it has no memory to keep and goes
+ * on; should a later allocation succeed, it reads the text it kept, with
+ * the hole, and asserts or reads past its end. Once one has failed, every
+ * allocation of the load fails, and jansson gives up at the next one. */
+static _Thread_local bool loading JPT__TLS_HOT, load_failed JPT__TLS_HOT;
+
 static void *json_alloc(size_t n)
 {
-    return jpt__malloc(n);
+    if (loading && load_failed)
+        return NULL;
+    void *p = jpt__malloc(n);
+    load_failed |= loading && p == NULL;
+    return p;
 }
 
 void jpt__json_use_library_allocator(void)
@@ -15,17 +26,31 @@ void jpt__json_use_library_allocator(void)
     json_set_alloc_funcs(json_alloc, jpt__free);
 }
 
+typedef struct dump_target {
+    jpt__buf *b;
+    bool failed;
+} dump_target;
+
+/* jansson ignores the outcome of writing an object's key and goes on with
+ * its value: once one piece failed, every later one fails too, so that no
+ * text with a piece missing comes out (issue 18). */
 static int dump_to_buf(const char *p, size_t n, void *ud)
 {
-    return jpt__buf_append(ud, p, n) < 0 ? -1 : 0;
+    dump_target *t = ud;
+
+    if (!t->failed && jpt__buf_append(t->b, p, n) < 0)
+        t->failed = true;
+    return t->failed ? -1 : 0;
 }
 
 int jpt__json_dump_buf(const json_t *v, size_t flags, jpt__buf *b)
 {
+    dump_target t = {b, false};
+
     /* jansson reports only "failed"; with valid values built by us, the one
      * way to fail is running out of memory. */
-    return json_dump_callback(v, dump_to_buf, b, flags) < 0 ? JPT_ERR_NOMEM
-                                                            : JPT_OK;
+    return json_dump_callback(v, dump_to_buf, &t, flags) < 0 || t.failed ? JPT_ERR_NOMEM
+                                                                         : JPT_OK;
 }
 
 static bool contains_real(const json_t *v)
@@ -152,10 +177,31 @@ static bool too_deep(const char *p, size_t n, json_error_t *err)
     return false;
 }
 
+json_t *jpt__json_loadb(const char *data, size_t len, size_t flags, json_error_t *err,
+                        bool *nomem)
+{
+    unsigned long failures = jpt__alloc_failures();
+    bool outer = loading;
+
+    loading = true;
+    if (!outer)
+        load_failed = false;
+    json_t *v = json_loadb(data, len, flags, err);
+    loading = outer;
+    /* A value read while an allocation failed is not the text's (issue
+     * 18): see json_alloc. */
+    *nomem = jpt__alloc_failures() != failures;
+    if (v != NULL && *nomem) {
+        json_decref(v);
+        v = NULL;
+    }
+    return v;
+}
+
 int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
                    json_error_t *err)
 {
-    unsigned long failures = jpt__alloc_failures();
+    bool nomem;
 
     /* Some of jansson's failure paths leave `err` unset; json_error_code()
      * must not read garbage then. */
@@ -163,11 +209,10 @@ int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
     *out = NULL;
     if (too_deep(data, len, err))
         return JPT_ERR_INVALID;
-    *out = json_loadb(data, len, flags, err);
+    *out = jpt__json_loadb(data, len, flags, err, &nomem);
     if (*out != NULL)
         return JPT_OK;
-    if (json_error_code(err) == json_error_out_of_memory ||
-        jpt__alloc_failures() != failures)
+    if (nomem || json_error_code(err) == json_error_out_of_memory)
         return JPT_ERR_NOMEM;
     return JPT_ERR_INVALID;
 }

@@ -22,6 +22,11 @@ int jpt__json_dump_buf(const json_t *v, size_t flags, jpt__buf *b);
  * inside jansson may look like malformed text. */
 int jpt__json_load(const char *data, size_t len, size_t flags, json_t **out,
                    json_error_t *err);
+/* json_loadb() that gives no value when an allocation failed while it ran
+ * (`*nomem` then true): jansson's lexer keeps going without a byte it had
+ * no memory for. `err` may be NULL. */
+json_t *jpt__json_loadb(const char *data, size_t len, size_t flags, json_error_t *err,
+                        bool *nomem);
 /* The JSON type name a schema uses: "object", "array", "string", "integer",
  * "number", "boolean" or "null". */
 const char *jpt__json_type_name(const json_t *v);

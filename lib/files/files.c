@@ -230,7 +230,8 @@ static json_t *list_result(const jpt__files_list *l)
 {
     json_t *r = json_object(), *entries = json_array();
 
-    if (r == NULL || json_object_set_new(r, "entries", entries) < 0) {
+    /* With `r` NULL, jansson frees `entries`. */
+    if (json_object_set_new(r, "entries", entries) < 0) {
         json_decref(r);
         return NULL;
     }

@@ -30,6 +30,9 @@ struct jpt__http {
     CURLM *multi;        /* made by the first exchange */
     bool global_init;    /* curl_global_init() succeeded */
     jpt__timer timer;    /* the multi's timeout */
+    jpt__defer kick;     /* …run from the loop when the timer could not be
+                            set (out of memory) */
+    bool unwatched;      /* a transfer's socket could not be watched */
     sock **socks;        /* by fd */
     size_t nsocks;
     jpt__http_xfer *xfers;
@@ -47,6 +50,7 @@ struct jpt__http_xfer {
     char bad_coding[64]; /* a Transfer-Encoding refused, or "" */
     bool too_large;
     bool nomem;
+    bool unwatched;      /* its socket could not be watched: it ends */
     bool in_interim;     /* reading a 1xx response's headers */
     size_t max_bytes, seen_bytes;
     jpt__http_response resp;
@@ -101,6 +105,23 @@ static void on_socket_event(jpt__watch *w, uint32_t events)
     collect(h);
 }
 
+/* A socket that cannot be watched (out of memory) ends its transfer, at
+ * the next collect: the socket callback's -1 would end the multi, every
+ * transfer on it never to finish (issue 18). */
+static int unwatched(jpt__http *h, CURL *easy)
+{
+    char *priv = NULL;
+
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv);
+    jpt__http_xfer *x = (jpt__http_xfer *)(void *)priv;
+    if (x != NULL) {
+        x->unwatched = true;
+        x->nomem = true;
+        h->unwatched = true;
+    }
+    return 0;
+}
+
 /* CURLMOPT_SOCKETFUNCTION: only changes the loop's watches. */
 static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 {
@@ -123,17 +144,17 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
         size_t n = (size_t)fd + 1 > 2 * h->nsocks ? (size_t)fd + 1 : 2 * h->nsocks;
         sock **grown = jpt__realloc(h->socks, n * sizeof(*grown));
         if (grown == NULL)
-            return -1;
+            return unwatched(h, easy);
         memset(grown + h->nsocks, 0, (n - h->nsocks) * sizeof(*grown));
         h->socks = grown;
         h->nsocks = n;
     }
     if ((s = jpt__calloc(1, sizeof(*s))) == NULL)
-        return -1;
+        return unwatched(h, easy);
     s->h = h;
     if (jpt__loop_watch_start(h->loop, &s->watch, fd, events, on_socket_event, s) < 0) {
         jpt__free(s);
-        return -1;
+        return unwatched(h, easy);
     }
     h->socks[fd] = s;
     return 0;
@@ -149,18 +170,29 @@ static int on_timer_change(CURLM *multi, long timeout_ms, void *userp)
         jpt__loop_timer_stop(h->loop, &h->timer);
         return 0;
     }
-    return jpt__loop_timer_start(h->loop, &h->timer, jpt__loop_deadline_ms(timeout_ms)) == JPT_OK
-               ? 0
-               : -1;
+    /* Without memory for the timer, the multi runs from the next dispatch
+     * (a -1 would end it, issue 18). */
+    if (jpt__loop_timer_start(h->loop, &h->timer, jpt__loop_deadline_ms(timeout_ms)) < 0)
+        jpt__loop_defer_queue(h->loop, &h->kick);
+    return 0;
 }
 
-static void on_timer(jpt__timer *t)
+static void time_out(jpt__http *h)
 {
-    jpt__http *h = t->ud;
     int running;
 
     curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     collect(h);
+}
+
+static void on_timer(jpt__timer *t)
+{
+    time_out(t->ud);
+}
+
+static void on_kick(jpt__defer *d)
+{
+    time_out(d->ud);
 }
 
 /* ---- Addresses ------------------------------------------------------------------------ */
@@ -551,6 +583,15 @@ static void collect(jpt__http *h)
         x->in_multi = false;
         finish(x, res);
     }
+    if (!h->unwatched)
+        return;
+    h->unwatched = false;
+    for (jpt__http_xfer *x = h->xfers; x != NULL; x = x->next)
+        if (x->unwatched && x->in_multi) {
+            curl_multi_remove_handle(h->multi, x->easy);
+            x->in_multi = false;
+            finish(x, CURLE_OUT_OF_MEMORY);
+        }
 }
 
 /* ---- The object -------------------------------------------------------------------- */
@@ -564,6 +605,7 @@ int jpt__http_new(jpt__loop *loop, jpt__http **out)
         return JPT_ERR_NOMEM;
     h->loop = loop;
     jpt__loop_timer_init(&h->timer, on_timer, h);
+    jpt__loop_defer_init(&h->kick, on_kick, h);
     *out = h;
     return JPT_OK;
 }
@@ -604,6 +646,7 @@ void jpt__http_free(jpt__http *h)
     if (h->multi != NULL)
         curl_multi_cleanup(h->multi);
     jpt__loop_timer_stop(h->loop, &h->timer);
+    jpt__loop_defer_cancel(h->loop, &h->kick);
     for (size_t fd = 0; fd < h->nsocks; fd++)
         sock_forget(h, (curl_socket_t)fd);
     jpt__free(h->socks);

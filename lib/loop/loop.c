@@ -27,6 +27,8 @@ struct jpt__loop {
     uint64_t armed; /* deadline the timerfd is armed for, 0 = disarmed */
     int dispatching; /* depth; timer changes are settled as dispatch ends */
     bool interrupted; /* the owner is going away: dispatch returns at once */
+    bool signaled;   /* this thread wrote the eventfd since it was read */
+    uint64_t settled; /* when the allocator last merged freed blocks */
 
     jpt__timer **heap;
     size_t nheap, cap_heap;
@@ -81,6 +83,7 @@ void jpt__loop_defer_init(jpt__defer *d, jpt__defer_fn fn, void *ud)
     d->ud = ud;
     d->next = d->prev = NULL;
     d->queued = false;
+    d->release = false;
 }
 
 bool jpt__loop_timer_active(const jpt__timer *t)
@@ -228,6 +231,14 @@ int jpt__loop_watch_update(jpt__loop *l, jpt__watch *w, uint32_t events)
     return JPT_OK;
 }
 
+void jpt__loop_watch_quiet(jpt__loop *l, jpt__watch *w)
+{
+    for (struct event_batch *b = l->batches; b != NULL; b = b->outer)
+        for (int i = b->current + 1; i < b->n; i++)
+            if (b->events[i].data.ptr == w)
+                b->events[i].data.ptr = NULL;
+}
+
 void jpt__loop_watch_stop(jpt__loop *l, jpt__watch *w)
 {
     if (!w->active)
@@ -240,20 +251,46 @@ void jpt__loop_watch_stop(jpt__loop *l, jpt__watch *w)
     w->active = false;
     /* Events for it may already sit in the batch being dispatched; its
      * owner may be freed right after this call. */
-    for (struct event_batch *b = l->batches; b != NULL; b = b->outer)
-        for (int i = b->current + 1; i < b->n; i++)
-            if (b->events[i].data.ptr == w)
-                b->events[i].data.ptr = NULL;
+    jpt__loop_watch_quiet(l, w);
 }
 
 /* ---- Deferred calls --------------------------------------------------------- */
 
-static void signal_eventfd(jpt__loop *l)
+static void write_eventfd(jpt__loop *l)
 {
     uint64_t one = 1;
 
     /* EAGAIN means the counter is already non-zero: readable anyway. */
     (void)!write(l->eventfd, &one, sizeof(one));
+}
+
+/* Once until the eventfd is read: each write is a system call. */
+static void signal_eventfd(jpt__loop *l)
+{
+    if (l->signaled)
+        return;
+    l->signaled = true;
+    write_eventfd(l);
+}
+
+void jpt__loop_defer_release(jpt__loop *l, jpt__defer *d)
+{
+    d->release = true;
+    jpt__loop_defer_queue(l, d);
+}
+
+void jpt__loop_release_now(jpt__loop *l)
+{
+    /* A clean-up may queue another: from the head again after each. */
+    for (jpt__defer *d = l->defer_head; d != NULL;) {
+        if (!d->release) {
+            d = d->next;
+            continue;
+        }
+        jpt__loop_defer_cancel(l, d);
+        d->fn(d);
+        d = l->defer_head;
+    }
 }
 
 void jpt__loop_defer_queue(jpt__loop *l, jpt__defer *d)
@@ -294,16 +331,15 @@ void jpt__loop_defer_cancel(jpt__loop *l, jpt__defer *d)
     d->next = d->prev = NULL;
 }
 
-/* Runs the calls queued before this dispatch began, for at most the
- * budget; calls they queue wait for the next one, which keeps each
+/* Runs the calls queued before this dispatch began, until `until` (at
+ * least one); calls they queue wait for the next one, which keeps each
  * dispatch bounded. */
-static bool run_deferred(jpt__loop *l)
+static bool run_deferred(jpt__loop *l, uint64_t until)
 {
     /* Only what was queued before this run: a call that queues itself
      * again runs at the next dispatch, not in a loop here. (By number, as
      * the calls queued now may be cancelled while earlier ones run.) */
     uint64_t last = l->defer_seq;
-    uint64_t until = jpt__loop_now() + JPT__DEFER_BUDGET_NS;
 
     while (l->defer_head != NULL && l->defer_head->seq <= last && !l->interrupted) {
         jpt__defer *d = l->defer_head;
@@ -334,6 +370,7 @@ static void on_eventfd(jpt__watch *w, uint32_t events)
 
     (void)events;
     (void)!read(l->eventfd, &count, sizeof(count));
+    l->signaled = false;
 }
 
 int jpt__loop_new(jpt__loop **out)
@@ -368,6 +405,7 @@ void jpt__loop_free(jpt__loop *l)
 {
     if (l == NULL)
         return;
+    jpt__loop_release_now(l);
     for (size_t i = 0; i < l->nheap; i++)
         l->heap[i]->heap_index = JPT__TIMER_IDLE;
     jpt__free(l->heap);
@@ -398,7 +436,8 @@ int jpt__loop_timeout(const jpt__loop *l)
     return ms > INT32_MAX ? INT32_MAX : (int)ms;
 }
 
-static bool run_timers(jpt__loop *l)
+/* The timers due when it begins, until `until` (at least one). */
+static bool run_timers(jpt__loop *l, uint64_t until)
 {
     uint64_t now = jpt__loop_now();
 
@@ -408,13 +447,22 @@ static bool run_timers(jpt__loop *l)
         jpt__timer *t = l->heap[0];
         jpt__loop_timer_stop(l, t);
         t->fn(t);
+        if (jpt__loop_now() >= until)
+            break;
     }
     return l->nheap > 0 && l->heap[0]->deadline <= now;
 }
 
+/* One dispatch does at most JPT__DEFER_BUDGET_NS of work, however much is
+ * ready (issue 18: a dispatch of the host's loop stays short): deferred
+ * calls, fd events and timers each run while the budget lasts, and each
+ * at least one, so that none starves the others. An fd event fetched and
+ * not run is fetched again by the next dispatch (every watch is level
+ * triggered). */
 static int dispatch(jpt__loop *l)
 {
-    bool more = run_deferred(l);
+    uint64_t until = jpt__loop_now() + JPT__DEFER_BUDGET_NS;
+    bool more = run_deferred(l, until);
 
     struct event_batch b;
     int n = epoll_wait(l->epfd, b.events, EVENT_BATCH, 0);
@@ -428,11 +476,15 @@ static int dispatch(jpt__loop *l)
         if (w != NULL) {
             l->callbacks++;
             w->fn(w, b.events[b.current].events);
+            if (b.current + 1 < b.n && jpt__loop_now() >= until) {
+                more = true;
+                break;
+            }
         }
     }
     l->batches = b.outer;
     more |= n == EVENT_BATCH;
-    more |= run_timers(l);
+    more |= run_timers(l, until);
     if (l->defer_head != NULL) {
         /* Work left for the next dispatch: the fd says so to a host that
          * polls it rather than asking for the timeout. */
@@ -442,13 +494,29 @@ static int dispatch(jpt__loop *l)
     return more ? 1 : 0;
 }
 
+/* A dispatch that ran this long (it may have freed thousands of blocks)
+ * has the allocator merge what it freed; the others, once in a while. */
+#define SETTLE_AFTER_NS 200000u
+#define SETTLE_EVERY_NS 50000000u
+
 int jpt__loop_dispatch(jpt__loop *l)
 {
+    uint64_t start = l->dispatching == 0 ? jpt__loop_now() : 0;
+
     l->dispatching++;
     int rc = dispatch(l);
     if (--l->dispatching == 0) {
         l->interrupted = false;
         arm(l);
+        /* What this dispatch freed is merged now, in its own budget, not
+         * all at once by some later allocation (issue 18). A short one
+         * freed little: merging is put off, within a bound, rather than
+         * paid on the path from a child's exit to its answer. */
+        uint64_t now = jpt__loop_now();
+        if (now - start >= SETTLE_AFTER_NS || now - l->settled >= SETTLE_EVERY_NS) {
+            jpt__alloc_settle();
+            l->settled = now;
+        }
     }
     return rc;
 }
@@ -475,6 +543,7 @@ int jpt__loop_poll(jpt__loop *l, int timeout_ms)
 
 int jpt__loop_wakeup(jpt__loop *l)
 {
-    signal_eventfd(l);
+    /* From any thread: not through the flag, which is the loop's own. */
+    write_eventfd(l);
     return JPT_OK;
 }

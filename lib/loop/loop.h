@@ -53,6 +53,7 @@ struct jpt__defer {
     jpt__defer *next, *prev;
     uint64_t seq; /* the loop's count when it was queued */
     bool queued;
+    bool release; /* jpt__loop_defer_release: runs before the loop goes */
 };
 
 /* Initialises a timer or deferred call as idle. */
@@ -75,6 +76,10 @@ int jpt__loop_watch_update(jpt__loop *l, jpt__watch *w, uint32_t events);
 /* Removes the watch; it receives no further events, even ones already
  * fetched in the current dispatch. Idempotent. Does not close the fd. */
 void jpt__loop_watch_stop(jpt__loop *l, jpt__watch *w);
+/* Drops the events of the watch already fetched in the dispatches under
+ * way, and only those: it stays in the epoll set (for an owner that will
+ * stop it from a deferred clean-up, and hears of nothing meanwhile). */
+void jpt__loop_watch_quiet(jpt__loop *l, jpt__watch *w);
 
 /* (Re)starts the timer for an absolute deadline; stopping is idempotent. */
 int jpt__loop_timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline);
@@ -84,15 +89,26 @@ bool jpt__loop_timer_active(const jpt__timer *t);
 /* Queues `d` to run at the next dispatch (once, however often queued). */
 void jpt__loop_defer_queue(jpt__loop *l, jpt__defer *d);
 void jpt__loop_defer_cancel(jpt__loop *l, jpt__defer *d);
+/* The same for a clean-up that must run, dispatched or not: what is left
+ * of something its owner let go of (a child's fds after its exit was
+ * reported), put off so that the report goes out first (issue 18). It runs
+ * at the next dispatch, or at jpt__loop_release_now, which the loop's owner
+ * calls before freeing what the clean-ups use (jpt__loop_free runs it last
+ * of all). */
+void jpt__loop_defer_release(jpt__loop *l, jpt__defer *d);
+void jpt__loop_release_now(jpt__loop *l);
 
 /* Milliseconds until dispatch is due: 0 when work is pending, -1 when
  * nothing is scheduled. Rounded up, so waiting that long never wakes early. */
 int jpt__loop_timeout(const jpt__loop *l);
-/* Runs what is ready without blocking: deferred calls (for at most
- * JPT__DEFER_BUDGET_NS, so that thousands queued at once start over several
- * dispatches), up to a batch of fd events, expired timers. Returns >0 if
- * more work is ready at once, 0 if not, or a negative status when the epoll
- * fd itself failed. */
+/* Runs what is ready without blocking, for about JPT__DEFER_BUDGET_NS:
+ * deferred calls, a batch of fd events, expired timers, each while the
+ * budget lasts and at least one of each (so that thousands queued at once
+ * run over several dispatches, and none starves the others). A callback
+ * that runs long makes the dispatch run long: work over what a model or a
+ * tool controls is done in slices (issue 18). Returns >0 if more work is
+ * ready at once, 0 if not, or a negative status when the epoll fd itself
+ * failed. */
 #define JPT__DEFER_BUDGET_NS 2000000u
 int jpt__loop_dispatch(jpt__loop *l);
 /* Ends the dispatches under way (this one and any it is nested in) as soon

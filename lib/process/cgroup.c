@@ -122,7 +122,7 @@ int jpt__cgroup_path(char *cgroup, char *mountinfo, jpt__buf *dir, jpt__errbuf *
     return through_mount(mountinfo, path, dir, err);
 }
 
-int jpt__cgroup_open_host(jpt__errbuf *err)
+int jpt__cgroup_open_host(jpt__buf *path, jpt__errbuf *err)
 {
     jpt__buf cgroup = JPT__BUF_INIT, mounts = JPT__BUF_INIT, dir = JPT__BUF_INIT;
     int fd;
@@ -135,6 +135,10 @@ int jpt__cgroup_open_host(jpt__errbuf *err)
              (fd = open(dir.data, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         fd = jpt__err(err, JPT_ERR_UNSUPPORTED, "opening the host's cgroup %s: %s", dir.data,
                       strerror(errno));
+    if (fd >= 0 && path != NULL && jpt__buf_append(path, dir.data, dir.len) < 0) {
+        close(fd);
+        fd = jpt__err(err, JPT_ERR_NOMEM, "out of memory naming the host's cgroup");
+    }
     jpt__buf_free(&cgroup);
     jpt__buf_free(&mounts);
     jpt__buf_free(&dir);

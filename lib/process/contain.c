@@ -17,10 +17,13 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "process/process.h"
 
@@ -29,8 +32,15 @@
 #endif
 
 /* Empty cgroups kept for the next children: making and removing one costs
- * more than the rest of a short tool's spawn (bench-registry). */
+ * more than the rest of a short tool's spawn (bench-registry). Every
+ * cgroup found empty joins the pool; past POOL_SIZE, the pool is trimmed
+ * once it has not been needed for TRIM_DELAY_MS, a slice of TRIM_NS at a
+ * time. Removing a cgroup (tens of microseconds of the kernel's) is not
+ * done on the path from a child's exit to its answer, where it made the
+ * cost of a stop grow with the number of handles (issue 18). */
 #define POOL_SIZE 16
+#define TRIM_DELAY_MS 200
+#define TRIM_NS 1000000u
 
 /* How long removing a cgroup, or reaping an orphan, may block: their
  * processes were sent SIGKILL already, so only one stuck in the kernel (a
@@ -63,18 +73,29 @@ struct jpt__contain {
     uint64_t token;  /* random: tells this registry's cgroups and marks from
                         those of others in the same process */
     int cgroups;     /* CGROUP: the host's cgroup directory */
+    jpt__buf cgroups_path; /* …and its path, for the state file */
     uint64_t count;  /* children contained so far: numbers them */
     char mark[40];   /* SUBREAPER: "JPTOOL_CONTAIN_<token>=", every mark's start */
-    uint64_t pool[POOL_SIZE]; /* CGROUP: empty cgroups, by number */
-    size_t npool;
+    uint64_t *pool;  /* CGROUP: empty cgroups, by number */
+    size_t npool, cap_pool;
+    jpt__timer trim_timer;
     retiring *retiring;
     orphan *orphans;
 };
 
+/* The prefix of the names the host of `ct` gives its cgroups, which the
+ * state file records (jpt__contain_stale_record). */
+static void cgroup_prefix(const jpt__contain *ct, char *out, size_t n)
+{
+    snprintf(out, n, "jptool-%d-%08" PRIx32 "-", (int)ct->host, (uint32_t)ct->token);
+}
+
 static void cgroup_name(const jpt__contain *ct, uint64_t number, char *out, size_t n)
 {
-    snprintf(out, n, "jptool-%d-%08" PRIx32 "-%" PRIu64, (int)ct->host, (uint32_t)ct->token,
-             number);
+    char prefix[48];
+
+    cgroup_prefix(ct, prefix, sizeof(prefix));
+    snprintf(out, n, "%s%" PRIu64, prefix, number);
 }
 
 /* ---- CGROUP ------------------------------------------------------------------- */
@@ -166,12 +187,11 @@ static int remove_tree(int parent, const char *name)
     }
 }
 
-static void kill_cgroup(jpt__contain *ct, uint64_t number)
+/* SIGKILL to every process of the cgroup `name` under `parent`. */
+static void kill_cgroup_named(int parent, const char *name)
 {
-    char name[64];
+    int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-    cgroup_name(ct, number, name, sizeof(name));
-    int dir = openat(ct->cgroups, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0 || jpt__cgroup_kill(dir) < 0)
         jpt__log(JPT_LOG_WARNING, "killing the processes of cgroup %s: %s", name,
                  strerror(errno));
@@ -179,20 +199,27 @@ static void kill_cgroup(jpt__contain *ct, uint64_t number)
         close(dir);
 }
 
-/* Blocks until the cgroup is empty and removed, or `timeout_ms` passes;
- * `events` is its cgroup.events, or -1. */
-static void remove_when_empty(jpt__contain *ct, uint64_t number, int events, int timeout_ms)
+static void kill_cgroup(jpt__contain *ct, uint64_t number)
 {
-    uint64_t deadline = jpt__loop_deadline_ms(timeout_ms);
     char name[64];
 
     cgroup_name(ct, number, name, sizeof(name));
-    while (remove_tree(ct->cgroups, name) < 0) {
+    kill_cgroup_named(ct->cgroups, name);
+}
+
+/* Blocks until the cgroup `name` under `parent` is empty and removed, or
+ * `timeout_ms` passes; `events` is its cgroup.events, or -1. False when it
+ * is left behind (logged). */
+static bool remove_when_empty(int parent, const char *name, int events, int timeout_ms)
+{
+    uint64_t deadline = jpt__loop_deadline_ms(timeout_ms);
+
+    while (remove_tree(parent, name) < 0) {
         uint64_t now = jpt__loop_now();
         if (errno != EBUSY || now >= deadline) {
             jpt__log(JPT_LOG_WARNING, "the cgroup %s is left behind: %s", name,
                      strerror(errno));
-            return;
+            return false;
         }
         int wait = (int)((deadline - now + 999999u) / 1000000u);
         /* Reading cgroup.events arms it: poll reports the next change. */
@@ -206,6 +233,16 @@ static void remove_when_empty(jpt__contain *ct, uint64_t number, int events, int
             nanosleep(&pause, NULL);
         }
     }
+    return true;
+}
+
+static void remove_numbered_when_empty(jpt__contain *ct, uint64_t number, int events,
+                                       int timeout_ms)
+{
+    char name[64];
+
+    cgroup_name(ct, number, name, sizeof(name));
+    remove_when_empty(ct->cgroups, name, events, timeout_ms);
 }
 
 static void retired(retiring *rt)
@@ -250,7 +287,7 @@ static void retire(jpt__contain *ct, uint64_t number)
     if (rt == NULL || (events = openat(ct->cgroups, path, O_RDONLY | O_CLOEXEC)) < 0 ||
         jpt__loop_watch_start(ct->loop, &rt->watch, events, EPOLLPRI, on_cgroup_events, rt) < 0) {
         jpt__free(rt);
-        remove_when_empty(ct, number, events, BLOCKING_WAIT_MS);
+        remove_numbered_when_empty(ct, number, events, BLOCKING_WAIT_MS);
         if (events >= 0)
             close(events);
         return;
@@ -263,10 +300,46 @@ static void retire(jpt__contain *ct, uint64_t number)
     check_retiring(rt);
 }
 
+/* Removes the cgroups of the pool past POOL_SIZE, the last ones first,
+ * for a slice; the rest at a later dispatch. */
+static void on_trim(jpt__timer *t)
+{
+    jpt__contain *ct = t->ud;
+    uint64_t until = jpt__loop_now() + TRIM_NS;
+    char name[64];
+
+    while (ct->npool > POOL_SIZE && jpt__loop_now() < until) {
+        cgroup_name(ct, ct->pool[--ct->npool], name, sizeof(name));
+        if (remove_tree(ct->cgroups, name) < 0)
+            jpt__log(JPT_LOG_WARNING, "removing the cgroup %s: %s", name, strerror(errno));
+    }
+    if (ct->npool > POOL_SIZE &&
+        jpt__loop_timer_start(ct->loop, &ct->trim_timer, jpt__loop_now()) < 0)
+        on_trim(t);
+}
+
+/* Keeps an empty cgroup for a later child; false without the memory. */
+static bool pool_cgroup(jpt__contain *ct, uint64_t number)
+{
+    uint64_t *grown = jpt__array_reserve(ct->pool, &ct->cap_pool, ct->npool + 1,
+                                         sizeof(*grown), POOL_SIZE);
+
+    if (grown == NULL)
+        return false;
+    ct->pool = grown;
+    ct->pool[ct->npool++] = number;
+    /* The trim waits for a quiet moment: a burst of handles that ends
+     * leaves its cgroups to the next. */
+    if (ct->npool > POOL_SIZE &&
+        jpt__loop_timer_start(ct->loop, &ct->trim_timer, jpt__loop_deadline_ms(TRIM_DELAY_MS)) < 0)
+        on_trim(&ct->trim_timer);
+    return true;
+}
+
 /* After the child is reaped its cgroup is usually empty: it goes back to
  * the pool for the next child (no process can enter an empty cgroup but
- * by a privileged move), or is removed when the pool is full. A process
- * left in it is killed, and the cgroup retired. */
+ * by a privileged move). A process left in it is killed, and the cgroup
+ * retired. */
 static void release_cgroup(jpt__contain *ct, uint64_t number)
 {
     char name[96];
@@ -281,10 +354,8 @@ static void release_cgroup(jpt__contain *ct, uint64_t number)
         populated = jpt__cgroup_populated(events);
         close(events);
     }
-    if (populated == 0 && ct->npool < POOL_SIZE) {
-        ct->pool[ct->npool++] = number;
+    if (populated == 0 && pool_cgroup(ct, number))
         return;
-    }
     if (unlinkat(ct->cgroups, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
         return;
     if (errno != EBUSY) {
@@ -304,7 +375,7 @@ static int open_cgroups(jpt__contain *ct, jpt__errbuf *err)
     uint64_t number;
     int rc;
 
-    if ((ct->cgroups = jpt__cgroup_open_host(err)) < 0) {
+    if ((ct->cgroups = jpt__cgroup_open_host(&ct->cgroups_path, err)) < 0) {
         rc = ct->cgroups;
         ct->cgroups = -1;
         return rc;
@@ -323,6 +394,142 @@ static int open_cgroups(jpt__contain *ct, jpt__errbuf *err)
     cgroup_name(ct, number, name, sizeof(name));
     unlinkat(ct->cgroups, name, AT_REMOVEDIR);
     return JPT_OK;
+}
+
+/* ---- What a crashed host left (jpt_registry_reap_stale) ----------------------------
+ * A host that exits without freeing its registry (a crash, SIGKILL) leaves
+ * its cgroups: the empty ones kept for later handles, and those whose
+ * processes got away from the end of the host's children (PDEATHSIG ends
+ * the tools themselves). The state file records where they are. */
+
+int jpt__contain_stale_record(const jpt__contain *ct, jpt__buf *out)
+{
+    char prefix[64];
+
+    if (ct->mode != JPT__CONTAIN_CGROUP)
+        return JPT_OK;
+    cgroup_prefix(ct, prefix, sizeof(prefix));
+    return jpt__buf_printf(out, "cgroups %s %s\n", prefix, ct->cgroups_path.data);
+}
+
+/* "jptool-<pid>-<8 hex digits>-": a record that names anything else is
+ * not followed (a state file is not trusted to choose what gets killed). */
+static bool valid_prefix(const char *p)
+{
+    size_t digits = 0, hex = 0;
+
+    if (strncmp(p, "jptool-", 7) != 0)
+        return false;
+    for (p += 7; *p >= '0' && *p <= '9'; p++)
+        digits++;
+    if (digits == 0 || *p++ != '-')
+        return false;
+    for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
+        hex++;
+    return hex == 8 && p[0] == '-' && p[1] == '\0';
+}
+
+bool jpt__contain_stale_parse(char *line, const char **prefix, const char **dir)
+{
+    if (strncmp(line, "cgroups ", 8) != 0)
+        return false;
+    char *p = line + 8, *space = strchr(p, ' ');
+    if (space == NULL)
+        return false;
+    *space = '\0';
+    *prefix = p;
+    *dir = space + 1;
+    return valid_prefix(*prefix) && (*dir)[0] == '/';
+}
+
+/* The cgroup2 directory `dir`, opened; -1 with errno (ENOENT for one that
+ * is gone or is not a cgroup2 one). */
+static int open_cgroup_dir(const char *dir)
+{
+    struct statfs fs;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd >= 0 && (fstatfs(fd, &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC)) {
+        close(fd);
+        errno = ENOENT;
+        return -1;
+    }
+    return fd;
+}
+
+/* The processes in the cgroup `name` and those below it. */
+static size_t count_processes(int parent, const char *name)
+{
+    char buf[4096];
+    size_t n = 0;
+    int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int procs = dir >= 0 ? openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC) : -1;
+
+    for (ssize_t got; procs >= 0 && (got = read(procs, buf, sizeof(buf))) > 0;)
+        for (ssize_t i = 0; i < got; i++)
+            n += buf[i] == '\n';
+    if (procs >= 0)
+        close(procs);
+    DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
+        if (e->d_type == DT_DIR && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n += count_processes(dirfd(d), e->d_name);
+    if (d != NULL)
+        closedir(d);
+    else if (dir >= 0)
+        close(dir);
+    return n;
+}
+
+int jpt__contain_reap_stale(const char *dir, const char *prefix, size_t *killed,
+                            jpt__errbuf *err)
+{
+    size_t n = strlen(prefix);
+    int rc = JPT_OK, fd = open_cgroup_dir(dir);
+
+    if (fd < 0)
+        return errno == ENOENT ? JPT_OK
+                               : jpt__err(err, JPT_ERR_IO, "opening the cgroup %s: %s", dir,
+                                          strerror(errno));
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return jpt__err(err, JPT_ERR_IO, "reading the cgroup %s: %s", dir, strerror(errno));
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_type != DT_DIR || strncmp(e->d_name, prefix, n) != 0)
+            continue;
+        char events_path[300];
+        snprintf(events_path, sizeof(events_path), "%s/cgroup.events", e->d_name);
+        *killed += count_processes(dirfd(d), e->d_name);
+        kill_cgroup_named(dirfd(d), e->d_name);
+        int events = openat(dirfd(d), events_path, O_RDONLY | O_CLOEXEC);
+        if (!remove_when_empty(dirfd(d), e->d_name, events, BLOCKING_WAIT_MS) && rc == JPT_OK)
+            rc = jpt__err(err, JPT_ERR_IO, "the cgroup %s/%s is left behind: %s", dir,
+                          e->d_name, strerror(errno));
+        if (events >= 0)
+            close(events);
+    }
+    closedir(d);
+    return rc;
+}
+
+int jpt__contain_stale_left(const char *dir, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    int fd = open_cgroup_dir(dir), left = 0;
+
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return -1;
+    }
+    for (struct dirent *e; left == 0 && (e = readdir(d)) != NULL;)
+        left = e->d_type == DT_DIR && strncmp(e->d_name, prefix, n) == 0;
+    closedir(d);
+    return left;
 }
 
 /* ---- SUBREAPER ----------------------------------------------------------------- */
@@ -659,6 +866,7 @@ int jpt__contain_new(jpt__loop *l, int mode, jpt__contain **out, jpt__errbuf *er
     ct->mode = mode;
     ct->host = getpid();
     ct->cgroups = -1;
+    jpt__loop_timer_init(&ct->trim_timer, on_trim, ct);
     if (getrandom(&ct->token, sizeof(ct->token), GRND_NONBLOCK) != (ssize_t)sizeof(ct->token))
         ct->token = jpt__loop_now() ^ ((uint64_t)ct->host << 32) ^ (uint64_t)(uintptr_t)ct;
     if (mode == JPT__CONTAIN_AUTO || mode == JPT__CONTAIN_CGROUP) {
@@ -694,19 +902,22 @@ void jpt__contain_free(jpt__contain *ct)
 
     if (ct == NULL)
         return;
+    jpt__loop_timer_stop(ct->loop, &ct->trim_timer);
     while (ct->npool > 0) {
         cgroup_name(ct, ct->pool[--ct->npool], name, sizeof(name));
         if (remove_tree(ct->cgroups, name) < 0)
             jpt__log(JPT_LOG_WARNING, "removing the cgroup %s: %s", name, strerror(errno));
     }
+    jpt__free(ct->pool);
     while (ct->retiring != NULL) {
         retiring *rt = ct->retiring;
-        remove_when_empty(ct, rt->number, rt->events, BLOCKING_WAIT_MS);
+        remove_numbered_when_empty(ct, rt->number, rt->events, BLOCKING_WAIT_MS);
         retired(rt);
     }
     reap_orphans_blocking(ct);
     if (ct->cgroups >= 0)
         close(ct->cgroups);
+    jpt__buf_free(&ct->cgroups_path);
     jpt__free(ct);
 }
 

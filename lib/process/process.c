@@ -38,7 +38,8 @@
 
 typedef struct stream {
     jpt__watch watch;
-    int fd; /* -1 once closed */
+    int fd;   /* -1 once closed */
+    bool eof; /* its end was read: closed with the rest of the child */
 } stream;
 
 struct jpt__child {
@@ -61,6 +62,8 @@ struct jpt__child {
     bool in_output_call; /* ops->output is running: freeing waits */
     bool out_held;       /* stdout is not read for now (jpt__child_hold_output) */
     bool free_pending;   /* jpt__child_free was called meanwhile */
+    jpt__defer clean_up; /* after the exit is reported: its fds and cgroup */
+    bool freed;          /* jpt__child_free came first: the clean-up frees it */
     int drain_ms;
     jpt__timer drain_timer;
     jpt__timer kill_timer;
@@ -303,6 +306,7 @@ static void release(jpt__child *c);
 static void on_input(jpt__watch *w, uint32_t events);
 static void on_drain_timeout(jpt__timer *t);
 static void on_kill_timeout(jpt__timer *t);
+static void clean_up(jpt__defer *d);
 
 /* The parent's ends of the child's stdio, and the child's. */
 typedef struct stdio_fds {
@@ -543,6 +547,7 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
         close_fd(&f.parent_in);
     jpt__loop_timer_init(&c->drain_timer, on_drain_timeout, c);
     jpt__loop_timer_init(&c->kill_timer, on_kill_timeout, c);
+    jpt__loop_defer_init(&c->clean_up, clean_up, c);
     if ((rc = jpt__loop_watch_start(l, &c->pid_watch, pidfd, EPOLLIN, on_pidfd, c)) < 0 ||
         (rc = jpt__loop_watch_start(l, &c->out.watch, c->out.fd, EPOLLIN, on_output, c)) < 0 ||
         (c->err.fd >= 0 &&
@@ -589,6 +594,22 @@ static void close_input(jpt__child *c)
     c->input_off = 0;
 }
 
+static bool stream_open(const stream *st)
+{
+    return st->fd >= 0 && !st->eof;
+}
+
+/* The streams whose end was read, while the process lives on (or a
+ * grandchild holds the other): closed now, or their end would be heard
+ * of again at every dispatch. */
+static void close_ended(jpt__child *c)
+{
+    if (c->out.eof)
+        close_stream(c, &c->out);
+    if (c->err.eof)
+        close_stream(c, &c->err);
+}
+
 /* waitid() on the child through its pidfd, which names this very process
  * even after someone else reaped it. */
 static int wait_child(const jpt__child *c, siginfo_t *info, int options)
@@ -631,16 +652,22 @@ static void signal_group(jpt__child *c, int sig)
 
 /* Reaps the child and reports it: the output is complete (or the drain
  * window is over). Stragglers in the process group are killed first, while
- * the unreaped leader still holds the group's id. */
+ * the unreaped leader still holds the group's id. The report goes out
+ * before the clean-up (the streams at their end, stdin and the pidfd
+ * closed, the cgroup released), which runs from the loop (issue 18: each
+ * of those system calls costs microseconds on the path from the exit to
+ * the answer). Until then the child's events are not heard of. */
 static void finish(jpt__child *c)
 {
     siginfo_t info;
 
     jpt__loop_timer_stop(c->loop, &c->drain_timer);
     jpt__loop_timer_stop(c->loop, &c->kill_timer);
-    close_stream(c, &c->out);
-    close_stream(c, &c->err);
-    jpt__loop_watch_stop(c->loop, &c->pid_watch);
+    /* Still open: the drain window ended with a grandchild holding it. */
+    if (stream_open(&c->out))
+        close_stream(c, &c->out);
+    if (stream_open(&c->err))
+        close_stream(c, &c->err);
     /* The subreaper finds the tool's strays by its session, which only the
      * unreaped leader keeps reserved: they go first. */
     bool strays_first = c->contained.ct != NULL &&
@@ -662,23 +689,25 @@ static void finish(jpt__child *c)
         if (!strays_first)
             kill(-c->pid, SIGKILL);
     } else {
-        /* ECHILD: the host reaped it (waitpid(-1) in a SIGCHLD handler),
+        /* ECHILD: the host reaped it (waitid(-1) in a SIGCHLD handler),
          * and its pid may be someone else's by now: nothing is signalled. */
         c->status.code = -1;
         c->status.signal = 0;
         c->status.known = false;
     }
     c->reaped = true;
-    jpt__contain_reaped(&c->contained);
-    /* The report goes out before the rest of the clean-up (stdin and the
-     * pidfd are closed when the child is freed): the exit reaches an
-     * await a few system calls sooner. */
+    /* Their events of this dispatch say nothing more; at the next, the
+     * clean-up runs before the fds are polled. */
+    jpt__loop_watch_quiet(c->loop, &c->out.watch);
+    jpt__loop_watch_quiet(c->loop, &c->err.watch);
+    jpt__loop_watch_quiet(c->loop, &c->pid_watch);
+    jpt__loop_defer_release(c->loop, &c->clean_up);
     c->ops->exited(c, &c->status, c->ud);
 }
 
 static bool output_done(const jpt__child *c)
 {
-    return c->out.fd < 0 && c->err.fd < 0;
+    return !stream_open(&c->out) && !stream_open(&c->err);
 }
 
 /* Whether the child has exited, without reaping it. A process closes its
@@ -701,8 +730,8 @@ static bool read_stream(jpt__child *c, stream *st, bool until_empty);
  * gone; false if the child was freed from an output callback meanwhile. */
 static bool read_streams(jpt__child *c)
 {
-    return (c->out.fd < 0 || read_stream(c, &c->out, true)) &&
-           (c->err.fd < 0 || read_stream(c, &c->err, true));
+    return (!stream_open(&c->out) || read_stream(c, &c->out, true)) &&
+           (!stream_open(&c->err) || read_stream(c, &c->err, true));
 }
 
 static void on_pidfd(jpt__watch *w, uint32_t events)
@@ -710,6 +739,8 @@ static void on_pidfd(jpt__watch *w, uint32_t events)
     jpt__child *c = w->ud;
 
     (void)events;
+    if (c->reaped)
+        return; /* its clean-up is under way */
     c->exited = true;
     /* The output ended as the process exited: take its end now rather
      * than from further events. */
@@ -719,6 +750,7 @@ static void on_pidfd(jpt__watch *w, uint32_t events)
         finish(c);
         return;
     }
+    close_ended(c);
     /* Level-triggered: stop hearing of the exit until the pidfd is closed. */
     jpt__loop_watch_stop(c->loop, &c->pid_watch);
     if (jpt__loop_timer_start(c->loop, &c->drain_timer, jpt__loop_deadline_ms(c->drain_ms)) < 0)
@@ -752,7 +784,7 @@ static void on_kill_timeout(jpt__timer *t)
 
 static void flush_input(jpt__child *c);
 
-/* Reads what `st` holds, up to a bound, and closes it at its end. After a
+/* Reads what `st` holds, up to a bound, to its end at most. After a
  * short read the pipe is most likely empty and is left until its next
  * event, unless `until_empty` (its writers are gone, or the process has
  * ended): then the end of file may be right behind. False if the child was
@@ -762,7 +794,8 @@ static bool read_stream(jpt__child *c, stream *st, bool until_empty)
     int which = st == &c->out ? JPT__STDOUT : JPT__STDERR;
     char buf[READ_CHUNK];
 
-    for (int i = 0; i < READS_PER_EVENT && st->fd >= 0 && !(st == &c->out && c->out_held); i++) {
+    for (int i = 0; i < READS_PER_EVENT && stream_open(st) && !(st == &c->out && c->out_held);
+         i++) {
         ssize_t n = read(st->fd, buf, sizeof(buf));
         if (n > 0) {
             c->in_output_call = true;
@@ -778,8 +811,9 @@ static bool read_stream(jpt__child *c, stream *st, bool until_empty)
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             break;
-        /* End of file; on a PTY, EIO once the last slave fd is closed. */
-        close_stream(c, st);
+        /* End of file; on a PTY, EIO once the last slave fd is closed. The
+         * fd is closed by the caller, or with the child. */
+        st->eof = true;
     }
     return true;
 }
@@ -789,20 +823,35 @@ static void on_output(jpt__watch *w, uint32_t events)
     jpt__child *c = w->ud;
     stream *st = w == &c->out.watch ? &c->out : &c->err;
 
+    if (c->reaped || st->eof)
+        return; /* its clean-up is under way */
     if ((events & EPOLLOUT) && c->pty)
         flush_input(c);
     if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
         return;
-    if (!read_stream(c, st, (events & EPOLLHUP) != 0) || st->fd >= 0)
+    if (!read_stream(c, st, (events & EPOLLHUP) != 0) || !st->eof)
         return;
     /* The end of one stream is most often the process exiting: the other
      * stream's end and the exit are taken now too, so that the whole end
      * costs one wake-up when it is all there. */
+    if (!(c->exited || has_exited(c))) {
+        /* A process closes its fds a moment before its exit shows: the
+         * stream is no longer heard of, and closed with the child (issue
+         * 18: a close is microseconds on the path from an exit to its
+         * answer). */
+        jpt__loop_watch_stop(c->loop, &st->watch);
+        return;
+    }
     if (!read_streams(c))
         return;
-    if (output_done(c) && (c->exited || has_exited(c)))
+    if (output_done(c))
         finish(c);
+    else
+        close_ended(c); /* a grandchild holds the other: the pidfd's event
+                           starts the drain window */
 }
+
+
 
 void jpt__child_poll(jpt__child *c)
 {
@@ -810,14 +859,20 @@ void jpt__child_poll(jpt__child *c)
         return;
     /* To the end of what is there: a tool that printed and exited is then
      * seen to have ended. */
-    if (!read_streams(c) || !(c->exited || has_exited(c)))
+    if (!read_streams(c))
         return;
+    if (!(c->exited || has_exited(c))) {
+        close_ended(c);
+        return;
+    }
     if (output_done(c))
         finish(c);
     else if (c->pid_watch.active)
         /* Its output is still held open (a grandchild): the drain window
          * starts now rather than when the loop hears of the exit. */
         on_pidfd(&c->pid_watch, EPOLLIN);
+    else
+        close_ended(c);
 }
 
 /* ---- Input ------------------------------------------------------------------------ */
@@ -983,6 +1038,7 @@ void jpt__child_terminate(jpt__child *c, int grace_ms)
  * reaping it. */
 static void release_child(jpt__child *c, bool killed)
 {
+    jpt__loop_defer_cancel(c->loop, &c->clean_up);
     jpt__loop_timer_stop(c->loop, &c->drain_timer);
     jpt__loop_timer_stop(c->loop, &c->kill_timer);
     close_stream(c, &c->out);
@@ -1009,10 +1065,32 @@ static void release(jpt__child *c)
     release_child(c, false);
 }
 
+/* From the loop, after a reaped child's exit was reported (finish). */
+static void clean_up(jpt__defer *d)
+{
+    jpt__child *c = d->ud;
+
+    if (c->freed) {
+        release_child(c, true);
+        return;
+    }
+    close_stream(c, &c->out);
+    close_stream(c, &c->err);
+    close_input(c);
+    jpt__loop_watch_stop(c->loop, &c->pid_watch);
+    jpt__contain_reaped(&c->contained);
+    close_fd(&c->pidfd);
+}
+
 void jpt__child_free(jpt__child *c)
 {
     if (c == NULL)
         return;
+    if (c->clean_up.queued) {
+        /* Reaped, its exit reported: the clean-up frees it. */
+        c->freed = true;
+        return;
+    }
     if (c->in_output_call) {
         /* The reader still stands on it; it releases the child, without a
          * further callback, once the output callback returns. */

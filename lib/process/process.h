@@ -65,6 +65,26 @@ int jpt__contain_mode(const jpt__contain *ct);
  * before. NULL-safe. */
 void jpt__contain_free(jpt__contain *ct);
 
+/* The state file's record of the cgroups (registry's stale.c, for
+ * jpt_registry_reap_stale after a crash): in CGROUP mode the line
+ * "cgroups <prefix> <directory>\n" appended to `out` (every cgroup `ct`
+ * makes is <directory>/<prefix><n>); nothing in the other modes.
+ * JPT_ERR_NOMEM. */
+int jpt__contain_stale_record(const jpt__contain *ct, jpt__buf *out);
+/* Reads such a line (`line` without its newline, modified): false when it
+ * is not one, or its prefix is not one jptool makes ("jptool-<pid>-<8 hex
+ * digits>-") or its directory is not absolute. */
+bool jpt__contain_stale_parse(char *line, const char **prefix, const char **dir);
+/* What a crashed host left: every cgroup under `dir` whose name starts
+ * with `prefix` has its processes killed (how many is added to `*killed`)
+ * and is removed once empty. A directory that is not a cgroup2 one, or
+ * that is gone, holds none (JPT_OK). JPT_ERR_IO when one is left behind
+ * or the directory cannot be read (`err` says which). */
+int jpt__contain_reap_stale(const char *dir, const char *prefix, size_t *killed,
+                            jpt__errbuf *err);
+/* Whether such a cgroup is left: 1, 0, or -1 when `dir` cannot be read. */
+int jpt__contain_stale_left(const char *dir, const char *prefix);
+
 /* process.c's side. Before a spawn: makes the child's cgroup and opens its
  * cgroup.procs, which the child writes to join it before execve (`*join`,
  * else -1); or makes the environment that marks its processes (`*envp_out`
@@ -90,9 +110,10 @@ void jpt__contain_reaped(jpt__contained *cd);
 int jpt__cgroup_path(char *cgroup, char *mountinfo, jpt__buf *dir, jpt__errbuf *err);
 /* The cgroup v2 directory of this process (the mount of the cgroup2 file
  * system in /proc/self/mountinfo joined with the "0::" line of
- * /proc/self/cgroup), opened; or JPT_ERR_UNSUPPORTED (no such cgroup, or
- * it cannot be opened; `err` says why), JPT_ERR_NOMEM. */
-int jpt__cgroup_open_host(jpt__errbuf *err);
+ * /proc/self/cgroup), opened, its path appended to `path` (may be NULL);
+ * or JPT_ERR_UNSUPPORTED (no such cgroup, or it cannot be opened; `err`
+ * says why), JPT_ERR_NOMEM. */
+int jpt__cgroup_open_host(jpt__buf *path, jpt__errbuf *err);
 /* SIGKILL to every process of the cgroup `dir` (an open directory):
  * cgroup.kill, or jpt__cgroup_kill_each where it is missing (before Linux
  * 5.14). JPT_OK or JPT_ERR_IO. */
@@ -114,8 +135,10 @@ typedef struct jpt__exit {
 typedef struct jpt__child_ops {
     /* Output read from the child's stdout or stderr (a PTY is stdout). */
     void (*output)(jpt__child *c, int stream, const char *p, size_t n, void *ud);
-    /* The child was reaped: its output is complete and its fds are closed.
-     * The callback may free the child. */
+    /* The child was reaped: its output is complete and its output fds
+     * are closed. The callback frees the child, or soon after: what is
+     * left of it (stdin, the pidfd, its cgroup, where what got away from
+     * it is killed) goes then. */
     void (*exited)(jpt__child *c, const jpt__exit *e, void *ud);
     /* Input that had to wait for the pipe is all written: a writer that
      * holds back (bounded memory) may queue more. May be NULL. */

@@ -1,22 +1,29 @@
 /* The await tool (RFD 037): block on handles until every one in `all` has
  * stopped and at least one in `any` has, or a timeout passes. An await
- * watches its handles; each stop updates two counters, so the cost of an
- * event does not grow with the number of handles awaited, and the await
- * answers in the dispatch in which its condition is met.
+ * watches its handles: each handle knows the awaits that hold it (its
+ * subscriptions), and a stop updates the counters of those alone (the
+ * handles in `all` still running, the handles in `any` stopped), so the
+ * cost of an event is that of the awaits it concerns, not of the handles
+ * awaited, and the await answers in the dispatch in which its condition
+ * is met.
  *
- * An await of many ids does its work in slices of SLICE ids, one slice per
- * dispatch, so that no dispatch of the host's loop runs long (issue 7):
+ * An await of many ids does its work in slices (base.h), one slice per
+ * dispatch, so that no dispatch of the host's loop runs long (issues 7,
+ * 18), frees included:
  *
+ *   checking   every id is a string (before any is watched);
  *   resolving  the ids are found and watched (stops meanwhile are
- *              counted, the condition checked only once all are in);
- *   waiting    for the condition, the timeout or a cancel;
+ *              counted, the condition checked only once all are in), and
+ *              the arguments' JSON let go of;
+ *   waiting    for the condition, the timeout or a cancel; the handles
+ *              that wait for an answer go to the inquiry handler first;
  *   answering  each handle's state is taken (once: what the answer says of
  *              it and what becomes of it agree) and the handle held, the
  *              response written and the handles let go of, slice by
  *              slice; then the call completes.
  *
- * An await of up to SLICE ids runs each phase within one dispatch, as if
- * there were no slices. */
+ * An await of a few ids runs each phase within one dispatch, as if there
+ * were no slices. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,10 +32,7 @@
 
 /* Ten years: longer than any turn waits. */
 #define MAX_TIMEOUT_SECS ((json_int_t)10 * 365 * 24 * 3600)
-/* Ids per slice: a few hundred microseconds of work each. */
-#define SLICE 2048
-
-enum { RESOLVING, WAITING, ANSWERING };
+enum { CHECKING, RESOLVING, WAITING, ANSWERING };
 
 /* A handle's state as the answer gives it, taken as answering begins. */
 enum { SNAP_STOPPED = 1, SNAP_RUNNING, SNAP_WAITING, SNAP_PENDING };
@@ -45,7 +49,7 @@ typedef struct jpt__await {
     int phase;
     jpt__defer step;      /* the next slice */
 
-    /* resolving */
+    /* checking, resolving */
     json_t *arguments;    /* the ids live here until they are watched */
     size_t cursor;        /* ids read, `all` first, then `any` */
     size_t total;         /* ids given, repeats included */
@@ -60,6 +64,7 @@ typedef struct jpt__await {
     bool has_any;
     size_t any_stopped;   /* handles in `any` that have stopped */
     jpt__timer timer;
+    size_t asked;         /* waiting: handles put to the inquiry handler */
 
     /* answering: handles [released, snapped) are held (referenced) */
     unsigned char *snap;
@@ -166,9 +171,9 @@ static void snapshot(jpt__await *a, size_t i)
  * ones; last, the handles are let go of and the call completes. */
 static void answer_slice(jpt__await *a)
 {
-    size_t budget = SLICE;
+    jpt__slice sl = jpt__slice_begin();
 
-    for (; a->pass == PASS_SNAPSHOT && budget > 0; budget--) {
+    while (a->pass == PASS_SNAPSHOT && jpt__slice_more(&sl)) {
         if (a->snapped == a->n) {
             a->failed = jpt__buf_puts(&a->json, "{\"completed\":[") < 0;
             a->pass = PASS_COMPLETED;
@@ -176,8 +181,8 @@ static void answer_slice(jpt__await *a)
         }
         snapshot(a, a->snapped++);
     }
-    while ((a->pass == PASS_COMPLETED || a->pass == PASS_PENDING) && budget > 0) {
-        for (; a->written < a->n && budget > 0; a->written++, budget--)
+    while ((a->pass == PASS_COMPLETED || a->pass == PASS_PENDING) && sl.left > 0) {
+        for (; a->written < a->n && jpt__slice_more(&sl); a->written++)
             if (!a->failed && write_entry(a, a->written) < 0)
                 a->failed = true;
         if (a->written < a->n)
@@ -190,8 +195,8 @@ static void answer_slice(jpt__await *a)
     }
     /* The model now holds the stopped handles' results (RFD 009, "Handle
      * lifecycle"): delivered, and no longer held, a slice at a time. */
-    for (; a->pass == PASS_RELEASE && a->released < a->n && budget > 0;
-         a->released++, budget--) {
+    for (; a->pass == PASS_RELEASE && a->released < a->n && jpt__slice_more(&sl);
+         a->released++) {
         jpt_handle *h = a->handles[a->released];
         if (!a->failed && a->snap[a->released] == SNAP_STOPPED) {
             jpt__handle_seen(h);
@@ -225,7 +230,7 @@ static void answer_await(jpt__await *a, const char *flag)
 
     if (a->phase == ANSWERING)
         return;
-    if (a->phase == RESOLVING) {
+    if (a->phase == CHECKING || a->phase == RESOLVING) {
         /* Not every id is watched yet: the answer waits for them. */
         a->pending_flag = flag;
         return;
@@ -329,30 +334,17 @@ static void on_await_timeout(jpt__timer *t)
 
 /* ---- Resolving ------------------------------------------------------------------- */
 
-/* The ids of `list` (the `any` or `all` argument) are checked before any is
- * watched, so that a malformed call never half-starts. False with the call
- * completed when the list is malformed. */
-static bool check_ids(jpt__call *call, const json_t *list, const char *name)
+/* `list` (the `any` or `all` argument) is an array, or absent; false with
+ * the call completed when it is not. Its ids are checked in slices
+ * (check_slice), before any is watched, so that a malformed call never
+ * half-starts. */
+static bool check_list(jpt__call *call, const json_t *list, const char *name)
 {
-    size_t i;
-    const json_t *id;
-
-    if (list == NULL || json_is_null(list))
+    if (list == NULL || json_is_null(list) || json_is_array(list))
         return true;
-    if (!json_is_array(list)) {
-        jpt__call_completef(call, true, "Invalid arguments for `await`: `%s` must be an "
-                                        "array of handle IDs", name);
-        return false;
-    }
-    json_array_foreach(list, i, id) {
-        if (!json_is_string(id)) {
-            jpt__call_completef(call, true, "Invalid arguments for `await`: `%s[%zu]` is "
-                                            "%s, not a handle ID", name, i,
-                                jpt__json_type_phrase(id));
-            return false;
-        }
-    }
-    return true;
+    jpt__call_completef(call, true, "Invalid arguments for `await`: `%s` must be an array of "
+                                    "handle IDs", name);
+    return false;
 }
 
 static bool check_arguments(jpt__call *call, const json_t *arguments)
@@ -367,7 +359,7 @@ static bool check_arguments(jpt__call *call, const json_t *arguments)
                                  "cannot be spawned", true);
         return false;
     }
-    if (!check_ids(call, all, "all") || !check_ids(call, any, "any"))
+    if (!check_list(call, all, "all") || !check_list(call, any, "any"))
         return false;
     if (timeout != NULL && !json_is_null(timeout) &&
         (!json_is_integer(timeout) || json_integer_value(timeout) < 0)) {
@@ -382,16 +374,43 @@ static bool check_arguments(jpt__call *call, const json_t *arguments)
     return true;
 }
 
+/* Id number `k` of the arguments, `all` first, and whether it is in `all`
+ * and where in its list. */
+static const json_t *id_at(const jpt__await *a, size_t k, bool *in_all, size_t *index)
+{
+    const json_t *all = json_object_get(a->arguments, "all");
+    size_t nall = json_array_size(all);
+
+    *in_all = k < nall;
+    *index = *in_all ? k : k - nall;
+    return json_array_get(*in_all ? all : json_object_get(a->arguments, "any"), *index);
+}
+
+/* Checks a slice of the ids: false with the call completed at the first
+ * that is not a string. */
+static bool check_ids(jpt__await *a, jpt__slice *sl)
+{
+    for (; a->cursor < a->total && jpt__slice_more(sl); a->cursor++) {
+        bool in_all;
+        size_t i;
+        const json_t *id = id_at(a, a->cursor, &in_all, &i);
+        if (!json_is_string(id)) {
+            jpt__call_completef(a->call, true, "Invalid arguments for `await`: `%s[%zu]` is "
+                                               "%s, not a handle ID",
+                                in_all ? "all" : "any", i, jpt__json_type_phrase(id));
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Takes id number `k` of the arguments (`all` first); false with the call
  * completed when it names no handle. */
 static bool take_id(jpt__await *a, size_t k)
 {
-    const json_t *all = json_object_get(a->arguments, "all");
-    size_t nall = json_array_size(all);
-    bool in_all = k < nall;
-    const char *id = json_string_value(
-        in_all ? json_array_get(all, k) : json_array_get(json_object_get(a->arguments, "any"),
-                                                         k - nall));
+    bool in_all;
+    size_t index;
+    const char *id = json_string_value(id_at(a, k, &in_all, &index));
     unsigned role = in_all ? ROLE_ALL : ROLE_ANY;
     uintptr_t seen = (uintptr_t)jpt__idmap_get(&a->seen, id);
     jpt__sub *s;
@@ -416,10 +435,8 @@ static bool take_id(jpt__await *a, size_t k)
         jpt__buf_free(&text);
         return false;
     }
-    if (jpt__idmap_put(&a->seen, h->id, (void *)(uintptr_t)(a->n + 1)) < 0) {
-        complete(a, "out of memory starting the await", true);
-        return false;
-    }
+    /* The map has room for every id (await_start): this never fails. */
+    jpt__idmap_put(&a->seen, h->id, (void *)(uintptr_t)(a->n + 1));
     size_t i = a->n++;
     a->handles[i] = h;
     /* Stopped as watchers count it: a tool may report its stop before its
@@ -435,6 +452,18 @@ static bool take_id(jpt__await *a, size_t k)
     a->subs[i].role = role;
     jpt__handle_subscribe(h, &a->subs[i], JPT__HEARD_STOPPED | JPT__HEARD_WAITING, true, false);
     return true;
+}
+
+/* Waiting counts as pending while the inquiry handler resolves it: the
+ * handles waiting for an answer are put to it, a slice at a time. */
+static void ask_slice(jpt__await *a)
+{
+    jpt__slice sl = jpt__slice_begin();
+
+    while (a->asked < a->n && a->phase == WAITING && jpt__slice_more(&sl))
+        ask_for(a->handles[a->asked++]);
+    if (a->phase == WAITING && a->asked < a->n)
+        next_slice(a);
 }
 
 /* Every id is watched: the condition may hold already; else the timeout
@@ -457,38 +486,54 @@ static void resolved(jpt__await *a)
         answer_await(a, "timed_out");
         return;
     }
-    /* Waiting counts as pending while the inquiry handler resolves it. */
-    for (size_t i = 0; i < a->n && a->phase == WAITING; i++)
-        ask_for(a->handles[i]);
+    ask_slice(a);
 }
 
 /* Lets go of the ids' JSON, a slice of elements at a time from the end:
  * freeing a hundred thousand strings at once would stall a dispatch. True
  * once it is all gone. */
-static bool drop_arguments(jpt__await *a, size_t *budget)
+static bool drop_arguments(jpt__await *a, jpt__slice *sl)
 {
     static const char *const keys[] = {"any", "all"};
+    bool dropped = false, gone = true;
 
-    for (size_t k = 0; k < 2; k++) {
+    for (size_t k = 0; k < 2 && gone; k++) {
         json_t *list = json_object_get(a->arguments, keys[k]);
-        for (size_t n = json_array_size(list); n > 0 && *budget > 0; n--, (*budget)--)
+        for (size_t n = json_array_size(list); n > 0 && jpt__slice_more(sl); n--) {
             json_array_remove(list, n - 1);
-        if (json_array_size(list) > 0)
-            return false;
+            dropped = true;
+        }
+        gone = json_array_size(list) == 0;
     }
+    /* The blocks just freed are merged now, not all at once later. */
+    if (dropped)
+        jpt__alloc_settle();
+    if (!gone)
+        return false;
     json_decref(a->arguments);
     a->arguments = NULL;
     return true;
 }
 
+/* A slice of checking, then of resolving. */
 static void resolve_slice(jpt__await *a)
 {
-    size_t budget = SLICE;
+    jpt__slice sl = jpt__slice_begin();
 
-    for (; a->cursor < a->total && budget > 0; a->cursor++, budget--)
+    if (a->phase == CHECKING) {
+        if (!check_ids(a, &sl))
+            return; /* the await is gone */
+        if (a->cursor < a->total) {
+            next_slice(a);
+            return;
+        }
+        a->phase = RESOLVING;
+        a->cursor = 0;
+    }
+    for (; a->cursor < a->total && jpt__slice_more(&sl); a->cursor++)
         if (!take_id(a, a->cursor))
             return; /* the await is gone */
-    if (a->cursor == a->total && drop_arguments(a, &budget))
+    if (a->cursor == a->total && drop_arguments(a, &sl))
         resolved(a);
     else
         next_slice(a);
@@ -498,31 +543,45 @@ static void run_slice(jpt__defer *d)
 {
     jpt__await *a = d->ud;
 
-    if (a->phase == RESOLVING)
+    if (a->phase == CHECKING || a->phase == RESOLVING)
         resolve_slice(a);
-    else if (a->phase == ANSWERING)
+    else if (a->phase == WAITING)
+        ask_slice(a);
+    else
         answer_slice(a);
 }
 
-/* A new await of `total` ids, resolving; NULL when out of memory. */
+/* A new await of `total` ids, checking; NULL when out of memory. The map
+ * of the ids seen has room for them all from the start: growing it would
+ * move every entry at once. */
 static jpt__await *await_new(jpt__call *call, json_t *arguments, size_t total)
 {
     const json_t *timeout = json_object_get(arguments, "timeout_secs");
     jpt__await *a = jpt__calloc(1, sizeof(*a));
 
-    if (a == NULL || (a->handles = jpt__calloc(total, sizeof(*a->handles))) == NULL ||
-        (a->subs = jpt__calloc(total, sizeof(*a->subs))) == NULL) {
-        if (a != NULL)
-            jpt__free(a->handles);
+    if (a == NULL)
+        return NULL;
+    jpt__idmap_init(&a->seen);
+    if (total > SIZE_MAX / sizeof(*a->subs)) {
+        jpt__free(a);
+        return NULL;
+    }
+    /* Filled as the ids are taken: their pages are touched then, slice by
+     * slice. */
+    if ((a->handles = jpt__malloc(total * sizeof(*a->handles))) == NULL ||
+        (a->subs = jpt__malloc(total * sizeof(*a->subs))) == NULL ||
+        jpt__idmap_reserve(&a->seen, total) < 0) {
+        jpt__free(a->handles);
+        jpt__free(a->subs);
+        jpt__idmap_free(&a->seen);
         jpt__free(a);
         return NULL;
     }
     a->call = call;
-    a->phase = RESOLVING;
+    a->phase = CHECKING;
     a->arguments = json_incref(arguments);
     a->total = total;
     a->timeout_secs = json_is_integer(timeout) ? json_integer_value(timeout) : -1;
-    jpt__idmap_init(&a->seen);
     jpt__loop_timer_init(&a->timer, on_await_timeout, a);
     jpt__loop_defer_init(&a->step, run_slice, a);
     return a;

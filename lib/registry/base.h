@@ -184,6 +184,7 @@ struct jpt_registry {
     /* the state file (stale.c) */
     char *state_file;
     int state_fd;
+    size_t state_base;   /* the slots start after the cgroups record */
     size_t *free_slots;
     size_t nfree_slots, cap_free_slots, nslots;
 
@@ -201,6 +202,11 @@ struct jpt_registry {
 
     /* calls and batches (call.c, batch.c) */
     jpt_batch *batches;
+    /* Done batches still letting go of the handles they held, a slice per
+     * dispatch (issue 18); finish_releases lets go of them all at once, for
+     * a lookup that must see the registry as if they were done (handle.c). */
+    size_t releasing;
+    void (*finish_releases)(jpt_registry *r);
     jpt__call *calls;    /* in flight, and finished ones of freed batches */
     size_t calls_in_flight;
 
@@ -225,6 +231,38 @@ struct jpt_registry {
     jpt__errbuf err;
 };
 
+/* ---- Slices ---------------------------------------------------------------------
+ * Work over what a model or a tool controls (the ids of an await, the
+ * handles a batch holds) runs in slices, one per dispatch, so that no
+ * dispatch of the host's loop runs long (issue 18): up to JPT__SLICE items,
+ * for no longer than JPT__SLICE_NS (a slice whose items page in fresh
+ * memory, or miss the caches, does fewer). */
+#define JPT__SLICE 2048
+#define JPT__SLICE_NS 1000000u
+
+typedef struct jpt__slice {
+    uint64_t until;
+    size_t left;
+} jpt__slice;
+
+static inline jpt__slice jpt__slice_begin(void)
+{
+    jpt__slice s = {jpt__loop_now() + JPT__SLICE_NS, JPT__SLICE};
+    return s;
+}
+
+/* Whether the slice has room for one more item, which it counts. The
+ * clock is read every 64 items. */
+static inline bool jpt__slice_more(jpt__slice *s)
+{
+    if (s->left == 0 || ((s->left & 63) == 0 && jpt__loop_now() >= s->until)) {
+        s->left = 0;
+        return false;
+    }
+    s->left--;
+    return true;
+}
+
 /* Host callbacks run only inside dispatch (registry.h, Threading): `d`
  * runs at once when inside it, else from the next one. */
 static inline void jpt__registry_soon(jpt_registry *r, jpt__defer *d)
@@ -238,11 +276,19 @@ static inline void jpt__registry_soon(jpt_registry *r, jpt__defer *d)
 /* ---- Events (events.c) -------------------------------------------------------
  * The queue the host pops. The oldest is dropped beyond max_events (with a
  * warning), so a host that never pops them does not grow without bound.
- * Pushing never fails the caller: an event that cannot be made is lost
- * with a warning in the log. */
-void jpt__events_call_done(jpt_registry *r, const jpt_batch *b, const char *call_id,
-                           const char *tool, const char *handle_id);
-void jpt__events_batch_done(jpt_registry *r, const jpt_batch *b);
+ * Pushing never fails the caller: a STATE or OUTPUT event that cannot be
+ * made is lost with a warning in the log. The events that end a call and
+ * a batch are made ahead, when the batch is submitted, and queued without
+ * allocating (issue 18: no completion is lost to an allocation failure). */
+/* A CALL_DONE or BATCH_DONE event made ahead (NULL when out of memory),
+ * queued once with jpt__events_queue or freed unqueued with
+ * jpt__events_unreserve (NULL-safe). */
+jpt_event *jpt__events_reserve(int type, const char *call_id, const char *tool);
+void jpt__events_unreserve(jpt_event *e);
+/* Queues `*reserved` (set to NULL) for batch `b`, taking `*handle_id` (set
+ * to NULL; `handle_id` may be NULL) as the event's handle id. */
+void jpt__events_queue(jpt_registry *r, jpt_event **reserved, const jpt_batch *b,
+                       char **handle_id);
 void jpt__events_state(jpt_registry *r, const char *handle_id, const char *tool, int kind);
 /* One OUTPUT event per handle until popped: `*slot` points to it while it
  * is queued and is cleared when it goes; a handle that goes first lets go
@@ -258,7 +304,8 @@ void jpt__events_shutdown(jpt_registry *r);
 void jpt__events_free(jpt_registry *r);
 
 /* ---- The state file (stale.c) -----------------------------------------------
- * Opening creates it empty (JPT_ERR_IO if it cannot); adding and removing a
+ * Opening creates it, empty but for where the cgroups are in cgroup
+ * containment (JPT_ERR_IO if it cannot); adding and removing a
  * child write its slot (failures are logged: a spawn does not fail for
  * them); closing removes the file. A slot is named by the number add
  * returns (0: none was written). */
@@ -266,8 +313,9 @@ int jpt__stale_open(jpt_registry *r);
 void jpt__stale_close(jpt_registry *r);
 size_t jpt__stale_add(jpt_registry *r, pid_t pid);
 void jpt__stale_remove(jpt_registry *r, size_t slot);
-/* JPT_ERR_EXISTS when the file at `path` lists a child, JPT_OK when it is
- * absent or lists none, JPT_ERR_IO when it cannot be read. */
+/* JPT_ERR_EXISTS when the file at `path` lists a child, or cgroups that
+ * are still there; JPT_OK when it is absent or lists none; JPT_ERR_IO when
+ * it cannot be read. */
 int jpt__stale_in_use(const char *path);
 
 /* ---- A stdio tool's command (command.c) --------------------------------------

@@ -193,6 +193,20 @@ static int order_calls(jpt_batch *b)
     return rc; /* on failure the caller lets go of what was made */
 }
 
+/* ---- Letting go once done ---------------------------------------------------------- */
+
+static void release_more(jpt__defer *d)
+{
+    jpt__batch_release(d->ud, true);
+}
+
+void jpt__batches_finish_releases(jpt_registry *r)
+{
+    for (jpt_batch *b = r->batches; b != NULL && r->releasing > 0; b = b->next)
+        if (b->release_step.queued)
+            jpt__batch_release(b, false);
+}
+
 /* ---- Submitting ---------------------------------------------------------------------- */
 
 static void batch_destroy(jpt_batch *b);
@@ -206,16 +220,26 @@ static int make_batch(jpt_registry *r, jpt__wire_call *wire, size_t n, jpt_batch
     if (b == NULL)
         return JPT_ERR_NOMEM;
     b->r = r;
+    jpt__loop_defer_init(&b->release_step, release_more, b);
     if ((b->calls = jpt__calloc(n + 1, sizeof(*b->calls))) == NULL) {
         jpt__free(b);
         return JPT_ERR_NOMEM;
     }
+    /* The events that end each call and the batch are made now: no
+     * completion is lost to an allocation failure later (issue 18). */
+    if ((b->done_event = jpt__events_reserve(JPT_EVENT_BATCH_DONE, NULL, NULL)) == NULL) {
+        batch_destroy(b);
+        return JPT_ERR_NOMEM;
+    }
     for (size_t i = 0; i < n; i++) {
-        if ((b->calls[i] = jpt__call_new(r, b, &wire[i])) == NULL) {
+        jpt__call *call = jpt__call_new(r, b, &wire[i]);
+        if (call != NULL)
+            b->calls[b->n++] = call;
+        if (call == NULL || (call->done_event = jpt__events_reserve(
+                                 JPT_EVENT_CALL_DONE, call->id, call->name)) == NULL) {
             batch_destroy(b);
             return JPT_ERR_NOMEM;
         }
-        b->n++;
     }
     *out = b;
     return JPT_OK;
@@ -246,7 +270,7 @@ static void launch(jpt_batch *b, const char *rejected)
     /* A message without calls is a batch done at once; its BATCH_DONE is
      * there for the host's next dispatch, as any other batch's. */
     if (b->n == 0) {
-        jpt__events_batch_done(r, b);
+        jpt__events_queue(r, &b->done_event, b, NULL);
         jpt__loop_wakeup(r->loop);
     }
 }
@@ -293,11 +317,15 @@ jpt_batch *jpt__batch_new_owned(jpt_registry *r, void (*owner_gone)(jpt_batch *,
 {
     jpt_batch *b = jpt__calloc(1, sizeof(*b));
 
-    if (b == NULL || (b->calls = jpt__calloc(1, sizeof(*b->calls))) == NULL) {
+    if (b == NULL || (b->calls = jpt__calloc(1, sizeof(*b->calls))) == NULL ||
+        (b->done_event = jpt__events_reserve(JPT_EVENT_BATCH_DONE, NULL, NULL)) == NULL) {
+        if (b != NULL)
+            jpt__free(b->calls);
         jpt__free(b);
         return NULL;
     }
     b->r = r;
+    jpt__loop_defer_init(&b->release_step, release_more, b);
     b->pending = 1;
     b->owner_gone = owner_gone;
     b->owner = owner;
@@ -340,7 +368,7 @@ JPT_EXPORT int jpt_batch_done(const jpt_batch *b)
 
 static json_t *result_json(const jpt__call *call, int dialect)
 {
-    jpt__wire_result_of of = {call->id, call->name, call->content, call->is_error,
+    jpt__wire_result_of of = {call->id, call->name, jpt__call_content(call), call->is_error,
                               call->id_made};
 
     return jpt__wire_result(&of, dialect);
@@ -469,10 +497,7 @@ JPT_EXPORT int jpt_batch_set_call_timeout(jpt_batch *b, const char *call_id, int
  * themselves, and those still waiting for their turn go with it. */
 static void batch_destroy(jpt_batch *b)
 {
-    for (size_t i = 0; i < b->nheld; i++) {
-        jpt__handle_unhold(b->held[i]);
-        jpt__handle_unref(b->held[i]);
-    }
+    jpt__batch_release(b, false);
     /* Calls still waiting for their turn never run; those under way know
      * no more of them. */
     for (size_t i = 0; i < b->n; i++)
@@ -486,6 +511,7 @@ static void batch_destroy(jpt_batch *b)
     }
     if (b->indexed)
         jpt__idmap_free(&b->by_id);
+    jpt__events_unreserve(b->done_event);
     jpt__free(b->held);
     jpt__free(b->calls);
     jpt__free(b);

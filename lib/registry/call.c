@@ -132,7 +132,26 @@ void jpt__call_free(jpt__call *call)
     jpt__free(call->handle_id);
     jpt__free(call->content);
     jpt__free(call->refusal);
+    jpt__events_unreserve(call->done_event);
     jpt__free(call);
+}
+
+void jpt__batch_release(jpt_batch *b, bool slice)
+{
+    jpt_registry *r = b->r;
+    jpt__slice sl = jpt__slice_begin();
+    bool was_releasing = b->release_step.queued;
+
+    jpt__loop_defer_cancel(r->loop, &b->release_step);
+    while (b->released < b->nheld && (!slice || jpt__slice_more(&sl))) {
+        jpt_handle *h = b->held[b->released++];
+        jpt__handle_unhold(h);
+        jpt__handle_unref(h);
+    }
+    bool more = b->released < b->nheld;
+    if (more)
+        jpt__loop_defer_queue(r->loop, &b->release_step);
+    r->releasing = r->releasing - was_releasing + more;
 }
 
 void jpt__batch_one_done(jpt_batch *b)
@@ -140,13 +159,14 @@ void jpt__batch_one_done(jpt_batch *b)
     assert(b->pending > 0);
     if (--b->pending > 0)
         return;
-    jpt__events_batch_done(b->r, b);
-    /* The handles it pre-registered may leave the id map now. */
-    for (size_t i = 0; i < b->nheld; i++) {
-        jpt__handle_unhold(b->held[i]);
-        jpt__handle_unref(b->held[i]);
+    jpt__events_queue(b->r, &b->done_event, b, NULL);
+    /* The handles it pre-registered may leave the id map now, from the
+     * next dispatch (after the answer that ends the batch), a slice per
+     * dispatch: a batch may name a hundred thousand. */
+    if (b->nheld > 0) {
+        b->r->releasing += !b->release_step.queued;
+        jpt__loop_defer_queue(b->r->loop, &b->release_step);
     }
-    b->nheld = 0;
 }
 
 /* The calls that waited for this one's answer go on (issue 16). One that
@@ -183,18 +203,15 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
 
     if (call->done)
         return;
-    if ((call->content = jpt__strdup(content)) == NULL) {
-        /* The result must reach the model in some form. */
-        call->content = jpt__strdup("out of memory");
-        is_error = true;
-    }
-    call->is_error = is_error;
+    /* The result reaches the model in some form: without memory to keep
+     * it, as "out of memory" (jpt__call_content). */
+    call->content = jpt__strdup(content);
+    call->is_error = is_error || call->content == NULL;
     call->done = true;
     /* A spawn that ends without having run: its result is the handle's
      * (why its arguments were refused, say). */
-    wind_down(call, call->cancelled          ? "The spawn was cancelled before it ran"
-                    : call->content != NULL ? call->content
-                                            : "out of memory");
+    wind_down(call, call->cancelled ? "The spawn was cancelled before it ran"
+                                    : jpt__call_content(call));
     /* Ended before its turn: the calls after it wait for that turn. */
     if (call->blockers == 0)
         release_followers(call);
@@ -207,8 +224,13 @@ void jpt__call_complete(jpt__call *call, const char *content, bool is_error)
         return;
     }
     land(call);
-    jpt__events_call_done(call->r, b, call->id, call->name, call->handle_id);
+    jpt__events_queue(call->r, &call->done_event, b, &call->handle_id);
     jpt__batch_one_done(b);
+}
+
+const char *jpt__call_content(const jpt__call *call)
+{
+    return call->content != NULL ? call->content : "out of memory";
 }
 
 void jpt__call_completef(jpt__call *call, bool is_error, const char *fmt, ...)

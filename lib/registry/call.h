@@ -66,7 +66,9 @@ struct jpt__call {
     bool started;        /* it has begun to run */
     char *queued_on;     /* the handle id it waits on, for its words */
 
-    char *content;       /* the result, once done */
+    jpt_event *done_event; /* its CALL_DONE, made with the batch (issue 18) */
+    char *content;       /* the result, once done; NULL: out of memory
+                            (jpt__call_content) */
     bool is_error;
     bool done;
     bool in_flight;      /* counted in r->calls_in_flight */
@@ -79,9 +81,12 @@ struct jpt_batch {
     jpt__call **calls;
     size_t n;
     size_t pending;      /* calls not done, and the owner's share */
+    jpt_event *done_event; /* its BATCH_DONE, made with it (issue 18) */
     jpt_handle **held;   /* handles its calls name (those it pre-registered
                             too), kept registered until it is done */
     size_t nheld, cap_held;
+    size_t released;     /* held[0..released) let go of, once it is done */
+    jpt__defer release_step; /* the next slice of them */
     int pins;            /* jpt_registry_wait calls waiting on it */
     bool free_pending;   /* freed by a callback while waited on */
     /* The batch's owner, when not the model's message (the turn end):
@@ -107,6 +112,9 @@ void jpt__call_start_soon(jpt__call *call);
 void jpt__call_complete(jpt__call *call, const char *content, bool is_error);
 void jpt__call_completef(jpt__call *call, bool is_error, const char *fmt, ...)
     JPT__PRINTF(3, 4);
+/* The result the model reads: its content, or, when there was no memory
+ * to keep it, "out of memory" (an error). */
+const char *jpt__call_content(const jpt__call *call);
 /* jpt_batch_cancel: the call answers from the next dispatch with what it
  * has; an answer to its question is refused from now on. */
 void jpt__call_cancel_soon(jpt__call *call);
@@ -132,8 +140,11 @@ void jpt__call_start_in_order(jpt__call *call);
 void jpt__call_drop_followers(jpt__call *call);
 
 /* One more call or share done of the batch: BATCH_DONE at the last, and
- * the handles it held are let go of. */
+ * the handles it held are let go of, a slice per dispatch. */
 void jpt__batch_one_done(jpt_batch *b);
+/* Lets go of what the batch still holds, all of it at once (the batch is
+ * freed) or a slice (`slice`). */
+void jpt__batch_release(jpt_batch *b, bool slice);
 
 /* ---- Batches (batch.c) ----------------------------------------------------------------- */
 
@@ -141,6 +152,9 @@ void jpt__batch_one_done(jpt_batch *b);
  * share is done (jpt__batch_one_done). NULL when out of memory. */
 jpt_batch *jpt__batch_new_owned(jpt_registry *r, void (*owner_gone)(jpt_batch *, void *),
                                 void *owner);
+/* Lets go at once of what every done batch still holds (the registry's
+ * finish_releases hook). */
+void jpt__batches_finish_releases(jpt_registry *r);
 /* A result the owner adds to its batch, as a done call. */
 int jpt__batch_add_result(jpt_batch *b, const char *id, const char *name, const char *content,
                           bool is_error);

@@ -68,22 +68,32 @@ static void enqueue(jpt_registry *r, jpt_event *e)
     r->nevents++;
 }
 
-void jpt__events_call_done(jpt_registry *r, const jpt_batch *b, const char *call_id,
-                           const char *tool, const char *handle_id)
+jpt_event *jpt__events_reserve(int type, const char *call_id, const char *tool)
 {
-    jpt_event *e = make(JPT_EVENT_CALL_DONE, call_id, handle_id, tool);
-
-    if (e != NULL)
-        e->batch = b;
-    enqueue(r, e);
+    return make(type, call_id, NULL, tool);
 }
 
-void jpt__events_batch_done(jpt_registry *r, const jpt_batch *b)
+void jpt__events_unreserve(jpt_event *e)
 {
-    jpt_event *e = make(JPT_EVENT_BATCH_DONE, NULL, NULL, NULL);
-
     if (e != NULL)
-        e->batch = b;
+        event_free(e);
+}
+
+void jpt__events_queue(jpt_registry *r, jpt_event **reserved, const jpt_batch *b,
+                       char **handle_id)
+{
+    jpt_event *e = *reserved;
+
+    *reserved = NULL;
+    if (e == NULL) {
+        jpt__log(JPT_LOG_ERROR, "a completion event was queued twice, or never made");
+        return;
+    }
+    e->batch = b;
+    if (handle_id != NULL) {
+        e->handle_id = *handle_id;
+        *handle_id = NULL;
+    }
     enqueue(r, e);
 }
 

@@ -18,10 +18,11 @@ static void sink_text(jpt__run *run, int stream, const char *p, size_t n);
 static void sink_partial(jpt__run *run);
 static int sink_state(jpt__run *run, const jpt_state *s);
 static void sink_stopped(jpt__run *run, jpt_state *final);
+static void sink_lost(jpt__run *run, const char *why);
 static void sink_hold(jpt__run *run);
 static void sink_let_go(jpt__run *run);
-static const jpt__run_sink sink = {sink_text,    sink_partial, sink_state,
-                                   sink_stopped, sink_hold,    sink_let_go};
+static const jpt__run_sink sink = {sink_text,    sink_partial, sink_state, sink_stopped,
+                                   sink_lost,    sink_hold,    sink_let_go};
 
 static void on_timeout(jpt__timer *t);
 static void tell_later(jpt__defer *d);
@@ -148,7 +149,17 @@ int jpt__handle_register(jpt_handle *h)
 
 jpt_handle *jpt__handle_find(jpt_registry *r, const char *id)
 {
-    return jpt__idmap_get(&r->handle_ids, id);
+    jpt_handle *h = jpt__idmap_get(&r->handle_ids, id);
+
+    /* A done batch lets go of its handles a slice at a time (issue 18):
+     * one the model has seen stop may be registered only for that, and
+     * would be gone had the batch let go at once. */
+    if (h != NULL && r->releasing > 0 && h->phase == JPT__PHASE_STOPPED && h->delivered &&
+        r->finish_releases != NULL) {
+        r->finish_releases(r);
+        h = jpt__idmap_get(&r->handle_ids, id);
+    }
+    return h;
 }
 
 /* RFD 009, "Handle lifecycle": a stopped handle goes once the model has
@@ -199,8 +210,11 @@ static void set_failure(jpt_handle *h, const char *why)
 {
     char *copy = jpt__strdup(why);
 
-    if (copy == NULL)
+    /* The result is an error all the same (view.c). */
+    if (copy == NULL) {
+        h->lost = true;
         return;
+    }
     jpt__free(h->failure);
     h->failure = copy;
     h->run.failure = copy;
@@ -419,19 +433,43 @@ void jpt__handle_question_free(jpt_handle *h)
         tell(h, JPT__HEARD_WAITING);
 }
 
+/* Links `s` into the handle's list after `at` (NULL: at the head), and
+ * out again; no counts, no reference (the markers of tell_subscribers use
+ * them bare). */
+static void link_after(jpt_handle *h, jpt__sub *at, jpt__sub *s)
+{
+    s->prev = at;
+    s->next = at != NULL ? at->next : h->subs;
+    if (s->next != NULL)
+        s->next->prev = s;
+    else
+        h->subs_tail = s;
+    if (at != NULL)
+        at->next = s;
+    else
+        h->subs = s;
+}
+
+static void unlink_sub(jpt_handle *h, jpt__sub *s)
+{
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else
+        h->subs = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    else
+        h->subs_tail = s->prev;
+    s->next = s->prev = NULL;
+}
+
 void jpt__handle_subscribe(jpt_handle *h, jpt__sub *s, unsigned mask, bool watching, bool last)
 {
     s->mask = mask;
     s->watching = watching;
     s->last = last;
     s->h = jpt__handle_ref(h);
-    s->next = NULL;
-    s->prev = h->subs_tail;
-    if (h->subs_tail != NULL)
-        h->subs_tail->next = s;
-    else
-        h->subs = s;
-    h->subs_tail = s;
+    link_after(h, h->subs_tail, s);
     h->nwatching += watching;
     h->nlast += last;
 }
@@ -442,52 +480,50 @@ void jpt__handle_unsubscribe(jpt__sub *s)
 
     if (h == NULL)
         return;
-    if (s->prev != NULL)
-        s->prev->next = s->next;
-    else
-        h->subs = s->next;
-    if (s->next != NULL)
-        s->next->prev = s->prev;
-    else
-        h->subs_tail = s->prev;
+    unlink_sub(h, s);
     h->nwatching -= s->watching;
     h->nlast -= s->last;
     s->h = NULL;
-    s->next = s->prev = NULL;
     jpt__handle_unref(h);
 }
 
-/* Tells the subscribers of `what`, the `last` ones after the others; the
- * list is taken first, and each subscription is checked again before it
- * is told (an earlier one may have ended it). */
+/* Tells the subscribers of `what`, the `last` ones after the others.
+ * Nothing is allocated, so that no change is lost to an allocation
+ * failure (issue 18): a cursor, itself on the list, walks it, and an end
+ * marker put at its tail first keeps those who subscribe meanwhile from
+ * hearing a change from before their time. A subscriber may end any
+ * subscription, its own included: the list's links stay whole around the
+ * cursor, which never rests on a subscription it has told. Markers hear
+ * nothing (no `heard`); a nested walk skips the outer one's. Both are
+ * unlinked before it returns, which GCC's dangling-pointer analysis does
+ * not follow. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
 static void tell_subscribers(jpt_handle *h, unsigned what)
 {
-    size_t n = 0, k = 0;
+    jpt__sub end = {0}, cursor = {0};
 
-    for (jpt__sub *s = h->subs; s != NULL; s = s->next)
-        n += (s->mask & what) != 0;
-    if (n == 0)
+    if (h->subs == NULL)
         return;
-    jpt__sub **told = jpt__calloc(n, sizeof(*told));
-    if (told == NULL) {
-        jpt__log(JPT_LOG_ERROR, "out of memory: the watchers of '%s' missed a change", h->id);
-        return;
+    link_after(h, h->subs_tail, &end);
+    for (int pass = 0; pass < 2; pass++) {
+        link_after(h, NULL, &cursor);
+        while (cursor.next != &end) {
+            jpt__sub *s = cursor.next;
+            unlink_sub(h, &cursor);
+            link_after(h, s, &cursor);
+            if (s->heard != NULL && (s->mask & what) && s->last == (pass == 1))
+                s->heard(s, what);
+        }
+        unlink_sub(h, &cursor);
     }
-    for (int pass = 0; pass < 2; pass++)
-        for (jpt__sub *s = h->subs; s != NULL; s = s->next)
-            if ((s->mask & what) && s->last == (pass == 1))
-                told[k++] = s;
-    for (size_t i = 0; i < k; i++) {
-        /* Still subscribed to this handle: else an earlier one ended it
-         * (its storage may be gone with its owner: it is not read). */
-        bool subscribed = false;
-        for (jpt__sub *s = h->subs; s != NULL && !subscribed; s = s->next)
-            subscribed = s == told[i];
-        if (subscribed)
-            told[i]->heard(told[i], what);
-    }
-    jpt__free(told);
+    unlink_sub(h, &end);
 }
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic pop
+#endif
 
 /* From the loop: what changed while nobody dispatched. */
 static void tell_later(jpt__defer *d)
@@ -547,10 +583,14 @@ void jpt__handle_delivered(jpt_handle *h)
 
 /* ---- What the runtime reports -------------------------------------------------------- */
 
+/* Output that could not be kept ends the run: the model must not read a
+ * result with a part silently missing, and those waiting on the handle
+ * answer now, with the error (issue 18). */
 static void out_of_memory(jpt_handle *h)
 {
-    if (h->failure == NULL)
-        set_failure(h, "out of memory keeping the tool's output");
+    jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s': it is stopped", h->id);
+    h->lost = true;
+    jpt__handle_kill(h, "out of memory keeping the tool's output");
 }
 
 static void sink_text(jpt__run *run, int stream, const char *p, size_t n)
@@ -667,6 +707,17 @@ static void sink_stopped(jpt__run *run, jpt_state *final)
     if (h->registered)
         clear_question(h);
     stop(h);
+}
+
+static void sink_lost(jpt__run *run, const char *why)
+{
+    jpt_handle *h = of_run(run);
+
+    jpt__log(JPT_LOG_ERROR, "%s of '%s': it is stopped", why, h->id);
+    h->lost = true;
+    if (h->failure == NULL)
+        set_failure(h, why);
+    jpt__handle_kill(h, why);
 }
 
 static void sink_hold(jpt__run *run)

@@ -75,6 +75,10 @@ struct jpt_handle {
     json_t *arguments;   /* without action and id */
     json_t *answers;     /* accumulated answers (one-shot re-runs) */
     char *failure;       /* why the registry ended it, or NULL */
+    bool lost;           /* memory ran out for what the tool produced, or
+                            for why it ended: its result is an error
+                            (issue 18), `failure` when there was memory
+                            for it */
 
     /* What the model has not read yet (view.c reads it). */
     jpt__blockq blocks;  /* the tool's states' blocks, and text runs */

@@ -128,8 +128,8 @@ static int check_state_file(const char *path)
     int rc = jpt__stale_in_use(path);
 
     if (rc == JPT_ERR_EXISTS)
-        return FAIL(rc, "state_file '%s' lists live children: another registry uses it, or a "
-                        "crashed one left them (jpt_registry_reap_stale)",
+        return FAIL(rc, "state_file '%s' lists live children or cgroups: another registry "
+                        "uses it, or a crashed one left them (jpt_registry_reap_stale)",
                     path);
     if (rc < 0)
         return FAIL(rc, "state_file '%s' cannot be read: %s", path, strerror(errno));
@@ -195,6 +195,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     jpt__loop_defer_init(&r->shutdown_step, run_shutdown, r);
     r->on_child_gone = check_shutdown_done;
     r->on_handle_change = jpt__notify_handle_changed;
+    r->finish_releases = jpt__batches_finish_releases;
     if ((rc = set_root(r, o.root)) < 0)
         goto fail;
     if ((rc = add_await_tool(r)) < 0 || (r->sandbox_cache = jpt__sandbox_cache_new()) == NULL ||
@@ -275,6 +276,10 @@ JPT_EXPORT void jpt_registry_free(jpt_registry *r)
         jpt__free(r->spool_files[i]);
     }
     jpt__free(r->spool_files);
+    /* What is left of reaped children (their fds and cgroups) goes before
+     * the containment that released them. */
+    if (r->loop != NULL)
+        jpt__loop_release_now(r->loop);
     jpt__contain_free(r->contain);
     jpt__sandbox_cache_free(r->sandbox_cache);
     jpt__loop_free(r->loop);
@@ -442,8 +447,15 @@ static int drive(jpt_registry *r, int timeout_ms, bool (*done)(jpt_registry *, v
             if ((more = dispatch_once(r, gone)) < 0)
                 return more;
         } while (more > 0 && !done(r, arg));
-        if (done(r, arg))
+        if (done(r, arg)) {
+            /* What is left of the tools that ended (their fds, their
+             * cgroups and what got away in them), put off so that their
+             * ends were reported first, goes before the host gets the
+             * results: a host that waits may not dispatch again soon. */
+            if (r->dispatching == 0)
+                jpt__loop_release_now(r->loop);
             return JPT_OK;
+        }
         int wait = jpt__loop_timeout(r->loop);
         if (timeout_ms >= 0) {
             uint64_t now = jpt__loop_now();

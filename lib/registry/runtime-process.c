@@ -476,7 +476,7 @@ static void on_child_output(jpt__child *c, int stream, const char *s, size_t n, 
     else if ((rc = crlf_to_lf(p, s, n)) == JPT_OK)
         rc = take_output(p, stream, p->crlf.data, p->crlf.len);
     if (rc < 0)
-        jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
+        run->sink->lost(run, "out of memory keeping the tool's output");
     /* Last: the host's handler may call back into the registry. */
     jpt__events_stream(run->r, run->id, run->tool->name, run->action == JPT__ACTION_SPAWN,
                        stream, s, n);
@@ -592,7 +592,7 @@ static int one_shot_result(jpt__proc *p, jpt_state **out)
 static int handle_end(jpt__proc *p, jpt_state **out)
 {
     jpt_state *s = jpt__state_alloc(JPT_STATE_STOPPED);
-    char how[128], text[160];
+    char how[128], text[128 + 32];
     int rc = s != NULL ? JPT_OK : JPT_ERR_NOMEM;
 
     *out = NULL;
@@ -600,9 +600,13 @@ static int handle_end(jpt__proc *p, jpt_state **out)
         rc = failure_state(p, s, p->run->failure);
         p->run->end_has_output = rc == JPT_OK;
     } else if (rc == JPT_OK && !p->structured && p->run->failure == NULL) {
+        static const char head[] = "[process ended: ";
         describe_exit(p, how, sizeof(how));
-        int n = snprintf(text, sizeof(text), "[process ended: %s]", how);
-        rc = jpt__state_add_text(s, text, n > 0 && (size_t)n < sizeof(text) ? (size_t)n : 0);
+        size_t n = strlen(how);
+        memcpy(text, head, sizeof(head) - 1);
+        memcpy(text + sizeof(head) - 1, how, n);
+        text[sizeof(head) - 1 + n] = ']';
+        rc = jpt__state_add_text(s, text, sizeof(head) + n);
     }
     if (rc < 0) {
         jpt_state_unref(s);
@@ -633,16 +637,16 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     if (p->cr_pending) {
         p->cr_pending = false;
         if (take_output(p, JPT__STDOUT, "\r", 1) < 0)
-            jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
+            run->sink->lost(run, "out of memory keeping the tool's output");
     }
     /* What a stateful tool wrote last, without a newline: a prompt, or a
      * last state written without one. */
     if (p->line.len > 0 && take_held_line(p) < 0)
-        jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
+        run->sink->lost(run, "out of memory keeping the tool's output");
     int rc = run->action == JPT__ACTION_SPAWN ? handle_end(p, &final)
                                                : one_shot_result(p, &final);
     if (rc < 0)
-        jpt__log(JPT_LOG_ERROR, "out of memory reading the end of '%s'", run->id);
+        run->sink->lost(run, "out of memory reading the tool's result");
     /* Those waiting hear of the end before the child's fds are closed: the
      * answer is out a few system calls sooner. */
     run->sink->stopped(run, final);

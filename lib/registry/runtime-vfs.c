@@ -267,7 +267,7 @@ static void session_state(void *ud, jpt_state *st)
      * with its last. */
     if (run->action == JPT__ACTION_SPAWN) {
         if (run->sink->state(run, st) < 0)
-            jpt__log(JPT_LOG_ERROR, "out of memory keeping a state of '%s'", run->id);
+            run->sink->lost(run, "out of memory keeping a state of the tool");
         jpt_state_unref(st);
         return;
     }
@@ -281,6 +281,9 @@ static void session_ended(void *ud, jpt_state *failure)
     jpt__run *run = v->run;
     jpt_state *final = failure;
 
+    /* It failed, and there was no memory to say how (issue 18). */
+    if (final == NULL && jpt__vfs_session_failed(v->session))
+        run->sink->lost(run, "out of memory reading how the tool ended");
     if (final == NULL && run->action != JPT__ACTION_SPAWN) {
         final = v->last;
         v->last = NULL;

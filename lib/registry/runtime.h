@@ -31,6 +31,10 @@ typedef struct jpt__run_sink {
      * handle's what it says of the end ("[process ended: …]"); its
      * is_error says whether the run failed by the runtime's account. */
     void (*stopped)(jpt__run *run, jpt_state *final);
+    /* The runtime could not keep what the tool produced (out of memory):
+     * the run ends for `why`, so that those waiting on it answer now,
+     * with an error, rather than miss what was lost (issue 18). */
+    void (*lost)(jpt__run *run, const char *why);
     /* Keeps the run (and its handle) from being freed while the runtime
      * calls the tool from the loop: the tool's callback may report its
      * stop, and whoever hears of it let go of the handle. */

@@ -8,6 +8,8 @@
 
 /* Text a stateful handle's end adds when nothing else says how it ended. */
 static const char aborted_text[] = "[aborted]";
+/* …and when memory ran out for why it ended (issue 18). */
+static const char lost_text[] = "out of memory keeping the tool's output";
 
 bool jpt__view_has_news(const jpt_handle *h)
 {
@@ -55,12 +57,15 @@ static int add_end(jpt_handle *h, jpt_state *s)
         rc = add_blocks(s, h->end); /* why it ended, then its output */
     else if (h->failure != NULL)
         rc = jpt__state_add_text(s, h->failure, strlen(h->failure));
+    else if (h->lost)
+        rc = jpt__state_add_text(s, lost_text, sizeof(lost_text) - 1);
     else if (h->end != NULL && jpt_state_block_count(h->end) > 0)
         rc = add_blocks(s, h->end);
     else if (h->run.aborted)
         rc = jpt__state_add_text(s, aborted_text, sizeof(aborted_text) - 1);
-    bool failed = h->failure != NULL || h->stop_error || (h->end != NULL && jpt_state_is_error(h->end));
-    if (rc == JPT_OK && failed && !h->run.aborted) {
+    bool failed = h->failure != NULL || h->lost || h->stop_error ||
+                  (h->end != NULL && jpt_state_is_error(h->end));
+    if (rc == JPT_OK && failed && (!h->run.aborted || h->lost)) {
         rc = jpt__state_set_error_from_blocks(s, h->stop_transient);
         for (size_t i = 0; rc == JPT_OK && i < h->stop_trace.n; i++)
             rc = jpt__state_add_trace(s, h->stop_trace.v[i]);
@@ -103,7 +108,7 @@ int jpt__view_result(jpt_handle *h, jpt_state **out)
 {
     /* A runtime that does not report states built the whole result of a
      * one-shot run at its end (a process's output, parsed). */
-    if (h->run.action == JPT__ACTION_NONE && h->end != NULL &&
+    if (h->run.action == JPT__ACTION_NONE && h->end != NULL && !h->lost &&
         !(h->tool->rt->caps & JPT__RT_REPORTS_STATES)) {
         *out = jpt_state_ref(h->end);
         return *out != NULL ? JPT_OK : JPT_ERR_NOMEM;
@@ -113,10 +118,10 @@ int jpt__view_result(jpt_handle *h, jpt_state **out)
 
 int jpt__view_text(const jpt_handle *h, const jpt_state *s, jpt__buf *out)
 {
-    jpt_render_options opts = {sizeof(opts), h->r->root};
     size_t limit = jpt__tool_output_limit(h->r, h->tool);
     char *text = NULL;
-    int rc = jpt_state_render(s, &opts, &text);
+    /* The root is the registry's, absolute and resolved (realpath). */
+    int rc = jpt__state_render_at(s, h->r->root, &text);
 
     if (rc < 0)
         return rc;
@@ -184,8 +189,9 @@ static int open_response(const jpt_handle *h, const char *state, jpt__buf *out)
 
     if (rc == JPT_OK)
         rc = jpt__buf_json_string(out, h->id, strlen(h->id));
-    if (rc == JPT_OK)
-        rc = jpt__buf_printf(out, ",\"state\":\"%s\",", state);
+    if (rc == JPT_OK && (rc = jpt__buf_puts(out, ",\"state\":\"")) == JPT_OK &&
+        (rc = jpt__buf_puts(out, state)) == JPT_OK)
+        rc = jpt__buf_puts(out, "\",");
     return rc;
 }
 

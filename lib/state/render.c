@@ -268,8 +268,15 @@ JPT_EXPORT int jpt_state_render(const jpt_state *s,
     int rc = r.root != NULL ? jpt__uri_check_root(r.root) : JPT_OK;
     if (rc < 0)
         return rc;
+    return jpt__state_render_at(s, r.root, out);
+}
 
-    rc = render(&r, s);
+int jpt__state_render_at(const jpt_state *s, const char *root, char **out)
+{
+    renderer r = {JPT__BUF_INIT, root};
+
+    *out = NULL;
+    int rc = render(&r, s);
     if (rc == JPT_OK && (*out = jpt__buf_take(&r.out)) == NULL)
         rc = JPT_ERR_NOMEM;
     jpt__buf_free(&r.out);

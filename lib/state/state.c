@@ -118,7 +118,9 @@ json_t *jpt__json_reload(const char *text, size_t len)
     /* The text was written by jansson from a value that may hold NUL
      * characters, escaped as \u0000; jansson reads them back only when
      * allowed to. */
-    return json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    bool nomem;
+
+    return jpt__json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &nomem);
 }
 
 int jpt__state_set_error_from_blocks(jpt_state *s, bool transient)

@@ -104,6 +104,10 @@ const json_t *jpt__schema_ref_target(const json_t *root, const char *ref);
 
 /* 0 when `root` can serve as the workspace root (uri.c). */
 int jpt__uri_check_root(const char *root);
+/* jpt_state_render() with a root checked already (one jpt__uri_check_root
+ * accepts; may be NULL): a renderer that renders often, with the same
+ * root, checks it once (render.c). */
+int jpt__state_render_at(const jpt_state *s, const char *root, char **out);
 
 /* Fields (state.c). */
 int jpt__field_set(jpt__field *f, const char *p, size_t n);

@@ -493,6 +493,10 @@ JPT_EXPORT void jpt_vfs_host_free(jpt_vfs_host *h)
     if (h == NULL)
         return;
     jpt__vfs_session_free(h->session);
+    /* What is left of reaped children (their fds and cgroups) goes before
+     * the containment that released them. */
+    if (h->loop != NULL)
+        jpt__loop_release_now(h->loop);
     jpt__contain_free(h->contain);
     jpt__http_free(h->http);
     jpt_state_unref(h->state);

@@ -125,6 +125,8 @@ struct jpt__vfs_session {
     bool cancelled;
     bool final_seen;          /* result, error, or a stopped state */
     char *failure;            /* why the session stopped the tool */
+    bool failed;              /* it did, whether or not there was memory to
+                                 keep why (issue 18) */
     bool ended;
     jpt__exit exit;
 };
@@ -304,8 +306,13 @@ static int guard(void *ud, int files_access, const char *resolved, char *message
     }
     snprintf(message, cap, "%s", reason != NULL ? reason : "denied by the access policy");
     if (verdict == JPT_VERDICT_ASK && r->method != JPT__VFS_FS_GREP &&
-        files_access != JPT__VFS_HTTP_REDIRECT && r->ask_path == NULL &&
-        (r->ask_path = jpt__strdup(resolved)) != NULL) {
+        files_access != JPT__VFS_HTTP_REDIRECT && r->ask_path == NULL) {
+        /* Not a plain denial: the prompt would have been asked (issue 18). */
+        if ((r->ask_path = jpt__strdup(resolved)) == NULL) {
+            jpt__free(reason);
+            snprintf(message, cap, "out of memory asking the policy prompt");
+            return JPT_ERR_NOMEM;
+        }
         r->ask_access = access;
         r->ask_reason = reason;
         r->ask_requested = requested_of(r, files_access);
@@ -398,9 +405,9 @@ static void req_error(vfs_req *r, int code, const char *message)
 {
     jpt__vfs_session *s = r->s;
 
+    /* A request never answered would leave the tool waiting (issue 18). */
     if (jpt__vfs_call_answer_error(r->call, code, "%s", message) < 0)
-        jpt__log(JPT_LOG_ERROR, "VFS tool '%s': out of memory answering a request",
-                 s->tool_name);
+        fail_tool(s, "out of memory answering a request of the tool");
     req_free(r);
     /* Inside the engine's feed, the feed sends it. */
     if (!s->in_feed)
@@ -689,7 +696,8 @@ static void ask_prompt(vfs_req *r)
                                         "policy handler), so it is denied",
                                  jpt__vfs_method_name(r->method), shown,
                                  reason != NULL ? reason : "the access policy asks the host");
-        req_error(r, JPT_VFS_E_ACCESS_DENIED, rc == JPT_OK ? text.data : "denied");
+        req_error(r, JPT_VFS_E_ACCESS_DENIED,
+                  rc == JPT_OK ? text.data : "denied (out of memory saying why)");
         jpt__buf_free(&text);
         return;
     }
@@ -817,7 +825,14 @@ static void flush_output(jpt__vfs_session *s)
             if (queued >= OUT_QUEUE)
                 break; /* more once the pipe drains */
             take = n < OUT_QUEUE - queued ? n : OUT_QUEUE - queued;
-            if (jpt__child_write(s->child, p, take) < 0)
+            int rc = jpt__child_write(s->child, p, take);
+            /* A message that cannot be queued would leave the tool waiting
+             * for it (issue 18): the tool is stopped instead. */
+            if (rc == JPT_ERR_NOMEM) {
+                fail_tool(s, "out of memory writing to the tool");
+                return;
+            }
+            if (rc < 0)
                 take = n; /* it closed its stdin: nothing more reaches it */
         } else if (s->wfd >= 0) {
             if (attached_write(s, p, n, &take) < 0)
@@ -857,13 +872,12 @@ static void feed(jpt__vfs_session *s, const char *p, size_t n)
     s->in_feed = true;
     int rc = jpt__vfs_engine_feed(s->engine, p, n, &used);
     s->in_feed = false;
-    if (rc == JPT_ERR_PROTOCOL) {
+    /* A protocol error, or a request the engine had no memory to take,
+     * which would never be answered (issue 18): the tool is stopped. */
+    if (rc < 0) {
         fail_tool(s, "%s", jpt__vfs_engine_errmsg(s->engine));
         return;
     }
-    if (rc < 0)
-        jpt__log(JPT_LOG_ERROR, "VFS tool '%s': %s", s->tool_name,
-                 jpt__vfs_engine_errmsg(s->engine));
     if (used < n) {
         if (jpt__buf_append(&s->backlog, p + used, n - used) < 0)
             fail_tool(s, "out of memory holding the tool's messages");
@@ -883,7 +897,7 @@ static void feed_backlog(jpt__vfs_session *s)
                                       s->backlog.len - s->backlog_off, &used);
         s->in_feed = false;
         s->backlog_off += used;
-        if (rc == JPT_ERR_PROTOCOL) {
+        if (rc < 0) {
             fail_tool(s, "%s", jpt__vfs_engine_errmsg(s->engine));
             return;
         }
@@ -981,6 +995,7 @@ static void fail_tool(jpt__vfs_session *s, const char *fmt, ...)
 
     if (s->failure != NULL || s->ended)
         return;
+    s->failed = true;
     va_start(ap, fmt);
     int rc = jpt__buf_vprintf(&text, fmt, ap);
     va_end(ap);
@@ -1001,6 +1016,8 @@ static jpt_state *failure_state(jpt__vfs_session *s)
 
     if (s->failure != NULL)
         rc = jpt__buf_puts(&text, s->failure);
+    else if (s->failed)
+        rc = jpt__buf_puts(&text, "out of memory keeping why the tool was stopped");
     else if (s->final_seen || s->cancelled)
         return NULL;
     else if (!s->exit.known)
@@ -1085,8 +1102,10 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     s->child = NULL;
     /* A tool's last line without its newline is a protocol error. */
     if (!s->ended && s->failure == NULL && s->backlog_off == s->backlog.len &&
-        jpt__vfs_engine_eof(s->engine) == JPT_ERR_PROTOCOL && !s->final_seen)
+        jpt__vfs_engine_eof(s->engine) == JPT_ERR_PROTOCOL && !s->final_seen) {
+        s->failed = true;
         s->failure = jpt__strdup(jpt__vfs_engine_errmsg(s->engine));
+    }
     jpt__child_free(c);
     end_session(s);
 }
@@ -1363,6 +1382,11 @@ bool jpt__vfs_session_ended(const jpt__vfs_session *s)
     return s->ended;
 }
 
+bool jpt__vfs_session_failed(const jpt__vfs_session *s)
+{
+    return s->failed || !(s->final_seen || s->cancelled);
+}
+
 pid_t jpt__vfs_session_pid(const jpt__vfs_session *s)
 {
     return s->child != NULL ? jpt__child_pid(s->child) : 0;
@@ -1395,7 +1419,6 @@ void jpt__vfs_session_free(jpt__vfs_session *s)
 {
     if (s == NULL)
         return;
-    jpt__loop_defer_cancel(s->loop, &s->step);
     jpt__loop_timer_stop(s->loop, &s->idle_timer);
     jpt__loop_timer_stop(s->loop, &s->read_timer);
     jpt__loop_timer_stop(s->loop, &s->grace_timer);
@@ -1421,6 +1444,8 @@ void jpt__vfs_session_free(jpt__vfs_session *s)
     allowed_free(&s->allowed);
     jpt__vfs_engine_free(s->engine);
     jpt__files_unref(s->files);
+    /* Last: ending the requests and the queues above may queue the step. */
+    jpt__loop_defer_cancel(s->loop, &s->step);
     jpt__capture_free(&s->err_tail);
     jpt__buf_free(&s->backlog);
     jpt__free(s->failure);

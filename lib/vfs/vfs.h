@@ -330,6 +330,10 @@ void jpt__vfs_session_terminate(jpt__vfs_session *s);
 /* Takes in what the tool wrote and was not read yet, and its end. */
 void jpt__vfs_session_refresh(jpt__vfs_session *s);
 bool jpt__vfs_session_ended(const jpt__vfs_session *s);
+/* Whether the tool failed by the session's account (what `failure` of
+ * ops.ended says), also when there was no memory to say how: `failure`
+ * is then NULL (issue 18). */
+bool jpt__vfs_session_failed(const jpt__vfs_session *s);
 /* The tool's process id, 0 for attached fds or once it is reaped. */
 pid_t jpt__vfs_session_pid(const jpt__vfs_session *s);
 /* The owner has a process slot again: process.run requests waiting for

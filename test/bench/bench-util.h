@@ -5,6 +5,12 @@
 
 /* Seconds on CLOCK_MONOTONIC. */
 double bench_now(void);
+/* Seconds of CPU this thread has used (CLOCK_THREAD_CPUTIME_ID): the work
+ * a dispatch does, without the time other processes held the CPU, which
+ * a shared machine's load adds to wall-clock figures. */
+double bench_cpu_now(void);
+/* "met" or "MISSED" for `value` against `target` (at most). */
+const char *bench_verdict(double value, double target);
 
 /* The p-quantile (0 to 1) of `n` samples, nearest rank; sorts `v`. */
 double bench_percentile(double *v, int n, double p);
