@@ -143,8 +143,8 @@ JPT_EXPORT int jpt_files_read(jpt_files *f, const char *path, size_t limit, char
         json_t *content = json_object_get(r, "content");
         if (json_object_get(r, "encoding") == NULL)
             rc = jpt__buf_append(&buf, json_string_value(content), json_string_length(content));
-        else if ((rc = jpt__files_base64_decode(json_string_value(content),
-                                                json_string_length(content), &buf)) ==
+        else if ((rc = jpt__buf_base64_decode(&buf, json_string_value(content),
+                                              json_string_length(content))) ==
                  JPT_ERR_INVALID)
             rc = jpt__err(&f->err, JPT_ERR_PROTOCOL,
                           "fs.read: the backend's base64 content is not valid base64");
@@ -191,7 +191,7 @@ JPT_EXPORT int jpt_files_write(jpt_files *f, const char *path, const void *data,
         return f->be->write(f, &c, norm, data != NULL ? data : "", len);
     }
     bool text = data == NULL || jpt__files_is_text(data, len);
-    if (!text && jpt__files_base64_encode(data, len, &b64) < 0)
+    if (!text && jpt__buf_base64(&b64, data, len) < 0)
         return jpt__files_nomem(&f->err, JPT__FS_WRITE);
     if ((params = path_params("path", path)) == NULL ||
         json_object_set_new(params, "content",

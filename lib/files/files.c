@@ -205,7 +205,7 @@ static int read_result(const char *data, size_t len, jpt__buf *out)
         return rc;
     }
     if ((rc = jpt__buf_puts(out, "{\"content\":\"")) == JPT_OK &&
-        (rc = jpt__files_base64_encode(data, len, out)) == JPT_OK)
+        (rc = jpt__buf_base64(out, data, len)) == JPT_OK)
         rc = jpt__buf_printf(out, "\",\"encoding\":\"base64\",\"size\":%zu}", len);
     return rc;
 }
@@ -328,7 +328,7 @@ static int write_content(json_t *params, jpt__errbuf *e, const char **data, size
     if (!json_is_string(encoding) || strcmp(json_string_value(encoding), "base64") != 0)
         return jpt__err(e, JPT_ERR_INVALID,
                         "fs.write: params.encoding must be \"base64\" or absent");
-    int rc = jpt__files_base64_decode(*data, *len, decoded);
+    int rc = jpt__buf_base64_decode(decoded, *data, *len);
     if (rc == JPT_ERR_NOMEM)
         return jpt__err(e, rc, "fs.write: out of memory decoding the content");
     if (rc < 0)

@@ -13,7 +13,6 @@
  *   memory.c   the memory backend
  *   grep.c     fs.grep as an iterator over any backend's tree (tree ops)
  *   search.c   the line matcher: pcre2 with JIT and a literal fast path
- *   base64.c   fs.read's and fs.write's "encoding": "base64"
  *
  * The VFS host (lib/vfs) calls only this header: jpt__files_submit() for
  * every fs.* method on every backend, jpt__files_step() for a grep it
@@ -46,14 +45,6 @@ int jpt__files_path_check(const char *method, const char *path, size_t len, char
 /* The message's rendering of a requested path: at most 200 bytes, control
  * characters and NULs shown as '?', so a hostile path cannot forge lines. */
 void jpt__files_path_quote(const char *path, size_t len, char out[256]);
-
-/* ---- base64 (base64.c) ------------------------------------------------------ */
-/* Standard alphabet with padding (RFC 4648 §4). */
-int jpt__files_base64_encode(const void *data, size_t len, jpt__buf *out);
-/* Decodes jpt__base64_decode's texts (canonical, padding optional, no
- * whitespace): JPT_ERR_INVALID for anything else, JPT_ERR_NOMEM. `out`
- * receives the bytes. */
-int jpt__files_base64_decode(const char *text, size_t len, jpt__buf *out);
 
 /* ---- Options of one request -------------------------------------------------- */
 

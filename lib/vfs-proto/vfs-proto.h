@@ -9,8 +9,8 @@
  *
  *   params.c   the methods and their params, validated into typed values
  *   frame.c    NDJSON framing with a line limit; the output queue
- *   codec.c    strict JSON validation, member lookup, string escape and
- *              unescape at memory speed, base64 */
+ *   codec.c    strict JSON validation, member lookup, string unescape at
+ *              memory speed (strings are written by common/utf8.c) */
 #ifndef JPT_LIB_VFS_PROTO_H
 #define JPT_LIB_VFS_PROTO_H
 
@@ -82,14 +82,6 @@ size_t jpt__json_unescape(jpt__vfs_span lit, char *out);
  * (no fraction, no exponent, no minus sign). */
 bool jpt__json_uint(jpt__vfs_span v, uint64_t max, uint64_t *out);
 
-/* The length of p[0..n) as a JSON string literal, quotes included, or 0
- * when p[0..n) is not valid UTF-8 (or holds a NUL byte and `refuse_nul`). */
-size_t jpt__json_quoted_size(const char *p, size_t n, bool refuse_nul);
-/* Writes that literal, exactly jpt__json_quoted_size() bytes, to dst. */
-void jpt__json_quote(char *dst, const char *p, size_t n);
-/* Appends p[0..n) as a JSON string literal to `b`; invalid UTF-8 is
- * replaced by U+FFFD. */
-int jpt__json_append_string(jpt__buf *b, const char *p, size_t n);
 /* Appends the validated JSON text v with its raw newlines (whitespace, the
  * only place JSON allows them) turned into spaces, so it fits on one line. */
 int jpt__json_append_flat(jpt__buf *b, const char *p, size_t n);
