@@ -175,19 +175,31 @@ int jpt__vfs_call_answer_json(jpt__vfs_call *c, const char *result, size_t len)
     return JPT_OK;
 }
 
+int jpt__vfs_call_answer_own(jpt__vfs_call *c, const char *result, size_t len)
+{
+    jpt__vfs_engine *e = c->engine;
+    size_t mark;
+
+    int rc = begin_result(e, c->id, len + 1, &mark);
+    if (rc == JPT_OK && (rc = jpt__buf_append(&e->out.buf, result, len)) == JPT_OK)
+        rc = put(&e->out.buf, "}");
+    if ((rc = jpt__vfs_outq_end(&e->out, mark, rc)) < 0)
+        return jpt__err(&e->err, rc, "out of memory answering request %s", c->id);
+    call_free(c);
+    return JPT_OK;
+}
+
 /* Writes {"content":…,["encoding":"base64",]"size":N}} straight into the
  * output queue: one pass to size the string, one to write it. */
 int jpt__vfs_call_answer_read(jpt__vfs_call *c, const void *data, size_t len)
 {
+    jpt__vfs_fs_result r = {.data = data, .len = len};
     jpt__vfs_engine *e = c->engine;
-    bool base64;
     size_t mark;
 
     int rc = begin_result(e, c->id, 64, &mark);
-    if (rc == JPT_OK && (rc = put(&e->out.buf, "{\"content\":")) == JPT_OK &&
-        (rc = jpt__buf_content(&e->out.buf, data, len, &base64)) == JPT_OK)
-        rc = jpt__buf_printf(&e->out.buf, "%s\"size\":%zu}}",
-                             base64 ? ",\"encoding\":\"base64\"," : ",", len);
+    if (rc == JPT_OK && (rc = jpt__vfs_put_fs_result(&e->out.buf, JPT__VFS_FS_READ, &r)) == JPT_OK)
+        rc = put(&e->out.buf, "}");
     if ((rc = jpt__vfs_outq_end(&e->out, mark, rc)) < 0)
         return jpt__err(&e->err, rc, "out of memory answering request %s", c->id);
     call_free(c);
