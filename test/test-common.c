@@ -221,7 +221,8 @@ static void utf8_validation_stops_at_the_first_bad_byte_at_any_offset(void **sta
     }
 }
 
-/* The literal jpt__buf_json_string() must give, one byte at a time. */
+/* The literal jpt__buf_json_string() must give, one byte at a time: the
+ * short escapes JSON has (\b and \f too), \u00XX for the other controls. */
 static void reference_literal(jpt__buf *b, const char *p, size_t n)
 {
     jpt__buf_putc(b, '"');
@@ -233,6 +234,10 @@ static void reference_literal(jpt__buf *b, const char *p, size_t n)
             jpt__buf_puts(b, "\\t");
         else if (c == '\r')
             jpt__buf_puts(b, "\\r");
+        else if (c == '\b')
+            jpt__buf_puts(b, "\\b");
+        else if (c == '\f')
+            jpt__buf_puts(b, "\\f");
         else if (c == '"' || c == '\\') {
             jpt__buf_putc(b, '\\');
             jpt__buf_putc(b, (char)c);

@@ -1,6 +1,7 @@
 /* base64 (RFC 4648 §4, the standard alphabet): D11 carries binary content
  * as a string with "encoding": "base64", in both directions. One codec for
- * the files room and the protocol engine, so both read the same texts. */
+ * the files room and the protocol engine, so both read the same texts;
+ * and D11's content, a string when it is text, else its base64. */
 #include "common/common.h"
 
 static const char alphabet[] =
@@ -76,4 +77,52 @@ bool jpt__base64_decode(const char *src, size_t n, unsigned char *dst, size_t *l
         return false;
     *len = out;
     return true;
+}
+
+int jpt__buf_base64(jpt__buf *b, const void *data, size_t len)
+{
+    size_t n = jpt__base64_size(len);
+
+    if (len > (SIZE_MAX - 1) / 4 * 3 || jpt__buf_reserve(b, n) < 0)
+        return JPT_ERR_NOMEM;
+    jpt__base64_encode(b->data + b->len, data, len);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return JPT_OK;
+}
+
+int jpt__buf_base64_decode(jpt__buf *b, const char *text, size_t len)
+{
+    size_t n = 0;
+
+    if (jpt__buf_reserve(b, len / 4 * 3 + 2) < 0)
+        return JPT_ERR_NOMEM;
+    if (!jpt__base64_decode(text, len, (unsigned char *)b->data + b->len, &n))
+        return JPT_ERR_INVALID;
+    b->len += n;
+    b->data[b->len] = '\0';
+    return JPT_OK;
+}
+
+int jpt__buf_content(jpt__buf *b, const void *data, size_t len, bool *base64)
+{
+    size_t quoted = jpt__json_quoted_size(data, len, true);
+    size_t size = quoted != 0 ? quoted : jpt__base64_size(len) + 2;
+
+    *base64 = quoted == 0;
+    if (quoted == 0 && len > (SIZE_MAX - 3) / 4 * 3)
+        return JPT_ERR_NOMEM;
+    if (jpt__buf_reserve(b, size) < 0)
+        return JPT_ERR_NOMEM;
+    char *dst = b->data + b->len;
+    if (quoted != 0)
+        jpt__json_quote(dst, data, len);
+    else {
+        dst[0] = '"';
+        jpt__base64_encode(dst + 1, data, len);
+        dst[size - 1] = '"';
+    }
+    b->len += size;
+    b->data[b->len] = '\0';
+    return JPT_OK;
 }

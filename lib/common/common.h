@@ -174,8 +174,20 @@ int jpt__buf_vprintf(jpt__buf *b, const char *fmt, va_list ap) JPT__PRINTF(2, 0)
 int jpt__buf_append_utf8(jpt__buf *b, const char *p, size_t n, bool keep_nul);
 /* Appends `n` bytes as a JSON string literal, quotes included: control
  * characters escaped, invalid UTF-8 replaced by U+FFFD. For responses built
- * on a hot path without a JSON tree. */
+ * on a hot path without a JSON tree (utf8.c). */
 int jpt__buf_json_string(jpt__buf *b, const char *p, size_t n);
+/* The length of p[0..n) as a JSON string literal, quotes included, or 0
+ * when p[0..n) is not valid UTF-8 (or holds a NUL byte and `refuse_nul`). */
+size_t jpt__json_quoted_size(const char *p, size_t n, bool refuse_nul);
+/* Writes that literal, exactly jpt__json_quoted_size() bytes, to dst. */
+void jpt__json_quote(char *dst, const char *p, size_t n);
+/* D11's content (fs.read, fs.write, http bodies), written once for both
+ * ends (base64.c): the bytes as a JSON string literal when they are UTF-8
+ * without a NUL byte (D11: the host picks the encoding by checking UTF-8;
+ * a NUL makes a file binary, as for fs.grep and git), else their base64
+ * as a string literal; `*base64` says which, for the "encoding": "base64"
+ * member the caller writes. The buffer grows once. */
+int jpt__buf_content(jpt__buf *b, const void *data, size_t len, bool *base64);
 /* Hands the NUL-terminated contents to the caller (an empty string when
  * nothing was appended) and resets the buffer; NULL on allocation failure. */
 char *jpt__buf_take(jpt__buf *b);
@@ -189,6 +201,11 @@ void jpt__buf_free(jpt__buf *b);
 size_t jpt__base64_size(size_t n);
 void jpt__base64_encode(char *dst, const unsigned char *src, size_t n);
 bool jpt__base64_decode(const char *src, size_t n, unsigned char *dst, size_t *len);
+/* The same into and out of buffers: appends the encoding of data[0..len),
+ * or the bytes `text` decodes to (JPT_ERR_INVALID for a text
+ * jpt__base64_decode refuses); JPT_ERR_NOMEM. */
+int jpt__buf_base64(jpt__buf *b, const void *data, size_t len);
+int jpt__buf_base64_decode(jpt__buf *b, const char *text, size_t len);
 
 /* ---- UTF-8 (utf8.c) -------------------------------------------------------- */
 /* Length of the longest valid UTF-8 prefix of p[0..n) (NUL counts as valid). */

@@ -1,88 +1,13 @@
 /* UTF-8 validation, counting and repair, following Unicode §3.9 (table 3-7):
  * no overlong forms, no surrogates, nothing above U+10FFFF; and JSON string
- * literals of UTF-8 text. Both run over text that can be megabytes (fs.read
- * results, grep lines), so they look at eight bytes at a time. */
+ * literals of UTF-8 text, the one writer of them for the host and the tool
+ * side. Both run over text that can be megabytes (fs.read results, grep
+ * lines), so they look at eight bytes at a time (text.h). */
 #include <stdint.h>
 #include <string.h>
 
 #include "common.h"
-
-/* ---- Eight bytes at a time ------------------------------------------------------
- * The classic bit tricks ("Bit Twiddling Hacks": haszero, hasless). In a
- * flagged word only the lowest flagged byte is exact (a borrow runs
- * upwards only), which is the one wanted. */
-
-#define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-static inline uint64_t load8(const unsigned char *p)
-{
-    uint64_t x;
-
-    memcpy(&x, p, 8);
-    return x;
-}
-
-static inline uint64_t has_byte(uint64_t x, unsigned char c)
-{
-    uint64_t y = x ^ (ONES * c);
-    return (y - ONES) & ~y & HIGHS;
-}
-
-/* The bytes a JSON string literal must escape: '"', '\\', controls. */
-static inline uint64_t has_escape(uint64_t x)
-{
-    return (((x - ONES * 0x20) & ~x & HIGHS) | has_byte(x, '"') | has_byte(x, '\\'));
-}
-
-/* The index within the word of its lowest flagged byte. */
-static inline size_t first_flagged(uint64_t m)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return (size_t)(__builtin_ctzll(m) >> 3);
-#else
-    return (size_t)(__builtin_clzll(m) >> 3);
-#endif
-}
-
-/* The length of the well-formed sequence at p[0..n), or 0 if there is none;
- * then *bad is the length of the maximal subpart to replace (at least 1). */
-static size_t sequence_length(const unsigned char *p, size_t n, size_t *bad)
-{
-    unsigned char c = p[0];
-    unsigned char lo = 0x80, hi = 0xBF;
-    size_t need;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        need = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
-        *bad = 1;
-        return 0;
-    }
-    for (size_t i = 1; i < need; i++) {
-        if (i >= n || p[i] < lo || p[i] > hi) {
-            *bad = i;
-            return 0;
-        }
-        lo = 0x80;
-        hi = 0xBF;
-    }
-    return need;
-}
+#include "text.h"
 
 size_t jpt__utf8_valid_prefix(const char *s, size_t n)
 {
@@ -90,15 +15,11 @@ size_t jpt__utf8_valid_prefix(const char *s, size_t n)
     size_t i = 0, bad;
 
     while (i < n) {
-        if (i + 8 <= n && (load8(p + i) & HIGHS) == 0) {
+        if (i + 8 <= n && (jpt__load8(p + i) & JPT__HIGHS) == 0) {
             i += 8;
             continue;
         }
-        if (p[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len = sequence_length(p + i, n - i, &bad);
+        size_t len = jpt__utf8_sequence(p + i, n - i, &bad);
         if (len == 0)
             break;
         i += len;
@@ -122,86 +43,97 @@ size_t jpt__utf8_length(const char *s, size_t n)
     return count;
 }
 
-/* The index of the first byte at or after `i` that a string literal must
- * escape, or n. */
-static size_t plain_run(const unsigned char *p, size_t n, size_t i)
+/* ---- JSON string literals -------------------------------------------------- */
+
+/* What a byte becomes inside a string literal: 0 itself, 'u' \u00XX, else
+ * the letter after the backslash. */
+static const char escape_letter[256] = {
+    ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't',
+    [0x00] = 'u', [0x01] = 'u', [0x02] = 'u', [0x03] = 'u', [0x04] = 'u',
+    [0x05] = 'u', [0x06] = 'u', [0x07] = 'u', [0x0B] = 'u', [0x0E] = 'u',
+    [0x0F] = 'u', [0x10] = 'u', [0x11] = 'u', [0x12] = 'u', [0x13] = 'u',
+    [0x14] = 'u', [0x15] = 'u', [0x16] = 'u', [0x17] = 'u', [0x18] = 'u',
+    [0x19] = 'u', [0x1A] = 'u', [0x1B] = 'u', [0x1C] = 'u', [0x1D] = 'u',
+    [0x1E] = 'u', [0x1F] = 'u', ['"'] = '"', ['\\'] = '\\',
+};
+
+size_t jpt__json_quoted_size(const char *text, size_t n, bool refuse_nul)
 {
-    for (; i + 8 <= n; i += 8) {
-        uint64_t m = has_escape(load8(p + i));
-        if (m != 0)
-            return i + first_flagged(m);
-    }
-    while (i < n && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\')
+    const unsigned char *p = (const unsigned char *)text;
+    size_t size = n + 2, i = 0;
+
+    for (;;) {
+        i = jpt__skip_plain(p, n, i, true);
+        if (i >= n)
+            return size;
+        unsigned char c = p[i];
+        if (c >= 0x80) {
+            if (!jpt__utf8_run(p, n, &i))
+                return 0;
+            continue;
+        }
+        if (c == 0 && refuse_nul)
+            return 0;
+        char letter = escape_letter[c];
+        size += letter == 'u' ? 5 : letter != 0;
         i++;
-    return i;
-}
-
-/* What an escaped byte becomes after its backslash: a letter, itself, or
- * 'u' for \u00XX. */
-static char escape_letter(unsigned char c)
-{
-    switch (c) {
-    case '\n':
-        return 'n';
-    case '\t':
-        return 't';
-    case '\r':
-        return 'r';
-    case '"':
-    case '\\':
-        return (char)c;
-    default:
-        return 'u';
     }
 }
 
-int jpt__buf_json_string(jpt__buf *b, const char *s, size_t n)
+void jpt__json_quote(char *dst, const char *text, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
-    jpt__buf clean = JPT__BUF_INIT;
-    const unsigned char *p = (const unsigned char *)s;
-    size_t size = n + 2, i, start = 0;
-    int rc;
+    const unsigned char *p = (const unsigned char *)text;
+    size_t i = 0, start = 0;
 
-    if (!jpt__utf8_valid(s, n)) {
-        if ((rc = jpt__buf_append_utf8(&clean, s, n, true)) < 0)
-            return rc;
-        p = (const unsigned char *)clean.data;
-        n = clean.len;
-        size = n + 2;
-    }
-    /* One pass sizes the literal, the next writes it in place: the buffer
-     * grows once, and plain runs are copied whole. */
-    for (i = plain_run(p, n, 0); i < n; i = plain_run(p, n, i + 1))
-        size += escape_letter(p[i]) == 'u' ? 5 : 1;
-    if ((rc = jpt__buf_reserve(b, size)) < 0) {
-        jpt__buf_free(&clean);
-        return rc;
-    }
-    char *dst = b->data + b->len;
     *dst++ = '"';
-    for (i = plain_run(p, n, 0);; i = plain_run(p, n, i + 1)) {
-        if (i > start)
-            memcpy(dst, p + start, i - start);
+    for (;;) {
+        i = jpt__skip_plain(p, n, i, false);
+        memcpy(dst, p + start, i - start);
         dst += i - start;
         if (i >= n)
             break;
-        char letter = escape_letter(p[i]);
+        char letter = escape_letter[p[i]];
         *dst++ = '\\';
         *dst++ = letter;
         if (letter == 'u') {
-            *dst++ = '0';
-            *dst++ = '0';
-            *dst++ = hex[p[i] >> 4];
-            *dst++ = hex[p[i] & 15];
+            memcpy(dst, "00", 2);
+            dst[2] = hex[p[i] >> 4];
+            dst[3] = hex[p[i] & 15];
+            dst += 4;
         }
-        start = i + 1;
+        start = ++i;
     }
     *dst = '"';
+}
+
+/* Appends the literal of valid UTF-8, which jpt__json_quoted_size() sized:
+ * the buffer grows once, and plain runs are copied whole. */
+static int append_quoted(jpt__buf *b, const char *p, size_t n, size_t size)
+{
+    int rc = jpt__buf_reserve(b, size);
+
+    if (rc < 0)
+        return rc;
+    jpt__json_quote(b->data + b->len, p, n);
     b->len += size;
     b->data[b->len] = '\0';
-    jpt__buf_free(&clean);
     return JPT_OK;
+}
+
+int jpt__buf_json_string(jpt__buf *b, const char *p, size_t n)
+{
+    jpt__buf clean = JPT__BUF_INIT;
+    size_t size = jpt__json_quoted_size(p, n, false);
+    int rc;
+
+    if (size != 0)
+        return append_quoted(b, p, n, size);
+    if ((rc = jpt__buf_append_utf8(&clean, p, n, true)) == JPT_OK)
+        rc = append_quoted(b, clean.data, clean.len,
+                           jpt__json_quoted_size(clean.data, clean.len, false));
+    jpt__buf_free(&clean);
+    return rc;
 }
 
 int jpt__buf_append_utf8(jpt__buf *b, const char *s, size_t n, bool keep_nul)
@@ -216,7 +148,7 @@ int jpt__buf_append_utf8(jpt__buf *b, const char *s, size_t n, bool keep_nul)
             i++;
             continue;
         }
-        size_t len = p[i] == 0 ? keep_nul : sequence_length(p + i, n - i, &bad);
+        size_t len = p[i] == 0 ? keep_nul : jpt__utf8_sequence(p + i, n - i, &bad);
         if (len > 0) {
             i += len;
             continue;
@@ -254,7 +186,7 @@ static size_t render_unit(const unsigned char *p, size_t n, size_t *width)
         *width = 1;
         return 1;
     }
-    size_t len = sequence_length(p, n, &bad);
+    size_t len = jpt__utf8_sequence(p, n, &bad);
     if (len > 0) {
         *width = len;
         return len;

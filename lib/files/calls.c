@@ -143,8 +143,8 @@ JPT_EXPORT int jpt_files_read(jpt_files *f, const char *path, size_t limit, char
         json_t *content = json_object_get(r, "content");
         if (json_object_get(r, "encoding") == NULL)
             rc = jpt__buf_append(&buf, json_string_value(content), json_string_length(content));
-        else if ((rc = jpt__files_base64_decode(json_string_value(content),
-                                                json_string_length(content), &buf)) ==
+        else if ((rc = jpt__buf_base64_decode(&buf, json_string_value(content),
+                                              json_string_length(content))) ==
                  JPT_ERR_INVALID)
             rc = jpt__err(&f->err, JPT_ERR_PROTOCOL,
                           "fs.read: the backend's base64 content is not valid base64");
@@ -191,7 +191,7 @@ JPT_EXPORT int jpt_files_write(jpt_files *f, const char *path, const void *data,
         return f->be->write(f, &c, norm, data != NULL ? data : "", len);
     }
     bool text = data == NULL || jpt__files_is_text(data, len);
-    if (!text && jpt__files_base64_encode(data, len, &b64) < 0)
+    if (!text && jpt__buf_base64(&b64, data, len) < 0)
         return jpt__files_nomem(&f->err, JPT__FS_WRITE);
     if ((params = path_params("path", path)) == NULL ||
         json_object_set_new(params, "content",
@@ -227,7 +227,7 @@ static int stat_path(jpt_files *f, int m, const char *path, int *kind, uint64_t 
     if (m == JPT__FS_EXISTS)
         *kind = json_is_true(json_object_get(r, "exists")) ? JPT_FILES_KIND_OTHER : 0;
     else {
-        *kind = jpt__files_kind_from_name(json_string_value(json_object_get(r, "kind")));
+        *kind = jpt__files_kind_json(json_object_get(r, "kind"));
         *size = (uint64_t)json_integer_value(json_object_get(r, "size"));
     }
     json_decref(r);
@@ -300,9 +300,8 @@ static int list_from_json(jpt_files *f, json_t *r, jpt__files_list *l)
     json_array_foreach(json_object_get(r, "entries"), i, entry)
     {
         json_t *name = json_object_get(entry, "path");
-        const char *kind = json_string_value(json_object_get(entry, "kind"));
         if (jpt__files_list_add(l, json_string_value(name), json_string_length(name),
-                                jpt__files_kind_from_name(kind)) < 0)
+                                jpt__files_kind_json(json_object_get(entry, "kind"))) < 0)
             return jpt__files_nomem(&f->err, JPT__FS_LIST);
     }
     jpt__files_list_sort(l);

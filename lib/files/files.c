@@ -44,14 +44,10 @@ void jpt__files_list_sort(jpt__files_list *l)
         qsort(l->v, l->n, sizeof(*l->v), compare_entries);
 }
 
-const char *const jpt__files_kind_names[5] = {NULL, "file", "dir", "symlink", "other"};
-
-int jpt__files_kind_from_name(const char *s)
+int jpt__files_kind_json(const json_t *s)
 {
-    for (int k = JPT_FILES_KIND_FILE; k <= JPT_FILES_KIND_OTHER; k++)
-        if (strcmp(s, jpt__files_kind_names[k]) == 0)
-            return k;
-    return 0;
+    return json_is_string(s) ? jpt__vfs_kind_find(json_string_value(s), json_string_length(s))
+                             : 0;
 }
 
 /* ---- The object ------------------------------------------------------------------- */
@@ -84,6 +80,8 @@ void jpt__files_unref(jpt_files *f)
         f->be->destroy(f);
     if (f->type == JPT__FILES_HOST && f->ops.release != NULL)
         f->ops.release(f->ud);
+    jpt__buf_free(&f->data);
+    jpt__buf_free(&f->text);
     jpt__free(f);
 }
 
@@ -191,63 +189,6 @@ bool jpt__files_is_text(const char *data, size_t len)
     return memchr(data, '\0', len) == NULL && jpt__utf8_valid(data, len);
 }
 
-/* {"content", "encoding"?, "size"} of fs.read, written straight into
- * `out`: the content may be megabytes, and a JSON tree would copy it
- * twice more. */
-static int read_result(const char *data, size_t len, jpt__buf *out)
-{
-    int rc;
-
-    if (jpt__files_is_text(data, len)) {
-        if ((rc = jpt__buf_puts(out, "{\"content\":")) == JPT_OK &&
-            (rc = jpt__buf_json_string(out, data, len)) == JPT_OK)
-            rc = jpt__buf_printf(out, ",\"size\":%zu}", len);
-        return rc;
-    }
-    if ((rc = jpt__buf_puts(out, "{\"content\":\"")) == JPT_OK &&
-        (rc = jpt__files_base64_encode(data, len, out)) == JPT_OK)
-        rc = jpt__buf_printf(out, "\",\"encoding\":\"base64\",\"size\":%zu}", len);
-    return rc;
-}
-
-/* A name as a JSON string: a file name may be any bytes, and what is not
- * UTF-8 is shown with U+FFFD. */
-static json_t *name_string(const char *name)
-{
-    jpt__buf fixed = JPT__BUF_INIT;
-    json_t *s;
-
-    if (jpt__utf8_valid(name, strlen(name)))
-        return json_string_nocheck(name);
-    s = jpt__buf_append_utf8(&fixed, name, strlen(name), false) == JPT_OK
-            ? json_stringn_nocheck(fixed.data, fixed.len)
-            : NULL;
-    jpt__buf_free(&fixed);
-    return s;
-}
-
-static json_t *list_result(const jpt__files_list *l)
-{
-    json_t *r = json_object(), *entries = json_array();
-
-    /* With `r` NULL, jansson frees `entries`. */
-    if (json_object_set_new(r, "entries", entries) < 0) {
-        json_decref(r);
-        return NULL;
-    }
-    for (size_t i = 0; i < l->n; i++) {
-        json_t *entry = json_object();
-        if (json_array_append_new(entries, entry) < 0 ||
-            json_object_set_new(entry, "path", name_string(l->v[i].name)) < 0 ||
-            json_object_set_new(entry, "kind",
-                                json_string(jpt__files_kind_names[l->v[i].kind])) < 0) {
-            json_decref(r);
-            return NULL;
-        }
-    }
-    return r;
-}
-
 /* ---- The guard (the access policy) ----------------------------------------------------- */
 
 bool jpt__files_guarded(const jpt__files_ctx *c)
@@ -328,7 +269,7 @@ static int write_content(json_t *params, jpt__errbuf *e, const char **data, size
     if (!json_is_string(encoding) || strcmp(json_string_value(encoding), "base64") != 0)
         return jpt__err(e, JPT_ERR_INVALID,
                         "fs.write: params.encoding must be \"base64\" or absent");
-    int rc = jpt__files_base64_decode(*data, *len, decoded);
+    int rc = jpt__buf_base64_decode(decoded, *data, *len);
     if (rc == JPT_ERR_NOMEM)
         return jpt__err(e, rc, "fs.write: out of memory decoding the content");
     if (rc < 0)
@@ -338,55 +279,48 @@ static int write_content(json_t *params, jpt__errbuf *e, const char **data, size
     return JPT_OK;
 }
 
-/* Runs method `m` (not fs.grep) and writes its result into `text`. Small
- * results are built as trees and dumped; fs.read's is written directly. */
+/* Runs method `m` (not fs.grep) and writes its result into `text` with
+ * the one writer of D11's shapes (vfs-proto's jpt__vfs_put_fs_result):
+ * from bytes, a kind and size, or entries, without a JSON tree. fs.read
+ * reads into `data`, which the caller reuses from request to request. */
 static int local_call(jpt_files *f, int m, json_t *params, const jpt__files_opts *opts,
-                      jpt__buf *text)
+                      jpt__buf *data, jpt__buf *text)
 {
     char path[JPT__FILES_PATH_MAX + 1], shown[256];
     char to[JPT__FILES_PATH_MAX + 1], shown_to[256];
     jpt__files_ctx c = {jpt__files_method_names[m], shown, opts, &f->err};
     const char *key = m == JPT__FS_RENAME ? "from" : "path";
     jpt__files_list list = {NULL, 0, 0};
-    jpt__buf buf = JPT__BUF_INIT;
-    json_t *result = NULL;
-    int rc, kind;
-    uint64_t size;
+    jpt__vfs_fs_result r = {0};
+    int rc;
 
     if ((rc = jpt__files_take_path(params, key, m, path, shown, &f->err)) < 0)
         return rc;
     switch (m) {
     case JPT__FS_READ:
-        if ((rc = f->be->read(f, &c, path, &buf)) == JPT_OK &&
-            read_result(buf.data != NULL ? buf.data : "", buf.len, text) < 0)
-            rc = jpt__files_nomem(&f->err, m);
+        if ((rc = f->be->read(f, &c, path, data)) == JPT_OK) {
+            r.data = data->data;
+            r.len = data->len;
+        }
         break;
     case JPT__FS_WRITE: {
-        const char *data = NULL;
+        const char *bytes = NULL;
         size_t len = 0;
-        if ((rc = write_content(params, &f->err, &data, &len, &buf)) == JPT_OK)
-            rc = f->be->write(f, &c, path, data, len);
+        if ((rc = write_content(params, &f->err, &bytes, &len, data)) == JPT_OK)
+            rc = f->be->write(f, &c, path, bytes, len);
         break;
     }
     case JPT__FS_EXISTS:
     case JPT__FS_METADATA:
-        if ((rc = f->be->stat(f, &c, path, &kind, m == JPT__FS_METADATA ? &size : NULL)) < 0)
-            break;
-        if (m == JPT__FS_EXISTS)
-            result = json_pack("{s:b}", "exists", kind != 0);
-        else if (kind == 0)
+        rc = f->be->stat(f, &c, path, &r.kind, m == JPT__FS_METADATA ? &r.size : NULL);
+        if (rc == JPT_OK && m == JPT__FS_METADATA && r.kind == 0)
             rc = jpt__err(&f->err, JPT_ERR_NOT_FOUND, "fs.metadata '%s': not found", shown);
-        else
-            result = json_pack("{s:s,s:I}", "kind", jpt__files_kind_names[kind], "size",
-                               (json_int_t)size);
-        if (rc == JPT_OK && result == NULL)
-            rc = jpt__files_nomem(&f->err, m);
         break;
     case JPT__FS_LIST:
-        if ((rc = f->be->list(f, &c, path, &list)) == JPT_OK &&
-            (result = list_result(&list)) == NULL)
-            rc = jpt__files_nomem(&f->err, m);
-        jpt__files_list_free(&list);
+        if ((rc = f->be->list(f, &c, path, &list)) == JPT_OK) {
+            r.entries = list.v;
+            r.nentries = list.n;
+        }
         break;
     case JPT__FS_DELETE:
         rc = f->be->remove(f, &c, path);
@@ -396,14 +330,21 @@ static int local_call(jpt_files *f, int m, json_t *params, const jpt__files_opts
             rc = f->be->rename(f, &c, path, to, shown_to);
         break;
     }
-    jpt__buf_free(&buf);
-    /* fs.write, fs.delete and fs.rename answer {} (D11). */
-    if (rc == JPT_OK && m != JPT__FS_READ &&
-        (result != NULL ? jpt__json_dump_buf(result, JSON_COMPACT, text)
-                        : jpt__buf_puts(text, "{}")) < 0)
+    if (rc == JPT_OK && jpt__vfs_put_fs_result(text, m, &r) < 0)
         rc = jpt__files_nomem(&f->err, m);
-    json_decref(result);
+    jpt__files_list_free(&list);
     return rc;
+}
+
+/* A buffer to keep for the next request: its memory, unless a request
+ * larger than most made it grow beyond KEEP_BYTES. */
+#define KEEP_BYTES (2u << 20)
+
+static jpt__buf keep(jpt__buf b)
+{
+    if (b.cap > KEEP_BYTES)
+        jpt__buf_free(&b);
+    return b;
 }
 
 /* ---- Requests in flight -------------------------------------------------------------- */
@@ -468,9 +409,26 @@ int jpt__files_submit(jpt_files *f, const char *method, json_t *params,
         *pending = c;
         return JPT_OK;
     }
-    jpt__buf text = JPT__BUF_INIT;
-    int rc = local_call(f, m, params, opts, &text);
+    /* The object's buffers serve one request after another (no fresh
+     * megabyte per fs.read); a request submitted from inside `done` while
+     * they are lent out gets its own. */
+    jpt__buf data = JPT__BUF_INIT, text = JPT__BUF_INIT;
+    bool own = !f->lent;
+    if (own) {
+        data = f->data;
+        text = f->text;
+        data.len = text.len = 0;
+        f->lent = true;
+    }
+    int rc = local_call(f, m, params, opts, &data, &text);
     done(ud, rc, rc < 0 ? NULL : text.data, rc < 0 ? 0 : text.len, rc < 0 ? f->err.text : NULL);
+    if (own) {
+        f->data = keep(data);
+        f->text = keep(text);
+        f->lent = false;
+        return JPT_OK;
+    }
+    jpt__buf_free(&data);
     jpt__buf_free(&text);
     return JPT_OK;
 }

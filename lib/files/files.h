@@ -13,7 +13,6 @@
  *   memory.c   the memory backend
  *   grep.c     fs.grep as an iterator over any backend's tree (tree ops)
  *   search.c   the line matcher: pcre2 with JIT and a literal fast path
- *   base64.c   fs.read's and fs.write's "encoding": "base64"
  *
  * The VFS host (lib/vfs) calls only this header: jpt__files_submit() for
  * every fs.* method on every backend, jpt__files_step() for a grep it
@@ -27,6 +26,7 @@
 #include <stdint.h>
 
 #include "common/json.h"
+#include "vfs-proto/vfs-proto.h"
 #include "jptool/vfs.h"
 
 /* The longest relative path accepted, in bytes (Linux's PATH_MAX less the
@@ -46,14 +46,6 @@ int jpt__files_path_check(const char *method, const char *path, size_t len, char
 /* The message's rendering of a requested path: at most 200 bytes, control
  * characters and NULs shown as '?', so a hostile path cannot forge lines. */
 void jpt__files_path_quote(const char *path, size_t len, char out[256]);
-
-/* ---- base64 (base64.c) ------------------------------------------------------ */
-/* Standard alphabet with padding (RFC 4648 §4). */
-int jpt__files_base64_encode(const void *data, size_t len, jpt__buf *out);
-/* Decodes jpt__base64_decode's texts (canonical, padding optional, no
- * whitespace): JPT_ERR_INVALID for anything else, JPT_ERR_NOMEM. `out`
- * receives the bytes. */
-int jpt__files_base64_decode(const char *text, size_t len, jpt__buf *out);
 
 /* ---- Options of one request -------------------------------------------------- */
 
@@ -154,10 +146,9 @@ void jpt__files_unref(jpt_files *f);
 /* ---- Backends (dir.c, memory.c) ---------------------------------------------
  * What each backend provides. Paths are normalised (path.c); `e` takes the
  * message of a failure, which names `shown` (the requested path, quoted). */
-typedef struct jpt__files_entry {
-    char *name;
-    int kind; /* JPT_FILES_KIND_* */
-} jpt__files_entry;
+/* An entry: its name and JPT_FILES_KIND_* (the wire codec's type, which
+ * writes fs.list_dir's result from them). */
+typedef jpt__vfs_fs_entry jpt__files_entry;
 
 typedef struct jpt__files_list {
     jpt__files_entry *v;
@@ -250,6 +241,10 @@ struct jpt_files {
     /* host-supplied backend */
     jpt_files_ops ops;
     void *ud;
+    /* The directory and memory backends' buffers, lent to one request at
+     * a time (`lent`): the bytes fs.read reads, the result's text. */
+    jpt__buf data, text;
+    bool lent;
 };
 
 /* ---- The object's own parts (files.c, host.c, calls.c) ------------------------ */
@@ -268,12 +263,12 @@ enum {
 };
 
 extern const char *const jpt__files_method_names[JPT__FS_COUNT]; /* "fs.read", … */
-extern const char *const jpt__files_kind_names[5]; /* by JPT_FILES_KIND_*: "file", … */
 
+/* The JPT_FILES_KIND_* a JSON string names ("file", "dir", "symlink",
+ * "other"); 0 for anything else. */
+int jpt__files_kind_json(const json_t *s);
 /* The method's JPT__FS_* number, or -1. */
 int jpt__files_method_id(const char *name);
-/* The JPT_FILES_KIND_* of "file", "dir", "symlink", "other"; 0 otherwise. */
-int jpt__files_kind_from_name(const char *s);
 /* params[key] as a path: checked, normalised into `norm`
  * (JPT__FILES_PATH_MAX + 1 bytes), quoted into `shown` (256 bytes). */
 int jpt__files_take_path(json_t *params, const char *key, int m, char *norm, char *shown,

@@ -219,7 +219,7 @@ static bool result_shape_ok(int m, json_t *r, const char **why)
         v = json_object_get(r, "kind");
         *why = "fs.metadata needs \"kind\" (\"file\", \"dir\", \"symlink\" or \"other\") and "
                "a non-negative integer \"size\"";
-        return json_is_string(v) && jpt__files_kind_from_name(json_string_value(v)) != 0 &&
+        return json_is_string(v) && jpt__files_kind_json(v) != 0 &&
                is_size(json_object_get(r, "size"));
     case JPT__FS_LIST:
         *why = "fs.list_dir needs \"entries\": an array of {\"path\": string, \"kind\": "
@@ -231,7 +231,7 @@ static bool result_shape_ok(int m, json_t *r, const char **why)
         {
             json_t *kind = json_object_get(entry, "kind");
             if (!json_is_string(json_object_get(entry, "path")) || !json_is_string(kind) ||
-                jpt__files_kind_from_name(json_string_value(kind)) == 0)
+                jpt__files_kind_json(kind) == 0)
                 return false;
         }
         return true;

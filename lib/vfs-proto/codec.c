@@ -7,109 +7,15 @@
  * speed of the MCP filesystem server. Issue 9 asks for four times that, so
  * large strings never become jansson values here: the validator looks at
  * eight bytes at a time, skipping a value is memchr(), and decoding a string
- * works in place. */
+ * works in place. String literals are written by the common room
+ * (common/utf8.c), whose byte tricks (common/text.h) this validator
+ * shares. */
 #include <string.h>
 
+#include "common/text.h"
 #include "vfs-proto.h"
 
-/* ---- Eight bytes at a time ---------------------------------------------------
- * The classic bit tricks ("Bit Twiddling Hacks": haszero, hasless): exact
- * for whether any byte of the word matches, which is all that is asked. */
-
-#define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-static inline uint64_t load8(const unsigned char *p)
-{
-    uint64_t x;
-    memcpy(&x, p, 8);
-    return x;
-}
-
-static inline uint64_t has_byte(uint64_t x, unsigned char c)
-{
-    uint64_t y = x ^ (ONES * c);
-    return (y - ONES) & ~y & HIGHS;
-}
-
-static inline uint64_t has_control(uint64_t x)
-{
-    return (x - ONES * 0x20) & ~x & HIGHS;
-}
-
-/* The index of the first byte at or after `i` that a string literal's
- * text must escape ('"', '\\', a control character), or, with `ascii`,
- * that is not ASCII either (to be validated as UTF-8); n when there is
- * none. In each word only the lowest flagged byte is exact (a borrow runs
- * upwards only), which is the one wanted. */
-static inline size_t skip_plain(const unsigned char *p, size_t n, size_t i, bool ascii)
-{
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x = load8(p + i);
-        uint64_t m = has_control(x) | has_byte(x, '"') | has_byte(x, '\\');
-        if (ascii)
-            m |= x & HIGHS;
-        if (m != 0)
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            return i + (size_t)(__builtin_ctzll(m) >> 3);
-#else
-            return i + (size_t)(__builtin_clzll(m) >> 3);
-#endif
-    }
-    while (i < n && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\' && (!ascii || p[i] < 0x80))
-        i++;
-    return i;
-}
-
 /* ---- UTF-8 ----------------------------------------------------------------- */
-
-/* The length of the well-formed UTF-8 sequence at p[0..n) starting with a
- * byte >= 0x80, or 0 (Unicode §3.9, table 3-7: no overlong forms, no
- * surrogates, nothing above U+10FFFF). */
-static inline size_t utf8_sequence(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0], lo = 0x80, hi = 0xBF;
-    size_t need;
-
-    if (c >= 0xC2 && c <= 0xDF)
-        need = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        lo = c == 0xE0 ? 0xA0 : 0x80;
-        hi = c == 0xED ? 0x9F : 0xBF;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        lo = c == 0xF0 ? 0x90 : 0x80;
-        hi = c == 0xF4 ? 0x8F : 0xBF;
-    } else
-        return 0;
-    if (n < need || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < need; i++)
-        if (p[i] < 0x80 || p[i] > 0xBF)
-            return 0;
-    return need;
-}
-
-/* Validates the run of multi-byte sequences at p[*i] (a byte >= 0x80) up
- * to the next ASCII byte, where *i is left; false with *i at the first
- * invalid sequence. Text in most scripts is such runs: checking them in
- * one loop saves a word scan per character. */
-static inline bool utf8_run(const unsigned char *p, size_t n, size_t *i)
-{
-    size_t at = *i;
-
-    do {
-        size_t len = utf8_sequence(p + at, n - at);
-        if (len == 0) {
-            *i = at;
-            return false;
-        }
-        at += len;
-    } while (at < n && p[at] >= 0x80);
-    *i = at;
-    return true;
-}
 
 static size_t utf8_encode(char *out, uint32_t cp)
 {
@@ -245,7 +151,7 @@ static bool scan_string(scanner *s)
     size_t n = s->n, i = s->i + 1;
 
     for (;;) {
-        i = skip_plain(p, n, i, true);
+        i = jpt__skip_plain(p, n, i, true);
         if (i >= n)
             return fail(s, s->i, "unterminated string");
         unsigned char c = p[i];
@@ -260,7 +166,7 @@ static bool scan_string(scanner *s)
             return fail(s, i, c == 0 ? "NUL byte in a string"
                                      : "raw control character in a string");
         } else if (c >= 0x80) {
-            if (!utf8_run(p, n, &i))
+            if (!jpt__utf8_run(p, n, &i))
                 return fail(s, i, "invalid UTF-8 in a string");
         } else
             i++;
@@ -663,83 +569,6 @@ bool jpt__json_uint(jpt__vfs_span v, uint64_t max, uint64_t *out)
 }
 
 /* ---- Encoding ------------------------------------------------------------------------- */
-
-/* What a byte becomes inside a string literal: 0 itself, 'u' \u00XX, else
- * the letter after the backslash. */
-static const char escape_letter[256] = {
-    ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't',
-    [0x00] = 'u', [0x01] = 'u', [0x02] = 'u', [0x03] = 'u', [0x04] = 'u',
-    [0x05] = 'u', [0x06] = 'u', [0x07] = 'u', [0x0B] = 'u', [0x0E] = 'u',
-    [0x0F] = 'u', [0x10] = 'u', [0x11] = 'u', [0x12] = 'u', [0x13] = 'u',
-    [0x14] = 'u', [0x15] = 'u', [0x16] = 'u', [0x17] = 'u', [0x18] = 'u',
-    [0x19] = 'u', [0x1A] = 'u', [0x1B] = 'u', [0x1C] = 'u', [0x1D] = 'u',
-    [0x1E] = 'u', [0x1F] = 'u', ['"'] = '"', ['\\'] = '\\',
-};
-
-size_t jpt__json_quoted_size(const char *text, size_t n, bool refuse_nul)
-{
-    const unsigned char *p = (const unsigned char *)text;
-    size_t size = n + 2, i = 0;
-
-    for (;;) {
-        i = skip_plain(p, n, i, true);
-        if (i >= n)
-            return size;
-        unsigned char c = p[i];
-        if (c >= 0x80) {
-            if (!utf8_run(p, n, &i))
-                return 0;
-            continue;
-        }
-        if (c == 0 && refuse_nul)
-            return 0;
-        char letter = escape_letter[c];
-        size += letter == 'u' ? 5 : letter != 0;
-        i++;
-    }
-}
-
-void jpt__json_quote(char *dst, const char *text, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = (const unsigned char *)text;
-    size_t i = 0, start = 0;
-
-    *dst++ = '"';
-    for (;;) {
-        i = skip_plain(p, n, i, false);
-        memcpy(dst, p + start, i - start);
-        dst += i - start;
-        if (i >= n)
-            break;
-        char letter = escape_letter[p[i]];
-        *dst++ = '\\';
-        *dst++ = letter;
-        if (letter == 'u') {
-            memcpy(dst, "00", 2);
-            dst[2] = hex[p[i] >> 4];
-            dst[3] = hex[p[i] & 15];
-            dst += 4;
-        }
-        start = ++i;
-    }
-    *dst = '"';
-}
-
-int jpt__json_append_string(jpt__buf *b, const char *p, size_t n)
-{
-    size_t size = jpt__json_quoted_size(p, n, false);
-    int rc;
-
-    if (size == 0)
-        return jpt__buf_json_string(b, p, n);
-    if ((rc = jpt__buf_reserve(b, size)) < 0)
-        return rc;
-    jpt__json_quote(b->data + b->len, p, n);
-    b->len += size;
-    b->data[b->len] = '\0';
-    return JPT_OK;
-}
 
 int jpt__json_append_flat(jpt__buf *b, const char *p, size_t n)
 {

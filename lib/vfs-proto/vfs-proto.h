@@ -7,10 +7,11 @@
  *
  * Layers, each calling only those below it:
  *
+ *   result.c   the fs.* methods' results, written from typed values
  *   params.c   the methods and their params, validated into typed values
  *   frame.c    NDJSON framing with a line limit; the output queue
- *   codec.c    strict JSON validation, member lookup, string escape and
- *              unescape at memory speed, base64 */
+ *   codec.c    strict JSON validation, member lookup, string unescape at
+ *              memory speed (strings are written by common/utf8.c) */
 #ifndef JPT_LIB_VFS_PROTO_H
 #define JPT_LIB_VFS_PROTO_H
 
@@ -82,14 +83,6 @@ size_t jpt__json_unescape(jpt__vfs_span lit, char *out);
  * (no fraction, no exponent, no minus sign). */
 bool jpt__json_uint(jpt__vfs_span v, uint64_t max, uint64_t *out);
 
-/* The length of p[0..n) as a JSON string literal, quotes included, or 0
- * when p[0..n) is not valid UTF-8 (or holds a NUL byte and `refuse_nul`). */
-size_t jpt__json_quoted_size(const char *p, size_t n, bool refuse_nul);
-/* Writes that literal, exactly jpt__json_quoted_size() bytes, to dst. */
-void jpt__json_quote(char *dst, const char *p, size_t n);
-/* Appends p[0..n) as a JSON string literal to `b`; invalid UTF-8 is
- * replaced by U+FFFD. */
-int jpt__json_append_string(jpt__buf *b, const char *p, size_t n);
 /* Appends the validated JSON text v with its raw newlines (whitespace, the
  * only place JSON allows them) turned into spaces, so it fits on one line. */
 int jpt__json_append_flat(jpt__buf *b, const char *p, size_t n);
@@ -218,5 +211,37 @@ const char *jpt__vfs_method_name(int method);
  * ("'path' must be a string"); JPT_ERR_NOMEM. */
 int jpt__vfs_params_decode(int method, jpt__vfs_span params, jpt__vfs_params *out,
                            void **arrays, char *why, size_t why_len);
+
+/* ==== result.c ========================================================== */
+
+/* One entry of an fs.list_dir result. */
+typedef struct jpt__vfs_fs_entry {
+    char *name;
+    int kind; /* JPT_FILES_KIND_* */
+} jpt__vfs_fs_entry;
+
+/* What an fs.* method gives, as typed values; each method reads its own
+ * members. Everything is borrowed. */
+typedef struct jpt__vfs_fs_result {
+    const char *data;                 /* fs.read: the file's bytes */
+    size_t len;
+    int kind;                         /* fs.metadata: JPT_FILES_KIND_*; fs.exists:
+                                         0 when nothing is there */
+    uint64_t size;                    /* fs.metadata */
+    const jpt__vfs_fs_entry *entries; /* fs.list_dir */
+    size_t nentries;
+    const char *json;                 /* fs.grep: its result, JSON text already
+                                         (grep.c writes it as it searches) */
+    size_t json_len;
+} jpt__vfs_fs_result;
+
+/* "file", "dir", "symlink", "other" by JPT_FILES_KIND_*, and back (0 for
+ * another name). */
+const char *jpt__vfs_kind_name(int kind);
+int jpt__vfs_kind_find(const char *name, size_t len);
+/* Appends the result of fs.* method `method` (JPT__VFS_FS_*) in D11's
+ * shape, as compact JSON on one line: {"content", "encoding"?, "size"},
+ * {"exists"}, {"kind", "size"}, {"entries"}, fs.grep's text, or {}. */
+int jpt__vfs_put_fs_result(jpt__buf *b, int method, const jpt__vfs_fs_result *r);
 
 #endif /* JPT_LIB_VFS_PROTO_H */

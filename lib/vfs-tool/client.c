@@ -519,7 +519,7 @@ static int begin_request(jpt__vfs_client *c, const char *method, size_t size, si
     if ((rc = jpt__vfs_outq_begin(&c->out, size + 64 + strlen(method), mark)) == JPT_OK &&
         (rc = jpt__buf_printf(b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":", en->key)) ==
             JPT_OK)
-        rc = jpt__json_append_string(b, method, strlen(method));
+        rc = jpt__buf_json_string(b, method, strlen(method));
     return rc;
 }
 
@@ -611,28 +611,17 @@ int jpt__vfs_client_request_rename(jpt__vfs_client *c, const char *from, const c
 int jpt__vfs_client_request_write(jpt__vfs_client *c, const char *path, const void *data,
                                   size_t len, uint64_t *id)
 {
-    size_t quoted = jpt__json_quoted_size(data, len, true);
-    size_t body = quoted != 0 ? quoted : jpt__base64_size(len) + 2;
     jpt__buf *b = &c->out.buf;
     size_t mark = 0;
     entry *en;
-    int rc = begin_request(c, "fs.write", body + strlen(path) * 6 + 64, &mark, &en);
+    bool base64;
+    int rc = begin_request(c, "fs.write", strlen(path) * 6 + 64, &mark, &en);
 
     if (rc == JPT_OK && (rc = jpt__buf_puts(b, ",\"params\":{")) == JPT_OK &&
         (rc = put_path(c, "path", path)) == JPT_OK &&
         (rc = jpt__buf_puts(b, ",\"content\":")) == JPT_OK &&
-        (rc = jpt__buf_reserve(b, body)) == JPT_OK) {
-        if (quoted != 0) {
-            jpt__json_quote(b->data + b->len, data, len);
-        } else {
-            b->data[b->len] = '"';
-            jpt__base64_encode(b->data + b->len + 1, data, len);
-            b->data[b->len + body - 1] = '"';
-        }
-        b->len += body;
-        b->data[b->len] = '\0';
-        rc = jpt__buf_puts(b, quoted != 0 ? "}}" : ",\"encoding\":\"base64\"}}");
-    }
+        (rc = jpt__buf_content(b, data, len, &base64)) == JPT_OK)
+        rc = jpt__buf_puts(b, base64 ? ",\"encoding\":\"base64\"}}" : "}}");
     return end_request(c, mark, en, rc, id);
 }
 

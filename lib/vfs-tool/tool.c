@@ -454,6 +454,28 @@ static int bad_result(jpt_vfs_tool *t, const char *method, const char *what)
     return tool_err(t, JPT_ERR_PROTOCOL, "the host's %s result has no %s", method, what);
 }
 
+/* D11's content (fs.read's, an http body): the string decoded into the
+ * reply's own storage, from base64 too when "encoding": "base64". Decoding
+ * to the start of the storage never overtakes the reading: the output
+ * begins before the input and grows no faster. */
+static int decode_content(jpt_vfs_tool *t, jpt__vfs_reply *r, jpt__vfs_span content,
+                          jpt__vfs_span encoding, const char *method, const char *name,
+                          size_t *n)
+{
+    char what[48];
+    bool base64 = encoding.p != NULL && jpt__json_type(encoding) == JPT__JSON_STRING &&
+                  jpt__json_key_is((jpt__vfs_span){encoding.p + 1, encoding.n - 2}, "base64");
+
+    if (encoding.p != NULL && jpt__json_type(encoding) != JPT__JSON_NULL && !base64)
+        return bad_result(t, method, "known 'encoding'");
+    *n = jpt__json_unescape(content, r->storage);
+    if (base64 && !jpt__base64_decode(r->storage, *n, (unsigned char *)r->storage, n)) {
+        snprintf(what, sizeof(what), "valid base64 '%s'", name);
+        return bad_result(t, method, what);
+    }
+    return JPT_OK;
+}
+
 /* D11 fs.read's result: the content decoded in the reply's own storage,
  * from base64 too when "encoding":"base64". */
 static int take_file(jpt_vfs_tool *t, jpt__vfs_reply *r, char **data, size_t *len)
@@ -464,15 +486,9 @@ static int take_file(jpt_vfs_tool *t, jpt__vfs_reply *r, char **data, size_t *le
 
     if (content.p == NULL || jpt__json_type(content) != JPT__JSON_STRING)
         return bad_result(t, "fs.read", "string 'content'");
-    bool base64 = encoding.p != NULL && jpt__json_type(encoding) == JPT__JSON_STRING &&
-                  jpt__json_key_is((jpt__vfs_span){encoding.p + 1, encoding.n - 2}, "base64");
-    if (encoding.p != NULL && jpt__json_type(encoding) != JPT__JSON_NULL && !base64)
-        return bad_result(t, "fs.read", "known 'encoding'");
-    /* Decoding to the start of the storage never overtakes the reading:
-     * the output begins before the input and grows no faster. */
-    n = jpt__json_unescape(content, r->storage);
-    if (base64 && !jpt__base64_decode(r->storage, n, (unsigned char *)r->storage, &n))
-        return bad_result(t, "fs.read", "valid base64 'content'");
+    int rc = decode_content(t, r, content, encoding, "fs.read", "content", &n);
+    if (rc < 0)
+        return rc;
     *data = take_storage(r, r->storage, n);
     if (len != NULL)
         *len = n;
@@ -674,7 +690,7 @@ static int put_string(jpt_vfs_tool *t, jpt__buf *b, const char *s)
 
     if (jpt__json_quoted_size(s, len, false) == 0)
         return tool_err(t, JPT_ERR_INVALID, "'%s' is not valid UTF-8", s);
-    return jpt__json_append_string(b, s, len);
+    return jpt__buf_json_string(b, s, len);
 }
 
 static int put_strings(jpt_vfs_tool *t, jpt__buf *b, const char *method, const char *name,
@@ -853,21 +869,10 @@ static int http_params(jpt_vfs_tool *t, const char *method, const char *url,
         return rc;
     if (body != NULL || body_len > 0) {
         /* As fs.write's content: text when it is, else base64. */
-        size_t quoted = jpt__json_quoted_size(body, body_len, true);
-        size_t size = quoted != 0 ? quoted : jpt__base64_size(body_len) + 2;
-        if ((rc = jpt__buf_puts(b, ",\"body\":")) < 0 || (rc = jpt__buf_reserve(b, size)) < 0)
-            return rc;
-        char *dst = b->data + b->len;
-        if (quoted != 0)
-            jpt__json_quote(dst, body, body_len);
-        else {
-            dst[0] = '"';
-            jpt__base64_encode(dst + 1, body, body_len);
-            dst[size - 1] = '"';
-        }
-        b->len += size;
-        b->data[b->len] = '\0';
-        if (quoted == 0 && (rc = jpt__buf_puts(b, ",\"encoding\":\"base64\"")) < 0)
+        bool base64;
+        if ((rc = jpt__buf_puts(b, ",\"body\":")) < 0 ||
+            (rc = jpt__buf_content(b, body, body_len, &base64)) < 0 ||
+            (base64 && (rc = jpt__buf_puts(b, ",\"encoding\":\"base64\"")) < 0))
             return rc;
     }
     return jpt__buf_putc(b, '}');
@@ -889,17 +894,13 @@ static int take_response(jpt_vfs_tool *t, jpt__vfs_reply *r, const char *method,
         return bad_result(t, method, "array 'headers'");
     if (body.p == NULL || jpt__json_type(body) != JPT__JSON_STRING)
         return bad_result(t, method, "string 'body'");
-    bool base64 = encoding.p != NULL && jpt__json_type(encoding) == JPT__JSON_STRING &&
-                  jpt__json_key_is((jpt__vfs_span){encoding.p + 1, encoding.n - 2}, "base64");
-    if (encoding.p != NULL && jpt__json_type(encoding) != JPT__JSON_NULL && !base64)
-        return bad_result(t, method, "known 'encoding'");
     char *headers_json = jpt__memdup0(headers.p, headers.n);
     if (headers_json == NULL)
         return tool_err(t, JPT_ERR_NOMEM, "out of memory taking the %s response", method);
-    n = jpt__json_unescape(body, r->storage);
-    if (base64 && !jpt__base64_decode(r->storage, n, (unsigned char *)r->storage, &n)) {
+    int rc = decode_content(t, r, body, encoding, method, "body", &n);
+    if (rc < 0) {
         jpt__free(headers_json);
-        return bad_result(t, method, "valid base64 'body'");
+        return rc;
     }
     out->status = (int)code;
     out->headers_json = headers_json;
@@ -1070,7 +1071,7 @@ JPT_EXPORT int jpt_vfs_tool_result_text(jpt_vfs_tool *t, const char *text)
     if (rc < 0)
         return rc;
     if ((rc = jpt__buf_puts(&params, "{\"content\":")) == JPT_OK &&
-        (rc = jpt__json_append_string(&params, text, strlen(text))) == JPT_OK &&
+        (rc = jpt__buf_json_string(&params, text, strlen(text))) == JPT_OK &&
         (rc = jpt__buf_putc(&params, '}')) == JPT_OK)
         rc = notify(t, "result", params.data, params.len);
     else
@@ -1091,12 +1092,12 @@ JPT_EXPORT int jpt_vfs_tool_error(jpt_vfs_tool *t, const char *message,
      * it is written into the params first. */
     if (message != NULL && (trace != NULL || ntrace == 0) &&
         (rc = jpt__buf_puts(&params, "{\"message\":")) == JPT_OK &&
-        (rc = jpt__json_append_string(&params, message, strlen(message))) == JPT_OK)
+        (rc = jpt__buf_json_string(&params, message, strlen(message))) == JPT_OK)
         rc = jpt__buf_puts(&params, ",\"trace\":[");
     for (size_t i = 0; i < ntrace && trace != NULL && rc == JPT_OK; i++) {
         const char *line = trace[i] != NULL ? trace[i] : "";
         if ((rc = i > 0 ? jpt__buf_putc(&params, ',') : JPT_OK) == JPT_OK)
-            rc = jpt__json_append_string(&params, line, strlen(line));
+            rc = jpt__buf_json_string(&params, line, strlen(line));
     }
     if (rc == JPT_OK)
         rc = jpt__buf_printf(&params, "],\"transient\":%s}", transient ? "true" : "false");

@@ -66,7 +66,7 @@ static int queue_error(jpt__vfs_engine *e, const char *id, int code, const char 
     if (rc == JPT_OK && (rc = put(b, "{\"jsonrpc\":\"2.0\",\"id\":")) == JPT_OK &&
         (rc = put(b, id)) == JPT_OK &&
         (rc = jpt__buf_printf(b, ",\"error\":{\"code\":%d,\"message\":", code)) == JPT_OK &&
-        (rc = jpt__json_append_string(b, message, strlen(message))) == JPT_OK)
+        (rc = jpt__buf_json_string(b, message, strlen(message))) == JPT_OK)
         rc = put(b, "}}");
     return jpt__vfs_outq_end(&e->out, mark, rc);
 }
@@ -175,33 +175,31 @@ int jpt__vfs_call_answer_json(jpt__vfs_call *c, const char *result, size_t len)
     return JPT_OK;
 }
 
+int jpt__vfs_call_answer_own(jpt__vfs_call *c, const char *result, size_t len)
+{
+    jpt__vfs_engine *e = c->engine;
+    size_t mark;
+
+    int rc = begin_result(e, c->id, len + 1, &mark);
+    if (rc == JPT_OK && (rc = jpt__buf_append(&e->out.buf, result, len)) == JPT_OK)
+        rc = put(&e->out.buf, "}");
+    if ((rc = jpt__vfs_outq_end(&e->out, mark, rc)) < 0)
+        return jpt__err(&e->err, rc, "out of memory answering request %s", c->id);
+    call_free(c);
+    return JPT_OK;
+}
+
 /* Writes {"content":…,["encoding":"base64",]"size":N}} straight into the
  * output queue: one pass to size the string, one to write it. */
 int jpt__vfs_call_answer_read(jpt__vfs_call *c, const void *data, size_t len)
 {
+    jpt__vfs_fs_result r = {.data = data, .len = len};
     jpt__vfs_engine *e = c->engine;
-    /* D11: the host picks the encoding by checking UTF-8. A NUL byte makes
-     * a file binary too, as for fs.grep (issue 9 §5) and git. */
-    size_t quoted = jpt__json_quoted_size(data, len, true);
-    size_t body = quoted != 0 ? quoted : jpt__base64_size(len) + 2;
-    char tail[64];
     size_t mark;
 
-    snprintf(tail, sizeof(tail), "%s\"size\":%zu}}",
-             quoted != 0 ? "," : ",\"encoding\":\"base64\",", len);
-    int rc = begin_result(e, c->id, body + 16 + strlen(tail), &mark);
-    if (rc == JPT_OK && (rc = put(&e->out.buf, "{\"content\":")) == JPT_OK) {
-        jpt__buf *b = &e->out.buf;
-        if (quoted != 0) {
-            jpt__json_quote(b->data + b->len, data, len);
-        } else {
-            b->data[b->len] = '"';
-            jpt__base64_encode(b->data + b->len + 1, data, len);
-            b->data[b->len + body - 1] = '"';
-        }
-        b->len += body;
-        rc = put(b, tail);
-    }
+    int rc = begin_result(e, c->id, 64, &mark);
+    if (rc == JPT_OK && (rc = jpt__vfs_put_fs_result(&e->out.buf, JPT__VFS_FS_READ, &r)) == JPT_OK)
+        rc = put(&e->out.buf, "}");
     if ((rc = jpt__vfs_outq_end(&e->out, mark, rc)) < 0)
         return jpt__err(&e->err, rc, "out of memory answering request %s", c->id);
     call_free(c);
@@ -253,7 +251,7 @@ int jpt__vfs_call_answer_error_data(jpt__vfs_call *c, int code, const char *mess
     if (rc == JPT_OK && (rc = put(b, "{\"jsonrpc\":\"2.0\",\"id\":")) == JPT_OK &&
         (rc = put(b, c->id)) == JPT_OK &&
         (rc = jpt__buf_printf(b, ",\"error\":{\"code\":%d,\"message\":", code)) == JPT_OK &&
-        (rc = jpt__json_append_string(b, message, strlen(message))) == JPT_OK &&
+        (rc = jpt__buf_json_string(b, message, strlen(message))) == JPT_OK &&
         (rc = put(b, ",\"data\":")) == JPT_OK &&
         (rc = jpt__json_append_flat(b, data, len)) == JPT_OK)
         rc = put(b, "}}");
@@ -276,7 +274,7 @@ int jpt__vfs_call_pending(jpt__vfs_call *c, const char *reason)
         (rc = put(b, "{\"jsonrpc\":\"2.0\",\"method\":\"pending\",\"params\":{\"request_id\":")) ==
             JPT_OK &&
         (rc = put(b, c->id)) == JPT_OK && (rc = put(b, ",\"reason\":")) == JPT_OK &&
-        (rc = jpt__json_append_string(b, reason, strlen(reason))) == JPT_OK)
+        (rc = jpt__buf_json_string(b, reason, strlen(reason))) == JPT_OK)
         rc = put(b, "}}");
     if ((rc = jpt__vfs_outq_end(&e->out, mark, rc)) < 0)
         return jpt__err(&e->err, rc, "out of memory telling the tool request %s waits",
@@ -730,7 +728,7 @@ static int queue_init(jpt__vfs_engine *e, const jpt__vfs_init *init)
     if (rc == JPT_OK &&
         (rc = put(b, "{\"jsonrpc\":\"2.0\",\"method\":\"init\",\"params\":{\"tool\":{\"name\":")) ==
             JPT_OK &&
-        (rc = jpt__json_append_string(b, init->name, strlen(init->name))) == JPT_OK &&
+        (rc = jpt__buf_json_string(b, init->name, strlen(init->name))) == JPT_OK &&
         (rc = put_object(b, "arguments", init->arguments)) == JPT_OK &&
         (rc = put_object(b, "answers", init->answers)) == JPT_OK &&
         (rc = put_object(b, "options", init->options)) == JPT_OK)

@@ -483,21 +483,9 @@ static int result_json(jpt__http_response *r, jpt__buf *out)
     size_t len = r->body.len;
     if (rc == JPT_OK)
         rc = jpt__buf_puts(out, "],\"body\":");
-    size_t quoted = rc == JPT_OK ? jpt__json_quoted_size(body, len, true) : 0;
-    size_t size = quoted != 0 ? quoted : jpt__base64_size(len) + 2;
-    if (rc == JPT_OK && (rc = jpt__buf_reserve(out, size + 32)) == JPT_OK) {
-        char *dst = out->data + out->len;
-        if (quoted != 0)
-            jpt__json_quote(dst, body, len);
-        else {
-            dst[0] = '"';
-            jpt__base64_encode(dst + 1, (const unsigned char *)body, len);
-            dst[size - 1] = '"';
-        }
-        out->len += size;
-        out->data[out->len] = '\0';
-        rc = jpt__buf_puts(out, quoted != 0 ? "}" : ",\"encoding\":\"base64\"}");
-    }
+    bool base64;
+    if (rc == JPT_OK && (rc = jpt__buf_content(out, body, len, &base64)) == JPT_OK)
+        rc = jpt__buf_puts(out, base64 ? ",\"encoding\":\"base64\"}" : "}");
     return rc;
 }
 
