@@ -361,6 +361,7 @@ static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
         .run_sandbox_mode = cmd->sandbox.profile != 0 ? cmd->sandbox.mode : JPT_SANDBOX_OFF,
         .sandbox_cache = r->sandbox_cache,
         .sandbox_hint = "\"os_sandbox\": {\"read\": […]} in the tool's definition",
+        .env_hint = "\"env\": {\"set\": jptool.python_tool_env()} in the tool's definition",
     };
     jpt__vfs_session_ops ops = session_ops;
     ops.ud = v;
