@@ -195,6 +195,36 @@ static void stopped_state_takes_every_result_form(void **state)
     done(r);
 }
 
+/* The host trial: a tool that speaks RFD 058 wraps its result in the
+ * envelope ({"content": [blocks], "isError"}); the model reads its blocks,
+ * over stdio (a handle's state line and a one-shot run's output), not "". */
+static void stopped_state_with_an_envelope_result_is_its_content(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(
+        0,
+        pieces("env", "{'stateful':true}",
+               "out:{\"type\":\"stopped\",\"result\":{\"content\":[{\"type\":\"text\","
+               "\"text\":\"Staged 3 hunks.\"}]}}\\n",
+               "exit:0", NULL),
+        pieces("env_once", NULL,
+               "out:{\"type\":\"stopped\",\"result\":{\"content\":[{\"type\":\"text\","
+               "\"text\":\"a\"},{\"type\":\"text\",\"text\":\"b\"}]}}",
+               NULL),
+        pieces("env_error", NULL,
+               "out:{\"type\":\"stopped\",\"result\":{\"content\":[{\"type\":\"text\","
+               "\"text\":\"it broke\"}],\"isError\":true}}",
+               NULL),
+        NULL);
+
+    call_expect(r, "env", "{'action':'spawn','id':'staging','wait_secs':5}",
+                "{'id':'staging','state':'stopped','result':'Staged 3 hunks.'}", false);
+    call_expect_text(r, "env_once", "{}", "a\n\nb", false);
+    call_expect_text(r, "env_error", "{}", "Error: it broke", true);
+    assert_int_equal(warned.count, 0);
+    done(r);
+}
+
 /* ==== State lines are never shown raw (issue 16) ===================================== */
 
 #define WAITING_LINE                                                                          \
@@ -897,6 +927,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(stopped_state_with_a_plain_result_is_the_result),
         T(stopped_state_takes_every_result_form),
+        T(stopped_state_with_an_envelope_result_is_its_content),
         T(state_line_is_never_shown_raw_however_its_bytes_arrive),
         T(state_line_completed_by_an_apply_answers_it_rendered),
         T(unterminated_lines_are_states_at_the_end_and_prompts_at_once),
