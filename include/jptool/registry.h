@@ -292,7 +292,20 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *   options          an object passed to the tool as the "options" of
  *                    {{tool}} (default: {})
  *   stdin            true: write the {{tool}} JSON to stdin instead
- *   stateful         true: the tool takes actions (spawn is implied)
+ *   stateful         true: the tool takes actions (spawn is implied).
+ *                    A stdio handle's stdout is read a line at a time: a
+ *                    line that is an RFD 009 ToolState or an RFD 058
+ *                    envelope (a JSON object; state.h) is a state the
+ *                    handle reports, any other line is text. A line
+ *                    without its newline yet is shown as text when the
+ *                    model reads the handle (a prompt), unless it starts
+ *                    with '{': then it is held, so that a state is never
+ *                    shown raw, however its bytes arrive, until it has
+ *                    been quiet for settle_ms; then it is read as if its
+ *                    newline had come (a state, its newline dropped if it
+ *                    comes, or text) if it is complete JSON or can never
+ *                    be JSON, and held on while it is JSON cut short (the
+ *                    rest of a state may still come)
  *   actions          those of "fetch", "apply", "abort" it supports
  *                    (default: all three; needs stateful)
  *   pty              true: run on a pseudo-terminal (TERM=dumb, 24x80). The
