@@ -744,7 +744,9 @@ static void awaited_waiting_handle_is_answered_through_the_inquiry_handler(void 
     assert_int_equal(inq.asked, 1);
     assert_string_equal(jpt_inquiry_handle_id(q), "n");
     assert_string_equal(jpt_inquiry_tool(q), "counter");
-    assert_null(jpt_inquiry_call_id(q));
+    /* The host trial: NULL, so a host could not tell which call the
+     * question held up; it is the await's. */
+    assert_string_equal(jpt_inquiry_call_id(q), "w");
     assert_int_equal(jpt_inquiry_target(q), JPT_TARGET_USER);
     tu_assert_json_equal(jpt_inquiry_question_json(q),
                          js("{'id':'reset','text':'Reset the counter?','schema':{'type':'boolean'},"

@@ -790,6 +790,10 @@ JPT_EXPORT void jpt_registry_set_inquiry_handler(jpt_registry *r, jpt_inquiry_fn
  * The question is RFD 058's {"id","text","schema","default"} JSON; the
  * context holds the blocks the tool showed before it (may be empty). */
 JPT_EXPORT const char *jpt_inquiry_tool(const jpt_inquiry *q);
+/* The id of the model's call under which the question arose: the
+ * one-shot call whose run asks, or, for a handle's question, the await
+ * that was watching the handle when it asked (the one that put it to the
+ * handler: the question outlives that await if it answers first). */
 JPT_EXPORT const char *jpt_inquiry_call_id(const jpt_inquiry *q);
 /* The handle whose question it is (a stateful handle asking while an await
  * watches it), or NULL. The tool and call id are NULL for the turn end's

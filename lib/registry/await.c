@@ -269,7 +269,9 @@ static void handle_released(jpt_inquiry *q)
 static const jpt__inquiry_owner handle_question_owner = {handle_answered, handle_declined,
                                                          handle_released};
 
-static void ask_for(jpt_handle *h)
+/* `call_id` is the await's: the call under which the question arose
+ * (jpt_inquiry_call_id). */
+static void ask_for(jpt_handle *h, const char *call_id)
 {
     const jpt__block *question = jpt__handle_question(h);
     jpt_state *s = NULL;
@@ -291,6 +293,7 @@ static void ask_for(jpt_handle *h)
         .before = blocks,
         .nbefore = before,
         .tool = h->tool->name,
+        .call_id = call_id,
         .handle_id = h->id,
         .target = h->tool->question_target,
     };
@@ -319,7 +322,7 @@ static void heard_awaited(jpt__sub *s, unsigned what)
     }
     /* Waiting counts as pending while the inquiry handler resolves it. */
     if ((what & JPT__HEARD_WAITING) && a->phase == WAITING)
-        ask_for(s->h);
+        ask_for(s->h, a->call->id);
 }
 
 static void on_await_timeout(jpt__timer *t)
@@ -459,7 +462,7 @@ static void resolved(jpt__await *a)
     }
     /* Waiting counts as pending while the inquiry handler resolves it. */
     for (size_t i = 0; i < a->n && a->phase == WAITING; i++)
-        ask_for(a->handles[i]);
+        ask_for(a->handles[i], a->call->id);
 }
 
 /* Lets go of the ids' JSON, a slice of elements at a time from the end:

@@ -1013,8 +1013,9 @@ class Inquiry:
     asked, one a stateful handle asked while an ``await`` watches it, or
     the turn end's question (:meth:`Registry.end_turn`).
 
-    ``tool``, ``call_id``, ``handle_id`` (the handle whose question it is,
-    for a stateful handle asking while awaited; else None),
+    ``tool``, ``call_id`` (the one-shot call that asks, or the ``await``
+    that watched the handle when it asked), ``handle_id`` (the handle whose
+    question it is, for a stateful handle asking while awaited; else None),
     ``question`` (RFD 058's parsed ``{"id", "text", "schema", "default"}``)
     and ``target`` (JPT_TARGET_USER or JPT_TARGET_ASSISTANT: who should be
     asked) are copied when the inquiry arrives and stay readable; ``tool``
