@@ -135,7 +135,7 @@ class AsyncHostTest(AsyncTestCase):
         # Awaited, the handle's question goes to the handler, a task.
         await asyncio.wait_for(asking.wait(), WAIT)
         self.assertEqual(asked, [(
-            "counter", None, "c", jptool.JPT_TARGET_USER,
+            "counter", "w", "c", jptool.JPT_TARGET_USER,
             {"id": "reset", "text": "Reset the counter?",
              "schema": {"type": "boolean"}, "default": False})])
         self.assertFalse(batch.done)
@@ -616,8 +616,18 @@ class AsyncBuiltinTest(AsyncTestCase):
 
 class AsyncRegistryRulesTest(unittest.IsolatedAsyncioTestCase):
     def test_outside_a_running_loop_is_refused(self):
-        with self.assertRaises(RuntimeError):
+        # The host trial: asyncio's bare "no running event loop" did not
+        # say what to do.
+        with self.assertRaises(RuntimeError) as cm:
             AsyncRegistry()
+        self.assertIn("jptool.aio.AsyncRegistry() was made outside a coroutine", str(cm.exception))
+        self.assertIn("asyncio.run(main())", str(cm.exception))
+        self.assertIn("jptool.Registry for blocking calls", str(cm.exception))
+        self.assertIsNone(cm.exception.__cause__)
+        with self.assertRaises(RuntimeError) as cm:
+            AsyncVfsHost()
+        self.assertIn("jptool.aio.AsyncVfsHost() was made outside a coroutine", str(cm.exception))
+        self.assertIn("jptool.VfsHost for blocking calls", str(cm.exception))
 
     async def test_constructor_arguments(self):
         with Registry() as sync:

@@ -2243,7 +2243,7 @@ class AwaitTest(AwaitTestCase):
             # Waiting counts as pending while the handler answers.
             self.assertFalse(self.r.wait(b, 500))
             self.assertEqual(asked, [(
-                "counter", None, "c", jptool.JPT_TARGET_USER,
+                "counter", "w", "c", jptool.JPT_TARGET_USER,
                 {"id": "reset", "text": "Reset the counter?",
                  "schema": {"type": "boolean"}, "default": False},
                 [])])
