@@ -133,11 +133,14 @@ static void call_expect_text(jpt_registry *r, const char *tool, const char *args
 
 static void assert_gone(jpt_registry *r, const char *tool, const char *id)
 {
-    char args[128], text[128];
+    char args[128];
+    bool err = false;
 
     snprintf(args, sizeof(args), "{'action':'fetch','id':'%s'}", id);
-    snprintf(text, sizeof(text), "Handle `%s` not found", id);
-    call_expect_text(r, tool, args, text, true);
+    char *content = ru_call(r, tool, js(args), &err);
+    assert_true(err);
+    ru_assert_gone_text(content, id);
+    free(content);
 }
 
 /* ---- Driving the loop by its events ------------------------------------------------ */
@@ -948,7 +951,9 @@ static void batch_with_two_spawns_of_one_id_is_rejected_and_nothing_runs(void **
     ru_assert_text(res, 1, "2", why, true);
     ru_assert_text(res, 2, "3", why, true);
     ru_assert_text(res, 3, "4", why, true);
-    assert_gone(r, "nap", "other");
+    /* A rejected batch made no handle: RFD 037's words for an unknown id. */
+    call_expect_text(r, "nap", "{'action':'fetch','id':'other'}", "Handle `other` not found",
+                     true);
     /* The id is free, and the tool does mark when it runs. */
     call_expect(r, "marked", "{'action':'spawn','id':'dup','marker':'m3'}",
                 "{'id':'dup','state':'running','content':'ready\\n'}", false);
@@ -983,7 +988,8 @@ static void batch_reusing_an_active_handle_id_is_rejected_and_nothing_runs(void 
     ru_assert_text(res, 0, "1", why, true);
     ru_assert_text(res, 1, "2", why, true);
     ru_assert_text(res, 2, "3", why, true);
-    assert_gone(r, "marked", "fresh");
+    call_expect_text(r, "marked", "{'action':'fetch','id':'fresh'}", "Handle `fresh` not found",
+                     true);
     /* The active handle is untouched. */
     call_expect(r, "marked", "{'action':'fetch','id':'dup'}",
                 "{'id':'dup','state':'running','content':''}", false);
@@ -1093,6 +1099,96 @@ static void handle_stopping_unwatched_leaves_one_notification_taken_once(void **
                             "'result':'built\\n\\n[process ended: exit status 0]','is_error':false}]");
     assert_notifications(r, "[]");
     assert_gone(r, "build", "b");
+    done(r);
+}
+
+/* The host trial: a fetch or an await of a handle whose result went out
+ * as a notification was told "Handle `b` not found", RFD 037's words for
+ * an id that never was. It is told how the model had the result; an
+ * abort of it has nothing left to do (no error); an unknown id is still
+ * not found. */
+static void a_handle_whose_result_was_given_is_not_called_unknown(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(0, def("{'name':'build','stateful':true}", built_sh),
+                                  parse(js(NAP_DEF)), NULL);
+
+    call_expect(r, "build", "{'action':'spawn','id':'b'}",
+                "{'id':'b','state':'running','content':''}", false);
+    touch_go();
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
+    assert_notifications(r, "[{'id':'b','tool':'build','state':'stopped',"
+                            "'result':'built\\n\\n[process ended: exit status 0]','is_error':false}]");
+    static const char noticed[] = "Handle `b` has stopped, and a notification gave its result";
+    json_t *res = ru_run_js(r, "[{'id':'1','name':'build','arguments':{'action':'fetch','id':'b'}},"
+                               "{'id':'2','name':'await','arguments':{'all':['b']}},"
+                               "{'id':'3','name':'build','arguments':{'action':'abort','id':'b'}},"
+                               "{'id':'4','name':'await','arguments':{'any':['zz']}}]");
+    ru_assert_text(res, 0, "1", noticed, true);
+    ru_assert_text(res, 1, "2", noticed, true);
+    ru_assert_text(res, 2, "3", noticed, false);
+    ru_assert_text(res, 3, "4", "Handle `zz` not found", true);
+
+    /* Given by an answer (the spawn's, which saw it stop). */
+    call_expect(r, "nap", "{'action':'spawn','id':'n','ms':1,'wait_secs':5}",
+                "{'id':'n','state':'stopped','result':'slept 1\\n\\n[process ended: exit status 0]'}",
+                false);
+    call_expect_text(r, "nap", "{'action':'fetch','id':'n'}",
+                     "Handle `n` has stopped, and an earlier answer gave its result", true);
+    /* The id is free again: a new handle of it is the one found. */
+    call_expect(r, "nap", "{'action':'spawn','id':'n','ms':1,'wait_secs':5}",
+                "{'id':'n','state':'stopped','result':'slept 1\\n\\n[process ended: exit status 0]'}",
+                false);
+    done(r);
+}
+
+/* A builtin stateful tool that stops as it starts. */
+static int stop_at_once(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    jpt_state *s = NULL;
+
+    (void)arguments_json;
+    (void)ud;
+    assert_int_equal(jpt_state_new(JPT_STATE_STOPPED, &s), JPT_OK);
+    assert_int_equal(jpt_state_add_text(s, "done"), JPT_OK);
+    int rc = jpt_handle_update(h, s);
+    jpt_state_unref(s);
+    return rc;
+}
+
+/* Bounded memory: the last 256 ids that went are remembered, no more; an
+ * older one is unknown again. */
+static void only_the_last_256_ended_ids_are_remembered(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(NULL, 0);
+    jpt_builtin_ops ops = {sizeof(ops), stop_at_once, NULL, NULL};
+    size_t cap = 300 * 80;
+    char *calls = malloc(cap);
+    size_t len = 0;
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'quick','stateful':true,'actions':['fetch']}"), &ops,
+                                              NULL),
+                     JPT_OK);
+    assert_non_null(calls);
+    len += (size_t)snprintf(calls + len, cap - len, "[");
+    for (int i = 0; i < 257; i++)
+        len += (size_t)snprintf(calls + len, cap - len,
+                                "%s{\"id\":\"c%d\",\"name\":\"quick\",\"arguments\":"
+                                "{\"action\":\"spawn\",\"id\":\"q%d\"}}",
+                                i > 0 ? "," : "", i, i);
+    snprintf(calls + len, cap - len, "]");
+    jpt_batch *b = NULL;
+    assert_int_equal(jpt_registry_submit(r, calls, &b), JPT_OK);
+    free(calls);
+    json_t *res = ru_finish(r, b);
+    assert_int_equal(json_array_size(res), 257);
+    assert_false(ru_is_error(res, 256));
+    call_expect_text(r, "quick", "{'action':'fetch','id':'q0'}", "Handle `q0` not found", true);
+    call_expect_text(r, "quick", "{'action':'fetch','id':'q1'}",
+                     "Handle `q1` has stopped, and an earlier answer gave its result", true);
+    call_expect_text(r, "quick", "{'action':'fetch','id':'q256'}",
+                     "Handle `q256` has stopped, and an earlier answer gave its result", true);
     done(r);
 }
 
@@ -1729,6 +1825,8 @@ int main(void)
         T(arguments_given_as_a_json_string_are_taken),
         T(batch_cancel_kills_one_shots_and_ends_awaits_keeping_finished_results),
         T(handle_stopping_unwatched_leaves_one_notification_taken_once),
+        T(a_handle_whose_result_was_given_is_not_called_unknown),
+        T(only_the_last_256_ended_ids_are_remembered),
         T(failed_handle_leaves_an_on_failure_notification),
         T(handle_asking_unwatched_leaves_an_on_waiting_notification),
         T(output_while_running_notifies_nothing_by_default),

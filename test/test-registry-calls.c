@@ -467,8 +467,10 @@ static void actions_on_one_handle_answer_in_the_order_written(void **state)
                        false);
     ru_assert_text(res, 4, "5", "Handle `e` has stopped, and an earlier answer gave its result",
                    false);
-    /* The batch let go of it: the model has its end. */
-    call_expect_text(r, "echo", "{'action':'fetch','id':'e'}", "Handle `e` not found", true);
+    /* The batch let go of it: the model has its end, and a later call is
+     * told so. */
+    call_expect_text(r, "echo", "{'action':'fetch','id':'e'}",
+                     "Handle `e` has stopped, and an earlier answer gave its result", true);
     done(r);
 }
 

@@ -568,8 +568,17 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
  * that answered with it stopped) finds it, and says so: "Handle `h1` has
  * stopped, and an earlier answer gave its result" (an error, but for an
  * abort, which has nothing left to do); a call after a spawn that failed
- * says "Handle `h1` does not exist: its spawn failed: " and why. Calls on
- * different handles never wait for each other. Across batches there is no
+ * says "Handle `h1` does not exist: its spawn failed: " and why. Once a
+ * handle has gone (it stopped, the model had its result, and no batch
+ * holds it), a later call naming it — an action, an id of an await — is
+ * told so rather than RFD 037's "Handle `h1` not found": "Handle `h1` has
+ * stopped, and a notification gave its result" (or "an earlier answer
+ * gave its result", "its result was given as the turn ended", "does not
+ * exist: its spawn never ran (the answer to the spawn said why)"), an
+ * error but for an abort. The registry remembers the ids of the last 256
+ * handles that went (a fixed ring: bounded memory however long a session
+ * runs); an id older than those, or one no handle ever had, is "not
+ * found". Calls on different handles never wait for each other. Across batches there is no
  * order: an action on a handle that an action of another batch still waits
  * on fails at once ("Handle `h1` is busy with another action; try again
  * once it has answered").

@@ -195,7 +195,7 @@ static void answer_slice(jpt__await *a)
         jpt_handle *h = a->handles[a->released];
         if (!a->failed && a->snap[a->released] == SNAP_STOPPED) {
             jpt__handle_seen(h);
-            jpt__handle_delivered(h);
+            jpt__handle_delivered(h, JPT__GIVEN_ANSWER);
         }
         jpt__handle_unref(h);
     }
@@ -410,11 +410,13 @@ static bool take_id(jpt__await *a, size_t k)
         a->has_any |= role == ROLE_ANY;
         return true;
     }
-    /* RFD 037: an unknown id is an error, not a silent skip. */
+    /* RFD 037: an unknown id is an error, not a silent skip; one that
+     * went after the model had its result says so. */
     jpt_handle *h = jpt__handle_find(a->call->r, id);
     if (h == NULL) {
         jpt__buf text = JPT__BUF_INIT;
-        bool ok = jpt__buf_printf(&text, "Handle `%s` not found", id) == JPT_OK;
+        bool ended;
+        bool ok = jpt__handle_missing_text(a->call->r, id, &text, &ended) == JPT_OK;
         complete(a, ok ? text.data : "Handle not found", true);
         jpt__buf_free(&text);
         return false;

@@ -190,6 +190,9 @@ struct jpt_registry {
     /* handles (handle.c) */
     jpt_handle *handles; /* every live handle, registered or not */
     jpt__idmap handle_ids; /* registered handles by id */
+    struct jpt__ended_id *ended_ids; /* the last JPT__ENDED_IDS handles that
+                            left the id map, a ring (handle.h) */
+    size_t nended_ids, ended_next;
     /* told of every registered handle's change (notify.c, through
        registry.c): JPT__HEARD_* bits */
     void (*on_handle_change)(jpt_handle *h, unsigned what);

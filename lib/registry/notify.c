@@ -208,7 +208,7 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
         bool stopped = r->notices_head->kind == JPT_STATE_STOPPED;
         notice_free(r, r->notices_head);
         if (h != NULL && stopped)
-            jpt__handle_delivered(h);
+            jpt__handle_delivered(h, JPT__GIVEN_NOTICE);
     }
     return JPT_OK;
 }

@@ -108,7 +108,7 @@ static void settle(jpt__turn *t, entry *e)
         jpt__notify_force(h);
     /* Delivered one way or the other (a notice keeps its own copy). */
     if (h->phase == JPT__PHASE_STOPPED)
-        jpt__handle_delivered(h);
+        jpt__handle_delivered(h, e->mode == MODE_RESULT ? JPT__GIVEN_TURN_END : JPT__GIVEN_NOTICE);
     jpt__handle_unsubscribe(&e->sub); /* may free the handle */
 }
 

@@ -510,7 +510,7 @@ fn turn_end_asks_the_assistant_which_handles_to_keep() {
             &r,
             r#"[{"id":"c2","name":"sh","arguments":{"action":"fetch","id":"shell"}}]"#
         ),
-        r#"[{"id":"c2","content":"Handle `shell` not found","is_error":true}]"#
+        r#"[{"id":"c2","content":"Handle `shell` has stopped, and a notification gave its result","is_error":true}]"#
     );
 }
 
