@@ -125,10 +125,25 @@ typedef struct jpt_registry_options {
                                 default 120000 */
     size_t max_processes;    /* tool processes alive at once, VFS tools'
                                 process.run children among them (vfs.h,
-                                "process.run"); a call beyond it waits for
-                                a slot (its handle shows running, without
-                                output, until then), a stdio or VFS tool's
-                                alike, and so does a process.run.
+                                "process.run"); a call beyond it, a stdio
+                                or VFS tool's alike, waits in line for a
+                                slot while one can free by itself (a
+                                one-shot run or a process.run child holds
+                                it), and so does a process.run: a spawn
+                                waiting so answers with its handle
+                                "pending", never "running", until its
+                                process starts. While every slot is held
+                                by a live handle's process (a spawn's, not
+                                being aborted), which keeps it until the
+                                model ends the handle, a call beyond the
+                                limit fails at once, and so does each one
+                                in line when that comes to pass (a spawn's
+                                handle then stops with the reason): "…
+                                could not run: no process slot is free:
+                                the registry runs at most N tool processes
+                                at once (max_processes), and live handles
+                                hold every slot until they end; abort one,
+                                or await the end of one, then call again".
                                 Default: min(256, (fd limit - reserve) / 5),
                                 the reserve a quarter of the soft
                                 RLIMIT_NOFILE (at least 32) left to the host,
@@ -608,7 +623,8 @@ JPT_EXPORT int jpt_batch_done(const jpt_batch *b);
  *   [{"id": "call_1", "content": "…", "is_error": false}, …]
  * `content` is the text the model reads: a one-shot tool's rendered output;
  * for an action, the handle's response as JSON text ({"id", "state",
- * "content"} while running or waiting, {"id", "state", "result"} or
+ * "content"} while running or waiting, or "pending" while a spawn waits
+ * for a process slot (max_processes), {"id", "state", "result"} or
  * {"id", "state", "error"} once stopped). Calls still running are given as
  * {"id", "content": null, "is_error": false, "pending": true}. The caller
  * frees `*out` with jpt_free(). Errors: JPT_ERR_INVALID, JPT_ERR_NOMEM. */

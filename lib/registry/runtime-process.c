@@ -35,6 +35,7 @@ typedef struct jpt__proc {
     uint64_t input_lost;      /* the reaped process's */
     size_t stale_slot;        /* its slot in the state file, 0: none */
     jpt__slot_waiter waiter;  /* in line for a process slot */
+    bool handle_slot;         /* counted in r->handle_slots */
 } jpt__proc;
 
 static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, void *ud);
@@ -111,6 +112,55 @@ bool jpt__slot_take(jpt_registry *r)
     return true;
 }
 
+/* Every slot is held by a live handle's process: none frees until the
+ * model ends a handle, which it cannot while it waits for the answers of
+ * the calls that wait for a slot. */
+static bool stuck(const jpt_registry *r)
+{
+    return r->handle_slots >= r->max_processes;
+}
+
+static int stuck_reason(const jpt_registry *r, jpt__buf *why)
+{
+    return jpt__buf_printf(why,
+                           "no process slot is free: the registry runs at most %zu tool "
+                           "processes at once (max_processes), and live handles hold every "
+                           "slot until they end; abort one, or await the end of one, then "
+                           "call again",
+                           r->max_processes);
+}
+
+void jpt__slot_hold_for_handle(jpt_registry *r, bool *held)
+{
+    if (*held)
+        return;
+    *held = true;
+    r->handle_slots++;
+    /* Those in line may now wait for nothing. */
+    if (r->slot_head != NULL && stuck(r))
+        jpt__loop_defer_queue(r->loop, &r->slot_step);
+}
+
+void jpt__slot_release_for_handle(jpt_registry *r, bool *held)
+{
+    if (!*held)
+        return;
+    *held = false;
+    r->handle_slots--;
+}
+
+int jpt__slot_queue(jpt_registry *r, jpt__slot_waiter *w, jpt__run *run, jpt__buf *why)
+{
+    /* The host trial: 40 spawns of `sh` and 20 one-shot calls with 6
+     * slots answered every spawn "running" while 34 never started, and
+     * the one-shots waited for the turn's end. */
+    if (stuck(r))
+        return stuck_reason(r, why) < 0 ? JPT_ERR_NOMEM : JPT_ERR_LIMIT;
+    run->queued = true;
+    jpt__slot_wait(r, w);
+    return JPT_OK;
+}
+
 void jpt__slot_give(jpt_registry *r)
 {
     r->nchildren--;
@@ -127,6 +177,7 @@ static void child_gone(jpt__proc *p)
 
     jpt__stale_remove(r, p->stale_slot);
     p->stale_slot = 0;
+    jpt__slot_release_for_handle(r, &p->handle_slot);
     jpt__slot_give(r);
 }
 
@@ -197,6 +248,8 @@ static int spawn(jpt__proc *p, jpt__buf *why)
                    : rc;
     }
     r->nchildren++;
+    if (run->action == JPT__ACTION_SPAWN)
+        jpt__slot_hold_for_handle(r, &p->handle_slot);
     pid_t pid = jpt__child_pid(p->child);
     jpt__log(JPT_LOG_INFO, "tool '%s' started for '%s': pid %d (%s)", t->name, run->id,
              (int)pid, cmd.argv[0]);
@@ -214,17 +267,15 @@ static int spawn(jpt__proc *p, jpt__buf *why)
     return rc;
 }
 
-/* Starts the process, or queues it for a slot: the call waiting on it sees
- * it running, without output, until then. */
+/* Starts the process, or queues it for a slot (the model reads the
+ * handle "pending" until then), or fails when it never could. */
 static int start_or_queue(jpt__proc *p, jpt__buf *why)
 {
     jpt_registry *r = p->run->r;
     int rc = r->nchildren < r->max_processes ? spawn(p, why) : JPT_ERR_AGAIN;
 
-    if (rc == JPT_ERR_AGAIN) {
-        jpt__slot_wait(r, &p->waiter);
-        return JPT_OK;
-    }
+    if (rc == JPT_ERR_AGAIN)
+        return jpt__slot_queue(r, &p->waiter, p->run, why);
     return rc;
 }
 
@@ -247,12 +298,22 @@ static bool proc_ready(jpt__slot_waiter *w)
     jpt__buf why = JPT__BUF_INIT;
     int rc = spawn(p, &why);
 
+    p->run->queued = rc == JPT_ERR_AGAIN;
     if (rc < 0 && rc != JPT_ERR_AGAIN)
         /* It stops with the reason as its result. */
         p->run->sink->stopped(p->run,
                               jpt__run_failed_to_start(why.data != NULL ? why.data : jpt_strerror(rc)));
     jpt__buf_free(&why);
     return rc != JPT_ERR_AGAIN;
+}
+
+/* Out of the line for good: it stops with the reason as its result. */
+static void proc_fail(jpt__slot_waiter *w, const char *why)
+{
+    jpt__proc *p = (jpt__proc *)((char *)w - offsetof(jpt__proc, waiter));
+
+    p->run->queued = false;
+    p->run->sink->stopped(p->run, jpt__run_failed_to_start(why));
 }
 
 /* Whether no process the registry runs could ever end and free a slot:
@@ -285,6 +346,26 @@ static void refuse_deadlocked(jpt_registry *r)
     }
 }
 
+/* Every slot is held by a live handle's process: those in line would
+ * wait for the model, which waits for them. Each fails (a run to start)
+ * or is refused (a VFS tool's process.run). */
+static void refuse_stuck(jpt_registry *r)
+{
+    jpt__buf why = JPT__BUF_INIT;
+    const char *text = stuck_reason(r, &why) == JPT_OK ? why.data : "no process slot is free";
+
+    jpt__log(JPT_LOG_INFO, "%s", text);
+    while (r->slot_head != NULL) {
+        jpt__slot_waiter *w = r->slot_head;
+        jpt__slot_leave(r, w);
+        if (w->holds_slot)
+            w->refuse(w, text);
+        else
+            w->fail(w, text);
+    }
+    jpt__buf_free(&why);
+}
+
 void jpt__process_slots_freed(jpt__defer *d)
 {
     jpt_registry *r = d->ud;
@@ -304,6 +385,8 @@ void jpt__process_slots_freed(jpt__defer *d)
     }
     if (r->slot_head != NULL && r->nchildren < r->max_processes && !r->shutting_down)
         jpt__loop_defer_queue(r->loop, d);
+    else if (!r->shutting_down && r->slot_head != NULL && stuck(r))
+        refuse_stuck(r);
     else if (!r->shutting_down && deadlocked(r))
         refuse_deadlocked(r);
 }
@@ -317,6 +400,7 @@ static int start(jpt__run *run, jpt__buf *why)
             return JPT_ERR_NOMEM;
         p->run = run;
         p->waiter.ready = proc_ready;
+        p->waiter.fail = proc_fail;
         jpt__loop_timer_init(&p->line_timer, on_line_quiet, p);
         run->impl = p;
         jpt__capture_init(&p->out, run->r->capture_bytes);
@@ -775,6 +859,7 @@ static void abort_run(jpt__run *run)
         return;
     if (p->waiter.waiting) {
         jpt__slot_leave(run->r, &p->waiter);
+        run->queued = false;
         jpt_state *final = NULL;
         if (run->action == JPT__ACTION_SPAWN)
             handle_end(p, &final);
@@ -785,6 +870,8 @@ static void abort_run(jpt__run *run)
     }
     if (p->child == NULL)
         return;
+    /* Its slot frees soon: a call now waits for it rather than fail. */
+    jpt__slot_release_for_handle(run->r, &p->handle_slot);
     jpt__log(JPT_LOG_INFO, "ending tool '%s' of '%s': SIGTERM to pid %d, SIGKILL after %d ms",
              run->tool->name, run->id, (int)jpt__child_pid(p->child), run->r->kill_grace_ms);
     jpt__child_terminate(p->child, run->r->kill_grace_ms);
@@ -849,6 +936,7 @@ static jpt__child *take_child(jpt__run *run)
 
     if (c != NULL) {
         p->child = NULL;
+        jpt__slot_release_for_handle(run->r, &p->handle_slot);
         run->r->nchildren--;
         jpt__stale_remove(run->r, p->stale_slot);
         p->stale_slot = 0;
@@ -863,6 +951,7 @@ static void release(jpt__run *run)
     if (p == NULL)
         return;
     jpt__slot_leave(run->r, &p->waiter);
+    run->queued = false;
     jpt__loop_timer_stop(run->r->loop, &p->line_timer);
     if (p->child != NULL) {
         jpt__child_free(p->child);

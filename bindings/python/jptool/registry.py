@@ -110,8 +110,9 @@ class Registry(_Closable):
     model; output that fits leaves none), ``state_file`` (live children
     recorded there for :func:`reap_stale`), ``turn_end_timeout_ms`` (how
     long :meth:`end_turn` waits for handles, 120000), ``max_processes``
-    (tool processes alive at once, calls beyond it waiting for a slot;
-    default from the fd limit, leaving the host a quarter of it, at least
+    (tool processes alive at once, calls beyond it waiting for a slot,
+    or failing at once while live handles hold every slot: see
+    ``registry.h``; default from the fd limit, leaving the host a quarter of it, at least
     32 fds, and at most 256), ``max_events`` (events queued before the
     oldest is dropped, 4096), ``keep_spool`` (JPT_REGISTRY_KEEP_SPOOL: the
     spool files outlive the registry; by default :meth:`close` removes
