@@ -1572,6 +1572,147 @@ static void turn_end_inquire_asks_once_and_waits_or_aborts_per_handle(void **sta
     done(r);
 }
 
+/* `text` with each elapsed time ("3.2 s") written "N s": a duration, so
+ * not compared. */
+static char *without_durations(const char *text)
+{
+    char *out = malloc(strlen(text) + 1), *o = out;
+
+    assert_non_null(out);
+    for (const char *p = text; *p != '\0';) {
+        const char *q = p;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (q > p && *q == '.' && q[1] >= '0' && q[1] <= '9' && strncmp(q + 2, " s", 2) == 0) {
+            *o++ = 'N';
+            p = q + 2;
+        } else
+            *o++ = *p++;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The host trial: the turn end's results, shaped as a provider's
+ * tool_result blocks, carried handle ids as tool_use_ids, which no
+ * provider accepts; every host had to write them out as text itself. The
+ * registry refuses those shapes for the turn end's batch, saying why, and
+ * jpt_registry_take_turn_text gives its results and the notifications as
+ * the text to put before the next user message, once. */
+static void turn_end_results_reach_the_model_as_text_not_tool_results(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(
+        js("{'tools':["
+           "{'name':'cargo_check','stateful':true,'command':['" TOOL("sleep-ms") "','600']},"
+           "{'name':'cargo_test','stateful':true,'command':['" TOOL("sleep-ms") "','30000']}]}"),
+        0);
+    char *text = NULL;
+
+    call_expect(r, "cargo_check", "{'action':'spawn','id':'check'}",
+                "{'id':'check','state':'running','content':''}", false);
+    call_expect(r, "cargo_test", "{'action':'spawn','id':'test'}",
+                "{'id':'test','state':'running','content':''}", false);
+    jpt_batch *model = ru_submit(r, "[{'id':'f','name':'cargo_test',"
+                                    "'arguments':{'action':'fetch','id':'test'}}]");
+    assert_int_equal(jpt_registry_wait(r, model, WAIT_MS), JPT_OK);
+    jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
+    jpt_batch *b = NULL;
+    assert_int_equal(jpt_registry_end_turn(r, 0, &b), JPT_OK);
+    /* Not before it settles. */
+    assert_int_equal(jpt_registry_take_turn_text(r, b, &text), JPT_ERR_STATE);
+    assert_null(text);
+    ru_assert_contains(jpt_registry_errmsg(r), "still settling");
+    jpt_inquiry *q = until_inquiry(r, b);
+    assert_non_null(q);
+    assert_int_equal(jpt_inquiry_answer(q, js("{'handles':[{'id':'check','action':'wait'},"
+                                             "{'id':'test','action':'abort'}]}")),
+                     JPT_OK);
+    inq.q = NULL;
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
+
+    static const int providers[] = {JPT_DIALECT_OPENAI, JPT_DIALECT_OPENAI_RESPONSES,
+                                    JPT_DIALECT_ANTHROPIC, JPT_DIALECT_GEMINI};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(jpt_batch_results_json_as(b, providers[i], &text), JPT_ERR_INVALID);
+        assert_null(text);
+        ru_assert_contains(jpt_registry_errmsg(r), "this batch is the turn end's");
+        ru_assert_contains(jpt_registry_errmsg(r), "jpt_registry_take_turn_text()");
+    }
+    /* jptool's own shape, and a model's batch, are not refused. */
+    assert_int_equal(jpt_batch_results_json_as(b, JPT_DIALECT_AS_CALLED, &text), JPT_OK);
+    jpt_free(text);
+    assert_int_equal(jpt_batch_results_json_as(model, JPT_DIALECT_ANTHROPIC, &text), JPT_OK);
+    jpt_free(text);
+    /* A model's batch is no turn end's. */
+    text = (char *)"untouched";
+    assert_int_equal(jpt_registry_take_turn_text(r, model, &text), JPT_ERR_INVALID);
+    assert_null(text);
+    ru_assert_contains(jpt_registry_errmsg(r), "not a turn end's");
+
+    assert_int_equal(jpt_registry_take_turn_text(r, b, &text), JPT_OK);
+    char *seen = without_durations(text);
+    jpt_free(text);
+    assert_string_equal(seen,
+                        "[Notification: handle `test` (tool `cargo_test`) stopped after N s]\n"
+                        "The turn ended: the handle was aborted, as the answer to the "
+                        "turn-end question chose, and its output discarded\n"
+                        "\n"
+                        "[Handle `check` (tool `cargo_check`) stopped after your last turn]\n"
+                        "slept 600\n"
+                        "\n"
+                        "[process ended: exit status 0]\n"
+                        "\n");
+    free(seen);
+    /* Taken: the notifications are gone, and only what comes later is
+     * given again. */
+    assert_notifications(r, "[]");
+    assert_int_equal(jpt_registry_take_turn_text(r, NULL, &text), JPT_OK);
+    assert_string_equal(text, "");
+    jpt_free(text);
+    jpt_batch_free(model);
+    jpt_batch_free(b);
+    assert_gone(r, "cargo_check", "check");
+    done(r);
+}
+
+/* A handle the turn end keeps running (JPT_TURN_KEEP) leaves a
+ * notification of its state; an error stop says so. */
+static void turn_text_gives_running_handles_and_failures(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(300, def("{'name':'build','stateful':true}", boom_sh),
+                                  parse(js(POLICY_NAP("nap_await", "await"))), NULL);
+    char *text = NULL;
+
+    call_expect(r, "build", "{'action':'spawn','id':'b'}",
+                "{'id':'b','state':'running','content':''}", false);
+    touch_go();
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
+    call_expect(r, "nap_await", "{'action':'spawn','id':'k','ms':30000}",
+                "{'id':'k','state':'running','content':''}", false);
+    json_t *res = end_turn(r, JPT_TURN_KEEP);
+    assert_json(res, "[]");
+    assert_int_equal(jpt_registry_take_turn_text(r, NULL, &text), JPT_OK);
+    char *seen = without_durations(text);
+    jpt_free(text);
+    assert_string_equal(seen,
+                        "[Notification: handle `b` (tool `build`) stopped after N s, with an "
+                        "error]\n"
+                        "Error: The tool failed (exit status 3).\n"
+                        "\n"
+                        "stdout:\n"
+                        "boom\n"
+                        "\n"
+                        "[Notification: handle `k` (tool `nap_await`) is running (N s), with no "
+                        "output yet]\n"
+                        "\n");
+    free(seen);
+    call_expect(r, "nap_await", "{'action':'abort','id':'k'}",
+                "{'id':'k','state':'stopped','result':'[process ended: aborted]'}", false);
+    done(r);
+}
+
 /* registry.h: the answer is {"handles": [{"id", "action"}, …]}, a choice
  * per handle named by its id; RFD 037 lists the handles in the order they
  * were spawned. An answer in that order names every handle once and must
@@ -1839,6 +1980,8 @@ int main(void)
         T(turn_end_await_waits_and_queues_the_result),
         T(turn_end_await_kills_a_handle_past_the_timeout),
         T(turn_end_inquire_asks_once_and_waits_or_aborts_per_handle),
+        T(turn_end_results_reach_the_model_as_text_not_tool_results),
+        T(turn_text_gives_running_handles_and_failures),
         T(turn_end_answer_may_name_handles_in_any_order),
         T(turn_end_answer_is_checked_against_its_schema),
         T(turn_end_inquire_without_a_handler_stops_at_once),

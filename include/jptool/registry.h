@@ -650,9 +650,12 @@ JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out);
  *                                 call's; the id only a call's own
  *   JPT_DIALECT_AS_CALLED         each in the shape its call came in
  * `content` is the text jpt_batch_results_json() gives. The caller frees
- * `*out` with jpt_free(). Errors: JPT_ERR_INVALID (NULL, another dialect),
- * JPT_ERR_STATE (a call is still running: a provider takes the results of
- * a message together), JPT_ERR_NOMEM. */
+ * `*out` with jpt_free(). Errors: JPT_ERR_INVALID (NULL, another dialect;
+ * a provider's dialect for the turn end's batch, whose results answer no
+ * call of the model's, with jpt_registry_errmsg() saying so: give them as
+ * text, jpt_registry_take_turn_text), JPT_ERR_STATE (a call is still
+ * running: a provider takes the results of a message together),
+ * JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char **out);
 
 /* Cancels every call of the batch still in flight (RFD 037's cancellation,
@@ -862,7 +865,8 @@ JPT_EXPORT const char *jpt_inquiry_errmsg(const jpt_inquiry *q);
  * leaves one for each handle it ends or keeps (jpt_registry_end_turn),
  * whatever the flags. A stopped handle's result reaches the model this way,
  * and the handle then goes. Returns "[]"
- * when there are none. The caller frees `*json_out` with jpt_free().
+ * when there are none (jpt_registry_take_turn_text() takes them as text
+ * for the model). The caller frees `*json_out` with jpt_free().
  * Errors: JPT_ERR_INVALID, JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out);
 
@@ -909,10 +913,46 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
  * then the registry holds no live handles, unless JPT_TURN_KEEP was given:
  * handles are then left running instead of killed, and each leaves a
  * notification of its state (a "wait" answer's handle, a result of the
- * batch). Free the batch with jpt_batch_free().
+ * batch). Give its results and the notifications to the model with
+ * jpt_registry_take_turn_text() (below), as text before its next user
+ * message. Free the batch with jpt_batch_free().
  * Errors: JPT_ERR_INVALID (unknown flags, or both), JPT_ERR_STATE (a turn end
  * is still settling, or the registry is shutting down), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch **out);
+
+/* What the tools left since the model's last message, as text to put in
+ * front of its next user message: the notifications queued (taken, as
+ * jpt_registry_take_notifications takes them) and, when `turn_end` is
+ * the done batch jpt_registry_end_turn returned (else NULL), its results.
+ * A provider takes a tool result only for a call of the message before
+ * it, and these answer none (a turn end's result is named after a handle,
+ * not a call: jpt_batch_results_json_as refuses to shape them), so the
+ * model reads them as text, an entry each, every entry a bracketed line
+ * and the tool's text after it, ended by a blank line:
+ *
+ *   [Notification: handle `b` (tool `build`) stopped after 3.2 s]
+ *   <its result>                        (", with an error" before "]" for
+ *                                        a failure)
+ *   [Notification: handle `s` (tool `sh`) is running (12.0 s); its latest
+ *   output:]                            (one line)
+ *   <the last few hundred bytes of its output>
+ *   [Notification: handle `q` (tool `ask`) is waiting (1.0 s), with no
+ *   output yet]                         (one line, nothing after it)
+ *   [Handle `w` (tool `test`) stopped after your last turn]
+ *   <its result or error>
+ *   [Handle `k` (tool `sh`) was still running as your last turn ended;
+ *   its output:]                        (one line: JPT_TURN_KEEP)
+ *   <its output>
+ *
+ * the notifications first, as they came, then the turn end's results in
+ * its batch's order. `*text_out` is "" when there is nothing; the caller
+ * frees it with jpt_free(). Calling it again gives only what came since.
+ * Errors: JPT_ERR_INVALID (NULL `r` or `text_out`, a batch that is not a
+ * turn end's of `r`), JPT_ERR_STATE (the turn end is still settling),
+ * JPT_ERR_NOMEM; nothing is taken then, and jpt_registry_errmsg() says
+ * why. */
+JPT_EXPORT int jpt_registry_take_turn_text(jpt_registry *r, const jpt_batch *turn_end,
+                                           char **text_out);
 
 /* ---- Orphans ---------------------------------------------------------------------- */
 

@@ -301,6 +301,7 @@ jpt_batch *jpt__batch_new_owned(jpt_registry *r, void (*owner_gone)(jpt_batch *,
     b->pending = 1;
     b->owner_gone = owner_gone;
     b->owner = owner;
+    b->owned = true;
     JPT__LIST_PUSH(r->batches, b);
     return b;
 }
@@ -386,6 +387,15 @@ JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char *
          dialect != JPT_DIALECT_OPENAI_RESPONSES && dialect != JPT_DIALECT_ANTHROPIC &&
          dialect != JPT_DIALECT_GEMINI))
         return JPT_ERR_INVALID;
+    /* The host trial: the turn end's results as tool_result blocks whose
+     * tool_use_id is a handle id, which no provider accepts. */
+    if (b->owned && dialect != JPT_DIALECT_AS_CALLED)
+        return jpt__err(&b->r->err, JPT_ERR_INVALID,
+                        "jpt_batch_results_json_as: this batch is the turn end's "
+                        "(jpt_registry_end_turn), not a model's message: its results answer "
+                        "no tool call of the model's, and a provider takes a tool result only "
+                        "for a call of the message before it; give them to the model as text "
+                        "with jpt_registry_take_turn_text()");
     /* A provider takes the results of a message all at once. */
     if (b->pending > 0)
         return JPT_ERR_STATE;
