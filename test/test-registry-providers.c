@@ -990,12 +990,18 @@ static void results_as_refuses_a_running_batch_and_other_dialects(void **state)
     text = untouched;
     assert_int_equal(jpt_batch_results_json_as(b, JPT_DIALECT_OPENAI, &text), JPT_ERR_STATE);
     assert_null(text);
+    ru_assert_contains(jpt_registry_errmsg(r), "still running");
     assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
     for (size_t i = 0; i < sizeof(bad_dialects) / sizeof(bad_dialects[0]); i++) {
         text = untouched;
         assert_int_equal(jpt_batch_results_json_as(b, bad_dialects[i], &text), JPT_ERR_INVALID);
         assert_null(text);
+        ru_assert_contains(jpt_registry_errmsg(r), "is not a results dialect");
     }
+    /* A success clears the message of the failure before it. */
+    assert_int_equal(jpt_batch_results_json_as(b, JPT_DIALECT_OPENAI, &text), JPT_OK);
+    jpt_free(text);
+    assert_string_equal(jpt_registry_errmsg(r), "");
     assert_int_equal(jpt_batch_results_json_as(NULL, JPT_DIALECT_OPENAI, &text),
                      JPT_ERR_INVALID);
     assert_int_equal(jpt_batch_results_json_as(b, JPT_DIALECT_OPENAI, NULL), JPT_ERR_INVALID);

@@ -650,10 +650,11 @@ JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out);
  *                                 call's; the id only a call's own
  *   JPT_DIALECT_AS_CALLED         each in the shape its call came in
  * `content` is the text jpt_batch_results_json() gives. The caller frees
- * `*out` with jpt_free(). Errors: JPT_ERR_INVALID (NULL, another dialect;
+ * `*out` with jpt_free(). Errors, with jpt_registry_errmsg() saying why
+ * (but for NULL): JPT_ERR_INVALID (NULL, another dialect;
  * a provider's dialect for the turn end's batch, whose results answer no
- * call of the model's, with jpt_registry_errmsg() saying so: give them as
- * text, jpt_registry_take_turn_text), JPT_ERR_STATE (a call is still
+ * call of the model's: give them as text, jpt_registry_take_turn_text),
+ * JPT_ERR_STATE (a call is still
  * running: a provider takes the results of a message together),
  * JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char **out);
