@@ -563,6 +563,21 @@ class AsyncInquiryTest(AsyncTestCase):
                          {"id": "w", "state": "stopped", "result": slept(400)})
         self.assertEqual(children_in_proc(), [])
 
+    async def test_the_turn_ends_text(self):
+        # AsyncRegistry.take_turn_text takes the AsyncBatch end_turn gave.
+        self.r.set_inquiry_handler(lambda q: q.answer({"handles": [
+            {"id": "w", "action": "wait"}]}))
+        spawn = spawn_call("s1", "job_inquire", "w", 400, "W")
+        await self.call(spawn["name"], spawn["arguments"])
+        with self.r.end_turn() as batch:
+            await self.results(batch)
+            with self.assertRaises(TypeError):
+                self.r.take_turn_text(batch.batch)
+            text = self.r.take_turn_text(batch)
+        self.assertEqual(text, "[Handle `w` (tool `job_inquire`) stopped after your last "
+                               f"turn]\n{slept(400)}\n\n")
+        self.assertEqual(self.r.take_turn_text(), "")
+
     async def test_inquiry_tasks_still_running_are_cancelled_by_aclose(self):
         tasks, cancelled, asking = [], [], asyncio.Event()
 

@@ -2536,6 +2536,52 @@ class TurnEndTest(AwaitTestCase):
              "result": slept(400), "is_error": False}])
         self.assertEqual(children_in_proc(), [])
 
+    def test_take_turn_text_gives_the_turn_end_and_notifications_as_text(self):
+        # The host trial: a turn end's results, in a provider's shape, were
+        # tool results for handle ids no provider accepts; they go to the
+        # model as text before its next message (jpt_registry_take_turn_text).
+        self.r.set_inquiry_handler(lambda q: q.answer({"handles": [
+            {"id": "w", "action": "wait"}, {"id": "a", "action": "abort"}]}))
+        self.spawn("job_inquire", "w", 500, "W")
+        self.spawn("cargo_test", "a", 10000, "A")
+        with self.r.submit([{"id": "f", "name": "cargo_test",
+                             "arguments": {"action": "fetch", "id": "a"}}]) as model:
+            self.assertTrue(self.r.wait(model, WAIT_MS))
+            with self.r.end_turn() as b:
+                with self.assertRaises(JptError) as cm:
+                    self.r.take_turn_text(b)
+                self.assertEqual(cm.exception.status, jptool.JPT_ERR_STATE)
+                self.assertIn("still settling", cm.exception.message)
+                self.assertTrue(self.r.wait(b, WAIT_MS))
+                for dialect in ("openai", "openai_responses", "anthropic", "gemini"):
+                    with self.assertRaises(JptError) as cm:
+                        b.results(dialect)
+                    self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+                    self.assertIn("this batch is the turn end's", cm.exception.message)
+                    self.assertIn("jpt_registry_take_turn_text()", cm.exception.message)
+                self.assertEqual([x["id"] for x in b.results("as_called")], ["w"])
+                with self.assertRaises(JptError) as cm:
+                    self.r.take_turn_text(model)
+                self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+                self.assertIn("not a turn end's", cm.exception.message)
+                with self.assertRaises(TypeError):
+                    self.r.take_turn_text("b")
+                text = self.r.take_turn_text(b)
+            with self.assertRaises(ValueError):
+                self.r.take_turn_text(b)  # closed
+        self.assertEqual(re.sub(r"\b[0-9]+\.[0-9] s\b", "N s", text),
+                         "[Notification: handle `a` (tool `cargo_test`) stopped after N s]\n"
+                         "The turn ended: the handle was aborted, as the answer to the "
+                         "turn-end question chose, and its output discarded\n"
+                         "\n"
+                         "[Handle `w` (tool `job_inquire`) stopped after your last turn]\n"
+                         f"{slept(500)}\n"
+                         "\n")
+        # Taken once: the notifications are gone too.
+        self.assertEqual(self.r.take_notifications(), [])
+        self.assertEqual(self.r.take_turn_text(), "")
+        self.assertEqual(children_in_proc(), [])
+
     def answer_turn_end(self, make_answer):
         """Spawns "w" (stops after 800 ms) and "x" (10 s), both inquire,
         and ends the turn with an inquiry handler answering
@@ -2585,7 +2631,7 @@ class RegistryBindingTest(unittest.TestCase):
         with open(REGISTRY_H) as f:
             header = f.read()
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header)
-        self.assertEqual(len(names), 51, names)
+        self.assertEqual(len(names), 52, names)
         for name in names:
             self.assertIn(name, jptool._lib._PROTOTYPES, name)
             fn = getattr(jptool._lib.lib, name)
@@ -2625,9 +2671,12 @@ class RegistryBindingTest(unittest.TestCase):
         self.assertEqual(lib.jpt_registry_take_notifications(None, ctypes.byref(out)),
                          invalid)
         self.assertEqual(lib.jpt_registry_end_turn(None, 0, ctypes.byref(batch)), invalid)
+        self.assertEqual(lib.jpt_registry_take_turn_text(None, batch, ctypes.byref(out)),
+                         invalid)
         lib.jpt_batch_cancel(None)
         with Registry() as r:
             self.assertEqual(lib.jpt_registry_take_notifications(r._ptr, None), invalid)
+            self.assertEqual(lib.jpt_registry_take_turn_text(r._ptr, batch, None), invalid)
             self.assertEqual(lib.jpt_registry_end_turn(r._ptr, 0x4, ctypes.byref(batch)),
                              invalid)
             self.assertFalse(batch)

@@ -521,6 +521,15 @@ class AsyncRegistry(_LoopDriver):
         """:meth:`jptool.Registry.take_notifications`."""
         return self._check_open().take_notifications()
 
+    def take_turn_text(self, turn_end: Optional["AsyncBatch"] = None) -> str:
+        """:meth:`jptool.Registry.take_turn_text`; ``turn_end`` is the done
+        :class:`AsyncBatch` that :meth:`end_turn` returned, or None."""
+        if turn_end is not None and not isinstance(turn_end, AsyncBatch):
+            raise TypeError("take_turn_text: turn_end must be the AsyncBatch end_turn "
+                            f"returned or None, not {type(turn_end).__name__}")
+        return self._check_open().take_turn_text(
+            turn_end.batch if turn_end is not None else None)
+
     # -- calls --
 
     def _wrap(self, batch: Batch) -> "AsyncBatch":
