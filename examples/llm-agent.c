@@ -14,9 +14,11 @@
  * JPT_DIALECT_AS_CALLED: `tool` messages with tool_call_id; `tool_result`
  * blocks with tool_use_id and is_error), and goes on until the model
  * answers without tool calls; then it ends the turn (jpt_registry_end_turn,
- * the tools' turn-end policies). Notifications the tools left meanwhile
- * (jpt_registry_take_notifications), and the results of handles the turn
- * end waited for, as text, go in front of the next user message.
+ * the tools' turn-end policies). Notifications the tools left meanwhile,
+ * and the results of handles the turn end waited for, go in front of the
+ * next user message as the text jpt_registry_take_turn_text gives (no
+ * provider takes them as tool results: they answer no call of the message
+ * before).
  * A tool's question for the assistant is put to the same API as a
  * structured call (a forced `answer` tool whose input schema is the
  * question's); a question for the user is asked on stderr and answered
@@ -208,7 +210,7 @@ typedef struct agent {
     json_t *tools;       /* the tool list in the provider's dialect */
     json_t *messages;    /* the conversation, in the provider's shape */
     size_t settled;      /* messages[0, settled) has no tool call without its result */
-    char *turn_end_text; /* handles that ended as the last turn ended, for the model */
+    jpt_batch *turn_end; /* the last turn end's, until the next user message */
 
     /* Questions from the inquiry handler, answered one at a time. */
     jpt_inquiry **queued;
@@ -902,23 +904,19 @@ static void show_results(jpt_batch *b)
 
 /* ---- Turns -------------------------------------------------------------------------- */
 
-/* The user's message, after what the tools left since the last turn. */
+/* The user's message, after what the tools left since the last turn:
+ * their notifications and the turn end's results, as text. */
 static void start_turn(agent *a, const char *line)
 {
-    char *notes = NULL, *text = NULL;
-    int n;
+    char *left = NULL, *text = NULL;
 
-    if (jpt_registry_take_notifications(a->r, &notes) != JPT_OK)
-        fail("take_notifications: %s", jpt_registry_errmsg(a->r));
-    bool have_notes = strcmp(notes, "[]") != 0;
-    n = asprintf(&text, "%s%s%s%s%s", have_notes ? "[Notifications from your tools: " : "",
-                 have_notes ? notes : "", have_notes ? "]\n\n" : "",
-                 a->turn_end_text != NULL ? a->turn_end_text : "", line);
-    if (n < 0)
+    if (jpt_registry_take_turn_text(a->r, a->turn_end, &left) != JPT_OK)
+        fail("take_turn_text: %s", jpt_registry_errmsg(a->r));
+    jpt_batch_free(a->turn_end);
+    a->turn_end = NULL;
+    if (asprintf(&text, "%s%s", left, line) < 0)
         fail("out of memory");
-    jpt_free(notes);
-    free(a->turn_end_text);
-    a->turn_end_text = NULL;
+    jpt_free(left);
     append_user_text(a, a->messages, text);
     a->settled = json_array_size(a->messages);
     free(text);
@@ -959,64 +957,13 @@ static bool step(agent *a)
     return true;
 }
 
-/* The turn end's results as text for the model: per handle, a line
- * saying how it ended, then its result or error as the tool's text. They
- * cannot be the provider's tool results: the calls that started these
- * handles were answered long ago, and both APIs take a tool result only
- * right after the call it answers (OpenAI: a `tool` message per
- * tool_call_id of the assistant message before it; Anthropic: tool_result
- * blocks in the user message after the tool_use). Each result is
- * {"id": handle, "content": JSON text of {"id", "state", "result" |
- * "error"}, "is_error"} (registry.h, jpt_registry_end_turn): the content
- * is read, not sent as JSON inside JSON. */
-static char *turn_end_text(const char *results_json)
-{
-    json_t *results = xloads(results_json, "the turn end's results");
-    buffer text = {0};
-    size_t i;
-    json_t *r;
-
-    json_array_foreach(results, i, r) {
-        const char *id = json_string_value(json_object_get(r, "id"));
-        const char *content = json_string_value(json_object_get(r, "content"));
-        json_t *state = content != NULL ? json_loads(content, 0, NULL) : NULL;
-        const char *kind = json_string_value(json_object_get(state, "state"));
-        const char *said = json_string_value(json_object_get(state, "result"));
-        char *head = NULL;
-
-        if (said == NULL)
-            said = json_string_value(json_object_get(state, "error"));
-        if (said == NULL)
-            said = content != NULL ? content : ""; /* not the documented shape: as it is */
-        if (asprintf(&head, "[Handle `%s` ended after your last turn: %s%s]\n",
-                     id != NULL ? id : "?", kind != NULL ? kind : "ended",
-                     json_is_true(json_object_get(r, "is_error")) ? ", with an error" : "") < 0)
-            fail("out of memory");
-        buffer_add(&text, head, strlen(head));
-        buffer_add(&text, said, strlen(said));
-        buffer_add(&text, "\n\n", said[0] != '\0' && said[strlen(said) - 1] == '\n' ? 1 : 2);
-        free(head);
-        json_decref(state);
-    }
-    json_decref(results);
-    return text.data;
-}
-
 /* The turn end: each live handle meets its tool's policy; the results of
  * handles waited for go to the model with the next user message. */
 static void end_turn(agent *a)
 {
-    jpt_batch *b;
-    char *results = NULL;
-
-    if (jpt_registry_end_turn(a->r, 0, &b) != JPT_OK)
+    if (jpt_registry_end_turn(a->r, 0, &a->turn_end) != JPT_OK)
         fail("end_turn: %s", jpt_registry_errmsg(a->r));
-    loop_until(a, batch_done, b);
-    if (jpt_batch_results_json(b, &results) != JPT_OK)
-        fail("reading the turn end's results failed");
-    a->turn_end_text = turn_end_text(results);
-    jpt_free(results);
-    jpt_batch_free(b);
+    loop_until(a, batch_done, a->turn_end);
 }
 
 static void run_turn(agent *a, const char *line)
@@ -1109,6 +1056,7 @@ static void teardown(agent *a)
     if (a->question != NULL)
         transfer_free(a, a->question);
     a->question = NULL;
+    jpt_batch_free(a->turn_end);
     while (jpt_registry_shutdown(a->r) == JPT_ERR_AGAIN)
         pump(a);
     jpt_registry_free(a->r);
@@ -1116,7 +1064,6 @@ static void teardown(agent *a)
     json_decref(a->tools);
     json_decref(a->messages);
     free(a->input.data);
-    free(a->turn_end_text);
 }
 
 int main(int argc, char **argv)

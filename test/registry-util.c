@@ -84,6 +84,24 @@ void ru_assert_contains(const char *haystack, const char *needle)
         fail_msg("expected to find\n  %s\nin\n  %s", needle, haystack);
 }
 
+void ru_assert_gone_text(const char *text, const char *id)
+{
+    static const char *const endings[] = {
+        "has stopped, and an earlier answer gave its result",
+        "has stopped, and a notification gave its result",
+        "has stopped, and its result was given as the turn ended",
+        "does not exist: its spawn never ran (the answer to the spawn said why)",
+    };
+    char want[256];
+
+    for (size_t i = 0; i < sizeof(endings) / sizeof(endings[0]); i++) {
+        snprintf(want, sizeof(want), "Handle `%s` %s", id, endings[i]);
+        if (strcmp(text, want) == 0)
+            return;
+    }
+    fail_msg("handle `%s` is not told gone: %s", id, text);
+}
+
 void ru_poll(jpt_registry *r, int max_ms)
 {
     struct pollfd p = {.fd = jpt_registry_get_fd(r), .events = POLLIN};

@@ -115,6 +115,12 @@ extern const char ru_await_description[];
 /* Asserts that `haystack` contains `needle`. */
 void ru_assert_contains(const char *haystack, const char *needle);
 
+/* Asserts that `text` is what a call naming handle `id` is told once the
+ * handle has gone, its result given to the model (handle.h, ended ids):
+ * "Handle `id` has stopped, and …" or "… does not exist: its spawn never
+ * ran …". A handle still registered would answer with its state. */
+void ru_assert_gone_text(const char *text, const char *id);
+
 /* ---- VFS tools: a standalone host serving test/tools/vfs-probe ---------- */
 
 /* What a policy handler was asked, and how it answers. */

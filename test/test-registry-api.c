@@ -2048,6 +2048,7 @@ static void every_function_takes_null_by_the_one_rule(void **state)
     assert_int_equal(jpt_registry_submit(NULL, "[]", &b), JPT_ERR_INVALID);
     assert_int_equal(jpt_registry_end_turn(NULL, 0, &b), JPT_ERR_INVALID);
     assert_int_equal(jpt_registry_take_notifications(NULL, &text), JPT_ERR_INVALID);
+    assert_int_equal(jpt_registry_take_turn_text(NULL, NULL, &text), JPT_ERR_INVALID);
     assert_int_equal(jpt_registry_next_event(NULL, &e), JPT_ERR_INVALID);
     assert_int_equal(jpt_registry_dispatch(NULL), JPT_ERR_INVALID);
     assert_int_equal(jpt_registry_run(NULL, 0), JPT_ERR_INVALID);

@@ -133,11 +133,14 @@ static void call_expect_text(jpt_registry *r, const char *tool, const char *args
 
 static void assert_gone(jpt_registry *r, const char *tool, const char *id)
 {
-    char args[128], text[128];
+    char args[128];
+    bool err = false;
 
     snprintf(args, sizeof(args), "{'action':'fetch','id':'%s'}", id);
-    snprintf(text, sizeof(text), "Handle `%s` not found", id);
-    call_expect_text(r, tool, args, text, true);
+    char *content = ru_call(r, tool, js(args), &err);
+    assert_true(err);
+    ru_assert_gone_text(content, id);
+    free(content);
 }
 
 /* ---- Driving the loop by its events ------------------------------------------------ */
@@ -744,7 +747,9 @@ static void awaited_waiting_handle_is_answered_through_the_inquiry_handler(void 
     assert_int_equal(inq.asked, 1);
     assert_string_equal(jpt_inquiry_handle_id(q), "n");
     assert_string_equal(jpt_inquiry_tool(q), "counter");
-    assert_null(jpt_inquiry_call_id(q));
+    /* The host trial: NULL, so a host could not tell which call the
+     * question held up; it is the await's. */
+    assert_string_equal(jpt_inquiry_call_id(q), "w");
     assert_int_equal(jpt_inquiry_target(q), JPT_TARGET_USER);
     tu_assert_json_equal(jpt_inquiry_question_json(q),
                          js("{'id':'reset','text':'Reset the counter?','schema':{'type':'boolean'},"
@@ -946,7 +951,9 @@ static void batch_with_two_spawns_of_one_id_is_rejected_and_nothing_runs(void **
     ru_assert_text(res, 1, "2", why, true);
     ru_assert_text(res, 2, "3", why, true);
     ru_assert_text(res, 3, "4", why, true);
-    assert_gone(r, "nap", "other");
+    /* A rejected batch made no handle: RFD 037's words for an unknown id. */
+    call_expect_text(r, "nap", "{'action':'fetch','id':'other'}", "Handle `other` not found",
+                     true);
     /* The id is free, and the tool does mark when it runs. */
     call_expect(r, "marked", "{'action':'spawn','id':'dup','marker':'m3'}",
                 "{'id':'dup','state':'running','content':'ready\\n'}", false);
@@ -1005,7 +1012,8 @@ static void batch_reusing_an_active_handle_id_is_rejected_and_nothing_runs(void 
     ru_assert_text(res, 0, "1", why, true);
     ru_assert_text(res, 1, "2", why, true);
     ru_assert_text(res, 2, "3", why, true);
-    assert_gone(r, "marked", "fresh");
+    call_expect_text(r, "marked", "{'action':'fetch','id':'fresh'}", "Handle `fresh` not found",
+                     true);
     /* The active handle is untouched. */
     call_expect(r, "marked", "{'action':'fetch','id':'dup'}",
                 "{'id':'dup','state':'running','content':''}", false);
@@ -1115,6 +1123,96 @@ static void handle_stopping_unwatched_leaves_one_notification_taken_once(void **
                             "'result':'built\\n\\n[process ended: exit status 0]','is_error':false}]");
     assert_notifications(r, "[]");
     assert_gone(r, "build", "b");
+    done(r);
+}
+
+/* The host trial: a fetch or an await of a handle whose result went out
+ * as a notification was told "Handle `b` not found", RFD 037's words for
+ * an id that never was. It is told how the model had the result; an
+ * abort of it has nothing left to do (no error); an unknown id is still
+ * not found. */
+static void a_handle_whose_result_was_given_is_not_called_unknown(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(0, def("{'name':'build','stateful':true}", built_sh),
+                                  parse(js(NAP_DEF)), NULL);
+
+    call_expect(r, "build", "{'action':'spawn','id':'b'}",
+                "{'id':'b','state':'running','content':''}", false);
+    touch_go();
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
+    assert_notifications(r, "[{'id':'b','tool':'build','state':'stopped',"
+                            "'result':'built\\n\\n[process ended: exit status 0]','is_error':false}]");
+    static const char noticed[] = "Handle `b` has stopped, and a notification gave its result";
+    json_t *res = ru_run_js(r, "[{'id':'1','name':'build','arguments':{'action':'fetch','id':'b'}},"
+                               "{'id':'2','name':'await','arguments':{'all':['b']}},"
+                               "{'id':'3','name':'build','arguments':{'action':'abort','id':'b'}},"
+                               "{'id':'4','name':'await','arguments':{'any':['zz']}}]");
+    ru_assert_text(res, 0, "1", noticed, true);
+    ru_assert_text(res, 1, "2", noticed, true);
+    ru_assert_text(res, 2, "3", noticed, false);
+    ru_assert_text(res, 3, "4", "Handle `zz` not found", true);
+
+    /* Given by an answer (the spawn's, which saw it stop). */
+    call_expect(r, "nap", "{'action':'spawn','id':'n','ms':1,'wait_secs':5}",
+                "{'id':'n','state':'stopped','result':'slept 1\\n\\n[process ended: exit status 0]'}",
+                false);
+    call_expect_text(r, "nap", "{'action':'fetch','id':'n'}",
+                     "Handle `n` has stopped, and an earlier answer gave its result", true);
+    /* The id is free again: a new handle of it is the one found. */
+    call_expect(r, "nap", "{'action':'spawn','id':'n','ms':1,'wait_secs':5}",
+                "{'id':'n','state':'stopped','result':'slept 1\\n\\n[process ended: exit status 0]'}",
+                false);
+    done(r);
+}
+
+/* A builtin stateful tool that stops as it starts. */
+static int stop_at_once(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    jpt_state *s = NULL;
+
+    (void)arguments_json;
+    (void)ud;
+    assert_int_equal(jpt_state_new(JPT_STATE_STOPPED, &s), JPT_OK);
+    assert_int_equal(jpt_state_add_text(s, "done"), JPT_OK);
+    int rc = jpt_handle_update(h, s);
+    jpt_state_unref(s);
+    return rc;
+}
+
+/* Bounded memory: the last 256 ids that went are remembered, no more; an
+ * older one is unknown again. */
+static void only_the_last_256_ended_ids_are_remembered(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(NULL, 0);
+    jpt_builtin_ops ops = {sizeof(ops), stop_at_once, NULL, NULL};
+    size_t cap = 300 * 80;
+    char *calls = malloc(cap);
+    size_t len = 0;
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'quick','stateful':true,'actions':['fetch']}"), &ops,
+                                              NULL),
+                     JPT_OK);
+    assert_non_null(calls);
+    len += (size_t)snprintf(calls + len, cap - len, "[");
+    for (int i = 0; i < 257; i++)
+        len += (size_t)snprintf(calls + len, cap - len,
+                                "%s{\"id\":\"c%d\",\"name\":\"quick\",\"arguments\":"
+                                "{\"action\":\"spawn\",\"id\":\"q%d\"}}",
+                                i > 0 ? "," : "", i, i);
+    snprintf(calls + len, cap - len, "]");
+    jpt_batch *b = NULL;
+    assert_int_equal(jpt_registry_submit(r, calls, &b), JPT_OK);
+    free(calls);
+    json_t *res = ru_finish(r, b);
+    assert_int_equal(json_array_size(res), 257);
+    assert_false(ru_is_error(res, 256));
+    call_expect_text(r, "quick", "{'action':'fetch','id':'q0'}", "Handle `q0` not found", true);
+    call_expect_text(r, "quick", "{'action':'fetch','id':'q1'}",
+                     "Handle `q1` has stopped, and an earlier answer gave its result", true);
+    call_expect_text(r, "quick", "{'action':'fetch','id':'q256'}",
+                     "Handle `q256` has stopped, and an earlier answer gave its result", true);
     done(r);
 }
 
@@ -1498,6 +1596,147 @@ static void turn_end_inquire_asks_once_and_waits_or_aborts_per_handle(void **sta
     done(r);
 }
 
+/* `text` with each elapsed time ("3.2 s") written "N s": a duration, so
+ * not compared. */
+static char *without_durations(const char *text)
+{
+    char *out = malloc(strlen(text) + 1), *o = out;
+
+    assert_non_null(out);
+    for (const char *p = text; *p != '\0';) {
+        const char *q = p;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (q > p && *q == '.' && q[1] >= '0' && q[1] <= '9' && strncmp(q + 2, " s", 2) == 0) {
+            *o++ = 'N';
+            p = q + 2;
+        } else
+            *o++ = *p++;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The host trial: the turn end's results, shaped as a provider's
+ * tool_result blocks, carried handle ids as tool_use_ids, which no
+ * provider accepts; every host had to write them out as text itself. The
+ * registry refuses those shapes for the turn end's batch, saying why, and
+ * jpt_registry_take_turn_text gives its results and the notifications as
+ * the text to put before the next user message, once. */
+static void turn_end_results_reach_the_model_as_text_not_tool_results(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry(
+        js("{'tools':["
+           "{'name':'cargo_check','stateful':true,'command':['" TOOL("sleep-ms") "','600']},"
+           "{'name':'cargo_test','stateful':true,'command':['" TOOL("sleep-ms") "','30000']}]}"),
+        0);
+    char *text = NULL;
+
+    call_expect(r, "cargo_check", "{'action':'spawn','id':'check'}",
+                "{'id':'check','state':'running','content':''}", false);
+    call_expect(r, "cargo_test", "{'action':'spawn','id':'test'}",
+                "{'id':'test','state':'running','content':''}", false);
+    jpt_batch *model = ru_submit(r, "[{'id':'f','name':'cargo_test',"
+                                    "'arguments':{'action':'fetch','id':'test'}}]");
+    assert_int_equal(jpt_registry_wait(r, model, WAIT_MS), JPT_OK);
+    jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
+    jpt_batch *b = NULL;
+    assert_int_equal(jpt_registry_end_turn(r, 0, &b), JPT_OK);
+    /* Not before it settles. */
+    assert_int_equal(jpt_registry_take_turn_text(r, b, &text), JPT_ERR_STATE);
+    assert_null(text);
+    ru_assert_contains(jpt_registry_errmsg(r), "still settling");
+    jpt_inquiry *q = until_inquiry(r, b);
+    assert_non_null(q);
+    assert_int_equal(jpt_inquiry_answer(q, js("{'handles':[{'id':'check','action':'wait'},"
+                                             "{'id':'test','action':'abort'}]}")),
+                     JPT_OK);
+    inq.q = NULL;
+    assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
+
+    static const int providers[] = {JPT_DIALECT_OPENAI, JPT_DIALECT_OPENAI_RESPONSES,
+                                    JPT_DIALECT_ANTHROPIC, JPT_DIALECT_GEMINI};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(jpt_batch_results_json_as(b, providers[i], &text), JPT_ERR_INVALID);
+        assert_null(text);
+        ru_assert_contains(jpt_registry_errmsg(r), "this batch is the turn end's");
+        ru_assert_contains(jpt_registry_errmsg(r), "jpt_registry_take_turn_text()");
+    }
+    /* jptool's own shape, and a model's batch, are not refused. */
+    assert_int_equal(jpt_batch_results_json_as(b, JPT_DIALECT_AS_CALLED, &text), JPT_OK);
+    jpt_free(text);
+    assert_int_equal(jpt_batch_results_json_as(model, JPT_DIALECT_ANTHROPIC, &text), JPT_OK);
+    jpt_free(text);
+    /* A model's batch is no turn end's. */
+    text = (char *)"untouched";
+    assert_int_equal(jpt_registry_take_turn_text(r, model, &text), JPT_ERR_INVALID);
+    assert_null(text);
+    ru_assert_contains(jpt_registry_errmsg(r), "not a turn end's");
+
+    assert_int_equal(jpt_registry_take_turn_text(r, b, &text), JPT_OK);
+    char *seen = without_durations(text);
+    jpt_free(text);
+    assert_string_equal(seen,
+                        "[Notification: handle `test` (tool `cargo_test`) stopped after N s]\n"
+                        "The turn ended: the handle was aborted, as the answer to the "
+                        "turn-end question chose, and its output discarded\n"
+                        "\n"
+                        "[Handle `check` (tool `cargo_check`) stopped after your last turn]\n"
+                        "slept 600\n"
+                        "\n"
+                        "[process ended: exit status 0]\n"
+                        "\n");
+    free(seen);
+    /* Taken: the notifications are gone, and only what comes later is
+     * given again. */
+    assert_notifications(r, "[]");
+    assert_int_equal(jpt_registry_take_turn_text(r, NULL, &text), JPT_OK);
+    assert_string_equal(text, "");
+    jpt_free(text);
+    jpt_batch_free(model);
+    jpt_batch_free(b);
+    assert_gone(r, "cargo_check", "check");
+    done(r);
+}
+
+/* A handle the turn end keeps running (JPT_TURN_KEEP) leaves a
+ * notification of its state; an error stop says so. */
+static void turn_text_gives_running_handles_and_failures(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(300, def("{'name':'build','stateful':true}", boom_sh),
+                                  parse(js(POLICY_NAP("nap_await", "await"))), NULL);
+    char *text = NULL;
+
+    call_expect(r, "build", "{'action':'spawn','id':'b'}",
+                "{'id':'b','state':'running','content':''}", false);
+    touch_go();
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
+    call_expect(r, "nap_await", "{'action':'spawn','id':'k','ms':30000}",
+                "{'id':'k','state':'running','content':''}", false);
+    json_t *res = end_turn(r, JPT_TURN_KEEP);
+    assert_json(res, "[]");
+    assert_int_equal(jpt_registry_take_turn_text(r, NULL, &text), JPT_OK);
+    char *seen = without_durations(text);
+    jpt_free(text);
+    assert_string_equal(seen,
+                        "[Notification: handle `b` (tool `build`) stopped after N s, with an "
+                        "error]\n"
+                        "Error: The tool failed (exit status 3).\n"
+                        "\n"
+                        "stdout:\n"
+                        "boom\n"
+                        "\n"
+                        "[Notification: handle `k` (tool `nap_await`) is running (N s), with no "
+                        "output yet]\n"
+                        "\n");
+    free(seen);
+    call_expect(r, "nap_await", "{'action':'abort','id':'k'}",
+                "{'id':'k','state':'stopped','result':'[process ended: aborted]'}", false);
+    done(r);
+}
+
 /* registry.h: the answer is {"handles": [{"id", "action"}, …]}, a choice
  * per handle named by its id; RFD 037 lists the handles in the order they
  * were spawned. An answer in that order names every handle once and must
@@ -1752,6 +1991,8 @@ int main(void)
         T(arguments_given_as_a_json_string_are_taken),
         T(batch_cancel_kills_one_shots_and_ends_awaits_keeping_finished_results),
         T(handle_stopping_unwatched_leaves_one_notification_taken_once),
+        T(a_handle_whose_result_was_given_is_not_called_unknown),
+        T(only_the_last_256_ended_ids_are_remembered),
         T(failed_handle_leaves_an_on_failure_notification),
         T(handle_asking_unwatched_leaves_an_on_waiting_notification),
         T(output_while_running_notifies_nothing_by_default),
@@ -1764,6 +2005,8 @@ int main(void)
         T(turn_end_await_waits_and_queues_the_result),
         T(turn_end_await_kills_a_handle_past_the_timeout),
         T(turn_end_inquire_asks_once_and_waits_or_aborts_per_handle),
+        T(turn_end_results_reach_the_model_as_text_not_tool_results),
+        T(turn_text_gives_running_handles_and_failures),
         T(turn_end_answer_may_name_handles_in_any_order),
         T(turn_end_answer_is_checked_against_its_schema),
         T(turn_end_inquire_without_a_handler_stops_at_once),

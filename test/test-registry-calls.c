@@ -195,6 +195,36 @@ static void stopped_state_takes_every_result_form(void **state)
     done(r);
 }
 
+/* The host trial: a tool that speaks RFD 058 wraps its result in the
+ * envelope ({"content": [blocks], "isError"}); the model reads its blocks,
+ * over stdio (a handle's state line and a one-shot run's output), not "". */
+static void stopped_state_with_an_envelope_result_is_its_content(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(
+        0,
+        pieces("env", "{'stateful':true}",
+               "out:{\"type\":\"stopped\",\"result\":{\"content\":[{\"type\":\"text\","
+               "\"text\":\"Staged 3 hunks.\"}]}}\\n",
+               "exit:0", NULL),
+        pieces("env_once", NULL,
+               "out:{\"type\":\"stopped\",\"result\":{\"content\":[{\"type\":\"text\","
+               "\"text\":\"a\"},{\"type\":\"text\",\"text\":\"b\"}]}}",
+               NULL),
+        pieces("env_error", NULL,
+               "out:{\"type\":\"stopped\",\"result\":{\"content\":[{\"type\":\"text\","
+               "\"text\":\"it broke\"}],\"isError\":true}}",
+               NULL),
+        NULL);
+
+    call_expect(r, "env", "{'action':'spawn','id':'staging','wait_secs':5}",
+                "{'id':'staging','state':'stopped','result':'Staged 3 hunks.'}", false);
+    call_expect_text(r, "env_once", "{}", "a\n\nb", false);
+    call_expect_text(r, "env_error", "{}", "Error: it broke", true);
+    assert_int_equal(warned.count, 0);
+    done(r);
+}
+
 /* ==== State lines are never shown raw (issue 16) ===================================== */
 
 #define WAITING_LINE                                                                          \
@@ -344,6 +374,43 @@ static void unterminated_lines_are_states_at_the_end_and_prompts_at_once(void **
     done(r);
 }
 
+/* The host trial: a state written without its newline by a tool that then
+ * waits for input was held from the model for as long as the process ran.
+ * Quiet for the settle time, it is read as a state (its late newline is
+ * no text); complete JSON that is no state, and a line that can never be
+ * JSON, are text then; JSON cut short stays held (the test above). */
+static void an_unterminated_line_is_read_once_quiet_for_the_settle_time(void **state)
+{
+    (void)state;
+    jpt_registry *r = registry_of(
+        0,
+        pieces("state", "{'stateful':true}", "out:{\"type\":\"running\",\"content\":\"inner\"}",
+               "read", "out:\\n", "out:after\\n", "read", NULL),
+        pieces("json", "{'stateful':true}", "out:{\"progress\":5}", "read", NULL),
+        pieces("brace", "{'stateful':true}", "out:{ not json", "read", NULL),
+        NULL);
+
+    call_expect(r, "state", "{'action':'spawn','id':'s'}",
+                "{'id':'s','state':'running','content':'inner'}", false);
+    call_expect(r, "state", "{'action':'apply','id':'s','input':'go\\n','wait_secs':5}",
+                "{'id':'s','state':'running','content':'after\\n'}", false);
+    call_expect(r, "json", "{'action':'spawn','id':'j'}",
+                "{'id':'j','state':'running','content':'{\\\"progress\\\":5}'}", false);
+    call_expect(r, "brace", "{'action':'spawn','id':'b'}",
+                "{'id':'b','state':'running','content':'{ not json'}", false);
+    /* A fetch long after reads the same: nothing is held back. */
+    call_expect(r, "json", "{'action':'fetch','id':'j'}",
+                "{'id':'j','state':'running','content':''}", false);
+    for (const char *const *id = (const char *const[]){"s", "j", "b", NULL}; *id != NULL; id++) {
+        char args[64];
+        bool err = true;
+        snprintf(args, sizeof(args), "{\"action\":\"abort\",\"id\":\"%s\"}", *id);
+        free(ru_call(r, **id == 's' ? "state" : **id == 'j' ? "json" : "brace", args, &err));
+        assert_false(err);
+    }
+    done(r);
+}
+
 /* ==== Several calls on one handle in one message (issue 16) ============================ */
 
 #define ECHO_TOOL "{'name':'echo','stateful':true,'command':['" TOOL("echo-lines") "']}"
@@ -400,8 +467,10 @@ static void actions_on_one_handle_answer_in_the_order_written(void **state)
                        false);
     ru_assert_text(res, 4, "5", "Handle `e` has stopped, and an earlier answer gave its result",
                    false);
-    /* The batch let go of it: the model has its end. */
-    call_expect_text(r, "echo", "{'action':'fetch','id':'e'}", "Handle `e` not found", true);
+    /* The batch let go of it: the model has its end, and a later call is
+     * told so. */
+    call_expect_text(r, "echo", "{'action':'fetch','id':'e'}",
+                     "Handle `e` has stopped, and an earlier answer gave its result", true);
     done(r);
 }
 
@@ -897,6 +966,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(stopped_state_with_a_plain_result_is_the_result),
         T(stopped_state_takes_every_result_form),
+        T(stopped_state_with_an_envelope_result_is_its_content),
+        T(an_unterminated_line_is_read_once_quiet_for_the_settle_time),
         T(state_line_is_never_shown_raw_however_its_bytes_arrive),
         T(state_line_completed_by_an_apply_answers_it_rendered),
         T(unterminated_lines_are_states_at_the_end_and_prompts_at_once),

@@ -326,10 +326,13 @@ static void wait_secs_that_is_not_seconds_is_refused(void **state)
                        "Invalid arguments for `sh`: `wait_secs` must be a number of seconds, 0 "
                        "or more",
                        true);
-    /* The refused spawn made no handle. */
+    /* The refused spawn made no handle that runs. */
     results = run1(r, "sh", js("{'action':'fetch','id':'t'}"));
     assert_true(ru_is_error(results, 0));
-    ru_assert_contains(ru_content(results, 0), "not found");
+    ru_assert_text(results, 0, "c",
+                   "Handle `t` does not exist: its spawn never ran (the answer to the spawn "
+                   "said why)",
+                   true);
 }
 
 static void spawn_does_not_pass_wait_secs_to_the_tool(void **state)
@@ -630,8 +633,10 @@ static void end_turn_abort_kills_every_handle_whatever_its_policy(void **state)
     json_t *results = ru_run_js(
         r, "[{'id':'1','name':'waited','arguments':{'action':'fetch','id':'w'}},"
            " {'id':'2','name':'asking','arguments':{'action':'fetch','id':'a'}}]");
-    ru_assert_text(results, 0, "1", "Handle `w` not found", true);
-    ru_assert_text(results, 1, "2", "Handle `a` not found", true);
+    ru_assert_text(results, 0, "1", "Handle `w` has stopped, and a notification gave its result",
+                   true);
+    ru_assert_text(results, 1, "2", "Handle `a` has stopped, and a notification gave its result",
+                   true);
 }
 
 static void end_turn_keep_and_abort_together_is_invalid(void **state)

@@ -349,29 +349,176 @@ static void calls_beyond_max_processes_wait_for_a_slot(void **state)
     assert_int_equal(most_at_once(log), 2);
 }
 
-static void spawn_waiting_for_a_slot_runs_later_and_can_be_aborted_first(void **state)
+#define STUCK_WHY                                                                             \
+    "no process slot is free: the registry runs at most %d tool processes at once "          \
+    "(max_processes), and live handles hold every slot until they end; abort one, or await " \
+    "the end of one, then call again"
+
+/* The host trial: with 6 slots, 40 spawns of `sh` and 20 one-shot calls in
+ * one message answered every spawn "running" while 34 never started, and
+ * the one-shots waited until the turn ended. Every slot held by a live
+ * handle, the calls beyond them fail at once, saying why; the batch is
+ * done. Ending a handle frees its slot for the next call. */
+static void calls_beyond_slots_held_by_handles_fail_at_once_saying_why(void **state)
 {
     (void)state;
-    jpt_registry_options o = {.max_processes = 1, .settle_ms = 20};
-    jpt_registry *r = registry_with(&o, js("{'tools':[" SHELL_DEF "]}"));
+    char tools[256], calls[2048], why[512];
+    size_t n = 0;
+    snprintf(tools, sizeof(tools),
+             "{'tools':[" SHELL_DEF ",{'name':'ok','command':['%s','0','ran','']}]}",
+             TOOL("exit-code"));
+    jpt_registry_options o = {.max_processes = 3};
+    jpt_registry *r = registry_with(&o, js(tools));
 
-    json_decref(act(r, "sh", js("{'action':'spawn','id':'a'}"), NULL));
-    /* No slot: it shows running, without output. */
-    json_t *resp = act(r, "sh", js("{'action':'spawn','id':'b'}"), NULL);
+    n += (size_t)snprintf(calls + n, sizeof(calls) - n, "[");
+    for (int i = 0; i < 5; i++)
+        n += (size_t)snprintf(calls + n, sizeof(calls) - n,
+                              "{'id':'s%d','name':'sh','arguments':{'action':'spawn','id':'h%d'}},",
+                              i, i);
+    for (int i = 0; i < 3; i++)
+        n += (size_t)snprintf(calls + n, sizeof(calls) - n,
+                              "%s{'id':'o%d','name':'ok','arguments':{}}", i > 0 ? "," : "", i);
+    snprintf(calls + n, sizeof(calls) - n, "]");
+    json_t *res = ru_run_js(r, calls);
+
+    snprintf(why, sizeof(why), "`sh` could not run: " STUCK_WHY, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_false(ru_is_error(res, i));
+    ru_assert_text(res, 3, "s3", why, true);
+    ru_assert_text(res, 4, "s4", why, true);
+    snprintf(why, sizeof(why), "`ok` could not run: " STUCK_WHY, 3);
+    for (size_t i = 5; i < 8; i++)
+        ru_assert_text(res, i, ((const char *[]){"o0", "o1", "o2"})[i - 5], why, true);
+    /* The refused spawns made no handle that runs. */
+    bool err = false;
+    char *out = ru_call(r, "sh", "{\"action\":\"fetch\",\"id\":\"h3\"}", &err);
+    assert_true(err);
+    ru_assert_contains(out, "its spawn never ran");
+    free(out);
+    /* An aborted handle's slot goes to the next call, which waits for it. */
+    json_decref(act(r, "sh", "{\"action\":\"abort\",\"id\":\"h0\"}", NULL));
+    out = ru_call(r, "ok", "{}", &err);
+    assert_false(err);
+    assert_string_equal(out, "ran");
+    free(out);
+    json_t *resp = act(r, "sh", "{\"action\":\"spawn\",\"id\":\"h5\"}", NULL);
     assert_string_equal(field(resp, "state"), "running");
-    assert_string_equal(field(resp, "content"), "");
     json_decref(resp);
-    json_decref(act(r, "sh", js("{'action':'spawn','id':'c'}"), NULL));
-    /* Aborting a queued handle stops it without ever running it. */
-    resp = act(r, "sh", js("{'action':'abort','id':'b'}"), NULL);
-    assert_string_equal(field(resp, "state"), "stopped");
+}
+
+/* A spawn beyond the limit while a one-shot run holds a slot (it ends by
+ * itself) waits in line: the model reads it "pending", not "running",
+ * until its process starts; then it runs. */
+static void spawn_waiting_behind_a_one_shot_is_pending_then_runs(void **state)
+{
+    (void)state;
+    char tools[256];
+    snprintf(tools, sizeof(tools),
+             "{'tools':[" SHELL_DEF ",{'name':'nap','command':['%s','600']}]}",
+             TOOL("sleep-ms"));
+    jpt_registry_options o = {.max_processes = 1, .settle_ms = 20};
+    jpt_registry *r = registry_with(&o, js(tools));
+
+    json_t *res = ru_run_js(r, "[{'id':'n','name':'nap','arguments':{}},"
+                               "{'id':'s','name':'sh','arguments':{'action':'spawn','id':'b'}}]");
+    ru_assert_text(res, 0, "n", "slept 600\n", false);
+    ru_assert_response(res, 1, "s", "{'id':'b','state':'pending','content':''}", false);
+    /* The one-shot ended: `b` has its slot and runs. */
+    json_t *resp =
+        act(r, "sh", "{\"action\":\"apply\",\"id\":\"b\",\"input\":\"echo hi\\n\",\"wait_secs\":5}",
+            NULL);
+    assert_string_equal(field(resp, "state"), "running");
+    assert_string_equal(field(resp, "content"), "hi\n");
     json_decref(resp);
-    /* Ending `a` gives `c` the slot; it runs and answers. */
-    json_decref(act(r, "sh", js("{'action':'abort','id':'a'}"), NULL));
-    resp = act(r, "sh", js("{'action':'apply','id':'c','input':'echo hi\\n','wait_secs':5}"),
+}
+
+/* Waiting in line, a spawn whose slot would have come from a one-shot
+ * that another handle took first can never start: it fails then, and the
+ * model learns it as the handle's end. Aborting a waiting handle stops it
+ * without ever running it. */
+static void waiting_calls_fail_once_live_handles_hold_every_slot(void **state)
+{
+    (void)state;
+    char tools[256], why[512];
+    snprintf(tools, sizeof(tools),
+             "{'tools':[" SHELL_DEF ",{'name':'nap','command':['%s','600']}]}",
+             TOOL("sleep-ms"));
+    jpt_registry_options o = {.max_processes = 1, .settle_ms = 20};
+    jpt_registry *r = registry_with(&o, js(tools));
+
+    json_t *res = ru_run_js(r, "[{'id':'n','name':'nap','arguments':{}},"
+                               "{'id':'a','name':'sh','arguments':{'action':'spawn','id':'a'}},"
+                               "{'id':'b','name':'sh','arguments':{'action':'spawn','id':'b'}},"
+                               "{'id':'c','name':'sh','arguments':{'action':'spawn','id':'c'}},"
+                               "{'id':'x','name':'sh','arguments':{'action':'abort','id':'c'}}]");
+    ru_assert_response(res, 1, "a", "{'id':'a','state':'pending','content':''}", false);
+    ru_assert_response(res, 2, "b", "{'id':'b','state':'pending','content':''}", false);
+    ru_assert_response(res, 4, "x",
+                       "{'id':'c','state':'stopped','result':'[process ended: aborted]'}", false);
+    /* `a` took the one-shot's slot; `b` could never start. */
+    assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
+    snprintf(why, sizeof(why), "{'id':'b','state':'stopped','error':'Error: " STUCK_WHY "'}", 1);
+    bool err = false;
+    char *out = ru_call(r, "sh", "{\"action\":\"fetch\",\"id\":\"b\"}", &err);
+    tu_assert_json_equal(out, js(why));
+    assert_true(err);
+    free(out);
+    json_t *resp;
+    resp = act(r, "sh",
+               "{\"action\":\"apply\",\"id\":\"a\",\"input\":\"echo hi\\n\",\"wait_secs\":5}",
                NULL);
     assert_string_equal(field(resp, "content"), "hi\n");
     json_decref(resp);
+}
+
+/* The host trial itself: 64 fds (6 slots), 40 spawns of `sh` and 20
+ * one-shot calls in one message. Six handles run; every other call says
+ * why it did not, and the batch is done without the turn's end. */
+static void forty_spawns_and_twenty_one_shots_under_64_fds_all_answer(void **state)
+{
+    (void)state;
+    struct rlimit old, low;
+    char tools[256];
+    size_t cap = 64 * 100, n = 0;
+    char *calls = malloc(cap);
+
+    assert_non_null(calls);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 64;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    snprintf(tools, sizeof(tools),
+             "{'tools':[" SHELL_DEF ",{'name':'ok','command':['%s','0','','']}]}",
+             TOOL("exit-code"));
+    jpt_registry *r = registry(js(tools));
+    n += (size_t)snprintf(calls + n, cap - n, "[");
+    for (int i = 0; i < 60; i++)
+        n += (size_t)snprintf(calls + n, cap - n,
+                              i < 40 ? "%s{\"id\":\"c%d\",\"name\":\"sh\",\"arguments\":"
+                                       "{\"action\":\"spawn\",\"id\":\"h%d\"}}"
+                                     : "%s{\"id\":\"c%d\",\"name\":\"ok\",\"arguments\":{}}",
+                              i > 0 ? "," : "", i, i);
+    snprintf(calls + n, cap - n, "]");
+    jpt_batch *b = NULL;
+    int rc = jpt_registry_submit(r, calls, &b);
+    free(calls);
+    rc = rc == JPT_OK ? jpt_registry_wait(r, b, WAIT_MS) : rc;
+    setrlimit(RLIMIT_NOFILE, &old);
+
+    assert_int_equal(rc, JPT_OK);
+    json_t *results = ru_finish(r, b);
+    size_t running = 0, refused = 0;
+    for (size_t i = 0; i < 60; i++) {
+        const char *content = ru_content(results, i);
+        if (!ru_is_error(results, i) && i < 40 && strstr(content, "\"state\":\"running\"") != NULL)
+            running++;
+        else if (ru_is_error(results, i) && strstr(content, "no process slot is free") != NULL)
+            refused++;
+        else
+            fail_msg("call %zu: %s", i, content);
+    }
+    assert_int_equal(running, 6);
+    assert_int_equal(refused, 54);
 }
 
 /* 300 calls with 64 fds in all (TESTING.md, "fd exhaustion"): the default
@@ -555,7 +702,10 @@ int main(void)
         T(shutdown_returns_at_once_and_reports_when_every_tool_is_reaped),
         T(shutdown_of_an_idle_registry_completes_at_the_next_dispatch),
         T(calls_beyond_max_processes_wait_for_a_slot),
-        T(spawn_waiting_for_a_slot_runs_later_and_can_be_aborted_first),
+        T(calls_beyond_slots_held_by_handles_fail_at_once_saying_why),
+        T(spawn_waiting_behind_a_one_shot_is_pending_then_runs),
+        T(waiting_calls_fail_once_live_handles_hold_every_slot),
+        T(forty_spawns_and_twenty_one_shots_under_64_fds_all_answer),
         T(many_calls_under_a_low_fd_limit_all_run),
         T(bytes_omitted_count_the_tools_bytes_for_nul_output),
         T(the_output_handler_streams_bytes_without_consuming_them),

@@ -136,12 +136,13 @@ static void call_expect(jpt_registry *r, const char *tool, const char *args_js,
 
 static void assert_gone(jpt_registry *r, const char *tool, const char *id)
 {
-    char calls[256], text[128];
+    char calls[256];
 
     snprintf(calls, sizeof(calls),
              "[{'id':'c','name':'%s','arguments':{'action':'fetch','id':'%s'}}]", tool, id);
-    snprintf(text, sizeof(text), "Handle `%s` not found", id);
-    ru_assert_text(ru_run_js(r, calls), 0, "c", text, true);
+    json_t *res = ru_run_js(r, calls);
+    assert_true(ru_is_error(res, 0));
+    ru_assert_gone_text(ru_content(res, 0), id);
 }
 
 static void on_inquiry(jpt_inquiry *q, void *ud)

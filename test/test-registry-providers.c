@@ -990,12 +990,18 @@ static void results_as_refuses_a_running_batch_and_other_dialects(void **state)
     text = untouched;
     assert_int_equal(jpt_batch_results_json_as(b, JPT_DIALECT_OPENAI, &text), JPT_ERR_STATE);
     assert_null(text);
+    ru_assert_contains(jpt_registry_errmsg(r), "still running");
     assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_OK);
     for (size_t i = 0; i < sizeof(bad_dialects) / sizeof(bad_dialects[0]); i++) {
         text = untouched;
         assert_int_equal(jpt_batch_results_json_as(b, bad_dialects[i], &text), JPT_ERR_INVALID);
         assert_null(text);
+        ru_assert_contains(jpt_registry_errmsg(r), "is not a results dialect");
     }
+    /* A success clears the message of the failure before it. */
+    assert_int_equal(jpt_batch_results_json_as(b, JPT_DIALECT_OPENAI, &text), JPT_OK);
+    jpt_free(text);
+    assert_string_equal(jpt_registry_errmsg(r), "");
     assert_int_equal(jpt_batch_results_json_as(NULL, JPT_DIALECT_OPENAI, &text),
                      JPT_ERR_INVALID);
     assert_int_equal(jpt_batch_results_json_as(b, JPT_DIALECT_OPENAI, NULL), JPT_ERR_INVALID);
@@ -1588,6 +1594,80 @@ static void results_survive_allocation_failure(void **state)
     jpt_registry_free(r);
 }
 
+/* A builtin handle that runs until the test stops it. */
+static jpt_handle *builtin_handle;
+
+static int start_running(jpt_handle *h, const char *arguments_json, void *ud)
+{
+    jpt_state *s = NULL;
+
+    (void)arguments_json;
+    (void)ud;
+    builtin_handle = h;
+    assert_int_equal(jpt_state_new(JPT_STATE_RUNNING, &s), JPT_OK);
+    int rc = jpt_handle_update(h, s);
+    jpt_state_unref(s);
+    return rc;
+}
+
+typedef struct turn_text_ctx {
+    jpt_registry *r;
+    jpt_batch *turn_end;
+} turn_text_ctx;
+
+static int turn_text_op(void *ctx, long n)
+{
+    turn_text_ctx *c = ctx;
+    char *text = NULL;
+
+    tu_fail_at(n);
+    int rc = jpt_registry_take_turn_text(c->r, c->turn_end, &text);
+    tu_fail_at(0);
+    /* Nothing was taken by a failed one: the whole text comes at last. */
+    if (rc == JPT_OK)
+        ru_assert_contains(text, "[Notification: handle `b` (tool `job`) stopped after ");
+    jpt_free(text);
+    return rc;
+}
+
+/* jpt_registry_take_turn_text: a failure takes nothing and leaks nothing. */
+static void turn_text_survives_allocation_failure(void **state)
+{
+    (void)state;
+    jpt_registry *r = ru_registry(NULL);
+    jpt_builtin_ops ops = {sizeof(ops), start_running, NULL, NULL};
+    jpt_state *s = NULL;
+    turn_text_ctx c = {r, NULL};
+
+    assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'job','stateful':true,"
+                                                   "'actions':['fetch']}"),
+                                              &ops, NULL),
+                     JPT_OK);
+    /* (Its results are kept until the suite's teardown frees them.) */
+    ru_run_js(r, "[{'id':'s','name':'job','arguments':{'action':'spawn','id':'b'}}]");
+    assert_int_equal(jpt_state_new(JPT_STATE_STOPPED, &s), JPT_OK);
+    assert_int_equal(jpt_state_add_text(s, "done"), JPT_OK);
+    assert_int_equal(jpt_handle_update(builtin_handle, s), JPT_OK);
+    jpt_state_unref(s);
+    assert_int_equal(jpt_registry_run(r, WAIT_MS), JPT_OK);
+    assert_int_equal(jpt_registry_end_turn(r, 0, &c.turn_end), JPT_OK);
+    assert_int_equal(jpt_registry_wait(r, c.turn_end, WAIT_MS), JPT_OK);
+    /* sweep() but for the success, which frees the notices it takes. */
+    for (long n = 1;; n++) {
+        long live = tu_live_blocks();
+        int rc = turn_text_op(&c, n);
+        if (rc == JPT_OK)
+            break;
+        if (rc != JPT_ERR_NOMEM)
+            fail_msg("allocation %ld failing gave %s, not JPT_ERR_NOMEM", n, jpt_status_name(rc));
+        if (tu_live_blocks() != live)
+            fail_msg("%ld block(s) leaked with allocation %ld failing", tu_live_blocks() - live, n);
+        assert_true(n < 100000);
+    }
+    jpt_batch_free(c.turn_end);
+    jpt_registry_free(r);
+}
+
 int main(void)
 {
     tu_install_counting_allocator();
@@ -1623,6 +1703,7 @@ int main(void)
         cmocka_unit_test(tool_lists_survive_allocation_failure),
         cmocka_unit_test(submit_survives_allocation_failure),
         cmocka_unit_test(results_survive_allocation_failure),
+        cmocka_unit_test(turn_text_survives_allocation_failure),
     };
     int failed = TU_RUN(tests);
     ru_release_kept();

@@ -82,7 +82,7 @@ static void git_add_patch_stages_exactly_the_first_hunk(void **state)
     /* The handle is gone once the model saw it stop. */
     bool err = false;
     char *out = ru_call(r, "git", "{\"action\":\"fetch\",\"id\":\"staging\"}", &err);
-    assert_string_equal(out, "Handle `staging` not found");
+    assert_string_equal(out, "Handle `staging` has stopped, and an earlier answer gave its result");
     assert_true(err);
     free(out);
     jpt_registry_free(r);
@@ -102,7 +102,7 @@ static void stopped_handle_is_removed_once_seen(void **state)
     assert_response(resp, "s", "stopped");
     json_decref(resp);
     char *out = ru_call(r, "sh", "{\"action\":\"fetch\",\"id\":\"s\"}", &err);
-    assert_string_equal(out, "Handle `s` not found");
+    assert_string_equal(out, "Handle `s` has stopped, and an earlier answer gave its result");
     assert_true(err);
     free(out);
     /* The id is free again. */

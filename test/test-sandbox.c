@@ -713,7 +713,7 @@ static void a_tool_that_dies_before_it_speaks_in_the_sandbox_is_told_why(void **
     jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, def);
     char *out = call(r, "py", &is_error);
     assert_true(is_error);
-    const char *want = "without a result. It ended before it sent a valid message, and it ran "
+    const char *want = "without a result. It ended before it read its input, and it ran "
                        "in the OS sandbox: the likely cause is a file it needs to start that "
                        "the sandbox does not let it read (its interpreter's, its libraries', a "
                        "virtual environment's). Grant such paths with \"os_sandbox\": "
@@ -762,6 +762,81 @@ static void a_tool_that_spoke_before_it_died_gets_no_sandbox_hint(void **state)
                         "Error: The tool exited (exit status 3) without a result\n\nstderr:\noops\n");
     free(out);
     jpt_registry_free(r);
+}
+
+/* Runs Python `code`, written to a script beside the workspace that the
+ * sandbox lets it read, as a vfs tool; its end. */
+static char *run_python_tool(const char *code, bool *is_error)
+{
+    char script[4200], def[8800];
+
+    snprintf(script, sizeof(script), "%s/tool.py", outside);
+    write_text(script, code);
+    snprintf(def, sizeof(def),
+             "{'tools':[{'name':'py','runtime':'vfs','command':['/usr/bin/python3','%s'],"
+             "'os_sandbox':{'read':['%s']}}]}",
+             script, outside);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, def);
+    char *out = call(r, "py", is_error);
+    jpt_registry_free(r);
+    return out;
+}
+
+/* The host trial: a tool that read its init and then failed (the model
+ * left out an argument: KeyError), and one that never reads it but exits
+ * 0 (`echo hello`), both started: neither end blames the sandbox. */
+static void a_tool_that_started_then_failed_gets_no_sandbox_hint(void **state)
+{
+    bool is_error = false;
+
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    char *out = run_python_tool("import json, sys\n"
+                                "init = json.loads(sys.stdin.readline())\n"
+                                "print(init['params']['tool']['arguments']['path'])\n",
+                                &is_error);
+    assert_true(is_error);
+    if (strstr(out, "KeyError: 'path'") == NULL || strstr(out, "likely cause") != NULL ||
+        strstr(out, "os_sandbox") != NULL)
+        fail_msg("the end says: %s", out);
+    assert_non_null(strstr(out, "The tool exited (exit status 1) without a result\n\nstderr:\n"));
+    free(out);
+
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT,
+                               "{'tools':[{'name':'echo','runtime':'vfs',"
+                               "'command':['echo','hello']}]}");
+    out = call(r, "echo", &is_error);
+    assert_true(is_error);
+    if (strstr(out, "likely cause") != NULL || strstr(out, "os_sandbox") != NULL)
+        fail_msg("the end says: %s", out);
+    free(out);
+    jpt_registry_free(r);
+}
+
+/* A Python tool whose environment cannot find jptool (a vfs tool's is
+ * PATH alone) is told of env.set and jptool.python_tool_env(), not of
+ * the sandbox's read paths. */
+static void a_python_tool_that_cannot_import_jptool_is_told_of_its_environment(void **state)
+{
+    bool is_error = false;
+
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    NEED_SECCOMP("the system-call filter");
+    char *out = run_python_tool("from jptool import vfs_tool\n", &is_error);
+    assert_true(is_error);
+    const char *want =
+        "The tool exited (exit status 1) without a result. It ended before it read its "
+        "input: it could not import jptool. A tool's environment is clean (PATH alone), so "
+        "the variables that let the host import jptool do not reach it: pass it those "
+        "jptool.python_tool_env() gives, with \"env\": {\"set\": jptool.python_tool_env()} "
+        "in the tool's definition (in the OS sandbox it must also be let read them: the "
+        "paths jptool.python_tool_read_paths() gives).\n\nstderr:\n";
+    if (strstr(out, want) == NULL || strstr(out, "No module named 'jptool'") == NULL ||
+        strstr(out, "likely cause") != NULL)
+        fail_msg("the end says: %s", out);
+    free(out);
 }
 
 static void a_registry_vfs_call_fails_where_the_sandbox_is_required_and_missing(void **state)
@@ -1861,6 +1936,8 @@ int main(void)
         cmocka_unit_test(a_registry_vfs_call_fails_where_the_sandbox_is_required_and_missing),
         cmocka_unit_test(a_tool_that_dies_before_it_speaks_in_the_sandbox_is_told_why),
         cmocka_unit_test(a_tool_that_spoke_before_it_died_gets_no_sandbox_hint),
+        cmocka_unit_test(a_tool_that_started_then_failed_gets_no_sandbox_hint),
+        cmocka_unit_test(a_python_tool_that_cannot_import_jptool_is_told_of_its_environment),
         cmocka_unit_test(a_sandboxed_stdio_tool_has_rfd_075s_shape),
         cmocka_unit_test(a_stdio_sandbox_may_keep_the_workspace_read_only),
         cmocka_unit_test(os_sandbox_write_opens_a_directory_to_a_stdio_tool),

@@ -481,11 +481,11 @@ static void tool_state_stopped_other_result_is_a_warning(void **state)
 
     assert_int_equal(jpt_state_block_count(s), 0);
     assert_warnings(s, STRINGS("result is another object, not a string, a block array, "
-                               "{\"Ok\": …} or {\"Err\": {…}}; ignored"));
+                               "{\"Ok\": …}, {\"Err\": {…}} or {\"content\": […]}; ignored"));
     jpt_state_unref(s);
     s = tu_parse("{\"type\":\"stopped\",\"result\":42}");
     assert_warnings(s, STRINGS("result is an integer, not a string, a block array, "
-                               "{\"Ok\": …} or {\"Err\": {…}}; ignored"));
+                               "{\"Ok\": …}, {\"Err\": {…}} or {\"content\": […]}; ignored"));
     jpt_state_unref(s);
 }
 

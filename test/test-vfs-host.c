@@ -525,13 +525,23 @@ static void a_tool_that_never_reads_neither_blocks_nor_grows_the_host(void **sta
 static void an_exit_without_a_result_is_an_error_with_its_stderr(void **state)
 {
     (void)state;
-    /* Issue 16 §4: it said nothing before it died, in an OS sandbox that
-     * walls files in (not under valgrind, which passes no Landlock call
-     * through): the end names the sandbox as the likely cause and the
-     * host's option. */
+    /* The probe read its init, then failed: it started, and its end does
+     * not blame the sandbox (the host trial: every such end did). */
+    assert_end(probe(NULL, "{'exit':3,'stderr':'it broke\\n'}", NULL),
+               "error: Error: The tool exited (exit status 3) without a result\n\nstderr:\n"
+               "it broke\n");
+}
+
+/* Issue 16 §4: a tool that died before it read its init, in an OS sandbox
+ * that walls files in (not under valgrind, which passes no Landlock call
+ * through): the end names the sandbox as the likely cause and the host's
+ * option. */
+static void an_exit_before_reading_init_names_the_sandbox(void **state)
+{
+    (void)state;
     const char *why = NULL;
-    const char *hint = jpt__landlock_abi(&why) > 0
-                           ? ". It ended before it sent a valid message, and it ran in the OS "
+    const char *hint = jpt__landlock_abi(&why) > 0 && tu_sandbox_mode() != JPT_SANDBOX_OFF
+                           ? ". It ended before it read its input, and it ran in the OS "
                              "sandbox: the likely cause is a file it needs to start that the "
                              "sandbox does not let it read (its interpreter's, its libraries', "
                              "a virtual environment's). Grant such paths with "
@@ -539,12 +549,17 @@ static void an_exit_without_a_result_is_an_error_with_its_stderr(void **state)
                              "VfsHost(sandbox_read=…)) (for a Python tool, the paths "
                              "jptool.python_tool_read_paths() gives)."
                            : "";
+    const char *argv[] = {"/bin/sh", "-c", "echo it broke >&2; exit 3", NULL};
+    jpt_vfs_host *h = host_new(NULL, 0, NULL);
     char want[1024];
+
+    assert_int_equal(jpt_vfs_host_spawn(h, argv, "{\"name\":\"sh\",\"arguments\":{}}"), JPT_OK);
     snprintf(want, sizeof(want),
              "error: Error: The tool exited (exit status 3) without a result%s\n\nstderr:\n"
              "it broke\n",
              hint);
-    assert_end(probe(NULL, "{'exit':3,'stderr':'it broke\\n'}", NULL), want);
+    assert_end(ru_vfs_end(h), want);
+    jpt_vfs_host_free(h);
 }
 
 static void a_silent_tool_is_stopped_by_the_request_timeout(void **state)
@@ -877,6 +892,7 @@ int main(void)
         cmocka_unit_test(a_100_mb_line_is_dropped_in_bounded_memory),
         cmocka_unit_test(a_tool_that_never_reads_neither_blocks_nor_grows_the_host),
         cmocka_unit_test(an_exit_without_a_result_is_an_error_with_its_stderr),
+        cmocka_unit_test(an_exit_before_reading_init_names_the_sandbox),
         cmocka_unit_test(a_silent_tool_is_stopped_by_the_request_timeout),
         cmocka_unit_test(broken_protocol_past_the_limit_stops_the_tool),
         cmocka_unit_test(an_unterminated_last_line_is_a_protocol_error),

@@ -1027,6 +1027,24 @@ static void process_run_is_refused_when_no_slot_could_ever_free(void **state)
     jpt_registry_free(r);
 }
 
+/* registry.h, max_processes: with every slot held by a live handle (a
+ * stateful shell), a VFS tool's call fails at once, saying why, instead of
+ * waiting for the model, which waits for it. */
+static void vfs_tool_call_fails_at_once_when_live_handles_hold_every_slot(void **state)
+{
+    (void)state;
+    jpt_registry *r = probe_registry(1, ",{'name':'sh','stateful':true,'command':['sh']}");
+    json_t *res = ru_run_js(r, "[{'id':'s','name':'sh','arguments':{'action':'spawn','id':'h'}},"
+                               "{'id':'c','name':'probe','arguments':{'ops':["
+                               "{'method':'fs.exists','params':{'path':'.'}}]}}]");
+    ru_assert_text(res, 1, "c",
+                   "`probe` could not run: no process slot is free: the registry runs at most "
+                   "1 tool processes at once (max_processes), and live handles hold every "
+                   "slot until they end; abort one, or await the end of one, then call again",
+                   true);
+    jpt_registry_free(r);
+}
+
 /* registry.h: a call beyond max_processes waits for a slot, a VFS tool's
  * as a stdio tool's. */
 static void vfs_tool_calls_beyond_max_processes_wait_for_a_slot(void **state)
@@ -1408,6 +1426,7 @@ int main(void)
         cmocka_unit_test(process_run_waits_for_a_slot_another_tool_frees),
         cmocka_unit_test(process_run_is_refused_when_no_slot_could_ever_free),
         cmocka_unit_test(vfs_tool_calls_beyond_max_processes_wait_for_a_slot),
+        cmocka_unit_test(vfs_tool_call_fails_at_once_when_live_handles_hold_every_slot),
         cmocka_unit_test(git_runs_nothing_its_planted_configuration_names),
         cmocka_unit_test(git_options_that_run_programs_or_name_files_need_a_rule_to_name_them),
     };

@@ -126,10 +126,25 @@ typedef struct jpt_registry_options {
                                 default 120000 */
     size_t max_processes;    /* tool processes alive at once, VFS tools'
                                 process.run children among them (vfs.h,
-                                "process.run"); a call beyond it waits for
-                                a slot (its handle shows running, without
-                                output, until then), a stdio or VFS tool's
-                                alike, and so does a process.run.
+                                "process.run"); a call beyond it, a stdio
+                                or VFS tool's alike, waits in line for a
+                                slot while one can free by itself (a
+                                one-shot run or a process.run child holds
+                                it), and so does a process.run: a spawn
+                                waiting so answers with its handle
+                                "pending", never "running", until its
+                                process starts. While every slot is held
+                                by a live handle's process (a spawn's, not
+                                being aborted), which keeps it until the
+                                model ends the handle, a call beyond the
+                                limit fails at once, and so does each one
+                                in line when that comes to pass (a spawn's
+                                handle then stops with the reason): "…
+                                could not run: no process slot is free:
+                                the registry runs at most N tool processes
+                                at once (max_processes), and live handles
+                                hold every slot until they end; abort one,
+                                or await the end of one, then call again".
                                 Default: min(256, (fd limit - reserve) / 5),
                                 the reserve a quarter of the soft
                                 RLIMIT_NOFILE (at least 32) left to the host,
@@ -293,7 +308,20 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *   options          an object passed to the tool as the "options" of
  *                    {{tool}} (default: {})
  *   stdin            true: write the {{tool}} JSON to stdin instead
- *   stateful         true: the tool takes actions (spawn is implied)
+ *   stateful         true: the tool takes actions (spawn is implied).
+ *                    A stdio handle's stdout is read a line at a time: a
+ *                    line that is an RFD 009 ToolState or an RFD 058
+ *                    envelope (a JSON object; state.h) is a state the
+ *                    handle reports, any other line is text. A line
+ *                    without its newline yet is shown as text when the
+ *                    model reads the handle (a prompt), unless it starts
+ *                    with '{': then it is held, so that a state is never
+ *                    shown raw, however its bytes arrive, until it has
+ *                    been quiet for settle_ms; then it is read as if its
+ *                    newline had come (a state, its newline dropped if it
+ *                    comes, or text) if it is complete JSON or can never
+ *                    be JSON, and held on while it is JSON cut short (the
+ *                    rest of a state may still come)
  *   actions          those of "fetch", "apply", "abort" it supports
  *                    (default: all three; needs stateful)
  *   pty              true: run on a pseudo-terminal (TERM=dumb, 24x80). The
@@ -556,8 +584,17 @@ JPT_EXPORT int jpt_registry_tools_json(jpt_registry *r, int dialect, char **out)
  * that answered with it stopped) finds it, and says so: "Handle `h1` has
  * stopped, and an earlier answer gave its result" (an error, but for an
  * abort, which has nothing left to do); a call after a spawn that failed
- * says "Handle `h1` does not exist: its spawn failed: " and why. Calls on
- * different handles never wait for each other. Across batches there is no
+ * says "Handle `h1` does not exist: its spawn failed: " and why. Once a
+ * handle has gone (it stopped, the model had its result, and no batch
+ * holds it), a later call naming it — an action, an id of an await — is
+ * told so rather than RFD 037's "Handle `h1` not found": "Handle `h1` has
+ * stopped, and a notification gave its result" (or "an earlier answer
+ * gave its result", "its result was given as the turn ended", "does not
+ * exist: its spawn never ran (the answer to the spawn said why)"), an
+ * error but for an abort. The registry remembers the ids of the last 256
+ * handles that went (a fixed ring: bounded memory however long a session
+ * runs); an id older than those, or one no handle ever had, is "not
+ * found". Calls on different handles never wait for each other. Across batches there is no
  * order: an action on a handle that an action of another batch still waits
  * on fails at once ("Handle `h1` is busy with another action; try again
  * once it has answered").
@@ -587,7 +624,8 @@ JPT_EXPORT int jpt_batch_done(const jpt_batch *b);
  *   [{"id": "call_1", "content": "…", "is_error": false}, …]
  * `content` is the text the model reads: a one-shot tool's rendered output;
  * for an action, the handle's response as JSON text ({"id", "state",
- * "content"} while running or waiting, {"id", "state", "result"} or
+ * "content"} while running or waiting, or "pending" while a spawn waits
+ * for a process slot (max_processes), {"id", "state", "result"} or
  * {"id", "state", "error"} once stopped). Calls still running are given as
  * {"id", "content": null, "is_error": false, "pending": true}. The caller
  * frees `*out` with jpt_free(). Errors: JPT_ERR_INVALID, JPT_ERR_NOMEM. */
@@ -613,9 +651,13 @@ JPT_EXPORT int jpt_batch_results_json(const jpt_batch *b, char **out);
  *                                 call's; the id only a call's own
  *   JPT_DIALECT_AS_CALLED         each in the shape its call came in
  * `content` is the text jpt_batch_results_json() gives. The caller frees
- * `*out` with jpt_free(). Errors: JPT_ERR_INVALID (NULL, another dialect),
- * JPT_ERR_STATE (a call is still running: a provider takes the results of
- * a message together), JPT_ERR_NOMEM. */
+ * `*out` with jpt_free(). Errors, with jpt_registry_errmsg() saying why
+ * (but for NULL): JPT_ERR_INVALID (NULL, another dialect;
+ * a provider's dialect for the turn end's batch, whose results answer no
+ * call of the model's: give them as text, jpt_registry_take_turn_text),
+ * JPT_ERR_STATE (a call is still
+ * running: a provider takes the results of a message together),
+ * JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char **out);
 
 /* Cancels every call of the batch still in flight (RFD 037's cancellation,
@@ -783,6 +825,10 @@ JPT_EXPORT void jpt_registry_set_inquiry_handler(jpt_registry *r, jpt_inquiry_fn
  * The question is RFD 058's {"id","text","schema","default"} JSON; the
  * context holds the blocks the tool showed before it (may be empty). */
 JPT_EXPORT const char *jpt_inquiry_tool(const jpt_inquiry *q);
+/* The id of the model's call under which the question arose: the
+ * one-shot call whose run asks, or, for a handle's question, the await
+ * that was watching the handle when it asked (the one that put it to the
+ * handler: the question outlives that await if it answers first). */
 JPT_EXPORT const char *jpt_inquiry_call_id(const jpt_inquiry *q);
 /* The handle whose question it is (a stateful handle asking while an await
  * watches it), or NULL. The tool and call id are NULL for the turn end's
@@ -826,7 +872,8 @@ JPT_EXPORT const char *jpt_inquiry_errmsg(const jpt_inquiry *q);
  * leaves one for each handle it ends or keeps (jpt_registry_end_turn),
  * whatever the flags. A stopped handle's result reaches the model this way,
  * and the handle then goes. Returns "[]"
- * when there are none. The caller frees `*json_out` with jpt_free().
+ * when there are none (jpt_registry_take_turn_text() takes them as text
+ * for the model). The caller frees `*json_out` with jpt_free().
  * Errors: JPT_ERR_INVALID, JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out);
 
@@ -873,10 +920,46 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
  * then the registry holds no live handles, unless JPT_TURN_KEEP was given:
  * handles are then left running instead of killed, and each leaves a
  * notification of its state (a "wait" answer's handle, a result of the
- * batch). Free the batch with jpt_batch_free().
+ * batch). Give its results and the notifications to the model with
+ * jpt_registry_take_turn_text() (below), as text before its next user
+ * message. Free the batch with jpt_batch_free().
  * Errors: JPT_ERR_INVALID (unknown flags, or both), JPT_ERR_STATE (a turn end
  * is still settling, or the registry is shutting down), JPT_ERR_NOMEM. */
 JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch **out);
+
+/* What the tools left since the model's last message, as text to put in
+ * front of its next user message: the notifications queued (taken, as
+ * jpt_registry_take_notifications takes them) and, when `turn_end` is
+ * the done batch jpt_registry_end_turn returned (else NULL), its results.
+ * A provider takes a tool result only for a call of the message before
+ * it, and these answer none (a turn end's result is named after a handle,
+ * not a call: jpt_batch_results_json_as refuses to shape them), so the
+ * model reads them as text, an entry each, every entry a bracketed line
+ * and the tool's text after it, ended by a blank line:
+ *
+ *   [Notification: handle `b` (tool `build`) stopped after 3.2 s]
+ *   <its result>                        (", with an error" before "]" for
+ *                                        a failure)
+ *   [Notification: handle `s` (tool `sh`) is running (12.0 s); its latest
+ *   output:]                            (one line)
+ *   <the last few hundred bytes of its output>
+ *   [Notification: handle `q` (tool `ask`) is waiting (1.0 s), with no
+ *   output yet]                         (one line, nothing after it)
+ *   [Handle `w` (tool `test`) stopped after your last turn]
+ *   <its result or error>
+ *   [Handle `k` (tool `sh`) was still running as your last turn ended;
+ *   its output:]                        (one line: JPT_TURN_KEEP)
+ *   <its output>
+ *
+ * the notifications first, as they came, then the turn end's results in
+ * its batch's order. `*text_out` is "" when there is nothing; the caller
+ * frees it with jpt_free(). Calling it again gives only what came since.
+ * Errors: JPT_ERR_INVALID (NULL `r` or `text_out`, a batch that is not a
+ * turn end's of `r`), JPT_ERR_STATE (the turn end is still settling),
+ * JPT_ERR_NOMEM; nothing is taken then, and jpt_registry_errmsg() says
+ * why. */
+JPT_EXPORT int jpt_registry_take_turn_text(jpt_registry *r, const jpt_batch *turn_end,
+                                           char **text_out);
 
 /* ---- Orphans ---------------------------------------------------------------------- */
 

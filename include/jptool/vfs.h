@@ -789,7 +789,15 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * definition lists in env.allow (registry.h), or none (jpt_vfs_host).
  * Interpreters under /usr run (python3 without its user site in home); a
  * tool built with AddressSanitizer must turn LeakSanitizer off, whose
- * check at exit needs /proc and ptrace.
+ * check at exit needs /proc and ptrace. A VFS tool that could not start —
+ * it read none of its init (every byte still in its stdin pipe), sent no
+ * valid message, and did not exit 0 — ends with an error that, after how
+ * it exited, names the likely cause and its fix: a Python tool whose
+ * stderr says "No module named 'jptool'", its environment (env.set with
+ * jptool.python_tool_env()); else, in a sandbox that walls files in, a
+ * file it may not read (os_sandbox.read, sandbox_read). A tool that read
+ * its init and then failed (an argument missing) started: its end is how
+ * it exited and its stderr, nothing more.
  *
  * A sandboxed stdio tool (RFD 075: workspace read-write, system
  * read-only, no network) may read and execute what a VFS tool may, and

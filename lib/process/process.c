@@ -56,6 +56,9 @@ struct jpt__child {
     size_t input_off;
     bool input_closing;
     uint64_t input_lost; /* bytes queued for stdin that never got there */
+    uint64_t input_written; /* bytes the stdin pipe took */
+    int input_unread;    /* of those, left in the pipe when it was closed;
+                            -1: not closed yet, or unknown */
     bool pty;
     bool exited;      /* the process ended (pidfd readable) */
     bool reaped;
@@ -543,6 +546,7 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     c->out.fd = f.parent_out;
     c->err.fd = f.parent_err;
     c->in_fd = (s->stdin_pipe || s->pty) ? f.parent_in : -1;
+    c->input_unread = -1;
     if (c->in_fd < 0)
         close_fd(&f.parent_in);
     jpt__loop_timer_init(&c->drain_timer, on_drain_timeout, c);
@@ -586,6 +590,10 @@ static void close_input(jpt__child *c)
     if (c->in_fd < 0)
         return;
     if (!c->pty) {
+        int unread;
+        /* What the child left unread, which the pipe forgets with its
+         * last fd (jpt__child_read_no_input). */
+        c->input_unread = ioctl(c->in_fd, FIONREAD, &unread) == 0 ? unread : -1;
         jpt__loop_watch_stop(c->loop, &c->in_watch);
         close_fd(&c->in_fd);
     }
@@ -923,6 +931,7 @@ static void flush_input(jpt__child *c)
                                      c->input.len - c->input_off);
         if (n > 0) {
             c->input_off += (size_t)n;
+            c->input_written += (uint64_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -997,6 +1006,23 @@ int jpt__child_write(jpt__child *c, const char *p, size_t n)
 uint64_t jpt__child_input_lost(const jpt__child *c)
 {
     return c->input_lost;
+}
+
+bool jpt__child_read_no_input(const jpt__child *c)
+{
+    int unread = c->input_unread;
+
+    /* FIONREAD on either end of a pipe counts the bytes in it (Linux's
+     * pipe_ioctl serves both); a terminal's counts what the host may
+     * read, not what it wrote. A child that was gone (or had closed its
+     * stdin) before the first write took any read none either. */
+    if (c->pty)
+        return false;
+    if (c->input_written == 0)
+        return c->input_lost > 0;
+    if (c->in_fd >= 0 && ioctl(c->in_fd, FIONREAD, &unread) < 0)
+        return false;
+    return unread >= 0 && (uint64_t)unread == c->input_written;
 }
 
 void jpt__child_close_input(jpt__child *c)

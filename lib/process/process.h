@@ -198,6 +198,14 @@ int jpt__child_write(jpt__child *c, const char *p, size_t n);
 /* Bytes queued for stdin that were dropped because the child closed its
  * stdin (or it could not be written), over the child's life. */
 uint64_t jpt__child_input_lost(const jpt__child *c);
+/* Whether the child (and whoever shares its stdin) read none of the bytes
+ * written to its stdin pipe: every one of them is still in the pipe, or
+ * was when the host closed its end, or the pipe had no reader left when
+ * the first were written (they were lost). A tool that never began to
+ * read its input, most often one that could not start. False when
+ * nothing was written, for a terminal, or when the pipe cannot be asked.
+ * Valid until the child is freed (from the exit callback too). */
+bool jpt__child_read_no_input(const jpt__child *c);
 /* Stops reading stdout (`hold`), so that a reader that cannot take more
  * now makes the child wait on a full pipe, and starts again. Pipes only.
  * Output held when the process ends is read if the hold ends within the

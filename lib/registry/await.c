@@ -200,7 +200,7 @@ static void answer_slice(jpt__await *a)
         jpt_handle *h = a->handles[a->released];
         if (!a->failed && a->snap[a->released] == SNAP_STOPPED) {
             jpt__handle_seen(h);
-            jpt__handle_delivered(h);
+            jpt__handle_delivered(h, JPT__GIVEN_ANSWER);
         }
         jpt__handle_unref(h);
     }
@@ -274,7 +274,9 @@ static void handle_released(jpt_inquiry *q)
 static const jpt__inquiry_owner handle_question_owner = {handle_answered, handle_declined,
                                                          handle_released};
 
-static void ask_for(jpt_handle *h)
+/* `call_id` is the await's: the call under which the question arose
+ * (jpt_inquiry_call_id). */
+static void ask_for(jpt_handle *h, const char *call_id)
 {
     const jpt__block *question = jpt__handle_question(h);
     jpt_state *s = NULL;
@@ -296,6 +298,7 @@ static void ask_for(jpt_handle *h)
         .before = blocks,
         .nbefore = before,
         .tool = h->tool->name,
+        .call_id = call_id,
         .handle_id = h->id,
         .target = h->tool->question_target,
     };
@@ -324,7 +327,7 @@ static void heard_awaited(jpt__sub *s, unsigned what)
     }
     /* Waiting counts as pending while the inquiry handler resolves it. */
     if ((what & JPT__HEARD_WAITING) && a->phase == WAITING)
-        ask_for(s->h);
+        ask_for(s->h, a->call->id);
 }
 
 static void on_await_timeout(jpt__timer *t)
@@ -426,11 +429,13 @@ static bool take_id(jpt__await *a, size_t k)
         a->has_any |= role == ROLE_ANY;
         return true;
     }
-    /* RFD 037: an unknown id is an error, not a silent skip. */
+    /* RFD 037: an unknown id is an error, not a silent skip; one that
+     * went after the model had its result says so. */
     jpt_handle *h = jpt__handle_find(a->call->r, id);
     if (h == NULL) {
         jpt__buf text = JPT__BUF_INIT;
-        bool ok = jpt__buf_printf(&text, "Handle `%s` not found", id) == JPT_OK;
+        bool ended;
+        bool ok = jpt__handle_missing_text(a->call->r, id, &text, &ended) == JPT_OK;
         complete(a, ok ? text.data : "Handle not found", true);
         jpt__buf_free(&text);
         return false;
@@ -461,7 +466,7 @@ static void ask_slice(jpt__await *a)
     jpt__slice sl = jpt__slice_begin();
 
     while (a->asked < a->n && a->phase == WAITING && jpt__slice_more(&sl))
-        ask_for(a->handles[a->asked++]);
+        ask_for(a->handles[a->asked++], a->call->id);
     if (a->phase == WAITING && a->asked < a->n)
         next_slice(a);
 }

@@ -82,6 +82,10 @@ struct jpt__slot_waiter {
     /* A VFS tool's process.run requests waiting while the tool holds a
      * slot: refuses them with `why`. NULL for a run waiting to start. */
     void (*refuse)(jpt__slot_waiter *w, const char *why);
+    /* A run waiting to start that never can (every slot is held by a
+     * live handle's process): it ends with `why` as its result. Called
+     * out of the line. */
+    void (*fail)(jpt__slot_waiter *w, const char *why);
     bool holds_slot;  /* its owner holds a slot meanwhile (a VFS tool) */
     bool waiting;     /* in the line */
     jpt__slot_waiter *next, *prev;
@@ -166,6 +170,10 @@ struct jpt_registry {
     /* processes (runtime-process.c) */
     size_t nchildren;    /* spawned, not reaped: tool processes and
                             process.run's children (runtime-vfs.c) */
+    size_t handle_slots; /* of those, the processes of live handles (a
+                            spawn's, not being ended): they keep their
+                            slots until the model ends them (registry.h,
+                            max_processes) */
     jpt__slot_waiter *slot_head, *slot_tail; /* waiting for a process slot */
     jpt__defer slot_step;
     bool slot_granted;   /* inside a waiter's ready(): it may take one
@@ -191,6 +199,9 @@ struct jpt_registry {
     /* handles (handle.c) */
     jpt_handle *handles; /* every live handle, registered or not */
     jpt__idmap handle_ids; /* registered handles by id */
+    struct jpt__ended_id *ended_ids; /* the last JPT__ENDED_IDS handles that
+                            left the id map, a ring (handle.h) */
+    size_t nended_ids, ended_next;
     /* told of every registered handle's change (notify.c, through
        registry.c): JPT__HEARD_* bits */
     void (*on_handle_change)(jpt_handle *h, unsigned what);

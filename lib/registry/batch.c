@@ -329,6 +329,7 @@ jpt_batch *jpt__batch_new_owned(jpt_registry *r, void (*owner_gone)(jpt_batch *,
     b->pending = 1;
     b->owner_gone = owner_gone;
     b->owner = owner;
+    b->owned = true;
     JPT__LIST_PUSH(r->batches, b);
     return b;
 }
@@ -409,27 +410,44 @@ JPT_EXPORT int jpt_batch_results_json_as(const jpt_batch *b, int dialect, char *
     if (out == NULL)
         return JPT_ERR_INVALID;
     *out = NULL;
-    if (b == NULL ||
-        (dialect != JPT_DIALECT_AS_CALLED && dialect != JPT_DIALECT_OPENAI &&
-         dialect != JPT_DIALECT_OPENAI_RESPONSES && dialect != JPT_DIALECT_ANTHROPIC &&
-         dialect != JPT_DIALECT_GEMINI))
+    if (b == NULL)
         return JPT_ERR_INVALID;
+    jpt__err_clear(&b->r->err);
+    if (dialect != JPT_DIALECT_AS_CALLED && dialect != JPT_DIALECT_OPENAI &&
+        dialect != JPT_DIALECT_OPENAI_RESPONSES && dialect != JPT_DIALECT_ANTHROPIC &&
+        dialect != JPT_DIALECT_GEMINI)
+        return jpt__err(&b->r->err, JPT_ERR_INVALID,
+                        "jpt_batch_results_json_as: %d is not a results dialect "
+                        "(JPT_DIALECT_AS_CALLED, _OPENAI, _OPENAI_RESPONSES, _ANTHROPIC, "
+                        "_GEMINI)",
+                        dialect);
+    /* The host trial: the turn end's results as tool_result blocks whose
+     * tool_use_id is a handle id, which no provider accepts. */
+    if (b->owned && dialect != JPT_DIALECT_AS_CALLED)
+        return jpt__err(&b->r->err, JPT_ERR_INVALID,
+                        "jpt_batch_results_json_as: this batch is the turn end's "
+                        "(jpt_registry_end_turn), not a model's message: its results answer "
+                        "no tool call of the model's, and a provider takes a tool result only "
+                        "for a call of the message before it; give them to the model as text "
+                        "with jpt_registry_take_turn_text()");
     /* A provider takes the results of a message all at once. */
     if (b->pending > 0)
-        return JPT_ERR_STATE;
+        return jpt__err(&b->r->err, JPT_ERR_STATE,
+                        "jpt_batch_results_json_as: a call of the batch is still running: a "
+                        "provider takes the results of a message together");
     if ((arr = json_array()) == NULL)
-        return JPT_ERR_NOMEM;
+        return jpt__err(&b->r->err, JPT_ERR_NOMEM, "out of memory writing the results");
     for (size_t i = 0; i < b->n; i++) {
         const jpt__call *call = b->calls[i];
         int shape = dialect != JPT_DIALECT_AS_CALLED ? dialect : call->dialect;
         if (json_array_append_new(arr, result_json(call, shape)) < 0) {
             json_decref(arr);
-            return JPT_ERR_NOMEM;
+            return jpt__err(&b->r->err, JPT_ERR_NOMEM, "out of memory writing the results");
         }
     }
     rc = jpt__json_dump(arr, JSON_COMPACT, out);
     json_decref(arr);
-    return rc;
+    return rc < 0 ? jpt__err(&b->r->err, rc, "out of memory writing the results") : rc;
 }
 
 /* ---- Cancel and free ------------------------------------------------------------------ */

@@ -294,7 +294,7 @@ static void respond(jpt__call *call)
     if (rc == JPT_OK)
         jpt__handle_seen(h);
     if (rc == JPT_OK && stopped)
-        jpt__handle_delivered(h); /* RFD 009: its id is free once it ends */
+        jpt__handle_delivered(h, JPT__GIVEN_ANSWER); /* RFD 009: its id is free once it ends */
     if (rc == JPT_OK)
         jpt__call_complete(call, text.data, is_error || lost > 0);
     else
@@ -706,6 +706,21 @@ static void run_spawn(jpt__call *call, const json_t *arguments)
     json_decref(args);
 }
 
+/* No handle has the id: unknown (RFD 037), or gone once the model had its
+ * result, which an abort finds done (no error, as for a handle its batch
+ * holds). */
+static void gone(jpt__call *call)
+{
+    jpt__buf text = JPT__BUF_INIT;
+    bool ended = false;
+
+    if (jpt__handle_missing_text(call->r, call->handle_id, &text, &ended) < 0)
+        jpt__call_complete(call, "out of memory answering the call", true);
+    else
+        jpt__call_complete(call, text.data, !ended || call->action != JPT__ACTION_ABORT);
+    jpt__buf_free(&text);
+}
+
 /* fetch, apply and abort: the handle must be the tool's, started, and
  * free of another action. */
 static void act_on_handle(jpt__call *call, const json_t *arguments)
@@ -714,8 +729,11 @@ static void act_on_handle(jpt__call *call, const json_t *arguments)
 
     /* By name: a handle spawned before its tool was replaced is still the
      * tool's. */
-    if (h == NULL || strcmp(h->tool->name, call->name) != 0 ||
-        h->phase == JPT__PHASE_PENDING) {
+    if (h == NULL) {
+        gone(call);
+        return;
+    }
+    if (strcmp(h->tool->name, call->name) != 0 || h->phase == JPT__PHASE_PENDING) {
         jpt__call_completef(call, true, "Handle `%s` not found", call->handle_id);
         return;
     }

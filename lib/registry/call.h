@@ -93,6 +93,8 @@ struct jpt_batch {
      * told when the host frees the batch. */
     void (*owner_gone)(jpt_batch *b, void *owner);
     void *owner;
+    bool owned;          /* made by its owner, not from a model's message:
+                            no call of the model's asked for its results */
     jpt__idmap by_id;    /* call id -> call, built at the first lookup */
     bool indexed;
     jpt_batch *next, *prev;

@@ -162,12 +162,84 @@ jpt_handle *jpt__handle_find(jpt_registry *r, const char *id)
     return h;
 }
 
+/* ---- Ended ids ------------------------------------------------------------------------
+ * The host trial: a fetch or an await of a handle whose result the model
+ * had (from a notification, most often) was told "Handle `j` not found",
+ * RFD 037's words for an id that never was. The last JPT__ENDED_IDS ids
+ * that left the id map are kept, with how their results were given: a
+ * ring of fixed entries, so that a long session holds no more. */
+
+struct jpt__ended_id {
+    char id[65];         /* a handle id is 1 to 64 characters (names.c) */
+    unsigned char given; /* JPT__GIVEN_* */
+};
+
+static void remember_ended(jpt_handle *h)
+{
+    jpt_registry *r = h->r;
+    size_t len = strlen(h->id);
+
+    if (len >= sizeof(r->ended_ids->id))
+        return;
+    if (r->ended_ids == NULL &&
+        (r->ended_ids = jpt__calloc(JPT__ENDED_IDS, sizeof(*r->ended_ids))) == NULL) {
+        jpt__log(JPT_LOG_WARNING, "out of memory: handle '%s' will be called unknown", h->id);
+        return;
+    }
+    struct jpt__ended_id *e = &r->ended_ids[r->ended_next];
+    memcpy(e->id, h->id, len + 1);
+    e->given = h->given != 0 ? h->given : JPT__GIVEN_ANSWER;
+    r->ended_next = (r->ended_next + 1) % JPT__ENDED_IDS;
+    if (r->nended_ids < JPT__ENDED_IDS)
+        r->nended_ids++;
+}
+
+/* The latest of the ended handles named `id`, or NULL. A linear search of
+ * a bounded ring, and only for an id no handle has. */
+static const struct jpt__ended_id *find_ended(const jpt_registry *r, const char *id)
+{
+    for (size_t k = 1; k <= r->nended_ids; k++) {
+        size_t i = (r->ended_next + JPT__ENDED_IDS - k) % JPT__ENDED_IDS;
+        if (strcmp(r->ended_ids[i].id, id) == 0)
+            return &r->ended_ids[i];
+    }
+    return NULL;
+}
+
+int jpt__handle_missing_text(jpt_registry *r, const char *id, jpt__buf *out, bool *ended)
+{
+    const struct jpt__ended_id *e = find_ended(r, id);
+
+    *ended = e != NULL;
+    if (e == NULL)
+        return jpt__buf_printf(out, "Handle `%s` not found", id);
+    switch (e->given) {
+    case JPT__GIVEN_NEVER_RAN:
+        return jpt__buf_printf(out, "Handle `%s` does not exist: its spawn never ran (the "
+                                    "answer to the spawn said why)",
+                               id);
+    case JPT__GIVEN_NOTICE:
+        return jpt__buf_printf(out, "Handle `%s` has stopped, and a notification gave its "
+                                    "result",
+                               id);
+    case JPT__GIVEN_TURN_END:
+        return jpt__buf_printf(out, "Handle `%s` has stopped, and its result was given as "
+                                    "the turn ended",
+                               id);
+    default:
+        return jpt__buf_printf(out, "Handle `%s` has stopped, and an earlier answer gave its "
+                                    "result",
+                               id);
+    }
+}
+
 /* RFD 009, "Handle lifecycle": a stopped handle goes once the model has
  * its result; its id is free again. */
 static void unregister_if_done(jpt_handle *h)
 {
     if (!h->registered || h->phase != JPT__PHASE_STOPPED || !h->delivered || h->holds > 0)
         return;
+    remember_ended(h);
     h->registered = false;
     jpt__idmap_remove(&h->r->handle_ids, h->id, h);
     jpt__handle_unref(h);
@@ -248,6 +320,7 @@ int jpt__handle_start(jpt_handle *h, int action, jpt__buf *why)
         if (h->phase == JPT__PHASE_LIVE) {
             set_failure(h, why->data != NULL ? why->data : jpt_strerror(rc));
             h->delivered = true;
+            h->given = JPT__GIVEN_NEVER_RAN;
             h->never_ran = true;
             stop(h);
         }
@@ -280,6 +353,7 @@ void jpt__handle_fail(jpt_handle *h, const char *why)
     set_failure(h, why);
     h->started = jpt__loop_now();
     h->delivered = true;
+    h->given = JPT__GIVEN_NEVER_RAN;
     h->never_ran = true;
     stop(h);
 }
@@ -575,8 +649,10 @@ void jpt__handle_seen(jpt_handle *h)
         h->r->on_handle_change(h, JPT__HEARD_SEEN);
 }
 
-void jpt__handle_delivered(jpt_handle *h)
+void jpt__handle_delivered(jpt_handle *h, int how)
 {
+    if (h->given == 0)
+        h->given = (unsigned char)how;
     h->delivered = true;
     unregister_if_done(h);
 }
@@ -789,4 +865,7 @@ void jpt__handles_free_all(jpt_registry *r)
         }
         handle_free(h);
     }
+    jpt__free(r->ended_ids);
+    r->ended_ids = NULL;
+    r->nended_ids = r->ended_next = 0;
 }

@@ -31,6 +31,17 @@
 
 #include "registry/tools.h"
 
+/* How the model was given a handle's end (jpt__handle_delivered). */
+#define JPT__GIVEN_ANSWER 1    /* an action's or an await's answer */
+#define JPT__GIVEN_NOTICE 2    /* a notification */
+#define JPT__GIVEN_TURN_END 3  /* a result of the turn end's batch */
+#define JPT__GIVEN_NEVER_RAN 4 /* the answer to its spawn, which failed */
+
+/* The handles that left the id map remembered by id, for what the model is
+ * told of a later call naming one (registry.h, "Handle `h1` has stopped"):
+ * the last ones only, so that the memory stays bounded. */
+#define JPT__ENDED_IDS 256
+
 /* A handle's lifecycle, changed only through one function (handle.c). */
 #define JPT__PHASE_PENDING 1 /* pre-registered by its batch, not started */
 #define JPT__PHASE_LIVE 2    /* started: running or waiting */
@@ -68,6 +79,7 @@ struct jpt_handle {
     unsigned refs;
     bool registered;     /* in the id map (stateful handles), referenced */
     bool delivered;      /* the model has its final state */
+    unsigned char given; /* how: JPT__GIVEN_*, the first way */
     bool never_ran;      /* it stopped without running: its start failed,
                             or its pre-registered spawn never started */
     unsigned holds;      /* batches that keep it registered until done */
@@ -183,10 +195,16 @@ void jpt__handle_question_free(jpt_handle *h);
 /* The model read the handle's current state through an action or an
  * await: a notification of it is moot. */
 void jpt__handle_seen(jpt_handle *h);
-/* The model has, or will have, the handle's final result (an action, an
- * await, a notification): its id is free again once it has stopped and
- * no batch holds it. */
-void jpt__handle_delivered(jpt_handle *h);
+/* The model has, or will have, the handle's final result, given `how`
+ * (JPT__GIVEN_*): its id is free again once it has stopped and no batch
+ * holds it. */
+void jpt__handle_delivered(jpt_handle *h, int how);
+/* What the model is told of a call that names handle `id`, which no
+ * registered handle has (appended to `out`): RFD 037's "Handle `id` not
+ * found" for an unknown id; for one of the last JPT__ENDED_IDS handles
+ * that went, that it stopped and how its result was given (`*ended`
+ * true). JPT_OK or JPT_ERR_NOMEM. */
+int jpt__handle_missing_text(jpt_registry *r, const char *id, jpt__buf *out, bool *ended);
 
 /* ---- Every handle (handle.c) -------------------------------------------------------- */
 

@@ -181,6 +181,56 @@ static json_t *notice_json(const jpt__notice *n)
     return item;
 }
 
+/* Taken is seen: a stopped handle's result has reached the model. */
+void jpt__notices_take(jpt_registry *r)
+{
+    while (r->notices_head != NULL) {
+        jpt_handle *h = r->notices_head->handle;
+        bool stopped = r->notices_head->kind == JPT_STATE_STOPPED;
+        notice_free(r, r->notices_head);
+        if (h != NULL && stopped)
+            jpt__handle_delivered(h, JPT__GIVEN_NOTICE);
+    }
+}
+
+int jpt__text_entry(jpt__buf *out, const char *text, size_t n)
+{
+    int rc = jpt__buf_append(out, text, n);
+
+    if (rc == JPT_OK)
+        rc = jpt__buf_puts(out, n > 0 && text[n - 1] == '\n' ? "\n" : "\n\n");
+    return rc;
+}
+
+/* One notice as the model reads it in text. */
+static int notice_text_entry(const jpt__notice *n, jpt__buf *out)
+{
+    size_t len = strlen(n->text);
+    int rc;
+
+    if (n->kind == JPT_STATE_STOPPED)
+        rc = jpt__buf_printf(out, "[Notification: handle `%s` (tool `%s`) stopped after %.1f s%s]\n",
+                             n->id, n->tool, n->elapsed, n->is_error ? ", with an error" : "");
+    else if (len == 0)
+        return jpt__buf_printf(out, "[Notification: handle `%s` (tool `%s`) is %s (%.1f s), with "
+                                    "no output yet]\n\n",
+                               n->id, n->tool, jpt__state_kind_name(n->kind), n->elapsed);
+    else
+        rc = jpt__buf_printf(out, "[Notification: handle `%s` (tool `%s`) is %s (%.1f s); its "
+                                  "latest output:]\n",
+                             n->id, n->tool, jpt__state_kind_name(n->kind), n->elapsed);
+    return rc == JPT_OK ? jpt__text_entry(out, n->text, len) : rc;
+}
+
+int jpt__notices_text(const jpt_registry *r, jpt__buf *out)
+{
+    int rc = JPT_OK;
+
+    for (const jpt__notice *n = r->notices_head; n != NULL && rc == JPT_OK; n = n->next)
+        rc = notice_text_entry(n, out);
+    return rc;
+}
+
 JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
 {
     json_t *list;
@@ -202,13 +252,6 @@ JPT_EXPORT int jpt_registry_take_notifications(jpt_registry *r, char **json_out)
     json_decref(list);
     if (rc < 0)
         return jpt__err(&r->err, rc, "out of memory taking notifications");
-    /* Taken is seen: a stopped handle's result has reached the model. */
-    while (r->notices_head != NULL) {
-        jpt_handle *h = r->notices_head->handle;
-        bool stopped = r->notices_head->kind == JPT_STATE_STOPPED;
-        notice_free(r, r->notices_head);
-        if (h != NULL && stopped)
-            jpt__handle_delivered(h);
-    }
+    jpt__notices_take(r);
     return JPT_OK;
 }

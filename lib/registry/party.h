@@ -22,6 +22,15 @@ void jpt__notify_force(jpt_handle *h);
  * result (the turn end's abort, which discards the output). */
 void jpt__notify_instead(jpt_handle *h, const char *text, bool is_error);
 void jpt__notices_free(jpt_registry *r);
+/* The notices as the model reads them in text (jpt_registry_take_turn_text),
+ * appended to `out`. JPT_OK or JPT_ERR_NOMEM. */
+int jpt__notices_text(const jpt_registry *r, jpt__buf *out);
+/* Clears the notices, as the model has them now: a stopped handle's
+ * result is delivered. */
+void jpt__notices_take(jpt_registry *r);
+/* Appends `n` bytes of a tool's `text` and the blank line that ends an
+ * entry of that text. */
+int jpt__text_entry(jpt__buf *out, const char *text, size_t n);
 
 /* ---- The await tool (await.c) --------------------------------------------------------- */
 

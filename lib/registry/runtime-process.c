@@ -26,13 +26,20 @@ typedef struct jpt__proc {
                                  shown as text (a prompt, a line longer than
                                  the capture): the rest of it is text too */
     bool structured;          /* its stdout speaks RFD 058/009 lines */
+    jpt__timer line_timer;    /* the held line has been quiet for the
+                                 settle time: settle_held_line */
+    uint64_t line_at;         /* when the held line last grew (ns) */
+    bool newline_owed;        /* the held line was read as a state before
+                                 its newline came: that newline is not text */
     jpt__exit exit;
     uint64_t input_lost;      /* the reaped process's */
     size_t stale_slot;        /* its slot in the state file, 0: none */
     jpt__slot_waiter waiter;  /* in line for a process slot */
+    bool handle_slot;         /* counted in r->handle_slots */
 } jpt__proc;
 
 static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, void *ud);
+static void on_line_quiet(jpt__timer *t);
 static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud);
 static const jpt__child_ops child_ops = {on_child_output, on_child_exited, NULL};
 
@@ -105,6 +112,55 @@ bool jpt__slot_take(jpt_registry *r)
     return true;
 }
 
+/* Every slot is held by a live handle's process: none frees until the
+ * model ends a handle, which it cannot while it waits for the answers of
+ * the calls that wait for a slot. */
+static bool stuck(const jpt_registry *r)
+{
+    return r->handle_slots >= r->max_processes;
+}
+
+static int stuck_reason(const jpt_registry *r, jpt__buf *why)
+{
+    return jpt__buf_printf(why,
+                           "no process slot is free: the registry runs at most %zu tool "
+                           "processes at once (max_processes), and live handles hold every "
+                           "slot until they end; abort one, or await the end of one, then "
+                           "call again",
+                           r->max_processes);
+}
+
+void jpt__slot_hold_for_handle(jpt_registry *r, bool *held)
+{
+    if (*held)
+        return;
+    *held = true;
+    r->handle_slots++;
+    /* Those in line may now wait for nothing. */
+    if (r->slot_head != NULL && stuck(r))
+        jpt__loop_defer_queue(r->loop, &r->slot_step);
+}
+
+void jpt__slot_release_for_handle(jpt_registry *r, bool *held)
+{
+    if (!*held)
+        return;
+    *held = false;
+    r->handle_slots--;
+}
+
+int jpt__slot_queue(jpt_registry *r, jpt__slot_waiter *w, jpt__run *run, jpt__buf *why)
+{
+    /* The host trial: 40 spawns of `sh` and 20 one-shot calls with 6
+     * slots answered every spawn "running" while 34 never started, and
+     * the one-shots waited for the turn's end. */
+    if (stuck(r))
+        return stuck_reason(r, why) < 0 ? JPT_ERR_NOMEM : JPT_ERR_LIMIT;
+    run->queued = true;
+    jpt__slot_wait(r, w);
+    return JPT_OK;
+}
+
 void jpt__slot_give(jpt_registry *r)
 {
     r->nchildren--;
@@ -121,6 +177,7 @@ static void child_gone(jpt__proc *p)
 
     jpt__stale_remove(r, p->stale_slot);
     p->stale_slot = 0;
+    jpt__slot_release_for_handle(r, &p->handle_slot);
     jpt__slot_give(r);
 }
 
@@ -191,6 +248,8 @@ static int spawn(jpt__proc *p, jpt__buf *why)
                    : rc;
     }
     r->nchildren++;
+    if (run->action == JPT__ACTION_SPAWN)
+        jpt__slot_hold_for_handle(r, &p->handle_slot);
     pid_t pid = jpt__child_pid(p->child);
     jpt__log(JPT_LOG_INFO, "tool '%s' started for '%s': pid %d (%s)", t->name, run->id,
              (int)pid, cmd.argv[0]);
@@ -208,17 +267,15 @@ static int spawn(jpt__proc *p, jpt__buf *why)
     return rc;
 }
 
-/* Starts the process, or queues it for a slot: the call waiting on it sees
- * it running, without output, until then. */
+/* Starts the process, or queues it for a slot (the model reads the
+ * handle "pending" until then), or fails when it never could. */
 static int start_or_queue(jpt__proc *p, jpt__buf *why)
 {
     jpt_registry *r = p->run->r;
     int rc = r->nchildren < r->max_processes ? spawn(p, why) : JPT_ERR_AGAIN;
 
-    if (rc == JPT_ERR_AGAIN) {
-        jpt__slot_wait(r, &p->waiter);
-        return JPT_OK;
-    }
+    if (rc == JPT_ERR_AGAIN)
+        return jpt__slot_queue(r, &p->waiter, p->run, why);
     return rc;
 }
 
@@ -241,12 +298,22 @@ static bool proc_ready(jpt__slot_waiter *w)
     jpt__buf why = JPT__BUF_INIT;
     int rc = spawn(p, &why);
 
+    p->run->queued = rc == JPT_ERR_AGAIN;
     if (rc < 0 && rc != JPT_ERR_AGAIN)
         /* It stops with the reason as its result. */
         p->run->sink->stopped(p->run,
                               jpt__run_failed_to_start(why.data != NULL ? why.data : jpt_strerror(rc)));
     jpt__buf_free(&why);
     return rc != JPT_ERR_AGAIN;
+}
+
+/* Out of the line for good: it stops with the reason as its result. */
+static void proc_fail(jpt__slot_waiter *w, const char *why)
+{
+    jpt__proc *p = (jpt__proc *)((char *)w - offsetof(jpt__proc, waiter));
+
+    p->run->queued = false;
+    p->run->sink->stopped(p->run, jpt__run_failed_to_start(why));
 }
 
 /* Whether no process the registry runs could ever end and free a slot:
@@ -279,6 +346,26 @@ static void refuse_deadlocked(jpt_registry *r)
     }
 }
 
+/* Every slot is held by a live handle's process: those in line would
+ * wait for the model, which waits for them. Each fails (a run to start)
+ * or is refused (a VFS tool's process.run). */
+static void refuse_stuck(jpt_registry *r)
+{
+    jpt__buf why = JPT__BUF_INIT;
+    const char *text = stuck_reason(r, &why) == JPT_OK ? why.data : "no process slot is free";
+
+    jpt__log(JPT_LOG_INFO, "%s", text);
+    while (r->slot_head != NULL) {
+        jpt__slot_waiter *w = r->slot_head;
+        jpt__slot_leave(r, w);
+        if (w->holds_slot)
+            w->refuse(w, text);
+        else
+            w->fail(w, text);
+    }
+    jpt__buf_free(&why);
+}
+
 void jpt__process_slots_freed(jpt__defer *d)
 {
     jpt_registry *r = d->ud;
@@ -298,6 +385,8 @@ void jpt__process_slots_freed(jpt__defer *d)
     }
     if (r->slot_head != NULL && r->nchildren < r->max_processes && !r->shutting_down)
         jpt__loop_defer_queue(r->loop, d);
+    else if (!r->shutting_down && r->slot_head != NULL && stuck(r))
+        refuse_stuck(r);
     else if (!r->shutting_down && deadlocked(r))
         refuse_deadlocked(r);
 }
@@ -311,6 +400,8 @@ static int start(jpt__run *run, jpt__buf *why)
             return JPT_ERR_NOMEM;
         p->run = run;
         p->waiter.ready = proc_ready;
+        p->waiter.fail = proc_fail;
+        jpt__loop_timer_init(&p->line_timer, on_line_quiet, p);
         run->impl = p;
         jpt__capture_init(&p->out, run->r->capture_bytes);
         jpt__capture_init(&p->err, run->r->capture_bytes);
@@ -320,6 +411,8 @@ static int start(jpt__run *run, jpt__buf *why)
     jpt__capture_reset(&p->out);
     jpt__capture_reset(&p->err);
     p->line.len = 0;
+    jpt__loop_timer_stop(run->r->loop, &p->line_timer);
+    p->newline_owed = false;
     p->cr_pending = false;
     p->mid_line = false;
     p->structured = false;
@@ -340,11 +433,14 @@ static bool may_be_state(const char *line, size_t n)
 }
 
 /* A complete line of a stateful tool (or its last, unterminated one at its
- * end): a structured state, or text. */
-static int take_line(jpt__proc *p, const char *line, size_t n)
+ * end, or one quiet for the settle time): a structured state (`*state`
+ * true, may be NULL), or text. */
+static int take_line(jpt__proc *p, const char *line, size_t n, bool *state)
 {
     jpt__run *run = p->run;
 
+    if (state != NULL)
+        *state = false;
     if (may_be_state(line, n)) {
         jpt_state *s = NULL;
         size_t len = n > 0 && line[n - 1] == '\n' ? n - 1 : n;
@@ -353,6 +449,8 @@ static int take_line(jpt__proc *p, const char *line, size_t n)
             return rc;
         if (!jpt__state_is_raw(s)) {
             p->structured = true;
+            if (state != NULL)
+                *state = true;
             rc = run->sink->state(run, s);
             jpt_state_unref(s);
             return rc;
@@ -367,19 +465,80 @@ static int take_line(jpt__proc *p, const char *line, size_t n)
  * before it is read, because reading a state answers the action waiting on
  * the handle, whose refresh must not find the line there and show it again
  * as text (issue 16: a state line was shown raw after its question). */
-static int take_held_line(jpt__proc *p)
+static int take_held_line(jpt__proc *p, bool *state)
 {
     jpt__buf held = p->line;
     int rc;
 
+    jpt__loop_timer_stop(p->run->r->loop, &p->line_timer);
     p->line = (jpt__buf)JPT__BUF_INIT;
-    rc = take_line(p, held.data, held.len);
+    rc = take_line(p, held.data, held.len, state);
     held.len = 0;
     if (p->line.data == NULL)
         p->line = held; /* its memory serves the next line */
     else
         jpt__buf_free(&held);
     return rc;
+}
+
+/* Whether held line p[0..n), which starts like a state, may still be one
+ * being written: it is JSON so far, only cut short (jansson stops at its
+ * end). A line it reads as whole JSON, or that can never be JSON, is not
+ * in flight. */
+static bool in_flight(const char *line, size_t n)
+{
+    json_error_t jerr;
+    json_t *v = NULL;
+    int rc = jpt__json_load(line, n, JSON_ALLOW_NUL, &v, &jerr);
+
+    json_decref(v);
+    if (rc != JPT_ERR_INVALID)
+        return rc == JPT_ERR_NOMEM; /* NOMEM: left as it is, for now */
+    return json_error_code(&jerr) == json_error_premature_end_of_input ||
+           (json_error_code(&jerr) != json_error_end_of_input_expected &&
+            (size_t)jerr.position >= n);
+}
+
+/* The host trial: a line without its newline that starts like a state is
+ * held (issue 16: a state line is never shown raw, whatever pieces it
+ * comes in), but not for as long as the process runs. Once it has been
+ * quiet for the settle time, complete JSON is read as a line: a state
+ * (its newline, should it come, is not text), or text; a line that can
+ * never be JSON is text; JSON cut short stays held, as the rest of a
+ * state may still come (registry.h, "stateful"). */
+static void settle_held_line(jpt__proc *p)
+{
+    jpt__run *run = p->run;
+    bool state = false;
+
+    if (p->line.len == 0 || !may_be_state(p->line.data, p->line.len) ||
+        in_flight(p->line.data, p->line.len))
+        return;
+    if (take_held_line(p, &state) < 0)
+        jpt__log(JPT_LOG_ERROR, "out of memory keeping the output of '%s'", run->id);
+    if (state)
+        p->newline_owed = true;
+    else
+        p->mid_line = true;
+}
+
+static void on_line_quiet(jpt__timer *t)
+{
+    settle_held_line(t->ud);
+}
+
+/* Part of a line: held, and its quiet time counted from now. */
+static int hold_line(jpt__proc *p)
+{
+    jpt__run *run = p->run;
+    uint64_t settle_ns = (uint64_t)jpt__tool_settle_ms(run->r, run->tool) * 1000000u;
+
+    p->line_at = jpt__loop_now();
+    if (may_be_state(p->line.data, p->line.len) &&
+        jpt__loop_timer_start(run->r->loop, &p->line_timer, p->line_at + settle_ns) < 0)
+        return JPT_ERR_NOMEM;
+    run->sink->partial(run);
+    return JPT_OK;
 }
 
 /* A stateful tool's stdout, split into lines. A state line reaches the
@@ -391,6 +550,13 @@ static int take_stdout(jpt__proc *p, const char *s, size_t n)
     jpt__buf *line = &p->line;
     int rc = JPT_OK;
 
+    if (p->newline_owed && n > 0) {
+        p->newline_owed = false;
+        if (s[0] == '\n') {
+            s++;
+            n--;
+        }
+    }
     while (rc == JPT_OK && n > 0) {
         const char *nl = memchr(s, '\n', n);
         size_t k = nl != NULL ? (size_t)(nl - s) + 1 : n;
@@ -405,11 +571,11 @@ static int take_stdout(jpt__proc *p, const char *s, size_t n)
             line->len = 0;
             p->mid_line = true;
         } else if (line->len == 0 && nl != NULL)
-            rc = take_line(p, s, k);
+            rc = take_line(p, s, k, NULL);
         else if ((rc = jpt__buf_append(line, s, k)) == JPT_OK && nl != NULL)
-            rc = take_held_line(p);
+            rc = take_held_line(p, NULL);
         else if (rc == JPT_OK)
-            p->run->sink->partial(p->run);
+            rc = hold_line(p);
         s += k;
         n -= k;
     }
@@ -641,7 +807,7 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     }
     /* What a stateful tool wrote last, without a newline: a prompt, or a
      * last state written without one. */
-    if (p->line.len > 0 && take_held_line(p) < 0)
+    if (p->line.len > 0 && take_held_line(p, NULL) < 0)
         run->sink->lost(run, "out of memory keeping the tool's output");
     int rc = run->action == JPT__ACTION_SPAWN ? handle_end(p, &final)
                                                : one_shot_result(p, &final);
@@ -697,6 +863,7 @@ static void abort_run(jpt__run *run)
         return;
     if (p->waiter.waiting) {
         jpt__slot_leave(run->r, &p->waiter);
+        run->queued = false;
         jpt_state *final = NULL;
         if (run->action == JPT__ACTION_SPAWN)
             handle_end(p, &final);
@@ -707,6 +874,8 @@ static void abort_run(jpt__run *run)
     }
     if (p->child == NULL)
         return;
+    /* Its slot frees soon: a call now waits for it rather than fail. */
+    jpt__slot_release_for_handle(run->r, &p->handle_slot);
     jpt__log(JPT_LOG_INFO, "ending tool '%s' of '%s': SIGTERM to pid %d, SIGKILL after %d ms",
              run->tool->name, run->id, (int)jpt__child_pid(p->child), run->r->kill_grace_ms);
     jpt__child_terminate(p->child, run->r->kill_grace_ms);
@@ -729,6 +898,11 @@ static void refresh(jpt__run *run)
         p->line.len = 0;
         p->mid_line = true;
     }
+    /* One that may be a state, once quiet for the settle time, as its
+     * timer would (this answer may come first). */
+    uint64_t settle_ns = (uint64_t)jpt__tool_settle_ms(run->r, run->tool) * 1000000u;
+    if (p->child != NULL && p->line.len > 0 && jpt__loop_now() - p->line_at >= settle_ns)
+        settle_held_line(p);
 }
 
 static uint64_t input_lost(const jpt__run *run)
@@ -766,6 +940,7 @@ static jpt__child *take_child(jpt__run *run)
 
     if (c != NULL) {
         p->child = NULL;
+        jpt__slot_release_for_handle(run->r, &p->handle_slot);
         run->r->nchildren--;
         jpt__stale_remove(run->r, p->stale_slot);
         p->stale_slot = 0;
@@ -780,6 +955,8 @@ static void release(jpt__run *run)
     if (p == NULL)
         return;
     jpt__slot_leave(run->r, &p->waiter);
+    run->queued = false;
+    jpt__loop_timer_stop(run->r->loop, &p->line_timer);
     if (p->child != NULL) {
         jpt__child_free(p->child);
         p->child = NULL;

@@ -40,6 +40,7 @@ typedef struct vfs_run {
     jpt_state *last;         /* a one-shot run's latest state */
     size_t stale_slot;
     bool counted;            /* in r->nchildren */
+    bool handle_slot;        /* counted in r->handle_slots */
     /* In line for a slot (max_processes): to start, or (while the tool
      * runs) for its process.run children, which take slots too. */
     jpt__slot_waiter waiter;
@@ -221,6 +222,7 @@ static void uncount(vfs_run *v)
     if (!v->counted)
         return;
     v->counted = false;
+    jpt__slot_release_for_handle(r, &v->handle_slot);
     jpt__stale_remove(r, v->stale_slot);
     v->stale_slot = 0;
     jpt__slot_give(r);
@@ -364,6 +366,7 @@ static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
         .run_sandbox_mode = cmd->sandbox.profile != 0 ? cmd->sandbox.mode : JPT_SANDBOX_OFF,
         .sandbox_cache = r->sandbox_cache,
         .sandbox_hint = "\"os_sandbox\": {\"read\": […]} in the tool's definition",
+        .env_hint = "\"env\": {\"set\": jptool.python_tool_env()} in the tool's definition",
     };
     jpt__vfs_session_ops ops = session_ops;
     ops.ud = v;
@@ -409,6 +412,8 @@ static int spawn(vfs_run *v, jpt__buf *why)
         return rc;
     r->nchildren++;
     v->counted = true;
+    if (run->action == JPT__ACTION_SPAWN)
+        jpt__slot_hold_for_handle(r, &v->handle_slot);
     v->stale_slot = jpt__stale_add(r, jpt__vfs_session_pid(v->session));
     jpt__log(JPT_LOG_INFO, "vfs tool '%s' started for '%s': pid %d", run->tool->name, run->id,
              (int)jpt__vfs_session_pid(v->session));
@@ -426,6 +431,7 @@ static bool slot_ready(jpt__slot_waiter *w)
         jpt__vfs_session_slot_free(v->session);
         return true;
     }
+    v->run->queued = false;
     int rc = spawn(v, &why);
     if (rc < 0)
         v->run->sink->stopped(v->run, jpt__run_failed_to_start(why.data != NULL
@@ -433,6 +439,15 @@ static bool slot_ready(jpt__slot_waiter *w)
                                                                     : jpt_strerror(rc)));
     jpt__buf_free(&why);
     return true;
+}
+
+/* Out of the line for good, before it started. */
+static void slot_fail(jpt__slot_waiter *w, const char *why)
+{
+    vfs_run *v = (vfs_run *)((char *)w - offsetof(vfs_run, waiter));
+
+    v->run->queued = false;
+    v->run->sink->stopped(v->run, jpt__run_failed_to_start(why));
 }
 
 static int start(jpt__run *run, jpt__buf *why)
@@ -446,6 +461,7 @@ static int start(jpt__run *run, jpt__buf *why)
         v->run = run;
         v->waiter.ready = slot_ready;
         v->waiter.refuse = slot_refuse;
+        v->waiter.fail = slot_fail;
         v->slots = (jpt__vfs_slots){slot_take, slot_give, v};
         run->impl = v;
     }
@@ -455,11 +471,10 @@ static int start(jpt__run *run, jpt__buf *why)
     jpt_state_unref(v->last);
     v->last = NULL;
     /* registry.h, max_processes: beyond it, the call waits for a slot (its
-     * handle shows running, without output, until then). */
+     * handle shows pending until then), or fails when it never could. */
     if (r->nchildren >= r->max_processes) {
         v->waiter.holds_slot = false;
-        jpt__slot_wait(r, &v->waiter);
-        return JPT_OK;
+        return jpt__slot_queue(r, &v->waiter, run, why);
     }
     return spawn(v, why);
 }
@@ -492,11 +507,15 @@ static void abort_run(jpt__run *run)
     if (v != NULL && v->session == NULL && v->waiter.waiting) {
         /* Waiting for a slot: it ends without ever running. */
         jpt__slot_leave(run->r, &v->waiter);
+        run->queued = false;
         run->sink->stopped(run, NULL);
         return;
     }
-    if (v != NULL && v->session != NULL)
+    if (v != NULL && v->session != NULL) {
+        /* Its slot frees soon: a call now waits for it rather than fail. */
+        jpt__slot_release_for_handle(run->r, &v->handle_slot);
         jpt__vfs_session_cancel(v->session);
+    }
 }
 
 static void refresh(jpt__run *run)
@@ -549,6 +568,7 @@ static jpt__child *take_child(jpt__run *run)
         /* The registry ends it with all the others; its end is not
          * reported. */
         v->counted = false;
+        jpt__slot_release_for_handle(run->r, &v->handle_slot);
         run->r->nchildren--;
         jpt__stale_remove(run->r, v->stale_slot);
         v->stale_slot = 0;
@@ -563,6 +583,7 @@ static void release(jpt__run *run)
     if (v == NULL)
         return;
     jpt__slot_leave(run->r, &v->waiter);
+    run->queued = false;
     jpt__vfs_session_free(v->session); /* a live process is killed and reaped */
     uncount(v);
     jpt_state_unref(v->last);

@@ -54,6 +54,9 @@ struct jpt__run {
     int action;                /* JPT__ACTION_NONE (one-shot) or _SPAWN */
     const char *failure;       /* why the registry ended it, or NULL */
     bool aborted;              /* it was aborted (its end is no failure) */
+    bool queued;               /* it waits in line for a process slot: it
+                                  has not started (the model reads it
+                                  "pending") */
     /* Bytes of stdout and stderr the model has read as text (the handle
      * counts them), and whether the runtime's end of a handle holds what
      * came after, stream by stream, in place of the text not read yet (a
@@ -134,6 +137,15 @@ void jpt__slot_leave(jpt_registry *r, jpt__slot_waiter *w);
 bool jpt__slot_take(jpt_registry *r);
 /* A process that held a slot was reaped or freed: the line moves. */
 void jpt__slot_give(jpt_registry *r);
+/* A run that finds no slot free (registry.h, max_processes): it joins the
+ * line (`w`, its run marked queued) and JPT_OK; or, when every slot is
+ * held by a live handle's process, which keeps it until the model ends
+ * the handle, JPT_ERR_LIMIT with the model-facing reason in `why`. */
+int jpt__slot_queue(jpt_registry *r, jpt__slot_waiter *w, jpt__run *run, jpt__buf *why);
+/* A handle's process holds its slot from now on (`*held` set), or no
+ * longer (it ended, or is being ended: its slot frees soon). */
+void jpt__slot_hold_for_handle(jpt_registry *r, bool *held);
+void jpt__slot_release_for_handle(jpt_registry *r, bool *held);
 /* The end of a run that could not start: the reason, as an error (NULL
  * when out of memory). */
 jpt_state *jpt__run_failed_to_start(const char *why);

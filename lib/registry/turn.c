@@ -108,7 +108,7 @@ static void settle(jpt__turn *t, entry *e)
         jpt__notify_force(h);
     /* Delivered one way or the other (a notice keeps its own copy). */
     if (h->phase == JPT__PHASE_STOPPED)
-        jpt__handle_delivered(h);
+        jpt__handle_delivered(h, e->mode == MODE_RESULT ? JPT__GIVEN_TURN_END : JPT__GIVEN_NOTICE);
     jpt__handle_unsubscribe(&e->sub); /* may free the handle */
 }
 
@@ -497,6 +497,76 @@ JPT_EXPORT int jpt_registry_end_turn(jpt_registry *r, unsigned flags, jpt_batch 
      * handler: from the loop, like every callback. */
     jpt__loop_defer_queue(r->loop, &t->start);
     *out = b;
+    return JPT_OK;
+}
+
+/* ---- The turn's text (jpt_registry_take_turn_text) ----------------------------------- */
+
+/* A result of the turn end's batch (add_result: RFD 009's handle response
+ * as JSON text) as the model reads it in text. */
+static int turn_result_entry(const jpt__call *call, jpt__buf *out)
+{
+    const char *content = call->content != NULL ? call->content : "";
+    json_error_t jerr;
+    json_t *resp = NULL;
+    int rc = jpt__json_load(content, strlen(content), JSON_ALLOW_NUL, &resp, &jerr);
+
+    if (rc == JPT_ERR_NOMEM)
+        return rc;
+    const char *state = json_string_value(json_object_get(resp, "state"));
+    const json_t *said = json_object_get(resp, "result");
+    if (said == NULL)
+        said = json_object_get(resp, "error");
+    if (said == NULL)
+        said = json_object_get(resp, "content");
+    bool stopped = state == NULL || strcmp(state, "stopped") == 0;
+    rc = stopped ? jpt__buf_printf(out, "[Handle `%s` (tool `%s`) stopped after your last "
+                                        "turn%s]\n",
+                                   call->id, call->name,
+                                   call->is_error ? ", with an error" : "")
+                 : jpt__buf_printf(out, "[Handle `%s` (tool `%s`) was still %s as your last "
+                                        "turn ended; its output:]\n",
+                                   call->id, call->name, state);
+    /* Not the shape add_result writes: the content as it is. */
+    if (rc == JPT_OK)
+        rc = json_is_string(said)
+                 ? jpt__text_entry(out, json_string_value(said), json_string_length(said))
+                 : jpt__text_entry(out, content, strlen(content));
+    json_decref(resp);
+    return rc;
+}
+
+JPT_EXPORT int jpt_registry_take_turn_text(jpt_registry *r, const jpt_batch *turn_end,
+                                           char **text_out)
+{
+    jpt__buf text = JPT__BUF_INIT;
+    int rc;
+
+    if (text_out == NULL)
+        return JPT_ERR_INVALID;
+    *text_out = NULL;
+    if (r == NULL)
+        return JPT_ERR_INVALID;
+    jpt__err_clear(&r->err);
+    if (turn_end != NULL && (turn_end->r != r || !turn_end->owned))
+        return jpt__err(&r->err, JPT_ERR_INVALID,
+                        "take_turn_text: the batch is not a turn end's of this registry (the "
+                        "one jpt_registry_end_turn returned): a model's batch's results go "
+                        "back as tool results (jpt_batch_results_json_as)");
+    if (turn_end != NULL && turn_end->pending > 0)
+        return jpt__err(&r->err, JPT_ERR_STATE,
+                        "take_turn_text: the turn end is still settling (jpt_batch_done is 0)");
+    /* Notifications first, as they came; then what the turn end waited
+     * for. Taken only once all of it is written. */
+    rc = jpt__notices_text(r, &text);
+    for (size_t i = 0; rc == JPT_OK && turn_end != NULL && i < turn_end->n; i++)
+        rc = turn_result_entry(turn_end->calls[i], &text);
+    char *taken = rc == JPT_OK ? jpt__buf_take(&text) : NULL;
+    jpt__buf_free(&text);
+    if (taken == NULL)
+        return jpt__err(&r->err, JPT_ERR_NOMEM, "out of memory writing the turn's text");
+    jpt__notices_take(r);
+    *text_out = taken;
     return JPT_OK;
 }
 

@@ -214,8 +214,11 @@ int jpt__view_response(jpt_handle *h, bool error_key, jpt__buf *out, bool *is_er
     }
     jpt_state *s = NULL;
     jpt__buf content = JPT__BUF_INIT;
-    const char *state =
-        h->phase == JPT__PHASE_PENDING ? "pending" : jpt__state_kind_name(h->kind);
+    /* Not started yet: pre-registered, or in line for a process slot
+     * (registry.h, max_processes). */
+    const char *state = h->phase == JPT__PHASE_PENDING || h->run.queued
+                            ? "pending"
+                            : jpt__state_kind_name(h->kind);
     if ((rc = jpt__view_take(h, false, &s)) == JPT_OK &&
         (rc = jpt__view_text(h, s, &content)) == JPT_OK &&
         (rc = open_response(h, state, out)) == JPT_OK &&

@@ -277,6 +277,21 @@ static int parse_envelope(jpt_state *s, const json_t *root)
     return check_consistency(s, status != NULL);
 }
 
+/* "result" as RFD 058's envelope (an MCP CallToolResult): its content
+ * (a block array or a string) and, with isError true, a failure. */
+static int take_result_envelope(jpt_state *s, const json_t *result)
+{
+    bool is_error;
+    int rc;
+
+    if ((rc = add_content_value(s, json_object_get(result, "content"), "result.content")) < 0 ||
+        (rc = take_bool(s, json_object_get(result, "isError"), "result.isError", &is_error)) <
+            0 ||
+        (rc = take_structured(s, result)) < 0)
+        return rc;
+    return is_error ? jpt__state_set_error_from_blocks(s, false) : JPT_OK;
+}
+
 /* A stopped ToolState's end, in every form the RFDs write it (issue 16):
  *   "result": {"Ok": value} | {"Err": ToolError}  RFD 009's Result, as serde
  *                                                 writes it;
@@ -284,6 +299,10 @@ static int parse_envelope(jpt_state *s, const json_t *root)
  *                                                 (RFD 009's and D11's
  *                                                 examples, "Staged 3
  *                                                 hunks.") or a block array;
+ *   "result": {"content": […], "isError"}         RFD 058's envelope (the
+ *                                                 host trial: a tool that
+ *                                                 speaks RFD 058 wraps its
+ *                                                 result in one);
  *   "error": ToolError, no "result"               RFD 009's From<Outcome>
  *                                                 sketch, Stopped { content,
  *                                                 error }.
@@ -309,8 +328,11 @@ static int take_stopped_end(jpt_state *s, const json_t *root)
         return add_content_value(s, ok, "result.Ok");
     if (json_is_object(err) && json_object_size(result) == 1)
         return take_tool_error(s, err, "result.Err");
-    return jpt__state_warn(s, "result is %s, not a string, a block array, {\"Ok\": …} or "
-                              "{\"Err\": {…}}; ignored",
+    const json_t *content = json_object_get(result, "content");
+    if (json_is_array(content) || json_is_string(content))
+        return take_result_envelope(s, result);
+    return jpt__state_warn(s, "result is %s, not a string, a block array, {\"Ok\": …}, "
+                              "{\"Err\": {…}} or {\"content\": […]}; ignored",
                            json_is_object(result) ? "another object"
                                                   : jpt__json_type_phrase(result));
 }

@@ -313,6 +313,8 @@ static int start(jpt_vfs_host *h, const char *const argv[], int rfd, int wfd,
         .kill_grace_ms = h->kill_grace_ms,
         .limits = h->limits,
         .sandbox_hint = "jpt_vfs_host_options.sandbox_read (Python: VfsHost(sandbox_read=…))",
+        /* The host passes PATH alone (spawn_tool). */
+        .env_hint = "its command line: [\"env\", \"NAME=value\", …, the tool's command]",
     };
     jpt__vfs_session_ops ops = host_ops;
     int rc;

@@ -97,6 +97,8 @@ struct jpt__vfs_session {
     jpt__contain *contain;    /* the tool's containment, for process.run */
     int run_sandbox_mode;     /* process.run's OS sandbox (config) */
     const char *sandbox_hint; /* config's, when the tool is sandboxed */
+    const char *env_hint;     /* config's */
+    bool init_unread;         /* it ended without reading any of init */
     jpt__sandbox_cache *sandbox_cache;
     int rfd, wfd;             /* attached fds, else -1 */
     jpt__watch rwatch, wwatch;
@@ -1012,6 +1014,54 @@ static void fail_tool(jpt__vfs_session *s, const char *fmt, ...)
     stop_process(s, s->kill_grace_ms);
 }
 
+/* Whether the kept end of its stderr holds `what`. */
+static bool stderr_says(const jpt__vfs_session *s, const char *what)
+{
+    jpt__buf text = JPT__BUF_INIT;
+    bool found = jpt__capture_text(&s->err_tail, &text) == JPT_OK && text.data != NULL &&
+                 strstr(text.data, what) != NULL;
+
+    jpt__buf_free(&text);
+    return found;
+}
+
+/* Issue 16 §4: a tool that could not start, most often for want of a file
+ * the OS sandbox does not let it read (an interpreter's files, a
+ * virtualenv's pyvenv.cfg) or, for a Python tool, of the variables that
+ * find jptool (its environment is clean). Said only of a tool that never
+ * read its init (every byte of it still in its stdin pipe), sent no valid
+ * message, and did not exit 0: a tool that read its arguments and then
+ * failed (a KeyError) started, and one that exits 0 (`echo hello`) did not
+ * fail to. */
+static int add_start_hint(jpt__vfs_session *s, jpt__buf *text)
+{
+    bool clean_exit = s->exit.known && s->exit.code == 0 && s->exit.signal == 0;
+
+    if (!s->init_unread || clean_exit ||
+        jpt__vfs_engine_messages(s->engine) != jpt__vfs_engine_violations(s->engine))
+        return JPT_OK;
+    if (s->env_hint != NULL && stderr_says(s, "No module named 'jptool'"))
+        return jpt__buf_printf(text,
+                               ". It ended before it read its input: it could not import "
+                               "jptool. A tool's environment is clean (PATH alone), so the "
+                               "variables that let the host import jptool do not reach it: "
+                               "pass it those jptool.python_tool_env() gives, with %s%s",
+                               s->env_hint,
+                               s->sandbox_hint != NULL
+                                   ? " (in the OS sandbox it must also be let read them: the "
+                                     "paths jptool.python_tool_read_paths() gives)."
+                                   : ".");
+    if (s->sandbox_hint == NULL)
+        return JPT_OK;
+    return jpt__buf_printf(text,
+                           ". It ended before it read its input, and it ran in the OS "
+                           "sandbox: the likely cause is a file it needs to start that the "
+                           "sandbox does not let it read (its interpreter's, its libraries', "
+                           "a virtual environment's). Grant such paths with %s (for a Python "
+                           "tool, the paths jptool.python_tool_read_paths() gives).",
+                           s->sandbox_hint);
+}
+
 /* What the end says when the tool failed by the session's account. */
 static jpt_state *failure_state(jpt__vfs_session *s)
 {
@@ -1033,18 +1083,8 @@ static jpt_state *failure_state(jpt__vfs_session *s)
     else
         rc = jpt__buf_printf(&text, "The tool exited (exit status %d) without a result",
                              s->exit.code);
-    /* Issue 16 §4: a sandboxed tool that dies before it says anything
-     * most often could not read what it needs to start (an interpreter's
-     * files, a virtualenv's pyvenv.cfg). */
-    if (rc == JPT_OK && s->failure == NULL && s->sandbox_hint != NULL &&
-        jpt__vfs_engine_messages(s->engine) == jpt__vfs_engine_violations(s->engine))
-        rc = jpt__buf_printf(&text,
-                             ". It ended before it sent a valid message, and it ran in the OS "
-                             "sandbox: the likely cause is a file it needs to start that the "
-                             "sandbox does not let it read (its interpreter's, its libraries', "
-                             "a virtual environment's). Grant such paths with %s (for a Python "
-                             "tool, the paths jptool.python_tool_read_paths() gives).",
-                             s->sandbox_hint);
+    if (rc == JPT_OK && s->failure == NULL)
+        rc = add_start_hint(s, &text);
     if (rc == JPT_OK && jpt__capture_total(&s->err_tail) > 0 &&
         (rc = jpt__buf_puts(&text, "\n\nstderr:\n")) == JPT_OK)
         rc = jpt__capture_text(&s->err_tail, &text);
@@ -1105,6 +1145,7 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
 
     s->exit = *e;
     s->child = NULL;
+    s->init_unread = jpt__child_read_no_input(c);
     /* A tool's last line without its newline is a protocol error. */
     if (!s->ended && s->failure == NULL && s->backlog_off == s->backlog.len &&
         jpt__vfs_engine_eof(s->engine) == JPT_ERR_PROTOCOL && !s->final_seen) {
@@ -1259,6 +1300,7 @@ static int session_new(const jpt__vfs_session_config *cfg, const jpt__vfs_sessio
     s->run_sandbox_mode =
         cfg->run_sandbox_mode != JPT_SANDBOX_DEFAULT ? cfg->run_sandbox_mode : JPT_SANDBOX_REQUIRED;
     s->sandbox_cache = cfg->sandbox_cache;
+    s->env_hint = cfg->env_hint;
     s->working = true; /* it owes a request or a result after init */
     jpt__capture_init(&s->err_tail, STDERR_TAIL);
     jpt__loop_defer_init(&s->step, run_step, s);

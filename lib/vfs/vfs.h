@@ -305,9 +305,15 @@ typedef struct jpt__vfs_session_config {
                                                  NULL */
     /* The option that lets a sandboxed tool read more, in the owner's
      * words ("os_sandbox.read in its definition"), static storage, or
-     * NULL: the end of a tool that ran in the OS sandbox and ended before
-     * it sent a valid message names it (issue 16 §4). */
+     * NULL: the end of a tool that ran in the OS sandbox and could not
+     * start (it read none of init, sent no valid message and did not exit
+     * 0) names it (issue 16 §4). */
     const char *sandbox_hint;
+    /* How to give a tool environment variables, in the owner's words,
+     * static storage, or NULL: the end of a Python tool that could not
+     * start because it could not import jptool (its stderr says "No
+     * module named 'jptool'") names it with jptool.python_tool_env(). */
+    const char *env_hint;
 } jpt__vfs_session_config;
 
 /* Starts a tool as a child process (`spawn`, its stdin a pipe whatever it

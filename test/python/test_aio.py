@@ -135,7 +135,7 @@ class AsyncHostTest(AsyncTestCase):
         # Awaited, the handle's question goes to the handler, a task.
         await asyncio.wait_for(asking.wait(), WAIT)
         self.assertEqual(asked, [(
-            "counter", None, "c", jptool.JPT_TARGET_USER,
+            "counter", "w", "c", jptool.JPT_TARGET_USER,
             {"id": "reset", "text": "Reset the counter?",
              "schema": {"type": "boolean"}, "default": False})])
         self.assertFalse(batch.done)
@@ -563,6 +563,21 @@ class AsyncInquiryTest(AsyncTestCase):
                          {"id": "w", "state": "stopped", "result": slept(400)})
         self.assertEqual(children_in_proc(), [])
 
+    async def test_the_turn_ends_text(self):
+        # AsyncRegistry.take_turn_text takes the AsyncBatch end_turn gave.
+        self.r.set_inquiry_handler(lambda q: q.answer({"handles": [
+            {"id": "w", "action": "wait"}]}))
+        spawn = spawn_call("s1", "job_inquire", "w", 400, "W")
+        await self.call(spawn["name"], spawn["arguments"])
+        with self.r.end_turn() as batch:
+            await self.results(batch)
+            with self.assertRaises(TypeError):
+                self.r.take_turn_text(batch.batch)
+            text = self.r.take_turn_text(batch)
+        self.assertEqual(text, "[Handle `w` (tool `job_inquire`) stopped after your last "
+                               f"turn]\n{slept(400)}\n\n")
+        self.assertEqual(self.r.take_turn_text(), "")
+
     async def test_inquiry_tasks_still_running_are_cancelled_by_aclose(self):
         tasks, cancelled, asking = [], [], asyncio.Event()
 
@@ -616,8 +631,18 @@ class AsyncBuiltinTest(AsyncTestCase):
 
 class AsyncRegistryRulesTest(unittest.IsolatedAsyncioTestCase):
     def test_outside_a_running_loop_is_refused(self):
-        with self.assertRaises(RuntimeError):
+        # The host trial: asyncio's bare "no running event loop" did not
+        # say what to do.
+        with self.assertRaises(RuntimeError) as cm:
             AsyncRegistry()
+        self.assertIn("jptool.aio.AsyncRegistry() was made outside a coroutine", str(cm.exception))
+        self.assertIn("asyncio.run(main())", str(cm.exception))
+        self.assertIn("jptool.Registry for blocking calls", str(cm.exception))
+        self.assertIsNone(cm.exception.__cause__)
+        with self.assertRaises(RuntimeError) as cm:
+            AsyncVfsHost()
+        self.assertIn("jptool.aio.AsyncVfsHost() was made outside a coroutine", str(cm.exception))
+        self.assertIn("jptool.VfsHost for blocking calls", str(cm.exception))
 
     async def test_constructor_arguments(self):
         with Registry() as sync:

@@ -1295,7 +1295,7 @@ class RegistryStatefulTest(unittest.TestCase):
         self.assertEqual(resp["result"], "[process ended: aborted]")
         # The model saw it stop: the handle is gone.
         self.assertEqual(self.r.call("echo", {"action": "fetch", "id": "e"}),
-                         ("Handle `e` not found", True))
+                         ("Handle `e` has stopped, and an earlier answer gave its result", True))
 
     def test_one_shot_and_stateful_calls_in_one_batch(self):
         calls = [{"id": "a", "name": "greet", "arguments": {"name": "Ada"}},
@@ -1837,7 +1837,7 @@ class BuiltinTest(unittest.TestCase):
         self.assertEqual(response(content),
                          {"id": "j", "state": "stopped", "result": "all done"})
         self.assertEqual(self.r.call("job", {"action": "fetch", "id": "j"}),
-                         ("Handle `j` not found", True))
+                         ("Handle `j` has stopped, and an earlier answer gave its result", True))
 
     def test_one_shot_builtin_question_goes_to_the_inquiry_handler(self):
         handles = []
@@ -2117,7 +2117,8 @@ class AwaitTest(AwaitTestCase):
         # The model watched both (no notification) and saw them stop (gone).
         self.assertEqual(self.r.take_notifications(), [])
         self.assertEqual(self.fetch("cargo_check", "check"),
-                         ("Handle `check` not found", True))
+                         ("Handle `check` has stopped, and an earlier answer gave its "
+                          "result", True))
 
     def test_any_race_leaves_the_slower_one_pending(self):
         res = self.submit_and_wait([
@@ -2243,7 +2244,7 @@ class AwaitTest(AwaitTestCase):
             # Waiting counts as pending while the handler answers.
             self.assertFalse(self.r.wait(b, 500))
             self.assertEqual(asked, [(
-                "counter", None, "c", jptool.JPT_TARGET_USER,
+                "counter", "w", "c", jptool.JPT_TARGET_USER,
                 {"id": "reset", "text": "Reset the counter?",
                  "schema": {"type": "boolean"}, "default": False},
                 [])])
@@ -2358,7 +2359,8 @@ class BatchCancelTest(AwaitTestCase):
         self.assertEqual([(x["id"], x["is_error"]) for x in res],
                          [("m", True), ("s", True)])
         self.assertEqual(self.fetch("cargo_check", "check"),
-                         ("Handle `check` not found", True))
+                         ("Handle `check` does not exist: its spawn never ran (the answer to "
+                          "the spawn said why)", True))
 
 
 @needs_tools
@@ -2373,7 +2375,7 @@ class NotificationTest(AwaitTestCase):
         self.assertEqual(self.r.take_notifications(), [])
         # Its result reached the model that way: the handle is gone.
         self.assertEqual(self.fetch("cargo_check", "check"),
-                         ("Handle `check` not found", True))
+                         ("Handle `check` has stopped, and a notification gave its result", True))
 
     def test_a_notification_is_dropped_once_the_model_sees_the_state(self):
         self.spawn("cargo_check", "check", 400, "x")
@@ -2425,7 +2427,8 @@ class TurnEndTest(AwaitTestCase):
             {"id": "a", "tool": "job_abort", "state": "stopped",
              "result": "The turn ended: the handle was aborted (on_turn_end \"abort\"), "
                        "and its output discarded", "is_error": False}])
-        self.assertEqual(self.fetch("job_abort", "a"), ("Handle `a` not found", True))
+        self.assertEqual(self.fetch("job_abort", "a"),
+                         ("Handle `a` has stopped, and a notification gave its result", True))
 
     def test_await_policy_queues_the_result_as_a_notification(self):
         # A handle stopped unseen before the turn end goes; its notification
@@ -2447,9 +2450,10 @@ class TurnEndTest(AwaitTestCase):
              "result": slept(400), "is_error": False},
             {"id": "w", "tool": "job_await", "state": "stopped",
              "result": slept(500), "is_error": False}])
-        self.assertEqual(self.fetch("job_await", "w"), ("Handle `w` not found", True))
+        self.assertEqual(self.fetch("job_await", "w"),
+                         ("Handle `w` has stopped, and a notification gave its result", True))
         self.assertEqual(self.fetch("cargo_check", "check"),
-                         ("Handle `check` not found", True))
+                         ("Handle `check` has stopped, and a notification gave its result", True))
 
     def test_keep_leaves_handles_and_the_timeout_kills(self):
         self.r.close()
@@ -2464,7 +2468,8 @@ class TurnEndTest(AwaitTestCase):
         # Without it, the handle is killed past turn_end_timeout_ms.
         self.assertEqual(self.end_turn(), [])
         self.assertEqual(children_in_proc(), [])
-        self.assertEqual(self.fetch("job_await", "k"), ("Handle `k` not found", True))
+        self.assertEqual(self.fetch("job_await", "k"),
+                         ("Handle `k` has stopped, and a notification gave its result", True))
 
     def test_inquire_policy_asks_the_python_handler(self):
         asked = []
@@ -2509,8 +2514,11 @@ class TurnEndTest(AwaitTestCase):
              "result": "The turn ended: the handle was aborted, as the answer to the "
                        "turn-end question chose, and its output discarded",
              "is_error": False}])
-        self.assertEqual(self.fetch("job_inquire", "w"), ("Handle `w` not found", True))
-        self.assertEqual(self.fetch("cargo_test", "a"), ("Handle `a` not found", True))
+        self.assertEqual(self.fetch("job_inquire", "w"),
+                         ("Handle `w` has stopped, and its result was given as the turn "
+                          "ended", True))
+        self.assertEqual(self.fetch("cargo_test", "a"),
+                         ("Handle `a` has stopped, and a notification gave its result", True))
 
     def test_inquire_without_a_handler_stops_and_cancelled_is_await(self):
         # Nobody to ask: stopped at once, its last output kept.
@@ -2526,6 +2534,52 @@ class TurnEndTest(AwaitTestCase):
         self.assertEqual(self.take_notes(), [
             {"id": "c", "tool": "job_inquire", "state": "stopped",
              "result": slept(400), "is_error": False}])
+        self.assertEqual(children_in_proc(), [])
+
+    def test_take_turn_text_gives_the_turn_end_and_notifications_as_text(self):
+        # The host trial: a turn end's results, in a provider's shape, were
+        # tool results for handle ids no provider accepts; they go to the
+        # model as text before its next message (jpt_registry_take_turn_text).
+        self.r.set_inquiry_handler(lambda q: q.answer({"handles": [
+            {"id": "w", "action": "wait"}, {"id": "a", "action": "abort"}]}))
+        self.spawn("job_inquire", "w", 500, "W")
+        self.spawn("cargo_test", "a", 10000, "A")
+        with self.r.submit([{"id": "f", "name": "cargo_test",
+                             "arguments": {"action": "fetch", "id": "a"}}]) as model:
+            self.assertTrue(self.r.wait(model, WAIT_MS))
+            with self.r.end_turn() as b:
+                with self.assertRaises(JptError) as cm:
+                    self.r.take_turn_text(b)
+                self.assertEqual(cm.exception.status, jptool.JPT_ERR_STATE)
+                self.assertIn("still settling", cm.exception.message)
+                self.assertTrue(self.r.wait(b, WAIT_MS))
+                for dialect in ("openai", "openai_responses", "anthropic", "gemini"):
+                    with self.assertRaises(JptError) as cm:
+                        b.results(dialect)
+                    self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+                    self.assertIn("this batch is the turn end's", cm.exception.message)
+                    self.assertIn("jpt_registry_take_turn_text()", cm.exception.message)
+                self.assertEqual([x["id"] for x in b.results("as_called")], ["w"])
+                with self.assertRaises(JptError) as cm:
+                    self.r.take_turn_text(model)
+                self.assertEqual(cm.exception.status, jptool.JPT_ERR_INVALID)
+                self.assertIn("not a turn end's", cm.exception.message)
+                with self.assertRaises(TypeError):
+                    self.r.take_turn_text("b")
+                text = self.r.take_turn_text(b)
+            with self.assertRaises(ValueError):
+                self.r.take_turn_text(b)  # closed
+        self.assertEqual(re.sub(r"\b[0-9]+\.[0-9] s\b", "N s", text),
+                         "[Notification: handle `a` (tool `cargo_test`) stopped after N s]\n"
+                         "The turn ended: the handle was aborted, as the answer to the "
+                         "turn-end question chose, and its output discarded\n"
+                         "\n"
+                         "[Handle `w` (tool `job_inquire`) stopped after your last turn]\n"
+                         f"{slept(500)}\n"
+                         "\n")
+        # Taken once: the notifications are gone too.
+        self.assertEqual(self.r.take_notifications(), [])
+        self.assertEqual(self.r.take_turn_text(), "")
         self.assertEqual(children_in_proc(), [])
 
     def answer_turn_end(self, make_answer):
@@ -2577,7 +2631,7 @@ class RegistryBindingTest(unittest.TestCase):
         with open(REGISTRY_H) as f:
             header = f.read()
         names = re.findall(r"JPT_EXPORT\s[^;(]*?\b(jpt_\w+)\s*\(", header)
-        self.assertEqual(len(names), 51, names)
+        self.assertEqual(len(names), 52, names)
         for name in names:
             self.assertIn(name, jptool._lib._PROTOTYPES, name)
             fn = getattr(jptool._lib.lib, name)
@@ -2617,9 +2671,12 @@ class RegistryBindingTest(unittest.TestCase):
         self.assertEqual(lib.jpt_registry_take_notifications(None, ctypes.byref(out)),
                          invalid)
         self.assertEqual(lib.jpt_registry_end_turn(None, 0, ctypes.byref(batch)), invalid)
+        self.assertEqual(lib.jpt_registry_take_turn_text(None, batch, ctypes.byref(out)),
+                         invalid)
         lib.jpt_batch_cancel(None)
         with Registry() as r:
             self.assertEqual(lib.jpt_registry_take_notifications(r._ptr, None), invalid)
+            self.assertEqual(lib.jpt_registry_take_turn_text(r._ptr, batch, None), invalid)
             self.assertEqual(lib.jpt_registry_end_turn(r._ptr, 0x4, ctypes.byref(batch)),
                              invalid)
             self.assertFalse(batch)

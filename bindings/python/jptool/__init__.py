@@ -32,7 +32,9 @@ as :class:`Inquiry` objects. RFD 037: a batch may spawn stateful handles and
 the same submit; :meth:`Batch.cancel` stops a batch's calls still in flight
 (a host's Ctrl+C); :meth:`Registry.take_notifications` takes what handles
 nobody watched did meanwhile; :meth:`Registry.end_turn` applies each
-handle's turn-end policy and returns the results as a batch; a stateful
+handle's turn-end policy and returns the results as a batch, which
+:meth:`Registry.take_turn_text` gives the model as text, with the
+notifications, before its next message; a stateful
 handle asking while awaited, and the turn end itself, ask through the same
 inquiry handler (:attr:`Inquiry.handle_id`). Builtin tools
 (``jpt_registry_add_builtin``) are bound too: :meth:`Registry.add_builtin`

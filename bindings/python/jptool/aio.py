@@ -331,6 +331,19 @@ class _LoopDriver:
         return handler
 
 
+def _running_loop(what: str, blocking: str) -> asyncio.AbstractEventLoop:
+    """The running loop that ``what`` binds to; RuntimeError saying what to
+    do when none runs (asyncio's own "no running event loop" does not)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(
+            f"jptool.aio.{what}() was made outside a coroutine: it binds to the running "
+            f"asyncio loop, and none runs here. Make it inside the coroutine that uses it "
+            f"(async def main(): async with jptool.aio.{what}(...) as r: ...; then "
+            f"asyncio.run(main())), or use jptool.{blocking} for blocking calls") from None
+
+
 class AsyncRegistry(_LoopDriver):
     """A :class:`jptool.Registry` driven by the running asyncio loop (see
     the module's docstring for how, and what it promises).
@@ -339,7 +352,7 @@ class AsyncRegistry(_LoopDriver):
     options of :class:`jptool.Registry`; ``AsyncRegistry(registry)`` drives
     one made already (its tools, builtins and inquiry handler stay). Call it
     inside a coroutine: it binds to the running loop (RuntimeError
-    otherwise). Raises what :class:`jptool.Registry` raises, TypeError for
+    otherwise, saying so). Raises what :class:`jptool.Registry` raises, TypeError for
     both a registry and options, ValueError for a closed registry, and
     RuntimeError for a registry another AsyncRegistry drives.
 
@@ -347,7 +360,7 @@ class AsyncRegistry(_LoopDriver):
     """
 
     def __init__(self, registry: Optional[Registry] = None, **options: Any):
-        loop = asyncio.get_running_loop()
+        loop = _running_loop("AsyncRegistry", "Registry")
         registry, made_here = _adopt("AsyncRegistry", "registry", Registry, registry, options)
         super().__init__(loop, registry.fileno())  # ValueError when closed
         self._registry = registry
@@ -507,6 +520,15 @@ class AsyncRegistry(_LoopDriver):
     def take_notifications(self) -> List[Dict[str, Any]]:
         """:meth:`jptool.Registry.take_notifications`."""
         return self._check_open().take_notifications()
+
+    def take_turn_text(self, turn_end: Optional["AsyncBatch"] = None) -> str:
+        """:meth:`jptool.Registry.take_turn_text`; ``turn_end`` is the done
+        :class:`AsyncBatch` that :meth:`end_turn` returned, or None."""
+        if turn_end is not None and not isinstance(turn_end, AsyncBatch):
+            raise TypeError("take_turn_text: turn_end must be the AsyncBatch end_turn "
+                            f"returned or None, not {type(turn_end).__name__}")
+        return self._check_open().take_turn_text(
+            turn_end.batch if turn_end is not None else None)
 
     # -- calls --
 
@@ -911,7 +933,7 @@ class AsyncVfsHost(_LoopDriver):
     """
 
     def __init__(self, host: Optional[VfsHost] = None, **options: Any):
-        loop = asyncio.get_running_loop()
+        loop = _running_loop("AsyncVfsHost", "VfsHost")
         host, made_here = _adopt("AsyncVfsHost", "host", VfsHost, host, options)
         super().__init__(loop, host.fileno())  # ValueError when closed
         self._host = host

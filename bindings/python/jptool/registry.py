@@ -110,8 +110,9 @@ class Registry(_Closable):
     model; output that fits leaves none), ``state_file`` (live children
     recorded there for :func:`reap_stale`), ``turn_end_timeout_ms`` (how
     long :meth:`end_turn` waits for handles, 120000), ``max_processes``
-    (tool processes alive at once, calls beyond it waiting for a slot;
-    default from the fd limit, leaving the host a quarter of it, at least
+    (tool processes alive at once, calls beyond it waiting for a slot,
+    or failing at once while live handles hold every slot: see
+    ``registry.h``; default from the fd limit, leaving the host a quarter of it, at least
     32 fds, and at most 256), ``max_events`` (events queued before the
     oldest is dropped, 4096), ``keep_spool`` (JPT_REGISTRY_KEEP_SPOOL: the
     spool files outlive the registry; by default :meth:`close` removes
@@ -803,6 +804,39 @@ class Registry(_Closable):
             _set(text, "jpt_registry_take_notifications"))
         return notifications
 
+    def take_turn_text(self, turn_end: Optional["Batch"] = None) -> str:
+        """What the tools left since the model's last message, as text to
+        put in front of its next user message
+        (``jpt_registry_take_turn_text``): the notifications queued (taken,
+        as :meth:`take_notifications` takes them) and, given the done
+        :class:`Batch` that :meth:`end_turn` returned, its results. A
+        provider takes a tool result only for a call of the message before
+        it, and a turn end's results answer none (:meth:`Batch.results`
+        with a provider's dialect refuses them), so the model reads them as
+        text: an entry each, a bracketed line such as ``[Notification:
+        handle `b` (tool `build`) stopped after 3.2 s]`` or ``[Handle `w`
+        (tool `test`) stopped after your last turn]`` and the tool's text
+        after it, ended by a blank line; the notifications first, then the
+        turn end's results in its order. "" when there is nothing; calling
+        it again gives only what came since.
+
+        Raises JptError, taking nothing: JPT_ERR_INVALID (a batch that is
+        not this registry's turn end: a model's batch's results go back as
+        tool results), JPT_ERR_STATE (the turn end is still settling:
+        ``turn_end.done`` is False), JPT_ERR_NOMEM; TypeError when
+        ``turn_end`` is not a Batch, ValueError when it is closed."""
+        if turn_end is not None and not isinstance(turn_end, Batch):
+            raise TypeError("take_turn_text: turn_end must be the Batch end_turn returned "
+                            f"or None, not {type(turn_end).__name__}")
+        p = self._p()
+        batch = turn_end._p() if turn_end is not None else _BatchPtr()
+        out = ctypes.c_void_p()
+        rc = lib.jpt_registry_take_turn_text(p, batch, ctypes.byref(out))
+        text = _take_string(out)
+        if rc < 0:
+            raise self._error(rc)
+        return _set(text, "jpt_registry_take_turn_text")
+
     def tool_sandbox(self, tool: _Text) -> Tuple[int, str]:
         """What the OS sandbox of ``tool``'s processes enforces here
         (``jpt_registry_tool_sandbox``): the JPT_SANDBOX_ENFORCED_* bits of
@@ -939,7 +973,10 @@ class Batch(_Closable):
         (``function_call_output`` items), "anthropic" (``tool_result``
         blocks), "gemini" (``functionResponse`` parts), "as_called" (each
         in the shape its call came in), or a JPT_DIALECT_* number. Raises
-        JptError(JPT_ERR_STATE) while a call is still running."""
+        JptError(JPT_ERR_STATE) while a call is still running, and
+        JptError(JPT_ERR_INVALID) for a provider's dialect on a turn end's
+        batch (its results answer no call of the model's: give them as
+        text, :meth:`Registry.take_turn_text`)."""
         out = ctypes.c_void_p()
         if dialect is None:
             rc = lib.jpt_batch_results_json(self._p(), ctypes.byref(out))
@@ -952,6 +989,9 @@ class Batch(_Closable):
             else:
                 number = _c_int_arg(dialect, "dialect")
             rc = lib.jpt_batch_results_json_as(self._p(), number, ctypes.byref(out))
+            if rc < 0:
+                # (It says why in the registry's message.)
+                raise self._registry._error(rc)
         text = _take_string(out)
         _check(rc)
         results: List[Dict[str, Any]] = json.loads(_set(text, "jpt_batch_results_json"))
@@ -1013,8 +1053,9 @@ class Inquiry:
     asked, one a stateful handle asked while an ``await`` watches it, or
     the turn end's question (:meth:`Registry.end_turn`).
 
-    ``tool``, ``call_id``, ``handle_id`` (the handle whose question it is,
-    for a stateful handle asking while awaited; else None),
+    ``tool``, ``call_id`` (the one-shot call that asks, or the ``await``
+    that watched the handle when it asked), ``handle_id`` (the handle whose
+    question it is, for a stateful handle asking while awaited; else None),
     ``question`` (RFD 058's parsed ``{"id", "text", "schema", "default"}``)
     and ``target`` (JPT_TARGET_USER or JPT_TARGET_ASSISTANT: who should be
     asked) are copied when the inquiry arrives and stay readable; ``tool``

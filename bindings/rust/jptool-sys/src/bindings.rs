@@ -2122,6 +2122,13 @@ extern "C" {
     ) -> ::std::os::raw::c_int;
 }
 extern "C" {
+    pub fn jpt_registry_take_turn_text(
+        r: *mut jpt_registry,
+        turn_end: *const jpt_batch,
+        text_out: *mut *mut ::std::os::raw::c_char,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
     pub fn jpt_registry_reap_stale(
         path: *const ::std::os::raw::c_char,
         killed: *mut usize,

@@ -77,7 +77,9 @@ impl Inquiry {
         self.tool.as_deref()
     }
 
-    /// The call the question belongs to; None for the turn end's.
+    /// The call the question belongs to (the one-shot call that asks, or
+    /// the await that watched the handle when it asked); None for the turn
+    /// end's.
     pub fn call_id(&self) -> Option<&str> {
         self.call_id.as_deref()
     }

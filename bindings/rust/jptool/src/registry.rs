@@ -514,6 +514,30 @@ impl Registry {
         Ok(take_string(out))
     }
 
+    /// What the tools left since the model's last message, as text to put
+    /// in front of its next user message (`jpt_registry_take_turn_text`):
+    /// the notifications queued (taken, as [`Registry::take_notifications`]
+    /// takes them) and, given the done [`Batch`] that [`Registry::end_turn`]
+    /// returned, its results. A provider takes a tool result only for a
+    /// call of the message before it, and a turn end's results answer none,
+    /// so the model reads them as text: an entry each, a bracketed line
+    /// such as ``[Handle `w` (tool `test`) stopped after your last turn]``
+    /// and the tool's text after it, ended by a blank line; the
+    /// notifications first, then the turn end's results in its order. ""
+    /// when there is nothing; a second call gives only what came since.
+    /// [`ErrorKind::Invalid`] for a batch that is not this registry's turn
+    /// end (a model's batch's results go back as tool results),
+    /// [`ErrorKind::State`] while the turn end is still settling; nothing
+    /// is taken then.
+    pub fn take_turn_text(&self, turn_end: Option<&Batch<'_>>) -> Result<String> {
+        let batch: *const sys::jpt_batch = turn_end.map_or(ptr::null(), |b| b.raw);
+        let mut out = ptr::null_mut();
+        // SAFETY: a batch lives while borrowed; the library checks that it
+        // is this registry's turn end.
+        self.check(unsafe { sys::jpt_registry_take_turn_text(self.raw, batch, &mut out) })?;
+        Ok(take_string(out))
+    }
+
     /// Ends the turn (RFD 037): every live handle meets its tool's
     /// on_turn_end policy, or as `how` says, from the next dispatch. The
     /// batch is done once every handle has settled.
@@ -692,27 +716,19 @@ impl Batch<'_> {
     /// The results of a finished batch in a provider's shape, ready to
     /// send back (`jpt_batch_results_json_as`): [`Dialect::AS_CALLED`]
     /// gives each in the shape its call came in. [`ErrorKind::State`]
-    /// while a call is still running.
+    /// while a call is still running; [`ErrorKind::Invalid`] for a dialect
+    /// that is not a results dialect, and for a provider's dialect on the
+    /// turn end's batch (its results answer no call of the model's: give
+    /// them as text, [`Registry::take_turn_text`]); the error's message
+    /// says which.
     pub fn results_json_as(&self, dialect: Dialect) -> Result<String> {
         let mut out = ptr::null_mut();
         let rc = unsafe { sys::jpt_batch_results_json_as(self.raw, dialect.raw(), &mut out) };
-        match rc {
-            sys::JPT_ERR_STATE => Err(Error::new(
-                ErrorKind::State,
-                "results_json_as: a call of the batch is still running: a provider takes a \
-                 message's results together",
-            )),
-            sys::JPT_ERR_INVALID => Err(Error::new(
-                ErrorKind::Invalid,
-                format!(
-                    "results_json_as: {:#x} is not a results dialect (AS_CALLED, OPENAI, \
-                     OPENAI_RESPONSES, ANTHROPIC or GEMINI)",
-                    dialect.raw()
-                ),
-            )),
-            rc if rc < 0 => Err(Error::about(rc, "results_json_as")),
-            _ => Ok(take_string(out)),
-        }
+        let registry = self.registry;
+        // SAFETY: the batch borrows its registry, alive; the message is
+        // copied at once.
+        check(rc, || unsafe { sys::jpt_registry_errmsg(registry) })?;
+        Ok(take_string(out))
     }
 
     /// Cancels every call still in flight, at the next dispatch (RFD 037's

@@ -501,16 +501,41 @@ fn turn_end_asks_the_assistant_which_handles_to_keep() {
         q.answer(r#"{"handles":[{"id":"shell","action":"abort"}]}"#)
             .unwrap();
     });
+    let model = r.submit("[]").unwrap();
     let batch = r.end_turn(TurnEnd::Policies).unwrap();
+    let e = r.take_turn_text(Some(&batch)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::State);
+    assert!(e.message().contains("still settling"), "{}", e.message());
     r.wait(&batch, LIMIT).unwrap();
     assert_eq!(asked.get(), 1);
     assert_eq!(batch.results_json().unwrap(), "[]");
+    // The host trial: the turn end's results answer no call of the
+    // model's; they reach it as text, with the notifications.
+    let e = batch.results_json_as(Dialect::ANTHROPIC).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Invalid);
+    assert!(e.message().contains("take_turn_text"), "{}", e.message());
+    let e = r.take_turn_text(Some(&model)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Invalid);
+    assert!(e.message().contains("not a turn end's"), "{}", e.message());
+    let text = r.take_turn_text(Some(&batch)).unwrap();
+    let (head, tail) = text.split_once(" stopped after ").expect(&text);
+    let (secs, tail) = tail.split_once(" s]").expect(&text);
+    assert!(secs.parse::<f64>().is_ok(), "{}", text);
+    assert_eq!(head, "[Notification: handle `shell` (tool `sh`)");
+    assert_eq!(
+        tail,
+        "\nThe turn ended: the handle was aborted, as the answer to the turn-end question \
+         chose, and its output discarded\n\n"
+    );
+    // Taken: the next call gives only what came since.
+    assert_eq!(r.take_turn_text(None).unwrap(), "");
+    assert_eq!(r.take_notifications().unwrap(), "[]");
     assert_eq!(
         results(
             &r,
             r#"[{"id":"c2","name":"sh","arguments":{"action":"fetch","id":"shell"}}]"#
         ),
-        r#"[{"id":"c2","content":"Handle `shell` not found","is_error":true}]"#
+        r#"[{"id":"c2","content":"Handle `shell` has stopped, and a notification gave its result","is_error":true}]"#
     );
 }
 
@@ -610,9 +635,10 @@ fn failures_without_a_library_message_name_the_call_and_the_argument() {
         "tools_json: 0x403 is not a dialect"
     );
     let batch = r.submit("[]").unwrap();
+    // (This one has the library's message, the registry's.)
     assert_eq!(
         batch.results_json_as(Dialect::MCP).unwrap_err().message(),
-        "results_json_as: 0x4 is not a results dialect (AS_CALLED, OPENAI, OPENAI_RESPONSES, ANTHROPIC or GEMINI)"
+        "jpt_batch_results_json_as: 4 is not a results dialect (JPT_DIALECT_AS_CALLED, _OPENAI, _OPENAI_RESPONSES, _ANTHROPIC, _GEMINI)"
     );
     assert_eq!(
         batch.cancel_call("c9").unwrap_err().message(),
