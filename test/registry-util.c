@@ -322,9 +322,13 @@ void ru_on_ask(jpt_policy_request *req, void *ud)
     ru_asked *a = ud;
 
     a->count++;
-    snprintf(a->last, sizeof(a->last), "%s %s [%s]: %s", jpt_policy_request_method(req),
-             jpt_policy_request_path(req), jpt_policy_request_tool(req),
-             jpt_policy_request_reason(req));
+    snprintf(a->method, sizeof(a->method), "%s", jpt_policy_request_method(req));
+    snprintf(a->path, sizeof(a->path), "%s", jpt_policy_request_path(req));
+    snprintf(a->tool, sizeof(a->tool), "%s", jpt_policy_request_tool(req));
+    snprintf(a->id, sizeof(a->id), "%s", jpt_policy_request_id(req));
+    snprintf(a->why, sizeof(a->why), "%s", jpt_policy_request_reason(req));
+    a->access = jpt_policy_request_access(req);
+    snprintf(a->last, sizeof(a->last), "%s %s [%s]: %s", a->method, a->path, a->tool, a->why);
     snprintf(a->requested, sizeof(a->requested), "%s", jpt_policy_request_requested_path(req));
     if (a->decision < 0)
         a->kept = req;

@@ -117,18 +117,23 @@ void ru_assert_contains(const char *haystack, const char *needle);
 
 /* ---- VFS tools: a standalone host serving test/tools/vfs-probe ---------- */
 
-/* What a policy handler was asked, and how it answers. */
+/* What a policy handler was asked, and how it answers: the one policy
+ * prompt of the test suites. */
 typedef struct ru_asked {
     int count;
     int decision;              /* what the handler answers, or -1: it keeps
                                   the request (in `kept`) */
     const char *reason;        /* added to a denial */
     jpt_policy_request *kept;
-    char last[1024];           /* "method path [tool]: reason" of the last ask */
+    /* The last ask: "method path [tool]: reason", and each part. */
+    char last[1280];
+    char method[32], path[512], tool[64], id[64], why[512];
+    int access;
     char requested[512];       /* its jpt_policy_request_requested_path() */
 } ru_asked;
 
-/* The policy handler (jpt_policy_fn) that records into the ru_asked `ud`. */
+/* The policy handler (jpt_policy_fn) that records into the ru_asked `ud`
+ * and answers with its decision, at once. */
 void ru_on_ask(jpt_policy_request *req, void *ud);
 
 /* A standalone VFS host on the directory `root` (or on `files`, when not
