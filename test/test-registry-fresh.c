@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "registry-util.h"
+#include "test-files-util.h"
 
 /* ---- Fixture ---------------------------------------------------------------------- */
 
@@ -81,20 +82,6 @@ static bool file_appears(const char *path)
         pause_briefly();
     }
     return true;
-}
-
-/* The entries of a directory, other than . and .. */
-static int count_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
 }
 
 /* Results of one call run to completion (kept until teardown). */
@@ -459,10 +446,10 @@ static void output_that_fits_leaves_no_spool_file(void **state)
                                       "'wait_secs':5}"));
     assert_string_equal(field(resp, "content"), "hi\n");
     /* During the calls (the shell still runs) and after the free. */
-    assert_int_equal(count_files(spool), 0);
+    assert_int_equal(fu_count_entries(spool), 0);
     jpt_registry_free(r);
     ru_current = NULL;
-    assert_int_equal(count_files(spool), 0);
+    assert_int_equal(fu_count_entries(spool), 0);
 }
 
 /* The path the model is given for the full output, copied to `path`. */

@@ -68,16 +68,7 @@ static int teardown(void **state)
 
 static jpt_vfs_host *host_with(jpt_files *files, const char *sandbox_js, ru_asked *a)
 {
-    jpt_vfs_host_options o = {.size = sizeof(o), .root = files == NULL ? host_root : NULL,
-                              .files = files, .kill_grace_ms = 200,
-                              .sandbox_mode = tu_sandbox_mode()};
-    jpt_vfs_host *h = NULL;
-
-    o.sandbox_json = sandbox_js != NULL ? js(sandbox_js) : NULL;
-    assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
-    if (a != NULL)
-        jpt_vfs_host_set_policy_handler(h, ru_on_ask, a);
-    return h;
+    return ru_vfs_host(files == NULL ? host_root : NULL, files, sandbox_js, 0, a);
 }
 
 /* Starts the probe with `arguments` (taken). */
