@@ -261,37 +261,57 @@ static void updating_a_watch_changes_what_it_hears(void **state)
     jpt__loop_free(l);
 }
 
-/* Two fds ready in one dispatch, each callback ending the other's watch:
- * whichever runs first, the other never runs — its owner may be gone. */
+/* Two pipes, both readable, watched; each watch's callback stops (or
+ * quiets) the other's, until told otherwise. */
+typedef struct two_ready {
+    jpt__loop *l;
+    int p[2], q[2];
+    jpt__watch wp, wq;
+    heard hp, hq;
+} two_ready;
+
+static void two_ready_start(two_ready *t, bool quiet)
+{
+    t->l = loop_new();
+    t->hp = (heard){.l = t->l, .other = &t->wq, .quiet = quiet};
+    t->hq = (heard){.l = t->l, .other = &t->wp, .quiet = quiet};
+    assert_int_equal(pipe2(t->p, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(t->q, O_CLOEXEC), 0);
+    assert_int_equal(jpt__loop_watch_start(t->l, &t->wp, t->p[0], EPOLLIN, on_watch, &t->hp),
+                     JPT_OK);
+    assert_int_equal(jpt__loop_watch_start(t->l, &t->wq, t->q[0], EPOLLIN, on_watch, &t->hq),
+                     JPT_OK);
+    put_byte(t->p[1]);
+    put_byte(t->q[1]);
+}
+
+static void two_ready_end(two_ready *t)
+{
+    jpt__loop_watch_stop(t->l, &t->wp);
+    jpt__loop_watch_stop(t->l, &t->wq);
+    close(t->p[0]);
+    close(t->p[1]);
+    close(t->q[0]);
+    close(t->q[1]);
+    jpt__loop_free(t->l);
+}
+
+/* Whichever runs first, the other never runs: its owner may be gone. */
 static void a_watch_stopped_in_a_dispatch_misses_the_events_already_fetched(void **state)
 {
     (void)state;
-    jpt__loop *l = loop_new();
-    int p[2], q[2];
-    jpt__watch wp, wq;
-    heard hp = {.l = l, .other = &wq}, hq = {.l = l, .other = &wp};
+    two_ready t;
 
-    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(q, O_CLOEXEC), 0);
-    assert_int_equal(jpt__loop_watch_start(l, &wp, p[0], EPOLLIN, on_watch, &hp), JPT_OK);
-    assert_int_equal(jpt__loop_watch_start(l, &wq, q[0], EPOLLIN, on_watch, &hq), JPT_OK);
-    put_byte(p[1]);
-    put_byte(q[1]);
-    assert_int_equal(jpt__loop_dispatch(l), 0);
-    assert_int_equal(hp.count + hq.count, 1);
+    two_ready_start(&t, false);
+    assert_int_equal(jpt__loop_dispatch(t.l), 0);
+    assert_int_equal(t.hp.count + t.hq.count, 1);
     /* Still readable, but stopped: never heard again (the one that ran is
      * heard again, being readable still). */
-    hp.other = hq.other = NULL;
-    assert_int_equal(jpt__loop_dispatch(l), 0);
-    assert_int_equal(hp.count + hq.count, 2);
-    assert_true(hp.count == 0 || hq.count == 0);
-    jpt__loop_watch_stop(l, &wp);
-    jpt__loop_watch_stop(l, &wq);
-    close(p[0]);
-    close(p[1]);
-    close(q[0]);
-    close(q[1]);
-    jpt__loop_free(l);
+    t.hp.other = t.hq.other = NULL;
+    assert_int_equal(jpt__loop_dispatch(t.l), 0);
+    assert_int_equal(t.hp.count + t.hq.count, 2);
+    assert_true(t.hp.count == 0 || t.hq.count == 0);
+    two_ready_end(&t);
 }
 
 /* Quieting drops the events fetched in this dispatch only: the watch
@@ -299,30 +319,16 @@ static void a_watch_stopped_in_a_dispatch_misses_the_events_already_fetched(void
 static void a_quieted_watch_misses_this_dispatch_only(void **state)
 {
     (void)state;
-    jpt__loop *l = loop_new();
-    int p[2], q[2];
-    jpt__watch wp, wq;
-    heard hp = {.l = l, .other = &wq, .quiet = true}, hq = {.l = l, .other = &wp, .quiet = true};
+    two_ready t;
 
-    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(q, O_CLOEXEC), 0);
-    assert_int_equal(jpt__loop_watch_start(l, &wp, p[0], EPOLLIN, on_watch, &hp), JPT_OK);
-    assert_int_equal(jpt__loop_watch_start(l, &wq, q[0], EPOLLIN, on_watch, &hq), JPT_OK);
-    put_byte(p[1]);
-    put_byte(q[1]);
-    assert_int_equal(jpt__loop_dispatch(l), 0);
-    assert_int_equal(hp.count + hq.count, 1);
-    hp.other = hq.other = NULL;
-    assert_int_equal(jpt__loop_dispatch(l), 0);
-    assert_int_equal(hp.count, hq.count == 2 ? 1 : 2);
-    assert_int_equal(hp.count + hq.count, 3);
-    jpt__loop_watch_stop(l, &wp);
-    jpt__loop_watch_stop(l, &wq);
-    close(p[0]);
-    close(p[1]);
-    close(q[0]);
-    close(q[1]);
-    jpt__loop_free(l);
+    two_ready_start(&t, true);
+    assert_int_equal(jpt__loop_dispatch(t.l), 0);
+    assert_int_equal(t.hp.count + t.hq.count, 1);
+    t.hp.other = t.hq.other = NULL;
+    assert_int_equal(jpt__loop_dispatch(t.l), 0);
+    assert_int_equal(t.hp.count, t.hq.count == 2 ? 1 : 2);
+    assert_int_equal(t.hp.count + t.hq.count, 3);
+    two_ready_end(&t);
 }
 
 /* ---- Deferred calls ---------------------------------------------------------------- */
