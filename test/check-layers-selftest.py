@@ -106,6 +106,10 @@ def tool_above_libc(root):
     edit(root, "lib/tool/t.c", "return low_a();", "return low_b();")
 
 
+def libc_code_includes_a_library(root):
+    edit(root, "lib/low/a.c", '#include "low/low.h"', '#include <jansson.h>\n#include "low/low.h"')
+
+
 def file_off_map(root):
     with open(os.path.join(root, "lib/mid/three.c"), "w") as f:
         f.write('#include "mid/mid.h"\nint mid_three(void);\n'
@@ -135,6 +139,8 @@ CASES = [
      "allow mid/one.c -> mid/two.c: no such call or include any more"),
     ("a [libc only] room using code above a libc line", tool_above_libc,
      "the room tool is [libc only] and low/b.c is not below a '--- libc' line"),
+    ("code below a libc line including a library's header", libc_code_includes_a_library,
+     "low/a.c includes <jansson.h>, but needs the C library alone"),
     ("a file off the map", file_off_map, "mid/three.c is not on the map"),
     ("a room off the map", room_off_map, "lib/top is not a room on the map"),
     ("jpt_tool_sources beyond the libc line", tool_sources_drift,

@@ -15,8 +15,10 @@ its headers and .c files bottom first. It says:
     jptool/*.h, are everyone's);
   - a room marked [libc only] (the tool side, libjptool-tool) calls and
     includes, outside itself, only what lies below a "--- libc" line of a
-    room (code that needs the C library alone), and lib/meson.build's
-    jpt_tool_sources are exactly those files;
+    room (code that needs the C library alone), none of that code includes
+    a header of the libraries libjptool links (jansson, libcurl, pcre2,
+    libseccomp), and lib/meson.build's jpt_tool_sources are exactly those
+    files;
   - an "allow A -> B" line lets file A call or include file B against
     the order: the exceptions the document argues for, no more (an
     exception that no longer occurs fails too, so it is removed).
@@ -36,6 +38,10 @@ ENTRY_LINE = re.compile(r"^\s+([\w-]+\.[ch])(?:\s{2,}.*)?$")
 LIBC_LINE = re.compile(r"^\s+--- libc\b")
 ALLOW_LINE = re.compile(r"^allow\s+([\w-]+/[\w-]+\.[ch])\s+->\s+([\w-]+/[\w-]+\.[ch])(?:\s{2,}.*)?$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s+<([^>]+)>', re.M)
+# The headers of the libraries libjptool links (meson.build's jpt_deps):
+# none may be included by code that needs the C library alone.
+LIBRARY_HEADERS = re.compile(r"^(jansson\.h|curl/|pcre2\.h|seccomp\.h)")
 TOOL_SOURCES = re.compile(r"jpt_tool_sources\s*=\s*files\((.*?)\)", re.S)
 
 
@@ -183,6 +189,11 @@ def check_includes(m, lib, problems):
                 problems.append("%s includes %s, which is not on the map" % (name, target))
                 continue
             judge(m, name, target, "includes %s" % target, problems)
+        if name in m.libc or room_of(name) in m.libc_only:
+            for inc in SYSTEM_INCLUDE.findall(text):
+                if LIBRARY_HEADERS.match(inc):
+                    problems.append("%s includes <%s>, but needs the C library alone "
+                                    "(libjptool-tool)" % (name, inc))
 
 
 def check_tool_sources(m, root, problems):
