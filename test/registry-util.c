@@ -1,5 +1,6 @@
 /* Helpers for the registry suites; see registry-util.h. */
 #include <fcntl.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,95 @@ json_t *ru_keep(json_t *v)
     return v;
 }
 
+/* ---- A suite's scratch directory and its registry ------------------------- */
+
+char ru_scratch[64];
+jpt_registry *ru_current;
+
+int ru_setup(void **state)
+{
+    (void)state;
+    snprintf(ru_scratch, sizeof(ru_scratch), "/tmp/jpt-registry-XXXXXX");
+    if (mkdtemp(ru_scratch) == NULL)
+        return -1;
+    ru_current = NULL;
+    return 0;
+}
+
+int ru_teardown(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    jpt_registry_free(ru_current);
+    ru_current = NULL;
+    jpt_set_log(NULL, NULL, 0);
+    ru_release_kept();
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ru_scratch);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+jpt_registry *ru_scratch_registry(jpt_registry_options *o, const char *tools_json)
+{
+    o->size = sizeof(*o);
+    o->root = ru_scratch;
+    if (o->kill_grace_ms == 0)
+        o->kill_grace_ms = 300;
+    if (o->drain_ms == 0)
+        o->drain_ms = 100;
+    if (o->settle_ms == 0)
+        o->settle_ms = 50;
+    ru_current = ru_registry_with(o, tools_json);
+    return ru_current;
+}
+
+jpt_registry *ru_scratch_registry_of(jpt_registry_options *o, json_t *first, ...)
+{
+    json_t *list = json_array();
+    va_list ap;
+
+    va_start(ap, first);
+    for (json_t *d = first; d != NULL; d = va_arg(ap, json_t *))
+        json_array_append_new(list, d);
+    va_end(ap);
+    json_t *doc = json_pack("{s:o}", "tools", list);
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    assert_non_null(text);
+    jpt_registry *r = ru_scratch_registry(o, text);
+    jpt_free(text);
+    return r;
+}
+
+void ru_done(jpt_registry *r)
+{
+    assert_ptr_equal(r, ru_current);
+    jpt_registry_free(r);
+    ru_current = NULL;
+}
+
+void ru_call_expect(jpt_registry *r, const char *tool, const char *args_js,
+                    const char *content_js, bool is_error)
+{
+    bool err = !is_error;
+    char *content = ru_call(r, tool, js(args_js), &err);
+
+    tu_assert_json_equal(content, js(content_js));
+    assert_int_equal(err, is_error);
+    free(content);
+}
+
+void ru_call_expect_text(jpt_registry *r, const char *tool, const char *args_js,
+                         const char *text, bool is_error)
+{
+    bool err = !is_error;
+    char *content = ru_call(r, tool, js(args_js), &err);
+
+    assert_string_equal(content, text);
+    assert_int_equal(err, is_error);
+    free(content);
+}
+
 void ru_release_kept(void)
 {
     while (nkept > 0)
@@ -340,9 +430,13 @@ void ru_on_ask(jpt_policy_request *req, void *ud)
     ru_asked *a = ud;
 
     a->count++;
-    snprintf(a->last, sizeof(a->last), "%s %s [%s]: %s", jpt_policy_request_method(req),
-             jpt_policy_request_path(req), jpt_policy_request_tool(req),
-             jpt_policy_request_reason(req));
+    snprintf(a->method, sizeof(a->method), "%s", jpt_policy_request_method(req));
+    snprintf(a->path, sizeof(a->path), "%s", jpt_policy_request_path(req));
+    snprintf(a->tool, sizeof(a->tool), "%s", jpt_policy_request_tool(req));
+    snprintf(a->id, sizeof(a->id), "%s", jpt_policy_request_id(req));
+    snprintf(a->why, sizeof(a->why), "%s", jpt_policy_request_reason(req));
+    a->access = jpt_policy_request_access(req);
+    snprintf(a->last, sizeof(a->last), "%s %s [%s]: %s", a->method, a->path, a->tool, a->why);
     snprintf(a->requested, sizeof(a->requested), "%s", jpt_policy_request_requested_path(req));
     if (a->decision < 0)
         a->kept = req;

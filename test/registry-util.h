@@ -28,6 +28,33 @@ int ru_wait_ms(void);
 jpt_registry *ru_registry(const char *tools_json);
 jpt_registry *ru_registry_with(const jpt_registry_options *opts, const char *tools_json);
 
+/* ---- A suite's scratch directory and its registry ------------------------- */
+
+/* The fixture of the suites that run tools in a scratch directory: a new
+ * directory per test (ru_setup), the registry the test made (ru_current),
+ * freed with the directory by ru_teardown whatever the test did. */
+extern char ru_scratch[64];
+extern jpt_registry *ru_current;
+int ru_setup(void **state);
+/* Frees ru_current, removes the log hook, releases kept requests
+ * (ru_release_kept) and removes the scratch directory. */
+int ru_teardown(void **state);
+#define RU_TEST(name) cmocka_unit_test_setup_teardown(name, ru_setup, ru_teardown)
+/* A registry rooted in ru_scratch, as ru_current: the fields of `o` left
+ * 0 get short timings (kill grace 300 ms, drain 100 ms, settle 50 ms). */
+jpt_registry *ru_scratch_registry(jpt_registry_options *o, const char *tools_json);
+/* ru_scratch_registry() with the tools of a NULL-terminated list of
+ * definitions (taken). */
+jpt_registry *ru_scratch_registry_of(jpt_registry_options *o, json_t *first, ...);
+/* Frees the registry `r`, which must be ru_current. */
+void ru_done(jpt_registry *r);
+/* One call run to completion: its content compared with `content_js`
+ * (js() text) as JSON, or with `text` exactly; and its is_error flag. */
+void ru_call_expect(jpt_registry *r, const char *tool, const char *args_js,
+                    const char *content_js, bool is_error);
+void ru_call_expect_text(jpt_registry *r, const char *tool, const char *args_js,
+                         const char *text, bool is_error);
+
 /* Submits `calls_json`, waits for the batch, and returns its results
  * (parsed); the batch is freed. */
 json_t *ru_run(jpt_registry *r, const char *calls_json);
@@ -123,18 +150,23 @@ void ru_assert_gone_text(const char *text, const char *id);
 
 /* ---- VFS tools: a standalone host serving test/tools/vfs-probe ---------- */
 
-/* What a policy handler was asked, and how it answers. */
+/* What a policy handler was asked, and how it answers: the one policy
+ * prompt of the test suites. */
 typedef struct ru_asked {
     int count;
     int decision;              /* what the handler answers, or -1: it keeps
                                   the request (in `kept`) */
     const char *reason;        /* added to a denial */
     jpt_policy_request *kept;
-    char last[1024];           /* "method path [tool]: reason" of the last ask */
+    /* The last ask: "method path [tool]: reason", and each part. */
+    char last[1280];
+    char method[32], path[512], tool[64], id[64], why[512];
+    int access;
     char requested[512];       /* its jpt_policy_request_requested_path() */
 } ru_asked;
 
-/* The policy handler (jpt_policy_fn) that records into the ru_asked `ud`. */
+/* The policy handler (jpt_policy_fn) that records into the ru_asked `ud`
+ * and answers with its decision, at once. */
 void ru_on_ask(jpt_policy_request *req, void *ud);
 
 /* A standalone VFS host on the directory `root` (or on `files`, when not

@@ -191,3 +191,20 @@ char *fu_snapshot(const char *dir)
     snap.cap = 0;
     return out;
 }
+
+void fu_workspace(const char *name, char root[200], char outside[256])
+{
+    snprintf(root, 200, "/tmp/jpt-%s-%d", name, (int)getpid());
+    snprintf(outside, 256, "%s-outside", root);
+    fu_workspace_remove(root, outside);
+    fu_write(root, "hello.txt", "hello\n");
+    fu_write(root, "src/main.c", "int main(void) { return 0; }\n");
+    fu_write(root, ".env", "TOKEN=secret\n");
+    fu_write(outside, "secret.txt", "OUTSIDE\n");
+}
+
+void fu_workspace_remove(const char *root, const char *outside)
+{
+    fu_rmtree(root);
+    fu_rmtree(outside);
+}

@@ -25,6 +25,13 @@ void fu_symlink(const char *dir, const char *rel, const char *target);
  * path below `dir`, mode, and a file's content or a symlink's target),
  * sorted (free()). */
 char *fu_snapshot(const char *dir);
+/* A VFS suite's workspace, made afresh: `root` ("/tmp/jpt-<name>-<pid>",
+ * at most 200 bytes) holding hello.txt ("hello\n"), src/main.c and .env
+ * ("TOKEN=secret\n"), and beside it `outside` ("<root>-outside", 256
+ * bytes) holding secret.txt ("OUTSIDE\n"), which no tool may reach.
+ * fu_workspace_remove() removes both. */
+void fu_workspace(const char *name, char root[200], char outside[256]);
+void fu_workspace_remove(const char *root, const char *outside);
 /* How many entries a directory has (without "." and ".."). */
 int fu_count_entries(const char *dir);
 

@@ -21,9 +21,6 @@
 
 /* ---- Fixture ---------------------------------------------------------------------- */
 
-static char scratch[64];
-static jpt_registry *current;
-
 /* The inquiry handler's record: the latest question and how many came. */
 static struct {
     jpt_inquiry *q;
@@ -32,46 +29,19 @@ static struct {
 
 static int setup(void **state)
 {
-    (void)state;
-    snprintf(scratch, sizeof(scratch), "/tmp/jpt-await-XXXXXX");
-    if (mkdtemp(scratch) == NULL)
-        return -1;
-    current = NULL;
     inq.q = NULL;
     inq.asked = 0;
-    return 0;
+    return ru_setup(state);
 }
 
-static int teardown(void **state)
-{
-    char cmd[128];
-
-    (void)state;
-    jpt_registry_free(current);
-    current = NULL;
-    ru_release_kept();
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, ru_teardown)
 
 /* A registry rooted in the scratch directory, with short timings and
  * `turn_end_ms` as its turn-end timeout (0: the default). */
 static jpt_registry *registry(const char *tools_json, int turn_end_ms)
 {
-    jpt_registry_options o = {sizeof(o), .root = scratch, .kill_grace_ms = 300,
-                              .drain_ms = 100, .settle_ms = 150,
-                              .turn_end_timeout_ms = turn_end_ms};
-    current = ru_registry_with(&o, tools_json);
-    return current;
-}
-
-static void done(jpt_registry *r)
-{
-    assert_ptr_equal(r, current);
-    jpt_registry_free(r);
-    current = NULL;
+    jpt_registry_options o = {.settle_ms = 150, .turn_end_timeout_ms = turn_end_ms};
+    return ru_scratch_registry(&o, tools_json);
 }
 
 /* ---- JSON helpers ------------------------------------------------------------------ */
@@ -88,48 +58,10 @@ static json_t *def(const char *def_js, const char *script)
 }
 
 /* registry() with the tools of a NULL-terminated list of def() results. */
-static jpt_registry *registry_of(int turn_end_ms, json_t *first, ...)
-{
-    json_t *list = json_array();
-    va_list ap;
-
-    va_start(ap, first);
-    for (json_t *d = first; d != NULL; d = va_arg(ap, json_t *))
-        json_array_append_new(list, d);
-    va_end(ap);
-    json_t *doc = json_pack("{s:o}", "tools", list);
-    char *text = json_dumps(doc, JSON_COMPACT);
-    json_decref(doc);
-    assert_non_null(text);
-    jpt_registry *r = registry(text, turn_end_ms);
-    jpt_free(text);
-    return r;
-}
-
-/* ---- Calls and results ------------------------------------------------------------- */
-
-/* One call, its content compared as JSON. */
-static void call_expect(jpt_registry *r, const char *tool, const char *args_js,
-                        const char *content_js, bool is_error)
-{
-    bool err = !is_error;
-    char *content = ru_call(r, tool, js(args_js), &err);
-
-    tu_assert_json_equal(content, js(content_js));
-    assert_int_equal(err, is_error);
-    free(content);
-}
-
-static void call_expect_text(jpt_registry *r, const char *tool, const char *args_js,
-                             const char *text, bool is_error)
-{
-    bool err = !is_error;
-    char *content = ru_call(r, tool, js(args_js), &err);
-
-    assert_string_equal(content, text);
-    assert_int_equal(err, is_error);
-    free(content);
-}
+#define registry_of(turn_end_ms, ...)                                                           \
+    ru_scratch_registry_of(                                                                    \
+        &(jpt_registry_options){.settle_ms = 150, .turn_end_timeout_ms = (turn_end_ms)},       \
+        __VA_ARGS__)
 
 static void assert_gone(jpt_registry *r, const char *tool, const char *id)
 {
@@ -232,7 +164,7 @@ static int children(void)
 static bool exists(const char *name)
 {
     char path[256];
-    snprintf(path, sizeof(path), "%s/%s", scratch, name);
+    snprintf(path, sizeof(path), "%s/%s", ru_scratch, name);
     return access(path, F_OK) == 0;
 }
 
@@ -240,7 +172,7 @@ static bool exists(const char *name)
 static void touch_go(void)
 {
     char path[256];
-    snprintf(path, sizeof(path), "%s/go", scratch);
+    snprintf(path, sizeof(path), "%s/go", ru_scratch);
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     assert_true(fd >= 0);
     close(fd);
@@ -348,7 +280,7 @@ static void rfd_check_and_test_spawned_and_awaited_with_all_in_one_batch(void **
     /* The model holds both results now: the handles are gone. */
     assert_gone(r, "cargo_check", "check");
     assert_gone(r, "cargo_test", "test");
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037's race: "take whichever returns first"; the other keeps running
@@ -370,9 +302,9 @@ static void rfd_race_with_any_returns_the_first_and_leaves_the_other_running(voi
                        "{'id':'crates','state':'stopped','result':'slept 400\\n\\n[process ended: exit status 0]'}],"
                        "'pending':[{'id':'github','state':'running'}]}",
                        false);
-    call_expect(r, "github_code_search", "{'action':'fetch','id':'github'}",
+    ru_call_expect(r, "github_code_search", "{'action':'fetch','id':'github'}",
                 "{'id':'github','state':'running','content':''}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037, "Timeout behavior": the current states and "timed_out": true;
@@ -393,7 +325,7 @@ static void rfd_timeout_returns_current_states_and_aborts_nothing(void **state)
                        "{'id':'check','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'}],"
                        "'pending':[{'id':'test','state':'running'}],'timed_out':true}",
                        false);
-    call_expect(r, "nap", "{'action':'fetch','id':'test'}",
+    ru_call_expect(r, "nap", "{'action':'fetch','id':'test'}",
                 "{'id':'test','state':'running','content':''}", false);
     res = ru_run_js(r, "[{'id':'4','name':'await','arguments':{'all':['test']}}]");
     ru_assert_response(res, 0, "4",
@@ -401,7 +333,7 @@ static void rfd_timeout_returns_current_states_and_aborts_nothing(void **state)
                        "{'id':'test','state':'stopped','result':'slept 2500\\n\\n[process ended: exit status 0]'}],"
                        "'pending':[]}",
                        false);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037, "Completion condition": every handle in `all` AND at least one
@@ -425,7 +357,7 @@ static void await_with_any_and_all_needs_every_all_and_one_any(void **state)
                        "{'id':'fast','state':'stopped','result':'slept 300\\n\\n[process ended: exit status 0]'}],"
                        "'pending':[{'id':'never','state':'running'}]}",
                        false);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037, "Error cases": both `any` and `all` empty or missing. */
@@ -445,7 +377,7 @@ static void await_without_handle_ids_is_an_error(void **state)
     ru_assert_text(res, 1, "2", "At least one handle ID required", true);
     ru_assert_text(res, 2, "3", "At least one handle ID required", true);
     ru_assert_text(res, 3, "4", "At least one handle ID required", true);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037: "An unknown handle ID is an error, not a silent skip", even
@@ -455,7 +387,7 @@ static void await_on_an_unknown_handle_is_an_error(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    call_expect(r, "nap", "{'action':'spawn','id':'check','ms':30000}",
+    ru_call_expect(r, "nap", "{'action':'spawn','id':'check','ms':30000}",
                 "{'id':'check','state':'running','content':''}", false);
     json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'await','arguments':{'all':['my_handle']}},"
@@ -464,9 +396,9 @@ static void await_on_an_unknown_handle_is_an_error(void **state)
     ru_assert_text(res, 0, "1", "Handle `my_handle` not found", true);
     ru_assert_text(res, 1, "2", "Handle `my_handle` not found", true);
     /* The known handle was not disturbed. */
-    call_expect(r, "nap", "{'action':'fetch','id':'check'}",
+    ru_call_expect(r, "nap", "{'action':'fetch','id':'check'}",
                 "{'id':'check','state':'running','content':''}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037: "If the condition is already met at call time, await returns
@@ -476,9 +408,9 @@ static void await_on_handles_stopped_before_returns_at_once(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    call_expect(r, "nap", "{'action':'spawn','id':'a','ms':400}",
+    ru_call_expect(r, "nap", "{'action':'spawn','id':'a','ms':400}",
                 "{'id':'a','state':'running','content':''}", false);
-    call_expect(r, "nap", "{'action':'spawn','id':'b','ms':500}",
+    ru_call_expect(r, "nap", "{'action':'spawn','id':'b','ms':500}",
                 "{'id':'b','state':'running','content':''}", false);
     want w[] = {{JPT_EVENT_STATE, "a", JPT_STATE_STOPPED, false},
                 {JPT_EVENT_STATE, "b", JPT_STATE_STOPPED, false}};
@@ -495,7 +427,7 @@ static void await_on_handles_stopped_before_returns_at_once(void **state)
                        "{'id':'b','state':'stopped','result':'slept 500\\n\\n[process ended: exit status 0]'}],"
                        "'pending':[]}",
                        false);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037: "Multiple await calls can reference the same handle
@@ -505,7 +437,7 @@ static void several_awaits_on_one_handle_complete_with_the_same_result(void **st
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    call_expect(r, "nap", "{'action':'spawn','id':'h','ms':500}",
+    ru_call_expect(r, "nap", "{'action':'spawn','id':'h','ms':500}",
                 "{'id':'h','state':'running','content':''}", false);
     jpt_batch *b1 = ru_submit(r, "[{'id':'w1','name':'await','arguments':{'all':['h']}},"
                               " {'id':'w2','name':'await','arguments':{'any':['h']}}]");
@@ -520,7 +452,7 @@ static void several_awaits_on_one_handle_complete_with_the_same_result(void **st
     ru_assert_response(res1, 1, "w2", expected, false);
     ru_assert_response(res2, 0, "w3", expected, false);
     assert_gone(r, "nap", "h");
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037, Non-Goals: "The await tool itself is not a stateful tool — it
@@ -530,7 +462,7 @@ static void await_is_not_spawnable(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    call_expect(r, "nap", "{'action':'spawn','id':'h','ms':30000}",
+    ru_call_expect(r, "nap", "{'action':'spawn','id':'h','ms':30000}",
                 "{'id':'h','state':'running','content':''}", false);
     json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'await','arguments':{'action':'spawn','id':'w','all':['h']}},"
@@ -545,7 +477,7 @@ static void await_is_not_spawnable(void **state)
     /* No handle `w` came of it. */
     res = ru_run_js(r, "[{'id':'3','name':'await','arguments':{'all':['w']}}]");
     ru_assert_text(res, 0, "3", "Handle `w` not found", true);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037, "Schema availability": "If no stateful tools are available,
@@ -565,7 +497,7 @@ static void await_is_absent_without_stateful_tools(void **state)
     json_decref(list);
     json_t *res = ru_run_js(r, "[{'id':'1','name':'await','arguments':{'all':['x']}}]");
     ru_assert_text(res, 0, "1", "Unknown tool `await`", true);
-    done(r);
+    ru_done(r);
 }
 
 
@@ -625,7 +557,7 @@ static void await_is_listed_exactly_as_rfd_037_gives_it(void **state)
     /* … and the runtime check stands in for it. */
     json_t *res = ru_run_js(r, "[{'id':'1','name':'await','arguments':{'timeout_secs':1}}]");
     ru_assert_text(res, 0, "1", "At least one handle ID required", true);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037, "await in parallel tool call batches": the coordinator
@@ -649,7 +581,7 @@ static void await_placed_before_its_spawns_in_the_batch_finds_them(void **state)
                        false);
     ru_assert_response(res, 1, "2", "{'id':'check','state':'running','content':''}", false);
     ru_assert_response(res, 2, "3", "{'id':'test','state':'running','content':''}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037, "await in parallel tool call batches": pre-registration
@@ -674,7 +606,7 @@ static void await_after_a_spawn_that_could_not_run_reports_it(void **state)
                        "property \\'ms\\''}],'pending':[]}",
                        false);
     assert_gone(r, "nap", "x");
-    done(r);
+    ru_done(r);
 }
 
 /* The same with the await first: it watches the placeholder when the
@@ -696,7 +628,7 @@ static void await_before_a_spawn_that_could_not_run_reports_it(void **state)
     ru_assert_text(res, 1, "2", "Invalid arguments for `nap`: at the top level: missing required "
                              "property \"ms\"", true);
     assert_gone(r, "nap", "x");
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037, "Spawn configuration": [conversation.tools.cargo_check.spawn]
@@ -716,7 +648,7 @@ static void rfd_spawn_configuration_loads_as_written(void **state)
     /* Stateful, so await comes with it. */
     json_t *entry = listed_await(r, JPT_DIALECT_ANTHROPIC);
     json_decref(entry);
-    done(r);
+    ru_done(r);
 }
 
 /* ==== Waiting handles (RFD 037, "Waiting handles and the inquiry system") ============ */
@@ -731,11 +663,11 @@ static void awaited_waiting_handle_is_answered_through_the_inquiry_handler(void 
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    call_expect(r, "counter", "{'action':'spawn','id':'n'}",
+    ru_call_expect(r, "counter", "{'action':'spawn','id':'n'}",
                 "{'id':'n','state':'running','content':'count=0'}", false);
-    call_expect(r, "counter", "{'action':'apply','id':'n','input':'inc\\n'}",
+    ru_call_expect(r, "counter", "{'action':'apply','id':'n','input':'inc\\n'}",
                 "{'id':'n','state':'running','content':'count=1'}", false);
-    call_expect(r, "counter", "{'action':'apply','id':'n','input':'ask\\n'}",
+    ru_call_expect(r, "counter", "{'action':'apply','id':'n','input':'ask\\n'}",
                 "{'id':'n','state':'waiting','content':'Question [reset]: Reset the counter?\\n"
                 "Expected answer: true or false\\nDefault: false'}",
                 false);
@@ -775,7 +707,7 @@ static void awaited_waiting_handle_is_answered_through_the_inquiry_handler(void 
                        false);
     assert_int_equal(inq.asked, 1);
     assert_gone(r, "counter", "n");
-    done(r);
+    ru_done(r);
 }
 
 /* The handle enters waiting while the await already watches it: the
@@ -785,7 +717,7 @@ static void handle_asking_while_awaited_is_answered_through_the_inquiry_handler(
     (void)state;
     jpt_registry *r = registry_of(0, def("{'name':'asker','stateful':true}", asker_sh), NULL);
 
-    call_expect(r, "asker", "{'action':'spawn','id':'q'}",
+    ru_call_expect(r, "asker", "{'action':'spawn','id':'q'}",
                 "{'id':'q','state':'running','content':''}", false);
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
     jpt_batch *wait = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['q']}}]");
@@ -815,7 +747,7 @@ static void handle_asking_while_awaited_is_answered_through_the_inquiry_handler(
     assert_string_equal(json_string_value(json_object_get(entry, "id")), "q");
     assert_string_equal(json_string_value(json_object_get(entry, "result")), expected);
     json_decref(resp);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037, "await in parallel tool call batches" with a tool that asks at
@@ -842,7 +774,7 @@ static void question_asked_during_its_spawn_reaches_the_handler_for_the_await(vo
     char spawned[512], awaited[512];
     snprintf(spawned, sizeof(spawned), "%s", ru_content(res, 0));
     snprintf(awaited, sizeof(awaited), "%s", ru_content(res, 1));
-    done(r);
+    ru_done(r);
 
     if (inq.asked != 1)
         fail_msg("the handler was asked %d times; spawn: %s; await: %s", inq.asked, spawned,
@@ -858,9 +790,9 @@ static void waiting_handle_without_a_handler_stays_pending(void **state)
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    call_expect(r, "counter", "{'action':'spawn','id':'n'}",
+    ru_call_expect(r, "counter", "{'action':'spawn','id':'n'}",
                 "{'id':'n','state':'running','content':'count=0'}", false);
-    call_expect(r, "counter", "{'action':'apply','id':'n','input':'ask\\n'}",
+    ru_call_expect(r, "counter", "{'action':'apply','id':'n','input':'ask\\n'}",
                 "{'id':'n','state':'waiting','content':'Question [reset]: Reset the counter?\\n"
                 "Expected answer: true or false\\nDefault: false'}",
                 false);
@@ -869,11 +801,11 @@ static void waiting_handle_without_a_handler_stays_pending(void **state)
                        "{'completed':[],'pending':[{'id':'n','state':'waiting'}],'timed_out':true}",
                        false);
     /* Still there, still waiting for its answer. */
-    call_expect_text(r, "counter", "{'action':'apply','id':'n','input':'maybe'}",
+    ru_call_expect_text(r, "counter", "{'action':'apply','id':'n','input':'maybe'}",
                      "The answer does not fit question `reset` of handle `n`: at the top "
                      "level: expected boolean, got string",
                      true);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037: "If the inquiry itself fails or the user cancels the prompt,
@@ -883,9 +815,9 @@ static void cancelled_question_stops_the_awaited_handle_with_an_error(void **sta
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    call_expect(r, "counter", "{'action':'spawn','id':'n'}",
+    ru_call_expect(r, "counter", "{'action':'spawn','id':'n'}",
                 "{'id':'n','state':'running','content':'count=0'}", false);
-    call_expect(r, "counter", "{'action':'apply','id':'n','input':'ask\\n'}",
+    ru_call_expect(r, "counter", "{'action':'apply','id':'n','input':'ask\\n'}",
                 "{'id':'n','state':'waiting','content':'Question [reset]: Reset the counter?\\n"
                 "Expected answer: true or false\\nDefault: false'}",
                 false);
@@ -902,7 +834,7 @@ static void cancelled_question_stops_the_awaited_handle_with_an_error(void **sta
                        "'Error: The question `reset` was not answered: the user walked away'}],'pending':[]}",
                        false);
     assert_int_equal(children(), 0);
-    done(r);
+    ru_done(r);
 }
 
 /* ==== Batches (RFD 037, "Handle ID collisions") ======================================== */
@@ -952,13 +884,13 @@ static void batch_with_two_spawns_of_one_id_is_rejected_and_nothing_runs(void **
     ru_assert_text(res, 2, "3", why, true);
     ru_assert_text(res, 3, "4", why, true);
     /* A rejected batch made no handle: RFD 037's words for an unknown id. */
-    call_expect_text(r, "nap", "{'action':'fetch','id':'other'}", "Handle `other` not found",
+    ru_call_expect_text(r, "nap", "{'action':'fetch','id':'other'}", "Handle `other` not found",
                      true);
     /* The id is free, and the tool does mark when it runs. */
-    call_expect(r, "marked", "{'action':'spawn','id':'dup','marker':'m3'}",
+    ru_call_expect(r, "marked", "{'action':'spawn','id':'dup','marker':'m3'}",
                 "{'id':'dup','state':'running','content':'ready\\n'}", false);
     assert_true(exists("m3"));
-    done(r);
+    ru_done(r);
 }
 
 /* A done batch lets go of the handles it held from the next dispatch, a
@@ -982,7 +914,7 @@ static void an_id_seen_stopped_is_free_for_the_next_batch_at_once(void **state)
     assert_false(ru_is_error(res, 0));
     assert_gone(r, "once", "h");
     jpt_batch_free(first);
-    done(r);
+    ru_done(r);
 }
 
 /* "… or if a spawn's id collides with an already-active handle from a
@@ -992,7 +924,7 @@ static void batch_reusing_an_active_handle_id_is_rejected_and_nothing_runs(void 
     (void)state;
     jpt_registry *r = registry_of(0, marker_tool(), parse(js(NAP_DEF)), NULL);
 
-    call_expect(r, "marked", "{'action':'spawn','id':'dup','marker':'m0'}",
+    ru_call_expect(r, "marked", "{'action':'spawn','id':'dup','marker':'m0'}",
                 "{'id':'dup','state':'running','content':'ready\\n'}", false);
     assert_int_equal(children(), 1);
     jpt_batch *b = ru_submit(r, "["
@@ -1012,12 +944,12 @@ static void batch_reusing_an_active_handle_id_is_rejected_and_nothing_runs(void 
     ru_assert_text(res, 0, "1", why, true);
     ru_assert_text(res, 1, "2", why, true);
     ru_assert_text(res, 2, "3", why, true);
-    call_expect_text(r, "marked", "{'action':'fetch','id':'fresh'}", "Handle `fresh` not found",
+    ru_call_expect_text(r, "marked", "{'action':'fetch','id':'fresh'}", "Handle `fresh` not found",
                      true);
     /* The active handle is untouched. */
-    call_expect(r, "marked", "{'action':'fetch','id':'dup'}",
+    ru_call_expect(r, "marked", "{'action':'fetch','id':'dup'}",
                 "{'id':'dup','state':'running','content':''}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* registry.h: "one result per call in the order submitted", whatever order
@@ -1044,7 +976,7 @@ static void batch_results_are_in_input_order(void **state)
     json_t *res = ru_finish(r, b);
     ru_assert_text(res, 0, "slow", "first\nslept 400\n", false);
     ru_assert_text(res, 1, "fast", "second\nslept 0\n", false);
-    done(r);
+    ru_done(r);
 }
 
 /* registry.h: `arguments` "an object or a JSON string holding one
@@ -1066,7 +998,7 @@ static void arguments_given_as_a_json_string_are_taken(void **state)
                        false);
     ru_assert_response(res, 1, "2", "{'id':'s','state':'running','content':''}", false);
     ru_assert_text(res, 2, "3", "xslept 0\n", false);
-    done(r);
+    ru_done(r);
 }
 
 /* registry.h, jpt_batch_cancel: "one-shot children are killed and their
@@ -1099,9 +1031,9 @@ static void batch_cancel_kills_one_shots_and_ends_awaits_keeping_finished_result
                        false);
     /* The one-shot child is gone; the handle's lives on. */
     assert_int_equal(children(), 1);
-    call_expect(r, "nap", "{'action':'fetch','id':'h'}",
+    ru_call_expect(r, "nap", "{'action':'fetch','id':'h'}",
                 "{'id':'h','state':'running','content':''}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* ==== Notifications (RFD 037, "Notifications"; registry.h) ============================= */
@@ -1114,7 +1046,7 @@ static void handle_stopping_unwatched_leaves_one_notification_taken_once(void **
     (void)state;
     jpt_registry *r = registry_of(0, def("{'name':'build','stateful':true}", built_sh), NULL);
 
-    call_expect(r, "build", "{'action':'spawn','id':'b'}",
+    ru_call_expect(r, "build", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':''}", false);
     assert_notifications(r, "[]");
     touch_go();
@@ -1123,7 +1055,7 @@ static void handle_stopping_unwatched_leaves_one_notification_taken_once(void **
                             "'result':'built\\n\\n[process ended: exit status 0]','is_error':false}]");
     assert_notifications(r, "[]");
     assert_gone(r, "build", "b");
-    done(r);
+    ru_done(r);
 }
 
 /* The host trial: a fetch or an await of a handle whose result went out
@@ -1137,7 +1069,7 @@ static void a_handle_whose_result_was_given_is_not_called_unknown(void **state)
     jpt_registry *r = registry_of(0, def("{'name':'build','stateful':true}", built_sh),
                                   parse(js(NAP_DEF)), NULL);
 
-    call_expect(r, "build", "{'action':'spawn','id':'b'}",
+    ru_call_expect(r, "build", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':''}", false);
     touch_go();
     assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
@@ -1154,16 +1086,16 @@ static void a_handle_whose_result_was_given_is_not_called_unknown(void **state)
     ru_assert_text(res, 3, "4", "Handle `zz` not found", true);
 
     /* Given by an answer (the spawn's, which saw it stop). */
-    call_expect(r, "nap", "{'action':'spawn','id':'n','ms':1,'wait_secs':5}",
+    ru_call_expect(r, "nap", "{'action':'spawn','id':'n','ms':1,'wait_secs':5}",
                 "{'id':'n','state':'stopped','result':'slept 1\\n\\n[process ended: exit status 0]'}",
                 false);
-    call_expect_text(r, "nap", "{'action':'fetch','id':'n'}",
+    ru_call_expect_text(r, "nap", "{'action':'fetch','id':'n'}",
                      "Handle `n` has stopped, and an earlier answer gave its result", true);
     /* The id is free again: a new handle of it is the one found. */
-    call_expect(r, "nap", "{'action':'spawn','id':'n','ms':1,'wait_secs':5}",
+    ru_call_expect(r, "nap", "{'action':'spawn','id':'n','ms':1,'wait_secs':5}",
                 "{'id':'n','state':'stopped','result':'slept 1\\n\\n[process ended: exit status 0]'}",
                 false);
-    done(r);
+    ru_done(r);
 }
 
 /* A builtin stateful tool that stops as it starts. */
@@ -1208,12 +1140,12 @@ static void only_the_last_256_ended_ids_are_remembered(void **state)
     json_t *res = ru_finish(r, b);
     assert_int_equal(json_array_size(res), 257);
     assert_false(ru_is_error(res, 256));
-    call_expect_text(r, "quick", "{'action':'fetch','id':'q0'}", "Handle `q0` not found", true);
-    call_expect_text(r, "quick", "{'action':'fetch','id':'q1'}",
+    ru_call_expect_text(r, "quick", "{'action':'fetch','id':'q0'}", "Handle `q0` not found", true);
+    ru_call_expect_text(r, "quick", "{'action':'fetch','id':'q1'}",
                      "Handle `q1` has stopped, and an earlier answer gave its result", true);
-    call_expect_text(r, "quick", "{'action':'fetch','id':'q256'}",
+    ru_call_expect_text(r, "quick", "{'action':'fetch','id':'q256'}",
                      "Handle `q256` has stopped, and an earlier answer gave its result", true);
-    done(r);
+    ru_done(r);
 }
 
 /* on_failure (default true): an error exit notifies, with is_error. */
@@ -1222,7 +1154,7 @@ static void failed_handle_leaves_an_on_failure_notification(void **state)
     (void)state;
     jpt_registry *r = registry_of(0, def("{'name':'build','stateful':true}", boom_sh), NULL);
 
-    call_expect(r, "build", "{'action':'spawn','id':'b'}",
+    ru_call_expect(r, "build", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':''}", false);
     touch_go();
     assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
@@ -1230,7 +1162,7 @@ static void failed_handle_leaves_an_on_failure_notification(void **state)
                             "'result':'Error: The tool failed (exit status 3).\\n\\nstdout:\\nboom\\n',"
                             "'is_error':true}]");
     assert_gone(r, "build", "b");
-    done(r);
+    ru_done(r);
 }
 
 /* on_waiting (default true): a handle that asks while nobody watches
@@ -1241,7 +1173,7 @@ static void handle_asking_unwatched_leaves_an_on_waiting_notification(void **sta
     jpt_registry *r = registry_of(0, def("{'name':'asker','stateful':true}", asker_sh), NULL);
     char expected[512];
 
-    call_expect(r, "asker", "{'action':'spawn','id':'q'}",
+    ru_call_expect(r, "asker", "{'action':'spawn','id':'q'}",
                 "{'id':'q','state':'running','content':''}", false);
     touch_go();
     assert_true(ru_until_event(r, JPT_EVENT_STATE, "q", JPT_STATE_WAITING));
@@ -1254,7 +1186,7 @@ static void handle_asking_unwatched_leaves_an_on_waiting_notification(void **sta
     json_decref(preview);
     assert_notifications(r, expected);
     assert_notifications(r, "[]");
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037: on_content "is false by default because it can be very noisy". */
@@ -1263,12 +1195,12 @@ static void output_while_running_notifies_nothing_by_default(void **state)
     (void)state;
     jpt_registry *r = registry_of(0, def("{'name':'tick','stateful':true}", ticker_sh), NULL);
 
-    call_expect(r, "tick", "{'action':'spawn','id':'t'}",
+    ru_call_expect(r, "tick", "{'action':'spawn','id':'t'}",
                 "{'id':'t','state':'running','content':''}", false);
     touch_go();
     assert_true(ru_until_event(r, JPT_EVENT_OUTPUT, "t", 0));
     assert_notifications(r, "[]");
-    done(r);
+    ru_done(r);
 }
 
 /* on_content configured on: output while running notifies, with a
@@ -1281,7 +1213,7 @@ static void on_content_notifies_output_with_a_preview(void **state)
                ticker_sh),
         NULL);
 
-    call_expect(r, "tick", "{'action':'spawn','id':'t'}",
+    ru_call_expect(r, "tick", "{'action':'spawn','id':'t'}",
                 "{'id':'t','state':'running','content':''}", false);
     assert_notifications(r, "[]");
     touch_go();
@@ -1289,7 +1221,7 @@ static void on_content_notifies_output_with_a_preview(void **state)
     assert_notifications(r, "[{'id':'t','tool':'tick','state':'running',"
                             "'output_preview':'progress 1\\n'}]");
     assert_notifications(r, "[]");
-    done(r);
+    ru_done(r);
 }
 
 /* Each flag set false suppresses its notification; the handle keeps its
@@ -1307,11 +1239,11 @@ static void notification_flags_set_false_suppress_them(void **state)
             asker_sh),
         NULL);
 
-    call_expect(r, "quiet_ok", "{'action':'spawn','id':'s'}",
+    ru_call_expect(r, "quiet_ok", "{'action':'spawn','id':'s'}",
                 "{'id':'s','state':'running','content':''}", false);
-    call_expect(r, "quiet_fail", "{'action':'spawn','id':'f'}",
+    ru_call_expect(r, "quiet_fail", "{'action':'spawn','id':'f'}",
                 "{'id':'f','state':'running','content':''}", false);
-    call_expect(r, "quiet_ask", "{'action':'spawn','id':'w'}",
+    ru_call_expect(r, "quiet_ask", "{'action':'spawn','id':'w'}",
                 "{'id':'w','state':'running','content':''}", false);
     touch_go();
     want w[] = {{JPT_EVENT_STATE, "s", JPT_STATE_STOPPED, false},
@@ -1319,14 +1251,14 @@ static void notification_flags_set_false_suppress_them(void **state)
                 {JPT_EVENT_STATE, "w", JPT_STATE_WAITING, false}};
     assert_true(until_all(r, w, 3));
     assert_notifications(r, "[]");
-    call_expect(r, "quiet_ok", "{'action':'fetch','id':'s'}",
+    ru_call_expect(r, "quiet_ok", "{'action':'fetch','id':'s'}",
                 "{'id':'s','state':'stopped','result':'built\\n\\n[process ended: exit status 0]'}",
                 false);
-    call_expect(r, "quiet_fail", "{'action':'fetch','id':'f'}",
+    ru_call_expect(r, "quiet_fail", "{'action':'fetch','id':'f'}",
                 "{'id':'f','state':'stopped','error':'Error: The tool failed (exit status 3).\\n\\n"
                 "stdout:\\nboom\\n'}",
                 true);
-    done(r);
+    ru_done(r);
 }
 
 /* RFD 037: "If the assistant is already watching a handle, notifications
@@ -1341,9 +1273,9 @@ static void awaited_handle_leaves_no_notification(void **state)
             ticker_sh),
         NULL);
 
-    call_expect(r, "asker", "{'action':'spawn','id':'q'}",
+    ru_call_expect(r, "asker", "{'action':'spawn','id':'q'}",
                 "{'id':'q','state':'running','content':''}", false);
-    call_expect(r, "tick", "{'action':'spawn','id':'t'}",
+    ru_call_expect(r, "tick", "{'action':'spawn','id':'t'}",
                 "{'id':'t','state':'running','content':''}", false);
     jpt_batch *b = ru_submit(r, "[{'id':'w','name':'await','arguments':{'all':['q','t']}}]");
     jpt_registry_dispatch(r); /* the await starts watching */
@@ -1359,7 +1291,7 @@ static void awaited_handle_leaves_no_notification(void **state)
                        "{'id':'t','state':'running'}],'cancelled':true}",
                        false);
     assert_notifications(r, "[]");
-    done(r);
+    ru_done(r);
 }
 
 /* A handle that changes while an action of the model waits on it (a spawn
@@ -1370,17 +1302,17 @@ static void handle_changing_during_an_action_leaves_no_notification(void **state
     (void)state;
     jpt_registry *r = registry(js(nap_tools), 0);
 
-    call_expect(r, "nap", "{'action':'spawn','id':'z','ms':0}",
+    ru_call_expect(r, "nap", "{'action':'spawn','id':'z','ms':0}",
                 "{'id':'z','state':'stopped','result':'slept 0\\n\\n[process ended: exit status 0]'}",
                 false);
-    call_expect(r, "counter", "{'action':'spawn','id':'n'}",
+    ru_call_expect(r, "counter", "{'action':'spawn','id':'n'}",
                 "{'id':'n','state':'running','content':'count=0'}", false);
-    call_expect(r, "counter", "{'action':'apply','id':'n','input':'ask\\n'}",
+    ru_call_expect(r, "counter", "{'action':'apply','id':'n','input':'ask\\n'}",
                 "{'id':'n','state':'waiting','content':'Question [reset]: Reset the counter?\\n"
                 "Expected answer: true or false\\nDefault: false'}",
                 false);
     assert_notifications(r, "[]");
-    done(r);
+    ru_done(r);
 }
 
 /* registry.h: a notice "is dropped once an action shows the model that
@@ -1394,21 +1326,21 @@ static void fetch_drops_the_notification_of_the_state_it_shows(void **state)
             ticker_sh),
         NULL);
 
-    call_expect(r, "build", "{'action':'spawn','id':'b'}",
+    ru_call_expect(r, "build", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':''}", false);
-    call_expect(r, "tick", "{'action':'spawn','id':'t'}",
+    ru_call_expect(r, "tick", "{'action':'spawn','id':'t'}",
                 "{'id':'t','state':'running','content':''}", false);
     touch_go();
     want w[] = {{JPT_EVENT_STATE, "b", JPT_STATE_STOPPED, false},
                 {JPT_EVENT_OUTPUT, "t", 0, false}};
     assert_true(until_all(r, w, 2));
-    call_expect(r, "build", "{'action':'fetch','id':'b'}",
+    ru_call_expect(r, "build", "{'action':'fetch','id':'b'}",
                 "{'id':'b','state':'stopped','result':'built\\n\\n[process ended: exit status 0]'}",
                 false);
-    call_expect(r, "tick", "{'action':'fetch','id':'t'}",
+    ru_call_expect(r, "tick", "{'action':'fetch','id':'t'}",
                 "{'id':'t','state':'running','content':'progress 1\\n'}", false);
     assert_notifications(r, "[]");
-    done(r);
+    ru_done(r);
 }
 
 /* ==== The end of a turn (RFD 037, "Turn-end behavior") ================================= */
@@ -1439,7 +1371,7 @@ static void turn_end_abort_kills_the_handle_and_loses_its_result(void **state)
     (void)state;
     jpt_registry *r = registry(js(policy_tools), 0);
 
-    call_expect(r, "nap_abort", "{'action':'spawn','id':'h','ms':30000}",
+    ru_call_expect(r, "nap_abort", "{'action':'spawn','id':'h','ms':30000}",
                 "{'id':'h','state':'running','content':''}", false);
     assert_int_equal(children(), 1);
     json_t *res = end_turn(r, 0);
@@ -1449,7 +1381,7 @@ static void turn_end_abort_kills_the_handle_and_loses_its_result(void **state)
                             "'The turn ended: the handle was aborted (on_turn_end "
                             "\\\"abort\\\"), and its output discarded','is_error':false}]");
     assert_gone(r, "nap_abort", "h");
-    done(r);
+    ru_done(r);
 }
 
 /* "await: JP automatically waits for all outstanding handles … Results are
@@ -1459,14 +1391,14 @@ static void turn_end_await_waits_and_queues_the_result(void **state)
     (void)state;
     jpt_registry *r = registry(js(policy_tools), 0);
 
-    call_expect(r, "nap_await", "{'action':'spawn','id':'h','ms':400}",
+    ru_call_expect(r, "nap_await", "{'action':'spawn','id':'h','ms':400}",
                 "{'id':'h','state':'running','content':''}", false);
     json_t *res = end_turn(r, 0);
     assert_json(res, "[]");
     assert_notifications(r, "[{'id':'h','tool':'nap_await','state':'stopped',"
                             "'result':'slept 400\\n\\n[process ended: exit status 0]','is_error':false}]");
     assert_gone(r, "nap_await", "h");
-    done(r);
+    ru_done(r);
 }
 
 /* "If the timeout is exceeded, remaining handles are aborted" (the
@@ -1476,7 +1408,7 @@ static void turn_end_await_kills_a_handle_past_the_timeout(void **state)
     (void)state;
     jpt_registry *r = registry(js(policy_tools), 300);
 
-    call_expect(r, "nap_await", "{'action':'spawn','id':'h','ms':30000}",
+    ru_call_expect(r, "nap_await", "{'action':'spawn','id':'h','ms':30000}",
                 "{'id':'h','state':'running','content':''}", false);
     json_t *res = end_turn(r, 0);
     assert_json(res, "[]");
@@ -1485,7 +1417,7 @@ static void turn_end_await_kills_a_handle_past_the_timeout(void **state)
                             "'Error: The turn end waited 300 ms (turn_end_timeout_ms) for the "
                             "handle to stop: it was stopped','is_error':true}]");
     assert_gone(r, "nap_await", "h");
-    done(r);
+    ru_done(r);
 }
 
 /* The turn-end schema's alternative for handle `id`: one entry of the
@@ -1538,9 +1470,9 @@ static void turn_end_inquire_asks_once_and_waits_or_aborts_per_handle(void **sta
            "{'name':'cargo_test','stateful':true,'command':['" TOOL("sleep-ms") "','30000','running 42 tests...']}]}"),
         0);
 
-    call_expect(r, "cargo_check", "{'action':'spawn','id':'check'}",
+    ru_call_expect(r, "cargo_check", "{'action':'spawn','id':'check'}",
                 "{'id':'check','state':'running','content':'Compiling jp_cli v0.1.0...'}", false);
-    call_expect(r, "cargo_test", "{'action':'spawn','id':'test'}",
+    ru_call_expect(r, "cargo_test", "{'action':'spawn','id':'test'}",
                 "{'id':'test','state':'running','content':'running 42 tests...'}", false);
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
     jpt_batch *b = NULL;
@@ -1593,7 +1525,7 @@ static void turn_end_inquire_asks_once_and_waits_or_aborts_per_handle(void **sta
                             "'is_error':false}]");
     assert_gone(r, "cargo_check", "check");
     assert_gone(r, "cargo_test", "test");
-    done(r);
+    ru_done(r);
 }
 
 /* `text` with each elapsed time ("3.2 s") written "N s": a duration, so
@@ -1633,9 +1565,9 @@ static void turn_end_results_reach_the_model_as_text_not_tool_results(void **sta
         0);
     char *text = NULL;
 
-    call_expect(r, "cargo_check", "{'action':'spawn','id':'check'}",
+    ru_call_expect(r, "cargo_check", "{'action':'spawn','id':'check'}",
                 "{'id':'check','state':'running','content':''}", false);
-    call_expect(r, "cargo_test", "{'action':'spawn','id':'test'}",
+    ru_call_expect(r, "cargo_test", "{'action':'spawn','id':'test'}",
                 "{'id':'test','state':'running','content':''}", false);
     jpt_batch *model = ru_submit(r, "[{'id':'f','name':'cargo_test',"
                                     "'arguments':{'action':'fetch','id':'test'}}]");
@@ -1697,7 +1629,7 @@ static void turn_end_results_reach_the_model_as_text_not_tool_results(void **sta
     jpt_batch_free(model);
     jpt_batch_free(b);
     assert_gone(r, "cargo_check", "check");
-    done(r);
+    ru_done(r);
 }
 
 /* A handle the turn end keeps running (JPT_TURN_KEEP) leaves a
@@ -1709,11 +1641,11 @@ static void turn_text_gives_running_handles_and_failures(void **state)
                                   parse(js(POLICY_NAP("nap_await", "await"))), NULL);
     char *text = NULL;
 
-    call_expect(r, "build", "{'action':'spawn','id':'b'}",
+    ru_call_expect(r, "build", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':''}", false);
     touch_go();
     assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
-    call_expect(r, "nap_await", "{'action':'spawn','id':'k','ms':30000}",
+    ru_call_expect(r, "nap_await", "{'action':'spawn','id':'k','ms':30000}",
                 "{'id':'k','state':'running','content':''}", false);
     json_t *res = end_turn(r, JPT_TURN_KEEP);
     assert_json(res, "[]");
@@ -1732,9 +1664,9 @@ static void turn_text_gives_running_handles_and_failures(void **state)
                         "output yet]\n"
                         "\n");
     free(seen);
-    call_expect(r, "nap_await", "{'action':'abort','id':'k'}",
+    ru_call_expect(r, "nap_await", "{'action':'abort','id':'k'}",
                 "{'id':'k','state':'stopped','result':'[process ended: aborted]'}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* registry.h: the answer is {"handles": [{"id", "action"}, …]}, a choice
@@ -1746,9 +1678,9 @@ static void turn_end_answer_may_name_handles_in_any_order(void **state)
     (void)state;
     jpt_registry *r = registry(js(policy_tools), 0);
 
-    call_expect(r, "nap_inquire", "{'action':'spawn','id':'check','ms':30000}",
+    ru_call_expect(r, "nap_inquire", "{'action':'spawn','id':'check','ms':30000}",
                 "{'id':'check','state':'running','content':''}", false);
-    call_expect(r, "nap_inquire", "{'action':'spawn','id':'test','ms':30000}",
+    ru_call_expect(r, "nap_inquire", "{'action':'spawn','id':'test','ms':30000}",
                 "{'id':'test','state':'running','content':''}", false);
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
     jpt_batch *b = NULL;
@@ -1765,7 +1697,7 @@ static void turn_end_answer_may_name_handles_in_any_order(void **state)
                          JPT_OK);
     inq.q = NULL;
     assert_json(ru_finish(r, b), "[]");
-    done(r);
+    ru_done(r);
 
     if (rc != JPT_OK)
         fail_msg("the answer in spawn order was refused: %s", why);
@@ -1777,7 +1709,7 @@ static void turn_end_answer_is_checked_against_its_schema(void **state)
     (void)state;
     jpt_registry *r = registry(js(policy_tools), 0);
 
-    call_expect(r, "nap_inquire", "{'action':'spawn','id':'h','ms':30000}",
+    ru_call_expect(r, "nap_inquire", "{'action':'spawn','id':'h','ms':30000}",
                 "{'id':'h','state':'running','content':''}", false);
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
     jpt_batch *b = NULL;
@@ -1793,7 +1725,7 @@ static void turn_end_answer_is_checked_against_its_schema(void **state)
     json_t *res = ru_finish(r, b);
     assert_json(res, "[]");
     assert_int_equal(children(), 0);
-    done(r);
+    ru_done(r);
 }
 
 /* registry.h: without a handler nobody can choose to wait, so an
@@ -1805,7 +1737,7 @@ static void turn_end_inquire_without_a_handler_stops_at_once(void **state)
     (void)state;
     jpt_registry *r = registry(js(policy_tools), 0);
 
-    call_expect(r, "nap_inquire", "{'action':'spawn','id':'h','ms':60000}",
+    ru_call_expect(r, "nap_inquire", "{'action':'spawn','id':'h','ms':60000}",
                 "{'id':'h','state':'running','content':''}", false);
     json_t *res = end_turn(r, 0);
     assert_json(res, "[]");
@@ -1813,7 +1745,7 @@ static void turn_end_inquire_without_a_handler_stops_at_once(void **state)
     assert_notifications(r, "[{'id':'h','tool':'nap_inquire','state':'stopped','result':"
                             "'Error: The turn ended with nobody to ask whether to wait for the "
                             "handle (no inquiry handler): it was stopped','is_error':true}]");
-    done(r);
+    ru_done(r);
 }
 
 /* registry.h: "… or if the question is cancelled, these handles are
@@ -1823,7 +1755,7 @@ static void turn_end_question_cancelled_awaits(void **state)
     (void)state;
     jpt_registry *r = registry(js(policy_tools), 0);
 
-    call_expect(r, "nap_inquire", "{'action':'spawn','id':'h','ms':400}",
+    ru_call_expect(r, "nap_inquire", "{'action':'spawn','id':'h','ms':400}",
                 "{'id':'h','state':'running','content':''}", false);
     jpt_registry_set_inquiry_handler(r, on_inquiry, NULL);
     jpt_batch *b = NULL;
@@ -1836,7 +1768,7 @@ static void turn_end_question_cancelled_awaits(void **state)
     assert_json(res, "[]");
     assert_notifications(r, "[{'id':'h','tool':'nap_inquire','state':'stopped',"
                             "'result':'slept 400\\n\\n[process ended: exit status 0]','is_error':false}]");
-    done(r);
+    ru_done(r);
 }
 
 /* registry.h: once the batch is done "the registry holds no live
@@ -1846,13 +1778,13 @@ static void turn_end_leaves_no_live_handle(void **state)
     (void)state;
     jpt_registry *r = registry(js(policy_tools), 0);
 
-    call_expect(r, "nap_abort", "{'action':'spawn','id':'a','ms':30000}",
+    ru_call_expect(r, "nap_abort", "{'action':'spawn','id':'a','ms':30000}",
                 "{'id':'a','state':'running','content':''}", false);
-    call_expect(r, "nap_await", "{'action':'spawn','id':'w','ms':400}",
+    ru_call_expect(r, "nap_await", "{'action':'spawn','id':'w','ms':400}",
                 "{'id':'w','state':'running','content':''}", false);
-    call_expect(r, "nap_inquire", "{'action':'spawn','id':'i','ms':400}",
+    ru_call_expect(r, "nap_inquire", "{'action':'spawn','id':'i','ms':400}",
                 "{'id':'i','state':'running','content':''}", false);
-    call_expect(r, "nap_await", "{'action':'spawn','id':'s','ms':400}",
+    ru_call_expect(r, "nap_await", "{'action':'spawn','id':'s','ms':400}",
                 "{'id':'s','state':'running','content':''}", false);
     assert_true(ru_until_event(r, JPT_EVENT_STATE, "s", JPT_STATE_STOPPED));
     assert_json(end_turn(r, 0), "[]");
@@ -1861,7 +1793,7 @@ static void turn_end_leaves_no_live_handle(void **state)
     assert_gone(r, "nap_await", "w");
     assert_gone(r, "nap_inquire", "i");
     assert_gone(r, "nap_await", "s");
-    done(r);
+    ru_done(r);
 }
 
 /* registry.h: "Stopped handles the model has not seen go (their
@@ -1871,7 +1803,7 @@ static void turn_end_keeps_the_notification_of_a_handle_stopped_unseen(void **st
     (void)state;
     jpt_registry *r = registry_of(0, def("{'name':'build','stateful':true}", built_sh), NULL);
 
-    call_expect(r, "build", "{'action':'spawn','id':'b'}",
+    ru_call_expect(r, "build", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':''}", false);
     touch_go();
     assert_true(ru_until_event(r, JPT_EVENT_STATE, "b", JPT_STATE_STOPPED));
@@ -1880,7 +1812,7 @@ static void turn_end_keeps_the_notification_of_a_handle_stopped_unseen(void **st
     assert_gone(r, "build", "b");
     assert_notifications(r, "[{'id':'b','tool':'build','state':'stopped',"
                             "'result':'built\\n\\n[process ended: exit status 0]','is_error':false}]");
-    done(r);
+    ru_done(r);
 }
 
 /* JPT_TURN_KEEP: "kill nothing: handles past their wait stay" — an abort
@@ -1890,18 +1822,18 @@ static void turn_end_keep_leaves_handles_running(void **state)
     (void)state;
     jpt_registry *r = registry(js(policy_tools), 300);
 
-    call_expect(r, "nap_abort", "{'action':'spawn','id':'a','ms':30000}",
+    ru_call_expect(r, "nap_abort", "{'action':'spawn','id':'a','ms':30000}",
                 "{'id':'a','state':'running','content':''}", false);
-    call_expect(r, "nap_await", "{'action':'spawn','id':'w','ms':30000}",
+    ru_call_expect(r, "nap_await", "{'action':'spawn','id':'w','ms':30000}",
                 "{'id':'w','state':'running','content':''}", false);
     json_t *res = end_turn(r, JPT_TURN_KEEP);
     assert_json(res, "[]");
     assert_int_equal(children(), 2);
-    call_expect(r, "nap_abort", "{'action':'fetch','id':'a'}",
+    ru_call_expect(r, "nap_abort", "{'action':'fetch','id':'a'}",
                 "{'id':'a','state':'running','content':''}", false);
-    call_expect(r, "nap_await", "{'action':'fetch','id':'w'}",
+    ru_call_expect(r, "nap_await", "{'action':'fetch','id':'w'}",
                 "{'id':'w','state':'running','content':''}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* registry.h: JPT_ERR_STATE "(a turn end is still settling)"; once it
@@ -1912,7 +1844,7 @@ static void second_turn_end_while_one_settles_is_a_state_error(void **state)
     jpt_registry *r = registry(js(policy_tools), 300);
     jpt_batch *first = NULL, *second = NULL;
 
-    call_expect(r, "nap_await", "{'action':'spawn','id':'h','ms':30000}",
+    ru_call_expect(r, "nap_await", "{'action':'spawn','id':'h','ms':30000}",
                 "{'id':'h','state':'running','content':''}", false);
     assert_int_equal(jpt_registry_end_turn(r, 0, &first), JPT_OK);
     assert_int_equal(jpt_registry_end_turn(r, 0, &second), JPT_ERR_STATE);
@@ -1921,7 +1853,7 @@ static void second_turn_end_while_one_settles_is_a_state_error(void **state)
                         "end_turn: the previous turn end is still settling");
     assert_json(ru_finish(r, first), "[]");
     assert_json(end_turn(r, 0), "[]");
-    done(r);
+    ru_done(r);
 }
 
 /* ==== Wake-ups (issue 4: "an await whose last handle stops completes in
@@ -1959,7 +1891,7 @@ static void await_completes_in_the_dispatch_where_its_last_handle_stops(void **s
                        "{'id':'two','state':'stopped','result':'slept 600\\n\\n[process ended: exit status 0]'}],"
                        "'pending':[]}",
                        false);
-    done(r);
+    ru_done(r);
 }
 
 int main(void)

@@ -18,9 +18,6 @@
 
 /* ---- Fixture ---------------------------------------------------------------------- */
 
-static char scratch[64];
-static jpt_registry *current;
-
 /* Log lines at WARNING or worse, for tests that the library said nothing. */
 static struct {
     int count;
@@ -38,46 +35,21 @@ static void on_log(int level, const char *msg, void *ud)
 
 static int setup(void **state)
 {
-    (void)state;
-    snprintf(scratch, sizeof(scratch), "/tmp/jpt-calls-XXXXXX");
-    if (mkdtemp(scratch) == NULL)
-        return -1;
-    current = NULL;
     warned.count = 0;
     warned.last[0] = '\0';
+    int rc = ru_setup(state);
     jpt_set_log(on_log, NULL, JPT_LOG_WARNING);
-    return 0;
+    return rc;
 }
 
-static int teardown(void **state)
-{
-    char cmd[128];
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, ru_teardown)
 
-    (void)state;
-    jpt_registry_free(current);
-    current = NULL;
-    jpt_set_log(NULL, NULL, 0);
-    ru_release_kept();
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
-
+/* A registry rooted in the scratch directory, with short timings and
+ * `turn_end_ms` as its turn-end timeout (0: the default). */
 static jpt_registry *registry_with(const char *tools_json, int turn_end_ms)
 {
-    jpt_registry_options o = {sizeof(o), .root = scratch, .kill_grace_ms = 300,
-                              .drain_ms = 100, .settle_ms = 150,
-                              .turn_end_timeout_ms = turn_end_ms};
-    current = ru_registry_with(&o, tools_json);
-    return current;
-}
-
-static void done(jpt_registry *r)
-{
-    assert_ptr_equal(r, current);
-    jpt_registry_free(r);
-    current = NULL;
+    jpt_registry_options o = {.settle_ms = 150, .turn_end_timeout_ms = turn_end_ms};
+    return ru_scratch_registry(&o, tools_json);
 }
 
 /* ---- Tools ------------------------------------------------------------------------- */
@@ -101,47 +73,12 @@ static json_t *pieces(const char *name, const char *extra_js, const char *step, 
     return d;
 }
 
-/* A registry of the definitions of a NULL-terminated list. */
-static jpt_registry *registry_of(int turn_end_ms, json_t *first, ...)
-{
-    json_t *list = json_array();
-    va_list ap;
-
-    va_start(ap, first);
-    for (json_t *d = first; d != NULL; d = va_arg(ap, json_t *))
-        json_array_append_new(list, d);
-    va_end(ap);
-    json_t *doc = json_pack("{s:o}", "tools", list);
-    char *text = json_dumps(doc, JSON_COMPACT);
-    json_decref(doc);
-    assert_non_null(text);
-    jpt_registry *r = registry_with(text, turn_end_ms);
-    free(text);
-    return r;
-}
-
-/* One call, its content compared as JSON. */
-static void call_expect(jpt_registry *r, const char *tool, const char *args_js,
-                        const char *content_js, bool is_error)
-{
-    bool err = !is_error;
-    char *content = ru_call(r, tool, js(args_js), &err);
-
-    tu_assert_json_equal(content, js(content_js));
-    assert_int_equal(err, is_error);
-    free(content);
-}
-
-static void call_expect_text(jpt_registry *r, const char *tool, const char *args_js,
-                             const char *text, bool is_error)
-{
-    bool err = !is_error;
-    char *content = ru_call(r, tool, js(args_js), &err);
-
-    assert_string_equal(content, text);
-    assert_int_equal(err, is_error);
-    free(content);
-}
+/* A registry of the definitions of a NULL-terminated list, with short
+ * timings and `turn_end_ms` as its turn-end timeout (0: the default). */
+#define registry_of(turn_end_ms, ...)                                                           \
+    ru_scratch_registry_of(                                                                    \
+        &(jpt_registry_options){.settle_ms = 150, .turn_end_timeout_ms = (turn_end_ms)},       \
+        __VA_ARGS__)
 
 /* ==== A stopped state's result, every form the RFDs show ============================ */
 
@@ -158,11 +95,11 @@ static void stopped_state_with_a_plain_result_is_the_result(void **state)
                NULL),
         NULL);
 
-    call_expect(r, "git", "{'action':'spawn','id':'staging','wait_secs':5}",
+    ru_call_expect(r, "git", "{'action':'spawn','id':'staging','wait_secs':5}",
                 "{'id':'staging','state':'stopped','result':'Staged 3 hunks.'}", false);
-    call_expect_text(r, "git_once", "{}", "Staged 3 hunks.", false);
+    ru_call_expect_text(r, "git_once", "{}", "Staged 3 hunks.", false);
     assert_int_equal(warned.count, 0);
-    done(r);
+    ru_done(r);
 }
 
 /* The other forms: RFD 009's Result ({"Ok"}, {"Err"}), a block array,
@@ -187,12 +124,12 @@ static void stopped_state_takes_every_result_form(void **state)
                NULL),
         NULL);
 
-    call_expect_text(r, "ok", "{}", "fine", false);
-    call_expect_text(r, "err", "{}", "Error: broke", true);
-    call_expect_text(r, "blocks", "{}", "a\n\nb", false);
-    call_expect_text(r, "sketch", "{}", "Error: boom", true);
+    ru_call_expect_text(r, "ok", "{}", "fine", false);
+    ru_call_expect_text(r, "err", "{}", "Error: broke", true);
+    ru_call_expect_text(r, "blocks", "{}", "a\n\nb", false);
+    ru_call_expect_text(r, "sketch", "{}", "Error: boom", true);
     assert_int_equal(warned.count, 0);
-    done(r);
+    ru_done(r);
 }
 
 /* The host trial: a tool that speaks RFD 058 wraps its result in the
@@ -217,12 +154,12 @@ static void stopped_state_with_an_envelope_result_is_its_content(void **state)
                NULL),
         NULL);
 
-    call_expect(r, "env", "{'action':'spawn','id':'staging','wait_secs':5}",
+    ru_call_expect(r, "env", "{'action':'spawn','id':'staging','wait_secs':5}",
                 "{'id':'staging','state':'stopped','result':'Staged 3 hunks.'}", false);
-    call_expect_text(r, "env_once", "{}", "a\n\nb", false);
-    call_expect_text(r, "env_error", "{}", "Error: it broke", true);
+    ru_call_expect_text(r, "env_once", "{}", "a\n\nb", false);
+    ru_call_expect_text(r, "env_error", "{}", "Error: it broke", true);
     assert_int_equal(warned.count, 0);
-    done(r);
+    ru_done(r);
 }
 
 /* ==== State lines are never shown raw (issue 16) ===================================== */
@@ -320,7 +257,7 @@ static void state_line_is_never_shown_raw_however_its_bytes_arrive(void **state)
     spawn_and_read_questions(r, "byte_by_byte", NULL);
     spawn_and_read_questions(r, "split_slowly", NULL);
     spawn_and_read_questions(r, "state_then_text", NULL);
-    done(r);
+    ru_done(r);
 }
 
 /* Deterministic: the tool writes the first half of the state, the spawn
@@ -335,15 +272,15 @@ static void state_line_completed_by_an_apply_answers_it_rendered(void **state)
         NULL);
 
     for (int i = 0; i < REPEATS; i++) {
-        call_expect(r, "half", "{'action':'spawn','id':'h'}",
+        ru_call_expect(r, "half", "{'action':'spawn','id':'h'}",
                     "{'id':'h','state':'running','content':''}", false);
-        call_expect(r, "half", "{'action':'apply','id':'h','input':'go\\n'}",
+        ru_call_expect(r, "half", "{'action':'apply','id':'h','input':'go\\n'}",
                     "{'id':'h','state':'waiting','content':'Confirm?\\n\\n" QUESTION_JSON "'}",
                     false);
-        call_expect(r, "half", "{'action':'abort','id':'h'}",
+        ru_call_expect(r, "half", "{'action':'abort','id':'h'}",
                     "{'id':'h','state':'stopped','result':'[aborted]'}", false);
     }
-    done(r);
+    ru_done(r);
 }
 
 /* A last state written without its newline is read as a state when the
@@ -361,17 +298,17 @@ static void unterminated_lines_are_states_at_the_end_and_prompts_at_once(void **
                NULL),
         NULL);
 
-    call_expect(r, "last", "{'action':'spawn','id':'l','wait_secs':5}",
+    ru_call_expect(r, "last", "{'action':'spawn','id':'l','wait_secs':5}",
                 "{'id':'l','state':'stopped','result':'done'}", false);
-    call_expect(r, "prompt", "{'action':'spawn','id':'p'}",
+    ru_call_expect(r, "prompt", "{'action':'spawn','id':'p'}",
                 "{'id':'p','state':'running','content':'> '}", false);
-    call_expect(r, "prompt", "{'action':'apply','id':'p','input':'go\\n'}",
+    ru_call_expect(r, "prompt", "{'action':'apply','id':'p','input':'go\\n'}",
                 "{'id':'p','state':'running','content':"
                 "'{\\\"type\\\":\\\"running\\\",\\\"content\\\":\\\"inner\\\"}\\n'}",
                 false);
-    call_expect(r, "prompt", "{'action':'abort','id':'p'}",
+    ru_call_expect(r, "prompt", "{'action':'abort','id':'p'}",
                 "{'id':'p','state':'stopped','result':'[process ended: aborted]'}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* The host trial: a state written without its newline by a tool that then
@@ -390,16 +327,16 @@ static void an_unterminated_line_is_read_once_quiet_for_the_settle_time(void **s
         pieces("brace", "{'stateful':true}", "out:{ not json", "read", NULL),
         NULL);
 
-    call_expect(r, "state", "{'action':'spawn','id':'s'}",
+    ru_call_expect(r, "state", "{'action':'spawn','id':'s'}",
                 "{'id':'s','state':'running','content':'inner'}", false);
-    call_expect(r, "state", "{'action':'apply','id':'s','input':'go\\n','wait_secs':5}",
+    ru_call_expect(r, "state", "{'action':'apply','id':'s','input':'go\\n','wait_secs':5}",
                 "{'id':'s','state':'running','content':'after\\n'}", false);
-    call_expect(r, "json", "{'action':'spawn','id':'j'}",
+    ru_call_expect(r, "json", "{'action':'spawn','id':'j'}",
                 "{'id':'j','state':'running','content':'{\\\"progress\\\":5}'}", false);
-    call_expect(r, "brace", "{'action':'spawn','id':'b'}",
+    ru_call_expect(r, "brace", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':'{ not json'}", false);
     /* A fetch long after reads the same: nothing is held back. */
-    call_expect(r, "json", "{'action':'fetch','id':'j'}",
+    ru_call_expect(r, "json", "{'action':'fetch','id':'j'}",
                 "{'id':'j','state':'running','content':''}", false);
     for (const char *const *id = (const char *const[]){"s", "j", "b", NULL}; *id != NULL; id++) {
         char args[64];
@@ -408,7 +345,7 @@ static void an_unterminated_line_is_read_once_quiet_for_the_settle_time(void **s
         free(ru_call(r, **id == 's' ? "state" : **id == 'j' ? "json" : "brace", args, &err));
         assert_false(err);
     }
-    done(r);
+    ru_done(r);
 }
 
 /* ==== Several calls on one handle in one message (issue 16) ============================ */
@@ -437,7 +374,7 @@ static void spawn_then_apply_acts_on_the_handle_the_spawn_made(void **state)
     ru_assert_response(res, 0, "1", "{'id':'e','state':'running','content':'ready\\n> '}", false);
     ru_assert_response(res, 1, "2", "{'id':'e','state':'running','content':'echo: x\\n> '}",
                        false);
-    done(r);
+    ru_done(r);
 }
 
 /* apply + apply + fetch, in the order written, each reading what came
@@ -448,7 +385,7 @@ static void actions_on_one_handle_answer_in_the_order_written(void **state)
     (void)state;
     jpt_registry *r = order_registry();
 
-    call_expect(r, "echo", "{'action':'spawn','id':'e'}",
+    ru_call_expect(r, "echo", "{'action':'spawn','id':'e'}",
                 "{'id':'e','state':'running','content':'ready\\n> '}", false);
     json_t *res = ru_run_js(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'apply','id':'e','input':'a\\n'}},"
@@ -469,9 +406,9 @@ static void actions_on_one_handle_answer_in_the_order_written(void **state)
                    false);
     /* The batch let go of it: the model has its end, and a later call is
      * told so. */
-    call_expect_text(r, "echo", "{'action':'fetch','id':'e'}",
+    ru_call_expect_text(r, "echo", "{'action':'fetch','id':'e'}",
                      "Handle `e` has stopped, and an earlier answer gave its result", true);
-    done(r);
+    ru_done(r);
 }
 
 /* spawn + await + abort: the abort waits for the await, which waits for the
@@ -503,7 +440,7 @@ static void spawn_await_abort_aborts_only_after_the_await(void **state)
                        false);
     ru_assert_response(res, 2, "3",
                        "{'id':'m','state':'stopped','result':'[process ended: aborted]'}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* Awaits change nothing: several on one handle wait together, and the call
@@ -525,7 +462,7 @@ static void awaits_on_one_handle_run_together_before_the_next_call(void **state)
     ru_assert_response(res, 2, "3", awaited, false);
     ru_assert_text(res, 3, "4", "Handle `n` has stopped, and an earlier answer gave its result",
                    true);
-    done(r);
+    ru_done(r);
 }
 
 /* A spawn that fails: the calls after it on its id say the handle does not
@@ -551,7 +488,7 @@ static void calls_after_a_failed_spawn_say_the_handle_does_not_exist(void **stat
     snprintf(expected, sizeof(expected), "Handle `n` does not exist: its spawn failed: %s",
              ru_content(res, 2));
     ru_assert_text(res, 3, "4", expected, true);
-    done(r);
+    ru_done(r);
 }
 
 /* Calls on other handles do not wait: a fetch on `b` answers while a fetch
@@ -561,9 +498,9 @@ static void calls_on_different_handles_still_run_at_once(void **state)
     (void)state;
     jpt_registry *r = order_registry();
 
-    call_expect(r, "echo", "{'action':'spawn','id':'a'}",
+    ru_call_expect(r, "echo", "{'action':'spawn','id':'a'}",
                 "{'id':'a','state':'running','content':'ready\\n> '}", false);
-    call_expect(r, "echo", "{'action':'spawn','id':'b'}",
+    ru_call_expect(r, "echo", "{'action':'spawn','id':'b'}",
                 "{'id':'b','state':'running','content':'ready\\n> '}", false);
     jpt_batch *b = ru_submit(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'fetch','id':'a','wait_secs':600}},"
@@ -577,7 +514,7 @@ static void calls_on_different_handles_still_run_at_once(void **state)
     jpt_batch_cancel(b);
     res = ru_finish(r, b);
     ru_assert_response(res, 0, "1", "{'id':'a','state':'running','content':''}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* A batch cancelled mid-chain: the call under way answers as a cancel
@@ -587,7 +524,7 @@ static void cancel_mid_chain_ends_the_waiting_calls_unrun(void **state)
     (void)state;
     jpt_registry *r = order_registry();
 
-    call_expect(r, "echo", "{'action':'spawn','id':'e'}",
+    ru_call_expect(r, "echo", "{'action':'spawn','id':'e'}",
                 "{'id':'e','state':'running','content':'ready\\n> '}", false);
     jpt_batch *b = ru_submit(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'fetch','id':'e','wait_secs':600}},"
@@ -601,9 +538,9 @@ static void cancel_mid_chain_ends_the_waiting_calls_unrun(void **state)
                    "call on handle `e` to answer)",
                    true);
     /* The apply never ran: the tool read nothing. */
-    call_expect(r, "echo", "{'action':'fetch','id':'e'}",
+    ru_call_expect(r, "echo", "{'action':'fetch','id':'e'}",
                 "{'id':'e','state':'running','content':''}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* Cancelling the first call of a chain lets the next one run. */
@@ -612,7 +549,7 @@ static void cancel_of_one_call_lets_the_next_on_its_handle_run(void **state)
     (void)state;
     jpt_registry *r = order_registry();
 
-    call_expect(r, "echo", "{'action':'spawn','id':'e'}",
+    ru_call_expect(r, "echo", "{'action':'spawn','id':'e'}",
                 "{'id':'e','state':'running','content':'ready\\n> '}", false);
     jpt_batch *b = ru_submit(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'fetch','id':'e','wait_secs':600}},"
@@ -623,7 +560,7 @@ static void cancel_of_one_call_lets_the_next_on_its_handle_run(void **state)
     ru_assert_response(res, 0, "1", "{'id':'e','state':'running','content':''}", false);
     ru_assert_response(res, 1, "2", "{'id':'e','state':'running','content':'echo: x\\n> '}",
                        false);
-    done(r);
+    ru_done(r);
 }
 
 /* Cancelling a call that waits its turn leaves the one after it in line:
@@ -634,7 +571,7 @@ static void cancel_of_a_waiting_call_keeps_the_next_in_its_turn(void **state)
     (void)state;
     jpt_registry *r = order_registry();
 
-    call_expect(r, "echo", "{'action':'spawn','id':'e'}",
+    ru_call_expect(r, "echo", "{'action':'spawn','id':'e'}",
                 "{'id':'e','state':'running','content':'ready\\n> '}", false);
     jpt_batch *b = ru_submit(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'fetch','id':'e','wait_secs':600}},"
@@ -657,7 +594,7 @@ static void cancel_of_a_waiting_call_keeps_the_next_in_its_turn(void **state)
                    true);
     ru_assert_response(res, 2, "3", "{'id':'e','state':'running','content':'echo: y\\n> '}",
                        false);
-    done(r);
+    ru_done(r);
 }
 
 /* jpt_batch_set_call_timeout counts from when it is set: a call that
@@ -667,7 +604,7 @@ static void call_timeout_covers_the_wait_for_its_turn(void **state)
     (void)state;
     jpt_registry *r = order_registry();
 
-    call_expect(r, "echo", "{'action':'spawn','id':'e'}",
+    ru_call_expect(r, "echo", "{'action':'spawn','id':'e'}",
                 "{'id':'e','state':'running','content':'ready\\n> '}", false);
     jpt_batch *b = ru_submit(r, "["
         "{'id':'1','name':'echo','arguments':{'action':'fetch','id':'e','wait_secs':600}},"
@@ -682,7 +619,7 @@ static void call_timeout_covers_the_wait_for_its_turn(void **state)
     json_decref(res);
     assert_int_equal(jpt_batch_cancel_call(b, "1"), JPT_OK);
     ru_finish(r, b);
-    done(r);
+    ru_done(r);
 }
 
 /* ==== The end of a turn: every handle it touches says what became of it =============== */
@@ -754,7 +691,7 @@ static void turn_end_wait_past_the_limit_gives_a_result_with_its_last_output(voi
     ru_assert_contains(error, PAST_LIMIT);
     json_decref(resp);
     assert_json(notifications(r), "[]");
-    done(r);
+    ru_done(r);
 }
 
 /* The same under the await policy: a notification. */
@@ -783,7 +720,7 @@ static void turn_end_await_past_the_limit_notifies_with_its_last_output(void **s
     ru_assert_contains(seen, "working...\n");
     ru_assert_contains(seen, "still going\n");
     ru_assert_contains(result, PAST_LIMIT);
-    done(r);
+    ru_done(r);
 }
 
 /* The issue's case: a live `sh` and no inquiry handler, the default
@@ -796,9 +733,9 @@ static void turn_end_without_a_handler_stops_a_live_shell_at_once(void **state)
                                        "'command':['sh']}]}"),
                                     0);
 
-    call_expect(r, "sh", "{'action':'spawn','id':'s'}",
+    ru_call_expect(r, "sh", "{'action':'spawn','id':'s'}",
                 "{'id':'s','state':'running','content':''}", false);
-    call_expect(r, "sh", "{'action':'apply','id':'s','input':'echo hi\\n'}",
+    ru_call_expect(r, "sh", "{'action':'apply','id':'s','input':'echo hi\\n'}",
                 "{'id':'s','state':'running','content':'hi\\n'}", false);
     /* Within WAIT_MS (20 s), far less than the 120 s it used to take. */
     assert_json(end_turn(r, 0), "[]");
@@ -806,7 +743,7 @@ static void turn_end_without_a_handler_stops_a_live_shell_at_once(void **state)
                 js("[{'id':'s','tool':'sh','state':'stopped','result':'Error: The turn ended "
                    "with nobody to ask whether to wait for the handle (no inquiry handler): it "
                    "was stopped','is_error':true}]"));
-    done(r);
+    ru_done(r);
 }
 
 /* JPT_TURN_KEEP leaves handles running: each leaves a notification of its
@@ -820,14 +757,14 @@ static void turn_end_keep_notifies_the_handles_it_leaves_running(void **state)
                "out:a\\n", "read", "out:b\\n", "read", NULL),
         NULL);
 
-    call_expect(r, "kept", "{'action':'spawn','id':'k'}",
+    ru_call_expect(r, "kept", "{'action':'spawn','id':'k'}",
                 "{'id':'k','state':'running','content':'a\\n'}", false);
     assert_json(end_turn(r, JPT_TURN_KEEP), "[]");
     assert_json(notifications(r), js("[{'id':'k','tool':'kept','state':'running',"
                                      "'output_preview':'a\\n'}]"));
-    call_expect(r, "kept", "{'action':'apply','id':'k','input':'x\\n'}",
+    ru_call_expect(r, "kept", "{'action':'apply','id':'k','input':'x\\n'}",
                 "{'id':'k','state':'running','content':'b\\n'}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* A handle that stopped unseen, whose tool asks for no notifications: the
@@ -842,10 +779,10 @@ static void turn_end_queues_the_result_of_a_handle_stopped_unseen_whatever_its_f
            "'spawn':{'notifications':{'on_success':false,'on_failure':false}}}]}"),
         0);
 
-    call_expect(r, "quiet", "{'action':'spawn','id':'q'}",
+    ru_call_expect(r, "quiet", "{'action':'spawn','id':'q'}",
                 "{'id':'q','state':'running','content':'first\\n'}", false);
     char go[128];
-    snprintf(go, sizeof(go), "%s/go", scratch);
+    snprintf(go, sizeof(go), "%s/go", ru_scratch);
     FILE *f = fopen(go, "w");
     assert_non_null(f);
     fclose(f);
@@ -858,7 +795,7 @@ static void turn_end_queues_the_result_of_a_handle_stopped_unseen_whatever_its_f
                         "stopped");
     ru_assert_contains(json_string_value(json_object_get(json_array_get(list, 0), "result")),
                        "[process ended: exit status 0]");
-    done(r);
+    ru_done(r);
 }
 
 /* ==== What the model reads of failed handles and terminals ============================ */
@@ -875,7 +812,7 @@ static void failed_handle_reads_as_a_failed_one_shot_run(void **state)
                "err:err2\\n", "exit:3", NULL),
         NULL);
 
-    call_expect_text(r, "once", "{}",
+    ru_call_expect_text(r, "once", "{}",
                      "Error: The tool failed (exit status 3).\n\nstderr:\nerr1\n\n\nstdout:\nout1\n",
                      true);
     json_t *resp = act(r, "handle", js("{'action':'spawn','id':'h','wait_secs':5}"), NULL);
@@ -901,7 +838,7 @@ static void failed_handle_reads_as_a_failed_one_shot_run(void **state)
         ru_assert_contains(error, "Error: The tool failed (exit status 3).");
     assert_null(strstr(error, "[process ended"));
     json_decref(resp);
-    done(r);
+    ru_done(r);
 }
 
 #define PY_REPL(name, extra)                                                                  \
@@ -915,16 +852,16 @@ static void repl_on_a_terminal_reads_with_newlines_and_echo_as_asked(void **stat
     jpt_registry *r = registry_with(
         js("{'tools':[" PY_REPL("py", "") "," PY_REPL("py_quiet", "'pty_echo':false,") "]}"), 0);
 
-    call_expect(r, "py", "{'action':'spawn','id':'p','wait_secs':20}",
+    ru_call_expect(r, "py", "{'action':'spawn','id':'p','wait_secs':20}",
                 "{'id':'p','state':'running','content':'>>> '}", false);
-    call_expect(r, "py", "{'action':'apply','id':'p','input':'print(6 * 7)\\n','wait_secs':20}",
+    ru_call_expect(r, "py", "{'action':'apply','id':'p','input':'print(6 * 7)\\n','wait_secs':20}",
                 "{'id':'p','state':'running','content':'print(6 * 7)\\n42\\n>>> '}", false);
-    call_expect(r, "py_quiet", "{'action':'spawn','id':'q','wait_secs':20}",
+    ru_call_expect(r, "py_quiet", "{'action':'spawn','id':'q','wait_secs':20}",
                 "{'id':'q','state':'running','content':'>>> '}", false);
-    call_expect(r, "py_quiet",
+    ru_call_expect(r, "py_quiet",
                 "{'action':'apply','id':'q','input':'print(6 * 7)\\n','wait_secs':20}",
                 "{'id':'q','state':'running','content':'42\\n>>> '}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* Only "\r\n" changes: a lone '\r' (a progress line) stays, and line ends
@@ -937,14 +874,14 @@ static void terminal_line_ends_change_and_nothing_else(void **state)
         pieces("bytes", "{'pty':true}", "bytes:one\\ntwo\\n", "exit:0", NULL),
         pieces("quiet", "{'stateful':true,'pty':true,'pty_echo':false}", "echo", NULL), NULL);
 
-    call_expect_text(r, "progress", "{}", "50%\r100%\n", false);
+    ru_call_expect_text(r, "progress", "{}", "50%\r100%\n", false);
     for (int i = 0; i < REPEATS; i++)
-        call_expect_text(r, "bytes", "{}", "one\ntwo\n", false);
-    call_expect(r, "quiet", "{'action':'spawn','id':'q'}",
+        ru_call_expect_text(r, "bytes", "{}", "one\ntwo\n", false);
+    ru_call_expect(r, "quiet", "{'action':'spawn','id':'q'}",
                 "{'id':'q','state':'running','content':''}", false);
-    call_expect(r, "quiet", "{'action':'apply','id':'q','input':'abc\\n'}",
+    ru_call_expect(r, "quiet", "{'action':'apply','id':'q','input':'abc\\n'}",
                 "{'id':'q','state':'running','content':'got: abc\\n'}", false);
-    done(r);
+    ru_done(r);
 }
 
 /* pty_echo is a terminal's: refused without one. */
@@ -958,7 +895,7 @@ static void pty_echo_without_a_terminal_is_refused(void **state)
                                              0),
                      JPT_ERR_INVALID);
     ru_assert_contains(jpt_registry_errmsg(r), "'pty_echo' needs 'pty': true");
-    done(r);
+    ru_done(r);
 }
 
 int main(void)

@@ -24,55 +24,16 @@
 #include <unistd.h>
 
 #include "registry-util.h"
+#include "test-files-util.h"
 
 /* ---- Fixture ---------------------------------------------------------------------- */
 
-static char scratch[64];
-static jpt_registry *current;
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(scratch, sizeof(scratch), "/tmp/jpt-fresh-XXXXXX");
-    if (mkdtemp(scratch) == NULL)
-        return -1;
-    current = NULL;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    char cmd[128];
-
-    (void)state;
-    jpt_set_log(NULL, NULL, 0);
-    jpt_registry_free(current);
-    current = NULL;
-    ru_release_kept();
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
-
-static jpt_registry *registry_with(jpt_registry_options *o, const char *tools_json)
-{
-    o->size = sizeof(*o);
-    o->root = scratch;
-    if (o->kill_grace_ms == 0)
-        o->kill_grace_ms = 300;
-    if (o->drain_ms == 0)
-        o->drain_ms = 100;
-    if (o->settle_ms == 0)
-        o->settle_ms = 50;
-    current = ru_registry_with(o, tools_json);
-    return current;
-}
+#define T(name) RU_TEST(name)
 
 static jpt_registry *registry(const char *tools_json)
 {
     jpt_registry_options o = {0};
-    return registry_with(&o, tools_json);
+    return ru_scratch_registry(&o, tools_json);
 }
 
 /* A path in the scratch directory (one of four rotating buffers). */
@@ -82,7 +43,7 @@ static const char *in_scratch(const char *name)
     static unsigned next;
     char *p = paths[next++ % 4];
 
-    snprintf(p, sizeof(paths[0]), "%s/%s", scratch, name);
+    snprintf(p, sizeof(paths[0]), "%s/%s", ru_scratch, name);
     return p;
 }
 
@@ -121,20 +82,6 @@ static bool file_appears(const char *path)
         pause_briefly();
     }
     return true;
-}
-
-/* The entries of a directory, other than . and .. */
-static int count_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
 }
 
 /* Results of one call run to completion (kept until teardown). */
@@ -204,7 +151,7 @@ static void fetch_answers_stopped_for_a_tool_that_exited_while_the_host_did_not_
 {
     (void)state;
     jpt_registry_options o = {.state_file = in_scratch("state")};
-    jpt_registry *r = registry_with(
+    jpt_registry *r = ru_scratch_registry(
         &o, js("{'tools':[{'name':'bye','stateful':true,'command':['sh','-c','" UNTIL_GO
                "echo bye']}]}"));
 
@@ -439,7 +386,7 @@ static void structured_output_is_bounded_like_text(void **state)
              "{'tools':[{'name':'gen','stateful':true,'command':['sh','%s']}]}",
              in_scratch("gen.sh"));
     jpt_registry_options o = {.capture_bytes = 65536, .output_limit = 1024 * 1024};
-    jpt_registry *r = registry_with(&o, js(tools));
+    jpt_registry *r = ru_scratch_registry(&o, js(tools));
     long before = tu_live_blocks(), most = 0;
 
     jpt_batch *b = ru_submit(r, "[{'id':'a','name':'gen','arguments':{'action':'spawn','id':'g'}},"
@@ -485,7 +432,7 @@ static jpt_registry *spooling_registry(unsigned flags)
 {
     jpt_registry_options o = {.spool_dir = in_scratch("spool"), .flags = flags};
     assert_int_equal(mkdir(o.spool_dir, 0700), 0);
-    return registry_with(&o, js("{'tools':[" SHELL_DEF "," SEQ_DEF "," SMALL_DEF "]}"));
+    return ru_scratch_registry(&o, js("{'tools':[" SHELL_DEF "," SEQ_DEF "," SMALL_DEF "]}"));
 }
 
 static void output_that_fits_leaves_no_spool_file(void **state)
@@ -502,10 +449,10 @@ static void output_that_fits_leaves_no_spool_file(void **state)
                                       "'wait_secs':5}"));
     assert_string_equal(field(resp, "content"), "hi\n");
     /* During the calls (the shell still runs) and after the free. */
-    assert_int_equal(count_files(spool), 0);
+    assert_int_equal(fu_count_entries(spool), 0);
     jpt_registry_free(r);
-    current = NULL;
-    assert_int_equal(count_files(spool), 0);
+    ru_current = NULL;
+    assert_int_equal(fu_count_entries(spool), 0);
 }
 
 /* The path the model is given for the full output, copied to `path`. */
@@ -547,7 +494,7 @@ static void output_past_the_limit_is_spooled_until_the_registry_is_freed(void **
     assert_memory_equal(path, spool, strlen(spool));
     assert_holds_the_whole_seq(path);
     jpt_registry_free(r);
-    current = NULL;
+    ru_current = NULL;
     assert_int_equal(access(path, F_OK), -1);
 }
 
@@ -560,7 +507,7 @@ static void spool_files_kept_on_request_outlive_the_registry(void **state)
     json_t *results = run1(r, "seq", "{}");
     spool_path_named(ru_content(results, 0), path, sizeof(path));
     jpt_registry_free(r);
-    current = NULL;
+    ru_current = NULL;
     assert_holds_the_whole_seq(path);
 }
 
@@ -817,7 +764,7 @@ static void event_queue_keeps_the_newest_max_events(void **state)
 {
     (void)state;
     jpt_registry_options o = {.max_events = 4};
-    jpt_registry *r = registry_with(&o, NULL);
+    jpt_registry *r = ru_scratch_registry(&o, NULL);
     empty_batches(r, 10);
     assert_events_of(r, 6, 10);
 }
@@ -838,7 +785,7 @@ static void state_file_of_blank_slots_is_free_to_use(void **state)
     jpt_registry_options o = {.state_file = in_scratch("state")};
     write_file(o.state_file, "                               \n"
                              "                               \n");
-    jpt_registry *r = registry_with(&o, js("{'tools':[" SHELL_DEF "]}"));
+    jpt_registry *r = ru_scratch_registry(&o, js("{'tools':[" SHELL_DEF "]}"));
 
     json_t *resp = action(r, "sh", js("{'action':'spawn','id':'s'}"));
     assert_string_equal(field(resp, "state"), "running");
@@ -851,7 +798,7 @@ static void state_file_listing_a_child_is_refused_and_left_as_it_is(void **state
     const char *record = "                               \n"
                          "4194304 123456                 \n";
     char text[256];
-    jpt_registry_options o = {.size = sizeof(o), .root = scratch, .state_file = path};
+    jpt_registry_options o = {.size = sizeof(o), .root = ru_scratch, .state_file = path};
     jpt_registry *r = NULL;
 
     write_file(path, record);
@@ -866,7 +813,7 @@ static void state_file_never_outgrows_the_children_alive_at_once(void **state)
     (void)state;
     /* A quiet shell's spawn answers after the settle: short, for speed. */
     jpt_registry_options o = {.state_file = in_scratch("state"), .settle_ms = 5};
-    jpt_registry *r = registry_with(&o, js("{'tools':[" SHELL_DEF "]}"));
+    jpt_registry *r = ru_scratch_registry(&o, js("{'tools':[" SHELL_DEF "]}"));
     char args[128];
     long largest = 0;
 
@@ -900,9 +847,9 @@ static void options_of_an_older_caller_take_the_defaults(void **state)
     jpt_registry *r = NULL;
 
     o.size = offsetof(jpt_registry_options, max_processes);
-    o.root = scratch;
+    o.root = ru_scratch;
     assert_int_equal(jpt_registry_new(&o, &r), JPT_OK);
-    current = r;
+    ru_current = r;
     assert_int_equal(jpt_registry_load_tools(r, js("{'tools':[" SMALL_DEF "]}"), 0), JPT_OK);
     json_t *results = run1(r, "small", "{}");
     ru_assert_text(results, 0, "c", "small\n", false);

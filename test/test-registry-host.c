@@ -23,51 +23,12 @@
 
 /* ---- Fixture ---------------------------------------------------------------------- */
 
-static char scratch[64];
-static jpt_registry *current;
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(scratch, sizeof(scratch), "/tmp/jpt-host-XXXXXX");
-    if (mkdtemp(scratch) == NULL)
-        return -1;
-    current = NULL;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    char cmd[128];
-
-    (void)state;
-    jpt_registry_free(current);
-    current = NULL;
-    ru_release_kept();
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
-
-static jpt_registry *registry_with(jpt_registry_options *o, const char *tools_json)
-{
-    o->size = sizeof(*o);
-    o->root = scratch;
-    if (o->kill_grace_ms == 0)
-        o->kill_grace_ms = 300;
-    if (o->drain_ms == 0)
-        o->drain_ms = 100;
-    if (o->settle_ms == 0)
-        o->settle_ms = 50;
-    current = ru_registry_with(o, tools_json);
-    return current;
-}
+#define T(name) RU_TEST(name)
 
 static jpt_registry *registry(const char *tools_json)
 {
     jpt_registry_options o = {0};
-    return registry_with(&o, tools_json);
+    return ru_scratch_registry(&o, tools_json);
 }
 
 #define ASK_DEF "{'name':'merge','command':['" TOOL("ask-tool") "','{{tool}}']}"
@@ -96,7 +57,7 @@ static void freeing_handler(jpt_inquiry *q, void *ud)
     if (victim.free_registry) {
         jpt_inquiry_cancel(q, "the host is going away");
         jpt_registry_free(r);
-        current = NULL;
+        ru_current = NULL;
     }
 }
 
@@ -130,7 +91,7 @@ static void inquiry_handler_freeing_the_registry_inside_wait_ends_the_wait(void 
     jpt_registry_set_inquiry_handler(r, freeing_handler, r);
     assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_ERR_CANCELLED);
     assert_int_equal(victim.asked, 1);
-    assert_null(current);
+    assert_null(ru_current);
     /* The batch went with the registry; the suite's hygiene check proves
      * the shell was reaped and no fd is left. */
 }
@@ -154,7 +115,7 @@ static void inquiry_handler_freeing_the_registry_inside_dispatch_ends_it(void **
     }
     assert_int_equal(victim.asked, 1);
     assert_int_equal(rc, JPT_ERR_CANCELLED);
-    assert_null(current);
+    assert_null(ru_current);
 }
 
 /* A builtin whose start callback frees the registry. */
@@ -163,7 +124,7 @@ static int start_and_free_registry(jpt_handle *h, const char *arguments_json, vo
     (void)h;
     (void)arguments_json;
     jpt_registry_free(ud);
-    current = NULL;
+    ru_current = NULL;
     return JPT_OK;
 }
 
@@ -177,7 +138,7 @@ static void builtin_freeing_the_registry_from_its_start_callback_is_safe(void **
     jpt_batch *b = ru_submit(r, "[{'id':'a','name':'bye','arguments':{}},"
                                 " {'id':'b','name':'bye','arguments':{}}]");
     assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_ERR_CANCELLED);
-    assert_null(current);
+    assert_null(ru_current);
 }
 
 /* A builtin whose start callback frees the batch of its own call. */
@@ -234,7 +195,7 @@ static void wait_nested_in_a_callback_sees_the_registry_freed(void **state)
     assert_int_equal(jpt_registry_add_builtin(r, js("{'name':'quit'}"), &quit, r), JPT_OK);
     jpt_batch *b = ru_submit(r, "[{'id':'o','name':'outer','arguments':{}}]");
     assert_int_equal(jpt_registry_wait(r, b, WAIT_MS), JPT_ERR_CANCELLED);
-    assert_null(current);
+    assert_null(ru_current);
 }
 
 /* ---- Shutting down without blocking (issue 7, §4) ---------------------------------- */
@@ -254,7 +215,7 @@ static void shutdown_returns_at_once_and_reports_when_every_tool_is_reaped(void 
 {
     (void)state;
     jpt_registry_options o = {.kill_grace_ms = 1000};
-    jpt_registry *r = registry_with(&o, js("{'tools':[" STUBBORN_DEF "," NAP_DEF "]}"));
+    jpt_registry *r = ru_scratch_registry(&o, js("{'tools':[" STUBBORN_DEF "," NAP_DEF "]}"));
     json_t *resp = act(r, "stubborn", js("{'action':'spawn','id':'s'}"), NULL);
     assert_string_equal(field(resp, "content"), "ignoring SIGTERM\n");
     json_decref(resp);
@@ -334,10 +295,10 @@ static void calls_beyond_max_processes_wait_for_a_slot(void **state)
 {
     (void)state;
     char log[128], tools[512];
-    snprintf(log, sizeof(log), "%s/log", scratch);
+    snprintf(log, sizeof(log), "%s/log", ru_scratch);
     snprintf(tools, sizeof(tools), "{'tools':[" COUNTED_DEF("%s") "]}", log, log);
     jpt_registry_options o = {.max_processes = 2};
-    jpt_registry *r = registry_with(&o, js(tools));
+    jpt_registry *r = ru_scratch_registry(&o, js(tools));
     char *calls = calls_of("counted", 8);
     jpt_batch *b = NULL;
 
@@ -368,7 +329,7 @@ static void calls_beyond_slots_held_by_handles_fail_at_once_saying_why(void **st
              "{'tools':[" SHELL_DEF ",{'name':'ok','command':['%s','0','ran','']}]}",
              TOOL("exit-code"));
     jpt_registry_options o = {.max_processes = 3};
-    jpt_registry *r = registry_with(&o, js(tools));
+    jpt_registry *r = ru_scratch_registry(&o, js(tools));
 
     n += (size_t)snprintf(calls + n, sizeof(calls) - n, "[");
     for (int i = 0; i < 5; i++)
@@ -417,7 +378,7 @@ static void spawn_waiting_behind_a_one_shot_is_pending_then_runs(void **state)
              "{'tools':[" SHELL_DEF ",{'name':'nap','command':['%s','600']}]}",
              TOOL("sleep-ms"));
     jpt_registry_options o = {.max_processes = 1, .settle_ms = 20};
-    jpt_registry *r = registry_with(&o, js(tools));
+    jpt_registry *r = ru_scratch_registry(&o, js(tools));
 
     json_t *res = ru_run_js(r, "[{'id':'n','name':'nap','arguments':{}},"
                                "{'id':'s','name':'sh','arguments':{'action':'spawn','id':'b'}}]");
@@ -444,7 +405,7 @@ static void waiting_calls_fail_once_live_handles_hold_every_slot(void **state)
              "{'tools':[" SHELL_DEF ",{'name':'nap','command':['%s','600']}]}",
              TOOL("sleep-ms"));
     jpt_registry_options o = {.max_processes = 1, .settle_ms = 20};
-    jpt_registry *r = registry_with(&o, js(tools));
+    jpt_registry *r = ru_scratch_registry(&o, js(tools));
 
     json_t *res = ru_run_js(r, "[{'id':'n','name':'nap','arguments':{}},"
                                "{'id':'a','name':'sh','arguments':{'action':'spawn','id':'a'}},"

@@ -26,9 +26,6 @@
 
 /* ---- Fixture ---------------------------------------------------------------------- */
 
-static char scratch[64];
-static jpt_registry *current;
-
 /* True while the test is inside a call that dispatches (dispatch, wait,
  * run, free): registry.h, Threading, "callbacks run only inside
  * jpt_registry_dispatch() (and the calls that dispatch for you: run, wait,
@@ -64,34 +61,25 @@ static int wait_batch(jpt_registry *r, jpt_batch *b, int timeout_ms)
 
 static int setup(void **state)
 {
-    (void)state;
-    snprintf(scratch, sizeof(scratch), "/tmp/jpt-lifetime-XXXXXX");
-    if (mkdtemp(scratch) == NULL)
-        return -1;
-    current = NULL;
     memset(&inq, 0, sizeof(inq));
     in_dispatch = false;
     ru_dispatch = dispatch;
     ru_wait = wait_batch;
-    return 0;
+    return ru_setup(state);
 }
 
+/* The registry is freed as inside a dispatch (its callbacks check it). */
 static int teardown(void **state)
 {
-    char cmd[128];
-
-    (void)state;
     in_dispatch = true;
-    jpt_registry_free(current);
+    jpt_registry_free(ru_current);
     in_dispatch = false;
-    current = NULL;
+    ru_current = NULL;
     /* Set by the orphan test; cleared here too should it fail midway. */
     prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-    ru_release_kept();
     ru_dispatch = jpt_registry_dispatch;
     ru_wait = jpt_registry_wait;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-    return system(cmd) == 0 ? 0 : -1;
+    return ru_teardown(state);
 }
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -100,20 +88,15 @@ static int teardown(void **state)
  * `turn_end_ms` as its turn-end timeout (0: the default). */
 static jpt_registry *registry(const char *tools_json, int turn_end_ms)
 {
-    jpt_registry_options o = {sizeof(o), .root = scratch, .kill_grace_ms = 300,
-                              .drain_ms = 100, .settle_ms = 50,
-                              .turn_end_timeout_ms = turn_end_ms};
-    current = ru_registry_with(&o, tools_json);
-    return current;
+    jpt_registry_options o = {.turn_end_timeout_ms = turn_end_ms};
+    return ru_scratch_registry(&o, tools_json);
 }
 
 static void done(jpt_registry *r)
 {
-    assert_ptr_equal(r, current);
     in_dispatch = true;
-    jpt_registry_free(r);
+    ru_done(r);
     in_dispatch = false;
-    current = NULL;
 }
 
 static int run_all(jpt_registry *r, int timeout_ms)
@@ -186,7 +169,7 @@ static const char *question_id(const jpt_inquiry *q)
 static void touch(const char *name)
 {
     char path[256];
-    snprintf(path, sizeof(path), "%s/%s", scratch, name);
+    snprintf(path, sizeof(path), "%s/%s", ru_scratch, name);
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     assert_true(fd >= 0);
     close(fd);
@@ -1055,10 +1038,10 @@ static void state_file_listing_children_is_refused_untouched_and_an_empty_one_ta
     (void)state;
     char path[128], text[128];
     static const char listed[] = "4242 123456\n";
-    jpt_registry_options o = {sizeof(o), .root = scratch, .state_file = path};
+    jpt_registry_options o = {sizeof(o), .root = ru_scratch, .state_file = path};
     jpt_registry *r = (jpt_registry *)&o;
 
-    snprintf(path, sizeof(path), "%s/children", scratch);
+    snprintf(path, sizeof(path), "%s/children", ru_scratch);
     write_text(path, listed);
     int rc = jpt_registry_new(&o, &r);
     jpt_registry *refused = r;
@@ -1118,7 +1101,7 @@ static void reap_stale_kills_the_session_of_a_recorded_tool_that_is_gone(void **
 
     assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
     pid_t leader = orphaned_session(&member);
-    snprintf(path, sizeof(path), "%s/children", scratch);
+    snprintf(path, sizeof(path), "%s/children", ru_scratch);
     snprintf(text, sizeof(text), "%d 12345\n", (int)leader);
     write_text(path, text);
 
@@ -1154,7 +1137,7 @@ static void registry_options_of_a_newer_caller_are_checked_to_their_size(void **
 
     memset(&newer, 0, sizeof(newer));
     newer.o.size = sizeof(newer);
-    newer.o.root = scratch;
+    newer.o.root = ru_scratch;
     int ok = jpt_registry_new(&newer.o, &zero_tail);
     newer.tail[5] = 1;
     int unsupported = jpt_registry_new(&newer.o, &set_tail);

@@ -1466,38 +1466,15 @@ static void flat_schemas_rules_are_checked_when_the_call_arrives(void **state)
 
 /* ==== Allocation failure =============================================================== */
 
-/* Runs `op` with allocation n failing (the op says from where), for n = 1,
- * 2, … until it succeeds: each failure is JPT_ERR_NOMEM and leaves nothing
- * allocated. */
-static void sweep(const char *what, int (*op)(void *ctx, long n), void *ctx)
-{
-    for (long n = 1;; n++) {
-        long live = tu_live_blocks();
-        int rc = op(ctx, n);
-        tu_fail_at(0);
-        if (tu_live_blocks() != live)
-            fail_msg("%s: %ld block(s) leaked with allocation %ld failing", what,
-                     tu_live_blocks() - live, n);
-        if (rc == JPT_OK)
-            return;
-        if (rc != JPT_ERR_NOMEM)
-            fail_msg("%s: allocation %ld failing gave %s, not JPT_ERR_NOMEM", what, n,
-                     jpt_status_name(rc));
-        assert_true(n < 100000);
-    }
-}
-
 typedef struct list_ctx {
     jpt_registry *r;
     int dialect;
 } list_ctx;
 
-static int list_op(void *ctx, long n)
+static int list_op(void *ctx)
 {
     list_ctx *c = ctx;
     char *text = NULL;
-
-    tu_fail_at(n);
     int rc = jpt_registry_tools_json(c->r, c->dialect, &text);
     jpt_free(text);
     return rc;
@@ -1517,7 +1494,7 @@ static void tool_lists_survive_allocation_failure(void **state)
 
     for (size_t i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++) {
         c.dialect = dialects[i];
-        sweep("tools_json", list_op, &c);
+        tu_sweep("tools_json", list_op, &c);
     }
     jpt_registry_free(c.r);
 }
@@ -1537,9 +1514,10 @@ static const char every_shape[] =
 
 /* Submitting under allocation failure: the registry is made first and
  * freed after (calls in flight go with it). */
-static int submit_op(void *ctx, long n)
+static int submit_op(void *ctx)
 {
     (void)ctx;
+    long n = tu_fail_hold();
     jpt_registry *r = ru_registry(js("{'tools':[" OPTIONS "," ECHO "]}"));
     jpt_batch *b = NULL;
 
@@ -1556,7 +1534,7 @@ static int submit_op(void *ctx, long n)
 static void submit_survives_allocation_failure(void **state)
 {
     (void)state;
-    sweep("submit", submit_op, NULL);
+    tu_sweep("submit", submit_op, NULL);
 }
 
 typedef struct results_ctx {
@@ -1564,12 +1542,10 @@ typedef struct results_ctx {
     int dialect;
 } results_ctx;
 
-static int results_op(void *ctx, long n)
+static int results_op(void *ctx)
 {
     results_ctx *c = ctx;
     char *text = NULL;
-
-    tu_fail_at(n);
     int rc = jpt_batch_results_json_as(c->b, c->dialect, &text);
     jpt_free(text);
     return rc;
@@ -1588,7 +1564,7 @@ static void results_survive_allocation_failure(void **state)
     assert_int_equal(jpt_registry_wait(r, c.b, WAIT_MS), JPT_OK);
     for (size_t i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++) {
         c.dialect = dialects[i];
-        sweep("results_json_as", results_op, &c);
+        tu_sweep("results_json_as", results_op, &c);
     }
     jpt_batch_free(c.b);
     jpt_registry_free(r);

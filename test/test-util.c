@@ -184,6 +184,14 @@ void tu_fail_at(long n)
     allocations = 0;
 }
 
+long tu_fail_hold(void)
+{
+    long n = fail_at;
+
+    tu_fail_at(0);
+    return n;
+}
+
 long tu_allocations(void)
 {
     return allocations;

@@ -46,6 +46,10 @@ long tu_live_blocks(void);
  * returns JPT_OK: each failing run must return JPT_ERR_NOMEM and leave no
  * block allocated. `what` names the operation in the failure. */
 void tu_sweep(const char *what, int (*op)(void *ctx), void *ctx);
+/* For an op under tu_sweep whose setup must not fail: disarms the failure
+ * the sweep armed and returns its n; tu_fail_at(n) after the setup arms it
+ * again, counting from there. */
+long tu_fail_hold(void);
 /* Bytes allocated and not yet freed (as malloc_usable_size counts them),
  * and the most there were since the last tu_peak_bytes() call. */
 size_t tu_live_bytes(void);

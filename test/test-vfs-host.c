@@ -64,27 +64,14 @@ static void assert_response(jpt_registry *r, const char *tool, const char *args_
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof(root), "/tmp/jpt-vfs-host-%d", (int)getpid());
-    snprintf(outside, sizeof(outside), "%s-outside", root);
-    fu_rmtree(root);
-    fu_rmtree(outside);
-    assert_int_equal(mkdir(root, 0755), 0);
-    assert_int_equal(mkdir(outside, 0755), 0);
-    char path[512];
-    snprintf(path, sizeof(path), "%s/src", root);
-    assert_int_equal(mkdir(path, 0755), 0);
-    fu_write(root, "hello.txt", "hello\n");
-    fu_write(root, "src/main.c", "int main(void) { return 0; }\n");
-    fu_write(root, ".env", "TOKEN=secret\n");
-    fu_write(outside, "secret.txt", "OUTSIDE\n");
+    fu_workspace("vfs-host", root, outside);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    fu_rmtree(root);
-    fu_rmtree(outside);
+    fu_workspace_remove(root, outside);
     return 0;
 }
 

@@ -253,25 +253,9 @@ static const char *txt(const char *format, ...)
 
 /* ---- Running a probe ----------------------------------------------------------------- */
 
-typedef struct asked {
-    int count;
-    int decision;
-    char last[512];
-} asked;
-
-static void on_ask(jpt_policy_request *req, void *ud)
-{
-    asked *a = ud;
-
-    a->count++;
-    snprintf(a->last, sizeof(a->last), "%s %s: %s", jpt_policy_request_method(req),
-             jpt_policy_request_path(req), jpt_policy_request_reason(req));
-    assert_int_equal(jpt_policy_request_answer(req, a->decision, NULL), JPT_OK);
-}
-
 /* Runs vfs-probe with `arguments` under `sandbox` (both JSON text, NULL:
  * none) and returns its end: "ok: <report>" or "error: <text>". */
-static char *probe(const char *sandbox, const char *arguments, asked *a)
+static char *probe(const char *sandbox, const char *arguments, ru_asked *a)
 {
     jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
                               .sandbox_json = sandbox, .sandbox_mode = tu_sandbox_mode()};
@@ -282,7 +266,7 @@ static char *probe(const char *sandbox, const char *arguments, asked *a)
 
     assert_int_equal(jpt_vfs_host_new(&o, &h), JPT_OK);
     if (a != NULL)
-        jpt_vfs_host_set_policy_handler(h, on_ask, a);
+        jpt_vfs_host_set_policy_handler(h, ru_on_ask, a);
     assert_true(asprintf(&tool, "{\"name\":\"probe\",\"arguments\":%s}", arguments) > 0);
     if (jpt_vfs_host_spawn(h, argv, tool) != JPT_OK)
         fail_msg("spawn: %s", jpt_vfs_host_errmsg(h));
@@ -299,7 +283,7 @@ static char *probe(const char *sandbox, const char *arguments, asked *a)
 
 /* One request through a probe: its report line, "<method> ok <result>" or
  * "<method> err <code> <message>" (freed by the next eight calls). */
-static const char *one(const char *sandbox, const char *method, const char *params, asked *a)
+static const char *one(const char *sandbox, const char *method, const char *params, ru_asked *a)
 {
     static char kept[8][1 << 16];
     static int next;
@@ -399,23 +383,23 @@ static void a_host_not_listed_is_asked_or_denied(void **state)
             fmt("%s", url), NULL),
         "http.get err -32001 http.get 'http://not-listed.invalid/x': denied: not covered by "
         "the policy (outside network.allow)");
-    asked a = {.decision = JPT_DECISION_DENY};
+    ru_asked a = {.decision = JPT_DECISION_DENY};
     assert_string_equal(one(sandbox, "http.get", fmt("%s", url), &a),
                         "http.get err -32001 http.get 'http://not-listed.invalid/x': denied by "
                         "the host");
     assert_int_equal(a.count, 1);
-    assert_string_equal(a.last, "http.get http://not-listed.invalid/x: needs approval: not "
+    assert_string_equal(a.last, "http.get http://not-listed.invalid/x [probe]: needs approval: not "
                                 "covered by the policy (outside network.allow)");
     /* Allowed by the prompt: the request runs (and fails to resolve). */
-    a = (asked){.decision = JPT_DECISION_ALLOW};
+    a = (ru_asked){.decision = JPT_DECISION_ALLOW};
     assert_starts(one(sandbox, "http.get", fmt("%s", url), &a),
                   "http.get err -32603 http.get 'http://not-listed.invalid/x': the request "
                   "failed: ");
     assert_int_equal(a.count, 1);
     /* No network section: nothing is listed, and the reason says so. */
-    a = (asked){.decision = JPT_DECISION_DENY};
+    a = (ru_asked){.decision = JPT_DECISION_DENY};
     one(NULL, "http.get", fmt("%s", url), &a);
-    assert_string_equal(a.last, "http.get http://not-listed.invalid/x: needs approval: not "
+    assert_string_equal(a.last, "http.get http://not-listed.invalid/x [probe]: needs approval: not "
                                 "covered by the policy (network.allow lists no URL)");
 }
 
@@ -428,7 +412,7 @@ static void a_url_is_not_resolved_before_the_policy_allows_it(void **state)
     (void)state;
     const char *sandbox = fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}");
     const char *url = "{'url':'http://data-0123.exfil.invalid/x'}";
-    asked a = {.decision = JPT_DECISION_DENY};
+    ru_asked a = {.decision = JPT_DECISION_DENY};
 
     exfil_lookups = 0;
     one(sandbox, "http.get", url, &a);
@@ -438,7 +422,7 @@ static void a_url_is_not_resolved_before_the_policy_allows_it(void **state)
     assert_int_equal(a.count, 2);
     assert_int_equal(__atomic_load_n(&exfil_lookups, __ATOMIC_SEQ_CST), 0);
     /* Allowed: now it is (the counter sees lookups at all). */
-    a = (asked){.decision = JPT_DECISION_ALLOW};
+    a = (ru_asked){.decision = JPT_DECISION_ALLOW};
     one(sandbox, "http.get", url, &a);
     assert_true(__atomic_load_n(&exfil_lookups, __ATOMIC_SEQ_CST) > 0);
 }
@@ -446,7 +430,7 @@ static void a_url_is_not_resolved_before_the_policy_allows_it(void **state)
 static void allow_always_asks_once_per_url(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW_ALWAYS};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW_ALWAYS};
     char *end = probe(NULL,
                       fmt("{'ops':[{'method':'http.get','params':{'url':'http://a.invalid/'}},"
                           "{'method':'http.get','params':{'url':'HTTP://A.invalid'}},"
@@ -461,7 +445,7 @@ static void allow_always_asks_once_per_url(void **state)
 static void userinfo_is_refused(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     const char *sandbox = fmt("{'network':{'allow':['http://127.0.0.1:$P/']}}");
 
     assert_string_equal(one(sandbox, "http.get", fmt("{'url':'http://127.0.0.1:$P@evil.invalid/'}"),
@@ -483,7 +467,7 @@ static void userinfo_is_refused(void **state)
 static void ip_literals_and_localhost_only_when_listed(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     static const char *const forms[] = {
         "127.0.0.1", "2130706433", "0177.0.0.1", "0x7f.0.0.1", "127.1", "[::ffff:127.0.0.1]",
         "[::ffff:7f00:1]", "localhost", "LOCALHOST", "foo.localhost", "[::1]",
@@ -668,7 +652,7 @@ static void redirects_are_not_followed_by_default(void **state)
 static void each_redirect_hop_is_checked_again(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     char sandbox[256];
     snprintf(sandbox, sizeof(sandbox), "%s",
              fmt("{'network':{'allow':['http://127.0.0.1:$P/redirect','http://127.0.0.1:$P/hello'],"
@@ -1052,7 +1036,7 @@ static void an_asked_url_gets_no_secret(void **state)
     char sandbox[256];
     snprintf(sandbox, sizeof(sandbox), "%s",
              fmt("{'network':{'allow':['http://127.0.0.1:$P/hello'],'envs':['JPT_TEST_SECRET']}}"));
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     const char *line = one(sandbox, "http.get",
                            fmt("{'url':'http://asked.jpt.test:$A/echo'," AUTH_SECRET "}"), &a);
     assert_int_equal(a.count, 0);
@@ -1408,8 +1392,8 @@ static void a_registry_vfs_tool_fetches(void **state)
                  "'sandbox':{'network':{'allow':['http://127.0.0.1:$P/hello']}}}]}",
                  PROBE));
     jpt_registry *r = ru_registry_with(&o, tools);
-    asked a = {.decision = JPT_DECISION_DENY};
-    jpt_registry_set_policy_handler(r, on_ask, &a);
+    ru_asked a = {.decision = JPT_DECISION_DENY};
+    jpt_registry_set_policy_handler(r, ru_on_ask, &a);
     json_t *res = ru_run(r, fmt("[{'id':'c1','name':'probe','arguments':{'ops':["
                                 "{'method':'http.get','params':{'url':'http://127.0.0.1:$P/hello'}},"
                                 "{'method':'http.get','params':{'url':'http://x.invalid/'}}]}},"

@@ -39,25 +39,17 @@ static unsigned files_flags;
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof(root), "/tmp/jpt-vfs-policy-%d", (int)getpid());
-    snprintf(outside, sizeof(outside), "%s-outside", root);
-    fu_rmtree(root);
-    fu_rmtree(outside);
-    fu_write(root, "hello.txt", "hello\n");
-    fu_write(root, "src/main.c", "int main(void) { return 0; }\n");
-    fu_write(root, ".env", "TOKEN=secret\n");
+    fu_workspace("vfs-policy", root, outside);
     fu_write(root, "private/a.txt", "private\n");
     fu_write(root, ".git/HEAD", "ref: refs/heads/main\n");
     fu_write(root, ".git/index", "index\n");
-    fu_write(outside, "secret.txt", "OUTSIDE\n");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    fu_rmtree(root);
-    fu_rmtree(outside);
+    fu_workspace_remove(root, outside);
     return 0;
 }
 

@@ -96,29 +96,6 @@ static int teardown(void **state)
 
 /* ---- The handlers ---------------------------------------------------------------------- */
 
-/* What the policy handler saw, and what it answers. */
-typedef struct asked {
-    int count;
-    int decision;
-    char tool[64], method[32], path[256], id[64];
-    int access;
-    bool has_reason;
-} asked;
-
-static void on_policy(jpt_policy_request *req, void *ud)
-{
-    asked *a = ud;
-
-    a->count++;
-    snprintf(a->tool, sizeof(a->tool), "%s", jpt_policy_request_tool(req));
-    snprintf(a->method, sizeof(a->method), "%s", jpt_policy_request_method(req));
-    snprintf(a->path, sizeof(a->path), "%s", jpt_policy_request_path(req));
-    snprintf(a->id, sizeof(a->id), "%s", jpt_policy_request_id(req));
-    a->access = jpt_policy_request_access(req);
-    a->has_reason = jpt_policy_request_reason(req)[0] != '\0';
-    assert_int_equal(jpt_policy_request_answer(req, a->decision, "not in this test"), JPT_OK);
-}
-
 /* What the inquiry handler saw, and what it answers. */
 typedef struct inquired {
     int count;
@@ -145,13 +122,13 @@ static void on_inquiry(jpt_inquiry *q, void *ud)
     assert_int_equal(jpt_inquiry_answer(q, i->answer), JPT_OK);
 }
 
-static jpt_registry *registry(const char *tools, asked *a, inquired *i)
+static jpt_registry *registry(const char *tools, ru_asked *a, inquired *i)
 {
     jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 300,
                               .drain_ms = 100, .sandbox_mode = tu_sandbox_mode()};
     jpt_registry *r = ru_registry_with(&o, tools);
 
-    jpt_registry_set_policy_handler(r, a != NULL ? on_policy : NULL, a);
+    jpt_registry_set_policy_handler(r, a != NULL ? ru_on_ask : NULL, a);
     jpt_registry_set_inquiry_handler(r, i != NULL ? on_inquiry : NULL, i);
     return r;
 }
@@ -356,7 +333,7 @@ static void grep_files_errors_are_the_hosts(void **state)
 static void modify_file_writes_a_clean_file_after_the_policy_handler(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     inquired i = {.answer = "true"};
     jpt_registry *r = registry(config, &a, &i);
 
@@ -370,14 +347,14 @@ static void modify_file_writes_a_clean_file_after_the_policy_handler(void **stat
     assert_string_equal(a.path, "hello.txt");
     assert_string_equal(a.id, "c1");
     assert_int_equal(a.access, JPT_ACCESS_WRITE);
-    assert_true(a.has_reason);
+    assert_true(a.why[0] != '\0');
     jpt_registry_free(r);
 }
 
 static void modify_file_reports_a_write_the_policy_handler_denies(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_DENY};
+    ru_asked a = {.decision = JPT_DECISION_DENY, .reason = "not in this test"};
     jpt_registry *r = registry(config, &a, NULL);
 
     expect_error(r, "modify_file", "{'path':'hello.txt','pattern':'two','replacement':'2'}",
@@ -397,7 +374,7 @@ static void modify_file_reports_a_write_the_policy_handler_denies(void **state)
 static void modify_file_asks_before_writing_over_uncommitted_changes(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     inquired i = {.answer = "true"};
     jpt_registry *r = registry(config, &a, &i);
 
@@ -421,7 +398,7 @@ static void modify_file_asks_before_writing_over_uncommitted_changes(void **stat
 static void modify_file_leaves_the_file_when_the_answer_is_no(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     inquired i = {.answer = "false"};
     jpt_registry *r = registry(config, &a, &i);
 
@@ -442,7 +419,7 @@ static void modify_file_leaves_the_file_when_the_answer_is_no(void **state)
 static void modify_file_asks_only_about_what_git_does_not_hold(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     inquired i = {.answer = "false"};
     jpt_registry *r = registry(config, &a, &i);
 
@@ -466,7 +443,7 @@ static void modify_file_asks_only_about_what_git_does_not_hold(void **state)
 static void modify_file_reads_a_version_4_index(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW_ALWAYS};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW_ALWAYS};
     inquired i = {.answer = "false"};
     jpt_registry *r = registry(config, &a, &i);
 
@@ -501,7 +478,7 @@ static void modify_file_asks_about_a_merge_conflict(void **state)
 static void modify_file_replaces_literals_and_patterns(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW_ALWAYS};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW_ALWAYS};
     inquired i = {.answer = "true"};
     jpt_registry *r = registry(config, &a, &i);
 
@@ -528,7 +505,7 @@ static void modify_file_replaces_literals_and_patterns(void **state)
 static void modify_file_errors_are_precise(void **state)
 {
     (void)state;
-    asked a = {.decision = JPT_DECISION_ALLOW};
+    ru_asked a = {.decision = JPT_DECISION_ALLOW};
     jpt_registry *r = registry(config, &a, NULL);
 
     expect_error(r, "modify_file", "{'path':'gone.txt','pattern':'a','replacement':'b'}",

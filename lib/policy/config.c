@@ -531,6 +531,25 @@ static int read_args(jpt_policy *p, const json_t *v, const char *where)
     return JPT_OK;
 }
 
+/* glibc's list of variables it drops for set-user-ID programs
+ * (sysdeps/generic/unsecvars.h), less TMPDIR, which only names a
+ * directory, and the macOS loader's. */
+bool jpt__policy_env_is_loader(const char *name)
+{
+    static const char *const names[] = {
+        "GCONV_PATH",  "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES",      "LOCALDOMAIN",
+        "LOCPATH",     "MALLOC_TRACE", "NIS_PATH",      "NLSPATH",          "RESOLV_HOST_CONF",
+        "RES_OPTIONS", "TZDIR",
+    };
+
+    if (strncmp(name, "LD_", 3) == 0 || strncmp(name, "DYLD_", 5) == 0)
+        return true;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
 /* The variables forwarded to the program: names, never a loader's. */
 static int read_command_envs(jpt_policy *p, const json_t *v, const char *where)
 {

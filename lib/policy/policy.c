@@ -253,25 +253,6 @@ const jpt__policy_command *jpt__policy_command_find(const jpt_policy *p, const c
     return NULL;
 }
 
-/* glibc's list of variables it drops for set-user-ID programs
- * (sysdeps/generic/unsecvars.h), less TMPDIR, which only names a
- * directory, and the macOS loader's. */
-bool jpt__policy_env_is_loader(const char *name)
-{
-    static const char *const names[] = {
-        "GCONV_PATH",  "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES",      "LOCALDOMAIN",
-        "LOCPATH",     "MALLOC_TRACE", "NIS_PATH",      "NLSPATH",          "RESOLV_HOST_CONF",
-        "RES_OPTIONS", "TZDIR",
-    };
-
-    if (strncmp(name, "LD_", 3) == 0 || strncmp(name, "DYLD_", 5) == 0)
-        return true;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcmp(name, names[i]) == 0)
-            return true;
-    return false;
-}
-
 /* Whether the arguments argv[1..] fit the entry `a`. */
 static bool args_match(const jpt__policy_args *a, const json_t *argv)
 {

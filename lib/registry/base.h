@@ -1,32 +1,9 @@
 /* The registry room, bottom layer: the registry's and a tool's data, and the
  * services every layer above may use. Never installed.
  *
- * The room's files form layers; each calls only the files before it in
- * this list (test/check-layers.py checks it), and includes only the
- * headers of its layer and those below:
- *
- *   base.h     names.c      actions, ids, elapsed times
- *              events.c     the event queue the host pops
- *              stale.c      the state file of live children
- *              command.c    a stdio tool's argv and environment
- *   runtime.h  runtime-process.c  what runs a stdio tool: a process
- *              runtime-builtin.c  what runs a builtin: the host's callbacks
- *              runtime-vfs.c      what runs a VFS tool (D11): a process served
- *                                 by the vfs room's session
- *   tools.h    tools.c      tool definitions: loading and checking
- *              schemas.c    the tool lists for model providers
- *              wire.c       the providers' shapes of calls and results
- *   handle.h   handle.c     one run of a tool: its lifecycle, its output,
- *                           and the changes it publishes to subscribers
- *              view.c       what the model reads of a handle
- *   inquiry.h  inquiry.c    questions put to the host's inquiry handler
- *   call.h     call.c       one tool call of a model message
- *              batch.c      the calls of one message: submit, results
- *   party.h    notify.c     notifications (RFD 037, RFD 011's queue)
- *              await.c      the await tool (RFD 037)
- *              turn.c       the end of a turn (RFD 037)
- *   registry.c              the face: the object, its loop, run and wait,
- *                           shutdown and free
+ * The room's files form layers; each calls only the files before it on
+ * the map (docs/ARCHITECTURE.md, "The map", which test/check-layers.py
+ * reads), and includes only the headers of its layer and those below.
  *
  * Upward ties go through hooks the upper file installs: a runtime reports
  * to its handle through a sink, a handle publishes its changes to

@@ -17,13 +17,6 @@ jpt_state *jpt__state_alloc(int kind)
     return s;
 }
 
-void jpt__block_clear(jpt__block *b)
-{
-    for (int i = 0; i <= JPT__FIELD_MAX; i++)
-        jpt__free(b->f[i].ptr);
-    memset(b, 0, sizeof(*b));
-}
-
 static void strv_free(jpt__strv *sv)
 {
     for (size_t i = 0; i < sv->n; i++)
@@ -42,21 +35,6 @@ int jpt__strv_push(jpt__strv *sv, const char *p, size_t n)
     if (copy == NULL)
         return JPT_ERR_NOMEM;
     sv->v[sv->n++] = copy;
-    return JPT_OK;
-}
-
-int jpt__block_copy(const jpt__block *src, jpt__block *dst)
-{
-    memset(dst, 0, sizeof(*dst));
-    dst->type = src->type;
-    for (int i = 0; i <= JPT__FIELD_MAX; i++) {
-        if (src->f[i].ptr == NULL)
-            continue;
-        if (jpt__field_set(&dst->f[i], src->f[i].ptr, src->f[i].len) < 0) {
-            jpt__block_clear(dst);
-            return JPT_ERR_NOMEM;
-        }
-    }
     return JPT_OK;
 }
 
@@ -86,41 +64,6 @@ int jpt__state_warn(jpt_state *s, const char *fmt, ...)
         return JPT_ERR_INVALID;
     jpt__log(JPT_LOG_WARNING, "tool output: %s", text);
     return jpt__strv_push(&s->warnings, text, strlen(text));
-}
-
-int jpt__field_set(jpt__field *f, const char *p, size_t n)
-{
-    char *copy = jpt__memdup0(p, n);
-
-    if (copy == NULL)
-        return JPT_ERR_NOMEM;
-    jpt__free(f->ptr);
-    f->ptr = copy;
-    f->len = n;
-    return JPT_OK;
-}
-
-int jpt__field_set_json(jpt__field *f, const json_t *v)
-{
-    char *text;
-    int rc = jpt__json_dump(v, JSON_COMPACT | JSON_ENCODE_ANY, &text);
-
-    if (rc < 0)
-        return rc;
-    jpt__free(f->ptr);
-    f->ptr = text;
-    f->len = strlen(text);
-    return JPT_OK;
-}
-
-json_t *jpt__json_reload(const char *text, size_t len)
-{
-    /* The text was written by jansson from a value that may hold NUL
-     * characters, escaped as \u0000; jansson reads them back only when
-     * allowed to. */
-    bool nomem;
-
-    return jpt__json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &nomem);
 }
 
 int jpt__state_set_error_from_blocks(jpt_state *s, bool transient)

@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """Maps the calls trace.c recorded to their files and counts those that
-cross from one file of lib/registry to another; the layer order is
-base.h's map. Usage: count.py <traced program> <trace file>"""
-import subprocess,sys,collections
+cross from one file of lib/registry to another; the layer order is the
+map of docs/ARCHITECTURE.md (read as test/check-layers.py reads it).
+Usage: count.py <traced program> <trace file>"""
+import subprocess,sys,collections,os,importlib.util
+here=os.path.dirname(os.path.abspath(__file__))
+spec=importlib.util.spec_from_file_location("check_layers",os.path.join(here,"..","..","test","check-layers.py"))
+check_layers=importlib.util.module_from_spec(spec); spec.loader.exec_module(check_layers)
+layer_map,_=check_layers.read_map(os.path.join(here,"..","..","docs","ARCHITECTURE.md"))
 exe, trace = sys.argv[1], sys.argv[2]
 lines=[l.split() for l in open(trace)]
 addrs=sorted({a for l in lines for a in l})
@@ -18,7 +23,7 @@ for fn,site in lines:
         total+=1; hops[(a,b)]+=1
 print("calls between registry files:",total)
 for (a,b),n in hops.most_common(12): print("  %3d %s -> %s"%(n,a,b))
-order="names events stale command runtime-process runtime-builtin tools schemas wire handle view inquiry call batch notify await turn registry".split()
+order=[f[:-2] for f in layer_map.files["registry"] if f.endswith(".c")]
 def rank(f):
     n=f.replace(".c","").replace(".h","")
     return order.index(n) if n in order else -1

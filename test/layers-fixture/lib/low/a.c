@@ -1,0 +1,6 @@
+#include "low/low.h"
+
+int low_a(void)
+{
+    return 1;
+}

@@ -1,0 +1,3 @@
+/* The fixture's bottom room. */
+int low_a(void);
+int low_b(void);

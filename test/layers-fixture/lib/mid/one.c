@@ -1,0 +1,6 @@
+#include "mid/mid.h"
+
+int mid_one(void)
+{
+    return low_b();
+}

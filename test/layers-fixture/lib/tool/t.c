@@ -1,0 +1,6 @@
+#include "tool/tool.h"
+
+int tool_t(void)
+{
+    return low_a();
+}
