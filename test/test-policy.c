@@ -143,6 +143,27 @@ static void default_policy_asks_for_network_and_processes(void **state)
     jpt_policy_free(p);
 }
 
+/* The reason the person asked reads shows the path or program without a
+ * character that displays other than it reads: a bidirectional override
+ * would make "exe.txt" of "txt.exe", a C1 control or a line separator
+ * start a line of the tool's choosing. */
+static void a_reason_quotes_controls_and_bidi_overrides(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    expect(p, JPT_ACCESS_PROCESS, "[\"ls\\u202etxt.exe\\u2069\\u0085x\\u200e\"]", ASK,
+           "process.run 'ls?txt.exe?" "?x?': needs approval: not covered by the policy (commands "
+           "has no rule for this program)");
+    expect(p, WRITE, "docs/\xe2\x80\xae" "exe.md\x1b[2J\xe2\x80\xa8\xd8\x9c", ASK,
+           "fs.write 'docs/?exe.md?[2J?" "?': needs approval: not covered by the policy (the "
+           "workspace is read-only: filesystem.writable is false)");
+    /* What is not a control stays as it is. */
+    expect(p, WRITE, "docs/\xc3\xa9" "t\xc3\xa9.md", ASK,
+           "fs.write 'docs/\xc3\xa9" "t\xc3\xa9.md': needs approval: not covered by the policy (the "
+           "workspace is read-only: filesystem.writable is false)");
+    jpt_policy_free(p);
+}
+
 static void default_policy_denies_sensitive_paths(void **state)
 {
     (void)state;
@@ -1939,6 +1960,7 @@ int main(void)
         cmocka_unit_test(default_policy_reads_and_lists_the_workspace),
         cmocka_unit_test(default_policy_asks_before_any_write),
         cmocka_unit_test(default_policy_asks_for_network_and_processes),
+        cmocka_unit_test(a_reason_quotes_controls_and_bidi_overrides),
         cmocka_unit_test(default_policy_denies_sensitive_paths),
         cmocka_unit_test(hardlinks_are_denied_unless_allowed),
         cmocka_unit_test(every_builtin_pattern_is_denied_for_every_access),
