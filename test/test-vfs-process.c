@@ -266,6 +266,44 @@ static void the_child_sees_only_path_and_the_variables_it_may_have(void **state)
     json_decref(r);
 }
 
+/* A host whose PATH holds a relative entry ("." or an empty one): neither
+ * the host's lookup of the program nor the child's own find a program the
+ * tool wrote in the workspace, where the child starts. */
+static void a_relative_path_entry_finds_no_program_in_the_workspace(void **state)
+{
+    (void)state;
+    char *saved = strdup(getenv("PATH")), planted[512], path[8192], cwd[4096];
+
+    snprintf(planted, sizeof(planted), "%s/jpt-planted", root);
+    FILE *f = fopen(planted, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\necho PLANTED\n", f);
+    fclose(f);
+    assert_int_equal(chmod(planted, 0755), 0);
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    /* The host runs in the workspace, as an agent in its project does. */
+    assert_int_equal(chdir(root), 0);
+    snprintf(path, sizeof(path), ".::%s", saved);
+    assert_int_equal(setenv("PATH", path, 1), 0);
+    static const char sandbox[] = "{'commands':{'sh':{},'jpt-planted':{}}}";
+    char *by_host = run_one(sandbox, json_pack("{s:s}", "program", "jpt-planted"), NULL);
+    json_t *by_child = run_ok(sandbox, sh("jpt-planted; echo \"$PATH\""), NULL);
+    assert_int_equal(setenv("PATH", saved, 1), 0);
+    assert_int_equal(chdir(cwd), 0);
+    unlink(planted);
+
+    assert_string_equal(by_host, "process.run err -32002 process.run 'jpt-planted': command "
+                                 "'jpt-planted' not found in PATH");
+    free(by_host);
+    snprintf(path, sizeof(path), "%s\n", saved);
+    free(saved);
+    const char *out = json_string_value(json_object_get(by_child, "stdout"));
+    assert_non_null(out);
+    assert_null(strstr(out, "PLANTED"));
+    assert_string_equal(out, path);
+    json_decref(by_child);
+}
+
 static void the_child_runs_in_the_root_with_only_its_stdio(void **state)
 {
     (void)state;
@@ -1381,6 +1419,7 @@ int main(void)
     tu_install_counting_allocator();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_child_sees_only_path_and_the_variables_it_may_have),
+        cmocka_unit_test(a_relative_path_entry_finds_no_program_in_the_workspace),
         cmocka_unit_test(the_child_runs_in_the_root_with_only_its_stdio),
         cmocka_unit_test(argument_lists_decide_what_runs),
         cmocka_unit_test(a_program_without_a_rule_is_denied_or_asked),

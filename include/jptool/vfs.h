@@ -388,7 +388,9 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *   commands.<program>   an object, the rule that lets process.run start
  *                        <program> (RFD 016's CommandRule). The key is the
  *                        program exactly as a tool names it: a name looked
- *                        up in the host's PATH ("cargo") or an absolute path
+ *                        up in the absolute directories of the host's PATH
+ *                        ("cargo"; an entry "" or "." does not count, as it
+ *                        would find a program the tool wrote) or an absolute path
  *                        ("/usr/bin/make"); a relative path with a '/' is
  *                        refused. Members, all optional:
  *     args               a non-empty array of argument lists, each an array
@@ -1043,7 +1045,8 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     as for http's ${VAR}: the prompt shows the command line, not the
  *     values riding along); a malformed name is -32602. PATH is always
  *     given.
- *   - The process runs with a clean environment: PATH (the host's) and the
+ *   - The process runs with a clean environment: PATH (the host's absolute
+ *     entries; "", "." and other relative ones are dropped) and the
  *     variables of `envs` that the host has set, nothing else — no LD_* or
  *     other loader variable ever, whatever the host's environment holds.
  *     (A registry with JPT_CONTAIN_SUBREAPER also gives it the

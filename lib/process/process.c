@@ -206,9 +206,26 @@ fail:
 
 /* ---- Spawning ------------------------------------------------------------------ */
 
-/* argv[0] resolved against the host's PATH, as execvp would, so that a
- * missing command is reported before anything is spawned. */
-static int resolve_command(const char *cmd, char *path, size_t size, jpt__errbuf *err)
+int jpt__path_absolute_only(const char *path, jpt__buf *out)
+{
+    int rc = jpt__buf_puts(out, "");
+
+    for (const char *p = path; rc == JPT_OK && *p != '\0';) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && p[0] == '/')
+            rc = jpt__buf_printf(out, "%s%.*s", out->len > 0 ? ":" : "", (int)n, p);
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return rc;
+}
+
+/* argv[0] resolved against `search` (the spawn's, whose relative entries
+ * do not count) or the host's PATH, as execvp would, so that a missing
+ * command is reported before anything is spawned. */
+static int resolve_command(const char *cmd, const char *search, char *path, size_t size,
+                           jpt__errbuf *err)
 {
     if (strchr(cmd, '/') != NULL) {
         if (access(cmd, X_OK) < 0)
@@ -223,14 +240,15 @@ static int resolve_command(const char *cmd, char *path, size_t size, jpt__errbuf
             return jpt__err(err, JPT_ERR_LIMIT, "command '%s': path too long", cmd);
         return JPT_OK;
     }
-    const char *dirs = getenv("PATH");
+    const char *dirs = search != NULL ? search : getenv("PATH");
     if (dirs == NULL)
         dirs = "/usr/local/bin:/usr/bin:/bin";
     while (*dirs != '\0') {
         size_t n = strcspn(dirs, ":");
         struct stat st;
         /* An empty element means the current directory. */
-        if (snprintf(path, size, "%.*s/%s", n ? (int)n : 1, n ? dirs : ".", cmd) < (int)size &&
+        if ((search == NULL || (n > 0 && dirs[0] == '/')) &&
+            snprintf(path, size, "%.*s/%s", n ? (int)n : 1, n ? dirs : ".", cmd) < (int)size &&
             access(path, X_OK) == 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode))
             return JPT_OK;
         dirs += n;
@@ -452,7 +470,7 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     int pidfd = -1, rc;
 
     *out = NULL;
-    if ((rc = resolve_command(s->argv[0], path, sizeof(path), err)) < 0)
+    if ((rc = resolve_command(s->argv[0], s->path, path, sizeof(path), err)) < 0)
         return rc;
     jpt__sandbox *sb = NULL;
     if (s->sandbox != NULL) {

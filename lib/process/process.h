@@ -124,6 +124,13 @@ typedef struct jpt__child_ops {
 
 typedef struct jpt__spawn {
     const char *const *argv;  /* argv[0] is looked up in PATH unless it has a '/' */
+    const char *path;         /* the directories argv[0] is looked up in (a
+                                 PATH value) instead of the host's PATH,
+                                 their absolute entries only (a relative
+                                 one, empty or ".", would name a directory
+                                 the child may write); NULL: the host's
+                                 PATH, where an empty entry is the current
+                                 directory, as execvp has it */
     const char *const *envp;  /* NULL: the host's environment */
     const char *cwd;          /* NULL: the host's current directory */
     const int *cwd_fd;        /* an open directory (O_PATH will do) the child
@@ -198,6 +205,11 @@ void jpt__child_free(jpt__child *c);
  * `grace_ms` for them to exit, SIGKILL to the rest, and every one reaped
  * before it returns. The children are freed; no callback runs. */
 void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms);
+
+/* The absolute entries of the PATH value `path`, in order, joined by ':'
+ * into `out` (empty when there are none): relative entries ("", ".",
+ * "bin") are dropped. JPT_ERR_NOMEM. */
+int jpt__path_absolute_only(const char *path, jpt__buf *out);
 
 /* What /proc/<pid>/stat says of a process: its parent (field 4), process
  * group (5), session (6) and start time in clock ticks since boot (22). */

@@ -183,6 +183,7 @@ static bool allowed(const jpt__vfs_params *p, const char *shown, jpt__files_guar
 typedef struct child_env {
     char **envp;       /* "NAME=value", NULL-terminated */
     size_t n, cap;
+    jpt__buf path;     /* PATH's value: also where the program is looked up */
 } child_env;
 
 static void child_env_free(child_env *e)
@@ -190,6 +191,7 @@ static void child_env_free(child_env *e)
     for (size_t i = 0; e->envp != NULL && i < e->n; i++)
         jpt__free(e->envp[i]);
     jpt__free(e->envp);
+    jpt__buf_free(&e->path);
 }
 
 static int add_var(child_env *e, const char *name, const char *value)
@@ -267,14 +269,19 @@ static int add_git(child_env *e, const jpt__git_overrides *overrides)
 }
 
 /* PATH, the variables asked for that the host has, and for git its
- * hardening (policy/git.c). */
+ * hardening (policy/git.c). PATH keeps the host's absolute entries only:
+ * a relative one ("", ".") would find programs in the workspace, which
+ * the tool may have written. */
 static int make_env(const jpt__vfs_run *r, const jpt__git_overrides *overrides, child_env *e)
 {
     const char *path = getenv("PATH");
     int rc;
 
     memset(e, 0, sizeof(*e));
-    if ((rc = add_var(e, "PATH", path != NULL ? path : DEFAULT_PATH)) == JPT_OK)
+    rc = jpt__path_absolute_only(path != NULL ? path : DEFAULT_PATH, &e->path);
+    if (rc == JPT_OK && e->path.len == 0)
+        rc = jpt__buf_puts(&e->path, DEFAULT_PATH);
+    if (rc == JPT_OK && (rc = add_var(e, "PATH", e->path.data)) == JPT_OK)
         rc = each_forwarded(r->p, forward, e);
     if (rc == JPT_OK && r->git)
         rc = add_git(e, overrides);
@@ -461,6 +468,7 @@ static int spawn_child(jpt__vfs_run *r, const char *const *argv,
     jpt__sandbox_report report;
     jpt__spawn sp = {
         .argv = argv,
+        .path = ce.path.data,
         .envp = (const char *const *)ce.envp,
         .cwd_fd = &root,
         .devnull = -1,

@@ -5,12 +5,14 @@
  * so the policy prompt serves it as it serves fs.*. Never installed.
  *
  * What the child gets:
- *   - argv: the program (looked up in the host's PATH unless it is an
- *     absolute path) and the request's args (for `git diff` in a
- *     repository whose configuration names an external diff, with
- *     --no-ext-diff after the subcommand);
- *   - the environment: PATH (the host's, or /usr/local/bin:/usr/bin:/bin
- *     when it has none), and each variable of the request's `envs` that
+ *   - argv: the program (looked up in the absolute entries of the host's
+ *     PATH unless it is an absolute path) and the request's args (for
+ *     `git diff` in a repository whose configuration names an external
+ *     diff, with --no-ext-diff after the subcommand);
+ *   - the environment: PATH (the host's absolute entries, or
+ *     /usr/local/bin:/usr/bin:/bin when it has none: "" or "." would find
+ *     a program the tool wrote in the workspace), and each variable of the
+ *     request's `envs` that
  *     the program's commands rule lists and the host has set — nothing
  *     else, never a loader variable (jpt__policy_env_is_loader); in a
  *     registry whose containment is "subreaper", also jptool's own mark
