@@ -1746,6 +1746,25 @@ static void a_non_root_hosts_tool_makes_no_setuid_file_either(void **state)
     free(lines);
 }
 
+/* ---- The second adversarial pass's findings (issue 15) ----------------------------- */
+
+/* S3: a stdio tool watched what it may not read (inotify on the home
+ * directory: the names made there, when files are opened); no sandboxed
+ * process watches a path now. */
+static void a_stdio_tool_watches_no_path_it_cannot_read(void **state)
+{
+    (void)state;
+    NEED_SECCOMP("the system-call filter");
+    const char *checks[] = {check_of("inotify:", home), check_of("inotify:", outside), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    assert_outcome(out, checks[0], "EPERM");
+    assert_outcome(out, checks[1], "EPERM");
+    free(out);
+}
+
 /* Not a check: what this machine's kernel lets the sandbox enforce, in the
  * test log, so that a CI run says which features it exercised. */
 static void this_machine_enforces(void **state)
@@ -1803,6 +1822,7 @@ int main(void)
         cmocka_unit_test(a_read_path_above_the_workspace_is_refused),
         cmocka_unit_test(a_read_only_workspace_in_tmp_stays_read_only),
         cmocka_unit_test(no_sandboxed_tool_makes_a_setuid_file),
+        cmocka_unit_test(a_stdio_tool_watches_no_path_it_cannot_read),
         cmocka_unit_test(a_non_root_hosts_tool_makes_no_setuid_file_either),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));

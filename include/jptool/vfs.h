@@ -733,6 +733,11 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    sethostname/setdomainname, reboot, kexec_load/kexec_file_load,
  *    init/finit/delete_module, swapon/swapoff, acct, fanotify_init/_mark,
  *    name_to_handle_at, open_by_handle_at — whatever capabilities;
+ *  - no inotify_init, inotify_init1 or inotify_add_watch: Landlock does
+ *    not govern watching, and a watch tells when files are made, opened
+ *    and written where the tool may not read (the host's home); programs
+ *    that watch files (tail -f, a dev server's reloader) fall back to
+ *    polling or say they cannot watch;
  *  - prlimit64, setpriority, sched_setaffinity, sched_setscheduler,
  *    sched_setparam, sched_setattr, ioprio_set, migrate_pages and
  *    move_pages only on its own process: pid 0 (itself, or the calling
@@ -781,7 +786,7 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    variants, utime, utimes, futimesat, utimensat, *xattr and *xattrat,
  *    file_setattr, FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR), reads no extended
  *    attribute (getxattr, listxattr and variants, file_getattr), and watches
- *    no path (inotify). It starts in "/", and so learns nothing of the host's
+ *    no path (as every profile). It starts in "/", and so learns nothing of the host's
  *    working directory. What it still learns, as Landlock (up to ABI 7)
  *    does not govern it and the loader and interpreters need it: whether
  *    a path exists and its metadata (stat, statx, access, readlink of any

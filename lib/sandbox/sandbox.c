@@ -799,8 +799,8 @@ static void describe(jpt__sandbox_report *rep, int profile, bool pid, const char
                "scheduling of its own process only)"
              : "seccomp (AF_UNIX streams only, no connect, no sendto an address, no ptrace, "
                "io_uring, user namespaces, TIOCSTI, keyrings, bpf, perf, mounts, kernel log, "
-               "clock, host names, reboot, kexec, modules, fanotify, file handles; limits "
-               "and scheduling of its own process only)",
+               "clock, host names, reboot, kexec, modules, fanotify, inotify, file handles; "
+               "limits and scheduling of its own process only)",
          "seccomp filters", 1, 1, 1},
         {JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS, "no_new_privs", "prctl", 1, 1, 1},
         {JPT_SANDBOX_ENFORCED_CAPABILITIES, "no capabilities", "prctl and capset", 1, 1, 1},

@@ -39,7 +39,8 @@
  *   STDIO  RFD 075's sandbox of a stdio tool: the workspace read-write (or
  *          read-only), the system read-only (/usr, /lib*, /bin, /sbin,
  *          /etc but its secrets, /opt, /sys; not /proc), /tmp read-write,
- *          no network: socket() of AF_UNIX streams only, and no connect().
+ *          no network: socket() of AF_UNIX streams only, and no connect();
+ *          no file-system watch (inotify, fanotify) nor file handle.
  *          In a mount namespace, everything but the writable areas is
  *          mounted read-only; where the host cannot make one, metadata
  *          changes are denied everywhere instead.
@@ -233,8 +234,8 @@ typedef struct jpt__seccomp_prog {
 #define JPT__SECCOMP_TRUNCATE 0x2    /* truncate(2): a Landlock below ABI 3 */
 #define JPT__SECCOMP_METADATA 0x4    /* chmod, chown, utimes, xattrs, … of
                                         any file */
-#define JPT__SECCOMP_PATH_PROBES 0x8 /* inotify, and reading extended
-                                        attributes (fanotify and file
+#define JPT__SECCOMP_PATH_PROBES 0x8 /* reading extended attributes
+                                        (inotify, fanotify and file
                                         handles are denied to all) */
 #define JPT__SECCOMP_VARIANTS 16
 
