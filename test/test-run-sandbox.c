@@ -506,6 +506,42 @@ static void what_a_child_starts_ends_with_it(void **state)
     json_decref(r);
 }
 
+/* ---- The second adversarial pass's findings (issue 15) ----------------------------- */
+
+/* N1: a workspace below /tmp whose root the policy does not let the
+ * child read (filesystem.allow names "src" alone) is where the child
+ * starts all the same: its private /tmp holds the workspace again, not
+ * only the prefixes it may read. */
+static void a_child_starts_in_a_workspace_in_tmp_whose_root_it_may_not_read(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char ws[64] = "/tmp/jpt-run-sandbox-ws-XXXXXX";
+    assert_non_null(mkdtemp(ws));
+    fu_mkdir(ws, "src");
+    fu_write(ws, "src/a.txt", "in src\n");
+    fu_write(ws, "top.txt", "at the root\n");
+    char *line = ops_in(ws, JPT_SANDBOX_DEFAULT,
+                        "{'filesystem':{'allow':['src']},'commands':{'sh':{}}}",
+                        "[{'method':'process.run','params':{'program':'sh','args':['-c',"
+                        "'cat src/a.txt; cat top.txt; pwd; echo x > new.txt; ls']}}]");
+    bool made = access(fu_path(ws, "new.txt"), F_OK) == 0;
+    fu_rmtree(ws);
+    assert_false(made);
+    static const char prefix[] = "process.run ok ";
+    if (strncmp(line, prefix, sizeof(prefix) - 1) != 0)
+        fail_msg("expected a result, got: %s", line);
+    json_t *r = parse(line + sizeof(prefix) - 1);
+    free(line);
+    char expected[128];
+    /* It lists what it may read of the root, and writes nothing there. */
+    snprintf(expected, sizeof(expected), "in src\n%s\nsrc\n", ws);
+    assert_string_equal(out_of(r, "stdout"), expected);
+    assert_non_null(strstr(out_of(r, "stderr"), "top.txt"));
+    assert_non_null(strstr(out_of(r, "stderr"), "new.txt"));
+    json_decref(r);
+}
+
 /* ---- Modes, bounds ----------------------------------------------------------------- */
 
 static void required_mode_refuses_a_child_it_cannot_confine(void **state)
@@ -644,6 +680,8 @@ int main(void)
         cmocka_unit_test_setup(a_childs_git_metadata_stays_read_only, fresh),
         cmocka_unit_test_setup(a_childs_git_file_stays_read_only, fresh),
         cmocka_unit_test_setup(a_child_makes_no_setuid_file, fresh),
+        cmocka_unit_test_setup(a_child_starts_in_a_workspace_in_tmp_whose_root_it_may_not_read,
+                               fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
         cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),
         cmocka_unit_test_setup(what_a_child_starts_ends_with_it, fresh),

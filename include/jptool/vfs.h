@@ -865,7 +865,10 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * fs.write). A git child reads its repositories' .git/config (git cannot
  * work without it; it is still never written, and what git prints of it
  * is the commands rule's to allow). Its /tmp is a tmpfs of its own (at most
- * 256 MiB; a workspace below /tmp is mounted in it where it was). It has
+ * 256 MiB; what it may read of a workspace below /tmp is mounted in it
+ * where it was, and where it may not read the workspace's root, the root
+ * is a read-only directory there that holds only that: it starts there,
+ * and lists and writes nothing else of it). It has
  * no capability and the environment run.h describes. What it starts ends
  * with it: with its own cgroup where the registry's or host's
  * containment has cgroups (killed at its end; it cannot leave the

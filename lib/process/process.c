@@ -81,6 +81,7 @@ typedef struct spawn_ctx {
     int cwd_fd;       /* a directory to fchdir into, or -1 */
     const char *cwd_path; /* in a mount namespace: cwd_fd's path, entered by
                              its path and checked to be cwd_fd's directory */
+    bool cwd_remade;  /* … unless the view makes it anew (not checked) */
     int in, out, err; /* the child's ends, all >= 3 */
     int join;         /* cgroup.procs of the child's cgroup, or -1 */
     int slave;        /* PTY slave, or -1 */
@@ -104,6 +105,8 @@ static int enter_cwd_path(spawn_ctx *ctx)
 
     if (fstat(ctx->cwd_fd, &want) != 0 || chdir(ctx->cwd_path) != 0)
         return -1;
+    if (ctx->cwd_remade)
+        return 0;
     if (stat(".", &got) != 0)
         return -1;
     if (got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
@@ -515,6 +518,8 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     }
     if ((ctx.clone_flags & CLONE_NEWNS) && ctx.cwd_fd >= 0)
         ctx.cwd_path = cwd_path;
+    /* A workspace its view makes anew is another directory there. */
+    ctx.cwd_remade = ctx.cwd_path != NULL && jpt__sandbox_remade(sb, cwd_path);
     char **marked = NULL;
     if (s->contain != NULL &&
         (rc = jpt__contain_prepare(s->contain, &c->contained, ctx.envp, &marked, &ctx.join,

@@ -227,7 +227,9 @@ static int make_dirs(const char *path)
 
 /* A tmpfs of its own on /tmp, writable (Landlock: a rule for it, added
  * now, as the ruleset prepared in the parent cannot name it); the granted
- * paths below /tmp (a workspace there) mounted in it where they were. */
+ * paths below /tmp mounted in it where they were; a workspace made anew
+ * (p->tmp_remake) read-only, before they are, so that its directories
+ * made on the way to them stay read-only too. */
 static int private_tmp(const jpt__ns_plan *p, const char **step, const char **path)
 {
     int keep[JPT__SANDBOX_TMP_KEEP_MAX];
@@ -253,8 +255,20 @@ static int private_tmp(const jpt__ns_plan *p, const char **step, const char **pa
         *path = "/tmp";
         rc = errno;
     }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (make_dirs(p->tmp_keep[i]) != 0) {
+            *step = "making a granted path's place on the private /tmp";
+            *path = p->tmp_keep[i];
+            rc = errno;
+        }
+    if (rc == 0 && p->tmp_remake != NULL &&
+        (make_dirs(p->tmp_remake) != 0 || remount(p->tmp_remake, MOUNT_ATTR_RDONLY, 0, false) != 0)) {
+        *step = "making the workspace anew on the private /tmp";
+        *path = p->tmp_remake;
+        rc = errno;
+    }
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        int at = make_dirs(p->tmp_keep[i]) == 0 ? resolve(p->tmp_keep[i]) : -1;
+        int at = resolve(p->tmp_keep[i]);
         if (at < 0 || attach(keep[i], at) < 0) {
             *step = "mounting a granted path on the private /tmp";
             *path = p->tmp_keep[i];

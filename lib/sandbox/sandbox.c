@@ -38,6 +38,7 @@ struct jpt__sandbox {
     bool own_filter;         /* the child adds its own-process filter */
     jpt__ns_plan ns;         /* its lists point into these: */
     jpt__pathv writable, read_only, hide, tmp_keep;
+    jpt__pathv tmp_remake;   /* the workspace, when made anew in /tmp */
     jpt__sandbox_report report;
 };
 
@@ -568,22 +569,31 @@ static int keep_below_tmp(jpt__sandbox *sb, const char *path, jpt__errbuf *err)
     return JPT_OK;
 }
 
-/* A RUN child's own /tmp, holding again the granted paths below it (a
- * workspace there, the program's directory); none when a granted path
- * holds /tmp itself (a workspace there is its /tmp). */
+/* A RUN child's own /tmp, holding again the granted paths below it and
+ * the program's directory; none when the workspace or a granted path
+ * holds /tmp itself (a workspace there is its /tmp). A workspace below
+ * /tmp that no grant holds (its root is not readable) is made anew in it,
+ * read-only, holding what is kept of it: the child starts there, and
+ * lists and reads nothing of the workspace but what it may read. (Kept
+ * whole, it would be readable: Landlock's walk from a file beneath it
+ * passes the private /tmp, which it may read and write.) */
 static int plan_tmp(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf *err)
 {
     const char *const *lists[] = {spec->read, spec->write};
     char dir[PATH_MAX];
     struct stat st;
+    bool held = false;
     int rc;
 
-    if (lstat("/tmp", &st) != 0 || !S_ISDIR(st.st_mode))
+    if (lstat("/tmp", &st) != 0 || !S_ISDIR(st.st_mode) ||
+        (spec->workspace != NULL && path_under("/tmp", spec->workspace)))
         return JPT_OK;
     for (size_t l = 0; l < 2; l++)
-        for (size_t i = 0; lists[l] != NULL && lists[l][i] != NULL; i++)
+        for (size_t i = 0; lists[l] != NULL && lists[l][i] != NULL; i++) {
             if (path_under("/tmp", lists[l][i]))
                 return JPT_OK;
+            held |= spec->workspace != NULL && path_under(spec->workspace, lists[l][i]);
+        }
     /* Outer paths first, so that one beneath another is not kept twice. */
     for (size_t depth = 1; depth < JPT__SANDBOX_PATH_MAX / 2; depth++) {
         bool deeper = false;
@@ -605,6 +615,10 @@ static int plan_tmp(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf
         if ((rc = keep_below_tmp(sb, dir, err)) < 0)
             return rc;
     }
+    if (spec->workspace != NULL && !held && path_under(spec->workspace, "/tmp") &&
+        strcmp(spec->workspace, "/tmp") != 0 &&
+        (rc = jpt__pathv_add(&sb->tmp_remake, spec->workspace, true)) < 0)
+        return jpt__err(err, rc, "out of memory planning the sandbox");
     sb->ns.private_tmp = true;
     return JPT_OK;
 }
@@ -696,6 +710,7 @@ static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jp
     sb->ns.hide = jpt__pathv_list(&sb->hide);
     sb->ns.hide_dir = sb->hide.flag;
     sb->ns.tmp_keep = jpt__pathv_list(&sb->tmp_keep);
+    sb->ns.tmp_remake = sb->tmp_remake.n > 0 ? sb->tmp_remake.v[0] : NULL;
     sb->ns.ruleset = sb->ruleset;
     return JPT_OK;
 }
@@ -1030,6 +1045,11 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     return JPT_OK;
 }
 
+bool jpt__sandbox_remade(const jpt__sandbox *sb, const char *dir)
+{
+    return sb->ns.tmp_remake != NULL && strcmp(sb->ns.tmp_remake, dir) == 0;
+}
+
 const jpt__sandbox_report *jpt__sandbox_report_of(const jpt__sandbox *sb)
 {
     return &sb->report;
@@ -1063,6 +1083,7 @@ void jpt__sandbox_free(jpt__sandbox *sb)
     jpt__pathv_free(&sb->read_only);
     jpt__pathv_free(&sb->hide);
     jpt__pathv_free(&sb->tmp_keep);
+    jpt__pathv_free(&sb->tmp_remake);
     jpt__free(sb);
 }
 

@@ -153,6 +153,12 @@ int jpt__sandbox_enter_in_child(const jpt__sandbox *sb, const char **step, const
  * inherited fds). */
 int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step);
 
+/* Whether the directory `dir` (a real path) is made anew in the child's
+ * view (a workspace below /tmp whose root it may not read, ns.c): a
+ * child starting there enters it by its path, which does not lead to the
+ * host's directory. */
+bool jpt__sandbox_remade(const jpt__sandbox *sb, const char *dir);
+
 /* What it enforces (filled at prepare). */
 const jpt__sandbox_report *jpt__sandbox_report_of(const jpt__sandbox *sb);
 
@@ -309,6 +315,11 @@ typedef struct jpt__ns_plan {
     bool private_tmp;             /* a tmpfs of its own on /tmp, granted
                                      `tmp_access` in `ruleset` (-1: none) */
     const char *const *tmp_keep;  /* granted paths below /tmp, kept there */
+    const char *tmp_remake;       /* the workspace, below /tmp and not kept
+                                     (its root is not readable): made anew
+                                     there, read-only, the kept paths
+                                     beneath it; the child enters it by
+                                     its path (jpt__sandbox_remade) */
     uint64_t tmp_access;
     int ruleset;
     /* A view made once and kept (jpt__ns_keep): the child enters these
