@@ -140,4 +140,14 @@ void ru_vfs_spawn(jpt_vfs_host *h, const char *arguments_json);
  * text" (free()). */
 char *ru_vfs_end(jpt_vfs_host *h);
 
+/* ---- Processes a test left ------------------------------------------------ */
+
+/* The live processes (not zombies) whose command line is exactly `sleep
+ * <seconds>`, in the host's view of /proc: a test's own marker, which
+ * names its process whatever PID namespace it runs in. */
+int ru_count_sleeping(const char *seconds);
+/* No `sleep <seconds>` is left, within WAIT_MS (SIGKILL is delivered, not
+ * awaited); one that is fails the test, and is killed. */
+void ru_assert_none_sleeping(const char *seconds);
+
 #endif

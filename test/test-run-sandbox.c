@@ -399,10 +399,10 @@ static void a_child_has_no_capabilities_nor_network(void **state)
     char ops[8192], port[32];
     snprintf(port, sizeof(port), "tcp:%d", ntohs(sin.sin_port));
     snprintf(ops, sizeof(ops),
-             "[{'method':'process.run','params':{'program':'%s','args':['caps','sethostname',"
-             "'syslog','settimeofday','reboot','socket-inet','%s','prlimit-parent',"
-             "'affinity-parent','prlimit-self']}}]",
-             SANDBOX_PROBE, port);
+             "[{'method':'process.run','params':{'program':'%s','args':['host:%d','caps',"
+             "'sethostname','syslog','settimeofday','reboot','socket-inet','%s',"
+             "'prlimit-parent','affinity-parent','prlimit-self']}}]",
+             SANDBOX_PROBE, (int)getpid(), port);
     char policy[8192];
     snprintf(policy, sizeof(policy), "{'commands':{'%s':{}}}", SANDBOX_PROBE);
     char *lines = ops_in(root, JPT_SANDBOX_DEFAULT, policy, ops);
@@ -428,51 +428,6 @@ static void a_child_has_no_capabilities_nor_network(void **state)
     free(lines);
 }
 
-/* The live processes (not zombies) whose command line is exactly
- * `sleep <seconds>`, in the host's view of /proc. */
-static int count_sleeping(const char *seconds)
-{
-    char want[64], path[300], buf[256], stat_text[512];
-    int n = 0, len = snprintf(want, sizeof(want), "sleep%c%s", '\0', seconds) + 1;
-    DIR *proc = opendir("/proc");
-    struct dirent *e;
-
-    assert_non_null(proc);
-    while ((e = readdir(proc)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-        long got = ru_read_text(path, buf, sizeof(buf));
-        if (got != len || memcmp(buf, want, (size_t)len) != 0)
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-        const char *paren = ru_read_text(path, stat_text, sizeof(stat_text)) > 0
-                                ? strrchr(stat_text, ')')
-                                : NULL;
-        n += paren != NULL && paren[2] != 'Z' && paren[2] != 'X';
-    }
-    closedir(proc);
-    return n;
-}
-
-/* No `sleep <seconds>` is left, within WAIT_MS (SIGKILL is delivered, not
- * awaited); one that is fails the test, and is killed. */
-static void assert_none_left(const char *seconds)
-{
-    uint64_t deadline = ru_now_ms() + (uint64_t)WAIT_MS;
-    while (count_sleeping(seconds) > 0 && ru_now_ms() < deadline) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    if (count_sleeping(seconds) > 0) {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "pkill -KILL -x -f 'sleep %s'", seconds);
-        if (system(cmd) != 0)
-            print_message("pkill failed\n");
-        fail_msg("a process (sleep %s) outlived its process.run", seconds);
-    }
-}
-
 static void what_a_child_starts_ends_with_it(void **state)
 {
     (void)state;
@@ -483,7 +438,7 @@ static void what_a_child_starts_ends_with_it(void **state)
                       "setsid sleep 86399 </dev/null >/dev/null 2>&1 & echo started");
     assert_string_equal(out_of(r, "stdout"), "started\n");
     json_decref(r);
-    assert_none_left("86399");
+    ru_assert_none_sleeping("86399");
 
     jpt__errbuf err;
     int host_cgroup = jpt__cgroup_open_host(&err);
@@ -507,6 +462,23 @@ static void what_a_child_starts_ends_with_it(void **state)
 }
 
 /* ---- The second adversarial pass's findings (issue 15) ----------------------------- */
+
+/* R2: there was no bound on a child's processes: 1000 of them started
+ * (for a root host RLIMIT_NPROC does not apply). Its cgroup's pids.max,
+ * or its PID namespace's pid_max, bounds them to the rule's
+ * process_limit (512 by default), the child itself counted. */
+static void a_childs_processes_are_bounded(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    json_t *r = sh_in("{'commands':{'sh':{'timeout_ms':60000}}}",
+                      "n=0; while [ $n -lt 1000 ]; do sleep 30 & n=$((n+1)); done; "
+                      "echo started $n");
+    const char *out = out_of(r, "stdout");
+    bool all = strstr(out, "started 1000") != NULL;
+    json_decref(r);
+    assert_false(all);
+}
 
 /* N1: a workspace below /tmp whose root the policy does not let the
  * child read (filesystem.allow names "src" alone) is where the child
@@ -540,6 +512,23 @@ static void a_child_starts_in_a_workspace_in_tmp_whose_root_it_may_not_read(void
     assert_non_null(strstr(out_of(r, "stderr"), "top.txt"));
     assert_non_null(strstr(out_of(r, "stderr"), "new.txt"));
     json_decref(r);
+}
+
+static void a_rules_process_limit_bounds_its_child(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    static const char policy[] = "{'commands':{'sh':{'process_limit':20}}}";
+    json_t *r = sh_in(policy, "n=0; while [ $n -lt 19 ]; do sleep 30.19 & n=$((n+1)); done; "
+                              "echo started $n");
+    assert_string_equal(out_of(r, "stdout"), "started 19\n");
+    json_decref(r);
+    ru_assert_none_sleeping("30.19");
+    r = sh_in(policy, "n=0; while [ $n -lt 20 ]; do sleep 30.2 & n=$((n+1)); done; "
+                      "echo started $n");
+    assert_null(strstr(out_of(r, "stdout"), "started 20"));
+    json_decref(r);
+    ru_assert_none_sleeping("30.2");
 }
 
 /* ---- Modes, bounds ----------------------------------------------------------------- */
@@ -666,7 +655,7 @@ static void a_non_root_hosts_child_is_confined_too(void **state)
     /* The .env of the workspace is the host's (it can read it); the child
      * cannot, in its user and mount namespace. Without cgroups of its own
      * its setsid process ends with it in a PID namespace. */
-    assert_none_left("86398");
+    ru_assert_none_sleeping("86398");
     assert_non_null(strstr(buf, "started"));
     assert_lacks(buf, "SECRET");
 }
@@ -680,6 +669,8 @@ int main(void)
         cmocka_unit_test_setup(a_childs_git_metadata_stays_read_only, fresh),
         cmocka_unit_test_setup(a_childs_git_file_stays_read_only, fresh),
         cmocka_unit_test_setup(a_child_makes_no_setuid_file, fresh),
+        cmocka_unit_test_setup(a_childs_processes_are_bounded, fresh),
+        cmocka_unit_test_setup(a_rules_process_limit_bounds_its_child, fresh),
         cmocka_unit_test_setup(a_child_starts_in_a_workspace_in_tmp_whose_root_it_may_not_read,
                                fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),

@@ -136,6 +136,15 @@ typedef struct host_run {
     char report[1024];
 } host_run;
 
+/* The probe's first check: this process is the host its "parent" checks
+ * aim at (in a PID namespace of its own its parent is 0). */
+static const char *host_check(void)
+{
+    static char check[32];
+    snprintf(check, sizeof(check), "host:%d", (int)getpid());
+    return check;
+}
+
 /* Runs the probe with `checks` (NULL-terminated) as a VFS tool of a host
  * in `mode`, with `read` as sandbox_read. */
 static void run_vfs(int mode, const char *const *read, const char *const *checks, host_run *out)
@@ -143,8 +152,8 @@ static void run_vfs(int mode, const char *const *read, const char *const *checks
     jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
                               .sandbox_mode = mode, .sandbox_read = read};
     jpt_vfs_host *h = NULL;
-    const char *argv[64] = {PROBE, "--vfs"};
-    size_t n = 2;
+    const char *argv[64] = {PROBE, "--vfs", host_check()};
+    size_t n = 3;
     const char *report = NULL;
     jpt_state *st = NULL;
 
@@ -287,6 +296,8 @@ static void a_vfs_tool_has_no_socket_and_no_way_to_other_processes(void **state)
     free(run.lines);
 }
 
+/* Landlock's signal scope refuses it (EPERM); in a PID namespace of its
+ * own the tool does not even see its host (ESRCH). */
 static void a_vfs_tool_cannot_signal_the_host(void **state)
 {
     (void)state;
@@ -295,7 +306,8 @@ static void a_vfs_tool_cannot_signal_the_host(void **state)
     host_run run;
 
     run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
-    assert_outcome(run.lines, "signal-parent", "EPERM");
+    assert_outcome(run.lines, "signal-parent",
+                   run.enforced & JPT_SANDBOX_ENFORCED_PROCESSES ? "ESRCH" : "EPERM");
     free(run.lines);
 }
 
@@ -402,7 +414,10 @@ static void the_report_says_what_this_kernel_enforces(void **state)
     if (kernel_abi >= 6)
         want |= JPT_SANDBOX_ENFORCED_SCOPES;
     run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
-    assert_int_equal(run.enforced, want);
+    /* A PID namespace where no cgroup of its own ends and bounds it. */
+    assert_int_equal(run.enforced & ~JPT_SANDBOX_ENFORCED_PROCESSES, want);
+    if (run.enforced & JPT_SANDBOX_ENFORCED_PROCESSES)
+        assert_non_null(strstr(run.report, "a PID namespace (its processes end with it"));
     snprintf(abi, sizeof(abi), "vfs profile, Landlock ABI %d: enforced files, truncation",
              kernel_abi);
     assert_non_null(strstr(run.report, abi));
@@ -427,8 +442,8 @@ static void best_effort_on_an_older_kernel_runs_and_reports_the_gaps(void **stat
     jpt__sandbox_test_limit(3, false);
     run_vfs(JPT_SANDBOX_BEST_EFFORT, NULL, checks, &run);
     jpt__sandbox_test_limit(-1, false);
-    assert_int_equal(run.enforced, JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS |
-                                       JPT_SANDBOX_ENFORCED_SECCOMP |
+    assert_int_equal(run.enforced & ~JPT_SANDBOX_ENFORCED_PROCESSES,
+                     JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS | JPT_SANDBOX_ENFORCED_SECCOMP |
                                        JPT_SANDBOX_ENFORCED_FILES |
                                        JPT_SANDBOX_ENFORCED_TRUNCATE |
                                        JPT_SANDBOX_ENFORCED_CAPABILITIES |
@@ -648,8 +663,8 @@ static char tools[1 << 14];
 static const char *tool_js(const char *name, bool vfs, const char *extra,
                            const char *const *checks)
 {
-    int n = snprintf(tools, sizeof(tools), "{'tools':[{'name':'%s','command':['%s'%s", name,
-                     PROBE, vfs ? ",'--vfs'" : "");
+    int n = snprintf(tools, sizeof(tools), "{'tools':[{'name':'%s','command':['%s'%s,'%s'",
+                     name, PROBE, vfs ? ",'--vfs'" : "", host_check());
     for (size_t i = 0; checks[i] != NULL; i++)
         n += snprintf(tools + n, sizeof(tools) - (size_t)n, ",'%s'", checks[i]);
     snprintf(tools + n, sizeof(tools) - (size_t)n, "]%s%s%s}]}", vfs ? ",'runtime':'vfs'" : "",
@@ -942,7 +957,12 @@ static void sandbox_settings_that_cannot_hold_are_refused(void **state)
     assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':true,"
                    "'os_sandbox':{'root':'/'}}]}",
                    JPT_ERR_INVALID,
-                   "tool 't': unknown field 'os_sandbox.root' (expected mode, read, write)");
+                   "tool 't': unknown field 'os_sandbox.root' (expected mode, read, write, "
+                   "process_limit)");
+    assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':true,"
+                   "'os_sandbox':{'process_limit':1}}]}",
+                   JPT_ERR_INVALID,
+                   "tool 't': 'os_sandbox.process_limit' must be an integer from 2 to 65536");
     assert_refused("{'tools':[{'name':'t','runtime':'vfs','command':['x'],"
                    "'os_sandbox':{'write':['/tmp']}}]}",
                    JPT_ERR_INVALID,
@@ -1765,6 +1785,74 @@ static void a_stdio_tool_watches_no_path_it_cannot_read(void **state)
     free(out);
 }
 
+/* S4: where the containment is "session" (a host whose cgroup is not
+ * delegated), a sandboxed tool's daemon (setsid, a second fork) outlived
+ * the tool and the registry. Every sandboxed process without a cgroup of
+ * its own has a PID namespace, whose end ends it. */
+static void a_sandboxed_tools_daemon_ends_with_it(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    char pidfile[4200];
+    snprintf(pidfile, sizeof(pidfile), "%s/daemon.pid", root);
+    unlink(pidfile);
+    const char *checks[] = {check_of("daemon:", pidfile), NULL};
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 300,
+                              .drain_ms = 100, .containment = JPT_CONTAIN_SESSION};
+    jpt_registry *r = ru_registry_with(&o, js(tool_js("s", false, "'sandbox':true", checks)));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    free(out);
+    int pid = 0;
+    for (int i = 0; i < 50 && pid == 0; i++) {
+        FILE *f = fopen(pidfile, "r");
+        if (f != NULL) {
+            if (fscanf(f, "%d", &pid) != 1)
+                pid = 0;
+            fclose(f);
+        }
+        if (pid == 0)
+            usleep(20000);
+    }
+    unlink(pidfile);
+    bool alive = pid > 0 && kill(pid, 0) == 0;
+    if (pid > 0)
+        kill(pid, SIGKILL);
+    assert_true(pid > 0); /* it ran */
+    assert_false(alive);
+}
+
+/* R2 for tools: a sandboxed tool and what it starts have at most
+ * os_sandbox.process_limit processes at once (its cgroup's pids.max, or
+ * its PID namespace's pid_max), itself counted. */
+static void a_sandboxed_tools_processes_are_bounded(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    const char *checks[] = {"forks:40", NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT,
+                               tool_js("s", false, "'sandbox':true,'os_sandbox':{'process_limit':20}",
+                                       checks));
+    unsigned enforced = 0;
+    char *text = NULL;
+    assert_int_equal(jpt_registry_tool_sandbox(r, "s", &enforced, &text), JPT_OK);
+    bool bounded = strstr(text, "at most 20 at once") != NULL;
+    jpt_free(text);
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    assert_false(is_error);
+    if (!bounded) {
+        print_message("[ SKIPPED  ] no bound on processes here (no pids controller, no pid_max "
+                      "per PID namespace)\n");
+        free(out);
+        skip();
+    }
+    assert_outcome(out, "forks:40", "19");
+    free(out);
+}
+
 /* Not a check: what this machine's kernel lets the sandbox enforce, in the
  * test log, so that a CI run says which features it exercised. */
 static void this_machine_enforces(void **state)
@@ -1823,6 +1911,8 @@ int main(void)
         cmocka_unit_test(a_read_only_workspace_in_tmp_stays_read_only),
         cmocka_unit_test(no_sandboxed_tool_makes_a_setuid_file),
         cmocka_unit_test(a_stdio_tool_watches_no_path_it_cannot_read),
+        cmocka_unit_test(a_sandboxed_tools_daemon_ends_with_it),
+        cmocka_unit_test(a_sandboxed_tools_processes_are_bounded),
         cmocka_unit_test(a_non_root_hosts_tool_makes_no_setuid_file_either),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));

@@ -359,7 +359,10 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    also read and execute (an interpreter's or a
  *                    library's directory outside /usr, a virtualenv);
  *                    for a stdio tool "write": [absolute paths] they may
- *                    also write. Paths that do not exist are skipped
+ *                    also write. Paths that do not exist are skipped;
+ *                    "process_limit": the most processes (threads count)
+ *                    the tool and what it starts have at once, 2 to 65536
+ *                    (default 512; vfs.h, "The OS sandbox")
  *
  * All definitions are checked before any is added: on error nothing changes
  * and jpt_registry_errmsg() names the tool and the field. Errors:

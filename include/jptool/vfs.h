@@ -415,6 +415,9 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *     output_limit       bytes kept of each of stdout and stderr, 64 to
  *                        JPT_VFS_PROCESS_OUTPUT_MAX (default
  *                        JPT_VFS_PROCESS_OUTPUT_LIMIT).
+ *     process_limit      the most processes (threads count) the process and
+ *                        what it starts have at once in its OS sandbox, 2
+ *                        to 65536 (default 512; "The OS sandbox").
  *
  * With no sandbox section (NULL or "{}") a tool gets D11's default:
  * workspace read-only, no network, no processes — reads and listings
@@ -723,6 +726,37 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * loads a seccomp filter (libseccomp, built once per registry or host;
  * each child puts a few instructions naming its own pid in front).
  *
+ * Where its containment gives it no cgroup of its own that ends it with
+ * all it started (a registry's or host's JPT_CONTAIN_SESSION or
+ * _SUBREAPER, or a cgroup that cannot bound its processes, below), every
+ * sandboxed process runs in a PID namespace of its own (in a user
+ * namespace of its own too for a host that is not root). Its end ends
+ * every process in it, a daemon that left its session (setsid) too; it
+ * sees no process of the host, so kill, tgkill or a pidfd of one fails
+ * (ESRCH), which also keeps a tool from signalling a host of its uid on
+ * a kernel without Landlock's signal scope (ABI 6). It is pid 1 there: a
+ * signal it sends itself is dropped unless it handles it (`kill -9 $$`
+ * does nothing; a fault still ends it), and SIGTERM from the host, where
+ * it leaves SIGTERM to its default action (its /proc status says so),
+ * is sent as SIGKILL, which ends it as that action would, and its end is
+ * reported as SIGTERM's. Where the host cannot make one, process.run in
+ * mode "required" is refused, and a tool runs without it (its report
+ * says so).
+ *
+ * Its processes are bounded: at most process_limit of them (threads
+ * count; 512 unless its definition's os_sandbox.process_limit or its
+ * commands rule's process_limit says otherwise, 2 to 65536) are alive at
+ * once, itself counted; a fork past it fails with EAGAIN. The bound is
+ * its cgroup's pids.max where the host's cgroup enables the pids
+ * controller for its children (cgroup.subtree_control: jptool does not
+ * enable it, as that needs the host out of its own cgroup, the "no
+ * internal processes" rule), else its PID namespace's pid_max (Linux
+ * 6.14, which keeps one per namespace; its last pid is set to 300 so
+ * that the bound holds from the first fork). Where there is neither (an
+ * older kernel and no delegated pids controller, or /proc/sys read-only),
+ * its processes are not bounded, and its report says so. Its memory is
+ * not bounded (no memory.max: no one bound fits every tool).
+ *
  * Every profile (each fails with EPERM; clone3 with ENOSYS so that the C
  * library falls back to clone, which is checked; a system call of another
  * ABI, i386 or x32 on x86-64, kills the process):
@@ -873,10 +907,8 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * with it: with its own cgroup where the registry's or host's
  * containment has cgroups (killed at its end; it cannot leave the
  * cgroup: no capability, and /sys is read-only to it), else in a PID
- * namespace of its own, whose end ends every process in it (it is then
- * pid 1 there: a signal it sends itself, and SIGTERM from the host, reach
- * it only if it handles them; the timeout's SIGKILL after the kill grace
- * always does). What it may not read is found, before each run, by a walk
+ * namespace of its own (above), whose end ends every process in it; its
+ * processes are bounded as above. What it may not read is found, before each run, by a walk
  * of the paths it may read: at most JPT_VFS_RUN_SCAN_MAX entries and
  * JPT_VFS_RUN_COVER_MAX paths covered (past either the run fails); a
  * symbolic link is neither followed nor covered (what it leads to is

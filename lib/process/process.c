@@ -66,6 +66,8 @@ struct jpt__child {
     jpt__timer kill_timer;
     jpt__exit status;
     jpt__contained contained;
+    bool pid_ns;      /* pid 1 of a PID namespace of its own */
+    bool term_as_kill; /* it was sent SIGKILL for SIGTERM (terminate_group) */
 };
 
 /* ---- The child side ------------------------------------------------------------
@@ -479,6 +481,7 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     if (s->sandbox != NULL) {
         jpt__sandbox_spec spec = *s->sandbox;
         spec.program = path;
+        spec.pid_namespace = jpt__contain_wants_pid_namespace(s->contain);
         if ((rc = jpt__sandbox_prepare(&spec, &sb, err)) < 0)
             return rc;
         if (s->sandbox_report != NULL)
@@ -531,6 +534,24 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     }
     if (marked != NULL)
         ctx.envp = marked;
+    /* Its cgroup's bound, before it joins: a sandboxed process's
+     * process_limit, any other's none (a cgroup of the pool may have
+     * bounded another). */
+    if (ctx.join >= 0 && jpt__contain_bounds_pids(s->contain) &&
+        (rc = jpt__contain_bound(&c->contained,
+                                 sb != NULL ? (s->sandbox->process_limit != 0
+                                                   ? s->sandbox->process_limit
+                                                   : JPT__SANDBOX_PROCESS_LIMIT)
+                                            : 0,
+                                 err)) < 0) {
+        jpt__sandbox_free(sb);
+        close_fd(&ctx.join);
+        jpt__free(marked);
+        jpt__contain_cancel(&c->contained);
+        close_stdio(&f);
+        jpt__free(c);
+        return rc;
+    }
     rc = clone_child(&ctx, &pidfd, err);
     jpt__sandbox_free(sb); /* applied by now, or never */
     close_fd(&ctx.join);
@@ -557,6 +578,7 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     c->ud = ud;
     c->pid = rc;
     c->pidfd = pidfd;
+    c->pid_ns = (ctx.clone_flags & CLONE_NEWPID) != 0;
     c->pty = s->pty;
     c->drain_ms = s->drain_ms;
     c->out.fd = f.parent_out;
@@ -652,6 +674,47 @@ static void signal_group(jpt__child *c, int sig)
     signal_pid_group(c, unreaped_pid(c), sig);
 }
 
+/* Whether process `pid` neither catches, ignores nor blocks `sig`, as its
+ * /proc/<pid>/status says (SigCgt, SigIgn, SigBlk); false when it cannot
+ * be read. */
+static bool signal_default(pid_t pid, int sig)
+{
+    char path[64], buf[2048];
+    const char *const fields[] = {"\nSigBlk:", "\nSigIgn:", "\nSigCgt:"};
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        const char *at = strstr(buf, fields[i]);
+        if (at == NULL)
+            return false;
+        unsigned long long mask = strtoull(at + strlen(fields[i]), NULL, 16);
+        if (mask & (1ULL << (sig - 1)))
+            return false;
+    }
+    return true;
+}
+
+/* SIGTERM as the child would take it were it not pid 1 of a PID
+ * namespace of its own: the kernel drops a signal a namespace's init
+ * does not handle, so one that leaves SIGTERM to its default action gets
+ * SIGKILL, which ends it as that action would (its namespace with it),
+ * not the kill grace later; and its end is reported as SIGTERM's. */
+static void terminate_group(jpt__child *c)
+{
+    pid_t pid = unreaped_pid(c);
+
+    c->term_as_kill = c->pid_ns && pid != 0 && !c->exited && signal_default(pid, SIGTERM);
+    signal_pid_group(c, pid, c->term_as_kill ? SIGKILL : SIGTERM);
+}
+
 /* Reaps the child and reports it: the output is complete (or the drain
  * window is over). Stragglers in the process group are killed first, while
  * the unreaped leader still holds the group's id. */
@@ -676,6 +739,8 @@ static void finish(jpt__child *c)
     if (wait_child(c, &info, WEXITED) == 0) {
         c->status.code = info.si_code == CLD_EXITED ? info.si_status : -1;
         c->status.signal = info.si_code == CLD_EXITED ? 0 : info.si_status;
+        if (c->term_as_kill && c->status.signal == SIGKILL)
+            c->status.signal = SIGTERM;
         c->status.known = true;
         /* Stragglers of its group: the group's id stays theirs while any
          * lives, and pids are handed out again only after the whole pid
@@ -997,7 +1062,7 @@ void jpt__child_terminate(jpt__child *c, int grace_ms)
     /* A second request does not push the deadline of the first back. */
     if (jpt__loop_timer_active(&c->kill_timer))
         return;
-    signal_group(c, SIGTERM);
+    terminate_group(c);
     if (jpt__loop_timer_start(c->loop, &c->kill_timer, jpt__loop_deadline_ms(grace_ms)) < 0)
         kill_child(c);
 }
@@ -1079,7 +1144,7 @@ void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms)
 
     for (size_t i = 0; i < n; i++)
         if (!children[i]->exited)
-            signal_group(children[i], SIGTERM);
+            terminate_group(children[i]);
     /* Wait on every pidfd at once until all have exited or the grace period
      * ends; without memory for the poll set, go straight to SIGKILL. */
     while (fds != NULL) {

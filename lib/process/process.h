@@ -82,6 +82,23 @@ void jpt__contain_exiting(jpt__contained *cd, pid_t leader);
 /* The child's leader was reaped: its cgroup goes once empty. */
 void jpt__contain_reaped(jpt__contained *cd);
 
+/* Whether every child of `ct` (may be NULL) has a cgroup of its own
+ * (CGROUP mode), and whether those cgroups can bound their processes
+ * (pids.max: the host's cgroup has the pids controller enabled for its
+ * children in cgroup.subtree_control). */
+bool jpt__contain_has_cgroups(const jpt__contain *ct);
+bool jpt__contain_bounds_pids(const jpt__contain *ct);
+/* Whether a sandboxed child of `ct` gets a PID namespace: where no cgroup
+ * of its own ends it all, or where its cgroup does not bound its
+ * processes and a PID namespace's pid_max can (jpt__ns_pid_max_here).
+ * jpt__child_spawn sets the spec's pid_namespace so; what reports a
+ * sandbox asks the same. */
+bool jpt__contain_wants_pid_namespace(const jpt__contain *ct);
+/* Sets the cgroup of a child prepared with jpt__contain_prepare to at most
+ * `max` processes (pids.max; 0: no bound), before the child joins it.
+ * Errors: JPT_ERR_IO (`err` says why). */
+int jpt__contain_bound(jpt__contained *cd, unsigned max, jpt__errbuf *err);
+
 /* The directory of the cgroup v2 that the text of /proc/self/cgroup names
  * (its "0::" line), through the cgroup2 mount in the text of
  * /proc/self/mountinfo that shows it, appended to `dir`. Both texts are
@@ -98,6 +115,9 @@ int jpt__cgroup_open_host(jpt__errbuf *err);
  * 5.14). JPT_OK or JPT_ERR_IO. */
 int jpt__cgroup_kill(int dir);
 int jpt__cgroup_kill_each(int dir);
+/* Whether the cgroup open as `dir` enables the controller `name` ("pids")
+ * for its children (cgroup.subtree_control). */
+bool jpt__cgroup_has_controller(int dir, const char *name);
 /* Whether the cgroup whose cgroup.events is open as `events` has a live
  * process: 1, 0, or -1 when the file cannot be read. */
 int jpt__cgroup_populated(int events);

@@ -429,6 +429,9 @@ void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, jpt__sandbo
     /* A stdio tool's to use; a VFS tool's that no grant may hold. */
     spec->workspace = r->root;
     spec->workspace_writable = t->sandbox_writable;
+    spec->process_limit = t->sandbox_processes;
+    /* As its spawn will have it (process.c), for the report. */
+    spec->pid_namespace = jpt__contain_wants_pid_namespace(r->contain);
     spec->cache = r->sandbox_cache;
 }
 
@@ -619,6 +622,14 @@ static int take_os_sandbox(jpt__tool *t, const json_t *v, bool vfs, char *why, s
         } else if (strcmp(key, "read") == 0) {
             if ((rc = take_paths(member, key, &t->sandbox_read, why, n)) < 0)
                 return rc;
+        } else if (strcmp(key, "process_limit") == 0) {
+            json_int_t limit = json_integer_value(member);
+            if (!json_is_integer(member) || limit < 2 || limit > JPT__SANDBOX_PROCESS_LIMIT_MAX)
+                return snprintf(why, n, "'os_sandbox.process_limit' must be an integer from 2 "
+                                        "to %d",
+                                JPT__SANDBOX_PROCESS_LIMIT_MAX),
+                       JPT_ERR_INVALID;
+            t->sandbox_processes = (unsigned)limit;
         } else if (strcmp(key, "write") == 0) {
             if (vfs)
                 return snprintf(why, n, "'os_sandbox.write' does not apply to a vfs tool: "
@@ -627,7 +638,9 @@ static int take_os_sandbox(jpt__tool *t, const json_t *v, bool vfs, char *why, s
             if ((rc = take_paths(member, key, &t->sandbox_write, why, n)) < 0)
                 return rc;
         } else
-            return snprintf(why, n, "unknown field 'os_sandbox.%s' (expected mode, read%s)",
+            return snprintf(why, n,
+                            "unknown field 'os_sandbox.%s' (expected mode, read%s, "
+                            "process_limit)",
                             key, vfs ? "" : ", write"),
                    JPT_ERR_INVALID;
     }

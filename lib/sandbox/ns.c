@@ -25,6 +25,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -294,28 +295,57 @@ static int private_tmp(const jpt__ns_plan *p, const char **step, const char **pa
     return 0;
 }
 
+/* The bound on the processes of its new PID namespace: the namespace's
+ * own pid_max (Linux 6.14), written through the host's /proc while it is
+ * still writable. Only as the first process of a PID namespace of its
+ * own (pid 1): on a kernel without namespaced pid_max the same write
+ * would set the whole machine's, which p->pid_max rules out (the parent
+ * sets it only where the kernel has them), and pid 1 checks again. Its
+ * last pid is then set to 300 (RESERVED_PIDS; ns_last_pid, the
+ * namespace's own on every kernel): past it the kernel hands out pids
+ * from 300 to pid_max - 1 only, so that pid 1 and those are all there
+ * can be at once (pid_max = limit + 299, sandbox.c). */
+static int bound_processes(const jpt__ns_plan *p)
+{
+    if (!p->pid || p->pid_max[0] == '\0')
+        return 0;
+    if (getpid() != 1) {
+        errno = EPERM;
+        return -1;
+    }
+    if (write_file("/proc/sys/kernel/pid_max", p->pid_max) != 0)
+        return -1;
+    return write_file("/proc/sys/kernel/ns_last_pid", "300");
+}
+
 int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char **path)
 {
     int rc;
 
     *path = NULL;
-    if (!p->mounts)
-        return 0;
     /* A view kept: the user namespace first, which gives the capability
      * to enter the mount namespace it owns. */
-    if (p->enter_mnt >= 0) {
+    if (p->mounts && p->enter_mnt >= 0) {
+        if (bound_processes(p) != 0)
+            FAIL("bounding its processes (its PID namespace's pid_max)", NULL);
         if (p->enter_user >= 0 && setns(p->enter_user, CLONE_NEWUSER) != 0)
             FAIL("entering the kept user namespace (setns)", NULL);
         if (setns(p->enter_mnt, CLONE_NEWNS) != 0)
             FAIL("entering the kept mount namespace (setns)", NULL);
         return 0;
     }
+    if (!p->mounts && !p->pid)
+        return 0;
     /* Mapped to itself: the tool sees the host's uid and gid. setgroups
      * must be denied before an unprivileged process writes gid_map. */
     if (p->user && (write_file("/proc/self/setgroups", "deny") != 0 ||
                     write_file("/proc/self/uid_map", p->uid_map) != 0 ||
                     write_file("/proc/self/gid_map", p->gid_map) != 0))
         FAIL("mapping its user and group in its user namespace", NULL);
+    if (bound_processes(p) != 0)
+        FAIL("bounding its processes (its PID namespace's pid_max)", NULL);
+    if (!p->mounts)
+        return 0;
     /* Nothing it mounts reaches the host's namespace. */
     if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
         FAIL("making its mounts its own (MS_SLAVE)", "/");
@@ -380,8 +410,9 @@ bool jpt__ns_probe(const jpt__ns_plan *plan, char *why, size_t n)
     int e = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
-        snprintf(why, n, "clone with %s namespaces: %s",
-                 plan->user ? "user, mount" : "mount", strerror(e));
+        snprintf(why, n, "clone with %s%s%s namespaces: %s", plan->user ? "user, " : "",
+                 plan->mounts ? "mount" : "", plan->pid ? (plan->mounts ? " and PID" : "PID") : "",
+                 strerror(e));
         return false;
     }
     siginfo_t info;
@@ -456,7 +487,28 @@ int jpt__ns_keep(const jpt__ns_plan *p, int *mnt, int *user, char *why, size_t n
 
 int jpt__ns_clone_flags(const jpt__ns_plan *p)
 {
-    if (!p->mounts || p->enter_mnt >= 0)
-        return 0;
-    return CLONE_NEWNS | (p->pid ? CLONE_NEWPID : 0) | (p->user ? CLONE_NEWUSER : 0);
+    int pid = p->pid ? CLONE_NEWPID : 0;
+
+    /* A kept view is entered by a process of the host's user namespace
+     * (a root host's: one that is not root makes its own view when it
+     * wants a PID namespace, sandbox.c). */
+    if (p->mounts && p->enter_mnt >= 0)
+        return pid;
+    if (!p->mounts)
+        return pid != 0 ? pid | (p->user ? CLONE_NEWUSER : 0) : 0;
+    return CLONE_NEWNS | pid | (p->user ? CLONE_NEWUSER : 0);
+}
+
+/* Whether this kernel keeps pid_max per PID namespace (Linux 6.14): by
+ * its version alone, as nothing else tells it without writing the
+ * machine's pid_max on a kernel that does not. A backport is missed, and
+ * its processes go unbounded as on an older kernel. */
+bool jpt__ns_pid_max_here(void)
+{
+    struct utsname u;
+    unsigned major = 0, minor = 0;
+
+    if (uname(&u) != 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+        return false;
+    return major > 6 || (major == 6 && minor >= 14);
 }

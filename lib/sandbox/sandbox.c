@@ -42,8 +42,9 @@ struct jpt__sandbox {
     jpt__sandbox_report report;
 };
 
-/* Whether this host can make the namespaces, by whether a PID namespace
- * is wanted too: 0 not known yet, 1 yes, -1 no (`why` says why). */
+/* Whether this host can make the namespaces, by which are wanted (a
+ * mount namespace, a PID namespace, one with its pid_max): 0 not known
+ * yet, 1 yes, -1 no (`why` says why). */
 typedef struct ns_support {
     int state;
     char why[256];
@@ -72,7 +73,7 @@ typedef struct kept_view {
 
 struct jpt__sandbox_cache {
     jpt__seccomp_prog progs[JPT__SECCOMP_VARIANTS];
-    ns_support ns[2];
+    ns_support ns[8];
     jpt__etc etc;
     kept_ruleset rulesets[KEPT_RULESETS];
     kept_view views[KEPT_RULESETS];
@@ -515,7 +516,8 @@ static bool namespaces_here(const jpt__sandbox_spec *spec, const jpt__ns_plan *p
                             char *why, size_t n)
 {
     ns_support local = {0, ""};
-    ns_support *s = spec->cache != NULL ? &spec->cache->ns[plan->pid] : &local;
+    size_t kind = (plan->mounts ? 4u : 0u) | (plan->pid ? 2u : 0u) | (plan->pid_max[0] != '\0');
+    ns_support *s = spec->cache != NULL ? &spec->cache->ns[kind] : &local;
 
     if (test_no_namespaces) {
         snprintf(why, n, "not available (limited for a test)");
@@ -762,8 +764,12 @@ static void use_kept_view(jpt__sandbox *sb, jpt__sandbox_cache *c, unsigned etc_
             slot = v;
     }
     if (slot->mnt < 0 || !same(&slot->key, &key) || !same(&slot->ids, &ids)) {
+        /* The helper that makes it is not the tool: no PID namespace. */
+        jpt__ns_plan view = sb->ns;
+        view.pid = false;
+        view.pid_max[0] = '\0';
         drop_view(slot);
-        if (jpt__ns_keep(&sb->ns, &slot->mnt, &slot->user, why, sizeof(why)) != JPT_OK) {
+        if (jpt__ns_keep(&view, &slot->mnt, &slot->user, why, sizeof(why)) != JPT_OK) {
             jpt__log(JPT_LOG_DEBUG, "sandbox: a stdio tool's view cannot be kept (%s): each "
                                     "child makes its own",
                      why);
@@ -791,9 +797,13 @@ out:
 /* ---- The report ---------------------------------------------------------------------- */
 
 /* What is enforced, and what this system lacks. */
-static void describe(jpt__sandbox_report *rep, int profile, bool pid, const char *ll_why,
+static void describe(jpt__sandbox_report *rep, int profile, bool pid, unsigned bound,
+                     const char *ll_why,
                      const char *sc_why, const char *ns_why)
 {
+    char pid_text[96];
+    snprintf(pid_text, sizeof(pid_text),
+             "a PID namespace (its processes end with it; at most %u at once)", bound);
     const struct {
         unsigned bit;
         const char *name;
@@ -828,8 +838,9 @@ static void describe(jpt__sandbox_report *rep, int profile, bool pid, const char
              : "a mount namespace (read-only but the workspace and /tmp, the secrets of "
                "/etc covered)",
          "a mount namespace", 0, 1, 1},
-        {JPT_SANDBOX_ENFORCED_PROCESSES, "a PID namespace (its processes end with it)",
-         "a PID namespace", 0, 0, pid},
+        {JPT_SANDBOX_ENFORCED_PROCESSES,
+         bound > 0 ? pid_text : "a PID namespace (its processes end with it)",
+         "a PID namespace", pid, pid, pid},
     };
     size_t n = 0, cap = sizeof(rep->text);
     bool first = true;
@@ -899,6 +910,59 @@ static unsigned enforced_bits(int abi, bool seccomp, bool ns, unsigned denies)
 
 /* ---- prepare --------------------------------------------------------------------------- */
 
+/* The bound on a PID namespace's processes (spec.process_limit). */
+static unsigned process_limit(const jpt__sandbox_spec *spec)
+{
+    return spec->process_limit != 0 ? spec->process_limit : JPT__SANDBOX_PROCESS_LIMIT;
+}
+
+/* The namespaces of `spec` this host can make, into `plan`: a mount
+ * namespace for STDIO and RUN (`*mounts`), and a PID namespace where the
+ * spec wants one (returned), with its pid_max where the kernel keeps one
+ * per namespace. `why` says what could not be made, `unbounded` why the
+ * processes are not bounded (both "" when there is nothing to say). A
+ * STDIO spec keeps its mount namespace where a PID namespace cannot be
+ * made too; a RUN spec has both or neither. */
+static bool plan_namespaces(const jpt__sandbox_spec *spec, jpt__ns_plan *plan, bool *mounts,
+                            char *why, size_t n, char *unbounded, size_t m)
+{
+    bool ok = false;
+
+    plan->mounts = spec->profile != JPT__SANDBOX_VFS;
+    plan->pid = spec->pid_namespace;
+    plan->user = !may_mount();
+    snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1", (unsigned)geteuid(),
+             (unsigned)geteuid());
+    snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1", (unsigned)getegid(),
+             (unsigned)getegid());
+    /* pid 1, and pids 300 to pid_max - 1 once its last pid is 300 (the
+     * kernel hands out none below 300 once it has gone past: ns.c). */
+    if (plan->pid && jpt__ns_pid_max_here())
+        snprintf(plan->pid_max, sizeof(plan->pid_max), "%u", process_limit(spec) + 299u);
+    else if (plan->pid)
+        snprintf(unbounded, m, "this kernel keeps no pid_max per PID namespace (Linux 6.14)");
+    if (plan->mounts || plan->pid)
+        ok = namespaces_here(spec, plan, why, n);
+    /* /proc/sys read-only (a container's): a PID namespace unbounded. */
+    if (!ok && plan->pid_max[0] != '\0') {
+        snprintf(unbounded, m, "%s", why);
+        plan->pid_max[0] = '\0';
+        ok = namespaces_here(spec, plan, why, n);
+    }
+    if (!ok && plan->pid && spec->profile == JPT__SANDBOX_STDIO) {
+        char pid_why[256];
+        snprintf(pid_why, sizeof(pid_why), "%s", why);
+        plan->pid = false;
+        unbounded[0] = '\0';
+        if ((ok = namespaces_here(spec, plan, why, n)))
+            snprintf(why, n, "%s", pid_why);
+        *mounts = ok;
+        return false;
+    }
+    *mounts = ok && plan->mounts;
+    return ok && plan->pid;
+}
+
 static int refuse_required(int abi, bool seccomp, const char *ll_why, const char *sc_why,
                            jpt__errbuf *err)
 {
@@ -942,7 +1006,11 @@ static int build(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, bool 
     }
     if (rc == JPT_OK && ns)
         rc = plan_mounts(sb, spec, &etc->found, err);
-    if (rc == JPT_OK && ns && spec->profile == JPT__SANDBOX_STDIO && spec->cache != NULL)
+    /* A kept view is entered from the host's user namespace, where a
+     * host that is not root cannot make a PID namespace: it then makes
+     * its own view, in a user namespace of its own. */
+    if (rc == JPT_OK && ns && spec->profile == JPT__SANDBOX_STDIO && spec->cache != NULL &&
+        !(sb->ns.pid && sb->ns.user))
         use_kept_view(sb, spec->cache, etc->generation);
     if (rc == JPT_OK && seccomp)
         rc = filter(sb, spec, denies, err);
@@ -951,8 +1019,6 @@ static int build(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, bool 
         return rc;
     sb->own_filter = seccomp;
     sb->report.enforced = enforced_bits(abi, seccomp, ns, denies);
-    if (ns && sb->ns.pid)
-        sb->report.enforced |= JPT_SANDBOX_ENFORCED_PROCESSES;
     return JPT_OK;
 }
 
@@ -983,17 +1049,9 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     if (spec->mode == JPT_SANDBOX_REQUIRED && (abi < 1 || !seccomp))
         return refuse_required(abi, seccomp, ll_why, sc_why, err);
     jpt__ns_plan plan = {.ruleset = -1, .enter_mnt = -1, .enter_user = -1};
-    bool ns = false;
-    if (spec->profile != JPT__SANDBOX_VFS) {
-        plan.mounts = true;
-        plan.pid = spec->profile == JPT__SANDBOX_RUN && spec->pid_namespace;
-        plan.user = !may_mount();
-        snprintf(plan.uid_map, sizeof(plan.uid_map), "%u %u 1", (unsigned)geteuid(),
-                 (unsigned)geteuid());
-        snprintf(plan.gid_map, sizeof(plan.gid_map), "%u %u 1", (unsigned)getegid(),
-                 (unsigned)getegid());
-        ns = namespaces_here(spec, &plan, ns_why, sizeof(ns_why));
-    }
+    char unbounded[256] = "";
+    bool ns = false, pidns = plan_namespaces(spec, &plan, &ns, ns_why, sizeof(ns_why), unbounded,
+                                             sizeof(unbounded));
     char real[PATH_MAX], over[PATH_MAX];
     bool exposed = grant_over_workspace(spec, over);
     if (spec->mode == JPT_SANDBOX_REQUIRED && exposed)
@@ -1018,8 +1076,8 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
                         "give the process a mount namespace%s of its own (to cover sensitive "
                         "paths and keep the rest read-only%s): %s (the sandbox mode "
                         "\"best-effort\" runs it without)",
-                        plan.pid ? " and a PID namespace" : "",
-                        plan.pid ? ", and to end whatever it starts" : "", ns_why);
+                        spec->pid_namespace ? " and a PID namespace" : "",
+                        spec->pid_namespace ? ", and to end whatever it starts" : "", ns_why);
 
     jpt__sandbox *sb = jpt__calloc(1, sizeof(*sb));
     if (sb == NULL)
@@ -1027,15 +1085,25 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     sb->ruleset = -1;
     sb->ns.enter_mnt = sb->ns.enter_user = -1;
     sb->report.landlock_abi = abi;
-    if (ns)
+    if (ns || pidns)
         sb->ns = plan;
     if ((rc = build(sb, spec, abi, seccomp, ns, err)) < 0) {
         jpt__sandbox_free(sb);
         return rc;
     }
-    describe(&sb->report, spec->profile, plan.pid, abi < 1 ? ll_why : NULL,
-             seccomp ? NULL : sc_why,
-             spec->profile != JPT__SANDBOX_VFS && !ns ? ns_why : NULL);
+    if (pidns)
+        sb->report.enforced |= JPT_SANDBOX_ENFORCED_PROCESSES;
+    describe(&sb->report, spec->profile, spec->pid_namespace,
+             pidns && plan.pid_max[0] != '\0' ? process_limit(spec) : 0,
+             abi < 1 ? ll_why : NULL, seccomp ? NULL : sc_why,
+             (spec->profile != JPT__SANDBOX_VFS && !ns) || (spec->pid_namespace && !pidns)
+                 ? ns_why
+                 : NULL);
+    if (pidns && unbounded[0] != '\0') {
+        size_t n = strlen(sb->report.text);
+        snprintf(sb->report.text + n, sizeof(sb->report.text) - n,
+                 "; its processes are not bounded: %s", unbounded);
+    }
     if (exposed) {
         size_t n = strlen(sb->report.text);
         snprintf(sb->report.text + n, sizeof(sb->report.text) - n,

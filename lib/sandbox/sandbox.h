@@ -49,10 +49,21 @@
  *          within them, `hide` covered, the system as STDIO has it, a
  *          private /tmp; no network as STDIO; in a mount namespace of its
  *          own (and a PID namespace, when asked). Without them it is not
- *          prepared in mode REQUIRED. */
+ *          prepared in mode REQUIRED.
+ * Any profile may ask for a PID namespace (spec.pid_namespace: the
+ * spawner's, where no cgroup of the process's own ends and bounds it),
+ * bounded to spec.process_limit processes by its pid_max where the
+ * kernel keeps one per namespace. */
 #define JPT__SANDBOX_VFS 1
 #define JPT__SANDBOX_STDIO 2
 #define JPT__SANDBOX_RUN 3
+
+/* The most processes (threads count) a sandboxed process and what it
+ * starts have alive at once, unless its definition or rule says
+ * otherwise (vfs.h, "The OS sandbox": os_sandbox.process_limit,
+ * commands.<program>.process_limit, 1 to the _MAX). */
+#define JPT__SANDBOX_PROCESS_LIMIT 512
+#define JPT__SANDBOX_PROCESS_LIMIT_MAX 65536
 
 /* The private /tmp of a RUN child (a tmpfs) is this large at most. */
 #define JPT__SANDBOX_TMP_SIZE "256m"
@@ -101,9 +112,17 @@ typedef struct jpt__sandbox_spec {
                                   read: each is covered by an empty
                                   directory or file it cannot open */
     const bool *hide_dir;      /* RUN: per `hide`, whether a directory */
-    bool pid_namespace;        /* RUN: a PID namespace whose end ends every
-                                  process in it (for a child that has no
-                                  cgroup of its own to be killed) */
+    bool pid_namespace;        /* a PID namespace whose end ends every
+                                  process in it, and which bounds them (for
+                                  a process that has no cgroup of its own
+                                  to be killed, or whose cgroup bounds no
+                                  processes); where the host cannot make
+                                  one, RUN is not prepared in mode
+                                  REQUIRED, the others run without and
+                                  their report says so */
+    unsigned process_limit;    /* the most processes (threads count) alive
+                                  at once in that PID namespace; 0:
+                                  JPT__SANDBOX_PROCESS_LIMIT */
     jpt__sandbox_cache *cache; /* filters kept here; NULL: built for this
                                   sandbox alone */
 } jpt__sandbox_spec;
@@ -303,8 +322,11 @@ int jpt__etc_allow_around(int ruleset, const jpt__etc *e, uint64_t access, uint6
 /* The namespaces of a sandbox and what the child does in them (ns.c's
  * header comment). The lists are NULL-terminated, or NULL. */
 typedef struct jpt__ns_plan {
-    bool mounts;               /* a mount namespace; false: none at all */
-    bool pid;                  /* a PID namespace too */
+    bool mounts;               /* a mount namespace */
+    bool pid;                  /* a PID namespace (with or without mounts;
+                                  neither: no namespace at all) */
+    char pid_max[16];          /* its pid_max, the bound on its processes
+                                  (jpt__ns_pid_max_here); "": none */
     bool user;                 /* a user namespace too (a host without
                                   CAP_SYS_ADMIN), mapping: */
     char uid_map[32], gid_map[32]; /* "<id> <id> 1" */
@@ -329,12 +351,14 @@ typedef struct jpt__ns_plan {
 
 /* CLONE_NEW* for `p`. */
 int jpt__ns_clone_flags(const jpt__ns_plan *p);
+/* Whether this kernel has a pid_max per PID namespace (Linux 6.14). */
+bool jpt__ns_pid_max_here(void);
 /* The child's side; as jpt__sandbox_enter_in_child. */
 int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char **path);
 /* Whether a child can carry out `p` here (it tries, with /dev/null as a
  * path to hide); else false and `why` says what failed. */
 bool jpt__ns_probe(const jpt__ns_plan *p, char *why, size_t n);
-/* Carries out `p` (no PID namespace, no private /tmp) once, in a helper
+/* Carries out `p` (without its PID namespace) once, in a helper
  * child, and keeps its namespaces: `*mnt` (and `*user`, when `p->user`;
  * else -1) are fds for later children to enter, so that they make no
  * mounts of their own and leave none to tear down. JPT_OK, or

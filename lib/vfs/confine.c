@@ -362,9 +362,9 @@ static int confine_walk(walk *w)
     return rc;
 }
 
-int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_namespace,
-                         bool git, jpt__sandbox_cache *cache, jpt__vfs_confine **out,
-                         jpt__errbuf *err)
+int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
+                         unsigned process_limit, jpt__sandbox_cache *cache,
+                         jpt__vfs_confine **out, jpt__errbuf *err)
 {
     char link[64];
     int rc;
@@ -401,7 +401,7 @@ int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_na
         .read_only = (const char *const *)c->read_only.v,
         .hide = (const char *const *)c->hide.v,
         .hide_dir = c->hide.flag,
-        .pid_namespace = pid_namespace,
+        .process_limit = process_limit,
         .cache = cache,
     };
     *out = c;

@@ -33,6 +33,7 @@ struct jpt__vfs_run {
     int failed;               /* scrubbing failed: nothing of it is shown */
     jpt__timer timer;
     int timeout_ms;
+    unsigned process_limit;   /* its rule's, in its OS sandbox (0: the default) */
     bool timed_out;
     bool waiting;             /* in the queue's line */
     bool counted;             /* in queue->running: it holds a slot */
@@ -457,14 +458,12 @@ static int spawn_child(jpt__vfs_run *r, const char *const *argv,
         return rc;
     }
     jpt__vfs_confine *confine = NULL;
-    /* Issue 15 §3: confined as the tool that asked, whose mode it has; a
-     * child without a cgroup of its own (to be killed with everything in
-     * it) gets a PID namespace, whose end ends what it started. */
-    bool own_cgroup =
-        r->env.contain != NULL && jpt__contain_mode(r->env.contain) == JPT__CONTAIN_CGROUP;
+    /* Issue 15 §3: confined as the tool that asked, whose mode it has (a
+     * child without a cgroup of its own that ends and bounds it gets a
+     * PID namespace: process.c). */
     if (r->env.sandbox_mode != JPT_SANDBOX_OFF)
-        rc = jpt__vfs_confine_new(r->env.policy, root, r->env.sandbox_mode, !own_cgroup, r->git,
-                                  r->env.sandbox_cache, &confine, &err);
+        rc = jpt__vfs_confine_new(r->env.policy, root, r->env.sandbox_mode, r->git,
+                                  r->process_limit, r->env.sandbox_cache, &confine, &err);
     jpt__sandbox_report report;
     jpt__spawn sp = {
         .argv = argv,
@@ -772,6 +771,7 @@ int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
     r->ud = ud;
     memcpy(r->shown, shown, sizeof(shown));
     r->timeout_ms = cmd != NULL ? cmd->timeout_ms : JPT_VFS_PROCESS_TIMEOUT_MS;
+    r->process_limit = cmd != NULL ? cmd->process_limit : 0;
     size_t limit = cmd != NULL ? cmd->output_limit : JPT_VFS_PROCESS_OUTPUT_LIMIT;
     for (int i = 0; i < 2; i++)
         jpt__capture_init(&r->kept[i], limit);

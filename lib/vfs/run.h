@@ -145,14 +145,14 @@ void jpt__vfs_run_cancel(jpt__vfs_run *r);
 typedef struct jpt__vfs_confine jpt__vfs_confine;
 
 /* Walks the readable prefixes of `p` beneath the directory `root_fd`, for
- * a sandbox of `mode` (with a PID namespace when `pid_namespace`; for git
- * when `git`) with
- * filters from `cache` (may be NULL). Errors:
- * JPT_ERR_LIMIT (more entries or covered paths than the bounds), JPT_ERR_IO
- * (the root's path cannot be told), JPT_ERR_NOMEM; `err` says which. */
-int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_namespace,
-                         bool git, jpt__sandbox_cache *cache, jpt__vfs_confine **out,
-                         jpt__errbuf *err);
+ * a sandbox of `mode` (for git when `git`; with at most `process_limit`
+ * processes) with filters from `cache` (may be NULL). Errors:
+ * JPT_ERR_LIMIT (more entries or covered paths than the bounds),
+ * JPT_ERR_IO (the root's path cannot be told), JPT_ERR_NOMEM; `err` says
+ * which. */
+int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
+                         unsigned process_limit, jpt__sandbox_cache *cache,
+                         jpt__vfs_confine **out, jpt__errbuf *err);
 /* The spec for jpt__child_spawn, valid while `c` lives. */
 const jpt__sandbox_spec *jpt__vfs_confine_spec(const jpt__vfs_confine *c);
 /* The entries the walk met. */
