@@ -25,6 +25,7 @@
 #include "process/process.h"
 #include "registry-util.h"
 #include "sandbox/sandbox.h"
+#include "vfs/run.h"
 #include "test-files-util.h"
 
 #define PROBE TOOL("vfs-probe")
@@ -463,6 +464,80 @@ static void what_a_child_starts_ends_with_it(void **state)
 
 /* ---- The second adversarial pass's findings (issue 15) ----------------------------- */
 
+/* R1: where it may write, a child made a repository of its own (a .git
+ * with HEAD, objects, refs and a config naming a core.fsmonitor): the
+ * user's next `git status` in that directory ran the child's command,
+ * outside every sandbox. Landlock grants by directory, not by name: the
+ * sweep after the run removes what the walk before it did not find, and
+ * the tool is told. */
+static void a_child_plants_no_repository(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "out");
+    json_t *r = sh_in("{'filesystem':{'writable':['out']},'commands':{'sh':{}}}",
+                      "mkdir -p out/.git/objects out/.git/refs && "
+                      "echo ref: refs/heads/main > out/.git/HEAD && "
+                      "printf [core]\\\\n\\\\tfsmonitor=touch-pwned\\\\n > out/.git/config");
+    assert_false(exists(root, "out/.git"));
+    assert_non_null(strstr(out_of(r, "stderr"), "[jptool: removed out/.git: a repository"));
+    json_decref(r);
+}
+
+/* The same in every other shape git takes for a repository: .git in
+ * another case (a case-insensitive file system's .git), a "gitdir:" file
+ * naming a directory the child made, a .git in a directory of a
+ * sensitive name it made (no cover there), a bare repository (its HEAD
+ * goes); and with a repository that was there renamed away and its name
+ * taken: the one that was there stays, whole. */
+static void a_child_plants_no_repository_in_any_shape(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "out");
+    fu_mkdir(root, "out/keep");
+    fu_mkdir(root, "out/keep/.git");
+    put("out/keep/.git/config", "[core]\n");
+    put("out/notes.txt", "mine\n");
+    json_t *r = sh_in("{'filesystem':{'writable':['out']},'commands':{'sh':{}}}",
+                      "cd out && mkdir -p a/.GIT b c/.ssh/.git evil/objects evil/refs && "
+                      "echo gitdir: ../evil > b/.git && echo ref: refs/heads/x > evil/HEAD && "
+                      "echo [core] > evil/config && mv keep moved && mkdir -p keep/.git && "
+                      "echo [core] > keep/.git/config && echo ok");
+    assert_string_equal(out_of(r, "stdout"), "ok\n");
+    assert_non_null(strstr(out_of(r, "stderr"), "[jptool: removed "));
+    json_decref(r);
+    assert_false(exists(root, "out/a/.GIT"));
+    assert_false(exists(root, "out/b/.git"));
+    assert_false(exists(root, "out/c/.ssh/.git"));
+    assert_false(exists(root, "out/evil/HEAD"));
+    assert_true(exists(root, "out/evil/config")); /* no repository without HEAD */
+    assert_false(exists(root, "out/keep/.git"));
+    assert_string_equal(slurp(root, "out/moved/.git/config"), "[core]\n");
+    assert_string_equal(slurp(root, "out/notes.txt"), "mine\n");
+}
+
+/* A bare repository where a child may write stays read-only to it, as a
+ * .git does. */
+static void a_bare_repository_where_a_child_writes_stays_read_only(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "out");
+    fu_mkdir(root, "out/repo");
+    fu_mkdir(root, "out/repo/objects");
+    fu_mkdir(root, "out/repo/refs");
+    put("out/repo/HEAD", "ref: refs/heads/main\n");
+    put("out/repo/config", "[core]\n");
+    json_t *r = sh_in("{'filesystem':{'writable':['out']},'commands':{'sh':{}}}",
+                      "echo [core] fsmonitor = touch pwned >> out/repo/config; "
+                      "rm -f out/repo/HEAD; echo x > out/other.txt && echo written");
+    assert_string_equal(out_of(r, "stdout"), "written\n");
+    json_decref(r);
+    assert_string_equal(slurp(root, "out/repo/config"), "[core]\n");
+    assert_true(exists(root, "out/repo/HEAD"));
+}
+
 /* R2: there was no bound on a child's processes: 1000 of them started
  * (for a root host RLIMIT_NPROC does not apply). Its cgroup's pids.max,
  * or its PID namespace's pid_max, bounds them to the rule's
@@ -531,6 +606,53 @@ static void a_rules_process_limit_bounds_its_child(void **state)
     ru_assert_none_sleeping("30.2");
 }
 
+/* R4: between the walk that finds what a child may not read and the
+ * child's mounts, another process of the tool renames a sensitive file's
+ * directory and makes it again (a decoy .env where the real one was): the
+ * cover would land on the decoy, and the real one, moved, be read. Each
+ * covered path is checked to be the file the walk found: the spawn fails
+ * instead. Made deterministic here by doing the rename between the two
+ * (the walk's and the spawn's internal calls). */
+static void a_covered_path_moved_before_the_mounts_fails_the_spawn(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "a");
+    put("a/.env", "SECRET-MOVED\n");
+    jpt_policy *p = NULL;
+    assert_int_equal(jpt_policy_new(js("{'commands':{'cat':{}}}"), &p), JPT_OK);
+    int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(root_fd >= 0);
+    jpt__vfs_confine *c = NULL;
+    jpt__errbuf err = {{0}};
+    assert_int_equal(jpt__vfs_confine_new(p, root_fd, JPT_SANDBOX_REQUIRED, false, 0, NULL, &c,
+                                          &err),
+                     JPT_OK);
+    assert_int_equal(jpt__vfs_confine_step(c, 0, &err), 0);
+    char from[4400], to[4400];
+    snprintf(from, sizeof(from), "%s/a", root);
+    snprintf(to, sizeof(to), "%s/b", root);
+    assert_int_equal(rename(from, to), 0);
+    fu_mkdir(root, "a");
+    put("a/.env", "decoy\n");
+
+    jpt__loop *l = NULL;
+    assert_int_equal(jpt__loop_new(&l), JPT_OK);
+    static const jpt__child_ops ops = {NULL, NULL, NULL};
+    const char *argv[] = {"cat", "b/.env", NULL};
+    jpt__spawn sp = {.argv = argv, .cwd_fd = &root_fd, .devnull = -1,
+                     .sandbox = jpt__vfs_confine_spec(c)};
+    jpt__child *child = NULL;
+    int rc = jpt__child_spawn(l, &sp, &ops, NULL, &child, &err);
+    jpt__child_free(child);
+    jpt__loop_free(l);
+    jpt__vfs_confine_free(c);
+    jpt_policy_free(p);
+    close(root_fd);
+    assert_int_equal(rc, JPT_ERR_SANDBOX);
+    assert_non_null(strstr(err.text, "the workspace changed while the process started"));
+}
+
 /* ---- Modes, bounds ----------------------------------------------------------------- */
 
 static void required_mode_refuses_a_child_it_cannot_confine(void **state)
@@ -597,7 +719,7 @@ static void too_many_paths_to_cover_refuse_the_run(void **state)
     char want[256];
     snprintf(want, sizeof(want),
              "process.run err -32603 process.run 'true': the paths it may read hold more than "
-             "%d sensitive, denied or .git entries to cover",
+             "%d sensitive, denied or repository entries to cover",
              JPT_VFS_RUN_COVER_MAX);
     if (strstr(lines, want) == NULL)
         fail_msg("expected %s\ngot %s", want, lines);
@@ -669,10 +791,14 @@ int main(void)
         cmocka_unit_test_setup(a_childs_git_metadata_stays_read_only, fresh),
         cmocka_unit_test_setup(a_childs_git_file_stays_read_only, fresh),
         cmocka_unit_test_setup(a_child_makes_no_setuid_file, fresh),
+        cmocka_unit_test_setup(a_child_plants_no_repository, fresh),
+        cmocka_unit_test_setup(a_child_plants_no_repository_in_any_shape, fresh),
+        cmocka_unit_test_setup(a_bare_repository_where_a_child_writes_stays_read_only, fresh),
         cmocka_unit_test_setup(a_childs_processes_are_bounded, fresh),
         cmocka_unit_test_setup(a_rules_process_limit_bounds_its_child, fresh),
         cmocka_unit_test_setup(a_child_starts_in_a_workspace_in_tmp_whose_root_it_may_not_read,
                                fresh),
+        cmocka_unit_test_setup(a_covered_path_moved_before_the_mounts_fails_the_spawn, fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
         cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),
         cmocka_unit_test_setup(what_a_child_starts_ends_with_it, fresh),

@@ -893,10 +893,11 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * /etc — each is covered by an empty file or directory of mode 000
  * (EACCES) — nor a path the policy would ask about (outside those
  * prefixes); never write a .git directory, nor a .git file ("gitdir:", a
- * submodule's or a worktree's), beneath a writable prefix (each mounted
- * read-only again, so neither changed nor removed, unless a prefix
- * names a path inside it or filesystem.git is "writable", as for
- * fs.write). A git child reads its repositories' .git/config (git cannot
+ * submodule's or a worktree's), nor a bare repository (a directory with
+ * HEAD, and objects and refs or commondir), beneath a writable prefix
+ * (each mounted read-only again, so neither changed nor removed, unless
+ * a prefix names a path inside it or filesystem.git is "writable", as
+ * for fs.write). A git child reads its repositories' .git/config (git cannot
  * work without it; it is still never written, and what git prints of it
  * is the commands rule's to allow). Its /tmp is a tmpfs of its own (at most
  * 256 MiB; what it may read of a workspace below /tmp is mounted in it
@@ -908,17 +909,32 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * containment has cgroups (killed at its end; it cannot leave the
  * cgroup: no capability, and /sys is read-only to it), else in a PID
  * namespace of its own (above), whose end ends every process in it; its
- * processes are bounded as above. What it may not read is found, before each run, by a walk
- * of the paths it may read: at most JPT_VFS_RUN_SCAN_MAX entries and
- * JPT_VFS_RUN_COVER_MAX paths covered (past either the run fails); a
- * symbolic link is neither followed nor covered (what it leads to is
- * judged by its own path); a name that is also a hard link elsewhere
- * under another name is readable there (as fs.read with "hardlinks":
- * "allow" would); a sensitive file created or moved after the walk by
- * another process — a process.run child running meanwhile — can be read,
- * and a path that changed between the walk and the mounts fails the run.
- * A child can create files of any name where it may write, .git and
- * sensitive names too (Landlock grants by directory, not by name). Where
+ * processes are bounded as above. What it may not read is found, before
+ * each run, by a walk of the paths it may read: at most
+ * JPT_VFS_RUN_SCAN_MAX entries and JPT_VFS_RUN_COVER_MAX paths covered
+ * (past either the run fails); it runs in slices of about a millisecond
+ * from the host's loop (the process starts once it is done: a large
+ * workspace delays its own runs, not the host's other work); one walk
+ * serves both of git's processes. A symbolic link is neither followed nor
+ * covered (what it leads to is judged by its own path); a name that is
+ * also a hard link elsewhere under another name is readable there (as
+ * fs.read with "hardlinks": "allow" would); a sensitive file created
+ * after the walk by another process — a process.run child running
+ * meanwhile — can be read; each path covered is checked, as the child
+ * covers it, to be the very file the walk found, so a directory renamed
+ * and made again meanwhile (to have the cover land on a decoy and the
+ * file it held be read where it went) fails the run. A child can create
+ * files of any name where it may write, .git and sensitive names too
+ * (Landlock grants by directory, not by name): after the run, a sweep of
+ * the writable prefixes (the same bound, in slices too) removes each
+ * .git (any case: a directory, a "gitdir:" file, a symbolic link) that
+ * was not there before it, and the HEAD of each bare repository that was
+ * not one, so that no git of the user's runs a configuration the child
+ * wrote; stderr ends with a line that says what was removed (and the
+ * host's log, at JPT_LOG_WARNING). It cannot tell who made one: a
+ * repository the user makes meanwhile in a writable prefix goes too. A
+ * cancelled run is swept at once. Nothing is swept where filesystem.git
+ * is "writable". Where
  * the host cannot make the namespaces, mode "required" refuses
  * process.run (-32603, the message naming what failed) and "best-effort"
  * runs it with Landlock, seccomp and no capabilities only, sensitive paths

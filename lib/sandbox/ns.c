@@ -99,11 +99,32 @@ static void close_both(int a, int b)
     errno = e;
 }
 
-/* Mounts `path` on itself again with `set` and `clear` attributes: on its
- * own mount only, or with `recursive` on those beneath it too. */
-static int remount(const char *path, uint64_t set, uint64_t clear, bool recursive)
+/* `path` resolved as resolve() does, and checked to be the file `id`
+ * names ((device, inode); NULL or 0: not checked): else ESTALE, a path
+ * that led elsewhere when it was found (its directory renamed and made
+ * again meanwhile, the file found moved with it). */
+static int resolve_same(const char *path, const uint64_t *id)
 {
     int at = resolve(path);
+    struct stat st;
+
+    if (at < 0 || id == NULL || (id[0] == 0 && id[1] == 0))
+        return at;
+    if (fstat(at, &st) != 0 || (uint64_t)st.st_dev != id[0] || (uint64_t)st.st_ino != id[1]) {
+        close(at);
+        errno = ESTALE;
+        return -1;
+    }
+    return at;
+}
+
+/* Mounts `path` (checked to be `id`: resolve_same) on itself again with
+ * `set` and `clear` attributes: on its own mount only, or with
+ * `recursive` on those beneath it too. */
+static int remount(const char *path, const uint64_t *id, uint64_t set, uint64_t clear,
+                   bool recursive)
+{
+    int at = resolve_same(path, id);
     int tree = at < 0 ? -1
                       : (int)syscall(SYS_open_tree, at, "",
                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
@@ -117,11 +138,11 @@ static int remount(const char *path, uint64_t set, uint64_t clear, bool recursiv
     return rc;
 }
 
-/* Covers `path` with a clone of the empty directory or file of the
- * tmpfs `stage` (an attached mount's fd). */
-static int cover(int stage, const char *path, bool dir)
+/* Covers `path` (checked to be `id`) with a clone of the empty directory
+ * or file of the tmpfs `stage` (an attached mount's fd). */
+static int cover(int stage, const char *path, const uint64_t *id, bool dir)
 {
-    int at = resolve(path);
+    int at = resolve_same(path, id);
     int tree = at < 0 ? -1
                       : (int)syscall(SYS_open_tree, stage, dir ? "d" : "f",
                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
@@ -167,6 +188,17 @@ static int empty_tmpfs(void)
     return mnt;
 }
 
+/* Whether `e` says a path is not what it was when it was found. */
+static bool changed(int e)
+{
+    return e == ENOENT || e == ELOOP || e == ENOTDIR || e == ESTALE || e == EXDEV;
+}
+
+static const uint64_t *hide_id(const jpt__ns_plan *p, size_t i)
+{
+    return p->hide_ids != NULL ? p->hide_ids + 2 * i : NULL;
+}
+
 static int hide_all(const jpt__ns_plan *p, const char **step, const char **path)
 {
     /* The tmpfs is attached where it covers the first hidden directory,
@@ -180,21 +212,20 @@ static int hide_all(const jpt__ns_plan *p, const char **step, const char **path)
     int stage = empty_tmpfs();
     if (stage < 0)
         FAIL("making the tmpfs that covers hidden paths", NULL);
-    int at = resolve(stage_path);
+    int at = p->hide[first] != NULL ? resolve_same(stage_path, hide_id(p, first))
+                                    : resolve(stage_path);
     if (at < 0 || attach(stage, at) != 0) {
         close_both(stage, at);
-        FAIL(errno == ENOENT || errno == ELOOP || errno == ENOTDIR
-                 ? "hiding (the workspace changed while the process started)"
-                 : "hiding",
+        FAIL(changed(errno) ? "hiding (the workspace changed while the process started)"
+                            : "hiding",
              stage_path);
     }
     close(at);
     for (size_t i = 0; p->hide[i] != NULL; i++)
-        if (i != first && cover(stage, p->hide[i], p->hide_dir[i]) != 0) {
+        if (i != first && cover(stage, p->hide[i], hide_id(p, i), p->hide_dir[i]) != 0) {
             close_both(stage, -1);
-            FAIL(errno == ENOENT || errno == ELOOP || errno == ENOTDIR
-                     ? "hiding (the workspace changed while the process started)"
-                     : "hiding",
+            FAIL(changed(errno) ? "hiding (the workspace changed while the process started)"
+                                : "hiding",
                  p->hide[i]);
         }
     close(stage);
@@ -263,7 +294,8 @@ static int private_tmp(const jpt__ns_plan *p, const char **step, const char **pa
             rc = errno;
         }
     if (rc == 0 && p->tmp_remake != NULL &&
-        (make_dirs(p->tmp_remake) != 0 || remount(p->tmp_remake, MOUNT_ATTR_RDONLY, 0, false) != 0)) {
+        (make_dirs(p->tmp_remake) != 0 ||
+         remount(p->tmp_remake, NULL, MOUNT_ATTR_RDONLY, 0, false) != 0)) {
         *step = "making the workspace anew on the private /tmp";
         *path = p->tmp_remake;
         rc = errno;
@@ -358,11 +390,16 @@ int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char 
     /* Only the mount of each writable path: one mounted beneath it stays
      * read-only, as the host may have mounted it so. */
     for (size_t i = 0; p->writable != NULL && p->writable[i] != NULL; i++)
-        if (remount(p->writable[i], 0, MOUNT_ATTR_RDONLY, false) != 0)
+        if (remount(p->writable[i], NULL, 0, MOUNT_ATTR_RDONLY, false) != 0)
             FAIL("mounting a writable path", p->writable[i]);
     for (size_t i = 0; p->read_only != NULL && p->read_only[i] != NULL; i++)
-        if (remount(p->read_only[i], MOUNT_ATTR_RDONLY, 0, true) != 0)
-            FAIL("mounting a read-only path", p->read_only[i]);
+        if (remount(p->read_only[i], p->read_only_ids != NULL ? p->read_only_ids + 2 * i : NULL,
+                    MOUNT_ATTR_RDONLY, 0, true) != 0)
+            FAIL(changed(errno)
+                     ? "mounting a read-only path (the workspace changed while the process "
+                       "started)"
+                     : "mounting a read-only path",
+                 p->read_only[i]);
     if (p->hide != NULL && p->hide[0] != NULL && (rc = hide_all(p, step, path)) != 0)
         return rc;
     if (p->private_tmp && (rc = private_tmp(p, step, path)) != 0)
@@ -400,6 +437,9 @@ bool jpt__ns_probe(const jpt__ns_plan *plan, char *why, size_t n)
 
     ctx.plan.hide = hide;
     ctx.plan.hide_dir = hide_dir;
+    ctx.plan.hide_ids = NULL;
+    ctx.plan.read_only = NULL;
+    ctx.plan.read_only_ids = NULL;
     ctx.plan.ruleset = -1;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

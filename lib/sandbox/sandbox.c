@@ -38,6 +38,7 @@ struct jpt__sandbox {
     bool own_filter;         /* the child adds its own-process filter */
     jpt__ns_plan ns;         /* its lists point into these: */
     jpt__pathv writable, read_only, hide, tmp_keep;
+    jpt__buf read_only_ids, hide_ids; /* uint64_t pairs, per path */
     jpt__pathv tmp_remake;   /* the workspace, when made anew in /tmp */
     jpt__sandbox_report report;
 };
@@ -694,15 +695,26 @@ static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jp
     /* A read-only workspace in /tmp (a checkout there): mounted read-only
      * again, after /tmp is made writable. */
     char real[PATH_MAX];
-    if (rc == JPT_OK && workspace_under_writable(spec, real))
-        rc = jpt__pathv_add(&sb->read_only, real, true);
+    static const uint64_t unchecked[2] = {0, 0};
+    if (rc == JPT_OK && workspace_under_writable(spec, real) &&
+        (rc = jpt__pathv_add(&sb->read_only, real, true)) == JPT_OK)
+        rc = jpt__buf_append(&sb->read_only_ids, unchecked, sizeof(unchecked));
     for (size_t i = 0; rc == JPT_OK && spec->read_only != NULL && spec->read_only[i] != NULL;
          i++)
-        rc = jpt__pathv_add(&sb->read_only, spec->read_only[i], true);
+        if ((rc = jpt__pathv_add(&sb->read_only, spec->read_only[i], true)) == JPT_OK)
+            rc = jpt__buf_append(&sb->read_only_ids,
+                                 spec->read_only_ids != NULL ? spec->read_only_ids + 2 * i
+                                                             : unchecked,
+                                 sizeof(unchecked));
     for (size_t i = 0; rc == JPT_OK && spec->hide != NULL && spec->hide[i] != NULL; i++)
-        rc = jpt__pathv_add(&sb->hide, spec->hide[i], spec->hide_dir != NULL && spec->hide_dir[i]);
+        if ((rc = jpt__pathv_add(&sb->hide, spec->hide[i],
+                                 spec->hide_dir != NULL && spec->hide_dir[i])) == JPT_OK)
+            rc = jpt__buf_append(&sb->hide_ids,
+                                 spec->hide_ids != NULL ? spec->hide_ids + 2 * i : unchecked,
+                                 sizeof(unchecked));
     for (size_t i = 0; rc == JPT_OK && i < etc->n; i++)
-        rc = jpt__pathv_add(&sb->hide, etc->v[i], etc->flag[i]);
+        if ((rc = jpt__pathv_add(&sb->hide, etc->v[i], etc->flag[i])) == JPT_OK)
+            rc = jpt__buf_append(&sb->hide_ids, unchecked, sizeof(unchecked));
     if (rc < 0)
         return jpt__err(err, rc, "out of memory planning the sandbox");
     if (spec->profile == JPT__SANDBOX_RUN && (rc = plan_tmp(sb, spec, err)) < 0)
@@ -711,6 +723,8 @@ static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jp
     sb->ns.read_only = jpt__pathv_list(&sb->read_only);
     sb->ns.hide = jpt__pathv_list(&sb->hide);
     sb->ns.hide_dir = sb->hide.flag;
+    sb->ns.read_only_ids = (const uint64_t *)sb->read_only_ids.data;
+    sb->ns.hide_ids = (const uint64_t *)sb->hide_ids.data;
     sb->ns.tmp_keep = jpt__pathv_list(&sb->tmp_keep);
     sb->ns.tmp_remake = sb->tmp_remake.n > 0 ? sb->tmp_remake.v[0] : NULL;
     sb->ns.ruleset = sb->ruleset;
@@ -1152,6 +1166,8 @@ void jpt__sandbox_free(jpt__sandbox *sb)
     jpt__pathv_free(&sb->hide);
     jpt__pathv_free(&sb->tmp_keep);
     jpt__pathv_free(&sb->tmp_remake);
+    jpt__buf_free(&sb->read_only_ids);
+    jpt__buf_free(&sb->hide_ids);
     jpt__free(sb);
 }
 

@@ -15,8 +15,9 @@
  *
  * Files: landlock.c (the kernel's ABI, the ruleset), seccomp.c (the
  * filters), ns.c (the namespaces: what the host can make, the child's
- * mounts), etc.c (the secrets of /etc), sandbox.c (profiles, modes, the
- * report, what an owner keeps, prepare and apply). */
+ * mounts), etc.c (the secrets of /etc), walk.c (walks of a workspace,
+ * repositories, removals), sandbox.c (profiles, modes, the report, what
+ * an owner keeps, prepare and apply). */
 #ifndef JPT_LIB_SANDBOX_H
 #define JPT_LIB_SANDBOX_H
 
@@ -112,6 +113,13 @@ typedef struct jpt__sandbox_spec {
                                   read: each is covered by an empty
                                   directory or file it cannot open */
     const bool *hide_dir;      /* RUN: per `hide`, whether a directory */
+    const uint64_t *read_only_ids; /* RUN: per `read_only` and per `hide`, */
+    const uint64_t *hide_ids;  /* the (device, inode) pair the path was
+                                  when it was found: the child covers it
+                                  only if it is still that file (a
+                                  directory renamed and made again since
+                                  fails the spawn); NULL, or a pair of 0:
+                                  not checked */
     bool pid_namespace;        /* a PID namespace whose end ends every
                                   process in it, and which bounds them (for
                                   a process that has no cgroup of its own
@@ -317,6 +325,94 @@ void jpt__etc_free(jpt__etc *e);
 int jpt__etc_allow_around(int ruleset, const jpt__etc *e, uint64_t access, uint64_t handled,
                           jpt__errbuf *err);
 
+/* ---- walk.c ---------------------------------------------------------------------- */
+
+/* `rel` (relative to the directory `root_fd`, "." for it) opened beneath
+ * it with `flags` (O_CLOEXEC and O_NOFOLLOW added), never through a
+ * symbolic link (RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS); -1 with errno. */
+int jpt__walk_open(int root_fd, const char *rel, int flags);
+
+/* What of a repository the entry `name` of type `type` (DT_*) is: a `.git`
+ * in any case (a directory, a "gitdir:" file, a symbolic link), and what
+ * makes a directory a bare repository to git (HEAD; objects and refs, or
+ * commondir). */
+#define JPT__REPO_GIT 0x1u
+#define JPT__REPO_HEAD 0x2u
+#define JPT__REPO_OBJECTS 0x4u
+#define JPT__REPO_REFS 0x8u
+#define JPT__REPO_COMMONDIR 0x10u
+unsigned jpt__repo_mark(const char *name, unsigned char type);
+/* Whether a directory whose entries have `marks` is a repository to git:
+ * HEAD, and objects and refs or a commondir. */
+bool jpt__repo_bare(unsigned marks);
+
+/* A set of paths: sorted (its flags cleared), then looked up. */
+void jpt__pathv_sort(jpt__pathv *l);
+bool jpt__pathv_has(const jpt__pathv *l, const char *path);
+
+/* What a directory was when a walk listed it: (device, inode, ctime),
+ * and whether its ctime was so recent then that a change in the same
+ * tick would not show (racy: the stamp is never trusted). */
+typedef struct jpt__walk_stamp {
+    char *rel;
+    uint64_t dev, ino;
+    int64_t ctime; /* ns */
+    bool racy;
+} jpt__walk_stamp;
+typedef struct jpt__walk_stamps {
+    jpt__walk_stamp *v;
+    size_t n, cap;
+} jpt__walk_stamps;
+/* Whether every directory stamped is still what it was (so none has an
+ * entry made, removed or renamed since: each such change moves its
+ * directory's ctime, which no process sets back). */
+bool jpt__walk_stamps_hold(const jpt__walk_stamps *s, int root_fd);
+void jpt__walk_stamps_free(jpt__walk_stamps *s);
+
+/* A walk of directories beneath `root_fd`: each listed, each entry (its
+ * path relative to the root, its name, its type: DT_DIR, DT_LNK, DT_REG
+ * for the rest) given to `visit`, which answers JPT__WALK_DESCEND for a
+ * directory to list too, JPT_OK for not, or a negative status to stop
+ * the walk; a directory's entries' JPT__REPO_* marks given to `dir_done`
+ * (may be NULL) once it is listed. A symbolic link is never followed; a
+ * directory that cannot be opened beneath the root without one is passed
+ * over. Iterative (the depth is a tool's to choose) and bounded: past
+ * `max_entries` it fails with JPT_ERR_LIMIT. */
+#define JPT__WALK_DESCEND 1
+typedef int (*jpt__walk_fn)(void *ud, const char *rel, const char *name, unsigned char type);
+typedef int (*jpt__walk_dir_fn)(void *ud, const char *rel, unsigned marks);
+typedef struct jpt__walk jpt__walk;
+/* JPT_ERR_NOMEM. */
+int jpt__walk_new(int root_fd, size_t max_entries, jpt__walk_fn visit, jpt__walk_dir_fn dir_done,
+                  void *ud, jpt__walk **out);
+/* Stamps each directory listed into `s` (jpt__walk_stamps_hold). */
+void jpt__walk_stamp_into(jpt__walk *w, jpt__walk_stamps *s);
+/* Adds the directory `rel` to list. JPT_ERR_NOMEM. */
+int jpt__walk_add(jpt__walk *w, const char *rel);
+/* Walks on for about `budget_ns` (0: to the end): 1 when there is more,
+ * 0 when done, or a negative status (JPT_ERR_LIMIT past the bound,
+ * JPT_ERR_NOMEM, or `visit`'s or `dir_done`'s), `err` saying why (for
+ * JPT_ERR_LIMIT "more than N entries", to be put in context). */
+int jpt__walk_step(jpt__walk *w, uint64_t budget_ns, jpt__errbuf *err);
+size_t jpt__walk_scanned(const jpt__walk *w);
+void jpt__walk_free(jpt__walk *w);
+
+/* The removal of the entry `name` of the directory `parent_fd` and all
+ * beneath it, never following a symbolic link, in steps: at most two
+ * directories are open at once whatever the depth, and a directory made
+ * unreadable by its owner is made readable to be emptied. */
+typedef struct jpt__remove jpt__remove;
+int jpt__remove_new(int parent_fd, const char *name, jpt__remove **out); /* JPT_ERR_NOMEM */
+/* Removes on for about `budget_ns` (0: to the end): 1 when there is more,
+ * 0 when all is gone (or was), JPT_ERR_IO when something could not be
+ * removed (the rest was). */
+int jpt__remove_step(jpt__remove *r, uint64_t budget_ns);
+/* Entries removed so far. */
+size_t jpt__remove_count(const jpt__remove *r);
+void jpt__remove_free(jpt__remove *r);
+/* The same at once: 0, or JPT_ERR_IO / JPT_ERR_NOMEM. */
+int jpt__remove_tree(int parent_fd, const char *name);
+
 /* ---- ns.c ------------------------------------------------------------------------ */
 
 /* The namespaces of a sandbox and what the child does in them (ns.c's
@@ -334,6 +430,9 @@ typedef struct jpt__ns_plan {
     const char *const *read_only; /* within them, read-only again */
     const char *const *hide;      /* covered by an empty directory or file */
     const bool *hide_dir;
+    const uint64_t *read_only_ids, *hide_ids; /* (device, inode) per path,
+                                     or NULL: what each must still be
+                                     (a pair of 0: not checked) */
     bool private_tmp;             /* a tmpfs of its own on /tmp, granted
                                      `tmp_access` in `ruleset` (-1: none) */
     const char *const *tmp_keep;  /* granted paths below /tmp, kept there */

@@ -4,92 +4,90 @@
  * prefixes of filesystem.allow and .writable), and for what they never
  * allow beneath those (filesystem.deny, the sensitive paths), a walk of
  * the readable prefixes that finds it, for the child to cover in its
- * mount namespace; .git entries beneath a writable prefix stay read-only.
+ * mount namespace; repositories beneath a writable prefix (.git entries,
+ * bare repositories) stay read-only. The walk also takes an inventory of
+ * what of a repository lies beneath the writable prefixes, and after the
+ * run a sweep removes what of one the run made there (run.h, "The
+ * sweep").
  *
- * The walk is iterative (the depth of the tree is the tool's to choose),
- * never follows a symbolic link, resolves every directory beneath the
- * root's fd (RESOLVE_BENEATH), and is bounded: JPT_VFS_RUN_SCAN_MAX
- * entries, JPT_VFS_RUN_COVER_MAX paths covered. */
+ * The walks are lib/sandbox's (walk.c): iterative, in steps of a time
+ * budget (run.c runs them a slice at a time from the loop), never
+ * following a symbolic link, resolving every directory beneath the root's
+ * fd, and bounded: JPT_VFS_RUN_SCAN_MAX entries, JPT_VFS_RUN_COVER_MAX
+ * paths covered. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-
-#include <linux/openat2.h>
 
 #include "policy/policy.h"
 #include "vfs/run.h"
 
-typedef struct strv {
-    char **v;
-    bool *flag;
+/* The identities of covered paths, beside their list. */
+typedef struct idv {
+    uint64_t *v; /* (device, inode) pairs */
     size_t n, cap;
-} strv;
+} idv;
 
-static int strv_add(strv *l, char *owned, bool flag)
+static int idv_add(idv *l, const struct stat *st)
 {
-    char **grown = jpt__array_reserve(l->v, &l->cap, l->n + 2, sizeof(*grown), 8);
-    bool *flags;
+    uint64_t *grown = jpt__array_reserve(l->v, &l->cap, 2 * (l->n + 1), sizeof(*grown), 16);
 
-    if (grown == NULL) {
-        jpt__free(owned);
+    if (grown == NULL)
         return JPT_ERR_NOMEM;
-    }
     l->v = grown;
-    if ((flags = jpt__realloc(l->flag, l->cap * sizeof(*flags))) == NULL) {
-        jpt__free(owned);
-        return JPT_ERR_NOMEM;
-    }
-    l->flag = flags;
-    l->flag[l->n] = flag;
-    l->v[l->n++] = owned;
-    l->v[l->n] = NULL;
+    l->v[2 * l->n] = st != NULL ? (uint64_t)st->st_dev : 0;
+    l->v[2 * l->n + 1] = st != NULL ? (uint64_t)st->st_ino : 0;
+    l->n++;
     return JPT_OK;
 }
 
-static void strv_free(strv *l)
+static int by_id(const void *a, const void *b)
 {
-    for (size_t i = 0; i < l->n; i++)
-        jpt__free(l->v[i]);
-    jpt__free(l->v);
-    jpt__free(l->flag);
-    memset(l, 0, sizeof(*l));
+    const uint64_t *x = a, *y = b;
+
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : x[1] != y[1] ? (x[1] < y[1] ? -1 : 1) : 0;
+}
+
+/* A set of identities: sorted, then looked up. */
+static void idv_sort(idv *l)
+{
+    if (l->n > 1)
+        qsort(l->v, l->n, 2 * sizeof(uint64_t), by_id);
+}
+
+static bool idv_has(const idv *l, const struct stat *st)
+{
+    uint64_t key[2] = {(uint64_t)st->st_dev, (uint64_t)st->st_ino};
+
+    return l->n > 0 && bsearch(key, l->v, l->n, 2 * sizeof(uint64_t), by_id) != NULL;
 }
 
 struct jpt__vfs_confine {
     jpt__sandbox_spec spec;
     char root[JPT__SANDBOX_PATH_MAX]; /* the workspace's real path */
-    strv read, write, read_only, hide;
+    const jpt_policy *p;
+    int root_fd;                      /* the directory backend's, lent */
+    jpt__pathv read, write, read_only, hide; /* absolute */
+    idv read_only_ids, hide_ids;
+    jpt__pathv write_rel;             /* the writable roots, relative */
+    jpt__pathv covered_rel;           /* hide and read_only, relative, and */
+    idv covered_ids;                  /* their identities, both sorted once
+                                         walked: the child cannot change them */
+    idv git_ids, bare_ids;            /* the .git entries and bare
+                                         repositories beneath them: what the
+                                         sweep finds again by identity
+                                         (sorted once walked) */
+    jpt__walk *walk;                  /* NULL once walked */
     size_t scanned;
     bool git;                         /* the child is git */
 };
-
-typedef struct walk {
-    const jpt_policy *p;
-    int root_fd;
-    jpt__vfs_confine *c;
-    strv todo;           /* directories to list, relative to the root */
-    size_t next;
-    jpt__buf rel;
-    jpt__errbuf *err;
-} walk;
-
-/* `rel` (relative to the root, "." for it) opened beneath the root
- * without following a symbolic link. */
-static int open_beneath(int root_fd, const char *rel, int flags)
-{
-    struct open_how how = {
-        .flags = (uint64_t)(flags | O_CLOEXEC),
-        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
-
-    return (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
-}
 
 /* "<root>/<rel>" (the root for "."), owned. */
 static char *absolute(const jpt__vfs_confine *c, const char *rel)
@@ -117,19 +115,28 @@ static bool never_read(const jpt_policy *p, const char *rel)
            jpt__pattern_find(p, rel, false, &inside) != NULL;
 }
 
-/* Whether `rel` is beneath a writable prefix, and no writable prefix is
+/* Whether `rel` is `root` or beneath it (relative paths, "." the root). */
+static bool beneath(const char *rel, const char *root)
+{
+    size_t m = strlen(root);
+
+    return strcmp(root, ".") == 0 ||
+           (strncmp(rel, root, m) == 0 && (rel[m] == '/' || rel[m] == '\0'));
+}
+
+/* Whether `rel` is beneath a writable root, and no writable root is
  * beneath it (a rule that names a path inside .git grants it). */
-static bool in_writable_only(const jpt__vfs_confine *c, const char *abs)
+static bool in_writable_only(const jpt__vfs_confine *c, const char *rel)
 {
     bool under = false;
-    size_t n = strlen(abs);
+    size_t n = strlen(rel);
 
-    for (size_t i = 0; i < c->write.n; i++) {
-        const char *w = c->write.v[i];
-        size_t m = strlen(w);
-        if (strncmp(abs, w, m) == 0 && (abs[m] == '/' || abs[m] == '\0'))
+    for (size_t i = 0; i < c->write_rel.n; i++) {
+        const char *w = c->write_rel.v[i];
+        if (beneath(rel, w))
             under = true;
-        if (strncmp(w, abs, n) == 0 && w[n] == '/')
+        if (strcmp(rel, ".") == 0 ? strcmp(w, ".") != 0
+                                  : strncmp(w, rel, n) == 0 && w[n] == '/')
             return false;
     }
     return under;
@@ -156,119 +163,103 @@ static bool is_git_config(const char *rel)
     return (size_t)(slash - start) == 4 && strncasecmp(start, ".git", 4) == 0;
 }
 
-static int bounded(walk *w)
+static int bounded(jpt__vfs_confine *c)
 {
-    if (w->c->hide.n + w->c->read_only.n >= JPT_VFS_RUN_COVER_MAX)
-        return jpt__err(w->err, JPT_ERR_LIMIT,
-                        "the paths it may read hold more than %d sensitive, denied or .git "
-                        "entries to cover: too many for the OS sandbox of a process",
-                        JPT_VFS_RUN_COVER_MAX);
+    if (c->hide.n + c->read_only.n >= JPT_VFS_RUN_COVER_MAX)
+        return JPT_ERR_LIMIT;
     return JPT_OK;
 }
 
-/* One entry of the directory `dir` (relative), of type `type` (DT_*). */
-static int visit(walk *w, const char *dir, const char *name, unsigned char type)
+/* Adds `rel` to the covered list `l` (with its identity, which the child
+ * checks: ns.c), absolute. */
+static int cover(jpt__vfs_confine *c, jpt__pathv *l, idv *ids, const char *rel, bool flag)
 {
-    jpt__vfs_confine *c = w->c;
+    struct stat st;
+    int rc = bounded(c);
+    char *abs;
+
+    if (rc < 0)
+        return rc;
+    if ((abs = absolute(c, rel)) == NULL)
+        return JPT_ERR_NOMEM;
+    /* Gone meanwhile: nothing to cover, and the child would fail on it. */
+    if (fstatat(c->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        jpt__free(abs);
+        return JPT_OK;
+    }
+    rc = jpt__pathv_add(l, abs, flag);
+    jpt__free(abs);
+    if (rc == JPT_OK)
+        rc = jpt__pathv_add(&c->covered_rel, rel, false);
+    if (rc == JPT_OK)
+        rc = idv_add(&c->covered_ids, &st);
+    return rc < 0 ? rc : idv_add(ids, &st);
+}
+
+/* One entry of the walk (walk.c's jpt__walk_fn). */
+static int visit(void *ud, const char *rel, const char *name, unsigned char type)
+{
+    jpt__vfs_confine *c = ud;
+    bool writable = c->write_rel.n > 0 && in_writable_only(c, rel);
     int rc;
 
-    /* "<dir>/<name>" (the name alone in the root), without printf: this
-     * runs for every entry. */
-    w->rel.len = 0;
-    if (strcmp(dir, ".") != 0 && ((rc = jpt__buf_puts(&w->rel, dir)) < 0 ||
-                                  (rc = jpt__buf_putc(&w->rel, '/')) < 0))
-        return rc;
-    if ((rc = jpt__buf_puts(&w->rel, name)) < 0)
-        return rc;
-    if (++c->scanned > JPT_VFS_RUN_SCAN_MAX)
-        return jpt__err(w->err, JPT_ERR_LIMIT,
-                        "the paths it may read hold more than %d entries: too many to find "
-                        "their sensitive paths before each process",
-                        JPT_VFS_RUN_SCAN_MAX);
-    if (type == DT_UNKNOWN) {
+    /* The inventory the sweep compares with: every .git beneath a
+     * writable prefix, a symbolic link too, by its identity. */
+    if (writable && !c->p->git_writable && is_git(name)) {
         struct stat st;
-        if (fstatat(w->root_fd, w->rel.data, &st, AT_SYMLINK_NOFOLLOW) != 0)
-            return JPT_OK; /* gone meanwhile */
-        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+        if (fstatat(c->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            (rc = idv_add(&c->git_ids, &st)) < 0)
+            return rc;
     }
     /* A symbolic link is neither followed nor covered: what it leads to
      * is judged by its own path. */
     if (type == DT_LNK)
         return JPT_OK;
-    if (c->git && type != DT_DIR && is_git_config(w->rel.data)) {
+    if (c->git && type != DT_DIR && is_git_config(rel)) {
         /* Read, never written: a git child cannot change what its own
          * overrides were read from. */
-        char *abs = absolute(c, w->rel.data);
-        if (abs == NULL)
-            return JPT_ERR_NOMEM;
-        if (!in_writable_only(c, abs)) {
-            jpt__free(abs);
-            return JPT_OK;
-        }
-        if ((rc = bounded(w)) < 0) {
-            jpt__free(abs);
-            return rc;
-        }
-        return strv_add(&c->read_only, abs, false);
+        return writable ? cover(c, &c->read_only, &c->read_only_ids, rel, false) : JPT_OK;
     }
-    if (never_read(w->p, w->rel.data)) {
-        if ((rc = bounded(w)) < 0)
-            return rc;
-        char *abs = absolute(c, w->rel.data);
-        return abs == NULL ? JPT_ERR_NOMEM : strv_add(&c->hide, abs, type == DT_DIR);
-    }
+    if (never_read(c->p, rel))
+        return cover(c, &c->hide, &c->hide_ids, rel, type == DT_DIR);
     /* .git is written only where filesystem.git says "writable", as by
      * fs.write (issue 15 §2): a directory, or a file ("gitdir: <path>", a
      * submodule's or a worktree's) that would otherwise name a
      * repository of the child's making. */
-    if (is_git(name) && !w->p->git_writable) {
-        char *abs = absolute(c, w->rel.data);
-        if (abs == NULL)
-            return JPT_ERR_NOMEM;
-        if (!in_writable_only(c, abs))
-            jpt__free(abs);
-        else if ((rc = bounded(w)) < 0) {
-            jpt__free(abs);
-            return rc;
-        } else if ((rc = strv_add(&c->read_only, abs, type == DT_DIR)) < 0)
-            return rc; /* strv_add freed it */
-    }
-    if (type != DT_DIR)
-        return JPT_OK;
-    char *copy = jpt__strdup(w->rel.data);
-    return copy == NULL ? JPT_ERR_NOMEM : strv_add(&w->todo, copy, false);
+    if (is_git(name) && !c->p->git_writable && writable &&
+        (rc = cover(c, &c->read_only, &c->read_only_ids, rel, type == DT_DIR)) < 0)
+        return rc;
+    return type == DT_DIR ? JPT__WALK_DESCEND : JPT_OK;
 }
 
-/* Lists the directory `rel`; one that cannot be opened (gone, or no
- * longer a directory) is passed over: nothing of it can be read. */
-static int list_dir(walk *w, const char *rel)
+/* A directory listed (walk.c's jpt__walk_dir_fn): a bare repository
+ * beneath a writable prefix stays read-only, as a .git does. */
+static int dir_done(void *ud, const char *rel, unsigned marks)
 {
-    int fd = open_beneath(w->root_fd, rel, O_RDONLY | O_DIRECTORY);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *e;
-    int rc = JPT_OK;
+    jpt__vfs_confine *c = ud;
+    struct stat st;
+    int rc;
 
-    if (d == NULL) {
-        if (fd >= 0)
-            close(fd);
+    if (!jpt__repo_bare(marks) || c->p->git_writable || !in_writable_only(c, rel))
         return JPT_OK;
-    }
-    while (rc == JPT_OK && (e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            rc = visit(w, rel, e->d_name, e->d_type);
-    closedir(d);
-    return rc;
+    if (fstatat(c->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        (rc = idv_add(&c->bare_ids, &st)) < 0)
+        return rc;
+    /* A writable root that is itself one stays writable: the rule names
+     * it. */
+    if (jpt__pathv_has(&c->write_rel, rel))
+        return JPT_OK;
+    return cover(c, &c->read_only, &c->read_only_ids, rel, true);
 }
 
 /* The prefix `rel` of the policy as the path it leads to beneath the root
  * (its real path), relative to the root: NULL when it does not exist,
  * leads out of the root, or is never readable itself. */
-static int real_prefix(const walk *w, const char *rel, char **out)
+static int real_prefix(const jpt__vfs_confine *c, const char *rel, char **out)
 {
     char link[64], real[JPT__SANDBOX_PATH_MAX];
-    const char *root = w->c->root;
-    size_t n = strcmp(root, "/") == 0 ? 0 : strlen(root);
-    int fd = open_beneath(w->root_fd, rel, O_PATH);
+    size_t n = strcmp(c->root, "/") == 0 ? 0 : strlen(c->root);
+    int fd = jpt__walk_open(c->root_fd, rel, O_PATH);
 
     *out = NULL;
     if (fd < 0)
@@ -279,37 +270,29 @@ static int real_prefix(const walk *w, const char *rel, char **out)
     if (len <= 0 || (size_t)len >= sizeof(real) - 1)
         return JPT_OK;
     real[len] = '\0';
-    if (strncmp(real, root, n) != 0 || (real[n] != '/' && real[n] != '\0'))
+    if (strncmp(real, c->root, n) != 0 || (real[n] != '/' && real[n] != '\0'))
         return JPT_OK;
     const char *r = real[n] == '\0' || real[n + 1] == '\0' ? "." : real + n + 1;
-    if (strcmp(r, ".") != 0 && never_read(w->p, r))
+    if (strcmp(r, ".") != 0 && never_read(c->p, r))
         return JPT_OK;
     return (*out = jpt__strdup(r)) == NULL ? JPT_ERR_NOMEM : JPT_OK;
 }
 
-/* Whether `rel` is `root` or beneath it (relative paths, "." the root). */
-static bool beneath(const char *rel, const char *root)
-{
-    size_t m = strlen(root);
-
-    return strcmp(root, ".") == 0 ||
-           (strncmp(rel, root, m) == 0 && (rel[m] == '/' || rel[m] == '\0'));
-}
-
 /* The policy's prefixes (`lists`, `n` of them) as roots beneath the real
- * root, each once: relative in `rel_roots`, absolute in `abs_roots`; a
- * root beneath another is left out. */
-static int add_roots(walk *w, const jpt__policy_prefixes *const *lists, size_t n,
-                     strv *rel_roots, strv *abs_roots)
+ * root, each once, into `rel_roots` (relative) and `abs_roots` (absolute);
+ * a root beneath another is left out. */
+static int add_roots(jpt__vfs_confine *c, const jpt__policy_prefixes *const *lists, size_t n,
+                     jpt__pathv *rel_roots, jpt__pathv *abs_roots)
 {
-    strv found = {0};
+    jpt__pathv found = {0};
     int rc = JPT_OK;
 
     for (size_t l = 0; rc == JPT_OK && l < n; l++)
         for (size_t i = 0; rc == JPT_OK && i < lists[l]->n; i++) {
             char *rel = NULL;
-            if ((rc = real_prefix(w, lists[l]->paths[i], &rel)) == JPT_OK && rel != NULL)
-                rc = strv_add(&found, rel, false);
+            if ((rc = real_prefix(c, lists[l]->paths[i], &rel)) == JPT_OK && rel != NULL)
+                rc = jpt__pathv_add(&found, rel, false);
+            jpt__free(rel);
         }
     for (size_t i = 0; rc == JPT_OK && i < found.n; i++) {
         bool inner = false;
@@ -318,47 +301,36 @@ static int add_roots(walk *w, const jpt__policy_prefixes *const *lists, size_t n
                     (!beneath(found.v[j], found.v[i]) || j < i);
         if (inner)
             continue;
-        char *abs = absolute(w->c, found.v[i]), *rel = jpt__strdup(found.v[i]);
-        if (abs == NULL || rel == NULL) {
-            jpt__free(abs);
-            jpt__free(rel);
+        char *abs = absolute(c, found.v[i]);
+        if (abs == NULL)
             rc = JPT_ERR_NOMEM;
-        } else if ((rc = strv_add(rel_roots, rel, false)) < 0)
-            jpt__free(abs);
-        else
-            rc = strv_add(abs_roots, abs, false);
+        else if ((rc = jpt__pathv_add(rel_roots, found.v[i], false)) == JPT_OK)
+            rc = jpt__pathv_add(abs_roots, abs, false);
+        jpt__free(abs);
     }
-    strv_free(&found);
+    jpt__pathv_free(&found);
     return rc;
 }
 
-static int confine_walk(walk *w)
+/* The roots to grant and walk. A refused configuration grants nothing.
+ * Writable first: what lies beneath them is judged so during the walk. */
+static int plan_walk(jpt__vfs_confine *c)
 {
-    const jpt_policy *p = w->p;
-    strv read_rel = {0}, write_rel = {0};
+    const jpt_policy *p = c->p;
+    jpt__pathv read_rel = {0};
     int rc = JPT_OK;
 
-    /* A refused configuration grants nothing. Writable first: .git is
-     * judged against them during the walk. */
     if (!p->refused) {
         const jpt__policy_prefixes *writes[] = {p->writable_all ? &p->allow : &p->writable};
         const jpt__policy_prefixes *reads[] = {&p->allow, &p->writable};
-        rc = add_roots(w, writes, 1, &write_rel, &w->c->write);
+        rc = add_roots(c, writes, 1, &c->write_rel, &c->write);
         if (rc == JPT_OK)
-            rc = add_roots(w, reads, 2, &read_rel, &w->c->read);
+            rc = add_roots(c, reads, 2, &read_rel, &c->read);
     }
-    /* Each readable root is listed once: one beneath another was
-     * dropped. */
-    for (size_t i = 0; rc == JPT_OK && i < read_rel.n; i++) {
-        char *copy = jpt__strdup(read_rel.v[i]);
-        rc = copy == NULL ? JPT_ERR_NOMEM : strv_add(&w->todo, copy, false);
-    }
-    while (rc == JPT_OK && w->next < w->todo.n) {
-        const char *rel = w->todo.v[w->next++];
-        rc = list_dir(w, rel);
-    }
-    strv_free(&read_rel);
-    strv_free(&write_rel);
+    /* Each readable root is listed once: one beneath another was dropped. */
+    for (size_t i = 0; rc == JPT_OK && i < read_rel.n; i++)
+        rc = jpt__walk_add(c->walk, read_rel.v[i]);
+    jpt__pathv_free(&read_rel);
     return rc;
 }
 
@@ -381,31 +353,63 @@ int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
                         len < 0 ? strerror(errno) : "not a path");
     }
     c->root[len] = '\0';
+    c->p = p;
+    c->root_fd = root_fd;
     c->git = git;
-    walk w = {p, root_fd, c, {0}, 0, JPT__BUF_INIT, err};
-    rc = confine_walk(&w);
-    strv_free(&w.todo);
-    jpt__buf_free(&w.rel);
-    if (rc < 0) {
-        if (rc == JPT_ERR_NOMEM)
-            jpt__err(err, rc, "out of memory finding what the process may not read");
+    if ((rc = jpt__walk_new(root_fd, JPT_VFS_RUN_SCAN_MAX, visit, dir_done, c, &c->walk)) < 0 ||
+        (rc = plan_walk(c)) < 0) {
         jpt__vfs_confine_free(c);
-        return rc;
+        return jpt__err(err, rc, "out of memory finding what the process may not read");
     }
     c->spec = (jpt__sandbox_spec){
         .profile = JPT__SANDBOX_RUN,
         .mode = mode,
         .workspace = c->root,
-        .read = (const char *const *)c->read.v,
-        .write = (const char *const *)c->write.v,
-        .read_only = (const char *const *)c->read_only.v,
-        .hide = (const char *const *)c->hide.v,
-        .hide_dir = c->hide.flag,
         .process_limit = process_limit,
         .cache = cache,
     };
     *out = c;
     return JPT_OK;
+}
+
+int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *err)
+{
+    jpt__errbuf why = {{0}};
+
+    if (c->walk == NULL)
+        return 0;
+    int rc = jpt__walk_step(c->walk, budget_ns, &why);
+    c->scanned = jpt__walk_scanned(c->walk);
+    if (rc == 1)
+        return 1;
+    jpt__walk_free(c->walk);
+    c->walk = NULL;
+    if (rc == JPT_ERR_LIMIT && c->scanned > JPT_VFS_RUN_SCAN_MAX)
+        return jpt__err(err, rc,
+                        "the paths it may read hold more than %d entries: too many to find "
+                        "their sensitive paths before each process",
+                        JPT_VFS_RUN_SCAN_MAX);
+    if (rc == JPT_ERR_LIMIT)
+        return jpt__err(err, rc,
+                        "the paths it may read hold more than %d sensitive, denied or "
+                        "repository entries to cover: too many for the OS sandbox of a process",
+                        JPT_VFS_RUN_COVER_MAX);
+    if (rc < 0)
+        return jpt__err(err, rc, "%s",
+                        rc == JPT_ERR_NOMEM ? "out of memory finding what the process may not read"
+                                            : why.text);
+    idv_sort(&c->git_ids);
+    idv_sort(&c->bare_ids);
+    idv_sort(&c->covered_ids);
+    jpt__pathv_sort(&c->covered_rel);
+    c->spec.read = jpt__pathv_list(&c->read);
+    c->spec.write = jpt__pathv_list(&c->write);
+    c->spec.read_only = jpt__pathv_list(&c->read_only);
+    c->spec.read_only_ids = c->read_only_ids.v;
+    c->spec.hide = jpt__pathv_list(&c->hide);
+    c->spec.hide_dir = c->hide.flag;
+    c->spec.hide_ids = c->hide_ids.v;
+    return 0;
 }
 
 const jpt__sandbox_spec *jpt__vfs_confine_spec(const jpt__vfs_confine *c)
@@ -422,9 +426,203 @@ void jpt__vfs_confine_free(jpt__vfs_confine *c)
 {
     if (c == NULL)
         return;
-    strv_free(&c->read);
-    strv_free(&c->write);
-    strv_free(&c->read_only);
-    strv_free(&c->hide);
+    jpt__walk_free(c->walk);
+    jpt__pathv_free(&c->read);
+    jpt__pathv_free(&c->write);
+    jpt__pathv_free(&c->read_only);
+    jpt__pathv_free(&c->hide);
+    jpt__free(c->read_only_ids.v);
+    jpt__free(c->hide_ids.v);
+    jpt__pathv_free(&c->write_rel);
+    jpt__pathv_free(&c->covered_rel);
+    jpt__free(c->git_ids.v);
+    jpt__free(c->bare_ids.v);
+    jpt__free(c->covered_ids.v);
     jpt__free(c);
+}
+
+/* ---- The sweep ------------------------------------------------------------------------ */
+
+struct jpt__vfs_sweep {
+    const jpt__vfs_confine *c;  /* its walk's inventory and roots */
+    jpt__walk *walk;
+    jpt__pathv doomed;          /* what the run made, to remove (relative) */
+    size_t next;                /* the one being removed */
+    jpt__remove *removing;
+    int removing_in;            /* its parent directory's fd */
+    jpt__buf removed;           /* their names, for the message */
+    size_t n_removed;
+    bool failed;
+};
+
+/* The sweep's walk, beneath the writable roots: each .git found that was
+ * not there before (by identity: a .git that was is read-only to the
+ * child, so neither changed nor freed for its inode to be reused), whole,
+ * and past what the child could not change (what it had covered, found
+ * where it was); but into anything else, a directory of a sensitive name
+ * it made too. */
+static int sweep_visit(void *ud, const char *rel, const char *name, unsigned char type)
+{
+    jpt__vfs_sweep *s = ud;
+    const jpt__vfs_confine *c = s->c;
+    struct stat st;
+
+    if (!in_writable_only(c, rel))
+        return type == DT_DIR ? JPT__WALK_DESCEND : JPT_OK;
+    if (is_git(name)) {
+        if (fstatat(c->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) != 0 || idv_has(&c->git_ids, &st))
+            return JPT_OK;
+        return jpt__pathv_add(&s->doomed, rel, false);
+    }
+    if (type != DT_DIR)
+        return JPT_OK;
+    if (jpt__pathv_has(&c->covered_rel, rel) &&
+        fstatat(c->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        idv_has(&c->covered_ids, &st))
+        return JPT_OK;
+    return JPT__WALK_DESCEND;
+}
+
+/* A bare repository that was not one before: its HEAD goes (git takes no
+ * directory without one for a repository), the rest stays. */
+static int sweep_dir_done(void *ud, const char *rel, unsigned marks)
+{
+    jpt__vfs_sweep *s = ud;
+    struct stat st;
+    jpt__buf head = JPT__BUF_INIT;
+    int rc;
+
+    if (!jpt__repo_bare(marks) || !in_writable_only(s->c, rel) ||
+        fstatat(s->c->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        idv_has(&s->c->bare_ids, &st))
+        return JPT_OK;
+    rc = strcmp(rel, ".") == 0 ? jpt__buf_puts(&head, "HEAD")
+                               : jpt__buf_printf(&head, "%s/HEAD", rel);
+    if (rc == JPT_OK)
+        rc = jpt__pathv_add(&s->doomed, head.data, false);
+    jpt__buf_free(&head);
+    return rc;
+}
+
+int jpt__vfs_sweep_new(const jpt__vfs_confine *c, jpt__vfs_sweep **out)
+{
+    jpt__vfs_sweep *s;
+    int rc = JPT_OK;
+
+    *out = NULL;
+    if (c->p->git_writable || c->write_rel.n == 0 || c->walk != NULL)
+        return JPT_OK;
+    if ((s = jpt__calloc(1, sizeof(*s))) == NULL)
+        return JPT_ERR_NOMEM;
+    s->c = c;
+    s->removing_in = -1;
+    s->removed = (jpt__buf)JPT__BUF_INIT;
+    rc = jpt__walk_new(c->root_fd, JPT_VFS_RUN_SCAN_MAX, sweep_visit, sweep_dir_done, s,
+                       &s->walk);
+    for (size_t i = 0; rc == JPT_OK && i < c->write_rel.n; i++)
+        rc = jpt__walk_add(s->walk, c->write_rel.v[i]);
+    if (rc < 0) {
+        jpt__vfs_sweep_free(s);
+        return rc;
+    }
+    *out = s;
+    return JPT_OK;
+}
+
+/* Starts removing doomed[next]; its parent not opened (swapped for a
+ * symbolic link meanwhile), it is left, and that said. */
+static int remove_next(jpt__vfs_sweep *s)
+{
+    const char *rel = s->doomed.v[s->next];
+    const char *slash = strrchr(rel, '/');
+    char parent[JPT__SANDBOX_PATH_MAX];
+
+    snprintf(parent, sizeof(parent), "%.*s", slash != NULL ? (int)(slash - rel) : 1,
+             slash != NULL ? rel : ".");
+    int fd = jpt__walk_open(s->c->root_fd, parent, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+        s->failed = true;
+        return JPT_OK;
+    }
+    int rc = jpt__remove_new(fd, slash != NULL ? slash + 1 : rel, &s->removing);
+    if (rc < 0)
+        close(fd);
+    else
+        s->removing_in = fd;
+    return rc;
+}
+
+/* The current removal is over (`status` its last step's). */
+static int removed_one(jpt__vfs_sweep *s, int status)
+{
+    int rc = JPT_OK;
+
+    close(s->removing_in);
+    s->removing_in = -1;
+    jpt__remove_free(s->removing);
+    s->removing = NULL;
+    if (status < 0)
+        s->failed = true;
+    else if ((rc = jpt__buf_printf(&s->removed, "%s%s", s->n_removed > 0 ? ", " : "",
+                                   s->doomed.v[s->next])) == JPT_OK)
+        s->n_removed++;
+    s->next++;
+    return rc;
+}
+
+int jpt__vfs_sweep_step(jpt__vfs_sweep *s, uint64_t budget_ns, jpt__errbuf *err)
+{
+    int rc;
+
+    if (s->walk != NULL) {
+        jpt__errbuf why = {{0}};
+        rc = jpt__walk_step(s->walk, budget_ns, &why);
+        if (rc == 1)
+            return 1;
+        jpt__walk_free(s->walk);
+        s->walk = NULL;
+        if (rc == JPT_ERR_LIMIT)
+            return jpt__err(err, rc,
+                            "the paths it may write hold more than %d entries after the run: "
+                            "too many to find what of a repository it made there",
+                            JPT_VFS_RUN_SCAN_MAX);
+        if (rc < 0)
+            return jpt__err(err, rc, "%s",
+                            rc == JPT_ERR_NOMEM ? "out of memory after the run" : why.text);
+    }
+    while (s->next < s->doomed.n) {
+        if (s->removing == NULL && (rc = remove_next(s)) < 0)
+            return jpt__err(err, rc, "out of memory after the run");
+        if (s->removing == NULL) {
+            s->next++;
+            continue;
+        }
+        rc = jpt__remove_step(s->removing, budget_ns);
+        if (rc == 1)
+            return 1;
+        if ((rc = removed_one(s, rc)) < 0)
+            return jpt__err(err, rc, "out of memory after the run");
+    }
+    return 0;
+}
+
+const char *jpt__vfs_sweep_removed(const jpt__vfs_sweep *s, size_t *n, bool *failed)
+{
+    *n = s->n_removed;
+    *failed = s->failed;
+    return s->removed.data != NULL ? s->removed.data : "";
+}
+
+void jpt__vfs_sweep_free(jpt__vfs_sweep *s)
+{
+    if (s == NULL)
+        return;
+    jpt__walk_free(s->walk);
+    if (s->removing != NULL) {
+        close(s->removing_in);
+        jpt__remove_free(s->removing);
+    }
+    jpt__pathv_free(&s->doomed);
+    jpt__buf_free(&s->removed);
+    jpt__free(s);
 }

@@ -139,24 +139,60 @@ void jpt__vfs_run_cancel(jpt__vfs_run *r);
  * .allow's with "writable": true); never readable, each entry beneath the
  * readable ones that filesystem.deny or a sensitive pattern names, found
  * by a walk of at most JPT_VFS_RUN_SCAN_MAX entries; read-only, each .git
- * directory beneath a writable prefix (unless a prefix names a path in
- * it). A git child (`git`) reads its repositories' .git/config, which it
- * cannot work without. */
+ * entry and each bare repository (HEAD, and objects and refs or
+ * commondir) beneath a writable prefix (unless a prefix names a path in
+ * it, or filesystem.git is "writable"). Each path covered goes with its
+ * identity, which the child checks as it covers it (issue 15, R4: a
+ * directory renamed and made again between the walk and the child's
+ * mounts fails the spawn rather than leave the moved one uncovered). A
+ * git child (`git`) reads its repositories' .git/config, which it cannot
+ * work without. */
 typedef struct jpt__vfs_confine jpt__vfs_confine;
 
-/* Walks the readable prefixes of `p` beneath the directory `root_fd`, for
- * a sandbox of `mode` (for git when `git`; with at most `process_limit`
- * processes) with filters from `cache` (may be NULL). Errors:
- * JPT_ERR_LIMIT (more entries or covered paths than the bounds),
- * JPT_ERR_IO (the root's path cannot be told), JPT_ERR_NOMEM; `err` says
- * which. */
+/* Plans the walk of the readable prefixes of `p` beneath the directory
+ * `root_fd` (which must outlive `*out`), for a sandbox of `mode` (for git
+ * when `git`; with at most `process_limit` processes, 0: the default)
+ * with filters from `cache` (may be NULL). Errors: JPT_ERR_IO (the root's
+ * path cannot be told), JPT_ERR_NOMEM; `err` says which. */
 int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
                          unsigned process_limit, jpt__sandbox_cache *cache,
                          jpt__vfs_confine **out, jpt__errbuf *err);
-/* The spec for jpt__child_spawn, valid while `c` lives. */
+/* Walks on for about `budget_ns` (0: to the end): 1 when there is more, 0
+ * when the spec is ready; JPT_ERR_LIMIT (more entries or covered paths
+ * than the bounds), JPT_ERR_NOMEM; `err` says which. */
+int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *err);
+/* The spec for jpt__child_spawn, once walked, valid while `c` lives. */
 const jpt__sandbox_spec *jpt__vfs_confine_spec(const jpt__vfs_confine *c);
 /* The entries the walk met. */
 size_t jpt__vfs_confine_scanned(const jpt__vfs_confine *c);
 void jpt__vfs_confine_free(jpt__vfs_confine *c);
+
+/* ---- The sweep (confine.c) -----------------------------------------------------------
+ * After a run, what of a repository its processes made where they may
+ * write goes (issue 15, R1: a child that planted .git/HEAD and a config
+ * with core.fsmonitor had the user's next `git status` there run its
+ * command): a walk of the writable prefixes (JPT_VFS_RUN_SCAN_MAX entries
+ * at most) finds each .git (any case: a directory, a "gitdir:" file, a
+ * symbolic link) that the walk before the run did not (by identity: one
+ * that was is read-only to the child), removed whole; and each bare
+ * repository that was not one, whose HEAD is removed (git takes no
+ * directory without one for a repository). What lay read-only or covered
+ * is not walked again. Nothing is swept where filesystem.git is
+ * "writable". A repository made there meanwhile by another (the user)
+ * goes too: the sweep cannot tell who made it. */
+typedef struct jpt__vfs_sweep jpt__vfs_sweep;
+
+/* A sweep after the run `c` was walked for (`c` must outlive it), or
+ * NULL in `*out` when there is nothing to sweep (no writable prefix,
+ * .git writable). JPT_ERR_NOMEM. */
+int jpt__vfs_sweep_new(const jpt__vfs_confine *c, jpt__vfs_sweep **out);
+/* Sweeps on for about `budget_ns` (0: to the end): 1 when there is more,
+ * 0 when done; JPT_ERR_LIMIT (more entries than the bound: nothing was
+ * removed), JPT_ERR_NOMEM; `err` says which. */
+int jpt__vfs_sweep_step(jpt__vfs_sweep *s, uint64_t budget_ns, jpt__errbuf *err);
+/* What was removed, "a/.git, b/HEAD" (`*n` of them), and whether
+ * something found could not be. */
+const char *jpt__vfs_sweep_removed(const jpt__vfs_sweep *s, size_t *n, bool *failed);
+void jpt__vfs_sweep_free(jpt__vfs_sweep *s);
 
 #endif /* JPT_LIB_VFS_RUN_H */
