@@ -16,7 +16,8 @@
  * Files: landlock.c (the kernel's ABI, the ruleset), seccomp.c (the
  * filters), ns.c (the namespaces: what the host can make, the child's
  * mounts), etc.c (the secrets of /etc), walk.c (walks of a workspace,
- * repositories, removals), sandbox.c (profiles, modes, the report, what
+ * what of a repository an entry is, removals), repos.c (the repositories
+ * where a process may write: before, and the sweep after), sandbox.c (profiles, modes, the report, what
  * an owner keeps, prepare and apply). */
 #ifndef JPT_LIB_SANDBOX_H
 #define JPT_LIB_SANDBOX_H
@@ -412,6 +413,67 @@ size_t jpt__remove_count(const jpt__remove *r);
 void jpt__remove_free(jpt__remove *r);
 /* The same at once: 0, or JPT_ERR_IO / JPT_ERR_NOMEM. */
 int jpt__remove_tree(int parent_fd, const char *name);
+
+/* ---- repos.c --------------------------------------------------------------------- */
+
+struct stat;
+
+/* (device, inode) pairs: a set once sorted (repos.c), else a list. */
+typedef struct jpt__idv {
+    uint64_t *v;
+    size_t n, cap;
+} jpt__idv;
+int jpt__idv_add(jpt__idv *l, const struct stat *st); /* NULL: (0, 0). JPT_ERR_NOMEM */
+void jpt__idv_free(jpt__idv *l);
+
+/* What of a repository lies beneath the writable roots of a workspace
+ * before a sandboxed process runs there, for the sweep after it: each
+ * .git (any case, any type) and each bare repository by identity, and
+ * what the process had covered or read-only (not walked again). A walk
+ * notes them (jpt__repos_note, _note_dir, _covered), then seals it.
+ * Reference-counted: a kept view and each of its processes hold one. */
+typedef struct jpt__repos jpt__repos;
+/* Over the directory `root_fd` (duplicated). JPT_ERR_NOMEM, JPT_ERR_LIMIT
+ * (no fd), JPT_ERR_IO. */
+int jpt__repos_new(int root_fd, jpt__repos **out);
+jpt__repos *jpt__repos_ref(jpt__repos *r);
+void jpt__repos_unref(jpt__repos *r); /* NULL-safe */
+int jpt__repos_root_fd(const jpt__repos *r);
+/* A writable root, relative ("." the root). JPT_ERR_NOMEM. */
+int jpt__repos_add_root(jpt__repos *r, const char *rel);
+bool jpt__repos_has_roots(const jpt__repos *r);
+/* Whether `rel` is beneath a writable root and no root is beneath it (a
+ * rule that names a path inside .git grants it). */
+bool jpt__repos_writable(const jpt__repos *r, const char *rel);
+/* The entry `rel` (named `name`) met: a .git beneath a root is noted.
+ * The directory `rel` listed, its entries' `marks`: a bare repository
+ * beneath a root is noted, and `*bare` says so. What the process cannot
+ * change, `rel` being `st`. JPT_ERR_NOMEM. */
+int jpt__repos_note(jpt__repos *r, const char *rel, const char *name);
+int jpt__repos_note_dir(jpt__repos *r, const char *rel, unsigned marks, bool *bare);
+int jpt__repos_covered(jpt__repos *r, const char *rel, const struct stat *st);
+/* The walk's stamps (jpt__walk_stamp_into), which let a sweep see that
+ * nothing changed and walk nothing. */
+jpt__walk_stamps *jpt__repos_stamps(jpt__repos *r);
+/* Noted all: the sets are sorted. */
+void jpt__repos_seal(jpt__repos *r);
+
+/* The sweep after the process (`r` sealed; it takes a reference): a walk
+ * of the writable roots (at most `max_entries`) finds each .git that was
+ * not there (removed whole) and each bare repository that was not one
+ * (its HEAD removed: git takes no directory without one). NULL in `*out`
+ * when there is nothing to sweep (no root, or every stamped directory as
+ * it was). JPT_ERR_NOMEM. */
+typedef struct jpt__repo_sweep jpt__repo_sweep;
+int jpt__repo_sweep_new(jpt__repos *r, size_t max_entries, jpt__repo_sweep **out);
+/* Sweeps on for about `budget_ns` (0: to the end): 1 when there is more,
+ * 0 when done, or JPT_ERR_LIMIT (more entries than the bound: nothing was
+ * removed; `err` says "more than N entries"), JPT_ERR_NOMEM. */
+int jpt__repo_sweep_step(jpt__repo_sweep *s, uint64_t budget_ns, jpt__errbuf *err);
+/* What was removed, "a/.git, b/HEAD" (`*n` of them), and whether
+ * something found could not be. */
+const char *jpt__repo_sweep_removed(const jpt__repo_sweep *s, size_t *n, bool *failed);
+void jpt__repo_sweep_free(jpt__repo_sweep *s);
 
 /* ---- ns.c ------------------------------------------------------------------------ */
 

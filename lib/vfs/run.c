@@ -39,7 +39,7 @@ struct jpt__vfs_run {
     int failed;               /* scrubbing failed: nothing of it is shown */
     jpt__timer timer;
     jpt__vfs_confine *confine; /* its OS sandbox, walked in slices (NULL: none) */
-    jpt__vfs_sweep *sweep;    /* after its request's child, in slices */
+    jpt__repo_sweep *sweep;   /* after its request's child, in slices */
     jpt__defer slice;         /* runs the next slice of either */
     bool spawned;             /* a child of the request's ran */
     jpt__exit status;         /* the request's child's, while the sweep runs */
@@ -357,7 +357,7 @@ static void run_free(jpt__vfs_run *r)
      * goes, at once. */
     if (r->spawned)
         sweep_now(r);
-    jpt__vfs_sweep_free(r->sweep);
+    jpt__repo_sweep_free(r->sweep);
     jpt__vfs_confine_free(r->confine);
     release(r);
     for (int i = 0; i < 2; i++) {
@@ -416,13 +416,22 @@ static int result_json(jpt__vfs_run *r, const jpt__exit *e, jpt__buf *out)
 
 static void scanned(jpt__vfs_run *r, const jpt__exit *e);
 
+/* The sweep after the run (run.h: what of a repository the run made
+ * where it may write), when there is one to make. JPT_ERR_NOMEM. */
+static int sweep_new(jpt__vfs_run *r)
+{
+    jpt__repos *repos = jpt__vfs_confine_repos(r->confine);
+
+    return repos != NULL ? jpt__repo_sweep_new(repos, JPT_VFS_RUN_SCAN_MAX, &r->sweep) : JPT_OK;
+}
+
 /* The note that ends stderr when the sweep removed something: the model
  * is told, scrubbed (the names are the child's). */
 static int sweep_note(jpt__vfs_run *r)
 {
     size_t n = 0;
     bool failed = false;
-    const char *names = r->sweep != NULL ? jpt__vfs_sweep_removed(r->sweep, &n, &failed) : "";
+    const char *names = r->sweep != NULL ? jpt__repo_sweep_removed(r->sweep, &n, &failed) : "";
     jpt__buf note = JPT__BUF_INIT, clean = JPT__BUF_INIT;
     int rc = JPT_OK;
 
@@ -493,7 +502,7 @@ static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
     /* What of a repository it made where it may write goes before the
      * tool hears of its end (run.h, "The sweep"). */
     if (r->confine != NULL) {
-        if (jpt__vfs_sweep_new(r->confine, &r->sweep) < 0) {
+        if (sweep_new(r) < 0) {
             r->failed = JPT_ERR_NOMEM;
             sweep_now(r);
         } else if (r->sweep != NULL) {
@@ -721,7 +730,12 @@ static int go(jpt__vfs_run *r)
 /* The sweep done (or failed, `err` saying why): the result. */
 static void swept(jpt__vfs_run *r, int rc, const jpt__errbuf *err)
 {
-    if (rc < 0)
+    if (rc == JPT_ERR_LIMIT)
+        jpt__log(JPT_LOG_WARNING,
+                 "process.run '%s': after it, the paths it may write hold %s: too many to find "
+                 "what of a repository it made there",
+                 r->shown, err->text);
+    else if (rc < 0)
         jpt__log(JPT_LOG_WARNING, "process.run '%s': after it: %s", r->shown, err->text);
     if (rc == JPT_ERR_NOMEM)
         r->failed = rc;
@@ -737,7 +751,7 @@ static void on_slice(jpt__defer *d)
     int rc;
 
     if (r->sweep != NULL) {
-        if ((rc = jpt__vfs_sweep_step(r->sweep, SLICE_NS, &err)) == 1)
+        if ((rc = jpt__repo_sweep_step(r->sweep, SLICE_NS, &err)) == 1)
             jpt__loop_defer_queue(r->env.loop, &r->slice);
         else
             swept(r, rc, &err);
@@ -768,10 +782,10 @@ static void sweep_now(jpt__vfs_run *r)
 
     r->spawned = false;
     if (r->sweep == NULL && r->confine != NULL)
-        rc = jpt__vfs_sweep_new(r->confine, &r->sweep);
+        rc = sweep_new(r);
     if (rc == JPT_OK && r->sweep != NULL)
-        rc = jpt__vfs_sweep_step(r->sweep, 0, &err);
-    const char *names = r->sweep != NULL ? jpt__vfs_sweep_removed(r->sweep, &n, &failed) : "";
+        rc = jpt__repo_sweep_step(r->sweep, 0, &err);
+    const char *names = r->sweep != NULL ? jpt__repo_sweep_removed(r->sweep, &n, &failed) : "";
     if (rc < 0 || n > 0 || failed)
         jpt__log(JPT_LOG_WARNING,
                  "process.run '%s' (cancelled): what of a repository it made where it may "

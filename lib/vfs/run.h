@@ -167,32 +167,12 @@ const jpt__sandbox_spec *jpt__vfs_confine_spec(const jpt__vfs_confine *c);
 size_t jpt__vfs_confine_scanned(const jpt__vfs_confine *c);
 void jpt__vfs_confine_free(jpt__vfs_confine *c);
 
-/* ---- The sweep (confine.c) -----------------------------------------------------------
- * After a run, what of a repository its processes made where they may
- * write goes (issue 15, R1: a child that planted .git/HEAD and a config
- * with core.fsmonitor had the user's next `git status` there run its
- * command): a walk of the writable prefixes (JPT_VFS_RUN_SCAN_MAX entries
- * at most) finds each .git (any case: a directory, a "gitdir:" file, a
- * symbolic link) that the walk before the run did not (by identity: one
- * that was is read-only to the child), removed whole; and each bare
- * repository that was not one, whose HEAD is removed (git takes no
- * directory without one for a repository). What lay read-only or covered
- * is not walked again. Nothing is swept where filesystem.git is
- * "writable". A repository made there meanwhile by another (the user)
- * goes too: the sweep cannot tell who made it. */
-typedef struct jpt__vfs_sweep jpt__vfs_sweep;
-
-/* A sweep after the run `c` was walked for (`c` must outlive it), or
- * NULL in `*out` when there is nothing to sweep (no writable prefix,
- * .git writable). JPT_ERR_NOMEM. */
-int jpt__vfs_sweep_new(const jpt__vfs_confine *c, jpt__vfs_sweep **out);
-/* Sweeps on for about `budget_ns` (0: to the end): 1 when there is more,
- * 0 when done; JPT_ERR_LIMIT (more entries than the bound: nothing was
- * removed), JPT_ERR_NOMEM; `err` says which. */
-int jpt__vfs_sweep_step(jpt__vfs_sweep *s, uint64_t budget_ns, jpt__errbuf *err);
-/* What was removed, "a/.git, b/HEAD" (`*n` of them), and whether
- * something found could not be. */
-const char *jpt__vfs_sweep_removed(const jpt__vfs_sweep *s, size_t *n, bool *failed);
-void jpt__vfs_sweep_free(jpt__vfs_sweep *s);
+/* The inventory of what of a repository lay beneath the writable
+ * prefixes when `c` was walked (repos.c), for the sweep after the run
+ * (issue 15, R1: a child that planted .git/HEAD and a config with
+ * core.fsmonitor had the user's next `git status` there run its
+ * command); NULL when there is nothing to sweep (not walked, no writable
+ * prefix, filesystem.git "writable"). `c` keeps a reference. */
+jpt__repos *jpt__vfs_confine_repos(const jpt__vfs_confine *c);
 
 #endif /* JPT_LIB_VFS_RUN_H */
