@@ -468,8 +468,8 @@ static void what_a_child_starts_ends_with_it(void **state)
  * with HEAD, objects, refs and a config naming a core.fsmonitor): the
  * user's next `git status` in that directory ran the child's command,
  * outside every sandbox. Landlock grants by directory, not by name: the
- * sweep after the run removes what the walk before it did not find, and
- * the tool is told. */
+ * sweep after the run moves aside what the walk before it did not find
+ * (to a name git never takes, nothing deleted), and the tool is told. */
 static void a_child_plants_no_repository(void **state)
 {
     (void)state;
@@ -480,7 +480,10 @@ static void a_child_plants_no_repository(void **state)
                       "echo ref: refs/heads/main > out/.git/HEAD && "
                       "printf [core]\\\\n\\\\tfsmonitor=touch-pwned\\\\n > out/.git/config");
     assert_false(exists(root, "out/.git"));
-    assert_non_null(strstr(out_of(r, "stderr"), "[jptool: removed out/.git: a repository"));
+    assert_true(exists(root, "out/.git.jptool-quarantine/config")); /* nothing deleted */
+    assert_non_null(strstr(out_of(r, "stderr"),
+                           "[jptool: moved aside out/.git (now out/.git.jptool-quarantine): a "
+                           "repository made"));
     json_decref(r);
 }
 
@@ -488,8 +491,8 @@ static void a_child_plants_no_repository(void **state)
  * another case (a case-insensitive file system's .git), a "gitdir:" file
  * naming a directory the child made, a .git in a directory of a
  * sensitive name it made (no cover there), a bare repository (its HEAD
- * goes); and with a repository that was there renamed away and its name
- * taken: the one that was there stays, whole. */
+ * is moved aside); and with a repository that was there renamed away and
+ * its name taken: the one that was there stays, whole. */
 static void a_child_plants_no_repository_in_any_shape(void **state)
 {
     (void)state;
@@ -505,12 +508,13 @@ static void a_child_plants_no_repository_in_any_shape(void **state)
                       "echo [core] > evil/config && mv keep moved && mkdir -p keep/.git && "
                       "echo [core] > keep/.git/config && echo ok");
     assert_string_equal(out_of(r, "stdout"), "ok\n");
-    assert_non_null(strstr(out_of(r, "stderr"), "[jptool: removed "));
+    assert_non_null(strstr(out_of(r, "stderr"), "[jptool: moved aside "));
     json_decref(r);
     assert_false(exists(root, "out/a/.GIT"));
     assert_false(exists(root, "out/b/.git"));
     assert_false(exists(root, "out/c/.ssh/.git"));
     assert_false(exists(root, "out/evil/HEAD"));
+    assert_true(exists(root, "out/evil/HEAD.jptool-quarantine"));
     assert_true(exists(root, "out/evil/config")); /* no repository without HEAD */
     assert_false(exists(root, "out/keep/.git"));
     assert_string_equal(slurp(root, "out/moved/.git/config"), "[core]\n");

@@ -926,15 +926,18 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * file it held be read where it went) fails the run. A child can create
  * files of any name where it may write, .git and sensitive names too
  * (Landlock grants by directory, not by name): after the run, a sweep of
- * the writable prefixes (the same bound, in slices too) removes each
- * .git (any case: a directory, a "gitdir:" file, a symbolic link) that
- * was not there before it, and the HEAD of each bare repository that was
- * not one, so that no git of the user's runs a configuration the child
- * wrote; stderr ends with a line that says what was removed (and the
- * host's log, at JPT_LOG_WARNING). It cannot tell who made one: a
- * repository the user makes meanwhile in a writable prefix goes too. A
- * cancelled run is swept at once. Nothing is swept where filesystem.git
- * is "writable". Where
+ * the writable prefixes (the same bound, in slices too; none where the
+ * walk before found nothing to change: every directory it stamped as it
+ * was) moves aside each .git (any case: a directory, a "gitdir:" file, a
+ * symbolic link) that was not there before it, and the HEAD of each bare
+ * repository that was not one, to "<name>.jptool-quarantine" (-2, -3,
+ * …) in its directory, so that no git of the user's finds a repository
+ * whose configuration the child wrote; nothing is deleted, and stderr
+ * ends with a line that says what was moved (the host's log too, at
+ * JPT_LOG_WARNING). It cannot tell who made one: a repository the user
+ * makes meanwhile in a writable prefix is moved aside too. A cancelled
+ * run is swept at once. Nothing is swept where filesystem.git is
+ * "writable". Where
  * the host cannot make the namespaces, mode "required" refuses
  * process.run (-32603, the message naming what failed) and "best-effort"
  * runs it with Landlock, seccomp and no capabilities only, sensitive paths

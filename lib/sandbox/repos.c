@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,12 +202,9 @@ void jpt__repos_seal(jpt__repos *r)
 struct jpt__repo_sweep {
     jpt__repos *r;              /* a reference */
     jpt__walk *walk;
-    jpt__pathv doomed;          /* what the process made, to remove (relative) */
-    size_t next;                /* the one being removed */
-    jpt__remove *removing;
-    int removing_in;            /* its parent directory's fd */
-    jpt__buf removed;           /* their names, for the message */
-    size_t n_removed;
+    jpt__pathv doomed;          /* what the process made (relative) */
+    jpt__buf moved;             /* "a/.git (now a/.git.jptool-quarantine)", … */
+    size_t n_moved;
     bool failed;
 };
 
@@ -236,8 +234,8 @@ static int sweep_visit(void *ud, const char *rel, const char *name, unsigned cha
     return JPT__WALK_DESCEND;
 }
 
-/* A bare repository that was not one before: its HEAD goes (git takes no
- * directory without one for a repository), the rest stays. */
+/* A bare repository that was not one before: its HEAD is what goes (git
+ * takes no directory without one for a repository). */
 static int sweep_dir_done(void *ud, const char *rel, unsigned marks)
 {
     jpt__repo_sweep *s = ud;
@@ -272,8 +270,7 @@ int jpt__repo_sweep_new(jpt__repos *r, size_t max_entries, jpt__repo_sweep **out
     if ((s = jpt__calloc(1, sizeof(*s))) == NULL)
         return JPT_ERR_NOMEM;
     s->r = jpt__repos_ref(r);
-    s->removing_in = -1;
-    s->removed = (jpt__buf)JPT__BUF_INIT;
+    s->moved = (jpt__buf)JPT__BUF_INIT;
     rc = jpt__walk_new(r->root_fd, max_entries, sweep_visit, sweep_dir_done, s, &s->walk);
     for (size_t i = 0; rc == JPT_OK && i < r->roots.n; i++)
         rc = jpt__walk_add(s->walk, r->roots.v[i]);
@@ -285,13 +282,17 @@ int jpt__repo_sweep_new(jpt__repos *r, size_t max_entries, jpt__repo_sweep **out
     return JPT_OK;
 }
 
-/* Starts removing doomed[next]; its parent not opened (swapped for a
- * symbolic link meanwhile), it is left, and that said. */
-static int remove_next(jpt__repo_sweep *s)
+/* Moves `rel` aside, in its directory, to "<name>.jptool-quarantine"
+ * (then -2, -3, …: never over anything): a name git never takes for a
+ * repository's, and nothing of it deleted (it may be the user's, made
+ * meanwhile: the sweep cannot tell who made it). Its directory not
+ * opened (swapped for a symbolic link meanwhile), it is left, and that
+ * said. */
+static int move_aside(jpt__repo_sweep *s, const char *rel)
 {
-    const char *rel = s->doomed.v[s->next];
-    const char *slash = strrchr(rel, '/');
-    char parent[JPT__SANDBOX_PATH_MAX];
+    const char *slash = strrchr(rel, '/'), *name = slash != NULL ? slash + 1 : rel;
+    char parent[JPT__SANDBOX_PATH_MAX], to[NAME_MAX + 1];
+    int rc = JPT_OK;
 
     snprintf(parent, sizeof(parent), "%.*s", slash != NULL ? (int)(slash - rel) : 1,
              slash != NULL ? rel : ".");
@@ -300,30 +301,25 @@ static int remove_next(jpt__repo_sweep *s)
         s->failed = true;
         return JPT_OK;
     }
-    int rc = jpt__remove_new(fd, slash != NULL ? slash + 1 : rel, &s->removing);
-    if (rc < 0)
-        close(fd);
-    else
-        s->removing_in = fd;
-    return rc;
-}
-
-/* The current removal is over (`status` its last step's). */
-static int removed_one(jpt__repo_sweep *s, int status)
-{
-    int rc = JPT_OK;
-
-    close(s->removing_in);
-    s->removing_in = -1;
-    jpt__remove_free(s->removing);
-    s->removing = NULL;
-    if (status < 0)
-        s->failed = true;
-    else if ((rc = jpt__buf_printf(&s->removed, "%s%s", s->n_removed > 0 ? ", " : "",
-                                   s->doomed.v[s->next])) == JPT_OK)
-        s->n_removed++;
-    s->next++;
-    return rc;
+    for (int i = 1; i <= 100; i++) {
+        if (i == 1)
+            snprintf(to, sizeof(to), "%.200s.jptool-quarantine", name);
+        else
+            snprintf(to, sizeof(to), "%.200s.jptool-quarantine-%d", name, i);
+        if (renameat2(fd, name, fd, to, RENAME_NOREPLACE) == 0) {
+            rc = jpt__buf_printf(&s->moved, "%s%s (now %.*s%s%s)", s->n_moved > 0 ? ", " : "",
+                                 rel, slash != NULL ? (int)(slash - rel) : 0, rel,
+                                 slash != NULL ? "/" : "", to);
+            s->n_moved++;
+            close(fd);
+            return rc;
+        }
+        if (errno != EEXIST)
+            break;
+    }
+    s->failed = errno != ENOENT;
+    close(fd);
+    return JPT_OK;
 }
 
 int jpt__repo_sweep_step(jpt__repo_sweep *s, uint64_t budget_ns, jpt__errbuf *err)
@@ -339,28 +335,19 @@ int jpt__repo_sweep_step(jpt__repo_sweep *s, uint64_t budget_ns, jpt__errbuf *er
         s->walk = NULL;
         if (rc < 0)
             return jpt__err(err, rc, "%s", rc == JPT_ERR_NOMEM ? "out of memory" : why.text);
-    }
-    while (s->next < s->doomed.n) {
-        if (s->removing == NULL && (rc = remove_next(s)) < 0)
-            return jpt__err(err, rc, "out of memory");
-        if (s->removing == NULL) {
-            s->next++;
-            continue;
-        }
-        rc = jpt__remove_step(s->removing, budget_ns);
-        if (rc == 1)
-            return 1;
-        if ((rc = removed_one(s, rc)) < 0)
-            return jpt__err(err, rc, "out of memory");
+        /* One rename each: no slice needed. */
+        for (size_t i = 0; i < s->doomed.n; i++)
+            if ((rc = move_aside(s, s->doomed.v[i])) < 0)
+                return jpt__err(err, rc, "out of memory");
     }
     return 0;
 }
 
-const char *jpt__repo_sweep_removed(const jpt__repo_sweep *s, size_t *n, bool *failed)
+const char *jpt__repo_sweep_moved(const jpt__repo_sweep *s, size_t *n, bool *failed)
 {
-    *n = s->n_removed;
+    *n = s->n_moved;
     *failed = s->failed;
-    return s->removed.data != NULL ? s->removed.data : "";
+    return s->moved.data != NULL ? s->moved.data : "";
 }
 
 void jpt__repo_sweep_free(jpt__repo_sweep *s)
@@ -368,12 +355,8 @@ void jpt__repo_sweep_free(jpt__repo_sweep *s)
     if (s == NULL)
         return;
     jpt__walk_free(s->walk);
-    if (s->removing != NULL) {
-        close(s->removing_in);
-        jpt__remove_free(s->removing);
-    }
     jpt__pathv_free(&s->doomed);
-    jpt__buf_free(&s->removed);
+    jpt__buf_free(&s->moved);
     jpt__repos_unref(s->r);
     jpt__free(s);
 }

@@ -460,19 +460,22 @@ void jpt__repos_seal(jpt__repos *r);
 
 /* The sweep after the process (`r` sealed; it takes a reference): a walk
  * of the writable roots (at most `max_entries`) finds each .git that was
- * not there (removed whole) and each bare repository that was not one
- * (its HEAD removed: git takes no directory without one). NULL in `*out`
- * when there is nothing to sweep (no root, or every stamped directory as
- * it was). JPT_ERR_NOMEM. */
+ * not there and the HEAD of each bare repository that was not one (git
+ * takes no directory without one), and moves each aside in its
+ * directory, to "<name>.jptool-quarantine" (-2, -3, …): git no longer
+ * finds the repository, and nothing is deleted (the sweep cannot tell a
+ * repository the user made meanwhile from the process's). NULL in
+ * `*out` when there is nothing to sweep (no root, or every stamped
+ * directory as it was). JPT_ERR_NOMEM. */
 typedef struct jpt__repo_sweep jpt__repo_sweep;
 int jpt__repo_sweep_new(jpt__repos *r, size_t max_entries, jpt__repo_sweep **out);
 /* Sweeps on for about `budget_ns` (0: to the end): 1 when there is more,
  * 0 when done, or JPT_ERR_LIMIT (more entries than the bound: nothing was
- * removed; `err` says "more than N entries"), JPT_ERR_NOMEM. */
+ * moved; `err` says "more than N entries"), JPT_ERR_NOMEM. */
 int jpt__repo_sweep_step(jpt__repo_sweep *s, uint64_t budget_ns, jpt__errbuf *err);
-/* What was removed, "a/.git, b/HEAD" (`*n` of them), and whether
- * something found could not be. */
-const char *jpt__repo_sweep_removed(const jpt__repo_sweep *s, size_t *n, bool *failed);
+/* What was moved aside, "a/.git (now a/.git.jptool-quarantine), …" (`*n`
+ * of them), and whether something found could not be. */
+const char *jpt__repo_sweep_moved(const jpt__repo_sweep *s, size_t *n, bool *failed);
 void jpt__repo_sweep_free(jpt__repo_sweep *s);
 
 /* ---- ns.c ------------------------------------------------------------------------ */

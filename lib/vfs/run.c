@@ -431,7 +431,7 @@ static int sweep_note(jpt__vfs_run *r)
 {
     size_t n = 0;
     bool failed = false;
-    const char *names = r->sweep != NULL ? jpt__repo_sweep_removed(r->sweep, &n, &failed) : "";
+    const char *names = r->sweep != NULL ? jpt__repo_sweep_moved(r->sweep, &n, &failed) : "";
     jpt__buf note = JPT__BUF_INIT, clean = JPT__BUF_INIT;
     int rc = JPT_OK;
 
@@ -440,15 +440,15 @@ static int sweep_note(jpt__vfs_run *r)
     jpt__log(JPT_LOG_WARNING,
              "process.run '%s' made what git would take for a repository where it may write: "
              "%s%s",
-             r->shown, n > 0 ? "removed " : "", n > 0 ? names : "it could not all be removed");
+             r->shown, n > 0 ? "moved aside " : "", n > 0 ? names : "it could not all be moved");
     if (n > 0)
         rc = jpt__buf_printf(&note,
-                             "\n[jptool: removed %s: a repository this process made where it "
+                             "\n[jptool: moved aside %s: a repository made where this process "
                              "may write, whose configuration git would run]\n",
                              names);
     if (rc == JPT_OK && failed)
-        rc = jpt__buf_puts(&note, "\n[jptool: a repository this process made could not all be "
-                                  "removed]\n");
+        rc = jpt__buf_puts(&note, "\n[jptool: a repository made where this process may write "
+                                  "could not all be moved aside]\n");
     if (rc == JPT_OK)
         rc = jpt__scrub(r->secrets, note.data, note.len, &clean, NULL);
     if (rc == JPT_OK && clean.len > 0)
@@ -785,13 +785,13 @@ static void sweep_now(jpt__vfs_run *r)
         rc = sweep_new(r);
     if (rc == JPT_OK && r->sweep != NULL)
         rc = jpt__repo_sweep_step(r->sweep, 0, &err);
-    const char *names = r->sweep != NULL ? jpt__repo_sweep_removed(r->sweep, &n, &failed) : "";
+    const char *names = r->sweep != NULL ? jpt__repo_sweep_moved(r->sweep, &n, &failed) : "";
     if (rc < 0 || n > 0 || failed)
         jpt__log(JPT_LOG_WARNING,
-                 "process.run '%s' (cancelled): what of a repository it made where it may "
+                 "process.run '%s' (cancelled): what of a repository was made where it may "
                  "write: %s%s%s",
-                 r->shown, n > 0 ? "removed " : "", names,
-                 rc < 0 ? err.text : failed ? " (not all could be removed)" : "");
+                 r->shown, n > 0 ? "moved aside " : "", names,
+                 rc < 0 ? err.text : failed ? " (not all could be moved)" : "");
 }
 
 /* The scrubbers, and the walk that finds what the child may not read
