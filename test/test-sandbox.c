@@ -8,6 +8,7 @@
  * reason printed; everything else is asserted. */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
@@ -976,11 +977,19 @@ static void sandbox_settings_that_cannot_hold_are_refused(void **state)
     assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':{'filesystem':"
                    "{'allow':['src']}}}]}",
                    JPT_ERR_UNSUPPORTED,
-                   "tool 't': 'sandbox.filesystem' of a stdio tool takes one key, \"writable\": "
-                   "true or false (its OS sandbox cannot allow or deny paths one by one)");
+                   "tool 't': 'sandbox.filesystem' of a stdio tool takes \"writable\": true or "
+                   "false, and \"git\": \"writable\" or \"protected\" (its OS sandbox "
+                   "cannot allow or deny paths one by one)");
+    assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':{'filesystem':"
+                   "{'git':'yes'}}}]}",
+                   JPT_ERR_UNSUPPORTED,
+                   "tool 't': 'sandbox.filesystem' of a stdio tool takes \"writable\": true or "
+                   "false, and \"git\": \"writable\" or \"protected\" (its OS sandbox "
+                   "cannot allow or deny paths one by one)");
     assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':'yes'}]}", JPT_ERR_INVALID,
                    "tool 't': 'sandbox' of a stdio tool must be true, false or "
-                   "{\"filesystem\": {\"writable\": true|false}}");
+                   "{\"filesystem\": {\"writable\": true|false, \"git\": "
+                   "\"writable\"|\"protected\"}}");
 }
 
 static int builtin_start(jpt_handle *h, const char *arguments_json, void *ud)
@@ -1768,6 +1777,148 @@ static void a_non_root_hosts_tool_makes_no_setuid_file_either(void **state)
 
 /* ---- The second adversarial pass's findings (issue 15) ----------------------------- */
 
+/* S1: a root host's stdio tool read (and wrote) every root-owned file
+ * of the host's /tmp, another service's private directory included: the
+ * profile granted /tmp read-write and the tool is uid 0. Its /tmp is its
+ * own now (a directory of its own bound there): the host's files are not
+ * there, and what it writes there does not reach the host's /tmp. */
+static void a_stdio_tool_reads_no_private_file_of_the_hosts_tmp(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char dir[64] = "/tmp/jpt-sandbox-private-XXXXXX", key[128], mine[64];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0700), 0);
+    snprintf(key, sizeof(key), "%s/key", dir);
+    write_text(key, "ROOT-PRIVATE\n");
+    assert_int_equal(chmod(key, 0600), 0);
+    snprintf(mine, sizeof(mine), "/tmp/jpt-sandbox-tool-%d", (int)getpid());
+    const char *checks[] = {check_of("read:", key), check_of("create:", mine), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    unsigned enforced = 0;
+    char *report = NULL;
+    assert_int_equal(jpt_registry_tool_sandbox(r, "s", &enforced, &report), JPT_OK);
+    bool own_tmp = (enforced & JPT_SANDBOX_ENFORCED_MOUNTS) != 0;
+    jpt_free(report);
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    bool reached = access(mine, F_OK) == 0;
+    /* Its /tmp goes with the registry. */
+    char pattern[64];
+    glob_t left;
+    snprintf(pattern, sizeof(pattern), "/tmp/jptool-tmp-%d-*", (int)getpid());
+    bool kept = glob(pattern, 0, NULL, &left) == 0;
+    if (kept)
+        globfree(&left);
+    assert_false(kept);
+    unlink(mine);
+    unlink(key);
+    rmdir(dir);
+    assert_false(is_error);
+    if (!own_tmp) {
+        print_message("[ SKIPPED  ] no mount namespace here: the host's /tmp is shared\n");
+        free(out);
+        skip();
+    }
+    assert_outcome(out, checks[0], "ENOENT");
+    assert_outcome(out, checks[1], "ok");
+    assert_false(reached);
+    free(out);
+}
+
+/* S2: a stdio tool with "sandbox": true writes the workspace's .git: a
+ * core.fsmonitor planted there runs, unsandboxed, at the user's next
+ * `git status` (issue 15 §2's escape, which fs.write and process.run
+ * children no longer have). */
+static void a_stdio_tool_cannot_plant_git_configuration(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char git[4200], config[4300];
+    snprintf(git, sizeof(git), "%s/.git", root);
+    snprintf(config, sizeof(config), "%s/config", git);
+    assert_int_equal(mkdir(git, 0755), 0);
+    write_text(config, "[core]\n");
+    const char *checks[] = {check_of("write:", config), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    char *now = read_text(config);
+    bool planted = strcmp(now, "[core]\n") != 0;
+    unlink(config);
+    rmdir(git);
+    assert_false(is_error);
+    assert_false(planted);
+    free(out);
+}
+
+/* S2's counterpart: where it may write, a stdio tool made a repository of
+ * its own (a .git with a core.fsmonitor) for the user's next git there to
+ * run. After its process, the sweep moves aside what of a repository was
+ * not there before it, and the tool's stderr says so. */
+static void on_moved_log(int level, const char *msg, void *ud)
+{
+    if (level == JPT_LOG_WARNING && strstr(msg, "moved aside") != NULL)
+        snprintf(ud, 512, "%s", msg);
+}
+
+static void a_stdio_tool_plants_no_repository(void **state)
+{
+    (void)state;
+    char said[512] = "";
+    NEED_ABI(1, "the file system part");
+    char sub[4200], planted[4300], moved[4400];
+    snprintf(sub, sizeof(sub), "%s/sub", root);
+    snprintf(planted, sizeof(planted), "%s/.git", sub);
+    snprintf(moved, sizeof(moved), "%s/.git.jptool-quarantine/config", sub);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    const char *checks[] = {check_of("plant-repo:", sub), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    jpt_set_log(on_moved_log, said, JPT_LOG_WARNING);
+    char *out = call(r, "s", &is_error);
+    jpt_set_log(NULL, NULL, 0);
+    jpt_registry_free(r);
+    bool there = access(planted, F_OK) == 0, aside = access(moved, F_OK) == 0;
+    rm_tree(sub);
+    assert_outcome(out, checks[0], "ok");
+    assert_false(there);
+    assert_true(aside);
+    /* Told to the host's log, and at the end of the tool's stderr, which
+     * the model reads where the registry shows it (a failed call's). */
+    assert_non_null(strstr(said, "moved aside sub/.git (now sub/.git.jptool-quarantine)"));
+    free(out);
+}
+
+/* A stdio tool whose definition says "git": "writable" writes its
+ * repositories, as a vfs tool's policy lets fs.write. */
+static void git_writable_lets_a_stdio_tool_write_its_repositories(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char git[4200], config[4300];
+    snprintf(git, sizeof(git), "%s/.git", root);
+    snprintf(config, sizeof(config), "%s/config", git);
+    assert_int_equal(mkdir(git, 0755), 0);
+    write_text(config, "[core]\n");
+    const char *checks[] = {check_of("write:", config), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT,
+                               tool_js("s", false, "'sandbox':{'filesystem':{'git':'writable'}}",
+                                       checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    bool written = strcmp(read_text(config), "[core]\n") != 0;
+    unlink(config);
+    rmdir(git);
+    assert_false(is_error);
+    assert_outcome(out, checks[0], "ok");
+    assert_true(written);
+    free(out);
+}
+
 /* S3: a stdio tool watched what it may not read (inotify on the home
  * directory: the names made there, when files are opened); no sandboxed
  * process watches a path now. */
@@ -1910,6 +2061,10 @@ int main(void)
         cmocka_unit_test(a_read_path_above_the_workspace_is_refused),
         cmocka_unit_test(a_read_only_workspace_in_tmp_stays_read_only),
         cmocka_unit_test(no_sandboxed_tool_makes_a_setuid_file),
+        cmocka_unit_test(a_stdio_tool_reads_no_private_file_of_the_hosts_tmp),
+        cmocka_unit_test(a_stdio_tool_cannot_plant_git_configuration),
+        cmocka_unit_test(a_stdio_tool_plants_no_repository),
+        cmocka_unit_test(git_writable_lets_a_stdio_tool_write_its_repositories),
         cmocka_unit_test(a_stdio_tool_watches_no_path_it_cannot_read),
         cmocka_unit_test(a_sandboxed_tools_daemon_ends_with_it),
         cmocka_unit_test(a_sandboxed_tools_processes_are_bounded),

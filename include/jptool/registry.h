@@ -346,7 +346,11 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    workspace, the registry's root, read-write, the
  *                    system read-only, no network), false (none, the
  *                    default), or {"filesystem": {"writable": false}} for
- *                    the workspace read-only. The policy keys an OS
+ *                    the workspace read-only, {"filesystem": {"git":
+ *                    "writable"}} for its repositories (.git, bare) left
+ *                    writable to it (by default "protected": read-only,
+ *                    and one it makes moved aside after it: vfs.h, "The
+ *                    OS sandbox"). The policy keys an OS
  *                    sandbox cannot enforce (network, commands, paths
  *                    allowed or denied one by one) are refused with
  *                    JPT_ERR_UNSUPPORTED: a security setting is never

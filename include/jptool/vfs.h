@@ -837,9 +837,37 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * with "filesystem": {"writable": false}: a read-only workspace beneath
  * /tmp or an os_sandbox.write path is mounted read-only again, and where
  * there is no mount namespace mode "required" refuses to run the tool,
- * as nothing else could keep it read-only) and /tmp (shared with the
- * host); create AF_UNIX stream sockets (bound to no name, connected to
- * nothing: a socketpair serves it better). It never reads the secrets of
+ * as nothing else could keep it read-only) but its repositories, and a
+ * /tmp of its own; create AF_UNIX stream sockets (bound to no name,
+ * connected to nothing: a socketpair serves it better).
+ *   Its repositories: each .git (any case; a directory or a "gitdir:"
+ * file) and each bare repository (HEAD, and objects and refs or
+ * commondir) of a writable workspace is mounted read-only in its view,
+ * unless its definition says "filesystem": {"git": "writable"}: a
+ * core.fsmonitor, hook or alias it wrote there would run at the user's
+ * next git command, outside every sandbox. They are found by a walk of
+ * the workspace (at most JPT_VFS_RUN_SCAN_MAX entries and
+ * JPT_VFS_RUN_COVER_MAX repositories; past either mode "required"
+ * refuses to run the tool), taken again at a spawn only when a
+ * directory of the workspace changed since (each directory's ctime is
+ * checked: a stat per directory per spawn). A repository it makes
+ * (a .git, or a bare repository's HEAD, where there was none) is moved
+ * aside after each of its processes ends, as process.run's children's
+ * are (below; told in the host's log at JPT_LOG_WARNING and at the end of
+ * its stderr); where its process lives long, a repository the user makes
+ * meanwhile in the workspace is moved aside too. Where there is no mount
+ * namespace, mode "required" refuses a tool whose writable workspace
+ * holds a repository. os_sandbox.write paths are the host's grant: their
+ * repositories are writable and not swept.
+ *   Its /tmp: a directory of its own under the host's /tmp (mode 0700,
+ * on disk, not in memory), bound over /tmp in its view, shared by its
+ * processes for the registry's life and removed with the registry; the
+ * host's /tmp and what other processes keep there (for a root host's
+ * tool, every root-owned file) is out of its reach. A workspace or
+ * os_sandbox path below /tmp is mounted in it where it was; an
+ * os_sandbox path that holds /tmp makes the host's /tmp its own. Where
+ * there is no mount namespace it shares the host's /tmp, and its report
+ * says "no mount namespace". It never reads the secrets of
  * /etc: /etc/shadow, shadow-, gshadow, gshadow-, sudoers, sudoers.d,
  * ssh/ssh_host_*_key, ssl/private, pki/tls/private, security/opasswd,
  * krb5.keytab, NetworkManager/system-connections, wireguard,
@@ -848,9 +876,10 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * mysql/debian.cnf, libvirt/secrets (those that exist): a uid 0 without
  * capabilities still owns root's files. It runs in a mount namespace
  * (made once per registry and tool definition, shared by the tool's
- * processes, made again when a writable path or a secret of /etc
- * changes) where everything is mounted read-only but the writable areas
- * (the workspace when writable, /tmp, os_sandbox.write; a file system the
+ * processes, made again when a writable path, a repository of the
+ * workspace or a secret of /etc changes) where everything is mounted
+ * read-only but the writable areas (the workspace when writable, its
+ * /tmp, os_sandbox.write; a file system the
  * host mounted beneath one stays read-only, and one the host mounted
  * read-only is never made writable), so a change of a file's mode,
  * owner, times or extended attributes outside them fails with EROFS; and

@@ -35,6 +35,8 @@
 #define READS_PER_EVENT 16
 #define READ_CHUNK 65536
 #define CHILD_STACK_SIZE (32 * 1024)
+/* A slice of the sweep after a sandboxed tool (repos.c), from the loop. */
+#define SWEEP_SLICE_NS 1000000u
 
 typedef struct stream {
     jpt__watch watch;
@@ -68,6 +70,9 @@ struct jpt__child {
     jpt__contained contained;
     bool pid_ns;      /* pid 1 of a PID namespace of its own */
     bool term_as_kill; /* it was sent SIGKILL for SIGTERM (terminate_group) */
+    jpt__repos *repos; /* its sandbox's repositories, swept after it, or NULL */
+    jpt__repo_sweep *sweep; /* that sweep, from the loop before the exit's report */
+    jpt__defer sweep_slice;
 };
 
 /* ---- The child side ------------------------------------------------------------
@@ -322,6 +327,7 @@ static void set_nonblocking(int fd)
 
 static void on_pidfd(jpt__watch *w, uint32_t events);
 static void on_output(jpt__watch *w, uint32_t events);
+static void on_sweep_slice(jpt__defer *d);
 static void release(jpt__child *c);
 static void on_input(jpt__watch *w, uint32_t events);
 static void on_drain_timeout(jpt__timer *t);
@@ -553,6 +559,8 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
         return rc;
     }
     rc = clone_child(&ctx, &pidfd, err);
+    /* What of a repository lies where it may write, for the sweep after it. */
+    jpt__repos *sb_repos = rc >= 0 && sb != NULL ? jpt__repos_ref(jpt__sandbox_repos(sb)) : NULL;
     jpt__sandbox_free(sb); /* applied by now, or never */
     close_fd(&ctx.join);
     jpt__free(marked);
@@ -588,6 +596,8 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
         close_fd(&f.parent_in);
     jpt__loop_timer_init(&c->drain_timer, on_drain_timeout, c);
     jpt__loop_timer_init(&c->kill_timer, on_kill_timeout, c);
+    jpt__loop_defer_init(&c->sweep_slice, on_sweep_slice, c);
+    c->repos = sb_repos;
     if ((rc = jpt__loop_watch_start(l, &c->pid_watch, pidfd, EPOLLIN, on_pidfd, c)) < 0 ||
         (rc = jpt__loop_watch_start(l, &c->out.watch, c->out.fd, EPOLLIN, on_output, c)) < 0 ||
         (c->err.fd >= 0 &&
@@ -758,9 +768,72 @@ static void finish(jpt__child *c)
     }
     c->reaped = true;
     jpt__contain_reaped(&c->contained);
+    /* What of a repository it made where it may write goes before its end
+     * is told (sandbox.h, repos.c), a slice at a time from the loop. */
+    if (c->repos != NULL) {
+        if (jpt__repo_sweep_new(c->repos, JPT_VFS_RUN_SCAN_MAX, &c->sweep) < 0)
+            jpt__log(JPT_LOG_WARNING, "pid %d: out of memory for the sweep after it",
+                     (int)c->pid);
+        jpt__repos_unref(c->repos);
+        c->repos = NULL;
+        if (c->sweep != NULL) {
+            jpt__loop_defer_queue(c->loop, &c->sweep_slice);
+            return;
+        }
+    }
     /* The report goes out before the rest of the clean-up (stdin and the
      * pidfd are closed when the child is freed): the exit reaches an
      * await a few system calls sooner. */
+    c->ops->exited(c, &c->status, c->ud);
+}
+
+/* The sweep over: what it moved aside is logged, and told as the last of
+ * the child's stderr. */
+static void swept(jpt__child *c, int rc, const jpt__errbuf *err)
+{
+    size_t n = 0;
+    bool failed = false;
+    const char *moved = jpt__repo_sweep_moved(c->sweep, &n, &failed);
+    char note[2048];
+
+    if (rc < 0)
+        jpt__log(JPT_LOG_WARNING,
+                 "pid %d: after it, what of a repository it made where it may write could not "
+                 "be found: %s",
+                 (int)c->pid, err->text);
+    if (n > 0 || failed) {
+        jpt__log(JPT_LOG_WARNING,
+                 "pid %d made what git would take for a repository where it may write: %s%s",
+                 (int)c->pid, n > 0 ? "moved aside " : "",
+                 n > 0 ? moved : "it could not all be moved");
+        int len = snprintf(note, sizeof(note),
+                           "\n[jptool: moved aside %.1800s: a repository made where this "
+                           "process may write, whose configuration git would run]\n",
+                           n > 0 ? moved : "(some of it)");
+        c->in_output_call = true;
+        c->ops->output(c, JPT__STDERR, note,
+                       (size_t)len < sizeof(note) ? (size_t)len : sizeof(note) - 1, c->ud);
+        c->in_output_call = false;
+    }
+    jpt__repo_sweep_free(c->sweep);
+    c->sweep = NULL;
+}
+
+static void on_sweep_slice(jpt__defer *d)
+{
+    jpt__child *c = d->ud;
+    jpt__errbuf err = {{0}};
+    int rc = jpt__repo_sweep_step(c->sweep, SWEEP_SLICE_NS, &err);
+
+    if (rc == 1) {
+        jpt__loop_defer_queue(c->loop, &c->sweep_slice);
+        return;
+    }
+    swept(c, rc, &err);
+    if (c->free_pending) {
+        release(c);
+        return;
+    }
     c->ops->exited(c, &c->status, c->ud);
 }
 
@@ -1087,6 +1160,27 @@ static void release_child(jpt__child *c, bool killed)
         c->reaped = true;
     }
     jpt__contain_reaped(&c->contained);
+    /* Freed before its sweep was done: done now, at once, no one told
+     * but the log. */
+    jpt__loop_defer_cancel(c->loop, &c->sweep_slice);
+    if (c->sweep == NULL && c->repos != NULL &&
+        jpt__repo_sweep_new(c->repos, JPT_VFS_RUN_SCAN_MAX, &c->sweep) < 0)
+        jpt__log(JPT_LOG_WARNING, "pid %d: out of memory for the sweep after it", (int)c->pid);
+    if (c->sweep != NULL) {
+        jpt__errbuf err = {{0}};
+        size_t n = 0;
+        bool failed = false;
+        int rc = jpt__repo_sweep_step(c->sweep, 0, &err);
+        const char *moved = jpt__repo_sweep_moved(c->sweep, &n, &failed);
+        if (rc < 0 || n > 0 || failed)
+            jpt__log(JPT_LOG_WARNING,
+                     "pid %d (ended by its host): what of a repository was made where it may "
+                     "write: %s%s%s",
+                     (int)c->pid, n > 0 ? "moved aside " : "", moved,
+                     rc < 0 ? err.text : failed ? " (not all could be moved)" : "");
+        jpt__repo_sweep_free(c->sweep);
+    }
+    jpt__repos_unref(c->repos);
     close_fd(&c->pidfd);
     jpt__buf_free(&c->input);
     jpt__free(c);

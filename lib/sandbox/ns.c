@@ -257,8 +257,10 @@ static int make_dirs(const char *path)
     return 0;
 }
 
-/* A tmpfs of its own on /tmp, writable (Landlock: a rule for it, added
- * now, as the ruleset prepared in the parent cannot name it); the granted
+/* A tmpfs of its own on /tmp, or p->tmp_dir bound there, writable
+ * (Landlock: a rule for it, added now, as the ruleset prepared in the
+ * parent cannot name it; none for a stdio tool's, whose ruleset grants
+ * /tmp); the granted
  * paths below /tmp mounted in it where they were; a workspace made anew
  * (p->tmp_remake) read-only, before they are, so that its directories
  * made on the way to them stay read-only too. */
@@ -282,7 +284,24 @@ static int private_tmp(const jpt__ns_plan *p, const char **step, const char **pa
             break;
         }
     }
-    if (rc == 0 && mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, TMP_OPTIONS) != 0) {
+    if (rc == 0 && p->tmp_dir != NULL) {
+        /* The tool's own directory, writable again (every mount was made
+         * read-only), bound over /tmp. */
+        int at = resolve(p->tmp_dir), dir = -1, tmp = -1;
+        dir = at < 0 ? -1
+                     : (int)syscall(SYS_open_tree, at, "",
+                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        close_both(at, -1);
+        if (dir < 0 || set_attr(dir, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                MOUNT_ATTR_RDONLY) != 0 ||
+            (tmp = resolve("/tmp")) < 0 || attach(dir, tmp) != 0) {
+            *step = "mounting its own directory on /tmp";
+            *path = p->tmp_dir;
+            rc = errno;
+        }
+        close_both(dir, tmp);
+    } else if (rc == 0 &&
+               mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, TMP_OPTIONS) != 0) {
         *step = "mounting a private tmpfs";
         *path = "/tmp";
         rc = errno;

@@ -39,8 +39,11 @@
  *          change of any file's mode, owner, times or extended attributes,
  *          no file-system watch or file handle. It starts in "/".
  *   STDIO  RFD 075's sandbox of a stdio tool: the workspace read-write (or
- *          read-only), the system read-only (/usr, /lib*, /bin, /sbin,
- *          /etc but its secrets, /opt, /sys; not /proc), /tmp read-write,
+ *          read-only) but its repositories (unless git_writable), the
+ *          system read-only (/usr, /lib*, /bin, /sbin, /etc but its
+ *          secrets, /opt, /sys; not /proc), a /tmp of its own (a
+ *          directory per tool bound there; the host's without a mount
+ *          namespace),
  *          no network: socket() of AF_UNIX streams only, and no connect();
  *          no file-system watch (inotify, fanotify) nor file handle.
  *          In a mount namespace, everything but the writable areas is
@@ -104,6 +107,16 @@ typedef struct jpt__sandbox_spec {
                                   above it): mode REQUIRED refuses such a
                                   spec, and BEST_EFFORT's report says so */
     bool workspace_writable;   /* STDIO */
+    bool git_writable;         /* STDIO: its repositories writable too
+                                  ("filesystem": {"git": "writable"});
+                                  else each .git and bare repository of
+                                  a writable workspace is mounted
+                                  read-only, and what of one it makes is
+                                  swept after it (repos.c) */
+    const char *tool;          /* STDIO: whose /tmp it is (a directory of
+                                  its own per tool and cache, bound over
+                                  /tmp); NULL, or no cache: a tmpfs of its
+                                  own */
     const char *const *read;   /* absolute paths readable and executable
                                   besides the profile's; NULL-terminated,
                                   or NULL */
@@ -137,6 +150,7 @@ typedef struct jpt__sandbox_spec {
 } jpt__sandbox_spec;
 
 typedef struct jpt__sandbox jpt__sandbox;
+typedef struct jpt__repos jpt__repos; /* repos.c */
 
 /* What a prepared sandbox enforces, for the report of a spawn. */
 typedef struct jpt__sandbox_report {
@@ -186,6 +200,11 @@ int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step);
  * child starting there enters it by its path, which does not lead to the
  * host's directory. */
 bool jpt__sandbox_remade(const jpt__sandbox *sb, const char *dir);
+
+/* The repositories of a STDIO sandbox's writable workspace, for the
+ * sweep after its process (the spawner takes a reference); NULL: none to
+ * sweep. */
+jpt__repos *jpt__sandbox_repos(const jpt__sandbox *sb);
 
 /* What it enforces (filled at prepare). */
 const jpt__sandbox_report *jpt__sandbox_report_of(const jpt__sandbox *sb);
@@ -432,7 +451,6 @@ void jpt__idv_free(jpt__idv *l);
  * what the process had covered or read-only (not walked again). A walk
  * notes them (jpt__repos_note, _note_dir, _covered), then seals it.
  * Reference-counted: a kept view and each of its processes hold one. */
-typedef struct jpt__repos jpt__repos;
 /* Over the directory `root_fd` (duplicated). JPT_ERR_NOMEM, JPT_ERR_LIMIT
  * (no fd), JPT_ERR_IO. */
 int jpt__repos_new(int root_fd, jpt__repos **out);
@@ -501,6 +519,9 @@ typedef struct jpt__ns_plan {
     bool private_tmp;             /* a tmpfs of its own on /tmp, granted
                                      `tmp_access` in `ruleset` (-1: none) */
     const char *const *tmp_keep;  /* granted paths below /tmp, kept there */
+    const char *tmp_dir;          /* a directory bound on /tmp instead of a
+                                     tmpfs (writable; the ruleset grants
+                                     /tmp already) */
     const char *tmp_remake;       /* the workspace, below /tmp and not kept
                                      (its root is not readable): made anew
                                      there, read-only, the kept paths

@@ -3,8 +3,9 @@
  *   - a one-shot call of /bin/true through the registry, as a stdio tool
  *     with "sandbox": true (a Landlock ruleset and seccomp filters kept in
  *     the registry, applied in the child; every capability dropped; a
- *     mount namespace, read-only but the workspace and /tmp, the secrets
- *     of /etc covered) vs the same tool without;
+ *     mount namespace, read-only but the workspace and a /tmp of its own,
+ *     the workspace's repositories read-only, the secrets of /etc
+ *     covered) vs the same tool without;
  *   - a "vfs" tool (test/tools/sandbox-probe --vfs, which sends its result
  *     at once) in its OS sandbox vs the same with "os_sandbox": {"mode":
  *     "off"}.

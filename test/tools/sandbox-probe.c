@@ -92,6 +92,8 @@
  *                         abstract NAME, listening
  *   listen-path:PATH      the same at PATH
  *   pair-bind:NAME        a socketpair's end bound to the abstract NAME
+ *   plant-repo:DIR        makes DIR/.git a repository (HEAD, objects,
+ *                         refs, a config naming a core.fsmonitor)
  *   forks:N               forks N children that wait, says how many it
  *                         could start (each is ended after)
  *   host:PID              names the host: the "parent" of the checks
@@ -586,6 +588,35 @@ static long check_daemon(const char *path)
     return -1;
 }
 
+static long write_file_at(const char *dir, const char *name, const char *text)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    long rc = write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : -1;
+    close(fd);
+    return rc;
+}
+
+static long check_plant_repo(const char *dir)
+{
+    char git[4200], sub[4300];
+    snprintf(git, sizeof(git), "%s/.git", dir);
+    if (mkdir(git, 0755) != 0)
+        return -1;
+    snprintf(sub, sizeof(sub), "%s/objects", git);
+    if (mkdir(sub, 0755) != 0)
+        return -1;
+    snprintf(sub, sizeof(sub), "%s/refs", git);
+    if (mkdir(sub, 0755) != 0)
+        return -1;
+    if (write_file_at(git, "HEAD", "ref: refs/heads/main\n") != 0)
+        return -1;
+    return write_file_at(git, "config", "[core]\n\tfsmonitor = touch pwned\n");
+}
+
 /* Forks up to `n` children that wait for the end of a pipe; says how many
  * started, then ends and reaps them. */
 static void check_forks(const char *check, int n)
@@ -802,6 +833,8 @@ static void run(const char *check)
         rc = check_daemon(arg);
     else if (strncmp(check, "host:", 5) == 0)
         host_pid = (pid_t)atoi(arg);
+    else if (strncmp(check, "plant-repo:", 11) == 0)
+        rc = check_plant_repo(arg);
     else if (strncmp(check, "forks:", 6) == 0) {
         check_forks(check, atoi(arg));
         return;
