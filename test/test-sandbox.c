@@ -1974,6 +1974,27 @@ static void a_sandboxed_tools_daemon_ends_with_it(void **state)
     assert_false(alive);
 }
 
+/* S4's other half: below Landlock ABI 6 nothing scoped a tool's signals,
+ * and a tool of the host's uid could kill its host (kill, tgkill,
+ * pidfd_send_signal). In a PID namespace of its own it does not see it. */
+static void below_landlock_abi_6_a_tool_still_cannot_signal_its_host(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    const char *checks[] = {"signal-parent", NULL};
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 300,
+                              .containment = JPT_CONTAIN_SESSION};
+    jpt__sandbox_test_limit(5, false);
+    jpt_registry *r = ru_registry_with(&o, js(tool_js("s", false, "'sandbox':true", checks)));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    jpt__sandbox_test_limit(-1, false);
+    assert_false(is_error);
+    assert_outcome(out, "signal-parent", "ESRCH");
+    free(out);
+}
+
 /* R2 for tools: a sandboxed tool and what it starts have at most
  * os_sandbox.process_limit processes at once (its cgroup's pids.max, or
  * its PID namespace's pid_max), itself counted. */
@@ -2068,6 +2089,7 @@ int main(void)
         cmocka_unit_test(a_stdio_tool_watches_no_path_it_cannot_read),
         cmocka_unit_test(a_sandboxed_tools_daemon_ends_with_it),
         cmocka_unit_test(a_sandboxed_tools_processes_are_bounded),
+        cmocka_unit_test(below_landlock_abi_6_a_tool_still_cannot_signal_its_host),
         cmocka_unit_test(a_non_root_hosts_tool_makes_no_setuid_file_either),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
