@@ -1775,6 +1775,68 @@ static void a_non_root_hosts_tool_makes_no_setuid_file_either(void **state)
     free(lines);
 }
 
+/* A repository below a directory a host that is not root may search but
+ * not read (mode 0311): the walk that finds the repositories cannot list
+ * it, and passed it over, and the tool, of the host's uid, wrote its
+ * .git/config by name. Its sandbox cannot say every repository is
+ * read-only now: mode "required" refuses the tool, saying why. */
+static void nobody_writes_a_hidden_repository(int out, const char *ws, const char *beside)
+{
+    char locked[4300], git[4400], config[4500], defs[1 << 14];
+    (void)beside;
+    snprintf(locked, sizeof(locked), "%s/locked", ws);
+    snprintf(git, sizeof(git), "%s/.git", locked);
+    snprintf(config, sizeof(config), "%s/config", git);
+    FILE *f = NULL;
+    if (mkdir(locked, 0755) != 0 || mkdir(git, 0755) != 0 || (f = fopen(config, "w")) == NULL)
+        _exit(3);
+    fputs("[core]\n", f);
+    fclose(f);
+    if (chmod(locked, 0311) != 0)
+        _exit(3);
+    snprintf(defs, sizeof(defs),
+             "{\"tools\":[{\"name\":\"s\",\"command\":[\"%s\",\"write:%s\"],\"sandbox\":true,"
+             "\"os_sandbox\":{\"mode\":\"required\"}}]}",
+             PROBE, config);
+    jpt_registry_options o = {.size = sizeof(o), .root = ws, .kill_grace_ms = 300,
+                              .drain_ms = 100};
+    jpt_registry *r = NULL;
+    bool is_error = false;
+    if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, defs, 0) != JPT_OK)
+        _exit(4);
+    char *text = ru_call(r, "s", "{}", &is_error);
+    char now[64] = "";
+    if ((f = fopen(config, "r")) != NULL) {
+        if (fgets(now, sizeof(now), f) == NULL)
+            now[0] = '\0';
+        fclose(f);
+    }
+    dprintf(out, "%s\nis_error %d\nconfig %s", text, is_error, now);
+    free(text);
+    jpt_registry_free(r);
+    chmod(locked, 0755);
+}
+
+static void a_repository_the_host_cannot_list_is_not_passed_over(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    if (getuid() != 0) {
+        print_message("[ SKIPPED  ] becoming nobody needs root\n");
+        skip();
+    }
+    char *lines = as_nobody(nobody_writes_a_hidden_repository);
+    if (strstr(lines, "\nconfig [core]\n") == NULL)
+        fail_msg("the tool wrote the repository's configuration:\n%s", lines);
+    if (strstr(lines, "\nis_error 1\n") == NULL ||
+        strstr(lines, "not every repository of the workspace") == NULL ||
+        strstr(lines, "the directory locked cannot be listed to find what lies beneath it: "
+                      "Permission denied") == NULL)
+        fail_msg("expected the tool refused, saying why:\n%s", lines);
+    free(lines);
+}
+
 /* ---- The second adversarial pass's findings (issue 15) ----------------------------- */
 
 /* S1: a root host's stdio tool read (and wrote) every root-owned file
@@ -2091,6 +2153,7 @@ int main(void)
         cmocka_unit_test(a_sandboxed_tools_processes_are_bounded),
         cmocka_unit_test(below_landlock_abi_6_a_tool_still_cannot_signal_its_host),
         cmocka_unit_test(a_non_root_hosts_tool_makes_no_setuid_file_either),
+        cmocka_unit_test(a_repository_the_host_cannot_list_is_not_passed_over),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

@@ -43,7 +43,8 @@ struct jpt__sandbox {
     jpt__buf read_only_ids, hide_ids; /* uint64_t pairs, per path */
     jpt__pathv tmp_remake;   /* the workspace, when made anew in /tmp */
     jpt__repos *repos;       /* STDIO: its workspace's repositories, or NULL */
-    bool repos_partial;      /* … found in part (the walk's bound) */
+    bool repos_partial;      /* … found in part (kept_repos.why) */
+    char repos_why[320];
     char workspace_real[PATH_MAX]; /* the spec's workspace, its real path ("": none) */
     char tmp_dir[PATH_MAX];  /* STDIO: its /tmp ("": a tmpfs) */
     jpt__sandbox_report report;
@@ -89,7 +90,9 @@ typedef struct kept_repos {
     jpt__repos *inv;        /* the inventory, and the walk's stamps */
     jpt__pathv protect;     /* relative; flag: a directory */
     jpt__idv ids;           /* per `protect` */
-    bool partial;           /* the walk stopped at its bound */
+    bool partial;           /* the walk stopped: at its bound, or at a
+                               directory it could not list */
+    char why[320];          /* why, when partial */
 } kept_repos;
 
 /* A stdio tool's /tmp: a directory of its own under the host's /tmp,
@@ -734,7 +737,14 @@ static int walk_repos(kept_repos *k, const char *real, jpt__errbuf *err)
         rc = jpt__walk_step(w, 0, &why);
     }
     jpt__walk_free(w);
-    if (rc == JPT_ERR_LIMIT) {
+    /* What was found before the walk stopped is kept read-only; the rest
+     * is not known, which the mode decides on (build). */
+    if (rc == JPT_ERR_LIMIT)
+        snprintf(k->why, sizeof(k->why), "it holds more than %d entries or %d repositories",
+                 JPT_VFS_RUN_SCAN_MAX, JPT_VFS_RUN_COVER_MAX);
+    else if (rc == JPT_ERR_IO)
+        snprintf(k->why, sizeof(k->why), "%.300s", why.text);
+    if (rc == JPT_ERR_LIMIT || rc == JPT_ERR_IO) {
         k->partial = true;
         rc = JPT_OK;
     }
@@ -778,6 +788,7 @@ static int find_repos(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errb
     if (rc == JPT_OK) {
         sb->repos = jpt__repos_ref(k->inv);
         sb->repos_partial = k->partial;
+        snprintf(sb->repos_why, sizeof(sb->repos_why), "%.300s", k->why);
     } else if (rc == JPT_ERR_NOMEM)
         jpt__err(err, rc, "out of memory finding the workspace's repositories");
     drop_repos(&local);
@@ -1247,12 +1258,11 @@ static int build(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, bool 
                       sb->workspace_real, sb->read_only.v[0]);
     if (rc == JPT_OK && sb->repos_partial && spec->mode == JPT_SANDBOX_REQUIRED)
         rc = jpt__err(err, JPT_ERR_SANDBOX,
-                      "the OS sandbox is required, but the workspace %.200s holds more than %d "
-                      "entries or %d repositories: too many to find each repository, which "
-                      "the tool may not write (\"sandbox\": {\"filesystem\": {\"git\": "
-                      "\"writable\"}} lets the tool write them; the sandbox mode "
-                      "\"best-effort\" runs it so)",
-                      sb->workspace_real, JPT_VFS_RUN_SCAN_MAX, JPT_VFS_RUN_COVER_MAX);
+                      "the OS sandbox is required, but not every repository of the workspace "
+                      "%.200s can be found (%.320s), which the tool may not write (\"sandbox\": "
+                      "{\"filesystem\": {\"git\": \"writable\"}} lets the tool write them; the "
+                      "sandbox mode \"best-effort\" runs it so)",
+                      sb->workspace_real, sb->repos_why);
 
     /* Its own /tmp (the host's shared is read and written by every
      * process of the host's uid: S1), known before its ruleset grants it. */
@@ -1362,6 +1372,11 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
              (spec->profile != JPT__SANDBOX_VFS && !ns) || (spec->pid_namespace && !pidns)
                  ? ns_why
                  : NULL);
+    if (sb->repos_partial) {
+        size_t n = strlen(sb->report.text);
+        snprintf(sb->report.text + n, sizeof(sb->report.text) - n,
+                 "; not all its repositories are kept read-only: %.320s", sb->repos_why);
+    }
     if (pidns && unbounded[0] != '\0') {
         size_t n = strlen(sb->report.text);
         snprintf(sb->report.text + n, sizeof(sb->report.text) - n,

@@ -411,8 +411,9 @@ void jpt__walk_stamp_into(jpt__walk *w, jpt__walk_stamps *s);
 int jpt__walk_add(jpt__walk *w, const char *rel);
 /* Walks on for about `budget_ns` (0: to the end): 1 when there is more,
  * 0 when done, or a negative status (JPT_ERR_LIMIT past the bound,
- * JPT_ERR_NOMEM, or `visit`'s or `dir_done`'s), `err` saying why (for
- * JPT_ERR_LIMIT "more than N entries", to be put in context). */
+ * JPT_ERR_IO a directory that cannot be listed and may hold what the walk
+ * looks for, JPT_ERR_NOMEM, or `visit`'s or `dir_done`'s), `err` saying
+ * why (for JPT_ERR_LIMIT "more than N entries", to be put in context). */
 int jpt__walk_step(jpt__walk *w, uint64_t budget_ns, jpt__errbuf *err);
 size_t jpt__walk_scanned(const jpt__walk *w);
 void jpt__walk_free(jpt__walk *w);

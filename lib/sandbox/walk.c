@@ -7,8 +7,10 @@
  *
  * Every directory is opened beneath the root's fd with RESOLVE_BENEATH and
  * RESOLVE_NO_SYMLINKS, so a symbolic link swapped in meanwhile is not
- * followed: what cannot be opened so is passed over (a walk) or left (a
- * removal). */
+ * followed: what is gone or is no directory beneath the root any more is
+ * passed over (a walk) or left (a removal). A directory a walk cannot
+ * open or list for another reason fails it: what lies beneath may still
+ * be reached by name. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -179,18 +181,39 @@ static int stamp(jpt__walk_stamps *s, const char *rel, const struct stat *st)
     return JPT_OK;
 }
 
-/* Opens the next directory to list; false when none is left. One that
- * cannot be opened (gone, no longer a directory, a symbolic link now) is
- * passed over: nothing of it can be reached either. */
-static int open_next(jpt__walk *w, bool *opened)
+/* Whether a directory that `errno` kept from being opened can be passed
+ * over: it is gone, no longer a directory, or a symbolic link now
+ * (nothing of it is beneath the root by that path), or it may not be
+ * searched (no process of this uid, with fewer rights, reaches a name in
+ * it either). One this process may search but not read (mode 0311: its
+ * names cannot be listed, yet each is reached by name), or that failed
+ * for want of a system call (openat2 before Linux 5.6, or under a
+ * tracer), an fd or memory, cannot: the walk would not see what it holds. */
+static bool passed_over(int root_fd, const char *rel, int e)
+{
+    if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV)
+        return true;
+    return (e == EACCES || e == EPERM) &&
+           faccessat(root_fd, rel, X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0;
+}
+
+/* Opens the next directory to list; false when none is left. */
+static int open_next(jpt__walk *w, bool *opened, jpt__errbuf *err)
 {
     *opened = false;
     while (w->next < w->todo.n) {
         const char *rel = w->todo.v[w->next++];
         int fd = jpt__walk_open(w->root_fd, rel, O_RDONLY | O_DIRECTORY);
         struct stat st;
-        if (fd < 0)
-            continue;
+        if (fd < 0) {
+            int e = errno;
+            if (passed_over(w->root_fd, rel, e))
+                continue;
+            return jpt__err(err, e == ENOMEM ? JPT_ERR_NOMEM : JPT_ERR_IO,
+                            "the directory %.300s cannot be listed to find what lies beneath "
+                            "it: %s",
+                            rel, strerror(e));
+        }
         if (w->stamps != NULL) {
             int rc = fstat(fd, &st) == 0 ? stamp(w->stamps, rel, &st) : JPT_OK;
             if (rc < 0) {
@@ -200,7 +223,7 @@ static int open_next(jpt__walk *w, bool *opened)
         }
         if ((w->dir = fdopendir(fd)) == NULL) {
             close(fd);
-            continue;
+            return JPT_ERR_NOMEM;
         }
         w->marks = 0;
         *opened = true;
@@ -258,18 +281,23 @@ int jpt__walk_step(jpt__walk *w, uint64_t budget_ns, jpt__errbuf *err)
     for (;;) {
         if (w->dir == NULL) {
             bool opened;
-            if ((rc = open_next(w, &opened)) < 0 || !opened)
+            if ((rc = open_next(w, &opened, err)) < 0 || !opened)
                 break;
         }
         struct dirent *e;
-        errno = 0;
-        while (rc == JPT_OK && (e = readdir(w->dir)) != NULL) {
+        /* errno tells readdir's end from its failure; a visit may set it. */
+        while (rc == JPT_OK && (errno = 0, e = readdir(w->dir)) != NULL) {
             if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
                 rc = visit_entry(w, w->todo.v[w->next - 1], e->d_name, e->d_type, err);
             if (rc == JPT_OK && deadline != 0 && ++count % CLOCK_EVERY == 0 &&
                 now_ns() >= deadline)
                 return 1;
         }
+        if (rc == JPT_OK && errno != 0)
+            rc = jpt__err(err, JPT_ERR_IO,
+                          "the directory %.300s cannot be listed to find what lies beneath "
+                          "it: %s",
+                          w->todo.v[w->next - 1], strerror(errno));
         if (rc < 0)
             break;
         if ((rc = close_dir(w)) < 0)
