@@ -847,8 +847,10 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * core.fsmonitor, hook or alias it wrote there would run at the user's
  * next git command, outside every sandbox. They are found by a walk of
  * the workspace (at most JPT_VFS_RUN_SCAN_MAX entries and
- * JPT_VFS_RUN_COVER_MAX repositories; past either mode "required"
- * refuses to run the tool), taken again at a spawn only when a
+ * JPT_VFS_RUN_COVER_MAX repositories; past either, or at a directory the
+ * host may search but cannot list, mode "required" refuses to run the
+ * tool, and "best-effort" says in its report that not all are kept
+ * read-only), taken again at a spawn only when a
  * directory of the workspace changed since (each directory's ctime is
  * checked: a stat per directory per spawn). A repository it makes
  * (a .git, or a bare repository's HEAD, where there was none) is moved
@@ -941,7 +943,9 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * processes are bounded as above. What it may not read is found, before
  * each run, by a walk of the paths it may read: at most
  * JPT_VFS_RUN_SCAN_MAX entries and JPT_VFS_RUN_COVER_MAX paths covered
- * (past either the run fails); it runs in slices of about a millisecond
+ * (past either the run fails, as it does at a directory the host may
+ * search but cannot list, whose names a child of its uid would reach
+ * unseen); it runs in slices of about a millisecond
  * from the host's loop (the process starts once it is done: a large
  * workspace delays its own runs, not the host's other work); one walk
  * serves both of git's processes. A symbolic link is neither followed nor
