@@ -193,8 +193,10 @@ static bool passed_over(int root_fd, const char *rel, int e)
 {
     if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV)
         return true;
+    /* Not searchable: the check itself must say so (EACCES), not fail. */
     return (e == EACCES || e == EPERM) &&
-           faccessat(root_fd, rel, X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0;
+           faccessat(root_fd, rel, X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0 &&
+           errno == EACCES;
 }
 
 /* Opens the next directory to list; false when none is left. */
