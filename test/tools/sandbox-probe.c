@@ -590,8 +590,11 @@ static long check_daemon(const char *path)
 
 static long write_file_at(const char *dir, const char *name, const char *text)
 {
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    char path[4300];
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
