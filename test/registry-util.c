@@ -1,4 +1,5 @@
 /* Helpers for the registry suites; see registry-util.h. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <poll.h>
@@ -603,3 +604,46 @@ void ru_sweep(const char *what, int (*run)(char **out), bool once)
     jpt_set_log(NULL, NULL, 0);
 }
 
+
+/* ---- Processes a test left ------------------------------------------------ */
+
+int ru_count_sleeping(const char *seconds)
+{
+    char want[64], path[300], buf[256], stat_text[512];
+    int n = 0, len = snprintf(want, sizeof(want), "sleep%c%s", '\0', seconds) + 1;
+    DIR *proc = opendir("/proc");
+    struct dirent *e;
+
+    assert_non_null(proc);
+    while ((e = readdir(proc)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        long got = ru_read_text(path, buf, sizeof(buf));
+        if (got != len || memcmp(buf, want, (size_t)len) != 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        const char *paren = ru_read_text(path, stat_text, sizeof(stat_text)) > 0
+                                ? strrchr(stat_text, ')')
+                                : NULL;
+        n += paren != NULL && paren[2] != 'Z' && paren[2] != 'X';
+    }
+    closedir(proc);
+    return n;
+}
+
+void ru_assert_none_sleeping(const char *seconds)
+{
+    uint64_t deadline = ru_now_ms() + (uint64_t)WAIT_MS;
+    while (ru_count_sleeping(seconds) > 0 && ru_now_ms() < deadline) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (ru_count_sleeping(seconds) > 0) {
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "pkill -KILL -x -f 'sleep %s'", seconds);
+        if (system(cmd) != 0)
+            print_message("pkill failed\n");
+        fail_msg("a process (sleep %s) outlived its process.run", seconds);
+    }
+}

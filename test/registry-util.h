@@ -196,4 +196,14 @@ int ru_run_path(const jpt_registry_options *o, const char *tools, const char *ca
  * or JPT_ERR_NOMEM, and leaks nothing. Needs the counting allocator. */
 void ru_sweep(const char *what, int (*run)(char **out), bool once);
 
+/* ---- Processes a test left ------------------------------------------------ */
+
+/* The live processes (not zombies) whose command line is exactly `sleep
+ * <seconds>`, in the host's view of /proc: a test's own marker, which
+ * names its process whatever PID namespace it runs in. */
+int ru_count_sleeping(const char *seconds);
+/* No `sleep <seconds>` is left, within WAIT_MS (SIGKILL is delivered, not
+ * awaited); one that is fails the test, and is killed. */
+void ru_assert_none_sleeping(const char *seconds);
+
 #endif

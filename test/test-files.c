@@ -152,6 +152,21 @@ static void empty_components_and_nul_bytes_are_refused(void **state)
     jpt_free(entries);
 }
 
+/* A path's message shows no character that displays other than it reads:
+ * C1 controls, bidirectional overrides and isolates, line separators. */
+static void a_message_quotes_controls_and_bidi_overrides(void **state)
+{
+    tree *t = *state;
+    char *out = NULL;
+
+    expect_error(t,
+                 jpt_files_call(t->f, "fs.read",
+                                "{\"path\":\"a\\u0085b\\u202etxt.exe\\u2066c\\u200fd\\u2028/..\"}",
+                                &out),
+                 JPT_ERR_INVALID, "'a?b?txt.exe?c?d?/..': '..' is not allowed");
+    assert_null(out);
+}
+
 /* ---- Symlinks ------------------------------------------------------------------------ */
 
 static void symlinks_to_outside_are_denied(void **state)
@@ -678,6 +693,8 @@ static void guard_sees_the_resolved_path(void **state)
         cmocka_unit_test_setup_teardown(dotdot_is_refused_at_every_position, tree_setup,   \
                                         tree_teardown),                                    \
         cmocka_unit_test_setup_teardown(empty_components_and_nul_bytes_are_refused,        \
+                                        tree_setup, tree_teardown),                        \
+        cmocka_unit_test_setup_teardown(a_message_quotes_controls_and_bidi_overrides,      \
                                         tree_setup, tree_teardown),                        \
         cmocka_unit_test_setup_teardown(symlinks_to_outside_are_denied, tree_setup,        \
                                         tree_teardown),                                    \

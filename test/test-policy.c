@@ -143,6 +143,27 @@ static void default_policy_asks_for_network_and_processes(void **state)
     jpt_policy_free(p);
 }
 
+/* The reason the person asked reads shows the path or program without a
+ * character that displays other than it reads: a bidirectional override
+ * would make "exe.txt" of "txt.exe", a C1 control or a line separator
+ * start a line of the tool's choosing. */
+static void a_reason_quotes_controls_and_bidi_overrides(void **state)
+{
+    (void)state;
+    jpt_policy *p = policy(NULL);
+    expect(p, JPT_ACCESS_PROCESS, "[\"ls\\u202etxt.exe\\u2069\\u0085x\\u200e\"]", ASK,
+           "process.run 'ls?txt.exe?" "?x?': needs approval: not covered by the policy (commands "
+           "has no rule for this program)");
+    expect(p, WRITE, "docs/\xe2\x80\xae" "exe.md\x1b[2J\xe2\x80\xa8\xd8\x9c", ASK,
+           "fs.write 'docs/?exe.md?[2J?" "?': needs approval: not covered by the policy (the "
+           "workspace is read-only: filesystem.writable is false)");
+    /* What is not a control stays as it is. */
+    expect(p, WRITE, "docs/\xc3\xa9" "t\xc3\xa9.md", ASK,
+           "fs.write 'docs/\xc3\xa9" "t\xc3\xa9.md': needs approval: not covered by the policy (the "
+           "workspace is read-only: filesystem.writable is false)");
+    jpt_policy_free(p);
+}
+
 static void default_policy_denies_sensitive_paths(void **state)
 {
     (void)state;
@@ -1036,7 +1057,8 @@ static const refusal refusals[] = {
     {"{\"commands\":{\"\":{}}}", "commands: a program name is empty"},
     {"{\"commands\":{\"git\":[]}}", "commands.git: expected an object, got an array"},
     {"{\"commands\":{\"git\":{\"env\":[]}}}",
-     "commands.git: unknown key 'env' (known: args, envs, timeout_ms, output_limit)"},
+     "commands.git: unknown key 'env' (known: args, envs, timeout_ms, output_limit, "
+     "process_limit)"},
     {"{\"commands\":{\"bin/tool\":{}}}",
      "commands.bin/tool: a relative path: name a program found in PATH, or give its "
      "absolute path"},
@@ -1056,6 +1078,10 @@ static const refusal refusals[] = {
      "commands.make.timeout_ms: expected an integer from 1 to 86400000, got 0"},
     {"{\"commands\":{\"make\":{\"timeout_ms\":\"5s\"}}}",
      "commands.make.timeout_ms: expected an integer from 1 to 86400000, got a string"},
+    {"{\"commands\":{\"make\":{\"process_limit\":1}}}",
+     "commands.make.process_limit: expected an integer from 2 to 65536, got 1"},
+    {"{\"commands\":{\"make\":{\"process_limit\":65537}}}",
+     "commands.make.process_limit: expected an integer from 2 to 65536, got 65537"},
     {"{\"commands\":{\"make\":{\"output_limit\":63}}}",
      "commands.make.output_limit: expected an integer from 64 to 4194304, got 63"},
     {"{\"commands\":{\"make\":{\"output_limit\":4194305}}}",
@@ -1118,7 +1144,7 @@ static void network_and_commands_are_accepted_in_their_forms(void **state)
     jpt_policy *p = policy(
         "{\"commands\":{\"git\":{\"args\":[[\"log\",\"**\"],[\"diff\",\"**\"],[\"status\"],[]]},"
         "\"curl\":{\"envs\":[\"SLACK_TOKEN\"]},\"cargo\":{},\"/usr/bin/make\":{\"timeout_ms\":5,"
-        "\"output_limit\":64}},"
+        "\"output_limit\":64,\"process_limit\":2000}},"
         "\"network\":{\"allow\":[\"https://slack.com/api\",\"http://localhost:8080/x\","
         "\"HTTPS://Jira.Example.com\"],\"envs\":[\"JIRA_API_TOKEN\",\"_x1\"],"
         "\"redirects\":3,\"timeout_ms\":1000,\"max_response_bytes\":10485760}}");
@@ -1137,10 +1163,12 @@ static void network_and_commands_are_accepted_in_their_forms(void **state)
     assert_non_null(make);
     assert_int_equal(make->timeout_ms, 5);
     assert_int_equal(make->output_limit, 64);
+    assert_int_equal(make->process_limit, 2000);
     const jpt__policy_command *curl = jpt__policy_command_find(p, "curl");
     assert_non_null(curl);
     assert_int_equal(curl->timeout_ms, JPT_VFS_PROCESS_TIMEOUT_MS);
     assert_int_equal(curl->output_limit, JPT_VFS_PROCESS_OUTPUT_LIMIT);
+    assert_int_equal(curl->process_limit, 0); /* the sandbox's default */
     assert_int_equal(curl->n_envs, 1);
     assert_string_equal(curl->envs[0], "SLACK_TOKEN");
     assert_null(jpt__policy_command_find(p, "make"));
@@ -1932,6 +1960,7 @@ int main(void)
         cmocka_unit_test(default_policy_reads_and_lists_the_workspace),
         cmocka_unit_test(default_policy_asks_before_any_write),
         cmocka_unit_test(default_policy_asks_for_network_and_processes),
+        cmocka_unit_test(a_reason_quotes_controls_and_bidi_overrides),
         cmocka_unit_test(default_policy_denies_sensitive_paths),
         cmocka_unit_test(hardlinks_are_denied_unless_allowed),
         cmocka_unit_test(every_builtin_pattern_is_denied_for_every_access),

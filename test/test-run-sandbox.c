@@ -25,6 +25,7 @@
 #include "process/process.h"
 #include "registry-util.h"
 #include "sandbox/sandbox.h"
+#include "vfs/run.h"
 #include "test-files-util.h"
 
 #define PROBE TOOL("vfs-probe")
@@ -399,10 +400,10 @@ static void a_child_has_no_capabilities_nor_network(void **state)
     char ops[8192], port[32];
     snprintf(port, sizeof(port), "tcp:%d", ntohs(sin.sin_port));
     snprintf(ops, sizeof(ops),
-             "[{'method':'process.run','params':{'program':'%s','args':['caps','sethostname',"
-             "'syslog','settimeofday','reboot','socket-inet','%s','prlimit-parent',"
-             "'affinity-parent','prlimit-self']}}]",
-             SANDBOX_PROBE, port);
+             "[{'method':'process.run','params':{'program':'%s','args':['host:%d','caps',"
+             "'sethostname','syslog','settimeofday','reboot','socket-inet','%s',"
+             "'prlimit-parent','affinity-parent','prlimit-self']}}]",
+             SANDBOX_PROBE, (int)getpid(), port);
     char policy[8192];
     snprintf(policy, sizeof(policy), "{'commands':{'%s':{}}}", SANDBOX_PROBE);
     char *lines = ops_in(root, JPT_SANDBOX_DEFAULT, policy, ops);
@@ -428,51 +429,6 @@ static void a_child_has_no_capabilities_nor_network(void **state)
     free(lines);
 }
 
-/* The live processes (not zombies) whose command line is exactly
- * `sleep <seconds>`, in the host's view of /proc. */
-static int count_sleeping(const char *seconds)
-{
-    char want[64], path[300], buf[256], stat_text[512];
-    int n = 0, len = snprintf(want, sizeof(want), "sleep%c%s", '\0', seconds) + 1;
-    DIR *proc = opendir("/proc");
-    struct dirent *e;
-
-    assert_non_null(proc);
-    while ((e = readdir(proc)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-        long got = ru_read_text(path, buf, sizeof(buf));
-        if (got != len || memcmp(buf, want, (size_t)len) != 0)
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-        const char *paren = ru_read_text(path, stat_text, sizeof(stat_text)) > 0
-                                ? strrchr(stat_text, ')')
-                                : NULL;
-        n += paren != NULL && paren[2] != 'Z' && paren[2] != 'X';
-    }
-    closedir(proc);
-    return n;
-}
-
-/* No `sleep <seconds>` is left, within WAIT_MS (SIGKILL is delivered, not
- * awaited); one that is fails the test, and is killed. */
-static void assert_none_left(const char *seconds)
-{
-    uint64_t deadline = ru_now_ms() + (uint64_t)WAIT_MS;
-    while (count_sleeping(seconds) > 0 && ru_now_ms() < deadline) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    if (count_sleeping(seconds) > 0) {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "pkill -KILL -x -f 'sleep %s'", seconds);
-        if (system(cmd) != 0)
-            print_message("pkill failed\n");
-        fail_msg("a process (sleep %s) outlived its process.run", seconds);
-    }
-}
-
 static void what_a_child_starts_ends_with_it(void **state)
 {
     (void)state;
@@ -483,7 +439,7 @@ static void what_a_child_starts_ends_with_it(void **state)
                       "setsid sleep 86399 </dev/null >/dev/null 2>&1 & echo started");
     assert_string_equal(out_of(r, "stdout"), "started\n");
     json_decref(r);
-    assert_none_left("86399");
+    ru_assert_none_sleeping("86399");
 
     jpt__errbuf err;
     int host_cgroup = jpt__cgroup_open_host(NULL, &err);
@@ -504,6 +460,277 @@ static void what_a_child_starts_ends_with_it(void **state)
     r = sh_in("{'commands':{'sh':{}}}", script);
     assert_lacks(out_of(r, "stdout"), "moved");
     json_decref(r);
+}
+
+/* ---- The second adversarial pass's findings (issue 15) ----------------------------- */
+
+/* R1: where it may write, a child made a repository of its own (a .git
+ * with HEAD, objects, refs and a config naming a core.fsmonitor): the
+ * user's next `git status` in that directory ran the child's command,
+ * outside every sandbox. Landlock grants by directory, not by name: the
+ * sweep after the run moves aside what the walk before it did not find
+ * (to a name git never takes, nothing deleted), and the tool is told. */
+static void a_child_plants_no_repository(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "out");
+    json_t *r = sh_in("{'filesystem':{'writable':['out']},'commands':{'sh':{}}}",
+                      "mkdir -p out/.git/objects out/.git/refs && "
+                      "echo ref: refs/heads/main > out/.git/HEAD && "
+                      "printf [core]\\\\n\\\\tfsmonitor=touch-pwned\\\\n > out/.git/config");
+    assert_false(exists(root, "out/.git"));
+    assert_true(exists(root, "out/.git.jptool-quarantine/config")); /* nothing deleted */
+    assert_non_null(strstr(out_of(r, "stderr"),
+                           "[jptool: moved aside out/.git (now out/.git.jptool-quarantine): a "
+                           "repository made"));
+    json_decref(r);
+}
+
+/* The same in every other shape git takes for a repository: .git in
+ * another case (a case-insensitive file system's .git), a "gitdir:" file
+ * naming a directory the child made, a .git in a directory of a
+ * sensitive name it made (no cover there), a bare repository (its HEAD
+ * is moved aside); and with a repository that was there renamed away and
+ * its name taken: the one that was there stays, whole. */
+static void a_child_plants_no_repository_in_any_shape(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "out");
+    fu_mkdir(root, "out/keep");
+    fu_mkdir(root, "out/keep/.git");
+    put("out/keep/.git/config", "[core]\n");
+    put("out/notes.txt", "mine\n");
+    json_t *r = sh_in("{'filesystem':{'writable':['out']},'commands':{'sh':{}}}",
+                      "cd out && mkdir -p a/.GIT b c/.ssh/.git evil/objects evil/refs && "
+                      "echo gitdir: ../evil > b/.git && echo ref: refs/heads/x > evil/HEAD && "
+                      "echo [core] > evil/config && mv keep moved && mkdir -p keep/.git && "
+                      "echo [core] > keep/.git/config && echo ok");
+    assert_string_equal(out_of(r, "stdout"), "ok\n");
+    assert_non_null(strstr(out_of(r, "stderr"), "[jptool: moved aside "));
+    json_decref(r);
+    assert_false(exists(root, "out/a/.GIT"));
+    assert_false(exists(root, "out/b/.git"));
+    assert_false(exists(root, "out/c/.ssh/.git"));
+    assert_false(exists(root, "out/evil/HEAD"));
+    assert_true(exists(root, "out/evil/HEAD.jptool-quarantine"));
+    assert_true(exists(root, "out/evil/config")); /* no repository without HEAD */
+    assert_false(exists(root, "out/keep/.git"));
+    assert_string_equal(slurp(root, "out/moved/.git/config"), "[core]\n");
+    assert_string_equal(slurp(root, "out/notes.txt"), "mine\n");
+}
+
+/* A bare repository where a child may write stays read-only to it, as a
+ * .git does. */
+static void a_bare_repository_where_a_child_writes_stays_read_only(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "out");
+    fu_mkdir(root, "out/repo");
+    fu_mkdir(root, "out/repo/objects");
+    fu_mkdir(root, "out/repo/refs");
+    put("out/repo/HEAD", "ref: refs/heads/main\n");
+    put("out/repo/config", "[core]\n");
+    json_t *r = sh_in("{'filesystem':{'writable':['out']},'commands':{'sh':{}}}",
+                      "echo [core] fsmonitor = touch pwned >> out/repo/config; "
+                      "rm -f out/repo/HEAD; echo x > out/other.txt && echo written");
+    assert_string_equal(out_of(r, "stdout"), "written\n");
+    json_decref(r);
+    assert_string_equal(slurp(root, "out/repo/config"), "[core]\n");
+    assert_true(exists(root, "out/repo/HEAD"));
+}
+
+/* R2: there was no bound on a child's processes: 1000 of them started
+ * (for a root host RLIMIT_NPROC does not apply). Its cgroup's pids.max,
+ * or its PID namespace's pid_max, bounds them to the rule's
+ * process_limit (512 by default), the child itself counted. */
+static void a_childs_processes_are_bounded(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    json_t *r = sh_in("{'commands':{'sh':{'timeout_ms':60000}}}",
+                      "n=0; while [ $n -lt 1000 ]; do sleep 30 & n=$((n+1)); done; "
+                      "echo started $n");
+    const char *out = out_of(r, "stdout");
+    bool all = strstr(out, "started 1000") != NULL;
+    json_decref(r);
+    assert_false(all);
+}
+
+/* N1: a workspace below /tmp whose root the policy does not let the
+ * child read (filesystem.allow names "src" alone) is where the child
+ * starts all the same: its private /tmp holds the workspace again, not
+ * only the prefixes it may read. */
+static void a_child_starts_in_a_workspace_in_tmp_whose_root_it_may_not_read(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char ws[64] = "/tmp/jpt-run-sandbox-ws-XXXXXX";
+    assert_non_null(mkdtemp(ws));
+    fu_mkdir(ws, "src");
+    fu_write(ws, "src/a.txt", "in src\n");
+    fu_write(ws, "top.txt", "at the root\n");
+    char *line = ops_in(ws, JPT_SANDBOX_DEFAULT,
+                        "{'filesystem':{'allow':['src']},'commands':{'sh':{}}}",
+                        "[{'method':'process.run','params':{'program':'sh','args':['-c',"
+                        "'cat src/a.txt; cat top.txt; pwd; echo x > new.txt; ls']}}]");
+    bool made = access(fu_path(ws, "new.txt"), F_OK) == 0;
+    fu_rmtree(ws);
+    assert_false(made);
+    static const char prefix[] = "process.run ok ";
+    if (strncmp(line, prefix, sizeof(prefix) - 1) != 0)
+        fail_msg("expected a result, got: %s", line);
+    json_t *r = parse(line + sizeof(prefix) - 1);
+    free(line);
+    char expected[128];
+    /* It lists what it may read of the root, and writes nothing there. */
+    snprintf(expected, sizeof(expected), "in src\n%s\nsrc\n", ws);
+    assert_string_equal(out_of(r, "stdout"), expected);
+    assert_non_null(strstr(out_of(r, "stderr"), "top.txt"));
+    assert_non_null(strstr(out_of(r, "stderr"), "new.txt"));
+    json_decref(r);
+}
+
+static void a_rules_process_limit_bounds_its_child(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    static const char policy[] = "{'commands':{'sh':{'process_limit':20}}}";
+    json_t *r = sh_in(policy, "n=0; while [ $n -lt 19 ]; do sleep 30.19 & n=$((n+1)); done; "
+                              "echo started $n");
+    assert_string_equal(out_of(r, "stdout"), "started 19\n");
+    json_decref(r);
+    ru_assert_none_sleeping("30.19");
+    r = sh_in(policy, "n=0; while [ $n -lt 20 ]; do sleep 30.2 & n=$((n+1)); done; "
+                      "echo started $n");
+    assert_null(strstr(out_of(r, "stdout"), "started 20"));
+    json_decref(r);
+    ru_assert_none_sleeping("30.2");
+}
+
+/* R4: between the walk that finds what a child may not read and the
+ * child's mounts, another process of the tool renames a sensitive file's
+ * directory and makes it again (a decoy .env where the real one was): the
+ * cover would land on the decoy, and the real one, moved, be read. Each
+ * covered path is checked to be the file the walk found: the spawn fails
+ * instead. Made deterministic here by doing the rename between the two
+ * (the walk's and the spawn's internal calls). */
+static void a_covered_path_moved_before_the_mounts_fails_the_spawn(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "a");
+    put("a/.env", "SECRET-MOVED\n");
+    jpt_policy *p = NULL;
+    assert_int_equal(jpt_policy_new(js("{'commands':{'cat':{}}}"), &p), JPT_OK);
+    int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(root_fd >= 0);
+    jpt__vfs_confine *c = NULL;
+    jpt__errbuf err = {{0}};
+    assert_int_equal(jpt__vfs_confine_new(p, root_fd, JPT_SANDBOX_REQUIRED, false, 0, NULL, &c,
+                                          &err),
+                     JPT_OK);
+    assert_int_equal(jpt__vfs_confine_step(c, 0, &err), 0);
+    char from[4400], to[4400];
+    snprintf(from, sizeof(from), "%s/a", root);
+    snprintf(to, sizeof(to), "%s/b", root);
+    assert_int_equal(rename(from, to), 0);
+    fu_mkdir(root, "a");
+    put("a/.env", "decoy\n");
+
+    jpt__loop *l = NULL;
+    assert_int_equal(jpt__loop_new(&l), JPT_OK);
+    static const jpt__child_ops ops = {NULL, NULL, NULL};
+    const char *argv[] = {"cat", "b/.env", NULL};
+    jpt__spawn sp = {.argv = argv, .cwd_fd = &root_fd, .devnull = -1,
+                     .sandbox = jpt__vfs_confine_spec(c)};
+    jpt__child *child = NULL;
+    int rc = jpt__child_spawn(l, &sp, &ops, NULL, &child, &err);
+    jpt__child_free(child);
+    jpt__loop_free(l);
+    jpt__vfs_confine_free(c);
+    jpt_policy_free(p);
+    close(root_fd);
+    assert_int_equal(rc, JPT_ERR_SANDBOX);
+    assert_non_null(strstr(err.text, "the workspace changed while the process started"));
+}
+
+/* The spec of a walk stepped `budget_ns` at a time (0: at once), and the
+ * number of steps it took; its hidden paths in `hidden`, one a line. */
+static int confine_in_steps(jpt_policy *p, int root_fd, uint64_t budget_ns, char *hidden,
+                            size_t size, size_t *scanned)
+{
+    jpt__vfs_confine *c = NULL;
+    jpt__errbuf err = {{0}};
+    int steps = 0, rc;
+
+    assert_int_equal(jpt__vfs_confine_new(p, root_fd, JPT_SANDBOX_BEST_EFFORT, false, 0, NULL,
+                                          &c, &err),
+                     JPT_OK);
+    do {
+        rc = jpt__vfs_confine_step(c, budget_ns, &err);
+        steps++;
+        assert_true(steps < 100000);
+    } while (rc == 1);
+    assert_int_equal(rc, 0);
+    const jpt__sandbox_spec *spec = jpt__vfs_confine_spec(c);
+    size_t n = 0;
+    hidden[0] = '\0';
+    for (size_t i = 0; spec->hide != NULL && spec->hide[i] != NULL; i++)
+        n += (size_t)snprintf(hidden + n, n < size ? size - n : 0, "%s\n", spec->hide[i]);
+    assert_true(n < size);
+    *scanned = jpt__vfs_confine_scanned(c);
+    jpt__vfs_confine_free(c);
+    return steps;
+}
+
+/* R3: the walk that finds what a child may not read (up to
+ * JPT_VFS_RUN_SCAN_MAX entries, tens of milliseconds) ran whole in the
+ * dispatch that read the request: every other tool's call waited. It goes
+ * in slices now, a step at a time from the loop, and comes to what the
+ * whole walk finds. (Its time in the loop: bench-process-run.) */
+static void the_walk_before_a_run_goes_in_slices(void **state)
+{
+    (void)state;
+    char dir[64], file[96];
+    for (int d = 0; d < 30; d++) {
+        snprintf(dir, sizeof(dir), "d%02d", d);
+        fu_mkdir(root, dir);
+        snprintf(file, sizeof(file), "%s/.env", dir);
+        put(file, "SECRET\n");
+        for (int f = 0; f < 40; f++) {
+            snprintf(file, sizeof(file), "%s/f%02d.txt", dir, f);
+            put(file, "x\n");
+        }
+    }
+    jpt_policy *p = NULL;
+    assert_int_equal(jpt_policy_new(js("{'commands':{'cat':{}}}"), &p), JPT_OK);
+    int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(root_fd >= 0);
+    int probe = jpt__walk_open(root_fd, ".", O_RDONLY | O_DIRECTORY);
+    if (probe < 0 && errno == ENOSYS) {
+        close(root_fd);
+        jpt_policy_free(p);
+        print_message("[ SKIPPED  ] no openat2 here (valgrind does not know it): the walk "
+                      "cannot run\n");
+        skip();
+    }
+    assert_true(probe >= 0);
+    close(probe);
+    static char whole[8192], sliced[8192];
+    size_t whole_n = 0, sliced_n = 0;
+    assert_int_equal(confine_in_steps(p, root_fd, 0, whole, sizeof(whole), &whole_n), 1);
+    /* The clock is read every 64 entries: 1 ns a step is 64 entries. */
+    int steps = confine_in_steps(p, root_fd, 1, sliced, sizeof(sliced), &sliced_n);
+    jpt_policy_free(p);
+    close(root_fd);
+    assert_true(whole_n >= 1230);
+    assert_int_equal(sliced_n, whole_n);
+    assert_true(steps >= 10);
+    assert_non_null(strstr(whole, "/d29/.env\n"));
+    assert_string_equal(sliced, whole);
 }
 
 /* ---- Modes, bounds ----------------------------------------------------------------- */
@@ -572,7 +799,7 @@ static void too_many_paths_to_cover_refuse_the_run(void **state)
     char want[256];
     snprintf(want, sizeof(want),
              "process.run err -32603 process.run 'true': the paths it may read hold more than "
-             "%d sensitive, denied or .git entries to cover",
+             "%d sensitive, denied or repository entries to cover",
              JPT_VFS_RUN_COVER_MAX);
     if (strstr(lines, want) == NULL)
         fail_msg("expected %s\ngot %s", want, lines);
@@ -591,18 +818,16 @@ static void as_nobody_run(int out)
     free(lines);
 }
 
-static void a_non_root_hosts_child_is_confined_too(void **state)
+/* Runs `run` in a child that became nobody (the workspace given to it),
+ * its output in `buf`. */
+static void as_nobody(void (*run)(int out), char *buf, size_t size)
 {
-    (void)state;
-    NEED_SANDBOX();
+    size_t n = 0;
+    int p[2];
     if (getuid() != 0) {
         print_message("[ SKIPPED  ] becoming nobody needs root\n");
         skip();
     }
-    char buf[1 << 14];
-    size_t n = 0;
-    int p[2];
-    put(".env", "SECRET-ENV\n");
     assert_int_equal(chown(root, 65534, 65534), 0);
     assert_int_equal(chmod(base, 0755), 0);
     assert_int_equal(pipe2(p, O_CLOEXEC), 0);
@@ -614,11 +839,11 @@ static void a_non_root_hosts_child_is_confined_too(void **state)
         if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0 ||
             prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
             _exit(2);
-        as_nobody_run(p[1]);
+        run(p[1]);
         _exit(0);
     }
     close(p[1]);
-    for (ssize_t got; n < sizeof(buf) - 1 && (got = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0;)
+    for (ssize_t got; n < size - 1 && (got = read(p[0], buf + n, size - 1 - n)) > 0;)
         n += (size_t)got;
     buf[n] = '\0';
     close(p[0]);
@@ -627,12 +852,51 @@ static void a_non_root_hosts_child_is_confined_too(void **state)
     assert_int_equal(chmod(base, 0700), 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         fail_msg("the unprivileged host failed (status %d): %s", status, buf);
+}
+
+static void a_non_root_hosts_child_is_confined_too(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char buf[1 << 14];
+    put(".env", "SECRET-ENV\n");
+    as_nobody(as_nobody_run, buf, sizeof(buf));
     /* The .env of the workspace is the host's (it can read it); the child
      * cannot, in its user and mount namespace. Without cgroups of its own
      * its setsid process ends with it in a PID namespace. */
-    assert_none_left("86398");
+    ru_assert_none_sleeping("86398");
     assert_non_null(strstr(buf, "started"));
     assert_lacks(buf, "SECRET");
+}
+
+static void as_nobody_cat(int out)
+{
+    char *lines = ops_in(root, JPT_SANDBOX_BEST_EFFORT, "{'commands':{'cat':{}}}",
+                         "[{'method':'process.run','params':{'program':'cat','args':"
+                         "['locked/.env']}}]");
+    dprintf(out, "%s", lines);
+    free(lines);
+}
+
+/* A directory the host may search but not read (mode 0311, root's: nobody
+ * may search it): the walk that
+ * finds what the child may not read cannot list it, and passed it over,
+ * yet the child, of the host's uid, reaches each name in it: its .env was
+ * read. The run is refused now, saying why. */
+static void a_directory_the_host_cannot_list_refuses_the_run(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char buf[1 << 14], locked[4300];
+    fu_mkdir(root, "locked");
+    put("locked/.env", "SECRET-LOCKED\n");
+    snprintf(locked, sizeof(locked), "%s/locked", root);
+    assert_int_equal(chmod(locked, 0311), 0);
+    as_nobody(as_nobody_cat, buf, sizeof(buf));
+    assert_int_equal(chmod(locked, 0755), 0);
+    assert_lacks(buf, "SECRET");
+    assert_non_null(strstr(buf, "the directory locked cannot be listed to find what lies "
+                                "beneath it: Permission denied"));
 }
 
 int main(void)
@@ -644,6 +908,15 @@ int main(void)
         cmocka_unit_test_setup(a_childs_git_metadata_stays_read_only, fresh),
         cmocka_unit_test_setup(a_childs_git_file_stays_read_only, fresh),
         cmocka_unit_test_setup(a_child_makes_no_setuid_file, fresh),
+        cmocka_unit_test_setup(a_child_plants_no_repository, fresh),
+        cmocka_unit_test_setup(a_child_plants_no_repository_in_any_shape, fresh),
+        cmocka_unit_test_setup(a_bare_repository_where_a_child_writes_stays_read_only, fresh),
+        cmocka_unit_test_setup(a_childs_processes_are_bounded, fresh),
+        cmocka_unit_test_setup(a_rules_process_limit_bounds_its_child, fresh),
+        cmocka_unit_test_setup(a_child_starts_in_a_workspace_in_tmp_whose_root_it_may_not_read,
+                               fresh),
+        cmocka_unit_test_setup(a_covered_path_moved_before_the_mounts_fails_the_spawn, fresh),
+        cmocka_unit_test_setup(the_walk_before_a_run_goes_in_slices, fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
         cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),
         cmocka_unit_test_setup(what_a_child_starts_ends_with_it, fresh),
@@ -651,6 +924,7 @@ int main(void)
         cmocka_unit_test_setup(too_many_paths_to_cover_refuse_the_run, fresh),
         cmocka_unit_test_setup(a_workspace_the_system_grants_is_refused, fresh),
         cmocka_unit_test_setup(a_non_root_hosts_child_is_confined_too, fresh),
+        cmocka_unit_test_setup(a_directory_the_host_cannot_list_refuses_the_run, fresh),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

@@ -8,6 +8,7 @@
  * reason printed; everything else is asserted. */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
@@ -136,6 +137,15 @@ typedef struct host_run {
     char report[1024];
 } host_run;
 
+/* The probe's first check: this process is the host its "parent" checks
+ * aim at (in a PID namespace of its own its parent is 0). */
+static const char *host_check(void)
+{
+    static char check[32];
+    snprintf(check, sizeof(check), "host:%d", (int)getpid());
+    return check;
+}
+
 /* Runs the probe with `checks` (NULL-terminated) as a VFS tool of a host
  * in `mode`, with `read` as sandbox_read. */
 static void run_vfs(int mode, const char *const *read, const char *const *checks, host_run *out)
@@ -143,8 +153,8 @@ static void run_vfs(int mode, const char *const *read, const char *const *checks
     jpt_vfs_host_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 200,
                               .sandbox_mode = mode, .sandbox_read = read};
     jpt_vfs_host *h = NULL;
-    const char *argv[64] = {PROBE, "--vfs"};
-    size_t n = 2;
+    const char *argv[64] = {PROBE, "--vfs", host_check()};
+    size_t n = 3;
     const char *report = NULL;
     jpt_state *st = NULL;
 
@@ -287,6 +297,8 @@ static void a_vfs_tool_has_no_socket_and_no_way_to_other_processes(void **state)
     free(run.lines);
 }
 
+/* Landlock's signal scope refuses it (EPERM); in a PID namespace of its
+ * own the tool does not even see its host (ESRCH). */
 static void a_vfs_tool_cannot_signal_the_host(void **state)
 {
     (void)state;
@@ -295,7 +307,8 @@ static void a_vfs_tool_cannot_signal_the_host(void **state)
     host_run run;
 
     run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
-    assert_outcome(run.lines, "signal-parent", "EPERM");
+    assert_outcome(run.lines, "signal-parent",
+                   run.enforced & JPT_SANDBOX_ENFORCED_PROCESSES ? "ESRCH" : "EPERM");
     free(run.lines);
 }
 
@@ -402,7 +415,10 @@ static void the_report_says_what_this_kernel_enforces(void **state)
     if (kernel_abi >= 6)
         want |= JPT_SANDBOX_ENFORCED_SCOPES;
     run_vfs(JPT_SANDBOX_REQUIRED, NULL, checks, &run);
-    assert_int_equal(run.enforced, want);
+    /* A PID namespace where no cgroup of its own ends and bounds it. */
+    assert_int_equal(run.enforced & ~JPT_SANDBOX_ENFORCED_PROCESSES, want);
+    if (run.enforced & JPT_SANDBOX_ENFORCED_PROCESSES)
+        assert_non_null(strstr(run.report, "a PID namespace (its processes end with it"));
     snprintf(abi, sizeof(abi), "vfs profile, Landlock ABI %d: enforced files, truncation",
              kernel_abi);
     assert_non_null(strstr(run.report, abi));
@@ -427,8 +443,8 @@ static void best_effort_on_an_older_kernel_runs_and_reports_the_gaps(void **stat
     jpt__sandbox_test_limit(3, false);
     run_vfs(JPT_SANDBOX_BEST_EFFORT, NULL, checks, &run);
     jpt__sandbox_test_limit(-1, false);
-    assert_int_equal(run.enforced, JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS |
-                                       JPT_SANDBOX_ENFORCED_SECCOMP |
+    assert_int_equal(run.enforced & ~JPT_SANDBOX_ENFORCED_PROCESSES,
+                     JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS | JPT_SANDBOX_ENFORCED_SECCOMP |
                                        JPT_SANDBOX_ENFORCED_FILES |
                                        JPT_SANDBOX_ENFORCED_TRUNCATE |
                                        JPT_SANDBOX_ENFORCED_CAPABILITIES |
@@ -648,8 +664,8 @@ static char tools[1 << 14];
 static const char *tool_js(const char *name, bool vfs, const char *extra,
                            const char *const *checks)
 {
-    int n = snprintf(tools, sizeof(tools), "{'tools':[{'name':'%s','command':['%s'%s", name,
-                     PROBE, vfs ? ",'--vfs'" : "");
+    int n = snprintf(tools, sizeof(tools), "{'tools':[{'name':'%s','command':['%s'%s,'%s'",
+                     name, PROBE, vfs ? ",'--vfs'" : "", host_check());
     for (size_t i = 0; checks[i] != NULL; i++)
         n += snprintf(tools + n, sizeof(tools) - (size_t)n, ",'%s'", checks[i]);
     snprintf(tools + n, sizeof(tools) - (size_t)n, "]%s%s%s}]}", vfs ? ",'runtime':'vfs'" : "",
@@ -1096,7 +1112,12 @@ static void sandbox_settings_that_cannot_hold_are_refused(void **state)
     assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':true,"
                    "'os_sandbox':{'root':'/'}}]}",
                    JPT_ERR_INVALID,
-                   "tool 't': unknown field 'os_sandbox.root' (expected mode, read, write)");
+                   "tool 't': unknown field 'os_sandbox.root' (expected mode, read, write, "
+                   "process_limit)");
+    assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':true,"
+                   "'os_sandbox':{'process_limit':1}}]}",
+                   JPT_ERR_INVALID,
+                   "tool 't': 'os_sandbox.process_limit' must be an integer from 2 to 65536");
     assert_refused("{'tools':[{'name':'t','runtime':'vfs','command':['x'],"
                    "'os_sandbox':{'write':['/tmp']}}]}",
                    JPT_ERR_INVALID,
@@ -1110,11 +1131,19 @@ static void sandbox_settings_that_cannot_hold_are_refused(void **state)
     assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':{'filesystem':"
                    "{'allow':['src']}}}]}",
                    JPT_ERR_UNSUPPORTED,
-                   "tool 't': 'sandbox.filesystem' of a stdio tool takes one key, \"writable\": "
-                   "true or false (its OS sandbox cannot allow or deny paths one by one)");
+                   "tool 't': 'sandbox.filesystem' of a stdio tool takes \"writable\": true or "
+                   "false, and \"git\": \"writable\" or \"protected\" (its OS sandbox "
+                   "cannot allow or deny paths one by one)");
+    assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':{'filesystem':"
+                   "{'git':'yes'}}}]}",
+                   JPT_ERR_UNSUPPORTED,
+                   "tool 't': 'sandbox.filesystem' of a stdio tool takes \"writable\": true or "
+                   "false, and \"git\": \"writable\" or \"protected\" (its OS sandbox "
+                   "cannot allow or deny paths one by one)");
     assert_refused("{'tools':[{'name':'t','command':['x'],'sandbox':'yes'}]}", JPT_ERR_INVALID,
                    "tool 't': 'sandbox' of a stdio tool must be true, false or "
-                   "{\"filesystem\": {\"writable\": true|false}}");
+                   "{\"filesystem\": {\"writable\": true|false, \"git\": "
+                   "\"writable\"|\"protected\"}}");
 }
 
 static int builtin_start(jpt_handle *h, const char *arguments_json, void *ud)
@@ -1900,6 +1929,318 @@ static void a_non_root_hosts_tool_makes_no_setuid_file_either(void **state)
     free(lines);
 }
 
+/* A repository below a directory a host that is not root may search but
+ * not read (mode 0311): the walk that finds the repositories cannot list
+ * it, and passed it over, and the tool, of the host's uid, wrote its
+ * .git/config by name. Its sandbox cannot say every repository is
+ * read-only now: mode "required" refuses the tool, saying why. */
+static void nobody_writes_a_hidden_repository(int out, const char *ws, const char *beside)
+{
+    char locked[4300], git[4400], config[4500], defs[1 << 14];
+    (void)beside;
+    snprintf(locked, sizeof(locked), "%s/locked", ws);
+    snprintf(git, sizeof(git), "%s/.git", locked);
+    snprintf(config, sizeof(config), "%s/config", git);
+    FILE *f = NULL;
+    if (mkdir(locked, 0755) != 0 || mkdir(git, 0755) != 0 || (f = fopen(config, "w")) == NULL)
+        _exit(3);
+    fputs("[core]\n", f);
+    fclose(f);
+    if (chmod(locked, 0311) != 0)
+        _exit(3);
+    snprintf(defs, sizeof(defs),
+             "{\"tools\":[{\"name\":\"s\",\"command\":[\"%s\",\"write:%s\"],\"sandbox\":true,"
+             "\"os_sandbox\":{\"mode\":\"required\"}}]}",
+             PROBE, config);
+    jpt_registry_options o = {.size = sizeof(o), .root = ws, .kill_grace_ms = 300,
+                              .drain_ms = 100};
+    jpt_registry *r = NULL;
+    bool is_error = false;
+    if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, defs, 0) != JPT_OK)
+        _exit(4);
+    char *text = ru_call(r, "s", "{}", &is_error);
+    char now[64] = "";
+    if ((f = fopen(config, "r")) != NULL) {
+        if (fgets(now, sizeof(now), f) == NULL)
+            now[0] = '\0';
+        fclose(f);
+    }
+    dprintf(out, "%s\nis_error %d\nconfig %s", text, is_error, now);
+    free(text);
+    jpt_registry_free(r);
+    chmod(locked, 0755);
+}
+
+static void a_repository_the_host_cannot_list_is_not_passed_over(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    if (getuid() != 0) {
+        print_message("[ SKIPPED  ] becoming nobody needs root\n");
+        skip();
+    }
+    char *lines = as_nobody(nobody_writes_a_hidden_repository);
+    if (strstr(lines, "\nconfig [core]\n") == NULL)
+        fail_msg("the tool wrote the repository's configuration:\n%s", lines);
+    if (strstr(lines, "\nis_error 1\n") == NULL ||
+        strstr(lines, "not every repository of the workspace") == NULL ||
+        strstr(lines, "the directory locked cannot be listed to find what lies beneath it: "
+                      "Permission denied") == NULL)
+        fail_msg("expected the tool refused, saying why:\n%s", lines);
+    free(lines);
+}
+
+/* ---- The second adversarial pass's findings (issue 15) ----------------------------- */
+
+/* S1: a root host's stdio tool read (and wrote) every root-owned file
+ * of the host's /tmp, another service's private directory included: the
+ * profile granted /tmp read-write and the tool is uid 0. Its /tmp is its
+ * own now (a directory of its own bound there): the host's files are not
+ * there, and what it writes there does not reach the host's /tmp. */
+static void a_stdio_tool_reads_no_private_file_of_the_hosts_tmp(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char dir[64] = "/tmp/jpt-sandbox-private-XXXXXX", key[128], mine[64];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0700), 0);
+    snprintf(key, sizeof(key), "%s/key", dir);
+    write_text(key, "ROOT-PRIVATE\n");
+    assert_int_equal(chmod(key, 0600), 0);
+    snprintf(mine, sizeof(mine), "/tmp/jpt-sandbox-tool-%d", (int)getpid());
+    const char *checks[] = {check_of("read:", key), check_of("create:", mine), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    unsigned enforced = 0;
+    char *report = NULL;
+    assert_int_equal(jpt_registry_tool_sandbox(r, "s", &enforced, &report), JPT_OK);
+    bool own_tmp = (enforced & JPT_SANDBOX_ENFORCED_MOUNTS) != 0;
+    jpt_free(report);
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    bool reached = access(mine, F_OK) == 0;
+    /* Its /tmp goes with the registry. */
+    char pattern[64];
+    glob_t left;
+    snprintf(pattern, sizeof(pattern), "/tmp/jptool-tmp-%d-*", (int)getpid());
+    bool kept = glob(pattern, 0, NULL, &left) == 0;
+    if (kept)
+        globfree(&left);
+    assert_false(kept);
+    unlink(mine);
+    unlink(key);
+    rmdir(dir);
+    assert_false(is_error);
+    if (!own_tmp) {
+        print_message("[ SKIPPED  ] no mount namespace here: the host's /tmp is shared\n");
+        free(out);
+        skip();
+    }
+    assert_outcome(out, checks[0], "ENOENT");
+    assert_outcome(out, checks[1], "ok");
+    assert_false(reached);
+    free(out);
+}
+
+/* S2: a stdio tool with "sandbox": true writes the workspace's .git: a
+ * core.fsmonitor planted there runs, unsandboxed, at the user's next
+ * `git status` (issue 15 §2's escape, which fs.write and process.run
+ * children no longer have). */
+static void a_stdio_tool_cannot_plant_git_configuration(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char git[4200], config[4300];
+    snprintf(git, sizeof(git), "%s/.git", root);
+    snprintf(config, sizeof(config), "%s/config", git);
+    assert_int_equal(mkdir(git, 0755), 0);
+    write_text(config, "[core]\n");
+    const char *checks[] = {check_of("write:", config), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    char *now = read_text(config);
+    bool planted = strcmp(now, "[core]\n") != 0;
+    unlink(config);
+    rmdir(git);
+    assert_false(is_error);
+    assert_false(planted);
+    free(out);
+}
+
+/* S2's counterpart: where it may write, a stdio tool made a repository of
+ * its own (a .git with a core.fsmonitor) for the user's next git there to
+ * run. After its process, the sweep moves aside what of a repository was
+ * not there before it, and the tool's stderr says so. */
+static void on_moved_log(int level, const char *msg, void *ud)
+{
+    if (level == JPT_LOG_WARNING && strstr(msg, "moved aside") != NULL)
+        snprintf(ud, 512, "%s", msg);
+}
+
+static void a_stdio_tool_plants_no_repository(void **state)
+{
+    (void)state;
+    char said[512] = "";
+    NEED_ABI(1, "the file system part");
+    char sub[4200], planted[4300], moved[4400];
+    snprintf(sub, sizeof(sub), "%s/sub", root);
+    snprintf(planted, sizeof(planted), "%s/.git", sub);
+    snprintf(moved, sizeof(moved), "%s/.git.jptool-quarantine/config", sub);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    const char *checks[] = {check_of("plant-repo:", sub), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    jpt_set_log(on_moved_log, said, JPT_LOG_WARNING);
+    char *out = call(r, "s", &is_error);
+    jpt_set_log(NULL, NULL, 0);
+    jpt_registry_free(r);
+    bool there = access(planted, F_OK) == 0, aside = access(moved, F_OK) == 0;
+    rm_tree(sub);
+    assert_outcome(out, checks[0], "ok");
+    assert_false(there);
+    assert_true(aside);
+    /* Told to the host's log, and at the end of the tool's stderr, which
+     * the model reads where the registry shows it (a failed call's). */
+    assert_non_null(strstr(said, "moved aside sub/.git (now sub/.git.jptool-quarantine)"));
+    free(out);
+}
+
+/* A stdio tool whose definition says "git": "writable" writes its
+ * repositories, as a vfs tool's policy lets fs.write. */
+static void git_writable_lets_a_stdio_tool_write_its_repositories(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    char git[4200], config[4300];
+    snprintf(git, sizeof(git), "%s/.git", root);
+    snprintf(config, sizeof(config), "%s/config", git);
+    assert_int_equal(mkdir(git, 0755), 0);
+    write_text(config, "[core]\n");
+    const char *checks[] = {check_of("write:", config), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT,
+                               tool_js("s", false, "'sandbox':{'filesystem':{'git':'writable'}}",
+                                       checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    bool written = strcmp(read_text(config), "[core]\n") != 0;
+    unlink(config);
+    rmdir(git);
+    assert_false(is_error);
+    assert_outcome(out, checks[0], "ok");
+    assert_true(written);
+    free(out);
+}
+
+/* S3: a stdio tool watched what it may not read (inotify on the home
+ * directory: the names made there, when files are opened); no sandboxed
+ * process watches a path now. */
+static void a_stdio_tool_watches_no_path_it_cannot_read(void **state)
+{
+    (void)state;
+    NEED_SECCOMP("the system-call filter");
+    const char *checks[] = {check_of("inotify:", home), check_of("inotify:", outside), NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tool_js("s", false, "'sandbox':true", checks));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    assert_outcome(out, checks[0], "EPERM");
+    assert_outcome(out, checks[1], "EPERM");
+    free(out);
+}
+
+/* S4: where the containment is "session" (a host whose cgroup is not
+ * delegated), a sandboxed tool's daemon (setsid, a second fork) outlived
+ * the tool and the registry. Every sandboxed process without a cgroup of
+ * its own has a PID namespace, whose end ends it. */
+static void a_sandboxed_tools_daemon_ends_with_it(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    char pidfile[4200];
+    snprintf(pidfile, sizeof(pidfile), "%s/daemon.pid", root);
+    unlink(pidfile);
+    const char *checks[] = {check_of("daemon:", pidfile), NULL};
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 300,
+                              .drain_ms = 100, .containment = JPT_CONTAIN_SESSION};
+    jpt_registry *r = ru_registry_with(&o, js(tool_js("s", false, "'sandbox':true", checks)));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    free(out);
+    int pid = 0;
+    for (int i = 0; i < 50 && pid == 0; i++) {
+        FILE *f = fopen(pidfile, "r");
+        if (f != NULL) {
+            if (fscanf(f, "%d", &pid) != 1)
+                pid = 0;
+            fclose(f);
+        }
+        if (pid == 0)
+            usleep(20000);
+    }
+    unlink(pidfile);
+    bool alive = pid > 0 && kill(pid, 0) == 0;
+    if (pid > 0)
+        kill(pid, SIGKILL);
+    assert_true(pid > 0); /* it ran */
+    assert_false(alive);
+}
+
+/* S4's other half: below Landlock ABI 6 nothing scoped a tool's signals,
+ * and a tool of the host's uid could kill its host (kill, tgkill,
+ * pidfd_send_signal). In a PID namespace of its own it does not see it. */
+static void below_landlock_abi_6_a_tool_still_cannot_signal_its_host(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    const char *checks[] = {"signal-parent", NULL};
+    jpt_registry_options o = {.size = sizeof(o), .root = root, .kill_grace_ms = 300,
+                              .containment = JPT_CONTAIN_SESSION};
+    jpt__sandbox_test_limit(5, false);
+    jpt_registry *r = ru_registry_with(&o, js(tool_js("s", false, "'sandbox':true", checks)));
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    jpt__sandbox_test_limit(-1, false);
+    assert_false(is_error);
+    assert_outcome(out, "signal-parent", "ESRCH");
+    free(out);
+}
+
+/* R2 for tools: a sandboxed tool and what it starts have at most
+ * os_sandbox.process_limit processes at once (its cgroup's pids.max, or
+ * its PID namespace's pid_max), itself counted. */
+static void a_sandboxed_tools_processes_are_bounded(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    const char *checks[] = {"forks:40", NULL};
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT,
+                               tool_js("s", false, "'sandbox':true,'os_sandbox':{'process_limit':20}",
+                                       checks));
+    unsigned enforced = 0;
+    char *text = NULL;
+    assert_int_equal(jpt_registry_tool_sandbox(r, "s", &enforced, &text), JPT_OK);
+    bool bounded = strstr(text, "at most 20 at once") != NULL;
+    jpt_free(text);
+    bool is_error = true;
+    char *out = call(r, "s", &is_error);
+    jpt_registry_free(r);
+    assert_false(is_error);
+    if (!bounded) {
+        print_message("[ SKIPPED  ] no bound on processes here (no pids controller, no pid_max "
+                      "per PID namespace)\n");
+        free(out);
+        skip();
+    }
+    assert_outcome(out, "forks:40", "19");
+    free(out);
+}
+
 /* Not a check: what this machine's kernel lets the sandbox enforce, in the
  * test log, so that a CI run says which features it exercised. */
 static void this_machine_enforces(void **state)
@@ -1961,7 +2302,16 @@ int main(void)
         cmocka_unit_test(a_read_path_above_the_workspace_is_refused),
         cmocka_unit_test(a_read_only_workspace_in_tmp_stays_read_only),
         cmocka_unit_test(no_sandboxed_tool_makes_a_setuid_file),
+        cmocka_unit_test(a_stdio_tool_reads_no_private_file_of_the_hosts_tmp),
+        cmocka_unit_test(a_stdio_tool_cannot_plant_git_configuration),
+        cmocka_unit_test(a_stdio_tool_plants_no_repository),
+        cmocka_unit_test(git_writable_lets_a_stdio_tool_write_its_repositories),
+        cmocka_unit_test(a_stdio_tool_watches_no_path_it_cannot_read),
+        cmocka_unit_test(a_sandboxed_tools_daemon_ends_with_it),
+        cmocka_unit_test(a_sandboxed_tools_processes_are_bounded),
+        cmocka_unit_test(below_landlock_abi_6_a_tool_still_cannot_signal_its_host),
         cmocka_unit_test(a_non_root_hosts_tool_makes_no_setuid_file_either),
+        cmocka_unit_test(a_repository_the_host_cannot_list_is_not_passed_over),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

@@ -375,7 +375,11 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    workspace, the registry's root, read-write, the
  *                    system read-only, no network), false (none, the
  *                    default), or {"filesystem": {"writable": false}} for
- *                    the workspace read-only. The policy keys an OS
+ *                    the workspace read-only, {"filesystem": {"git":
+ *                    "writable"}} for its repositories (.git, bare) left
+ *                    writable to it (by default "protected": read-only,
+ *                    and one it makes moved aside after it: vfs.h, "The
+ *                    OS sandbox"). The policy keys an OS
  *                    sandbox cannot enforce (network, commands, paths
  *                    allowed or denied one by one) are refused with
  *                    JPT_ERR_UNSUPPORTED: a security setting is never
@@ -388,7 +392,10 @@ JPT_EXPORT const char *jpt_registry_errmsg(const jpt_registry *r);
  *                    also read and execute (an interpreter's or a
  *                    library's directory outside /usr, a virtualenv);
  *                    for a stdio tool "write": [absolute paths] they may
- *                    also write. Paths that do not exist are skipped
+ *                    also write. Paths that do not exist are skipped;
+ *                    "process_limit": the most processes (threads count)
+ *                    the tool and what it starts have at once, 2 to 65536
+ *                    (default 512; vfs.h, "The OS sandbox")
  *
  * "parameters" is a JSON Schema the call's arguments are checked against
  * as jpt_schema_check() checks (state.h): a keyword it would not check, or

@@ -388,7 +388,9 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *   commands.<program>   an object, the rule that lets process.run start
  *                        <program> (RFD 016's CommandRule). The key is the
  *                        program exactly as a tool names it: a name looked
- *                        up in the host's PATH ("cargo") or an absolute path
+ *                        up in the absolute directories of the host's PATH
+ *                        ("cargo"; an entry "" or "." does not count, as it
+ *                        would find a program the tool wrote) or an absolute path
  *                        ("/usr/bin/make"); a relative path with a '/' is
  *                        refused. Members, all optional:
  *     args               a non-empty array of argument lists, each an array
@@ -413,6 +415,9 @@ JPT_EXPORT int jpt_files_call(jpt_files *f, const char *method, const char *para
  *     output_limit       bytes kept of each of stdout and stderr, 64 to
  *                        JPT_VFS_PROCESS_OUTPUT_MAX (default
  *                        JPT_VFS_PROCESS_OUTPUT_LIMIT).
+ *     process_limit      the most processes (threads count) the process and
+ *                        what it starts have at once in its OS sandbox, 2
+ *                        to 65536 (default 512; "The OS sandbox").
  *
  * With no sandbox section (NULL or "{}") a tool gets D11's default:
  * workspace read-only, no network, no processes — reads and listings
@@ -721,6 +726,37 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * loads a seccomp filter (libseccomp, built once per registry or host;
  * each child puts a few instructions naming its own pid in front).
  *
+ * Where its containment gives it no cgroup of its own that ends it with
+ * all it started (a registry's or host's JPT_CONTAIN_SESSION or
+ * _SUBREAPER, or a cgroup that cannot bound its processes, below), every
+ * sandboxed process runs in a PID namespace of its own (in a user
+ * namespace of its own too for a host that is not root). Its end ends
+ * every process in it, a daemon that left its session (setsid) too; it
+ * sees no process of the host, so kill, tgkill or a pidfd of one fails
+ * (ESRCH), which also keeps a tool from signalling a host of its uid on
+ * a kernel without Landlock's signal scope (ABI 6). It is pid 1 there: a
+ * signal it sends itself is dropped unless it handles it (`kill -9 $$`
+ * does nothing; a fault still ends it), and SIGTERM from the host, where
+ * it leaves SIGTERM to its default action (its /proc status says so),
+ * is sent as SIGKILL, which ends it as that action would, and its end is
+ * reported as SIGTERM's. Where the host cannot make one, process.run in
+ * mode "required" is refused, and a tool runs without it (its report
+ * says so).
+ *
+ * Its processes are bounded: at most process_limit of them (threads
+ * count; 512 unless its definition's os_sandbox.process_limit or its
+ * commands rule's process_limit says otherwise, 2 to 65536) are alive at
+ * once, itself counted; a fork past it fails with EAGAIN. The bound is
+ * its cgroup's pids.max where the host's cgroup enables the pids
+ * controller for its children (cgroup.subtree_control: jptool does not
+ * enable it, as that needs the host out of its own cgroup, the "no
+ * internal processes" rule), else its PID namespace's pid_max (Linux
+ * 6.14, which keeps one per namespace; its last pid is set to 300 so
+ * that the bound holds from the first fork). Where there is neither (an
+ * older kernel and no delegated pids controller, or /proc/sys read-only),
+ * its processes are not bounded, and its report says so. Its memory is
+ * not bounded (no memory.max: no one bound fits every tool).
+ *
  * Every profile (each fails with EPERM; clone3 with ENOSYS so that the C
  * library falls back to clone, which is checked; a system call of another
  * ABI, i386 or x32 on x86-64, kills the process):
@@ -731,6 +767,11 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    sethostname/setdomainname, reboot, kexec_load/kexec_file_load,
  *    init/finit/delete_module, swapon/swapoff, acct, fanotify_init/_mark,
  *    name_to_handle_at, open_by_handle_at — whatever capabilities;
+ *  - no inotify_init, inotify_init1 or inotify_add_watch: Landlock does
+ *    not govern watching, and a watch tells when files are made, opened
+ *    and written where the tool may not read (the host's home); programs
+ *    that watch files (tail -f, a dev server's reloader) fall back to
+ *    polling or say they cannot watch;
  *  - prlimit64, setpriority, sched_setaffinity, sched_setscheduler,
  *    sched_setparam, sched_setattr, ioprio_set, migrate_pages and
  *    move_pages only on its own process: pid 0 (itself, or the calling
@@ -780,7 +821,7 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  *    variants, utime, utimes, futimesat, utimensat, *xattr and *xattrat,
  *    file_setattr, FS_IOC_SETFLAGS and FS_IOC_FSSETXATTR), reads no extended
  *    attribute (getxattr, listxattr and variants, file_getattr), and watches
- *    no path (inotify). It starts in "/", and so learns nothing of the host's
+ *    no path (as every profile). It starts in "/", and so learns nothing of the host's
  *    working directory. What it still learns, as Landlock (up to ABI 7)
  *    does not govern it and the loader and interpreters need it: whether
  *    a path exists and its metadata (stat, statx, access, readlink of any
@@ -805,9 +846,39 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * with "filesystem": {"writable": false}: a read-only workspace beneath
  * /tmp or an os_sandbox.write path is mounted read-only again, and where
  * there is no mount namespace mode "required" refuses to run the tool,
- * as nothing else could keep it read-only) and /tmp (shared with the
- * host); create AF_UNIX stream sockets (bound to no name, connected to
- * nothing: a socketpair serves it better). It never reads the secrets of
+ * as nothing else could keep it read-only) but its repositories, and a
+ * /tmp of its own; create AF_UNIX stream sockets (bound to no name,
+ * connected to nothing: a socketpair serves it better).
+ *   Its repositories: each .git (any case; a directory or a "gitdir:"
+ * file) and each bare repository (HEAD, and objects and refs or
+ * commondir) of a writable workspace is mounted read-only in its view,
+ * unless its definition says "filesystem": {"git": "writable"}: a
+ * core.fsmonitor, hook or alias it wrote there would run at the user's
+ * next git command, outside every sandbox. They are found by a walk of
+ * the workspace (at most JPT_VFS_RUN_SCAN_MAX entries and
+ * JPT_VFS_RUN_COVER_MAX repositories; past either, or at a directory the
+ * host may search but cannot list, mode "required" refuses to run the
+ * tool, and "best-effort" says in its report that not all are kept
+ * read-only), taken again at a spawn only when a
+ * directory of the workspace changed since (each directory's ctime is
+ * checked: a stat per directory per spawn). A repository it makes
+ * (a .git, or a bare repository's HEAD, where there was none) is moved
+ * aside after each of its processes ends, as process.run's children's
+ * are (below; told in the host's log at JPT_LOG_WARNING and at the end of
+ * its stderr); where its process lives long, a repository the user makes
+ * meanwhile in the workspace is moved aside too. Where there is no mount
+ * namespace, mode "required" refuses a tool whose writable workspace
+ * holds a repository. os_sandbox.write paths are the host's grant: their
+ * repositories are writable and not swept.
+ *   Its /tmp: a directory of its own under the host's /tmp (mode 0700,
+ * on disk, not in memory), bound over /tmp in its view, shared by its
+ * processes for the registry's life and removed with the registry; the
+ * host's /tmp and what other processes keep there (for a root host's
+ * tool, every root-owned file) is out of its reach. A workspace or
+ * os_sandbox path below /tmp is mounted in it where it was; an
+ * os_sandbox path that holds /tmp makes the host's /tmp its own. Where
+ * there is no mount namespace it shares the host's /tmp, and its report
+ * says "no mount namespace". It never reads the secrets of
  * /etc: /etc/shadow, shadow-, gshadow, gshadow-, sudoers, sudoers.d,
  * ssh/ssh_host_*_key, ssl/private, pki/tls/private, security/opasswd,
  * krb5.keytab, NetworkManager/system-connections, wireguard,
@@ -816,9 +887,10 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * mysql/debian.cnf, libvirt/secrets (those that exist): a uid 0 without
  * capabilities still owns root's files. It runs in a mount namespace
  * (made once per registry and tool definition, shared by the tool's
- * processes, made again when a writable path or a secret of /etc
- * changes) where everything is mounted read-only but the writable areas
- * (the workspace when writable, /tmp, os_sandbox.write; a file system the
+ * processes, made again when a writable path, a repository of the
+ * workspace or a secret of /etc changes) where everything is mounted
+ * read-only but the writable areas (the workspace when writable, its
+ * /tmp, os_sandbox.write; a file system the
  * host mounted beneath one stays read-only, and one the host mounted
  * read-only is never made writable), so a change of a file's mode,
  * owner, times or extended attributes outside them fails with EROFS; and
@@ -861,31 +933,53 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * /etc — each is covered by an empty file or directory of mode 000
  * (EACCES) — nor a path the policy would ask about (outside those
  * prefixes); never write a .git directory, nor a .git file ("gitdir:", a
- * submodule's or a worktree's), beneath a writable prefix (each mounted
- * read-only again, so neither changed nor removed, unless a prefix
- * names a path inside it or filesystem.git is "writable", as for
- * fs.write). A git child reads its repositories' .git/config (git cannot
+ * submodule's or a worktree's), nor a bare repository (a directory with
+ * HEAD, and objects and refs or commondir), beneath a writable prefix
+ * (each mounted read-only again, so neither changed nor removed, unless
+ * a prefix names a path inside it or filesystem.git is "writable", as
+ * for fs.write). A git child reads its repositories' .git/config (git cannot
  * work without it; it is still never written, and what git prints of it
  * is the commands rule's to allow). Its /tmp is a tmpfs of its own (at most
- * 256 MiB; a workspace below /tmp is mounted in it where it was). It has
+ * 256 MiB; what it may read of a workspace below /tmp is mounted in it
+ * where it was, and where it may not read the workspace's root, the root
+ * is a read-only directory there that holds only that: it starts there,
+ * and lists and writes nothing else of it). It has
  * no capability and the environment run.h describes. What it starts ends
  * with it: with its own cgroup where the registry's or host's
  * containment has cgroups (killed at its end; it cannot leave the
  * cgroup: no capability, and /sys is read-only to it), else in a PID
- * namespace of its own, whose end ends every process in it (it is then
- * pid 1 there: a signal it sends itself, and SIGTERM from the host, reach
- * it only if it handles them; the timeout's SIGKILL after the kill grace
- * always does). What it may not read is found, before each run, by a walk
- * of the paths it may read: at most JPT_VFS_RUN_SCAN_MAX entries and
- * JPT_VFS_RUN_COVER_MAX paths covered (past either the run fails); a
- * symbolic link is neither followed nor covered (what it leads to is
- * judged by its own path); a name that is also a hard link elsewhere
- * under another name is readable there (as fs.read with "hardlinks":
- * "allow" would); a sensitive file created or moved after the walk by
- * another process — a process.run child running meanwhile — can be read,
- * and a path that changed between the walk and the mounts fails the run.
- * A child can create files of any name where it may write, .git and
- * sensitive names too (Landlock grants by directory, not by name). Where
+ * namespace of its own (above), whose end ends every process in it; its
+ * processes are bounded as above. What it may not read is found, before
+ * each run, by a walk of the paths it may read: at most
+ * JPT_VFS_RUN_SCAN_MAX entries and JPT_VFS_RUN_COVER_MAX paths covered
+ * (past either the run fails, as it does at a directory the host may
+ * search but cannot list, whose names a child of its uid would reach
+ * unseen); it runs in slices of about a millisecond
+ * from the host's loop (the process starts once it is done: a large
+ * workspace delays its own runs, not the host's other work); one walk
+ * serves both of git's processes. A symbolic link is neither followed nor
+ * covered (what it leads to is judged by its own path); a name that is
+ * also a hard link elsewhere under another name is readable there (as
+ * fs.read with "hardlinks": "allow" would); a sensitive file created
+ * after the walk by another process — a process.run child running
+ * meanwhile — can be read; each path covered is checked, as the child
+ * covers it, to be the very file the walk found, so a directory renamed
+ * and made again meanwhile (to have the cover land on a decoy and the
+ * file it held be read where it went) fails the run. A child can create
+ * files of any name where it may write, .git and sensitive names too
+ * (Landlock grants by directory, not by name): after the run, a sweep of
+ * the writable prefixes (the same bound, in slices too; none where the
+ * walk before found nothing to change: every directory it stamped as it
+ * was) moves aside each .git (any case: a directory, a "gitdir:" file, a
+ * symbolic link) that was not there before it, and the HEAD of each bare
+ * repository that was not one, to "<name>.jptool-quarantine" (-2, -3,
+ * …) in its directory, so that no git of the user's finds a repository
+ * whose configuration the child wrote; nothing is deleted, and stderr
+ * ends with a line that says what was moved (the host's log too, at
+ * JPT_LOG_WARNING). It cannot tell who made one: a repository the user
+ * makes meanwhile in a writable prefix is moved aside too. A cancelled
+ * run is swept at once. Nothing is swept where filesystem.git is
+ * "writable". Where
  * the host cannot make the namespaces, mode "required" refuses
  * process.run (-32603, the message naming what failed) and "best-effort"
  * runs it with Landlock, seccomp and no capabilities only, sensitive paths
@@ -1131,7 +1225,8 @@ JPT_EXPORT int jpt_policy_request_answer(jpt_policy_request *req, int decision,
  *     as for http's ${VAR}: the prompt shows the command line, not the
  *     values riding along); a malformed name is -32602. PATH is always
  *     given.
- *   - The process runs with a clean environment: PATH (the host's) and the
+ *   - The process runs with a clean environment: PATH (the host's absolute
+ *     entries; "", "." and other relative ones are dropped) and the
  *     variables of `envs` that the host has set, nothing else — no LD_* or
  *     other loader variable ever, whatever the host's environment holds.
  *     (A registry with JPT_CONTAIN_SUBREAPER also gives it the

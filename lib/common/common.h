@@ -220,5 +220,12 @@ size_t jpt__render_width(const char *p, size_t n);
  * the start of the longest suffix that does; never inside a character. */
 size_t jpt__render_prefix(const char *p, size_t n, size_t budget);
 size_t jpt__render_suffix(const char *p, size_t n, size_t budget);
+/* The bytes of the character at p[0..n) when it would make text display
+ * other than it reads, else 0: a C0 control or DEL (1 byte), a C1 control
+ * (U+0080-U+009F), a bidirectional control (U+061C, U+200E, U+200F,
+ * U+202A-U+202E, U+2066-U+2069) or a line or paragraph separator (U+2028,
+ * U+2029). Quoting a path or a name for a person replaces each (a path
+ * that reads "txt.exe" backwards must not look like "exe.txt"). */
+size_t jpt__utf8_misleading(const char *p, size_t n);
 
 #endif /* JPT_LIB_COMMON_H */

@@ -238,3 +238,27 @@ size_t jpt__render_suffix(const char *s, size_t n, size_t budget)
     }
     return start;
 }
+
+size_t jpt__utf8_misleading(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    if (n == 0)
+        return 0;
+    if (p[0] < 0x20 || p[0] == 0x7f)
+        return 1;
+    /* C1: C2 80..C2 9F. ALM: D8 9C. */
+    if (n >= 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+        return 2;
+    if (n >= 2 && p[0] == 0xd8 && p[1] == 0x9c)
+        return 2;
+    if (n < 3 || p[0] != 0xe2)
+        return 0;
+    /* LRM, RLM: E2 80 8E..8F; LS, PS, LRE..RLO: E2 80 A8..AE; LRI..PDI:
+     * E2 81 A6..A9. */
+    if (p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xa8 && p[2] <= 0xae)))
+        return 3;
+    if (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)
+        return 3;
+    return 0;
+}

@@ -43,8 +43,10 @@
  * JPT_ERR_INVALID with a message "<method> '<path>': why" in `e`. */
 int jpt__files_path_check(const char *method, const char *path, size_t len, char *norm,
                           jpt__errbuf *e);
-/* The message's rendering of a requested path: at most 200 bytes, control
- * characters and NULs shown as '?', so a hostile path cannot forge lines. */
+/* The message's rendering of a requested path: at most 200 bytes, each
+ * control character (C0, DEL, C1), NUL, bidirectional control and line
+ * separator shown as '?' (jpt__utf8_misleading), so a hostile path can
+ * neither forge lines nor read backwards. */
 void jpt__files_path_quote(const char *path, size_t len, char out[256]);
 
 /* ---- Options of one request -------------------------------------------------- */

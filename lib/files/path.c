@@ -9,9 +9,15 @@ void jpt__files_path_quote(const char *path, size_t len, char out[256])
 {
     size_t n = 0, shown = len > 200 ? 200 : len;
 
-    for (size_t i = 0; i < shown; i++) {
-        unsigned char c = (unsigned char)path[i];
-        out[n++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    /* Each character that would display misleadingly (a control, a
+     * bidirectional override) becomes one '?'. */
+    for (size_t i = 0; i < shown;) {
+        size_t m = jpt__utf8_misleading(path + i, len - i);
+        if (m > 0) {
+            out[n++] = '?';
+            i += m;
+        } else
+            out[n++] = path[i++];
     }
     if (shown < len) {
         memcpy(out + n, "...", 3);

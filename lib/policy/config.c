@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "policy/policy.h"
+#include "sandbox/sandbox.h"
 
 /* Keys are named in messages up to this length ("commands.<program>.args"). */
 #define WHERE_MAX 160
@@ -595,11 +596,21 @@ static int read_output_limit(jpt_policy *p, const json_t *v, const char *where)
     return rc;
 }
 
+static int read_process_limit(jpt_policy *p, const json_t *v, const char *where)
+{
+    json_int_t n = 0;
+    int rc = read_integer(p, v, where, 2, JPT__SANDBOX_PROCESS_LIMIT_MAX, &n);
+
+    current_command(p)->process_limit = (unsigned)n;
+    return rc;
+}
+
 static const member command_members[] = {
     {"args", read_args},
     {"envs", read_command_envs},
     {"timeout_ms", read_command_timeout},
     {"output_limit", read_output_limit},
+    {"process_limit", read_process_limit},
 };
 
 static int read_commands(jpt_policy *p, const json_t *v, const char *where)

@@ -399,17 +399,34 @@ static const char *outcome_of(int verdict)
                                          : "needs approval";
 }
 
-/* Appends n bytes of `shown`, cut at SHOWN_MAX bytes on a character
- * boundary with "…" after. */
+/* Appends n bytes of `shown` quoted: each character that would display
+ * other than it reads (a control, a bidirectional override:
+ * jpt__utf8_misleading) as '?', so that a tool cannot make the person
+ * asked read another path or command than the one it sent; cut at
+ * SHOWN_MAX bytes on a character boundary with "…" after. */
 static int put_shown(jpt__buf *b, const char *shown, size_t n)
 {
-    if (n <= SHOWN_MAX)
-        return jpt__buf_append(b, shown, n);
-    n = SHOWN_MAX;
-    while (n > 0 && ((unsigned char)shown[n] & 0xC0) == 0x80)
-        n--; /* not inside a UTF-8 sequence */
-    int rc = jpt__buf_append(b, shown, n);
-    return rc == JPT_OK ? jpt__buf_puts(b, "\xE2\x80\xA6") : rc;
+    size_t cut = n;
+    int rc = JPT_OK;
+
+    if (n > SHOWN_MAX) {
+        cut = SHOWN_MAX;
+        while (cut > 0 && ((unsigned char)shown[cut] & 0xC0) == 0x80)
+            cut--; /* not inside a UTF-8 sequence */
+    }
+    for (size_t i = 0; rc == JPT_OK && i < cut;) {
+        size_t m = jpt__utf8_misleading(shown + i, n - i), run = 0;
+        if (m > 0) {
+            rc = jpt__buf_putc(b, '?');
+            i += m;
+            continue;
+        }
+        while (i + run < cut && jpt__utf8_misleading(shown + i + run, n - i - run) == 0)
+            run++;
+        rc = jpt__buf_append(b, shown + i, run);
+        i += run;
+    }
+    return rc == JPT_OK && cut < n ? jpt__buf_puts(b, "\xE2\x80\xA6") : rc;
 }
 
 /* "argument 2 '--output=x' writes a file the rule does not name: allowed

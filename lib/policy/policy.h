@@ -51,6 +51,8 @@ typedef struct jpt__policy_command {
     size_t n_envs;
     int timeout_ms;         /* JPT_VFS_PROCESS_TIMEOUT_MS unless configured */
     size_t output_limit;    /* JPT_VFS_PROCESS_OUTPUT_LIMIT unless configured */
+    unsigned process_limit; /* processes alive at once in its OS sandbox; 0:
+                               not configured (the sandbox's default) */
 } jpt__policy_command;
 
 /* A sensitive path pattern. */

@@ -205,6 +205,19 @@ int jpt__cgroup_kill_each(int dir)
     return rc;
 }
 
+bool jpt__cgroup_has_controller(int dir, const char *name)
+{
+    jpt__buf text = JPT__BUF_INIT;
+    bool found = false;
+
+    if (read_whole(dir, "cgroup.subtree_control", &text) == 0)
+        for (char *save = NULL, *w = strtok_r(text.data, " \n", &save); w != NULL && !found;
+             w = strtok_r(NULL, " \n", &save))
+            found = strcmp(w, name) == 0;
+    jpt__buf_free(&text);
+    return found;
+}
+
 int jpt__cgroup_populated(int events)
 {
     char buf[256];

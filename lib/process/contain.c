@@ -74,6 +74,7 @@ struct jpt__contain {
                         those of others in the same process */
     int cgroups;     /* CGROUP: the host's cgroup directory */
     jpt__buf cgroups_path; /* …and its path, for the state file */
+    bool pids;       /* CGROUP: its children have pids.max */
     uint64_t count;  /* children contained so far: numbers them */
     char mark[40];   /* SUBREAPER: "JPTOOL_CONTAIN_<token>=", every mark's start */
     uint64_t *pool;  /* CGROUP: empty cgroups, by number */
@@ -393,6 +394,7 @@ static int open_cgroups(jpt__contain *ct, jpt__errbuf *err)
     }
     cgroup_name(ct, number, name, sizeof(name));
     unlinkat(ct->cgroups, name, AT_REMOVEDIR);
+    ct->pids = jpt__cgroup_has_controller(ct->cgroups, "pids");
     return JPT_OK;
 }
 
@@ -894,6 +896,41 @@ int jpt__contain_new(jpt__loop *l, int mode, jpt__contain **out, jpt__errbuf *er
 int jpt__contain_mode(const jpt__contain *ct)
 {
     return ct->mode;
+}
+
+bool jpt__contain_has_cgroups(const jpt__contain *ct)
+{
+    return ct != NULL && ct->mode == JPT__CONTAIN_CGROUP;
+}
+
+bool jpt__contain_bounds_pids(const jpt__contain *ct)
+{
+    return jpt__contain_has_cgroups(ct) && ct->pids;
+}
+
+bool jpt__contain_wants_pid_namespace(const jpt__contain *ct)
+{
+    return !jpt__contain_has_cgroups(ct) ||
+           (!jpt__contain_bounds_pids(ct) && jpt__ns_pid_max_here());
+}
+
+int jpt__contain_bound(jpt__contained *cd, unsigned max, jpt__errbuf *err)
+{
+    char path[96], value[16];
+
+    cgroup_name(cd->ct, cd->number, path, sizeof(path));
+    strcat(path, "/pids.max");
+    int n = max > 0 ? snprintf(value, sizeof(value), "%u", max)
+                    : snprintf(value, sizeof(value), "max");
+    int fd = openat(cd->ct->cgroups, path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, value, (size_t)n) != n) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return jpt__err(err, JPT_ERR_IO, "writing %s: %s", path, strerror(e));
+    }
+    close(fd);
+    return JPT_OK;
 }
 
 void jpt__contain_free(jpt__contain *ct)

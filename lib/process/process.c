@@ -34,6 +34,8 @@
 #define READS_PER_EVENT 16
 #define READ_CHUNK 65536
 #define CHILD_STACK_SIZE (32 * 1024)
+/* A slice of the sweep after a sandboxed tool (repos.c), from the loop. */
+#define SWEEP_SLICE_NS 1000000u
 
 typedef struct stream {
     jpt__watch watch;
@@ -71,6 +73,11 @@ struct jpt__child {
     jpt__timer kill_timer;
     jpt__exit status;
     jpt__contained contained;
+    bool pid_ns;      /* pid 1 of a PID namespace of its own */
+    bool term_as_kill; /* it was sent SIGKILL for SIGTERM (terminate_group) */
+    jpt__repos *repos; /* its sandbox's repositories, swept after it, or NULL */
+    jpt__repo_sweep *sweep; /* that sweep, from the loop before the exit's report */
+    jpt__defer sweep_slice;
 };
 
 /* ---- The child side ------------------------------------------------------------
@@ -86,6 +93,7 @@ typedef struct spawn_ctx {
     int cwd_fd;       /* a directory to fchdir into, or -1 */
     const char *cwd_path; /* in a mount namespace: cwd_fd's path, entered by
                              its path and checked to be cwd_fd's directory */
+    bool cwd_remade;  /* … unless the view makes it anew (not checked) */
     int in, out, err; /* the child's ends, all >= 3 */
     int join;         /* cgroup.procs of the child's cgroup, or -1 */
     int slave;        /* PTY slave, or -1 */
@@ -109,6 +117,8 @@ static int enter_cwd_path(spawn_ctx *ctx)
 
     if (fstat(ctx->cwd_fd, &want) != 0 || chdir(ctx->cwd_path) != 0)
         return -1;
+    if (ctx->cwd_remade)
+        return 0;
     if (stat(".", &got) != 0)
         return -1;
     if (got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
@@ -211,9 +221,26 @@ fail:
 
 /* ---- Spawning ------------------------------------------------------------------ */
 
-/* argv[0] resolved against the host's PATH, as execvp would, so that a
- * missing command is reported before anything is spawned. */
-static int resolve_command(const char *cmd, char *path, size_t size, jpt__errbuf *err)
+int jpt__path_absolute_only(const char *path, jpt__buf *out)
+{
+    int rc = jpt__buf_puts(out, "");
+
+    for (const char *p = path; rc == JPT_OK && *p != '\0';) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && p[0] == '/')
+            rc = jpt__buf_printf(out, "%s%.*s", out->len > 0 ? ":" : "", (int)n, p);
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return rc;
+}
+
+/* argv[0] resolved against `search` (the spawn's, whose relative entries
+ * do not count) or the host's PATH, as execvp would, so that a missing
+ * command is reported before anything is spawned. */
+static int resolve_command(const char *cmd, const char *search, char *path, size_t size,
+                           jpt__errbuf *err)
 {
     if (strchr(cmd, '/') != NULL) {
         if (access(cmd, X_OK) < 0)
@@ -228,14 +255,15 @@ static int resolve_command(const char *cmd, char *path, size_t size, jpt__errbuf
             return jpt__err(err, JPT_ERR_LIMIT, "command '%s': path too long", cmd);
         return JPT_OK;
     }
-    const char *dirs = getenv("PATH");
+    const char *dirs = search != NULL ? search : getenv("PATH");
     if (dirs == NULL)
         dirs = "/usr/local/bin:/usr/bin:/bin";
     while (*dirs != '\0') {
         size_t n = strcspn(dirs, ":");
         struct stat st;
         /* An empty element means the current directory. */
-        if (snprintf(path, size, "%.*s/%s", n ? (int)n : 1, n ? dirs : ".", cmd) < (int)size &&
+        if ((search == NULL || (n > 0 && dirs[0] == '/')) &&
+            snprintf(path, size, "%.*s/%s", n ? (int)n : 1, n ? dirs : ".", cmd) < (int)size &&
             access(path, X_OK) == 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode))
             return JPT_OK;
         dirs += n;
@@ -304,6 +332,7 @@ static void set_nonblocking(int fd)
 
 static void on_pidfd(jpt__watch *w, uint32_t events);
 static void on_output(jpt__watch *w, uint32_t events);
+static void on_sweep_slice(jpt__defer *d);
 static void release(jpt__child *c);
 static void on_input(jpt__watch *w, uint32_t events);
 static void on_drain_timeout(jpt__timer *t);
@@ -458,12 +487,13 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     int pidfd = -1, rc;
 
     *out = NULL;
-    if ((rc = resolve_command(s->argv[0], path, sizeof(path), err)) < 0)
+    if ((rc = resolve_command(s->argv[0], s->path, path, sizeof(path), err)) < 0)
         return rc;
     jpt__sandbox *sb = NULL;
     if (s->sandbox != NULL) {
         jpt__sandbox_spec spec = *s->sandbox;
         spec.program = path;
+        spec.pid_namespace = jpt__contain_wants_pid_namespace(s->contain);
         if ((rc = jpt__sandbox_prepare(&spec, &sb, err)) < 0)
             return rc;
         if (s->sandbox_report != NULL)
@@ -503,6 +533,8 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     }
     if ((ctx.clone_flags & CLONE_NEWNS) && ctx.cwd_fd >= 0)
         ctx.cwd_path = cwd_path;
+    /* A workspace its view makes anew is another directory there. */
+    ctx.cwd_remade = ctx.cwd_path != NULL && jpt__sandbox_remade(sb, cwd_path);
     char **marked = NULL;
     if (s->contain != NULL &&
         (rc = jpt__contain_prepare(s->contain, &c->contained, ctx.envp, &marked, &ctx.join,
@@ -514,7 +546,27 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     }
     if (marked != NULL)
         ctx.envp = marked;
+    /* Its cgroup's bound, before it joins: a sandboxed process's
+     * process_limit, any other's none (a cgroup of the pool may have
+     * bounded another). */
+    if (ctx.join >= 0 && jpt__contain_bounds_pids(s->contain) &&
+        (rc = jpt__contain_bound(&c->contained,
+                                 sb != NULL ? (s->sandbox->process_limit != 0
+                                                   ? s->sandbox->process_limit
+                                                   : JPT__SANDBOX_PROCESS_LIMIT)
+                                            : 0,
+                                 err)) < 0) {
+        jpt__sandbox_free(sb);
+        close_fd(&ctx.join);
+        jpt__free(marked);
+        jpt__contain_cancel(&c->contained);
+        close_stdio(&f);
+        jpt__free(c);
+        return rc;
+    }
     rc = clone_child(&ctx, &pidfd, err);
+    /* What of a repository lies where it may write, for the sweep after it. */
+    jpt__repos *sb_repos = rc >= 0 && sb != NULL ? jpt__repos_ref(jpt__sandbox_repos(sb)) : NULL;
     jpt__sandbox_free(sb); /* applied by now, or never */
     close_fd(&ctx.join);
     jpt__free(marked);
@@ -540,6 +592,7 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     c->ud = ud;
     c->pid = rc;
     c->pidfd = pidfd;
+    c->pid_ns = (ctx.clone_flags & CLONE_NEWPID) != 0;
     c->pty = s->pty;
     c->drain_ms = s->drain_ms;
     c->out.fd = f.parent_out;
@@ -551,6 +604,8 @@ int jpt__child_spawn(jpt__loop *l, const jpt__spawn *s, const jpt__child_ops *op
     jpt__loop_timer_init(&c->drain_timer, on_drain_timeout, c);
     jpt__loop_timer_init(&c->kill_timer, on_kill_timeout, c);
     jpt__loop_defer_init(&c->clean_up, clean_up, c);
+    jpt__loop_defer_init(&c->sweep_slice, on_sweep_slice, c);
+    c->repos = sb_repos;
     if ((rc = jpt__loop_watch_start(l, &c->pid_watch, pidfd, EPOLLIN, on_pidfd, c)) < 0 ||
         (rc = jpt__loop_watch_start(l, &c->out.watch, c->out.fd, EPOLLIN, on_output, c)) < 0 ||
         (c->err.fd >= 0 &&
@@ -657,6 +712,47 @@ static void signal_group(jpt__child *c, int sig)
     signal_pid_group(c, unreaped_pid(c), sig);
 }
 
+/* Whether process `pid` neither catches, ignores nor blocks `sig`, as its
+ * /proc/<pid>/status says (SigCgt, SigIgn, SigBlk); false when it cannot
+ * be read. */
+static bool signal_default(pid_t pid, int sig)
+{
+    char path[64], buf[2048];
+    const char *const fields[] = {"\nSigBlk:", "\nSigIgn:", "\nSigCgt:"};
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        const char *at = strstr(buf, fields[i]);
+        if (at == NULL)
+            return false;
+        unsigned long long mask = strtoull(at + strlen(fields[i]), NULL, 16);
+        if (mask & (1ULL << (sig - 1)))
+            return false;
+    }
+    return true;
+}
+
+/* SIGTERM as the child would take it were it not pid 1 of a PID
+ * namespace of its own: the kernel drops a signal a namespace's init
+ * does not handle, so one that leaves SIGTERM to its default action gets
+ * SIGKILL, which ends it as that action would (its namespace with it),
+ * not the kill grace later; and its end is reported as SIGTERM's. */
+static void terminate_group(jpt__child *c)
+{
+    pid_t pid = unreaped_pid(c);
+
+    c->term_as_kill = c->pid_ns && pid != 0 && !c->exited && signal_default(pid, SIGTERM);
+    signal_pid_group(c, pid, c->term_as_kill ? SIGKILL : SIGTERM);
+}
+
 /* Reaps the child and reports it: the output is complete (or the drain
  * window is over). Stragglers in the process group are killed first, while
  * the unreaped leader still holds the group's id. The report goes out
@@ -687,6 +783,8 @@ static void finish(jpt__child *c)
     if (wait_child(c, &info, WEXITED) == 0) {
         c->status.code = info.si_code == CLD_EXITED ? info.si_status : -1;
         c->status.signal = info.si_code == CLD_EXITED ? 0 : info.si_status;
+        if (c->term_as_kill && c->status.signal == SIGKILL)
+            c->status.signal = SIGTERM;
         c->status.known = true;
         /* Stragglers of its group: the group's id stays theirs while any
          * lives, and pids are handed out again only after the whole pid
@@ -709,6 +807,73 @@ static void finish(jpt__child *c)
     jpt__loop_watch_quiet(c->loop, &c->err.watch);
     jpt__loop_watch_quiet(c->loop, &c->pid_watch);
     jpt__loop_defer_release(c->loop, &c->clean_up);
+    /* What of a repository it made where it may write goes before its end
+     * is told (sandbox.h, repos.c), a slice at a time from the loop. */
+    if (c->repos != NULL) {
+        if (jpt__repo_sweep_new(c->repos, JPT_VFS_RUN_SCAN_MAX, &c->sweep) < 0)
+            jpt__log(JPT_LOG_WARNING, "pid %d: out of memory for the sweep after it",
+                     (int)c->pid);
+        jpt__repos_unref(c->repos);
+        c->repos = NULL;
+        if (c->sweep != NULL) {
+            jpt__loop_defer_queue(c->loop, &c->sweep_slice);
+            return;
+        }
+    }
+    c->ops->exited(c, &c->status, c->ud);
+}
+
+/* The sweep over: what it moved aside is logged, and told as the last of
+ * the child's stderr. */
+static void swept(jpt__child *c, int rc, const jpt__errbuf *err)
+{
+    size_t n = 0;
+    bool failed = false;
+    const char *moved = jpt__repo_sweep_moved(c->sweep, &n, &failed);
+    char note[2048];
+
+    if (rc < 0)
+        jpt__log(JPT_LOG_WARNING,
+                 "pid %d: after it, what of a repository it made where it may write could not "
+                 "be found: %s",
+                 (int)c->pid, err->text);
+    if (n > 0 || failed) {
+        jpt__log(JPT_LOG_WARNING,
+                 "pid %d made what git would take for a repository where it may write: %s%s",
+                 (int)c->pid, n > 0 ? "moved aside " : "",
+                 n > 0 ? moved : "it could not all be moved");
+        int len = snprintf(note, sizeof(note),
+                           "\n[jptool: moved aside %.1800s: a repository made where this "
+                           "process may write, whose configuration git would run]\n",
+                           n > 0 ? moved : "(some of it)");
+        c->in_output_call = true;
+        c->ops->output(c, JPT__STDERR, note,
+                       (size_t)len < sizeof(note) ? (size_t)len : sizeof(note) - 1, c->ud);
+        c->in_output_call = false;
+    }
+    jpt__repo_sweep_free(c->sweep);
+    c->sweep = NULL;
+}
+
+static void on_sweep_slice(jpt__defer *d)
+{
+    jpt__child *c = d->ud;
+    jpt__errbuf err = {{0}};
+    int rc = jpt__repo_sweep_step(c->sweep, SWEEP_SLICE_NS, &err);
+
+    if (rc == 1) {
+        jpt__loop_defer_queue(c->loop, &c->sweep_slice);
+        return;
+    }
+    swept(c, rc, &err);
+    if (c->free_pending) {
+        release(c);
+        return;
+    }
+    /* Freed from the output callback while its clean-up was queued: the
+     * clean-up frees it, and no one is left to tell. */
+    if (c->freed)
+        return;
     c->ops->exited(c, &c->status, c->ud);
 }
 
@@ -1054,7 +1219,7 @@ void jpt__child_terminate(jpt__child *c, int grace_ms)
     /* A second request does not push the deadline of the first back. */
     if (jpt__loop_timer_active(&c->kill_timer))
         return;
-    signal_group(c, SIGTERM);
+    terminate_group(c);
     if (jpt__loop_timer_start(c->loop, &c->kill_timer, jpt__loop_deadline_ms(grace_ms)) < 0)
         kill_child(c);
 }
@@ -1080,6 +1245,27 @@ static void release_child(jpt__child *c, bool killed)
         c->reaped = true;
     }
     jpt__contain_reaped(&c->contained);
+    /* Freed before its sweep was done: done now, at once, no one told
+     * but the log. */
+    jpt__loop_defer_cancel(c->loop, &c->sweep_slice);
+    if (c->sweep == NULL && c->repos != NULL &&
+        jpt__repo_sweep_new(c->repos, JPT_VFS_RUN_SCAN_MAX, &c->sweep) < 0)
+        jpt__log(JPT_LOG_WARNING, "pid %d: out of memory for the sweep after it", (int)c->pid);
+    if (c->sweep != NULL) {
+        jpt__errbuf err = {{0}};
+        size_t n = 0;
+        bool failed = false;
+        int rc = jpt__repo_sweep_step(c->sweep, 0, &err);
+        const char *moved = jpt__repo_sweep_moved(c->sweep, &n, &failed);
+        if (rc < 0 || n > 0 || failed)
+            jpt__log(JPT_LOG_WARNING,
+                     "pid %d (ended by its host): what of a repository was made where it may "
+                     "write: %s%s%s",
+                     (int)c->pid, n > 0 ? "moved aside " : "", moved,
+                     rc < 0 ? err.text : failed ? " (not all could be moved)" : "");
+        jpt__repo_sweep_free(c->sweep);
+    }
+    jpt__repos_unref(c->repos);
     close_fd(&c->pidfd);
     jpt__buf_free(&c->input);
     jpt__free(c);
@@ -1159,7 +1345,7 @@ void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms)
 
     for (size_t i = 0; i < n; i++)
         if (!children[i]->exited)
-            signal_group(children[i], SIGTERM);
+            terminate_group(children[i]);
     /* Wait on every pidfd at once until all have exited or the grace period
      * ends; without memory for the poll set, go straight to SIGKILL. */
     while (fds != NULL) {

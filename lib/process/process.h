@@ -102,6 +102,23 @@ void jpt__contain_exiting(jpt__contained *cd, pid_t leader);
 /* The child's leader was reaped: its cgroup goes once empty. */
 void jpt__contain_reaped(jpt__contained *cd);
 
+/* Whether every child of `ct` (may be NULL) has a cgroup of its own
+ * (CGROUP mode), and whether those cgroups can bound their processes
+ * (pids.max: the host's cgroup has the pids controller enabled for its
+ * children in cgroup.subtree_control). */
+bool jpt__contain_has_cgroups(const jpt__contain *ct);
+bool jpt__contain_bounds_pids(const jpt__contain *ct);
+/* Whether a sandboxed child of `ct` gets a PID namespace: where no cgroup
+ * of its own ends it all, or where its cgroup does not bound its
+ * processes and a PID namespace's pid_max can (jpt__ns_pid_max_here).
+ * jpt__child_spawn sets the spec's pid_namespace so; what reports a
+ * sandbox asks the same. */
+bool jpt__contain_wants_pid_namespace(const jpt__contain *ct);
+/* Sets the cgroup of a child prepared with jpt__contain_prepare to at most
+ * `max` processes (pids.max; 0: no bound), before the child joins it.
+ * Errors: JPT_ERR_IO (`err` says why). */
+int jpt__contain_bound(jpt__contained *cd, unsigned max, jpt__errbuf *err);
+
 /* The directory of the cgroup v2 that the text of /proc/self/cgroup names
  * (its "0::" line), through the cgroup2 mount in the text of
  * /proc/self/mountinfo that shows it, appended to `dir`. Both texts are
@@ -119,6 +136,9 @@ int jpt__cgroup_open_host(jpt__buf *path, jpt__errbuf *err);
  * 5.14). JPT_OK or JPT_ERR_IO. */
 int jpt__cgroup_kill(int dir);
 int jpt__cgroup_kill_each(int dir);
+/* Whether the cgroup open as `dir` enables the controller `name` ("pids")
+ * for its children (cgroup.subtree_control). */
+bool jpt__cgroup_has_controller(int dir, const char *name);
 /* Whether the cgroup whose cgroup.events is open as `events` has a live
  * process: 1, 0, or -1 when the file cannot be read. */
 int jpt__cgroup_populated(int events);
@@ -147,6 +167,13 @@ typedef struct jpt__child_ops {
 
 typedef struct jpt__spawn {
     const char *const *argv;  /* argv[0] is looked up in PATH unless it has a '/' */
+    const char *path;         /* the directories argv[0] is looked up in (a
+                                 PATH value) instead of the host's PATH,
+                                 their absolute entries only (a relative
+                                 one, empty or ".", would name a directory
+                                 the child may write); NULL: the host's
+                                 PATH, where an empty entry is the current
+                                 directory, as execvp has it */
     const char *const *envp;  /* NULL: the host's environment */
     const char *cwd;          /* NULL: the host's current directory */
     const int *cwd_fd;        /* an open directory (O_PATH will do) the child
@@ -229,6 +256,11 @@ void jpt__child_free(jpt__child *c);
  * `grace_ms` for them to exit, SIGKILL to the rest, and every one reaped
  * before it returns. The children are freed; no callback runs. */
 void jpt__children_shutdown(jpt__child **children, size_t n, int grace_ms);
+
+/* The absolute entries of the PATH value `path`, in order, joined by ':'
+ * into `out` (empty when there are none): relative entries ("", ".",
+ * "bin") are dropped. JPT_ERR_NOMEM. */
+int jpt__path_absolute_only(const char *path, jpt__buf *out);
 
 /* What /proc/<pid>/stat says of a process: its parent (field 4), process
  * group (5), session (6) and start time in clock ticks since boot (22). */

@@ -99,6 +99,8 @@ typedef struct jpt__tool {
     int sandbox_profile; /* JPT__SANDBOX_VFS or _STDIO, 0: none */
     int sandbox_mode;    /* os_sandbox.mode (JPT_SANDBOX_*), 0: the registry's */
     bool sandbox_writable; /* stdio: the workspace */
+    bool sandbox_git_writable; /* stdio: sandbox.filesystem.git "writable" */
+    unsigned sandbox_processes; /* os_sandbox.process_limit, 0: the default */
     json_t *sandbox_read;  /* os_sandbox.read: absolute paths, or NULL */
     json_t *sandbox_write; /* os_sandbox.write (stdio), or NULL */
     unsigned notify;    /* JPT__NOTIFY_* bits (RFD 037, spawn.notifications) */

@@ -437,6 +437,11 @@ void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, jpt__sandbo
     /* A stdio tool's to use; a VFS tool's that no grant may hold. */
     spec->workspace = r->root;
     spec->workspace_writable = t->sandbox_writable;
+    spec->git_writable = t->sandbox_git_writable;
+    spec->tool = t->name;
+    spec->process_limit = t->sandbox_processes;
+    /* As its spawn will have it (process.c), for the report. */
+    spec->pid_namespace = jpt__contain_wants_pid_namespace(r->contain);
     spec->cache = r->sandbox_cache;
 }
 
@@ -627,6 +632,14 @@ static int take_os_sandbox(jpt__tool *t, const json_t *v, bool vfs, char *why, s
         } else if (strcmp(key, "read") == 0) {
             if ((rc = take_paths(member, key, &t->sandbox_read, why, n)) < 0)
                 return rc;
+        } else if (strcmp(key, "process_limit") == 0) {
+            json_int_t limit = json_integer_value(member);
+            if (!json_is_integer(member) || limit < 2 || limit > JPT__SANDBOX_PROCESS_LIMIT_MAX)
+                return snprintf(why, n, "'os_sandbox.process_limit' must be an integer from 2 "
+                                        "to %d",
+                                JPT__SANDBOX_PROCESS_LIMIT_MAX),
+                       JPT_ERR_INVALID;
+            t->sandbox_processes = (unsigned)limit;
         } else if (strcmp(key, "write") == 0) {
             if (vfs)
                 return snprintf(why, n, "'os_sandbox.write' does not apply to a vfs tool: "
@@ -635,7 +648,9 @@ static int take_os_sandbox(jpt__tool *t, const json_t *v, bool vfs, char *why, s
             if ((rc = take_paths(member, key, &t->sandbox_write, why, n)) < 0)
                 return rc;
         } else
-            return snprintf(why, n, "unknown field 'os_sandbox.%s' (expected mode, read%s)",
+            return snprintf(why, n,
+                            "unknown field 'os_sandbox.%s' (expected mode, read%s, "
+                            "process_limit)",
                             key, vfs ? "" : ", write"),
                    JPT_ERR_INVALID;
     }
@@ -643,36 +658,47 @@ static int take_os_sandbox(jpt__tool *t, const json_t *v, bool vfs, char *why, s
 }
 
 /* A stdio tool's "sandbox": true, false, or RFD 075's keys that an OS
- * sandbox can enforce: {"filesystem": {"writable": bool}}. The policy keys
- * of a vfs tool (network, commands, paths to allow and deny one by one)
- * need the protocol, and are refused rather than ignored. */
+ * sandbox can enforce: {"filesystem": {"writable": bool, "git":
+ * "writable" | "protected"}} (git as a vfs tool's policy has it: its
+ * repositories stay read-only unless "writable"). The policy keys of a
+ * vfs tool (network, commands, paths to allow and deny one by one) need
+ * the protocol, and are refused rather than ignored. */
 static int take_stdio_sandbox(jpt__tool *t, const json_t *v, char *why, size_t n)
 {
-    const char *key;
-    const json_t *member;
+    static const char form[] = "'sandbox.filesystem' of a stdio tool takes \"writable\": true "
+                               "or false, and \"git\": \"writable\" or \"protected\" (its "
+                               "OS sandbox cannot allow or deny paths one by one)";
+    const char *key, *name;
+    const json_t *member, *value;
 
     t->sandbox_writable = true;
+    t->sandbox_git_writable = false;
     if (v == NULL || json_is_false(v))
         return JPT_OK;
     if (!json_is_true(v) && !json_is_object(v))
         return snprintf(why, n, "'sandbox' of a stdio tool must be true, false or "
-                                "{\"filesystem\": {\"writable\": true|false}}"),
+                                "{\"filesystem\": {\"writable\": true|false, \"git\": "
+                                "\"writable\"|\"protected\"}}"),
                JPT_ERR_INVALID;
     json_object_foreach((json_t *)v, key, member) {
-        const json_t *writable = json_object_get(member, "writable");
         if (strcmp(key, "filesystem") != 0)
             return snprintf(why, n, "'sandbox.%s' cannot be enforced for a stdio tool, whose "
                                     "OS sandbox has no network, no policy per path and no "
                                     "commands to allow: make it a \"vfs\" tool",
                             key),
                    JPT_ERR_UNSUPPORTED;
-        if (!json_is_object(member) || json_object_size(member) != 1 ||
-            !json_is_boolean(writable))
-            return snprintf(why, n, "'sandbox.filesystem' of a stdio tool takes one key, "
-                                    "\"writable\": true or false (its OS sandbox cannot "
-                                    "allow or deny paths one by one)"),
-                   JPT_ERR_UNSUPPORTED;
-        t->sandbox_writable = json_is_true(writable);
+        if (!json_is_object(member) || json_object_size(member) == 0)
+            return snprintf(why, n, "%s", form), JPT_ERR_UNSUPPORTED;
+        json_object_foreach((json_t *)member, name, value) {
+            if (strcmp(name, "writable") == 0 && json_is_boolean(value))
+                t->sandbox_writable = json_is_true(value);
+            else if (strcmp(name, "git") == 0 && json_is_string(value) &&
+                     (strcmp(json_string_value(value), "writable") == 0 ||
+                      strcmp(json_string_value(value), "protected") == 0))
+                t->sandbox_git_writable = strcmp(json_string_value(value), "writable") == 0;
+            else
+                return snprintf(why, n, "%s", form), JPT_ERR_UNSUPPORTED;
+        }
     }
     t->sandbox_profile = JPT__SANDBOX_STDIO;
     return JPT_OK;

@@ -25,6 +25,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,11 +99,32 @@ static void close_both(int a, int b)
     errno = e;
 }
 
-/* Mounts `path` on itself again with `set` and `clear` attributes: on its
- * own mount only, or with `recursive` on those beneath it too. */
-static int remount(const char *path, uint64_t set, uint64_t clear, bool recursive)
+/* `path` resolved as resolve() does, and checked to be the file `id`
+ * names ((device, inode); NULL or 0: not checked): else ESTALE, a path
+ * that led elsewhere when it was found (its directory renamed and made
+ * again meanwhile, the file found moved with it). */
+static int resolve_same(const char *path, const uint64_t *id)
 {
     int at = resolve(path);
+    struct stat st;
+
+    if (at < 0 || id == NULL || (id[0] == 0 && id[1] == 0))
+        return at;
+    if (fstat(at, &st) != 0 || (uint64_t)st.st_dev != id[0] || (uint64_t)st.st_ino != id[1]) {
+        close(at);
+        errno = ESTALE;
+        return -1;
+    }
+    return at;
+}
+
+/* Mounts `path` (checked to be `id`: resolve_same) on itself again with
+ * `set` and `clear` attributes: on its own mount only, or with
+ * `recursive` on those beneath it too. */
+static int remount(const char *path, const uint64_t *id, uint64_t set, uint64_t clear,
+                   bool recursive)
+{
+    int at = resolve_same(path, id);
     int tree = at < 0 ? -1
                       : (int)syscall(SYS_open_tree, at, "",
                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
@@ -116,11 +138,11 @@ static int remount(const char *path, uint64_t set, uint64_t clear, bool recursiv
     return rc;
 }
 
-/* Covers `path` with a clone of the empty directory or file of the
- * tmpfs `stage` (an attached mount's fd). */
-static int cover(int stage, const char *path, bool dir)
+/* Covers `path` (checked to be `id`) with a clone of the empty directory
+ * or file of the tmpfs `stage` (an attached mount's fd). */
+static int cover(int stage, const char *path, const uint64_t *id, bool dir)
 {
-    int at = resolve(path);
+    int at = resolve_same(path, id);
     int tree = at < 0 ? -1
                       : (int)syscall(SYS_open_tree, stage, dir ? "d" : "f",
                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
@@ -166,6 +188,17 @@ static int empty_tmpfs(void)
     return mnt;
 }
 
+/* Whether `e` says a path is not what it was when it was found. */
+static bool changed(int e)
+{
+    return e == ENOENT || e == ELOOP || e == ENOTDIR || e == ESTALE || e == EXDEV;
+}
+
+static const uint64_t *hide_id(const jpt__ns_plan *p, size_t i)
+{
+    return p->hide_ids != NULL ? p->hide_ids + 2 * i : NULL;
+}
+
 static int hide_all(const jpt__ns_plan *p, const char **step, const char **path)
 {
     /* The tmpfs is attached where it covers the first hidden directory,
@@ -179,21 +212,20 @@ static int hide_all(const jpt__ns_plan *p, const char **step, const char **path)
     int stage = empty_tmpfs();
     if (stage < 0)
         FAIL("making the tmpfs that covers hidden paths", NULL);
-    int at = resolve(stage_path);
+    int at = p->hide[first] != NULL ? resolve_same(stage_path, hide_id(p, first))
+                                    : resolve(stage_path);
     if (at < 0 || attach(stage, at) != 0) {
         close_both(stage, at);
-        FAIL(errno == ENOENT || errno == ELOOP || errno == ENOTDIR
-                 ? "hiding (the workspace changed while the process started)"
-                 : "hiding",
+        FAIL(changed(errno) ? "hiding (the workspace changed while the process started)"
+                            : "hiding",
              stage_path);
     }
     close(at);
     for (size_t i = 0; p->hide[i] != NULL; i++)
-        if (i != first && cover(stage, p->hide[i], p->hide_dir[i]) != 0) {
+        if (i != first && cover(stage, p->hide[i], hide_id(p, i), p->hide_dir[i]) != 0) {
             close_both(stage, -1);
-            FAIL(errno == ENOENT || errno == ELOOP || errno == ENOTDIR
-                     ? "hiding (the workspace changed while the process started)"
-                     : "hiding",
+            FAIL(changed(errno) ? "hiding (the workspace changed while the process started)"
+                                : "hiding",
                  p->hide[i]);
         }
     close(stage);
@@ -225,9 +257,13 @@ static int make_dirs(const char *path)
     return 0;
 }
 
-/* A tmpfs of its own on /tmp, writable (Landlock: a rule for it, added
- * now, as the ruleset prepared in the parent cannot name it); the granted
- * paths below /tmp (a workspace there) mounted in it where they were. */
+/* A tmpfs of its own on /tmp, or p->tmp_dir bound there, writable
+ * (Landlock: a rule for it, added now, as the ruleset prepared in the
+ * parent cannot name it; none for a stdio tool's, whose ruleset grants
+ * /tmp); the granted
+ * paths below /tmp mounted in it where they were; a workspace made anew
+ * (p->tmp_remake) read-only, before they are, so that its directories
+ * made on the way to them stay read-only too. */
 static int private_tmp(const jpt__ns_plan *p, const char **step, const char **path)
 {
     int keep[JPT__SANDBOX_TMP_KEEP_MAX];
@@ -248,13 +284,43 @@ static int private_tmp(const jpt__ns_plan *p, const char **step, const char **pa
             break;
         }
     }
-    if (rc == 0 && mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, TMP_OPTIONS) != 0) {
+    if (rc == 0 && p->tmp_dir != NULL) {
+        /* The tool's own directory, writable again (every mount was made
+         * read-only), bound over /tmp. */
+        int at = resolve(p->tmp_dir), dir = -1, tmp = -1;
+        dir = at < 0 ? -1
+                     : (int)syscall(SYS_open_tree, at, "",
+                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        close_both(at, -1);
+        if (dir < 0 || set_attr(dir, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                MOUNT_ATTR_RDONLY) != 0 ||
+            (tmp = resolve("/tmp")) < 0 || attach(dir, tmp) != 0) {
+            *step = "mounting its own directory on /tmp";
+            *path = p->tmp_dir;
+            rc = errno;
+        }
+        close_both(dir, tmp);
+    } else if (rc == 0 &&
+               mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, TMP_OPTIONS) != 0) {
         *step = "mounting a private tmpfs";
         *path = "/tmp";
         rc = errno;
     }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (make_dirs(p->tmp_keep[i]) != 0) {
+            *step = "making a granted path's place on the private /tmp";
+            *path = p->tmp_keep[i];
+            rc = errno;
+        }
+    if (rc == 0 && p->tmp_remake != NULL &&
+        (make_dirs(p->tmp_remake) != 0 ||
+         remount(p->tmp_remake, NULL, MOUNT_ATTR_RDONLY, 0, false) != 0)) {
+        *step = "making the workspace anew on the private /tmp";
+        *path = p->tmp_remake;
+        rc = errno;
+    }
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        int at = make_dirs(p->tmp_keep[i]) == 0 ? resolve(p->tmp_keep[i]) : -1;
+        int at = resolve(p->tmp_keep[i]);
         if (at < 0 || attach(keep[i], at) < 0) {
             *step = "mounting a granted path on the private /tmp";
             *path = p->tmp_keep[i];
@@ -280,28 +346,57 @@ static int private_tmp(const jpt__ns_plan *p, const char **step, const char **pa
     return 0;
 }
 
+/* The bound on the processes of its new PID namespace: the namespace's
+ * own pid_max (Linux 6.14), written through the host's /proc while it is
+ * still writable. Only as the first process of a PID namespace of its
+ * own (pid 1): on a kernel without namespaced pid_max the same write
+ * would set the whole machine's, which p->pid_max rules out (the parent
+ * sets it only where the kernel has them), and pid 1 checks again. Its
+ * last pid is then set to 300 (RESERVED_PIDS; ns_last_pid, the
+ * namespace's own on every kernel): past it the kernel hands out pids
+ * from 300 to pid_max - 1 only, so that pid 1 and those are all there
+ * can be at once (pid_max = limit + 299, sandbox.c). */
+static int bound_processes(const jpt__ns_plan *p)
+{
+    if (!p->pid || p->pid_max[0] == '\0')
+        return 0;
+    if (getpid() != 1) {
+        errno = EPERM;
+        return -1;
+    }
+    if (write_file("/proc/sys/kernel/pid_max", p->pid_max) != 0)
+        return -1;
+    return write_file("/proc/sys/kernel/ns_last_pid", "300");
+}
+
 int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char **path)
 {
     int rc;
 
     *path = NULL;
-    if (!p->mounts)
-        return 0;
     /* A view kept: the user namespace first, which gives the capability
      * to enter the mount namespace it owns. */
-    if (p->enter_mnt >= 0) {
+    if (p->mounts && p->enter_mnt >= 0) {
+        if (bound_processes(p) != 0)
+            FAIL("bounding its processes (its PID namespace's pid_max)", NULL);
         if (p->enter_user >= 0 && setns(p->enter_user, CLONE_NEWUSER) != 0)
             FAIL("entering the kept user namespace (setns)", NULL);
         if (setns(p->enter_mnt, CLONE_NEWNS) != 0)
             FAIL("entering the kept mount namespace (setns)", NULL);
         return 0;
     }
+    if (!p->mounts && !p->pid)
+        return 0;
     /* Mapped to itself: the tool sees the host's uid and gid. setgroups
      * must be denied before an unprivileged process writes gid_map. */
     if (p->user && (write_file("/proc/self/setgroups", "deny") != 0 ||
                     write_file("/proc/self/uid_map", p->uid_map) != 0 ||
                     write_file("/proc/self/gid_map", p->gid_map) != 0))
         FAIL("mapping its user and group in its user namespace", NULL);
+    if (bound_processes(p) != 0)
+        FAIL("bounding its processes (its PID namespace's pid_max)", NULL);
+    if (!p->mounts)
+        return 0;
     /* Nothing it mounts reaches the host's namespace. */
     if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
         FAIL("making its mounts its own (MS_SLAVE)", "/");
@@ -314,11 +409,16 @@ int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char 
     /* Only the mount of each writable path: one mounted beneath it stays
      * read-only, as the host may have mounted it so. */
     for (size_t i = 0; p->writable != NULL && p->writable[i] != NULL; i++)
-        if (remount(p->writable[i], 0, MOUNT_ATTR_RDONLY, false) != 0)
+        if (remount(p->writable[i], NULL, 0, MOUNT_ATTR_RDONLY, false) != 0)
             FAIL("mounting a writable path", p->writable[i]);
     for (size_t i = 0; p->read_only != NULL && p->read_only[i] != NULL; i++)
-        if (remount(p->read_only[i], MOUNT_ATTR_RDONLY, 0, true) != 0)
-            FAIL("mounting a read-only path", p->read_only[i]);
+        if (remount(p->read_only[i], p->read_only_ids != NULL ? p->read_only_ids + 2 * i : NULL,
+                    MOUNT_ATTR_RDONLY, 0, true) != 0)
+            FAIL(changed(errno)
+                     ? "mounting a read-only path (the workspace changed while the process "
+                       "started)"
+                     : "mounting a read-only path",
+                 p->read_only[i]);
     if (p->hide != NULL && p->hide[0] != NULL && (rc = hide_all(p, step, path)) != 0)
         return rc;
     if (p->private_tmp && (rc = private_tmp(p, step, path)) != 0)
@@ -356,6 +456,9 @@ bool jpt__ns_probe(const jpt__ns_plan *plan, char *why, size_t n)
 
     ctx.plan.hide = hide;
     ctx.plan.hide_dir = hide_dir;
+    ctx.plan.hide_ids = NULL;
+    ctx.plan.read_only = NULL;
+    ctx.plan.read_only_ids = NULL;
     ctx.plan.ruleset = -1;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -366,8 +469,9 @@ bool jpt__ns_probe(const jpt__ns_plan *plan, char *why, size_t n)
     int e = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
-        snprintf(why, n, "clone with %s namespaces: %s",
-                 plan->user ? "user, mount" : "mount", strerror(e));
+        snprintf(why, n, "clone with %s%s%s namespaces: %s", plan->user ? "user, " : "",
+                 plan->mounts ? "mount" : "", plan->pid ? (plan->mounts ? " and PID" : "PID") : "",
+                 strerror(e));
         return false;
     }
     siginfo_t info;
@@ -442,7 +546,28 @@ int jpt__ns_keep(const jpt__ns_plan *p, int *mnt, int *user, char *why, size_t n
 
 int jpt__ns_clone_flags(const jpt__ns_plan *p)
 {
-    if (!p->mounts || p->enter_mnt >= 0)
-        return 0;
-    return CLONE_NEWNS | (p->pid ? CLONE_NEWPID : 0) | (p->user ? CLONE_NEWUSER : 0);
+    int pid = p->pid ? CLONE_NEWPID : 0;
+
+    /* A kept view is entered by a process of the host's user namespace
+     * (a root host's: one that is not root makes its own view when it
+     * wants a PID namespace, sandbox.c). */
+    if (p->mounts && p->enter_mnt >= 0)
+        return pid;
+    if (!p->mounts)
+        return pid != 0 ? pid | (p->user ? CLONE_NEWUSER : 0) : 0;
+    return CLONE_NEWNS | pid | (p->user ? CLONE_NEWUSER : 0);
+}
+
+/* Whether this kernel keeps pid_max per PID namespace (Linux 6.14): by
+ * its version alone, as nothing else tells it without writing the
+ * machine's pid_max on a kernel that does not. A backport is missed, and
+ * its processes go unbounded as on an older kernel. */
+bool jpt__ns_pid_max_here(void)
+{
+    struct utsname u;
+    unsigned major = 0, minor = 0;
+
+    if (uname(&u) != 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+        return false;
+    return major > 6 || (major == 6 && minor >= 14);
 }

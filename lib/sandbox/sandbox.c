@@ -3,6 +3,7 @@
  * and what the child does before execve. See sandbox.h, and vfs.h ("The
  * OS sandbox") for what each profile promises. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -38,11 +40,19 @@ struct jpt__sandbox {
     bool own_filter;         /* the child adds its own-process filter */
     jpt__ns_plan ns;         /* its lists point into these: */
     jpt__pathv writable, read_only, hide, tmp_keep;
+    jpt__buf read_only_ids, hide_ids; /* uint64_t pairs, per path */
+    jpt__pathv tmp_remake;   /* the workspace, when made anew in /tmp */
+    jpt__repos *repos;       /* STDIO: its workspace's repositories, or NULL */
+    bool repos_partial;      /* … found in part (kept_repos.why) */
+    char repos_why[320];
+    char workspace_real[PATH_MAX]; /* the spec's workspace, its real path ("": none) */
+    char tmp_dir[PATH_MAX];  /* STDIO: its /tmp ("": a tmpfs) */
     jpt__sandbox_report report;
 };
 
-/* Whether this host can make the namespaces, by whether a PID namespace
- * is wanted too: 0 not known yet, 1 yes, -1 no (`why` says why). */
+/* Whether this host can make the namespaces, by which are wanted (a
+ * mount namespace, a PID namespace, one with its pid_max): 0 not known
+ * yet, 1 yes, -1 no (`why` says why). */
 typedef struct ns_support {
     int state;
     char why[256];
@@ -69,9 +79,35 @@ typedef struct kept_view {
     uint64_t used;
 } kept_view;
 
+/* The repositories of a stdio tool's writable workspace (S2 of issue 15's
+ * second adversarial pass: a tool with "sandbox": true wrote .git/config,
+ * whose core.fsmonitor ran at the user's next `git status`): each .git
+ * and bare repository, mounted read-only in its view, found by a walk
+ * that is taken again only when a directory of the workspace changed
+ * (its stamps, in `inv`). */
+typedef struct kept_repos {
+    char *workspace;        /* its real path; NULL: none kept */
+    jpt__repos *inv;        /* the inventory, and the walk's stamps */
+    jpt__pathv protect;     /* relative; flag: a directory */
+    jpt__idv ids;           /* per `protect` */
+    bool partial;           /* the walk stopped: at its bound, or at a
+                               directory it could not list */
+    char why[320];          /* why, when partial */
+} kept_repos;
+
+/* A stdio tool's /tmp: a directory of its own under the host's /tmp,
+ * removed with the cache. */
+typedef struct tool_tmp {
+    char *tool;
+    char *dir;
+} tool_tmp;
+
 struct jpt__sandbox_cache {
     jpt__seccomp_prog progs[JPT__SECCOMP_VARIANTS];
-    ns_support ns[2];
+    kept_repos repos;
+    tool_tmp *tmps;
+    size_t n_tmps, cap_tmps;
+    ns_support ns[8];
     jpt__etc etc;
     kept_ruleset rulesets[KEPT_RULESETS];
     kept_view views[KEPT_RULESETS];
@@ -112,10 +148,40 @@ static void drop_kept(kept_ruleset *k)
     jpt__buf_free(&k->ids);
 }
 
+static void drop_repos(kept_repos *k)
+{
+    jpt__free(k->workspace);
+    jpt__repos_unref(k->inv);
+    jpt__pathv_free(&k->protect);
+    jpt__idv_free(&k->ids);
+    memset(k, 0, sizeof(*k));
+}
+
+/* Removes the tool's /tmp and all its tool left there. */
+static void drop_tmp(tool_tmp *t)
+{
+    const char *slash = strrchr(t->dir, '/');
+    char parent[PATH_MAX];
+
+    snprintf(parent, sizeof(parent), "%.*s", (int)(slash - t->dir), t->dir);
+    int fd = open(parent[0] != '\0' ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || jpt__remove_tree(fd, slash + 1) < 0)
+        jpt__log(JPT_LOG_WARNING, "sandbox: the /tmp of tool '%s' (%s) is left: %s", t->tool,
+                 t->dir, fd < 0 ? strerror(errno) : "not all of it could be removed");
+    if (fd >= 0)
+        close(fd);
+    jpt__free(t->tool);
+    jpt__free(t->dir);
+}
+
 void jpt__sandbox_cache_free(jpt__sandbox_cache *c)
 {
     if (c == NULL)
         return;
+    drop_repos(&c->repos);
+    for (size_t i = 0; i < c->n_tmps; i++)
+        drop_tmp(&c->tmps[i]);
+    jpt__free(c->tmps);
     for (size_t i = 0; i < JPT__SECCOMP_VARIANTS; i++)
         jpt__seccomp_prog_free(&c->progs[i]);
     for (size_t i = 0; i < KEPT_RULESETS; i++) {
@@ -355,7 +421,7 @@ static bool tool_library_file(const char *library, char out[PATH_MAX])
  * file, and `tool_library`, the tool side's beside it, or NULL. */
 static int make_ruleset(const jpt__sandbox_spec *spec, int abi, const jpt__etc *etc,
                         bool around, const char *library, const char *tool_library,
-                        jpt__errbuf *err)
+                        const char *tmp, jpt__errbuf *err)
 {
     jpt__landlock_handled h;
     jpt__sandbox sb = {.ruleset = -1};
@@ -376,8 +442,11 @@ static int make_ruleset(const jpt__sandbox_spec *spec, int abi, const jpt__etc *
                              err)) == JPT_OK)
         rc = around ? jpt__etc_allow_around(sb.ruleset, etc, RX, h.fs, err)
                     : allow(&sb, "/etc", RX, h.fs, err);
+    /* A stdio tool's /tmp: its own directory, bound there (a rule on /tmp
+     * would not hold: Landlock's walk passes over a mount point hidden by
+     * another mount), or the host's where it has no mount namespace. */
     if (rc == JPT_OK && spec->profile == JPT__SANDBOX_STDIO)
-        rc = allow(&sb, "/tmp", RW, h.fs, err);
+        rc = allow(&sb, tmp != NULL ? tmp : "/tmp", RW, h.fs, err);
     /* The tool's own program, wherever it is (a script is read by its
      * interpreter). */
     if (rc == JPT_OK && spec->program != NULL)
@@ -403,15 +472,17 @@ static int make_ruleset(const jpt__sandbox_spec *spec, int abi, const jpt__etc *
 
 /* Everything make_ruleset reads, NUL-separated. */
 static int key_of(const jpt__sandbox_spec *spec, int abi, const char *const *libraries,
-                  bool around, unsigned etc_generation, jpt__buf *key)
+                  bool around, unsigned etc_generation, const char *tmp, jpt__buf *key)
 {
-    const char *const one[] = {spec->workspace, spec->program, libraries[0], libraries[1]};
+    const char *const one[] = {spec->workspace, spec->program, libraries[0], libraries[1], tmp};
     const char *const *lists[] = {spec->read, spec->write};
     int rc = jpt__buf_printf(key, "%d %d %d %d %u", spec->profile, abi,
                              spec->workspace_writable, around, around ? etc_generation : 0);
 
-    for (size_t i = 0; rc == JPT_OK && i < 4; i++)
-        rc = jpt__buf_append(key, one[i] != NULL ? one[i] : "", strlen(one[i] != NULL ? one[i] : "") + 1);
+    for (size_t i = 0; rc == JPT_OK && i < sizeof(one) / sizeof(one[0]); i++) {
+        const char *part = one[i] != NULL ? one[i] : "";
+        rc = jpt__buf_append(key, part, strlen(part) + 1);
+    }
     for (size_t l = 0; rc == JPT_OK && l < 2; l++) {
         rc = jpt__buf_append(key, l == 0 ? "r" : "w", 2);
         for (size_t i = 0; rc == JPT_OK && lists[l] != NULL && lists[l][i] != NULL; i++)
@@ -455,6 +526,7 @@ static bool same(const jpt__buf *a, const jpt__buf *b)
 static int ruleset_for(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
                        const jpt__etc *etc, bool around, jpt__errbuf *err)
 {
+    const char *tmp = sb->tmp_dir[0] != '\0' ? sb->tmp_dir : NULL;
     char path[PATH_MAX], tool_path[PATH_MAX];
     jpt__sandbox_cache *c = spec->profile != JPT__SANDBOX_RUN ? spec->cache : NULL;
     const char *library, *tool_library;
@@ -483,10 +555,10 @@ static int ruleset_for(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
     int rc;
 
     if (c == NULL) {
-        sb->ruleset = make_ruleset(spec, abi, etc, around, library, tool_library, err);
+        sb->ruleset = make_ruleset(spec, abi, etc, around, library, tool_library, tmp, err);
         return sb->ruleset < 0 ? sb->ruleset : JPT_OK;
     }
-    if (key_of(spec, abi, libraries, around, etc->generation, &key) < 0 ||
+    if (key_of(spec, abi, libraries, around, etc->generation, tmp, &key) < 0 ||
         ids_of(spec, libraries, &ids) < 0) {
         jpt__buf_free(&key);
         jpt__buf_free(&ids);
@@ -505,7 +577,7 @@ static int ruleset_for(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi,
         rc = JPT_OK;
     else {
         drop_kept(slot);
-        if ((rc = make_ruleset(spec, abi, etc, around, library, tool_library, err)) >= 0) {
+        if ((rc = make_ruleset(spec, abi, etc, around, library, tool_library, tmp, err)) >= 0) {
             slot->fd = rc;
             slot->key = key;
             slot->ids = ids;
@@ -543,7 +615,8 @@ static bool namespaces_here(const jpt__sandbox_spec *spec, const jpt__ns_plan *p
                             char *why, size_t n)
 {
     ns_support local = {0, ""};
-    ns_support *s = spec->cache != NULL ? &spec->cache->ns[plan->pid] : &local;
+    size_t kind = (plan->mounts ? 4u : 0u) | (plan->pid ? 2u : 0u) | (plan->pid_max[0] != '\0');
+    ns_support *s = spec->cache != NULL ? &spec->cache->ns[kind] : &local;
 
     if (test_no_namespaces) {
         snprintf(why, n, "not available (limited for a test)");
@@ -597,22 +670,191 @@ static int keep_below_tmp(jpt__sandbox *sb, const char *path, jpt__errbuf *err)
     return JPT_OK;
 }
 
-/* A RUN child's own /tmp, holding again the granted paths below it (a
- * workspace there, the program's directory); none when a granted path
- * holds /tmp itself (a workspace there is its /tmp). */
+/* The /tmp of tool `tool`: a directory of its own under the host's /tmp
+ * (mode 0700), made at its first spawn, kept for its later ones and
+ * removed with the cache; into `out`. A stdio tool shared the host's
+ * /tmp, where a root host's tool read and wrote every root-owned file
+ * (issue 15's second pass, S1); on disk rather than a tmpfs of its own,
+ * which would hold up to its size of the host's memory for each tool.
+ * JPT_ERR_IO, JPT_ERR_NOMEM. */
+static int tool_tmp_dir(jpt__sandbox_cache *c, const char *tool, char out[PATH_MAX],
+                        jpt__errbuf *err)
+{
+    char dir[PATH_MAX];
+
+    for (size_t i = 0; i < c->n_tmps; i++)
+        if (strcmp(c->tmps[i].tool, tool) == 0) {
+            snprintf(out, PATH_MAX, "%s", c->tmps[i].dir);
+            return JPT_OK;
+        }
+    tool_tmp *grown = jpt__array_reserve(c->tmps, &c->cap_tmps, c->n_tmps + 1, sizeof(*grown), 4);
+    if (grown == NULL)
+        return jpt__err(err, JPT_ERR_NOMEM, "out of memory planning the sandbox");
+    c->tmps = grown;
+    snprintf(dir, sizeof(dir), "/tmp/jptool-tmp-%d-XXXXXX", (int)getpid());
+    if (mkdtemp(dir) == NULL)
+        return jpt__err(err, JPT_ERR_IO, "sandbox: making the /tmp of tool '%.80s' (%s): %s",
+                        tool, dir, strerror(errno));
+    tool_tmp *t = &c->tmps[c->n_tmps];
+    if ((t->tool = jpt__strdup(tool)) == NULL || (t->dir = jpt__strdup(dir)) == NULL) {
+        jpt__free(t->tool);
+        rmdir(dir);
+        return jpt__err(err, JPT_ERR_NOMEM, "out of memory planning the sandbox");
+    }
+    c->n_tmps++;
+    snprintf(out, PATH_MAX, "%s", dir);
+    return JPT_OK;
+}
+
+/* ---- A stdio tool's repositories --------------------------------------------------------- */
+
+/* `rel` of the walk kept read-only in the tool's view. */
+static int protect(kept_repos *k, const char *rel, bool dir)
+{
+    struct stat st;
+    int rc;
+
+    if (fstatat(jpt__repos_root_fd(k->inv), rel, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return JPT_OK; /* gone meanwhile */
+    if (k->protect.n >= JPT_VFS_RUN_COVER_MAX)
+        return JPT_ERR_LIMIT;
+    if ((rc = jpt__pathv_add(&k->protect, rel, dir)) < 0 || (rc = jpt__idv_add(&k->ids, &st)) < 0)
+        return rc;
+    return jpt__repos_covered(k->inv, rel, &st);
+}
+
+/* Each .git (any case; a symbolic link is judged by where it leads, as
+ * it is left) is read-only, and not walked into. */
+static int repos_visit(void *ud, const char *rel, const char *name, unsigned char type)
+{
+    kept_repos *k = ud;
+    int rc = jpt__repos_note(k->inv, rel, name);
+
+    if (rc < 0)
+        return rc;
+    if (strcasecmp(name, ".git") == 0)
+        return type == DT_LNK ? JPT_OK : protect(k, rel, type == DT_DIR);
+    return type == DT_DIR ? JPT__WALK_DESCEND : JPT_OK;
+}
+
+/* Each bare repository too, but the workspace itself. */
+static int repos_dir_done(void *ud, const char *rel, unsigned marks)
+{
+    kept_repos *k = ud;
+    bool bare = false;
+    int rc = jpt__repos_note_dir(k->inv, rel, marks, &bare);
+
+    return rc < 0 || !bare || strcmp(rel, ".") == 0 ? rc : protect(k, rel, true);
+}
+
+/* Walks the workspace `real` into `k` (empty): JPT_OK (with k->partial
+ * past a bound), JPT_ERR_IO, JPT_ERR_NOMEM. */
+static int walk_repos(kept_repos *k, const char *real, jpt__errbuf *err)
+{
+    jpt__errbuf why = {{0}};
+    jpt__walk *w = NULL;
+    int fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC), rc;
+
+    if (fd < 0)
+        return jpt__err(err, JPT_ERR_IO, "sandbox: opening the workspace %.200s: %s", real,
+                        strerror(errno));
+    rc = jpt__repos_new(fd, &k->inv);
+    close(fd);
+    if (rc == JPT_OK && (rc = jpt__repos_add_root(k->inv, ".")) == JPT_OK &&
+        (rc = jpt__walk_new(jpt__repos_root_fd(k->inv), JPT_VFS_RUN_SCAN_MAX, repos_visit,
+                            repos_dir_done, k, &w)) == JPT_OK &&
+        (rc = jpt__walk_add(w, ".")) == JPT_OK) {
+        jpt__walk_stamp_into(w, jpt__repos_stamps(k->inv));
+        rc = jpt__walk_step(w, 0, &why);
+    }
+    jpt__walk_free(w);
+    /* What was found before the walk stopped is kept read-only; the rest
+     * is not known, which the mode decides on (build). */
+    if (rc == JPT_ERR_LIMIT)
+        snprintf(k->why, sizeof(k->why), "it holds more than %d entries or %d repositories",
+                 JPT_VFS_RUN_SCAN_MAX, JPT_VFS_RUN_COVER_MAX);
+    else if (rc == JPT_ERR_IO)
+        snprintf(k->why, sizeof(k->why), "%.300s", why.text);
+    if (rc == JPT_ERR_LIMIT || rc == JPT_ERR_IO) {
+        k->partial = true;
+        rc = JPT_OK;
+    }
+    if (rc < 0)
+        return jpt__err(err, rc, "%s", rc == JPT_ERR_NOMEM ? "out of memory finding the "
+                                                              "workspace's repositories"
+                                                            : "sandbox: no fd left for the "
+                                                              "workspace");
+    jpt__repos_seal(k->inv);
+    if ((k->workspace = jpt__strdup(real)) == NULL)
+        return jpt__err(err, JPT_ERR_NOMEM, "out of memory finding the workspace's repositories");
+    return JPT_OK;
+}
+
+/* The repositories of a STDIO spec's writable workspace into sb
+ * (read_only, with their identities, and `repos` for the sweep after
+ * it): those the cache found, while no directory of the workspace has
+ * changed since, else found again. None with "git": "writable". */
+static int find_repos(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf *err)
+{
+    kept_repos local = {0}, *k = spec->cache != NULL ? &spec->cache->repos : &local;
+    const char *real = sb->workspace_real;
+    int rc = JPT_OK;
+
+    if (spec->profile != JPT__SANDBOX_STDIO || !spec->workspace_writable || spec->git_writable ||
+        real[0] == '\0')
+        return JPT_OK;
+    if (k->workspace == NULL || strcmp(k->workspace, real) != 0 || k->partial ||
+        !jpt__walk_stamps_hold(jpt__repos_stamps(k->inv), jpt__repos_root_fd(k->inv))) {
+        drop_repos(k);
+        rc = walk_repos(k, real, err);
+    }
+    for (size_t i = 0; rc == JPT_OK && i < k->protect.n; i++) {
+        jpt__buf abs = JPT__BUF_INIT;
+        if ((rc = jpt__buf_printf(&abs, "%s/%s", strcmp(real, "/") == 0 ? "" : real,
+                                  k->protect.v[i])) == JPT_OK &&
+            (rc = jpt__pathv_add(&sb->read_only, abs.data, k->protect.flag[i])) == JPT_OK)
+            rc = jpt__buf_append(&sb->read_only_ids, k->ids.v + 2 * i, 2 * sizeof(uint64_t));
+        jpt__buf_free(&abs);
+    }
+    if (rc == JPT_OK) {
+        sb->repos = jpt__repos_ref(k->inv);
+        sb->repos_partial = k->partial;
+        snprintf(sb->repos_why, sizeof(sb->repos_why), "%.300s", k->why);
+    } else if (rc == JPT_ERR_NOMEM)
+        jpt__err(err, rc, "out of memory finding the workspace's repositories");
+    drop_repos(&local);
+    return rc;
+}
+
+/* A RUN child's own /tmp, holding again the granted paths below it and
+ * the program's directory; none when the workspace or a granted path
+ * holds /tmp itself (a workspace there is its /tmp). A workspace below
+ * /tmp that no grant holds (its root is not readable) is made anew in it,
+ * read-only, holding what is kept of it: the child starts there, and
+ * lists and reads nothing of the workspace but what it may read. (Kept
+ * whole, it would be readable: Landlock's walk from a file beneath it
+ * passes the private /tmp, which it may read and write.) */
 static int plan_tmp(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf *err)
 {
     const char *const *lists[] = {spec->read, spec->write};
     char dir[PATH_MAX];
     struct stat st;
+    bool stdio = spec->profile == JPT__SANDBOX_STDIO, held = stdio;
     int rc;
 
-    if (lstat("/tmp", &st) != 0 || !S_ISDIR(st.st_mode))
+    if (lstat("/tmp", &st) != 0 || !S_ISDIR(st.st_mode) ||
+        (spec->workspace != NULL && path_under("/tmp", spec->workspace)))
         return JPT_OK;
     for (size_t l = 0; l < 2; l++)
-        for (size_t i = 0; lists[l] != NULL && lists[l][i] != NULL; i++)
+        for (size_t i = 0; lists[l] != NULL && lists[l][i] != NULL; i++) {
             if (path_under("/tmp", lists[l][i]))
                 return JPT_OK;
+            held |= spec->workspace != NULL && path_under(spec->workspace, lists[l][i]);
+        }
+    /* A stdio tool's workspace is granted, and kept whole. */
+    if (stdio && spec->workspace != NULL &&
+        (rc = keep_below_tmp(sb, sb->workspace_real, err)) < 0)
+        return rc;
     /* Outer paths first, so that one beneath another is not kept twice. */
     for (size_t depth = 1; depth < JPT__SANDBOX_PATH_MAX / 2; depth++) {
         bool deeper = false;
@@ -634,6 +876,10 @@ static int plan_tmp(jpt__sandbox *sb, const jpt__sandbox_spec *spec, jpt__errbuf
         if ((rc = keep_below_tmp(sb, dir, err)) < 0)
             return rc;
     }
+    if (spec->workspace != NULL && !held && path_under(spec->workspace, "/tmp") &&
+        strcmp(spec->workspace, "/tmp") != 0 &&
+        (rc = jpt__pathv_add(&sb->tmp_remake, spec->workspace, true)) < 0)
+        return jpt__err(err, rc, "out of memory planning the sandbox");
     sb->ns.private_tmp = true;
     return JPT_OK;
 }
@@ -697,35 +943,53 @@ static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jp
 {
     int rc = JPT_OK;
 
-    if (spec->profile == JPT__SANDBOX_STDIO) {
-        const char *const own[] = {spec->workspace_writable ? spec->workspace : NULL, "/tmp",
-                                   NULL};
-        rc = plan_writable(sb, own[0] != NULL ? own : own + 1);
+    /* A stdio tool's /tmp is its own (plan_tmp), the host's read-only. */
+    if (spec->profile == JPT__SANDBOX_STDIO && spec->workspace_writable) {
+        const char *const own[] = {spec->workspace, NULL};
+        rc = plan_writable(sb, own);
     }
     if (rc == JPT_OK)
         rc = plan_writable(sb, spec->write);
     /* A read-only workspace in /tmp (a checkout there): mounted read-only
      * again, after /tmp is made writable. */
     char real[PATH_MAX];
-    if (rc == JPT_OK && workspace_under_writable(spec, real))
-        rc = jpt__pathv_add(&sb->read_only, real, true);
+    static const uint64_t unchecked[2] = {0, 0};
+    if (rc == JPT_OK && workspace_under_writable(spec, real) &&
+        (rc = jpt__pathv_add(&sb->read_only, real, true)) == JPT_OK)
+        rc = jpt__buf_append(&sb->read_only_ids, unchecked, sizeof(unchecked));
     for (size_t i = 0; rc == JPT_OK && spec->read_only != NULL && spec->read_only[i] != NULL;
          i++)
-        rc = jpt__pathv_add(&sb->read_only, spec->read_only[i], true);
+        if ((rc = jpt__pathv_add(&sb->read_only, spec->read_only[i], true)) == JPT_OK)
+            rc = jpt__buf_append(&sb->read_only_ids,
+                                 spec->read_only_ids != NULL ? spec->read_only_ids + 2 * i
+                                                             : unchecked,
+                                 sizeof(unchecked));
     for (size_t i = 0; rc == JPT_OK && spec->hide != NULL && spec->hide[i] != NULL; i++)
-        rc = jpt__pathv_add(&sb->hide, spec->hide[i], spec->hide_dir != NULL && spec->hide_dir[i]);
+        if ((rc = jpt__pathv_add(&sb->hide, spec->hide[i],
+                                 spec->hide_dir != NULL && spec->hide_dir[i])) == JPT_OK)
+            rc = jpt__buf_append(&sb->hide_ids,
+                                 spec->hide_ids != NULL ? spec->hide_ids + 2 * i : unchecked,
+                                 sizeof(unchecked));
     for (size_t i = 0; rc == JPT_OK && i < etc->n; i++)
-        rc = jpt__pathv_add(&sb->hide, etc->v[i], etc->flag[i]);
+        if ((rc = jpt__pathv_add(&sb->hide, etc->v[i], etc->flag[i])) == JPT_OK)
+            rc = jpt__buf_append(&sb->hide_ids, unchecked, sizeof(unchecked));
     if (rc < 0)
         return jpt__err(err, rc, "out of memory planning the sandbox");
-    if (spec->profile == JPT__SANDBOX_RUN && (rc = plan_tmp(sb, spec, err)) < 0)
+    if ((rc = plan_tmp(sb, spec, err)) < 0)
         return rc;
     sb->ns.writable = jpt__pathv_list(&sb->writable);
     sb->ns.read_only = jpt__pathv_list(&sb->read_only);
     sb->ns.hide = jpt__pathv_list(&sb->hide);
     sb->ns.hide_dir = sb->hide.flag;
+    sb->ns.read_only_ids = (const uint64_t *)sb->read_only_ids.data;
+    sb->ns.hide_ids = (const uint64_t *)sb->hide_ids.data;
     sb->ns.tmp_keep = jpt__pathv_list(&sb->tmp_keep);
-    sb->ns.ruleset = sb->ruleset;
+    sb->ns.tmp_remake = sb->tmp_remake.n > 0 ? sb->tmp_remake.v[0] : NULL;
+    sb->ns.tmp_dir = sb->tmp_dir[0] != '\0' ? sb->tmp_dir : NULL;
+    /* A stdio tool's kept ruleset (shared) grants its /tmp directory
+     * already; one without (no cache) gains a rule for its tmpfs in the
+     * child, as a RUN child's. */
+    sb->ns.ruleset = sb->tmp_dir[0] == '\0' ? sb->ruleset : -1;
     return JPT_OK;
 }
 
@@ -736,11 +1000,14 @@ static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jp
 static int view_key(const jpt__sandbox *sb, unsigned etc_generation, jpt__buf *key,
                     jpt__buf *ids)
 {
-    int rc = jpt__buf_printf(key, "%u %d", etc_generation, sb->ns.user);
+    int rc = jpt__buf_printf(key, "%u %d t%s", etc_generation, sb->ns.user, sb->tmp_dir);
 
-    /* A read-only workspace below a writable path is part of the view. */
+    /* A read-only workspace below a writable path, and the workspace's
+     * repositories, by path and identity, are part of the view. */
     for (size_t i = 0; rc == JPT_OK && i < sb->read_only.n; i++)
         rc = jpt__buf_printf(key, " r%s", sb->read_only.v[i]);
+    if (rc == JPT_OK && sb->read_only_ids.len > 0)
+        rc = jpt__buf_append(key, sb->read_only_ids.data, sb->read_only_ids.len);
     for (size_t i = 0; rc == JPT_OK && i < sb->writable.n; i++) {
         struct stat st;
         uint64_t id[2] = {0, 0};
@@ -776,8 +1043,12 @@ static void use_kept_view(jpt__sandbox *sb, jpt__sandbox_cache *c, unsigned etc_
             slot = v;
     }
     if (slot->mnt < 0 || !same(&slot->key, &key) || !same(&slot->ids, &ids)) {
+        /* The helper that makes it is not the tool: no PID namespace. */
+        jpt__ns_plan view = sb->ns;
+        view.pid = false;
+        view.pid_max[0] = '\0';
         drop_view(slot);
-        if (jpt__ns_keep(&sb->ns, &slot->mnt, &slot->user, why, sizeof(why)) != JPT_OK) {
+        if (jpt__ns_keep(&view, &slot->mnt, &slot->user, why, sizeof(why)) != JPT_OK) {
             jpt__log(JPT_LOG_DEBUG, "sandbox: a stdio tool's view cannot be kept (%s): each "
                                     "child makes its own",
                      why);
@@ -805,9 +1076,13 @@ out:
 /* ---- The report ---------------------------------------------------------------------- */
 
 /* What is enforced, and what this system lacks. */
-static void describe(jpt__sandbox_report *rep, int profile, bool pid, const char *ll_why,
+static void describe(jpt__sandbox_report *rep, int profile, bool pid, unsigned bound,
+                     const char *ll_why,
                      const char *sc_why, const char *ns_why)
 {
+    char pid_text[96];
+    snprintf(pid_text, sizeof(pid_text),
+             "a PID namespace (its processes end with it; at most %u at once)", bound);
     const struct {
         unsigned bit;
         const char *name;
@@ -828,8 +1103,8 @@ static void describe(jpt__sandbox_report *rep, int profile, bool pid, const char
                "scheduling of its own process only)"
              : "seccomp (AF_UNIX streams only, no connect, no sendto an address, no ptrace, "
                "io_uring, user namespaces, TIOCSTI, keyrings, bpf, perf, mounts, kernel log, "
-               "clock, host names, reboot, kexec, modules, fanotify, file handles; limits "
-               "and scheduling of its own process only)",
+               "clock, host names, reboot, kexec, modules, fanotify, inotify, file handles; "
+               "limits and scheduling of its own process only)",
          "seccomp filters", 1, 1, 1},
         {JPT_SANDBOX_ENFORCED_NO_NEW_PRIVS, "no_new_privs", "prctl", 1, 1, 1},
         {JPT_SANDBOX_ENFORCED_CAPABILITIES, "no capabilities", "prctl and capset", 1, 1, 1},
@@ -839,11 +1114,12 @@ static void describe(jpt__sandbox_report *rep, int profile, bool pid, const char
          profile == JPT__SANDBOX_RUN
              ? "a mount namespace (read-only but where fs.write may write, .git read-only, "
                "sensitive paths and the secrets of /etc covered, a private /tmp)"
-             : "a mount namespace (read-only but the workspace and /tmp, the secrets of "
-               "/etc covered)",
+             : "a mount namespace (read-only but the workspace and a /tmp of its own, its "
+               "repositories read-only, the secrets of /etc covered)",
          "a mount namespace", 0, 1, 1},
-        {JPT_SANDBOX_ENFORCED_PROCESSES, "a PID namespace (its processes end with it)",
-         "a PID namespace", 0, 0, pid},
+        {JPT_SANDBOX_ENFORCED_PROCESSES,
+         bound > 0 ? pid_text : "a PID namespace (its processes end with it)",
+         "a PID namespace", pid, pid, pid},
     };
     size_t n = 0, cap = sizeof(rep->text);
     bool first = true;
@@ -913,6 +1189,59 @@ static unsigned enforced_bits(int abi, bool seccomp, bool ns, unsigned denies)
 
 /* ---- prepare --------------------------------------------------------------------------- */
 
+/* The bound on a PID namespace's processes (spec.process_limit). */
+static unsigned process_limit(const jpt__sandbox_spec *spec)
+{
+    return spec->process_limit != 0 ? spec->process_limit : JPT__SANDBOX_PROCESS_LIMIT;
+}
+
+/* The namespaces of `spec` this host can make, into `plan`: a mount
+ * namespace for STDIO and RUN (`*mounts`), and a PID namespace where the
+ * spec wants one (returned), with its pid_max where the kernel keeps one
+ * per namespace. `why` says what could not be made, `unbounded` why the
+ * processes are not bounded (both "" when there is nothing to say). A
+ * STDIO spec keeps its mount namespace where a PID namespace cannot be
+ * made too; a RUN spec has both or neither. */
+static bool plan_namespaces(const jpt__sandbox_spec *spec, jpt__ns_plan *plan, bool *mounts,
+                            char *why, size_t n, char *unbounded, size_t m)
+{
+    bool ok = false;
+
+    plan->mounts = spec->profile != JPT__SANDBOX_VFS;
+    plan->pid = spec->pid_namespace;
+    plan->user = !may_mount();
+    snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1", (unsigned)geteuid(),
+             (unsigned)geteuid());
+    snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1", (unsigned)getegid(),
+             (unsigned)getegid());
+    /* pid 1, and pids 300 to pid_max - 1 once its last pid is 300 (the
+     * kernel hands out none below 300 once it has gone past: ns.c). */
+    if (plan->pid && jpt__ns_pid_max_here())
+        snprintf(plan->pid_max, sizeof(plan->pid_max), "%u", process_limit(spec) + 299u);
+    else if (plan->pid)
+        snprintf(unbounded, m, "this kernel keeps no pid_max per PID namespace (Linux 6.14)");
+    if (plan->mounts || plan->pid)
+        ok = namespaces_here(spec, plan, why, n);
+    /* /proc/sys read-only (a container's): a PID namespace unbounded. */
+    if (!ok && plan->pid_max[0] != '\0') {
+        snprintf(unbounded, m, "%s", why);
+        plan->pid_max[0] = '\0';
+        ok = namespaces_here(spec, plan, why, n);
+    }
+    if (!ok && plan->pid && spec->profile == JPT__SANDBOX_STDIO) {
+        char pid_why[256];
+        snprintf(pid_why, sizeof(pid_why), "%s", why);
+        plan->pid = false;
+        unbounded[0] = '\0';
+        if ((ok = namespaces_here(spec, plan, why, n)))
+            snprintf(why, n, "%s", pid_why);
+        *mounts = ok;
+        return false;
+    }
+    *mounts = ok && plan->mounts;
+    return ok && plan->pid;
+}
+
 static int refuse_required(int abi, bool seccomp, const char *ll_why, const char *sc_why,
                            jpt__errbuf *err)
 {
@@ -945,6 +1274,31 @@ static int build(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, bool 
                                 : JPT__SECCOMP_METADATA);
     int rc = vfs ? JPT_OK : jpt__etc_secrets(etc, err);
 
+    if (spec->workspace != NULL && realpath(spec->workspace, sb->workspace_real) == NULL)
+        sb->workspace_real[0] = '\0';
+    if (rc == JPT_OK)
+        rc = find_repos(sb, spec, err);
+    if (rc == JPT_OK && sb->read_only.n > 0 && !ns && spec->mode == JPT_SANDBOX_REQUIRED)
+        rc = jpt__err(err, JPT_ERR_SANDBOX,
+                      "the OS sandbox is required, but the workspace %.200s holds a "
+                      "repository (%.200s), which the tool may not write (its configuration "
+                      "names programs the user's git runs), and without a mount namespace of "
+                      "its own nothing keeps it read-only (\"sandbox\": {\"filesystem\": "
+                      "{\"git\": \"writable\"}} lets the tool write it; the sandbox mode "
+                      "\"best-effort\" runs it so)",
+                      sb->workspace_real, sb->read_only.v[0]);
+    if (rc == JPT_OK && sb->repos_partial && spec->mode == JPT_SANDBOX_REQUIRED)
+        rc = jpt__err(err, JPT_ERR_SANDBOX,
+                      "the OS sandbox is required, but not every repository of the workspace "
+                      "%.200s can be found (%.320s), which the tool may not write (\"sandbox\": "
+                      "{\"filesystem\": {\"git\": \"writable\"}} lets the tool write them; the "
+                      "sandbox mode \"best-effort\" runs it so)",
+                      sb->workspace_real, sb->repos_why);
+
+    /* Its own /tmp (the host's shared is read and written by every
+     * process of the host's uid: S1), known before its ruleset grants it. */
+    if (rc == JPT_OK && ns && spec->profile == JPT__SANDBOX_STDIO && spec->cache != NULL)
+        rc = tool_tmp_dir(spec->cache, spec->tool != NULL ? spec->tool : "", sb->tmp_dir, err);
     /* Without a mount namespace to cover them, a root host's ruleset
      * leaves the secrets of /etc out; another host cannot read them. */
     if (rc == JPT_OK && abi >= 1)
@@ -956,7 +1310,11 @@ static int build(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, bool 
     }
     if (rc == JPT_OK && ns)
         rc = plan_mounts(sb, spec, &etc->found, err);
-    if (rc == JPT_OK && ns && spec->profile == JPT__SANDBOX_STDIO && spec->cache != NULL)
+    /* A kept view is entered from the host's user namespace, where a
+     * host that is not root cannot make a PID namespace: it then makes
+     * its own view, in a user namespace of its own. */
+    if (rc == JPT_OK && ns && spec->profile == JPT__SANDBOX_STDIO && spec->cache != NULL &&
+        !(sb->ns.pid && sb->ns.user))
         use_kept_view(sb, spec->cache, etc->generation);
     if (rc == JPT_OK && seccomp)
         rc = filter(sb, spec, denies, err);
@@ -965,8 +1323,6 @@ static int build(jpt__sandbox *sb, const jpt__sandbox_spec *spec, int abi, bool 
         return rc;
     sb->own_filter = seccomp;
     sb->report.enforced = enforced_bits(abi, seccomp, ns, denies);
-    if (ns && sb->ns.pid)
-        sb->report.enforced |= JPT_SANDBOX_ENFORCED_PROCESSES;
     return JPT_OK;
 }
 
@@ -997,17 +1353,9 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     if (spec->mode == JPT_SANDBOX_REQUIRED && (abi < 1 || !seccomp))
         return refuse_required(abi, seccomp, ll_why, sc_why, err);
     jpt__ns_plan plan = {.ruleset = -1, .enter_mnt = -1, .enter_user = -1};
-    bool ns = false;
-    if (spec->profile != JPT__SANDBOX_VFS) {
-        plan.mounts = true;
-        plan.pid = spec->profile == JPT__SANDBOX_RUN && spec->pid_namespace;
-        plan.user = !may_mount();
-        snprintf(plan.uid_map, sizeof(plan.uid_map), "%u %u 1", (unsigned)geteuid(),
-                 (unsigned)geteuid());
-        snprintf(plan.gid_map, sizeof(plan.gid_map), "%u %u 1", (unsigned)getegid(),
-                 (unsigned)getegid());
-        ns = namespaces_here(spec, &plan, ns_why, sizeof(ns_why));
-    }
+    char unbounded[256] = "";
+    bool ns = false, pidns = plan_namespaces(spec, &plan, &ns, ns_why, sizeof(ns_why), unbounded,
+                                             sizeof(unbounded));
     char real[PATH_MAX], over[PATH_MAX];
     bool exposed = grant_over_workspace(spec, over);
     if (spec->mode == JPT_SANDBOX_REQUIRED && exposed)
@@ -1032,8 +1380,8 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
                         "give the process a mount namespace%s of its own (to cover sensitive "
                         "paths and keep the rest read-only%s): %s (the sandbox mode "
                         "\"best-effort\" runs it without)",
-                        plan.pid ? " and a PID namespace" : "",
-                        plan.pid ? ", and to end whatever it starts" : "", ns_why);
+                        spec->pid_namespace ? " and a PID namespace" : "",
+                        spec->pid_namespace ? ", and to end whatever it starts" : "", ns_why);
 
     jpt__sandbox *sb = jpt__calloc(1, sizeof(*sb));
     if (sb == NULL)
@@ -1041,15 +1389,30 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     sb->ruleset = -1;
     sb->ns.enter_mnt = sb->ns.enter_user = -1;
     sb->report.landlock_abi = abi;
-    if (ns)
+    if (ns || pidns)
         sb->ns = plan;
     if ((rc = build(sb, spec, abi, seccomp, ns, err)) < 0) {
         jpt__sandbox_free(sb);
         return rc;
     }
-    describe(&sb->report, spec->profile, plan.pid, abi < 1 ? ll_why : NULL,
-             seccomp ? NULL : sc_why,
-             spec->profile != JPT__SANDBOX_VFS && !ns ? ns_why : NULL);
+    if (pidns)
+        sb->report.enforced |= JPT_SANDBOX_ENFORCED_PROCESSES;
+    describe(&sb->report, spec->profile, spec->pid_namespace,
+             pidns && plan.pid_max[0] != '\0' ? process_limit(spec) : 0,
+             abi < 1 ? ll_why : NULL, seccomp ? NULL : sc_why,
+             (spec->profile != JPT__SANDBOX_VFS && !ns) || (spec->pid_namespace && !pidns)
+                 ? ns_why
+                 : NULL);
+    if (sb->repos_partial) {
+        size_t n = strlen(sb->report.text);
+        snprintf(sb->report.text + n, sizeof(sb->report.text) - n,
+                 "; not all its repositories are kept read-only: %.320s", sb->repos_why);
+    }
+    if (pidns && unbounded[0] != '\0') {
+        size_t n = strlen(sb->report.text);
+        snprintf(sb->report.text + n, sizeof(sb->report.text) - n,
+                 "; its processes are not bounded: %s", unbounded);
+    }
     if (exposed) {
         size_t n = strlen(sb->report.text);
         snprintf(sb->report.text + n, sizeof(sb->report.text) - n,
@@ -1057,6 +1420,16 @@ int jpt__sandbox_prepare(const jpt__sandbox_spec *spec, jpt__sandbox **out, jpt_
     }
     *out = sb;
     return JPT_OK;
+}
+
+jpt__repos *jpt__sandbox_repos(const jpt__sandbox *sb)
+{
+    return sb->repos;
+}
+
+bool jpt__sandbox_remade(const jpt__sandbox *sb, const char *dir)
+{
+    return sb->ns.tmp_remake != NULL && strcmp(sb->ns.tmp_remake, dir) == 0;
 }
 
 const jpt__sandbox_report *jpt__sandbox_report_of(const jpt__sandbox *sb)
@@ -1092,6 +1465,10 @@ void jpt__sandbox_free(jpt__sandbox *sb)
     jpt__pathv_free(&sb->read_only);
     jpt__pathv_free(&sb->hide);
     jpt__pathv_free(&sb->tmp_keep);
+    jpt__pathv_free(&sb->tmp_remake);
+    jpt__buf_free(&sb->read_only_ids);
+    jpt__buf_free(&sb->hide_ids);
+    jpt__repos_unref(sb->repos);
     jpt__free(sb);
 }
 

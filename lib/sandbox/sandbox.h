@@ -15,8 +15,10 @@
  *
  * Files: landlock.c (the kernel's ABI, the ruleset), seccomp.c (the
  * filters), ns.c (the namespaces: what the host can make, the child's
- * mounts), etc.c (the secrets of /etc), sandbox.c (profiles, modes, the
- * report, what an owner keeps, prepare and apply). */
+ * mounts), etc.c (the secrets of /etc), walk.c (walks of a workspace,
+ * what of a repository an entry is, removals), repos.c (the repositories
+ * where a process may write: before, and the sweep after), sandbox.c (profiles, modes, the report, what
+ * an owner keeps, prepare and apply). */
 #ifndef JPT_LIB_SANDBOX_H
 #define JPT_LIB_SANDBOX_H
 
@@ -37,9 +39,13 @@
  *          change of any file's mode, owner, times or extended attributes,
  *          no file-system watch or file handle. It starts in "/".
  *   STDIO  RFD 075's sandbox of a stdio tool: the workspace read-write (or
- *          read-only), the system read-only (/usr, /lib*, /bin, /sbin,
- *          /etc but its secrets, /opt, /sys; not /proc), /tmp read-write,
- *          no network: socket() of AF_UNIX streams only, and no connect().
+ *          read-only) but its repositories (unless git_writable), the
+ *          system read-only (/usr, /lib*, /bin, /sbin, /etc but its
+ *          secrets, /opt, /sys; not /proc), a /tmp of its own (a
+ *          directory per tool bound there; the host's without a mount
+ *          namespace),
+ *          no network: socket() of AF_UNIX streams only, and no connect();
+ *          no file-system watch (inotify, fanotify) nor file handle.
  *          In a mount namespace, everything but the writable areas is
  *          mounted read-only; where the host cannot make one, metadata
  *          changes are denied everywhere instead.
@@ -48,10 +54,21 @@
  *          within them, `hide` covered, the system as STDIO has it, a
  *          private /tmp; no network as STDIO; in a mount namespace of its
  *          own (and a PID namespace, when asked). Without them it is not
- *          prepared in mode REQUIRED. */
+ *          prepared in mode REQUIRED.
+ * Any profile may ask for a PID namespace (spec.pid_namespace: the
+ * spawner's, where no cgroup of the process's own ends and bounds it),
+ * bounded to spec.process_limit processes by its pid_max where the
+ * kernel keeps one per namespace. */
 #define JPT__SANDBOX_VFS 1
 #define JPT__SANDBOX_STDIO 2
 #define JPT__SANDBOX_RUN 3
+
+/* The most processes (threads count) a sandboxed process and what it
+ * starts have alive at once, unless its definition or rule says
+ * otherwise (vfs.h, "The OS sandbox": os_sandbox.process_limit,
+ * commands.<program>.process_limit, 1 to the _MAX). */
+#define JPT__SANDBOX_PROCESS_LIMIT 512
+#define JPT__SANDBOX_PROCESS_LIMIT_MAX 65536
 
 /* The private /tmp of a RUN child (a tmpfs) is this large at most. */
 #define JPT__SANDBOX_TMP_SIZE "256m"
@@ -90,6 +107,16 @@ typedef struct jpt__sandbox_spec {
                                   above it): mode REQUIRED refuses such a
                                   spec, and BEST_EFFORT's report says so */
     bool workspace_writable;   /* STDIO */
+    bool git_writable;         /* STDIO: its repositories writable too
+                                  ("filesystem": {"git": "writable"});
+                                  else each .git and bare repository of
+                                  a writable workspace is mounted
+                                  read-only, and what of one it makes is
+                                  swept after it (repos.c) */
+    const char *tool;          /* STDIO: whose /tmp it is (a directory of
+                                  its own per tool and cache, bound over
+                                  /tmp); NULL, or no cache: a tmpfs of its
+                                  own */
     const char *const *read;   /* absolute paths readable and executable
                                   besides the profile's; NULL-terminated,
                                   or NULL */
@@ -100,14 +127,30 @@ typedef struct jpt__sandbox_spec {
                                   read: each is covered by an empty
                                   directory or file it cannot open */
     const bool *hide_dir;      /* RUN: per `hide`, whether a directory */
-    bool pid_namespace;        /* RUN: a PID namespace whose end ends every
-                                  process in it (for a child that has no
-                                  cgroup of its own to be killed) */
+    const uint64_t *read_only_ids; /* RUN: per `read_only` and per `hide`, */
+    const uint64_t *hide_ids;  /* the (device, inode) pair the path was
+                                  when it was found: the child covers it
+                                  only if it is still that file (a
+                                  directory renamed and made again since
+                                  fails the spawn); NULL, or a pair of 0:
+                                  not checked */
+    bool pid_namespace;        /* a PID namespace whose end ends every
+                                  process in it, and which bounds them (for
+                                  a process that has no cgroup of its own
+                                  to be killed, or whose cgroup bounds no
+                                  processes); where the host cannot make
+                                  one, RUN is not prepared in mode
+                                  REQUIRED, the others run without and
+                                  their report says so */
+    unsigned process_limit;    /* the most processes (threads count) alive
+                                  at once in that PID namespace; 0:
+                                  JPT__SANDBOX_PROCESS_LIMIT */
     jpt__sandbox_cache *cache; /* filters kept here; NULL: built for this
                                   sandbox alone */
 } jpt__sandbox_spec;
 
 typedef struct jpt__sandbox jpt__sandbox;
+typedef struct jpt__repos jpt__repos; /* repos.c */
 
 /* What a prepared sandbox enforces, for the report of a spawn. */
 typedef struct jpt__sandbox_report {
@@ -151,6 +194,17 @@ int jpt__sandbox_enter_in_child(const jpt__sandbox *sb, const char **step, const
  * failed. The ruleset's fd must still be open (apply before closing the
  * inherited fds). */
 int jpt__sandbox_apply_in_child(const jpt__sandbox *sb, const char **step);
+
+/* Whether the directory `dir` (a real path) is made anew in the child's
+ * view (a workspace below /tmp whose root it may not read, ns.c): a
+ * child starting there enters it by its path, which does not lead to the
+ * host's directory. */
+bool jpt__sandbox_remade(const jpt__sandbox *sb, const char *dir);
+
+/* The repositories of a STDIO sandbox's writable workspace, for the
+ * sweep after its process (the spawner takes a reference); NULL: none to
+ * sweep. */
+jpt__repos *jpt__sandbox_repos(const jpt__sandbox *sb);
 
 /* What it enforces (filled at prepare). */
 const jpt__sandbox_report *jpt__sandbox_report_of(const jpt__sandbox *sb);
@@ -233,8 +287,8 @@ typedef struct jpt__seccomp_prog {
 #define JPT__SECCOMP_TRUNCATE 0x2    /* truncate(2): a Landlock below ABI 3 */
 #define JPT__SECCOMP_METADATA 0x4    /* chmod, chown, utimes, xattrs, … of
                                         any file */
-#define JPT__SECCOMP_PATH_PROBES 0x8 /* inotify, and reading extended
-                                        attributes (fanotify and file
+#define JPT__SECCOMP_PATH_PROBES 0x8 /* reading extended attributes
+                                        (inotify, fanotify and file
                                         handles are denied to all) */
 #define JPT__SECCOMP_VARIANTS 16
 
@@ -291,13 +345,168 @@ void jpt__etc_free(jpt__etc *e);
 int jpt__etc_allow_around(int ruleset, const jpt__etc *e, uint64_t access, uint64_t handled,
                           jpt__errbuf *err);
 
+/* ---- walk.c ---------------------------------------------------------------------- */
+
+/* `rel` (relative to the directory `root_fd`, "." for it) opened beneath
+ * it with `flags` (O_CLOEXEC and O_NOFOLLOW added), never through a
+ * symbolic link (RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS); -1 with errno. */
+int jpt__walk_open(int root_fd, const char *rel, int flags);
+
+/* What of a repository the entry `name` of type `type` (DT_*) is: a `.git`
+ * in any case (a directory, a "gitdir:" file, a symbolic link), and what
+ * makes a directory a bare repository to git (HEAD; objects and refs, or
+ * commondir). */
+#define JPT__REPO_GIT 0x1u
+#define JPT__REPO_HEAD 0x2u
+#define JPT__REPO_OBJECTS 0x4u
+#define JPT__REPO_REFS 0x8u
+#define JPT__REPO_COMMONDIR 0x10u
+unsigned jpt__repo_mark(const char *name, unsigned char type);
+/* Whether a directory whose entries have `marks` is a repository to git:
+ * HEAD, and objects and refs or a commondir. */
+bool jpt__repo_bare(unsigned marks);
+
+/* A set of paths: sorted (its flags cleared), then looked up. */
+void jpt__pathv_sort(jpt__pathv *l);
+bool jpt__pathv_has(const jpt__pathv *l, const char *path);
+
+/* What a directory was when a walk listed it: (device, inode, ctime),
+ * and whether its ctime was so recent then that a change in the same
+ * tick would not show (racy: the stamp is never trusted). */
+typedef struct jpt__walk_stamp {
+    char *rel;
+    uint64_t dev, ino;
+    int64_t ctime; /* ns */
+    bool racy;
+} jpt__walk_stamp;
+typedef struct jpt__walk_stamps {
+    jpt__walk_stamp *v;
+    size_t n, cap;
+} jpt__walk_stamps;
+/* Whether every directory stamped is still what it was (so none has an
+ * entry made, removed or renamed since: each such change moves its
+ * directory's ctime, which no process sets back). */
+bool jpt__walk_stamps_hold(const jpt__walk_stamps *s, int root_fd);
+void jpt__walk_stamps_free(jpt__walk_stamps *s);
+
+/* A walk of directories beneath `root_fd`: each listed, each entry (its
+ * path relative to the root, its name, its type: DT_DIR, DT_LNK, DT_REG
+ * for the rest) given to `visit`, which answers JPT__WALK_DESCEND for a
+ * directory to list too, JPT_OK for not, or a negative status to stop
+ * the walk; a directory's entries' JPT__REPO_* marks given to `dir_done`
+ * (may be NULL) once it is listed. A symbolic link is never followed; a
+ * directory that cannot be opened beneath the root without one is passed
+ * over. Iterative (the depth is a tool's to choose) and bounded: past
+ * `max_entries` it fails with JPT_ERR_LIMIT. */
+#define JPT__WALK_DESCEND 1
+typedef int (*jpt__walk_fn)(void *ud, const char *rel, const char *name, unsigned char type);
+typedef int (*jpt__walk_dir_fn)(void *ud, const char *rel, unsigned marks);
+typedef struct jpt__walk jpt__walk;
+/* JPT_ERR_NOMEM. */
+int jpt__walk_new(int root_fd, size_t max_entries, jpt__walk_fn visit, jpt__walk_dir_fn dir_done,
+                  void *ud, jpt__walk **out);
+/* Stamps each directory listed into `s` (jpt__walk_stamps_hold). */
+void jpt__walk_stamp_into(jpt__walk *w, jpt__walk_stamps *s);
+/* Adds the directory `rel` to list. JPT_ERR_NOMEM. */
+int jpt__walk_add(jpt__walk *w, const char *rel);
+/* Walks on for about `budget_ns` (0: to the end): 1 when there is more,
+ * 0 when done, or a negative status (JPT_ERR_LIMIT past the bound,
+ * JPT_ERR_IO a directory that cannot be listed and may hold what the walk
+ * looks for, JPT_ERR_NOMEM, or `visit`'s or `dir_done`'s), `err` saying
+ * why (for JPT_ERR_LIMIT "more than N entries", to be put in context). */
+int jpt__walk_step(jpt__walk *w, uint64_t budget_ns, jpt__errbuf *err);
+size_t jpt__walk_scanned(const jpt__walk *w);
+void jpt__walk_free(jpt__walk *w);
+
+/* The removal of the entry `name` of the directory `parent_fd` and all
+ * beneath it, never following a symbolic link, in steps: at most two
+ * directories are open at once whatever the depth, and a directory made
+ * unreadable by its owner is made readable to be emptied. */
+typedef struct jpt__remove jpt__remove;
+int jpt__remove_new(int parent_fd, const char *name, jpt__remove **out); /* JPT_ERR_NOMEM */
+/* Removes on for about `budget_ns` (0: to the end): 1 when there is more,
+ * 0 when all is gone (or was), JPT_ERR_IO when something could not be
+ * removed (the rest was). */
+int jpt__remove_step(jpt__remove *r, uint64_t budget_ns);
+/* Entries removed so far. */
+size_t jpt__remove_count(const jpt__remove *r);
+void jpt__remove_free(jpt__remove *r);
+/* The same at once: 0, or JPT_ERR_IO / JPT_ERR_NOMEM. */
+int jpt__remove_tree(int parent_fd, const char *name);
+
+/* ---- repos.c --------------------------------------------------------------------- */
+
+struct stat;
+
+/* (device, inode) pairs: a set once sorted (repos.c), else a list. */
+typedef struct jpt__idv {
+    uint64_t *v;
+    size_t n, cap;
+} jpt__idv;
+int jpt__idv_add(jpt__idv *l, const struct stat *st); /* NULL: (0, 0). JPT_ERR_NOMEM */
+void jpt__idv_free(jpt__idv *l);
+
+/* What of a repository lies beneath the writable roots of a workspace
+ * before a sandboxed process runs there, for the sweep after it: each
+ * .git (any case, any type) and each bare repository by identity, and
+ * what the process had covered or read-only (not walked again). A walk
+ * notes them (jpt__repos_note, _note_dir, _covered), then seals it.
+ * Reference-counted: a kept view and each of its processes hold one. */
+/* Over the directory `root_fd` (duplicated). JPT_ERR_NOMEM, JPT_ERR_LIMIT
+ * (no fd), JPT_ERR_IO. */
+int jpt__repos_new(int root_fd, jpt__repos **out);
+jpt__repos *jpt__repos_ref(jpt__repos *r);
+void jpt__repos_unref(jpt__repos *r); /* NULL-safe */
+int jpt__repos_root_fd(const jpt__repos *r);
+/* A writable root, relative ("." the root). JPT_ERR_NOMEM. */
+int jpt__repos_add_root(jpt__repos *r, const char *rel);
+bool jpt__repos_has_roots(const jpt__repos *r);
+/* Whether `rel` is beneath a writable root and no root is beneath it (a
+ * rule that names a path inside .git grants it). */
+bool jpt__repos_writable(const jpt__repos *r, const char *rel);
+/* The entry `rel` (named `name`) met: a .git beneath a root is noted.
+ * The directory `rel` listed, its entries' `marks`: a bare repository
+ * beneath a root is noted, and `*bare` says so. What the process cannot
+ * change, `rel` being `st`. JPT_ERR_NOMEM. */
+int jpt__repos_note(jpt__repos *r, const char *rel, const char *name);
+int jpt__repos_note_dir(jpt__repos *r, const char *rel, unsigned marks, bool *bare);
+int jpt__repos_covered(jpt__repos *r, const char *rel, const struct stat *st);
+/* The walk's stamps (jpt__walk_stamp_into), which let a sweep see that
+ * nothing changed and walk nothing. */
+jpt__walk_stamps *jpt__repos_stamps(jpt__repos *r);
+/* Noted all: the sets are sorted. */
+void jpt__repos_seal(jpt__repos *r);
+
+/* The sweep after the process (`r` sealed; it takes a reference): a walk
+ * of the writable roots (at most `max_entries`) finds each .git that was
+ * not there and the HEAD of each bare repository that was not one (git
+ * takes no directory without one), and moves each aside in its
+ * directory, to "<name>.jptool-quarantine" (-2, -3, …): git no longer
+ * finds the repository, and nothing is deleted (the sweep cannot tell a
+ * repository the user made meanwhile from the process's). NULL in
+ * `*out` when there is nothing to sweep (no root, or every stamped
+ * directory as it was). JPT_ERR_NOMEM. */
+typedef struct jpt__repo_sweep jpt__repo_sweep;
+int jpt__repo_sweep_new(jpt__repos *r, size_t max_entries, jpt__repo_sweep **out);
+/* Sweeps on for about `budget_ns` (0: to the end): 1 when there is more,
+ * 0 when done, or JPT_ERR_LIMIT (more entries than the bound: nothing was
+ * moved; `err` says "more than N entries"), JPT_ERR_NOMEM. */
+int jpt__repo_sweep_step(jpt__repo_sweep *s, uint64_t budget_ns, jpt__errbuf *err);
+/* What was moved aside, "a/.git (now a/.git.jptool-quarantine), …" (`*n`
+ * of them), and whether something found could not be. */
+const char *jpt__repo_sweep_moved(const jpt__repo_sweep *s, size_t *n, bool *failed);
+void jpt__repo_sweep_free(jpt__repo_sweep *s);
+
 /* ---- ns.c ------------------------------------------------------------------------ */
 
 /* The namespaces of a sandbox and what the child does in them (ns.c's
  * header comment). The lists are NULL-terminated, or NULL. */
 typedef struct jpt__ns_plan {
-    bool mounts;               /* a mount namespace; false: none at all */
-    bool pid;                  /* a PID namespace too */
+    bool mounts;               /* a mount namespace */
+    bool pid;                  /* a PID namespace (with or without mounts;
+                                  neither: no namespace at all) */
+    char pid_max[16];          /* its pid_max, the bound on its processes
+                                  (jpt__ns_pid_max_here); "": none */
     bool user;                 /* a user namespace too (a host without
                                   CAP_SYS_ADMIN), mapping: */
     char uid_map[32], gid_map[32]; /* "<id> <id> 1" */
@@ -305,9 +514,20 @@ typedef struct jpt__ns_plan {
     const char *const *read_only; /* within them, read-only again */
     const char *const *hide;      /* covered by an empty directory or file */
     const bool *hide_dir;
+    const uint64_t *read_only_ids, *hide_ids; /* (device, inode) per path,
+                                     or NULL: what each must still be
+                                     (a pair of 0: not checked) */
     bool private_tmp;             /* a tmpfs of its own on /tmp, granted
                                      `tmp_access` in `ruleset` (-1: none) */
     const char *const *tmp_keep;  /* granted paths below /tmp, kept there */
+    const char *tmp_dir;          /* a directory bound on /tmp instead of a
+                                     tmpfs (writable; the ruleset grants
+                                     /tmp already) */
+    const char *tmp_remake;       /* the workspace, below /tmp and not kept
+                                     (its root is not readable): made anew
+                                     there, read-only, the kept paths
+                                     beneath it; the child enters it by
+                                     its path (jpt__sandbox_remade) */
     uint64_t tmp_access;
     int ruleset;
     /* A view made once and kept (jpt__ns_keep): the child enters these
@@ -317,12 +537,14 @@ typedef struct jpt__ns_plan {
 
 /* CLONE_NEW* for `p`. */
 int jpt__ns_clone_flags(const jpt__ns_plan *p);
+/* Whether this kernel has a pid_max per PID namespace (Linux 6.14). */
+bool jpt__ns_pid_max_here(void);
 /* The child's side; as jpt__sandbox_enter_in_child. */
 int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char **path);
 /* Whether a child can carry out `p` here (it tries, with /dev/null as a
  * path to hide); else false and `why` says what failed. */
 bool jpt__ns_probe(const jpt__ns_plan *p, char *why, size_t n);
-/* Carries out `p` (no PID namespace, no private /tmp) once, in a helper
+/* Carries out `p` (without its PID namespace) once, in a helper
  * child, and keeps its namespaces: `*mnt` (and `*user`, when `p->user`;
  * else -1) are fds for later children to enter, so that they make no
  * mounts of their own and leave none to tear down. JPT_OK, or

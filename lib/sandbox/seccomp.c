@@ -71,7 +71,9 @@ void jpt__seccomp_prog_free(jpt__seccomp_prog *p)
  * the clock, the host's names, rebooting, kexec, kernel modules, swap,
  * accounting, fanotify (which watches whole file systems), file handles
  * (open_by_handle_at opens any file by its number; name_to_handle_at
- * tells them), and userfaultfd (a tool of kernel exploits). bind and
+ * tells them), inotify (Landlock does not govern watching: a tool would
+ * learn when files it may not read are made, opened and written, the
+ * host's home among them), and userfaultfd (a tool of kernel exploits). bind and
  * listen too: a process that may connect() nowhere has no use for a name
  * of its own, which would serve only processes outside the sandbox (a
  * name of the host's services squatted, their clients' connections
@@ -92,6 +94,7 @@ static const int denied[] = {
     SCMP_SYS(swapoff),          SCMP_SYS(acct),             SCMP_SYS(fanotify_init),
     SCMP_SYS(fanotify_mark),    SCMP_SYS(name_to_handle_at), SCMP_SYS(open_by_handle_at),
     SCMP_SYS(userfaultfd),      SCMP_SYS(bind),             SCMP_SYS(listen),
+    SCMP_SYS(inotify_init),     SCMP_SYS(inotify_init1),    SCMP_SYS(inotify_add_watch),
 };
 
 /* System calls newer than the headers of some builds: the numbers are
@@ -128,10 +131,9 @@ static const int metadata[] = {
 };
 
 /* JPT__SECCOMP_PATH_PROBES: what tells a VFS tool of paths it cannot open
- * beyond their existence: watching them, and their extended attributes
- * (an ACL, a security label). */
+ * beyond their existence: their extended attributes (an ACL, a security
+ * label). (Watching them is denied to every profile.) */
 static const int path_probes[] = {
-    SCMP_SYS(inotify_init), SCMP_SYS(inotify_init1), SCMP_SYS(inotify_add_watch),
     SCMP_SYS(getxattr),     SCMP_SYS(lgetxattr),     SCMP_SYS(fgetxattr),
     SCMP_SYS(listxattr),    SCMP_SYS(llistxattr),    SCMP_SYS(flistxattr),
 #if HAVE_UNIFIED_NR

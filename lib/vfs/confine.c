@@ -4,92 +4,42 @@
  * prefixes of filesystem.allow and .writable), and for what they never
  * allow beneath those (filesystem.deny, the sensitive paths), a walk of
  * the readable prefixes that finds it, for the child to cover in its
- * mount namespace; .git entries beneath a writable prefix stay read-only.
+ * mount namespace; repositories beneath a writable prefix (.git entries,
+ * bare repositories) stay read-only. The walk also takes the inventory
+ * of what of a repository lies beneath the writable prefixes (repos.c),
+ * which the sweep after the run compares with.
  *
- * The walk is iterative (the depth of the tree is the tool's to choose),
- * never follows a symbolic link, resolves every directory beneath the
- * root's fd (RESOLVE_BENEATH), and is bounded: JPT_VFS_RUN_SCAN_MAX
- * entries, JPT_VFS_RUN_COVER_MAX paths covered. */
+ * The walk is lib/sandbox's (walk.c): iterative, in steps of a time
+ * budget (run.c runs it a slice at a time from the loop), never following
+ * a symbolic link, resolving every directory beneath the root's fd, and
+ * bounded: JPT_VFS_RUN_SCAN_MAX entries, JPT_VFS_RUN_COVER_MAX paths
+ * covered. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-
-#include <linux/openat2.h>
 
 #include "policy/policy.h"
 #include "vfs/run.h"
 
-typedef struct strv {
-    char **v;
-    bool *flag;
-    size_t n, cap;
-} strv;
-
-static int strv_add(strv *l, char *owned, bool flag)
-{
-    char **grown = jpt__array_reserve(l->v, &l->cap, l->n + 2, sizeof(*grown), 8);
-    bool *flags;
-
-    if (grown == NULL) {
-        jpt__free(owned);
-        return JPT_ERR_NOMEM;
-    }
-    l->v = grown;
-    if ((flags = jpt__realloc(l->flag, l->cap * sizeof(*flags))) == NULL) {
-        jpt__free(owned);
-        return JPT_ERR_NOMEM;
-    }
-    l->flag = flags;
-    l->flag[l->n] = flag;
-    l->v[l->n++] = owned;
-    l->v[l->n] = NULL;
-    return JPT_OK;
-}
-
-static void strv_free(strv *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        jpt__free(l->v[i]);
-    jpt__free(l->v);
-    jpt__free(l->flag);
-    memset(l, 0, sizeof(*l));
-}
-
 struct jpt__vfs_confine {
     jpt__sandbox_spec spec;
     char root[JPT__SANDBOX_PATH_MAX]; /* the workspace's real path */
-    strv read, write, read_only, hide;
+    const jpt_policy *p;
+    int root_fd;                      /* the directory backend's, lent */
+    jpt__pathv read, write, read_only, hide; /* absolute */
+    jpt__idv read_only_ids, hide_ids; /* per path, for the child's check */
+    jpt__repos *repos;                /* the writable roots and what of a
+                                         repository lies beneath them */
+    jpt__walk *walk;                  /* NULL once walked */
     size_t scanned;
     bool git;                         /* the child is git */
 };
-
-typedef struct walk {
-    const jpt_policy *p;
-    int root_fd;
-    jpt__vfs_confine *c;
-    strv todo;           /* directories to list, relative to the root */
-    size_t next;
-    jpt__buf rel;
-    jpt__errbuf *err;
-} walk;
-
-/* `rel` (relative to the root, "." for it) opened beneath the root
- * without following a symbolic link. */
-static int open_beneath(int root_fd, const char *rel, int flags)
-{
-    struct open_how how = {
-        .flags = (uint64_t)(flags | O_CLOEXEC),
-        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
-
-    return (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
-}
 
 /* "<root>/<rel>" (the root for "."), owned. */
 static char *absolute(const jpt__vfs_confine *c, const char *rel)
@@ -117,22 +67,13 @@ static bool never_read(const jpt_policy *p, const char *rel)
            jpt__pattern_find(p, rel, false, &inside) != NULL;
 }
 
-/* Whether `rel` is beneath a writable prefix, and no writable prefix is
- * beneath it (a rule that names a path inside .git grants it). */
-static bool in_writable_only(const jpt__vfs_confine *c, const char *abs)
+/* Whether `rel` is `root` or beneath it (relative paths, "." the root). */
+static bool beneath(const char *rel, const char *root)
 {
-    bool under = false;
-    size_t n = strlen(abs);
+    size_t m = strlen(root);
 
-    for (size_t i = 0; i < c->write.n; i++) {
-        const char *w = c->write.v[i];
-        size_t m = strlen(w);
-        if (strncmp(abs, w, m) == 0 && (abs[m] == '/' || abs[m] == '\0'))
-            under = true;
-        if (strncmp(w, abs, n) == 0 && w[n] == '/')
-            return false;
-    }
-    return under;
+    return strcmp(root, ".") == 0 ||
+           (strncmp(rel, root, m) == 0 && (rel[m] == '/' || rel[m] == '\0'));
 }
 
 static bool is_git(const char *name)
@@ -156,119 +97,98 @@ static bool is_git_config(const char *rel)
     return (size_t)(slash - start) == 4 && strncasecmp(start, ".git", 4) == 0;
 }
 
-static int bounded(walk *w)
+static int bounded(jpt__vfs_confine *c)
 {
-    if (w->c->hide.n + w->c->read_only.n >= JPT_VFS_RUN_COVER_MAX)
-        return jpt__err(w->err, JPT_ERR_LIMIT,
-                        "the paths it may read hold more than %d sensitive, denied or .git "
-                        "entries to cover: too many for the OS sandbox of a process",
-                        JPT_VFS_RUN_COVER_MAX);
+    if (c->hide.n + c->read_only.n >= JPT_VFS_RUN_COVER_MAX)
+        return JPT_ERR_LIMIT;
     return JPT_OK;
 }
 
-/* One entry of the directory `dir` (relative), of type `type` (DT_*). */
-static int visit(walk *w, const char *dir, const char *name, unsigned char type)
+/* Adds `rel` to the covered list `l` (with its identity, which the child
+ * checks: ns.c), absolute. */
+static int cover(jpt__vfs_confine *c, jpt__pathv *l, jpt__idv *ids, const char *rel, bool flag)
 {
-    jpt__vfs_confine *c = w->c;
+    struct stat st;
+    int rc = bounded(c);
+    char *abs;
+
+    if (rc < 0)
+        return rc;
+    /* Gone meanwhile: nothing to cover, and the child would fail on it. */
+    if (fstatat(c->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return JPT_OK;
+    if ((abs = absolute(c, rel)) == NULL)
+        return JPT_ERR_NOMEM;
+    rc = jpt__pathv_add(l, abs, flag);
+    jpt__free(abs);
+    if (rc == JPT_OK)
+        rc = jpt__repos_covered(c->repos, rel, &st);
+    return rc < 0 ? rc : jpt__idv_add(ids, &st);
+}
+
+/* One entry of the walk (walk.c's jpt__walk_fn). */
+static int visit(void *ud, const char *rel, const char *name, unsigned char type)
+{
+    jpt__vfs_confine *c = ud;
+    bool writable = jpt__repos_writable(c->repos, rel);
     int rc;
 
-    /* "<dir>/<name>" (the name alone in the root), without printf: this
-     * runs for every entry. */
-    w->rel.len = 0;
-    if (strcmp(dir, ".") != 0 && ((rc = jpt__buf_puts(&w->rel, dir)) < 0 ||
-                                  (rc = jpt__buf_putc(&w->rel, '/')) < 0))
+    /* The inventory the sweep compares with: every .git beneath a
+     * writable prefix, a symbolic link too, by its identity. */
+    if (!c->p->git_writable && (rc = jpt__repos_note(c->repos, rel, name)) < 0)
         return rc;
-    if ((rc = jpt__buf_puts(&w->rel, name)) < 0)
-        return rc;
-    if (++c->scanned > JPT_VFS_RUN_SCAN_MAX)
-        return jpt__err(w->err, JPT_ERR_LIMIT,
-                        "the paths it may read hold more than %d entries: too many to find "
-                        "their sensitive paths before each process",
-                        JPT_VFS_RUN_SCAN_MAX);
-    if (type == DT_UNKNOWN) {
-        struct stat st;
-        if (fstatat(w->root_fd, w->rel.data, &st, AT_SYMLINK_NOFOLLOW) != 0)
-            return JPT_OK; /* gone meanwhile */
-        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
-    }
     /* A symbolic link is neither followed nor covered: what it leads to
      * is judged by its own path. */
     if (type == DT_LNK)
         return JPT_OK;
-    if (c->git && type != DT_DIR && is_git_config(w->rel.data)) {
+    if (c->git && type != DT_DIR && is_git_config(rel)) {
         /* Read, never written: a git child cannot change what its own
          * overrides were read from. */
-        char *abs = absolute(c, w->rel.data);
-        if (abs == NULL)
-            return JPT_ERR_NOMEM;
-        if (!in_writable_only(c, abs)) {
-            jpt__free(abs);
-            return JPT_OK;
-        }
-        if ((rc = bounded(w)) < 0) {
-            jpt__free(abs);
-            return rc;
-        }
-        return strv_add(&c->read_only, abs, false);
+        return writable ? cover(c, &c->read_only, &c->read_only_ids, rel, false) : JPT_OK;
     }
-    if (never_read(w->p, w->rel.data)) {
-        if ((rc = bounded(w)) < 0)
-            return rc;
-        char *abs = absolute(c, w->rel.data);
-        return abs == NULL ? JPT_ERR_NOMEM : strv_add(&c->hide, abs, type == DT_DIR);
-    }
+    if (never_read(c->p, rel))
+        return cover(c, &c->hide, &c->hide_ids, rel, type == DT_DIR);
     /* .git is written only where filesystem.git says "writable", as by
      * fs.write (issue 15 §2): a directory, or a file ("gitdir: <path>", a
      * submodule's or a worktree's) that would otherwise name a
      * repository of the child's making. */
-    if (is_git(name) && !w->p->git_writable) {
-        char *abs = absolute(c, w->rel.data);
-        if (abs == NULL)
-            return JPT_ERR_NOMEM;
-        if (!in_writable_only(c, abs))
-            jpt__free(abs);
-        else if ((rc = bounded(w)) < 0) {
-            jpt__free(abs);
-            return rc;
-        } else if ((rc = strv_add(&c->read_only, abs, type == DT_DIR)) < 0)
-            return rc; /* strv_add freed it */
-    }
-    if (type != DT_DIR)
-        return JPT_OK;
-    char *copy = jpt__strdup(w->rel.data);
-    return copy == NULL ? JPT_ERR_NOMEM : strv_add(&w->todo, copy, false);
+    if (is_git(name) && !c->p->git_writable && writable &&
+        (rc = cover(c, &c->read_only, &c->read_only_ids, rel, type == DT_DIR)) < 0)
+        return rc;
+    return type == DT_DIR ? JPT__WALK_DESCEND : JPT_OK;
 }
 
-/* Lists the directory `rel`; one that cannot be opened (gone, or no
- * longer a directory) is passed over: nothing of it can be read. */
-static int list_dir(walk *w, const char *rel)
+/* A directory listed (walk.c's jpt__walk_dir_fn): a bare repository
+ * beneath a writable prefix stays read-only, as a .git does (a writable
+ * root that is itself one stays writable: its rule names it). */
+static int dir_done(void *ud, const char *rel, unsigned marks)
 {
-    int fd = open_beneath(w->root_fd, rel, O_RDONLY | O_DIRECTORY);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *e;
-    int rc = JPT_OK;
+    jpt__vfs_confine *c = ud;
+    bool bare = false;
+    int rc;
 
-    if (d == NULL) {
-        if (fd >= 0)
-            close(fd);
+    if (c->p->git_writable)
         return JPT_OK;
-    }
-    while (rc == JPT_OK && (e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            rc = visit(w, rel, e->d_name, e->d_type);
-    closedir(d);
-    return rc;
+    if ((rc = jpt__repos_note_dir(c->repos, rel, marks, &bare)) < 0 || !bare)
+        return rc;
+    char *abs = absolute(c, rel);
+    if (abs == NULL)
+        return JPT_ERR_NOMEM;
+    bool named = false;
+    for (size_t i = 0; i < c->write.n && !named; i++)
+        named = strcmp(abs, c->write.v[i]) == 0;
+    jpt__free(abs);
+    return named ? JPT_OK : cover(c, &c->read_only, &c->read_only_ids, rel, true);
 }
 
 /* The prefix `rel` of the policy as the path it leads to beneath the root
  * (its real path), relative to the root: NULL when it does not exist,
  * leads out of the root, or is never readable itself. */
-static int real_prefix(const walk *w, const char *rel, char **out)
+static int real_prefix(const jpt__vfs_confine *c, const char *rel, char **out)
 {
     char link[64], real[JPT__SANDBOX_PATH_MAX];
-    const char *root = w->c->root;
-    size_t n = strcmp(root, "/") == 0 ? 0 : strlen(root);
-    int fd = open_beneath(w->root_fd, rel, O_PATH);
+    size_t n = strcmp(c->root, "/") == 0 ? 0 : strlen(c->root);
+    int fd = jpt__walk_open(c->root_fd, rel, O_PATH);
 
     *out = NULL;
     if (fd < 0)
@@ -279,37 +199,29 @@ static int real_prefix(const walk *w, const char *rel, char **out)
     if (len <= 0 || (size_t)len >= sizeof(real) - 1)
         return JPT_OK;
     real[len] = '\0';
-    if (strncmp(real, root, n) != 0 || (real[n] != '/' && real[n] != '\0'))
+    if (strncmp(real, c->root, n) != 0 || (real[n] != '/' && real[n] != '\0'))
         return JPT_OK;
     const char *r = real[n] == '\0' || real[n + 1] == '\0' ? "." : real + n + 1;
-    if (strcmp(r, ".") != 0 && never_read(w->p, r))
+    if (strcmp(r, ".") != 0 && never_read(c->p, r))
         return JPT_OK;
     return (*out = jpt__strdup(r)) == NULL ? JPT_ERR_NOMEM : JPT_OK;
 }
 
-/* Whether `rel` is `root` or beneath it (relative paths, "." the root). */
-static bool beneath(const char *rel, const char *root)
-{
-    size_t m = strlen(root);
-
-    return strcmp(root, ".") == 0 ||
-           (strncmp(rel, root, m) == 0 && (rel[m] == '/' || rel[m] == '\0'));
-}
-
 /* The policy's prefixes (`lists`, `n` of them) as roots beneath the real
- * root, each once: relative in `rel_roots`, absolute in `abs_roots`; a
- * root beneath another is left out. */
-static int add_roots(walk *w, const jpt__policy_prefixes *const *lists, size_t n,
-                     strv *rel_roots, strv *abs_roots)
+ * root, each once, into `rel_roots` (relative) and `abs_roots` (absolute);
+ * a root beneath another is left out. */
+static int add_roots(jpt__vfs_confine *c, const jpt__policy_prefixes *const *lists, size_t n,
+                     jpt__pathv *rel_roots, jpt__pathv *abs_roots)
 {
-    strv found = {0};
+    jpt__pathv found = {0};
     int rc = JPT_OK;
 
     for (size_t l = 0; rc == JPT_OK && l < n; l++)
         for (size_t i = 0; rc == JPT_OK && i < lists[l]->n; i++) {
             char *rel = NULL;
-            if ((rc = real_prefix(w, lists[l]->paths[i], &rel)) == JPT_OK && rel != NULL)
-                rc = strv_add(&found, rel, false);
+            if ((rc = real_prefix(c, lists[l]->paths[i], &rel)) == JPT_OK && rel != NULL)
+                rc = jpt__pathv_add(&found, rel, false);
+            jpt__free(rel);
         }
     for (size_t i = 0; rc == JPT_OK && i < found.n; i++) {
         bool inner = false;
@@ -318,53 +230,52 @@ static int add_roots(walk *w, const jpt__policy_prefixes *const *lists, size_t n
                     (!beneath(found.v[j], found.v[i]) || j < i);
         if (inner)
             continue;
-        char *abs = absolute(w->c, found.v[i]), *rel = jpt__strdup(found.v[i]);
-        if (abs == NULL || rel == NULL) {
-            jpt__free(abs);
-            jpt__free(rel);
+        char *abs = absolute(c, found.v[i]);
+        if (abs == NULL)
             rc = JPT_ERR_NOMEM;
-        } else if ((rc = strv_add(rel_roots, rel, false)) < 0)
-            jpt__free(abs);
-        else
-            rc = strv_add(abs_roots, abs, false);
+        else if ((rc = jpt__pathv_add(rel_roots, found.v[i], false)) == JPT_OK)
+            rc = jpt__pathv_add(abs_roots, abs, false);
+        jpt__free(abs);
     }
-    strv_free(&found);
+    jpt__pathv_free(&found);
     return rc;
 }
 
-static int confine_walk(walk *w)
+/* The roots to grant and walk. A refused configuration grants nothing.
+ * Writable first: what lies beneath them is judged so during the walk. */
+static int plan_walk(jpt__vfs_confine *c)
 {
-    const jpt_policy *p = w->p;
-    strv read_rel = {0}, write_rel = {0};
+    const jpt_policy *p = c->p;
+    jpt__pathv read_rel = {0}, write_rel = {0};
     int rc = JPT_OK;
 
-    /* A refused configuration grants nothing. Writable first: .git is
-     * judged against them during the walk. */
     if (!p->refused) {
         const jpt__policy_prefixes *writes[] = {p->writable_all ? &p->allow : &p->writable};
         const jpt__policy_prefixes *reads[] = {&p->allow, &p->writable};
-        rc = add_roots(w, writes, 1, &write_rel, &w->c->write);
+        rc = add_roots(c, writes, 1, &write_rel, &c->write);
         if (rc == JPT_OK)
-            rc = add_roots(w, reads, 2, &read_rel, &w->c->read);
+            rc = add_roots(c, reads, 2, &read_rel, &c->read);
     }
-    /* Each readable root is listed once: one beneath another was
-     * dropped. */
+    for (size_t i = 0; rc == JPT_OK && i < write_rel.n; i++)
+        rc = jpt__repos_add_root(c->repos, write_rel.v[i]);
+    /* Each readable root is listed once: one beneath another was dropped.
+     * Where the child may write all it may read, the directories listed
+     * are stamped: a run that changes none has nothing to sweep. */
+    bool all_writable = write_rel.n > 0;
     for (size_t i = 0; rc == JPT_OK && i < read_rel.n; i++) {
-        char *copy = jpt__strdup(read_rel.v[i]);
-        rc = copy == NULL ? JPT_ERR_NOMEM : strv_add(&w->todo, copy, false);
+        all_writable &= jpt__repos_writable(c->repos, read_rel.v[i]);
+        rc = jpt__walk_add(c->walk, read_rel.v[i]);
     }
-    while (rc == JPT_OK && w->next < w->todo.n) {
-        const char *rel = w->todo.v[w->next++];
-        rc = list_dir(w, rel);
-    }
-    strv_free(&read_rel);
-    strv_free(&write_rel);
+    if (all_writable && !p->git_writable)
+        jpt__walk_stamp_into(c->walk, jpt__repos_stamps(c->repos));
+    jpt__pathv_free(&read_rel);
+    jpt__pathv_free(&write_rel);
     return rc;
 }
 
-int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_namespace,
-                         bool git, jpt__sandbox_cache *cache, jpt__vfs_confine **out,
-                         jpt__errbuf *err)
+int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
+                         unsigned process_limit, jpt__sandbox_cache *cache,
+                         jpt__vfs_confine **out, jpt__errbuf *err)
 {
     char link[64];
     int rc;
@@ -381,31 +292,63 @@ int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_na
                         len < 0 ? strerror(errno) : "not a path");
     }
     c->root[len] = '\0';
+    c->p = p;
+    c->root_fd = root_fd;
     c->git = git;
-    walk w = {p, root_fd, c, {0}, 0, JPT__BUF_INIT, err};
-    rc = confine_walk(&w);
-    strv_free(&w.todo);
-    jpt__buf_free(&w.rel);
-    if (rc < 0) {
-        if (rc == JPT_ERR_NOMEM)
-            jpt__err(err, rc, "out of memory finding what the process may not read");
+    if ((rc = jpt__repos_new(root_fd, &c->repos)) < 0 ||
+        (rc = jpt__walk_new(root_fd, JPT_VFS_RUN_SCAN_MAX, visit, dir_done, c, &c->walk)) < 0 ||
+        (rc = plan_walk(c)) < 0) {
         jpt__vfs_confine_free(c);
-        return rc;
+        return jpt__err(err, rc, "%s",
+                        rc == JPT_ERR_NOMEM ? "out of memory finding what the process may not read"
+                                            : "the workspace cannot be opened again: no fd left");
     }
     c->spec = (jpt__sandbox_spec){
         .profile = JPT__SANDBOX_RUN,
         .mode = mode,
         .workspace = c->root,
-        .read = (const char *const *)c->read.v,
-        .write = (const char *const *)c->write.v,
-        .read_only = (const char *const *)c->read_only.v,
-        .hide = (const char *const *)c->hide.v,
-        .hide_dir = c->hide.flag,
-        .pid_namespace = pid_namespace,
+        .process_limit = process_limit,
         .cache = cache,
     };
     *out = c;
     return JPT_OK;
+}
+
+int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *err)
+{
+    jpt__errbuf why = {{0}};
+
+    if (c->walk == NULL)
+        return 0;
+    int rc = jpt__walk_step(c->walk, budget_ns, &why);
+    c->scanned = jpt__walk_scanned(c->walk);
+    if (rc == 1)
+        return 1;
+    jpt__walk_free(c->walk);
+    c->walk = NULL;
+    if (rc == JPT_ERR_LIMIT && c->scanned > JPT_VFS_RUN_SCAN_MAX)
+        return jpt__err(err, rc,
+                        "the paths it may read hold more than %d entries: too many to find "
+                        "their sensitive paths before each process",
+                        JPT_VFS_RUN_SCAN_MAX);
+    if (rc == JPT_ERR_LIMIT)
+        return jpt__err(err, rc,
+                        "the paths it may read hold more than %d sensitive, denied or "
+                        "repository entries to cover: too many for the OS sandbox of a process",
+                        JPT_VFS_RUN_COVER_MAX);
+    if (rc < 0)
+        return jpt__err(err, rc, "%s",
+                        rc == JPT_ERR_NOMEM ? "out of memory finding what the process may not read"
+                                            : why.text);
+    jpt__repos_seal(c->repos);
+    c->spec.read = jpt__pathv_list(&c->read);
+    c->spec.write = jpt__pathv_list(&c->write);
+    c->spec.read_only = jpt__pathv_list(&c->read_only);
+    c->spec.read_only_ids = c->read_only_ids.v;
+    c->spec.hide = jpt__pathv_list(&c->hide);
+    c->spec.hide_dir = c->hide.flag;
+    c->spec.hide_ids = c->hide_ids.v;
+    return 0;
 }
 
 const jpt__sandbox_spec *jpt__vfs_confine_spec(const jpt__vfs_confine *c)
@@ -418,13 +361,23 @@ size_t jpt__vfs_confine_scanned(const jpt__vfs_confine *c)
     return c->scanned;
 }
 
+jpt__repos *jpt__vfs_confine_repos(const jpt__vfs_confine *c)
+{
+    return c->walk == NULL && !c->p->git_writable && jpt__repos_has_roots(c->repos) ? c->repos
+                                                                                      : NULL;
+}
+
 void jpt__vfs_confine_free(jpt__vfs_confine *c)
 {
     if (c == NULL)
         return;
-    strv_free(&c->read);
-    strv_free(&c->write);
-    strv_free(&c->read_only);
-    strv_free(&c->hide);
+    jpt__walk_free(c->walk);
+    jpt__pathv_free(&c->read);
+    jpt__pathv_free(&c->write);
+    jpt__pathv_free(&c->read_only);
+    jpt__pathv_free(&c->hide);
+    jpt__idv_free(&c->read_only_ids);
+    jpt__idv_free(&c->hide_ids);
+    jpt__repos_unref(c->repos);
     jpt__free(c);
 }

@@ -15,6 +15,12 @@
 /* How long output is read after the child exits, for a grandchild that
  * holds the pipes (the group's stragglers are killed then). */
 #define DRAIN_MS 100
+/* A slice of the walks before and after a run (confine.c) within one of
+ * the loop's deferred calls: the loop runs them for JPT__DEFER_BUDGET_NS
+ * at most, so a slice never holds other tools' work up for long
+ * (issue 15, R3: 256 queued runs of a tool in a large workspace stalled
+ * every other tool). */
+#define SLICE_NS 1000000u
 /* The most of git's configuration read before it runs. */
 #define SCAN_LIMIT (1u << 20)
 /* execvp's default search path, for a host without PATH. */
@@ -32,7 +38,13 @@ struct jpt__vfs_run {
     jpt__capture kept[2];
     int failed;               /* scrubbing failed: nothing of it is shown */
     jpt__timer timer;
+    jpt__vfs_confine *confine; /* its OS sandbox, walked in slices (NULL: none) */
+    jpt__repo_sweep *sweep;   /* after its request's child, in slices */
+    jpt__defer slice;         /* runs the next slice of either */
+    bool spawned;             /* a child of the request's ran */
+    jpt__exit status;         /* the request's child's, while the sweep runs */
     int timeout_ms;
+    unsigned process_limit;   /* its rule's, in its OS sandbox (0: the default) */
     bool timed_out;
     bool waiting;             /* in the queue's line */
     bool counted;             /* in queue->running: it holds a slot */
@@ -183,6 +195,7 @@ static bool allowed(const jpt__vfs_params *p, const char *shown, jpt__files_guar
 typedef struct child_env {
     char **envp;       /* "NAME=value", NULL-terminated */
     size_t n, cap;
+    jpt__buf path;     /* PATH's value: also where the program is looked up */
 } child_env;
 
 static void child_env_free(child_env *e)
@@ -190,6 +203,7 @@ static void child_env_free(child_env *e)
     for (size_t i = 0; e->envp != NULL && i < e->n; i++)
         jpt__free(e->envp[i]);
     jpt__free(e->envp);
+    jpt__buf_free(&e->path);
 }
 
 static int add_var(child_env *e, const char *name, const char *value)
@@ -267,14 +281,19 @@ static int add_git(child_env *e, const jpt__git_overrides *overrides)
 }
 
 /* PATH, the variables asked for that the host has, and for git its
- * hardening (policy/git.c). */
+ * hardening (policy/git.c). PATH keeps the host's absolute entries only:
+ * a relative one ("", ".") would find programs in the workspace, which
+ * the tool may have written. */
 static int make_env(const jpt__vfs_run *r, const jpt__git_overrides *overrides, child_env *e)
 {
     const char *path = getenv("PATH");
     int rc;
 
     memset(e, 0, sizeof(*e));
-    if ((rc = add_var(e, "PATH", path != NULL ? path : DEFAULT_PATH)) == JPT_OK)
+    rc = jpt__path_absolute_only(path != NULL ? path : DEFAULT_PATH, &e->path);
+    if (rc == JPT_OK && e->path.len == 0)
+        rc = jpt__buf_puts(&e->path, DEFAULT_PATH);
+    if (rc == JPT_OK && (rc = add_var(e, "PATH", e->path.data)) == JPT_OK)
         rc = each_forwarded(r->p, forward, e);
     if (rc == JPT_OK && r->git)
         rc = add_git(e, overrides);
@@ -319,11 +338,14 @@ static void release(jpt__vfs_run *r)
         jpt__loop_defer_queue(q->loop, &q->drain);
 }
 
+static void sweep_now(jpt__vfs_run *r);
+
 static void run_free(jpt__vfs_run *r)
 {
     jpt__vfs_run_queue *q = r->env.queue;
 
     jpt__loop_timer_stop(r->env.loop, &r->timer);
+    jpt__loop_defer_cancel(r->env.loop, &r->slice);
     if (r->waiting) {
         JPT__QUEUE_REMOVE(q->head, q->tail, r);
         q->waiting--;
@@ -331,6 +353,12 @@ static void run_free(jpt__vfs_run *r)
     }
     if (r->child != NULL)
         jpt__child_free(r->child);
+    /* Cancelled after its child ran: what of a repository it made still
+     * goes, at once. */
+    if (r->spawned)
+        sweep_now(r);
+    jpt__repo_sweep_free(r->sweep);
+    jpt__vfs_confine_free(r->confine);
     release(r);
     for (int i = 0; i < 2; i++) {
         jpt__scrubber_free(&r->scrub[i]);
@@ -388,24 +416,59 @@ static int result_json(jpt__vfs_run *r, const jpt__exit *e, jpt__buf *out)
 
 static void scanned(jpt__vfs_run *r, const jpt__exit *e);
 
-static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
+/* The sweep after the run (run.h: what of a repository the run made
+ * where it may write), when there is one to make. JPT_ERR_NOMEM. */
+static int sweep_new(jpt__vfs_run *r)
 {
-    jpt__vfs_run *r = ud;
+    jpt__repos *repos = jpt__vfs_confine_repos(r->confine);
+
+    return repos != NULL ? jpt__repo_sweep_new(repos, JPT_VFS_RUN_SCAN_MAX, &r->sweep) : JPT_OK;
+}
+
+/* The note that ends stderr when the sweep removed something: the model
+ * is told, scrubbed (the names are the child's). */
+static int sweep_note(jpt__vfs_run *r)
+{
+    size_t n = 0;
+    bool failed = false;
+    const char *names = r->sweep != NULL ? jpt__repo_sweep_moved(r->sweep, &n, &failed) : "";
+    jpt__buf note = JPT__BUF_INIT, clean = JPT__BUF_INIT;
+    int rc = JPT_OK;
+
+    if (n == 0 && !failed)
+        return JPT_OK;
+    jpt__log(JPT_LOG_WARNING,
+             "process.run '%s' made what git would take for a repository where it may write: "
+             "%s%s",
+             r->shown, n > 0 ? "moved aside " : "", n > 0 ? names : "it could not all be moved");
+    if (n > 0)
+        rc = jpt__buf_printf(&note,
+                             "\n[jptool: moved aside %s: a repository made where this process "
+                             "may write, whose configuration git would run]\n",
+                             names);
+    if (rc == JPT_OK && failed)
+        rc = jpt__buf_puts(&note, "\n[jptool: a repository made where this process may write "
+                                  "could not all be moved aside]\n");
+    if (rc == JPT_OK)
+        rc = jpt__scrub(r->secrets, note.data, note.len, &clean, NULL);
+    if (rc == JPT_OK && clean.len > 0)
+        rc = jpt__capture_append(&r->kept[1], clean.data, clean.len);
+    jpt__buf_free(&note);
+    jpt__buf_free(&clean);
+    return rc;
+}
+
+/* The request's child is reaped and swept after: D11's result. */
+static void finish_run(jpt__vfs_run *r)
+{
     jpt__buf result = JPT__BUF_INIT;
     char message[512];
-    jpt__exit status = *e; /* it lives in the child */
 
-    r->child = NULL;
-    jpt__child_free(c);
-    if (r->scanning && !r->timed_out) {
-        scanned(r, &status);
-        return;
-    }
-    release(r);
-    jpt__loop_timer_stop(r->env.loop, &r->timer);
     for (int i = 0; i < 2 && r->failed == 0; i++)
         r->failed = jpt__scrubber_finish(&r->scrub[i]);
-    int rc = r->failed != 0 ? r->failed : result_json(r, &status, &result);
+    if (r->failed == 0)
+        r->failed = sweep_note(r);
+    int rc = r->failed != 0 ? r->failed : result_json(r, &r->status, &result);
     if (rc < 0) {
         snprintf(message, sizeof(message),
                  "process.run '%s': out of memory keeping its output (nothing of it is shown)",
@@ -419,7 +482,35 @@ static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
     } else
         r->done(r->ud, JPT_OK, result.data, result.len, NULL);
     jpt__buf_free(&result);
+    r->spawned = false; /* swept */
     run_free(r);
+}
+
+static void on_exited(jpt__child *c, const jpt__exit *e, void *ud)
+{
+    jpt__vfs_run *r = ud;
+
+    r->status = *e; /* it lives in the child */
+    r->child = NULL;
+    jpt__child_free(c);
+    if (r->scanning && !r->timed_out) {
+        scanned(r, &r->status);
+        return;
+    }
+    release(r);
+    jpt__loop_timer_stop(r->env.loop, &r->timer);
+    /* What of a repository it made where it may write goes before the
+     * tool hears of its end (run.h, "The sweep"). */
+    if (r->confine != NULL) {
+        if (sweep_new(r) < 0) {
+            r->failed = JPT_ERR_NOMEM;
+            sweep_now(r);
+        } else if (r->sweep != NULL) {
+            jpt__loop_defer_queue(r->env.loop, &r->slice);
+            return;
+        }
+    }
+    finish_run(r);
 }
 
 static void on_timeout(jpt__timer *t)
@@ -449,18 +540,11 @@ static int spawn_child(jpt__vfs_run *r, const char *const *argv,
         child_env_free(&ce);
         return rc;
     }
-    jpt__vfs_confine *confine = NULL;
-    /* Issue 15 §3: confined as the tool that asked, whose mode it has; a
-     * child without a cgroup of its own (to be killed with everything in
-     * it) gets a PID namespace, whose end ends what it started. */
-    bool own_cgroup =
-        r->env.contain != NULL && jpt__contain_mode(r->env.contain) == JPT__CONTAIN_CGROUP;
-    if (r->env.sandbox_mode != JPT_SANDBOX_OFF)
-        rc = jpt__vfs_confine_new(r->env.policy, root, r->env.sandbox_mode, !own_cgroup, r->git,
-                                  r->env.sandbox_cache, &confine, &err);
+    jpt__vfs_confine *confine = r->confine;
     jpt__sandbox_report report;
     jpt__spawn sp = {
         .argv = argv,
+        .path = ce.path.data,
         .envp = (const char *const *)ce.envp,
         .cwd_fd = &root,
         .devnull = -1,
@@ -469,8 +553,9 @@ static int spawn_child(jpt__vfs_run *r, const char *const *argv,
         .sandbox = confine != NULL ? jpt__vfs_confine_spec(confine) : NULL,
         .sandbox_report = &report,
     };
+    rc = jpt__child_spawn(r->env.loop, &sp, &child_ops, r, &r->child, &err);
     if (rc == JPT_OK)
-        rc = jpt__child_spawn(r->env.loop, &sp, &child_ops, r, &r->child, &err);
+        r->spawned = true;
     if (rc == JPT_OK && confine != NULL)
         jpt__log((report.enforced & JPT__SANDBOX_ENFORCED_MINIMUM) ==
                          JPT__SANDBOX_ENFORCED_MINIMUM
@@ -479,7 +564,6 @@ static int spawn_child(jpt__vfs_run *r, const char *const *argv,
                  "process.run '%s' pid %d (%zu entries walked) runs in the OS sandbox: %s",
                  r->shown, (int)jpt__child_pid(r->child), jpt__vfs_confine_scanned(confine),
                  report.text);
-    jpt__vfs_confine_free(confine);
     child_env_free(&ce);
     if (rc < 0 && rc != JPT_ERR_NOMEM) {
         /* Like the output, the reason goes through the scrubber. */
@@ -619,18 +703,14 @@ static int spawn_scan(jpt__vfs_run *r)
     return rc;
 }
 
-/* The scrubbers and the first child: for git, `git config --list`, whose
- * output says what to override (git.c); else the request's. A refused
+/* The first child: for git, `git config --list`, whose output says what
+ * to override (git.c); else the request's; and its timeout. A refused
  * spawn has run `done`; any other failure is JPT_ERR_NOMEM, and `done`
  * has not run. */
-static int start(jpt__vfs_run *r)
+static int go(jpt__vfs_run *r)
 {
-    int rc = make_secrets(r);
+    int rc;
 
-    if (rc < 0)
-        return rc;
-    for (int i = 0; i < 2; i++)
-        jpt__scrubber_init(&r->scrub[i], r->secrets, keep, &r->kept[i]);
     if (r->git) {
         r->scanning = true;
         rc = spawn_scan(r);
@@ -644,6 +724,106 @@ static int start(jpt__vfs_run *r)
         r->child = NULL;
         return JPT_ERR_NOMEM;
     }
+    return JPT_OK;
+}
+
+/* The sweep done (or failed, `err` saying why): the result. */
+static void swept(jpt__vfs_run *r, int rc, const jpt__errbuf *err)
+{
+    if (rc == JPT_ERR_LIMIT)
+        jpt__log(JPT_LOG_WARNING,
+                 "process.run '%s': after it, the paths it may write hold %s: too many to find "
+                 "what of a repository it made there",
+                 r->shown, err->text);
+    else if (rc < 0)
+        jpt__log(JPT_LOG_WARNING, "process.run '%s': after it: %s", r->shown, err->text);
+    if (rc == JPT_ERR_NOMEM)
+        r->failed = rc;
+    finish_run(r);
+}
+
+/* A slice of the walk before the run or of the sweep after it, from the
+ * loop (issue 15, R3). */
+static void on_slice(jpt__defer *d)
+{
+    jpt__vfs_run *r = d->ud;
+    jpt__errbuf err = {{0}};
+    int rc;
+
+    if (r->sweep != NULL) {
+        if ((rc = jpt__repo_sweep_step(r->sweep, SLICE_NS, &err)) == 1)
+            jpt__loop_defer_queue(r->env.loop, &r->slice);
+        else
+            swept(r, rc, &err);
+        return;
+    }
+    if ((rc = jpt__vfs_confine_step(r->confine, SLICE_NS, &err)) == 1) {
+        jpt__loop_defer_queue(r->env.loop, &r->slice);
+        return;
+    }
+    if (rc == JPT_OK && (rc = go(r)) == JPT_OK)
+        return;
+    if (rc == JPT_ERR_NOMEM)
+        fail(r, rc, "out of memory starting the process");
+    else if (r->done != NULL)
+        fail(r, rc, err.text);
+    else
+        run_free(r);
+}
+
+/* Removes at once what of a repository the child made (a run cancelled
+ * or failed after its child ran), and logs it. */
+static void sweep_now(jpt__vfs_run *r)
+{
+    jpt__errbuf err = {{0}};
+    size_t n = 0;
+    bool failed = false;
+    int rc = JPT_OK;
+
+    r->spawned = false;
+    if (r->sweep == NULL && r->confine != NULL)
+        rc = sweep_new(r);
+    if (rc == JPT_OK && r->sweep != NULL)
+        rc = jpt__repo_sweep_step(r->sweep, 0, &err);
+    const char *names = r->sweep != NULL ? jpt__repo_sweep_moved(r->sweep, &n, &failed) : "";
+    if (rc < 0 || n > 0 || failed)
+        jpt__log(JPT_LOG_WARNING,
+                 "process.run '%s' (cancelled): what of a repository was made where it may "
+                 "write: %s%s%s",
+                 r->shown, n > 0 ? "moved aside " : "", names,
+                 rc < 0 ? err.text : failed ? " (not all could be moved)" : "");
+}
+
+/* The scrubbers, and the walk that finds what the child may not read
+ * (in slices from the loop, then `go`), or the first child at once. A
+ * refused start has run `done`; any other failure is JPT_ERR_NOMEM, and
+ * `done` has not run. */
+static int start(jpt__vfs_run *r)
+{
+    jpt__errbuf err = {{0}};
+    int rc = make_secrets(r);
+
+    if (rc < 0)
+        return rc;
+    for (int i = 0; i < 2; i++)
+        jpt__scrubber_init(&r->scrub[i], r->secrets, keep, &r->kept[i]);
+    /* Issue 15 §3: confined as the tool that asked, whose mode it has (a
+     * child without a cgroup of its own that ends and bounds it gets a
+     * PID namespace: process.c). One walk serves both of git's
+     * children. */
+    if (r->env.sandbox_mode == JPT_SANDBOX_OFF)
+        return go(r);
+    rc = jpt__vfs_confine_new(r->env.policy, jpt__files_root_fd(r->env.files),
+                              r->env.sandbox_mode, r->git, r->process_limit,
+                              r->env.sandbox_cache, &r->confine, &err);
+    if (rc == JPT_ERR_NOMEM)
+        return rc;
+    if (rc < 0) {
+        refuse(r->done, r->ud, rc, r->shown, "%s", err.text);
+        r->done = NULL;
+        return rc;
+    }
+    jpt__loop_defer_queue(r->env.loop, &r->slice);
     return JPT_OK;
 }
 
@@ -764,10 +944,12 @@ int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
     r->ud = ud;
     memcpy(r->shown, shown, sizeof(shown));
     r->timeout_ms = cmd != NULL ? cmd->timeout_ms : JPT_VFS_PROCESS_TIMEOUT_MS;
+    r->process_limit = cmd != NULL ? cmd->process_limit : 0;
     size_t limit = cmd != NULL ? cmd->output_limit : JPT_VFS_PROCESS_OUTPUT_LIMIT;
     for (int i = 0; i < 2; i++)
         jpt__capture_init(&r->kept[i], limit);
     jpt__loop_timer_init(&r->timer, on_timeout, r);
+    jpt__loop_defer_init(&r->slice, on_slice, r);
     /* In order: behind those waiting, and within the bound and the owner's
      * slots. */
     if (q->head != NULL || !take_slot(q, r)) {

@@ -5,12 +5,14 @@
  * so the policy prompt serves it as it serves fs.*. Never installed.
  *
  * What the child gets:
- *   - argv: the program (looked up in the host's PATH unless it is an
- *     absolute path) and the request's args (for `git diff` in a
- *     repository whose configuration names an external diff, with
- *     --no-ext-diff after the subcommand);
- *   - the environment: PATH (the host's, or /usr/local/bin:/usr/bin:/bin
- *     when it has none), and each variable of the request's `envs` that
+ *   - argv: the program (looked up in the absolute entries of the host's
+ *     PATH unless it is an absolute path) and the request's args (for
+ *     `git diff` in a repository whose configuration names an external
+ *     diff, with --no-ext-diff after the subcommand);
+ *   - the environment: PATH (the host's absolute entries, or
+ *     /usr/local/bin:/usr/bin:/bin when it has none: "" or "." would find
+ *     a program the tool wrote in the workspace), and each variable of the
+ *     request's `envs` that
  *     the program's commands rule lists and the host has set — nothing
  *     else, never a loader variable (jpt__policy_env_is_loader); in a
  *     registry whose containment is "subreaper", also jptool's own mark
@@ -137,24 +139,40 @@ void jpt__vfs_run_cancel(jpt__vfs_run *r);
  * .allow's with "writable": true); never readable, each entry beneath the
  * readable ones that filesystem.deny or a sensitive pattern names, found
  * by a walk of at most JPT_VFS_RUN_SCAN_MAX entries; read-only, each .git
- * directory beneath a writable prefix (unless a prefix names a path in
- * it). A git child (`git`) reads its repositories' .git/config, which it
- * cannot work without. */
+ * entry and each bare repository (HEAD, and objects and refs or
+ * commondir) beneath a writable prefix (unless a prefix names a path in
+ * it, or filesystem.git is "writable"). Each path covered goes with its
+ * identity, which the child checks as it covers it (issue 15, R4: a
+ * directory renamed and made again between the walk and the child's
+ * mounts fails the spawn rather than leave the moved one uncovered). A
+ * git child (`git`) reads its repositories' .git/config, which it cannot
+ * work without. */
 typedef struct jpt__vfs_confine jpt__vfs_confine;
 
-/* Walks the readable prefixes of `p` beneath the directory `root_fd`, for
- * a sandbox of `mode` (with a PID namespace when `pid_namespace`; for git
- * when `git`) with
- * filters from `cache` (may be NULL). Errors:
- * JPT_ERR_LIMIT (more entries or covered paths than the bounds), JPT_ERR_IO
- * (the root's path cannot be told), JPT_ERR_NOMEM; `err` says which. */
-int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool pid_namespace,
-                         bool git, jpt__sandbox_cache *cache, jpt__vfs_confine **out,
-                         jpt__errbuf *err);
-/* The spec for jpt__child_spawn, valid while `c` lives. */
+/* Plans the walk of the readable prefixes of `p` beneath the directory
+ * `root_fd` (which must outlive `*out`), for a sandbox of `mode` (for git
+ * when `git`; with at most `process_limit` processes, 0: the default)
+ * with filters from `cache` (may be NULL). Errors: JPT_ERR_IO (the root's
+ * path cannot be told), JPT_ERR_NOMEM; `err` says which. */
+int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
+                         unsigned process_limit, jpt__sandbox_cache *cache,
+                         jpt__vfs_confine **out, jpt__errbuf *err);
+/* Walks on for about `budget_ns` (0: to the end): 1 when there is more, 0
+ * when the spec is ready; JPT_ERR_LIMIT (more entries or covered paths
+ * than the bounds), JPT_ERR_NOMEM; `err` says which. */
+int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *err);
+/* The spec for jpt__child_spawn, once walked, valid while `c` lives. */
 const jpt__sandbox_spec *jpt__vfs_confine_spec(const jpt__vfs_confine *c);
 /* The entries the walk met. */
 size_t jpt__vfs_confine_scanned(const jpt__vfs_confine *c);
 void jpt__vfs_confine_free(jpt__vfs_confine *c);
+
+/* The inventory of what of a repository lay beneath the writable
+ * prefixes when `c` was walked (repos.c), for the sweep after the run
+ * (issue 15, R1: a child that planted .git/HEAD and a config with
+ * core.fsmonitor had the user's next `git status` there run its
+ * command); NULL when there is nothing to sweep (not walked, no writable
+ * prefix, filesystem.git "writable"). `c` keeps a reference. */
+jpt__repos *jpt__vfs_confine_repos(const jpt__vfs_confine *c);
 
 #endif /* JPT_LIB_VFS_RUN_H */

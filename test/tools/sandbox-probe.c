@@ -92,6 +92,17 @@
  *                         abstract NAME, listening
  *   listen-path:PATH      the same at PATH
  *   pair-bind:NAME        a socketpair's end bound to the abstract NAME
+ *   plant-repo:DIR        makes DIR/.git a repository (HEAD, objects,
+ *                         refs, a config naming a core.fsmonitor)
+ *   forks:N               forks N children that wait, says how many it
+ *                         could start (each is ended after)
+ *   host:PID              names the host: the "parent" of the checks
+ *                         after it (in a PID namespace of its own the
+ *                         probe's parent is 0), said "ok"
+ *   daemon:PATH           a grandchild in a session of its own that
+ *                         would outlive the probe, writing its pid (the
+ *                         host's number for it) to PATH, which the probe
+ *                         waits for (the test reads and kills it)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -130,6 +141,13 @@
 
 static char report[1 << 14];
 static size_t report_len;
+/* The host the "parent" checks aim at (host:PID), else getppid(). */
+static pid_t host_pid;
+
+static pid_t host(void)
+{
+    return host_pid > 0 ? host_pid : getppid();
+}
 
 static void say(const char *check, const char *outcome)
 {
@@ -191,7 +209,7 @@ static long try_connect(int family, const struct sockaddr *sa, socklen_t len)
 static long check_environ(void)
 {
     char path[64], buf[64];
-    snprintf(path, sizeof(path), "/proc/%d/environ", (int)getppid());
+    snprintf(path, sizeof(path), "/proc/%d/environ", (int)host());
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -345,11 +363,17 @@ static long check_prlimit(pid_t pid)
     return prlimit(pid, RLIMIT_NOFILE, &now, NULL);
 }
 
+/* Each of these sets what is set already; where the process is not in
+ * the probe's PID namespace (ESRCH: the host, from a namespace of its
+ * own), it sets its own value, which can reach no process: the set
+ * itself is what is checked, the filter answering first. */
 static long check_nice(pid_t pid)
 {
     errno = 0;
     int nice = getpriority(PRIO_PROCESS, (id_t)pid);
-    if (nice == -1 && errno != 0)
+    if (nice == -1 && errno == ESRCH)
+        nice = getpriority(PRIO_PROCESS, 0);
+    else if (nice == -1 && errno != 0)
         return -1;
     return setpriority(PRIO_PROCESS, (id_t)pid, nice);
 }
@@ -357,7 +381,8 @@ static long check_nice(pid_t pid)
 static long check_affinity(pid_t pid)
 {
     cpu_set_t set;
-    if (sched_getaffinity(pid, sizeof(set), &set) != 0)
+    if (sched_getaffinity(pid, sizeof(set), &set) != 0 &&
+        (errno != ESRCH || sched_getaffinity(0, sizeof(set), &set) != 0))
         return -1;
     return sched_setaffinity(pid, sizeof(set), &set);
 }
@@ -365,6 +390,8 @@ static long check_affinity(pid_t pid)
 static long check_ioprio(pid_t pid)
 {
     long prio = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, pid);
+    if (prio < 0 && errno == ESRCH)
+        prio = syscall(SYS_ioprio_get, 1, 0);
     if (prio < 0)
         return -1;
     return syscall(SYS_ioprio_set, 1, pid, prio);
@@ -417,7 +444,7 @@ static long check_handle(const char *path)
  * FIOSETOWN, its events signalled with `sig` (O_ASYNC). */
 static long check_owner(int fd, bool ioctl_way, int sig)
 {
-    int parent = (int)getppid(), flags = fcntl(fd, F_GETFL);
+    int parent = (int)host(), flags = fcntl(fd, F_GETFL);
     long rc = ioctl_way ? ioctl(fd, FIOSETOWN, &parent) : fcntl(fd, F_SETOWN, parent);
     if (rc == 0)
         rc = fcntl(fd, F_SETSIG, sig);
@@ -521,6 +548,109 @@ static long check_pair_bind(const char *name)
     return rc;
 }
 
+static long check_daemon(const char *path)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        if (setsid() < 0 || fork() != 0)
+            _exit(0);
+        /* Its pid as the host knows it: in a PID namespace of its own
+         * getpid() names another process of the host; /proc/self, read
+         * through the host's /proc (readlink of a path it may not open),
+         * does not. */
+        char self[32];
+        ssize_t n = readlink("/proc/self", self, sizeof(self) - 1);
+        FILE *f = fopen(path, "w");
+        if (f != NULL) {
+            if (n > 0) {
+                self[n] = '\0';
+                fprintf(f, "%s\n", self);
+            } else
+                fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+        for (int i = 0; i < 600; i++)
+            sleep(1);
+        _exit(0);
+    }
+    if (waitpid(pid, NULL, 0) != pid)
+        return -1;
+    /* The probe ends once the daemon is surely running. */
+    for (int i = 0; i < 500; i++) {
+        struct stat st;
+        if (stat(path, &st) == 0 && st.st_size > 0)
+            return 0;
+        usleep(10000);
+    }
+    errno = ETIMEDOUT;
+    return -1;
+}
+
+static long write_file_at(const char *dir, const char *name, const char *text)
+{
+    char path[4300];
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    long rc = write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : -1;
+    close(fd);
+    return rc;
+}
+
+static long check_plant_repo(const char *dir)
+{
+    char git[4200], sub[4300];
+    snprintf(git, sizeof(git), "%s/.git", dir);
+    if (mkdir(git, 0755) != 0)
+        return -1;
+    snprintf(sub, sizeof(sub), "%s/objects", git);
+    if (mkdir(sub, 0755) != 0)
+        return -1;
+    snprintf(sub, sizeof(sub), "%s/refs", git);
+    if (mkdir(sub, 0755) != 0)
+        return -1;
+    if (write_file_at(git, "HEAD", "ref: refs/heads/main\n") != 0)
+        return -1;
+    return write_file_at(git, "config", "[core]\n\tfsmonitor = touch pwned\n");
+}
+
+/* Forks up to `n` children that wait for the end of a pipe; says how many
+ * started, then ends and reaps them. */
+static void check_forks(const char *check, int n)
+{
+    int p[2], started = 0;
+    char text[32];
+
+    if (pipe(p) != 0) {
+        say(check, errno_name(errno));
+        return;
+    }
+    for (; started < n; started++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            break;
+        if (pid == 0) {
+            char c;
+            close(p[1]);
+            while (read(p[0], &c, 1) < 0 && errno == EINTR)
+                ;
+            _exit(0);
+        }
+    }
+    close(p[0]);
+    close(p[1]);
+    while (wait(NULL) > 0 || errno == EINTR)
+        ;
+    snprintf(text, sizeof(text), "%d", started);
+    say(check, text);
+}
+
 static void run(const char *check)
 {
     const char *arg = strchr(check, ':') != NULL ? strchr(check, ':') + 1 : "";
@@ -563,13 +693,13 @@ static void run(const char *check)
         memset(params, 0, sizeof(params));
         rc = close_after(syscall(SYS_io_uring_setup, 1, params));
     } else if (strcmp(check, "ptrace") == 0) {
-        rc = ptrace(PTRACE_SEIZE, getppid(), NULL, NULL);
+        rc = ptrace(PTRACE_SEIZE, host(), NULL, NULL);
         if (rc == 0)
-            ptrace(PTRACE_DETACH, getppid(), NULL, NULL);
+            ptrace(PTRACE_DETACH, host(), NULL, NULL);
     } else if (strcmp(check, "process_vm") == 0) {
         char buf[8];
         struct iovec local = {buf, sizeof(buf)}, remote = {(void *)&report, sizeof(buf)};
-        rc = process_vm_readv(getppid(), &local, 1, &remote, 1, 0);
+        rc = process_vm_readv(host(), &local, 1, &remote, 1, 0);
     } else if (strcmp(check, "unshare-user") == 0)
         rc = unshare(CLONE_NEWUSER);
     else if (strcmp(check, "clone-user") == 0)
@@ -585,7 +715,7 @@ static void run(const char *check)
     else if (strcmp(check, "mount") == 0)
         rc = mount("none", "/nonexistent-jpt-sandbox-probe", "tmpfs", 0, NULL);
     else if (strcmp(check, "signal-parent") == 0)
-        rc = kill(getppid(), 0);
+        rc = kill(host(), 0);
     else if (strncmp(check, "exec:", 5) == 0)
         rc = check_exec(arg);
     else if (strncmp(check, "env:", 4) == 0) {
@@ -638,17 +768,17 @@ static void run(const char *check)
     else if (strcmp(check, "sched-fifo") == 0)
         rc = check_sched_fifo();
     else if (strcmp(check, "prlimit-parent") == 0)
-        rc = check_prlimit(getppid());
+        rc = check_prlimit(host());
     else if (strcmp(check, "prlimit-self") == 0)
         rc = check_prlimit(0) < 0 ? -1 : check_prlimit(getpid());
     else if (strcmp(check, "nice-parent") == 0)
-        rc = check_nice(getppid());
+        rc = check_nice(host());
     else if (strcmp(check, "affinity-parent") == 0)
-        rc = check_affinity(getppid());
+        rc = check_affinity(host());
     else if (strcmp(check, "affinity-self") == 0)
         rc = check_affinity(0) < 0 ? -1 : check_affinity(getpid());
     else if (strcmp(check, "ioprio-parent") == 0)
-        rc = check_ioprio(getppid());
+        rc = check_ioprio(host());
     else if (strcmp(check, "socket-unix-raw") == 0)
         rc = close_after(socket(AF_UNIX, SOCK_RAW, 0));
     else if (strcmp(check, "socketpair-raw") == 0) {
@@ -702,6 +832,16 @@ static void run(const char *check)
         rc = check_listen(arg, false);
     else if (strncmp(check, "pair-bind:", 10) == 0)
         rc = check_pair_bind(arg);
+    else if (strncmp(check, "daemon:", 7) == 0)
+        rc = check_daemon(arg);
+    else if (strncmp(check, "host:", 5) == 0)
+        host_pid = (pid_t)atoi(arg);
+    else if (strncmp(check, "plant-repo:", 11) == 0)
+        rc = check_plant_repo(arg);
+    else if (strncmp(check, "forks:", 6) == 0) {
+        check_forks(check, atoi(arg));
+        return;
+    }
     else if (strcmp(check, "pid") == 0) {
         char pid[32];
         snprintf(pid, sizeof(pid), "%d", (int)getpid());
