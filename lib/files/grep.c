@@ -159,7 +159,7 @@ int jpt__grep_begin(jpt__files_sync *f, const jpt__vfs_params *p, const jpt__fil
     else if ((rc = take_params(g, p)) == JPT_OK)
         rc = jpt__matcher_new(p->pattern, strlen(p->pattern), p->fixed_strings,
                               p->case_insensitive, &g->err, &g->m);
-    if (rc == JPT_OK && jpt__buf_puts(&g->out, "{\"matches\":[") == JPT_OK &&
+    if (rc == JPT_OK && jpt__vfs_grep_begin(&g->out) == JPT_OK &&
         (g->buf = jpt__calloc(1, 2 * READ_SIZE)) != NULL)
         g->cap = 2 * READ_SIZE;
     else if (rc == JPT_OK)
@@ -189,33 +189,6 @@ static int nomem(jpt__grep *g)
     return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory for the result");
 }
 
-/* `before`, the decimal `n`, `after`: without printf, which a grep that
- * puts out a million lines would feel. */
-static int put_number(jpt__buf *b, const char *before, uint64_t n, const char *after)
-{
-    char digits[20];
-    size_t len = 0, lb = strlen(before), la = strlen(after);
-
-    do
-        digits[sizeof(digits) - ++len] = (char)('0' + n % 10);
-    while ((n /= 10) > 0);
-    if (jpt__buf_reserve(b, lb + len + la) < 0)
-        return JPT_ERR_NOMEM;
-    char *w = b->data + b->len;
-    memcpy(w, before, lb);
-    memcpy(w + lb, digits + sizeof(digits) - len, len);
-    memcpy(w + lb + len, after, la + 1);
-    b->len += lb + len + la;
-    return JPT_OK;
-}
-
-/* The most a line's entry can add to the result: its path and content
- * escaped (up to 6 bytes a byte) and the members around them. */
-static size_t entry_size(const jpt__grep *g, size_t content)
-{
-    return (strlen(g->rel) + content) * 6 + 128;
-}
-
 static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *end, bool match)
 {
     jpt__buf *b = &g->out;
@@ -224,28 +197,22 @@ static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *en
     /* vfs.h, "Bounds": the result stays within JPT_VFS_GREP_RESULT_LIMIT,
      * its end included; what does not fit truncates it. */
     if (g->stop || b->len + 64 > JPT_VFS_GREP_RESULT_LIMIT ||
-        entry_size(g, (size_t)(end - p)) > JPT_VFS_GREP_RESULT_LIMIT - 64 - b->len) {
+        jpt__vfs_grep_line_size(strlen(g->rel), (size_t)(end - p)) >
+            JPT_VFS_GREP_RESULT_LIMIT - 64 - b->len) {
         g->truncated = g->stop = true;
         return JPT_OK;
     }
 
     /* A file's entry opens with its first line, which is a match or the
      * context before one: files without a match never appear. */
-    if (!g->file_listed) {
-        if ((rc = jpt__buf_puts(b, g->files_listed > 0 ? ",{\"path\":" : "{\"path\":")) ==
-                JPT_OK &&
-            (rc = jpt__buf_json_string(b, g->rel, strlen(g->rel))) == JPT_OK)
-            rc = jpt__buf_puts(b, ",\"lines\":[");
+    bool first = !g->file_listed;
+    if (first) {
+        rc = jpt__vfs_grep_file(b, g->files_listed == 0, g->rel);
         g->file_listed = true;
         g->files_listed++;
-    } else
-        rc = jpt__buf_putc(b, ',');
+    }
     if (rc == JPT_OK)
-        rc = put_number(b, "{\"line_number\":", number, ",\"content\":");
-    if (rc == JPT_OK)
-        rc = jpt__buf_json_string(b, p, (size_t)(end - p));
-    if (rc == JPT_OK)
-        rc = jpt__buf_puts(b, match ? ",\"is_match\":true}" : ",\"is_match\":false}");
+        rc = jpt__vfs_grep_line(b, first, number, p, (size_t)(end - p), match);
     if (rc < 0)
         return nomem(g);
     g->last_out = number;
@@ -343,7 +310,7 @@ static int file_finish(jpt__grep *g)
     if (!g->file_listed)
         return JPT_OK;
     g->file_listed = false;
-    return jpt__buf_puts(&g->out, "]}") < 0 ? nomem(g) : JPT_OK;
+    return jpt__vfs_grep_file_end(&g->out) < 0 ? nomem(g) : JPT_OK;
 }
 
 /* A line the matcher could not judge (pcre2's limits): listed in the
@@ -356,10 +323,7 @@ static int skip_line(jpt__grep *g, size_t ls)
 
     if (g->n_skipped++ >= JPT_FILES_GREP_MAX_SKIPPED)
         return JPT_OK;
-    if (jpt__buf_puts(b, b->len > 0 ? ",{\"path\":" : "{\"path\":") < 0 ||
-        jpt__buf_json_string(b, g->rel, strlen(g->rel)) < 0 ||
-        jpt__buf_printf(b, ",\"line_number\":%llu,\"reason\":", (unsigned long long)number) < 0 ||
-        jpt__buf_json_string(b, why, strlen(why)) < 0 || jpt__buf_putc(b, '}') < 0)
+    if (jpt__vfs_grep_skipped(b, b->len == 0, g->rel, number, why) < 0)
         return nomem(g);
     return JPT_OK;
 }
@@ -811,12 +775,7 @@ static int finish(jpt__grep *g)
     while (g->depth > 0)
         pop(g);
     g->done = true;
-    if (jpt__buf_puts(b, g->truncated ? "],\"truncated\":true" : "],\"truncated\":false") < 0 ||
-        (g->n_skipped > 0 &&
-         (jpt__buf_puts(b, ",\"skipped\":[") < 0 ||
-          jpt__buf_append(b, g->skipped.data, g->skipped.len) < 0 ||
-          jpt__buf_printf(b, "],\"skipped_count\":%zu", g->n_skipped) < 0)) ||
-        jpt__buf_putc(b, '}') < 0)
+    if (jpt__vfs_grep_end(b, g->truncated, g->skipped.data, g->skipped.len, g->n_skipped) < 0)
         return nomem(g);
     return 0;
 }
