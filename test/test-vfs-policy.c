@@ -764,13 +764,21 @@ static int host_call(jpt_files_request *req, const char *method, const char *par
                                             : "{}");
 }
 
+/* A host-supplied backend served by host_call, logging into `log`. */
+static jpt_files *logging_host(host_log *log)
+{
+    jpt_files_ops ops = {.size = sizeof(ops), .call = host_call};
+    jpt_files *f = NULL;
+
+    assert_int_equal(jpt_files_new(&ops, log, &f), JPT_OK);
+    return f;
+}
+
 static void the_host_backend_gets_the_policy(void **state)
 {
     (void)state;
     host_log log = {""};
-    jpt_files_ops ops = {.size = sizeof(ops), .call = host_call};
-    jpt_files *f = NULL;
-    assert_int_equal(jpt_files_new(&ops, &log, &f), JPT_OK);
+    jpt_files *f = logging_host(&log);
 
     char *end = run_on(f, "{'filesystem':{'writable':true}}",
                        json_pack("[o,o,o,o,o]", op_path("fs.read", ".env"),
@@ -804,9 +812,7 @@ static void a_binary_write_reaches_a_host_backend_as_base64(void **state)
 {
     (void)state;
     host_log log = {""};
-    jpt_files_ops ops = {.size = sizeof(ops), .call = host_call};
-    jpt_files *f = NULL;
-    assert_int_equal(jpt_files_new(&ops, &log, &f), JPT_OK);
+    jpt_files *f = logging_host(&log);
 
     char *end = run_on(f, "{'filesystem':{'writable':true}}",
                        json_pack("[o,o]",
