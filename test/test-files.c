@@ -883,6 +883,45 @@ static void host_backend_answering_at_once(void **state)
     assert_int_equal(h.releases, 1);
 }
 
+/* A host's answer is read into its values and written again in D11's
+ * shape: bytes that are text go as text whatever encoding the host chose,
+ * members D11 does not name are left out, and fs.read's read limit holds
+ * for a host's bytes as for a file's. */
+static void host_backend_answers_are_written_in_d11_shape(void **state)
+{
+    host h = {.mode = 1};
+    jpt_files *f = host_files(&h);
+    jpt__files_opts small = {4, 0, NULL, NULL};
+    jpt__files_call *pending = NULL;
+    answer a;
+
+    (void)state;
+    assert_int_equal(submit(f, "fs.read", "{\"path\":\"t\"}", NULL, &a, &pending), JPT_OK);
+    assert_int_equal(jpt_files_request_reply(h.kept, "{\"content\":\"aGk=\",\"encoding\":"
+                                                     "\"base64\",\"size\":2,\"etag\":\"x\"}"),
+                     JPT_OK);
+    assert_int_equal(a.status, JPT_OK);
+    assert_string_equal(a.json, "{\"content\":\"hi\",\"size\":2}");
+    free(a.json);
+    assert_int_equal(submit(f, "fs.list_dir", "{\"path\":\".\"}", NULL, &a, &pending), JPT_OK);
+    assert_int_equal(jpt_files_request_reply(h.kept, "{\"entries\":[{\"path\":\"z\",\"kind\":"
+                                                     "\"file\",\"mtime\":1},{\"path\":\"a\","
+                                                     "\"kind\":\"dir\"}]}"),
+                     JPT_OK);
+    /* The host's order: only the direct call sorts. */
+    assert_string_equal(a.json, "{\"entries\":[{\"path\":\"z\",\"kind\":\"file\"},"
+                                "{\"path\":\"a\",\"kind\":\"dir\"}]}");
+    free(a.json);
+    assert_int_equal(submit(f, "fs.read", "{\"path\":\"big\"}", &small, &a, &pending), JPT_OK);
+    assert_int_equal(jpt_files_request_reply(h.kept, "{\"content\":\"12345\"}"), JPT_OK);
+    assert_int_equal(a.status, JPT_ERR_LIMIT);
+    assert_string_equal(a.message, "fs.read 'big': the file is 5 bytes, over the read limit of "
+                                   "4 bytes");
+    assert_null(a.json);
+    jpt_files_free(f);
+    assert_int_equal(h.releases, 1);
+}
+
 static void host_backend_answering_later(void **state)
 {
     host h = {.mode = 1};
@@ -973,6 +1012,7 @@ int main(void)
         cmocka_unit_test(memory_backend_has_the_same_rules),
         cmocka_unit_test(host_backend_answering_at_once),
         cmocka_unit_test(host_backend_answering_later),
+        cmocka_unit_test(host_backend_answers_are_written_in_d11_shape),
         cmocka_unit_test(host_backend_ops_are_checked),
     };
     int failed;
