@@ -9,7 +9,8 @@
  *              public edge, where JSON params are read and results written)
  *   files.c    the object: its constructors, jpt__files_submit/_step/_cancel
  *   dir.c      the directory backend's methods on fds resolved beneath its
- *              root (resolve.c); its constructor
+ *              root; its constructor
+ *   resolve.c  resolution beneath the root: openat2 or a component walk
  *   memory.c   the memory backend; its constructor
  *   host.c     the host-supplied backend: requests the host answers
  *   sync.c     the adapter that serves requests on a synchronous backend
@@ -21,9 +22,11 @@
  *              takes
  *
  * Requests are the wire codec's decoded params (jpt__vfs_params) and
- * results its typed values (jpt__vfs_fs_result): no backend reads or
- * writes D11 JSON; the host (lib/vfs) writes the protocol with
- * jpt__vfs_put_fs_result. */
+ * results its typed values (jpt__vfs_fs_result): the directory and
+ * memory backends never see JSON, the host-supplied one only at its public
+ * edge (jpt_files_ops speaks JSON), and the VFS host (lib/vfs) writes the
+ * protocol with the codec's writers (jpt__vfs_put_fs_result; fs.grep's
+ * result with jpt__vfs_grep_* as it searches). */
 #ifndef JPT_LIB_FILES_H
 #define JPT_LIB_FILES_H
 
