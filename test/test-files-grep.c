@@ -414,15 +414,13 @@ typedef struct answer {
     char message[512];
 } answer;
 
-static void record(void *ud, int status, const char *result, size_t len, const char *message)
+static void record(void *ud, int status, const jpt__vfs_fs_result *result, const char *message)
 {
     answer *a = ud;
 
     a->calls++;
     a->status = status;
-    a->json = result != NULL ? strndup(result, len) : NULL;
-    if (result != NULL)
-        assert_int_equal(strlen(result), len);
+    a->json = result != NULL ? fu_result_text(JPT__VFS_FS_GREP, result) : NULL;
     snprintf(a->message, sizeof(a->message), "%s", message != NULL ? message : "");
 }
 
@@ -431,13 +429,11 @@ static void record(void *ud, int status, const char *result, size_t len, const c
 static int grep_in_steps(jpt_files *f, const char *params_text, const jpt__files_opts *opts,
                          uint64_t budget_ns, answer *a)
 {
-    json_t *params = json_loads(params_text, 0, NULL);
     jpt__files_call *c = NULL;
     int steps = 0;
 
     memset(a, 0, sizeof(*a));
-    assert_int_equal(jpt__files_submit(f, "fs.grep", params, opts, record, a, &c), JPT_OK);
-    json_decref(params);
+    assert_int_equal(fu_submit(f, "fs.grep", params_text, opts, record, a, &c), JPT_OK);
     assert_non_null(c);
     assert_true(jpt__files_call_needs_step(c));
     assert_int_equal(a->calls, 0);
@@ -537,15 +533,14 @@ static void steps_end_on_time_between_skipped_lines(void **state)
 static void cancelling_a_grep_in_flight(void **state)
 {
     fixture *fx = *state;
-    json_t *params = json_pack("{s:s}", "pattern", "main");
     jpt__files_call *c = NULL;
     answer a = {0, 0, NULL, ""};
 
-    assert_int_equal(jpt__files_submit(fx->dir, "fs.grep", params, NULL, record, &a, &c), JPT_OK);
+    assert_int_equal(fu_submit(fx->dir, "fs.grep", "{\"pattern\":\"main\"}", NULL, record, &a, &c),
+                     JPT_OK);
     assert_int_equal(jpt__files_step(c, 1), 1);
     jpt__files_cancel(c);
     assert_int_equal(a.calls, 0);
-    json_decref(params);
 }
 
 /* ---- The matcher ----------------------------------------------------------------------- */

@@ -208,3 +208,43 @@ void fu_workspace_remove(const char *root, const char *outside)
     fu_rmtree(root);
     fu_rmtree(outside);
 }
+
+int fu_method(const char *name)
+{
+    jpt__vfs_span span = {name, strlen(name)};
+    int m = jpt__vfs_method_find(span);
+
+    assert_true(m >= JPT__VFS_FS_READ && m <= JPT__VFS_FS_GREP);
+    return m;
+}
+
+int fu_submit(jpt_files *f, const char *method, const char *params_text,
+              const jpt__files_opts *opts, jpt__files_done_fn done, void *ud,
+              jpt__files_call **pending)
+{
+    char *text = strdup(params_text), why[256];
+    jpt__vfs_span span = {text, strlen(text)};
+    jpt__vfs_params p;
+    jpt__json_error jerr;
+    void *arrays = NULL;
+    int m = fu_method(method);
+
+    assert_non_null(text);
+    assert_int_equal(jpt__json_validate(span.p, span.n, &jerr), JPT_OK);
+    if (jpt__vfs_params_decode(m, span, &p, &arrays, why, sizeof(why)) != JPT_OK)
+        fail_msg("%s %s: %s", method, params_text, why);
+    int rc = jpt__files_submit(f, m, &p, opts, done, ud, pending);
+    jpt__free(arrays);
+    free(text);
+    return rc;
+}
+
+char *fu_result_text(int method, const jpt__vfs_fs_result *r)
+{
+    jpt__buf b = JPT__BUF_INIT;
+
+    assert_int_equal(jpt__vfs_put_fs_result(&b, method, r), JPT_OK);
+    char *text = strndup(b.data, b.len);
+    jpt__buf_free(&b);
+    return text;
+}

@@ -7,6 +7,8 @@
 #include <stddef.h>
 
 #include "test-util.h"
+#include "common/json.h"
+#include "files/files.h"
 
 /* A new directory /tmp/jpt-files-XXXXXX; free() the path. */
 char *fu_tempdir(void);
@@ -34,5 +36,17 @@ void fu_workspace(const char *name, char root[200], char outside[256]);
 void fu_workspace_remove(const char *root, const char *outside);
 /* How many entries a directory has (without "." and ".."). */
 int fu_count_entries(const char *dir);
+
+/* Submits fs.* method `method` with its params as the JSON text a tool
+ * would send, decoded as the VFS engine decodes them (asserting they
+ * decode); the params live for the call only, as the engine promises. */
+int fu_submit(jpt_files *f, const char *method, const char *params_text,
+              const jpt__files_opts *opts, jpt__files_done_fn done, void *ud,
+              jpt__files_call **pending);
+/* A typed result of fs.* method `method` (JPT__VFS_FS_*) as the JSON text
+ * the engine would send (free()). */
+char *fu_result_text(int method, const jpt__vfs_fs_result *r);
+/* The JPT__VFS_FS_* of a method's name. */
+int fu_method(const char *name);
 
 #endif

@@ -756,13 +756,21 @@ static int host_call(jpt_files_request *req, const char *method, const char *par
                                             : "{}");
 }
 
+/* A host-supplied backend served by host_call, logging into `log`. */
+static jpt_files *logging_host(host_log *log)
+{
+    jpt_files_ops ops = {.size = sizeof(ops), .call = host_call};
+    jpt_files *f = NULL;
+
+    assert_int_equal(jpt_files_new(&ops, log, &f), JPT_OK);
+    return f;
+}
+
 static void the_host_backend_gets_the_policy(void **state)
 {
     (void)state;
     host_log log = {""};
-    jpt_files_ops ops = {.size = sizeof(ops), .call = host_call};
-    jpt_files *f = NULL;
-    assert_int_equal(jpt_files_new(&ops, &log, &f), JPT_OK);
+    jpt_files *f = logging_host(&log);
 
     char *end = run_on(f, "{'filesystem':{'writable':true}}",
                        json_pack("[o,o,o,o,o]", op_path("fs.read", ".env"),
@@ -783,6 +791,33 @@ static void the_host_backend_gets_the_policy(void **state)
     assert_string_equal(log.seen, "fs.write {\"path\":\"notes.txt\",\"content\":\"x\"}\n"
                                   "fs.grep {\"pattern\":\"TOKEN\",\"context\":0,"
                                   "\"case_insensitive\":false,\"fixed_strings\":false}\n");
+    free(end);
+    jpt_files_free(f);
+}
+
+/* A tool's fs.write of bytes that are not text reaches a host-supplied
+ * backend as D11 writes them, base64 with "encoding": the files room hands
+ * its backends bytes, and the host backend's edge writes them for the
+ * host (it used to put the raw bytes in a JSON string, which could not be
+ * written, and the tool was told "out of memory"). */
+static void a_binary_write_reaches_a_host_backend_as_base64(void **state)
+{
+    (void)state;
+    host_log log = {""};
+    jpt_files *f = logging_host(&log);
+
+    char *end = run_on(f, "{'filesystem':{'writable':true}}",
+                       json_pack("[o,o]",
+                                 op("fs.write", json_pack("{s:s, s:s, s:s}", "path", "./b/bin",
+                                                          "content", "AP8K", "encoding",
+                                                          "base64")),
+                                 op_write("b/text", "h\u00e9")),
+                       NULL);
+    assert_string_equal(line_of(end, 0), "ok: fs.write ok {}");
+    assert_string_equal(line_of(end, 1), "fs.write ok {}");
+    assert_string_equal(log.seen,
+                        "fs.write {\"path\":\"b/bin\",\"content\":\"AP8K\",\"encoding\":\"base64\"}\n"
+                        "fs.write {\"path\":\"b/text\",\"content\":\"h\u00e9\"}\n");
     free(end);
     jpt_files_free(f);
 }
@@ -819,6 +854,7 @@ int main(void)
         BOTH(the_prompt_names_the_path_a_write_touches_through_a_symlink),
         BOTH(repository_files_are_sensitive_for_writes),
         BOTH(a_repository_planted_for_git_status_is_refused),
+        cmocka_unit_test(a_binary_write_reaches_a_host_backend_as_base64),
         cmocka_unit_test_setup_teardown(
             a_memory_tree_deeper_than_any_path_is_freed_on_a_small_stack, with_openat2,
             teardown),

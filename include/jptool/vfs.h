@@ -109,8 +109,12 @@ typedef struct jpt_files_ops {
     /* A request: `method` is a D11 filesystem method ("fs.read",
      * "fs.write", "fs.exists", "fs.list_dir", "fs.metadata", "fs.delete",
      * "fs.rename", "fs.grep") and `params_json` its params object, after
-     * the path rules were checked (paths are in their normal form). Answer
-     * with D11's result shape, now or later. Return JPT_OK once the request
+     * the path rules were checked (paths are in their normal form),
+     * written by jptool with D11's members only: fs.write's "content" is
+     * text, or base64 with "encoding": "base64" for bytes that are not
+     * UTF-8 text; fs.grep's "context", "case_insensitive" and
+     * "fixed_strings" are always given. Answer with D11's result shape,
+     * now or later. Return JPT_OK once the request
      * is the host's to answer, or an error status to fail it at once (then
      * do not answer it). Strings are valid during the call. Required. */
     int (*call)(jpt_files_request *req, const char *method, const char *params_json,
@@ -136,7 +140,11 @@ JPT_EXPORT int jpt_files_new(const jpt_files_ops *ops, void *ud, jpt_files **out
  * "base64" for bytes that are not text), {} for fs.write, fs.delete and
  * fs.rename, {"exists": true}, {"kind": "file", "size": 13},
  * {"entries": [{"path": name, "kind": "file"}]}, {"matches": […]}. The
- * request is gone afterwards, whatever the status. Errors:
+ * result is read into its values (fs.read's bytes, base64 decoded; a kind
+ * and size; the entries) and a tool is sent them in D11's shape, members
+ * D11 does not name left out; fs.read's bytes over the read limit fail the
+ * request with JPT_ERR_LIMIT. The request is gone afterwards, whatever the
+ * status. Errors:
  * JPT_ERR_INVALID (NULL, or `result_json` is not a JSON object of that
  * shape: the request then fails with JPT_ERR_PROTOCOL and a message
  * saying what was expected), JPT_ERR_NOMEM (the request fails with it). */

@@ -84,7 +84,7 @@ static int fail_missing(const jpt__files_ctx *c, int access, int err, const jpt_
 
 /* A regular file with several hard links may be a file outside the root:
  * refused unless hard links are allowed. */
-static int check_links(jpt_files *f, const jpt__files_ctx *c, nlink_t links)
+static int check_links(jpt__files_sync *f, const jpt__files_ctx *c, nlink_t links)
 {
     if (links > 1 && !(f->flags & JPT_FILES_ALLOW_HARDLINKS))
         return jpt__err(c->e, JPT_ERR_DENIED,
@@ -96,7 +96,7 @@ static int check_links(jpt_files *f, const jpt__files_ctx *c, nlink_t links)
 
 /* What may be read or written: a regular file with one link (or hard links
  * allowed). */
-static int check_regular(jpt_files *f, const jpt__files_ctx *c, const struct stat *st)
+static int check_regular(jpt__files_sync *f, const jpt__files_ctx *c, const struct stat *st)
 {
     if (S_ISDIR(st->st_mode))
         return jpt__err(c->e, JPT_ERR_INVALID, "%s '%s': is a directory", c->method, c->shown);
@@ -121,7 +121,7 @@ static int kind_of(mode_t mode)
 /* An open that failed for what the path is (a socket is ENXIO, a device
  * without a driver ENODEV): said as check_regular() says it, once the
  * guard has let the path be seen. */
-static int open_failed(jpt_files *f, const jpt__files_ctx *c, const char *path, int err,
+static int open_failed(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, int err,
                        const jpt__dir_stop *stop)
 {
     char resolved[JPT__FILES_PATH_MAX + 1];
@@ -172,7 +172,7 @@ static int read_all(const jpt__files_ctx *c, int fd, size_t size, size_t limit, 
 #define RESOLVED(c, buf) (jpt__files_guarded(c) ? (buf) : NULL)
 #define STOP(c, stop) (jpt__files_guarded(c) ? (stop) : NULL)
 
-static int dir_read(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt__buf *out)
+static int dir_read(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, jpt__buf *out)
 {
     jpt__dirfs *d = f->impl;
     char resolved[JPT__FILES_PATH_MAX + 1];
@@ -287,7 +287,7 @@ static int write_fd(int fd, const char *data, size_t len)
 /* Writes `data` to a new temporary file in `pfd` and renames it over
  * `name`; any failure removes the temporary file and leaves `name` as it
  * was. Returns 0 or -errno. */
-static int replace_atomically(jpt_files *f, int pfd, const char *name, const void *data,
+static int replace_atomically(jpt__files_sync *f, int pfd, const char *name, const void *data,
                               size_t len, const struct stat *old)
 {
     char tmp[64];
@@ -334,7 +334,7 @@ static void plan_close(jpt__dir_stop *plan)
     plan->fd = -1;
 }
 
-static int dir_write(jpt_files *f, const jpt__files_ctx *c, const char *path, const void *data,
+static int dir_write(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, const void *data,
                      size_t len)
 {
     jpt__dirfs *d = f->impl;
@@ -369,7 +369,7 @@ static int dir_write(jpt_files *f, const jpt__files_ctx *c, const char *path, co
 
 /* ---- exists, metadata ------------------------------------------------------------ */
 
-static int dir_stat(jpt_files *f, const jpt__files_ctx *c, const char *path, int *kind,
+static int dir_stat(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, int *kind,
                     uint64_t *size)
 {
     jpt__dirfs *d = f->impl;
@@ -461,7 +461,7 @@ static int list_fd(int fd, jpt__files_list *out)
     return 0;
 }
 
-static int dir_list(jpt_files *f, const jpt__files_ctx *c, const char *path,
+static int dir_list(jpt__files_sync *f, const jpt__files_ctx *c, const char *path,
                     jpt__files_list *out)
 {
     jpt__dirfs *d = f->impl;
@@ -523,7 +523,7 @@ static int existing_entry(jpt__dirfs *d, const jpt__files_ctx *c, int access, co
     return pfd;
 }
 
-static int dir_remove(jpt_files *f, const jpt__files_ctx *c, const char *path)
+static int dir_remove(jpt__files_sync *f, const jpt__files_ctx *c, const char *path)
 {
     char rparent[JPT__FILES_PATH_MAX + 1];
     const char *name;
@@ -599,7 +599,7 @@ static int rename_target(jpt__dirfs *d, const jpt__files_ctx *c, const jpt__file
     return rc;
 }
 
-static int dir_rename(jpt_files *f, const jpt__files_ctx *c, const char *from, const char *to,
+static int dir_rename(jpt__files_sync *f, const jpt__files_ctx *c, const char *from, const char *to,
                       const char *shown_to)
 {
     jpt__dirfs *d = f->impl;
@@ -651,7 +651,7 @@ static int handle_fd(void *h)
     return (int)(intptr_t)h - 1;
 }
 
-static int dir_tree_open(jpt_files *f, const jpt__files_ctx *c, const char *path, void **dir)
+static int dir_tree_open(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, void **dir)
 {
     int fd = jpt__dir_resolve(f->impl, path, O_RDONLY | O_DIRECTORY | O_NONBLOCK,
                               JPT__RESOLVE_FOLLOW, NULL, NULL);
@@ -661,7 +661,7 @@ static int dir_tree_open(jpt_files *f, const jpt__files_ctx *c, const char *path
     return JPT_OK;
 }
 
-static int dir_tree_open_at(jpt_files *f, const jpt__files_ctx *c, void *parent,
+static int dir_tree_open_at(jpt__files_sync *f, const jpt__files_ctx *c, void *parent,
                             const char *name, const char *rel, void **dir)
 {
     (void)f;
@@ -676,7 +676,7 @@ static int dir_tree_open_at(jpt_files *f, const jpt__files_ctx *c, void *parent,
     return JPT_OK;
 }
 
-static int dir_tree_list(jpt_files *f, const jpt__files_ctx *c, void *dir,
+static int dir_tree_list(jpt__files_sync *f, const jpt__files_ctx *c, void *dir,
                          jpt__files_list *out)
 {
     (void)f;
@@ -684,13 +684,13 @@ static int dir_tree_list(jpt_files *f, const jpt__files_ctx *c, void *dir,
     return rc < 0 ? fail_errno(c, -rc) : JPT_OK;
 }
 
-static void dir_tree_close(jpt_files *f, void *h)
+static void dir_tree_close(jpt__files_sync *f, void *h)
 {
     (void)f;
     close(handle_fd(h));
 }
 
-static int file_checked(jpt_files *f, const jpt__files_ctx *c, int fd, void **file)
+static int file_checked(jpt__files_sync *f, const jpt__files_ctx *c, int fd, void **file)
 {
     struct stat st;
     int rc;
@@ -705,7 +705,7 @@ static int file_checked(jpt_files *f, const jpt__files_ctx *c, int fd, void **fi
     return rc;
 }
 
-static int dir_file_open(jpt_files *f, const jpt__files_ctx *c, const char *path, void **file)
+static int dir_file_open(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, void **file)
 {
     int fd = jpt__dir_resolve(f->impl, path, O_RDONLY | O_NONBLOCK | O_NOCTTY,
                               JPT__RESOLVE_FOLLOW, NULL, NULL);
@@ -714,7 +714,7 @@ static int dir_file_open(jpt_files *f, const jpt__files_ctx *c, const char *path
     return file_checked(f, c, fd, file);
 }
 
-static int dir_file_open_at(jpt_files *f, const jpt__files_ctx *c, void *dir, const char *name,
+static int dir_file_open_at(jpt__files_sync *f, const jpt__files_ctx *c, void *dir, const char *name,
                             void **file)
 {
     int fd = openat(handle_fd(dir), name,
@@ -724,7 +724,7 @@ static int dir_file_open_at(jpt_files *f, const jpt__files_ctx *c, void *dir, co
     return file_checked(f, c, fd, file);
 }
 
-static long dir_file_read(jpt_files *f, const jpt__files_ctx *c, void *file, char *buf, size_t n)
+static long dir_file_read(jpt__files_sync *f, const jpt__files_ctx *c, void *file, char *buf, size_t n)
 {
     (void)f;
     for (;;) {
@@ -736,7 +736,7 @@ static long dir_file_read(jpt_files *f, const jpt__files_ctx *c, void *file, cha
     }
 }
 
-static int dir_realpath(jpt_files *f, const jpt__files_ctx *c, const char *path, char *out)
+static int dir_realpath(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, char *out)
 {
     int fd = jpt__dir_resolve(f->impl, path, O_PATH, JPT__RESOLVE_FOLLOW, out, NULL);
     if (fd < 0)
@@ -745,7 +745,7 @@ static int dir_realpath(jpt_files *f, const jpt__files_ctx *c, const char *path,
     return JPT_OK;
 }
 
-static void dir_destroy(jpt_files *f)
+static void dir_destroy(jpt__files_sync *f)
 {
     jpt__dirfs *d = f->impl;
 
@@ -753,7 +753,12 @@ static void dir_destroy(jpt_files *f)
     jpt__free(d);
 }
 
-static const jpt__files_backend dir_backend = {
+static int dir_root_fd(const jpt__files_sync *f)
+{
+    return ((const jpt__dirfs *)f->impl)->root_fd;
+}
+
+static const jpt__files_sync_ops dir_backend = {
     .read = dir_read,
     .write = dir_write,
     .stat = dir_stat,
@@ -769,15 +774,11 @@ static const jpt__files_backend dir_backend = {
     .file_read = dir_file_read,
     .file_close = dir_tree_close,
     .realpath = dir_realpath,
+    .root_fd = dir_root_fd,
     .destroy = dir_destroy,
 };
 
-int jpt__files_root_fd(const jpt_files *f)
-{
-    return f->type == JPT__FILES_DIR ? ((const jpt__dirfs *)f->impl)->root_fd : -1;
-}
-
-int jpt__files_dir_new(const char *root, unsigned flags, jpt__errbuf *e, jpt_files **out)
+int jpt__files_dir_new(const char *root, unsigned flags, jpt__errbuf *e, jpt__files_be *out)
 {
     char shown[256];
     jpt__dirfs *d;
@@ -793,12 +794,11 @@ int jpt__files_dir_new(const char *root, unsigned flags, jpt__errbuf *e, jpt_fil
     }
     d->root_fd = fd;
     d->walk = flags & JPT__FILES_FORCE_WALK;
-    int rc = jpt__files_wrap(JPT__FILES_DIR, &dir_backend, d, out);
+    int rc = jpt__files_sync_new(&dir_backend, d, flags & ~JPT__FILES_FORCE_WALK, out);
     if (rc < 0) {
         close(fd);
         jpt__free(d);
         return jpt__err(e, rc, "open_dir: out of memory");
     }
-    (*out)->flags = flags & ~JPT__FILES_FORCE_WALK;
     return JPT_OK;
 }

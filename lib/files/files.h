@@ -1,23 +1,32 @@
 /* The files room's internal interface: ProjectFiles (RFD D09 as D11 uses
- * it) behind one object, jpt_files, with three backends. Never installed.
+ * it) behind one object, jpt_files, over one request-shaped backend
+ * interface. Never installed.
  *
- *   files.c    the object, the D11 methods as JSON requests
- *              (jpt__files_submit, _step, _cancel)
- *   host.c     the host-supplied backend: requests and their answers
- *   calls.c    the direct C calls (jpt_files_read, …)
+ * Layers, each calling only those below it (a backend is reached through
+ * its ops table, never by name, from above):
+ *
+ *   calls.c    the direct C calls (jpt_files_read, …, jpt_files_call: the
+ *              public edge, where JSON params are read and results written)
+ *   files.c    the object: its constructors, jpt__files_submit/_step/_cancel
+ *   dir.c      the directory backend's methods on fds resolved beneath its
+ *              root; its constructor
+ *   resolve.c  resolution beneath the root: openat2 or a component walk
+ *   memory.c   the memory backend; its constructor
+ *   host.c     the host-supplied backend: requests the host answers
+ *   sync.c     the adapter that serves requests on a synchronous backend
+ *              (dir, memory): one method call, or fs.grep in steps
+ *   grep.c     fs.grep as an iterator over a synchronous backend's tree
+ *   search.c   the line matcher: pcre2 with JIT and a literal fast path
+ *   backend.c  what every backend shares: entry lists, the guard, paths
  *   path.c     checking and normalising the relative paths every backend
  *              takes
- *   dir.c      the directory backend: a root fd, every method on fds
- *              resolved beneath it (resolve.c)
- *   resolve.c  resolution beneath the root: openat2 or a component walk
- *   memory.c   the memory backend
- *   grep.c     fs.grep as an iterator over any backend's tree (tree ops)
- *   search.c   the line matcher: pcre2 with JIT and a literal fast path
  *
- * The VFS host (lib/vfs) calls only this header: jpt__files_submit() for
- * every fs.* method on every backend, jpt__files_step() for a grep it
- * slices across dispatches, jpt__files_cancel() for a request whose tool
- * went away. */
+ * Requests are the wire codec's decoded params (jpt__vfs_params) and
+ * results its typed values (jpt__vfs_fs_result): the directory and
+ * memory backends never see JSON, the host-supplied one only at its public
+ * edge (jpt_files_ops speaks JSON), and the VFS host (lib/vfs) writes the
+ * protocol with the codec's writers (jpt__vfs_put_fs_result; fs.grep's
+ * result with jpt__vfs_grep_* as it searches). */
 #ifndef JPT_LIB_FILES_H
 #define JPT_LIB_FILES_H
 
@@ -25,7 +34,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/json.h"
 #include "vfs-proto/vfs-proto.h"
 #include "jptool/vfs.h"
 
@@ -87,24 +95,26 @@ typedef struct jpt__files_opts {
 } jpt__files_opts;
 
 /* ---- Requests: the D11 methods on any backend (files.c) ---------------------
- * `method` is a D11 filesystem method ("fs.read", "fs.write", "fs.exists",
- * "fs.list_dir", "fs.metadata", "fs.delete", "fs.rename", "fs.grep") and
- * `params` its params object; the result has D11's shape.
+ * `method` is a D11 filesystem method (JPT__VFS_FS_READ … JPT__VFS_FS_GREP)
+ * and `p` its params, decoded (vfs-proto's jpt__vfs_params): the paths as
+ * the tool wrote them (each backend checks and normalises them), fs.write's
+ * bytes, fs.grep's pattern and options. `p` and its strings are borrowed
+ * for the call to jpt__files_submit() only.
  *
  * `done` runs exactly once per request taken, unless the request is
- * cancelled first: with JPT_OK and the result, a JSON object as compact
- * text of `len` bytes without a line break (what a response's "result"
- * holds, ready to be framed), or with an error status and its message,
- * result NULL. Both are borrowed for the call. Results are written
- * without a JSON tree where they can be large (fs.read's content,
- * fs.grep's lines).
+ * cancelled first: with JPT_OK and the result as typed values (fs.read's
+ * bytes, fs.exists' and fs.metadata's kind and size, fs.list_dir's
+ * entries in the backend's order, fs.grep's result text; nothing for
+ * fs.write, fs.delete and fs.rename), for the host to write in D11's shape
+ * (jpt__vfs_put_fs_result), or with an error status and its message,
+ * result NULL. Both are borrowed for the call.
  * Error statuses: JPT_ERR_INVALID (D11 -32602: bad params, a path the rules
  * refuse, a directory where a file is needed), JPT_ERR_NOT_FOUND (-32002),
  * JPT_ERR_EXISTS (-32003), JPT_ERR_DENIED (-32001: a symlink leaving the
  * root, a hard-linked file, the guard), JPT_ERR_UNSUPPORTED (a FIFO, socket
- * or device; an unknown method: -32601), JPT_ERR_LIMIT (a file over the read
- * limit), JPT_ERR_TIMEOUT, JPT_ERR_CANCELLED, JPT_ERR_IO, JPT_ERR_PROTOCOL
- * (a host backend's malformed result), JPT_ERR_NOMEM.
+ * or device), JPT_ERR_LIMIT (a file over the read limit), JPT_ERR_TIMEOUT,
+ * JPT_ERR_CANCELLED, JPT_ERR_IO, JPT_ERR_PROTOCOL (a host backend's
+ * malformed result), JPT_ERR_NOMEM.
  *
  * The directory and memory backends run every method before
  * jpt__files_submit() returns, so `done` runs inside it, except fs.grep:
@@ -115,13 +125,14 @@ typedef struct jpt__files_opts {
  * Returns JPT_OK when the request was taken; then `*pending` is NULL if
  * `done` has run already, else the request in flight (valid until `done`
  * runs or it is cancelled). Returns JPT_ERR_NOMEM or JPT_ERR_INVALID (NULL
- * arguments) without calling `done` when it could not be taken. */
+ * arguments, a method that is not fs.*) without calling `done` when it
+ * could not be taken. */
 typedef struct jpt__files_call jpt__files_call;
 typedef struct jpt__grep jpt__grep;
-typedef void (*jpt__files_done_fn)(void *ud, int status, const char *result, size_t len,
+typedef void (*jpt__files_done_fn)(void *ud, int status, const jpt__vfs_fs_result *result,
                                    const char *message);
 
-int jpt__files_submit(jpt_files *f, const char *method, json_t *params,
+int jpt__files_submit(jpt_files *f, int method, const jpt__vfs_params *p,
                       const jpt__files_opts *opts, jpt__files_done_fn done, void *ud,
                       jpt__files_call **pending);
 /* Whether the request needs jpt__files_step() (a grep on a directory or
@@ -145,9 +156,54 @@ int jpt__files_root_fd(const jpt_files *f);
 jpt_files *jpt__files_ref(jpt_files *f);
 void jpt__files_unref(jpt_files *f);
 
-/* ---- Backends (dir.c, memory.c) ---------------------------------------------
- * What each backend provides. Paths are normalised (path.c); `e` takes the
- * message of a failure, which names `shown` (the requested path, quoted). */
+/* ---- The backend interface --------------------------------------------------------
+ * Every backend serves requests: what jpt__files_submit() promises, on its
+ * own data `impl`. A request in flight begins with a jpt__files_call (its
+ * backend's ops), so that files.c reaches its step and cancel. */
+typedef struct jpt__files_request {
+    int method;                  /* JPT__VFS_FS_* */
+    const jpt__vfs_params *p;
+    const jpt__files_opts *opts; /* may be NULL */
+    jpt__files_done_fn done;
+    void *ud;
+    jpt__errbuf *e;              /* the object's, for a message before `done` */
+} jpt__files_request;
+
+typedef struct jpt__files_backend jpt__files_backend;
+
+struct jpt__files_call {
+    const jpt__files_backend *be;
+};
+
+struct jpt__files_backend {
+    /* Takes the request: as jpt__files_submit(). */
+    int (*submit)(void *impl, const jpt__files_request *rq, jpt__files_call **pending);
+    /* Advances a request in flight as jpt__files_step(). NULL: requests
+     * complete from elsewhere (a host's answer). */
+    int (*step)(jpt__files_call *c, uint64_t budget_ns);
+    void (*cancel)(jpt__files_call *c);
+    /* The root directory's fd; NULL: the backend has no directory. */
+    int (*root_fd)(const void *impl);
+    /* The object lets go of `impl`; requests in flight may keep it until
+     * they end. */
+    void (*release)(void *impl);
+};
+
+/* A backend as its constructor gives it. */
+typedef struct jpt__files_be {
+    const jpt__files_backend *ops;
+    void *impl;
+} jpt__files_be;
+
+struct jpt_files {
+    unsigned refs;
+    jpt__files_be be;
+    jpt__errbuf err;
+};
+
+/* ---- What the backends share (backend.c) ----------------------------------------
+ * Paths are normalised (path.c); `e` takes the message of a failure, which
+ * names `shown` (the requested path, quoted). */
 /* An entry: its name and JPT_FILES_KIND_* (the wire codec's type, which
  * writes fs.list_dir's result from them). */
 typedef jpt__vfs_fs_entry jpt__files_entry;
@@ -186,143 +242,111 @@ int jpt__files_guard_write(const jpt__files_ctx *c, const char *target, size_t e
 /* Joins a parent's root-relative path ("." the root) and a name into
  * `out` (JPT__FILES_PATH_MAX + 1 bytes); false if it is too long. */
 bool jpt__files_join(char *out, const char *parent, const char *name);
+/* A request's path (NUL-terminated): quoted into `shown` (256 bytes),
+ * checked and normalised into `norm` (JPT__FILES_PATH_MAX + 1 bytes). */
+int jpt__files_take_path(int method, const char *path, char *norm, char *shown,
+                         jpt__errbuf *e);
+/* JPT_ERR_NOMEM with "<method>: out of memory for the result". */
+int jpt__files_nomem(jpt__errbuf *e, int method);
+/* Whether bytes are text D11 sends as they are: UTF-8 without NUL. */
+bool jpt__files_is_text(const char *data, size_t len);
 
-typedef struct jpt__files_backend {
-    int (*read)(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt__buf *out);
-    int (*write)(jpt_files *f, const jpt__files_ctx *c, const char *path, const void *data,
-                 size_t len);
+/* ---- The synchronous backends behind the adapter (sync.c) --------------------------
+ * The directory and memory backends are method tables that answer at
+ * once; the adapter turns them into the request interface. */
+typedef struct jpt__files_sync jpt__files_sync;
+
+typedef struct jpt__files_sync_ops {
+    int (*read)(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, jpt__buf *out);
+    int (*write)(jpt__files_sync *f, const jpt__files_ctx *c, const char *path,
+                 const void *data, size_t len);
     /* *kind: JPT_FILES_KIND_*, or 0 when nothing is there. `size` is NULL
      * when only the kind is wanted (fs.exists); with it, a regular file
      * with several hard links is refused as fs.read refuses it (its size
      * and times are those of a file that may be outside the root). */
-    int (*stat)(jpt_files *f, const jpt__files_ctx *c, const char *path, int *kind,
+    int (*stat)(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, int *kind,
                 uint64_t *size);
-    int (*list)(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt__files_list *out);
-    int (*remove)(jpt_files *f, const jpt__files_ctx *c, const char *path);
+    int (*list)(jpt__files_sync *f, const jpt__files_ctx *c, const char *path,
+                jpt__files_list *out);
+    int (*remove)(jpt__files_sync *f, const jpt__files_ctx *c, const char *path);
     /* `c->shown` is "from", `shown_to` "to". */
-    int (*rename)(jpt_files *f, const jpt__files_ctx *c, const char *from, const char *to,
-                  const char *shown_to);
+    int (*rename)(jpt__files_sync *f, const jpt__files_ctx *c, const char *from,
+                  const char *to, const char *shown_to);
 
     /* The tree that fs.grep walks. A directory handle lists its entries
      * and opens what is beneath it without following symlinks; the paths
      * of grep's `paths` are opened following symlinks that stay inside. */
-    int (*dir_open)(jpt_files *f, const jpt__files_ctx *c, const char *path, void **dir);
-    int (*dir_open_at)(jpt_files *f, const jpt__files_ctx *c, void *parent, const char *name,
-                       const char *rel, void **dir);
-    int (*dir_list)(jpt_files *f, const jpt__files_ctx *c, void *dir, jpt__files_list *out);
-    void (*dir_close)(jpt_files *f, void *dir);
+    int (*dir_open)(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, void **dir);
+    int (*dir_open_at)(jpt__files_sync *f, const jpt__files_ctx *c, void *parent,
+                       const char *name, const char *rel, void **dir);
+    int (*dir_list)(jpt__files_sync *f, const jpt__files_ctx *c, void *dir,
+                    jpt__files_list *out);
+    void (*dir_close)(jpt__files_sync *f, void *dir);
     /* Opens a regular file for grep: JPT_ERR_NOT_FOUND (gone), JPT_ERR_DENIED
      * (hard-linked), JPT_ERR_UNSUPPORTED (not a regular file): grep skips
      * those without a word. */
-    int (*file_open)(jpt_files *f, const jpt__files_ctx *c, const char *path, void **file);
-    int (*file_open_at)(jpt_files *f, const jpt__files_ctx *c, void *dir, const char *name,
-                        void **file);
+    int (*file_open)(jpt__files_sync *f, const jpt__files_ctx *c, const char *path,
+                     void **file);
+    int (*file_open_at)(jpt__files_sync *f, const jpt__files_ctx *c, void *dir,
+                        const char *name, void **file);
     /* Reads up to n bytes: the count, 0 at the end, or a status. */
-    long (*file_read)(jpt_files *f, const jpt__files_ctx *c, void *file, char *buf, size_t n);
-    void (*file_close)(jpt_files *f, void *file);
+    long (*file_read)(jpt__files_sync *f, const jpt__files_ctx *c, void *file, char *buf,
+                      size_t n);
+    void (*file_close)(jpt__files_sync *f, void *file);
 
     /* The root-relative path `path` names after resolving its symlinks
      * (for a guard and grep's path filter), into `out`
      * (JPT__FILES_PATH_MAX + 1 bytes). */
-    int (*realpath)(jpt_files *f, const jpt__files_ctx *c, const char *path, char *out);
+    int (*realpath)(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, char *out);
 
-    void (*destroy)(jpt_files *f);
-} jpt__files_backend;
+    /* The root directory's fd; NULL: none. */
+    int (*root_fd)(const jpt__files_sync *f);
+    void (*destroy)(jpt__files_sync *f);
+} jpt__files_sync_ops;
 
-#define JPT__FILES_DIR 1
-#define JPT__FILES_MEMORY 2
-#define JPT__FILES_HOST 3
-
-struct jpt_files {
-    unsigned refs;
-    int type; /* JPT__FILES_* */
-    const jpt__files_backend *be;
+struct jpt__files_sync {
+    unsigned refs;  /* the object's, and each grep's in flight */
+    const jpt__files_sync_ops *be;
     void *impl;
     unsigned flags; /* JPT_FILES_* of jpt_files_open_dir */
-    jpt__errbuf err;
-    /* host-supplied backend */
-    jpt_files_ops ops;
-    void *ud;
-    /* The directory and memory backends' buffers, lent to one request at
-     * a time (`lent`): the bytes fs.read reads, the result's text. */
-    jpt__buf data, text;
+    /* fs.read's buffer, lent to one request at a time (`lent`). */
+    jpt__buf data;
     bool lent;
 };
 
-/* ---- The object's own parts (files.c, host.c, calls.c) ------------------------ */
+/* The request interface on the synchronous backend `be` with data `impl`
+ * (refs 1): its destroy runs when the last reference goes. JPT_ERR_NOMEM
+ * (the caller still owns `impl`). */
+int jpt__files_sync_new(const jpt__files_sync_ops *be, void *impl, unsigned flags,
+                        jpt__files_be *out);
 
-/* The D11 filesystem methods, in the order of jpt__files_method_names. */
-enum {
-    JPT__FS_READ,
-    JPT__FS_WRITE,
-    JPT__FS_EXISTS,
-    JPT__FS_LIST,
-    JPT__FS_METADATA,
-    JPT__FS_DELETE,
-    JPT__FS_RENAME,
-    JPT__FS_GREP,
-    JPT__FS_COUNT
-};
-
-extern const char *const jpt__files_method_names[JPT__FS_COUNT]; /* "fs.read", … */
-
-/* The JPT_FILES_KIND_* a JSON string names ("file", "dir", "symlink",
- * "other"); 0 for anything else. */
-int jpt__files_kind_json(const json_t *s);
-/* The method's JPT__FS_* number, or -1. */
-int jpt__files_method_id(const char *name);
-/* params[key] as a path: checked, normalised into `norm`
- * (JPT__FILES_PATH_MAX + 1 bytes), quoted into `shown` (256 bytes). */
-int jpt__files_take_path(json_t *params, const char *key, int m, char *norm, char *shown,
-                         jpt__errbuf *e);
-/* JPT_ERR_NOMEM with "<method>: out of memory for the result". */
-int jpt__files_nomem(jpt__errbuf *e, int m);
-/* Whether bytes are text D11 sends as they are: UTF-8 without NUL. */
-bool jpt__files_is_text(const char *data, size_t len);
-
-/* A request in flight (jpt__files_submit's `pending`). */
-struct jpt__files_call {
-    jpt_files *f;
-    jpt__files_done_fn done;
-    void *ud;
-    jpt__files_opts opts;   /* a host backend's: its grep's matches are guarded */
-    jpt__grep *grep;        /* a grep on the directory or memory backend */
-    jpt_files_request *req; /* a host-supplied backend's request */
-};
-
-jpt__files_call *jpt__files_call_new(jpt_files *f, jpt__files_done_fn done, void *ud);
-void jpt__files_call_free(jpt__files_call *c);
-
-/* Method `m` as a request to the host (host.c), as jpt__files_submit()
- * promises. */
-int jpt__files_host_submit(jpt_files *f, int m, json_t *params, const jpt__files_opts *opts,
-                           jpt__files_done_fn done, void *ud, jpt__files_call **pending);
-/* jpt__files_cancel() of a host request. */
-void jpt__files_host_cancel(jpt__files_call *c);
-
-/* Creates the object around a backend (refs 1). */
-int jpt__files_wrap(int type, const jpt__files_backend *be, void *impl, jpt_files **out);
+/* ---- The backends' constructors ------------------------------------------------------ */
 
 /* The directory backend (dir.c). Tests force the component walk instead of
  * openat2 (the path kernels before 5.6 take) with
  * JPT__FILES_FORCE_WALK in `flags`. */
 #define JPT__FILES_FORCE_WALK 0x80000000u
-int jpt__files_dir_new(const char *root, unsigned flags, jpt__errbuf *e, jpt_files **out);
+int jpt__files_dir_new(const char *root, unsigned flags, jpt__errbuf *e, jpt__files_be *out);
 /* The memory backend (memory.c). */
-int jpt__files_memory_new(jpt_files **out);
+int jpt__files_memory_new(jpt__files_be *out);
+/* The host-supplied backend (host.c): `ops` checked by the caller; its
+ * release runs when the object and every request in flight are gone. */
+int jpt__files_host_new(const jpt_files_ops *ops, void *ud, jpt__files_be *out);
 
 /* ---- The grep iterator (grep.c) -----------------------------------------------
- * fs.grep in slices. `params` are D11's (pattern, paths, extensions,
- * context) plus case_insensitive, fixed_strings and max_matches. The
- * options' guard, if any, is asked about every directory and file with its
- * root-relative path after symlinks, before it is entered or searched:
- * what it refuses is skipped without a word (the access policy's
- * sensitive paths), except a path named in `paths`, which fails the grep. */
+ * fs.grep in slices over a synchronous backend. The params are D11's
+ * (pattern, paths, extensions, context) plus case_insensitive,
+ * fixed_strings and max_matches. The options' guard, if any, is asked
+ * about every directory and file with its root-relative path after
+ * symlinks, before it is entered or searched: what it refuses is skipped
+ * without a word (the access policy's sensitive paths), except a path
+ * named in `paths`, which fails the grep. */
 /* Checks the params and compiles the pattern: JPT_ERR_INVALID (with the
  * message in `e`), JPT_ERR_NOMEM. Nothing is read before the first step.
- * `opts` is copied (its guard_ud must outlive the iterator). */
-int jpt__grep_begin(jpt_files *f, json_t *params, const jpt__files_opts *opts, jpt__errbuf *e,
-                    jpt__grep **out);
+ * `opts` is copied (its guard_ud must outlive the iterator), `p` is not
+ * kept; `f` must outlive the iterator. */
+int jpt__grep_begin(jpt__files_sync *f, const jpt__vfs_params *p, const jpt__files_opts *opts,
+                    jpt__errbuf *e, jpt__grep **out);
 /* Searches for about `budget_ns` (0: to the end). Returns 1 if more remains,
  * 0 when done (jpt__grep_result then holds the result), or an error status
  * with the message in jpt__grep_errmsg(). */

@@ -5,6 +5,7 @@
  * lines found are ripgrep's for `rg -P --no-ignore --hidden -g '!.git'
  * --sort path` (issue 16 §2; see jpt_files_grep in vfs.h for the rules). */
 #define _GNU_SOURCE /* memrchr */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -29,7 +30,7 @@ typedef struct frame {
 } frame;
 
 struct jpt__grep {
-    jpt_files *f;
+    jpt__files_sync *f;
     jpt__files_opts opts;
     jpt__errbuf err;
     jpt__matcher *m;
@@ -89,29 +90,22 @@ static int bad(jpt__grep *g, const char *what)
     return jpt__err(&g->err, JPT_ERR_INVALID, "fs.grep: %s", what);
 }
 
-static int take_strings(jpt__grep *g, json_t *params, const char *key, char ***out, size_t *n)
+/* fs.grep's `paths`, each checked and normalised, or its `extensions`,
+ * each "rs" or ".rs", copied into `*out`. */
+static int take_strings(jpt__grep *g, const char *const *v, size_t n, bool paths, char ***out,
+                        size_t *count)
 {
-    json_t *v = json_object_get(params, key), *item;
-    size_t i;
-
-    *n = 0;
-    if (v == NULL || json_is_null(v))
+    *count = 0;
+    if (v == NULL)
         return JPT_OK;
-    if (!json_is_array(v))
-        return jpt__err(&g->err, JPT_ERR_INVALID, "fs.grep: params.%s must be an array of "
-                        "strings", key);
-    if ((*out = jpt__calloc(json_array_size(v) + 1, sizeof(char *))) == NULL)
+    if ((*out = jpt__calloc(n + 1, sizeof(char *))) == NULL)
         return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory");
-    json_array_foreach(v, i, item)
-    {
+    for (size_t i = 0; i < n; i++) {
         char norm[JPT__FILES_PATH_MAX + 1];
-        const char *s = json_string_value(item);
-        size_t len = json_string_length(item);
+        const char *s = v[i];
+        size_t len = strlen(s);
         int rc;
-        if (!json_is_string(item))
-            return jpt__err(&g->err, JPT_ERR_INVALID, "fs.grep: params.%s must be an array "
-                            "of strings", key);
-        if (strcmp(key, "paths") == 0) {
+        if (paths) {
             if ((rc = jpt__files_path_check("fs.grep", s, len, norm, &g->err)) < 0)
                 return rc;
             s = norm;
@@ -121,77 +115,51 @@ static int take_strings(jpt__grep *g, json_t *params, const char *key, char ***o
                 s++;
                 len--;
             }
-            if (len == 0 || memchr(s, '\0', len) != NULL || memchr(s, '/', len) != NULL)
+            if (len == 0 || memchr(s, '/', len) != NULL)
                 return bad(g, "params.extensions must hold names like \"rs\" or \".rs\"");
         }
-        if (((*out)[*n] = jpt__memdup0(s, len)) == NULL)
+        if (((*out)[*count] = jpt__memdup0(s, len)) == NULL)
             return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory");
-        (*n)++;
+        (*count)++;
     }
     return JPT_OK;
 }
 
-static int take_bool(jpt__grep *g, json_t *params, const char *key, bool *out)
+static int take_params(jpt__grep *g, const jpt__vfs_params *p)
 {
-    json_t *v = json_object_get(params, key);
-
-    *out = false;
-    if (v == NULL || json_is_null(v))
-        return JPT_OK;
-    if (!json_is_boolean(v))
-        return jpt__err(&g->err, JPT_ERR_INVALID, "fs.grep: params.%s must be a boolean", key);
-    *out = json_is_true(v);
-    return JPT_OK;
-}
-
-static int take_params(jpt__grep *g, json_t *params, bool *fixed, bool *caseless)
-{
-    json_t *context = json_object_get(params, "context");
-    json_t *max = json_object_get(params, "max_matches");
     int rc;
 
-    if ((rc = take_strings(g, params, "paths", &g->paths, &g->n_paths)) < 0 ||
-        (rc = take_strings(g, params, "extensions", &g->exts, &g->n_exts)) < 0 ||
-        (rc = take_bool(g, params, "fixed_strings", fixed)) < 0 ||
-        (rc = take_bool(g, params, "case_insensitive", caseless)) < 0)
+    if ((rc = take_strings(g, p->paths, p->npaths, true, &g->paths, &g->n_paths)) < 0 ||
+        (rc = take_strings(g, p->extensions, p->nextensions, false, &g->exts, &g->n_exts)) < 0)
         return rc;
-    if (context != NULL && !json_is_null(context)) {
-        if (!json_is_integer(context) || json_integer_value(context) < 0 ||
-            json_integer_value(context) > MAX_CONTEXT)
-            return bad(g, "params.context must be an integer from 0 to 100");
-        g->context = (unsigned)json_integer_value(context);
-    }
+    if (p->context > MAX_CONTEXT)
+        return bad(g, "params.context must be an integer from 0 to 100");
+    g->context = p->context;
     g->max_matches = g->opts.grep_max_matches ? g->opts.grep_max_matches
                                               : JPT_FILES_GREP_MAX_MATCHES;
-    if (max != NULL && !json_is_null(max)) {
-        if (!json_is_integer(max) || json_integer_value(max) < 1)
-            return bad(g, "params.max_matches must be a positive integer");
-        g->max_matches = (size_t)json_integer_value(max);
-    }
+    if (p->max_matches > 0)
+        g->max_matches = p->max_matches < SIZE_MAX ? (size_t)p->max_matches : SIZE_MAX;
     return JPT_OK;
 }
 
-int jpt__grep_begin(jpt_files *f, json_t *params, const jpt__files_opts *opts, jpt__errbuf *e,
-                    jpt__grep **out)
+int jpt__grep_begin(jpt__files_sync *f, const jpt__vfs_params *p, const jpt__files_opts *opts,
+                    jpt__errbuf *e, jpt__grep **out)
 {
-    json_t *pattern = json_object_get(params, "pattern");
-    bool fixed, caseless;
     jpt__grep *g;
     int rc;
 
     *out = NULL;
     if ((g = jpt__calloc(1, sizeof(*g))) == NULL)
         return jpt__err(e, JPT_ERR_NOMEM, "fs.grep: out of memory");
-    g->f = jpt__files_ref(f);
+    g->f = f;
     if (opts != NULL)
         g->opts = *opts;
-    if (!json_is_string(pattern))
-        rc = jpt__err(&g->err, JPT_ERR_INVALID, "fs.grep: params.pattern must be a string, "
-                      "not %s", pattern == NULL ? "missing" : jpt__json_type_phrase(pattern));
-    else if ((rc = take_params(g, params, &fixed, &caseless)) == JPT_OK)
-        rc = jpt__matcher_new(json_string_value(pattern), json_string_length(pattern), fixed,
-                              caseless, &g->err, &g->m);
-    if (rc == JPT_OK && jpt__buf_puts(&g->out, "{\"matches\":[") == JPT_OK &&
+    if (p->pattern == NULL)
+        rc = bad(g, "params.pattern must be a string, not missing");
+    else if ((rc = take_params(g, p)) == JPT_OK)
+        rc = jpt__matcher_new(p->pattern, strlen(p->pattern), p->fixed_strings,
+                              p->case_insensitive, &g->err, &g->m);
+    if (rc == JPT_OK && jpt__vfs_grep_begin(&g->out) == JPT_OK &&
         (g->buf = jpt__calloc(1, 2 * READ_SIZE)) != NULL)
         g->cap = 2 * READ_SIZE;
     else if (rc == JPT_OK)
@@ -221,33 +189,6 @@ static int nomem(jpt__grep *g)
     return jpt__err(&g->err, JPT_ERR_NOMEM, "fs.grep: out of memory for the result");
 }
 
-/* `before`, the decimal `n`, `after`: without printf, which a grep that
- * puts out a million lines would feel. */
-static int put_number(jpt__buf *b, const char *before, uint64_t n, const char *after)
-{
-    char digits[20];
-    size_t len = 0, lb = strlen(before), la = strlen(after);
-
-    do
-        digits[sizeof(digits) - ++len] = (char)('0' + n % 10);
-    while ((n /= 10) > 0);
-    if (jpt__buf_reserve(b, lb + len + la) < 0)
-        return JPT_ERR_NOMEM;
-    char *w = b->data + b->len;
-    memcpy(w, before, lb);
-    memcpy(w + lb, digits + sizeof(digits) - len, len);
-    memcpy(w + lb + len, after, la + 1);
-    b->len += lb + len + la;
-    return JPT_OK;
-}
-
-/* The most a line's entry can add to the result: its path and content
- * escaped (up to 6 bytes a byte) and the members around them. */
-static size_t entry_size(const jpt__grep *g, size_t content)
-{
-    return (strlen(g->rel) + content) * 6 + 128;
-}
-
 static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *end, bool match)
 {
     jpt__buf *b = &g->out;
@@ -256,28 +197,22 @@ static int put_line(jpt__grep *g, uint64_t number, const char *p, const char *en
     /* vfs.h, "Bounds": the result stays within JPT_VFS_GREP_RESULT_LIMIT,
      * its end included; what does not fit truncates it. */
     if (g->stop || b->len + 64 > JPT_VFS_GREP_RESULT_LIMIT ||
-        entry_size(g, (size_t)(end - p)) > JPT_VFS_GREP_RESULT_LIMIT - 64 - b->len) {
+        jpt__vfs_grep_line_size(strlen(g->rel), (size_t)(end - p)) >
+            JPT_VFS_GREP_RESULT_LIMIT - 64 - b->len) {
         g->truncated = g->stop = true;
         return JPT_OK;
     }
 
     /* A file's entry opens with its first line, which is a match or the
      * context before one: files without a match never appear. */
-    if (!g->file_listed) {
-        if ((rc = jpt__buf_puts(b, g->files_listed > 0 ? ",{\"path\":" : "{\"path\":")) ==
-                JPT_OK &&
-            (rc = jpt__buf_json_string(b, g->rel, strlen(g->rel))) == JPT_OK)
-            rc = jpt__buf_puts(b, ",\"lines\":[");
+    bool first = !g->file_listed;
+    if (first) {
+        rc = jpt__vfs_grep_file(b, g->files_listed == 0, g->rel);
         g->file_listed = true;
         g->files_listed++;
-    } else
-        rc = jpt__buf_putc(b, ',');
+    }
     if (rc == JPT_OK)
-        rc = put_number(b, "{\"line_number\":", number, ",\"content\":");
-    if (rc == JPT_OK)
-        rc = jpt__buf_json_string(b, p, (size_t)(end - p));
-    if (rc == JPT_OK)
-        rc = jpt__buf_puts(b, match ? ",\"is_match\":true}" : ",\"is_match\":false}");
+        rc = jpt__vfs_grep_line(b, first, number, p, (size_t)(end - p), match);
     if (rc < 0)
         return nomem(g);
     g->last_out = number;
@@ -375,7 +310,7 @@ static int file_finish(jpt__grep *g)
     if (!g->file_listed)
         return JPT_OK;
     g->file_listed = false;
-    return jpt__buf_puts(&g->out, "]}") < 0 ? nomem(g) : JPT_OK;
+    return jpt__vfs_grep_file_end(&g->out) < 0 ? nomem(g) : JPT_OK;
 }
 
 /* A line the matcher could not judge (pcre2's limits): listed in the
@@ -388,10 +323,7 @@ static int skip_line(jpt__grep *g, size_t ls)
 
     if (g->n_skipped++ >= JPT_FILES_GREP_MAX_SKIPPED)
         return JPT_OK;
-    if (jpt__buf_puts(b, b->len > 0 ? ",{\"path\":" : "{\"path\":") < 0 ||
-        jpt__buf_json_string(b, g->rel, strlen(g->rel)) < 0 ||
-        jpt__buf_printf(b, ",\"line_number\":%llu,\"reason\":", (unsigned long long)number) < 0 ||
-        jpt__buf_json_string(b, why, strlen(why)) < 0 || jpt__buf_putc(b, '}') < 0)
+    if (jpt__vfs_grep_skipped(b, b->len == 0, g->rel, number, why) < 0)
         return nomem(g);
     return JPT_OK;
 }
@@ -843,12 +775,7 @@ static int finish(jpt__grep *g)
     while (g->depth > 0)
         pop(g);
     g->done = true;
-    if (jpt__buf_puts(b, g->truncated ? "],\"truncated\":true" : "],\"truncated\":false") < 0 ||
-        (g->n_skipped > 0 &&
-         (jpt__buf_puts(b, ",\"skipped\":[") < 0 ||
-          jpt__buf_append(b, g->skipped.data, g->skipped.len) < 0 ||
-          jpt__buf_printf(b, "],\"skipped_count\":%zu", g->n_skipped) < 0)) ||
-        jpt__buf_putc(b, '}') < 0)
+    if (jpt__vfs_grep_end(b, g->truncated, g->skipped.data, g->skipped.len, g->n_skipped) < 0)
         return nomem(g);
     return 0;
 }
@@ -904,6 +831,5 @@ void jpt__grep_free(jpt__grep *g)
     jpt__buf_free(&g->repaired);
     jpt__buf_free(&g->out);
     jpt__buf_free(&g->skipped);
-    jpt__files_unref(g->f);
     jpt__free(g);
 }

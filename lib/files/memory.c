@@ -223,7 +223,7 @@ static int guard_write(memfs *m, const jpt__files_ctx *c, const char *path, bool
     return jpt__files_guard_write(c, path, existing_prefix(m, path), to);
 }
 
-static int mem_read(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt__buf *out)
+static int mem_read(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, jpt__buf *out)
 {
     size_t limit = c->opts != NULL && c->opts->read_limit ? c->opts->read_limit
                                                           : JPT_FILES_READ_LIMIT;
@@ -246,7 +246,7 @@ static int mem_read(jpt_files *f, const jpt__files_ctx *c, const char *path, jpt
     return JPT_OK;
 }
 
-static int mem_write(jpt_files *f, const jpt__files_ctx *c, const char *path, const void *data,
+static int mem_write(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, const void *data,
                      size_t len)
 {
     node *dir, *kid = NULL;
@@ -292,7 +292,7 @@ static int mem_write(jpt_files *f, const jpt__files_ctx *c, const char *path, co
     return JPT_OK;
 }
 
-static int mem_stat(jpt_files *f, const jpt__files_ctx *c, const char *path, int *kind,
+static int mem_stat(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, int *kind,
                     uint64_t *size)
 {
     int rc = jpt__files_guard(c, JPT__FILES_ACCESS_READ, path);
@@ -314,7 +314,7 @@ static int list_node(const jpt__files_ctx *c, const node *n, jpt__files_list *ou
     return JPT_OK;
 }
 
-static int mem_list(jpt_files *f, const jpt__files_ctx *c, const char *path,
+static int mem_list(jpt__files_sync *f, const jpt__files_ctx *c, const char *path,
                     jpt__files_list *out)
 {
     int rc = jpt__files_guard(c, JPT__FILES_ACCESS_READ, path);
@@ -330,7 +330,7 @@ static int mem_list(jpt_files *f, const jpt__files_ctx *c, const char *path,
     return list_node(c, n, out);
 }
 
-static int mem_remove(jpt_files *f, const jpt__files_ctx *c, const char *path)
+static int mem_remove(jpt__files_sync *f, const jpt__files_ctx *c, const char *path)
 {
     node *dir;
     const char *name;
@@ -357,7 +357,7 @@ static int mem_remove(jpt_files *f, const jpt__files_ctx *c, const char *path)
     return JPT_OK;
 }
 
-static int mem_rename(jpt_files *f, const jpt__files_ctx *c, const char *from, const char *to,
+static int mem_rename(jpt__files_sync *f, const jpt__files_ctx *c, const char *from, const char *to,
                       const char *shown_to)
 {
     jpt__files_ctx cto = *c;
@@ -428,12 +428,12 @@ static int open_dir_handle(memfs *m, const jpt__files_ctx *c, const char *path, 
     return JPT_OK;
 }
 
-static int mem_dir_open(jpt_files *f, const jpt__files_ctx *c, const char *path, void **dir)
+static int mem_dir_open(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, void **dir)
 {
     return open_dir_handle(f->impl, c, path, dir);
 }
 
-static int mem_dir_open_at(jpt_files *f, const jpt__files_ctx *c, void *parent,
+static int mem_dir_open_at(jpt__files_sync *f, const jpt__files_ctx *c, void *parent,
                            const char *name, const char *rel, void **dir)
 {
     (void)parent;
@@ -441,12 +441,12 @@ static int mem_dir_open_at(jpt_files *f, const jpt__files_ctx *c, void *parent,
     return open_dir_handle(f->impl, c, rel, dir);
 }
 
-static int mem_dir_list(jpt_files *f, const jpt__files_ctx *c, void *dir, jpt__files_list *out)
+static int mem_dir_list(jpt__files_sync *f, const jpt__files_ctx *c, void *dir, jpt__files_list *out)
 {
     return mem_list(f, c, dir, out);
 }
 
-static void mem_dir_close(jpt_files *f, void *dir)
+static void mem_dir_close(jpt__files_sync *f, void *dir)
 {
     (void)f;
     jpt__free(dir);
@@ -470,12 +470,12 @@ static int open_file(memfs *m, const jpt__files_ctx *c, const char *path, void *
     return JPT_OK;
 }
 
-static int mem_file_open(jpt_files *f, const jpt__files_ctx *c, const char *path, void **file)
+static int mem_file_open(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, void **file)
 {
     return open_file(f->impl, c, path, file);
 }
 
-static int mem_file_open_at(jpt_files *f, const jpt__files_ctx *c, void *dir, const char *name,
+static int mem_file_open_at(jpt__files_sync *f, const jpt__files_ctx *c, void *dir, const char *name,
                             void **file)
 {
     char path[JPT__FILES_PATH_MAX + 1];
@@ -492,7 +492,7 @@ static int mem_file_open_at(jpt_files *f, const jpt__files_ctx *c, void *dir, co
     return open_file(f->impl, c, path, file);
 }
 
-static long mem_file_read(jpt_files *f, const jpt__files_ctx *c, void *file, char *buf, size_t n)
+static long mem_file_read(jpt__files_sync *f, const jpt__files_ctx *c, void *file, char *buf, size_t n)
 {
     mem_file *mf = file;
     size_t left = mf->content->len - mf->off;
@@ -506,7 +506,7 @@ static long mem_file_read(jpt_files *f, const jpt__files_ctx *c, void *file, cha
     return (long)n;
 }
 
-static void mem_file_close(jpt_files *f, void *file)
+static void mem_file_close(jpt__files_sync *f, void *file)
 {
     mem_file *mf = file;
 
@@ -515,7 +515,7 @@ static void mem_file_close(jpt_files *f, void *file)
     jpt__free(mf);
 }
 
-static int mem_realpath(jpt_files *f, const jpt__files_ctx *c, const char *path, char *out)
+static int mem_realpath(jpt__files_sync *f, const jpt__files_ctx *c, const char *path, char *out)
 {
     (void)f;
     (void)c;
@@ -523,7 +523,7 @@ static int mem_realpath(jpt_files *f, const jpt__files_ctx *c, const char *path,
     return JPT_OK;
 }
 
-static void mem_destroy(jpt_files *f)
+static void mem_destroy(jpt__files_sync *f)
 {
     memfs *m = f->impl;
 
@@ -533,7 +533,7 @@ static void mem_destroy(jpt_files *f)
     jpt__free(m);
 }
 
-static const jpt__files_backend memory_backend = {
+static const jpt__files_sync_ops memory_backend = {
     .read = mem_read,
     .write = mem_write,
     .stat = mem_stat,
@@ -552,14 +552,14 @@ static const jpt__files_backend memory_backend = {
     .destroy = mem_destroy,
 };
 
-int jpt__files_memory_new(jpt_files **out)
+int jpt__files_memory_new(jpt__files_be *out)
 {
     memfs *m = jpt__calloc(1, sizeof(*m));
 
     if (m == NULL)
         return JPT_ERR_NOMEM;
     m->root.kind = JPT_FILES_KIND_DIR;
-    int rc = jpt__files_wrap(JPT__FILES_MEMORY, &memory_backend, m, out);
+    int rc = jpt__files_sync_new(&memory_backend, m, 0, out);
     if (rc < 0)
         jpt__free(m);
     return rc;

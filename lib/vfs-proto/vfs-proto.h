@@ -244,4 +244,27 @@ int jpt__vfs_kind_find(const char *name, size_t len);
  * {"exists"}, {"kind", "size"}, {"entries"}, fs.grep's text, or {}. */
 int jpt__vfs_put_fs_result(jpt__buf *b, int method, const jpt__vfs_fs_result *r);
 
+/* fs.grep's result in D11's shape, written piece by piece as a search
+ * goes: {"matches":[{"path","lines":[{"line_number","content",
+ * "is_match"}]}],"truncated":bool} and, when lines were skipped,
+ * "skipped":[{"path","line_number","reason"}],"skipped_count":N. `first`:
+ * the first of its list (no comma before it). Each returns JPT_OK or
+ * JPT_ERR_NOMEM (what was appended then is left for the caller's
+ * truncation or failure). */
+int jpt__vfs_grep_begin(jpt__buf *b);
+int jpt__vfs_grep_file(jpt__buf *b, bool first, const char *path);
+int jpt__vfs_grep_line(jpt__buf *b, bool first, uint64_t number, const char *p, size_t n,
+                       bool match);
+/* The most bytes a line's entry can add (its path and content escaped, up
+ * to 6 bytes a byte, and the members around them). */
+size_t jpt__vfs_grep_line_size(size_t path_len, size_t content_len);
+int jpt__vfs_grep_file_end(jpt__buf *b);
+/* An entry of "skipped", into a buffer of its own (the list goes last). */
+int jpt__vfs_grep_skipped(jpt__buf *b, bool first, const char *path, uint64_t number,
+                          const char *reason);
+/* Ends the result: "truncated", then the skipped entries written with
+ * jpt__vfs_grep_skipped (skipped[0..skipped_len)) when there are any. */
+int jpt__vfs_grep_end(jpt__buf *b, bool truncated, const char *skipped, size_t skipped_len,
+                      size_t n_skipped);
+
 #endif /* JPT_LIB_VFS_PROTO_H */

@@ -175,13 +175,13 @@ int jpt__vfs_call_answer_json(jpt__vfs_call *c, const char *result, size_t len)
     return JPT_OK;
 }
 
-int jpt__vfs_call_answer_own(jpt__vfs_call *c, const char *result, size_t len)
+int jpt__vfs_call_answer_fs(jpt__vfs_call *c, int method, const jpt__vfs_fs_result *r)
 {
     jpt__vfs_engine *e = c->engine;
     size_t mark;
 
-    int rc = begin_result(e, c->id, len + 1, &mark);
-    if (rc == JPT_OK && (rc = jpt__buf_append(&e->out.buf, result, len)) == JPT_OK)
+    int rc = begin_result(e, c->id, 64, &mark);
+    if (rc == JPT_OK && (rc = jpt__vfs_put_fs_result(&e->out.buf, method, r)) == JPT_OK)
         rc = put(&e->out.buf, "}");
     if ((rc = jpt__vfs_outq_end(&e->out, mark, rc)) < 0)
         return jpt__err(&e->err, rc, "out of memory answering request %s", c->id);
@@ -189,21 +189,12 @@ int jpt__vfs_call_answer_own(jpt__vfs_call *c, const char *result, size_t len)
     return JPT_OK;
 }
 
-/* Writes {"content":…,["encoding":"base64",]"size":N}} straight into the
- * output queue: one pass to size the string, one to write it. */
+/* fs.read's result: the one writer of fs.* results. */
 int jpt__vfs_call_answer_read(jpt__vfs_call *c, const void *data, size_t len)
 {
     jpt__vfs_fs_result r = {.data = data, .len = len};
-    jpt__vfs_engine *e = c->engine;
-    size_t mark;
 
-    int rc = begin_result(e, c->id, 64, &mark);
-    if (rc == JPT_OK && (rc = jpt__vfs_put_fs_result(&e->out.buf, JPT__VFS_FS_READ, &r)) == JPT_OK)
-        rc = put(&e->out.buf, "}");
-    if ((rc = jpt__vfs_outq_end(&e->out, mark, rc)) < 0)
-        return jpt__err(&e->err, rc, "out of memory answering request %s", c->id);
-    call_free(c);
-    return JPT_OK;
+    return jpt__vfs_call_answer_fs(c, JPT__VFS_FS_READ, &r);
 }
 
 int jpt__vfs_call_answer_error(jpt__vfs_call *c, int code, const char *fmt, ...)

@@ -30,7 +30,7 @@ struct jpt__vfs_run {
     jpt__vfs_run_env env;     /* the session's, copied */
     const jpt__vfs_params *p; /* the request's, until `done` */
     jpt__child *child;
-    jpt__files_done_fn done;
+    jpt__vfs_run_done_fn done;
     void *ud;
     char shown[256];          /* the program, quoted for messages */
     jpt__scrub_set *secrets;
@@ -55,11 +55,11 @@ struct jpt__vfs_run {
     jpt__vfs_run *next, *prev; /* the queue's line */
 };
 
-static void refuse(jpt__files_done_fn done, void *ud, int status, const char *shown,
+static void refuse(jpt__vfs_run_done_fn done, void *ud, int status, const char *shown,
                    const char *fmt, ...) JPT__PRINTF(5, 6);
 
 /* Fails the request at once: "process.run '<program>': <why>". */
-static void refuse(jpt__files_done_fn done, void *ud, int status, const char *shown,
+static void refuse(jpt__vfs_run_done_fn done, void *ud, int status, const char *shown,
                    const char *fmt, ...)
 {
     char why[768], message[1100];
@@ -85,7 +85,7 @@ static bool listed(const jpt__policy_command *cmd, const char *name)
 /* Every variable asked for may be forwarded; else the request is refused
  * (done has run) and false returned. */
 static bool envs_allowed(const jpt__vfs_params *p, const jpt__policy_command *cmd,
-                         const char *shown, jpt__files_done_fn done, void *ud)
+                         const char *shown, jpt__vfs_run_done_fn done, void *ud)
 {
     for (size_t i = 0; i < p->nenvs; i++) {
         const char *name = p->envs[i];
@@ -142,7 +142,7 @@ static int argv_json(const jpt__vfs_params *p, jpt__buf *out)
  * that would ride along). PATH is no secret. True to go on; else the
  * request is refused (done has run, *rc says how it went). */
 static bool envs_not_asked(const jpt__vfs_params *p, const jpt_policy *policy,
-                           const char *shown, jpt__files_done_fn done, void *ud, int *rc)
+                           const char *shown, jpt__vfs_run_done_fn done, void *ud, int *rc)
 {
     jpt__buf target = JPT__BUF_INIT;
     size_t i = 0;
@@ -170,7 +170,7 @@ static bool envs_not_asked(const jpt__vfs_params *p, const jpt_policy *policy,
 
 /* The policy's verdict through the session's guard: true to go on. */
 static bool allowed(const jpt__vfs_params *p, const char *shown, jpt__files_guard_fn guard,
-                    void *guard_ud, jpt__files_done_fn done, void *ud, int *rc)
+                    void *guard_ud, jpt__vfs_run_done_fn done, void *ud, int *rc)
 {
     jpt__buf target = JPT__BUF_INIT;
     char why[512] = "";
@@ -900,7 +900,7 @@ void jpt__vfs_run_queue_refuse(jpt__vfs_run_queue *q, const char *why)
 /* ---- The request -------------------------------------------------------------------- */
 
 int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
-                        jpt__files_guard_fn guard, void *guard_ud, jpt__files_done_fn done,
+                        jpt__files_guard_fn guard, void *guard_ud, jpt__vfs_run_done_fn done,
                         void *ud, jpt__vfs_run **pending)
 {
     char shown[256];

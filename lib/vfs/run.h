@@ -124,8 +124,11 @@ typedef struct jpt__vfs_run_env {
  * JPT_ERR_NOMEM. Messages begin "process.run '<program>': ". Returns
  * JPT_OK (then *pending is the run in flight, or NULL if `done` ran), or
  * JPT_ERR_NOMEM without calling `done`. */
+typedef void (*jpt__vfs_run_done_fn)(void *ud, int status, const char *result, size_t len,
+                                     const char *message);
+
 int jpt__vfs_run_submit(const jpt__vfs_run_env *env, const jpt__vfs_params *p,
-                        jpt__files_guard_fn guard, void *guard_ud, jpt__files_done_fn done,
+                        jpt__files_guard_fn guard, void *guard_ud, jpt__vfs_run_done_fn done,
                         void *ud, jpt__vfs_run **pending);
 
 /* Abandons a run: its process group is killed and reaped now, and `done`

@@ -61,7 +61,6 @@ struct vfs_req {
     jpt__vfs_session *s;
     jpt__vfs_call *call;
     int method;               /* JPT__VFS_* */
-    json_t *params;           /* as the files room takes them */
     const char *shown;        /* the requested path, for the policy's words */
     jpt__files_call *fc;      /* in flight: a grep, or a host backend's */
     jpt__vfs_run *run;        /* in flight: process.run's child */
@@ -368,7 +367,6 @@ static void req_free(vfs_req *r)
         r->asking->req = NULL;
         r->asking->s = NULL;
     }
-    json_decref(r->params);
     jpt__free(r->ask_path);
     jpt__free(r->ask_reason);
     allowed_free(&r->once);
@@ -418,51 +416,83 @@ static void req_error(vfs_req *r, int code, const char *message)
 
 static void ask_prompt(vfs_req *r);
 
-static void req_done(void *ud, int status, const char *result, size_t len, const char *message)
+/* The end of a request that failed, or was sent to the prompt: true
+ * when it is answered (or asked about) already. */
+static bool req_failed(vfs_req *r, int status, const char *message)
 {
-    vfs_req *r = ud;
-    jpt__vfs_session *s = r->s;
-
-    r->fc = NULL;
-    r->run = NULL;
-    r->hc = NULL;
-    release(r);
     if (status == JPT_ERR_AGAIN && r->ask_path != NULL) {
         ask_prompt(r);
-        return;
+        return true;
     }
+    if (status >= 0)
+        return false;
     /* process.run on a workspace that is no directory: the method is not
      * available here (JSON-RPC's -32601), not a bad param. */
     int code = r->method == JPT__VFS_PROCESS_RUN && status == JPT_ERR_UNSUPPORTED
                    ? JPT_VFS_E_METHOD_NOT_FOUND
                    : wire_code(status);
+    req_error(r, code, message != NULL ? message : jpt_strerror(status));
+    return true;
+}
+
+/* The request's answer is queued: it goes, and the output with it. */
+static void req_answered(vfs_req *r)
+{
+    jpt__vfs_session *s = r->s;
+
+    req_free(r);
+    if (!s->in_feed)
+        flush_output(s);
+}
+
+static void req_settle(vfs_req *r)
+{
+    r->fc = NULL;
+    r->run = NULL;
+    r->hc = NULL;
+    release(r);
+}
+
+/* An fs.* request's end: its typed result is written in D11's shape by
+ * the codec's one writer, straight into the engine's output. */
+static void files_done(void *ud, int status, const jpt__vfs_fs_result *result,
+                       const char *message)
+{
+    vfs_req *r = ud;
+
+    req_settle(r);
+    if (req_failed(r, status, message))
+        return;
+    if (jpt__vfs_call_answer_fs(r->call, r->method, result) < 0) {
+        req_error(r, JPT_VFS_E_INTERNAL, "the host could not send the result");
+        return;
+    }
+    req_answered(r);
+}
+
+/* process.run's and http.*'s end: their results are JSON text, checked. */
+static void req_done(void *ud, int status, const char *result, size_t len, const char *message)
+{
+    vfs_req *r = ud;
+
+    req_settle(r);
     if (status < 0 && result != NULL) {
+        int code = wire_code(status);
         /* A timed-out process.run: what it wrote, as the error's data. */
         if (jpt__vfs_call_answer_error_data(r->call, code, message, result, len) < 0) {
             req_error(r, code, message);
             return;
         }
-        req_free(r);
-        if (!s->in_feed)
-            flush_output(s);
+        req_answered(r);
         return;
     }
-    if (status < 0) {
-        req_error(r, code, message != NULL ? message : jpt_strerror(status));
+    if (req_failed(r, status, message))
         return;
-    }
-    /* The files room's results come from the one writer of D11's shapes
-     * (vfs-proto): copied once, not checked again; process.run's and
-     * http's are checked. */
-    bool own = r->method <= JPT__VFS_FS_GREP;
-    if ((own ? jpt__vfs_call_answer_own(r->call, result, len)
-             : jpt__vfs_call_answer_json(r->call, result, len)) < 0) {
+    if (jpt__vfs_call_answer_json(r->call, result, len) < 0) {
         req_error(r, JPT_VFS_E_INTERNAL, "the host could not send the result");
         return;
     }
-    req_free(r);
-    if (!s->in_feed)
-        flush_output(s);
+    req_answered(r);
 }
 
 /* Runs the request through the files backend (or process.run); its
@@ -500,8 +530,8 @@ static void req_submit(vfs_req *r)
             req_error(r, JPT_VFS_E_INTERNAL, "out of memory serving the request");
         return;
     }
-    int rc = jpt__files_submit(s->files, jpt__vfs_method_name(r->method), r->params, &opts,
-                               req_done, r, &pending);
+    int rc = jpt__files_submit(s->files, r->method, jpt__vfs_call_params(r->call), &opts,
+                               files_done, r, &pending);
     if (rc < 0) {
         req_error(r, JPT_VFS_E_INTERNAL, "out of memory serving the request");
         return;
@@ -592,47 +622,6 @@ static void start_waiting(jpt__vfs_session *s)
     }
 }
 
-/* The params of the request as the files room takes them: D11's own. */
-static json_t *files_params(int method, const jpt__vfs_params *p)
-{
-    json_t *o = json_object();
-    int bad = o == NULL;
-
-    if (p->path != NULL)
-        bad |= json_object_set_new(o, "path", json_string(p->path));
-    if (method == JPT__VFS_FS_RENAME)
-        bad |= json_object_set_new(o, "from", json_string(p->from)) |
-               json_object_set_new(o, "to", json_string(p->to));
-    if (method == JPT__VFS_FS_WRITE)
-        /* The bytes, base64 decoded already: any bytes, kept as they are. */
-        bad |= json_object_set_new(o, "content",
-                                   json_stringn_nocheck(p->content != NULL ? p->content : "",
-                                                        p->content_len));
-    if (method == JPT__VFS_FS_GREP) {
-        bad |= json_object_set_new(o, "pattern", json_string(p->pattern));
-        json_t *paths = p->paths != NULL ? json_array() : NULL;
-        for (size_t i = 0; paths != NULL && i < p->npaths; i++)
-            bad |= json_array_append_new(paths, json_string(p->paths[i]));
-        if (p->paths != NULL)
-            bad |= paths == NULL || json_object_set_new(o, "paths", paths);
-        json_t *ext = p->extensions != NULL ? json_array() : NULL;
-        for (size_t i = 0; ext != NULL && i < p->nextensions; i++)
-            bad |= json_array_append_new(ext, json_string(p->extensions[i]));
-        if (p->extensions != NULL)
-            bad |= ext == NULL || json_object_set_new(o, "extensions", ext);
-        bad |= json_object_set_new(o, "context", json_integer(p->context)) |
-               json_object_set_new(o, "case_insensitive", json_boolean(p->case_insensitive)) |
-               json_object_set_new(o, "fixed_strings", json_boolean(p->fixed_strings));
-        if (p->max_matches > 0)
-            bad |= json_object_set_new(o, "max_matches", json_integer((json_int_t)p->max_matches));
-    }
-    if (bad) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
 /* The engine's handler of every fs.* method, of process.run, and of
  * http.* when the owner serves the network. */
 static void serve(void *ud, jpt__vfs_call *call)
@@ -642,7 +631,7 @@ static void serve(void *ud, jpt__vfs_call *call)
     const jpt__vfs_params *p = jpt__vfs_call_params(call);
     vfs_req *r = jpt__calloc(1, sizeof(*r));
 
-    if (r == NULL || (!is_http(method) && (r->params = files_params(method, p)) == NULL)) {
+    if (r == NULL) {
         jpt__free(r);
         if (jpt__vfs_call_answer_error(call, JPT_VFS_E_INTERNAL, "out of memory") < 0)
             jpt__log(JPT_LOG_ERROR, "VFS tool '%s': out of memory", s->tool_name);
@@ -655,8 +644,7 @@ static void serve(void *ud, jpt__vfs_call *call)
      * the resolved one is named then. */
     r->shown = method == JPT__VFS_FS_RENAME ? NULL
                : is_http(method)             ? p->url
-               : p->path != NULL             ? json_string_value(json_object_get(r->params, "path"))
-                                             : NULL;
+                                             : p->path;
     JPT__LIST_PUSH(s->reqs, r);
     start_or_wait(r);
 }

@@ -179,10 +179,10 @@ int jpt__vfs_call_pending(jpt__vfs_call *c, const char *reason);
 /* `result` is the JSON text of the response's result (JPT_ERR_INVALID and
  * nothing queued if it is not JSON). */
 int jpt__vfs_call_answer_json(jpt__vfs_call *c, const char *result, size_t len);
-/* The same for a result this library wrote itself in D11's shape, compact
- * on one line (the files room's, through vfs-proto's writer): copied once,
- * not checked again. */
-int jpt__vfs_call_answer_own(jpt__vfs_call *c, const char *result, size_t len);
+/* The result of fs.* method `method` (JPT__VFS_FS_*) from its typed values,
+ * written in D11's shape by vfs-proto's writer straight into the output
+ * queue (fs.read's bytes quoted there in one pass): nothing to check. */
+int jpt__vfs_call_answer_fs(jpt__vfs_call *c, int method, const jpt__vfs_fs_result *r);
 /* fs.read's result for the file's bytes: {"content","size"} as text when
  * they are UTF-8 without NUL bytes, else with "encoding":"base64". */
 int jpt__vfs_call_answer_read(jpt__vfs_call *c, const void *data, size_t len);

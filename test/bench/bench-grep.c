@@ -145,14 +145,13 @@ typedef struct sliced_answer {
     size_t len;
 } sliced_answer;
 
-static void done(void *ud, int status, const char *result, size_t len, const char *message)
+static void done(void *ud, int status, const jpt__vfs_fs_result *result, const char *message)
 {
     sliced_answer *a = ud;
 
-    (void)result;
     (void)message;
     a->status = status;
-    a->len = len;
+    a->len = result != NULL ? result->json_len : 0;
 }
 
 /* The grep in steps of `budget_ns`: prints the longest step. The result
@@ -160,17 +159,26 @@ static void done(void *ud, int status, const char *result, size_t len, const cha
 static int sliced(jpt_files *f, const char *params_text, double whole, size_t whole_len)
 {
     const uint64_t budget_ns = 2000000;
-    json_t *params = json_loads(params_text, 0, NULL);
+    char *text = strdup(params_text), why[256];
+    jpt__vfs_span span = {text, text != NULL ? strlen(text) : 0};
+    jpt__vfs_params params;
+    void *arrays = NULL;
     jpt__files_call *c = NULL;
     static double steps[200000], steps_cpu[200000];
     double start = bench_now();
     sliced_answer a = {1, 0};
     int n = 0;
 
-    if (params == NULL || jpt__files_submit(f, "fs.grep", params, NULL, done, &a, &c) < 0 ||
-        c == NULL)
+    /* The params as the VFS engine decodes them (the text is valid JSON). */
+    int rc = text == NULL ? JPT_ERR_NOMEM
+                          : jpt__vfs_params_decode(JPT__VFS_FS_GREP, span, &params, &arrays, why,
+                                                   sizeof(why));
+    if (rc == JPT_OK)
+        rc = jpt__files_submit(f, JPT__VFS_FS_GREP, &params, NULL, done, &a, &c);
+    jpt__free(arrays);
+    free(text);
+    if (rc < 0 || c == NULL)
         return 1;
-    json_decref(params);
     for (int more = 1; more && n < 200000; n++) {
         double t = bench_now(), cpu = cpu_self();
         more = jpt__files_step(c, budget_ns);
