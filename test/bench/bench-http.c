@@ -39,6 +39,8 @@
 /* The system calls this thread made in the last run: the host's (in
  * jptool_run) or curl's loop (curl_run). */
 static long long run_calls;
+/* … and the CPU it used: what a loaded machine's scheduling leaves out. */
+static double run_cpu;
 #define ROUNDS 9
 
 static int listener;
@@ -136,10 +138,11 @@ static double jptool_run(const char *sandbox, const char *url, int count)
     if (jpt_vfs_host_new(&o, &h) != JPT_OK)
         die("jpt_vfs_host_new");
     long long calls = bench_syscalls();
-    double t0 = bench_now();
+    double t0 = bench_now(), c0 = bench_cpu_now();
     if (jpt_vfs_host_spawn(h, argv, tool) != JPT_OK || jpt_vfs_host_run(h, 60000) != JPT_OK)
         die(jpt_vfs_host_errmsg(h));
     double t = bench_now() - t0;
+    run_cpu = bench_cpu_now() - c0;
     run_calls = bench_syscalls() - calls;
     char *text = NULL;
     char expected[64];
@@ -176,12 +179,13 @@ static double curl_run(const char *url, int count)
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(easy, CURLOPT_PROXY, "");
     long long calls = bench_syscalls();
-    double t0 = bench_now();
+    double t0 = bench_now(), c0 = bench_cpu_now();
     for (int i = 0; i < count; i++)
         if (curl_easy_perform(easy) != CURLE_OK ||
             curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK || code != 200)
             die("curl_easy_perform failed");
     double t = bench_now() - t0;
+    run_cpu = bench_cpu_now() - c0;
     run_calls = bench_syscalls() - calls;
     curl_easy_cleanup(easy);
     return t;
@@ -191,6 +195,7 @@ int main(void)
 {
     double full[ROUNDS], empty[ROUNDS], ref[ROUNDS], fs[ROUNDS];
     double calls_full[ROUNDS], calls_empty[ROUNDS], calls_ref[ROUNDS];
+    double cpu_full[ROUNDS], cpu_empty[ROUNDS], cpu_ref[ROUNDS];
     char url[128], sandbox[256];
     int port = start_server();
 
@@ -201,17 +206,21 @@ int main(void)
     for (int r = 0; r < ROUNDS; r++) {
         full[r] = jptool_run(sandbox, url, REQUESTS);
         calls_full[r] = (double)run_calls;
+        cpu_full[r] = run_cpu;
         empty[r] = jptool_run(sandbox, url, 0);
         calls_empty[r] = (double)run_calls;
+        cpu_empty[r] = run_cpu;
         ref[r] = curl_run(url, REQUESTS);
         calls_ref[r] = (double)run_calls;
+        cpu_ref[r] = run_cpu;
         fs[r] = jptool_run(sandbox, NULL, REQUESTS);
     }
-    double per_jpt[ROUNDS], per_fs[ROUNDS], per_calls[ROUNDS];
+    double per_jpt[ROUNDS], per_fs[ROUNDS], per_calls[ROUNDS], per_cpu[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         per_jpt[r] = (full[r] - empty[r]) / REQUESTS;
         per_fs[r] = (fs[r] - empty[r]) / REQUESTS;
         per_calls[r] = (calls_full[r] - calls_empty[r]) / REQUESTS;
+        per_cpu[r] = (cpu_full[r] - cpu_empty[r]) / REQUESTS;
     }
     double jpt = bench_median(per_jpt, ROUNDS), curl = bench_median(ref, ROUNDS) / REQUESTS;
     double whole = bench_median(full, ROUNDS);
@@ -223,6 +232,9 @@ int main(void)
     printf("  curl_easy_perform loop:                     %8.1f us per request\n", curl * 1e6);
     printf("  (the protocol's round trip alone, fs.exists: %.1f us per request)\n",
            bench_median(per_fs, ROUNDS) * 1e6);
+    printf("  CPU per request (this thread: the host, or curl's loop): host %.1f us, curl "
+           "loop %.1f us\n",
+           bench_median(per_cpu, ROUNDS) * 1e6, bench_median(cpu_ref, ROUNDS) / REQUESTS * 1e6);
     double host_calls = bench_median(per_calls, ROUNDS);
     double curl_calls = bench_median(calls_ref, ROUNDS) / REQUESTS;
     printf("  system calls per request (%s): host %.2f, curl loop %.2f "
