@@ -18,9 +18,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #include <jptool/vfs_tool.h>
 
@@ -123,6 +130,75 @@ static void assert_end_contains(char *end, const char *part)
     if (strstr(end, part) == NULL)
         fail_msg("'%s' is not in the end:\n  %s", part, end);
     free(end);
+}
+
+/* ---- System calls per request (issue 17 §4) ------------------------------------------ */
+
+/* A counter of the calling thread's system calls (a perf event on the
+ * raw_syscalls:sys_enter tracepoint: no ptrace, no seccomp), or -1 where
+ * the kernel does not open one to this process (not root, a
+ * perf_event_paranoid above 1), or under valgrind, whose own calls in the
+ * thread it would count. */
+static int syscall_counter(void)
+{
+    struct perf_event_attr attr;
+    unsigned long long id;
+    FILE *f = fopen("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id", "r");
+
+    if (RUNNING_ON_VALGRIND || f == NULL)
+        return f != NULL ? (fclose(f), -1) : -1;
+    int got = fscanf(f, "%llu", &id);
+    fclose(f);
+    if (got != 1)
+        return -1;
+    memset(&attr, 0, sizeof(attr));
+    attr.type = PERF_TYPE_TRACEPOINT;
+    attr.size = sizeof(attr);
+    attr.config = id;
+    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* The system calls of a probe's jpt_vfs_host_run doing fs.exists `count`
+ * times. */
+static long long exists_run_calls(int counter, int count)
+{
+    char args[256];
+    long long before, after;
+    jpt_vfs_host *h = host_new(NULL, 0, NULL);
+
+    snprintf(args, sizeof(args),
+             "{'repeat':{'method':'fs.exists','params':{'path':'hello.txt'},'count':%d}}", count);
+    host_spawn(h, args);
+    assert_int_equal(read(counter, &before, sizeof(before)), sizeof(before));
+    assert_int_equal(jpt_vfs_host_run(h, WAIT_MS), JPT_OK);
+    assert_int_equal(read(counter, &after, sizeof(after)), sizeof(after));
+    char *end = ru_vfs_end(h);
+    char expected[64];
+    snprintf(expected, sizeof(expected), "ok: %dx fs.exists ok {\"exists\":true}", count);
+    assert_end_contains(end, expected);
+    jpt_vfs_host_free(h);
+    return after - before;
+}
+
+/* A sequential request costs jpt_vfs_host_run its wait (epoll_wait), the
+ * pipe's read and write, and fs.exists's own three (openat2 of the path
+ * beneath the root, fstat, close): six. It cost eleven: a poll then an
+ * epoll_wait, a sigpending and two sigprocmask around the write, a
+ * timerfd_settime for the request timeout restarted by every request. */
+static void a_request_costs_the_host_its_wait_and_the_pipes_read_and_write(void **state)
+{
+    int counter = syscall_counter();
+
+    (void)state;
+    if (counter < 0) {
+        print_message("note: no system call counter here (not root, or valgrind): skipped\n");
+        skip();
+    }
+    long long one = exists_run_calls(counter, 1), many = exists_run_calls(counter, 201);
+    double per = (double)(many - one) / 200.0;
+    close(counter);
+    if (per > 6.5)
+        fail_msg("%.2f system calls per fs.exists in jpt_vfs_host_run, not 6", per);
 }
 
 /* ---- Every method ------------------------------------------------------------------- */
@@ -885,6 +961,7 @@ int main(void)
         cmocka_unit_test(a_tool_started_by_the_application_is_served_on_its_fds),
         cmocka_unit_test(host_misuse_is_refused_with_a_message),
         cmocka_unit_test(every_vfs_function_takes_null_by_the_one_rule),
+        cmocka_unit_test(a_request_costs_the_host_its_wait_and_the_pipes_read_and_write),
         cmocka_unit_test(a_one_shot_vfs_call_runs_through_the_registry),
         cmocka_unit_test(a_stateful_vfs_tool_takes_apply_and_await),
         cmocka_unit_test(a_one_shot_vfs_question_is_answered_and_the_tool_reruns),
