@@ -18,9 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/perf_event.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #if __has_include(<valgrind/valgrind.h>)
@@ -33,6 +31,7 @@
 
 #include "registry-util.h"
 #include "sandbox/sandbox.h"
+#include "syscall-count.h"
 #include "test-files-util.h"
 #include "test-util.h"
 
@@ -134,30 +133,6 @@ static void assert_end_contains(char *end, const char *part)
 
 /* ---- System calls per request (issue 17 §4) ------------------------------------------ */
 
-/* A counter of the calling thread's system calls (a perf event on the
- * raw_syscalls:sys_enter tracepoint: no ptrace, no seccomp), or -1 where
- * the kernel does not open one to this process (not root, a
- * perf_event_paranoid above 1), or under valgrind, whose own calls in the
- * thread it would count. */
-static int syscall_counter(void)
-{
-    struct perf_event_attr attr;
-    unsigned long long id;
-    FILE *f = fopen("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id", "r");
-
-    if (RUNNING_ON_VALGRIND || f == NULL)
-        return f != NULL ? (fclose(f), -1) : -1;
-    int got = fscanf(f, "%llu", &id);
-    fclose(f);
-    if (got != 1)
-        return -1;
-    memset(&attr, 0, sizeof(attr));
-    attr.type = PERF_TYPE_TRACEPOINT;
-    attr.size = sizeof(attr);
-    attr.config = id;
-    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
 /* The system calls of a probe's jpt_vfs_host_run doing fs.exists `count`
  * times. */
 static long long exists_run_calls(int counter, int count)
@@ -169,9 +144,9 @@ static long long exists_run_calls(int counter, int count)
     snprintf(args, sizeof(args),
              "{'repeat':{'method':'fs.exists','params':{'path':'hello.txt'},'count':%d}}", count);
     host_spawn(h, args);
-    assert_int_equal(read(counter, &before, sizeof(before)), sizeof(before));
+    assert_true((before = syscall_counter_read(counter)) >= 0);
     assert_int_equal(jpt_vfs_host_run(h, WAIT_MS), JPT_OK);
-    assert_int_equal(read(counter, &after, sizeof(after)), sizeof(after));
+    assert_true((after = syscall_counter_read(counter)) >= 0);
     char *end = ru_vfs_end(h);
     char expected[64];
     snprintf(expected, sizeof(expected), "ok: %dx fs.exists ok {\"exists\":true}", count);
@@ -187,7 +162,8 @@ static long long exists_run_calls(int counter, int count)
  * timerfd_settime for the request timeout restarted by every request. */
 static void a_request_costs_the_host_its_wait_and_the_pipes_read_and_write(void **state)
 {
-    int counter = syscall_counter();
+    /* Not under valgrind, whose own calls in this thread it would count. */
+    int counter = RUNNING_ON_VALGRIND ? -1 : syscall_counter_open();
 
     (void)state;
     if (counter < 0) {

@@ -5,15 +5,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <linux/perf_event.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench-util.h"
+#include "syscall-count.h"
 
 double bench_now(void)
 {
@@ -40,29 +38,6 @@ const char *bench_verdict(double value, double target)
 
 static int syscall_counter = -2; /* -2: not opened yet; -1: none, /proc instead */
 
-static int open_syscall_counter(void)
-{
-    struct perf_event_attr attr;
-    unsigned long long id;
-    FILE *f = fopen("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id", "r");
-
-    if (f == NULL)
-        f = fopen("/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id", "r");
-    if (f == NULL)
-        return -1;
-    int got = fscanf(f, "%llu", &id);
-    fclose(f);
-    if (got != 1)
-        return -1;
-    memset(&attr, 0, sizeof(attr));
-    attr.type = PERF_TYPE_TRACEPOINT;
-    attr.size = sizeof(attr);
-    attr.config = id;
-    attr.sample_period = 0;
-    /* This thread alone (pid 0, any CPU), not the children it starts. */
-    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
 /* syscr + syscw of this thread, or -1. */
 static long long proc_io_calls(void)
 {
@@ -84,12 +59,10 @@ static long long proc_io_calls(void)
 
 long long bench_syscalls(void)
 {
-    long long n;
-
     if (syscall_counter == -2)
-        syscall_counter = open_syscall_counter();
+        syscall_counter = syscall_counter_open();
     if (syscall_counter >= 0)
-        return read(syscall_counter, &n, sizeof(n)) == (ssize_t)sizeof(n) ? n : -1;
+        return syscall_counter_read(syscall_counter);
     return proc_io_calls();
 }
 
