@@ -3,24 +3,22 @@
  *   trace-hops spawn         one stateful spawn, from submit to the
  *                            batch's result (issue 8)
  *   trace-hops fs.read N     N fs.read of a 4 KiB file by a VFS tool
- *   trace-hops http.get N    N http.get of a loopback server (keep-alive)
+ *   trace-hops http.get N    N http.get of a loopback server (keep-alive;
+ *                            test/bench/http-server.c, bench-http's)
  * For the VFS tool (test/tools/vfs-probe, path in $TRACE_TOOL) only the
  * host's jpt_vfs_host_run is recorded; count.py subtracts a run of 1 from
  * a run of N, so what one request costs is left (issue 17, "Done").
  * Built without -finstrument-functions, the same program is a driver for
  * callgrind (--toggle-collect=jpt_vfs_host_run, TRACE_SANDBOX=off). */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <jptool/jptool.h>
+
+#include "http-server.h"
 
 static FILE *out;
 static int on;
@@ -65,66 +63,6 @@ static int spawn(void)
     return 0;
 }
 
-/* ---- A loopback HTTP server, keep-alive -------------------------------------- */
-
-static int listener;
-
-static void *serve_connection(void *arg)
-{
-    int fd = (int)(intptr_t)arg;
-    static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
-                                "Content-Length: 6\r\n\r\nhello\n";
-    char buf[8192];
-    size_t have = 0;
-    ssize_t n;
-
-    while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
-        have += (size_t)n;
-        buf[have] = '\0';
-        char *end;
-        while ((end = strstr(buf, "\r\n\r\n")) != NULL) {
-            if (write(fd, reply, sizeof(reply) - 1) != (ssize_t)sizeof(reply) - 1)
-                goto out;
-            size_t used = (size_t)(end + 4 - buf);
-            memmove(buf, end + 4, have - used + 1);
-            have -= used;
-        }
-    }
-out:
-    close(fd);
-    return NULL;
-}
-
-static void *serve(void *arg)
-{
-    (void)arg;
-    for (;;) {
-        pthread_t t;
-        int fd = accept(listener, NULL, NULL);
-        if (fd >= 0 && pthread_create(&t, NULL, serve_connection, (void *)(intptr_t)fd) == 0)
-            pthread_detach(t);
-        else if (fd >= 0)
-            close(fd);
-    }
-    return NULL;
-}
-
-static int start_server(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    socklen_t len = sizeof(a);
-    pthread_t t;
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if ((listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-        bind(listener, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(listener, 8) < 0 ||
-        getsockname(listener, (struct sockaddr *)&a, &len) < 0 ||
-        pthread_create(&t, NULL, serve, NULL) != 0)
-        return -1;
-    pthread_detach(t);
-    return ntohs(a.sin_port);
-}
-
 /* ---- A VFS tool's requests ------------------------------------------------------ */
 
 static int vfs(const char *method, int count)
@@ -145,7 +83,7 @@ static int vfs(const char *method, int count)
         return fail("cannot write the file to read");
     sandbox[0] = '\0';
     if (strcmp(method, "http.get") == 0) {
-        int port = start_server();
+        int port = bench_http_server_start();
         if (port < 0)
             return fail("cannot start the server");
         snprintf(tool, sizeof(tool),

@@ -14,13 +14,9 @@
  * (issue 17 §4). The host's system calls per request are counted the same
  * way (a run less an empty one), beside the curl loop's (bench_syscalls). */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -28,6 +24,7 @@
 #include <jptool/jptool.h>
 
 #include "bench-util.h"
+#include "http-server.h"
 
 #ifndef JPT_BENCH_TOOLS
 #error "JPT_BENCH_TOOLS must name test/tools in the build tree"
@@ -43,76 +40,10 @@ static long long run_calls;
 static double run_cpu;
 #define ROUNDS 9
 
-static int listener;
-
 static void die(const char *what)
 {
     fprintf(stderr, "bench-http: %s\n", what);
     exit(1);
-}
-
-/* One connection: each request (up to its blank line) gets the response. */
-static void *serve_connection(void *arg)
-{
-    int fd = (int)(intptr_t)arg;
-    static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
-                                "Content-Length: 6\r\n\r\nhello\n";
-    char buf[8192];
-    size_t have = 0;
-
-    for (;;) {
-        ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-        if (n <= 0)
-            break;
-        have += (size_t)n;
-        buf[have] = '\0';
-        char *end;
-        while ((end = strstr(buf, "\r\n\r\n")) != NULL) {
-            if (write(fd, reply, sizeof(reply) - 1) != (ssize_t)sizeof(reply) - 1)
-                goto out;
-            size_t used = (size_t)(end + 4 - buf);
-            memmove(buf, end + 4, have - used);
-            have -= used;
-            buf[have] = '\0';
-        }
-        if (have == sizeof(buf) - 1)
-            break;
-    }
-out:
-    close(fd);
-    return NULL;
-}
-
-static void *serve(void *arg)
-{
-    (void)arg;
-    for (;;) {
-        int fd = accept(listener, NULL, NULL);
-        if (fd < 0)
-            continue;
-        pthread_t t;
-        if (pthread_create(&t, NULL, serve_connection, (void *)(intptr_t)fd) == 0)
-            pthread_detach(t);
-        else
-            close(fd);
-    }
-    return NULL;
-}
-
-static int start_server(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    socklen_t len = sizeof(a);
-    pthread_t t;
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if ((listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-        bind(listener, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(listener, 64) < 0 ||
-        getsockname(listener, (struct sockaddr *)&a, &len) < 0 ||
-        pthread_create(&t, NULL, serve, NULL) != 0)
-        die("cannot start the server");
-    pthread_detach(t);
-    return ntohs(a.sin_port);
 }
 
 /* One run of the probe doing `count` http.get of `url` (or fs.exists of
@@ -197,7 +128,10 @@ int main(void)
     double calls_full[ROUNDS], calls_empty[ROUNDS], calls_ref[ROUNDS];
     double cpu_full[ROUNDS], cpu_empty[ROUNDS], cpu_ref[ROUNDS];
     char url[128], sandbox[256];
-    int port = start_server();
+    int port = bench_http_server_start();
+
+    if (port < 0)
+        die("cannot start the server");
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/hello", port);
