@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,6 +320,69 @@ static void test_pending_sigpipe_of_the_host_is_kept(void **state)
     run_end(&r);
 }
 
+/* In a hold (jpt_vfs_host_run's), SIGPIPE is blocked once for many
+ * writes: one that a closed stdin raises is taken back all the same, and
+ * the release unblocks SIGPIPE alone, leaving what the host blocked
+ * meanwhile (from a callback) as it is (issue 17 §4). */
+static void test_hold_raises_no_sigpipe_and_restores_the_mask(void **state)
+{
+    static const char *const argv[] = {"/bin/sh", "-c", "exec <&-; echo closed; sleep 1", NULL};
+    sigset_t mask, usr1, pending;
+    jpt__sigpipe_hold hold;
+    run r;
+
+    (void)state;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    run_start(&r, argv, true);
+    run_until(&r, said_closed);
+    jpt__process_sigpipe_hold(&hold);
+    pthread_sigmask(SIG_BLOCK, NULL, &mask);
+    assert_true(sigismember(&mask, SIGPIPE));
+    assert_int_equal(jpt__child_write(r.child, "data\n", 5), JPT_ERR_STATE);
+    sigpending(&pending);
+    assert_false(sigismember(&pending, SIGPIPE));
+    pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+    jpt__process_sigpipe_release(&hold);
+    pthread_sigmask(SIG_UNBLOCK, &usr1, &mask);
+    assert_false(sigismember(&mask, SIGPIPE));
+    assert_true(sigismember(&mask, SIGUSR1));
+    run_until(&r, has_exited);
+    run_end(&r);
+}
+
+/* A hold where the host blocks SIGPIPE itself: its pending SIGPIPE stays
+ * pending, and so does the block after the release. */
+static void test_hold_keeps_the_hosts_block_and_pending_sigpipe(void **state)
+{
+    static const char *const argv[] = {"/bin/sh", "-c", "exec <&-; echo closed; sleep 1", NULL};
+    sigset_t pipe_set, old, mask, pending;
+    jpt__sigpipe_hold hold, inner;
+    run r;
+
+    (void)state;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &pipe_set, &old);
+    raise(SIGPIPE);
+    run_start(&r, argv, true);
+    run_until(&r, said_closed);
+    jpt__process_sigpipe_hold(&hold);
+    jpt__process_sigpipe_hold(&inner);
+    assert_int_equal(jpt__child_write(r.child, "data\n", 5), JPT_ERR_STATE);
+    jpt__process_sigpipe_release(&inner);
+    jpt__process_sigpipe_release(&hold);
+    sigpending(&pending);
+    assert_true(sigismember(&pending, SIGPIPE));
+    pthread_sigmask(SIG_BLOCK, NULL, &mask);
+    assert_true(sigismember(&mask, SIGPIPE));
+    const struct timespec zero = {0, 0};
+    assert_int_equal(sigtimedwait(&pipe_set, NULL, &zero), SIGPIPE);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    run_until(&r, has_exited);
+    run_end(&r);
+}
+
 static bool freed(const run *r)
 {
     return r->child == NULL;
@@ -529,6 +593,8 @@ int main(void)
         cmocka_unit_test(test_capture_of_seq_shows_whole_numbers),
         cmocka_unit_test(test_input_to_closed_stdin_raises_no_sigpipe),
         cmocka_unit_test(test_pending_sigpipe_of_the_host_is_kept),
+        cmocka_unit_test(test_hold_raises_no_sigpipe_and_restores_the_mask),
+        cmocka_unit_test(test_hold_keeps_the_hosts_block_and_pending_sigpipe),
         cmocka_unit_test(test_free_from_output_callback),
         cmocka_unit_test(test_exit_is_taken_in_one_event),
         cmocka_unit_test(test_cgroup_path_follows_the_cgroup2_mount),

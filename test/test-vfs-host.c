@@ -21,11 +21,17 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #include <jptool/vfs_tool.h>
 
 #include "registry-util.h"
 #include "sandbox/sandbox.h"
+#include "syscall-count.h"
 #include "test-files-util.h"
 #include "test-util.h"
 
@@ -110,6 +116,52 @@ static void assert_end_contains(char *end, const char *part)
     if (strstr(end, part) == NULL)
         fail_msg("'%s' is not in the end:\n  %s", part, end);
     free(end);
+}
+
+/* ---- System calls per request (issue 17 §4) ------------------------------------------ */
+
+/* The system calls of a probe's jpt_vfs_host_run doing fs.exists `count`
+ * times. */
+static long long exists_run_calls(int counter, int count)
+{
+    char args[256];
+    long long before, after;
+    jpt_vfs_host *h = host_new(NULL, 0, NULL);
+
+    snprintf(args, sizeof(args),
+             "{'repeat':{'method':'fs.exists','params':{'path':'hello.txt'},'count':%d}}", count);
+    host_spawn(h, args);
+    assert_true((before = syscall_counter_read(counter)) >= 0);
+    assert_int_equal(jpt_vfs_host_run(h, WAIT_MS), JPT_OK);
+    assert_true((after = syscall_counter_read(counter)) >= 0);
+    char *end = ru_vfs_end(h);
+    char expected[64];
+    snprintf(expected, sizeof(expected), "ok: %dx fs.exists ok {\"exists\":true}", count);
+    assert_end_contains(end, expected);
+    jpt_vfs_host_free(h);
+    return after - before;
+}
+
+/* A sequential request costs jpt_vfs_host_run its wait (epoll_wait), the
+ * pipe's read and write, and fs.exists's own three (openat2 of the path
+ * beneath the root, fstat, close): six. It cost eleven: a poll then an
+ * epoll_wait, a sigpending and two sigprocmask around the write, a
+ * timerfd_settime for the request timeout restarted by every request. */
+static void a_request_costs_the_host_its_wait_and_the_pipes_read_and_write(void **state)
+{
+    /* Not under valgrind, whose own calls in this thread it would count. */
+    int counter = RUNNING_ON_VALGRIND ? -1 : syscall_counter_open();
+
+    (void)state;
+    if (counter < 0) {
+        print_message("note: no system call counter here (not root, or valgrind): skipped\n");
+        skip();
+    }
+    long long one = exists_run_calls(counter, 1), many = exists_run_calls(counter, 201);
+    double per = (double)(many - one) / 200.0;
+    close(counter);
+    if (per > 6.5)
+        fail_msg("%.2f system calls per fs.exists in jpt_vfs_host_run, not 6", per);
 }
 
 /* ---- Every method ------------------------------------------------------------------- */
@@ -888,6 +940,7 @@ int main(void)
         cmocka_unit_test(a_tool_started_by_the_application_is_served_on_its_fds),
         cmocka_unit_test(host_misuse_is_refused_with_a_message),
         cmocka_unit_test(every_vfs_function_takes_null_by_the_one_rule),
+        cmocka_unit_test(a_request_costs_the_host_its_wait_and_the_pipes_read_and_write),
         cmocka_unit_test(a_one_shot_vfs_call_runs_through_the_registry),
         cmocka_unit_test(a_stateful_vfs_tool_takes_apply_and_await),
         cmocka_unit_test(a_one_shot_vfs_question_is_answered_and_the_tool_reruns),

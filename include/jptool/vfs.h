@@ -1466,7 +1466,13 @@ JPT_EXPORT int jpt_vfs_host_dispatch(jpt_vfs_host *h);
 
 /* Polls and dispatches until the tool has ended or `timeout_ms` passes
  * (-1: no limit): JPT_OK, JPT_ERR_TIMEOUT, JPT_ERR_STATE (no tool),
- * JPT_ERR_IO. */
+ * JPT_ERR_IO. While it runs, SIGPIPE is blocked in the calling thread
+ * (once for the run, not around each write to the tool) and unblocked as
+ * it returns unless it was blocked before; a SIGPIPE a write to the tool
+ * raises is taken back. The policy handler runs inside it: a SIGPIPE the
+ * handler's own writes raise is delivered when the run returns, and the
+ * handler must not unblock SIGPIPE. jpt_vfs_host_dispatch blocks it around
+ * each write instead. */
 JPT_EXPORT int jpt_vfs_host_run(jpt_vfs_host *h, int timeout_ms);
 
 /* A stateful tool's input (RFD 009 apply, D11 `apply` notification):

@@ -17,6 +17,10 @@
 
 #include "http/http.h"
 
+/* Idle easy handles kept at most: one per exchange a busy tool keeps
+ * running at once, roughly. */
+#define IDLE_EASY 8
+
 /* A socket libcurl asked us to watch. Found by its fd: libcurl's own
  * per-socket pointer would need curl_multi_assign() from inside its
  * socket callback. */
@@ -37,6 +41,13 @@ struct jpt__http {
     size_t nsocks;
     jpt__http_xfer *xfers;
     size_t nxfers;
+    /* Easy handles of ended exchanges, reset, for the next ones: a new
+     * handle costs libcurl a dozen allocations (its 16 KiB buffer among
+     * them) per request (issue 17 §4, http.get against a curl loop that
+     * reuses its handle). curl_easy_reset keeps no option of the last
+     * exchange; the connections are the multi's, shared anyway. */
+    CURL *idle[IDLE_EASY];
+    size_t nidle;
 };
 
 struct jpt__http_xfer {
@@ -642,6 +653,8 @@ void jpt__http_free(jpt__http *h)
         return;
     while (h->xfers != NULL)
         jpt__http_xfer_free(h->xfers);
+    while (h->nidle > 0)
+        curl_easy_cleanup(h->idle[--h->nidle]);
     /* Closes the cached connections through close_socket(). */
     if (h->multi != NULL)
         curl_multi_cleanup(h->multi);
@@ -729,7 +742,9 @@ int jpt__http_start(jpt__http *h, const jpt__http_request *req, jpt__http_done_f
     h->nxfers++;
     if ((rc = open_multi(h, err)) < 0)
         goto fail;
-    if ((x->easy = curl_easy_init()) == NULL) {
+    if (h->nidle > 0)
+        x->easy = h->idle[--h->nidle];
+    else if ((x->easy = curl_easy_init()) == NULL) {
         rc = jpt__err(err, JPT_ERR_NOMEM, "out of memory making a libcurl handle");
         goto fail;
     }
@@ -768,7 +783,10 @@ void jpt__http_xfer_free(jpt__http_xfer *x)
     jpt__loop_defer_cancel(h->loop, &x->report);
     if (x->in_multi)
         curl_multi_remove_handle(h->multi, x->easy);
-    if (x->easy != NULL)
+    if (x->easy != NULL && h->nidle < IDLE_EASY) {
+        curl_easy_reset(x->easy);
+        h->idle[h->nidle++] = x->easy;
+    } else if (x->easy != NULL)
         curl_easy_cleanup(x->easy);
     curl_url_cleanup(x->url);
     jpt__scrubber_free(&x->scrub);

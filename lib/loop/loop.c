@@ -126,17 +126,23 @@ static void heap_down(jpt__loop *l, size_t i)
     }
 }
 
-/* Arms the timerfd for the earliest deadline (or disarms it). */
+/* Arms the timerfd for the earliest deadline, when that is earlier than
+ * what it is armed for (or it is disarmed). A timer that stopped or moved
+ * later leaves the timerfd as it was: that costs at most an early wake-up,
+ * after which dispatch arms it exactly, where re-arming it would cost a
+ * system call per change (issue 17 §4: a request timeout restarted by
+ * every request armed the timerfd once per request). The timerfd is never
+ * armed later than the earliest deadline. */
 static void arm(jpt__loop *l)
 {
     uint64_t next = l->nheap > 0 ? l->heap[0]->deadline : 0;
     struct itimerspec its;
 
-    if (next == l->armed)
+    if (next == 0 || (l->armed != 0 && next >= l->armed))
         return;
     memset(&its, 0, sizeof(its));
-    /* A zero it_value disarms; deadlines are never 0 (jpt__loop_timer_start), and
-     * one already past makes the timerfd readable at once. */
+    /* Deadlines are never 0 (jpt__loop_timer_start); one already past
+     * makes the timerfd readable at once. */
     its.it_value.tv_sec = (time_t)(next / 1000000000u);
     its.it_value.tv_nsec = (long)(next % 1000000000u);
     timerfd_settime(l->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
@@ -146,15 +152,12 @@ static void arm(jpt__loop *l)
 /* After a timer change. A system call per change would cost more than the
  * timers themselves (thousands of handles start and stop settle timers in
  * one dispatch), so inside dispatch the timerfd is armed once, as dispatch
- * ends; outside, only an earlier deadline re-arms it: one that moved later
- * costs at most an early wake-up, after which dispatch arms it exactly. */
+ * ends; outside, at once, when the deadline moved earlier. */
 static void rearm(jpt__loop *l)
 {
     if (l->dispatching > 0)
         return;
-    uint64_t next = l->nheap > 0 ? l->heap[0]->deadline : 0;
-    if (l->armed == 0 || (next != 0 && next < l->armed))
-        arm(l);
+    arm(l);
 }
 
 int jpt__loop_timer_start(jpt__loop *l, jpt__timer *t, uint64_t deadline)
@@ -301,14 +304,16 @@ void jpt__loop_defer_queue(jpt__loop *l, jpt__defer *d)
     d->next = NULL;
     d->prev = l->defer_tail;
     d->seq = ++l->defer_seq;
-    /* The fd turns readable with the first call queued; dispatch makes it
-     * readable again if it leaves calls for the next one. One write per
-     * batch of calls, not per call. */
+    /* The fd turns readable with the first call queued outside dispatch;
+     * a dispatch makes it readable as it ends if it leaves calls for the
+     * next one. One write per batch of calls, not per call, and none for
+     * the calls a dispatch runs itself (jpt__loop_run_once). */
     if (l->defer_tail != NULL)
         l->defer_tail->next = d;
     else {
         l->defer_head = d;
-        signal_eventfd(l);
+        if (l->dispatching == 0)
+            signal_eventfd(l);
     }
     l->defer_tail = d;
 }
@@ -458,16 +463,34 @@ static bool run_timers(jpt__loop *l, uint64_t until)
  * calls, fd events and timers each run while the budget lasts, and each
  * at least one, so that none starves the others. An fd event fetched and
  * not run is fetched again by the next dispatch (every watch is level
- * triggered). */
-static int dispatch(jpt__loop *l)
+ * triggered). `wait_ms` (jpt__loop_run_once): how long the epoll_wait
+ * may block when nothing is ready (-1: until something is), and whether
+ * the calls deferred by this dispatch's callbacks run before it returns,
+ * where jpt__loop_dispatch leaves them to the next dispatch, after its
+ * caller has seen what this one reported. */
+static int dispatch(jpt__loop *l, bool own, int wait_ms, uint64_t *start)
 {
     uint64_t until = jpt__loop_now() + JPT__DEFER_BUDGET_NS;
     bool more = run_deferred(l, until);
 
+    if (more)
+        wait_ms = 0;
+    else if (wait_ms != 0) {
+        /* Timers started by the calls just run are not armed before
+         * dispatch ends: the wait is bounded by the heap itself. */
+        int due = jpt__loop_timeout(l);
+        if (due >= 0 && (wait_ms < 0 || due < wait_ms))
+            wait_ms = due;
+    }
     struct event_batch b;
-    int n = epoll_wait(l->epfd, b.events, EVENT_BATCH, 0);
+    int n = epoll_wait(l->epfd, b.events, EVENT_BATCH, wait_ms);
     if (n < 0 && errno != EINTR)
         return JPT_ERR_IO;
+    if (wait_ms != 0) {
+        /* The work, and its budget, start after the wait. */
+        *start = jpt__loop_now();
+        until = *start + JPT__DEFER_BUDGET_NS;
+    }
     b.n = n > 0 ? n : 0;
     b.outer = l->batches;
     l->batches = &b;
@@ -485,6 +508,11 @@ static int dispatch(jpt__loop *l)
     l->batches = b.outer;
     more |= n == EVENT_BATCH;
     more |= run_timers(l, until);
+    /* What the callbacks deferred (an exchange's end reported from the
+     * loop, http.h) runs now, in the same wake-up: no eventfd write and
+     * read, no second dispatch per request (issue 17 §4). */
+    if (own && !l->interrupted && jpt__loop_now() < until)
+        more |= run_deferred(l, until);
     if (l->defer_head != NULL) {
         /* Work left for the next dispatch: the fd says so to a host that
          * polls it rather than asking for the timeout. */
@@ -499,12 +527,12 @@ static int dispatch(jpt__loop *l)
 #define SETTLE_AFTER_NS 200000u
 #define SETTLE_EVERY_NS 50000000u
 
-int jpt__loop_dispatch(jpt__loop *l)
+static int dispatch_outer(jpt__loop *l, bool own, int wait_ms)
 {
-    uint64_t start = l->dispatching == 0 ? jpt__loop_now() : 0;
+    uint64_t start = jpt__loop_now();
 
     l->dispatching++;
-    int rc = dispatch(l);
+    int rc = dispatch(l, own, wait_ms, &start);
     if (--l->dispatching == 0) {
         l->interrupted = false;
         arm(l);
@@ -519,6 +547,16 @@ int jpt__loop_dispatch(jpt__loop *l)
         }
     }
     return rc;
+}
+
+int jpt__loop_dispatch(jpt__loop *l)
+{
+    return dispatch_outer(l, false, 0);
+}
+
+int jpt__loop_run_once(jpt__loop *l, int timeout_ms)
+{
+    return dispatch_outer(l, true, timeout_ms);
 }
 
 void jpt__loop_interrupt(jpt__loop *l)

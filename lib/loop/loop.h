@@ -111,6 +111,15 @@ int jpt__loop_timeout(const jpt__loop *l);
  * failed. */
 #define JPT__DEFER_BUDGET_NS 2000000u
 int jpt__loop_dispatch(jpt__loop *l);
+/* jpt__loop_dispatch for the loop's owner running it itself (the
+ * standalone VFS host's jpt_vfs_host_run): when nothing is ready, the
+ * dispatch's own epoll_wait blocks, for `timeout_ms` at most (-1: no
+ * limit; less when a timer is due sooner), where a poll of the loop fd
+ * then a dispatch would make two system calls of one; and what its
+ * callbacks defer runs before it returns, where jpt__loop_dispatch leaves
+ * it to the next dispatch (with an eventfd write and read), so that a
+ * host polling the fd hears of events between the two. Same returns. */
+int jpt__loop_run_once(jpt__loop *l, int timeout_ms);
 /* Ends the dispatches under way (this one and any it is nested in) as soon
  * as the callback running now returns: nothing else runs until the
  * outermost returns. For an owner freed from one of its callbacks. */

@@ -1062,28 +1062,93 @@ static int want_output_space(jpt__child *c, bool want)
     return JPT_OK;
 }
 
-/* write(2) that cannot raise SIGPIPE: a tool that closes its stdin must
- * not kill the host, whose disposition for the signal is its own business.
- * The signal is blocked in this thread for the call; one it raises is taken
- * back, one that was already pending before is left for the host. */
-static ssize_t write_no_sigpipe(int fd, const void *p, size_t n)
+/* ---- SIGPIPE -------------------------------------------------------------------------- */
+
+/* A write to a child that closed its stdin must not kill the host, whose
+ * disposition for SIGPIPE is its own business: the signal is blocked in
+ * the writing thread, one the write raises is taken back, and one that was
+ * pending before is left for the host. Blocked for each write, that costs
+ * two system calls per write; a loop the library runs itself blocks it
+ * for its whole run instead (jpt__process_sigpipe_hold, issue 17 §4). */
+
+/* This thread's hold: how many are under way, and whether SIGPIPE was
+ * pending (the host's own, blocked by the host) when the outermost began. */
+static _Thread_local unsigned hold_depth;
+static _Thread_local bool hold_pending;
+
+static bool sigpipe_pending(void)
 {
-    sigset_t pipe_set, old_mask, pending;
-    bool was_pending;
+    sigset_t pending;
+
+    return sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+}
+
+/* Takes back the SIGPIPE a write raised (blocked: it is pending). */
+static void take_sigpipe(void)
+{
+    sigset_t pipe_set;
+    const struct timespec zero = {0, 0};
 
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
-    sigpending(&pending);
-    was_pending = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+        ;
+}
+
+/* Only SIGPIPE is blocked or unblocked, never the whole mask set back: a
+ * mask the host changes meanwhile (from a callback) stays as it made it. */
+static bool block_sigpipe(void)
+{
+    sigset_t pipe_set, old;
+
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    return sigismember(&old, SIGPIPE) == 1;
+}
+
+static void unblock_sigpipe(void)
+{
+    sigset_t pipe_set;
+
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_UNBLOCK, &pipe_set, NULL);
+}
+
+void jpt__process_sigpipe_hold(jpt__sigpipe_hold *h)
+{
+    h->unblock = false;
+    if (hold_depth++ > 0)
+        return;
+    bool was_blocked = block_sigpipe();
+    /* Unblocked, it could not have been pending: it would have been
+     * delivered (or discarded, ignored). */
+    hold_pending = was_blocked && sigpipe_pending();
+    h->unblock = !was_blocked;
+}
+
+void jpt__process_sigpipe_release(jpt__sigpipe_hold *h)
+{
+    hold_depth--;
+    if (h->unblock)
+        unblock_sigpipe();
+}
+
+static ssize_t write_no_sigpipe(int fd, const void *p, size_t n)
+{
+    bool was_pending = hold_pending, was_blocked = true;
+
+    if (hold_depth == 0) {
+        was_blocked = block_sigpipe();
+        was_pending = was_blocked && sigpipe_pending();
+    }
     ssize_t written = write(fd, p, n);
     int saved = errno;
-    if (written < 0 && saved == EPIPE && !was_pending) {
-        const struct timespec zero = {0, 0};
-        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-            ;
-    }
-    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    if (written < 0 && saved == EPIPE && !was_pending)
+        take_sigpipe();
+    if (!was_blocked)
+        unblock_sigpipe();
     errno = saved;
     return written;
 }

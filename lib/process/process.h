@@ -222,6 +222,18 @@ void jpt__child_poll(jpt__child *c);
  * the child turns out to have closed it as this write begins: nothing of
  * these bytes arrived). */
 int jpt__child_write(jpt__child *c, const char *p, size_t n);
+/* SIGPIPE blocked in the calling thread from _hold to _release (nested
+ * holds: the outermost does it), so that writes to children's stdin
+ * (jpt__child_write) need no system call of their own to keep the signal
+ * from the host: for a loop the library runs itself (jpt_vfs_host_run).
+ * A SIGPIPE a child's closed stdin raises meanwhile is taken back at its
+ * write; one that was pending when the hold began is left. The thread's
+ * other signals are left as they are. */
+typedef struct jpt__sigpipe_hold {
+    bool unblock; /* this hold blocked it */
+} jpt__sigpipe_hold;
+void jpt__process_sigpipe_hold(jpt__sigpipe_hold *h);
+void jpt__process_sigpipe_release(jpt__sigpipe_hold *h);
 /* Bytes queued for stdin that were dropped because the child closed its
  * stdin (or it could not be written), over the child's life. */
 uint64_t jpt__child_input_lost(const jpt__child *c);

@@ -386,26 +386,31 @@ JPT_EXPORT int jpt_vfs_host_run(jpt_vfs_host *h, int timeout_ms)
     if (!h->started)
         return jpt__err(&h->err, JPT_ERR_STATE, "run: no tool was started");
     uint64_t deadline = timeout_ms >= 0 ? jpt__loop_deadline_ms(timeout_ms) : 0;
+    /* Issue 17 §4: the wait is the dispatch's own epoll_wait, and SIGPIPE
+     * stays blocked for the run rather than for each write to the tool. */
+    jpt__sigpipe_hold hold;
+    jpt__process_sigpipe_hold(&hold);
+    int rc;
     for (;;) {
-        int more;
-        while ((more = jpt_vfs_host_dispatch(h)) > 0 && !h->done)
-            ;
-        if (more < 0)
-            return more;
-        if (h->done)
-            return JPT_OK;
-        int wait = jpt__loop_timeout(h->loop);
-        if (timeout_ms >= 0) {
-            uint64_t now = jpt__loop_now();
-            if (now >= deadline)
-                return jpt__err(&h->err, JPT_ERR_TIMEOUT, "run: the tool has not ended");
-            int left = (int)((deadline - now + 999999u) / 1000000u);
-            if (wait < 0 || wait > left)
-                wait = left;
+        int wait = -1;
+        uint64_t now = timeout_ms >= 0 ? jpt__loop_now() : 0;
+        if (timeout_ms >= 0)
+            wait = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
+        int more = jpt__loop_run_once(h->loop, wait);
+        if (more < 0) {
+            rc = jpt__err(&h->err, more, "run: waiting for events: %s", strerror(errno));
+            break;
         }
-        if (jpt__loop_poll(h->loop, wait) < 0)
-            return jpt__err(&h->err, JPT_ERR_IO, "poll on the host's fd: %s", strerror(errno));
+        rc = JPT_OK;
+        if (h->done)
+            break;
+        if (more == 0 && timeout_ms >= 0 && jpt__loop_now() >= deadline) {
+            rc = jpt__err(&h->err, JPT_ERR_TIMEOUT, "run: the tool has not ended");
+            break;
+        }
     }
+    jpt__process_sigpipe_release(&hold);
+    return rc;
 }
 
 JPT_EXPORT int jpt_vfs_host_apply(jpt_vfs_host *h, const char *input_json)

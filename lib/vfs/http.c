@@ -329,7 +329,8 @@ static int build_headers(jpt__vfs_http_call *c, const jpt__vfs_params *p)
     /* Every value the policy lends, not only this request's: a server
      * may keep one and show it to a later request. */
     int rc = jpt__policy_lent_values(c->policy, &c->values);
-    if (rc == JPT_OK)
+    /* None: no set to build per request; NULL scrubs nothing (scrub.h). */
+    if (rc == JPT_OK && c->values.n > 0)
         rc = jpt__policy_values_scrub_set(&c->values, &c->secrets);
     if (rc < 0)
         fail(c, rc, "out of memory");
@@ -581,8 +582,11 @@ int jpt__vfs_http_submit(struct jpt__http *http, jpt__vfs_http_queue *q,
         return JPT_OK;
     }
     /* A URL refused outright is told so; any other, whether allowed or
-     * to be asked about, must carry its variables before anyone is asked. */
-    if (jpt__policy_check(policy, JPT_ACCESS_HTTP, c->origin.text, NULL, NULL, NULL) !=
+     * to be asked about, must carry its variables before anyone is asked.
+     * Without headers there is nothing to carry: the guard's verdict is
+     * the only one (a verdict costs a parse of the URL, issue 17 §4). */
+    if (p->nheaders > 0 &&
+        jpt__policy_check(policy, JPT_ACCESS_HTTP, c->origin.text, NULL, NULL, NULL) !=
             JPT_VERDICT_DENY &&
         check_variables(c, p) < 0)
         return JPT_OK;

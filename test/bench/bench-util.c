@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench-util.h"
+#include "syscall-count.h"
 
 double bench_now(void)
 {
@@ -31,6 +32,46 @@ double bench_cpu_now(void)
 const char *bench_verdict(double value, double target)
 {
     return value <= target ? "met" : "MISSED";
+}
+
+/* ---- System calls ----------------------------------------------------------------- */
+
+static int syscall_counter = -2; /* -2: not opened yet; -1: none, /proc instead */
+
+/* syscr + syscw of this thread, or -1. */
+static long long proc_io_calls(void)
+{
+    FILE *f = fopen("/proc/thread-self/io", "r");
+    char line[128];
+    long long total = 0, v;
+    int found = 0;
+
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "syscr: %lld", &v) == 1 || sscanf(line, "syscw: %lld", &v) == 1) {
+            total += v;
+            found++;
+        }
+    fclose(f);
+    return found == 2 ? total : -1;
+}
+
+long long bench_syscalls(void)
+{
+    if (syscall_counter == -2)
+        syscall_counter = syscall_counter_open();
+    if (syscall_counter >= 0)
+        return syscall_counter_read(syscall_counter);
+    return proc_io_calls();
+}
+
+const char *bench_syscalls_how(void)
+{
+    if (syscall_counter == -2)
+        (void)bench_syscalls();
+    return syscall_counter >= 0 ? "all system calls, perf event raw_syscalls:sys_enter"
+                                : "read-like and write-like calls only, /proc/thread-self/io";
 }
 
 static int compare_doubles(const void *a, const void *b)

@@ -12,6 +12,18 @@ double bench_cpu_now(void);
 /* "met" or "MISSED" for `value` against `target` (at most). */
 const char *bench_verdict(double value, double target);
 
+/* The system calls this thread makes (issue 17 §4: a host's calls per
+ * request appear in the benchmarks' output, so that a regression shows).
+ * Counted by the kernel without ptrace or seccomp: a perf event on the
+ * raw_syscalls:sys_enter tracepoint (perf_event_open; root, or
+ * CAP_PERFMON, or kernel.perf_event_paranoid at most 1), else the
+ * read-like and write-like calls alone from /proc/thread-self/io (syscr,
+ * syscw), which bench_syscalls_how() then says. -1 when neither can be
+ * read. Call bench_syscalls from the thread to count, which must be the
+ * one that opened the counter (the first call opens it). */
+long long bench_syscalls(void);
+const char *bench_syscalls_how(void);
+
 /* The p-quantile (0 to 1) of `n` samples, nearest rank; sorts `v`. */
 double bench_percentile(double *v, int n, double p);
 /* The median, bench_percentile(v, n, 0.5). */

@@ -9,17 +9,22 @@
  *   1. sequential fs.read of a 4 KiB file, round trips per second, against
  *      the pipe ping-pong floor: two processes, one writing a line as long
  *      as the fs.read request, the other answering 4 KiB plus a newline,
- *      both framing lines the plainest way (read, memchr). Target: at
- *      least 0.80 of the floor. Measured with both processes on one CPU
- *      and on two (see "Where the two processes run"), and printed beside
- *      what the floor plus the file's own system calls would allow.
+ *      both framing lines the plainest way (read, memchr). Measured with
+ *      both processes on one CPU and on two (see "Where the two processes
+ *      run"), and printed beside what the floor plus the file's own
+ *      system calls would allow. Targets: on one CPU at least 0.55 of the
+ *      floor (issue 17 §4: 80 % of what the floor and the file's own calls
+ *      allow); on two at least 0.80 (issue 9 §7). With it, the host's
+ *      system calls per request (bench_syscalls), against the event loop's
+ *      floor: its wait, the pipe's read and write, and the file's own.
  *   2. pipelined small requests (fs.read of 64-byte files, fs.metadata),
  *      64 outstanding, requests per second, against the MCP filesystem
  *      server (npm @modelcontextprotocol/server-filesystem, node over
  *      stdio, the same files, the same window; read_text_file and
  *      get_file_info). Target: at least 10 times its rate.
  *   3. fs.read and fs.write of 1 MiB of source text, MB/s, against the
- *      same server (read_text_file, write_file). Target: at least 4 times.
+ *      same server (read_text_file, write_file). Target: at least 4 times;
+ *      and fs.read at least 0.5 of a 1 MiB pipe ping-pong (issue 17 §4).
  *   4. fs.grep over /usr/include against `rg -j1` with the same pattern and
  *      file set; the match counts must agree. Target: at most 1.2 times
  *      its time.
@@ -239,6 +244,9 @@ static void figure(const char *name, double ours, double ref, const char *unit,
  * `child_cpu` and this process runs on `parent_cpu`. -1: anywhere. */
 
 static int child_cpu = -1, parent_cpu = -1;
+/* The system calls this thread (the host) made in the last run_tool's
+ * jpt_vfs_host_run: the tool's start, requests and end. */
+static long long run_calls;
 static cpu_set_t original_cpus;
 
 static void run_on(int cpu)
@@ -298,7 +306,9 @@ static int run_tool(const char *root, bool writable, const char *args_json, doub
         fprintf(stderr, "bench-vfs: spawning the tool: %s\n", jpt_vfs_host_errmsg(h));
         goto out;
     }
+    long long calls = bench_syscalls();
     int run = jpt_vfs_host_run(h, REPLY_TIMEOUT_MS * 5);
+    run_calls = bench_syscalls() - calls;
     if (run != JPT_OK) {
         fprintf(stderr, "bench-vfs: running the tool: %s: %s\n", jpt_status_name(run),
                 jpt_vfs_host_errmsg(h));
@@ -675,10 +685,12 @@ static double mcp_pipelined(mcp *m, const char *tool, long count, long window)
 /* ---- The figures ------------------------------------------------------------------ */
 
 /* What fs.read of `path` costs the host in system calls alone, done here
- * directly (open, fstat, read to the end, close): seconds per read. */
-static double direct_read(const char *rel, long count)
+ * directly (open, fstat, read to the end, close): seconds per read; the
+ * calls per read in *calls. */
+static double direct_read(const char *rel, long count, double *calls)
 {
     char *path = xasprintf("%s/%s", tree, rel), buf[READ_SIZE * 2];
+    long long before = bench_syscalls();
     double start = bench_now();
 
     for (long i = 0; i < count; i++) {
@@ -690,6 +702,7 @@ static double direct_read(const char *rel, long count)
         close(fd);
     }
     double seconds = (bench_now() - start) / count;
+    *calls = (double)(bench_syscalls() - before) / (double)count;
     free(path);
     return seconds;
 }
@@ -697,13 +710,14 @@ static double direct_read(const char *rel, long count)
 /* Figure 1: sequential 4 KiB fs.read against the pipe ping-pong floor,
  * with the tool and the floor's child on `tool_on`, this process on
  * `host_on`. */
-static void sequential_reads(const char *placement, int tool_on, int host_on)
+static void sequential_reads(const char *placement, int tool_on, int host_on, double target,
+                             const char *target_from)
 {
     const long count = 20000;
     /* The SDK's request line, {"jsonrpc":"2.0","id":N,"method":"fs.read",
      * "params":{"path":"read4k.txt"}}, without its newline. */
     const size_t request_len = 74;
-    double ours[ROUNDS], floor[ROUNDS], direct[ROUNDS], s;
+    double ours[ROUNDS], floor[ROUNDS], direct[ROUNDS], calls[ROUNDS], file_calls = 0, s;
     char *args = xasprintf("{\"scenario\":\"read\",\"path\":\"read4k.txt\",\"count\":%ld,"
                            "\"size\":%d,\"sum\":\"%" PRIx64 "\"}",
                            count, READ_SIZE, fnv1a(read4k, READ_SIZE));
@@ -721,14 +735,24 @@ static void sequential_reads(const char *placement, int tool_on, int host_on)
         if (run_tool(tree, false, args, &s, NULL) < 0)
             goto failed;
         ours[r] = count / s;
-        direct[r] = direct_read("read4k.txt", count / 4);
+        calls[r] = (double)run_calls / (double)count;
+        direct[r] = direct_read("read4k.txt", count / 4, &file_calls);
     }
     double f = bench_median(floor, ROUNDS), d = bench_median(direct, ROUNDS);
     printf("pipe ping-pong floor, %s (%zu-byte line out, 4 KiB line back): %.0f round "
            "trips/s; the file's own system calls %.2f us, so a host with no other cost "
            "would reach %.0f round trips/s (%.2f of the floor)\n",
            placement, request_len + 1, f, d * 1e6, 1 / (1 / f + d), 1 / (1 / f + d) / f);
-    figure(name, bench_median(ours, ROUNDS), f, "round trips/s", "the pipe floor", 0.80, true);
+    snprintf(name + strlen(name), sizeof(name) - strlen(name), " (%s)", target_from);
+    figure(name, bench_median(ours, ROUNDS), f, "round trips/s", "the pipe floor", target, true);
+    /* The floor of a host on an event loop: its wait, the pipe's read and
+     * write (a blocking ping-pong makes 2), and the file's own calls. */
+    double per = bench_median(calls, ROUNDS), floor_calls = 3 + file_calls;
+    printf("host system calls per fs.read 4 KiB, %s: %.2f (the tool's start and end spread "
+           "over %ld; floor %.0f: epoll_wait, read, write and the file's %.0f; %s; target <= "
+           "%.0f: %s)\n",
+           placement, per, count, floor_calls, file_calls, bench_syscalls_how(), floor_calls + 0.5,
+           bench_verdict(per, floor_calls + 0.5));
     goto out;
 failed:
     printf("%s: FAILED\n", name);
@@ -753,8 +777,9 @@ static void pipelined(mcp *m, const char *method, const char *mcp_tool, long cou
     char *check_args = xasprintf("{\"path\":\"%s/small/f000.txt\"}", tree);
     char *text = mcp_call_checked(m, mcp_tool, check_args);
 
-    snprintf(name, sizeof(name), "%s %d B pipelined (%d outstanding)", method, SMALL_SIZE,
-             WINDOW);
+    /* Issue 17 §4 sets fs.metadata's target; fs.read's is issue 9's. */
+    snprintf(name, sizeof(name), "%s %d B pipelined (%d outstanding; %s)", method, SMALL_SIZE,
+             WINDOW, strcmp(method, "fs.metadata") == 0 ? "issue 17 §4" : "issue 9 §7");
     if (strcmp(method, "fs.read") == 0 ? strlen(text) != SMALL_SIZE
                                        : strstr(text, "size: 64\n") == NULL)
         die("the MCP server's %s of small/f000.txt says %.200s", mcp_tool, text);
@@ -785,7 +810,7 @@ failed:
 static void big_transfers(mcp *m)
 {
     const long count = 100, mcp_count = 20;
-    double r_ours[ROUNDS], r_theirs[ROUNDS], w_ours[ROUNDS], w_theirs[ROUNDS], s;
+    double r_ours[ROUNDS], r_theirs[ROUNDS], w_ours[ROUNDS], w_theirs[ROUNDS], r_floor[ROUNDS], s;
     const double mb = BIG_SIZE / 1e6;
     char *read_args = xasprintf("{\"scenario\":\"read\",\"path\":\"big.txt\",\"count\":%ld,"
                                 "\"size\":%u,\"sum\":\"%" PRIx64 "\"}",
@@ -832,11 +857,15 @@ static void big_transfers(mcp *m)
         if (run_tool(tree, true, write_args, &s, NULL) < 0)
             goto failed;
         w_ours[r] = mb * count / s;
+        /* The SDK's request line is about as long as the 4 KiB one's. */
+        r_floor[r] = mb * count / ping_pong(count, 72, BIG_SIZE);
     }
-    figure("fs.read 1 MiB", bench_median(r_ours, ROUNDS), bench_median(r_theirs, ROUNDS),
-           "MB/s", "MCP read_text_file", 4.0, true);
-    figure("fs.write 1 MiB", bench_median(w_ours, ROUNDS), bench_median(w_theirs, ROUNDS),
-           "MB/s", "MCP write_file", 4.0, true);
+    figure("fs.read 1 MiB (issue 17 §4)", bench_median(r_ours, ROUNDS),
+           bench_median(r_theirs, ROUNDS), "MB/s", "MCP read_text_file", 4.0, true);
+    figure("fs.read 1 MiB (issue 17 §4)", bench_median(r_ours, ROUNDS),
+           bench_median(r_floor, ROUNDS), "MB/s", "a 1 MiB pipe ping-pong", 0.5, true);
+    figure("fs.write 1 MiB (issue 17 §4)", bench_median(w_ours, ROUNDS),
+           bench_median(w_theirs, ROUNDS), "MB/s", "MCP write_file", 4.0, true);
     goto out;
 failed:
     printf("fs.read/fs.write 1 MiB: FAILED\n");
@@ -931,9 +960,9 @@ int main(int argc, char **argv)
         for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
             if (CPU_ISSET(c, &original_cpus))
                 cpus[n++] = c;
-        sequential_reads("one CPU", cpus[0], cpus[0]);
+        sequential_reads("one CPU", cpus[0], cpus[0], 0.55, "issue 17 §4");
         if (n == 2)
-            sequential_reads("two CPUs", cpus[1], cpus[0]);
+            sequential_reads("two CPUs", cpus[1], cpus[0], 0.80, "issue 9 §7");
         else
             printf("bench-vfs: one CPU only; the sequential figure across two CPUs is "
                    "skipped\n");
