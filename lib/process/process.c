@@ -401,8 +401,12 @@ static int clone_child(spawn_ctx *ctx, int *pidfd, jpt__errbuf *err)
     int clone_errno = errno;
     pthread_sigmask(SIG_SETMASK, &ctx->mask, NULL);
 
+    /* CLONE_PIDFD takes an fd: EMFILE is a limit as a pipe's is. */
     if (pid < 0)
-        return jpt__err(err, clone_errno == EAGAIN ? JPT_ERR_LIMIT : JPT_ERR_IO,
+        return jpt__err(err,
+                        clone_errno == EAGAIN || clone_errno == EMFILE || clone_errno == ENFILE
+                            ? JPT_ERR_LIMIT
+                            : JPT_ERR_IO,
                         "clone: %s", strerror(clone_errno));
     if (ctx->failed_step != NULL) {
         siginfo_t info;

@@ -8,6 +8,8 @@
  *   base.h     names.c      actions, ids, elapsed times
  *              events.c     the event queue the host pops
  *              stale.c      the state file of live children
+ *              slots.c      the process slots (max_processes), for every
+ *                           runtime
  *              command.c    a stdio tool's argv and environment
  *   runtime.h  runtime-process.c  what runs a stdio tool: a process
  *              runtime-builtin.c  what runs a builtin: the host's callbacks
@@ -72,20 +74,34 @@ typedef struct jpt__notice jpt__notice;
 typedef struct jpt__turn jpt__turn;
 
 /* A run waiting in line for a process slot (max_processes, registry.h;
- * runtime-process.c serves the line). */
+ * slots.c serves the line). */
 typedef struct jpt__slot_waiter jpt__slot_waiter;
 struct jpt__slot_waiter {
-    /* A slot is free: called from the loop, out of the line. Take it and
-     * return true (a run that fails to start has reported so), or return
-     * false to wait on at the end of the line (no fd to be had now). */
-    bool (*ready)(jpt__slot_waiter *w);
+    /* Starts the run's process now that a slot is free (jpt__slot_hold
+     * counts it): JPT_OK; JPT_ERR_AGAIN to wait on at the end of the line
+     * (no fd to be had now: jpt__slot_spawn_failed); another error with
+     * the model-facing reason in `why`. */
+    int (*start)(jpt__slot_waiter *w, jpt__buf *why);
+    /* The run could not start: it ends with `why` as its result. Called
+     * out of the line. */
+    void (*fail)(jpt__slot_waiter *w, const char *why);
     /* A VFS tool's process.run requests waiting while the tool holds a
-     * slot: refuses them with `why`. NULL for a run waiting to start. */
+     * slot (holds_slot): a slot is free for them, which they take with
+     * jpt__slot_take; or they are refused with `why`. NULL for a run that
+     * never holds a slot while it waits. */
+    void (*granted)(jpt__slot_waiter *w);
     void (*refuse)(jpt__slot_waiter *w, const char *why);
     bool holds_slot;  /* its owner holds a slot meanwhile (a VFS tool) */
     bool waiting;     /* in the line */
     jpt__slot_waiter *next, *prev;
 };
+
+/* A tool process's slot: counted in nchildren and recorded in the state
+ * file while held. */
+typedef struct jpt__slot {
+    size_t stale;     /* its slot in the state file, 0: none */
+    bool held;
+} jpt__slot;
 
 /* A tool definition. Immutable once loaded; held by the registry's list
  * and by every call and handle of it, so a tool replaced under them stays
@@ -163,13 +179,14 @@ struct jpt_registry {
     size_t ntools, cap_tools;
     jpt__tool *await_tool; /* RFD 037's, offered with stateful tools */
 
-    /* processes (runtime-process.c) */
+    /* processes (slots.c) */
     size_t nchildren;    /* spawned, not reaped: tool processes and
                             process.run's children (runtime-vfs.c) */
     jpt__slot_waiter *slot_head, *slot_tail; /* waiting for a process slot */
     jpt__defer slot_step;
     bool slot_granted;   /* inside a waiter's ready(): it may take one
                             slot ahead of the line */
+    /* spool files (runtime-process.c) */
     char **spool_files;  /* created, removed with the registry */
     size_t nspool_files, cap_spool_files;
 
@@ -317,6 +334,39 @@ void jpt__stale_remove(jpt_registry *r, size_t slot);
  * are still there; JPT_OK when it is absent or lists none; JPT_ERR_IO when
  * it cannot be read. */
 int jpt__stale_in_use(const char *path);
+
+/* ---- Process slots (slots.c) --------------------------------------------------------
+ * registry.h, max_processes: one rule for every runtime. A run starts its
+ * process when a slot is free and it finds the fds; else it waits in line,
+ * in order, and the loop starts it as slots free. */
+/* Starts `w`'s run now (w->start), or puts it in line: JPT_OK, or
+ * w->start's error. */
+int jpt__slot_start(jpt_registry *r, jpt__slot_waiter *w, jpt__buf *why);
+/* What a spawn's failure `rc` (for `reason`) means for run `id`:
+ * JPT_ERR_AGAIN (it waits in line, logged) for want of an fd or a process
+ * while another child of the registry lives, whose end frees some; else
+ * `rc`. */
+int jpt__slot_spawn_failed(const jpt_registry *r, int rc, const char *id, const char *reason);
+/* A tool process started (`pid`): it holds a slot and is recorded in the
+ * state file. Released when it is reaped or freed (the line moves), or
+ * dropped when the registry's free takes it (the line does not). Both
+ * do nothing for a slot not held. */
+void jpt__slot_hold(jpt_registry *r, jpt__slot *s, pid_t pid);
+void jpt__slot_release(jpt_registry *r, jpt__slot *s);
+void jpt__slot_drop(jpt_registry *r, jpt__slot *s);
+/* The line: a waiter joins at the end (once) or leaves it. */
+void jpt__slot_wait(jpt_registry *r, jpt__slot_waiter *w);
+void jpt__slot_leave(jpt_registry *r, jpt__slot_waiter *w);
+/* A process.run child: takes a slot (true); false when all max_processes
+ * are taken, others wait in line ahead (unless the caller is a waiter
+ * being served), or the registry shuts down. Given back when it is
+ * reaped: the line moves. */
+bool jpt__slot_take(jpt_registry *r);
+void jpt__slot_give(jpt_registry *r);
+/* Deferred (r->slot_step): serves the line as slots free, in order; then,
+ * if every process the registry runs is a VFS tool whose process.run
+ * waits for a slot, refuses those requests (none could ever free one). */
+void jpt__slots_freed(jpt__defer *d);
 
 /* ---- A stdio tool's command (command.c) --------------------------------------
  * The argv and environment for one run; `why` receives a model-facing

@@ -191,7 +191,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     r->sandbox_mode = o.sandbox_mode != JPT_SANDBOX_DEFAULT ? o.sandbox_mode
                                                             : JPT_SANDBOX_REQUIRED;
     jpt__idmap_init(&r->handle_ids);
-    jpt__loop_defer_init(&r->slot_step, jpt__process_slots_freed, r);
+    jpt__loop_defer_init(&r->slot_step, jpt__slots_freed, r);
     jpt__loop_defer_init(&r->shutdown_step, run_shutdown, r);
     r->on_child_gone = check_shutdown_done;
     r->on_handle_change = jpt__notify_handle_changed;

@@ -1,9 +1,9 @@
 /* The process runtime: a stdio tool run as a child process. It builds the
- * argv and environment from the definition, waits for a slot beyond
- * max_processes, captures stdout and stderr (head and tail, spooled to a
- * file past what the model reads), turns a stateful tool's stdout into the
- * states it reports (RFD 058 and RFD 009 JSON lines) and text, writes its
- * input and answers, records it in the state file, and builds what the
+ * argv and environment from the definition, starts it in a process slot
+ * (slots.c: it may wait for one), captures stdout and stderr (head and
+ * tail, spooled to a file past what the model reads), turns a stateful
+ * tool's stdout into the states it reports (RFD 058 and RFD 009 JSON
+ * lines) and text, writes its input and answers, and builds what the
  * model reads of its end: a one-shot run's result, or how a handle's
  * process ended. */
 #define _GNU_SOURCE /* strsignal */
@@ -28,7 +28,7 @@ typedef struct jpt__proc {
     bool structured;          /* its stdout speaks RFD 058/009 lines */
     jpt__exit exit;
     uint64_t input_lost;      /* the reaped process's */
-    size_t stale_slot;        /* its slot in the state file, 0: none */
+    jpt__slot slot;           /* while the process lives */
     jpt__slot_waiter waiter;  /* in line for a process slot */
 } jpt__proc;
 
@@ -73,55 +73,6 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
     if (json_object_get(def, "pty_echo") != NULL && !t->pty)
         return snprintf(why, n, "'pty_echo' needs 'pty': true"), JPT_ERR_INVALID;
     return JPT_OK;
-}
-
-/* ---- Slots ------------------------------------------------------------------------- */
-
-/* registry.h, max_processes: every tool process and every process.run
- * child takes a slot; a run beyond them waits in line, in order. */
-void jpt__slot_wait(jpt_registry *r, jpt__slot_waiter *w)
-{
-    if (w->waiting)
-        return;
-    w->waiting = true;
-    JPT__QUEUE_APPEND(r->slot_head, r->slot_tail, w);
-}
-
-void jpt__slot_leave(jpt_registry *r, jpt__slot_waiter *w)
-{
-    if (!w->waiting)
-        return;
-    JPT__QUEUE_REMOVE(r->slot_head, r->slot_tail, w);
-    w->waiting = false;
-}
-
-bool jpt__slot_take(jpt_registry *r)
-{
-    if (r->shutting_down || r->nchildren >= r->max_processes ||
-        (r->slot_head != NULL && !r->slot_granted))
-        return false;
-    r->slot_granted = false;
-    r->nchildren++;
-    return true;
-}
-
-void jpt__slot_give(jpt_registry *r)
-{
-    r->nchildren--;
-    if (r->slot_head != NULL)
-        jpt__loop_defer_queue(r->loop, &r->slot_step);
-    if (r->on_child_gone != NULL)
-        r->on_child_gone(r);
-}
-
-/* A child of the registry was reaped or freed. */
-static void child_gone(jpt__proc *p)
-{
-    jpt_registry *r = p->run->r;
-
-    jpt__stale_remove(r, p->stale_slot);
-    p->stale_slot = 0;
-    jpt__slot_give(r);
 }
 
 /* ---- Starting ---------------------------------------------------------------------- */
@@ -179,19 +130,16 @@ static int spawn(jpt__proc *p, jpt__buf *why)
         .sandbox_report = &report,
     };
     rc = jpt__child_spawn(r->loop, &spawn, &child_ops, p, &p->child, &err);
-    if (rc == JPT_ERR_LIMIT && r->nchildren > 0) {
-        jpt__command_free(&cmd);
-        jpt__log(JPT_LOG_DEBUG, "tool '%s' waits for a slot: %s", t->name, err.text);
-        return JPT_ERR_AGAIN;
-    }
     if (rc < 0) {
         jpt__command_free(&cmd);
+        if ((rc = jpt__slot_spawn_failed(r, rc, run->id, err.text)) == JPT_ERR_AGAIN)
+            return rc;
         return jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0
                    ? JPT_ERR_NOMEM
                    : rc;
     }
-    r->nchildren++;
     pid_t pid = jpt__child_pid(p->child);
+    jpt__slot_hold(r, &p->slot, pid);
     jpt__log(JPT_LOG_INFO, "tool '%s' started for '%s': pid %d (%s)", t->name, run->id,
              (int)pid, cmd.argv[0]);
     if (cmd.sandbox.profile != 0)
@@ -204,21 +152,6 @@ static int spawn(jpt__proc *p, jpt__buf *why)
             jpt__child_close_input(p->child);
     }
     jpt__command_free(&cmd);
-    p->stale_slot = jpt__stale_add(r, pid);
-    return rc;
-}
-
-/* Starts the process, or queues it for a slot: the call waiting on it sees
- * it running, without output, until then. */
-static int start_or_queue(jpt__proc *p, jpt__buf *why)
-{
-    jpt_registry *r = p->run->r;
-    int rc = r->nchildren < r->max_processes ? spawn(p, why) : JPT_ERR_AGAIN;
-
-    if (rc == JPT_ERR_AGAIN) {
-        jpt__slot_wait(r, &p->waiter);
-        return JPT_OK;
-    }
     return rc;
 }
 
@@ -234,72 +167,18 @@ jpt_state *jpt__run_failed_to_start(const char *why)
     return s;
 }
 
-/* A slot for a stdio tool's process: JPT_ERR_AGAIN waits on. */
-static bool proc_ready(jpt__slot_waiter *w)
+/* A slot is free for the process (slots.c). */
+static int slot_start(jpt__slot_waiter *w, jpt__buf *why)
+{
+    return spawn((jpt__proc *)((char *)w - offsetof(jpt__proc, waiter)), why);
+}
+
+/* It could not start: the reason is its result. */
+static void slot_fail(jpt__slot_waiter *w, const char *why)
 {
     jpt__proc *p = (jpt__proc *)((char *)w - offsetof(jpt__proc, waiter));
-    jpt__buf why = JPT__BUF_INIT;
-    int rc = spawn(p, &why);
 
-    if (rc < 0 && rc != JPT_ERR_AGAIN)
-        /* It stops with the reason as its result. */
-        p->run->sink->stopped(p->run,
-                              jpt__run_failed_to_start(why.data != NULL ? why.data : jpt_strerror(rc)));
-    jpt__buf_free(&why);
-    return rc != JPT_ERR_AGAIN;
-}
-
-/* Whether no process the registry runs could ever end and free a slot:
- * each is a VFS tool whose process.run waits for one (vfs.h). */
-static bool deadlocked(const jpt_registry *r)
-{
-    size_t holding = 0;
-
-    for (const jpt__slot_waiter *w = r->slot_head; w != NULL; w = w->next)
-        holding += w->holds_slot;
-    return r->nchildren > 0 && holding == r->nchildren;
-}
-
-static void refuse_deadlocked(jpt_registry *r)
-{
-    char why[512];
-
-    snprintf(why, sizeof(why),
-             "no process slot is free: the registry runs max_processes (%zu) processes, every "
-             "one a VFS tool waiting for a slot for process.run, so none could ever free one; "
-             "refused rather than wait forever",
-             r->max_processes);
-    jpt__log(JPT_LOG_WARNING, "%s", why);
-    for (jpt__slot_waiter *w = r->slot_head, *next; w != NULL; w = next) {
-        next = w->next;
-        if (w->holds_slot) {
-            jpt__slot_leave(r, w);
-            w->refuse(w, why);
-        }
-    }
-}
-
-void jpt__process_slots_freed(jpt__defer *d)
-{
-    jpt_registry *r = d->ud;
-
-    for (int n = 0; n < 16 && r->slot_head != NULL && r->nchildren < r->max_processes &&
-                    !r->shutting_down;
-         n++) {
-        jpt__slot_waiter *w = r->slot_head;
-        jpt__slot_leave(r, w);
-        r->slot_granted = true;
-        bool served = w->ready(w);
-        r->slot_granted = false;
-        if (!served) {
-            jpt__slot_wait(r, w);
-            break;
-        }
-    }
-    if (r->slot_head != NULL && r->nchildren < r->max_processes && !r->shutting_down)
-        jpt__loop_defer_queue(r->loop, d);
-    else if (!r->shutting_down && deadlocked(r))
-        refuse_deadlocked(r);
+    p->run->sink->stopped(p->run, jpt__run_failed_to_start(why));
 }
 
 static int start(jpt__run *run, jpt__buf *why)
@@ -310,7 +189,8 @@ static int start(jpt__run *run, jpt__buf *why)
         if ((p = jpt__calloc(1, sizeof(*p))) == NULL)
             return JPT_ERR_NOMEM;
         p->run = run;
-        p->waiter.ready = proc_ready;
+        p->waiter.start = slot_start;
+        p->waiter.fail = slot_fail;
         run->impl = p;
         jpt__capture_init(&p->out, run->r->capture_bytes);
         jpt__capture_init(&p->err, run->r->capture_bytes);
@@ -323,7 +203,9 @@ static int start(jpt__run *run, jpt__buf *why)
     p->cr_pending = false;
     p->mid_line = false;
     p->structured = false;
-    return start_or_queue(p, why);
+    /* registry.h, max_processes: the call waiting on it sees it running,
+     * without output, while it waits for a slot. */
+    return jpt__slot_start(run->r, &p->waiter, why);
 }
 
 /* ---- Output ------------------------------------------------------------------------ */
@@ -632,7 +514,7 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     p->input_lost = jpt__child_input_lost(c);
     p->child = NULL;
     jpt__capture_spool_pause(&p->out);
-    child_gone(p);
+    jpt__slot_release(run->r, &p->slot);
     /* A terminal's last '\r', which no '\n' followed. */
     if (p->cr_pending) {
         p->cr_pending = false;
@@ -766,9 +648,7 @@ static jpt__child *take_child(jpt__run *run)
 
     if (c != NULL) {
         p->child = NULL;
-        run->r->nchildren--;
-        jpt__stale_remove(run->r, p->stale_slot);
-        p->stale_slot = 0;
+        jpt__slot_drop(run->r, &p->slot);
     }
     return c;
 }
@@ -783,7 +663,7 @@ static void release(jpt__run *run)
     if (p->child != NULL) {
         jpt__child_free(p->child);
         p->child = NULL;
-        child_gone(p);
+        jpt__slot_release(run->r, &p->slot);
     }
     jpt__capture_free(&p->out);
     jpt__capture_free(&p->err);

@@ -38,8 +38,7 @@ typedef struct vfs_run {
     jpt__run *run;
     jpt__vfs_session *session;
     jpt_state *last;         /* a one-shot run's latest state */
-    size_t stale_slot;
-    bool counted;            /* in r->nchildren */
+    jpt__slot slot;          /* while the tool's process lives */
     /* In line for a slot (max_processes): to start, or (while the tool
      * runs) for its process.run children, which take slots too. */
     jpt__slot_waiter waiter;
@@ -211,19 +210,14 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
 
 /* ---- The session's reports ---------------------------------------------------------- */
 
-/* The process is gone (reaped, or taken for the registry's free): its
- * slot is free, and it waits for none. */
+/* The process is gone (reaped, or freed): its slot is free, and it waits
+ * for none. */
 static void uncount(vfs_run *v)
 {
     jpt_registry *r = v->run->r;
 
     jpt__slot_leave(r, &v->waiter);
-    if (!v->counted)
-        return;
-    v->counted = false;
-    jpt__stale_remove(r, v->stale_slot);
-    v->stale_slot = 0;
-    jpt__slot_give(r);
+    jpt__slot_release(r, &v->slot);
 }
 
 /* ---- Process slots for process.run (vfs/run.h) ------------------------------------- */
@@ -248,6 +242,14 @@ static void slot_give(void *ud)
     vfs_run *v = ud;
 
     jpt__slot_give(v->run->r);
+}
+
+/* Its process.run requests may take the free slot. */
+static void slot_granted(jpt__slot_waiter *w)
+{
+    vfs_run *v = (vfs_run *)((char *)w - offsetof(vfs_run, waiter));
+
+    jpt__vfs_session_slot_free(v->session);
 }
 
 static void slot_refuse(jpt__slot_waiter *w, const char *why)
@@ -381,7 +383,8 @@ static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
         .sandbox_report = &report,
     };
     rc = jpt__vfs_session_spawn(&cfg, &spawn, &ops, &err, &v->session);
-    if (rc < 0 && jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0)
+    if (rc < 0 && (rc = jpt__slot_spawn_failed(r, rc, run->id, err.text)) != JPT_ERR_AGAIN &&
+        jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0)
         rc = JPT_ERR_NOMEM;
     if (rc == JPT_OK && spawn.sandbox != NULL)
         jpt__sandbox_log(run->tool->name, run->id, (int)jpt__vfs_session_pid(v->session),
@@ -407,44 +410,37 @@ static int spawn(vfs_run *v, jpt__buf *why)
     jpt__command_free(&cmd);
     if (rc < 0)
         return rc;
-    r->nchildren++;
-    v->counted = true;
-    v->stale_slot = jpt__stale_add(r, jpt__vfs_session_pid(v->session));
+    jpt__slot_hold(r, &v->slot, jpt__vfs_session_pid(v->session));
     jpt__log(JPT_LOG_INFO, "vfs tool '%s' started for '%s': pid %d", run->tool->name, run->id,
              (int)jpt__vfs_session_pid(v->session));
     return JPT_OK;
 }
 
-/* A slot is free: the tool starts, or (while it runs) its process.run
- * requests do. */
-static bool slot_ready(jpt__slot_waiter *w)
+/* A slot is free for the tool's process (slots.c). */
+static int slot_start(jpt__slot_waiter *w, jpt__buf *why)
+{
+    return spawn((vfs_run *)((char *)w - offsetof(vfs_run, waiter)), why);
+}
+
+/* It could not start: the reason is its result. */
+static void slot_fail(jpt__slot_waiter *w, const char *why)
 {
     vfs_run *v = (vfs_run *)((char *)w - offsetof(vfs_run, waiter));
-    jpt__buf why = JPT__BUF_INIT;
 
-    if (v->session != NULL) {
-        jpt__vfs_session_slot_free(v->session);
-        return true;
-    }
-    int rc = spawn(v, &why);
-    if (rc < 0)
-        v->run->sink->stopped(v->run, jpt__run_failed_to_start(why.data != NULL
-                                                                    ? why.data
-                                                                    : jpt_strerror(rc)));
-    jpt__buf_free(&why);
-    return true;
+    v->run->sink->stopped(v->run, jpt__run_failed_to_start(why));
 }
 
 static int start(jpt__run *run, jpt__buf *why)
 {
-    jpt_registry *r = run->r;
     vfs_run *v = vfs_of(run);
 
     if (v == NULL) {
         if ((v = jpt__calloc(1, sizeof(*v))) == NULL)
             return JPT_ERR_NOMEM;
         v->run = run;
-        v->waiter.ready = slot_ready;
+        v->waiter.start = slot_start;
+        v->waiter.fail = slot_fail;
+        v->waiter.granted = slot_granted;
         v->waiter.refuse = slot_refuse;
         v->slots = (jpt__vfs_slots){slot_take, slot_give, v};
         run->impl = v;
@@ -454,14 +450,9 @@ static int start(jpt__run *run, jpt__buf *why)
     v->session = NULL;
     jpt_state_unref(v->last);
     v->last = NULL;
-    /* registry.h, max_processes: beyond it, the call waits for a slot (its
-     * handle shows running, without output, until then). */
-    if (r->nchildren >= r->max_processes) {
-        v->waiter.holds_slot = false;
-        jpt__slot_wait(r, &v->waiter);
-        return JPT_OK;
-    }
-    return spawn(v, why);
+    /* registry.h, max_processes: the call waiting on it sees it running,
+     * without output, while it waits for a slot. */
+    return jpt__slot_start(run->r, &v->waiter, why);
 }
 
 /* RFD 009 apply: D11's apply notification with the model's input. */
@@ -545,14 +536,10 @@ static jpt__child *take_child(jpt__run *run)
     jpt__child *c = v != NULL && v->session != NULL ? jpt__vfs_session_take_child(v->session)
                                                    : NULL;
 
-    if (c != NULL) {
-        /* The registry ends it with all the others; its end is not
-         * reported. */
-        v->counted = false;
-        run->r->nchildren--;
-        jpt__stale_remove(run->r, v->stale_slot);
-        v->stale_slot = 0;
-    }
+    /* The registry ends it with all the others; its end is not
+     * reported. */
+    if (c != NULL)
+        jpt__slot_drop(run->r, &v->slot);
     return c;
 }
 

@@ -120,20 +120,6 @@ struct jpt__runtime_ops {
 
 /* runtime-process.c: stdio tools. */
 extern const jpt__runtime_ops jpt__runtime_process;
-/* Deferred: serves the line of waiters as slots free (max_processes), in
- * order; then, if every process the registry runs is a VFS tool whose
- * process.run waits for a slot, refuses those requests (none could ever
- * free one). */
-void jpt__process_slots_freed(jpt__defer *d);
-/* The line: a waiter joins at the end (once) or leaves it. */
-void jpt__slot_wait(jpt_registry *r, jpt__slot_waiter *w);
-void jpt__slot_leave(jpt_registry *r, jpt__slot_waiter *w);
-/* Takes a slot for a process about to start: true; false when all
- * max_processes are taken, others wait in line ahead (unless the caller
- * is a waiter being served), or the registry shuts down. */
-bool jpt__slot_take(jpt_registry *r);
-/* A process that held a slot was reaped or freed: the line moves. */
-void jpt__slot_give(jpt_registry *r);
 /* The end of a run that could not start: the reason, as an error (NULL
  * when out of memory). */
 jpt_state *jpt__run_failed_to_start(const char *why);
