@@ -133,31 +133,6 @@ static void refresh(jpt__run *run)
     (void)run;
 }
 
-static uint64_t input_lost(const jpt__run *run)
-{
-    (void)run;
-    return 0;
-}
-
-static const char *spool_path(const jpt__run *run)
-{
-    (void)run;
-    return NULL;
-}
-
-static int partial(jpt__run *run, jpt_state **out)
-{
-    (void)run;
-    *out = NULL;
-    return JPT_ERR_STATE;
-}
-
-static jpt__child *take_child(jpt__run *run)
-{
-    (void)run;
-    return NULL;
-}
-
 /* A builtin that has not stopped is told to, so the host never keeps a
  * handle the registry has freed (registry.h, jpt_handle_update). */
 static void release(jpt__run *run)
@@ -176,7 +151,6 @@ static void release(jpt__run *run)
 }
 
 const jpt__runtime_ops jpt__runtime_builtin = {
-    .name = "builtin",
     .caps = JPT__RT_REPORTS_STATES | JPT__RT_HOST_CALLBACKS,
     .check = check,
     .start = start,
@@ -184,10 +158,6 @@ const jpt__runtime_ops jpt__runtime_builtin = {
     .answer = answer,
     .abort = abort_run,
     .refresh = refresh,
-    .input_lost = input_lost,
-    .spool_path = spool_path,
-    .partial = partial,
-    .take_child = take_child,
     .release = release,
 };
 

@@ -674,7 +674,6 @@ static void release(jpt__run *run)
 }
 
 const jpt__runtime_ops jpt__runtime_process = {
-    .name = "stdio",
     .caps = JPT__RT_RERUN_TO_ANSWER,
     .check = check,
     .start = start,

@@ -498,18 +498,6 @@ static void refresh(jpt__run *run)
         jpt__vfs_session_refresh(v->session);
 }
 
-static uint64_t input_lost(const jpt__run *run)
-{
-    (void)run;
-    return 0;
-}
-
-static const char *spool_path(const jpt__run *run)
-{
-    (void)run;
-    return NULL;
-}
-
 /* What a cancelled one-shot run said last, after why it was cut short. */
 static int partial(jpt__run *run, jpt_state **out)
 {
@@ -558,7 +546,6 @@ static void release(jpt__run *run)
 }
 
 const jpt__runtime_ops jpt__runtime_vfs = {
-    .name = "vfs",
     .caps = JPT__RT_RERUN_TO_ANSWER,
     .check = check,
     .forget = forget,
@@ -567,8 +554,6 @@ const jpt__runtime_ops jpt__runtime_vfs = {
     .answer = answer,
     .abort = abort_run,
     .refresh = refresh,
-    .input_lost = input_lost,
-    .spool_path = spool_path,
     .partial = partial,
     .take_child = take_child,
     .release = release,

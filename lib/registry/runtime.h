@@ -77,13 +77,15 @@ struct jpt__run {
                                         callbacks: only inside dispatch (the
                                         handle defers an answer otherwise) */
 
+/* What runs a tool. The operations marked optional may be NULL, for a
+ * runtime that has nothing of the kind (a builtin has no process, a VFS
+ * tool's stdin and stdout are the protocol's); the others are required. */
 struct jpt__runtime_ops {
-    const char *name;          /* "stdio", "builtin" */
     unsigned caps;             /* JPT__RT_* */
     /* The definition's keys of this runtime (tools.c): fills `t`, or
      * returns JPT_ERR_INVALID with the reason in `why`. */
     int (*check)(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n);
-    /* Frees what check kept in t->rt_data (the tool goes). May be NULL. */
+    /* Frees what check kept in t->rt_data (the tool goes). Optional. */
     void (*forget)(jpt__tool *t);
     /* Starts the run. On failure `why` holds the model-facing reason. */
     int (*start)(jpt__run *run, jpt__buf *why);
@@ -101,17 +103,19 @@ struct jpt__runtime_ops {
     /* Takes in at once what the tool produced and was not yet reported,
      * and its end if it has ended. */
     void (*refresh)(jpt__run *run);
-    /* Bytes of input the tool never read (it closed its input). */
+    /* Bytes of input the tool never read (it closed its input). Optional:
+     * none. */
     uint64_t (*input_lost)(const jpt__run *run);
     /* The file that holds the tool's whole output, once it outgrew what
-     * the model reads (spool_dir), or NULL. */
+     * the model reads (spool_dir), or NULL. Optional: none. */
     const char *(*spool_path)(const jpt__run *run);
     /* The result so far of a one-shot run ended before its end (a cancel):
      * run->failure and what the tool produced. JPT_ERR_STATE when the
-     * runtime keeps nothing of the kind. */
+     * runtime keeps nothing of the kind (as when it is NULL). Optional. */
     int (*partial)(jpt__run *run, jpt_state **out);
     /* For the registry's free: hands over the live process, if any, which
-     * the registry ends with all the others at once. */
+     * the registry ends with all the others at once. Optional: the
+     * runtime's release ends what it runs. */
     jpt__child *(*take_child)(jpt__run *run);
     /* Frees what the runtime keeps; a run still live is ended at once (a
      * process killed and reaped, a builtin told by its abort callback). */
