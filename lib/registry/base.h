@@ -113,29 +113,15 @@ typedef struct jpt__tool {
     json_t *parameters; /* JSON Schema object */
     json_t *options;    /* {{tool}}'s "options" */
     const jpt__runtime_ops *rt; /* what runs it */
-    void *rt_data;      /* the runtime's own part of the definition */
+    void *rt_data;      /* the runtime's own part of the definition (its
+                           check fills it, its forget frees it) */
     const jpt__call_ops *call_ops; /* the registry's own tools (await) */
-    json_t *command;    /* array of template strings (stdio) */
-    bool stdin_json;    /* pipe {{tool}} to stdin */
     bool stateful;
     unsigned actions;   /* JPT__ACTION_* bits, spawn always set if stateful */
-    bool pty;
-    bool pty_echo;      /* the terminal echoes what it reads (default) */
     int question_target;
     int settle_ms, yield_ms; /* -1: the registry's */
     size_t output_limit;     /* 0: the registry's */
     int64_t timeout_ms;      /* one-shot calls; 0: none */
-    bool env_inherit;   /* env.inherit; else PATH (vfs) or the core set
-                           (command.c), and env.allow */
-    bool env_vfs;       /* a vfs tool's: clean, PATH as base */
-    json_t *env_allow;  /* array of names, or NULL */
-    json_t *env_set;    /* object, or NULL */
-    /* The OS sandbox (command.c; vfs.h, "The OS sandbox"). */
-    int sandbox_profile; /* JPT__SANDBOX_VFS or _STDIO, 0: none */
-    int sandbox_mode;    /* os_sandbox.mode (JPT_SANDBOX_*), 0: the registry's */
-    bool sandbox_writable; /* stdio: the workspace */
-    json_t *sandbox_read;  /* os_sandbox.read: absolute paths, or NULL */
-    json_t *sandbox_write; /* os_sandbox.write (stdio), or NULL */
     unsigned notify;    /* JPT__NOTIFY_* bits (RFD 037, spawn.notifications) */
     int on_turn_end;    /* JPT__TURN_* (RFD 037, spawn.lifecycle.on_turn_end) */
     jpt_builtin_ops ops;
@@ -369,8 +355,26 @@ void jpt__slot_give(jpt_registry *r);
 void jpt__slots_freed(jpt__defer *d);
 
 /* ---- A stdio tool's command (command.c) --------------------------------------
- * The argv and environment for one run; `why` receives a model-facing
- * reason when an argument is missing. */
+ * What a definition says of the process a stdio or VFS tool runs, kept in
+ * its runtime's data; the argv and environment for one run (`why`
+ * receives a model-facing reason when an argument is missing). */
+typedef struct jpt__command_def {
+    json_t *command;    /* array of template strings */
+    bool stdin_json;    /* pipe {{tool}} to stdin (stdio) */
+    bool pty;           /* it runs on a terminal (stdio) */
+    bool env_inherit;   /* env.inherit; else PATH (vfs) or the core set,
+                           and env.allow */
+    bool env_vfs;       /* a vfs tool's: clean, PATH as base */
+    json_t *env_allow;  /* array of names, or NULL */
+    json_t *env_set;    /* object, or NULL */
+    /* The OS sandbox (vfs.h, "The OS sandbox"). */
+    int sandbox_profile; /* JPT__SANDBOX_VFS or _STDIO, 0: none */
+    int sandbox_mode;    /* os_sandbox.mode (JPT_SANDBOX_*), 0: the registry's */
+    bool sandbox_writable; /* stdio: the workspace */
+    json_t *sandbox_read;  /* os_sandbox.read: absolute paths, or NULL */
+    json_t *sandbox_write; /* os_sandbox.write (stdio), or NULL */
+} jpt__command_def;
+
 typedef struct jpt__command {
     char **argv;
     char **envp;
@@ -380,14 +384,19 @@ typedef struct jpt__command {
 } jpt__command;
 int jpt__command_check_template(const char *tmpl, char *why, size_t n);
 /* A definition's "command" (required: templates checked), "env" and
- * "os_sandbox" into `t`, and for a stdio tool (`vfs` false) "sandbox"; or
- * JPT_ERR_INVALID (JPT_ERR_UNSUPPORTED for a sandbox setting that cannot
- * be enforced) with the reason in `why`. */
-int jpt__command_take(jpt__tool *t, const json_t *def, bool vfs, char *why, size_t n);
-/* The sandbox a run of `t` gets (`*spec` profile 0: none) and its mode. */
-void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, jpt__sandbox_spec *spec);
-int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
-                       const json_t *arguments, const json_t *answers,
+ * "os_sandbox" into `d` (zeroed first by the caller), and for a stdio
+ * tool (`vfs` false) "sandbox"; or JPT_ERR_INVALID (JPT_ERR_UNSUPPORTED
+ * for a sandbox setting that cannot be enforced) with the reason in
+ * `why`. jpt__command_def_free lets go of what it took, either way. */
+int jpt__command_take(jpt__command_def *d, const json_t *def, bool vfs, char *why, size_t n);
+void jpt__command_def_free(jpt__command_def *d);
+/* The sandbox a run of `d` gets (`*spec` profile 0: none; `d` NULL: a
+ * tool that runs no process) and its mode. */
+void jpt__command_sandbox(const jpt_registry *r, const jpt__command_def *d,
+                          jpt__sandbox_spec *spec);
+/* The run of tool `t` whose command is `d`. */
+int jpt__command_build(const jpt_registry *r, const jpt__tool *t, const jpt__command_def *d,
+                       int action, const json_t *arguments, const json_t *answers,
                        jpt__command *out, jpt__buf *why);
 void jpt__command_free(jpt__command *c);
 

@@ -311,12 +311,13 @@ JPT_EXPORT int jpt_registry_tool_sandbox(jpt_registry *r, const char *tool, unsi
     jpt__tool *t = jpt__tool_find(r, tool);
     if (t == NULL)
         return jpt__err(&r->err, JPT_ERR_NOT_FOUND, "tool_sandbox: no tool '%.80s'", tool);
-    jpt__command_sandbox(r, t, &spec);
+    const jpt__command_def *cmd = t->rt->command != NULL ? t->rt->command(t) : NULL;
+    jpt__command_sandbox(r, cmd, &spec);
     if (spec.profile == 0)
-        text = t->sandbox_profile != 0 ? "off: the sandbox mode is \"off\""
-               : t->command != NULL    ? "none: a stdio tool without \"sandbox\" runs "
-                                         "unconfined"
-                                       : "none: the tool runs in the host's process";
+        text = cmd == NULL                ? "none: the tool runs in the host's process"
+               : cmd->sandbox_profile != 0 ? "off: the sandbox mode is \"off\""
+                                          : "none: a stdio tool without \"sandbox\" runs "
+                                            "unconfined";
     else {
         jpt__errbuf err;
         if ((rc = jpt__sandbox_prepare(&spec, &sb, &err)) < 0)

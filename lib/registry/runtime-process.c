@@ -41,6 +41,17 @@ static jpt__proc *proc_of(const jpt__run *run)
     return run->impl;
 }
 
+/* The runtime's part of a definition. */
+typedef struct proc_def {
+    jpt__command_def cmd;
+    bool pty_echo;      /* the terminal echoes what it reads (default) */
+} proc_def;
+
+static const proc_def *def_of(const jpt__tool *t)
+{
+    return t->rt_data;
+}
+
 /* ---- Definitions ------------------------------------------------------------------ */
 
 static int check_bool(const json_t *def, const char *key, bool *out, char *why, size_t n)
@@ -56,23 +67,43 @@ static int check_bool(const json_t *def, const char *key, bool *out, char *why, 
     return JPT_OK;
 }
 
+static void forget(jpt__tool *t)
+{
+    proc_def *d = t->rt_data;
+
+    if (d == NULL)
+        return;
+    jpt__command_def_free(&d->cmd);
+    jpt__free(d);
+    t->rt_data = NULL;
+}
+
 static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n)
 {
+    proc_def *d = jpt__calloc(1, sizeof(*d));
     int rc;
 
     (void)r;
+    if (d == NULL)
+        return snprintf(why, n, "out of memory"), JPT_ERR_NOMEM;
+    t->rt_data = d;
     /* "sandbox" is RFD 075's OS sandbox here (command.c). */
-    t->pty_echo = true;
-    if ((rc = jpt__command_take(t, def, false, why, n)) < 0 ||
-        (rc = check_bool(def, "stdin", &t->stdin_json, why, n)) < 0 ||
-        (rc = check_bool(def, "pty", &t->pty, why, n)) < 0 ||
-        (rc = check_bool(def, "pty_echo", &t->pty_echo, why, n)) < 0)
+    d->pty_echo = true;
+    if ((rc = jpt__command_take(&d->cmd, def, false, why, n)) < 0 ||
+        (rc = check_bool(def, "stdin", &d->cmd.stdin_json, why, n)) < 0 ||
+        (rc = check_bool(def, "pty", &d->cmd.pty, why, n)) < 0 ||
+        (rc = check_bool(def, "pty_echo", &d->pty_echo, why, n)) < 0)
         return rc;
-    if (t->pty && t->stdin_json)
+    if (d->cmd.pty && d->cmd.stdin_json)
         return snprintf(why, n, "'stdin' and 'pty' cannot both be true"), JPT_ERR_INVALID;
-    if (json_object_get(def, "pty_echo") != NULL && !t->pty)
+    if (json_object_get(def, "pty_echo") != NULL && !d->cmd.pty)
         return snprintf(why, n, "'pty_echo' needs 'pty': true"), JPT_ERR_INVALID;
     return JPT_OK;
+}
+
+static const jpt__command_def *command(const jpt__tool *t)
+{
+    return &def_of(t)->cmd;
 }
 
 /* ---- Starting ---------------------------------------------------------------------- */
@@ -102,10 +133,11 @@ static int spawn(jpt__proc *p, jpt__buf *why)
     jpt__run *run = p->run;
     jpt_registry *r = run->r;
     const jpt__tool *t = run->tool;
+    const proc_def *d = def_of(t);
     jpt__command cmd;
     jpt__errbuf err;
     jpt__sandbox_report report;
-    int rc = jpt__command_build(r, t, run->action, run->arguments, run->answers, &cmd, why);
+    int rc = jpt__command_build(r, t, &d->cmd, run->action, run->arguments, run->answers, &cmd, why);
 
     if (rc < 0)
         return rc;
@@ -118,10 +150,10 @@ static int spawn(jpt__proc *p, jpt__buf *why)
         .cwd = r->root,
         /* RFD 009: without an action the call is one-shot, and a one-shot
          * child reads /dev/null (an open pipe would keep `sh` waiting). */
-        .stdin_pipe = run->action == JPT__ACTION_SPAWN || t->stdin_json,
+        .stdin_pipe = run->action == JPT__ACTION_SPAWN || d->cmd.stdin_json,
         .devnull = r->devnull,
-        .pty = t->pty,
-        .pty_no_echo = t->pty && !t->pty_echo,
+        .pty = d->cmd.pty,
+        .pty_no_echo = d->cmd.pty && !d->pty_echo,
         .rows = 24,
         .cols = 80,
         .drain_ms = r->drain_ms,
@@ -353,7 +385,7 @@ static void on_child_output(jpt__child *c, int stream, const char *s, size_t n, 
     int rc;
 
     (void)c;
-    if (!run->tool->pty)
+    if (!def_of(run->tool)->cmd.pty)
         rc = take_output(p, stream, s, n);
     else if ((rc = crlf_to_lf(p, s, n)) == JPT_OK)
         rc = take_output(p, stream, p->crlf.data, p->crlf.len);
@@ -676,6 +708,8 @@ static void release(jpt__run *run)
 const jpt__runtime_ops jpt__runtime_process = {
     .caps = JPT__RT_RERUN_TO_ANSWER,
     .check = check,
+    .forget = forget,
+    .command = command,
     .start = start,
     .input = input,
     .answer = answer,

@@ -28,6 +28,7 @@ struct jpt__named_files {
 
 /* The runtime's part of a definition. */
 typedef struct vfs_def {
+    jpt__command_def cmd;
     jpt_policy *policy;
     jpt_files *files;        /* chosen by "files", or NULL: the root */
     int request_timeout_ms;
@@ -139,6 +140,7 @@ static void forget(jpt__tool *t)
 
     if (d == NULL)
         return;
+    jpt__command_def_free(&d->cmd);
     jpt_policy_free(d->policy);
     jpt__files_unref(d->files);
     jpt__free(d);
@@ -189,12 +191,12 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
                    JPT_ERR_INVALID;
     if (json_object_get(def, "command") == NULL)
         return snprintf(why, n, "'command' is required for a vfs tool"), JPT_ERR_INVALID;
-    if ((rc = jpt__command_take(t, def, true, why, n)) < 0)
-        return rc;
     vfs_def *d = jpt__calloc(1, sizeof(*d));
     if (d == NULL)
         return snprintf(why, n, "out of memory"), JPT_ERR_NOMEM;
     t->rt_data = d;
+    if ((rc = jpt__command_take(&d->cmd, def, true, why, n)) < 0)
+        return rc;
     /* D11: no sandbox section is the default policy (workspace read-only,
      * no network, no processes). */
     rc = jpt__policy_new_json(json_object_get(def, "sandbox"), &d->policy);
@@ -206,6 +208,11 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
         (rc = take_timeout(d, json_object_get(def, "request_timeout_ms"), why, n)) < 0)
         return rc;
     return JPT_OK;
+}
+
+static const jpt__command_def *command(const jpt__tool *t)
+{
+    return &def_of(t)->cmd;
 }
 
 /* ---- The session's reports ---------------------------------------------------------- */
@@ -401,7 +408,7 @@ static int spawn(vfs_run *v, jpt__buf *why)
     jpt__run *run = v->run;
     jpt_registry *r = run->r;
     jpt__command cmd;
-    int rc = jpt__command_build(r, run->tool, run->action, run->arguments, run->answers, &cmd,
+    int rc = jpt__command_build(r, run->tool, &def_of(run->tool)->cmd, run->action, run->arguments, run->answers, &cmd,
                                 why);
 
     if (rc < 0)
@@ -549,6 +556,7 @@ const jpt__runtime_ops jpt__runtime_vfs = {
     .caps = JPT__RT_RERUN_TO_ANSWER,
     .check = check,
     .forget = forget,
+    .command = command,
     .start = start,
     .input = input,
     .answer = answer,

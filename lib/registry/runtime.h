@@ -87,6 +87,9 @@ struct jpt__runtime_ops {
     int (*check)(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n);
     /* Frees what check kept in t->rt_data (the tool goes). Optional. */
     void (*forget)(jpt__tool *t);
+    /* The process a tool runs, as its definition gives it (command.c).
+     * Optional: the tool runs in the host's process. */
+    const jpt__command_def *(*command)(const jpt__tool *t);
     /* Starts the run. On failure `why` holds the model-facing reason. */
     int (*start)(jpt__run *run, jpt__buf *why);
     /* Input for a running tool (apply), which the runtime encodes; inside

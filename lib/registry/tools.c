@@ -30,11 +30,6 @@ void jpt__tool_unref(jpt__tool *t)
     jpt__free(t->description);
     json_decref(t->parameters);
     json_decref(t->options);
-    json_decref(t->command);
-    json_decref(t->env_allow);
-    json_decref(t->env_set);
-    json_decref(t->sandbox_read);
-    json_decref(t->sandbox_write);
     if (t->rt != NULL && t->rt->forget != NULL)
         t->rt->forget(t);
     jpt__free(t);
