@@ -228,7 +228,7 @@ static int resolve_command(const char *cmd, char *path, size_t size, jpt__errbuf
     }
     const char *dirs = getenv("PATH");
     if (dirs == NULL)
-        dirs = "/usr/local/bin:/usr/bin:/bin";
+        dirs = JPT__DEFAULT_PATH;
     while (*dirs != '\0') {
         size_t n = strcspn(dirs, ":");
         struct stat st;

@@ -24,6 +24,11 @@
 #include "loop/loop.h"
 #include "sandbox/sandbox.h"
 
+/* execvp's search path for a host without PATH: where a command is looked
+ * for then, and the PATH a child gets when it is given no environment of
+ * its own (a VFS tool, process.run, a stdio tool without any). */
+#define JPT__DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
 typedef struct jpt__child jpt__child;
 
 /* ---- Containment (contain.c, cgroup.c) ----------------------------------------

@@ -67,7 +67,6 @@
 #define JPT__ACTION_ABORT 8
 
 typedef struct jpt__runtime_ops jpt__runtime_ops;
-typedef struct jpt__named_files jpt__named_files;
 typedef struct jpt__call jpt__call;
 typedef struct jpt__call_ops jpt__call_ops;
 typedef struct jpt__notice jpt__notice;
@@ -179,10 +178,10 @@ struct jpt_registry {
     /* VFS tools (runtime-vfs.c) */
     jpt_policy_fn policy_fn;
     void *policy_ud;
-    struct jpt__named_files *named_files;  /* jpt_registry_add_files */
-    size_t nnamed_files, cap_named_files;
-    jpt_files *root_files[2]; /* the root, without and with hard links */
-    struct jpt__http *http;   /* their http.* requests, made with the first run */
+    /* The workspace, the backends jpt_registry_add_files names, and one
+     * HTTP object for every VFS tool (vfs/session.h); made when first
+     * needed. */
+    struct jpt__vfs_server *vfs_server;
 
     /* the state file (stale.c) */
     char *state_file;

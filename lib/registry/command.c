@@ -414,7 +414,7 @@ static int build_env(const jpt__command_def *d, char ***out)
     if (rc == JPT_OK && d->pty)
         rc = env_put(&e, "TERM", 4, "dumb");
     if (rc == JPT_OK && e.v == NULL)
-        rc = env_put(&e, "PATH", 4, "/usr/local/bin:/usr/bin:/bin");
+        rc = env_put(&e, "PATH", 4, JPT__DEFAULT_PATH);
     if (rc < 0) {
         strv_free(e.v);
         return rc;

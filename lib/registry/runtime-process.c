@@ -137,7 +137,8 @@ static int spawn(jpt__proc *p, jpt__buf *why)
     jpt__command cmd;
     jpt__errbuf err;
     jpt__sandbox_report report;
-    int rc = jpt__command_build(r, t, &d->cmd, run->action, run->arguments, run->answers, &cmd, why);
+    int rc =
+        jpt__command_build(r, t, &d->cmd, run->action, run->arguments, run->answers, &cmd, why);
 
     if (rc < 0)
         return rc;

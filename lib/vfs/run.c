@@ -17,8 +17,6 @@
 #define DRAIN_MS 100
 /* The most of git's configuration read before it runs. */
 #define SCAN_LIMIT (1u << 20)
-/* execvp's default search path, for a host without PATH. */
-#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 struct jpt__vfs_run {
     jpt__vfs_run_env env;     /* the session's, copied */
@@ -274,7 +272,7 @@ static int make_env(const jpt__vfs_run *r, const jpt__git_overrides *overrides, 
     int rc;
 
     memset(e, 0, sizeof(*e));
-    if ((rc = add_var(e, "PATH", path != NULL ? path : DEFAULT_PATH)) == JPT_OK)
+    if ((rc = add_var(e, "PATH", path != NULL ? path : JPT__DEFAULT_PATH)) == JPT_OK)
         rc = each_forwarded(r->p, forward, e);
     if (rc == JPT_OK && r->git)
         rc = add_git(e, overrides);
