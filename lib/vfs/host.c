@@ -16,8 +16,6 @@
 #include "sandbox/sandbox.h"
 #include "vfs/session.h"
 
-#define DEFAULT_KILL_GRACE_MS 5000
-
 struct jpt_vfs_host {
     jpt__loop *loop;
     jpt__vfs_server *server;  /* the workspace, the tool's http.* requests */
@@ -149,7 +147,7 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
         return FAIL(JPT_ERR_NOMEM, "out of memory");
     h->request_timeout_ms = o.request_timeout_ms == 0 ? JPT__VFS_REQUEST_TIMEOUT_MS
                                                       : o.request_timeout_ms;
-    h->kill_grace_ms = o.kill_grace_ms > 0 ? o.kill_grace_ms : DEFAULT_KILL_GRACE_MS;
+    h->kill_grace_ms = o.kill_grace_ms > 0 ? o.kill_grace_ms : JPT__KILL_GRACE_MS;
     h->limits.max_message = o.max_message;
     h->limits.max_violations = o.max_violations;
     h->sandbox_mode = o.sandbox_mode != JPT_SANDBOX_DEFAULT ? o.sandbox_mode
@@ -275,7 +273,7 @@ static int spawn_tool(jpt_vfs_host *h, const char *const argv[], jpt__vfs_start 
     st->argv = argv;
     st->envp = envp;
     st->devnull = -1;
-    st->drain_ms = 100;
+    st->drain_ms = JPT__DRAIN_MS;
     st->contain = h->contain;
     st->sandbox = h->sandbox_mode != JPT_SANDBOX_OFF ? &spec : NULL;
     int rc = jpt__vfs_serve_spawn(h->server, st, ops, &h->sandbox, &h->err, &h->session);

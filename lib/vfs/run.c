@@ -12,9 +12,6 @@
 #include "vfs/run.h"
 #include "common/scrub.h"
 
-/* How long output is read after the child exits, for a grandchild that
- * holds the pipes (the group's stragglers are killed then). */
-#define DRAIN_MS 100
 /* The most of git's configuration read before it runs. */
 #define SCAN_LIMIT (1u << 20)
 
@@ -462,7 +459,10 @@ static int spawn_child(jpt__vfs_run *r, const char *const *argv,
         .envp = (const char *const *)ce.envp,
         .cwd_fd = &root,
         .devnull = -1,
-        .drain_ms = DRAIN_MS,
+        /* Output is read that long after the child exits, for a
+         * grandchild that holds the pipes; then the group's stragglers
+         * are killed. */
+        .drain_ms = JPT__DRAIN_MS,
         .contain = r->env.contain,
         .sandbox = confine != NULL ? jpt__vfs_confine_spec(confine) : NULL,
         .sandbox_report = &report,
