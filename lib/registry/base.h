@@ -90,6 +90,7 @@ struct jpt__slot_waiter {
      * never holds a slot while it waits. */
     void (*granted)(jpt__slot_waiter *w);
     void (*refuse)(jpt__slot_waiter *w, const char *why);
+    struct jpt__run *run; /* the run it starts (runtime.h) */
     bool holds_slot;  /* its owner holds a slot meanwhile (a VFS tool) */
     bool waiting;     /* in the line */
     jpt__slot_waiter *next, *prev;

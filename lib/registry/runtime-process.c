@@ -206,12 +206,9 @@ static int slot_start(jpt__slot_waiter *w, jpt__buf *why)
     return spawn((jpt__proc *)((char *)w - offsetof(jpt__proc, waiter)), why);
 }
 
-/* It could not start: the reason is its result. */
-static void slot_fail(jpt__slot_waiter *w, const char *why)
+void jpt__run_slot_fail(jpt__slot_waiter *w, const char *why)
 {
-    jpt__proc *p = (jpt__proc *)((char *)w - offsetof(jpt__proc, waiter));
-
-    p->run->sink->stopped(p->run, jpt__run_failed_to_start(why));
+    w->run->sink->stopped(w->run, jpt__run_failed_to_start(why));
 }
 
 static int start(jpt__run *run, jpt__buf *why)
@@ -223,7 +220,8 @@ static int start(jpt__run *run, jpt__buf *why)
             return JPT_ERR_NOMEM;
         p->run = run;
         p->waiter.start = slot_start;
-        p->waiter.fail = slot_fail;
+        p->waiter.fail = jpt__run_slot_fail;
+        p->waiter.run = run;
         run->impl = p;
         jpt__capture_init(&p->out, run->r->capture_bytes);
         jpt__capture_init(&p->err, run->r->capture_bytes);

@@ -330,14 +330,6 @@ static int slot_start(jpt__slot_waiter *w, jpt__buf *why)
     return spawn((vfs_run *)((char *)w - offsetof(vfs_run, waiter)), why);
 }
 
-/* It could not start: the reason is its result. */
-static void slot_fail(jpt__slot_waiter *w, const char *why)
-{
-    vfs_run *v = (vfs_run *)((char *)w - offsetof(vfs_run, waiter));
-
-    v->run->sink->stopped(v->run, jpt__run_failed_to_start(why));
-}
-
 static int start(jpt__run *run, jpt__buf *why)
 {
     vfs_run *v = vfs_of(run);
@@ -347,7 +339,8 @@ static int start(jpt__run *run, jpt__buf *why)
             return JPT_ERR_NOMEM;
         v->run = run;
         v->waiter.start = slot_start;
-        v->waiter.fail = slot_fail;
+        v->waiter.fail = jpt__run_slot_fail;
+        v->waiter.run = run;
         v->waiter.granted = slot_granted;
         v->waiter.refuse = slot_refuse;
         v->slots = (jpt__vfs_slots){slot_take, slot_give, v};

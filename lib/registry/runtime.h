@@ -130,6 +130,9 @@ extern const jpt__runtime_ops jpt__runtime_process;
 /* The end of a run that could not start: the reason, as an error (NULL
  * when out of memory). */
 jpt_state *jpt__run_failed_to_start(const char *why);
+/* A waiter's fail (base.h) for any runtime: its run stops with `why` as
+ * its result. */
+void jpt__run_slot_fail(jpt__slot_waiter *w, const char *why);
 
 /* runtime-builtin.c: builtin tools. */
 extern const jpt__runtime_ops jpt__runtime_builtin;
