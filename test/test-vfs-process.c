@@ -20,6 +20,12 @@
 
 #include <jptool/vfs_tool.h>
 
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 #include "registry-util.h"
 #include "test-files-util.h"
 #include "test-util.h"
@@ -1053,6 +1059,11 @@ static void calls_short_of_fds_wait_for_a_slot_whatever_runs_them(void **state)
     (void)state;
     enum { PAIRS = 60 };
     struct rlimit old, low;
+
+    /* valgrind (3.19) aborts when a clone(CLONE_PIDFD) fails with EMFILE
+     * (its syscall wrapper asserts): the normal and ASan passes run it. */
+    if (RUNNING_ON_VALGRIND)
+        skip();
     jpt_registry *r = probe_registry(100000, ",{'name':'ok','command':['true']}");
     static char calls[PAIRS * 160];
     size_t len = 0;
