@@ -124,8 +124,6 @@ typedef struct jpt__tool {
     int64_t timeout_ms;      /* one-shot calls; 0: none */
     unsigned notify;    /* JPT__NOTIFY_* bits (RFD 037, spawn.notifications) */
     int on_turn_end;    /* JPT__TURN_* (RFD 037, spawn.lifecycle.on_turn_end) */
-    jpt_builtin_ops ops;
-    void *ud;
 } jpt__tool;
 
 struct jpt_event {

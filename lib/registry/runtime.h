@@ -1,7 +1,10 @@
 /* The registry room, runtime layer: what runs a tool (RFD D10's
  * ToolRuntime). A process for stdio tools (runtime-process.c), the host's
- * callbacks for builtins (runtime-builtin.c); a runtime is one file and one
- * ops table, and reports back to the handle through a sink. Never
+ * callbacks for builtins (runtime-builtin.c), a process served by the vfs
+ * room's session for VFS tools (runtime-vfs.c); a runtime is one file and
+ * one ops table (found by name in tools.c), keeps what it reads of a
+ * definition in the tool's rt_data and what it keeps of a run in the
+ * run's impl, and reports back to the handle through a sink. Never
  * installed. See base.h for the room's layers. */
 #ifndef JPT_LIB_REGISTRY_RUNTIME_H
 #define JPT_LIB_REGISTRY_RUNTIME_H
@@ -136,6 +139,8 @@ void jpt__run_slot_fail(jpt__slot_waiter *w, const char *why);
 
 /* runtime-builtin.c: builtin tools. */
 extern const jpt__runtime_ops jpt__runtime_builtin;
+/* The host's callbacks of builtin tool `t` (jpt_registry_add_builtin). */
+void jpt__builtin_set_ops(jpt__tool *t, const jpt_builtin_ops *ops, void *ud);
 
 /* runtime-vfs.c: VFS tools (D11), served by the vfs room's session. */
 extern const jpt__runtime_ops jpt__runtime_vfs;

@@ -572,9 +572,7 @@ JPT_EXPORT int jpt_registry_add_builtin(jpt_registry *r, const char *definition_
         jpt__tool_unref(t);
         return rc;
     }
-    t->ops = *ops;
-    t->ops.size = sizeof(jpt_builtin_ops);
-    t->ud = ud;
+    jpt__builtin_set_ops(t, ops, ud);
     rc = add_tools(r, &t, 1, false);
     jpt__tool_unref(t);
     return rc;
