@@ -257,7 +257,7 @@ static int resolve_command(const char *cmd, const char *search, char *path, size
     }
     const char *dirs = search != NULL ? search : getenv("PATH");
     if (dirs == NULL)
-        dirs = "/usr/local/bin:/usr/bin:/bin";
+        dirs = JPT__DEFAULT_PATH;
     while (*dirs != '\0') {
         size_t n = strcspn(dirs, ":");
         struct stat st;
@@ -432,8 +432,12 @@ static int clone_child(spawn_ctx *ctx, int *pidfd, jpt__errbuf *err)
     int clone_errno = errno;
     pthread_sigmask(SIG_SETMASK, &ctx->mask, NULL);
 
+    /* CLONE_PIDFD takes an fd: EMFILE is a limit as a pipe's is. */
     if (pid < 0)
-        return jpt__err(err, clone_errno == EAGAIN ? JPT_ERR_LIMIT : JPT_ERR_IO,
+        return jpt__err(err,
+                        clone_errno == EAGAIN || clone_errno == EMFILE || clone_errno == ENFILE
+                            ? JPT_ERR_LIMIT
+                            : JPT_ERR_IO,
                         "clone: %s", strerror(clone_errno));
     if (ctx->failed_step != NULL) {
         siginfo_t info;

@@ -24,6 +24,16 @@
 #include "loop/loop.h"
 #include "sandbox/sandbox.h"
 
+/* execvp's search path for a host without PATH: where a command is looked
+ * for then, and the PATH a child gets when it is given no environment of
+ * its own (a VFS tool, process.run, a stdio tool without any). */
+#define JPT__DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+/* The defaults of a host's settings for the children it ends (registry.h,
+ * vfs.h): SIGTERM to SIGKILL, and how long output is read after a child
+ * exits, for a grandchild that holds the pipes. */
+#define JPT__KILL_GRACE_MS 5000
+#define JPT__DRAIN_MS 100
+
 typedef struct jpt__child jpt__child;
 
 /* ---- Containment (contain.c, cgroup.c) ----------------------------------------

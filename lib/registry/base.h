@@ -42,31 +42,46 @@
 #define JPT__ACTION_ABORT 8
 
 typedef struct jpt__runtime_ops jpt__runtime_ops;
-typedef struct jpt__named_files jpt__named_files;
 typedef struct jpt__call jpt__call;
 typedef struct jpt__call_ops jpt__call_ops;
 typedef struct jpt__notice jpt__notice;
 typedef struct jpt__turn jpt__turn;
 
 /* A run waiting in line for a process slot (max_processes, registry.h;
- * runtime-process.c serves the line). */
+ * slots.c serves the line). */
 typedef struct jpt__slot_waiter jpt__slot_waiter;
 struct jpt__slot_waiter {
-    /* A slot is free: called from the loop, out of the line. Take it and
-     * return true (a run that fails to start has reported so), or return
-     * false to wait on at the end of the line (no fd to be had now). */
-    bool (*ready)(jpt__slot_waiter *w);
-    /* A VFS tool's process.run requests waiting while the tool holds a
-     * slot: refuses them with `why`. NULL for a run waiting to start. */
-    void (*refuse)(jpt__slot_waiter *w, const char *why);
-    /* A run waiting to start that never can (every slot is held by a
-     * live handle's process): it ends with `why` as its result. Called
+    /* Starts the run's process now that a slot is free (jpt__slot_hold
+     * counts it): JPT_OK; JPT_ERR_AGAIN to wait on at the end of the line
+     * (no fd to be had now: jpt__slot_spawn_failed); another error with
+     * the model-facing reason in `why`. */
+    int (*start)(jpt__slot_waiter *w, jpt__buf *why);
+    /* The run could not start: it ends with `why` as its result. Called
      * out of the line. */
     void (*fail)(jpt__slot_waiter *w, const char *why);
+    /* A VFS tool's process.run requests waiting while the tool holds a
+     * slot (holds_slot): a slot is free for them, which they take with
+     * jpt__slot_take; or they are refused with `why`. NULL for a run that
+     * never holds a slot while it waits. */
+    void (*granted)(jpt__slot_waiter *w);
+    void (*refuse)(jpt__slot_waiter *w, const char *why);
+    struct jpt__run *run; /* the run it starts (runtime.h) */
+    /* The run's flag that says it waits in line to start (runtime.h,
+     * jpt__run.queued: the model reads it "pending"), kept by the line:
+     * set while it waits there (not holds_slot), cleared when it leaves. */
+    bool *queued;
     bool holds_slot;  /* its owner holds a slot meanwhile (a VFS tool) */
     bool waiting;     /* in the line */
     jpt__slot_waiter *next, *prev;
 };
+
+/* A tool process's slot: counted in nchildren and recorded in the state
+ * file while held. */
+typedef struct jpt__slot {
+    size_t stale;     /* its slot in the state file, 0: none */
+    bool held;
+    bool for_handle;  /* counted in handle_slots (a live handle's process) */
+} jpt__slot;
 
 /* A tool definition. Immutable once loaded; held by the registry's list
  * and by every call and handle of it, so a tool replaced under them stays
@@ -78,35 +93,17 @@ typedef struct jpt__tool {
     json_t *parameters; /* JSON Schema object */
     json_t *options;    /* {{tool}}'s "options" */
     const jpt__runtime_ops *rt; /* what runs it */
-    void *rt_data;      /* the runtime's own part of the definition */
+    void *rt_data;      /* the runtime's own part of the definition (its
+                           check fills it, its forget frees it) */
     const jpt__call_ops *call_ops; /* the registry's own tools (await) */
-    json_t *command;    /* array of template strings (stdio) */
-    bool stdin_json;    /* pipe {{tool}} to stdin */
     bool stateful;
     unsigned actions;   /* JPT__ACTION_* bits, spawn always set if stateful */
-    bool pty;
-    bool pty_echo;      /* the terminal echoes what it reads (default) */
     int question_target;
     int settle_ms, yield_ms; /* -1: the registry's */
     size_t output_limit;     /* 0: the registry's */
     int64_t timeout_ms;      /* one-shot calls; 0: none */
-    bool env_inherit;   /* env.inherit; else PATH (vfs) or the core set
-                           (command.c), and env.allow */
-    bool env_vfs;       /* a vfs tool's: clean, PATH as base */
-    json_t *env_allow;  /* array of names, or NULL */
-    json_t *env_set;    /* object, or NULL */
-    /* The OS sandbox (command.c; vfs.h, "The OS sandbox"). */
-    int sandbox_profile; /* JPT__SANDBOX_VFS or _STDIO, 0: none */
-    int sandbox_mode;    /* os_sandbox.mode (JPT_SANDBOX_*), 0: the registry's */
-    bool sandbox_writable; /* stdio: the workspace */
-    bool sandbox_git_writable; /* stdio: sandbox.filesystem.git "writable" */
-    unsigned sandbox_processes; /* os_sandbox.process_limit, 0: the default */
-    json_t *sandbox_read;  /* os_sandbox.read: absolute paths, or NULL */
-    json_t *sandbox_write; /* os_sandbox.write (stdio), or NULL */
     unsigned notify;    /* JPT__NOTIFY_* bits (RFD 037, spawn.notifications) */
     int on_turn_end;    /* JPT__TURN_* (RFD 037, spawn.lifecycle.on_turn_end) */
-    jpt_builtin_ops ops;
-    void *ud;
 } jpt__tool;
 
 struct jpt_event {
@@ -146,7 +143,7 @@ struct jpt_registry {
     size_t ntools, cap_tools;
     jpt__tool *await_tool; /* RFD 037's, offered with stateful tools */
 
-    /* processes (runtime-process.c) */
+    /* processes (slots.c) */
     size_t nchildren;    /* spawned, not reaped: tool processes and
                             process.run's children (runtime-vfs.c) */
     size_t handle_slots; /* of those, the processes of live handles (a
@@ -155,18 +152,19 @@ struct jpt_registry {
                             max_processes) */
     jpt__slot_waiter *slot_head, *slot_tail; /* waiting for a process slot */
     jpt__defer slot_step;
-    bool slot_granted;   /* inside a waiter's ready(): it may take one
-                            slot ahead of the line */
+    bool slot_granted;   /* inside a waiter's start() or granted(): it
+                            may take one slot ahead of the line */
+    /* spool files (runtime-process.c) */
     char **spool_files;  /* created, removed with the registry */
     size_t nspool_files, cap_spool_files;
 
     /* VFS tools (runtime-vfs.c) */
     jpt_policy_fn policy_fn;
     void *policy_ud;
-    struct jpt__named_files *named_files;  /* jpt_registry_add_files */
-    size_t nnamed_files, cap_named_files;
-    jpt_files *root_files[2]; /* the root, without and with hard links */
-    struct jpt__http *http;   /* their http.* requests, made with the first run */
+    /* The workspace, the backends jpt_registry_add_files names, and one
+     * HTTP object for every VFS tool (vfs/session.h); made when first
+     * needed. */
+    struct jpt__vfs_server *vfs_server;
 
     /* the state file (stale.c) */
     char *state_file;
@@ -308,9 +306,74 @@ void jpt__stale_remove(jpt_registry *r, size_t slot);
  * it cannot be read. */
 int jpt__stale_in_use(const char *path);
 
+/* ---- Process slots (slots.c) --------------------------------------------------------
+ * registry.h, max_processes: one rule for every runtime. A run starts its
+ * process when a slot is free and it finds the fds; else it waits in line,
+ * in order, and the loop starts it as slots free. */
+/* Starts `w`'s run now (w->start), or puts it in line (*w->queued set):
+ * JPT_OK, or w->start's error; or, when no slot is free and live handles'
+ * processes hold every one (they keep them until the model ends the
+ * handles, and the model waits for this call), JPT_ERR_LIMIT with the
+ * model-facing reason in `why`. */
+int jpt__slot_start(jpt_registry *r, jpt__slot_waiter *w, jpt__buf *why);
+/* What a spawn's failure `rc` (for `reason`) means for run `id`:
+ * JPT_ERR_AGAIN (it waits in line, logged) for want of an fd or a process
+ * while another child of the registry lives, whose end frees some; else
+ * `rc`. */
+int jpt__slot_spawn_failed(const jpt_registry *r, int rc, const char *id, const char *reason);
+/* A tool process started (`pid`): it holds a slot and is recorded in the
+ * state file. Released when it is reaped or freed (the line moves), or
+ * dropped when the registry's free takes it (the line does not). Both
+ * do nothing for a slot not held. */
+void jpt__slot_hold(jpt_registry *r, jpt__slot *s, pid_t pid);
+void jpt__slot_release(jpt_registry *r, jpt__slot *s);
+void jpt__slot_drop(jpt_registry *r, jpt__slot *s);
+/* A held slot is a live handle's from now on (counted in handle_slots),
+ * or no longer (its process is being ended: its slot frees soon, so a
+ * call now waits for it rather than fail). Released and dropped slots are
+ * no handle's. */
+void jpt__slot_hold_for_handle(jpt_registry *r, jpt__slot *s);
+void jpt__slot_release_for_handle(jpt_registry *r, jpt__slot *s);
+/* The line: a waiter joins at the end (once) or leaves it. */
+void jpt__slot_wait(jpt_registry *r, jpt__slot_waiter *w);
+void jpt__slot_leave(jpt_registry *r, jpt__slot_waiter *w);
+/* A process.run child: takes a slot (true); false when all max_processes
+ * are taken, others wait in line ahead (unless the caller is a waiter
+ * being served), or the registry shuts down. Given back when it is
+ * reaped: the line moves. */
+bool jpt__slot_take(jpt_registry *r);
+void jpt__slot_give(jpt_registry *r);
+/* Deferred (r->slot_step): serves the line as slots free, in order; then,
+ * if live handles' processes hold every slot, fails the runs in line and
+ * refuses the process.run requests (they would wait for the model, which
+ * waits for them); else, if every process the registry runs is a VFS
+ * tool whose process.run waits for a slot, refuses those requests (none
+ * could ever free one). */
+void jpt__slots_freed(jpt__defer *d);
+
 /* ---- A stdio tool's command (command.c) --------------------------------------
- * The argv and environment for one run; `why` receives a model-facing
- * reason when an argument is missing. */
+ * What a definition says of the process a stdio or VFS tool runs, kept in
+ * its runtime's data; the argv and environment for one run (`why`
+ * receives a model-facing reason when an argument is missing). */
+typedef struct jpt__command_def {
+    json_t *command;    /* array of template strings */
+    bool stdin_json;    /* pipe {{tool}} to stdin (stdio) */
+    bool pty;           /* it runs on a terminal (stdio) */
+    bool env_inherit;   /* env.inherit; else PATH (vfs) or the core set,
+                           and env.allow */
+    bool env_vfs;       /* a vfs tool's: clean, PATH as base */
+    json_t *env_allow;  /* array of names, or NULL */
+    json_t *env_set;    /* object, or NULL */
+    /* The OS sandbox (vfs.h, "The OS sandbox"). */
+    int sandbox_profile; /* JPT__SANDBOX_VFS or _STDIO, 0: none */
+    int sandbox_mode;    /* os_sandbox.mode (JPT_SANDBOX_*), 0: the registry's */
+    bool sandbox_writable; /* stdio: the workspace */
+    bool sandbox_git_writable; /* stdio: sandbox.filesystem.git "writable" */
+    unsigned sandbox_processes; /* os_sandbox.process_limit, 0: the default */
+    json_t *sandbox_read;  /* os_sandbox.read: absolute paths, or NULL */
+    json_t *sandbox_write; /* os_sandbox.write (stdio), or NULL */
+} jpt__command_def;
+
 typedef struct jpt__command {
     char **argv;
     char **envp;
@@ -320,14 +383,19 @@ typedef struct jpt__command {
 } jpt__command;
 int jpt__command_check_template(const char *tmpl, char *why, size_t n);
 /* A definition's "command" (required: templates checked), "env" and
- * "os_sandbox" into `t`, and for a stdio tool (`vfs` false) "sandbox"; or
- * JPT_ERR_INVALID (JPT_ERR_UNSUPPORTED for a sandbox setting that cannot
- * be enforced) with the reason in `why`. */
-int jpt__command_take(jpt__tool *t, const json_t *def, bool vfs, char *why, size_t n);
-/* The sandbox a run of `t` gets (`*spec` profile 0: none) and its mode. */
-void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, jpt__sandbox_spec *spec);
-int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
-                       const json_t *arguments, const json_t *answers,
+ * "os_sandbox" into `d` (zeroed first by the caller), and for a stdio
+ * tool (`vfs` false) "sandbox"; or JPT_ERR_INVALID (JPT_ERR_UNSUPPORTED
+ * for a sandbox setting that cannot be enforced) with the reason in
+ * `why`. jpt__command_def_free lets go of what it took, either way. */
+int jpt__command_take(jpt__command_def *d, const json_t *def, bool vfs, char *why, size_t n);
+void jpt__command_def_free(jpt__command_def *d);
+/* The sandbox a run of tool `t`, whose command is `d`, gets (`*spec`
+ * profile 0: none; `d` NULL: a tool that runs no process) and its mode. */
+void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, const jpt__command_def *d,
+                          jpt__sandbox_spec *spec);
+/* The run of tool `t` whose command is `d`. */
+int jpt__command_build(const jpt_registry *r, const jpt__tool *t, const jpt__command_def *d,
+                       int action, const json_t *arguments, const json_t *answers,
                        jpt__command *out, jpt__buf *why);
 void jpt__command_free(jpt__command *c);
 

@@ -357,12 +357,12 @@ static bool looks_secret(const char *name, size_t n)
     return false;
 }
 
-static bool allowed(const jpt__tool *t, const char *name, size_t n)
+static bool allowed(const jpt__command_def *d, const char *name, size_t n)
 {
     size_t i;
     const json_t *v;
 
-    json_array_foreach(t->env_allow, i, v) {
+    json_array_foreach(d->env_allow, i, v) {
         if (json_string_length(v) == n && memcmp(json_string_value(v), name, n) == 0)
             return true;
     }
@@ -389,7 +389,7 @@ static int pass_core(envv *e)
     return rc;
 }
 
-static int build_env(const jpt__tool *t, char ***out)
+static int build_env(const jpt__command_def *d, char ***out)
 {
     envv e = {NULL, 0, 0};
     int rc = JPT_OK;
@@ -397,24 +397,24 @@ static int build_env(const jpt__tool *t, char ***out)
     const json_t *v;
     size_t i;
 
-    if (t->env_inherit) {
+    if (d->env_inherit) {
         for (char **p = environ; rc == JPT_OK && p != NULL && *p != NULL; p++) {
             size_t n = name_length(*p);
-            if (strchr(*p, '=') != NULL && (!looks_secret(*p, n) || allowed(t, *p, n)))
+            if (strchr(*p, '=') != NULL && (!looks_secret(*p, n) || allowed(d, *p, n)))
                 rc = env_put(&e, *p, n, *p + n + 1);
         }
     } else {
-        rc = t->env_vfs ? env_pass(&e, "PATH") : pass_core(&e);
-        json_array_foreach(t->env_allow, i, v) if (rc == JPT_OK) rc =
+        rc = d->env_vfs ? env_pass(&e, "PATH") : pass_core(&e);
+        json_array_foreach(d->env_allow, i, v) if (rc == JPT_OK) rc =
             env_pass(&e, json_string_value(v));
     }
-    json_object_foreach(t->env_set, name, v) if (rc == JPT_OK) rc =
+    json_object_foreach(d->env_set, name, v) if (rc == JPT_OK) rc =
         env_put(&e, name, strlen(name), json_string_value(v));
     /* A terminal the model reads should not draw colours and cursor moves. */
-    if (rc == JPT_OK && t->pty)
+    if (rc == JPT_OK && d->pty)
         rc = env_put(&e, "TERM", 4, "dumb");
     if (rc == JPT_OK && e.v == NULL)
-        rc = env_put(&e, "PATH", 4, "/usr/local/bin:/usr/bin:/bin");
+        rc = env_put(&e, "PATH", 4, JPT__DEFAULT_PATH);
     if (rc < 0) {
         strv_free(e.v);
         return rc;
@@ -425,21 +425,23 @@ static int build_env(const jpt__tool *t, char ***out)
 
 /* ---- The OS sandbox ---------------------------------------------------------- */
 
-void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, jpt__sandbox_spec *spec)
+void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, const jpt__command_def *d,
+                          jpt__sandbox_spec *spec)
 {
-    int mode = t->sandbox_mode != 0 ? t->sandbox_mode : r->sandbox_mode;
-
     memset(spec, 0, sizeof(*spec));
-    if (t->sandbox_profile == 0 || mode == JPT_SANDBOX_OFF)
+    if (d == NULL)
         return;
-    spec->profile = t->sandbox_profile;
+    int mode = d->sandbox_mode != 0 ? d->sandbox_mode : r->sandbox_mode;
+    if (d->sandbox_profile == 0 || mode == JPT_SANDBOX_OFF)
+        return;
+    spec->profile = d->sandbox_profile;
     spec->mode = mode;
     /* A stdio tool's to use; a VFS tool's that no grant may hold. */
     spec->workspace = r->root;
-    spec->workspace_writable = t->sandbox_writable;
-    spec->git_writable = t->sandbox_git_writable;
+    spec->workspace_writable = d->sandbox_writable;
+    spec->git_writable = d->sandbox_git_writable;
     spec->tool = t->name;
-    spec->process_limit = t->sandbox_processes;
+    spec->process_limit = d->sandbox_processes;
     /* As its spawn will have it (process.c), for the report. */
     spec->pid_namespace = jpt__contain_wants_pid_namespace(r->contain);
     spec->cache = r->sandbox_cache;
@@ -447,9 +449,9 @@ void jpt__command_sandbox(const jpt_registry *r, const jpt__tool *t, jpt__sandbo
 
 /* spec.read and spec.write from the tool's lists: one array, each list
  * NULL-terminated, pointing into the tool's JSON. */
-static int sandbox_paths(const jpt__tool *t, jpt__command *out)
+static int sandbox_paths(const jpt__command_def *d, jpt__command *out)
 {
-    size_t nr = json_array_size(t->sandbox_read), nw = json_array_size(t->sandbox_write);
+    size_t nr = json_array_size(d->sandbox_read), nw = json_array_size(d->sandbox_write);
     const char **v;
 
     if (nr + nw == 0)
@@ -457,9 +459,9 @@ static int sandbox_paths(const jpt__tool *t, jpt__command *out)
     if ((v = jpt__calloc(nr + nw + 2, sizeof(*v))) == NULL)
         return JPT_ERR_NOMEM;
     for (size_t i = 0; i < nr; i++)
-        v[i] = json_string_value(json_array_get(t->sandbox_read, i));
+        v[i] = json_string_value(json_array_get(d->sandbox_read, i));
     for (size_t i = 0; i < nw; i++)
-        v[nr + 1 + i] = json_string_value(json_array_get(t->sandbox_write, i));
+        v[nr + 1 + i] = json_string_value(json_array_get(d->sandbox_write, i));
     out->sandbox_paths = v;
     out->sandbox.read = v;
     out->sandbox.write = v + nr + 1;
@@ -468,11 +470,12 @@ static int sandbox_paths(const jpt__tool *t, jpt__command *out)
 
 /* ---- A run -------------------------------------------------------------------- */
 
-int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
+int jpt__command_build(const jpt_registry *r, const jpt__tool *t, const jpt__command_def *d,
+                       int action,
                        const json_t *arguments, const json_t *answers,
                        jpt__command *out, jpt__buf *why)
 {
-    size_t argc = json_array_size(t->command);
+    size_t argc = json_array_size(d->command);
     json_t *tool = tool_json(t, arguments, answers);
     json_t *context = json_pack("{s:s, s:s}", "action",
                                 action == JPT__ACTION_SPAWN ? "spawn" : "run", "root",
@@ -484,13 +487,13 @@ int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
         rc = JPT_ERR_NOMEM;
     for (size_t i = 0; rc == JPT_OK && i < argc; i++) {
         jpt__buf arg = JPT__BUF_INIT;
-        rc = expand(json_string_value(json_array_get(t->command, i)), tool, context,
+        rc = expand(json_string_value(json_array_get(d->command, i)), tool, context,
                     arguments, &arg, why);
         if (rc == JPT_OK && (out->argv[i] = jpt__buf_take(&arg)) == NULL)
             rc = JPT_ERR_NOMEM;
         jpt__buf_free(&arg);
     }
-    if (rc == JPT_OK && t->stdin_json) {
+    if (rc == JPT_OK && d->stdin_json) {
         jpt__buf text = JPT__BUF_INIT;
         if ((rc = append_json(&text, tool)) == JPT_OK &&
             (out->stdin_json = jpt__buf_take(&text)) == NULL)
@@ -498,17 +501,27 @@ int jpt__command_build(const jpt_registry *r, const jpt__tool *t, int action,
         jpt__buf_free(&text);
     }
     if (rc == JPT_OK)
-        rc = build_env(t, &out->envp);
+        rc = build_env(d, &out->envp);
     if (rc == JPT_OK) {
-        jpt__command_sandbox(r, t, &out->sandbox);
+        jpt__command_sandbox(r, t, d, &out->sandbox);
         if (out->sandbox.profile != 0)
-            rc = sandbox_paths(t, out);
+            rc = sandbox_paths(d, out);
     }
     json_decref(tool);
     json_decref(context);
     if (rc < 0)
         jpt__command_free(out);
     return rc;
+}
+
+void jpt__command_def_free(jpt__command_def *d)
+{
+    json_decref(d->command);
+    json_decref(d->env_allow);
+    json_decref(d->env_set);
+    json_decref(d->sandbox_read);
+    json_decref(d->sandbox_write);
+    memset(d, 0, sizeof(*d));
 }
 
 void jpt__command_free(jpt__command *c)
@@ -522,7 +535,7 @@ void jpt__command_free(jpt__command *c)
 
 /* ---- Definitions ------------------------------------------------------------------ */
 
-static int take_command(jpt__tool *t, const json_t *cmd, char *why, size_t n)
+static int take_command(jpt__command_def *d, const json_t *cmd, char *why, size_t n)
 {
     char reason[256];
     size_t i;
@@ -543,11 +556,11 @@ static int take_command(jpt__tool *t, const json_t *cmd, char *why, size_t n)
     }
     if (json_string_length(json_array_get(cmd, 0)) == 0)
         return snprintf(why, n, "'command[0]' is empty"), JPT_ERR_INVALID;
-    t->command = json_incref((json_t *)cmd);
+    d->command = json_incref((json_t *)cmd);
     return JPT_OK;
 }
 
-static int take_env(jpt__tool *t, const json_t *env, char *why, size_t n)
+static int take_env(jpt__command_def *d, const json_t *env, char *why, size_t n)
 {
     const char *key, *name;
     const json_t *v, *value;
@@ -561,7 +574,7 @@ static int take_env(jpt__tool *t, const json_t *env, char *why, size_t n)
         if (strcmp(key, "inherit") == 0) {
             if (!json_is_boolean(v))
                 return snprintf(why, n, "'env.inherit' must be a boolean"), JPT_ERR_INVALID;
-            t->env_inherit = json_is_true(v);
+            d->env_inherit = json_is_true(v);
         } else if (strcmp(key, "allow") == 0) {
             if (!json_is_array(v))
                 return snprintf(why, n, "'env.allow' must be an array of names"),
@@ -570,7 +583,7 @@ static int take_env(jpt__tool *t, const json_t *env, char *why, size_t n)
                 why, n, "'env.allow[%zu]' is %s, not a string", i,
                 jpt__json_type_phrase(value)),
                 JPT_ERR_INVALID;
-            t->env_allow = json_incref((json_t *)v);
+            d->env_allow = json_incref((json_t *)v);
         } else if (strcmp(key, "set") == 0) {
             if (!json_is_object(v))
                 return snprintf(why, n, "'env.set' must be an object of strings"),
@@ -579,7 +592,7 @@ static int take_env(jpt__tool *t, const json_t *env, char *why, size_t n)
                 why, n, "'env.set.%s' is %s, not a string", name,
                 jpt__json_type_phrase(value)),
                 JPT_ERR_INVALID;
-            t->env_set = json_incref((json_t *)v);
+            d->env_set = json_incref((json_t *)v);
         } else
             return snprintf(why, n, "unknown field 'env.%s' (expected inherit, allow, set)",
                             key),
@@ -612,7 +625,7 @@ static int take_paths(const json_t *v, const char *key, json_t **out, char *why,
     return JPT_OK;
 }
 
-static int take_os_sandbox(jpt__tool *t, const json_t *v, bool vfs, char *why, size_t n)
+static int take_os_sandbox(jpt__command_def *d, const json_t *v, bool vfs, char *why, size_t n)
 {
     const char *key;
     const json_t *member;
@@ -625,12 +638,12 @@ static int take_os_sandbox(jpt__tool *t, const json_t *v, bool vfs, char *why, s
     json_object_foreach((json_t *)v, key, member) {
         if (strcmp(key, "mode") == 0) {
             const char *mode = json_string_value(member);
-            if (mode == NULL || (t->sandbox_mode = jpt__sandbox_mode_from_name(mode)) == 0)
+            if (mode == NULL || (d->sandbox_mode = jpt__sandbox_mode_from_name(mode)) == 0)
                 return snprintf(why, n, "'os_sandbox.mode' must be \"required\", "
                                         "\"best-effort\" or \"off\""),
                        JPT_ERR_INVALID;
         } else if (strcmp(key, "read") == 0) {
-            if ((rc = take_paths(member, key, &t->sandbox_read, why, n)) < 0)
+            if ((rc = take_paths(member, key, &d->sandbox_read, why, n)) < 0)
                 return rc;
         } else if (strcmp(key, "process_limit") == 0) {
             json_int_t limit = json_integer_value(member);
@@ -639,13 +652,13 @@ static int take_os_sandbox(jpt__tool *t, const json_t *v, bool vfs, char *why, s
                                         "to %d",
                                 JPT__SANDBOX_PROCESS_LIMIT_MAX),
                        JPT_ERR_INVALID;
-            t->sandbox_processes = (unsigned)limit;
+            d->sandbox_processes = (unsigned)limit;
         } else if (strcmp(key, "write") == 0) {
             if (vfs)
                 return snprintf(why, n, "'os_sandbox.write' does not apply to a vfs tool: "
                                         "it writes through the protocol"),
                        JPT_ERR_INVALID;
-            if ((rc = take_paths(member, key, &t->sandbox_write, why, n)) < 0)
+            if ((rc = take_paths(member, key, &d->sandbox_write, why, n)) < 0)
                 return rc;
         } else
             return snprintf(why, n,
@@ -663,7 +676,7 @@ static int take_os_sandbox(jpt__tool *t, const json_t *v, bool vfs, char *why, s
  * repositories stay read-only unless "writable"). The policy keys of a
  * vfs tool (network, commands, paths to allow and deny one by one) need
  * the protocol, and are refused rather than ignored. */
-static int take_stdio_sandbox(jpt__tool *t, const json_t *v, char *why, size_t n)
+static int take_stdio_sandbox(jpt__command_def *d, const json_t *v, char *why, size_t n)
 {
     static const char form[] = "'sandbox.filesystem' of a stdio tool takes \"writable\": true "
                                "or false, and \"git\": \"writable\" or \"protected\" (its "
@@ -671,8 +684,8 @@ static int take_stdio_sandbox(jpt__tool *t, const json_t *v, char *why, size_t n
     const char *key, *name;
     const json_t *member, *value;
 
-    t->sandbox_writable = true;
-    t->sandbox_git_writable = false;
+    d->sandbox_writable = true;
+    d->sandbox_git_writable = false;
     if (v == NULL || json_is_false(v))
         return JPT_OK;
     if (!json_is_true(v) && !json_is_object(v))
@@ -691,48 +704,48 @@ static int take_stdio_sandbox(jpt__tool *t, const json_t *v, char *why, size_t n
             return snprintf(why, n, "%s", form), JPT_ERR_UNSUPPORTED;
         json_object_foreach((json_t *)member, name, value) {
             if (strcmp(name, "writable") == 0 && json_is_boolean(value))
-                t->sandbox_writable = json_is_true(value);
+                d->sandbox_writable = json_is_true(value);
             else if (strcmp(name, "git") == 0 && json_is_string(value) &&
                      (strcmp(json_string_value(value), "writable") == 0 ||
                       strcmp(json_string_value(value), "protected") == 0))
-                t->sandbox_git_writable = strcmp(json_string_value(value), "writable") == 0;
+                d->sandbox_git_writable = strcmp(json_string_value(value), "writable") == 0;
             else
                 return snprintf(why, n, "%s", form), JPT_ERR_UNSUPPORTED;
         }
     }
-    t->sandbox_profile = JPT__SANDBOX_STDIO;
+    d->sandbox_profile = JPT__SANDBOX_STDIO;
     return JPT_OK;
 }
 
-int jpt__command_take(jpt__tool *t, const json_t *def, bool vfs, char *why, size_t n)
+int jpt__command_take(jpt__command_def *d, const json_t *def, bool vfs, char *why, size_t n)
 {
     int rc;
 
     /* Issue 15 §5: inheriting the host's environment is the definition's
      * explicit choice, never the default. */
-    t->env_inherit = false;
-    t->env_vfs = vfs;
-    if ((rc = take_command(t, json_object_get(def, "command"), why, n)) < 0 ||
-        (rc = take_env(t, json_object_get(def, "env"), why, n)) < 0 ||
-        (rc = take_os_sandbox(t, json_object_get(def, "os_sandbox"), vfs, why, n)) < 0)
+    d->env_inherit = false;
+    d->env_vfs = vfs;
+    if ((rc = take_command(d, json_object_get(def, "command"), why, n)) < 0 ||
+        (rc = take_env(d, json_object_get(def, "env"), why, n)) < 0 ||
+        (rc = take_os_sandbox(d, json_object_get(def, "os_sandbox"), vfs, why, n)) < 0)
         return rc;
     /* D11: a vfs tool's environment is clean. */
-    if (vfs && t->env_inherit)
+    if (vfs && d->env_inherit)
         return snprintf(why, n, "'env.inherit' cannot be true for a vfs tool, whose "
                                 "environment is clean: name the variables it needs in "
                                 "env.allow"),
                JPT_ERR_INVALID;
     if (vfs) {
-        t->sandbox_profile = JPT__SANDBOX_VFS;
+        d->sandbox_profile = JPT__SANDBOX_VFS;
         return JPT_OK;
     }
-    if ((rc = take_stdio_sandbox(t, json_object_get(def, "sandbox"), why, n)) < 0)
+    if ((rc = take_stdio_sandbox(d, json_object_get(def, "sandbox"), why, n)) < 0)
         return rc;
-    if (t->sandbox_profile == 0 && json_object_get(def, "os_sandbox") != NULL)
+    if (d->sandbox_profile == 0 && json_object_get(def, "os_sandbox") != NULL)
         return snprintf(why, n, "'os_sandbox' applies to a stdio tool only with "
                                 "\"sandbox\" (it runs unconfined without)"),
                JPT_ERR_INVALID;
-    if (t->sandbox_profile != 0 && t->sandbox_mode == JPT_SANDBOX_OFF)
+    if (d->sandbox_profile != 0 && d->sandbox_mode == JPT_SANDBOX_OFF)
         return snprintf(why, n, "'sandbox' asks for the OS sandbox and 'os_sandbox.mode' "
                                 "turns it off: remove one of them"),
                JPT_ERR_INVALID;

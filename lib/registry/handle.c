@@ -399,7 +399,9 @@ int jpt__handle_input(jpt_handle *h, const json_t *input, const char *input_json
 
 uint64_t jpt__handle_input_lost(const jpt_handle *h)
 {
-    return h->tool->rt->input_lost(&h->run);
+    const jpt__runtime_ops *rt = h->tool->rt;
+
+    return rt->input_lost != NULL ? rt->input_lost(&h->run) : 0;
 }
 
 const jpt__block *jpt__handle_question(const jpt_handle *h)
@@ -483,7 +485,7 @@ int jpt__handle_cut_short(jpt_handle *h, const char *why, jpt_state **out)
     *out = NULL;
     if (h->failure == NULL)
         set_failure(h, why);
-    return h->tool->rt->partial(&h->run, out);
+    return h->tool->rt->partial != NULL ? h->tool->rt->partial(&h->run, out) : JPT_ERR_STATE;
 }
 
 /* ---- Publishing ---------------------------------------------------------------------- */
@@ -847,7 +849,7 @@ size_t jpt__handles_take_children(jpt_registry *r, jpt__child ***out)
         return 0;
     n = 0;
     for (jpt_handle *h = r->handles; h != NULL; h = h->next) {
-        jpt__child *c = h->tool->rt->take_child(&h->run);
+        jpt__child *c = h->tool->rt->take_child != NULL ? h->tool->rt->take_child(&h->run) : NULL;
         if (c != NULL)
             (*out)[n++] = c;
     }

@@ -14,12 +14,10 @@
 
 #include "registry/party.h"
 
-#define DEFAULT_KILL_GRACE_MS 5000
 #define DEFAULT_CAPTURE_BYTES (1024 * 1024)
 #define DEFAULT_OUTPUT_LIMIT 30000
 #define DEFAULT_SETTLE_MS 150
 #define DEFAULT_YIELD_MS 10000
-#define DEFAULT_DRAIN_MS 100
 #define DEFAULT_INQUIRY_ROUNDS 16
 #define DEFAULT_TURN_END_TIMEOUT_MS 120000
 #define DEFAULT_MAX_PROCESSES 256
@@ -177,12 +175,12 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     r->state_fd = -1;
     r->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int devnull_errno = errno;
-    r->kill_grace_ms = opt_ms(o.kill_grace_ms, DEFAULT_KILL_GRACE_MS);
+    r->kill_grace_ms = opt_ms(o.kill_grace_ms, JPT__KILL_GRACE_MS);
     r->capture_bytes = o.capture_bytes > 0 ? o.capture_bytes : DEFAULT_CAPTURE_BYTES;
     r->output_limit = o.output_limit > 0 ? o.output_limit : DEFAULT_OUTPUT_LIMIT;
     r->settle_ms = opt_ms(o.settle_ms, DEFAULT_SETTLE_MS);
     r->yield_ms = opt_ms(o.yield_ms, DEFAULT_YIELD_MS);
-    r->drain_ms = opt_ms(o.drain_ms, DEFAULT_DRAIN_MS);
+    r->drain_ms = opt_ms(o.drain_ms, JPT__DRAIN_MS);
     r->max_inquiry_rounds = opt_ms(o.max_inquiry_rounds, DEFAULT_INQUIRY_ROUNDS);
     r->turn_end_timeout_ms = opt_ms(o.turn_end_timeout_ms, DEFAULT_TURN_END_TIMEOUT_MS);
     r->max_processes = o.max_processes > 0 ? o.max_processes : default_max_processes();
@@ -191,7 +189,7 @@ JPT_EXPORT int jpt_registry_new(const jpt_registry_options *opts, jpt_registry *
     r->sandbox_mode = o.sandbox_mode != JPT_SANDBOX_DEFAULT ? o.sandbox_mode
                                                             : JPT_SANDBOX_REQUIRED;
     jpt__idmap_init(&r->handle_ids);
-    jpt__loop_defer_init(&r->slot_step, jpt__process_slots_freed, r);
+    jpt__loop_defer_init(&r->slot_step, jpt__slots_freed, r);
     jpt__loop_defer_init(&r->shutdown_step, run_shutdown, r);
     r->on_child_gone = check_shutdown_done;
     r->on_handle_change = jpt__notify_handle_changed;
@@ -311,12 +309,13 @@ JPT_EXPORT int jpt_registry_tool_sandbox(jpt_registry *r, const char *tool, unsi
     jpt__tool *t = jpt__tool_find(r, tool);
     if (t == NULL)
         return jpt__err(&r->err, JPT_ERR_NOT_FOUND, "tool_sandbox: no tool '%.80s'", tool);
-    jpt__command_sandbox(r, t, &spec);
+    const jpt__command_def *cmd = t->rt->command != NULL ? t->rt->command(t) : NULL;
+    jpt__command_sandbox(r, t, cmd, &spec);
     if (spec.profile == 0)
-        text = t->sandbox_profile != 0 ? "off: the sandbox mode is \"off\""
-               : t->command != NULL    ? "none: a stdio tool without \"sandbox\" runs "
-                                         "unconfined"
-                                       : "none: the tool runs in the host's process";
+        text = cmd == NULL                ? "none: the tool runs in the host's process"
+               : cmd->sandbox_profile != 0 ? "off: the sandbox mode is \"off\""
+                                          : "none: a stdio tool without \"sandbox\" runs "
+                                            "unconfined";
     else {
         jpt__errbuf err;
         if ((rc = jpt__sandbox_prepare(&spec, &sb, &err)) < 0)

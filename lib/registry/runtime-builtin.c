@@ -23,13 +23,38 @@ static jpt_handle *handle_of(jpt__run *run)
     return (jpt_handle *)run;
 }
 
+/* The runtime's part of a definition: the host's callbacks. */
+typedef struct builtin_def {
+    jpt_builtin_ops ops;
+    void *ud;
+} builtin_def;
+
+static const builtin_def *def_of(const jpt__tool *t)
+{
+    return t->rt_data;
+}
+
+void jpt__builtin_set_ops(jpt__tool *t, const jpt_builtin_ops *ops, void *ud)
+{
+    builtin_def *d = t->rt_data;
+
+    d->ops = *ops;
+    d->ops.size = sizeof(jpt_builtin_ops);
+    d->ud = ud;
+}
+
+static void forget(jpt__tool *t)
+{
+    jpt__free(t->rt_data);
+    t->rt_data = NULL;
+}
+
 static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n)
 {
     static const char *const not_here[] = {"command", "pty",   "pty_echo", "stdin",
                                            "env",     "files", "request_timeout_ms"};
 
     (void)r;
-    (void)t;
     /* The host's own code: nothing of this version confines it. */
     if (json_object_get(def, "sandbox") != NULL || json_object_get(def, "os_sandbox") != NULL)
         return snprintf(why, n, "'%s' is not enforced for a builtin tool, so it is refused",
@@ -40,6 +65,8 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
             snprintf(why, n, "'%s' does not apply to a builtin tool", not_here[i]);
             return JPT_ERR_INVALID;
         }
+    if ((t->rt_data = jpt__calloc(1, sizeof(builtin_def))) == NULL)
+        return snprintf(why, n, "out of memory"), JPT_ERR_NOMEM;
     return JPT_OK;
 }
 
@@ -49,8 +76,8 @@ static void end_now(jpt__run *run, const char *why)
 {
     builtin_run *b = builtin_of(run);
 
-    if (run->tool->ops.abort != NULL)
-        run->tool->ops.abort(handle_of(run), run->tool->ud);
+    if (def_of(run->tool)->ops.abort != NULL)
+        def_of(run->tool)->ops.abort(handle_of(run), def_of(run->tool)->ud);
     if (b->ended)
         return;
     b->ended = true;
@@ -92,7 +119,7 @@ static int start(jpt__run *run, jpt__buf *why)
     builtin_of(run)->ended = false;
     if ((rc = jpt__json_dump(run->arguments, JSON_COMPACT, &args)) < 0)
         return rc;
-    rc = run->tool->ops.start(handle_of(run), args, run->tool->ud);
+    rc = def_of(run->tool)->ops.start(handle_of(run), args, def_of(run->tool)->ud);
     jpt__free(args);
     if (rc < 0 && jpt__buf_printf(why, "the tool failed to start: %s", jpt_strerror(rc)) < 0)
         return JPT_ERR_NOMEM;
@@ -104,7 +131,7 @@ static int input(jpt__run *run, const json_t *value, const char *value_json)
     (void)value;
     if (builtin_of(run)->ended)
         return JPT_ERR_STATE;
-    return run->tool->ops.apply(handle_of(run), value_json, run->tool->ud);
+    return def_of(run->tool)->ops.apply(handle_of(run), value_json, def_of(run->tool)->ud);
 }
 
 /* The answer to its question, to its apply callback (inside dispatch:
@@ -115,9 +142,9 @@ static int answer(jpt__run *run, const char *qid, const json_t *value, const cha
     (void)value;
     if (builtin_of(run)->ended)
         return JPT_ERR_STATE;
-    if (run->tool->ops.apply == NULL)
+    if (def_of(run->tool)->ops.apply == NULL)
         return JPT_ERR_UNSUPPORTED;
-    return run->tool->ops.apply(handle_of(run), value_json, run->tool->ud);
+    return def_of(run->tool)->ops.apply(handle_of(run), value_json, def_of(run->tool)->ud);
 }
 
 static void abort_run(jpt__run *run)
@@ -133,31 +160,6 @@ static void refresh(jpt__run *run)
     (void)run;
 }
 
-static uint64_t input_lost(const jpt__run *run)
-{
-    (void)run;
-    return 0;
-}
-
-static const char *spool_path(const jpt__run *run)
-{
-    (void)run;
-    return NULL;
-}
-
-static int partial(jpt__run *run, jpt_state **out)
-{
-    (void)run;
-    *out = NULL;
-    return JPT_ERR_STATE;
-}
-
-static jpt__child *take_child(jpt__run *run)
-{
-    (void)run;
-    return NULL;
-}
-
 /* A builtin that has not stopped is told to, so the host never keeps a
  * handle the registry has freed (registry.h, jpt_handle_update). */
 static void release(jpt__run *run)
@@ -167,27 +169,23 @@ static void release(jpt__run *run)
     if (b == NULL)
         return;
     jpt__loop_defer_cancel(run->r->loop, &b->abort_step);
-    if (!b->ended && run->tool->ops.abort != NULL) {
+    if (!b->ended && def_of(run->tool)->ops.abort != NULL) {
         b->releasing = true;
-        run->tool->ops.abort(handle_of(run), run->tool->ud);
+        def_of(run->tool)->ops.abort(handle_of(run), def_of(run->tool)->ud);
     }
     jpt__free(b);
     run->impl = NULL;
 }
 
 const jpt__runtime_ops jpt__runtime_builtin = {
-    .name = "builtin",
     .caps = JPT__RT_REPORTS_STATES | JPT__RT_HOST_CALLBACKS,
     .check = check,
+    .forget = forget,
     .start = start,
     .input = input,
     .answer = answer,
     .abort = abort_run,
     .refresh = refresh,
-    .input_lost = input_lost,
-    .spool_path = spool_path,
-    .partial = partial,
-    .take_child = take_child,
     .release = release,
 };
 

@@ -1,9 +1,9 @@
 /* The process runtime: a stdio tool run as a child process. It builds the
- * argv and environment from the definition, waits for a slot beyond
- * max_processes, captures stdout and stderr (head and tail, spooled to a
- * file past what the model reads), turns a stateful tool's stdout into the
- * states it reports (RFD 058 and RFD 009 JSON lines) and text, writes its
- * input and answers, records it in the state file, and builds what the
+ * argv and environment from the definition, starts it in a process slot
+ * (slots.c: it may wait for one), captures stdout and stderr (head and
+ * tail, spooled to a file past what the model reads), turns a stateful
+ * tool's stdout into the states it reports (RFD 058 and RFD 009 JSON
+ * lines) and text, writes its input and answers, and builds what the
  * model reads of its end: a one-shot run's result, or how a handle's
  * process ended. */
 #define _GNU_SOURCE /* strsignal */
@@ -33,9 +33,8 @@ typedef struct jpt__proc {
                                  its newline came: that newline is not text */
     jpt__exit exit;
     uint64_t input_lost;      /* the reaped process's */
-    size_t stale_slot;        /* its slot in the state file, 0: none */
+    jpt__slot slot;           /* while the process lives */
     jpt__slot_waiter waiter;  /* in line for a process slot */
-    bool handle_slot;         /* counted in r->handle_slots */
 } jpt__proc;
 
 static void on_child_output(jpt__child *c, int stream, const char *p, size_t n, void *ud);
@@ -46,6 +45,17 @@ static const jpt__child_ops child_ops = {on_child_output, on_child_exited, NULL}
 static jpt__proc *proc_of(const jpt__run *run)
 {
     return run->impl;
+}
+
+/* The runtime's part of a definition. */
+typedef struct proc_def {
+    jpt__command_def cmd;
+    bool pty_echo;      /* the terminal echoes what it reads (default) */
+} proc_def;
+
+static const proc_def *def_of(const jpt__tool *t)
+{
+    return t->rt_data;
 }
 
 /* ---- Definitions ------------------------------------------------------------------ */
@@ -63,122 +73,43 @@ static int check_bool(const json_t *def, const char *key, bool *out, char *why, 
     return JPT_OK;
 }
 
+static void forget(jpt__tool *t)
+{
+    proc_def *d = t->rt_data;
+
+    if (d == NULL)
+        return;
+    jpt__command_def_free(&d->cmd);
+    jpt__free(d);
+    t->rt_data = NULL;
+}
+
 static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n)
 {
+    proc_def *d = jpt__calloc(1, sizeof(*d));
     int rc;
 
     (void)r;
+    if (d == NULL)
+        return snprintf(why, n, "out of memory"), JPT_ERR_NOMEM;
+    t->rt_data = d;
     /* "sandbox" is RFD 075's OS sandbox here (command.c). */
-    t->pty_echo = true;
-    if ((rc = jpt__command_take(t, def, false, why, n)) < 0 ||
-        (rc = check_bool(def, "stdin", &t->stdin_json, why, n)) < 0 ||
-        (rc = check_bool(def, "pty", &t->pty, why, n)) < 0 ||
-        (rc = check_bool(def, "pty_echo", &t->pty_echo, why, n)) < 0)
+    d->pty_echo = true;
+    if ((rc = jpt__command_take(&d->cmd, def, false, why, n)) < 0 ||
+        (rc = check_bool(def, "stdin", &d->cmd.stdin_json, why, n)) < 0 ||
+        (rc = check_bool(def, "pty", &d->cmd.pty, why, n)) < 0 ||
+        (rc = check_bool(def, "pty_echo", &d->pty_echo, why, n)) < 0)
         return rc;
-    if (t->pty && t->stdin_json)
+    if (d->cmd.pty && d->cmd.stdin_json)
         return snprintf(why, n, "'stdin' and 'pty' cannot both be true"), JPT_ERR_INVALID;
-    if (json_object_get(def, "pty_echo") != NULL && !t->pty)
+    if (json_object_get(def, "pty_echo") != NULL && !d->cmd.pty)
         return snprintf(why, n, "'pty_echo' needs 'pty': true"), JPT_ERR_INVALID;
     return JPT_OK;
 }
 
-/* ---- Slots ------------------------------------------------------------------------- */
-
-/* registry.h, max_processes: every tool process and every process.run
- * child takes a slot; a run beyond them waits in line, in order. */
-void jpt__slot_wait(jpt_registry *r, jpt__slot_waiter *w)
+static const jpt__command_def *command(const jpt__tool *t)
 {
-    if (w->waiting)
-        return;
-    w->waiting = true;
-    JPT__QUEUE_APPEND(r->slot_head, r->slot_tail, w);
-}
-
-void jpt__slot_leave(jpt_registry *r, jpt__slot_waiter *w)
-{
-    if (!w->waiting)
-        return;
-    JPT__QUEUE_REMOVE(r->slot_head, r->slot_tail, w);
-    w->waiting = false;
-}
-
-bool jpt__slot_take(jpt_registry *r)
-{
-    if (r->shutting_down || r->nchildren >= r->max_processes ||
-        (r->slot_head != NULL && !r->slot_granted))
-        return false;
-    r->slot_granted = false;
-    r->nchildren++;
-    return true;
-}
-
-/* Every slot is held by a live handle's process: none frees until the
- * model ends a handle, which it cannot while it waits for the answers of
- * the calls that wait for a slot. */
-static bool stuck(const jpt_registry *r)
-{
-    return r->handle_slots >= r->max_processes;
-}
-
-static int stuck_reason(const jpt_registry *r, jpt__buf *why)
-{
-    return jpt__buf_printf(why,
-                           "no process slot is free: the registry runs at most %zu tool "
-                           "processes at once (max_processes), and live handles hold every "
-                           "slot until they end; abort one, or await the end of one, then "
-                           "call again",
-                           r->max_processes);
-}
-
-void jpt__slot_hold_for_handle(jpt_registry *r, bool *held)
-{
-    if (*held)
-        return;
-    *held = true;
-    r->handle_slots++;
-    /* Those in line may now wait for nothing. */
-    if (r->slot_head != NULL && stuck(r))
-        jpt__loop_defer_queue(r->loop, &r->slot_step);
-}
-
-void jpt__slot_release_for_handle(jpt_registry *r, bool *held)
-{
-    if (!*held)
-        return;
-    *held = false;
-    r->handle_slots--;
-}
-
-int jpt__slot_queue(jpt_registry *r, jpt__slot_waiter *w, jpt__run *run, jpt__buf *why)
-{
-    /* The host trial: 40 spawns of `sh` and 20 one-shot calls with 6
-     * slots answered every spawn "running" while 34 never started, and
-     * the one-shots waited for the turn's end. */
-    if (stuck(r))
-        return stuck_reason(r, why) < 0 ? JPT_ERR_NOMEM : JPT_ERR_LIMIT;
-    run->queued = true;
-    jpt__slot_wait(r, w);
-    return JPT_OK;
-}
-
-void jpt__slot_give(jpt_registry *r)
-{
-    r->nchildren--;
-    if (r->slot_head != NULL)
-        jpt__loop_defer_queue(r->loop, &r->slot_step);
-    if (r->on_child_gone != NULL)
-        r->on_child_gone(r);
-}
-
-/* A child of the registry was reaped or freed. */
-static void child_gone(jpt__proc *p)
-{
-    jpt_registry *r = p->run->r;
-
-    jpt__stale_remove(r, p->stale_slot);
-    p->stale_slot = 0;
-    jpt__slot_release_for_handle(r, &p->handle_slot);
-    jpt__slot_give(r);
+    return &def_of(t)->cmd;
 }
 
 /* ---- Starting ---------------------------------------------------------------------- */
@@ -208,10 +139,12 @@ static int spawn(jpt__proc *p, jpt__buf *why)
     jpt__run *run = p->run;
     jpt_registry *r = run->r;
     const jpt__tool *t = run->tool;
+    const proc_def *d = def_of(t);
     jpt__command cmd;
     jpt__errbuf err;
     jpt__sandbox_report report;
-    int rc = jpt__command_build(r, t, run->action, run->arguments, run->answers, &cmd, why);
+    int rc =
+        jpt__command_build(r, t, &d->cmd, run->action, run->arguments, run->answers, &cmd, why);
 
     if (rc < 0)
         return rc;
@@ -224,10 +157,10 @@ static int spawn(jpt__proc *p, jpt__buf *why)
         .cwd = r->root,
         /* RFD 009: without an action the call is one-shot, and a one-shot
          * child reads /dev/null (an open pipe would keep `sh` waiting). */
-        .stdin_pipe = run->action == JPT__ACTION_SPAWN || t->stdin_json,
+        .stdin_pipe = run->action == JPT__ACTION_SPAWN || d->cmd.stdin_json,
         .devnull = r->devnull,
-        .pty = t->pty,
-        .pty_no_echo = t->pty && !t->pty_echo,
+        .pty = d->cmd.pty,
+        .pty_no_echo = d->cmd.pty && !d->pty_echo,
         .rows = 24,
         .cols = 80,
         .drain_ms = r->drain_ms,
@@ -236,21 +169,18 @@ static int spawn(jpt__proc *p, jpt__buf *why)
         .sandbox_report = &report,
     };
     rc = jpt__child_spawn(r->loop, &spawn, &child_ops, p, &p->child, &err);
-    if (rc == JPT_ERR_LIMIT && r->nchildren > 0) {
-        jpt__command_free(&cmd);
-        jpt__log(JPT_LOG_DEBUG, "tool '%s' waits for a slot: %s", t->name, err.text);
-        return JPT_ERR_AGAIN;
-    }
     if (rc < 0) {
         jpt__command_free(&cmd);
+        if ((rc = jpt__slot_spawn_failed(r, rc, run->id, err.text)) == JPT_ERR_AGAIN)
+            return rc;
         return jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0
                    ? JPT_ERR_NOMEM
                    : rc;
     }
-    r->nchildren++;
-    if (run->action == JPT__ACTION_SPAWN)
-        jpt__slot_hold_for_handle(r, &p->handle_slot);
     pid_t pid = jpt__child_pid(p->child);
+    jpt__slot_hold(r, &p->slot, pid);
+    if (run->action == JPT__ACTION_SPAWN)
+        jpt__slot_hold_for_handle(r, &p->slot);
     jpt__log(JPT_LOG_INFO, "tool '%s' started for '%s': pid %d (%s)", t->name, run->id,
              (int)pid, cmd.argv[0]);
     if (cmd.sandbox.profile != 0)
@@ -263,19 +193,6 @@ static int spawn(jpt__proc *p, jpt__buf *why)
             jpt__child_close_input(p->child);
     }
     jpt__command_free(&cmd);
-    p->stale_slot = jpt__stale_add(r, pid);
-    return rc;
-}
-
-/* Starts the process, or queues it for a slot (the model reads the
- * handle "pending" until then), or fails when it never could. */
-static int start_or_queue(jpt__proc *p, jpt__buf *why)
-{
-    jpt_registry *r = p->run->r;
-    int rc = r->nchildren < r->max_processes ? spawn(p, why) : JPT_ERR_AGAIN;
-
-    if (rc == JPT_ERR_AGAIN)
-        return jpt__slot_queue(r, &p->waiter, p->run, why);
     return rc;
 }
 
@@ -291,104 +208,15 @@ jpt_state *jpt__run_failed_to_start(const char *why)
     return s;
 }
 
-/* A slot for a stdio tool's process: JPT_ERR_AGAIN waits on. */
-static bool proc_ready(jpt__slot_waiter *w)
+/* A slot is free for the process (slots.c). */
+static int slot_start(jpt__slot_waiter *w, jpt__buf *why)
 {
-    jpt__proc *p = (jpt__proc *)((char *)w - offsetof(jpt__proc, waiter));
-    jpt__buf why = JPT__BUF_INIT;
-    int rc = spawn(p, &why);
-
-    p->run->queued = rc == JPT_ERR_AGAIN;
-    if (rc < 0 && rc != JPT_ERR_AGAIN)
-        /* It stops with the reason as its result. */
-        p->run->sink->stopped(p->run,
-                              jpt__run_failed_to_start(why.data != NULL ? why.data : jpt_strerror(rc)));
-    jpt__buf_free(&why);
-    return rc != JPT_ERR_AGAIN;
+    return spawn((jpt__proc *)((char *)w - offsetof(jpt__proc, waiter)), why);
 }
 
-/* Out of the line for good: it stops with the reason as its result. */
-static void proc_fail(jpt__slot_waiter *w, const char *why)
+void jpt__run_slot_fail(jpt__slot_waiter *w, const char *why)
 {
-    jpt__proc *p = (jpt__proc *)((char *)w - offsetof(jpt__proc, waiter));
-
-    p->run->queued = false;
-    p->run->sink->stopped(p->run, jpt__run_failed_to_start(why));
-}
-
-/* Whether no process the registry runs could ever end and free a slot:
- * each is a VFS tool whose process.run waits for one (vfs.h). */
-static bool deadlocked(const jpt_registry *r)
-{
-    size_t holding = 0;
-
-    for (const jpt__slot_waiter *w = r->slot_head; w != NULL; w = w->next)
-        holding += w->holds_slot;
-    return r->nchildren > 0 && holding == r->nchildren;
-}
-
-static void refuse_deadlocked(jpt_registry *r)
-{
-    char why[512];
-
-    snprintf(why, sizeof(why),
-             "no process slot is free: the registry runs max_processes (%zu) processes, every "
-             "one a VFS tool waiting for a slot for process.run, so none could ever free one; "
-             "refused rather than wait forever",
-             r->max_processes);
-    jpt__log(JPT_LOG_WARNING, "%s", why);
-    for (jpt__slot_waiter *w = r->slot_head, *next; w != NULL; w = next) {
-        next = w->next;
-        if (w->holds_slot) {
-            jpt__slot_leave(r, w);
-            w->refuse(w, why);
-        }
-    }
-}
-
-/* Every slot is held by a live handle's process: those in line would
- * wait for the model, which waits for them. Each fails (a run to start)
- * or is refused (a VFS tool's process.run). */
-static void refuse_stuck(jpt_registry *r)
-{
-    jpt__buf why = JPT__BUF_INIT;
-    const char *text = stuck_reason(r, &why) == JPT_OK ? why.data : "no process slot is free";
-
-    jpt__log(JPT_LOG_INFO, "%s", text);
-    while (r->slot_head != NULL) {
-        jpt__slot_waiter *w = r->slot_head;
-        jpt__slot_leave(r, w);
-        if (w->holds_slot)
-            w->refuse(w, text);
-        else
-            w->fail(w, text);
-    }
-    jpt__buf_free(&why);
-}
-
-void jpt__process_slots_freed(jpt__defer *d)
-{
-    jpt_registry *r = d->ud;
-
-    for (int n = 0; n < 16 && r->slot_head != NULL && r->nchildren < r->max_processes &&
-                    !r->shutting_down;
-         n++) {
-        jpt__slot_waiter *w = r->slot_head;
-        jpt__slot_leave(r, w);
-        r->slot_granted = true;
-        bool served = w->ready(w);
-        r->slot_granted = false;
-        if (!served) {
-            jpt__slot_wait(r, w);
-            break;
-        }
-    }
-    if (r->slot_head != NULL && r->nchildren < r->max_processes && !r->shutting_down)
-        jpt__loop_defer_queue(r->loop, d);
-    else if (!r->shutting_down && r->slot_head != NULL && stuck(r))
-        refuse_stuck(r);
-    else if (!r->shutting_down && deadlocked(r))
-        refuse_deadlocked(r);
+    w->run->sink->stopped(w->run, jpt__run_failed_to_start(why));
 }
 
 static int start(jpt__run *run, jpt__buf *why)
@@ -399,8 +227,10 @@ static int start(jpt__run *run, jpt__buf *why)
         if ((p = jpt__calloc(1, sizeof(*p))) == NULL)
             return JPT_ERR_NOMEM;
         p->run = run;
-        p->waiter.ready = proc_ready;
-        p->waiter.fail = proc_fail;
+        p->waiter.start = slot_start;
+        p->waiter.fail = jpt__run_slot_fail;
+        p->waiter.run = run;
+        p->waiter.queued = &run->queued;
         jpt__loop_timer_init(&p->line_timer, on_line_quiet, p);
         run->impl = p;
         jpt__capture_init(&p->out, run->r->capture_bytes);
@@ -416,7 +246,10 @@ static int start(jpt__run *run, jpt__buf *why)
     p->cr_pending = false;
     p->mid_line = false;
     p->structured = false;
-    return start_or_queue(p, why);
+    /* registry.h, max_processes: it starts, or waits for a slot (the
+     * model reads the handle "pending" until then), or fails when it never
+     * could. */
+    return jpt__slot_start(run->r, &p->waiter, why);
 }
 
 /* ---- Output ------------------------------------------------------------------------ */
@@ -637,7 +470,7 @@ static void on_child_output(jpt__child *c, int stream, const char *s, size_t n, 
     int rc;
 
     (void)c;
-    if (!run->tool->pty)
+    if (!def_of(run->tool)->cmd.pty)
         rc = take_output(p, stream, s, n);
     else if ((rc = crlf_to_lf(p, s, n)) == JPT_OK)
         rc = take_output(p, stream, p->crlf.data, p->crlf.len);
@@ -798,7 +631,7 @@ static void on_child_exited(jpt__child *c, const jpt__exit *e, void *ud)
     p->input_lost = jpt__child_input_lost(c);
     p->child = NULL;
     jpt__capture_spool_pause(&p->out);
-    child_gone(p);
+    jpt__slot_release(run->r, &p->slot);
     /* A terminal's last '\r', which no '\n' followed. */
     if (p->cr_pending) {
         p->cr_pending = false;
@@ -863,7 +696,6 @@ static void abort_run(jpt__run *run)
         return;
     if (p->waiter.waiting) {
         jpt__slot_leave(run->r, &p->waiter);
-        run->queued = false;
         jpt_state *final = NULL;
         if (run->action == JPT__ACTION_SPAWN)
             handle_end(p, &final);
@@ -875,7 +707,7 @@ static void abort_run(jpt__run *run)
     if (p->child == NULL)
         return;
     /* Its slot frees soon: a call now waits for it rather than fail. */
-    jpt__slot_release_for_handle(run->r, &p->handle_slot);
+    jpt__slot_release_for_handle(run->r, &p->slot);
     jpt__log(JPT_LOG_INFO, "ending tool '%s' of '%s': SIGTERM to pid %d, SIGKILL after %d ms",
              run->tool->name, run->id, (int)jpt__child_pid(p->child), run->r->kill_grace_ms);
     jpt__child_terminate(p->child, run->r->kill_grace_ms);
@@ -940,10 +772,7 @@ static jpt__child *take_child(jpt__run *run)
 
     if (c != NULL) {
         p->child = NULL;
-        jpt__slot_release_for_handle(run->r, &p->handle_slot);
-        run->r->nchildren--;
-        jpt__stale_remove(run->r, p->stale_slot);
-        p->stale_slot = 0;
+        jpt__slot_drop(run->r, &p->slot);
     }
     return c;
 }
@@ -955,12 +784,11 @@ static void release(jpt__run *run)
     if (p == NULL)
         return;
     jpt__slot_leave(run->r, &p->waiter);
-    run->queued = false;
     jpt__loop_timer_stop(run->r->loop, &p->line_timer);
     if (p->child != NULL) {
         jpt__child_free(p->child);
         p->child = NULL;
-        child_gone(p);
+        jpt__slot_release(run->r, &p->slot);
     }
     jpt__capture_free(&p->out);
     jpt__capture_free(&p->err);
@@ -971,9 +799,10 @@ static void release(jpt__run *run)
 }
 
 const jpt__runtime_ops jpt__runtime_process = {
-    .name = "stdio",
     .caps = JPT__RT_RERUN_TO_ANSWER,
     .check = check,
+    .forget = forget,
+    .command = command,
     .start = start,
     .input = input,
     .answer = answer,

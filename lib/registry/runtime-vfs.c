@@ -10,27 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "files/files.h"
-#include "http/http.h"
-#include "policy/policy.h"
 #include "registry/runtime.h"
-#include "vfs/run.h"
-#include "vfs/vfs.h"
-
-/* A day: longer than any tool should go silent. */
-#define MAX_REQUEST_TIMEOUT_MS 86400000
-#define DEFAULT_REQUEST_TIMEOUT_MS 60000
-
-struct jpt__named_files {
-    char *name;
-    jpt_files *files;
-};
+#include "vfs/session.h"
 
 /* The runtime's part of a definition. */
 typedef struct vfs_def {
-    jpt_policy *policy;
-    jpt_files *files;        /* chosen by "files", or NULL: the root */
-    int request_timeout_ms;
+    jpt__command_def cmd;
+    jpt__vfs_def vfs;        /* its policy, files backend, request timeout */
 } vfs_def;
 
 /* One run. */
@@ -38,9 +24,7 @@ typedef struct vfs_run {
     jpt__run *run;
     jpt__vfs_session *session;
     jpt_state *last;         /* a one-shot run's latest state */
-    size_t stale_slot;
-    bool counted;            /* in r->nchildren */
-    bool handle_slot;        /* counted in r->handle_slots */
+    jpt__slot slot;          /* while the tool's process lives */
     /* In line for a slot (max_processes): to start, or (while the tool
      * runs) for its process.run children, which take slots too. */
     jpt__slot_waiter waiter;
@@ -59,16 +43,21 @@ static const vfs_def *def_of(const jpt__tool *t)
 
 /* ---- Files backends -------------------------------------------------------------------- */
 
-static jpt_files *named(const jpt_registry *r, const char *name)
+/* The registry's VFS server, made when first needed. */
+static int server(jpt_registry *r, jpt__vfs_server **out)
 {
-    for (size_t i = 0; i < r->nnamed_files; i++)
-        if (strcmp(r->named_files[i].name, name) == 0)
-            return r->named_files[i].files;
-    return NULL;
+    int rc = r->vfs_server != NULL ? JPT_OK
+                                   : jpt__vfs_server_new(r->loop, r->root, &r->vfs_server);
+
+    *out = r->vfs_server;
+    return rc;
 }
 
 JPT_EXPORT int jpt_registry_add_files(jpt_registry *r, const char *name, jpt_files *files)
 {
+    jpt__vfs_server *sv = NULL;
+    int rc;
+
     if (r == NULL)
         return JPT_ERR_INVALID;
     jpt__err_clear(&r->err);
@@ -76,17 +65,12 @@ JPT_EXPORT int jpt_registry_add_files(jpt_registry *r, const char *name, jpt_fil
         return jpt__err(&r->err, JPT_ERR_INVALID,
                         "add_files: a name of 1 to 64 characters of A-Z, a-z, 0-9, _ and - "
                         "and a backend are required");
-    if (named(r, name) != NULL)
-        return jpt__err(&r->err, JPT_ERR_EXISTS, "add_files: '%s' is added already", name);
-    jpt__named_files *grown = jpt__array_reserve(r->named_files, &r->cap_named_files,
-                                                 r->nnamed_files + 1, sizeof(*grown), 4);
-    char *copy = grown != NULL ? jpt__strdup(name) : NULL;
-    if (copy == NULL)
+    if ((rc = server(r, &sv)) == JPT_OK)
+        rc = jpt__vfs_server_add_files(sv, name, files);
+    if (rc == JPT_ERR_EXISTS)
+        return jpt__err(&r->err, rc, "add_files: '%s' is added already", name);
+    if (rc < 0)
         return jpt__err(&r->err, JPT_ERR_NOMEM, "out of memory adding files '%s'", name);
-    r->named_files = grown;
-    r->named_files[r->nnamed_files].name = copy;
-    r->named_files[r->nnamed_files].files = jpt__files_ref(files);
-    r->nnamed_files++;
     return JPT_OK;
 }
 
@@ -100,37 +84,8 @@ JPT_EXPORT void jpt_registry_set_policy_handler(jpt_registry *r, jpt_policy_fn f
 
 void jpt__vfs_runtime_free(jpt_registry *r)
 {
-    for (size_t i = 0; i < r->nnamed_files; i++) {
-        jpt__free(r->named_files[i].name);
-        jpt__files_unref(r->named_files[i].files);
-    }
-    jpt__free(r->named_files);
-    r->named_files = NULL;
-    r->nnamed_files = 0;
-    for (size_t i = 0; i < 2; i++) {
-        jpt__files_unref(r->root_files[i]);
-        r->root_files[i] = NULL;
-    }
-    jpt__http_free(r->http);
-    r->http = NULL;
-}
-
-/* The registry's root as a files backend, opened once for each hard-link
- * setting. */
-static int root_files(jpt_registry *r, bool hardlinks, jpt_files **out, jpt__buf *why)
-{
-    jpt_files **slot = &r->root_files[hardlinks];
-
-    if (*slot == NULL) {
-        int rc = jpt_files_open_dir(r->root, hardlinks ? JPT_FILES_ALLOW_HARDLINKS : 0, slot);
-        if (rc < 0)
-            return jpt__buf_printf(why, "the workspace cannot be opened: %s",
-                                   jpt_strerror(rc)) < 0
-                       ? JPT_ERR_NOMEM
-                       : rc;
-    }
-    *out = *slot;
-    return JPT_OK;
+    jpt__vfs_server_free(r->vfs_server);
+    r->vfs_server = NULL;
 }
 
 /* ---- Definitions ------------------------------------------------------------------------ */
@@ -141,41 +96,10 @@ static void forget(jpt__tool *t)
 
     if (d == NULL)
         return;
-    jpt_policy_free(d->policy);
-    jpt__files_unref(d->files);
+    jpt__command_def_free(&d->cmd);
+    jpt__vfs_def_clear(&d->vfs);
     jpt__free(d);
     t->rt_data = NULL;
-}
-
-static int take_files(jpt_registry *r, vfs_def *d, const json_t *v, char *why, size_t n)
-{
-    if (v == NULL)
-        return JPT_OK;
-    const char *name = json_string_value(v);
-    if (name == NULL)
-        return snprintf(why, n, "'files' must be the name of a files backend"), JPT_ERR_INVALID;
-    jpt_files *f = named(r, name);
-    if (f == NULL)
-        return snprintf(why, n,
-                        "'files' names \"%.64s\", which no jpt_registry_add_files() added", name),
-               JPT_ERR_INVALID;
-    d->files = jpt__files_ref(f);
-    return JPT_OK;
-}
-
-static int take_timeout(vfs_def *d, const json_t *v, char *why, size_t n)
-{
-    d->request_timeout_ms = DEFAULT_REQUEST_TIMEOUT_MS;
-    if (v == NULL)
-        return JPT_OK;
-    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-        json_integer_value(v) > MAX_REQUEST_TIMEOUT_MS)
-        return snprintf(why, n, "'request_timeout_ms' must be a whole number of milliseconds, "
-                                "0 (none) to %d",
-                        MAX_REQUEST_TIMEOUT_MS),
-               JPT_ERR_INVALID;
-    d->request_timeout_ms = (int)json_integer_value(v);
-    return JPT_OK;
 }
 
 static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n)
@@ -191,41 +115,30 @@ static int check(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, si
                    JPT_ERR_INVALID;
     if (json_object_get(def, "command") == NULL)
         return snprintf(why, n, "'command' is required for a vfs tool"), JPT_ERR_INVALID;
-    if ((rc = jpt__command_take(t, def, true, why, n)) < 0)
-        return rc;
     vfs_def *d = jpt__calloc(1, sizeof(*d));
     if (d == NULL)
         return snprintf(why, n, "out of memory"), JPT_ERR_NOMEM;
     t->rt_data = d;
-    /* D11: no sandbox section is the default policy (workspace read-only,
-     * no network, no processes). */
-    rc = jpt__policy_new_json(json_object_get(def, "sandbox"), &d->policy);
-    if (rc == JPT_ERR_INVALID)
-        return snprintf(why, n, "'sandbox': %s", jpt_policy_errmsg(d->policy)), rc;
-    if (rc < 0)
-        return snprintf(why, n, "out of memory reading 'sandbox'"), rc;
-    if ((rc = take_files(r, d, json_object_get(def, "files"), why, n)) < 0 ||
-        (rc = take_timeout(d, json_object_get(def, "request_timeout_ms"), why, n)) < 0)
+    if ((rc = jpt__command_take(&d->cmd, def, true, why, n)) < 0)
         return rc;
-    return JPT_OK;
+    return jpt__vfs_def_read(r->vfs_server, def, &d->vfs, why, n);
+}
+
+static const jpt__command_def *command(const jpt__tool *t)
+{
+    return &def_of(t)->cmd;
 }
 
 /* ---- The session's reports ---------------------------------------------------------- */
 
-/* The process is gone (reaped, or taken for the registry's free): its
- * slot is free, and it waits for none. */
+/* The process is gone (reaped, or freed): its slot is free, and it waits
+ * for none. */
 static void uncount(vfs_run *v)
 {
     jpt_registry *r = v->run->r;
 
     jpt__slot_leave(r, &v->waiter);
-    if (!v->counted)
-        return;
-    v->counted = false;
-    jpt__slot_release_for_handle(r, &v->handle_slot);
-    jpt__stale_remove(r, v->stale_slot);
-    v->stale_slot = 0;
-    jpt__slot_give(r);
+    jpt__slot_release(r, &v->slot);
 }
 
 /* ---- Process slots for process.run (vfs/run.h) ------------------------------------- */
@@ -240,7 +153,7 @@ static bool slot_take(void *ud)
     v->waiter.holds_slot = true;
     jpt__slot_wait(r, &v->waiter);
     /* From the loop: a registry whose every process waits so is found
-     * there (jpt__process_slots_freed). */
+     * there (jpt__slots_freed). */
     jpt__loop_defer_queue(r->loop, &r->slot_step);
     return false;
 }
@@ -250,6 +163,14 @@ static void slot_give(void *ud)
     vfs_run *v = ud;
 
     jpt__slot_give(v->run->r);
+}
+
+/* Its process.run requests may take the free slot. */
+static void slot_granted(jpt__slot_waiter *w)
+{
+    vfs_run *v = (vfs_run *)((char *)w - offsetof(vfs_run, waiter));
+
+    jpt__vfs_session_slot_free(v->session);
 }
 
 static void slot_refuse(jpt__slot_waiter *w, const char *why)
@@ -339,56 +260,44 @@ static int open_session(vfs_run *v, const jpt__command *cmd, jpt__buf *why)
     jpt__errbuf err;
     jpt__sandbox_report report;
     char *texts[3] = {NULL, NULL, NULL};
-    jpt_files *files = d->files;
-    int rc = files != NULL ? JPT_OK
-                           : root_files(r, jpt_policy_hardlinks_allowed(d->policy) == 1, &files,
-                                        why);
+    jpt__vfs_server *sv = NULL;
+    jpt_files *files = d->vfs.files;
+    int rc = server(r, &sv);
 
     if (rc < 0)
         return rc;
-    /* One for every VFS tool of the registry (vfs/vfs.h): made with the
-     * first, its connections shared. */
-    if (r->http == NULL && (rc = jpt__http_new(r->loop, &r->http)) < 0)
-        return rc;
+    if (files == NULL && (rc = jpt__vfs_server_root(sv, d->vfs.policy, &files)) < 0)
+        return jpt__buf_printf(why, "the workspace cannot be opened: %s", jpt_strerror(rc)) < 0
+                   ? JPT_ERR_NOMEM
+                   : rc;
     if ((rc = init_texts(run, texts)) < 0)
         goto out;
-    jpt__vfs_session_config cfg = {
-        .loop = r->loop,
+    jpt__vfs_start st = {
+        .policy = d->vfs.policy,
         .files = files,
-        .policy = d->policy,
-        .http = r->http,
         .init = {run->tool->name, texts[0], texts[1], texts[2]},
         .request_id = run->id,
-        .request_timeout_ms = d->request_timeout_ms,
+        .request_timeout_ms = d->vfs.request_timeout_ms,
         .kill_grace_ms = r->kill_grace_ms,
         .slots = &v->slots,
-        /* Its process.run children are confined as the tool is. */
-        .run_sandbox_mode = cmd->sandbox.profile != 0 ? cmd->sandbox.mode : JPT_SANDBOX_OFF,
         .sandbox_cache = r->sandbox_cache,
         .sandbox_hint = "\"os_sandbox\": {\"read\": […]} in the tool's definition",
         .env_hint = "\"env\": {\"set\": jptool.python_tool_env()} in the tool's definition",
-    };
-    jpt__vfs_session_ops ops = session_ops;
-    ops.ud = v;
-    jpt__spawn spawn = {
         .argv = (const char *const *)cmd->argv,
         .envp = (const char *const *)cmd->envp,
-        /* Issue 15 §4: it reads the workspace through the protocol, and
-         * learns nothing of the host's paths, not even where it runs. */
-        .cwd = "/",
-        .stdin_pipe = true,
         .devnull = r->devnull,
         .drain_ms = r->drain_ms,
         .contain = r->contain,
         .sandbox = cmd->sandbox.profile != 0 ? &cmd->sandbox : NULL,
-        .sandbox_report = &report,
+        /* Its process.run children are confined as the tool is. */
+        .run_sandbox_mode = cmd->sandbox.profile != 0 ? cmd->sandbox.mode : JPT_SANDBOX_OFF,
     };
-    rc = jpt__vfs_session_spawn(&cfg, &spawn, &ops, &err, &v->session);
-    if (rc < 0 && jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0)
+    jpt__vfs_session_ops ops = session_ops;
+    ops.ud = v;
+    rc = jpt__vfs_serve_spawn(sv, &st, &ops, &report, &err, &v->session);
+    if (rc < 0 && (rc = jpt__slot_spawn_failed(r, rc, run->id, err.text)) != JPT_ERR_AGAIN &&
+        jpt__buf_printf(why, "the tool could not be started: %s", err.text) < 0)
         rc = JPT_ERR_NOMEM;
-    if (rc == JPT_OK && spawn.sandbox != NULL)
-        jpt__sandbox_log(run->tool->name, run->id, (int)jpt__vfs_session_pid(v->session),
-                         &report);
 out:
     for (size_t i = 0; i < 3; i++)
         jpt__free(texts[i]);
@@ -401,8 +310,8 @@ static int spawn(vfs_run *v, jpt__buf *why)
     jpt__run *run = v->run;
     jpt_registry *r = run->r;
     jpt__command cmd;
-    int rc = jpt__command_build(r, run->tool, run->action, run->arguments, run->answers, &cmd,
-                                why);
+    int rc = jpt__command_build(r, run->tool, &def_of(run->tool)->cmd, run->action,
+                                run->arguments, run->answers, &cmd, why);
 
     if (rc < 0)
         return rc;
@@ -410,58 +319,34 @@ static int spawn(vfs_run *v, jpt__buf *why)
     jpt__command_free(&cmd);
     if (rc < 0)
         return rc;
-    r->nchildren++;
-    v->counted = true;
+    jpt__slot_hold(r, &v->slot, jpt__vfs_session_pid(v->session));
     if (run->action == JPT__ACTION_SPAWN)
-        jpt__slot_hold_for_handle(r, &v->handle_slot);
-    v->stale_slot = jpt__stale_add(r, jpt__vfs_session_pid(v->session));
+        jpt__slot_hold_for_handle(r, &v->slot);
     jpt__log(JPT_LOG_INFO, "vfs tool '%s' started for '%s': pid %d", run->tool->name, run->id,
              (int)jpt__vfs_session_pid(v->session));
     return JPT_OK;
 }
 
-/* A slot is free: the tool starts, or (while it runs) its process.run
- * requests do. */
-static bool slot_ready(jpt__slot_waiter *w)
+/* A slot is free for the tool's process (slots.c). */
+static int slot_start(jpt__slot_waiter *w, jpt__buf *why)
 {
-    vfs_run *v = (vfs_run *)((char *)w - offsetof(vfs_run, waiter));
-    jpt__buf why = JPT__BUF_INIT;
-
-    if (v->session != NULL) {
-        jpt__vfs_session_slot_free(v->session);
-        return true;
-    }
-    v->run->queued = false;
-    int rc = spawn(v, &why);
-    if (rc < 0)
-        v->run->sink->stopped(v->run, jpt__run_failed_to_start(why.data != NULL
-                                                                    ? why.data
-                                                                    : jpt_strerror(rc)));
-    jpt__buf_free(&why);
-    return true;
-}
-
-/* Out of the line for good, before it started. */
-static void slot_fail(jpt__slot_waiter *w, const char *why)
-{
-    vfs_run *v = (vfs_run *)((char *)w - offsetof(vfs_run, waiter));
-
-    v->run->queued = false;
-    v->run->sink->stopped(v->run, jpt__run_failed_to_start(why));
+    return spawn((vfs_run *)((char *)w - offsetof(vfs_run, waiter)), why);
 }
 
 static int start(jpt__run *run, jpt__buf *why)
 {
-    jpt_registry *r = run->r;
     vfs_run *v = vfs_of(run);
 
     if (v == NULL) {
         if ((v = jpt__calloc(1, sizeof(*v))) == NULL)
             return JPT_ERR_NOMEM;
         v->run = run;
-        v->waiter.ready = slot_ready;
+        v->waiter.start = slot_start;
+        v->waiter.fail = jpt__run_slot_fail;
+        v->waiter.run = run;
+        v->waiter.granted = slot_granted;
         v->waiter.refuse = slot_refuse;
-        v->waiter.fail = slot_fail;
+        v->waiter.queued = &run->queued;
         v->slots = (jpt__vfs_slots){slot_take, slot_give, v};
         run->impl = v;
     }
@@ -470,13 +355,10 @@ static int start(jpt__run *run, jpt__buf *why)
     v->session = NULL;
     jpt_state_unref(v->last);
     v->last = NULL;
-    /* registry.h, max_processes: beyond it, the call waits for a slot (its
-     * handle shows pending until then), or fails when it never could. */
-    if (r->nchildren >= r->max_processes) {
-        v->waiter.holds_slot = false;
-        return jpt__slot_queue(r, &v->waiter, run, why);
-    }
-    return spawn(v, why);
+    /* registry.h, max_processes: it starts, or waits for a slot (the
+     * model reads the handle "pending" until then), or fails when it never
+     * could. */
+    return jpt__slot_start(run->r, &v->waiter, why);
 }
 
 /* RFD 009 apply: D11's apply notification with the model's input. */
@@ -507,13 +389,12 @@ static void abort_run(jpt__run *run)
     if (v != NULL && v->session == NULL && v->waiter.waiting) {
         /* Waiting for a slot: it ends without ever running. */
         jpt__slot_leave(run->r, &v->waiter);
-        run->queued = false;
         run->sink->stopped(run, NULL);
         return;
     }
     if (v != NULL && v->session != NULL) {
         /* Its slot frees soon: a call now waits for it rather than fail. */
-        jpt__slot_release_for_handle(run->r, &v->handle_slot);
+        jpt__slot_release_for_handle(run->r, &v->slot);
         jpt__vfs_session_cancel(v->session);
     }
 }
@@ -524,18 +405,6 @@ static void refresh(jpt__run *run)
 
     if (v != NULL && v->session != NULL)
         jpt__vfs_session_refresh(v->session);
-}
-
-static uint64_t input_lost(const jpt__run *run)
-{
-    (void)run;
-    return 0;
-}
-
-static const char *spool_path(const jpt__run *run)
-{
-    (void)run;
-    return NULL;
 }
 
 /* What a cancelled one-shot run said last, after why it was cut short. */
@@ -564,15 +433,10 @@ static jpt__child *take_child(jpt__run *run)
     jpt__child *c = v != NULL && v->session != NULL ? jpt__vfs_session_take_child(v->session)
                                                    : NULL;
 
-    if (c != NULL) {
-        /* The registry ends it with all the others; its end is not
-         * reported. */
-        v->counted = false;
-        jpt__slot_release_for_handle(run->r, &v->handle_slot);
-        run->r->nchildren--;
-        jpt__stale_remove(run->r, v->stale_slot);
-        v->stale_slot = 0;
-    }
+    /* The registry ends it with all the others; its end is not
+     * reported. */
+    if (c != NULL)
+        jpt__slot_drop(run->r, &v->slot);
     return c;
 }
 
@@ -583,7 +447,6 @@ static void release(jpt__run *run)
     if (v == NULL)
         return;
     jpt__slot_leave(run->r, &v->waiter);
-    run->queued = false;
     jpt__vfs_session_free(v->session); /* a live process is killed and reaped */
     uncount(v);
     jpt_state_unref(v->last);
@@ -592,17 +455,15 @@ static void release(jpt__run *run)
 }
 
 const jpt__runtime_ops jpt__runtime_vfs = {
-    .name = "vfs",
     .caps = JPT__RT_RERUN_TO_ANSWER,
     .check = check,
     .forget = forget,
+    .command = command,
     .start = start,
     .input = input,
     .answer = answer,
     .abort = abort_run,
     .refresh = refresh,
-    .input_lost = input_lost,
-    .spool_path = spool_path,
     .partial = partial,
     .take_child = take_child,
     .release = release,

@@ -1,7 +1,10 @@
 /* The registry room, runtime layer: what runs a tool (RFD D10's
  * ToolRuntime). A process for stdio tools (runtime-process.c), the host's
- * callbacks for builtins (runtime-builtin.c); a runtime is one file and one
- * ops table, and reports back to the handle through a sink. Never
+ * callbacks for builtins (runtime-builtin.c), a process served by the vfs
+ * room's session for VFS tools (runtime-vfs.c); a runtime is one file and
+ * one ops table (found by name in tools.c), keeps what it reads of a
+ * definition in the tool's rt_data and what it keeps of a run in the
+ * run's impl, and reports back to the handle through a sink. Never
  * installed. See base.h for the room's layers. */
 #ifndef JPT_LIB_REGISTRY_RUNTIME_H
 #define JPT_LIB_REGISTRY_RUNTIME_H
@@ -80,14 +83,19 @@ struct jpt__run {
                                         callbacks: only inside dispatch (the
                                         handle defers an answer otherwise) */
 
+/* What runs a tool. The operations marked optional may be NULL, for a
+ * runtime that has nothing of the kind (a builtin has no process, a VFS
+ * tool's stdin and stdout are the protocol's); the others are required. */
 struct jpt__runtime_ops {
-    const char *name;          /* "stdio", "builtin" */
     unsigned caps;             /* JPT__RT_* */
     /* The definition's keys of this runtime (tools.c): fills `t`, or
      * returns JPT_ERR_INVALID with the reason in `why`. */
     int (*check)(jpt_registry *r, jpt__tool *t, const json_t *def, char *why, size_t n);
-    /* Frees what check kept in t->rt_data (the tool goes). May be NULL. */
+    /* Frees what check kept in t->rt_data (the tool goes). Optional. */
     void (*forget)(jpt__tool *t);
+    /* The process a tool runs, as its definition gives it (command.c).
+     * Optional: the tool runs in the host's process. */
+    const jpt__command_def *(*command)(const jpt__tool *t);
     /* Starts the run. On failure `why` holds the model-facing reason. */
     int (*start)(jpt__run *run, jpt__buf *why);
     /* Input for a running tool (apply), which the runtime encodes; inside
@@ -104,17 +112,19 @@ struct jpt__runtime_ops {
     /* Takes in at once what the tool produced and was not yet reported,
      * and its end if it has ended. */
     void (*refresh)(jpt__run *run);
-    /* Bytes of input the tool never read (it closed its input). */
+    /* Bytes of input the tool never read (it closed its input). Optional:
+     * none. */
     uint64_t (*input_lost)(const jpt__run *run);
     /* The file that holds the tool's whole output, once it outgrew what
-     * the model reads (spool_dir), or NULL. */
+     * the model reads (spool_dir), or NULL. Optional: none. */
     const char *(*spool_path)(const jpt__run *run);
     /* The result so far of a one-shot run ended before its end (a cancel):
      * run->failure and what the tool produced. JPT_ERR_STATE when the
-     * runtime keeps nothing of the kind. */
+     * runtime keeps nothing of the kind (as when it is NULL). Optional. */
     int (*partial)(jpt__run *run, jpt_state **out);
     /* For the registry's free: hands over the live process, if any, which
-     * the registry ends with all the others at once. */
+     * the registry ends with all the others at once. Optional: the
+     * runtime's release ends what it runs. */
     jpt__child *(*take_child)(jpt__run *run);
     /* Frees what the runtime keeps; a run still live is ended at once (a
      * process killed and reaped, a builtin told by its abort callback). */
@@ -123,35 +133,17 @@ struct jpt__runtime_ops {
 
 /* runtime-process.c: stdio tools. */
 extern const jpt__runtime_ops jpt__runtime_process;
-/* Deferred: serves the line of waiters as slots free (max_processes), in
- * order; then, if every process the registry runs is a VFS tool whose
- * process.run waits for a slot, refuses those requests (none could ever
- * free one). */
-void jpt__process_slots_freed(jpt__defer *d);
-/* The line: a waiter joins at the end (once) or leaves it. */
-void jpt__slot_wait(jpt_registry *r, jpt__slot_waiter *w);
-void jpt__slot_leave(jpt_registry *r, jpt__slot_waiter *w);
-/* Takes a slot for a process about to start: true; false when all
- * max_processes are taken, others wait in line ahead (unless the caller
- * is a waiter being served), or the registry shuts down. */
-bool jpt__slot_take(jpt_registry *r);
-/* A process that held a slot was reaped or freed: the line moves. */
-void jpt__slot_give(jpt_registry *r);
-/* A run that finds no slot free (registry.h, max_processes): it joins the
- * line (`w`, its run marked queued) and JPT_OK; or, when every slot is
- * held by a live handle's process, which keeps it until the model ends
- * the handle, JPT_ERR_LIMIT with the model-facing reason in `why`. */
-int jpt__slot_queue(jpt_registry *r, jpt__slot_waiter *w, jpt__run *run, jpt__buf *why);
-/* A handle's process holds its slot from now on (`*held` set), or no
- * longer (it ended, or is being ended: its slot frees soon). */
-void jpt__slot_hold_for_handle(jpt_registry *r, bool *held);
-void jpt__slot_release_for_handle(jpt_registry *r, bool *held);
 /* The end of a run that could not start: the reason, as an error (NULL
  * when out of memory). */
 jpt_state *jpt__run_failed_to_start(const char *why);
+/* A waiter's fail (base.h) for any runtime: its run stops with `why` as
+ * its result. */
+void jpt__run_slot_fail(jpt__slot_waiter *w, const char *why);
 
 /* runtime-builtin.c: builtin tools. */
 extern const jpt__runtime_ops jpt__runtime_builtin;
+/* The host's callbacks of builtin tool `t` (jpt_registry_add_builtin). */
+void jpt__builtin_set_ops(jpt__tool *t, const jpt_builtin_ops *ops, void *ud);
 
 /* runtime-vfs.c: VFS tools (D11), served by the vfs room's session. */
 extern const jpt__runtime_ops jpt__runtime_vfs;

@@ -30,11 +30,6 @@ void jpt__tool_unref(jpt__tool *t)
     jpt__free(t->description);
     json_decref(t->parameters);
     json_decref(t->options);
-    json_decref(t->command);
-    json_decref(t->env_allow);
-    json_decref(t->env_set);
-    json_decref(t->sandbox_read);
-    json_decref(t->sandbox_write);
     if (t->rt != NULL && t->rt->forget != NULL)
         t->rt->forget(t);
     jpt__free(t);
@@ -345,27 +340,41 @@ static int take_texts(checker *c, jpt__tool *t, const json_t *def)
     return JPT_OK;
 }
 
+/* The runtimes by the name a definition's "runtime" gives (registry.h);
+ * the first is the default. */
+static const struct {
+    const char *name;
+    const jpt__runtime_ops *ops;
+} runtimes[] = {
+    {"stdio", &jpt__runtime_process},
+    {"vfs", &jpt__runtime_vfs},
+    {"builtin", &jpt__runtime_builtin},
+};
+
+static const jpt__runtime_ops *runtime_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+        if (strcmp(runtimes[i].name, name) == 0)
+            return runtimes[i].ops;
+    return NULL;
+}
+
 /* What runs the tool, and that runtime's own keys. */
 static int take_runtime(checker *c, jpt__tool *t, const json_t *def, bool builtin)
 {
     const json_t *v = json_object_get(def, "runtime");
-    const char *runtime = json_string_value(v);
+    const char *runtime = v != NULL ? json_string_value(v) : builtin ? "builtin" : runtimes[0].name;
     char why[384];
 
-    if (v != NULL && runtime == NULL)
+    if (runtime == NULL)
         return FAIL(c, JPT_ERR_INVALID, "'runtime' must be a string");
-    if (builtin) {
-        if (runtime != NULL && strcmp(runtime, "builtin") != 0)
-            return FAIL(c, JPT_ERR_INVALID, "'runtime' of a builtin tool must be \"builtin\"");
-        t->rt = &jpt__runtime_builtin;
-    } else if (runtime == NULL || strcmp(runtime, "stdio") == 0)
-        t->rt = &jpt__runtime_process;
-    else if (strcmp(runtime, "builtin") == 0)
+    t->rt = runtime_named(runtime);
+    if (builtin && t->rt != &jpt__runtime_builtin)
+        return FAIL(c, JPT_ERR_INVALID, "'runtime' of a builtin tool must be \"builtin\"");
+    if (!builtin && t->rt == &jpt__runtime_builtin)
         return FAIL(c, JPT_ERR_INVALID,
                     "runtime \"builtin\" tools are added with jpt_registry_add_builtin");
-    else if (strcmp(runtime, "vfs") == 0)
-        t->rt = &jpt__runtime_vfs;
-    else
+    if (t->rt == NULL)
         return FAIL(c, JPT_ERR_INVALID,
                     "'runtime' must be \"stdio\", \"vfs\" or \"builtin\", not \"%s\"", runtime);
     int rc = t->rt->check(c->r, t, def, why, sizeof(why));
@@ -563,9 +572,7 @@ JPT_EXPORT int jpt_registry_add_builtin(jpt_registry *r, const char *definition_
         jpt__tool_unref(t);
         return rc;
     }
-    t->ops = *ops;
-    t->ops.size = sizeof(jpt_builtin_ops);
-    t->ud = ud;
+    jpt__builtin_set_ops(t, ops, ud);
     rc = add_tools(r, &t, 1, false);
     jpt__tool_unref(t);
     return rc;

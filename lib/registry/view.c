@@ -128,9 +128,10 @@ int jpt__view_text(const jpt_handle *h, const jpt_state *s, jpt__buf *out)
     /* A capture that was already cut carries its own marker, so only text
      * clearly past the limit is cut again. */
     size_t n = strlen(text);
-    rc = n > limit + 256
-             ? jpt__limit_text(text, n, limit, h->tool->rt->spool_path(&h->run), out)
-             : jpt__buf_append(out, text, n);
+    const jpt__runtime_ops *rt = h->tool->rt;
+    const char *spool = rt->spool_path != NULL ? rt->spool_path(&h->run) : NULL;
+    rc = n > limit + 256 ? jpt__limit_text(text, n, limit, spool, out)
+                         : jpt__buf_append(out, text, n);
     jpt_free(text);
     return rc;
 }

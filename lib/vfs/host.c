@@ -12,17 +12,13 @@
 #include <unistd.h>
 
 #include "files/files.h"
-#include "http/http.h"
 #include "policy/policy.h"
 #include "sandbox/sandbox.h"
-#include "vfs/vfs.h"
-
-#define DEFAULT_REQUEST_TIMEOUT_MS 60000
-#define DEFAULT_KILL_GRACE_MS 5000
+#include "vfs/session.h"
 
 struct jpt_vfs_host {
     jpt__loop *loop;
-    jpt__http *http;          /* the tool's http.* requests */
+    jpt__vfs_server *server;  /* the workspace, the tool's http.* requests */
     jpt_files *files;
     jpt_policy *policy;
     int request_timeout_ms, kill_grace_ms;
@@ -149,15 +145,16 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
     jpt_vfs_host *h = jpt__calloc(1, sizeof(*h));
     if (h == NULL)
         return FAIL(JPT_ERR_NOMEM, "out of memory");
-    h->request_timeout_ms = o.request_timeout_ms == 0 ? DEFAULT_REQUEST_TIMEOUT_MS
+    h->request_timeout_ms = o.request_timeout_ms == 0 ? JPT__VFS_REQUEST_TIMEOUT_MS
                                                       : o.request_timeout_ms;
-    h->kill_grace_ms = o.kill_grace_ms > 0 ? o.kill_grace_ms : DEFAULT_KILL_GRACE_MS;
+    h->kill_grace_ms = o.kill_grace_ms > 0 ? o.kill_grace_ms : JPT__KILL_GRACE_MS;
     h->limits.max_message = o.max_message;
     h->limits.max_violations = o.max_violations;
     h->sandbox_mode = o.sandbox_mode != JPT_SANDBOX_DEFAULT ? o.sandbox_mode
                                                             : JPT_SANDBOX_REQUIRED;
     if ((rc = copy_paths(o.sandbox_read, &h->sandbox_read)) < 0 ||
-        (rc = jpt__loop_new(&h->loop)) < 0 || (rc = jpt__http_new(h->loop, &h->http)) < 0) {
+        (rc = jpt__loop_new(&h->loop)) < 0 ||
+        (rc = jpt__vfs_server_new(h->loop, o.root != NULL ? o.root : ".", &h->server)) < 0) {
         rc = rc == JPT_ERR_NOMEM ? FAIL(rc, "out of memory")
                                  : FAIL(rc, "creating its event loop: %s", strerror(errno));
         goto fail;
@@ -181,12 +178,13 @@ JPT_EXPORT int jpt_vfs_host_new(const jpt_vfs_host_options *opts, jpt_vfs_host *
                   h->policy != NULL ? jpt_policy_errmsg(h->policy) : "out of memory");
         goto fail;
     }
-    /* The policy's "hardlinks": "allow" is the directory's flag; a backend
-     * the application opened keeps the flags it was opened with. */
-    unsigned flags = jpt_policy_hardlinks_allowed(h->policy) == 1 ? JPT_FILES_ALLOW_HARDLINKS : 0;
+    /* A backend the application opened keeps the flags it was opened
+     * with; the root is opened with the policy's. */
     if (o.files != NULL)
         h->files = jpt__files_ref(o.files);
-    else if ((rc = jpt_files_open_dir(o.root != NULL ? o.root : ".", flags, &h->files)) < 0) {
+    else if ((rc = jpt__vfs_server_root(h->server, h->policy, &h->files)) == JPT_OK)
+        jpt__files_ref(h->files);
+    else {
         jpt__log(JPT_LOG_ERROR, "jpt_vfs_host_new: cannot open the root '%s': %s",
                  o.root != NULL ? o.root : ".", jpt_strerror(rc));
         /* jpt_files_open_dir said why, naming the root. */
@@ -243,8 +241,8 @@ static int read_tool(jpt_vfs_host *h, const char *tool_json, json_t **tool,
 
 /* The tool's process: in the OS sandbox (vfs.h) unless its mode is off,
  * with a clean environment (PATH alone). */
-static int spawn_tool(jpt_vfs_host *h, const char *const argv[],
-                      const jpt__vfs_session_config *cfg, const jpt__vfs_session_ops *ops)
+static int spawn_tool(jpt_vfs_host *h, const char *const argv[], jpt__vfs_start *st,
+                      const jpt__vfs_session_ops *ops)
 {
     jpt__buf path = JPT__BUF_INIT;
     const char *host_path = getenv("PATH");
@@ -252,8 +250,7 @@ static int spawn_tool(jpt_vfs_host *h, const char *const argv[],
     int root = jpt__files_root_fd(h->files);
     ssize_t len = -1;
 
-    if (jpt__buf_printf(&path, "PATH=%s",
-                        host_path != NULL ? host_path : "/usr/local/bin:/usr/bin:/bin") < 0)
+    if (jpt__buf_printf(&path, "PATH=%s", host_path != NULL ? host_path : JPT__DEFAULT_PATH) < 0)
         return jpt__err(&h->err, JPT_ERR_NOMEM, "out of memory");
     /* The directory backend's root, which no grant of the sandbox may
      * hold (a memory or host-supplied backend has none). */
@@ -273,26 +270,16 @@ static int spawn_tool(jpt_vfs_host *h, const char *const argv[],
                          ? workspace
                          : NULL,
     };
-    jpt__spawn spawn = {
-        .argv = argv,
-        .envp = envp,
-        /* Issue 15 §4: nothing of the host's, not even where it runs. */
-        .cwd = "/",
-        .stdin_pipe = true,
-        .devnull = -1,
-        .drain_ms = 100,
-        .contain = h->contain,
-        .sandbox = h->sandbox_mode != JPT_SANDBOX_OFF ? &spec : NULL,
-        .sandbox_report = &h->sandbox,
-    };
-    int rc = jpt__vfs_session_spawn(cfg, &spawn, ops, &h->err, &h->session);
+    st->argv = argv;
+    st->envp = envp;
+    st->devnull = -1;
+    st->drain_ms = JPT__DRAIN_MS;
+    st->contain = h->contain;
+    st->sandbox = h->sandbox_mode != JPT_SANDBOX_OFF ? &spec : NULL;
+    int rc = jpt__vfs_serve_spawn(h->server, st, ops, &h->sandbox, &h->err, &h->session);
     jpt__buf_free(&path);
     h->spawned = rc == JPT_OK;
-    if (rc == JPT_OK && spawn.sandbox != NULL) {
-        h->sandboxed = true;
-        jpt__sandbox_log(cfg->init.name, NULL, (int)jpt__vfs_session_pid(h->session),
-                         &h->sandbox);
-    }
+    h->sandboxed = rc == JPT_OK && st->sandbox != NULL;
     return rc;
 }
 
@@ -302,16 +289,14 @@ static int start(jpt_vfs_host *h, const char *const argv[], int rfd, int wfd,
 {
     json_t *tool = NULL;
     char *texts[3] = {NULL, NULL, NULL};
-    jpt__vfs_session_config cfg = {
-        .run_sandbox_mode = h->sandbox_mode,
-        .sandbox_cache = h->sandbox_cache,
-        .loop = h->loop,
-        .files = h->files,
+    jpt__vfs_start st = {
         .policy = h->policy,
-        .http = h->http,
+        .files = h->files,
         .request_timeout_ms = h->request_timeout_ms,
         .kill_grace_ms = h->kill_grace_ms,
         .limits = h->limits,
+        .sandbox_cache = h->sandbox_cache,
+        .run_sandbox_mode = h->sandbox_mode,
         .sandbox_hint = "jpt_vfs_host_options.sandbox_read (Python: VfsHost(sandbox_read=…))",
         /* The host passes PATH alone (spawn_tool). */
         .env_hint = "its command line: [\"env\", \"NAME=value\", …, the tool's command]",
@@ -322,11 +307,11 @@ static int start(jpt_vfs_host *h, const char *const argv[], int rfd, int wfd,
     if (h->started)
         return jpt__err(&h->err, JPT_ERR_STATE, "a tool was started on this host already");
     ops.ud = h;
-    if ((rc = read_tool(h, tool_json, &tool, &cfg.init, texts)) == JPT_OK) {
+    if ((rc = read_tool(h, tool_json, &tool, &st.init, texts)) == JPT_OK) {
         if (argv != NULL)
-            rc = spawn_tool(h, argv, &cfg, &ops);
+            rc = spawn_tool(h, argv, &st, &ops);
         else
-            rc = jpt__vfs_session_attach(&cfg, rfd, wfd, &ops, &h->err, &h->session);
+            rc = jpt__vfs_serve_attach(h->server, &st, rfd, wfd, &ops, &h->err, &h->session);
     }
     json_decref(tool);
     for (size_t i = 0; i < 3; i++)
@@ -505,7 +490,7 @@ JPT_EXPORT void jpt_vfs_host_free(jpt_vfs_host *h)
     if (h->loop != NULL)
         jpt__loop_release_now(h->loop);
     jpt__contain_free(h->contain);
-    jpt__http_free(h->http);
+    jpt__vfs_server_free(h->server);
     jpt_state_unref(h->state);
     jpt_policy_free(h->policy);
     jpt__files_unref(h->files);

@@ -12,9 +12,6 @@
 #include "vfs/run.h"
 #include "common/scrub.h"
 
-/* How long output is read after the child exits, for a grandchild that
- * holds the pipes (the group's stragglers are killed then). */
-#define DRAIN_MS 100
 /* A slice of the walks before and after a run (confine.c) within one of
  * the loop's deferred calls: the loop runs them for JPT__DEFER_BUDGET_NS
  * at most, so a slice never holds other tools' work up for long
@@ -23,8 +20,6 @@
 #define SLICE_NS 1000000u
 /* The most of git's configuration read before it runs. */
 #define SCAN_LIMIT (1u << 20)
-/* execvp's default search path, for a host without PATH. */
-#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 struct jpt__vfs_run {
     jpt__vfs_run_env env;     /* the session's, copied */
@@ -290,9 +285,9 @@ static int make_env(const jpt__vfs_run *r, const jpt__git_overrides *overrides, 
     int rc;
 
     memset(e, 0, sizeof(*e));
-    rc = jpt__path_absolute_only(path != NULL ? path : DEFAULT_PATH, &e->path);
+    rc = jpt__path_absolute_only(path != NULL ? path : JPT__DEFAULT_PATH, &e->path);
     if (rc == JPT_OK && e->path.len == 0)
-        rc = jpt__buf_puts(&e->path, DEFAULT_PATH);
+        rc = jpt__buf_puts(&e->path, JPT__DEFAULT_PATH);
     if (rc == JPT_OK && (rc = add_var(e, "PATH", e->path.data)) == JPT_OK)
         rc = each_forwarded(r->p, forward, e);
     if (rc == JPT_OK && r->git)
@@ -548,7 +543,10 @@ static int spawn_child(jpt__vfs_run *r, const char *const *argv,
         .envp = (const char *const *)ce.envp,
         .cwd_fd = &root,
         .devnull = -1,
-        .drain_ms = DRAIN_MS,
+        /* Output is read that long after the child exits, for a
+         * grandchild that holds the pipes; then the group's stragglers
+         * are killed. */
+        .drain_ms = JPT__DRAIN_MS,
         .contain = r->env.contain,
         .sandbox = confine != NULL ? jpt__vfs_confine_spec(confine) : NULL,
         .sandbox_report = &report,

@@ -42,21 +42,9 @@
 #include "files/files.h"
 #include "loop/loop.h"
 #include "process/process.h"
-#include "vfs/vfs.h"
+#include "vfs/session.h"
 
 typedef struct jpt__vfs_run jpt__vfs_run;
-
-/* The owner's process slots (a registry's max_processes, registry.h),
- * which each child of process.run takes one of while it lives. */
-typedef struct jpt__vfs_slots {
-    /* Takes a slot: true; or false when none is free now, and then the
-     * owner calls jpt__vfs_run_queue_wake() once one may be (from the
-     * loop, never from inside this call). */
-    bool (*take)(void *ud);
-    /* Gives back a slot taken: the child was reaped, or did not start. */
-    void (*give)(void *ud);
-    void *ud;
-} jpt__vfs_slots;
 
 /* A session's runs (vfs.h, "process.run"): at most
  * JPT_VFS_PROCESS_MAX_RUNNING children alive at once, and with `slots`

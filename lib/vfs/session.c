@@ -24,7 +24,7 @@
 #include "files/files.h"
 #include "policy/policy.h"
 #include "vfs/run.h"
-#include "vfs/vfs.h"
+#include "vfs/session.h"
 
 /* Bytes handed to the child's stdin queue at most at once. */
 #define OUT_QUEUE (256u * 1024u)
