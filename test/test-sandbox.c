@@ -1993,6 +1993,43 @@ static void a_repository_the_host_cannot_list_is_not_passed_over(void **state)
 
 /* ---- The second adversarial pass's findings (issue 15) ----------------------------- */
 
+/* A stdio tool whose program lies below /tmp, asked about with
+ * jpt_registry_tool_sandbox before its first call: the view of the file
+ * system that query prepared (and kept) named no program, and the spawns
+ * after it entered that view, where the program's directory was not
+ * bound into the tool's own /tmp: execve failed with ENOENT (found when
+ * the suite ran from a checkout below /tmp). */
+static void a_program_below_tmp_runs_after_its_sandbox_was_queried(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the sandbox");
+    char dir[64] = "/tmp/jpt-sandbox-program-XXXXXX", program[96], tools_json[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(program, sizeof(program), "%s/echo", dir);
+    char cp[256];
+    snprintf(cp, sizeof(cp), "cp /bin/echo %s", program);
+    assert_int_equal(system(cp), 0);
+    snprintf(tools_json, sizeof(tools_json),
+             "{'tools':[{'name':'e','command':['%s','ran'],'sandbox':true}]}", program);
+    jpt_registry *r = registry(JPT_SANDBOX_DEFAULT, tools_json);
+    unsigned enforced = 0;
+    char *report = NULL;
+    assert_int_equal(jpt_registry_tool_sandbox(r, "e", &enforced, &report), JPT_OK);
+    jpt_free(report);
+    bool is_error = true;
+    char *out = call(r, "e", &is_error);
+    jpt_registry_free(r);
+    unlink(program);
+    rmdir(dir);
+    if (is_error)
+        print_message("%s\n", out);
+    assert_false(is_error);
+    assert_string_equal(out, "ran\n");
+    free(out);
+    if ((enforced & JPT_SANDBOX_ENFORCED_MOUNTS) == 0)
+        print_message("[   INFO   ] no mount namespace here: the host's /tmp is shared\n");
+}
+
 /* S1: a root host's stdio tool read (and wrote) every root-owned file
  * of the host's /tmp, another service's private directory included: the
  * profile granted /tmp read-write and the tool is uid 0. Its /tmp is its
@@ -2302,6 +2339,7 @@ int main(void)
         cmocka_unit_test(a_read_path_above_the_workspace_is_refused),
         cmocka_unit_test(a_read_only_workspace_in_tmp_stays_read_only),
         cmocka_unit_test(no_sandboxed_tool_makes_a_setuid_file),
+        cmocka_unit_test(a_program_below_tmp_runs_after_its_sandbox_was_queried),
         cmocka_unit_test(a_stdio_tool_reads_no_private_file_of_the_hosts_tmp),
         cmocka_unit_test(a_stdio_tool_cannot_plant_git_configuration),
         cmocka_unit_test(a_stdio_tool_plants_no_repository),

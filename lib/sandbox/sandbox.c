@@ -1006,6 +1006,16 @@ static int view_key(const jpt__sandbox *sb, unsigned etc_generation, jpt__buf *k
      * repositories, by path and identity, are part of the view. */
     for (size_t i = 0; rc == JPT_OK && i < sb->read_only.n; i++)
         rc = jpt__buf_printf(key, " r%s", sb->read_only.v[i]);
+    /* What the private /tmp holds again (the program's directory among
+     * them: a view kept for jpt_registry_tool_sandbox, which names no
+     * program, hid a program below /tmp from the spawns after it), the
+     * workspace made anew there, and the paths covered. */
+    for (size_t i = 0; rc == JPT_OK && i < sb->tmp_keep.n; i++)
+        rc = jpt__buf_printf(key, " k%s", sb->tmp_keep.v[i]);
+    for (size_t i = 0; rc == JPT_OK && i < sb->tmp_remake.n; i++)
+        rc = jpt__buf_printf(key, " m%s", sb->tmp_remake.v[i]);
+    for (size_t i = 0; rc == JPT_OK && i < sb->hide.n; i++)
+        rc = jpt__buf_printf(key, " h%d%s", sb->hide.flag[i] ? 1 : 0, sb->hide.v[i]);
     if (rc == JPT_OK && sb->read_only_ids.len > 0)
         rc = jpt__buf_append(key, sb->read_only_ids.data, sb->read_only_ids.len);
     for (size_t i = 0; rc == JPT_OK && i < sb->writable.n; i++) {
