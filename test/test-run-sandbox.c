@@ -657,6 +657,63 @@ static void a_covered_path_moved_before_the_mounts_fails_the_spawn(void **state)
     assert_non_null(strstr(err.text, "the workspace changed while the process started"));
 }
 
+/* A directory renamed while the walk runs, from where the walk has not
+ * been yet to where it has been: between two of its slices, the tool's
+ * own fs.rename or another child of its (a writable workspace) moves
+ * x/y/s, which holds a .env, to the root, already listed. The walk finds
+ * x/y without s, never lists s2, and a child would read s2/.env. What
+ * it holds is covered all the same: the walk starts again when a
+ * directory it listed changed before its end. */
+static void a_secret_moved_behind_the_walk_is_covered(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char file[64];
+    fu_mkdir(root, "big");
+    for (int f = 0; f < 400; f++) {
+        snprintf(file, sizeof(file), "big/f%03d", f);
+        put(file, "x\n");
+    }
+    fu_mkdir(root, "x");
+    fu_mkdir(root, "x/y");
+    fu_mkdir(root, "x/y/s");
+    put("x/y/s/.env", "SECRET-BEHIND\n");
+    jpt_policy *p = NULL;
+    assert_int_equal(jpt_policy_new(js("{'commands':{'cat':{}}}"), &p), JPT_OK);
+    int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(root_fd >= 0);
+    jpt__vfs_confine *c = NULL;
+    jpt__errbuf err = {{0}};
+    assert_int_equal(jpt__vfs_confine_new(p, root_fd, JPT_SANDBOX_REQUIRED, false, 0, NULL, &c,
+                                          &err),
+                     JPT_OK);
+    /* The first slice lists the root (1 ns: the clock is read after
+     * each directory and every 64 entries). */
+    assert_int_equal(jpt__vfs_confine_step(c, 1, &err), 1);
+    char from[4400], to[4400];
+    snprintf(from, sizeof(from), "%s/x/y/s", root);
+    snprintf(to, sizeof(to), "%s/s2", root);
+    assert_int_equal(rename(from, to), 0);
+    int rc, steps = 0;
+    while ((rc = jpt__vfs_confine_step(c, 1, &err)) == 1)
+        assert_true(++steps < 100000);
+    assert_int_equal(rc, 0);
+    const jpt__sandbox_spec *spec = jpt__vfs_confine_spec(c);
+    /* The spec's paths are real paths: the end is compared. */
+    static const char want[] = "/ws/s2/.env";
+    bool covered = false;
+    for (size_t i = 0; spec->hide != NULL && spec->hide[i] != NULL; i++) {
+        size_t n = strlen(spec->hide[i]);
+        covered |= n >= sizeof(want) - 1 &&
+                   strcmp(spec->hide[i] + n - (sizeof(want) - 1), want) == 0;
+    }
+    jpt__vfs_confine_free(c);
+    jpt_policy_free(p);
+    close(root_fd);
+    if (!covered)
+        fail_msg("s2/.env was moved behind the walk and is not covered");
+}
+
 /* The spec of a walk stepped `budget_ns` at a time (0: at once), and the
  * number of steps it took; its hidden paths in `hidden`, one a line. */
 static int confine_in_steps(jpt_policy *p, int root_fd, uint64_t budget_ns, char *hidden,
@@ -916,6 +973,7 @@ int main(void)
         cmocka_unit_test_setup(a_child_starts_in_a_workspace_in_tmp_whose_root_it_may_not_read,
                                fresh),
         cmocka_unit_test_setup(a_covered_path_moved_before_the_mounts_fails_the_spawn, fresh),
+        cmocka_unit_test_setup(a_secret_moved_behind_the_walk_is_covered, fresh),
         cmocka_unit_test_setup(the_walk_before_a_run_goes_in_slices, fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
         cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),

@@ -957,7 +957,13 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * unseen); it runs in slices of about a millisecond
  * from the host's loop (the process starts once it is done: a large
  * workspace delays its own runs, not the host's other work); one walk
- * serves both of git's processes. A symbolic link is neither followed nor
+ * serves both of git's processes. Where a directory it listed changed
+ * before its end (its ctime: a directory renamed meanwhile, by the tool's
+ * fs.rename or another child of its, from where the walk had not been
+ * to where it had, would hold paths the walk never saw), it walks again,
+ * up to 4 times, then the run fails; a file system without fine-grained
+ * ctimes (before Linux 6.13, or other than ext4, xfs, btrfs and tmpfs)
+ * can miss a change made in the clock tick of the listing. A symbolic link is neither followed nor
  * covered (what it leads to is judged by its own path); a name that is
  * also a hard link elsewhere under another name is readable there (as
  * fs.read with "hardlinks": "allow" would); a sensitive file created

@@ -387,6 +387,13 @@ typedef struct jpt__walk_stamps {
  * entry made, removed or renamed since: each such change moves its
  * directory's ctime, which no process sets back). */
 bool jpt__walk_stamps_hold(const jpt__walk_stamps *s, int root_fd);
+/* Whether every directory stamped still has the (device, inode, ctime)
+ * it had, racy or not. Every change since its listing moves its ctime
+ * where the file system keeps fine-grained ctimes for an inode whose
+ * ctime was read (Linux 6.13's multigrain timestamps: ext4, xfs, btrfs,
+ * tmpfs); elsewhere a change within the clock tick of the listing, of a
+ * directory already changed in that tick, does not show. */
+bool jpt__walk_stamps_same(const jpt__walk_stamps *s, int root_fd);
 void jpt__walk_stamps_free(jpt__walk_stamps *s);
 
 /* A walk of directories beneath `root_fd`: each listed, each entry (its

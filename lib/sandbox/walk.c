@@ -327,10 +327,18 @@ void jpt__walk_free(jpt__walk *w)
 
 bool jpt__walk_stamps_hold(const jpt__walk_stamps *s, int root_fd)
 {
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].racy)
+            return false;
+    return jpt__walk_stamps_same(s, root_fd);
+}
+
+bool jpt__walk_stamps_same(const jpt__walk_stamps *s, int root_fd)
+{
     for (size_t i = 0; i < s->n; i++) {
         const jpt__walk_stamp *p = &s->v[i];
         struct stat st;
-        if (p->racy || fstatat(root_fd, p->rel, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        if (fstatat(root_fd, p->rel, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISDIR(st.st_mode) || (uint64_t)st.st_dev != p->dev ||
             (uint64_t)st.st_ino != p->ino ||
             (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec != p->ctime)

@@ -27,6 +27,10 @@
 #include "policy/policy.h"
 #include "vfs/run.h"
 
+/* How many times a walk is begun when directories it listed keep
+ * changing before its end. */
+#define WALKS_MAX 4
+
 struct jpt__vfs_confine {
     jpt__sandbox_spec spec;
     char root[JPT__SANDBOX_PATH_MAX]; /* the workspace's real path */
@@ -37,6 +41,9 @@ struct jpt__vfs_confine {
     jpt__repos *repos;                /* the writable roots and what of a
                                          repository lies beneath them */
     jpt__walk *walk;                  /* NULL once walked */
+    jpt__walk_stamps listed;          /* the directories it listed */
+    bool stamp_repos;                 /* ... which the sweep compares with */
+    unsigned walks;                   /* begun */
     size_t scanned;
     bool git;                         /* the child is git */
 };
@@ -266,11 +273,38 @@ static int plan_walk(jpt__vfs_confine *c)
         all_writable &= jpt__repos_writable(c->repos, read_rel.v[i]);
         rc = jpt__walk_add(c->walk, read_rel.v[i]);
     }
-    if (all_writable && !p->git_writable)
-        jpt__walk_stamp_into(c->walk, jpt__repos_stamps(c->repos));
+    c->stamp_repos = all_writable && !p->git_writable;
+    jpt__walk_stamp_into(c->walk, &c->listed);
     jpt__pathv_free(&read_rel);
     jpt__pathv_free(&write_rel);
     return rc;
+}
+
+/* A walk from the start: what an earlier one found is dropped. */
+static int begin(jpt__vfs_confine *c)
+{
+    int rc;
+
+    c->walks++;
+    if ((rc = jpt__repos_new(c->root_fd, &c->repos)) < 0 ||
+        (rc = jpt__walk_new(c->root_fd, JPT_VFS_RUN_SCAN_MAX, visit, dir_done, c, &c->walk)) < 0)
+        return rc;
+    return plan_walk(c);
+}
+
+static void drop(jpt__vfs_confine *c)
+{
+    jpt__walk_free(c->walk);
+    c->walk = NULL;
+    jpt__walk_stamps_free(&c->listed);
+    jpt__pathv_free(&c->read);
+    jpt__pathv_free(&c->write);
+    jpt__pathv_free(&c->read_only);
+    jpt__pathv_free(&c->hide);
+    jpt__idv_free(&c->read_only_ids);
+    jpt__idv_free(&c->hide_ids);
+    jpt__repos_unref(c->repos);
+    c->repos = NULL;
 }
 
 int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
@@ -295,9 +329,7 @@ int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
     c->p = p;
     c->root_fd = root_fd;
     c->git = git;
-    if ((rc = jpt__repos_new(root_fd, &c->repos)) < 0 ||
-        (rc = jpt__walk_new(root_fd, JPT_VFS_RUN_SCAN_MAX, visit, dir_done, c, &c->walk)) < 0 ||
-        (rc = plan_walk(c)) < 0) {
+    if ((rc = begin(c)) < 0) {
         jpt__vfs_confine_free(c);
         return jpt__err(err, rc, "%s",
                         rc == JPT_ERR_NOMEM ? "out of memory finding what the process may not read"
@@ -326,6 +358,25 @@ int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *
         return 1;
     jpt__walk_free(c->walk);
     c->walk = NULL;
+    /* A directory listed that changed before the walk's end may have
+     * taken in what the walk had still to find: a directory renamed from
+     * where it had not been yet to where it had (the tool's fs.rename,
+     * another child of its, between two slices) would never be listed,
+     * and a child would read its .env. The walk starts again. */
+    if (rc == JPT_OK && !jpt__walk_stamps_same(&c->listed, c->root_fd)) {
+        if (c->walks >= WALKS_MAX)
+            return jpt__err(err, JPT_ERR_SANDBOX,
+                            "the workspace changed while it was walked to find what the "
+                            "process may not read, %u times in a row: it cannot be confined",
+                            c->walks);
+        drop(c);
+        if ((rc = begin(c)) < 0)
+            return jpt__err(err, rc, "%s",
+                            rc == JPT_ERR_NOMEM
+                                ? "out of memory finding what the process may not read"
+                                : "the workspace cannot be opened again: no fd left");
+        return 1;
+    }
     if (rc == JPT_ERR_LIMIT && c->scanned > JPT_VFS_RUN_SCAN_MAX)
         return jpt__err(err, rc,
                         "the paths it may read hold more than %d entries: too many to find "
@@ -340,6 +391,10 @@ int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *
         return jpt__err(err, rc, "%s",
                         rc == JPT_ERR_NOMEM ? "out of memory finding what the process may not read"
                                             : why.text);
+    if (c->stamp_repos) {
+        *jpt__repos_stamps(c->repos) = c->listed;
+        c->listed = (jpt__walk_stamps){0};
+    }
     jpt__repos_seal(c->repos);
     c->spec.read = jpt__pathv_list(&c->read);
     c->spec.write = jpt__pathv_list(&c->write);
@@ -371,13 +426,6 @@ void jpt__vfs_confine_free(jpt__vfs_confine *c)
 {
     if (c == NULL)
         return;
-    jpt__walk_free(c->walk);
-    jpt__pathv_free(&c->read);
-    jpt__pathv_free(&c->write);
-    jpt__pathv_free(&c->read_only);
-    jpt__pathv_free(&c->hide);
-    jpt__idv_free(&c->read_only_ids);
-    jpt__idv_free(&c->hide_ids);
-    jpt__repos_unref(c->repos);
+    drop(c);
     jpt__free(c);
 }
