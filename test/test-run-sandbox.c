@@ -657,6 +657,45 @@ static void a_covered_path_moved_before_the_mounts_fails_the_spawn(void **state)
     assert_non_null(strstr(err.text, "the workspace changed while the process started"));
 }
 
+/* A child that may write the workspace renames the directory above what
+ * it may not read: a filesystem.deny prefix of two names (config/prod)
+ * and a sensitive pattern of two (.aws/credentials) match by name, so
+ * "config" renamed "cfg" and ".aws" renamed "aws" would put both out of
+ * the policy's reach, and the tool would read them with fs.read (which
+ * refuses renaming them itself). Each directory whose name the verdict
+ * depends on is a mount point of its own in the child's view, which no
+ * rename moves (EBUSY). */
+static void a_child_renames_nothing_a_verdict_depends_on(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "config");
+    fu_mkdir(root, "config/prod");
+    put("config/prod/db.yml", "SECRET-DENIED\n");
+    put("config/dev.yml", "dev\n");
+    fu_mkdir(root, "home");
+    fu_mkdir(root, "home/.aws");
+    put("home/.aws/credentials", "SECRET-AWS\n");
+    put("home/.aws/region", "eu\n");
+    char *t = ops_in(root, JPT_SANDBOX_DEFAULT,
+                     "{'filesystem':{'writable':true,'deny':['config/prod']},"
+                     "'commands':{'sh':{}}}",
+                     "[{'method':'process.run','params':{'program':'sh','args':['-c',"
+                     "'mv config cfg; mv home/.aws home/aws; mv home h2; cat config/dev.yml "
+                     "h2/.aws/region; echo x > config/new; echo done']}},"
+                     "{'method':'fs.read','params':{'path':'cfg/prod/db.yml'}},"
+                     "{'method':'fs.read','params':{'path':'home/aws/credentials'}},"
+                     "{'method':'fs.read','params':{'path':'h2/aws/credentials'}}]");
+    assert_lacks(t, "SECRET");
+    /* What does not move the verdict still works: a parent renamed
+     * above the pattern's names, files read and written beneath. */
+    assert_non_null(strstr(t, "dev\\neu\\ndone\\n"));
+    assert_true(exists(root, "h2/.aws/credentials"));
+    assert_true(exists(root, "config/prod/db.yml"));
+    assert_true(exists(root, "config/new"));
+    free(t);
+}
+
 /* A directory renamed while the walk runs, from where the walk has not
  * been yet to where it has been: between two of its slices, the tool's
  * own fs.rename or another child of its (a writable workspace) moves
@@ -974,6 +1013,7 @@ int main(void)
                                fresh),
         cmocka_unit_test_setup(a_covered_path_moved_before_the_mounts_fails_the_spawn, fresh),
         cmocka_unit_test_setup(a_secret_moved_behind_the_walk_is_covered, fresh),
+        cmocka_unit_test_setup(a_child_renames_nothing_a_verdict_depends_on, fresh),
         cmocka_unit_test_setup(the_walk_before_a_run_goes_in_slices, fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
         cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),

@@ -932,7 +932,12 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * filesystem.deny prefix beneath what it may read, nor the secrets of
  * /etc — each is covered by an empty file or directory of mode 000
  * (EACCES) — nor a path the policy would ask about (outside those
- * prefixes); never write a .git directory, nor a .git file ("gitdir:", a
+ * prefixes); never rename a directory whose name such a verdict depends
+ * on ("config" of a denied "config/prod", ".aws" of ".aws/credentials"),
+ * which would put what it holds out of the policy's reach for the
+ * tool's fs.read: each is a mount point of its own in its view (EBUSY;
+ * moving a file out of one is a copy, EXDEV, as across file systems);
+ * never write a .git directory, nor a .git file ("gitdir:", a
  * submodule's or a worktree's), nor a bare repository (a directory with
  * HEAD, and objects and refs or commondir), beneath a writable prefix
  * (each mounted read-only again, so neither changed nor removed, unless

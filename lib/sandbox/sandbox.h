@@ -127,6 +127,13 @@ typedef struct jpt__sandbox_spec {
                                   read: each is covered by an empty
                                   directory or file it cannot open */
     const bool *hide_dir;      /* RUN: per `hide`, whether a directory */
+    const char *const *pin;    /* RUN: absolute paths of directories within
+                                  `write` that the process must not rename
+                                  (a name a verdict on a hidden path
+                                  depends on: "config" of a denied
+                                  "config/prod"): each is mounted on
+                                  itself, which no rename moves (EBUSY) */
+    const uint64_t *pin_ids;   /* RUN: per `pin`, as below */
     const uint64_t *read_only_ids; /* RUN: per `read_only` and per `hide`, */
     const uint64_t *hide_ids;  /* the (device, inode) pair the path was
                                   when it was found: the child covers it
@@ -521,6 +528,8 @@ typedef struct jpt__ns_plan {
     const char *const *read_only; /* within them, read-only again */
     const char *const *hide;      /* covered by an empty directory or file */
     const bool *hide_dir;
+    const char *const *pin;       /* mounted on themselves: not renamed */
+    const uint64_t *pin_ids;
     const uint64_t *read_only_ids, *hide_ids; /* (device, inode) per path,
                                      or NULL: what each must still be
                                      (a pair of 0: not checked) */

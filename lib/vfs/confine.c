@@ -36,8 +36,8 @@ struct jpt__vfs_confine {
     char root[JPT__SANDBOX_PATH_MAX]; /* the workspace's real path */
     const jpt_policy *p;
     int root_fd;                      /* the directory backend's, lent */
-    jpt__pathv read, write, read_only, hide; /* absolute */
-    jpt__idv read_only_ids, hide_ids; /* per path, for the child's check */
+    jpt__pathv read, write, read_only, hide, pin; /* absolute */
+    jpt__idv read_only_ids, hide_ids, pin_ids; /* per path, for the child's check */
     jpt__repos *repos;                /* the writable roots and what of a
                                          repository lies beneath them */
     jpt__walk *walk;                  /* NULL once walked */
@@ -106,7 +106,7 @@ static bool is_git_config(const char *rel)
 
 static int bounded(jpt__vfs_confine *c)
 {
-    if (c->hide.n + c->read_only.n >= JPT_VFS_RUN_COVER_MAX)
+    if (c->hide.n + c->read_only.n + c->pin.n >= JPT_VFS_RUN_COVER_MAX)
         return JPT_ERR_LIMIT;
     return JPT_OK;
 }
@@ -133,6 +133,69 @@ static int cover(jpt__vfs_confine *c, jpt__pathv *l, jpt__idv *ids, const char *
     return rc < 0 ? rc : jpt__idv_add(ids, &st);
 }
 
+/* Whether the verdict on `rel`, which the child may not read, holds
+ * whatever the name of its directory `dir` (a prefix of it): it does not
+ * for "config" of a denied "config/prod", nor for ".aws" of
+ * ".aws/credentials", and a child renaming it would put what it holds
+ * out of the policy's reach, for the tool's fs.read. Two names matched
+ * by no literal pattern, one short and one long ('?' and '*' match by
+ * length), stand for any. */
+static bool verdict_keeps_without(const jpt_policy *p, const char *rel, size_t dir)
+{
+    static const char *const others[] = {"\x01", "\x01jptool-any-other-name\x01"};
+    size_t start = dir;
+
+    while (start > 0 && rel[start - 1] != '/')
+        start--;
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        jpt__buf b = JPT__BUF_INIT;
+        bool holds = jpt__buf_printf(&b, "%.*s%s%s", (int)start, rel, others[i], rel + dir) < 0 ||
+                     never_read(p, b.data);
+        jpt__buf_free(&b);
+        if (!holds)
+            return false;
+    }
+    return true;
+}
+
+/* Pins the directory `dir` (a prefix of `rel`, hidden) where the child
+ * may rename it and the verdict on `rel` depends on its name. */
+static int pin(jpt__vfs_confine *c, const char *rel, const char *dir)
+{
+    struct stat st;
+    int rc;
+
+    if (!jpt__repos_writable(c->repos, dir) || verdict_keeps_without(c->p, rel, strlen(dir)) ||
+        fstatat(c->root_fd, dir, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+        return JPT_OK;
+    char *abs = absolute(c, dir);
+    if (abs == NULL)
+        return JPT_ERR_NOMEM;
+    if (jpt__pathv_has(&c->pin, abs))
+        rc = JPT_OK;
+    else if ((rc = bounded(c)) == JPT_OK && (rc = jpt__pathv_add(&c->pin, abs, true)) == JPT_OK)
+        rc = jpt__idv_add(&c->pin_ids, &st);
+    jpt__free(abs);
+    return rc;
+}
+
+/* Pins each directory above `rel` (hidden) whose name the verdict on it
+ * depends on. */
+static int pin_above(jpt__vfs_confine *c, const char *rel)
+{
+    jpt__buf dir = JPT__BUF_INIT;
+    int rc = JPT_OK;
+
+    for (const char *slash = strchr(rel, '/'); rc == JPT_OK && slash != NULL;
+         slash = strchr(slash + 1, '/')) {
+        dir.len = 0;
+        rc = jpt__buf_append(&dir, rel, (size_t)(slash - rel)) < 0 ? JPT_ERR_NOMEM
+                                                                    : pin(c, rel, dir.data);
+    }
+    jpt__buf_free(&dir);
+    return rc;
+}
+
 /* One entry of the walk (walk.c's jpt__walk_fn). */
 static int visit(void *ud, const char *rel, const char *name, unsigned char type)
 {
@@ -153,8 +216,11 @@ static int visit(void *ud, const char *rel, const char *name, unsigned char type
          * overrides were read from. */
         return writable ? cover(c, &c->read_only, &c->read_only_ids, rel, false) : JPT_OK;
     }
-    if (never_read(c->p, rel))
+    if (never_read(c->p, rel)) {
+        if ((rc = pin_above(c, rel)) < 0)
+            return rc;
         return cover(c, &c->hide, &c->hide_ids, rel, type == DT_DIR);
+    }
     /* .git is written only where filesystem.git says "writable", as by
      * fs.write (issue 15 §2): a directory, or a file ("gitdir: <path>", a
      * submodule's or a worktree's) that would otherwise name a
@@ -301,8 +367,10 @@ static void drop(jpt__vfs_confine *c)
     jpt__pathv_free(&c->write);
     jpt__pathv_free(&c->read_only);
     jpt__pathv_free(&c->hide);
+    jpt__pathv_free(&c->pin);
     jpt__idv_free(&c->read_only_ids);
     jpt__idv_free(&c->hide_ids);
+    jpt__idv_free(&c->pin_ids);
     jpt__repos_unref(c->repos);
     c->repos = NULL;
 }
@@ -403,6 +471,8 @@ int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *
     c->spec.hide = jpt__pathv_list(&c->hide);
     c->spec.hide_dir = c->hide.flag;
     c->spec.hide_ids = c->hide_ids.v;
+    c->spec.pin = jpt__pathv_list(&c->pin);
+    c->spec.pin_ids = c->pin_ids.v;
     return 0;
 }
 
