@@ -995,6 +995,38 @@ static void a_directory_the_host_cannot_list_refuses_the_run(void **state)
                                 "beneath it: Permission denied"));
 }
 
+static void as_nobody_chmod_back(int out)
+{
+    char *lines = ops_in(root, JPT_SANDBOX_BEST_EFFORT,
+                         "{'filesystem':{'writable':true},'commands':{'sh':{}}}",
+                         "[{'method':'process.run','params':{'program':'sh','args':['-c',"
+                         "'chmod 700 shut; cat shut/.env; echo done']}}]");
+    dprintf(out, "%s", lines);
+    free(lines);
+}
+
+/* A directory of the host's own that no one may search (mode 000): the
+ * walk passed it over (no process of the host's uid reaches a name in
+ * it), yet a child of that uid, where it may write, owns it and makes it
+ * searchable again (chmod), then reads its .env. It is covered whole. */
+static void a_directory_shut_by_its_owner_stays_shut(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char buf[1 << 14], shut[4300], env[4400];
+    fu_mkdir(root, "shut");
+    put("shut/.env", "SECRET-SHUT\n");
+    snprintf(shut, sizeof(shut), "%s/shut", root);
+    snprintf(env, sizeof(env), "%s/shut/.env", root);
+    assert_int_equal(chown(shut, 65534, 65534), 0);
+    assert_int_equal(chown(env, 65534, 65534), 0);
+    assert_int_equal(chmod(shut, 0), 0);
+    as_nobody(as_nobody_chmod_back, buf, sizeof(buf));
+    assert_int_equal(chmod(shut, 0755), 0);
+    assert_lacks(buf, "SECRET");
+    assert_non_null(strstr(buf, "done"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1023,6 +1055,7 @@ int main(void)
         cmocka_unit_test_setup(a_workspace_the_system_grants_is_refused, fresh),
         cmocka_unit_test_setup(a_non_root_hosts_child_is_confined_too, fresh),
         cmocka_unit_test_setup(a_directory_the_host_cannot_list_refuses_the_run, fresh),
+        cmocka_unit_test_setup(a_directory_shut_by_its_owner_stays_shut, fresh),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

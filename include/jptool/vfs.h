@@ -959,7 +959,8 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * JPT_VFS_RUN_SCAN_MAX entries and JPT_VFS_RUN_COVER_MAX paths covered
  * (past either the run fails, as it does at a directory the host may
  * search but cannot list, whose names a child of its uid would reach
- * unseen); it runs in slices of about a millisecond
+ * unseen; one it may not search but its uid owns, which a child would
+ * make searchable again with chmod, is covered whole); it runs in slices of about a millisecond
  * from the host's loop (the process starts once it is done: a large
  * workspace delays its own runs, not the host's other work); one walk
  * serves both of git's processes. Where a directory it listed changed
