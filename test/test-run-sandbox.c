@@ -696,6 +696,35 @@ static void a_child_renames_nothing_a_verdict_depends_on(void **state)
     free(t);
 }
 
+/* The covered files themselves: a hard link to one, a rename of one, a
+ * copy, each to a name no verdict holds, for the tool's fs.read (held:
+ * a link or rename across the cover's mount is EXDEV or EBUSY, and the
+ * cover reads as nothing). */
+static void a_child_links_or_moves_no_covered_file(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    put(".env", "SECRET-ENV\n");
+    fu_mkdir(root, "private");
+    put("private/key", "SECRET-KEY\n");
+    char *t = ops_in(root, JPT_SANDBOX_DEFAULT,
+                     "{'filesystem':{'writable':true,'deny':['private']},'commands':{'sh':{}}}",
+                     "[{'method':'process.run','params':{'program':'sh','args':['-c',"
+                     "'ln .env a; ln private/key b; mv .env c; mv private d; "
+                     "cp .env e; ln -s .env f; echo done']}},"
+                     "{'method':'fs.read','params':{'path':'a'}},"
+                     "{'method':'fs.read','params':{'path':'b'}},"
+                     "{'method':'fs.read','params':{'path':'c'}},"
+                     "{'method':'fs.read','params':{'path':'d/key'}},"
+                     "{'method':'fs.read','params':{'path':'e'}},"
+                     "{'method':'fs.read','params':{'path':'f'}}]");
+    assert_lacks(t, "SECRET");
+    assert_non_null(strstr(t, "done"));
+    assert_string_equal(slurp(root, ".env"), "SECRET-ENV\n");
+    assert_string_equal(slurp(root, "private/key"), "SECRET-KEY\n");
+    free(t);
+}
+
 /* A directory renamed while the walk runs, from where the walk has not
  * been yet to where it has been: between two of its slices, the tool's
  * own fs.rename or another child of its (a writable workspace) moves
@@ -1046,6 +1075,7 @@ int main(void)
         cmocka_unit_test_setup(a_covered_path_moved_before_the_mounts_fails_the_spawn, fresh),
         cmocka_unit_test_setup(a_secret_moved_behind_the_walk_is_covered, fresh),
         cmocka_unit_test_setup(a_child_renames_nothing_a_verdict_depends_on, fresh),
+        cmocka_unit_test_setup(a_child_links_or_moves_no_covered_file, fresh),
         cmocka_unit_test_setup(the_walk_before_a_run_goes_in_slices, fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
         cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),
