@@ -854,7 +854,9 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * commondir) of a writable workspace is mounted read-only in its view,
  * unless its definition says "filesystem": {"git": "writable"}: a
  * core.fsmonitor, hook or alias it wrote there would run at the user's
- * next git command, outside every sandbox. They are found by a walk of
+ * next git command, outside every sandbox (so is a directory of the
+ * host's uid that no one may search, which the walk cannot see into and
+ * the tool would open with chmod). They are found by a walk of
  * the workspace (at most JPT_VFS_RUN_SCAN_MAX entries and
  * JPT_VFS_RUN_COVER_MAX repositories; past either, or at a directory the
  * host may search but cannot list, mode "required" refuses to run the

@@ -737,6 +737,10 @@ static int repos_visit(void *ud, const char *rel, const char *name, unsigned cha
         return rc;
     if (strcasecmp(name, ".git") == 0)
         return type == DT_LNK ? JPT_OK : protect(k, rel, type == DT_DIR);
+    /* A repository in a directory the walk passes over would be the
+     * tool's to open (chmod) and write: the directory stays as it is. */
+    if (type == DT_DIR && jpt__walk_shut_but_owned(jpt__repos_root_fd(k->inv), rel))
+        return protect(k, rel, true);
     return type == DT_DIR ? JPT__WALK_DESCEND : JPT_OK;
 }
 

@@ -419,6 +419,11 @@ typedef struct jpt__walk jpt__walk;
 /* JPT_ERR_NOMEM. */
 int jpt__walk_new(int root_fd, size_t max_entries, jpt__walk_fn visit, jpt__walk_dir_fn dir_done,
                   void *ud, jpt__walk **out);
+/* Whether the directory `rel` is one a walk passes over as no process of
+ * this uid may search it, yet this uid owns: a process of the uid makes
+ * it searchable again (chmod) where it may write, and reaches what lies
+ * beneath, which no walk saw. */
+bool jpt__walk_shut_but_owned(int root_fd, const char *rel);
 /* Stamps each directory listed into `s` (jpt__walk_stamps_hold). */
 void jpt__walk_stamp_into(jpt__walk *w, jpt__walk_stamps *s);
 /* Adds the directory `rel` to list. JPT_ERR_NOMEM. */

@@ -199,6 +199,15 @@ static bool passed_over(int root_fd, const char *rel, int e)
            errno == EACCES;
 }
 
+bool jpt__walk_shut_but_owned(int root_fd, const char *rel)
+{
+    struct stat st;
+
+    return faccessat(root_fd, rel, X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0 &&
+           errno == EACCES && fstatat(root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           st.st_uid == geteuid();
+}
+
 /* Opens the next directory to list; false when none is left. */
 static int open_next(jpt__walk *w, bool *opened, jpt__errbuf *err)
 {

@@ -196,19 +196,6 @@ static int pin_above(jpt__vfs_confine *c, const char *rel)
     return rc;
 }
 
-/* Whether `rel`, a directory, is one the walk would pass over as no
- * process of the host's uid may search it (walk.c), yet one of that uid
- * owns: a child makes it searchable again (chmod, where it may write)
- * and reaches what lies beneath, which no walk saw. */
-static bool shut_but_owned(const jpt__vfs_confine *c, const char *rel)
-{
-    struct stat st;
-
-    return faccessat(c->root_fd, rel, X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0 &&
-           errno == EACCES && fstatat(c->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-           st.st_uid == geteuid();
-}
-
 /* One entry of the walk (walk.c's jpt__walk_fn). */
 static int visit(void *ud, const char *rel, const char *name, unsigned char type)
 {
@@ -241,7 +228,9 @@ static int visit(void *ud, const char *rel, const char *name, unsigned char type
     if (is_git(name) && !c->p->git_writable && writable &&
         (rc = cover(c, &c->read_only, &c->read_only_ids, rel, type == DT_DIR)) < 0)
         return rc;
-    if (type == DT_DIR && shut_but_owned(c, rel))
+    /* One the walk passes over, which a child would make searchable
+     * again (chmod, where it may write) to reach what no walk saw. */
+    if (type == DT_DIR && jpt__walk_shut_but_owned(c->root_fd, rel))
         return cover(c, &c->hide, &c->hide_ids, rel, true);
     return type == DT_DIR ? JPT__WALK_DESCEND : JPT_OK;
 }
