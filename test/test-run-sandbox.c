@@ -657,6 +657,131 @@ static void a_covered_path_moved_before_the_mounts_fails_the_spawn(void **state)
     assert_non_null(strstr(err.text, "the workspace changed while the process started"));
 }
 
+/* A child that may write the workspace renames the directory above what
+ * it may not read: a filesystem.deny prefix of two names (config/prod)
+ * and a sensitive pattern of two (.aws/credentials) match by name, so
+ * "config" renamed "cfg" and ".aws" renamed "aws" would put both out of
+ * the policy's reach, and the tool would read them with fs.read (which
+ * refuses renaming them itself). Each directory whose name the verdict
+ * depends on is a mount point of its own in the child's view, which no
+ * rename moves (EBUSY). */
+static void a_child_renames_nothing_a_verdict_depends_on(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    fu_mkdir(root, "config");
+    fu_mkdir(root, "config/prod");
+    put("config/prod/db.yml", "SECRET-DENIED\n");
+    put("config/dev.yml", "dev\n");
+    fu_mkdir(root, "home");
+    fu_mkdir(root, "home/.aws");
+    put("home/.aws/credentials", "SECRET-AWS\n");
+    put("home/.aws/region", "eu\n");
+    char *t = ops_in(root, JPT_SANDBOX_DEFAULT,
+                     "{'filesystem':{'writable':true,'deny':['config/prod']},"
+                     "'commands':{'sh':{}}}",
+                     "[{'method':'process.run','params':{'program':'sh','args':['-c',"
+                     "'mv config cfg; mv home/.aws home/aws; mv home h2; cat config/dev.yml "
+                     "h2/.aws/region; echo x > config/new; echo done']}},"
+                     "{'method':'fs.read','params':{'path':'cfg/prod/db.yml'}},"
+                     "{'method':'fs.read','params':{'path':'home/aws/credentials'}},"
+                     "{'method':'fs.read','params':{'path':'h2/aws/credentials'}}]");
+    assert_lacks(t, "SECRET");
+    /* What does not move the verdict still works: a parent renamed
+     * above the pattern's names, files read and written beneath. */
+    assert_non_null(strstr(t, "dev\\neu\\ndone\\n"));
+    assert_true(exists(root, "h2/.aws/credentials"));
+    assert_true(exists(root, "config/prod/db.yml"));
+    assert_true(exists(root, "config/new"));
+    free(t);
+}
+
+/* The covered files themselves: a hard link to one, a rename of one, a
+ * copy, each to a name no verdict holds, for the tool's fs.read (held:
+ * a link or rename across the cover's mount is EXDEV or EBUSY, and the
+ * cover reads as nothing). */
+static void a_child_links_or_moves_no_covered_file(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    put(".env", "SECRET-ENV\n");
+    fu_mkdir(root, "private");
+    put("private/key", "SECRET-KEY\n");
+    char *t = ops_in(root, JPT_SANDBOX_DEFAULT,
+                     "{'filesystem':{'writable':true,'deny':['private']},'commands':{'sh':{}}}",
+                     "[{'method':'process.run','params':{'program':'sh','args':['-c',"
+                     "'ln .env a; ln private/key b; mv .env c; mv private d; "
+                     "cp .env e; ln -s .env f; echo done']}},"
+                     "{'method':'fs.read','params':{'path':'a'}},"
+                     "{'method':'fs.read','params':{'path':'b'}},"
+                     "{'method':'fs.read','params':{'path':'c'}},"
+                     "{'method':'fs.read','params':{'path':'d/key'}},"
+                     "{'method':'fs.read','params':{'path':'e'}},"
+                     "{'method':'fs.read','params':{'path':'f'}}]");
+    assert_lacks(t, "SECRET");
+    assert_non_null(strstr(t, "done"));
+    assert_string_equal(slurp(root, ".env"), "SECRET-ENV\n");
+    assert_string_equal(slurp(root, "private/key"), "SECRET-KEY\n");
+    free(t);
+}
+
+/* A directory renamed while the walk runs, from where the walk has not
+ * been yet to where it has been: between two of its slices, the tool's
+ * own fs.rename or another child of its (a writable workspace) moves
+ * x/y/s, which holds a .env, to the root, already listed. The walk finds
+ * x/y without s, never lists s2, and a child would read s2/.env. What
+ * it holds is covered all the same: the walk starts again when a
+ * directory it listed changed before its end. */
+static void a_secret_moved_behind_the_walk_is_covered(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char file[64];
+    fu_mkdir(root, "big");
+    for (int f = 0; f < 400; f++) {
+        snprintf(file, sizeof(file), "big/f%03d", f);
+        put(file, "x\n");
+    }
+    fu_mkdir(root, "x");
+    fu_mkdir(root, "x/y");
+    fu_mkdir(root, "x/y/s");
+    put("x/y/s/.env", "SECRET-BEHIND\n");
+    jpt_policy *p = NULL;
+    assert_int_equal(jpt_policy_new(js("{'commands':{'cat':{}}}"), &p), JPT_OK);
+    int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(root_fd >= 0);
+    jpt__vfs_confine *c = NULL;
+    jpt__errbuf err = {{0}};
+    assert_int_equal(jpt__vfs_confine_new(p, root_fd, JPT_SANDBOX_REQUIRED, false, 0, NULL, &c,
+                                          &err),
+                     JPT_OK);
+    /* The first slice lists the root (1 ns: the clock is read after
+     * each directory and every 64 entries). */
+    assert_int_equal(jpt__vfs_confine_step(c, 1, &err), 1);
+    char from[4400], to[4400];
+    snprintf(from, sizeof(from), "%s/x/y/s", root);
+    snprintf(to, sizeof(to), "%s/s2", root);
+    assert_int_equal(rename(from, to), 0);
+    int rc, steps = 0;
+    while ((rc = jpt__vfs_confine_step(c, 1, &err)) == 1)
+        assert_true(++steps < 100000);
+    assert_int_equal(rc, 0);
+    const jpt__sandbox_spec *spec = jpt__vfs_confine_spec(c);
+    /* The spec's paths are real paths: the end is compared. */
+    static const char want[] = "/ws/s2/.env";
+    bool covered = false;
+    for (size_t i = 0; spec->hide != NULL && spec->hide[i] != NULL; i++) {
+        size_t n = strlen(spec->hide[i]);
+        covered |= n >= sizeof(want) - 1 &&
+                   strcmp(spec->hide[i] + n - (sizeof(want) - 1), want) == 0;
+    }
+    jpt__vfs_confine_free(c);
+    jpt_policy_free(p);
+    close(root_fd);
+    if (!covered)
+        fail_msg("s2/.env was moved behind the walk and is not covered");
+}
+
 /* The spec of a walk stepped `budget_ns` at a time (0: at once), and the
  * number of steps it took; its hidden paths in `hidden`, one a line. */
 static int confine_in_steps(jpt_policy *p, int root_fd, uint64_t budget_ns, char *hidden,
@@ -899,6 +1024,38 @@ static void a_directory_the_host_cannot_list_refuses_the_run(void **state)
                                 "beneath it: Permission denied"));
 }
 
+static void as_nobody_chmod_back(int out)
+{
+    char *lines = ops_in(root, JPT_SANDBOX_BEST_EFFORT,
+                         "{'filesystem':{'writable':true},'commands':{'sh':{}}}",
+                         "[{'method':'process.run','params':{'program':'sh','args':['-c',"
+                         "'chmod 700 shut; cat shut/.env; echo done']}}]");
+    dprintf(out, "%s", lines);
+    free(lines);
+}
+
+/* A directory of the host's own that no one may search (mode 000): the
+ * walk passed it over (no process of the host's uid reaches a name in
+ * it), yet a child of that uid, where it may write, owns it and makes it
+ * searchable again (chmod), then reads its .env. It is covered whole. */
+static void a_directory_shut_by_its_owner_stays_shut(void **state)
+{
+    (void)state;
+    NEED_SANDBOX();
+    char buf[1 << 14], shut[4300], env[4400];
+    fu_mkdir(root, "shut");
+    put("shut/.env", "SECRET-SHUT\n");
+    snprintf(shut, sizeof(shut), "%s/shut", root);
+    snprintf(env, sizeof(env), "%s/shut/.env", root);
+    assert_int_equal(chown(shut, 65534, 65534), 0);
+    assert_int_equal(chown(env, 65534, 65534), 0);
+    assert_int_equal(chmod(shut, 0), 0);
+    as_nobody(as_nobody_chmod_back, buf, sizeof(buf));
+    assert_int_equal(chmod(shut, 0755), 0);
+    assert_lacks(buf, "SECRET");
+    assert_non_null(strstr(buf, "done"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -916,6 +1073,9 @@ int main(void)
         cmocka_unit_test_setup(a_child_starts_in_a_workspace_in_tmp_whose_root_it_may_not_read,
                                fresh),
         cmocka_unit_test_setup(a_covered_path_moved_before_the_mounts_fails_the_spawn, fresh),
+        cmocka_unit_test_setup(a_secret_moved_behind_the_walk_is_covered, fresh),
+        cmocka_unit_test_setup(a_child_renames_nothing_a_verdict_depends_on, fresh),
+        cmocka_unit_test_setup(a_child_links_or_moves_no_covered_file, fresh),
         cmocka_unit_test_setup(the_walk_before_a_run_goes_in_slices, fresh),
         cmocka_unit_test_setup(code_the_tool_wrote_runs_confined, fresh),
         cmocka_unit_test_setup(a_child_has_no_capabilities_nor_network, fresh),
@@ -925,6 +1085,7 @@ int main(void)
         cmocka_unit_test_setup(a_workspace_the_system_grants_is_refused, fresh),
         cmocka_unit_test_setup(a_non_root_hosts_child_is_confined_too, fresh),
         cmocka_unit_test_setup(a_directory_the_host_cannot_list_refuses_the_run, fresh),
+        cmocka_unit_test_setup(a_directory_shut_by_its_owner_stays_shut, fresh),
     };
     return tu_hygiene_end((tu_hygiene_begin(), cmocka_run_group_tests(tests, setup, teardown)));
 }

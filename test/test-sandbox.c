@@ -1764,6 +1764,75 @@ static void nobody_chmods(int out, const char *ws, const char *beside)
     jpt_registry_free(r);
 }
 
+static void nobody_reopens_a_shut_repository(int out, const char *ws, const char *beside)
+{
+    char path[4400], defs[1 << 14];
+    (void)beside;
+    snprintf(path, sizeof(path), "%s/shut", ws);
+    if (mkdir(path, 0755) != 0)
+        _exit(3);
+    snprintf(path, sizeof(path), "%s/shut/.git", ws);
+    if (mkdir(path, 0755) != 0)
+        _exit(3);
+    snprintf(path, sizeof(path), "%s/shut/.git/config", ws);
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        _exit(3);
+    fputs("[core]\n", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/shut", ws);
+    if (chmod(path, 0) != 0)
+        _exit(3);
+    snprintf(defs, sizeof(defs),
+             "{\"tools\":[{\"name\":\"s\",\"command\":[\"sh\",\"-c\",\"chmod 700 shut; "
+             "echo fsmonitor >> shut/.git/config; echo done\"],\"sandbox\":true}]}");
+    jpt_registry_options o = {.size = sizeof(o), .root = ws, .kill_grace_ms = 300,
+                              .drain_ms = 100};
+    jpt_registry *r = NULL;
+    bool is_error = true;
+    unsigned enforced = 0;
+    if (jpt_registry_new(&o, &r) != JPT_OK || jpt_registry_load_tools(r, defs, 0) != JPT_OK)
+        _exit(4);
+    char *text = ru_call(r, "s", "{}", &is_error);
+    jpt_registry_tool_sandbox(r, "s", &enforced, NULL);
+    chmod(path, 0700);
+    char config[64] = "";
+    snprintf(path, sizeof(path), "%s/shut/.git/config", ws);
+    ru_read_text(path, config, sizeof(config));
+    dprintf(out, "%s\nmounts %s\nconfig %s", text,
+            enforced & JPT_SANDBOX_ENFORCED_MOUNTS ? "yes" : "no", config);
+    free(text);
+    jpt_registry_free(r);
+}
+
+/* A repository in a directory of the host's uid that no one may search
+ * (mode 000): the walk that finds the repositories a stdio tool keeps
+ * read-only passes it over, and the tool, of that uid, makes it
+ * searchable again (chmod) and writes its .git/config (a core.fsmonitor
+ * the user's next git status would run), which the sweep moved aside at
+ * the tool's end, the user's repository with it. The directory is
+ * read-only to the tool now (chmod: EROFS): repository and all stay. */
+static void a_stdio_tool_reopens_no_shut_repository(void **state)
+{
+    (void)state;
+    NEED_ABI(1, "the file system part");
+    NEED_SECCOMP("the system-call filter");
+    if (getuid() != 0) {
+        print_message("[ SKIPPED  ] becoming nobody needs root\n");
+        skip();
+    }
+    char *lines = as_nobody(nobody_reopens_a_shut_repository);
+    if (strstr(lines, "\nmounts yes") == NULL) {
+        free(lines);
+        print_message("[ SKIPPED  ] no mount namespace for a host that is not root here\n");
+        skip();
+    }
+    if (strstr(lines, "done") == NULL || strstr(lines, "\nconfig [core]\n") == NULL ||
+        strstr(lines, "fsmonitor") != NULL)
+        fail_msg("the shut repository was written: %s", lines);
+    free(lines);
+}
+
 static void a_non_root_hosts_stdio_tool_changes_no_metadata_outside(void **state)
 {
     (void)state;
@@ -2333,6 +2402,7 @@ int main(void)
         cmocka_unit_test(no_tool_sends_a_datagram_to_a_host_socket),
         cmocka_unit_test(a_vfs_tool_cannot_watch_name_or_locate_host_paths),
         cmocka_unit_test(a_non_root_hosts_stdio_tool_changes_no_metadata_outside),
+        cmocka_unit_test(a_stdio_tool_reopens_no_shut_repository),
         cmocka_unit_test(a_writable_path_named_through_a_symlink_stays_writable),
         cmocka_unit_test(a_tool_cannot_make_the_host_own_its_signals),
         cmocka_unit_test(no_tool_binds_a_name_others_connect_to),

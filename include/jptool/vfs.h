@@ -862,7 +862,9 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * commondir) of a writable workspace is mounted read-only in its view,
  * unless its definition says "filesystem": {"git": "writable"}: a
  * core.fsmonitor, hook or alias it wrote there would run at the user's
- * next git command, outside every sandbox. They are found by a walk of
+ * next git command, outside every sandbox (so is a directory of the
+ * host's uid that no one may search, which the walk cannot see into and
+ * the tool would open with chmod). They are found by a walk of
  * the workspace (at most JPT_VFS_RUN_SCAN_MAX entries and
  * JPT_VFS_RUN_COVER_MAX repositories; past either, or at a directory the
  * host may search but cannot list, mode "required" refuses to run the
@@ -940,7 +942,12 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * filesystem.deny prefix beneath what it may read, nor the secrets of
  * /etc — each is covered by an empty file or directory of mode 000
  * (EACCES) — nor a path the policy would ask about (outside those
- * prefixes); never write a .git directory, nor a .git file ("gitdir:", a
+ * prefixes); never rename a directory whose name such a verdict depends
+ * on ("config" of a denied "config/prod", ".aws" of ".aws/credentials"),
+ * which would put what it holds out of the policy's reach for the
+ * tool's fs.read: each is a mount point of its own in its view (EBUSY;
+ * moving a file out of one is a copy, EXDEV, as across file systems);
+ * never write a .git directory, nor a .git file ("gitdir:", a
  * submodule's or a worktree's), nor a bare repository (a directory with
  * HEAD, and objects and refs or commondir), beneath a writable prefix
  * (each mounted read-only again, so neither changed nor removed, unless
@@ -962,10 +969,17 @@ JPT_EXPORT int jpt_policy_normalize_path(const char *path, char **out);
  * JPT_VFS_RUN_SCAN_MAX entries and JPT_VFS_RUN_COVER_MAX paths covered
  * (past either the run fails, as it does at a directory the host may
  * search but cannot list, whose names a child of its uid would reach
- * unseen); it runs in slices of about a millisecond
+ * unseen; one it may not search but its uid owns, which a child would
+ * make searchable again with chmod, is covered whole); it runs in slices of about a millisecond
  * from the host's loop (the process starts once it is done: a large
  * workspace delays its own runs, not the host's other work); one walk
- * serves both of git's processes. A symbolic link is neither followed nor
+ * serves both of git's processes. Where a directory it listed changed
+ * before its end (its ctime: a directory renamed meanwhile, by the tool's
+ * fs.rename or another child of its, from where the walk had not been
+ * to where it had, would hold paths the walk never saw), it walks again,
+ * up to 4 times, then the run fails; a file system without fine-grained
+ * ctimes (before Linux 6.13, or other than ext4, xfs, btrfs and tmpfs)
+ * can miss a change made in the clock tick of the listing. A symbolic link is neither followed nor
  * covered (what it leads to is judged by its own path); a name that is
  * also a hard link elsewhere under another name is readable there (as
  * fs.read with "hardlinks": "allow" would); a sensitive file created

@@ -129,7 +129,9 @@ static int remount(const char *path, const uint64_t *id, uint64_t set, uint64_t 
                       : (int)syscall(SYS_open_tree, at, "",
                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
                                          AT_RECURSIVE);
-    int rc = tree < 0 || set_attr(tree, recursive ? AT_RECURSIVE : 0, set, clear) < 0 ||
+    int rc = tree < 0 ||
+                     ((set | clear) != 0 &&
+                      set_attr(tree, recursive ? AT_RECURSIVE : 0, set, clear) < 0) ||
                      attach(tree, at) < 0
                  ? -1
                  : 0;
@@ -411,6 +413,15 @@ int jpt__ns_enter_in_child(const jpt__ns_plan *p, const char **step, const char 
     for (size_t i = 0; p->writable != NULL && p->writable[i] != NULL; i++)
         if (remount(p->writable[i], NULL, 0, MOUNT_ATTR_RDONLY, false) != 0)
             FAIL("mounting a writable path", p->writable[i]);
+    /* A directory a verdict depends on by its name is a mount point:
+     * rename(2) refuses to move one (EBUSY). */
+    for (size_t i = 0; p->pin != NULL && p->pin[i] != NULL; i++)
+        if (remount(p->pin[i], p->pin_ids != NULL ? p->pin_ids + 2 * i : NULL, 0, 0, false) !=
+            0)
+            FAIL(changed(errno)
+                     ? "pinning a directory (the workspace changed while the process started)"
+                     : "pinning a directory",
+                 p->pin[i]);
     for (size_t i = 0; p->read_only != NULL && p->read_only[i] != NULL; i++)
         if (remount(p->read_only[i], p->read_only_ids != NULL ? p->read_only_ids + 2 * i : NULL,
                     MOUNT_ATTR_RDONLY, 0, true) != 0)
@@ -459,6 +470,8 @@ bool jpt__ns_probe(const jpt__ns_plan *plan, char *why, size_t n)
     ctx.plan.hide_ids = NULL;
     ctx.plan.read_only = NULL;
     ctx.plan.read_only_ids = NULL;
+    ctx.plan.pin = NULL;
+    ctx.plan.pin_ids = NULL;
     ctx.plan.ruleset = -1;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -39,8 +39,8 @@ struct jpt__sandbox {
     jpt__seccomp_prog own;
     bool own_filter;         /* the child adds its own-process filter */
     jpt__ns_plan ns;         /* its lists point into these: */
-    jpt__pathv writable, read_only, hide, tmp_keep;
-    jpt__buf read_only_ids, hide_ids; /* uint64_t pairs, per path */
+    jpt__pathv writable, read_only, hide, pin, tmp_keep;
+    jpt__buf read_only_ids, hide_ids, pin_ids; /* uint64_t pairs, per path */
     jpt__pathv tmp_remake;   /* the workspace, when made anew in /tmp */
     jpt__repos *repos;       /* STDIO: its workspace's repositories, or NULL */
     bool repos_partial;      /* … found in part (kept_repos.why) */
@@ -342,13 +342,16 @@ static int check_spec(const jpt__sandbox_spec *spec, jpt__errbuf *err)
         return jpt__err(err, JPT_ERR_INVALID,
                         "sandbox: a VFS tool writes through the protocol: no path may be "
                         "writable");
-    if (spec->profile != JPT__SANDBOX_RUN && (any(spec->read_only) || any(spec->hide)))
+    if (spec->profile != JPT__SANDBOX_RUN &&
+        (any(spec->read_only) || any(spec->hide) || any(spec->pin)))
         return jpt__err(err, JPT_ERR_INVALID,
-                        "sandbox: read-only and hidden paths are for a process.run child");
+                        "sandbox: read-only, hidden and pinned paths are for a process.run "
+                        "child");
     if ((rc = check_paths(spec->read, "a readable", err)) < 0 ||
         (rc = check_paths(spec->write, "a writable", err)) < 0 ||
         (rc = check_paths(spec->read_only, "a read-only", err)) < 0 ||
-        (rc = check_paths(spec->hide, "a hidden", err)) < 0)
+        (rc = check_paths(spec->hide, "a hidden", err)) < 0 ||
+        (rc = check_paths(spec->pin, "a pinned", err)) < 0)
         return rc;
     return JPT_OK;
 }
@@ -734,6 +737,10 @@ static int repos_visit(void *ud, const char *rel, const char *name, unsigned cha
         return rc;
     if (strcasecmp(name, ".git") == 0)
         return type == DT_LNK ? JPT_OK : protect(k, rel, type == DT_DIR);
+    /* A repository in a directory the walk passes over would be the
+     * tool's to open (chmod) and write: the directory stays as it is. */
+    if (type == DT_DIR && jpt__walk_shut_but_owned(jpt__repos_root_fd(k->inv), rel))
+        return protect(k, rel, true);
     return type == DT_DIR ? JPT__WALK_DESCEND : JPT_OK;
 }
 
@@ -970,6 +977,11 @@ static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jp
             rc = jpt__buf_append(&sb->hide_ids,
                                  spec->hide_ids != NULL ? spec->hide_ids + 2 * i : unchecked,
                                  sizeof(unchecked));
+    for (size_t i = 0; rc == JPT_OK && spec->pin != NULL && spec->pin[i] != NULL; i++)
+        if ((rc = jpt__pathv_add(&sb->pin, spec->pin[i], true)) == JPT_OK)
+            rc = jpt__buf_append(&sb->pin_ids,
+                                 spec->pin_ids != NULL ? spec->pin_ids + 2 * i : unchecked,
+                                 sizeof(unchecked));
     for (size_t i = 0; rc == JPT_OK && i < etc->n; i++)
         if ((rc = jpt__pathv_add(&sb->hide, etc->v[i], etc->flag[i])) == JPT_OK)
             rc = jpt__buf_append(&sb->hide_ids, unchecked, sizeof(unchecked));
@@ -981,6 +993,8 @@ static int plan_mounts(jpt__sandbox *sb, const jpt__sandbox_spec *spec, const jp
     sb->ns.read_only = jpt__pathv_list(&sb->read_only);
     sb->ns.hide = jpt__pathv_list(&sb->hide);
     sb->ns.hide_dir = sb->hide.flag;
+    sb->ns.pin = jpt__pathv_list(&sb->pin);
+    sb->ns.pin_ids = (const uint64_t *)sb->pin_ids.data;
     sb->ns.read_only_ids = (const uint64_t *)sb->read_only_ids.data;
     sb->ns.hide_ids = (const uint64_t *)sb->hide_ids.data;
     sb->ns.tmp_keep = jpt__pathv_list(&sb->tmp_keep);
@@ -1474,10 +1488,12 @@ void jpt__sandbox_free(jpt__sandbox *sb)
     jpt__pathv_free(&sb->writable);
     jpt__pathv_free(&sb->read_only);
     jpt__pathv_free(&sb->hide);
+    jpt__pathv_free(&sb->pin);
     jpt__pathv_free(&sb->tmp_keep);
     jpt__pathv_free(&sb->tmp_remake);
     jpt__buf_free(&sb->read_only_ids);
     jpt__buf_free(&sb->hide_ids);
+    jpt__buf_free(&sb->pin_ids);
     jpt__repos_unref(sb->repos);
     jpt__free(sb);
 }

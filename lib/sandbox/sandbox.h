@@ -127,6 +127,13 @@ typedef struct jpt__sandbox_spec {
                                   read: each is covered by an empty
                                   directory or file it cannot open */
     const bool *hide_dir;      /* RUN: per `hide`, whether a directory */
+    const char *const *pin;    /* RUN: absolute paths of directories within
+                                  `write` that the process must not rename
+                                  (a name a verdict on a hidden path
+                                  depends on: "config" of a denied
+                                  "config/prod"): each is mounted on
+                                  itself, which no rename moves (EBUSY) */
+    const uint64_t *pin_ids;   /* RUN: per `pin`, as below */
     const uint64_t *read_only_ids; /* RUN: per `read_only` and per `hide`, */
     const uint64_t *hide_ids;  /* the (device, inode) pair the path was
                                   when it was found: the child covers it
@@ -387,6 +394,13 @@ typedef struct jpt__walk_stamps {
  * entry made, removed or renamed since: each such change moves its
  * directory's ctime, which no process sets back). */
 bool jpt__walk_stamps_hold(const jpt__walk_stamps *s, int root_fd);
+/* Whether every directory stamped still has the (device, inode, ctime)
+ * it had, racy or not. Every change since its listing moves its ctime
+ * where the file system keeps fine-grained ctimes for an inode whose
+ * ctime was read (Linux 6.13's multigrain timestamps: ext4, xfs, btrfs,
+ * tmpfs); elsewhere a change within the clock tick of the listing, of a
+ * directory already changed in that tick, does not show. */
+bool jpt__walk_stamps_same(const jpt__walk_stamps *s, int root_fd);
 void jpt__walk_stamps_free(jpt__walk_stamps *s);
 
 /* A walk of directories beneath `root_fd`: each listed, each entry (its
@@ -405,6 +419,11 @@ typedef struct jpt__walk jpt__walk;
 /* JPT_ERR_NOMEM. */
 int jpt__walk_new(int root_fd, size_t max_entries, jpt__walk_fn visit, jpt__walk_dir_fn dir_done,
                   void *ud, jpt__walk **out);
+/* Whether the directory `rel` is one a walk passes over as no process of
+ * this uid may search it, yet this uid owns: a process of the uid makes
+ * it searchable again (chmod) where it may write, and reaches what lies
+ * beneath, which no walk saw. */
+bool jpt__walk_shut_but_owned(int root_fd, const char *rel);
 /* Stamps each directory listed into `s` (jpt__walk_stamps_hold). */
 void jpt__walk_stamp_into(jpt__walk *w, jpt__walk_stamps *s);
 /* Adds the directory `rel` to list. JPT_ERR_NOMEM. */
@@ -514,6 +533,8 @@ typedef struct jpt__ns_plan {
     const char *const *read_only; /* within them, read-only again */
     const char *const *hide;      /* covered by an empty directory or file */
     const bool *hide_dir;
+    const char *const *pin;       /* mounted on themselves: not renamed */
+    const uint64_t *pin_ids;
     const uint64_t *read_only_ids, *hide_ids; /* (device, inode) per path,
                                      or NULL: what each must still be
                                      (a pair of 0: not checked) */

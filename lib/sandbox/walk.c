@@ -199,6 +199,15 @@ static bool passed_over(int root_fd, const char *rel, int e)
            errno == EACCES;
 }
 
+bool jpt__walk_shut_but_owned(int root_fd, const char *rel)
+{
+    struct stat st;
+
+    return faccessat(root_fd, rel, X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0 &&
+           errno == EACCES && fstatat(root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           st.st_uid == geteuid();
+}
+
 /* Opens the next directory to list; false when none is left. */
 static int open_next(jpt__walk *w, bool *opened, jpt__errbuf *err)
 {
@@ -327,10 +336,18 @@ void jpt__walk_free(jpt__walk *w)
 
 bool jpt__walk_stamps_hold(const jpt__walk_stamps *s, int root_fd)
 {
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].racy)
+            return false;
+    return jpt__walk_stamps_same(s, root_fd);
+}
+
+bool jpt__walk_stamps_same(const jpt__walk_stamps *s, int root_fd)
+{
     for (size_t i = 0; i < s->n; i++) {
         const jpt__walk_stamp *p = &s->v[i];
         struct stat st;
-        if (p->racy || fstatat(root_fd, p->rel, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        if (fstatat(root_fd, p->rel, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISDIR(st.st_mode) || (uint64_t)st.st_dev != p->dev ||
             (uint64_t)st.st_ino != p->ino ||
             (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec != p->ctime)

@@ -27,16 +27,23 @@
 #include "policy/policy.h"
 #include "vfs/run.h"
 
+/* How many times a walk is begun when directories it listed keep
+ * changing before its end. */
+#define WALKS_MAX 4
+
 struct jpt__vfs_confine {
     jpt__sandbox_spec spec;
     char root[JPT__SANDBOX_PATH_MAX]; /* the workspace's real path */
     const jpt_policy *p;
     int root_fd;                      /* the directory backend's, lent */
-    jpt__pathv read, write, read_only, hide; /* absolute */
-    jpt__idv read_only_ids, hide_ids; /* per path, for the child's check */
+    jpt__pathv read, write, read_only, hide, pin; /* absolute */
+    jpt__idv read_only_ids, hide_ids, pin_ids; /* per path, for the child's check */
     jpt__repos *repos;                /* the writable roots and what of a
                                          repository lies beneath them */
     jpt__walk *walk;                  /* NULL once walked */
+    jpt__walk_stamps listed;          /* the directories it listed */
+    bool stamp_repos;                 /* ... which the sweep compares with */
+    unsigned walks;                   /* begun */
     size_t scanned;
     bool git;                         /* the child is git */
 };
@@ -99,7 +106,7 @@ static bool is_git_config(const char *rel)
 
 static int bounded(jpt__vfs_confine *c)
 {
-    if (c->hide.n + c->read_only.n >= JPT_VFS_RUN_COVER_MAX)
+    if (c->hide.n + c->read_only.n + c->pin.n >= JPT_VFS_RUN_COVER_MAX)
         return JPT_ERR_LIMIT;
     return JPT_OK;
 }
@@ -126,6 +133,69 @@ static int cover(jpt__vfs_confine *c, jpt__pathv *l, jpt__idv *ids, const char *
     return rc < 0 ? rc : jpt__idv_add(ids, &st);
 }
 
+/* Whether the verdict on `rel`, which the child may not read, holds
+ * whatever the name of its directory `dir` (a prefix of it): it does not
+ * for "config" of a denied "config/prod", nor for ".aws" of
+ * ".aws/credentials", and a child renaming it would put what it holds
+ * out of the policy's reach, for the tool's fs.read. Two names matched
+ * by no literal pattern, one short and one long ('?' and '*' match by
+ * length), stand for any. */
+static bool verdict_keeps_without(const jpt_policy *p, const char *rel, size_t dir)
+{
+    static const char *const others[] = {"\x01", "\x01jptool-any-other-name\x01"};
+    size_t start = dir;
+
+    while (start > 0 && rel[start - 1] != '/')
+        start--;
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        jpt__buf b = JPT__BUF_INIT;
+        bool holds = jpt__buf_printf(&b, "%.*s%s%s", (int)start, rel, others[i], rel + dir) < 0 ||
+                     never_read(p, b.data);
+        jpt__buf_free(&b);
+        if (!holds)
+            return false;
+    }
+    return true;
+}
+
+/* Pins the directory `dir` (a prefix of `rel`, hidden) where the child
+ * may rename it and the verdict on `rel` depends on its name. */
+static int pin(jpt__vfs_confine *c, const char *rel, const char *dir)
+{
+    struct stat st;
+    int rc;
+
+    if (!jpt__repos_writable(c->repos, dir) || verdict_keeps_without(c->p, rel, strlen(dir)) ||
+        fstatat(c->root_fd, dir, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+        return JPT_OK;
+    char *abs = absolute(c, dir);
+    if (abs == NULL)
+        return JPT_ERR_NOMEM;
+    if (jpt__pathv_has(&c->pin, abs))
+        rc = JPT_OK;
+    else if ((rc = bounded(c)) == JPT_OK && (rc = jpt__pathv_add(&c->pin, abs, true)) == JPT_OK)
+        rc = jpt__idv_add(&c->pin_ids, &st);
+    jpt__free(abs);
+    return rc;
+}
+
+/* Pins each directory above `rel` (hidden) whose name the verdict on it
+ * depends on. */
+static int pin_above(jpt__vfs_confine *c, const char *rel)
+{
+    jpt__buf dir = JPT__BUF_INIT;
+    int rc = JPT_OK;
+
+    for (const char *slash = strchr(rel, '/'); rc == JPT_OK && slash != NULL;
+         slash = strchr(slash + 1, '/')) {
+        dir.len = 0;
+        rc = jpt__buf_append(&dir, rel, (size_t)(slash - rel)) < 0 ? JPT_ERR_NOMEM
+                                                                    : pin(c, rel, dir.data);
+    }
+    jpt__buf_free(&dir);
+    return rc;
+}
+
 /* One entry of the walk (walk.c's jpt__walk_fn). */
 static int visit(void *ud, const char *rel, const char *name, unsigned char type)
 {
@@ -146,8 +216,11 @@ static int visit(void *ud, const char *rel, const char *name, unsigned char type
          * overrides were read from. */
         return writable ? cover(c, &c->read_only, &c->read_only_ids, rel, false) : JPT_OK;
     }
-    if (never_read(c->p, rel))
+    if (never_read(c->p, rel)) {
+        if ((rc = pin_above(c, rel)) < 0)
+            return rc;
         return cover(c, &c->hide, &c->hide_ids, rel, type == DT_DIR);
+    }
     /* .git is written only where filesystem.git says "writable", as by
      * fs.write (issue 15 §2): a directory, or a file ("gitdir: <path>", a
      * submodule's or a worktree's) that would otherwise name a
@@ -155,6 +228,10 @@ static int visit(void *ud, const char *rel, const char *name, unsigned char type
     if (is_git(name) && !c->p->git_writable && writable &&
         (rc = cover(c, &c->read_only, &c->read_only_ids, rel, type == DT_DIR)) < 0)
         return rc;
+    /* One the walk passes over, which a child would make searchable
+     * again (chmod, where it may write) to reach what no walk saw. */
+    if (type == DT_DIR && jpt__walk_shut_but_owned(c->root_fd, rel))
+        return cover(c, &c->hide, &c->hide_ids, rel, true);
     return type == DT_DIR ? JPT__WALK_DESCEND : JPT_OK;
 }
 
@@ -266,11 +343,40 @@ static int plan_walk(jpt__vfs_confine *c)
         all_writable &= jpt__repos_writable(c->repos, read_rel.v[i]);
         rc = jpt__walk_add(c->walk, read_rel.v[i]);
     }
-    if (all_writable && !p->git_writable)
-        jpt__walk_stamp_into(c->walk, jpt__repos_stamps(c->repos));
+    c->stamp_repos = all_writable && !p->git_writable;
+    jpt__walk_stamp_into(c->walk, &c->listed);
     jpt__pathv_free(&read_rel);
     jpt__pathv_free(&write_rel);
     return rc;
+}
+
+/* A walk from the start: what an earlier one found is dropped. */
+static int begin(jpt__vfs_confine *c)
+{
+    int rc;
+
+    c->walks++;
+    if ((rc = jpt__repos_new(c->root_fd, &c->repos)) < 0 ||
+        (rc = jpt__walk_new(c->root_fd, JPT_VFS_RUN_SCAN_MAX, visit, dir_done, c, &c->walk)) < 0)
+        return rc;
+    return plan_walk(c);
+}
+
+static void drop(jpt__vfs_confine *c)
+{
+    jpt__walk_free(c->walk);
+    c->walk = NULL;
+    jpt__walk_stamps_free(&c->listed);
+    jpt__pathv_free(&c->read);
+    jpt__pathv_free(&c->write);
+    jpt__pathv_free(&c->read_only);
+    jpt__pathv_free(&c->hide);
+    jpt__pathv_free(&c->pin);
+    jpt__idv_free(&c->read_only_ids);
+    jpt__idv_free(&c->hide_ids);
+    jpt__idv_free(&c->pin_ids);
+    jpt__repos_unref(c->repos);
+    c->repos = NULL;
 }
 
 int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
@@ -295,9 +401,7 @@ int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
     c->p = p;
     c->root_fd = root_fd;
     c->git = git;
-    if ((rc = jpt__repos_new(root_fd, &c->repos)) < 0 ||
-        (rc = jpt__walk_new(root_fd, JPT_VFS_RUN_SCAN_MAX, visit, dir_done, c, &c->walk)) < 0 ||
-        (rc = plan_walk(c)) < 0) {
+    if ((rc = begin(c)) < 0) {
         jpt__vfs_confine_free(c);
         return jpt__err(err, rc, "%s",
                         rc == JPT_ERR_NOMEM ? "out of memory finding what the process may not read"
@@ -326,6 +430,25 @@ int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *
         return 1;
     jpt__walk_free(c->walk);
     c->walk = NULL;
+    /* A directory listed that changed before the walk's end may have
+     * taken in what the walk had still to find: a directory renamed from
+     * where it had not been yet to where it had (the tool's fs.rename,
+     * another child of its, between two slices) would never be listed,
+     * and a child would read its .env. The walk starts again. */
+    if (rc == JPT_OK && !jpt__walk_stamps_same(&c->listed, c->root_fd)) {
+        if (c->walks >= WALKS_MAX)
+            return jpt__err(err, JPT_ERR_SANDBOX,
+                            "the workspace changed while it was walked to find what the "
+                            "process may not read, %u times in a row: it cannot be confined",
+                            c->walks);
+        drop(c);
+        if ((rc = begin(c)) < 0)
+            return jpt__err(err, rc, "%s",
+                            rc == JPT_ERR_NOMEM
+                                ? "out of memory finding what the process may not read"
+                                : "the workspace cannot be opened again: no fd left");
+        return 1;
+    }
     if (rc == JPT_ERR_LIMIT && c->scanned > JPT_VFS_RUN_SCAN_MAX)
         return jpt__err(err, rc,
                         "the paths it may read hold more than %d entries: too many to find "
@@ -340,6 +463,10 @@ int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *
         return jpt__err(err, rc, "%s",
                         rc == JPT_ERR_NOMEM ? "out of memory finding what the process may not read"
                                             : why.text);
+    if (c->stamp_repos) {
+        *jpt__repos_stamps(c->repos) = c->listed;
+        c->listed = (jpt__walk_stamps){0};
+    }
     jpt__repos_seal(c->repos);
     c->spec.read = jpt__pathv_list(&c->read);
     c->spec.write = jpt__pathv_list(&c->write);
@@ -348,6 +475,8 @@ int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *
     c->spec.hide = jpt__pathv_list(&c->hide);
     c->spec.hide_dir = c->hide.flag;
     c->spec.hide_ids = c->hide_ids.v;
+    c->spec.pin = jpt__pathv_list(&c->pin);
+    c->spec.pin_ids = c->pin_ids.v;
     return 0;
 }
 
@@ -371,13 +500,6 @@ void jpt__vfs_confine_free(jpt__vfs_confine *c)
 {
     if (c == NULL)
         return;
-    jpt__walk_free(c->walk);
-    jpt__pathv_free(&c->read);
-    jpt__pathv_free(&c->write);
-    jpt__pathv_free(&c->read_only);
-    jpt__pathv_free(&c->hide);
-    jpt__idv_free(&c->read_only_ids);
-    jpt__idv_free(&c->hide_ids);
-    jpt__repos_unref(c->repos);
+    drop(c);
     jpt__free(c);
 }
