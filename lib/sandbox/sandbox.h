@@ -401,6 +401,13 @@ bool jpt__walk_stamps_hold(const jpt__walk_stamps *s, int root_fd);
  * tmpfs); elsewhere a change within the clock tick of the listing, of a
  * directory already changed in that tick, does not show. */
 bool jpt__walk_stamps_same(const jpt__walk_stamps *s, int root_fd);
+/* jpt__walk_stamps_same in steps of about `budget_ns` (0: to the end),
+ * from the stamp `*next` on (0 at first; moved on as they are checked):
+ * 1 when there are more to check, 0 when every one holds, -1 at the first
+ * that does not. A walk of a hundred thousand directories is as many
+ * stats: they must not stall one dispatch (issue 18). */
+int jpt__walk_stamps_step(const jpt__walk_stamps *s, int root_fd, size_t *next,
+                          uint64_t budget_ns);
 void jpt__walk_stamps_free(jpt__walk_stamps *s);
 
 /* A walk of directories beneath `root_fd`: each listed, each entry (its

@@ -342,18 +342,36 @@ bool jpt__walk_stamps_hold(const jpt__walk_stamps *s, int root_fd)
     return jpt__walk_stamps_same(s, root_fd);
 }
 
+static bool stamp_same(const jpt__walk_stamp *p, int root_fd)
+{
+    struct stat st;
+
+    return fstatat(root_fd, p->rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+           (uint64_t)st.st_dev == p->dev && (uint64_t)st.st_ino == p->ino &&
+           (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec == p->ctime;
+}
+
+int jpt__walk_stamps_step(const jpt__walk_stamps *s, int root_fd, size_t *next,
+                          uint64_t budget_ns)
+{
+    uint64_t deadline = budget_ns != 0 ? now_ns() + budget_ns : 0;
+
+    for (size_t i = *next; i < s->n; i++) {
+        if (!stamp_same(&s->v[i], root_fd))
+            return -1;
+        *next = i + 1;
+        /* A stat costs a microsecond or two: the clock every 64. */
+        if (deadline != 0 && (i & 63) == 63 && *next < s->n && now_ns() >= deadline)
+            return 1;
+    }
+    return 0;
+}
+
 bool jpt__walk_stamps_same(const jpt__walk_stamps *s, int root_fd)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        const jpt__walk_stamp *p = &s->v[i];
-        struct stat st;
-        if (fstatat(root_fd, p->rel, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISDIR(st.st_mode) || (uint64_t)st.st_dev != p->dev ||
-            (uint64_t)st.st_ino != p->ino ||
-            (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec != p->ctime)
-            return false;
-    }
-    return true;
+    size_t next = 0;
+
+    return jpt__walk_stamps_step(s, root_fd, &next, 0) == 0;
 }
 
 void jpt__walk_stamps_free(jpt__walk_stamps *s)

@@ -42,6 +42,8 @@ struct jpt__vfs_confine {
                                          repository lies beneath them */
     jpt__walk *walk;                  /* NULL once walked */
     jpt__walk_stamps listed;          /* the directories it listed */
+    bool checking;                    /* walked: the stamps are being checked */
+    size_t checked;                   /* ... up to this one */
     bool stamp_repos;                 /* ... which the sweep compares with */
     unsigned walks;                   /* begun */
     size_t scanned;
@@ -418,24 +420,59 @@ int jpt__vfs_confine_new(const jpt_policy *p, int root_fd, int mode, bool git,
     return JPT_OK;
 }
 
+/* The walk ended with `rc` < 0: the error the run fails with. */
+static int walk_failed(const jpt__vfs_confine *c, int rc, const jpt__errbuf *why,
+                       jpt__errbuf *err)
+{
+    if (rc == JPT_ERR_LIMIT && c->scanned > JPT_VFS_RUN_SCAN_MAX)
+        return jpt__err(err, rc,
+                        "the paths it may read hold more than %d entries: too many to find "
+                        "their sensitive paths before each process",
+                        JPT_VFS_RUN_SCAN_MAX);
+    if (rc == JPT_ERR_LIMIT)
+        return jpt__err(err, rc,
+                        "the paths it may read hold more than %d sensitive, denied or "
+                        "repository entries to cover: too many for the OS sandbox of a process",
+                        JPT_VFS_RUN_COVER_MAX);
+    return jpt__err(err, rc, "%s",
+                    rc == JPT_ERR_NOMEM ? "out of memory finding what the process may not read"
+                                        : why->text);
+}
+
 int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *err)
 {
     jpt__errbuf why = {{0}};
+    int rc;
 
-    if (c->walk == NULL)
+    if (c->walk == NULL && !c->checking)
         return 0;
-    int rc = jpt__walk_step(c->walk, budget_ns, &why);
-    c->scanned = jpt__walk_scanned(c->walk);
-    if (rc == 1)
-        return 1;
-    jpt__walk_free(c->walk);
-    c->walk = NULL;
+    if (c->walk != NULL) {
+        rc = jpt__walk_step(c->walk, budget_ns, &why);
+        c->scanned = jpt__walk_scanned(c->walk);
+        if (rc == 1)
+            return 1;
+        jpt__walk_free(c->walk);
+        c->walk = NULL;
+        if (rc < 0)
+            return walk_failed(c, rc, &why, err);
+        /* Its stamps are checked from the next slice on (at once when
+         * there is no budget). */
+        c->checking = true;
+        c->checked = 0;
+        if (budget_ns != 0)
+            return 1;
+    }
     /* A directory listed that changed before the walk's end may have
      * taken in what the walk had still to find: a directory renamed from
      * where it had not been yet to where it had (the tool's fs.rename,
      * another child of its, between two slices) would never be listed,
-     * and a child would read its .env. The walk starts again. */
-    if (rc == JPT_OK && !jpt__walk_stamps_same(&c->listed, c->root_fd)) {
+     * and a child would read its .env. The walk starts again. The check is
+     * a stat per directory listed: in slices too. */
+    rc = jpt__walk_stamps_step(&c->listed, c->root_fd, &c->checked, budget_ns);
+    if (rc == 1)
+        return 1;
+    c->checking = false;
+    if (rc < 0) {
         if (c->walks >= WALKS_MAX)
             return jpt__err(err, JPT_ERR_SANDBOX,
                             "the workspace changed while it was walked to find what the "
@@ -449,20 +486,6 @@ int jpt__vfs_confine_step(jpt__vfs_confine *c, uint64_t budget_ns, jpt__errbuf *
                                 : "the workspace cannot be opened again: no fd left");
         return 1;
     }
-    if (rc == JPT_ERR_LIMIT && c->scanned > JPT_VFS_RUN_SCAN_MAX)
-        return jpt__err(err, rc,
-                        "the paths it may read hold more than %d entries: too many to find "
-                        "their sensitive paths before each process",
-                        JPT_VFS_RUN_SCAN_MAX);
-    if (rc == JPT_ERR_LIMIT)
-        return jpt__err(err, rc,
-                        "the paths it may read hold more than %d sensitive, denied or "
-                        "repository entries to cover: too many for the OS sandbox of a process",
-                        JPT_VFS_RUN_COVER_MAX);
-    if (rc < 0)
-        return jpt__err(err, rc, "%s",
-                        rc == JPT_ERR_NOMEM ? "out of memory finding what the process may not read"
-                                            : why.text);
     if (c->stamp_repos) {
         *jpt__repos_stamps(c->repos) = c->listed;
         c->listed = (jpt__walk_stamps){0};
